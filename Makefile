@@ -1,0 +1,328 @@
+# uabroker: one non-recursive GNU Makefile (STYLE.md §10).
+#
+#   make                 libproto.a, libshm.a, uabroker, uaworker
+#   make run             install missing packages, build, run the broker
+#   make check           install missing packages, unit tests, check-deps
+#   make SAN=1 check     the same with ASan+UBSan, objects in build/san/
+#   make regen           regenerate proto/*_gen.* from $(SCHEMA)
+#   make regen-check     regen, then fail if a committed generated file changed
+#   make check-deps      include layering (DESIGN.md §5)
+#   make fuzz            libFuzzer targets, $(FUZZ_SECONDS) s each (clang)
+#   make bench-codec     codec benchmark, -O2, never sanitized
+#   make deps            deploy/install-deps.sh
+#   make clean           rm -rf build
+#
+# Variables: SAN=1, WERROR=1 (implied by CI=true in the environment),
+# RUN_ARGS, BENCH_ARGS, FUZZ_SECONDS (default 60), FUZZ_ARGS, SCHEMA
+# (default ../shared/opcua-schema), CC, FUZZ_CC, PYTHON, LDFLAGS.
+
+.SUFFIXES:
+.DELETE_ON_ERROR:
+.DEFAULT_GOAL := all
+
+CC        ?= cc
+FUZZ_CC   ?= clang
+AR        ?= ar
+PYTHON    ?= python3
+PKG       ?= pkg-config
+SCHEMA    ?= ../shared/opcua-schema
+
+# ---------------------------------------------------------------- flags
+
+CPPFLAGS  := -I.
+DEPFLAGS  := -MMD -MP
+CFLAGS    := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Wshadow \
+             -Wstrict-prototypes -Wmissing-prototypes
+# wolfSSL's "#warning ... harden options" means <wolfssl/options.h> was not
+# included first (DEPS.md gotcha 1): a silent ABI mismatch, so always fatal.
+CFLAGS    += -Werror=cpp
+LDFLAGS   ?=
+
+ifeq ($(CI),true)
+WERROR    := 1
+endif
+ifeq ($(WERROR),1)
+CFLAGS    += -Werror
+endif
+
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
+             -fno-sanitize-recover=undefined
+
+# pkg-config runs on first use, inside a recipe: `make check` on a fresh
+# machine installs pkg-config and the libraries (deps) before anything asks.
+pkg = $(eval $(1) := $$(shell $(PKG) $(2)))$($(1))
+EVENT_CFLAGS   = $(call pkg,EVENT_CFLAGS,--cflags libevent)
+EVENT_LIBS     = $(call pkg,EVENT_LIBS,--libs libevent)
+WOLFSSL_CFLAGS = $(call pkg,WOLFSSL_CFLAGS,--cflags wolfssl)
+WOLFSSL_LIBS   = $(call pkg,WOLFSSL_LIBS,--libs wolfssl)
+NANOMSG_CFLAGS = $(call pkg,NANOMSG_CFLAGS,--cflags nanomsg)
+NANOMSG_LIBS   = $(call pkg,NANOMSG_LIBS,--libs nanomsg)
+CHECK_CFLAGS   = $(call pkg,CHECK_CFLAGS,--cflags check)
+CHECK_LIBS     = $(call pkg,CHECK_LIBS,--libs check)
+
+LIB_CPPFLAGS = $(EVENT_CFLAGS) $(WOLFSSL_CFLAGS) $(NANOMSG_CFLAGS)
+build/tests/unit/%.o build/san/tests/unit/%.o: LIB_CPPFLAGS += $(CHECK_CFLAGS)
+
+# Plain objects live in build/, sanitized ones in build/san/.  Both pattern
+# rules exist side by side; bench-codec always links the plain libproto.a.
+ifeq ($(SAN),1)
+B        := build/san
+B_FLAGS  := $(SAN_FLAGS)
+else
+B        := build
+B_FLAGS  :=
+endif
+
+COMPILE = $(CC) $(CPPFLAGS) $(DEPFLAGS) $(LIB_CPPFLAGS) $(CFLAGS)
+
+build/%.o: %.c
+	@mkdir -p $(@D)
+	$(COMPILE) -c -o $@ $<
+
+build/san/%.o: %.c
+	@mkdir -p $(@D)
+	$(COMPILE) $(SAN_FLAGS) -c -o $@ $<
+
+# ---------------------------------------------------------------- sources
+
+PROTO_SRCS  := $(wildcard proto/*.c)
+SHM_SRCS    := $(wildcard shm/*.c)
+BROKER_SRCS := $(wildcard broker/*.c)
+WORKER_SRCS := $(wildcard worker/*.c)
+
+objs = $(patsubst %.c,$(1)/%.o,$(2))
+
+PROTO_OBJS  := $(call objs,$(B),$(PROTO_SRCS))
+SHM_OBJS    := $(call objs,$(B),$(SHM_SRCS))
+BROKER_OBJS := $(call objs,$(B),$(BROKER_SRCS))
+WORKER_OBJS := $(call objs,$(B),$(WORKER_SRCS))
+
+LIBPROTO := $(B)/libproto.a
+LIBSHM   := $(B)/libshm.a
+UABROKER := $(B)/uabroker
+UAWORKER := $(B)/uaworker
+
+# An archive is rebuilt from scratch so deleted sources leave no stale
+# members; with no sources (shm/ today) it is a valid empty archive.  Rules
+# exist for both build/ and build/san/: bench-codec links build/libproto.a
+# even when SAN=1.
+define archive
+$(1)/lib$(2).a: $(call objs,$(1),$(3))
+	@mkdir -p $$(@D)
+	rm -f $$@
+	$$(AR) rcs $$@ $$^
+endef
+$(foreach d,build build/san,\
+  $(eval $(call archive,$(d),proto,$(PROTO_SRCS)))\
+  $(eval $(call archive,$(d),shm,$(SHM_SRCS))))
+
+APP_LIBS = $(LIBSHM) $(LIBPROTO) $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS)
+
+$(UABROKER): $(BROKER_OBJS) $(LIBSHM) $(LIBPROTO)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(BROKER_OBJS) $(APP_LIBS)
+
+$(UAWORKER): $(WORKER_OBJS) $(LIBSHM) $(LIBPROTO)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(WORKER_OBJS) $(APP_LIBS)
+
+.PHONY: all
+all: $(LIBPROTO) $(LIBSHM) $(UABROKER) $(UAWORKER)
+
+# ---------------------------------------------------------------- unit tests
+#
+# tests/unit/<m>/check_<x>.c becomes $(B)/tests/unit/<m>/check_<x>, linked
+# against $(B)/lib<m>.a only (plus Check and -lm), so the linker enforces
+# the layering too.  UNIT_LIBS_<m> adds the one outside library module <m>
+# may use.
+
+UNIT_LIBS_proto = $(WOLFSSL_LIBS)
+UNIT_LIBS_shm   = $(NANOMSG_LIBS)
+
+UNIT_SRCS    := $(sort $(wildcard tests/unit/*/check_*.c))
+UNIT_MODULES := $(sort $(patsubst tests/unit/%/,%,$(dir $(UNIT_SRCS))))
+UNIT_TESTS   := $(patsubst %.c,$(B)/%,$(UNIT_SRCS))
+
+define unit_module
+$(filter $(B)/tests/unit/$(1)/%,$(UNIT_TESTS)): \
+  $(B)/tests/unit/$(1)/%: $(B)/tests/unit/$(1)/%.o $(B)/lib$(1).a
+	$$(CC) $$(CFLAGS) $$(CHECK_CFLAGS) $$(B_FLAGS) $$(LDFLAGS) -o $$@ $$< \
+	  $(B)/lib$(1).a \
+	  $$(UNIT_LIBS_$(1)) $$(CHECK_LIBS) -lm
+endef
+$(foreach m,$(UNIT_MODULES),$(eval $(call unit_module,$(m))))
+
+# ---------------------------------------------------------------- check
+#
+# Every program in CHECK_PROGS is built, run from the repository root, and
+# counted in the closing "N passed, M failed" line that CI reads.
+#
+# >>> Later work (integration tests in tests/integ/, interop tests with
+# >>> node-opcua): append test programs to CHECK_PROGS to have them run and
+# >>> counted like the unit tests, and put any other step (a phony target
+# >>> that runs scripts) in CHECK_EXTRA; `make check` runs those targets
+# >>> after check-deps.
+CHECK_PROGS := $(UNIT_TESTS)
+CHECK_EXTRA :=
+
+# run and check install missing packages first: every object waits for deps.
+ifneq ($(filter run check,$(MAKECMDGOALS)),)
+$(PROTO_OBJS) $(SHM_OBJS) $(BROKER_OBJS) $(WORKER_OBJS) \
+  $(CHECK_PROGS:=.o): | deps
+endif
+
+.PHONY: check check-unit
+check: check-unit
+	@sh tests/check-deps.sh
+ifneq ($(strip $(CHECK_EXTRA)),)
+	$(MAKE) --no-print-directory $(CHECK_EXTRA)
+endif
+
+check-unit: $(CHECK_PROGS)
+	@pass=0; fail=0; failed=; \
+	for t in $(CHECK_PROGS); do \
+	    echo "---- $$t"; \
+	    if ./$$t; then \
+	        echo "PASS: $$t"; pass=$$((pass + 1)); \
+	    else \
+	        rc=$$?; echo "FAIL: $$t (exit $$rc)"; \
+	        fail=$$((fail + 1)); failed="$$failed $$t"; \
+	    fi; \
+	done; \
+	echo "----"; \
+	for t in $$failed; do echo "failed: $$t"; done; \
+	echo "$$pass passed, $$fail failed"; \
+	test $$fail -eq 0
+
+.PHONY: check-deps
+check-deps:
+	@sh tests/check-deps.sh && echo "check-deps: include layering ok"
+
+# ---------------------------------------------------------------- run, deps
+
+.PHONY: run deps
+run: all
+	./$(UABROKER) $(RUN_ARGS)
+
+deps:
+	sh deploy/install-deps.sh
+
+# ---------------------------------------------------------------- regen
+#
+# The generators are Python 3 standard library only and run only here; their
+# output is committed, so a plain build needs neither Python nor the schema.
+
+.PHONY: regen regen-check
+regen:
+	@test -d $(SCHEMA) || { \
+	    echo "regen: schema directory '$(SCHEMA)' not found;" \
+	         "set SCHEMA=<dir holding the OPC UA schema files>" >&2; \
+	    exit 1; }
+	$(PYTHON) proto/gen/gen_types.py $(SCHEMA) proto
+	$(PYTHON) proto/gen/gen_nodeids.py $(SCHEMA) proto
+	$(PYTHON) proto/gen/gen_status.py $(SCHEMA) proto
+	$(PYTHON) proto/gen/gen_attrs.py $(SCHEMA) proto
+
+# Fails when regen changes a tracked file under proto/ or creates a file
+# there that is not committed (files untracked before regen are left alone).
+regen-check:
+	@git rev-parse --is-inside-work-tree >/dev/null 2>&1 || { \
+	    echo "regen-check: not a git work tree" >&2; exit 1; }
+	@mkdir -p build
+	@git ls-files --others --exclude-standard -- proto | sort \
+	    > build/regen-untracked.before
+	$(MAKE) --no-print-directory regen
+	@git ls-files --others --exclude-standard -- proto | sort \
+	    > build/regen-untracked.after
+	@new=$$(comm -13 build/regen-untracked.before \
+	                 build/regen-untracked.after); \
+	if [ -n "$$new" ]; then \
+	    echo "regen-check: regen created files that are not committed:" >&2; \
+	    echo "$$new" >&2; exit 1; \
+	fi
+	@git diff --exit-code --stat -- proto || { \
+	    echo "regen-check: generated files under proto/ differ from what" \
+	         "regen makes from $(SCHEMA); run 'make regen' and commit" \
+	         "the result (or fix the generator)" >&2; \
+	    exit 1; }
+	@echo "regen-check: generated files are up to date"
+
+# ---------------------------------------------------------------- fuzz
+#
+# tests/fuzz/fuzz_<t>.c is built with clang together with proto/*.c into
+# build/fuzz/fuzz_<t>.  Its committed seed corpus tests/fuzz/corpus/fuzz_<t>/
+# is copied to build/fuzz/corpus/fuzz_<t>/ and libFuzzer writes only there;
+# crash/leak/timeout files go to build/fuzz/artifacts/fuzz_<t>/.  An optional
+# dictionary tests/fuzz/fuzz_<t>.dict is passed with -dict.
+
+FUZZ_SECONDS ?= 60
+FUZZ_ARGS    ?= -timeout=10
+FUZZ_FLAGS    = -std=c11 -D_GNU_SOURCE -g -O1 -Werror=cpp \
+                -fsanitize=fuzzer,address,undefined \
+                -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
+                $(CPPFLAGS) $(DEPFLAGS) $(WOLFSSL_CFLAGS)
+
+FUZZ_SRCS       := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_TARGETS    := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
+FUZZ_PROTO_OBJS := $(patsubst %.c,build/fuzz/obj/%.o,$(PROTO_SRCS))
+
+build/fuzz/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $<
+
+$(FUZZ_TARGETS): build/fuzz/%: build/fuzz/obj/tests/fuzz/%.o $(FUZZ_PROTO_OBJS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ $(WOLFSSL_LIBS) -lm
+
+.PHONY: fuzz fuzz-check-cc
+fuzz-check-cc:
+	@command -v $(FUZZ_CC) >/dev/null 2>&1 || { \
+	    echo "fuzz: $(FUZZ_CC) not found; run deploy/install-deps.sh --fuzz" >&2; \
+	    exit 1; }
+
+$(FUZZ_TARGETS) $(FUZZ_PROTO_OBJS): | fuzz-check-cc
+
+fuzz: $(FUZZ_TARGETS)
+	@set -e; \
+	if [ -z "$(FUZZ_TARGETS)" ]; then \
+	    echo "fuzz: no targets (tests/fuzz/fuzz_*.c)"; exit 0; \
+	fi; \
+	for f in $(FUZZ_TARGETS); do \
+	    t=$${f##*/}; \
+	    rm -rf build/fuzz/corpus/$$t; \
+	    mkdir -p build/fuzz/corpus/$$t build/fuzz/artifacts/$$t; \
+	    if [ -d tests/fuzz/corpus/$$t ]; then \
+	        cp -R tests/fuzz/corpus/$$t/. build/fuzz/corpus/$$t/; \
+	    fi; \
+	    dict=; \
+	    if [ -f tests/fuzz/$$t.dict ]; then dict=-dict=tests/fuzz/$$t.dict; fi; \
+	    echo "---- $$t: $(FUZZ_SECONDS) s"; \
+	    ./$$f -max_total_time=$(FUZZ_SECONDS) \
+	        -artifact_prefix=build/fuzz/artifacts/$$t/ $$dict $(FUZZ_ARGS) \
+	        build/fuzz/corpus/$$t || { \
+	        echo "fuzz: $$t failed; input saved in build/fuzz/artifacts/$$t/," \
+	             "replay with ./$$f <file>" >&2; exit 1; }; \
+	done
+
+# ---------------------------------------------------------------- bench
+
+BENCH_CODEC := build/bench/bench_codec
+
+$(BENCH_CODEC): build/tests/bench/bench_codec.o build/libproto.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(WOLFSSL_LIBS) -lm
+
+.PHONY: bench-codec
+bench-codec: $(BENCH_CODEC)
+	./$(BENCH_CODEC) $(BENCH_ARGS)
+
+# ---------------------------------------------------------------- clean
+
+.PHONY: clean
+clean:
+	rm -rf build
+
+# Header dependencies of every object that can exist.
+-include $(wildcard $(patsubst %.o,%.d, \
+    $(call objs,build,$(PROTO_SRCS) $(SHM_SRCS) $(BROKER_SRCS) \
+                      $(WORKER_SRCS) $(UNIT_SRCS) tests/bench/bench_codec.c) \
+    $(call objs,build/san,$(PROTO_SRCS) $(SHM_SRCS) $(BROKER_SRCS) \
+                          $(WORKER_SRCS) $(UNIT_SRCS)) \
+    $(FUZZ_PROTO_OBJS) $(patsubst %.c,build/fuzz/obj/%.o,$(FUZZ_SRCS))))

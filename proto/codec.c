@@ -1,0 +1,1036 @@
+/*
+ * proto/codec.c: OPC UA binary encoding (Part 6 §5.2), driven by ua_types[].
+ *
+ * The encoder writes through a cursor that keeps counting past the end of
+ * the caller's buffer, so a call that does not fit still learns the exact
+ * size it needed.  The decoder reads through a cursor bounded by the input;
+ * every length is compared with the bytes left before anything is
+ * allocated, and nested Variants, DataValues, ExtensionObjects,
+ * DiagnosticInfos and structures share one depth counter.
+ *
+ * Decoded Strings and ByteStrings point into the input buffer (no copy):
+ * the input must outlive the decoded value, which must not be modified in
+ * place.  Everything else decoded comes from the caller's arena.
+ *
+ * The wire is little-endian; so is every host we build for (checked below).
+ */
+#include "codec.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "status_gen.h"
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "proto/codec.c assumes a little-endian host"
+#endif
+
+struct ua_enc {
+    uint8_t  *buf;
+    size_t    cap;
+    size_t    pos;          /* may pass cap: then we only count */
+    uint32_t  depth;
+    ua_status err;
+};
+
+struct ua_dec {
+    const uint8_t          *p;
+    const uint8_t          *end;
+    struct ua_arena        *a;
+    const struct ua_limits *lim;
+    uint32_t                depth;
+    uint32_t                max_depth;
+};
+
+static void ua_enc_value(struct ua_enc *e, const void *v, const struct ua_type *t);
+static void ua_enc_array(struct ua_enc *e, const void *data, int32_t n,
+                         const struct ua_type *t);
+static ua_status ua_dec_value(struct ua_dec *d, void *v, const struct ua_type *t);
+static ua_status ua_dec_array(struct ua_dec *d, void **data, int32_t *n,
+                              const struct ua_type *t);
+static size_t ua_wire_min(const struct ua_type *t, uint32_t depth);
+
+const struct ua_limits ua_limits_default = {
+    .max_string_len = UA_LIMIT_STRING_LEN,
+    .max_bytestring_len = UA_LIMIT_BYTESTRING_LEN,
+    .max_array_len = UA_LIMIT_ARRAY_LEN,
+    .max_depth = UA_NESTING_MAX,
+    .max_message_size = UA_LIMIT_MESSAGE_SIZE,
+};
+
+/* ------------------------------------------------------------------ */
+/* encoding                                                            */
+/* ------------------------------------------------------------------ */
+
+static inline void
+ua_enc_raw(struct ua_enc *e, const void *p, size_t n)
+{
+    if (e->pos <= e->cap && n <= e->cap - e->pos)
+        memcpy(e->buf + e->pos, p, n);
+    e->pos += n;
+}
+
+static inline void
+ua_enc_u8(struct ua_enc *e, uint8_t x)
+{
+    if (e->pos < e->cap)
+        e->buf[e->pos] = x;
+    e->pos++;
+}
+
+static inline void
+ua_enc_u16(struct ua_enc *e, uint16_t x)
+{
+    ua_enc_raw(e, &x, 2);
+}
+
+static inline void
+ua_enc_u32(struct ua_enc *e, uint32_t x)
+{
+    ua_enc_raw(e, &x, 4);
+}
+
+static inline void
+ua_enc_i32(struct ua_enc *e, int32_t x)
+{
+    ua_enc_raw(e, &x, 4);
+}
+
+static inline void
+ua_enc_string(struct ua_enc *e, const struct ua_string *s)
+{
+    if (s->len < 0 || (s->len > 0 && s->data == NULL)) {
+        ua_enc_i32(e, -1);
+        return;
+    }
+    ua_enc_i32(e, s->len);
+    ua_enc_raw(e, s->data, (size_t)s->len);
+}
+
+static inline void
+ua_enc_fail(struct ua_enc *e, ua_status s)
+{
+    if (e->err == UA_GOOD)
+        e->err = s;
+}
+
+/* The NodeId encoding byte's low bits; flags are ExpandedNodeId's. */
+static void
+ua_enc_nodeid(struct ua_enc *e, const struct ua_nodeid *n, uint8_t flags)
+{
+    uint8_t b[7];
+
+    switch (n->idtype) {
+    case UA_IDTYPE_NUMERIC:
+        if (n->ns == 0 && n->id.num <= 0xFF) {
+            b[0] = 0x00 | flags;
+            b[1] = (uint8_t)n->id.num;
+            ua_enc_raw(e, b, 2);
+        } else if (n->ns <= 0xFF && n->id.num <= 0xFFFF) {
+            b[0] = 0x01 | flags;
+            b[1] = (uint8_t)n->ns;
+            memcpy(b + 2, &(uint16_t){(uint16_t)n->id.num}, 2);
+            ua_enc_raw(e, b, 4);
+        } else {
+            b[0] = 0x02 | flags;
+            memcpy(b + 1, &n->ns, 2);
+            memcpy(b + 3, &n->id.num, 4);
+            ua_enc_raw(e, b, 7);
+        }
+        return;
+    case UA_IDTYPE_STRING:
+        ua_enc_u8(e, 0x03 | flags);
+        ua_enc_u16(e, n->ns);
+        ua_enc_string(e, &n->id.str);
+        return;
+    case UA_IDTYPE_GUID:
+        ua_enc_u8(e, 0x04 | flags);
+        ua_enc_u16(e, n->ns);
+        ua_enc_raw(e, &n->id.guid, 16);
+        return;
+    case UA_IDTYPE_OPAQUE:
+        ua_enc_u8(e, 0x05 | flags);
+        ua_enc_u16(e, n->ns);
+        ua_enc_string(e, &n->id.str);
+        return;
+    default:
+        ua_enc_fail(e, UA_BAD_ENCODING_ERROR);
+        return;
+    }
+}
+
+static void
+ua_enc_variant(struct ua_enc *e, const struct ua_variant *v)
+{
+    const struct ua_type *et;
+    uint8_t               b;
+
+    if (v->type == UA_BT_NULL) {
+        ua_enc_u8(e, 0);
+        return;
+    }
+    if (v->type > UA_BT_MAX) {
+        ua_enc_fail(e, UA_BAD_ENCODING_ERROR);
+        return;
+    }
+    et = &ua_types[v->type - 1];
+    b = v->type;
+    if (!v->is_array) {
+        if (v->type == UA_BT_VARIANT || v->data == NULL) {
+            /* Part 6 §5.2.2.16: no Variant directly in a Variant. */
+            ua_enc_fail(e, UA_BAD_ENCODING_ERROR);
+            return;
+        }
+        ua_enc_u8(e, b);
+        ua_enc_value(e, v->data, et);
+        return;
+    }
+    b |= 0x80;
+    if (v->ndims >= 0 && v->n >= 0)
+        b |= 0x40;
+    ua_enc_u8(e, b);
+    ua_enc_array(e, v->data, v->n, et);
+    if (b & 0x40) {
+        int64_t prod = 1;
+
+        for (int32_t i = 0; i < v->ndims; i++) {
+            if (v->dims[i] < 0)
+                prod = -1;
+            else if (prod >= 0)
+                prod *= v->dims[i];
+            if (prod > INT32_MAX)
+                prod = -1;
+        }
+        if (v->ndims == 0 || prod != v->n) {
+            ua_enc_fail(e, UA_BAD_ENCODING_ERROR);
+            return;
+        }
+        ua_enc_i32(e, v->ndims);
+        ua_enc_raw(e, v->dims, (size_t)v->ndims * 4);
+    }
+}
+
+static void
+ua_enc_extobj(struct ua_enc *e, const struct ua_extobj *x)
+{
+    size_t   start, len;
+    uint32_t l32;
+
+    switch (x->encoding) {
+    case UA_EO_NONE:
+        ua_enc_nodeid(e, &x->type_id, 0);
+        ua_enc_u8(e, 0);
+        return;
+    case UA_EO_BYTES:
+    case UA_EO_XML:
+        ua_enc_nodeid(e, &x->type_id, 0);
+        ua_enc_u8(e, x->encoding == UA_EO_BYTES ? 1 : 2);
+        if (x->body.len < 0)
+            ua_enc_i32(e, 0);
+        else
+            ua_enc_string(e, &x->body);
+        return;
+    case UA_EO_DECODED:
+        if (x->type == NULL || x->type->binary_id == 0 || x->obj == NULL) {
+            ua_enc_fail(e, UA_BAD_ENCODING_ERROR);
+            return;
+        }
+        ua_enc_nodeid(e, &(struct ua_nodeid){ .ns = 0,
+                      .idtype = UA_IDTYPE_NUMERIC,
+                      .id.num = x->type->binary_id }, 0);
+        ua_enc_u8(e, 1);
+        start = e->pos;
+        ua_enc_u32(e, 0);               /* patched below */
+        ua_enc_value(e, x->obj, x->type);
+        len = e->pos - start - 4;
+        if (len > INT32_MAX) {
+            ua_enc_fail(e, UA_BAD_ENCODING_LIMITS_EXCEEDED);
+            return;
+        }
+        l32 = (uint32_t)len;
+        if (start + 4 <= e->cap)
+            memcpy(e->buf + start, &l32, 4);
+        return;
+    default:
+        ua_enc_fail(e, UA_BAD_ENCODING_ERROR);
+        return;
+    }
+}
+
+static void
+ua_enc_datavalue(struct ua_enc *e, const struct ua_datavalue *dv)
+{
+    uint8_t m = dv->mask & 0x3F;
+
+    ua_enc_u8(e, m);
+    if (m & UA_DV_VALUE)
+        ua_enc_value(e, &dv->value, &ua_types[UA_TYPE_VARIANT]);
+    if (m & UA_DV_STATUS)
+        ua_enc_u32(e, dv->status);
+    if (m & UA_DV_SOURCE_TS)
+        ua_enc_raw(e, &dv->source_ts, 8);
+    if (m & UA_DV_SOURCE_PS)
+        ua_enc_u16(e, dv->source_ps);
+    if (m & UA_DV_SERVER_TS)
+        ua_enc_raw(e, &dv->server_ts, 8);
+    if (m & UA_DV_SERVER_PS)
+        ua_enc_u16(e, dv->server_ps);
+}
+
+static void
+ua_enc_diaginfo(struct ua_enc *e, const struct ua_diaginfo *di)
+{
+    uint8_t m = di->mask & 0x7F;
+
+    if ((m & UA_DI_INNER_DIAG) && di->inner == NULL)
+        m &= (uint8_t)~UA_DI_INNER_DIAG;
+    ua_enc_u8(e, m);
+    if (m & UA_DI_SYMBOLIC_ID)
+        ua_enc_i32(e, di->symbolic_id);
+    if (m & UA_DI_NAMESPACE_URI)
+        ua_enc_i32(e, di->namespace_uri);
+    if (m & UA_DI_LOCALE)
+        ua_enc_i32(e, di->locale);
+    if (m & UA_DI_LOCALIZED_TEXT)
+        ua_enc_i32(e, di->localized_text);
+    if (m & UA_DI_ADDITIONAL)
+        ua_enc_string(e, &di->additional_info);
+    if (m & UA_DI_INNER_STATUS)
+        ua_enc_u32(e, di->inner_status);
+    if (m & UA_DI_INNER_DIAG)
+        ua_enc_value(e, di->inner, &ua_types[UA_TYPE_DIAGNOSTICINFO]);
+}
+
+static void
+ua_enc_value(struct ua_enc *e, const void *v, const struct ua_type *t)
+{
+    switch (t->kind) {
+    case UA_BT_BOOLEAN:
+        ua_enc_u8(e, *(const bool *)v ? 1 : 0);
+        return;
+    case UA_BT_SBYTE:
+    case UA_BT_BYTE:
+        ua_enc_raw(e, v, 1);
+        return;
+    case UA_BT_INT16:
+    case UA_BT_UINT16:
+        ua_enc_raw(e, v, 2);
+        return;
+    case UA_BT_INT32:
+    case UA_BT_UINT32:
+    case UA_BT_FLOAT:
+    case UA_BT_STATUSCODE:
+    case UA_KIND_ENUM:
+        ua_enc_raw(e, v, 4);
+        return;
+    case UA_BT_INT64:
+    case UA_BT_UINT64:
+    case UA_BT_DOUBLE:
+    case UA_BT_DATETIME:
+        ua_enc_raw(e, v, 8);
+        return;
+    case UA_BT_GUID:
+        ua_enc_raw(e, v, 16);
+        return;
+    case UA_BT_STRING:
+    case UA_BT_BYTESTRING:
+    case UA_BT_XMLELEMENT:
+        ua_enc_string(e, v);
+        return;
+    case UA_BT_NODEID:
+        ua_enc_nodeid(e, v, 0);
+        return;
+    case UA_BT_EXPANDEDNODEID: {
+        const struct ua_expandednodeid *x = v;
+        uint8_t f = 0;
+
+        if (x->ns_uri.len >= 0 && (x->ns_uri.len == 0 || x->ns_uri.data))
+            f |= 0x80;
+        if (x->server_index != 0)
+            f |= 0x40;
+        ua_enc_nodeid(e, &x->node, f);
+        if (f & 0x80)
+            ua_enc_string(e, &x->ns_uri);
+        if (f & 0x40)
+            ua_enc_u32(e, x->server_index);
+        return;
+    }
+    case UA_BT_QUALIFIEDNAME: {
+        const struct ua_qualifiedname *q = v;
+
+        ua_enc_u16(e, q->ns);
+        ua_enc_string(e, &q->name);
+        return;
+    }
+    case UA_BT_LOCALIZEDTEXT: {
+        const struct ua_localizedtext *l = v;
+        uint8_t m = l->mask & (UA_LT_LOCALE | UA_LT_TEXT);
+
+        ua_enc_u8(e, m);
+        if (m & UA_LT_LOCALE)
+            ua_enc_string(e, &l->locale);
+        if (m & UA_LT_TEXT)
+            ua_enc_string(e, &l->text);
+        return;
+    }
+    default:
+        break;
+    }
+
+    /* The nesting kinds. */
+    if (++e->depth > UA_NESTING_MAX) {
+        ua_enc_fail(e, UA_BAD_ENCODING_LIMITS_EXCEEDED);
+        e->depth--;
+        return;
+    }
+    switch (t->kind) {
+    case UA_BT_EXTENSIONOBJECT:
+        ua_enc_extobj(e, v);
+        break;
+    case UA_BT_DATAVALUE:
+        ua_enc_datavalue(e, v);
+        break;
+    case UA_BT_VARIANT:
+        ua_enc_variant(e, v);
+        break;
+    case UA_BT_DIAGNOSTICINFO:
+        ua_enc_diaginfo(e, v);
+        break;
+    case UA_KIND_STRUCT: {
+        const uint8_t *base = v;
+
+        for (uint16_t i = 0; i < t->nmembers && e->err == UA_GOOD; i++) {
+            const struct ua_member *m = &t->members[i];
+            const struct ua_type   *mt = &ua_types[m->type];
+
+            if (m->is_array) {
+                int32_t n;
+
+                memcpy(&n, base + m->count_offset, 4);
+                ua_enc_array(e, *(void *const *)(base + m->offset), n, mt);
+            } else {
+                ua_enc_value(e, base + m->offset, mt);
+            }
+        }
+        break;
+    }
+    default:
+        ua_enc_fail(e, UA_BAD_ENCODING_ERROR);
+        break;
+    }
+    e->depth--;
+}
+
+/* True when the C layout of one element is its wire layout. */
+static inline bool
+ua_wire_is_memory(const struct ua_type *t)
+{
+    switch (t->kind) {
+    case UA_BT_SBYTE:
+    case UA_BT_BYTE:
+    case UA_BT_INT16:
+    case UA_BT_UINT16:
+    case UA_BT_INT32:
+    case UA_BT_UINT32:
+    case UA_BT_INT64:
+    case UA_BT_UINT64:
+    case UA_BT_FLOAT:
+    case UA_BT_DOUBLE:
+    case UA_BT_DATETIME:
+    case UA_BT_STATUSCODE:
+    case UA_BT_GUID:
+    case UA_KIND_ENUM:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static void
+ua_enc_array(struct ua_enc *e, const void *data, int32_t n,
+             const struct ua_type *t)
+{
+    const uint8_t *p = data;
+
+    if (n < 0) {
+        ua_enc_i32(e, -1);
+        return;
+    }
+    if (n > 0 && data == NULL) {
+        ua_enc_fail(e, UA_BAD_ENCODING_ERROR);
+        return;
+    }
+    ua_enc_i32(e, n);
+    if (ua_wire_is_memory(t)) {
+        ua_enc_raw(e, data, (size_t)n * t->size);
+        return;
+    }
+    for (int32_t i = 0; i < n && e->err == UA_GOOD; i++)
+        ua_enc_value(e, p + (size_t)i * t->size, t);
+}
+
+ua_status
+ua_encode(const void *src, const struct ua_type *t, uint8_t *buf, size_t cap,
+          size_t *len)
+{
+    struct ua_enc e = { .buf = buf, .cap = buf == NULL ? 0 : cap };
+
+    ua_enc_value(&e, src, t);
+    if (len != NULL)
+        *len = e.pos;
+    if (e.err != UA_GOOD)
+        return e.err;
+    if (e.pos > cap)
+        return UA_BAD_ENCODING_LIMITS_EXCEEDED;
+    return UA_GOOD;
+}
+
+size_t
+ua_encoded_size(const void *src, const struct ua_type *t)
+{
+    struct ua_enc e = { .buf = NULL, .cap = 0 };
+
+    ua_enc_value(&e, src, t);
+    return e.err == UA_GOOD ? e.pos : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* decoding                                                            */
+/* ------------------------------------------------------------------ */
+
+#define UA_DEC_NEED(d, n)                                               \
+    do {                                                                \
+        if ((size_t)((d)->end - (d)->p) < (size_t)(n))                  \
+            return UA_BAD_DECODING_ERROR;                               \
+    } while (0)
+
+#define UA_TRY(x)                                                       \
+    do {                                                                \
+        ua_status ua_try_s_ = (x);                                      \
+        if (ua_try_s_ != UA_GOOD)                                       \
+            return ua_try_s_;                                           \
+    } while (0)
+
+static inline ua_status
+ua_dec_raw(struct ua_dec *d, void *v, size_t n)
+{
+    UA_DEC_NEED(d, n);
+    memcpy(v, d->p, n);
+    d->p += n;
+    return UA_GOOD;
+}
+
+static inline ua_status
+ua_dec_u8(struct ua_dec *d, uint8_t *v)
+{
+    UA_DEC_NEED(d, 1);
+    *v = *d->p++;
+    return UA_GOOD;
+}
+
+static inline ua_status
+ua_dec_i32(struct ua_dec *d, int32_t *v)
+{
+    return ua_dec_raw(d, v, 4);
+}
+
+/* Strings point into the input; see the file comment. */
+static inline ua_status
+ua_dec_string(struct ua_dec *d, struct ua_string *s, int32_t limit)
+{
+    int32_t n;
+
+    UA_TRY(ua_dec_i32(d, &n));
+    if (n < 0) {
+        if (n < -1)
+            return UA_BAD_DECODING_ERROR;
+        s->len = -1;
+        s->data = NULL;
+        return UA_GOOD;
+    }
+    UA_DEC_NEED(d, n);
+    if (n > limit)
+        return UA_BAD_ENCODING_LIMITS_EXCEEDED;
+    s->len = n;
+    s->data = (uint8_t *)(uintptr_t)d->p;
+    d->p += n;
+    return UA_GOOD;
+}
+
+static void *
+ua_dec_alloc(struct ua_dec *d, size_t n)
+{
+    return ua_arena_alloc(d->a, n == 0 ? 1 : n);
+}
+
+static ua_status
+ua_dec_nodeid(struct ua_dec *d, struct ua_nodeid *n, uint8_t *flags)
+{
+    uint8_t b;
+
+    UA_TRY(ua_dec_u8(d, &b));
+    if (flags != NULL)
+        *flags = b & 0xC0;
+    else if (b & 0xC0)
+        return UA_BAD_DECODING_ERROR;
+    switch (b & 0x3F) {
+    case 0x00:
+        UA_DEC_NEED(d, 1);
+        n->ns = 0;
+        n->idtype = UA_IDTYPE_NUMERIC;
+        n->id.num = *d->p++;
+        return UA_GOOD;
+    case 0x01: {
+        uint16_t id;
+
+        UA_DEC_NEED(d, 3);
+        n->ns = d->p[0];
+        memcpy(&id, d->p + 1, 2);
+        n->idtype = UA_IDTYPE_NUMERIC;
+        n->id.num = id;
+        d->p += 3;
+        return UA_GOOD;
+    }
+    case 0x02:
+        UA_DEC_NEED(d, 6);
+        memcpy(&n->ns, d->p, 2);
+        memcpy(&n->id.num, d->p + 2, 4);
+        n->idtype = UA_IDTYPE_NUMERIC;
+        d->p += 6;
+        return UA_GOOD;
+    case 0x03:
+        UA_TRY(ua_dec_raw(d, &n->ns, 2));
+        n->idtype = UA_IDTYPE_STRING;
+        return ua_dec_string(d, &n->id.str, d->lim->max_string_len);
+    case 0x04:
+        UA_TRY(ua_dec_raw(d, &n->ns, 2));
+        n->idtype = UA_IDTYPE_GUID;
+        return ua_dec_raw(d, &n->id.guid, 16);
+    case 0x05:
+        UA_TRY(ua_dec_raw(d, &n->ns, 2));
+        n->idtype = UA_IDTYPE_OPAQUE;
+        return ua_dec_string(d, &n->id.str, d->lim->max_bytestring_len);
+    default:
+        return UA_BAD_DECODING_ERROR;
+    }
+}
+
+static ua_status
+ua_dec_variant(struct ua_dec *d, struct ua_variant *v)
+{
+    const struct ua_type *et;
+    uint8_t               b, bt;
+
+    UA_TRY(ua_dec_u8(d, &b));
+    bt = b & 0x3F;
+    v->type = bt;
+    v->is_array = 0;
+    v->n = 0;
+    v->ndims = -1;
+    v->dims = NULL;
+    v->data = NULL;
+    if (bt == UA_BT_NULL) {
+        if (b != 0)
+            return UA_BAD_DECODING_ERROR;
+        return UA_GOOD;
+    }
+    if (bt > UA_BT_MAX)
+        return UA_BAD_DECODING_ERROR;
+    et = &ua_types[bt - 1];
+    if (!(b & 0x80)) {
+        if ((b & 0x40) || bt == UA_BT_VARIANT)
+            return UA_BAD_DECODING_ERROR;
+        v->data = ua_dec_alloc(d, et->size);
+        if (v->data == NULL)
+            return UA_BAD_OUT_OF_MEMORY;
+        return ua_dec_value(d, v->data, et);
+    }
+    v->is_array = 1;
+    UA_TRY(ua_dec_array(d, &v->data, &v->n, et));
+    if (b & 0x40) {
+        int32_t nd;
+        int64_t prod = 1;
+
+        UA_TRY(ua_dec_i32(d, &nd));
+        if (nd < 1 || v->n < 0)
+            return UA_BAD_DECODING_ERROR;
+        UA_DEC_NEED(d, (size_t)nd * 4);
+        if (nd > d->lim->max_array_len)
+            return UA_BAD_ENCODING_LIMITS_EXCEEDED;
+        v->dims = ua_dec_alloc(d, (size_t)nd * 4);
+        if (v->dims == NULL)
+            return UA_BAD_OUT_OF_MEMORY;
+        memcpy(v->dims, d->p, (size_t)nd * 4);
+        d->p += (size_t)nd * 4;
+        for (int32_t i = 0; i < nd; i++) {
+            if (v->dims[i] < 0)
+                return UA_BAD_DECODING_ERROR;
+            prod *= v->dims[i];
+            if (prod > INT32_MAX)
+                return UA_BAD_DECODING_ERROR;
+        }
+        if (prod != v->n)
+            return UA_BAD_DECODING_ERROR;
+        v->ndims = nd;
+    }
+    return UA_GOOD;
+}
+
+static ua_status
+ua_dec_extobj(struct ua_dec *d, struct ua_extobj *x)
+{
+    uint8_t               enc;
+    int32_t               len;
+    const struct ua_type *t = NULL;
+
+    UA_TRY(ua_dec_nodeid(d, &x->type_id, NULL));
+    UA_TRY(ua_dec_u8(d, &enc));
+    x->type = NULL;
+    x->obj = NULL;
+    x->body.len = -1;
+    x->body.data = NULL;
+    if (enc == 0) {
+        x->encoding = UA_EO_NONE;
+        return UA_GOOD;
+    }
+    if (enc > 2)
+        return UA_BAD_DECODING_ERROR;
+    UA_TRY(ua_dec_i32(d, &len));
+    if (len < 0)
+        return UA_BAD_DECODING_ERROR;
+    UA_DEC_NEED(d, len);
+    if (enc == 1 && x->type_id.ns == 0
+        && x->type_id.idtype == UA_IDTYPE_NUMERIC)
+        t = ua_types_by_binary_id(x->type_id.id.num);
+    if (t == NULL) {
+        int32_t limit = enc == 2 ? d->lim->max_string_len
+                                 : d->lim->max_bytestring_len;
+
+        if (len > limit)
+            return UA_BAD_ENCODING_LIMITS_EXCEEDED;
+        x->encoding = enc == 1 ? UA_EO_BYTES : UA_EO_XML;
+        x->body.len = len;
+        x->body.data = (uint8_t *)(uintptr_t)d->p;
+        d->p += len;
+        return UA_GOOD;
+    }
+    {
+        /* Decode the body within its declared length only. */
+        const uint8_t *end = d->end;
+
+        d->end = d->p + len;
+        x->obj = ua_dec_alloc(d, t->size);
+        if (x->obj == NULL)
+            return UA_BAD_OUT_OF_MEMORY;
+        UA_TRY(ua_dec_value(d, x->obj, t));
+        d->p = d->end;          /* skip what a newer version appended */
+        d->end = end;
+    }
+    x->encoding = UA_EO_DECODED;
+    x->type = t;
+    return UA_GOOD;
+}
+
+static ua_status
+ua_dec_datavalue(struct ua_dec *d, struct ua_datavalue *dv)
+{
+    uint8_t m;
+
+    UA_TRY(ua_dec_u8(d, &m));
+    m &= 0x3F;
+    memset(dv, 0, sizeof(*dv));
+    dv->mask = m;
+    dv->value.ndims = -1;
+    if (m & UA_DV_VALUE)
+        UA_TRY(ua_dec_value(d, &dv->value, &ua_types[UA_TYPE_VARIANT]));
+    if (m & UA_DV_STATUS)
+        UA_TRY(ua_dec_raw(d, &dv->status, 4));
+    if (m & UA_DV_SOURCE_TS)
+        UA_TRY(ua_dec_raw(d, &dv->source_ts, 8));
+    if (m & UA_DV_SOURCE_PS)
+        UA_TRY(ua_dec_raw(d, &dv->source_ps, 2));
+    if (m & UA_DV_SERVER_TS)
+        UA_TRY(ua_dec_raw(d, &dv->server_ts, 8));
+    if (m & UA_DV_SERVER_PS)
+        UA_TRY(ua_dec_raw(d, &dv->server_ps, 2));
+    return UA_GOOD;
+}
+
+static ua_status
+ua_dec_diaginfo(struct ua_dec *d, struct ua_diaginfo *di)
+{
+    uint8_t m;
+
+    UA_TRY(ua_dec_u8(d, &m));
+    m &= 0x7F;
+    memset(di, 0, sizeof(*di));
+    di->mask = m;
+    di->additional_info.len = -1;
+    if (m & UA_DI_SYMBOLIC_ID)
+        UA_TRY(ua_dec_i32(d, &di->symbolic_id));
+    if (m & UA_DI_NAMESPACE_URI)
+        UA_TRY(ua_dec_i32(d, &di->namespace_uri));
+    if (m & UA_DI_LOCALE)
+        UA_TRY(ua_dec_i32(d, &di->locale));
+    if (m & UA_DI_LOCALIZED_TEXT)
+        UA_TRY(ua_dec_i32(d, &di->localized_text));
+    if (m & UA_DI_ADDITIONAL)
+        UA_TRY(ua_dec_string(d, &di->additional_info,
+                             d->lim->max_string_len));
+    if (m & UA_DI_INNER_STATUS)
+        UA_TRY(ua_dec_raw(d, &di->inner_status, 4));
+    if (m & UA_DI_INNER_DIAG) {
+        di->inner = ua_dec_alloc(d, sizeof(*di->inner));
+        if (di->inner == NULL)
+            return UA_BAD_OUT_OF_MEMORY;
+        UA_TRY(ua_dec_value(d, di->inner, &ua_types[UA_TYPE_DIAGNOSTICINFO]));
+    }
+    return UA_GOOD;
+}
+
+static ua_status
+ua_dec_struct(struct ua_dec *d, uint8_t *base, const struct ua_type *t)
+{
+    for (uint16_t i = 0; i < t->nmembers; i++) {
+        const struct ua_member *m = &t->members[i];
+        const struct ua_type   *mt = &ua_types[m->type];
+
+        if (m->is_array) {
+            int32_t n;
+            void   *p;
+
+            UA_TRY(ua_dec_array(d, &p, &n, mt));
+            memcpy(base + m->count_offset, &n, 4);
+            memcpy(base + m->offset, &p, sizeof(p));
+        } else {
+            UA_TRY(ua_dec_value(d, base + m->offset, mt));
+        }
+    }
+    return UA_GOOD;
+}
+
+static ua_status
+ua_dec_value(struct ua_dec *d, void *v, const struct ua_type *t)
+{
+    ua_status s;
+
+    switch (t->kind) {
+    case UA_BT_BOOLEAN: {
+        uint8_t b;
+
+        UA_TRY(ua_dec_u8(d, &b));
+        *(bool *)v = b != 0;
+        return UA_GOOD;
+    }
+    case UA_BT_SBYTE:
+    case UA_BT_BYTE:
+        return ua_dec_raw(d, v, 1);
+    case UA_BT_INT16:
+    case UA_BT_UINT16:
+        return ua_dec_raw(d, v, 2);
+    case UA_BT_INT32:
+    case UA_BT_UINT32:
+    case UA_BT_FLOAT:
+    case UA_BT_STATUSCODE:
+    case UA_KIND_ENUM:
+        return ua_dec_raw(d, v, 4);
+    case UA_BT_INT64:
+    case UA_BT_UINT64:
+    case UA_BT_DOUBLE:
+    case UA_BT_DATETIME:
+        return ua_dec_raw(d, v, 8);
+    case UA_BT_GUID:
+        return ua_dec_raw(d, v, 16);
+    case UA_BT_STRING:
+    case UA_BT_XMLELEMENT:
+        return ua_dec_string(d, v, d->lim->max_string_len);
+    case UA_BT_BYTESTRING:
+        return ua_dec_string(d, v, d->lim->max_bytestring_len);
+    case UA_BT_NODEID:
+        return ua_dec_nodeid(d, v, NULL);
+    case UA_BT_EXPANDEDNODEID: {
+        struct ua_expandednodeid *x = v;
+        uint8_t f;
+
+        UA_TRY(ua_dec_nodeid(d, &x->node, &f));
+        x->ns_uri.len = -1;
+        x->ns_uri.data = NULL;
+        x->server_index = 0;
+        if (f & 0x80)
+            UA_TRY(ua_dec_string(d, &x->ns_uri, d->lim->max_string_len));
+        if (f & 0x40)
+            UA_TRY(ua_dec_raw(d, &x->server_index, 4));
+        return UA_GOOD;
+    }
+    case UA_BT_QUALIFIEDNAME: {
+        struct ua_qualifiedname *q = v;
+
+        UA_TRY(ua_dec_raw(d, &q->ns, 2));
+        return ua_dec_string(d, &q->name, d->lim->max_string_len);
+    }
+    case UA_BT_LOCALIZEDTEXT: {
+        struct ua_localizedtext *l = v;
+        uint8_t m;
+
+        UA_TRY(ua_dec_u8(d, &m));
+        l->mask = m & (UA_LT_LOCALE | UA_LT_TEXT);
+        l->locale.len = -1;
+        l->locale.data = NULL;
+        l->text.len = -1;
+        l->text.data = NULL;
+        if (m & UA_LT_LOCALE)
+            UA_TRY(ua_dec_string(d, &l->locale, d->lim->max_string_len));
+        if (m & UA_LT_TEXT)
+            UA_TRY(ua_dec_string(d, &l->text, d->lim->max_string_len));
+        return UA_GOOD;
+    }
+    default:
+        break;
+    }
+
+    if (++d->depth > d->max_depth)
+        return UA_BAD_ENCODING_LIMITS_EXCEEDED;
+    switch (t->kind) {
+    case UA_BT_EXTENSIONOBJECT:
+        s = ua_dec_extobj(d, v);
+        break;
+    case UA_BT_DATAVALUE:
+        s = ua_dec_datavalue(d, v);
+        break;
+    case UA_BT_VARIANT:
+        s = ua_dec_variant(d, v);
+        break;
+    case UA_BT_DIAGNOSTICINFO:
+        s = ua_dec_diaginfo(d, v);
+        break;
+    case UA_KIND_STRUCT:
+        s = ua_dec_struct(d, v, t);
+        break;
+    default:
+        s = UA_BAD_DECODING_ERROR;
+        break;
+    }
+    d->depth--;
+    return s;
+}
+
+/*
+ * The fewest bytes one value of t can take on the wire: what an array
+ * length is checked against before anything is allocated.
+ */
+static size_t
+ua_wire_min(const struct ua_type *t, uint32_t depth)
+{
+    size_t n = 0;
+
+    switch (t->kind) {
+    case UA_BT_BOOLEAN:
+    case UA_BT_SBYTE:
+    case UA_BT_BYTE:
+    case UA_BT_LOCALIZEDTEXT:
+    case UA_BT_DATAVALUE:
+    case UA_BT_VARIANT:
+    case UA_BT_DIAGNOSTICINFO:
+        return 1;
+    case UA_BT_INT16:
+    case UA_BT_UINT16:
+    case UA_BT_NODEID:
+    case UA_BT_EXPANDEDNODEID:
+        return 2;
+    case UA_BT_EXTENSIONOBJECT:
+        return 3;
+    case UA_BT_INT32:
+    case UA_BT_UINT32:
+    case UA_BT_FLOAT:
+    case UA_BT_STATUSCODE:
+    case UA_KIND_ENUM:
+    case UA_BT_STRING:
+    case UA_BT_BYTESTRING:
+    case UA_BT_XMLELEMENT:
+        return 4;
+    case UA_BT_QUALIFIEDNAME:
+        return 6;
+    case UA_BT_INT64:
+    case UA_BT_UINT64:
+    case UA_BT_DOUBLE:
+    case UA_BT_DATETIME:
+        return 8;
+    case UA_BT_GUID:
+        return 16;
+    case UA_KIND_STRUCT:
+        if (depth > UA_NESTING_MAX)
+            return 1;
+        for (uint16_t i = 0; i < t->nmembers; i++) {
+            const struct ua_member *m = &t->members[i];
+
+            n += m->is_array ? 4 : ua_wire_min(&ua_types[m->type], depth + 1);
+        }
+        return n == 0 ? 1 : n;
+    default:
+        return 1;
+    }
+}
+
+static ua_status
+ua_dec_array(struct ua_dec *d, void **data, int32_t *n,
+             const struct ua_type *t)
+{
+    int32_t  len;
+    size_t   left;
+    uint8_t *p;
+
+    UA_TRY(ua_dec_i32(d, &len));
+    *data = NULL;
+    if (len < 0) {
+        if (len < -1)
+            return UA_BAD_DECODING_ERROR;
+        *n = -1;
+        return UA_GOOD;
+    }
+    *n = len;
+    if (len == 0)
+        return UA_GOOD;
+    left = (size_t)(d->end - d->p);
+    if ((size_t)len > left / ua_wire_min(t, d->depth))
+        return UA_BAD_DECODING_ERROR;
+    if (len > d->lim->max_array_len)
+        return UA_BAD_ENCODING_LIMITS_EXCEEDED;
+    p = ua_dec_alloc(d, (size_t)len * t->size);
+    if (p == NULL)
+        return UA_BAD_OUT_OF_MEMORY;
+    *data = p;
+    if (ua_wire_is_memory(t)) {
+        memcpy(p, d->p, (size_t)len * t->size);
+        d->p += (size_t)len * t->size;
+        return UA_GOOD;
+    }
+    for (int32_t i = 0; i < len; i++)
+        UA_TRY(ua_dec_value(d, p + (size_t)i * t->size, t));
+    return UA_GOOD;
+}
+
+ua_status
+ua_decode(const uint8_t *buf, size_t len, size_t *used, void *dst,
+          const struct ua_type *t, struct ua_arena *a,
+          const struct ua_limits *lim)
+{
+    struct ua_dec d;
+    ua_status     s;
+
+    if (lim == NULL)
+        lim = &ua_limits_default;
+    if (len > lim->max_message_size)
+        return UA_BAD_ENCODING_LIMITS_EXCEEDED;
+    d.p = buf;
+    d.end = buf + len;
+    d.a = a;
+    d.lim = lim;
+    d.depth = 0;
+    d.max_depth = lim->max_depth < UA_NESTING_MAX ? lim->max_depth
+                                                  : UA_NESTING_MAX;
+    s = ua_dec_value(&d, dst, t);
+    if (used != NULL)
+        *used = (size_t)(d.p - buf);
+    return s;
+}

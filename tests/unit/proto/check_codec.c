@@ -1,0 +1,769 @@
+/*
+ * tests/unit/proto/check_codec.c: the binary codec's built-in encodings and
+ * every decoding limit, each at the limit and one past it.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/codec.h"
+#include "proto/nodeids_gen.h"
+#include "proto/status_gen.h"
+#include "proto/types_gen.h"
+
+#define ARENA_SIZE (8u << 20)
+
+static uint8_t         arena_buf[ARENA_SIZE];
+static struct ua_arena arena;
+
+static void
+setup(void)
+{
+    ua_arena_init(&arena, arena_buf, sizeof(arena_buf));
+}
+
+/* Encode v, compare with the expected bytes, decode back, compare values. */
+static void
+check_bytes(const void *v, int ti, const uint8_t *want, size_t wlen)
+{
+    uint8_t   buf[512];
+    uint8_t   back[512] __attribute__((aligned(16)));
+    size_t    len = 0, used = 0;
+    ua_status s;
+
+    s = ua_encode(v, &ua_types[ti], buf, sizeof(buf), &len);
+    ck_assert_uint_eq(s, UA_GOOD);
+    ck_assert_uint_eq(len, wlen);
+    ck_assert_mem_eq(buf, want, wlen);
+    memset(back, 0, sizeof(back));
+    s = ua_decode(buf, len, &used, back, &ua_types[ti], &arena, NULL);
+    ck_assert_uint_eq(s, UA_GOOD);
+    ck_assert_uint_eq(used, len);
+    ck_assert(ua_equal(v, back, &ua_types[ti]));
+}
+
+static ua_status
+dec(const uint8_t *b, size_t n, int ti, const struct ua_limits *lim)
+{
+    static uint8_t out[4096] __attribute__((aligned(16)));
+
+    memset(out, 0, sizeof(out));
+    ua_arena_reset(&arena);
+    return ua_decode(b, n, NULL, out, &ua_types[ti], &arena, lim);
+}
+
+/* --- built-ins -------------------------------------------------------- */
+
+START_TEST(test_scalars)
+{
+    bool        t = true;
+    int16_t     i16 = -2;
+    uint32_t    u32 = 0x01020304;
+    int64_t     i64 = -1;
+    double      d = 1.5;
+    float       f = -0.5f;
+    ua_datetime dt = 0x01D2A3B4C5D6E7F8LL;
+
+    check_bytes(&t, UA_TYPE_BOOLEAN, (const uint8_t *)"\x01", 1);
+    check_bytes(&i16, UA_TYPE_INT16, (const uint8_t *)"\xFE\xFF", 2);
+    check_bytes(&u32, UA_TYPE_UINT32, (const uint8_t *)"\x04\x03\x02\x01", 4);
+    check_bytes(&i64, UA_TYPE_INT64,
+                (const uint8_t *)"\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF", 8);
+    check_bytes(&d, UA_TYPE_DOUBLE,
+                (const uint8_t *)"\x00\x00\x00\x00\x00\x00\xF8\x3F", 8);
+    check_bytes(&f, UA_TYPE_FLOAT, (const uint8_t *)"\x00\x00\x00\xBF", 4);
+    check_bytes(&dt, UA_TYPE_DATETIME,
+                (const uint8_t *)"\xF8\xE7\xD6\xC5\xB4\xA3\xD2\x01", 8);
+}
+END_TEST
+
+START_TEST(test_boolean_nonzero_is_true)
+{
+    bool    b = false;
+    size_t  used;
+
+    ck_assert_uint_eq(ua_decode((const uint8_t *)"\x7F", 1, &used, &b,
+                                &ua_types[UA_TYPE_BOOLEAN], &arena, NULL),
+                      UA_GOOD);
+    ck_assert(b == true);
+}
+END_TEST
+
+START_TEST(test_strings)
+{
+    struct ua_string s = ua_string_from("abc");
+    struct ua_string n = { -1, NULL };
+    struct ua_string e = { 0, NULL };
+
+    check_bytes(&s, UA_TYPE_STRING,
+                (const uint8_t *)"\x03\x00\x00\x00" "abc", 7);
+    check_bytes(&n, UA_TYPE_STRING,
+                (const uint8_t *)"\xFF\xFF\xFF\xFF", 4);
+    check_bytes(&e, UA_TYPE_BYTESTRING,
+                (const uint8_t *)"\x00\x00\x00\x00", 4);
+}
+END_TEST
+
+START_TEST(test_guid)
+{
+    struct ua_guid g = { 0x72962B91, 0xFA75, 0x4AE6,
+                         { 0x8D, 0x28, 0xB4, 0x04, 0xDC, 0x7D, 0xAF, 0x63 } };
+
+    check_bytes(&g, UA_TYPE_GUID,
+                (const uint8_t *)"\x91\x2B\x96\x72\x75\xFA\xE6\x4A"
+                                 "\x8D\x28\xB4\x04\xDC\x7D\xAF\x63", 16);
+}
+END_TEST
+
+START_TEST(test_nodeid_forms)
+{
+    struct ua_nodeid n;
+
+    n = ua_nodeid_num(0, 72);                       /* two-byte */
+    check_bytes(&n, UA_TYPE_NODEID, (const uint8_t *)"\x00\x48", 2);
+    n = ua_nodeid_num(5, 1025);                     /* four-byte */
+    check_bytes(&n, UA_TYPE_NODEID, (const uint8_t *)"\x01\x05\x01\x04", 4);
+    n = ua_nodeid_num(0, 256);                      /* four-byte, ns 0 */
+    check_bytes(&n, UA_TYPE_NODEID, (const uint8_t *)"\x01\x00\x00\x01", 4);
+    n = ua_nodeid_num(256, 1);                      /* numeric */
+    check_bytes(&n, UA_TYPE_NODEID,
+                (const uint8_t *)"\x02\x00\x01\x01\x00\x00\x00", 7);
+    n = ua_nodeid_num(1, 0x10000);                  /* numeric */
+    check_bytes(&n, UA_TYPE_NODEID,
+                (const uint8_t *)"\x02\x01\x00\x00\x00\x01\x00", 7);
+    n.ns = 1;
+    n.idtype = UA_IDTYPE_STRING;
+    n.id.str = ua_string_from("Hot");
+    check_bytes(&n, UA_TYPE_NODEID,
+                (const uint8_t *)"\x03\x01\x00\x03\x00\x00\x00Hot", 10);
+    n.idtype = UA_IDTYPE_OPAQUE;
+    check_bytes(&n, UA_TYPE_NODEID,
+                (const uint8_t *)"\x05\x01\x00\x03\x00\x00\x00Hot", 10);
+    n.idtype = UA_IDTYPE_GUID;
+    memset(&n.id.guid, 0xAB, sizeof(n.id.guid));
+    check_bytes(&n, UA_TYPE_NODEID,
+                (const uint8_t *)"\x04\x01\x00\xAB\xAB\xAB\xAB\xAB\xAB\xAB"
+                                 "\xAB\xAB\xAB\xAB\xAB\xAB\xAB\xAB\xAB", 19);
+}
+END_TEST
+
+START_TEST(test_nodeid_bad)
+{
+    /* An unknown encoding, ExpandedNodeId flags on a NodeId, truncation. */
+    ck_assert_uint_eq(dec((const uint8_t *)"\x06\x00", 2, UA_TYPE_NODEID, 0),
+                      UA_BAD_DECODING_ERROR);
+    ck_assert_uint_eq(dec((const uint8_t *)"\x80\x00", 2, UA_TYPE_NODEID, 0),
+                      UA_BAD_DECODING_ERROR);
+    ck_assert_uint_eq(dec((const uint8_t *)"\x02\x00\x01", 3, UA_TYPE_NODEID,
+                          0), UA_BAD_DECODING_ERROR);
+}
+END_TEST
+
+START_TEST(test_expandednodeid)
+{
+    struct ua_expandednodeid x = { 0 };
+
+    x.node = ua_nodeid_num(0, 1);
+    x.ns_uri = ua_string_from("urn:a");
+    x.server_index = 2;
+    check_bytes(&x, UA_TYPE_EXPANDEDNODEID,
+                (const uint8_t *)"\xC0\x01\x05\x00\x00\x00urn:a"
+                                 "\x02\x00\x00\x00", 15);
+    x.ns_uri.len = -1;
+    x.ns_uri.data = NULL;
+    x.server_index = 0;
+    check_bytes(&x, UA_TYPE_EXPANDEDNODEID, (const uint8_t *)"\x00\x01", 2);
+}
+END_TEST
+
+START_TEST(test_localizedtext_and_qname)
+{
+    struct ua_localizedtext l = { .mask = UA_LT_LOCALE | UA_LT_TEXT };
+    struct ua_qualifiedname q = { 2, ua_string_from("N") };
+
+    l.locale = ua_string_from("en");
+    l.text = ua_string_from("Hi");
+    check_bytes(&l, UA_TYPE_LOCALIZEDTEXT,
+                (const uint8_t *)"\x03\x02\x00\x00\x00" "en"
+                                 "\x02\x00\x00\x00" "Hi", 13);
+    l.mask = 0;
+    check_bytes(&l, UA_TYPE_LOCALIZEDTEXT, (const uint8_t *)"\x00", 1);
+    check_bytes(&q, UA_TYPE_QUALIFIEDNAME,
+                (const uint8_t *)"\x02\x00\x01\x00\x00\x00N", 7);
+}
+END_TEST
+
+START_TEST(test_variant_forms)
+{
+    struct ua_variant v;
+    int32_t           a[6] = { 1, 2, 3, 4, 5, 6 };
+    int32_t           dims[2] = { 2, 3 };
+    int32_t           x = 7;
+
+    memset(&v, 0, sizeof(v));
+    check_bytes(&v, UA_TYPE_VARIANT, (const uint8_t *)"\x00", 1);
+    ua_variant_set_scalar(&v, &x, UA_BT_INT32);
+    check_bytes(&v, UA_TYPE_VARIANT, (const uint8_t *)"\x06\x07\x00\x00\x00",
+                5);
+    ua_variant_set_array(&v, a, 2, UA_BT_INT32);
+    check_bytes(&v, UA_TYPE_VARIANT,
+                (const uint8_t *)"\x86\x02\x00\x00\x00\x01\x00\x00\x00"
+                                 "\x02\x00\x00\x00", 13);
+    ua_variant_set_array(&v, a, 6, UA_BT_INT32);
+    v.ndims = 2;
+    v.dims = dims;
+    check_bytes(&v, UA_TYPE_VARIANT,
+                (const uint8_t *)"\xC6\x06\x00\x00\x00"
+                "\x01\x00\x00\x00\x02\x00\x00\x00\x03\x00\x00\x00"
+                "\x04\x00\x00\x00\x05\x00\x00\x00\x06\x00\x00\x00"
+                "\x02\x00\x00\x00\x02\x00\x00\x00\x03\x00\x00\x00", 41);
+    ua_variant_set_array(&v, NULL, -1, UA_BT_STRING);
+    check_bytes(&v, UA_TYPE_VARIANT,
+                (const uint8_t *)"\x8C\xFF\xFF\xFF\xFF", 5);
+}
+END_TEST
+
+START_TEST(test_variant_bad)
+{
+    /* Built-in type 26..63 does not exist. */
+    ck_assert_uint_eq(dec((const uint8_t *)"\x1A\x00", 2, UA_TYPE_VARIANT, 0),
+                      UA_BAD_DECODING_ERROR);
+    /* A Variant directly inside a Variant. */
+    ck_assert_uint_eq(dec((const uint8_t *)"\x18\x00", 2, UA_TYPE_VARIANT, 0),
+                      UA_BAD_DECODING_ERROR);
+    /* Dimensions flag on a scalar. */
+    ck_assert_uint_eq(dec((const uint8_t *)"\x46\x00\x00\x00\x00", 5,
+                          UA_TYPE_VARIANT, 0), UA_BAD_DECODING_ERROR);
+    /* Dimensions product not equal to the length: [2,2] for 3 elements. */
+    ck_assert_uint_eq(dec((const uint8_t *)"\xC3\x03\x00\x00\x00\x01\x02\x03"
+                          "\x02\x00\x00\x00\x02\x00\x00\x00\x02\x00\x00\x00",
+                          20, UA_TYPE_VARIANT, 0), UA_BAD_DECODING_ERROR);
+    /* Dimensions [65536,65536,65536] overflow. */
+    ck_assert_uint_eq(dec((const uint8_t *)"\xC3\x01\x00\x00\x00\x01"
+                          "\x03\x00\x00\x00\x00\x00\x01\x00\x00\x00\x01\x00"
+                          "\x00\x00\x01\x00", 22, UA_TYPE_VARIANT, 0),
+                      UA_BAD_DECODING_ERROR);
+    /* A negative dimension. */
+    ck_assert_uint_eq(dec((const uint8_t *)"\xC3\x00\x00\x00\x00"
+                          "\x01\x00\x00\x00\xFF\xFF\xFF\xFF", 13,
+                          UA_TYPE_VARIANT, 0), UA_BAD_DECODING_ERROR);
+}
+END_TEST
+
+START_TEST(test_datavalue)
+{
+    struct ua_datavalue dv;
+    int32_t             x = 1;
+
+    memset(&dv, 0, sizeof(dv));
+    dv.mask = UA_DV_VALUE | UA_DV_STATUS | UA_DV_SOURCE_TS | UA_DV_SOURCE_PS
+              | UA_DV_SERVER_TS | UA_DV_SERVER_PS;
+    ua_variant_set_scalar(&dv.value, &x, UA_BT_INT32);
+    dv.status = UA_BAD_NODE_ID_UNKNOWN;
+    dv.source_ts = 1;
+    dv.source_ps = 2;
+    dv.server_ts = 3;
+    dv.server_ps = 4;
+    check_bytes(&dv, UA_TYPE_DATAVALUE,
+                (const uint8_t *)"\x3F\x06\x01\x00\x00\x00\x00\x00\x34\x80"
+                "\x01\x00\x00\x00\x00\x00\x00\x00\x02\x00"
+                "\x03\x00\x00\x00\x00\x00\x00\x00\x04\x00", 30);
+    memset(&dv, 0, sizeof(dv));
+    check_bytes(&dv, UA_TYPE_DATAVALUE, (const uint8_t *)"\x00", 1);
+}
+END_TEST
+
+START_TEST(test_diaginfo)
+{
+    struct ua_diaginfo inner = { .mask = UA_DI_INNER_STATUS,
+                                 .inner_status = UA_BAD_INTERNAL_ERROR };
+    struct ua_diaginfo di = { 0 };
+
+    di.mask = UA_DI_SYMBOLIC_ID | UA_DI_LOCALE | UA_DI_LOCALIZED_TEXT
+              | UA_DI_INNER_DIAG;
+    di.symbolic_id = 1;
+    di.locale = 2;
+    di.localized_text = 3;
+    di.inner = &inner;
+    /* Wire order: SymbolicId, NamespaceUri, Locale, LocalizedText, ... */
+    check_bytes(&di, UA_TYPE_DIAGNOSTICINFO,
+                (const uint8_t *)"\x4D\x01\x00\x00\x00\x02\x00\x00\x00"
+                "\x03\x00\x00\x00\x20\x00\x00\x02\x80", 18);
+}
+END_TEST
+
+START_TEST(test_extobj)
+{
+    struct ua_extobj         x = { 0 };
+    struct ua_read_value_id  rv = { 0 };
+    uint8_t                  buf[128];
+    size_t                   len;
+
+    /* Known type: decoded, with the body length patched in. */
+    rv.node_id = ua_nodeid_num(0, 2258);
+    rv.attribute_id = 13;
+    rv.index_range.len = -1;
+    rv.data_encoding.name.len = -1;
+    x.encoding = UA_EO_DECODED;
+    x.type = &ua_types[UA_TYPE_READVALUEID];
+    x.obj = &rv;
+    x.type_id = ua_nodeid_num(0, UA_NS0ID_READVALUEID_ENCODING_DEFAULTBINARY);
+    check_bytes(&x, UA_TYPE_EXTENSIONOBJECT,
+                (const uint8_t *)"\x01\x00\x74\x02\x01\x12\x00\x00\x00"
+                "\x01\x00\xD2\x08\x0D\x00\x00\x00\xFF\xFF\xFF\xFF"
+                "\x00\x00\xFF\xFF\xFF\xFF", 27);
+    /* Unknown type: kept as bytes. */
+    memset(&x, 0, sizeof(x));
+    x.type_id = ua_nodeid_num(3, 9);
+    x.encoding = UA_EO_BYTES;
+    x.body.len = 2;
+    x.body.data = (uint8_t *)"\xAA\xBB";
+    check_bytes(&x, UA_TYPE_EXTENSIONOBJECT,
+                (const uint8_t *)"\x01\x03\x09\x00\x01\x02\x00\x00\x00\xAA\xBB",
+                11);
+    /* Body longer than the bytes left. */
+    ck_assert_uint_eq(dec((const uint8_t *)"\x00\x01\x01\x09\x00\x00\x00\xAA",
+                          8, UA_TYPE_EXTENSIONOBJECT, 0),
+                      UA_BAD_DECODING_ERROR);
+    /* Body shorter than its decoded type consumes (ReadValueId in 3 bytes). */
+    ck_assert_uint_eq(dec((const uint8_t *)"\x01\x00\x74\x02\x01\x03\x00\x00"
+                          "\x00\x00\x01\x0D\x00\x00\x00\xFF\xFF\xFF\xFF",
+                          19, UA_TYPE_EXTENSIONOBJECT, 0),
+                      UA_BAD_DECODING_ERROR);
+    /* Unknown encoding byte. */
+    ck_assert_uint_eq(dec((const uint8_t *)"\x00\x01\x03", 3,
+                          UA_TYPE_EXTENSIONOBJECT, 0), UA_BAD_DECODING_ERROR);
+    (void)buf;
+    (void)len;
+}
+END_TEST
+
+/* --- lengths and limits ----------------------------------------------- */
+
+static size_t
+put_i32(uint8_t *p, int32_t v)
+{
+    memcpy(p, &v, 4);
+    return 4;
+}
+
+START_TEST(test_negative_lengths)
+{
+    uint8_t b[16];
+
+    put_i32(b, -2);
+    ck_assert_uint_eq(dec(b, 4, UA_TYPE_STRING, 0), UA_BAD_DECODING_ERROR);
+    ck_assert_uint_eq(dec(b, 4, UA_TYPE_BYTESTRING, 0), UA_BAD_DECODING_ERROR);
+    put_i32(b, INT32_MIN);
+    ck_assert_uint_eq(dec(b, 4, UA_TYPE_STRING, 0), UA_BAD_DECODING_ERROR);
+    /* An array length below -1 in a structure (ReadRequest.nodes_to_read). */
+    b[0] = 0x86;
+    put_i32(b + 1, -5);
+    ck_assert_uint_eq(dec(b, 5, UA_TYPE_VARIANT, 0), UA_BAD_DECODING_ERROR);
+}
+END_TEST
+
+START_TEST(test_lying_lengths)
+{
+    uint8_t b[32] = { 0 };
+
+    /* String of 0x7FFFFFFF with 10 bytes left: no allocation, DecodingError */
+    put_i32(b, INT32_MAX);
+    ck_assert_uint_eq(dec(b, 14, UA_TYPE_STRING, 0), UA_BAD_DECODING_ERROR);
+    /* Array of 0x7FFFFFFF Int32 with 10 bytes left. */
+    b[0] = 0x86;
+    put_i32(b + 1, INT32_MAX);
+    ck_assert_uint_eq(dec(b, 15, UA_TYPE_VARIANT, 0), UA_BAD_DECODING_ERROR);
+    /* Array of 3 Doubles with 23 bytes: one byte short. */
+    b[0] = 0x8B;
+    put_i32(b + 1, 3);
+    ck_assert_uint_eq(dec(b, 5 + 23, UA_TYPE_VARIANT, 0),
+                      UA_BAD_DECODING_ERROR);
+    ck_assert_uint_eq(arena.used, 0);
+}
+END_TEST
+
+static uint8_t big[(1 << 20) + 64];
+
+START_TEST(test_string_limit)
+{
+    struct ua_limits lim = ua_limits_default;
+
+    lim.max_string_len = 1000;
+    memset(big, 'x', sizeof(big));
+    put_i32(big, 1000);
+    ck_assert_uint_eq(dec(big, 1004, UA_TYPE_STRING, &lim), UA_GOOD);
+    put_i32(big, 1001);
+    ck_assert_uint_eq(dec(big, 1005, UA_TYPE_STRING, &lim),
+                      UA_BAD_ENCODING_LIMITS_EXCEEDED);
+    /* The default limit itself: 1 MiB at, 1 MiB + 1 past. */
+    put_i32(big, UA_LIMIT_STRING_LEN);
+    ck_assert_uint_eq(dec(big, 4 + UA_LIMIT_STRING_LEN, UA_TYPE_STRING, NULL),
+                      UA_GOOD);
+    put_i32(big, UA_LIMIT_STRING_LEN + 1);
+    ck_assert_uint_eq(dec(big, 5 + UA_LIMIT_STRING_LEN, UA_TYPE_STRING, NULL),
+                      UA_BAD_ENCODING_LIMITS_EXCEEDED);
+}
+END_TEST
+
+START_TEST(test_bytestring_limit)
+{
+    struct ua_limits lim = ua_limits_default;
+
+    lim.max_bytestring_len = 16;
+    lim.max_string_len = 1;
+    memset(big, 0, 64);
+    put_i32(big, 16);
+    ck_assert_uint_eq(dec(big, 20, UA_TYPE_BYTESTRING, &lim), UA_GOOD);
+    put_i32(big, 17);
+    ck_assert_uint_eq(dec(big, 21, UA_TYPE_BYTESTRING, &lim),
+                      UA_BAD_ENCODING_LIMITS_EXCEEDED);
+}
+END_TEST
+
+START_TEST(test_array_limit)
+{
+    struct ua_limits lim = ua_limits_default;
+    size_t           n;
+
+    lim.max_array_len = 100;
+    memset(big, 0, 1024);
+    big[0] = 0x83;                              /* Byte array */
+    put_i32(big + 1, 100);
+    ck_assert_uint_eq(dec(big, 105, UA_TYPE_VARIANT, &lim), UA_GOOD);
+    put_i32(big + 1, 101);
+    ck_assert_uint_eq(dec(big, 106, UA_TYPE_VARIANT, &lim),
+                      UA_BAD_ENCODING_LIMITS_EXCEEDED);
+    /* The default, 65535 elements. */
+    n = 5 + UA_LIMIT_ARRAY_LEN;
+    memset(big, 0, n + 1);
+    big[0] = 0x83;
+    put_i32(big + 1, UA_LIMIT_ARRAY_LEN);
+    ck_assert_uint_eq(dec(big, n, UA_TYPE_VARIANT, NULL), UA_GOOD);
+    put_i32(big + 1, UA_LIMIT_ARRAY_LEN + 1);
+    ck_assert_uint_eq(dec(big, n + 1, UA_TYPE_VARIANT, NULL),
+                      UA_BAD_ENCODING_LIMITS_EXCEEDED);
+}
+END_TEST
+
+START_TEST(test_message_limit)
+{
+    struct ua_limits lim = ua_limits_default;
+
+    lim.max_message_size = 5;
+    put_i32(big, 1);
+    big[4] = 'a';
+    ck_assert_uint_eq(dec(big, 5, UA_TYPE_STRING, &lim), UA_GOOD);
+    ck_assert_uint_eq(dec(big, 6, UA_TYPE_STRING, &lim),
+                      UA_BAD_ENCODING_LIMITS_EXCEEDED);
+}
+END_TEST
+
+/* n Variants, each an array of one Variant, around an empty Variant. */
+static size_t
+nested_variants(uint8_t *b, int n)
+{
+    size_t k = 0;
+
+    for (int i = 0; i < n - 1; i++) {
+        b[k++] = 0x98;
+        k += put_i32(b + k, 1);
+    }
+    b[k++] = 0x00;
+    return k;
+}
+
+static uint8_t deep[64 * 50000 + 16];
+
+START_TEST(test_nesting_variant)
+{
+    size_t n;
+
+    n = nested_variants(deep, UA_NESTING_MAX);
+    ck_assert_uint_eq(dec(deep, n, UA_TYPE_VARIANT, NULL), UA_GOOD);
+    n = nested_variants(deep, UA_NESTING_MAX + 1);
+    ck_assert_uint_eq(dec(deep, n, UA_TYPE_VARIANT, NULL),
+                      UA_BAD_ENCODING_LIMITS_EXCEEDED);
+    n = nested_variants(deep, 10000);           /* Team82's bomb */
+    ck_assert_uint_eq(dec(deep, n, UA_TYPE_VARIANT, NULL),
+                      UA_BAD_ENCODING_LIMITS_EXCEEDED);
+}
+END_TEST
+
+START_TEST(test_nesting_configured)
+{
+    struct ua_limits lim = ua_limits_default;
+    size_t           n;
+
+    lim.max_depth = 10;
+    n = nested_variants(deep, 10);
+    ck_assert_uint_eq(dec(deep, n, UA_TYPE_VARIANT, &lim), UA_GOOD);
+    n = nested_variants(deep, 11);
+    ck_assert_uint_eq(dec(deep, n, UA_TYPE_VARIANT, &lim),
+                      UA_BAD_ENCODING_LIMITS_EXCEEDED);
+}
+END_TEST
+
+static size_t
+nested_diaginfo(uint8_t *b, int n)
+{
+    for (int i = 0; i < n - 1; i++)
+        b[i] = UA_DI_INNER_DIAG;
+    b[n - 1] = 0;
+    return (size_t)n;
+}
+
+START_TEST(test_nesting_diaginfo)
+{
+    size_t n;
+
+    n = nested_diaginfo(deep, UA_NESTING_MAX);
+    ck_assert_uint_eq(dec(deep, n, UA_TYPE_DIAGNOSTICINFO, NULL), UA_GOOD);
+    n = nested_diaginfo(deep, UA_NESTING_MAX + 1);
+    ck_assert_uint_eq(dec(deep, n, UA_TYPE_DIAGNOSTICINFO, NULL),
+                      UA_BAD_ENCODING_LIMITS_EXCEEDED);
+    n = nested_diaginfo(deep, 50000);
+    ck_assert_uint_eq(dec(deep, n, UA_TYPE_DIAGNOSTICINFO, NULL),
+                      UA_BAD_ENCODING_LIMITS_EXCEEDED);
+}
+END_TEST
+
+/* DataValue -> Variant -> DataValue -> ...: two levels per DataValue. */
+static size_t
+nested_datavalues(uint8_t *b, int levels)
+{
+    size_t k = 0;
+
+    for (int i = 0; i < levels - 1; i++) {
+        b[k++] = UA_DV_VALUE;
+        b[k++] = UA_BT_DATAVALUE;
+    }
+    b[k++] = 0;
+    return k;
+}
+
+START_TEST(test_nesting_datavalue)
+{
+    size_t n;
+
+    /* 50 DataValues + 49 Variants = 99 levels; 51 + 50 = 101. */
+    n = nested_datavalues(deep, 50);
+    ck_assert_uint_eq(dec(deep, n, UA_TYPE_DATAVALUE, NULL), UA_GOOD);
+    n = nested_datavalues(deep, 51);
+    ck_assert_uint_eq(dec(deep, n, UA_TYPE_DATAVALUE, NULL),
+                      UA_BAD_ENCODING_LIMITS_EXCEEDED);
+    n = nested_datavalues(deep, 20000);
+    ck_assert_uint_eq(dec(deep, n, UA_TYPE_DATAVALUE, NULL),
+                      UA_BAD_ENCODING_LIMITS_EXCEEDED);
+}
+END_TEST
+
+/*
+ * ExtensionObject(KeyValuePair{ Key, Value = Variant(ExtensionObject(...)) }):
+ * three levels (ExtensionObject, structure, Variant) per step.
+ */
+static size_t
+nested_extobjs(uint8_t *b, int steps)
+{
+    size_t   k = 0;
+    size_t   lenpos[20000];
+    uint32_t id = UA_NS0ID_KEYVALUEPAIR_ENCODING_DEFAULTBINARY;
+
+    for (int i = 0; i < steps; i++) {
+        b[k++] = 0x01;                          /* four-byte NodeId */
+        b[k++] = 0x00;
+        b[k++] = (uint8_t)id;
+        b[k++] = (uint8_t)(id >> 8);
+        b[k++] = 0x01;                          /* binary body */
+        lenpos[i] = k;
+        k += 4;
+        b[k++] = 0;                             /* Key: ns 0, null name */
+        b[k++] = 0;
+        k += put_i32(b + k, -1);
+        b[k++] = i == steps - 1 ? 0x00 : UA_BT_EXTENSIONOBJECT;
+    }
+    for (int i = steps - 1; i >= 0; i--)
+        put_i32(b + lenpos[i], (int32_t)(k - lenpos[i] - 4));
+    return k;
+}
+
+START_TEST(test_nesting_extobj)
+{
+    size_t n;
+
+    /* 33 steps = 99 levels: fine.  34 steps = 102 levels: refused. */
+    n = nested_extobjs(deep, 33);
+    ck_assert_uint_eq(dec(deep, n, UA_TYPE_EXTENSIONOBJECT, NULL), UA_GOOD);
+    n = nested_extobjs(deep, 34);
+    ck_assert_uint_eq(dec(deep, n, UA_TYPE_EXTENSIONOBJECT, NULL),
+                      UA_BAD_ENCODING_LIMITS_EXCEEDED);
+    n = nested_extobjs(deep, 5000);
+    ck_assert_uint_eq(dec(deep, n, UA_TYPE_EXTENSIONOBJECT, NULL),
+                      UA_BAD_ENCODING_LIMITS_EXCEEDED);
+}
+END_TEST
+
+START_TEST(test_nesting_encode)
+{
+    static struct ua_variant vs[UA_NESTING_MAX + 2];
+    uint8_t                  buf[2048];
+    size_t                   len;
+    int                      i;
+
+    /* A chain of UA_NESTING_MAX Variants encodes; one more does not. */
+    for (i = 0; i < UA_NESTING_MAX + 1; i++)
+        ua_variant_set_array(&vs[i], &vs[i + 1], 1, UA_BT_VARIANT);
+    memset(&vs[UA_NESTING_MAX + 1], 0, sizeof(vs[0]));
+    memset(&vs[UA_NESTING_MAX - 1], 0, sizeof(vs[0]));
+    ck_assert_uint_eq(ua_encode(&vs[0], &ua_types[UA_TYPE_VARIANT], buf,
+                                sizeof(buf), &len), UA_GOOD);
+    ua_variant_set_array(&vs[UA_NESTING_MAX - 1], &vs[UA_NESTING_MAX], 1,
+                         UA_BT_VARIANT);
+    ck_assert_uint_eq(ua_encode(&vs[0], &ua_types[UA_TYPE_VARIANT], buf,
+                                sizeof(buf), &len),
+                      UA_BAD_ENCODING_LIMITS_EXCEEDED);
+}
+END_TEST
+
+START_TEST(test_encode_too_small)
+{
+    struct ua_read_request rq;
+    struct ua_read_value_id ids[3];
+    uint8_t                buf[256];
+    size_t                 len = 0, need = 0;
+
+    memset(&rq, 0, sizeof(rq));
+    memset(ids, 0, sizeof(ids));
+    rq.request_header.audit_entry_id.len = -1;
+    for (int i = 0; i < 3; i++) {
+        ids[i].node_id.ns = 1;
+        ids[i].node_id.idtype = UA_IDTYPE_STRING;
+        ids[i].node_id.id.str = ua_string_from("v17");
+        ids[i].attribute_id = 13;
+        ids[i].index_range.len = -1;
+        ids[i].data_encoding.name.len = -1;
+    }
+    rq.n_nodes_to_read = 3;
+    rq.nodes_to_read = ids;
+    ck_assert_uint_eq(ua_encode(&rq, &ua_types[UA_TYPE_READREQUEST], buf,
+                                sizeof(buf), &len), UA_GOOD);
+    for (size_t cap = 0; cap < len; cap++) {
+        ck_assert_uint_eq(ua_encode(&rq, &ua_types[UA_TYPE_READREQUEST], buf,
+                                    cap, &need),
+                          UA_BAD_ENCODING_LIMITS_EXCEEDED);
+        ck_assert_uint_eq(need, len);
+    }
+    ck_assert_uint_eq(ua_encoded_size(&rq, &ua_types[UA_TYPE_READREQUEST]),
+                      len);
+}
+END_TEST
+
+START_TEST(test_arena_exhausted)
+{
+    static uint8_t   small[64];
+    struct ua_arena  a;
+    uint8_t          b[64];
+    struct ua_variant v;
+
+    ua_arena_init(&a, small, sizeof(small));
+    b[0] = 0x8C;                                /* String array of 10 */
+    put_i32(b + 1, 10);
+    for (int i = 0; i < 10; i++)
+        put_i32(b + 5 + 4 * i, -1);
+    ck_assert_uint_eq(ua_decode(b, 45, NULL, &v, &ua_types[UA_TYPE_VARIANT],
+                                &a, NULL), UA_BAD_OUT_OF_MEMORY);
+}
+END_TEST
+
+START_TEST(test_truncated_everywhere)
+{
+    /* Every proper prefix of a valid ReadRequest fails cleanly. */
+    struct ua_read_request rq;
+    struct ua_read_value_id id;
+    uint8_t                buf[256];
+    size_t                 len;
+
+    memset(&rq, 0, sizeof(rq));
+    memset(&id, 0, sizeof(id));
+    rq.request_header.audit_entry_id.len = -1;
+    id.node_id = ua_nodeid_num(0, 2258);
+    id.attribute_id = 13;
+    id.index_range = ua_string_from("1:2");
+    id.data_encoding.name.len = -1;
+    rq.n_nodes_to_read = 1;
+    rq.nodes_to_read = &id;
+    ck_assert_uint_eq(ua_encode(&rq, &ua_types[UA_TYPE_READREQUEST], buf,
+                                sizeof(buf), &len), UA_GOOD);
+    for (size_t n = 0; n < len; n++)
+        ck_assert_uint_eq(dec(buf, n, UA_TYPE_READREQUEST, NULL),
+                          UA_BAD_DECODING_ERROR);
+    ck_assert_uint_eq(dec(buf, len, UA_TYPE_READREQUEST, NULL), UA_GOOD);
+}
+END_TEST
+
+static Suite *
+codec_suite(void)
+{
+    Suite *s = suite_create("Binary codec");
+    TCase *tc;
+
+    tc = tcase_create("Built-in encodings");
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_test(tc, test_scalars);
+    tcase_add_test(tc, test_boolean_nonzero_is_true);
+    tcase_add_test(tc, test_strings);
+    tcase_add_test(tc, test_guid);
+    tcase_add_test(tc, test_nodeid_forms);
+    tcase_add_test(tc, test_nodeid_bad);
+    tcase_add_test(tc, test_expandednodeid);
+    tcase_add_test(tc, test_localizedtext_and_qname);
+    tcase_add_test(tc, test_variant_forms);
+    tcase_add_test(tc, test_variant_bad);
+    tcase_add_test(tc, test_datavalue);
+    tcase_add_test(tc, test_diaginfo);
+    tcase_add_test(tc, test_extobj);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("Lengths and limits");
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_negative_lengths);
+    tcase_add_test(tc, test_lying_lengths);
+    tcase_add_test(tc, test_string_limit);
+    tcase_add_test(tc, test_bytestring_limit);
+    tcase_add_test(tc, test_array_limit);
+    tcase_add_test(tc, test_message_limit);
+    tcase_add_test(tc, test_arena_exhausted);
+    tcase_add_test(tc, test_truncated_everywhere);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("Nesting depth");
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_nesting_variant);
+    tcase_add_test(tc, test_nesting_configured);
+    tcase_add_test(tc, test_nesting_diaginfo);
+    tcase_add_test(tc, test_nesting_datavalue);
+    tcase_add_test(tc, test_nesting_extobj);
+    tcase_add_test(tc, test_nesting_encode);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("Encoding into a caller buffer");
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_test(tc, test_encode_too_small);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int
+main(void)
+{
+    SRunner *sr = srunner_create(codec_suite());
+    int      failed;
+
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
