@@ -16,13 +16,12 @@
 # RUN_ARGS, BENCH_ARGS, FUZZ_SECONDS (default 60), FUZZ_ARGS, SCHEMA
 # (default ../shared/opcua-schema), CC, FUZZ_CC, PYTHON, LDFLAGS.
 
+MAKEFLAGS += --no-builtin-rules
 .SUFFIXES:
 .DELETE_ON_ERROR:
 .DEFAULT_GOAL := all
 
-CC        ?= cc
 FUZZ_CC   ?= clang
-AR        ?= ar
 PYTHON    ?= python3
 PKG       ?= pkg-config
 SCHEMA    ?= ../shared/opcua-schema
@@ -153,28 +152,34 @@ $(foreach m,$(UNIT_MODULES),$(eval $(call unit_module,$(m))))
 # ---------------------------------------------------------------- check
 #
 # Every program in CHECK_PROGS is built, run from the repository root, and
-# counted in the closing "N passed, M failed" line that CI reads.
-#
-# >>> Later work (integration tests in tests/integ/, interop tests with
-# >>> node-opcua): append test programs to CHECK_PROGS to have them run and
-# >>> counted like the unit tests, and put any other step (a phony target
-# >>> that runs scripts) in CHECK_EXTRA; `make check` runs those targets
-# >>> after check-deps.
+# counted in the closing "N passed, M failed" line that CI reads.  Then
+# check-deps runs, then the targets in CHECK_EXTRA.
 CHECK_PROGS := $(UNIT_TESTS)
 CHECK_EXTRA :=
 
+# >>> Later work (integration tests in tests/integ/, interop tests with
+# >>> node-opcua) hooks in here, before the rules below read the lists:
+# >>>   CHECK_PROGS += <test program that exits non-zero on failure>
+# >>>   CHECK_EXTRA += <phony target that runs other test steps>
+# >>> (end of the integration/interop spot)
+
+# Check's per-test timeouts (default 4 s, or a suite's own) stretched for
+# the slower sanitized build; an explicit CK_TIMEOUT_MULTIPLIER wins.
+ifeq ($(SAN),1)
+CK_TIMEOUT_MULTIPLIER ?= 3
+export CK_TIMEOUT_MULTIPLIER
+endif
+
 # run and check install missing packages first: every object waits for deps.
 ifneq ($(filter run check,$(MAKECMDGOALS)),)
-$(PROTO_OBJS) $(SHM_OBJS) $(BROKER_OBJS) $(WORKER_OBJS) \
-  $(CHECK_PROGS:=.o): | deps
+$(PROTO_OBJS) $(SHM_OBJS) $(BROKER_OBJS) $(WORKER_OBJS) $(UNIT_TESTS:=.o): \
+  | deps
 endif
 
 .PHONY: check check-unit
 check: check-unit
 	@sh tests/check-deps.sh
-ifneq ($(strip $(CHECK_EXTRA)),)
-	$(MAKE) --no-print-directory $(CHECK_EXTRA)
-endif
+	$(if $(strip $(CHECK_EXTRA)),$(MAKE) --no-print-directory $(CHECK_EXTRA))
 
 check-unit: $(CHECK_PROGS)
 	@pass=0; fail=0; failed=; \

@@ -66,7 +66,7 @@ const struct ua_limits ua_limits_default = {
 static inline void
 ua_enc_raw(struct ua_enc *e, const void *p, size_t n)
 {
-    if (e->pos <= e->cap && n <= e->cap - e->pos)
+    if (n != 0 && e->pos <= e->cap && n <= e->cap - e->pos)
         memcpy(e->buf + e->pos, p, n);
     e->pos += n;
 }
@@ -1001,7 +1001,7 @@ ua_dec_array(struct ua_dec *d, void **data, int32_t *n,
         return UA_BAD_OUT_OF_MEMORY;
     *data = p;
     if (ua_wire_is_memory(t)) {
-        memcpy(p, d->p, (size_t)len * t->size);
+        memcpy(p, d->p, (size_t)len * t->size);     /* len > 0 here */
         d->p += (size_t)len * t->size;
         return UA_GOOD;
     }

@@ -44,7 +44,7 @@ def check_schema_version(schema):
 
 
 def license_lines(schema):
-    """The OPC Foundation MIT License 1.00 notice, from the copyright line on."""
+    """The OPC Foundation MIT License 1.00 notice, copyright line on."""
     path = os.path.join(schema, 'LICENSE-OPCFoundation-MIT-1.00.txt')
     with open(path, 'r', encoding='ascii') as f:
         lines = f.read().split('\n')
@@ -92,7 +92,8 @@ def read_attrs(schema):
         if macro in names or macro == 'UA_ATTR_MAX':
             fail('%s: duplicate attribute %s' % (path, macro))
         if int(num) in nums:
-            fail('%s: %s and %s share id %s' % (path, nums[int(num)], name, num))
+            fail('%s: %s and %s share id %s'
+                 % (path, nums[int(num)], name, num))
         names[macro] = name
         nums[int(num)] = name
         attrs.append((name, macro, int(num)))

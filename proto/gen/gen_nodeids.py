@@ -6,7 +6,8 @@ Usage: gen_nodeids.py SCHEMA_DIR OUT_DIR
 NodeIds.csv has one `SymbolicName,NumericId,NodeClass` record per line (no
 header row) for every NodeId of namespace 0.  Each becomes
 `#define UA_NS0ID_<SYMBOLICNAME UPPER-CASED> <id>`; underscores are kept, so
-ReadRequest_Encoding_DefaultBinary is UA_NS0ID_READREQUEST_ENCODING_DEFAULTBINARY.
+ReadRequest_Encoding_DefaultBinary is
+UA_NS0ID_READREQUEST_ENCODING_DEFAULTBINARY.
 Python 3 standard library only; the output depends only on the input files.
 """
 
@@ -45,7 +46,7 @@ def check_schema_version(schema):
 
 
 def license_lines(schema):
-    """The OPC Foundation MIT License 1.00 notice, from the copyright line on."""
+    """The OPC Foundation MIT License 1.00 notice, copyright line on."""
     path = os.path.join(schema, 'LICENSE-OPCFoundation-MIT-1.00.txt')
     with open(path, 'r', encoding='ascii') as f:
         lines = f.read().split('\n')

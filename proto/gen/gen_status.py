@@ -45,7 +45,7 @@ def check_schema_version(schema):
 
 
 def license_lines(schema):
-    """The OPC Foundation MIT License 1.00 notice, from the copyright line on."""
+    """The OPC Foundation MIT License 1.00 notice, copyright line on."""
     path = os.path.join(schema, 'LICENSE-OPCFoundation-MIT-1.00.txt')
     with open(path, 'r', encoding='ascii') as f:
         lines = f.read().split('\n')

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate proto/types_gen.{h,c} from the spec's Opc.Ua.Types.bsd and NodeIds.csv.
+"""Generate proto/types_gen.{h,c} from Opc.Ua.Types.bsd and NodeIds.csv.
 
 Usage: gen_types.py SCHEMA_DIR OUT_DIR
 
@@ -48,7 +48,7 @@ def check_schema_version(schema):
 
 
 def license_lines(schema):
-    """The OPC Foundation MIT License 1.00 notice, from the copyright line on."""
+    """The OPC Foundation MIT License 1.00 notice, copyright line on."""
     path = os.path.join(schema, 'LICENSE-OPCFoundation-MIT-1.00.txt')
     with open(path, 'r', encoding='ascii') as f:
         lines = f.read().split('\n')
@@ -424,7 +424,7 @@ def read_struct(t, el, types):
 
 
 def order_structs(gen):
-    """Structures in BSD order, except that one embedded by value comes first."""
+    """Structures in BSD order, except that an embedded one comes first."""
     done, busy, out = set(), set(), []
 
     def visit(t):

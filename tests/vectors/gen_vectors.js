@@ -231,9 +231,13 @@ addBuiltin(
 
 /* NodeId: node-opcua picks the compact forms exactly as Part 6 §5.2.2.9 allows */
 addBuiltin("nodeid_two_byte", "NodeId i=85 (two-byte form)", "NodeId", numeric(0, 85));
+addBuiltin("nodeid_two_byte_max", "NodeId i=255 (two-byte form, largest id)", "NodeId", numeric(0, 255));
 addBuiltin("nodeid_four_byte", "NodeId ns=5;i=1025 (four-byte form)", "NodeId", numeric(5, 1025));
-addBuiltin("nodeid_numeric_ns", "NodeId ns=300;i=70000 (numeric form, ns > 255)", "NodeId", numeric(300, 70000));
-addBuiltin("nodeid_numeric_id", "NodeId i=100000 (numeric form, id > 65535)", "NodeId", numeric(0, 100000));
+addBuiltin("nodeid_four_byte_min", "NodeId i=256 (four-byte form: id > 255 in ns 0)", "NodeId", numeric(0, 256));
+addBuiltin("nodeid_four_byte_max", "NodeId ns=255;i=65535 (four-byte form, largest ns and id)", "NodeId", numeric(255, 65535));
+addBuiltin("nodeid_numeric_ns", "NodeId ns=256;i=5 (numeric form: ns > 255)", "NodeId", numeric(256, 5));
+addBuiltin("nodeid_numeric_id", "NodeId ns=1;i=65536 (numeric form: id > 65535)", "NodeId", numeric(1, 65536));
+addBuiltin("nodeid_numeric_big", "NodeId ns=300;i=4000000000 (numeric form)", "NodeId", numeric(300, 4000000000));
 addBuiltin(
     "nodeid_string",
     'NodeId ns=2;s="Boiler.Temperature"',
@@ -533,7 +537,7 @@ function readValueId(nodeId, attributeId, indexRange, dataEncoding) {
             "RequestHandle 42, ReturnDiagnostics 0, AuditEntryId null, TimeoutHint 10000, AdditionalHeader none }, " +
             "MaxAge 500.0, TimestampsToReturn Both (2), NodesToRead [4] { " +
             '{ ns=2;s="Boiler.Temperature", 13, null, 0:null }, { i=2258, 13, null, 0:null }, ' +
-            `{ ns=3;g=${GUID_B}, 13, "1:3", 0:null }, { ns=1;i=70000, 4 (BrowseName), null, 0:"Default Binary" } } }`,
+            `{ ns=3;g=${GUID_B}, 13, "1:3", 0:null }, { ns=1;i=70000, 4 (DisplayName), null, 0:"Default Binary" } } }`,
         m
     );
 }

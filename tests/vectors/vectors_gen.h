@@ -206,6 +206,13 @@ static const uint8_t vec_nodeid_two_byte[] = {
 };
 
 /*
+ * nodeid_two_byte_max (2 bytes): NodeId i=255 (two-byte form, largest id)
+ */
+static const uint8_t vec_nodeid_two_byte_max[] = {
+    0x00, 0xff,
+};
+
+/*
  * nodeid_four_byte (4 bytes): NodeId ns=5;i=1025 (four-byte form)
  */
 static const uint8_t vec_nodeid_four_byte[] = {
@@ -213,18 +220,41 @@ static const uint8_t vec_nodeid_four_byte[] = {
 };
 
 /*
- * nodeid_numeric_ns (7 bytes): NodeId ns=300;i=70000 (numeric form, ns >
- * 255)
+ * nodeid_four_byte_min (4 bytes): NodeId i=256 (four-byte form: id > 255 in
+ * ns 0)
  */
-static const uint8_t vec_nodeid_numeric_ns[] = {
-    0x02, 0x2c, 0x01, 0x70, 0x11, 0x01, 0x00,
+static const uint8_t vec_nodeid_four_byte_min[] = {
+    0x01, 0x00, 0x00, 0x01,
 };
 
 /*
- * nodeid_numeric_id (7 bytes): NodeId i=100000 (numeric form, id > 65535)
+ * nodeid_four_byte_max (4 bytes): NodeId ns=255;i=65535 (four-byte form,
+ * largest ns and id)
+ */
+static const uint8_t vec_nodeid_four_byte_max[] = {
+    0x01, 0xff, 0xff, 0xff,
+};
+
+/*
+ * nodeid_numeric_ns (7 bytes): NodeId ns=256;i=5 (numeric form: ns > 255)
+ */
+static const uint8_t vec_nodeid_numeric_ns[] = {
+    0x02, 0x00, 0x01, 0x05, 0x00, 0x00, 0x00,
+};
+
+/*
+ * nodeid_numeric_id (7 bytes): NodeId ns=1;i=65536 (numeric form: id >
+ * 65535)
  */
 static const uint8_t vec_nodeid_numeric_id[] = {
-    0x02, 0x00, 0x00, 0xa0, 0x86, 0x01, 0x00,
+    0x02, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00,
+};
+
+/*
+ * nodeid_numeric_big (7 bytes): NodeId ns=300;i=4000000000 (numeric form)
+ */
+static const uint8_t vec_nodeid_numeric_big[] = {
+    0x02, 0x2c, 0x01, 0x00, 0x28, 0x6b, 0xee,
 };
 
 /*
@@ -641,7 +671,7 @@ static const uint8_t vec_diaginfo_full[] = {
  * AdditionalHeader none }, MaxAge 500.0, TimestampsToReturn Both (2),
  * NodesToRead [4] { { ns=2;s="Boiler.Temperature", 13, null, 0:null }, {
  * i=2258, 13, null, 0:null }, { ns=3;g=0D4455B2-8D2F-47EA-A84A-9EDF9DCE5B35,
- * 13, "1:3", 0:null }, { ns=1;i=70000, 4 (BrowseName), null, 0:"Default
+ * 13, "1:3", 0:null }, { ns=1;i=70000, 4 (DisplayName), null, 0:"Default
  * Binary" } } }
  */
 static const uint8_t vec_read_request[] = {
@@ -868,9 +898,13 @@ static const struct vec_entry vec_table[] = {
     { "bytestring_null", vec_bytestring_null, sizeof vec_bytestring_null },
     { "xmlelement", vec_xmlelement, sizeof vec_xmlelement },
     { "nodeid_two_byte", vec_nodeid_two_byte, sizeof vec_nodeid_two_byte },
+    { "nodeid_two_byte_max", vec_nodeid_two_byte_max, sizeof vec_nodeid_two_byte_max },
     { "nodeid_four_byte", vec_nodeid_four_byte, sizeof vec_nodeid_four_byte },
+    { "nodeid_four_byte_min", vec_nodeid_four_byte_min, sizeof vec_nodeid_four_byte_min },
+    { "nodeid_four_byte_max", vec_nodeid_four_byte_max, sizeof vec_nodeid_four_byte_max },
     { "nodeid_numeric_ns", vec_nodeid_numeric_ns, sizeof vec_nodeid_numeric_ns },
     { "nodeid_numeric_id", vec_nodeid_numeric_id, sizeof vec_nodeid_numeric_id },
+    { "nodeid_numeric_big", vec_nodeid_numeric_big, sizeof vec_nodeid_numeric_big },
     { "nodeid_string", vec_nodeid_string, sizeof vec_nodeid_string },
     { "nodeid_guid", vec_nodeid_guid, sizeof vec_nodeid_guid },
     { "nodeid_opaque", vec_nodeid_opaque, sizeof vec_nodeid_opaque },

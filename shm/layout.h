@@ -1,0 +1,220 @@
+/*
+ * shm/layout.h: the shared-memory segment, the broker <-> worker contract.
+ *
+ * Only struct definitions, constants and static_asserts (STYLE §6).  Every
+ * reference between structures is an offset or an index, never a pointer:
+ * each process maps the segment where it likes.
+ *
+ *   +-------------------+ 0
+ *   | shm_header        |  magic, layout version, size, region table
+ *   +-------------------+
+ *   | region SHM_R_*    |  each at header.regions[r].off, 128-byte aligned
+ *   | ...               |
+ *   +-------------------+ header.size
+ *
+ * Writers: the broker builds the node store, the string heap, the index and
+ * the reference-type matrix once, before any worker attaches; they are
+ * read-only afterwards.  Value slots and the value heap are written by the
+ * broker only, under the seqlock protocol of shm/value.c.  Interest masks are
+ * written by workers, each only its own bit.
+ */
+#ifndef SHM_LAYOUT_H
+#define SHM_LAYOUT_H
+
+#include <assert.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SHM_MAGIC          0x52424155u     /* "UABR" */
+#define SHM_LAYOUT_VERSION 1u
+#define SHM_CACHELINE      128
+#define SHM_NONE           0xFFFFFFFFu     /* no node, no slot, no offset */
+
+/* Regions of the segment. */
+enum shm_region {
+    SHM_R_NODES = 0,        /* struct shm_node[nnodes] */
+    SHM_R_REFS,             /* struct shm_ref[nrefs] */
+    SHM_R_INDEX,            /* struct shm_index_entry[index_cap] */
+    SHM_R_STRINGS,          /* string heap: { uint32 len; bytes } records */
+    SHM_R_REFTYPES,         /* struct shm_reftypes */
+    SHM_R_SLOTS,            /* struct shm_value_slot[nslots] */
+    SHM_R_VHEAP,            /* value heap blocks */
+    SHM_R_INTEREST,         /* _Atomic uint64_t[nslots]: worker bits */
+    SHM_R_MAX = 16
+};
+
+struct shm_region_desc {
+    uint64_t off;
+    uint64_t size;
+};
+
+/* Node classes, Part 3 §8.29 (the NodeClass enumeration values). */
+#define SHM_NC_OBJECT        1
+#define SHM_NC_VARIABLE      2
+#define SHM_NC_METHOD        4
+#define SHM_NC_OBJECTTYPE    8
+#define SHM_NC_VARIABLETYPE  16
+#define SHM_NC_REFERENCETYPE 32
+#define SHM_NC_DATATYPE      64
+#define SHM_NC_VIEW          128
+
+/* NodeId identifier types, the IdType enumeration (Part 3 §8.2.3). */
+#define SHM_ID_NUMERIC 0
+#define SHM_ID_STRING  1
+#define SHM_ID_GUID    2
+#define SHM_ID_OPAQUE  3
+
+/* struct shm_node.flags */
+#define SHM_NF_ABSTRACT          0x01   /* IsAbstract */
+#define SHM_NF_SYMMETRIC         0x02   /* Symmetric */
+#define SHM_NF_CONTAINS_NO_LOOPS 0x04   /* ContainsNoLoops */
+#define SHM_NF_HISTORIZING       0x08   /* Historizing */
+#define SHM_NF_EXECUTABLE        0x10   /* Executable */
+#define SHM_NF_USER_EXECUTABLE   0x20   /* UserExecutable */
+
+/*
+ * One node: every attribute our services read, except Value (in a value
+ * slot) and the strings (string-heap offsets, 0 = absent).
+ */
+struct shm_node {
+    uint32_t id;                /* numeric id, or heap offset of the id bytes */
+    uint16_t ns;
+    uint8_t  idtype;            /* SHM_ID_* */
+    uint8_t  node_class;        /* SHM_NC_* */
+    uint32_t browse_name;       /* heap offset of the name */
+    uint16_t browse_ns;
+    uint8_t  flags;             /* SHM_NF_* */
+    uint8_t  event_notifier;
+    uint32_t dn_text;           /* DisplayName */
+    uint32_t dn_locale;
+    uint32_t desc_text;         /* Description */
+    uint32_t desc_locale;
+    uint32_t write_mask;
+    uint32_t user_write_mask;
+    uint32_t refs;              /* first of nrefs in SHM_R_REFS */
+    uint32_t nrefs;
+    uint32_t super;             /* types: supertype node index, else SHM_NONE */
+    uint32_t type_def;          /* objects, variables: TypeDefinition node */
+    union {
+        struct {                /* Variable, VariableType */
+            uint32_t data_type;         /* node index */
+            int32_t  value_rank;
+            uint32_t array_dims;        /* heap offset: { n; uint32 dims[n] } */
+            uint32_t slot;              /* value slot or SHM_NONE */
+        } var;
+        struct {                /* ReferenceType */
+            uint32_t inv_text;          /* InverseName */
+            uint32_t inv_locale;
+            uint32_t reftype;           /* index in struct shm_reftypes */
+            uint32_t unused;
+        } ref;
+    } u;
+    uint32_t access_level_ex;   /* AccessLevelEx; its low byte is AccessLevel */
+    uint8_t  user_access_level;
+    uint8_t  pad[3];
+    double   min_sampling;      /* MinimumSamplingInterval, ms */
+};
+static_assert(sizeof(struct shm_node) == 88, "shm_node size");
+static_assert(offsetof(struct shm_node, u) == 56, "shm_node.u");
+static_assert(offsetof(struct shm_node, min_sampling) % 8 == 0, "align");
+
+#define SHM_REF_INVERSE 0x0001
+
+/* A reference; every reference is stored at both of its ends. */
+struct shm_ref {
+    uint32_t target;            /* node index */
+    uint16_t reftype;           /* index in struct shm_reftypes */
+    uint16_t flags;             /* SHM_REF_INVERSE */
+};
+static_assert(sizeof(struct shm_ref) == 8, "shm_ref size");
+
+/* NodeId hash index: open addressing, linear probing; node SHM_NONE = empty. */
+struct shm_index_entry {
+    uint32_t hash;
+    uint32_t node;
+};
+static_assert(sizeof(struct shm_index_entry) == 8, "index entry");
+
+#define SHM_REFTYPES_MAX 256
+
+/*
+ * Reference types and their subtype closure: sub[a] has bit b set when a is
+ * b or a subtype of b, so includeSubtypes is one bit test.
+ */
+struct shm_reftypes {
+    uint32_t n;
+    uint32_t pad;
+    uint32_t node[SHM_REFTYPES_MAX];                    /* node index */
+    uint64_t sub[SHM_REFTYPES_MAX][SHM_REFTYPES_MAX / 64];
+};
+static_assert(sizeof(struct shm_reftypes) % 8 == 0, "reftypes");
+
+#define SHM_VALUE_INLINE 32
+
+/* struct shm_value_slot.flags */
+#define SHM_VF_HEAP      0x01   /* the bytes live in the value heap */
+#define SHM_VF_SOURCE_TS 0x02
+#define SHM_VF_SERVER_TS 0x04
+
+/*
+ * One value: the encoded Variant and its status and timestamps, under a
+ * seqlock.  W: broker only; R: workers (copy, then re-check seq).
+ */
+struct shm_value_slot {
+    _Atomic uint32_t seq;       /* odd while the broker writes */
+    _Atomic uint32_t len;       /* bytes of the encoded Variant */
+    _Atomic uint32_t heap;      /* value-heap offset when SHM_VF_HEAP */
+    _Atomic uint32_t status;
+    _Atomic int64_t  source_ts;
+    _Atomic int64_t  server_ts;
+    _Atomic uint16_t source_ps;
+    _Atomic uint16_t server_ps;
+    _Atomic uint32_t flags;     /* SHM_VF_* */
+    uint8_t          inl[SHM_VALUE_INLINE - 8];
+};
+static_assert(sizeof(struct shm_value_slot) == 64, "value slot size");
+
+/*
+ * Value-heap block header.  Blocks are powers of two from
+ * SHM_VHEAP_MIN_SHIFT; a freed block keeps its class forever, so a reader
+ * racing a reuse reads bytes of the right bounds and then sees the slot's
+ * sequence changed.
+ */
+#define SHM_VHEAP_MIN_SHIFT 6           /* 64-byte blocks */
+#define SHM_VHEAP_CLASSES   21          /* up to 64 MiB */
+
+struct shm_vblock {
+    uint32_t cls;                       /* size class */
+    uint32_t next;                      /* free list: next block offset */
+};
+
+/* The broker's allocator state for the value heap.  W: broker only. */
+struct shm_vheap {
+    uint64_t top;                       /* bump pointer (heap offset) */
+    uint64_t size;
+    uint32_t free[SHM_VHEAP_CLASSES];   /* first free block offset, 0 none */
+    uint32_t pad;
+    uint64_t blocks_used;
+    uint64_t bytes_used;
+};
+
+struct shm_header {
+    uint32_t               magic;       /* SHM_MAGIC */
+    uint32_t               version;     /* SHM_LAYOUT_VERSION */
+    uint64_t               size;        /* whole segment */
+    struct shm_region_desc regions[SHM_R_MAX];
+    /* Node store, W: broker at build time. */
+    uint32_t               nnodes;
+    uint32_t               nrefs;
+    uint32_t               index_cap;   /* power of two */
+    uint32_t               nslots;
+    uint64_t               strings_used;
+    uint32_t               ns0_nodes;   /* nodes of namespace 0 */
+    _Atomic uint32_t       ready;       /* 1 once the build is complete */
+    struct shm_vheap       vheap;
+};
+static_assert(offsetof(struct shm_header, regions) == 16, "header");
+
+#endif /* SHM_LAYOUT_H */

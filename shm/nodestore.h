@@ -1,0 +1,128 @@
+/*
+ * shm/nodestore.h: the address space in the segment: nodes, references,
+ * strings, the NodeId hash index and the reference-type subtype closure.
+ *
+ * The broker builds it once (the shm_nodestore_add_* calls, then
+ * shm_nodestore_finish) before any worker attaches; afterwards it is
+ * read-only and any number of processes read it with no lock.
+ *
+ * shm/ does not know proto/'s types: a NodeId is a struct shm_nodekey.
+ */
+#ifndef SHM_NODESTORE_H
+#define SHM_NODESTORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "layout.h"
+#include "segment.h"
+
+/* A NodeId to look up or add. */
+struct shm_nodekey {
+    uint16_t       ns;
+    uint8_t        idtype;      /* SHM_ID_* */
+    uint32_t       num;         /* SHM_ID_NUMERIC */
+    const uint8_t *bytes;       /* the others: the identifier bytes */
+    uint32_t       len;         /* 16 for a GUID */
+};
+
+/* This process's view of the node store. */
+struct shm_nodestore {
+    const struct shm_segment     *seg;
+    struct shm_node              *nodes;
+    struct shm_ref               *refs;
+    struct shm_index_entry       *index;
+    uint8_t                      *strings;
+    struct shm_reftypes          *reftypes;
+    uint32_t                      nnodes;
+    uint32_t                      nrefs;
+    uint32_t                      index_mask;
+    uint64_t                      strings_size;
+    /* Build state, broker only. */
+    uint32_t                      cap_nodes;
+    uint32_t                      cap_refs;
+    uint64_t                      strings_used;
+};
+
+/* Bind to an attached (or freshly created) segment. 0 or -EPROTO. */
+int shm_nodestore_open(struct shm_nodestore *ns, const struct shm_segment *s);
+
+/* --- reading (any process) ------------------------------------------- */
+
+/* The node index of key, or SHM_NONE. */
+uint32_t shm_nodestore_lookup(const struct shm_nodestore *ns,
+                              const struct shm_nodekey *key);
+
+/* Node i's NodeId as a key (bytes point into the segment). */
+void shm_nodestore_key(const struct shm_nodestore *ns, uint32_t i,
+                       struct shm_nodekey *key);
+
+/*
+ * A heap string: *len bytes at the returned pointer, or NULL for offset 0
+ * or an offset outside the heap.
+ */
+const uint8_t *shm_nodestore_string(const struct shm_nodestore *ns,
+                                    uint32_t off, uint32_t *len);
+
+/* True when reference type a is b or one of b's subtypes. */
+static inline bool
+shm_nodestore_reftype_is(const struct shm_nodestore *ns, uint32_t a,
+                         uint32_t b)
+{
+    if (a >= SHM_REFTYPES_MAX || b >= SHM_REFTYPES_MAX)
+        return false;
+    return (ns->reftypes->sub[a][b >> 6] >> (b & 63)) & 1;
+}
+
+/* The reftype index of reference-type node i, or SHM_NONE. */
+uint32_t shm_nodestore_reftype_of(const struct shm_nodestore *ns, uint32_t i);
+
+/* True when node a is node b or a subtype of it (walks `super`). */
+bool shm_nodestore_is_subtype(const struct shm_nodestore *ns, uint32_t a,
+                              uint32_t b);
+
+/* The 32-bit hash the index uses. */
+uint32_t shm_nodekey_hash(const struct shm_nodekey *key);
+
+/* --- building (broker only, before shm_nodestore_finish) ------------- */
+
+/* Start building into a segment created for plan p. */
+int shm_nodestore_build_init(struct shm_nodestore *ns,
+                             const struct shm_segment *s);
+
+/* Intern len bytes in the heap (deduplicated); offset, or 0 when full. */
+uint32_t shm_nodestore_intern(struct shm_nodestore *ns, const void *bytes,
+                              uint32_t len);
+
+/*
+ * Append a node with NodeId key; its other fields are zero except super,
+ * type_def, the var/ref union (SHM_NONE where they are indices) and
+ * user_access_level.  The node index, or SHM_NONE when full or when key
+ * exists already.
+ */
+uint32_t shm_nodestore_add(struct shm_nodestore *ns,
+                           const struct shm_nodekey *key, uint8_t node_class);
+
+/* Node i for the builder to fill in. */
+static inline struct shm_node *
+shm_nodestore_node(const struct shm_nodestore *ns, uint32_t i)
+{
+    return &ns->nodes[i];
+}
+
+/*
+ * Record a reference src --reftype_node--> dst (node indices); it is stored
+ * at both ends when shm_nodestore_finish runs.  0 or -ENOSPC.
+ */
+int shm_nodestore_add_ref(struct shm_nodestore *ns, uint32_t src,
+                          uint32_t reftype_node, uint32_t dst);
+
+/*
+ * Sort references per node, fill the subtype closure of the reference types
+ * (HasSubtype is ns=0;i=45), set type_def from HasTypeDefinition (i=40) and
+ * super from HasSubtype, and mark the segment ready.  0 or -errno.
+ */
+int shm_nodestore_finish(struct shm_nodestore *ns);
+
+#endif /* SHM_NODESTORE_H */
