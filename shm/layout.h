@@ -151,7 +151,7 @@ struct shm_reftypes {
 };
 static_assert(sizeof(struct shm_reftypes) % 8 == 0, "reftypes");
 
-#define SHM_VALUE_INLINE 32
+#define SHM_VALUE_INLINE 24      /* encoded Variant bytes kept in the slot */
 
 /* struct shm_value_slot.flags */
 #define SHM_VF_HEAP      0x01   /* the bytes live in the value heap */
@@ -172,7 +172,7 @@ struct shm_value_slot {
     _Atomic uint16_t source_ps;
     _Atomic uint16_t server_ps;
     _Atomic uint32_t flags;     /* SHM_VF_* */
-    uint8_t          inl[SHM_VALUE_INLINE - 8];
+    uint8_t          inl[SHM_VALUE_INLINE];
 };
 static_assert(sizeof(struct shm_value_slot) == 64, "value slot size");
 

@@ -39,10 +39,21 @@ struct shm_nodestore {
     uint32_t                      nrefs;
     uint32_t                      index_mask;
     uint64_t                      strings_size;
-    /* Build state, broker only. */
+    /* Build state, broker only (process-local memory, freed by finish). */
     uint32_t                      cap_nodes;
     uint32_t                      cap_refs;
     uint64_t                      strings_used;
+    uint32_t                     *intern;       /* heap offsets, 0 empty */
+    uint32_t                      intern_mask;
+    uint32_t                      intern_n;
+    struct shm_pending_ref       *pending;      /* forward references */
+    uint32_t                      npending;
+};
+
+struct shm_pending_ref {
+    uint32_t src;
+    uint32_t reftype_node;
+    uint32_t dst;
 };
 
 /* Bind to an attached (or freshly created) segment. 0 or -EPROTO. */
@@ -87,9 +98,16 @@ uint32_t shm_nodekey_hash(const struct shm_nodekey *key);
 
 /* --- building (broker only, before shm_nodestore_finish) ------------- */
 
-/* Start building into a segment created for plan p. */
+/*
+ * Start building into a segment fresh from shm_segment_create.  Allocates
+ * the builder's scratch tables (freed by finish or build_abort).  0 or
+ * -ENOMEM.
+ */
 int shm_nodestore_build_init(struct shm_nodestore *ns,
                              const struct shm_segment *s);
+
+/* Free the builder's scratch tables without finishing. */
+void shm_nodestore_build_abort(struct shm_nodestore *ns);
 
 /* Intern len bytes in the heap (deduplicated); offset, or 0 when full. */
 uint32_t shm_nodestore_intern(struct shm_nodestore *ns, const void *bytes,

@@ -57,10 +57,14 @@ static Suite *vec_suite(void);
 /* A ByteString over a whole array. */
 #define BYTES(a)  { (int32_t)sizeof(a), (a) }
 
-#define NUM(ns_, n_)  { .ns = (ns_), .idtype = UA_IDTYPE_NUMERIC, .id.num = (n_) }
-#define STR(ns_, lit) { .ns = (ns_), .idtype = UA_IDTYPE_STRING, .id.str = S(lit) }
-#define OPQ(ns_, arr) { .ns = (ns_), .idtype = UA_IDTYPE_OPAQUE, .id.str = BYTES(arr) }
-#define GUIDID(ns_, g) { .ns = (ns_), .idtype = UA_IDTYPE_GUID, .id.guid = g }
+#define NUM(ns_, n_) \
+    { .ns = (ns_), .idtype = UA_IDTYPE_NUMERIC, .id.num = (n_) }
+#define STR(ns_, lit) \
+    { .ns = (ns_), .idtype = UA_IDTYPE_STRING, .id.str = S(lit) }
+#define OPQ(ns_, arr) \
+    { .ns = (ns_), .idtype = UA_IDTYPE_OPAQUE, .id.str = BYTES(arr) }
+#define GUIDID(ns_, g) \
+    { .ns = (ns_), .idtype = UA_IDTYPE_GUID, .id.guid = g }
 
 #define EXP(node_)    { .node = node_, .ns_uri = SNULL, .server_index = 0 }
 
@@ -70,8 +74,9 @@ static Suite *vec_suite(void);
 
 #define EO_NONE       { .type_id = NUM(0, 0), .encoding = UA_EO_NONE, \
                         .type = NULL, .obj = NULL, .body = SNULL }
-#define EO(encid, ti, p) { .type_id = NUM(0, encid), .encoding = UA_EO_DECODED, \
-                        .type = &ua_types[ti], .obj = (p), .body = SNULL }
+#define EO(encid, ti, p) \
+    { .type_id = NUM(0, encid), .encoding = UA_EO_DECODED, \
+      .type = &ua_types[ti], .obj = (p), .body = SNULL }
 
 /* Variadic: the value may be a compound literal with commas in it. */
 #define VSCALAR(bt, ...) { .type = (bt), .is_array = 0, .n = 0, .ndims = -1, \
@@ -134,7 +139,8 @@ static const struct ua_string v_xmlelement = S("<Temp unit=\"C\">21.5</Temp>");
 
 static uint8_t opaque_id[] = { 0xde, 0xad, 0xbe, 0xef, 0x01 };
 
-static const struct ua_nodeid v_nodeid_two_byte = NUM(0, UA_NS0ID_OBJECTSFOLDER);
+static const struct ua_nodeid v_nodeid_two_byte =
+    NUM(0, UA_NS0ID_OBJECTSFOLDER);
 static const struct ua_nodeid v_nodeid_two_byte_max = NUM(0, 255);
 static const struct ua_nodeid v_nodeid_four_byte = NUM(5, 1025);
 static const struct ua_nodeid v_nodeid_four_byte_min = NUM(0, 256);
