@@ -58,8 +58,11 @@ NANOMSG_CFLAGS = $(call pkg,NANOMSG_CFLAGS,--cflags nanomsg)
 NANOMSG_LIBS   = $(call pkg,NANOMSG_LIBS,--libs nanomsg)
 CHECK_CFLAGS   = $(call pkg,CHECK_CFLAGS,--cflags check)
 CHECK_LIBS     = $(call pkg,CHECK_LIBS,--libs check)
+INIH_CFLAGS    = $(call pkg,INIH_CFLAGS,--cflags inih)
+INIH_LIBS      = $(call pkg,INIH_LIBS,--libs inih)
 
-LIB_CPPFLAGS = $(EVENT_CFLAGS) $(WOLFSSL_CFLAGS) $(NANOMSG_CFLAGS)
+LIB_CPPFLAGS = $(EVENT_CFLAGS) $(WOLFSSL_CFLAGS) $(NANOMSG_CFLAGS) \
+               $(INIH_CFLAGS)
 build/tests/unit/%.o build/san/tests/unit/%.o: LIB_CPPFLAGS += $(CHECK_CFLAGS)
 
 # Plain objects live in build/, sanitized ones in build/san/.  Both pattern
@@ -88,6 +91,9 @@ PROTO_SRCS  := $(wildcard proto/*.c)
 SHM_SRCS    := $(wildcard shm/*.c)
 BROKER_SRCS := $(wildcard broker/*.c)
 WORKER_SRCS := $(wildcard worker/*.c)
+# Everything but main.c goes into lib<m>.a, so unit tests can link it.
+BKLIB_SRCS  := $(filter-out broker/main.c,$(BROKER_SRCS))
+WKLIB_SRCS  := $(filter-out worker/main.c,$(WORKER_SRCS))
 
 objs = $(patsubst %.c,$(1)/%.o,$(2))
 
@@ -98,6 +104,8 @@ WORKER_OBJS := $(call objs,$(B),$(WORKER_SRCS))
 
 LIBPROTO := $(B)/libproto.a
 LIBSHM   := $(B)/libshm.a
+LIBBROKER := $(B)/libbroker.a
+LIBWORKER := $(B)/libworker.a
 UABROKER := $(B)/uabroker
 UAWORKER := $(B)/uaworker
 
@@ -113,15 +121,20 @@ $(1)/lib$(2).a: $(call objs,$(1),$(3))
 endef
 $(foreach d,build build/san,\
   $(eval $(call archive,$(d),proto,$(PROTO_SRCS)))\
-  $(eval $(call archive,$(d),shm,$(SHM_SRCS))))
+  $(eval $(call archive,$(d),shm,$(SHM_SRCS)))\
+  $(eval $(call archive,$(d),broker,$(BKLIB_SRCS)))\
+  $(eval $(call archive,$(d),worker,$(WKLIB_SRCS))))
 
-APP_LIBS = $(LIBSHM) $(LIBPROTO) $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS)
+APP_LIBS = $(LIBSHM) $(LIBPROTO) $(EVENT_LIBS) $(NANOMSG_LIBS) \
+           $(WOLFSSL_LIBS) -lm
 
-$(UABROKER): $(BROKER_OBJS) $(LIBSHM) $(LIBPROTO)
-	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(BROKER_OBJS) $(APP_LIBS)
+$(UABROKER): $(B)/broker/main.o $(LIBBROKER) $(LIBSHM) $(LIBPROTO)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(B)/broker/main.o \
+	  $(LIBBROKER) $(APP_LIBS) $(INIH_LIBS)
 
-$(UAWORKER): $(WORKER_OBJS) $(LIBSHM) $(LIBPROTO)
-	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(WORKER_OBJS) $(APP_LIBS)
+$(UAWORKER): $(B)/worker/main.o $(LIBWORKER) $(LIBSHM) $(LIBPROTO)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(B)/worker/main.o \
+	  $(LIBWORKER) $(APP_LIBS)
 
 .PHONY: all
 all: $(LIBPROTO) $(LIBSHM) $(UABROKER) $(UAWORKER)
@@ -133,8 +146,13 @@ all: $(LIBPROTO) $(LIBSHM) $(UABROKER) $(UAWORKER)
 # the layering too.  UNIT_LIBS_<m> adds the one outside library module <m>
 # may use.
 
-UNIT_LIBS_proto = $(WOLFSSL_LIBS)
-UNIT_LIBS_shm   = $(NANOMSG_LIBS)
+UNIT_LIBS_proto  = $(WOLFSSL_LIBS)
+UNIT_LIBS_shm    = $(NANOMSG_LIBS)
+# broker/ and worker/ stand on proto/ and shm/ (DESIGN.md §5).
+UNIT_LIBS_broker = $(B)/libshm.a $(B)/libproto.a $(INIH_LIBS) $(EVENT_LIBS) \
+                   $(NANOMSG_LIBS) $(WOLFSSL_LIBS)
+UNIT_LIBS_worker = $(B)/libshm.a $(B)/libproto.a $(EVENT_LIBS) \
+                   $(NANOMSG_LIBS) $(WOLFSSL_LIBS)
 
 UNIT_SRCS    := $(sort $(wildcard tests/unit/*/check_*.c))
 UNIT_MODULES := $(sort $(patsubst tests/unit/%/,%,$(dir $(UNIT_SRCS))))
@@ -142,7 +160,8 @@ UNIT_TESTS   := $(patsubst %.c,$(B)/%,$(UNIT_SRCS))
 
 define unit_module
 $(filter $(B)/tests/unit/$(1)/%,$(UNIT_TESTS)): \
-  $(B)/tests/unit/$(1)/%: $(B)/tests/unit/$(1)/%.o $(B)/lib$(1).a
+  $(B)/tests/unit/$(1)/%: $(B)/tests/unit/$(1)/%.o $(B)/lib$(1).a \
+  $(filter %.a,$(UNIT_LIBS_$(1)))
 	$$(CC) $$(CFLAGS) $$(CHECK_CFLAGS) $$(B_FLAGS) $$(LDFLAGS) -o $$@ $$< \
 	  $(B)/lib$(1).a \
 	  $$(UNIT_LIBS_$(1)) $$(CHECK_LIBS) -lm
@@ -225,17 +244,18 @@ regen:
 	$(PYTHON) proto/gen/gen_nodeids.py $(SCHEMA) proto
 	$(PYTHON) proto/gen/gen_status.py $(SCHEMA) proto
 	$(PYTHON) proto/gen/gen_attrs.py $(SCHEMA) proto
+	$(PYTHON) broker/gen/gen_ns0.py $(SCHEMA) broker
 
-# Fails when regen changes a tracked file under proto/ or creates a file
+# Fails when regen changes a tracked file under proto/ or broker/ or creates a file
 # there that is not committed (files untracked before regen are left alone).
 regen-check:
 	@git rev-parse --is-inside-work-tree >/dev/null 2>&1 || { \
 	    echo "regen-check: not a git work tree" >&2; exit 1; }
 	@mkdir -p build
-	@git ls-files --others --exclude-standard -- proto | sort \
+	@git ls-files --others --exclude-standard -- proto broker | sort \
 	    > build/regen-untracked.before
 	$(MAKE) --no-print-directory regen
-	@git ls-files --others --exclude-standard -- proto | sort \
+	@git ls-files --others --exclude-standard -- proto broker | sort \
 	    > build/regen-untracked.after
 	@new=$$(comm -13 build/regen-untracked.before \
 	                 build/regen-untracked.after); \
@@ -243,7 +263,7 @@ regen-check:
 	    echo "regen-check: regen created files that are not committed:" >&2; \
 	    echo "$$new" >&2; exit 1; \
 	fi
-	@git diff --exit-code --stat -- proto || { \
+	@git diff --exit-code --stat -- proto broker || { \
 	    echo "regen-check: generated files under proto/ differ from what" \
 	         "regen makes from $(SCHEMA); run 'make regen' and commit" \
 	         "the result (or fix the generator)" >&2; \
@@ -318,6 +338,19 @@ $(BENCH_CODEC): build/tests/bench/bench_codec.o build/libproto.a
 bench-codec: $(BENCH_CODEC)
 	./$(BENCH_CODEC) $(BENCH_ARGS)
 
+BENCH_ADDRSPACE := build/bench/bench_addrspace
+
+$(BENCH_ADDRSPACE): build/tests/bench/bench_addrspace.o build/libshm.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lm
+
+# Node-store and value-slot micro benchmarks, then the whole build at
+# 1,000 / 100,000 / 1,000,000 variables (uabroker --once).
+.PHONY: bench-addrspace
+bench-addrspace: $(BENCH_ADDRSPACE) build/uabroker
+	./$(BENCH_ADDRSPACE) $(BENCH_ARGS)
+	sh tests/bench/bench_build.sh build/uabroker $(BENCH_ARGS)
+
 # ---------------------------------------------------------------- clean
 
 .PHONY: clean
@@ -327,7 +360,8 @@ clean:
 # Header dependencies of every object that can exist.
 -include $(wildcard $(patsubst %.o,%.d, \
     $(call objs,build,$(PROTO_SRCS) $(SHM_SRCS) $(BROKER_SRCS) \
-                      $(WORKER_SRCS) $(UNIT_SRCS) tests/bench/bench_codec.c) \
+                      $(WORKER_SRCS) $(UNIT_SRCS) tests/bench/bench_codec.c \
+                      tests/bench/bench_addrspace.c) \
     $(call objs,build/san,$(PROTO_SRCS) $(SHM_SRCS) $(BROKER_SRCS) \
                           $(WORKER_SRCS) $(UNIT_SRCS)) \
     $(FUZZ_PROTO_OBJS) $(patsubst %.c,build/fuzz/obj/%.o,$(FUZZ_SRCS))))

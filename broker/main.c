@@ -1,34 +1,57 @@
 /*
- * broker/main.c: uabroker command line.
+ * broker/main.c: uabroker, the broker process.
  *
- * A stub until the server exists: it parses the options the server will
- * take (DESIGN.md §6: -p PORT, -w WORKERS, --help, --version), prints the
- * endpoint and worker count it would serve with, says that the server is not
- * implemented yet and exits 0.  Bad options exit 2 with a usage message.
+ * Reads the configuration (file, then command line), builds the address
+ * space into shared memory, then runs its event loop: the live Server nodes
+ * tick every second and the Simulation variables change at their configured
+ * rate.  Worker supervision and the stats endpoint join this loop with the
+ * server issue.
+ *
+ * Exit codes: 0 after a clean stop, 1 when the start fails, 2 for a usage or
+ * configuration error (nginx's convention, STYLE §4).
  */
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
+#include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+#include <event2/event_struct.h>
+
+#include "addrspace.h"
+#include "config.h"
+#include "proto/types.h"
 #include "proto/version.h"
 
-#define BK_PORT_DEFAULT 4840
-/* One interest bit per worker slot in a 64-bit mask (DESIGN.md §2). */
 #define BK_WORKERS_MAX 64
 
-struct bk_opts {
-    long port;
-    long workers;
+struct bk_main {
+    struct bk_config     conf;
+    struct bk_addrspace  as;
+    struct event_base   *base;
+    struct event         tick;
+    struct event         sim;
+    struct event         sigint;
+    struct event         sigterm;
+    uint32_t             counter;
+    double               sim_t;
+    uint64_t             rng;
 };
 
 static void bk_usage(FILE *f);
-static int bk_parse_long(const char *s, long min, long max, long *out);
-static long bk_workers_default(void);
-static int bk_opts_parse(struct bk_opts *o, int argc, char **argv);
+static int bk_args(struct bk_main *m, int argc, char **argv, int *mode);
+static int64_t bk_now(void);
+static void bk_on_tick(evutil_socket_t fd, short what, void *arg);
+static void bk_on_sim(evutil_socket_t fd, short what, void *arg);
+static void bk_on_signal(evutil_socket_t fd, short what, void *arg);
+static int bk_run(struct bk_main *m);
+
+enum { BK_MODE_SERVE, BK_MODE_CHECK, BK_MODE_PRINT, BK_MODE_ONCE };
 
 static const char bk_prog[] = "uabroker";
 
@@ -36,117 +59,237 @@ static void
 bk_usage(FILE *f)
 {
     fprintf(f,
-            "Usage: %s [-p PORT] [-w WORKERS]\n"
-            "\n"
-            "  -p PORT       opc.tcp port to listen on (default %d)\n"
-            "  -w WORKERS    worker processes, 1..%d (default: one per "
-            "online CPU)\n"
-            "  --help        show this help and exit\n"
-            "  --version     show the version and exit\n",
-            bk_prog, BK_PORT_DEFAULT, BK_WORKERS_MAX);
+        "Usage: %s [options]\n"
+        "\n"
+        "  -c FILE             read the configuration from FILE (INI)\n"
+        "  -p PORT             opc.tcp port (server.port, default 4840)\n"
+        "  -w WORKERS          worker processes, 0 = one per CPU, at most %d\n"
+        "  --stats ADDR:PORT   stats endpoint (stats.listen)\n"
+        "  --runtime-dir DIR   sockets directory (server.runtime_dir)\n"
+        "  --vars N            Objects/Demo/Vars size (addrspace.vars)\n"
+        "  --set SECTION.KEY=VALUE   any other setting\n"
+        "  -t                  check the configuration and exit\n"
+        "  --print-config      print the configuration in effect and exit\n"
+        "  --once              build the address space, report it, exit\n"
+        "  --help              show this help and exit\n"
+        "  --version           show the version and exit\n",
+        bk_prog, BK_WORKERS_MAX);
 }
 
-/* Parse a whole decimal number in [min, max]; 0 or -EINVAL. */
 static int
-bk_parse_long(const char *s, long min, long max, long *out)
+bk_args(struct bk_main *m, int argc, char **argv, int *mode)
 {
-    char *end;
-    long v;
+    enum { O_STATS = 256, O_RUNDIR, O_VARS, O_SET, O_PRINT, O_ONCE, O_HELP,
+           O_VERSION };
+    static const struct option opts[] = {
+        { "stats", required_argument, NULL, O_STATS },
+        { "runtime-dir", required_argument, NULL, O_RUNDIR },
+        { "vars", required_argument, NULL, O_VARS },
+        { "set", required_argument, NULL, O_SET },
+        { "print-config", no_argument, NULL, O_PRINT },
+        { "once", no_argument, NULL, O_ONCE },
+        { "help", no_argument, NULL, O_HELP },
+        { "version", no_argument, NULL, O_VERSION },
+        { NULL, 0, NULL, 0 }
+    };
+    char        err[512];
+    const char *file = NULL;
+    int         c;
 
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < min || v > max) {
-        return -EINVAL;
+    /* The file first, whatever the order: the command line overrides it. */
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "c:p:w:t", opts, NULL)) != -1)
+        if (c == 'c')
+            file = optarg;
+    if (file != NULL && bk_config_load(&m->conf, file, err, sizeof(err)) != 0) {
+        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        return -1;
     }
-    *out = v;
+    optind = 1;
+    opterr = 1;
+    while ((c = getopt_long(argc, argv, "c:p:w:t", opts, NULL)) != -1) {
+        const char *key = NULL;
+        char        kv[300];
+
+        switch (c) {
+        case 'c':
+            continue;
+        case 'p': key = "server.port"; break;
+        case 'w': key = "server.workers"; break;
+        case O_STATS: key = "stats.listen"; break;
+        case O_RUNDIR: key = "server.runtime_dir"; break;
+        case O_VARS: key = "addrspace.vars"; break;
+        case O_SET: {
+            char *eq = strchr(optarg, '=');
+
+            if (eq == NULL || (size_t)(eq - optarg) >= sizeof(kv)) {
+                fprintf(stderr, "%s: --set wants SECTION.KEY=VALUE\n",
+                        bk_prog);
+                return -1;
+            }
+            memcpy(kv, optarg, (size_t)(eq - optarg));
+            kv[eq - optarg] = '\0';
+            if (bk_config_set(&m->conf, kv, eq + 1, err, sizeof(err)) != 0) {
+                fprintf(stderr, "%s: %s\n", bk_prog, err);
+                return -1;
+            }
+            continue;
+        }
+        case 't': *mode = BK_MODE_CHECK; continue;
+        case O_PRINT: *mode = BK_MODE_PRINT; continue;
+        case O_ONCE: *mode = BK_MODE_ONCE; continue;
+        case O_HELP: bk_usage(stdout); exit(0);
+        case O_VERSION:
+            printf("%s %s\n", UA_PRODUCT_NAME, UA_VERSION);
+            exit(0);
+        default:
+            bk_usage(stderr);
+            return -1;
+        }
+        if (bk_config_set(&m->conf, key, optarg, err, sizeof(err)) != 0) {
+            fprintf(stderr, "%s: %s\n", bk_prog, err);
+            return -1;
+        }
+    }
+    if (optind != argc) {
+        fprintf(stderr, "%s: unexpected argument \"%s\"\n", bk_prog,
+                argv[optind]);
+        return -1;
+    }
     return 0;
 }
 
-static long
-bk_workers_default(void)
+/* Now as an OPC UA DateTime (100 ns ticks since 1601-01-01 UTC). */
+static int64_t
+bk_now(void)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    struct timespec ts;
 
-    if (n < 1) {
-        return 1;
-    }
-    return n > BK_WORKERS_MAX ? BK_WORKERS_MAX : n;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 10000000 + ts.tv_nsec / 100
+           + INT64_C(116444736000000000);
 }
 
-/*
- * Fill o from argv.  Returns 1 to continue, 0 when --help or --version was
- * handled (exit 0), -EINVAL on a bad option (usage already printed).
- */
-static int
-bk_opts_parse(struct bk_opts *o, int argc, char **argv)
+static void
+bk_on_tick(evutil_socket_t fd, short what, void *arg)
 {
-    static const struct option longopts[] = {
-        { "help", no_argument, NULL, 'h' },
-        { "version", no_argument, NULL, 'V' },
-        { "port", required_argument, NULL, 'p' },
-        { "workers", required_argument, NULL, 'w' },
-        { NULL, 0, NULL, 0 }
-    };
-    int c;
+    struct bk_main *m = arg;
 
-    o->port = BK_PORT_DEFAULT;
-    o->workers = bk_workers_default();
+    (void)fd;
+    (void)what;
+    bk_addrspace_tick(&m->as, bk_now());
+}
 
-    while ((c = getopt_long(argc, argv, "p:w:", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            bk_usage(stdout);
-            return 0;
-        case 'V':
-            printf("%s %s\n", UA_PRODUCT_NAME, UA_VERSION);
-            return 0;
-        case 'p':
-            if (bk_parse_long(optarg, 1, 65535, &o->port) != 0) {
-                fprintf(stderr, "%s: -p: not a port number: %s\n", bk_prog,
-                        optarg);
-                return -EINVAL;
-            }
-            break;
-        case 'w':
-            if (bk_parse_long(optarg, 1, BK_WORKERS_MAX, &o->workers) != 0) {
-                fprintf(stderr, "%s: -w: expected 1..%d workers: %s\n", bk_prog,
-                        BK_WORKERS_MAX, optarg);
-                return -EINVAL;
-            }
-            break;
-        default:
-            bk_usage(stderr);
-            return -EINVAL;
-        }
+static void
+bk_on_sim(evutil_socket_t fd, short what, void *arg)
+{
+    struct bk_main *m = arg;
+    int64_t         now = bk_now();
+    double          ramp, sine, rnd;
+
+    (void)fd;
+    (void)what;
+    m->counter++;
+    m->sim_t += m->conf.simulation_interval_ms / 1000.0;
+    ramp = fmod(m->sim_t, 100.0);
+    sine = sin(m->sim_t * 2 * M_PI / 60.0);
+    m->rng ^= m->rng << 13;
+    m->rng ^= m->rng >> 7;
+    m->rng ^= m->rng << 17;
+    rnd = (double)(m->rng >> 11) / 9007199254740992.0;
+    bk_addrspace_write_scalar(&m->as, m->as.sim_slot[BK_SIM_COUNTER],
+                              UA_BT_UINT32, &m->counter, now);
+    bk_addrspace_write_scalar(&m->as, m->as.sim_slot[BK_SIM_RAMP],
+                              UA_BT_DOUBLE, &ramp, now);
+    bk_addrspace_write_scalar(&m->as, m->as.sim_slot[BK_SIM_SINE],
+                              UA_BT_DOUBLE, &sine, now);
+    bk_addrspace_write_scalar(&m->as, m->as.sim_slot[BK_SIM_RANDOM],
+                              UA_BT_DOUBLE, &rnd, now);
+}
+
+static void
+bk_on_signal(evutil_socket_t fd, short what, void *arg)
+{
+    struct bk_main *m = arg;
+
+    (void)what;
+    fprintf(stderr, "%s: signal %d, stopping\n", bk_prog, (int)fd);
+    event_base_loopbreak(m->base);
+}
+
+static int
+bk_run(struct bk_main *m)
+{
+    struct timeval one = { 1, 0 };
+    struct timeval simtv;
+    double         ms = m->conf.simulation_interval_ms;
+
+    m->base = event_base_new();
+    if (m->base == NULL) {
+        fprintf(stderr, "%s: event_base_new() failed\n", bk_prog);
+        return 1;
     }
-    if (optind < argc) {
-        fprintf(stderr, "%s: unexpected argument: %s\n", bk_prog, argv[optind]);
-        bk_usage(stderr);
-        return -EINVAL;
-    }
-    return 1;
+    simtv.tv_sec = (time_t)(ms / 1000);
+    simtv.tv_usec = (suseconds_t)(fmod(ms, 1000.0) * 1000);
+    m->rng = (uint64_t)bk_now() | 1;
+    event_assign(&m->tick, m->base, -1, EV_PERSIST, bk_on_tick, m);
+    event_assign(&m->sim, m->base, -1, EV_PERSIST, bk_on_sim, m);
+    evsignal_assign(&m->sigint, m->base, SIGINT, bk_on_signal, m);
+    evsignal_assign(&m->sigterm, m->base, SIGTERM, bk_on_signal, m);
+    event_add(&m->tick, &one);
+    event_add(&m->sim, &simtv);
+    event_add(&m->sigint, NULL);
+    event_add(&m->sigterm, NULL);
+    fprintf(stderr, "%s: serving the address space (opc.tcp://%s:%u comes "
+            "with the workers); Ctrl-C stops\n", bk_prog, m->conf.hostname,
+            m->conf.port);
+    event_base_dispatch(m->base);
+    event_del(&m->tick);
+    event_del(&m->sim);
+    event_del(&m->sigint);
+    event_del(&m->sigterm);
+    event_base_free(m->base);
+    return 0;
 }
 
 int
 main(int argc, char **argv)
 {
-    struct bk_opts o;
-    char host[HOST_NAME_MAX + 1];
-    int rc;
+    static struct bk_main m;
+    char                  err[512];
+    int                   mode = BK_MODE_SERVE;
+    int                   rc;
 
-    rc = bk_opts_parse(&o, argc, argv);
-    if (rc <= 0) {
-        return rc == 0 ? EXIT_SUCCESS : 2;
+    bk_config_defaults(&m.conf);
+    if (bk_args(&m, argc, argv, &mode) != 0)
+        return 2;
+    bk_config_finish(&m.conf);
+    if (m.conf.max_secure_channels < m.conf.max_sessions + 1) {
+        fprintf(stderr, "%s: limits.max_secure_channels must be at least "
+                "limits.max_sessions + 1 (Part 4 §5.6.2)\n", bk_prog);
+        return 2;
     }
-
-    if (gethostname(host, sizeof(host)) == -1) {
-        strcpy(host, "localhost");
+    if (mode == BK_MODE_CHECK) {
+        printf("%s: configuration ok\n", bk_prog);
+        return 0;
     }
-    host[sizeof(host) - 1] = '\0';
-
-    printf("%s %s\n", UA_PRODUCT_NAME, UA_VERSION);
-    printf("endpoint: opc.tcp://%s:%ld\n", host, o.port);
-    printf("workers: %ld\n", o.workers);
-    printf("%s: the server is not implemented yet\n", bk_prog);
-    return EXIT_SUCCESS;
+    if (mode == BK_MODE_PRINT) {
+        bk_config_write(&m.conf, stdout);
+        return 0;
+    }
+    if (bk_addrspace_build(&m.as, &m.conf, bk_now(), err, sizeof(err)) != 0) {
+        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        return 1;
+    }
+    fprintf(stderr,
+            "%s %s: address space: %u nodes (%u in namespace 0), "
+            "%u references, %u values, segment %zu bytes, built in %.3f s\n",
+            UA_PRODUCT_NAME, UA_VERSION, m.as.ns.nnodes,
+            m.as.vals.hdr->ns0_nodes, m.as.ns.nrefs, m.as.vals.nslots,
+            m.as.seg.size, m.as.build_seconds);
+    rc = 0;
+    if (mode == BK_MODE_SERVE)
+        rc = bk_run(&m);
+    bk_addrspace_close(&m.as);
+    return rc;
 }

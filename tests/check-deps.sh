@@ -83,6 +83,8 @@ function libof(h) {
         return "nanomsg"
     if (h == "check.h")
         return "check"
+    if (h == "ini.h")
+        return "inih"
     if ((h in sysh) || h ~ /intrin\.h$/ \
         || h ~ /^(sys|bits|linux|asm|asm-generic|gnu)\// \
         || h ~ /^(net|netinet|arpa|netpacket)\//)
@@ -193,6 +195,8 @@ FNR == 1 {
             report(mod "/ may not use libevent (only worker/ and broker/)")
         else if (lib == "check")
             report("Check is for tests/ only")
+        else if (lib == "inih" && file != "broker/config.c")
+            report("libinih may be included only by broker/config.c")
         else if (lib == "other" && (mod in proj))
             report("not a libc/system header nor a library " mod "/ may use")
         next

@@ -19,7 +19,8 @@
  * malloc/calloc/realloc/free are interposed in this binary and counted
  * while bench_counting is set (timed runs only).
  *
- * Usage: bench_codec [--markdown FILE]
+ * Usage: bench_codec [--markdown FILE] [--case SUBSTRING]
+ *   --case runs only the cases whose name contains SUBSTRING (profiling).
  *   FILE (docs/benchmarks.md) gets the text between
  *   <!-- bench-codec:begin --> and <!-- bench-codec:end --> replaced (the
  *   markers are appended when missing).
@@ -71,6 +72,7 @@ static uint64_t bench_now(void);
 static void bench_fail(const char *what, ua_status s);
 static void bench_header(struct ua_request_header *h, uint32_t handle);
 static void bench_rsp_header(struct ua_response_header *h, uint32_t handle);
+static void bench_check_counting(void);
 static void bench_build(void);
 static void bench_dec(const uint8_t *buf, size_t len, void *dst,
                       const struct ua_type *t);
@@ -147,6 +149,25 @@ void
 free(void *p)
 {
     __libc_free(p);
+}
+
+/* The interposition works: one malloc while counting is one allocation. */
+static void
+bench_check_counting(void)
+{
+    void *(*volatile m)(size_t) = malloc;
+    void   *p;
+
+    bench_allocs = 0;
+    bench_counting = 1;
+    p = m(16);
+    bench_counting = 0;
+    free(p);
+    if (bench_allocs != 1) {
+        fprintf(stderr, "bench_codec: malloc interposition does not count "
+                "(%llu)\n", (unsigned long long)bench_allocs);
+        exit(1);
+    }
 }
 
 /* ------------------------------------------------------------ values */
@@ -547,21 +568,40 @@ main(int argc, char **argv)
         { "decode WriteRequest (100 values)", 0, bench_op_dec_write100, 0, 0 },
     };
     size_t      n = sizeof(cs) / sizeof(cs[0]);
-    const char *md = NULL;
+    const char *md = NULL, *only = NULL;
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--markdown") == 0 && i + 1 < argc) {
             md = argv[++i];
+        } else if (strcmp(argv[i], "--case") == 0 && i + 1 < argc) {
+            only = argv[++i];
         } else {
-            fprintf(stderr, "usage: bench_codec [--markdown FILE]\n");
+            fprintf(stderr, "usage: bench_codec [--markdown FILE] "
+                    "[--case SUBSTRING]\n");
             return 2;
         }
     }
+    if (md != NULL && only != NULL) {
+        fprintf(stderr, "bench_codec: --markdown needs every case\n");
+        return 2;
+    }
+    bench_check_counting();
     bench_build();
     printf("bench_codec: ReadRequest(1) %zu B, ReadRequest(100) %zu B, "
-           "WriteRequest(100) %zu B\n", bench_read1_len, bench_read100_len,
-           bench_write100_len);
+           "WriteRequest(100) %zu B; ReadResponse(1) %zu B, "
+           "ReadResponse(100) %zu B, PublishResponse(100) %zu B\n",
+           bench_read1_len, bench_read100_len, bench_write100_len,
+           ua_encoded_size(&bench_rr1, &ua_types[UA_TYPE_READRESPONSE]),
+           ua_encoded_size(&bench_rr100, &ua_types[UA_TYPE_READRESPONSE]),
+           ua_encoded_size(&bench_pub, &ua_types[UA_TYPE_PUBLISHRESPONSE]));
+    fflush(stdout);
     for (size_t i = 0; i < n; i++) {
+        if (only != NULL && strstr(cs[i].name, only) == NULL) {
+            memmove(&cs[i], &cs[i + 1], (n - i - 1) * sizeof(cs[0]));
+            n--;
+            i--;
+            continue;
+        }
         bench_measure(&cs[i]);
         fprintf(stderr, "  %-44s %8.1f ns/op  %g allocs/op\n", cs[i].name,
                 cs[i].ns, cs[i].allocs);

@@ -1,0 +1,75 @@
+/*
+ * broker/addrspace.h: build the whole address space into the segment:
+ * namespace 0 from the generated NodeSet tables, namespace 1 (the server's
+ * application URI) with Objects/Demo, and the live Server nodes.
+ *
+ * Broker only, at start.  After bk_addrspace_build the node store is
+ * read-only; values change through bk_addrspace_write (value slots).
+ */
+#ifndef BK_ADDRSPACE_H
+#define BK_ADDRSPACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "shm/nodestore.h"
+#include "shm/segment.h"
+#include "shm/value.h"
+
+/* Demo/Simulation variables, in their order under the folder. */
+enum bk_sim {
+    BK_SIM_COUNTER = 0,
+    BK_SIM_RAMP,
+    BK_SIM_SINE,
+    BK_SIM_RANDOM,
+    BK_SIM_MAX
+};
+
+/* The broker's handle on the address space. */
+struct bk_addrspace {
+    struct shm_segment   seg;
+    struct shm_nodestore ns;
+    struct shm_values    vals;
+    uint32_t             ns1_vars_first;    /* node index of v0 */
+    uint32_t             vars;
+    uint32_t             sim_slot[BK_SIM_MAX];
+    int64_t              start_time;        /* DateTime */
+    double               build_seconds;
+};
+
+/* How big the segment must be for c. */
+void bk_addrspace_plan(const struct bk_config *c, struct shm_plan *p);
+
+/*
+ * Create the segment and build everything into it; now is the DateTime of
+ * the start.  0, or -1 with a message in err.
+ */
+int bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
+                       int64_t now, char *err, size_t errlen);
+
+/* Close the segment. */
+void bk_addrspace_close(struct bk_addrspace *as);
+
+/* The value slot of ns=0;i=id, or SHM_NONE. */
+uint32_t bk_addrspace_ns0_slot(const struct bk_addrspace *as, uint32_t id);
+
+/*
+ * Encode a Variant of built-in type bt (scalar, or an array of n when n >= 0)
+ * and store it in slot with status Good and both timestamps = now.
+ * 0 or -errno.
+ */
+int bk_addrspace_write_scalar(struct bk_addrspace *as, uint32_t slot,
+                              uint8_t bt, const void *value, int64_t now);
+int bk_addrspace_write_array(struct bk_addrspace *as, uint32_t slot,
+                             uint8_t bt, const void *values, int32_t n,
+                             int64_t now);
+
+/* Store an already encoded Variant. */
+int bk_addrspace_write_raw(struct bk_addrspace *as, uint32_t slot,
+                           const void *bytes, uint32_t len, int64_t now);
+
+/* Update the live Server nodes (CurrentTime, ServerStatus) to now. */
+void bk_addrspace_tick(struct bk_addrspace *as, int64_t now);
+
+#endif /* BK_ADDRSPACE_H */

@@ -1,0 +1,310 @@
+/*
+ * broker/config.c: the key table and the INI reader (libinih).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum bk_conf_type { BK_CT_U32, BK_CT_DOUBLE, BK_CT_STR };
+
+struct bk_conf_key {
+    const char        *section;
+    const char        *key;
+    enum bk_conf_type  type;
+    size_t             off;
+    const char        *def;
+    double             min;
+    double             max;
+    const char        *help;
+};
+
+struct bk_conf_load {
+    struct bk_config *c;
+    char             *err;
+    size_t            errlen;
+    int               failed;
+};
+
+static const struct bk_conf_key *bk_config_find(const char *section,
+                                                const char *key);
+static int bk_config_apply(struct bk_config *c, const struct bk_conf_key *k,
+                           const char *value, char *err, size_t errlen);
+static int bk_config_ini_cb(void *user, const char *section, const char *name,
+                            const char *value);
+
+#define U32(s, k, f, d, lo, hi, h)                                         \
+    { s, k, BK_CT_U32, offsetof(struct bk_config, f), d, lo, hi, h }
+#define DBL(s, k, f, d, lo, hi, h)                                         \
+    { s, k, BK_CT_DOUBLE, offsetof(struct bk_config, f), d, lo, hi, h }
+#define STR(s, k, f, d, h)                                                 \
+    { s, k, BK_CT_STR, offsetof(struct bk_config, f), d, 0, 0, h }
+
+static const struct bk_conf_key bk_conf_keys[] = {
+    U32("server", "port", port, "4840", 1, 65535,
+        "opc.tcp port, on all interfaces"),
+    U32("server", "workers", workers, "0", 0, 64,
+        "worker processes; 0 = one per online CPU (at most 64)"),
+    STR("server", "application_uri", application_uri, "",
+        "ApplicationUri and namespace 1; empty = urn:<hostname>:uabroker"),
+    STR("server", "hostname", hostname, "",
+        "host name in endpoint URLs; empty = the system's host name"),
+    STR("server", "runtime_dir", runtime_dir, "run",
+        "directory for the doorbell and feed sockets"),
+    STR("stats", "listen", stats_listen, "127.0.0.1:9840",
+        "address:port of the HTTP stats endpoint (/stats /metrics /health)"),
+    U32("addrspace", "vars", vars, "1000", 0, 10000000,
+        "number of Objects/Demo/Vars variables ns=1;s=v0 ..."),
+    U32("addrspace", "value_heap_mb", value_heap_mb, "64", 1, 65536,
+        "shared-memory heap for values larger than 24 bytes, MiB"),
+    DBL("addrspace", "simulation_interval_ms", simulation_interval_ms,
+        "1000", 10, 3600000, "how often the Simulation variables change"),
+    U32("limits", "max_string_length", max_string_length, "1048576", 1024,
+        16777216, "longest String accepted (bytes)"),
+    U32("limits", "max_bytestring_length", max_bytestring_length, "1048576",
+        1024, 16777216, "longest ByteString accepted (bytes)"),
+    U32("limits", "max_array_length", max_array_length, "65535", 1024,
+        16777216, "most elements in any array"),
+    U32("limits", "max_message_size", max_message_size, "4194304", 8192,
+        268435456, "largest message after chunk assembly (bytes)"),
+    U32("limits", "max_chunk_count", max_chunk_count, "64", 1, 65535,
+        "most chunks in one message"),
+    U32("limits", "receive_buffer_size", receive_buffer_size, "65536", 8192,
+        16777216, "chunk size offered in ACK (bytes)"),
+    U32("limits", "max_sessions", max_sessions, "100", 1, 100000,
+        "sessions per worker"),
+    U32("limits", "max_secure_channels", max_secure_channels, "200", 2,
+        100000, "secure channels per worker; >= max_sessions + 1"),
+    U32("limits", "max_browse_continuation_points",
+        max_browse_continuation_points, "10", 1, 1000,
+        "Browse continuation points per session"),
+    U32("limits", "max_nodes_per_read", max_nodes_per_read, "1000", 1,
+        1000000, "OperationLimits MaxNodesPerRead"),
+    U32("limits", "max_nodes_per_write", max_nodes_per_write, "1000", 1,
+        1000000, "OperationLimits MaxNodesPerWrite"),
+    U32("limits", "max_nodes_per_browse", max_nodes_per_browse, "1000", 1,
+        1000000, "OperationLimits MaxNodesPerBrowse"),
+    U32("limits", "max_nodes_per_register_nodes",
+        max_nodes_per_register_nodes, "1000", 1, 1000000,
+        "OperationLimits MaxNodesPerRegisterNodes"),
+    U32("limits", "max_nodes_per_translate", max_nodes_per_translate, "1000",
+        1, 1000000, "OperationLimits MaxNodesPerTranslateBrowsePathsToNodeIds"),
+    U32("limits", "max_nodes_per_method_call", max_nodes_per_method_call,
+        "1000", 1, 1000000, "OperationLimits MaxNodesPerMethodCall"),
+    U32("limits", "max_monitored_items_per_call",
+        max_monitored_items_per_call, "1000", 1, 1000000,
+        "OperationLimits MaxMonitoredItemsPerCall"),
+    U32("limits", "max_references_per_node", max_references_per_node, "1000",
+        1, 1000000, "most references in one Browse result"),
+    U32("limits", "max_subscriptions", max_subscriptions, "500", 1, 1000000,
+        "subscriptions per worker (ServerCapabilities MaxSubscriptions)"),
+    U32("limits", "max_subscriptions_per_session",
+        max_subscriptions_per_session, "20", 1, 10000,
+        "subscriptions per session"),
+    U32("limits", "max_monitored_items", max_monitored_items, "100000", 1,
+        100000000, "monitored items per worker"),
+    U32("limits", "max_monitored_items_per_subscription",
+        max_monitored_items_per_subscription, "10000", 1, 10000000,
+        "monitored items per subscription"),
+    U32("limits", "max_publish_requests_per_session",
+        max_publish_requests_per_session, "20", 1, 10000,
+        "queued Publish requests per session"),
+    DBL("limits", "min_publishing_interval_ms", min_publishing_interval_ms,
+        "50", 1, 3600000, "shortest publishing interval granted"),
+    DBL("limits", "min_sampling_interval_ms", min_sampling_interval_ms, "50",
+        0, 3600000, "shortest sampling interval granted"),
+};
+
+#define BK_CONF_NKEYS (sizeof(bk_conf_keys) / sizeof(bk_conf_keys[0]))
+
+static const struct bk_conf_key *
+bk_config_find(const char *section, const char *key)
+{
+    const struct bk_conf_key *hit = NULL;
+
+    for (size_t i = 0; i < BK_CONF_NKEYS; i++) {
+        const struct bk_conf_key *k = &bk_conf_keys[i];
+
+        if (strcmp(k->key, key) != 0)
+            continue;
+        if (section != NULL && strcmp(k->section, section) != 0)
+            continue;
+        if (hit != NULL)
+            return NULL;        /* ambiguous without a section */
+        hit = k;
+    }
+    return hit;
+}
+
+static int
+bk_config_apply(struct bk_config *c, const struct bk_conf_key *k,
+                const char *value, char *err, size_t errlen)
+{
+    char  *end;
+    void  *field = (char *)c + k->off;
+    double d;
+
+    switch (k->type) {
+    case BK_CT_STR:
+        if (strlen(value) >= BK_CONF_STR_MAX) {
+            snprintf(err, errlen, "%s.%s: longer than %d bytes", k->section,
+                     k->key, BK_CONF_STR_MAX - 1);
+            return -1;
+        }
+        strcpy(field, value);
+        return 0;
+    case BK_CT_U32:
+    case BK_CT_DOUBLE:
+        errno = 0;
+        d = strtod(value, &end);
+        if (errno != 0 || end == value || *end != '\0' || !isfinite(d)) {
+            snprintf(err, errlen, "%s.%s: \"%s\" is not a number", k->section,
+                     k->key, value);
+            return -1;
+        }
+        if (k->type == BK_CT_U32 && d != floor(d)) {
+            snprintf(err, errlen, "%s.%s: \"%s\" is not a whole number",
+                     k->section, k->key, value);
+            return -1;
+        }
+        if (d < k->min || d > k->max) {
+            snprintf(err, errlen, "%s.%s: %s is outside [%g, %g]", k->section,
+                     k->key, value, k->min, k->max);
+            return -1;
+        }
+        if (k->type == BK_CT_U32)
+            *(uint32_t *)field = (uint32_t)d;
+        else
+            *(double *)field = d;
+        return 0;
+    }
+    return -1;
+}
+
+void
+bk_config_defaults(struct bk_config *c)
+{
+    char err[128];
+
+    memset(c, 0, sizeof(*c));
+    for (size_t i = 0; i < BK_CONF_NKEYS; i++)
+        (void)bk_config_apply(c, &bk_conf_keys[i], bk_conf_keys[i].def, err,
+                              sizeof(err));
+}
+
+static int
+bk_config_ini_cb(void *user, const char *section, const char *name,
+                 const char *value)
+{
+    struct bk_conf_load      *l = user;
+    const struct bk_conf_key *k;
+
+    if (l->failed)
+        return 0;
+    k = bk_config_find(section, name);
+    if (k == NULL) {
+        snprintf(l->err, l->errlen, "unknown setting [%s] %s", section, name);
+        l->failed = 1;
+        return 0;
+    }
+    if (bk_config_apply(l->c, k, value, l->err, l->errlen) != 0) {
+        l->failed = 1;
+        return 0;
+    }
+    return 1;
+}
+
+int
+bk_config_load(struct bk_config *c, const char *path, char *err,
+               size_t errlen)
+{
+    struct bk_conf_load l = { c, err, errlen, 0 };
+    int                 rc;
+
+    rc = ini_parse(path, bk_config_ini_cb, &l);
+    if (rc == -1) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    if (l.failed) {
+        size_t n = strlen(err);
+
+        if (rc > 0)
+            snprintf(err + n, errlen - n, " (%s line %d)", path, rc);
+        return -1;
+    }
+    if (rc != 0) {
+        snprintf(err, errlen, "%s line %d: syntax error", path, rc);
+        return -1;
+    }
+    return 0;
+}
+
+int
+bk_config_set(struct bk_config *c, const char *name, const char *value,
+              char *err, size_t errlen)
+{
+    const struct bk_conf_key *k;
+    const char               *dot = strchr(name, '.');
+    char                      section[64];
+
+    if (dot != NULL && (size_t)(dot - name) < sizeof(section)) {
+        memcpy(section, name, (size_t)(dot - name));
+        section[dot - name] = '\0';
+        k = bk_config_find(section, dot + 1);
+    } else {
+        k = bk_config_find(NULL, name);
+    }
+    if (k == NULL) {
+        snprintf(err, errlen, "unknown setting %s", name);
+        return -1;
+    }
+    return bk_config_apply(c, k, value, err, errlen);
+}
+
+void
+bk_config_finish(struct bk_config *c)
+{
+    if (c->hostname[0] == '\0') {
+        if (gethostname(c->hostname, sizeof(c->hostname)) != 0)
+            strcpy(c->hostname, "localhost");
+        c->hostname[sizeof(c->hostname) - 1] = '\0';
+    }
+    if (c->application_uri[0] == '\0')
+        snprintf(c->application_uri, sizeof(c->application_uri),
+                 "urn:%.200s:uabroker", c->hostname);
+}
+
+void
+bk_config_write(const struct bk_config *c, FILE *f)
+{
+    const char *section = "";
+
+    fprintf(f, "# uabroker.conf: every setting with its default.\n"
+               "# Lines starting with ; or # are comments.\n");
+    for (size_t i = 0; i < BK_CONF_NKEYS; i++) {
+        const struct bk_conf_key *k = &bk_conf_keys[i];
+        const void               *field = (const char *)c + k->off;
+
+        if (strcmp(section, k->section) != 0) {
+            section = k->section;
+            fprintf(f, "\n[%s]\n", section);
+        }
+        fprintf(f, "# %s\n", k->help);
+        switch (k->type) {
+        case BK_CT_U32:
+            fprintf(f, "%s = %u\n", k->key, *(const uint32_t *)field);
+            break;
+        case BK_CT_DOUBLE:
+            fprintf(f, "%s = %g\n", k->key, *(const double *)field);
+            break;
+        case BK_CT_STR:
+            fprintf(f, "%s = %s\n", k->key, (const char *)field);
+            break;
+        }
+    }
+}

@@ -1,0 +1,85 @@
+/*
+ * broker/config.h: uabroker's configuration (INI file + command line).
+ *
+ * Every setting is one row of the key table in config.c: section, key,
+ * type, default, bounds and a line of help.  The same table reads the file,
+ * prints the default file (deploy/uabroker.conf) and checks a file
+ * (`uabroker -t`).  Every limit here is advertised where OPC UA advertises
+ * limits (ServerCapabilities, OperationLimits).
+ */
+#ifndef BK_CONFIG_H
+#define BK_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define BK_CONF_STR_MAX 256
+
+struct bk_config {
+    /* [server] */
+    uint32_t port;
+    uint32_t workers;               /* 0: one per online CPU */
+    char     application_uri[BK_CONF_STR_MAX];  /* "": urn:<host>:uabroker */
+    char     hostname[BK_CONF_STR_MAX];         /* "": gethostname() */
+    char     runtime_dir[BK_CONF_STR_MAX];
+    /* [stats] */
+    char     stats_listen[BK_CONF_STR_MAX];     /* ADDR:PORT */
+    /* [addrspace] */
+    uint32_t vars;                  /* Objects/Demo/Vars size */
+    uint32_t value_heap_mb;         /* value heap beyond the initial values */
+    double   simulation_interval_ms;
+    /* [limits]: encoding */
+    uint32_t max_string_length;
+    uint32_t max_bytestring_length;
+    uint32_t max_array_length;
+    uint32_t max_message_size;
+    uint32_t max_chunk_count;
+    uint32_t receive_buffer_size;
+    /* [limits]: sessions and channels */
+    uint32_t max_sessions;
+    uint32_t max_secure_channels;
+    uint32_t max_browse_continuation_points;
+    /* [limits]: OperationLimits (Part 5 §6.3.11) */
+    uint32_t max_nodes_per_read;
+    uint32_t max_nodes_per_write;
+    uint32_t max_nodes_per_browse;
+    uint32_t max_nodes_per_register_nodes;
+    uint32_t max_nodes_per_translate;
+    uint32_t max_nodes_per_method_call;
+    uint32_t max_monitored_items_per_call;
+    uint32_t max_references_per_node;   /* Browse page size cap */
+    /* [limits]: subscriptions */
+    uint32_t max_subscriptions;
+    uint32_t max_subscriptions_per_session;
+    uint32_t max_monitored_items;
+    uint32_t max_monitored_items_per_subscription;
+    uint32_t max_publish_requests_per_session;
+    double   min_publishing_interval_ms;
+    double   min_sampling_interval_ms;
+};
+
+/* Fill c with the defaults. */
+void bk_config_defaults(struct bk_config *c);
+
+/*
+ * Read an INI file over c.  Unknown sections or keys, bad numbers and
+ * values out of bounds are errors: 0, or -1 with a message in err.
+ */
+int bk_config_load(struct bk_config *c, const char *path, char *err,
+                   size_t errlen);
+
+/*
+ * Set one setting by "section.key" (the command line's --set) or by its key
+ * alone when unique.  0 or -1 with a message in err.
+ */
+int bk_config_set(struct bk_config *c, const char *name, const char *value,
+                  char *err, size_t errlen);
+
+/* Fill in what defaults to the host (application_uri, hostname). */
+void bk_config_finish(struct bk_config *c);
+
+/* Write c as an INI file with a comment per key. */
+void bk_config_write(const struct bk_config *c, FILE *f);
+
+#endif /* BK_CONFIG_H */
