@@ -765,6 +765,7 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
         snprintf(err, errlen, "address space: references do not fit");
         goto fail;
     }
+    bk_config_snapshot(c, shm_segment_region(&as->seg, SHM_R_CONFIG));
     if (bk_as_live_init(as, c, now) != 0) {
         snprintf(err, errlen, "address space: Server values do not fit");
         goto fail;

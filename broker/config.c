@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "shm/layout.h"
+
 enum bk_conf_type { BK_CT_U32, BK_CT_DOUBLE, BK_CT_STR };
 
 struct bk_conf_key {
@@ -82,6 +84,19 @@ static const struct bk_conf_key bk_conf_keys[] = {
     U32("limits", "max_browse_continuation_points",
         max_browse_continuation_points, "10", 1, 1000,
         "Browse continuation points per session"),
+    U32("limits", "hello_timeout_ms", hello_timeout_ms, "10000", 100,
+        120000, "time a new connection has for HEL and OpenSecureChannel"),
+    U32("limits", "min_session_timeout_ms", min_session_timeout_ms, "10000",
+        100, 3600000, "shortest session timeout granted"),
+    U32("limits", "max_session_timeout_ms", max_session_timeout_ms,
+        "3600000", 1000, 86400000, "longest session timeout granted"),
+    U32("limits", "min_token_lifetime_ms", min_token_lifetime_ms, "60000",
+        1000, 3600000, "shortest secure channel token lifetime granted"),
+    U32("limits", "max_token_lifetime_ms", max_token_lifetime_ms, "3600000",
+        10000, 86400000, "longest secure channel token lifetime granted"),
+    U32("limits", "max_translate_path_elements",
+        max_translate_path_elements, "32", 1, 1000,
+        "most elements in one RelativePath of TranslateBrowsePaths"),
     U32("limits", "max_nodes_per_read", max_nodes_per_read, "1000", 1,
         1000000, "OperationLimits MaxNodesPerRead"),
     U32("limits", "max_nodes_per_write", max_nodes_per_write, "1000", 1,
@@ -277,6 +292,50 @@ bk_config_finish(struct bk_config *c)
     if (c->application_uri[0] == '\0')
         snprintf(c->application_uri, sizeof(c->application_uri),
                  "urn:%.200s:uabroker", c->hostname);
+}
+
+void
+bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->port = c->port;
+    s->workers = c->workers;
+    snprintf(s->application_uri, sizeof(s->application_uri), "%s",
+             c->application_uri);
+    snprintf(s->hostname, sizeof(s->hostname), "%s", c->hostname);
+    snprintf(s->runtime_dir, sizeof(s->runtime_dir), "%s", c->runtime_dir);
+#define BK_SNAP(f) s->f = c->f
+    BK_SNAP(max_string_length);
+    BK_SNAP(max_bytestring_length);
+    BK_SNAP(max_array_length);
+    BK_SNAP(max_message_size);
+    BK_SNAP(max_chunk_count);
+    BK_SNAP(receive_buffer_size);
+    BK_SNAP(max_sessions);
+    BK_SNAP(max_secure_channels);
+    BK_SNAP(max_browse_continuation_points);
+    BK_SNAP(max_nodes_per_read);
+    BK_SNAP(max_nodes_per_write);
+    BK_SNAP(max_nodes_per_browse);
+    BK_SNAP(max_nodes_per_register_nodes);
+    BK_SNAP(max_nodes_per_translate);
+    BK_SNAP(max_nodes_per_method_call);
+    BK_SNAP(max_monitored_items_per_call);
+    BK_SNAP(max_references_per_node);
+    BK_SNAP(max_subscriptions);
+    BK_SNAP(max_subscriptions_per_session);
+    BK_SNAP(max_monitored_items);
+    BK_SNAP(max_monitored_items_per_subscription);
+    BK_SNAP(max_publish_requests_per_session);
+    BK_SNAP(hello_timeout_ms);
+    BK_SNAP(min_session_timeout_ms);
+    BK_SNAP(max_session_timeout_ms);
+    BK_SNAP(min_token_lifetime_ms);
+    BK_SNAP(max_token_lifetime_ms);
+    BK_SNAP(max_translate_path_elements);
+    BK_SNAP(min_publishing_interval_ms);
+    BK_SNAP(min_sampling_interval_ms);
+#undef BK_SNAP
 }
 
 void

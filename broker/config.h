@@ -40,6 +40,12 @@ struct bk_config {
     uint32_t max_sessions;
     uint32_t max_secure_channels;
     uint32_t max_browse_continuation_points;
+    uint32_t hello_timeout_ms;
+    uint32_t min_session_timeout_ms;
+    uint32_t max_session_timeout_ms;
+    uint32_t min_token_lifetime_ms;
+    uint32_t max_token_lifetime_ms;
+    uint32_t max_translate_path_elements;
     /* [limits]: OperationLimits (Part 5 §6.3.11) */
     uint32_t max_nodes_per_read;
     uint32_t max_nodes_per_write;
@@ -78,6 +84,11 @@ int bk_config_set(struct bk_config *c, const char *name, const char *value,
 
 /* Fill in what defaults to the host (application_uri, hostname). */
 void bk_config_finish(struct bk_config *c);
+
+struct shm_config;
+
+/* Copy what workers need into the shared-memory snapshot. */
+void bk_config_snapshot(const struct bk_config *c, struct shm_config *s);
 
 /* Write c as an INI file with a comment per key. */
 void bk_config_write(const struct bk_config *c, FILE *f);

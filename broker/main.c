@@ -263,6 +263,11 @@ main(int argc, char **argv)
     bk_config_defaults(&m.conf);
     if (bk_args(&m, argc, argv, &mode) != 0)
         return 2;
+    if (mode == BK_MODE_PRINT) {
+        /* Before finish: host-derived settings stay "" (= automatic). */
+        bk_config_write(&m.conf, stdout);
+        return 0;
+    }
     bk_config_finish(&m.conf);
     if (m.conf.max_secure_channels < m.conf.max_sessions + 1) {
         fprintf(stderr, "%s: limits.max_secure_channels must be at least "
@@ -271,10 +276,6 @@ main(int argc, char **argv)
     }
     if (mode == BK_MODE_CHECK) {
         printf("%s: configuration ok\n", bk_prog);
-        return 0;
-    }
-    if (mode == BK_MODE_PRINT) {
-        bk_config_write(&m.conf, stdout);
         return 0;
     }
     if (bk_addrspace_build(&m.as, &m.conf, bk_now(), err, sizeof(err)) != 0) {

@@ -41,7 +41,7 @@
  * terminating NUL is the last string's terminator, and one byte past
  * BK_NS0_VALUES_SIZE in bk_ns0_values.
  */
-#include "broker/ns0_gen.h"
+#include "ns0_gen.h"
 
 #include <assert.h>
 

@@ -42,6 +42,8 @@ enum shm_region {
     SHM_R_SLOTS,            /* struct shm_value_slot[nslots] */
     SHM_R_VHEAP,            /* value heap blocks */
     SHM_R_INTEREST,         /* _Atomic uint64_t[nslots]: worker bits */
+    SHM_R_CONFIG,           /* struct shm_config: the broker's snapshot */
+    SHM_R_WORKERS,          /* struct shm_worker[SHM_WORKERS_MAX] */
     SHM_R_MAX = 16
 };
 
@@ -199,6 +201,125 @@ struct shm_vheap {
     uint64_t blocks_used;
     uint64_t bytes_used;
 };
+
+/*
+ * The configuration snapshot the broker passes its workers (workers read no
+ * files).  W: broker before forking; R: workers.
+ */
+#define SHM_CONF_STR 256
+
+struct shm_config {
+    uint32_t port;
+    uint32_t workers;
+    char     application_uri[SHM_CONF_STR];
+    char     hostname[SHM_CONF_STR];
+    char     runtime_dir[SHM_CONF_STR];
+    uint32_t max_string_length;
+    uint32_t max_bytestring_length;
+    uint32_t max_array_length;
+    uint32_t max_message_size;
+    uint32_t max_chunk_count;
+    uint32_t receive_buffer_size;
+    uint32_t max_sessions;
+    uint32_t max_secure_channels;
+    uint32_t max_browse_continuation_points;
+    uint32_t max_nodes_per_read;
+    uint32_t max_nodes_per_write;
+    uint32_t max_nodes_per_browse;
+    uint32_t max_nodes_per_register_nodes;
+    uint32_t max_nodes_per_translate;
+    uint32_t max_nodes_per_method_call;
+    uint32_t max_monitored_items_per_call;
+    uint32_t max_references_per_node;
+    uint32_t max_subscriptions;
+    uint32_t max_subscriptions_per_session;
+    uint32_t max_monitored_items;
+    uint32_t max_monitored_items_per_subscription;
+    uint32_t max_publish_requests_per_session;
+    uint32_t hello_timeout_ms;          /* HEL/OPN deadline */
+    uint32_t min_session_timeout_ms;
+    uint32_t max_session_timeout_ms;
+    uint32_t min_token_lifetime_ms;
+    uint32_t max_token_lifetime_ms;
+    uint32_t max_translate_path_elements;
+    uint32_t pad;
+    double   min_publishing_interval_ms;
+    double   min_sampling_interval_ms;
+};
+
+/* Services counted per worker (the index into the per-service arrays). */
+enum shm_svc {
+    SHM_SVC_OTHER = 0,
+    SHM_SVC_GET_ENDPOINTS,
+    SHM_SVC_FIND_SERVERS,
+    SHM_SVC_CREATE_SESSION,
+    SHM_SVC_ACTIVATE_SESSION,
+    SHM_SVC_CLOSE_SESSION,
+    SHM_SVC_CANCEL,
+    SHM_SVC_READ,
+    SHM_SVC_WRITE,
+    SHM_SVC_BROWSE,
+    SHM_SVC_BROWSE_NEXT,
+    SHM_SVC_TRANSLATE,
+    SHM_SVC_REGISTER_NODES,
+    SHM_SVC_UNREGISTER_NODES,
+    SHM_SVC_CALL,
+    SHM_SVC_CREATE_SUBSCRIPTION,
+    SHM_SVC_MODIFY_SUBSCRIPTION,
+    SHM_SVC_DELETE_SUBSCRIPTIONS,
+    SHM_SVC_SET_PUBLISHING_MODE,
+    SHM_SVC_PUBLISH,
+    SHM_SVC_REPUBLISH,
+    SHM_SVC_TRANSFER_SUBSCRIPTIONS,
+    SHM_SVC_CREATE_MONITORED_ITEMS,
+    SHM_SVC_MODIFY_MONITORED_ITEMS,
+    SHM_SVC_DELETE_MONITORED_ITEMS,
+    SHM_SVC_SET_MONITORING_MODE,
+    SHM_SVC_SET_TRIGGERING,
+    SHM_SVC_MAX
+};
+
+/* Latency histogram: bucket b counts requests of [2^b, 2^(b+1)) µs. */
+#define SHM_LAT_BUCKETS 24
+
+enum shm_worker_state {
+    SHM_WS_EMPTY = 0,       /* never started */
+    SHM_WS_STARTING,        /* forked, not serving yet */
+    SHM_WS_UP,              /* serving */
+    SHM_WS_DOWN             /* exited; the broker will respawn it */
+};
+
+/*
+ * One worker's row.  W: that worker (counters, heartbeat), except `pid`,
+ * `state` on the broker's side of a restart, and `restarts`: W broker.
+ * R: broker (sums for /stats).  Counters only grow, relaxed atomics; the
+ * broker resets a row before respawning into it.
+ */
+struct shm_worker {
+    alignas(SHM_CACHELINE) _Atomic int32_t pid;     /* W: broker */
+    _Atomic uint32_t state;                         /* enum shm_worker_state */
+    _Atomic uint32_t restarts;                      /* W: broker */
+    _Atomic uint32_t pad0;
+    _Atomic int64_t  started;       /* DateTime the worker came up */
+    _Atomic int64_t  heartbeat;     /* DateTime of its last loop tick */
+    alignas(SHM_CACHELINE) _Atomic uint64_t connections;      /* open now */
+    _Atomic uint64_t connections_total;
+    _Atomic uint64_t channels;                                 /* open now */
+    _Atomic uint64_t sessions;                                 /* open now */
+    _Atomic uint64_t bad_requests;          /* ERR sent or Bad ServiceResult */
+    _Atomic uint64_t bytes_in;
+    _Atomic uint64_t bytes_out;
+    _Atomic uint64_t allocations;           /* heap allocations after init */
+    _Atomic uint64_t rejected_connections;
+    _Atomic uint64_t requests[SHM_SVC_MAX];
+    _Atomic uint64_t latency[SHM_SVC_MAX][SHM_LAT_BUCKETS];
+    _Atomic uint64_t latency_sum_us[SHM_SVC_MAX];
+};
+static_assert(sizeof(struct shm_worker) % SHM_CACHELINE == 0, "pad");
+static_assert(offsetof(struct shm_worker, connections) == SHM_CACHELINE,
+              "worker-written counters on their own line");
+
+#define SHM_WORKERS_MAX 64
 
 struct shm_header {
     uint32_t               magic;       /* SHM_MAGIC */

@@ -39,6 +39,8 @@ shm_segment_regions(const struct shm_plan *p, struct shm_region_desc *r,
     sizes[SHM_R_SLOTS] = (uint64_t)p->slots * sizeof(struct shm_value_slot);
     sizes[SHM_R_VHEAP] = p->vheap;
     sizes[SHM_R_INTEREST] = (uint64_t)p->slots * sizeof(uint64_t);
+    sizes[SHM_R_CONFIG] = sizeof(struct shm_config);
+    sizes[SHM_R_WORKERS] = SHM_WORKERS_MAX * sizeof(struct shm_worker);
     for (int i = 0; i < SHM_R_MAX; i++) {
         r[i].off = off;
         r[i].size = sizes[i];
@@ -134,7 +136,10 @@ shm_segment_attach(struct shm_segment *s, int fd, int writable)
                > h.regions[SHM_R_SLOTS].size
         || (uint64_t)h.nslots * sizeof(uint64_t)
                > h.regions[SHM_R_INTEREST].size
-        || h.regions[SHM_R_REFTYPES].size < sizeof(struct shm_reftypes))
+        || h.regions[SHM_R_REFTYPES].size < sizeof(struct shm_reftypes)
+        || h.regions[SHM_R_CONFIG].size < sizeof(struct shm_config)
+        || h.regions[SHM_R_WORKERS].size
+               < SHM_WORKERS_MAX * sizeof(struct shm_worker))
         return -EPROTO;
     base = mmap(NULL, (size_t)h.size,
                 writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd,

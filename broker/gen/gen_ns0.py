@@ -164,7 +164,8 @@ def read_bsd(schema):
         counts = set(f.get('LengthField') for f in fields
                      if f.get('LengthField'))
         out[st.get('Name')] = [
-            (f.get('Name'), f.get('TypeName'), f.get('LengthField') is not None)
+            (f.get('Name'), f.get('TypeName'),
+             f.get('LengthField') is not None)
             for f in fields if f.get('Name') not in counts]
     return out
 
@@ -353,7 +354,7 @@ class ValueEncoder:
         return out
 
     def field(self, ftype, el, what, tag):
-        prefix, _, name = ftype.partition(':')
+        name = ftype.partition(':')[2]
         if tag is not None and tag != NS_TYPES + name:
             fail('%s: array element <%s>, expected <%s>' % (what, tag, name))
         if name == 'NodeId':
@@ -404,7 +405,7 @@ class Node:
                  'event_notifier', 'browse_name', 'display_name',
                  'display_locale', 'inverse_name',
                  'data_type', 'value_rank', 'array_dims', 'value',
-                 'value_type', 'write_mask', 'min_sampling', 'refs')
+                 'value_type', 'write_mask', 'min_sampling', 'refs', 'parent')
 
 
 def read_nodes(root, aliases, enc, stats):
@@ -439,6 +440,8 @@ def read_nodes(root, aliases, enc, stats):
             if ctag in DROPPED_ELEMS:
                 stats['dropped element ' + ctag] += 1
 
+        n.parent = parse_nodeid(el.get('ParentNodeId', ''), aliases, what) \
+            if el.get('ParentNodeId') else None
         n.browse_name, prefixed = browse_name(el.get('BrowseName', ''), what)
         if n.browse_name == '':
             fail('%s: empty BrowseName' % what)
@@ -562,7 +565,14 @@ def normalise_refs(nodes, raw_refs, aliases, stats, problems):
 
 
 def check_targets(nodes, problems):
+    """DataTypes must exist; ParentNodeId is only a hint (no reference of
+    its own), but a parent with no reference to its child is reported."""
     for n in sorted(nodes.values(), key=lambda x: x.id):
+        if n.parent is not None and not (
+                any(t == n.id for _, t in nodes[n.parent].refs)
+                if n.parent in nodes else False):
+            problems.append('i=%d: ParentNodeId i=%s has no reference to it'
+                            % (n.id, n.parent))
         if n.data_type and (n.data_type not in nodes or
                             nodes[n.data_type].node_class != 64):
             problems.append('i=%d: DataType i=%d is not a DataType node'
@@ -781,7 +791,7 @@ def gen_source(schema, order, rows, refs, strings, values, dims):
  * terminating NUL is the last string's terminator, and one byte past
  * BK_NS0_VALUES_SIZE in bk_ns0_values.
  */
-#include "broker/ns0_gen.h"
+#include "ns0_gen.h"
 
 #include <assert.h>
 
@@ -915,7 +925,8 @@ def main(argv):
         for x in problems:
             p('    ' + x)
     else:
-        p('  every reference type, target and DataType exists in the NodeSet')
+        p('  every reference type, target and DataType exists in the NodeSet; '
+          'every ParentNodeId has a reference to its child')
 
 
 if __name__ == '__main__':

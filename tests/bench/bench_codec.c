@@ -13,14 +13,15 @@
  *
  * Method: every case runs once untimed and is checked (status, length),
  * warms up, calibrates an iteration count that takes >= BENCH_RUN_NS, then
- * times BENCH_RUNS such runs with clock_gettime(CLOCK_MONOTONIC) and reports
- * the median.  One arena (reset every iteration) and one output buffer are
+ * times BENCH_RUNS such runs with clock_gettime(CLOCK_MONOTONIC), the runs
+ * of all cases interleaved, and reports the median.  One arena (reset every iteration) and one output buffer are
  * reused, as a worker does, so the steady state must allocate nothing:
  * malloc/calloc/realloc/free are interposed in this binary and counted
  * while bench_counting is set (timed runs only).
  *
- * Usage: bench_codec [--markdown FILE] [--case SUBSTRING]
- *   --case runs only the cases whose name contains SUBSTRING (profiling).
+ * Usage: bench_codec [--markdown FILE] [--case SUBSTRING] [--iters N]
+ *   --case runs only the cases whose name contains SUBSTRING, --iters runs
+ *   each case N times once, without calibration (for perf / callgrind).
  *   FILE (docs/benchmarks.md) gets the text between
  *   <!-- bench-codec:begin --> and <!-- bench-codec:end --> replaced (the
  *   markers are appended when missing).
@@ -66,6 +67,9 @@ struct bench_case {
     void      (*run)(void);     /* one operation */
     double      ns;             /* median ns/op */
     double      allocs;         /* heap allocations per op */
+    uint64_t    iters;          /* per timed run */
+    uint64_t    iter_total, alloc_total;
+    double      samples[BENCH_RUNS];
 };
 
 static uint64_t bench_now(void);
@@ -84,7 +88,9 @@ static void bench_op_enc_rr100(void);
 static void bench_op_enc_pub100(void);
 static void bench_op_dec_write100(void);
 static int bench_cmp_double(const void *a, const void *b);
-static void bench_measure(struct bench_case *c);
+static void bench_calibrate(struct bench_case *c);
+static void bench_run(struct bench_case *c, int r);
+static void bench_finish(struct bench_case *c, int runs);
 static bool bench_met(const struct bench_case *c);
 static void bench_section(FILE *f, const struct bench_case *cs, size_t n);
 static void bench_table(FILE *f, const struct bench_case *cs, size_t n);
@@ -407,14 +413,13 @@ bench_cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Check c once, warm it up and pick iterations for >= BENCH_RUN_NS. */
 static void
-bench_measure(struct bench_case *c)
+bench_calibrate(struct bench_case *c)
 {
-    double   ns[BENCH_RUNS];
-    uint64_t iters = 1, t0, dt, allocs = 0, total_iters = 0;
+    uint64_t iters = 1, t0, dt;
 
-    c->run();                                   /* checked once */
-    /* Warm up and calibrate: grow iters until one run takes BENCH_WARM_NS. */
+    c->run();
     for (;;) {
         t0 = bench_now();
         for (uint64_t i = 0; i < iters; i++)
@@ -424,23 +429,34 @@ bench_measure(struct bench_case *c)
             break;
         iters *= 2;
     }
-    iters = (uint64_t)((double)iters * (double)BENCH_RUN_NS / (double)dt) + 1;
+    c->iters = (uint64_t)((double)iters * (double)BENCH_RUN_NS / (double)dt)
+               + 1;
+}
 
-    for (int r = 0; r < BENCH_RUNS; r++) {
-        bench_allocs = 0;
-        bench_counting = 1;
-        t0 = bench_now();
-        for (uint64_t i = 0; i < iters; i++)
-            c->run();
-        dt = bench_now() - t0;
-        bench_counting = 0;
-        allocs += bench_allocs;
-        total_iters += iters;
-        ns[r] = (double)dt / (double)iters;
-    }
-    qsort(ns, BENCH_RUNS, sizeof(ns[0]), bench_cmp_double);
-    c->ns = ns[BENCH_RUNS / 2];
-    c->allocs = (double)allocs / (double)total_iters;
+/* One timed run of c: sample r, allocations counted. */
+static void
+bench_run(struct bench_case *c, int r)
+{
+    uint64_t t0, dt;
+
+    bench_allocs = 0;
+    bench_counting = 1;
+    t0 = bench_now();
+    for (uint64_t i = 0; i < c->iters; i++)
+        c->run();
+    dt = bench_now() - t0;
+    bench_counting = 0;
+    c->alloc_total += bench_allocs;
+    c->iter_total += c->iters;
+    c->samples[r] = (double)dt / (double)c->iters;
+}
+
+static void
+bench_finish(struct bench_case *c, int runs)
+{
+    qsort(c->samples, (size_t)runs, sizeof(c->samples[0]), bench_cmp_double);
+    c->ns = c->samples[runs / 2];
+    c->allocs = (double)c->alloc_total / (double)c->iter_total;
 }
 
 /* ------------------------------------------------------------ output */
@@ -559,30 +575,39 @@ int
 main(int argc, char **argv)
 {
     struct bench_case cs[] = {
-        { "decode ReadRequest (1 node)", 150, bench_op_dec_read1, 0, 0 },
-        { "encode ReadResponse (1 value)", 100, bench_op_enc_rr1, 0, 0 },
-        { "decode ReadRequest (100 nodes)", 0, bench_op_dec_read100, 0, 0 },
-        { "encode ReadResponse (100 values)", 0, bench_op_enc_rr100, 0, 0 },
-        { "encode PublishResponse (100 notifications)", 3000,
-          bench_op_enc_pub100, 0, 0 },
-        { "decode WriteRequest (100 values)", 0, bench_op_dec_write100, 0, 0 },
+        { .name = "decode ReadRequest (1 node)", .target_ns = 150,
+          .run = bench_op_dec_read1 },
+        { .name = "encode ReadResponse (1 value)", .target_ns = 100,
+          .run = bench_op_enc_rr1 },
+        { .name = "decode ReadRequest (100 nodes)",
+          .run = bench_op_dec_read100 },
+        { .name = "encode ReadResponse (100 values)",
+          .run = bench_op_enc_rr100 },
+        { .name = "encode PublishResponse (100 notifications)",
+          .target_ns = 3000, .run = bench_op_enc_pub100 },
+        { .name = "decode WriteRequest (100 values)",
+          .run = bench_op_dec_write100 },
     };
     size_t      n = sizeof(cs) / sizeof(cs[0]);
     const char *md = NULL, *only = NULL;
+    uint64_t    fixed = 0;
+    int         runs = BENCH_RUNS;
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--markdown") == 0 && i + 1 < argc) {
             md = argv[++i];
         } else if (strcmp(argv[i], "--case") == 0 && i + 1 < argc) {
             only = argv[++i];
+        } else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc) {
+            fixed = strtoull(argv[++i], NULL, 10);
         } else {
             fprintf(stderr, "usage: bench_codec [--markdown FILE] "
-                    "[--case SUBSTRING]\n");
+                    "[--case SUBSTRING] [--iters N]\n");
             return 2;
         }
     }
-    if (md != NULL && only != NULL) {
-        fprintf(stderr, "bench_codec: --markdown needs every case\n");
+    if (md != NULL && (only != NULL || fixed != 0)) {
+        fprintf(stderr, "bench_codec: --markdown needs the full run\n");
         return 2;
     }
     bench_check_counting();
@@ -602,9 +627,29 @@ main(int argc, char **argv)
             i--;
             continue;
         }
-        bench_measure(&cs[i]);
-        fprintf(stderr, "  %-44s %8.1f ns/op  %g allocs/op\n", cs[i].name,
-                cs[i].ns, cs[i].allocs);
+        if (fixed != 0) {
+            cs[i].run();
+            cs[i].iters = fixed;
+        } else {
+            bench_calibrate(&cs[i]);
+        }
+    }
+    if (fixed != 0)
+        runs = 1;
+    /*
+     * Runs interleaved across the cases, so a burst of outside load on this
+     * shared machine spoils one sample of several cases, not all of one.
+     */
+    for (int r = 0; r < runs; r++)
+        for (size_t i = 0; i < n; i++)
+            bench_run(&cs[i], r);
+    for (size_t i = 0; i < n; i++) {
+        bench_finish(&cs[i], runs);
+        fprintf(stderr, "  %-44s %8.1f ns/op  %g allocs/op  (runs:",
+                cs[i].name, cs[i].ns, cs[i].allocs);
+        for (int r = 0; r < runs; r++)
+            fprintf(stderr, " %.0f", cs[i].samples[r]);
+        fprintf(stderr, ")\n");
     }
     printf("\n");
     bench_table(stdout, cs, n);

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "broker/ns0_gen.h"
-#include "tests/unit/broker/ns0_expected.h"
+#include "ns0_expected.h"
 
 /* ReferenceType ids used below (Part 3 §7, NodeIds.csv). */
 #define REF_HAS_TYPE_DEFINITION 40
