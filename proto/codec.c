@@ -170,6 +170,14 @@ ua_enc_variant(struct ua_enc *e, const struct ua_variant *v)
         ua_enc_u8(e, 0);
         return;
     }
+    if (v->type == UA_VARIANT_RAW) {
+        if (v->n <= 0 || v->data == NULL) {
+            ua_enc_fail(e, UA_BAD_ENCODING_ERROR);
+            return;
+        }
+        ua_enc_raw(e, v->data, (size_t)v->n);
+        return;
+    }
     if (v->type > UA_BT_MAX) {
         ua_enc_fail(e, UA_BAD_ENCODING_ERROR);
         return;

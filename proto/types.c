@@ -122,6 +122,9 @@ ua_variant_equal(const struct ua_variant *a, const struct ua_variant *b)
         return false;
     if (a->type == UA_BT_NULL)
         return true;
+    if (a->type == UA_VARIANT_RAW)
+        return a->n == b->n && a->n > 0
+               && memcmp(a->data, b->data, (size_t)a->n) == 0;
     if (a->type > UA_BT_MAX || a->is_array != b->is_array)
         return false;
     et = &ua_types[a->type - 1];

@@ -174,8 +174,16 @@ struct ua_extobj {
  * ndims == -1 means no ArrayDimensions; otherwise the product of dims
  * equals n.
  */
+/*
+ * UA_VARIANT_RAW is not a wire type: the Variant is already encoded, data
+ * holds its n bytes, and the encoder copies them as they are ("encode
+ * once": values in shared memory are stored encoded).  The decoder never
+ * produces it.
+ */
+#define UA_VARIANT_RAW 0xFF
+
 struct ua_variant {
-    uint8_t  type;          /* enum ua_builtin */
+    uint8_t  type;          /* enum ua_builtin, or UA_VARIANT_RAW */
     uint8_t  is_array;
     int32_t  n;             /* arrays only */
     int32_t  ndims;         /* -1: no ArrayDimensions */

@@ -224,6 +224,36 @@ START_TEST(test_variant_forms)
 }
 END_TEST
 
+START_TEST(test_variant_raw)
+{
+    /* A pre-encoded Variant inside a DataValue is copied as it is. */
+    struct ua_datavalue dv;
+    uint8_t             enc[] = { 0x06, 0x2A, 0x00, 0x00, 0x00 };
+    uint8_t             buf[32];
+    size_t              len;
+    struct ua_datavalue back;
+
+    memset(&dv, 0, sizeof(dv));
+    dv.mask = UA_DV_VALUE;
+    dv.value.type = UA_VARIANT_RAW;
+    dv.value.n = sizeof(enc);
+    dv.value.data = enc;
+    ck_assert_uint_eq(ua_encode(&dv, &ua_types[UA_TYPE_DATAVALUE], buf,
+                                sizeof(buf), &len), UA_GOOD);
+    ck_assert_uint_eq(len, 6);
+    ck_assert_mem_eq(buf, "\x01\x06\x2A\x00\x00\x00", 6);
+    ck_assert_uint_eq(ua_decode(buf, len, NULL, &back,
+                                &ua_types[UA_TYPE_DATAVALUE], &arena, NULL),
+                      UA_GOOD);
+    ck_assert_uint_eq(back.value.type, UA_BT_INT32);
+    ck_assert_int_eq(*(int32_t *)back.value.data, 42);
+    /* An empty raw value is refused. */
+    dv.value.n = 0;
+    ck_assert_uint_eq(ua_encode(&dv, &ua_types[UA_TYPE_DATAVALUE], buf,
+                                sizeof(buf), &len), UA_BAD_ENCODING_ERROR);
+}
+END_TEST
+
 START_TEST(test_variant_bad)
 {
     /* Built-in type 26..63 does not exist. */
@@ -719,6 +749,7 @@ codec_suite(void)
     tcase_add_test(tc, test_expandednodeid);
     tcase_add_test(tc, test_localizedtext_and_qname);
     tcase_add_test(tc, test_variant_forms);
+    tcase_add_test(tc, test_variant_raw);
     tcase_add_test(tc, test_variant_bad);
     tcase_add_test(tc, test_datavalue);
     tcase_add_test(tc, test_diaginfo);

@@ -1,0 +1,76 @@
+/*
+ * worker/svc.h: service dispatch.
+ *
+ * The connection layer (worker/conn.c) hands every complete service request
+ * of a channel to wk_svc_dispatch() and sends back the response it returns.
+ * Dispatch decodes the request into the request arena, finds the session
+ * by its authentication token (bound to the channel: a token used on
+ * another channel is BadSecureChannelIdInvalid; services before activation
+ * are BadSessionNotActivated), runs the handler and returns the response,
+ * also built in the arena.  Unknown request types and services that have
+ * not landed yet get a ServiceFault with BadServiceUnsupported; the channel
+ * stays open.
+ *
+ * The table is keyed by the request's DefaultBinary encoding id (STYLE §7:
+ * {request type, response type, handler}).
+ */
+#ifndef WK_SVC_H
+#define WK_SVC_H
+
+#include <stdint.h>
+
+#include "proto/arena.h"
+#include "proto/securechannel.h"
+#include "proto/types.h"
+#include "shm/layout.h"
+#include "worker.h"
+
+/* What a handler sees. */
+struct wk_svc_ctx {
+    struct wk_worker  *w;
+    struct ua_sc      *ch;          /* the channel the request came on */
+    struct wk_session *session;     /* NULL for session-less services */
+    struct ua_arena   *arena;       /* request arena: decode and respond */
+    uint32_t           request_id;
+};
+
+/*
+ * A handler fills resp (zeroed, with its ResponseHeader already set from
+ * the request's RequestHeader: timestamp, requestHandle, ServiceResult
+ * Good).  It sets resp's ServiceResult itself for a service-level failure.
+ */
+typedef void (*wk_svc_fn)(struct wk_svc_ctx *ctx, const void *req,
+                          void *resp);
+
+struct wk_svc_desc {
+    uint32_t   request_binary_id;   /* *_Encoding_DefaultBinary */
+    uint16_t   request_type;        /* index into ua_types[] */
+    uint16_t   response_type;
+    uint8_t    stat;                /* enum shm_svc */
+    uint8_t    session;             /* needs an activated session */
+    wk_svc_fn  fn;
+};
+
+/* The result of one dispatch, ready for ua_sc_send(). */
+struct wk_svc_result {
+    const struct ua_type *type;     /* response type (may be ServiceFault) */
+    void                 *resp;     /* in the arena */
+    uint8_t               stat;     /* enum shm_svc, for the counters */
+    ua_status             service_result;
+};
+
+/*
+ * Decode msg and run its service.  Returns UA_GOOD with *res filled (a
+ * ServiceFault counts as a result), or a Bad status when the message
+ * cannot even be answered (undecodable type id or header): the caller
+ * closes the channel with an ERR carrying that status.
+ */
+ua_status wk_svc_dispatch(struct wk_worker *w, struct ua_sc *ch,
+                          const struct ua_sc_msg *msg, struct ua_arena *a,
+                          struct wk_svc_result *res);
+
+/* The table itself (sorted by request_binary_id). */
+extern const struct wk_svc_desc wk_svc_table[];
+extern const size_t             wk_svc_table_len;
+
+#endif /* WK_SVC_H */

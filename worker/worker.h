@@ -1,0 +1,63 @@
+/*
+ * worker/worker.h: the worker process's state, shared by its files.
+ *
+ * One worker = one process = one libevent loop = one thread.  Nothing here
+ * is shared with another process except through `seg` (shared memory).
+ *
+ *   worker/main.c      start-up: args, attach the segment, loop
+ *   worker/conn.c      listener, connections, reads, writes (libevent)
+ *   worker/session.c   sessions: pool, tokens, timeouts, binding
+ *   worker/svc.c       service dispatch (decode, session check, handler)
+ *   worker/svc_*.c     the service handlers
+ *   worker/stats.c     this worker's row of the worker table
+ *   worker/alloc.c     the counting allocator
+ */
+#ifndef WK_WORKER_H
+#define WK_WORKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/arena.h"
+#include "proto/codec.h"
+#include "proto/securechannel.h"
+#include "shm/layout.h"
+#include "shm/nodestore.h"
+#include "shm/segment.h"
+#include "shm/value.h"
+
+struct wk_session;
+struct wk_conn;
+struct event_base;
+
+/* The whole worker. */
+struct wk_worker {
+    unsigned                  slot;         /* worker slot 0..63 */
+    struct shm_segment        seg;
+    struct shm_nodestore      ns;
+    struct shm_values         vals;
+    const struct shm_config  *conf;         /* the broker's snapshot */
+    struct shm_worker        *row;          /* our stats row */
+    struct ua_limits          limits;       /* decoding limits from conf */
+    struct ua_sc_config       sc_conf;      /* channel limits from conf */
+    struct event_base        *base;
+    uint64_t                  now_ms;       /* monotonic, per loop iteration */
+    int64_t                   now_dt;       /* DateTime, per loop iteration */
+    uint32_t                  next_channel_id;
+    /* Sessions (worker/session.c). */
+    struct wk_session        *sessions;     /* pool of conf->max_sessions */
+    uint32_t                  nsessions;
+    /* Random bytes for tokens and nonces (worker/session.c). */
+    uint64_t                  rng[4];
+    volatile int              stopping;
+};
+
+/* Monotonic milliseconds and DateTime, read once per loop iteration. */
+void wk_clock_update(struct wk_worker *w);
+
+/* The counting allocator: every heap allocation after start-up shows in
+ * the worker's `allocations` counter (STYLE §5). */
+void *wk_alloc(struct wk_worker *w, size_t n);
+void  wk_free(struct wk_worker *w, void *p);
+
+#endif /* WK_WORKER_H */
