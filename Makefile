@@ -151,8 +151,9 @@ UNIT_LIBS_shm    = $(NANOMSG_LIBS)
 # broker/ and worker/ stand on proto/ and shm/ (DESIGN.md §5).
 UNIT_LIBS_broker = $(B)/libshm.a $(B)/libproto.a $(INIH_LIBS) $(EVENT_LIBS) \
                    $(NANOMSG_LIBS) $(WOLFSSL_LIBS)
-UNIT_LIBS_worker = $(B)/libshm.a $(B)/libproto.a $(EVENT_LIBS) \
-                   $(NANOMSG_LIBS) $(WOLFSSL_LIBS)
+# Worker tests may build the real address space with libbroker as fixture.
+UNIT_LIBS_worker = $(B)/libbroker.a $(B)/libshm.a $(B)/libproto.a \
+                   $(INIH_LIBS) $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS)
 
 UNIT_SRCS    := $(sort $(wildcard tests/unit/*/check_*.c))
 UNIT_MODULES := $(sort $(patsubst tests/unit/%/,%,$(dir $(UNIT_SRCS))))

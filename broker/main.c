@@ -288,6 +288,27 @@ main(int argc, char **argv)
             UA_PRODUCT_NAME, UA_VERSION, m.as.ns.nnodes,
             m.as.vals.hdr->ns0_nodes, m.as.ns.nrefs, m.as.vals.nslots,
             m.as.seg.size, m.as.build_seconds);
+    if (mode == BK_MODE_ONCE) {
+        const struct shm_header *h = m.as.vals.hdr;
+        uint64_t nodes = (uint64_t)h->nnodes * sizeof(struct shm_node);
+        uint64_t refs = (uint64_t)h->nrefs * sizeof(struct shm_ref);
+        uint64_t index = (uint64_t)h->index_cap
+                         * sizeof(struct shm_index_entry);
+        uint64_t slots = (uint64_t)h->nslots * sizeof(struct shm_value_slot);
+        uint64_t interest = (uint64_t)h->nslots * sizeof(uint64_t);
+
+        /* One line for scripts (tests/bench/bench_build.sh). */
+        printf("vars=%u nodes=%u refs=%u build_s=%.3f segment_bytes=%zu "
+               "node_bytes=%llu ref_bytes=%llu index_bytes=%llu "
+               "string_bytes=%llu slot_bytes=%llu interest_bytes=%llu "
+               "vheap_used=%llu\n",
+               m.conf.vars, h->nnodes, h->nrefs, m.as.build_seconds,
+               m.as.seg.size, (unsigned long long)nodes,
+               (unsigned long long)refs, (unsigned long long)index,
+               (unsigned long long)h->strings_used,
+               (unsigned long long)slots, (unsigned long long)interest,
+               (unsigned long long)h->vheap.bytes_used);
+    }
     rc = 0;
     if (mode == BK_MODE_SERVE)
         rc = bk_run(&m);

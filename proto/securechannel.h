@@ -48,6 +48,14 @@
 #define UA_TCP_MIN_BUFFER    8192       /* Part 6 §7.1.2.3 */
 #define UA_TCP_URL_MAX       4096       /* EndpointUrl < 4096 bytes */
 #define UA_SC_POLICY_NONE    "http://opcfoundation.org/UA/SecurityPolicy#None"
+#define UA_SC_POLICY_URI_MAX 255        /* Part 6 §6.7.2.3 */
+#define UA_SC_REASON_MAX     4096       /* ERR/Abort reason, Part 6 §6.7.3 */
+/* Part 6 §6.7.2.4, LegacySequenceNumbers (None and the RSA policies): no
+ * wrap before this value is passed; the first number after a wrap < 1024. */
+#define UA_SC_SEQ_WRAP_ABOVE 4294966271u
+#define UA_SC_SEQ_WRAP_BELOW 1024u
+/* MSG/CLO chunk: header(8) SecureChannelId(4) TokenId(4) SequenceHeader(8). */
+#define UA_SC_SYM_HEADER     24
 
 enum ua_sc_state {
     UA_SC_FRESH = 0,        /* waiting for HEL */
@@ -65,6 +73,10 @@ struct ua_sc_config {
     uint32_t         min_lifetime_ms;   /* revised token lifetime bounds */
     uint32_t         max_lifetime_ms;
     struct ua_limits limits;            /* for decoding OPN/CLO bodies */
+    /* The caller's cached DateTime (wk_worker.now_dt), read for the OPN
+     * response's timestamp and the token's CreatedAt; proto/ never reads
+     * a clock.  NULL: both are 0. */
+    const int64_t   *now_dt;
 };
 
 /* A complete service request, valid until the next call on the channel. */
@@ -139,6 +151,11 @@ ua_status ua_sc_frame(const struct ua_sc *ch, const uint8_t *p, size_t n,
  * Replies are appended to out (BadEncodingLimitsExceeded when out is too
  * small: the caller gives it room for at least one send_buffer chunk).
  * msg->len == 0 unless a complete service request is ready.
+ *
+ * A CLO returns UA_GOOD with ch->state == UA_SC_CLOSED and nothing in out:
+ * close the socket without an ERR.  An Abort chunk ('A') returns UA_GOOD
+ * with no message and the channel still OPEN.  A multi-chunk message is
+ * reassembled in memory from ch->mem, held until the next call.
  */
 ua_status ua_sc_process(struct ua_sc *ch, const uint8_t *chunk, size_t len,
                         uint64_t now_ms, struct ua_sc_out *out,
@@ -154,7 +171,9 @@ ua_status ua_sc_send(struct ua_sc *ch, uint32_t request_id,
                      const struct ua_type *t, const void *resp,
                      struct ua_sc_out *out);
 
-/* Append an ERR message with status and reason (reason may be NULL). */
+/* Append an ERR message with status and reason (reason may be NULL; cut
+ * to UA_SC_REASON_MAX and to the room left).  Nothing when even the fixed
+ * 16 bytes do not fit. */
 void ua_sc_write_err(struct ua_sc_out *out, ua_status status,
                      const char *reason);
 

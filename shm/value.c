@@ -117,8 +117,14 @@ shm_value_write(struct shm_values *v, uint32_t i, const void *bytes,
     flags = (meta->flags & (SHM_VF_SOURCE_TS | SHM_VF_SERVER_TS))
             | (heap != 0 ? SHM_VF_HEAP : 0);
 
-    seq = atomic_load_explicit(&s->seq, memory_order_relaxed);
-    atomic_store_explicit(&s->seq, seq + 1, memory_order_relaxed);
+    /*
+     * seq | 1 is odd: seq + 1 normally, seq itself when a writer died in
+     * the middle of a write and left it odd.  Incrementing an odd seq would
+     * show this write's half-copied fields under an even seq and leave the
+     * slot odd (stale to every reader) once it completed.
+     */
+    seq = atomic_load_explicit(&s->seq, memory_order_relaxed) | 1u;
+    atomic_store_explicit(&s->seq, seq, memory_order_relaxed);
     /* Make the odd sequence visible before any field changes. */
     atomic_thread_fence(memory_order_release);
     atomic_store_explicit(&s->len, len, memory_order_relaxed);
@@ -138,7 +144,7 @@ shm_value_write(struct shm_values *v, uint32_t i, const void *bytes,
     else if (len != 0)
         memcpy(s->inl, bytes, len);
     /* Publish; pairs with the acquire load in shm_value_read(). */
-    atomic_store_explicit(&s->seq, seq + 2, memory_order_release);
+    atomic_store_explicit(&s->seq, seq + 1, memory_order_release);
 
     if ((old_flags & SHM_VF_HEAP) && old_heap != 0)
         shm_vheap_free(v, old_heap);

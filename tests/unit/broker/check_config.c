@@ -1,0 +1,179 @@
+/*
+ * tests/unit/broker/check_config.c: the configuration table, the INI
+ * reader, --set and the snapshot the workers get.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "broker/config.h"
+#include "shm/layout.h"
+
+static char path[64];
+
+static void
+write_file(const char *text)
+{
+    FILE *f;
+    int   fd;
+
+    strcpy(path, "/tmp/uabroker-conf-XXXXXX");
+    fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+static void
+teardown(void)
+{
+    if (path[0] != '\0')
+        unlink(path);
+    path[0] = '\0';
+}
+
+START_TEST(test_defaults)
+{
+    struct bk_config c;
+
+    bk_config_defaults(&c);
+    ck_assert_uint_eq(c.port, 4840);
+    ck_assert_uint_eq(c.vars, 1000);
+    ck_assert_uint_eq(c.max_nodes_per_read, 1000);
+    ck_assert_str_eq(c.stats_listen, "127.0.0.1:9840");
+    ck_assert_str_eq(c.application_uri, "");
+    bk_config_finish(&c);
+    ck_assert(strncmp(c.application_uri, "urn:", 4) == 0);
+    ck_assert(strlen(c.hostname) > 0);
+}
+END_TEST
+
+START_TEST(test_load)
+{
+    struct bk_config c;
+    char             err[256];
+
+    bk_config_defaults(&c);
+    write_file("; comment\n[server]\nport = 4841\napplication_uri = urn:x\n"
+               "[addrspace]\nvars = 1000000\n"
+               "[limits]\nmax_nodes_per_read = 5\n"
+               "min_publishing_interval_ms = 12.5\n");
+    ck_assert_int_eq(bk_config_load(&c, path, err, sizeof(err)), 0);
+    ck_assert_uint_eq(c.port, 4841);
+    ck_assert_uint_eq(c.vars, 1000000);
+    ck_assert_uint_eq(c.max_nodes_per_read, 5);
+    ck_assert(c.min_publishing_interval_ms == 12.5);
+    ck_assert_str_eq(c.application_uri, "urn:x");
+    ck_assert_uint_eq(c.max_nodes_per_write, 1000);     /* untouched */
+}
+END_TEST
+
+START_TEST(test_load_errors)
+{
+    struct bk_config c;
+    char             err[256];
+
+    bk_config_defaults(&c);
+    write_file("[server]\nprot = 1\n");
+    ck_assert_int_eq(bk_config_load(&c, path, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "prot"));
+    teardown();
+    write_file("[server]\nport = 70000\n");
+    ck_assert_int_eq(bk_config_load(&c, path, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "outside"));
+    teardown();
+    write_file("[server]\nport = 12ab\n");
+    ck_assert_int_eq(bk_config_load(&c, path, err, sizeof(err)), -1);
+    teardown();
+    write_file("[server]\nport = 1.5\n");
+    ck_assert_int_eq(bk_config_load(&c, path, err, sizeof(err)), -1);
+    teardown();
+    write_file("[nosuch]\nport = 1\n");
+    ck_assert_int_eq(bk_config_load(&c, path, err, sizeof(err)), -1);
+    teardown();
+    write_file("this is not ini\n");
+    ck_assert_int_eq(bk_config_load(&c, path, err, sizeof(err)), -1);
+    ck_assert_int_eq(bk_config_load(&c, "/nonexistent/uabroker.conf", err,
+                                    sizeof(err)), -1);
+    ck_assert_uint_eq(c.port, 4840);
+}
+END_TEST
+
+START_TEST(test_limits_at_bounds)
+{
+    struct bk_config c;
+    char             err[256];
+
+    bk_config_defaults(&c);
+    /* Each bound is accepted, one past it is refused. */
+    ck_assert_int_eq(bk_config_set(&c, "server.workers", "64", err,
+                                   sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_set(&c, "server.workers", "65", err,
+                                   sizeof(err)), -1);
+    ck_assert_int_eq(bk_config_set(&c, "max_chunk_count", "1", err,
+                                   sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_set(&c, "max_chunk_count", "0", err,
+                                   sizeof(err)), -1);
+    ck_assert_int_eq(bk_config_set(&c, "receive_buffer_size", "8192", err,
+                                   sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_set(&c, "receive_buffer_size", "8191", err,
+                                   sizeof(err)), -1);
+    ck_assert_int_eq(bk_config_set(&c, "limits.nosuch", "1", err,
+                                   sizeof(err)), -1);
+}
+END_TEST
+
+START_TEST(test_snapshot_and_write)
+{
+    struct bk_config  c, d;
+    struct shm_config s;
+    char              err[256];
+    FILE             *f;
+    int               fd;
+
+    bk_config_defaults(&c);
+    c.max_sessions = 7;
+    c.hello_timeout_ms = 1234;
+    strcpy(c.application_uri, "urn:snap");
+    bk_config_snapshot(&c, &s);
+    ck_assert_uint_eq(s.max_sessions, 7);
+    ck_assert_uint_eq(s.hello_timeout_ms, 1234);
+    ck_assert_str_eq(s.application_uri, "urn:snap");
+    /* What --print-config writes reads back to the same settings. */
+    strcpy(path, "/tmp/uabroker-conf-XXXXXX");
+    fd = mkstemp(path);
+    f = fdopen(fd, "w");
+    bk_config_write(&c, f);
+    fclose(f);
+    bk_config_defaults(&d);
+    ck_assert_int_eq(bk_config_load(&d, path, err, sizeof(err)), 0);
+    ck_assert_uint_eq(d.max_sessions, 7);
+    ck_assert_str_eq(d.application_uri, "urn:snap");
+    ck_assert_mem_eq(&c, &d, sizeof(c));
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite   *s = suite_create("Configuration");
+    TCase   *tc = tcase_create("Keys and files");
+    SRunner *sr;
+    int      failed;
+
+    tcase_add_checked_fixture(tc, NULL, teardown);
+    tcase_add_test(tc, test_defaults);
+    tcase_add_test(tc, test_load);
+    tcase_add_test(tc, test_load_errors);
+    tcase_add_test(tc, test_limits_at_bounds);
+    tcase_add_test(tc, test_snapshot_and_write);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
