@@ -106,6 +106,7 @@ bk_addrspace_plan(const struct bk_config *c, struct shm_plan *p)
     uint64_t slots = 0, heap = 0;
     uint64_t demo = BK_DEMO_FOLDERS + 2 * BK_DEMO_BUILTINS + BK_SIM_MAX;
 
+    memset(p, 0, sizeof(*p));
     for (size_t i = 0; i < BK_NS0_NODES; i++) {
         const struct bk_ns0_node *n = &bk_ns0_nodes[i];
 

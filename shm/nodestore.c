@@ -229,6 +229,8 @@ shm_nodestore_build_abort(struct shm_nodestore *ns)
     free(ns->pending);
     ns->intern = NULL;
     ns->pending = NULL;
+    ns->npending = 0;
+    ns->cap_refs = 0;           /* add_ref after finish: -ENOSPC */
 }
 
 uint32_t

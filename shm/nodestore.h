@@ -56,7 +56,10 @@ struct shm_pending_ref {
     uint32_t dst;
 };
 
-/* Bind to an attached (or freshly created) segment. 0 or -EPROTO. */
+/*
+ * Bind to an attached segment whose build is complete: 0, -EAGAIN before
+ * the broker's finish, -EPROTO for counts that do not fit their regions.
+ */
 int shm_nodestore_open(struct shm_nodestore *ns, const struct shm_segment *s);
 
 /* --- reading (any process) ------------------------------------------- */

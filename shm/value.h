@@ -2,8 +2,9 @@
  * shm/value.h: value slots and the value heap.
  *
  * Ordering contract (seqlock, ck_sequence style):
- *   writer (broker only): seq := seq+1 (odd), release fence, write fields
- *     and bytes, release-store seq := seq+1 (even).
+ *   writer (broker only): seq := seq|1 (odd: a writer that died mid-write
+ *     left it odd already), release fence, write fields and bytes,
+ *     release-store seq := seq+1 (even, never seen before).
  *   reader (any process): acquire-load seq; if odd retry; copy the fields
  *     and bytes (bounds-checked against the heap); acquire fence; reload
  *     seq; if it changed, retry.
@@ -64,6 +65,8 @@ int shm_value_read(const struct shm_values *v, uint32_t i,
 static inline void
 shm_interest_set(struct shm_values *v, uint32_t i, unsigned worker)
 {
+    if (i >= v->nslots || worker >= 64)
+        return;
     atomic_fetch_or_explicit(&v->interest[i], UINT64_C(1) << worker,
                              memory_order_seq_cst);
 }
@@ -71,6 +74,8 @@ shm_interest_set(struct shm_values *v, uint32_t i, unsigned worker)
 static inline void
 shm_interest_clear(struct shm_values *v, uint32_t i, unsigned worker)
 {
+    if (i >= v->nslots || worker >= 64)
+        return;
     atomic_fetch_and_explicit(&v->interest[i], ~(UINT64_C(1) << worker),
                               memory_order_seq_cst);
 }
@@ -78,6 +83,8 @@ shm_interest_clear(struct shm_values *v, uint32_t i, unsigned worker)
 static inline uint64_t
 shm_interest_get(const struct shm_values *v, uint32_t i)
 {
+    if (i >= v->nslots)
+        return 0;
     return atomic_load_explicit(&v->interest[i], memory_order_seq_cst);
 }
 

@@ -838,6 +838,128 @@ START_TEST(test_finish_errors)
 }
 END_TEST
 
+static int
+cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* Key number i of family f (round r picks another identifier or ns). */
+enum coll_family { C_NS_NUMERIC, C_NS_STRING, C_NUMERIC, C_STRING, C_GUID };
+
+struct coll_key {
+    struct shm_nodekey k;
+    uint8_t            buf[16];
+};
+
+static void
+coll_key(enum coll_family f, uint32_t r, uint32_t i, struct coll_key *c)
+{
+    memset(c, 0, sizeof(*c));
+    switch (f) {
+    case C_NS_NUMERIC:          /* ns varies, ns=i;i=r */
+        c->k = knum((uint16_t)i, r);
+        break;
+    case C_NS_STRING:           /* ns varies, ns=i;s=<r> */
+        snprintf((char *)c->buf, sizeof(c->buf), "s%u", r);
+        c->k = kbytes((uint16_t)i, SHM_ID_STRING, c->buf,
+                      (uint32_t)strlen((char *)c->buf));
+        break;
+    case C_NUMERIC:             /* ns=r+1;i=<i> */
+        c->k = knum((uint16_t)(r + 1), i);
+        break;
+    case C_STRING:              /* ns=1;s=<i>, lengths differ */
+        snprintf((char *)c->buf, sizeof(c->buf), "%u:%x", r, i);
+        c->k = kbytes(1, SHM_ID_STRING, c->buf,
+                      (uint32_t)strlen((char *)c->buf));
+        break;
+    case C_GUID:                /* ns=1;g=<i, r> */
+        memcpy(c->buf, &i, 4);
+        memcpy(c->buf + 4, &r, 4);
+        memcpy(c->buf + 8, guid_a + 8, 8);
+        c->k = kbytes(1, SHM_ID_GUID, c->buf, 16);
+        break;
+    }
+}
+
+/*
+ * Two different keys of family f with the same 32-bit hash: a birthday
+ * search over n keys (65536 keys collide with probability ~1/2, 2^20 keys
+ * almost surely); round r retries with other keys.
+ */
+static void
+find_collision(enum coll_family f, uint32_t n, struct coll_key *a,
+               struct coll_key *b)
+{
+    uint64_t *h = malloc((size_t)n * sizeof(*h));
+
+    ck_assert_ptr_nonnull(h);
+    for (uint32_t r = 0; r < 64; r++) {
+        for (uint32_t i = 0; i < n; i++) {
+            struct coll_key c;
+
+            coll_key(f, r, i, &c);
+            h[i] = ((uint64_t)shm_nodekey_hash(&c.k) << 32) | i;
+        }
+        qsort(h, n, sizeof(h[0]), cmp_u64);
+        for (uint32_t i = 1; i < n; i++)
+            if (h[i] >> 32 == h[i - 1] >> 32) {
+                coll_key(f, r, (uint32_t)h[i - 1], a);
+                coll_key(f, r, (uint32_t)h[i], b);
+                free(h);
+                return;
+            }
+    }
+    free(h);
+    ck_abort_msg("no 32-bit hash collision in family %d", (int)f);
+}
+
+/*
+ * The index compares whole NodeIds, not hashes: a key with the same hash as
+ * a stored node but another namespace, number or identifier is not that
+ * node, and is not a duplicate of it either.
+ */
+START_TEST(test_hash_collision)
+{
+    static const struct {
+        enum coll_family f;
+        uint32_t         n;
+    } fams[] = {
+        { C_NS_NUMERIC, 65536 }, { C_NS_STRING, 65536 },
+        { C_NUMERIC, 1u << 20 }, { C_STRING, 1u << 20 },
+        { C_GUID, 1u << 20 },
+    };
+
+    for (size_t f = 0; f < sizeof(fams) / sizeof(fams[0]); f++) {
+        struct coll_key      a, b;
+        struct shm_segment   seg;
+        struct shm_nodestore st;
+        uint32_t             ia, ib;
+
+        find_collision(fams[f].f, fams[f].n, &a, &b);
+        ck_assert_uint_eq(shm_nodekey_hash(&a.k), shm_nodekey_hash(&b.k));
+        ck_assert(memcmp(&a.k, &b.k, sizeof(a.k)) != 0
+                  || memcmp(a.buf, b.buf, sizeof(a.buf)) != 0);
+
+        seg_create(&seg, 8, 8, 256);
+        ck_assert_int_eq(shm_nodestore_build_init(&st, &seg), 0);
+        ia = add_or_fail(&st, a.k, SHM_NC_OBJECT);
+        /* Same hash, other NodeId: absent ... */
+        ck_assert_msg(shm_nodestore_lookup(&st, &b.k) == SHM_NONE,
+                      "family %zu: colliding key found", f);
+        /* ... and addable: not a duplicate. */
+        ib = add_or_fail(&st, b.k, SHM_NC_VARIABLE);
+        ck_assert_int_eq(shm_nodestore_finish(&st), 0);
+        ck_assert_uint_eq(shm_nodestore_lookup(&st, &a.k), ia);
+        ck_assert_uint_eq(shm_nodestore_lookup(&st, &b.k), ib);
+        ck_assert_uint_eq(st.nodes[ib].node_class, SHM_NC_VARIABLE);
+        shm_segment_close(&seg);
+    }
+}
+END_TEST
+
 /* A HasSubtype cycle must not hang the closure or is_subtype. */
 START_TEST(test_subtype_cycle)
 {
@@ -879,12 +1001,12 @@ START_TEST(test_lookup_100k)
     seg_create(&seg, BIG_N, 8, (uint64_t)BIG_N * 12);
     ck_assert_int_eq(shm_nodestore_build_init(&b, &seg), 0);
     for (uint32_t i = 0; i < BIG_N; i++) {
-        int l = snprintf(name, sizeof(name), "v%u", i);
+        int                l = snprintf(name, sizeof(name), "v%u", i);
+        struct shm_nodekey k = kbytes(1, SHM_ID_STRING, name, (uint32_t)l);
+        uint32_t           got = shm_nodestore_add(&b, &k, SHM_NC_VARIABLE);
 
-        ck_assert_uint_eq(add_or_fail(&b, kbytes(1, SHM_ID_STRING, name,
-                                                 (uint32_t)l),
-                                      SHM_NC_VARIABLE),
-                          i);
+        if (got != i)
+            ck_abort_msg("add ns=1;s=%s: got %u, want %u", name, got, i);
     }
     ck_assert_int_eq(shm_nodestore_finish(&b), 0);
     ck_assert_int_eq(shm_nodestore_open(&r, &seg), 0);
@@ -940,6 +1062,8 @@ main(void)
     tcase_add_test(tc_build, test_capacity_strings);
     tcase_add_test(tc_build, test_finish_errors);
     tcase_add_test(tc_build, test_subtype_cycle);
+    tcase_add_test(tc_build, test_hash_collision);
+    tcase_set_timeout(tc_build, 30);
     suite_add_tcase(s, tc_build);
 
     tcase_add_test(tc_big, test_lookup_100k);

@@ -316,7 +316,8 @@ START_TEST(test_heap_reuse)
         uint64_t         bytes = 0, blocks = 0;
 
         fill_pattern(in, l, w);
-        ck_assert_int_eq(shm_value_write(&v, i, in, l, &m), 0);
+        if (shm_value_write(&v, i, in, l, &m) != 0)
+            ck_abort_msg("write %u (slot %u, %u bytes) failed", w, i, l);
         len[i] = l;
         for (uint32_t j = 0; j < NS; j++) {
             uint64_t cls = 64;
