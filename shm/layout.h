@@ -44,6 +44,8 @@ enum shm_region {
     SHM_R_INTEREST,         /* _Atomic uint64_t[nslots]: worker bits */
     SHM_R_CONFIG,           /* struct shm_config: the broker's snapshot */
     SHM_R_WORKERS,          /* struct shm_worker[SHM_WORKERS_MAX] */
+    SHM_R_RINGS,            /* struct shm_rings, then the rings (ring.c) */
+    SHM_R_BLOCKS,           /* struct shm_blockpool, then the blocks */
     SHM_R_MAX = 16
 };
 
@@ -337,5 +339,177 @@ struct shm_header {
     struct shm_vheap       vheap;
 };
 static_assert(offsetof(struct shm_header, regions) == 16, "header");
+
+/* ------------------------------------------------ fan-out transport
+ *
+ * SPSC rings (shm/ring.c) and the notification block pool
+ * (shm/blockpool.c).  Both regions are empty (size 0) unless the plan asks
+ * for them; shm_segment_create() initialises them when it does.
+ */
+
+#define SHM_RING_MAGIC      0x474E4952u     /* "RING" */
+#define SHM_RINGS_MAGIC     0x53474E52u     /* "RNGS" */
+#define SHM_RING_SLOTS_MIN  2u
+#define SHM_RING_SLOTS_MAX  (1u << 24)      /* slots per ring */
+#define SHM_RING_SLOT_ALIGN 8u
+#define SHM_RING_SLOT_MAX   4096u           /* bytes per slot */
+
+/*
+ * One single-producer single-consumer ring; `size` slots of `slot_size`
+ * bytes follow the struct.  Indices run free (uint32, wrapping) and are
+ * masked on access; the ring holds tail - head items, never more than
+ * size.  Producer-written and consumer-written words sit on separate cache
+ * lines.  The ordering contract is at the top of shm/ring.c.
+ *
+ *   line 0  magic size mask slot_size          W: creator, then read-only
+ *   line 1  tail                               W: producer   R: consumer
+ *   line 2  head                               W: consumer   R: producer
+ *   line 3  consumer_sleeping sleeps           W: consumer   R: producer
+ *   line 4  full bells                         W: producer   R: stats
+ *   slots   [size][slot_size]                  W: producer   R: consumer
+ *
+ * The producer's counters are off the tail's line: a producer retrying a
+ * full ring must not keep invalidating the line the consumer reads.
+ */
+struct shm_ring {
+    alignas(SHM_CACHELINE) uint32_t magic;          /* SHM_RING_MAGIC */
+    uint32_t size;                  /* slots, a power of two */
+    uint32_t mask;                  /* size - 1 */
+    uint32_t slot_size;             /* bytes, a multiple of 8 */
+    alignas(SHM_CACHELINE) _Atomic uint32_t tail;   /* next slot to fill */
+    alignas(SHM_CACHELINE) _Atomic uint32_t head;   /* next slot to read */
+    alignas(SHM_CACHELINE) _Atomic uint32_t consumer_sleeping;
+                                    /* odd while the consumer sleeps; +1 on
+                                     * every sleep and every wake */
+    uint32_t pad3;
+    _Atomic uint64_t sleeps;        /* times the consumer went to sleep */
+    alignas(SHM_CACHELINE) _Atomic uint64_t full;   /* pushes refused */
+    _Atomic uint64_t bells;         /* doorbells the producer was told to ring */
+};
+static_assert(sizeof(struct shm_ring) == 5 * SHM_CACHELINE, "shm_ring size");
+static_assert(alignof(struct shm_ring) == SHM_CACHELINE, "shm_ring align");
+static_assert(offsetof(struct shm_ring, tail) == 1 * SHM_CACHELINE,
+              "tail on the producer's line");
+static_assert(offsetof(struct shm_ring, head) == 2 * SHM_CACHELINE,
+              "head on the consumer's line");
+static_assert(offsetof(struct shm_ring, consumer_sleeping)
+                  == 3 * SHM_CACHELINE,
+              "sleeping flag on a line of its own");
+static_assert(offsetof(struct shm_ring, full) == 4 * SHM_CACHELINE,
+              "producer counters off the tail's line");
+
+/* The rings of one worker slot. */
+enum shm_ring_kind {
+    SHM_RING_REQ = 0,       /* worker -> broker: Writes and other requests */
+    SHM_RING_REPLY,         /* broker -> worker: their answers */
+    SHM_RING_NOTIF,         /* broker -> worker: struct shm_block_handle */
+    SHM_RING_KINDS
+};
+
+/*
+ * Start of SHM_R_RINGS; W: creator, then read-only.  Worker w's ring of
+ * kind k starts at sizeof(struct shm_rings) + w * stride + off[k] from the
+ * region start and takes ring_bytes[k].
+ */
+struct shm_rings {
+    alignas(SHM_CACHELINE) uint32_t magic;          /* SHM_RINGS_MAGIC */
+    uint32_t workers;                               /* worker slots */
+    uint32_t slots[SHM_RING_KINDS];
+    uint32_t slot_size[SHM_RING_KINDS];
+    uint32_t pad;
+    uint64_t off[SHM_RING_KINDS];
+    uint64_t ring_bytes[SHM_RING_KINDS];
+    uint64_t stride;                                /* bytes per worker */
+};
+static_assert(sizeof(struct shm_rings) == SHM_CACHELINE, "shm_rings size");
+
+/*
+ * A reference to one notification block: the broker pushes it into a
+ * worker's notification ring.  gen is the block's generation when the
+ * handle was made; a handle whose gen no longer matches is stale.
+ */
+struct shm_block_handle {
+    uint32_t index;
+    uint32_t gen;                   /* never 0 for a real handle */
+};
+static_assert(sizeof(struct shm_block_handle) == 8, "block handle size");
+
+#define SHM_BLOCKPOOL_MAGIC 0x4B4C4250u     /* "PBLK" */
+#define SHM_BLOCKS_MAX      (1u << 24)
+#define SHM_BLOCK_SIZE_MIN  (2u * SHM_CACHELINE)
+#define SHM_BLOCK_SIZE_MAX  (1u << 20)
+#define SHM_BLOCK_REC_ALIGN 4u
+
+enum shm_block_state {
+    SHM_BS_FREE = 0,        /* never used, or published to nobody */
+    SHM_BS_FILLING,         /* the broker is appending records */
+    SHM_BS_LIVE             /* published; free again once holders == 0 */
+};
+
+/*
+ * Block header, at the start of every block; records follow it:
+ *
+ *   +----------------+------------------------+-------+------------------+
+ *   | struct         | slot u32 | len u32 |    | bytes | pad to 4 | ...    |
+ *   | shm_block      |  record 0 (8 + len rounded up to 4)  | record 1   |
+ *   +----------------+------------------------+-------+------------------+
+ *   0                128                                      128 + used
+ *
+ * A block is free when state != FILLING and holders == 0.
+ */
+struct shm_block {
+    alignas(SHM_CACHELINE) _Atomic uint64_t holders;
+                            /* bit w: worker w still holds the block.
+                             * W: broker sets it (publish), worker w clears
+                             * its own bit (release), the broker clears a
+                             * dead worker's bit (reclaim). */
+    _Atomic uint32_t gen;   /* W: broker at alloc; 0 = never allocated */
+    _Atomic uint32_t state; /* enum shm_block_state; W: broker */
+    _Atomic uint32_t used;  /* record bytes; W: broker while FILLING */
+    _Atomic uint32_t nrecs; /* records; W: broker while FILLING */
+};
+static_assert(sizeof(struct shm_block) == SHM_CACHELINE, "block header");
+static_assert(offsetof(struct shm_block, holders) == 0, "holders first");
+
+/* A record's fixed part inside a block (unaligned: read with memcpy). */
+struct shm_block_rec {
+    uint32_t slot;          /* node or value-slot index */
+    uint32_t len;           /* bytes of encoded DataValue that follow */
+};
+static_assert(sizeof(struct shm_block_rec) == 8, "record header");
+
+/* One worker's block-pool counters.  W: that worker; R: broker. */
+struct shm_blockpool_wstats {
+    alignas(SHM_CACHELINE) _Atomic uint64_t released;  /* references dropped */
+    _Atomic uint64_t freed;         /* releases that dropped the last one */
+    _Atomic uint64_t stale;         /* stale or foreign handles refused */
+    _Atomic uint64_t corrupt;       /* blocks or records failing a bound */
+};
+static_assert(sizeof(struct shm_blockpool_wstats) == SHM_CACHELINE, "pad");
+
+/*
+ * Start of SHM_R_BLOCKS.  Block i starts at blocks_off + i * block_size
+ * from this struct.
+ */
+struct shm_blockpool {
+    alignas(SHM_CACHELINE) uint32_t magic;      /* W: creator */
+    uint32_t nblocks;                           /* W: creator */
+    uint32_t block_size;    /* bytes, header included, multiple of 128 */
+    uint32_t pad;
+    uint64_t blocks_off;                        /* W: creator */
+    /* W: broker; R: stats. */
+    alignas(SHM_CACHELINE) _Atomic uint64_t allocs;
+    _Atomic uint64_t exhausted;     /* allocations refused: no free block */
+    _Atomic uint64_t published;
+    _Atomic uint64_t disowned;      /* references dropped for failed pushes */
+    _Atomic uint64_t reclaimed;     /* references dropped for dead workers */
+    _Atomic uint64_t skipped;       /* blocks a successful alloc passed over */
+    struct shm_blockpool_wstats w[SHM_WORKERS_MAX];
+};
+static_assert(offsetof(struct shm_blockpool, allocs) == SHM_CACHELINE,
+              "broker counters on their own line");
+static_assert(sizeof(struct shm_blockpool)
+                  == (2 + SHM_WORKERS_MAX) * SHM_CACHELINE,
+              "shm_blockpool size");
 
 #endif /* SHM_LAYOUT_H */

@@ -9,6 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "blockpool.h"
+#include "ring.h"
+
 static uint64_t shm_segment_align(uint64_t x);
 static void shm_segment_regions(const struct shm_plan *p,
                                 struct shm_region_desc *r, uint64_t *total);
@@ -41,6 +44,8 @@ shm_segment_regions(const struct shm_plan *p, struct shm_region_desc *r,
     sizes[SHM_R_INTEREST] = (uint64_t)p->slots * sizeof(uint64_t);
     sizes[SHM_R_CONFIG] = sizeof(struct shm_config);
     sizes[SHM_R_WORKERS] = SHM_WORKERS_MAX * sizeof(struct shm_worker);
+    sizes[SHM_R_RINGS] = shm_ring_region_bytes(p);
+    sizes[SHM_R_BLOCKS] = shm_blockpool_bytes(p->blocks, p->block_size);
     for (int i = 0; i < SHM_R_MAX; i++) {
         r[i].off = off;
         r[i].size = sizes[i];
@@ -99,6 +104,17 @@ shm_segment_create(struct shm_segment *s, const struct shm_plan *p,
     s->hdr->nslots = p->slots;
     s->hdr->vheap.size = p->vheap;
     s->hdr->vheap.top = 0;
+    /* The fan-out transport, when planned (empty regions otherwise). */
+    err = shm_ring_region_init(shm_segment_region(s, SHM_R_RINGS),
+                               r[SHM_R_RINGS].size, p);
+    if (err == 0 && p->blocks != 0)
+        err = shm_blockpool_init(shm_segment_region(s, SHM_R_BLOCKS),
+                                 r[SHM_R_BLOCKS].size, p->blocks,
+                                 p->block_size);
+    if (err != 0) {
+        shm_segment_close(s);
+        return err;
+    }
     return 0;
 }
 

@@ -21,6 +21,22 @@ struct shm_plan {
     uint64_t strings;           /* string-heap bytes */
     uint32_t slots;             /* value slots */
     uint64_t vheap;             /* value-heap bytes */
+    /*
+     * Fan-out transport (shm/ring.c, shm/blockpool.c).  0 leaves a region
+     * empty: no rings when ring_workers is 0, no pool when blocks is 0.
+     * Ring slot counts round up to a power of two (at least 2), slot sizes
+     * up to a multiple of 8, block_size up to a multiple of SHM_CACHELINE
+     * (at least SHM_BLOCK_SIZE_MIN); shm_segment_create() refuses values
+     * past SHM_WORKERS_MAX, SHM_RING_SLOTS_MAX, SHM_RING_SLOT_MAX,
+     * SHM_BLOCKS_MAX or SHM_BLOCK_SIZE_MAX with -EINVAL.
+     */
+    uint32_t ring_workers;      /* worker slots with a ring triple */
+    uint32_t req_ring_slots;    /* worker -> broker request ring */
+    uint32_t reply_ring_slots;  /* broker -> worker reply ring */
+    uint32_t notif_ring_slots;  /* broker -> worker block handles */
+    uint32_t msg_slot_size;     /* bytes per request/reply slot */
+    uint32_t blocks;            /* notification blocks */
+    uint32_t block_size;        /* bytes per block, its header included */
 };
 
 /* A mapping of the segment in this process. */

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,17 +58,21 @@ fu_relax(void)
 }
 
 /*
- * Back off while the peer is behind: spin a little, then yield (two cores,
- * often three processes).  *spins counts consecutive waits; reset it to 0
+ * Back off while the peer is behind: spin 1, 2, 4 ... 512 pauses, then
+ * yield (two cores, often three processes).  *spins counts consecutive waits; reset it to 0
  * after progress.
  */
 static inline void
 fu_backoff(unsigned *spins)
 {
-    if (++*spins < 64)
-        fu_relax();
-    else
+    if (*spins < 10) {
+        /* Exponential: a retry reads the peer's line, so retry rarely. */
+        for (unsigned i = 0; i < (1u << *spins); i++)
+            fu_relax();
+        ++*spins;
+    } else {
         sched_yield();
+    }
 }
 
 /* Busy-wait about `ns` nanoseconds (no syscall, so no sleep). */
@@ -78,6 +83,24 @@ fu_spin_ns(uint64_t ns)
 
     while (fu_now() < end)
         fu_relax();
+}
+
+/*
+ * fork() for test children that spin: the child is killed with SIGKILL
+ * when the test process dies (a failed assertion, Check's timeout), so no
+ * orphan keeps spinning on a full or empty ring.  Survives exec.
+ */
+static inline pid_t
+fu_fork(void)
+{
+    pid_t parent = getpid();
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent)
+            _exit(99);
+    }
+    return pid;
 }
 
 /* Wait for pid; its exit status, or 128 + signal. */

@@ -1,0 +1,160 @@
+/*
+ * shm/blockpool.h: fixed-size blocks of notification records in shared
+ * memory, filled once by the broker and read by the workers it pushes them
+ * to (DESIGN §2 "Blocks return").
+ *
+ * Life of a block:
+ *
+ *   FREE --alloc--> FILLING --append*--> publish(holders) --> LIVE
+ *     ^                                                        |
+ *     +---- holders == 0 (each worker clears its own bit) ----+
+ *
+ * The broker (the only allocator) allocates a block, appends records
+ * (slot, length, encoded DataValue), publishes it with the set of workers
+ * it will push the handle to (a 64-bit mask: the refcount is its popcount),
+ * then pushes the handle {index, gen} into each of those workers'
+ * notification rings.  A worker opens the handle, copies what it needs out
+ * of the records and releases it at once.  A block whose mask reached 0 is
+ * free; the broker's allocator finds it there.  There is no free list.
+ *
+ * Contracts by caller:
+ *   broker only:  alloc, append, publish, disown, reclaim_worker
+ *   worker w:     open, next, release, each with its own index w
+ *   anyone:       free_count (a scan, for stats and tests)
+ *
+ * When worker w dies, the broker, before starting one in its slot: stops
+ * pushing to w, empties w's notification ring with
+ * shm_ring_reset_dead_consumer(), then calls shm_blockpool_reclaim_worker()
+ * to drop every reference w still held (in its ring or half-read).
+ */
+#ifndef SHM_BLOCKPOOL_H
+#define SHM_BLOCKPOOL_H
+
+#include <stdint.h>
+
+#include "layout.h"
+#include "segment.h"
+
+/* This process's handle on the pool. */
+struct shm_blockpool_ref {
+    struct shm_blockpool *sh;
+    uint8_t              *blocks;       /* block 0 */
+    uint32_t              nblocks;      /* copied and checked at attach */
+    uint32_t              block_size;
+    uint32_t              hand;         /* broker: where the next alloc looks */
+};
+
+/* A walk over one block's records (worker side). */
+struct shm_block_iter {
+    const uint8_t    *p;
+    const uint8_t    *end;
+    _Atomic uint64_t *corrupt;          /* the walker's counter */
+};
+
+/*
+ * Bytes the pool region takes for nblocks blocks of block_size bytes; 0
+ * when nblocks is 0.  Sizes past the limits are clamped here and refused
+ * by shm_blockpool_init().
+ */
+uint64_t shm_blockpool_bytes(uint32_t nblocks, uint32_t block_size);
+
+/* Record bytes a block of block_size can hold (block_size normalised). */
+uint32_t shm_blockpool_capacity(uint32_t block_size);
+
+/*
+ * Creator only, before any peer attaches: lay out a pool of nblocks free
+ * blocks in mem[avail].  block_size rounds up to a multiple of
+ * SHM_CACHELINE, at least SHM_BLOCK_SIZE_MIN.  0; -EINVAL past the limits
+ * or when it does not fit.
+ */
+int shm_blockpool_init(void *mem, uint64_t avail, uint32_t nblocks,
+                       uint32_t block_size);
+
+/* Attach to the pool in mem[avail]; -EPROTO unless its geometry fits. */
+int shm_blockpool_attach(struct shm_blockpool_ref *p, void *mem,
+                         uint64_t avail);
+
+/* Attach to segment s's pool; -ENOENT when it has none; -EPROTO. */
+int shm_blockpool_locate(struct shm_blockpool_ref *p,
+                         const struct shm_segment *s);
+
+/* ------------------------------------------------------- broker side */
+
+/*
+ * Take a free block for filling; *h is its handle (new generation).  0;
+ * -ENOSPC when every block is held or being filled (counted in
+ * sh->exhausted).
+ */
+int shm_blockpool_alloc(struct shm_blockpool_ref *p,
+                        struct shm_block_handle *h);
+
+/*
+ * Append one record to the FILLING block h.  0; -ENOSPC when it does not
+ * fit (publish this block, start another; a record longer than
+ * shm_blockpool_capacity() - 8 never fits); -EINVAL when h is not a block
+ * being filled.
+ */
+int shm_blockpool_append(struct shm_blockpool_ref *p,
+                         struct shm_block_handle h, uint32_t slot,
+                         const void *bytes, uint32_t len);
+
+/* Records and bytes appended so far to the FILLING block h (0 if not). */
+uint32_t shm_blockpool_nrecs(const struct shm_blockpool_ref *p,
+                             struct shm_block_handle h);
+
+/*
+ * Make the FILLING block h readable by the workers whose bits are set in
+ * holders; push h to exactly those afterwards.  holders == 0 frees the
+ * block again.  0; -EINVAL when h is not a block being filled.
+ */
+int shm_blockpool_publish(struct shm_blockpool_ref *p,
+                          struct shm_block_handle h, uint64_t holders);
+
+/*
+ * Drop worker w's reference to LIVE block h for it when pushing h to w
+ * failed (ring full).  0; -ESTALE when w held no reference to h.
+ */
+int shm_blockpool_disown(struct shm_blockpool_ref *p,
+                         struct shm_block_handle h, uint32_t worker);
+
+/*
+ * Drop every reference worker w holds, once w is dead and reaped (never
+ * while it runs).  The number of references dropped (counted in
+ * sh->reclaimed).
+ */
+uint32_t shm_blockpool_reclaim_worker(struct shm_blockpool_ref *p,
+                                      uint32_t worker);
+
+/* Blocks free right now (a scan over every block header). */
+uint32_t shm_blockpool_free_count(const struct shm_blockpool_ref *p);
+
+/* ------------------------------------------------------- worker side */
+
+/*
+ * Worker w: check that h is a block it holds and set *it to walk its
+ * records.  0; -ESTALE when the block was recycled (generation) or w does
+ * not hold it (already released, reclaimed, never pushed to w); -EINVAL for
+ * an index past the pool or w past SHM_WORKERS_MAX; -EPROTO when the
+ * block's length is past its end.  Stale and corrupt handles are counted
+ * in w's row.
+ */
+int shm_blockpool_open(struct shm_blockpool_ref *p, struct shm_block_handle h,
+                       uint32_t worker, struct shm_block_iter *it);
+
+/*
+ * The next record: 1 with *slot, *bytes (inside the block, valid until the
+ * release) and *len; 0 at the end; -EPROTO when a record crosses the end
+ * (counted; stop walking).
+ */
+int shm_blockpool_next(struct shm_block_iter *it, uint32_t *slot,
+                       const uint8_t **bytes, uint32_t *len);
+
+/*
+ * Worker w: drop its reference to h (one atomic AND with release order).
+ * The last holder's release frees the block.  0; -ESTALE / -EINVAL as for
+ * open.
+ */
+int shm_blockpool_release(struct shm_blockpool_ref *p,
+                          struct shm_block_handle h, uint32_t worker);
+
+#endif /* SHM_BLOCKPOOL_H */
