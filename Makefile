@@ -9,6 +9,8 @@
 #   make check-deps      include layering (DESIGN.md §5)
 #   make fuzz            libFuzzer targets, $(FUZZ_SECONDS) s each (clang)
 #   make bench-codec     codec benchmark, -O2, never sanitized
+#   make bench           server benchmark (uabench), docs/benchmarks.md
+#   make interop         interop tests with node-opcua (also in check)
 #   make deps            deploy/install-deps.sh
 #   make clean           rm -rf build
 #
@@ -181,7 +183,31 @@ CHECK_EXTRA :=
 # >>> node-opcua) hooks in here, before the rules below read the lists:
 # >>>   CHECK_PROGS += <test program that exits non-zero on failure>
 # >>>   CHECK_EXTRA += <phony target that runs other test steps>
+# Bad-input cases of SECURITY.md (b) against a broker with 2 workers that
+# the program starts itself (rules in the "bad input" section below).
+BADINPUT := $(B)/tests/integ/check_badinput
+CHECK_PROGS += $(BADINPUT)
+# Interop with node-opcua: tests/interop/run.sh (the interop rule below).
+CHECK_EXTRA += interop
+# The whole server on loopback: uabroker -w 2, every service, /stats,
+# kill -9 of a worker, clean stop (tests/integ/integ_server.c).
+INTEG_SERVER := $(B)/tests/integ/integ_server
+CHECK_PROGS += $(INTEG_SERVER)
 # >>> (end of the integration/interop spot)
+
+# integ_server: its own objects + tests/lib/uaconn.c + libproto.a; it
+# starts the $(UABROKER) next to its build directory, so both binaries are
+# built first.
+INTEG_SERVER_OBJS := $(B)/tests/integ/integ_server.o $(B)/tests/lib/uaconn.o
+
+$(INTEG_SERVER): $(INTEG_SERVER_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -pthread -o $@ \
+	  $(INTEG_SERVER_OBJS) $(LIBPROTO) -lm
+
+ifneq ($(filter run check,$(MAKECMDGOALS)),)
+$(INTEG_SERVER_OBJS): | deps
+endif
 
 # Check's per-test timeouts (default 4 s, or a suite's own) stretched for
 # the slower sanitized build; an explicit CK_TIMEOUT_MULTIPLIER wins.
@@ -220,6 +246,35 @@ check-unit: $(CHECK_PROGS)
 .PHONY: check-deps
 check-deps:
 	@sh tests/check-deps.sh && echo "check-deps: include layering ok"
+
+# ---------------------------------------------------------------- bad input
+#
+# tests/integ/check_badinput.c + the blocking test client tests/lib/uaconn.c
+# + libproto.a.  It starts $(UABROKER) itself (found next to its own build
+# directory), so the broker and the worker are built first.
+
+BADINPUT_OBJS := $(B)/tests/integ/check_badinput.o $(B)/tests/lib/uaconn.o
+
+$(BADINPUT): $(BADINPUT_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(BADINPUT_OBJS) \
+	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
+
+ifneq ($(filter run check,$(MAKECMDGOALS)),)
+$(BADINPUT_OBJS): | deps
+endif
+
+# ---------------------------------------------------------------- interop
+#
+# node-opcua 2.182.0 against the broker (tests/interop/run.sh: npm ci when
+# node_modules is missing, a broker with 2 workers on free ports, node
+# --test, the broker stopped whatever happens).  Node.js and npm come from
+# deploy/install-deps.sh --node.
+
+.PHONY: interop
+interop: $(UABROKER) $(UAWORKER)
+	@sh deploy/install-deps.sh --node
+	UABROKER=$(UABROKER) sh tests/interop/run.sh
 
 # ---------------------------------------------------------------- run, deps
 
@@ -351,6 +406,28 @@ $(BENCH_ADDRSPACE): build/tests/bench/bench_addrspace.o build/libshm.a
 bench-addrspace: $(BENCH_ADDRSPACE) build/uabroker
 	./$(BENCH_ADDRSPACE) $(BENCH_ARGS)
 	sh tests/bench/bench_build.sh build/uabroker $(BENCH_ARGS)
+
+# uabench: the OPC UA load generator (any server, SecurityPolicy None);
+# always -O2 and the plain libproto.a, never sanitized.
+UABENCH := build/bench/uabench
+
+$(UABENCH): build/tests/bench/uabench.o build/libproto.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(WOLFSSL_LIBS) -lm
+
+# The server matrix (read1, read100, browse; tests/bench/bench_server.sh)
+# against build/uabroker; the table goes into docs/benchmarks.md between
+# the bench-server markers.  BENCH_SECONDS (default 10) per run,
+# BENCH_WORKERS (default 0 = one per core), BENCH_SERVER_ARGS (--no-doc:
+# print only).
+.PHONY: bench
+bench: $(UABENCH) build/uabroker build/uaworker
+	BENCH_SECONDS=$(or $(BENCH_SECONDS),10) \
+	BENCH_WORKERS=$(or $(BENCH_WORKERS),0) \
+	  sh tests/bench/bench_server.sh $(BENCH_SERVER_ARGS)
+
+-include $(wildcard build/tests/bench/uabench.d \
+    $(patsubst %.o,%.d,$(BADINPUT_OBJS)))
 
 # ---------------------------------------------------------------- clean
 

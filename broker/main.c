@@ -3,9 +3,13 @@
  *
  * Reads the configuration (file, then command line), builds the address
  * space into shared memory, then runs its event loop: the live Server nodes
- * tick every second and the Simulation variables change at their configured
- * rate.  Worker supervision and the stats endpoint join this loop with the
- * server issue.
+ * tick every second, the Simulation variables change at their configured
+ * rate, the supervisor keeps one uaworker per slot running (broker/
+ * supervisor.c) and the stats endpoint answers /stats, /metrics and
+ * /health (broker/stats.c).
+ *
+ *   uabroker [options]                 serve
+ *   uabroker [options] stats [ADDR:PORT]   print a running broker's /stats
  *
  * Exit codes: 0 after a clean stop, 1 when the start fails, 2 for a usage or
  * configuration error (nginx's convention, STYLE §4).
@@ -25,6 +29,8 @@
 
 #include "addrspace.h"
 #include "config.h"
+#include "stats.h"
+#include "supervisor.h"
 #include "proto/types.h"
 #include "proto/version.h"
 
@@ -38,6 +44,9 @@ struct bk_main {
     struct event         sim;
     struct event         sigint;
     struct event         sigterm;
+    struct bk_supervisor sv;
+    struct bk_stats      stats;
+    const char          *stats_addr;    /* `stats` mode: ADDR:PORT */
     uint32_t             counter;
     double               sim_t;
     uint64_t             rng;
@@ -49,9 +58,11 @@ static int64_t bk_now(void);
 static void bk_on_tick(evutil_socket_t fd, short what, void *arg);
 static void bk_on_sim(evutil_socket_t fd, short what, void *arg);
 static void bk_on_signal(evutil_socket_t fd, short what, void *arg);
+static void bk_on_stopped(void *arg);
 static int bk_run(struct bk_main *m);
 
-enum { BK_MODE_SERVE, BK_MODE_CHECK, BK_MODE_PRINT, BK_MODE_ONCE };
+enum { BK_MODE_SERVE, BK_MODE_CHECK, BK_MODE_PRINT, BK_MODE_ONCE,
+       BK_MODE_STATS };
 
 static const char bk_prog[] = "uabroker";
 
@@ -59,7 +70,9 @@ static void
 bk_usage(FILE *f)
 {
     fprintf(f,
-        "Usage: %s [options]\n"
+        "Usage: %s [options]                  serve\n"
+        "       %s [options] stats [ADDR:PORT]   print a running broker's "
+        "/stats\n"
         "\n"
         "  -c FILE             read the configuration from FILE (INI)\n"
         "  -p PORT             opc.tcp port (server.port, default 4840)\n"
@@ -72,8 +85,10 @@ bk_usage(FILE *f)
         "  --print-config      print the configuration in effect and exit\n"
         "  --once              build the address space, report it, exit\n"
         "  --help              show this help and exit\n"
-        "  --version           show the version and exit\n",
-        bk_prog, BK_WORKERS_MAX);
+        "  --version           show the version and exit\n"
+        "\n"
+        "Stats endpoint: GET /stats (JSON), /metrics (Prometheus), /health.\n",
+        bk_prog, bk_prog, BK_WORKERS_MAX);
 }
 
 static int
@@ -151,6 +166,13 @@ bk_args(struct bk_main *m, int argc, char **argv, int *mode)
             return -1;
         }
     }
+    /* Modes named by a word: `stats [ADDR:PORT]`. */
+    if (optind < argc && strcmp(argv[optind], "stats") == 0
+        && argc - optind <= 2) {
+        *mode = BK_MODE_STATS;
+        m->stats_addr = optind + 1 < argc ? argv[optind + 1] : NULL;
+        return 0;
+    }
     if (optind != argc) {
         fprintf(stderr, "%s: unexpected argument \"%s\"\n", bk_prog,
                 argv[optind]);
@@ -207,6 +229,7 @@ bk_on_sim(evutil_socket_t fd, short what, void *arg)
                               UA_BT_DOUBLE, &rnd, now);
 }
 
+/* SIGTERM / SIGINT: stop the workers, then the loop; twice: kill them. */
 static void
 bk_on_signal(evutil_socket_t fd, short what, void *arg)
 {
@@ -214,20 +237,46 @@ bk_on_signal(evutil_socket_t fd, short what, void *arg)
 
     (void)what;
     fprintf(stderr, "%s: signal %d, stopping\n", bk_prog, (int)fd);
+    bk_supervisor_stop(&m->sv, bk_on_stopped, m);
+}
+
+/* Every worker has been reaped. */
+static void
+bk_on_stopped(void *arg)
+{
+    struct bk_main *m = arg;
+
     event_base_loopbreak(m->base);
 }
 
 static int
 bk_run(struct bk_main *m)
 {
-    struct timeval one = { 1, 0 };
-    struct timeval simtv;
-    double         ms = m->conf.simulation_interval_ms;
+    struct timeval   one = { 1, 0 };
+    struct timeval   simtv;
+    struct sigaction sa;
+    double           ms = m->conf.simulation_interval_ms;
+    char             err[512];
+    int              rc = 1;
 
+    /* A stats client that hangs up must not kill the broker. */
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &sa, NULL);
     m->base = event_base_new();
     if (m->base == NULL) {
         fprintf(stderr, "%s: event_base_new() failed\n", bk_prog);
         return 1;
+    }
+    if (bk_supervisor_init(&m->sv, m->base, &m->conf, &m->as.seg, err,
+                           sizeof(err)) != 0) {
+        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        goto out_base;
+    }
+    if (bk_stats_init(&m->stats, m->base, m->conf.stats_listen, &m->as,
+                      &m->sv, err, sizeof(err)) != 0) {
+        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        goto out_sv;
     }
     simtv.tv_sec = (time_t)(ms / 1000);
     simtv.tv_usec = (suseconds_t)(fmod(ms, 1000.0) * 1000);
@@ -240,16 +289,28 @@ bk_run(struct bk_main *m)
     event_add(&m->sim, &simtv);
     event_add(&m->sigint, NULL);
     event_add(&m->sigterm, NULL);
-    fprintf(stderr, "%s: serving the address space (opc.tcp://%s:%u comes "
-            "with the workers); Ctrl-C stops\n", bk_prog, m->conf.hostname,
-            m->conf.port);
-    event_base_dispatch(m->base);
+    fprintf(stderr, "%s: serving opc.tcp://%s:%u with %u worker%s; stats "
+            "http://%s/stats; Ctrl-C stops\n", bk_prog, m->conf.hostname,
+            m->conf.port, m->sv.n, m->sv.n == 1 ? "" : "s",
+            m->stats.addr);
+    /* A fork failure is logged and retried with backoff. */
+    (void)bk_supervisor_start(&m->sv);
+    if (event_base_dispatch(m->base) == -1)
+        fprintf(stderr, "%s: event_base_dispatch() failed\n", bk_prog);
+    else
+        rc = 0;
+    fprintf(stderr, "%s: stopped\n", bk_prog);
     event_del(&m->tick);
     event_del(&m->sim);
     event_del(&m->sigint);
     event_del(&m->sigterm);
+    bk_stats_clear(&m->stats);
+out_sv:
+    bk_supervisor_clear(&m->sv);
+out_base:
     event_base_free(m->base);
-    return 0;
+    m->base = NULL;
+    return rc;
 }
 
 int
@@ -268,7 +329,13 @@ main(int argc, char **argv)
         bk_config_write(&m.conf, stdout);
         return 0;
     }
+    if (mode == BK_MODE_STATS)
+        return bk_stats_fetch(m.stats_addr != NULL ? m.stats_addr
+                                                   : m.conf.stats_listen,
+                              stdout);
     bk_config_finish(&m.conf);
+    /* The snapshot the workers read carries the real count. */
+    m.conf.workers = bk_supervisor_count(m.conf.workers);
     if (m.conf.max_secure_channels < m.conf.max_sessions + 1) {
         fprintf(stderr, "%s: limits.max_secure_channels must be at least "
                 "limits.max_sessions + 1 (Part 4 §5.6.2)\n", bk_prog);

@@ -171,8 +171,10 @@ ua_status ua_client_close(struct ua_client *c, struct ua_sc_out *out);
 
 /*
  * Frame received bytes: UA_GOOD with *chunk = 0 when fewer than 8 bytes
- * are there, else the chunk's whole size (may exceed n: read more).  A
- * size below 8 or above our ReceiveBufferSize is BadTcpMessageTooLarge.
+ * are there, else the chunk's whole size (may exceed n: read more).  An
+ * unknown message or chunk type, or a size below 8, is
+ * BadTcpMessageTypeInvalid; a size above our ReceiveBufferSize is
+ * BadTcpMessageTooLarge.
  */
 ua_status ua_client_frame(const struct ua_client *c, const uint8_t *p,
                           size_t n, uint32_t *chunk);

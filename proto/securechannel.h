@@ -171,6 +171,14 @@ ua_status ua_sc_send(struct ua_sc *ch, uint32_t request_id,
                      const struct ua_type *t, const void *resp,
                      struct ua_sc_out *out);
 
+/*
+ * The exact number of bytes ua_sc_send() will append for this response
+ * (every chunk header and the per-chunk security room included), or 0
+ * when it cannot be encoded.  For sizing an output buffer beforehand.
+ */
+size_t ua_sc_send_size(const struct ua_sc *ch, const struct ua_type *t,
+                       const void *resp);
+
 /* Append an ERR message with status and reason (reason may be NULL; cut
  * to UA_SC_REASON_MAX and to the room left).  Nothing when even the fixed
  * 16 bytes do not fit. */

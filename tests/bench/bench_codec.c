@@ -14,8 +14,9 @@
  * Method: every case runs once untimed and is checked (status, length),
  * warms up, calibrates an iteration count that takes >= BENCH_RUN_NS, then
  * times BENCH_RUNS such runs with clock_gettime(CLOCK_MONOTONIC), the runs
- * of all cases interleaved, and reports the median.  One arena (reset every iteration) and one output buffer are
- * reused, as a worker does, so the steady state must allocate nothing:
+ * of all cases interleaved, and reports the median.  One arena (reset every
+ * iteration) and one output buffer are reused, as a worker does, so the
+ * steady state must allocate nothing:
  * malloc/calloc/realloc/free are interposed in this binary and counted
  * while bench_counting is set (timed runs only).
  *
@@ -52,6 +53,13 @@
 
 #define BENCH_MARK_BEGIN "<!-- bench-codec:begin -->"
 #define BENCH_MARK_END   "<!-- bench-codec:end -->"
+#if defined(__clang__)
+#define BENCH_COMPILER   "clang " __clang_version__
+#elif defined(__GNUC__)
+#define BENCH_COMPILER   "gcc " __VERSION__
+#else
+#define BENCH_COMPILER   "unknown compiler"
+#endif
 #define BENCH_MACHINE    "2 vCPU KVM guest, shared; ratios within one run " \
                          "are what count"
 
@@ -500,7 +508,7 @@ bench_section(FILE *f, const struct bench_case *cs, size_t n)
     strftime(date, sizeof(date), "%Y-%m-%d", &tm);
     fprintf(f, "%s\n", BENCH_MARK_BEGIN);
     fprintf(f, "Measured %s (UTC) on %s, compiler %s, `-O2` "
-            "(`make bench-codec`).\n", date, u.machine, __VERSION__);
+            "(`make bench-codec`).\n", date, u.machine, BENCH_COMPILER);
     fprintf(f, "Machine: %s. Median of %d runs of ≥ %.1f s each after "
             "warm-up; one arena and one output buffer reused, as in a "
             "worker.\n\n", BENCH_MACHINE, BENCH_RUNS,

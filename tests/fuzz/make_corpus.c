@@ -348,8 +348,8 @@ cg_fill(struct cg *g, void *v, const struct ua_type *t, uint32_t depth)
             const struct ua_type   *mt = &ua_types[m->type];
 
             if (m->is_array) {
-                int32_t  n = depth >= CORPUS_DEPTH_MAX ? 0
-                                                       : (int32_t)cg_below(g, 4);
+                int32_t  n = depth >= CORPUS_DEPTH_MAX
+                             ? 0 : (int32_t)cg_below(g, 4);
                 uint8_t *p = cg_alloc((size_t)n * mt->size);
 
                 if (cg_below(g, 10) == 0)
@@ -460,8 +460,8 @@ main(int argc, char **argv)
         size_t      best_len = 0;
         char        name[256];
 
-        for (size_t j = 0; j < sizeof(corpus_vec_map) / sizeof(corpus_vec_map[0]);
-             j++) {
+        for (size_t j = 0;
+             j < sizeof(corpus_vec_map) / sizeof(corpus_vec_map[0]); j++) {
             size_t pl = strlen(corpus_vec_map[j].prefix);
 
             if (strncmp(nm, corpus_vec_map[j].prefix, pl) == 0
@@ -476,8 +476,8 @@ main(int argc, char **argv)
         }
         {
             const struct ua_type *t = &ua_types[corpus_vec_map[best].type];
-            uint16_t sel = t->kind == UA_KIND_STRUCT ? (uint16_t)t->binary_id
-                                                     : corpus_vec_map[best].type;
+            uint16_t sel = t->kind == UA_KIND_STRUCT
+                           ? (uint16_t)t->binary_id : corpus_vec_map[best].type;
 
             snprintf(name, sizeof(name), "vec-%s", nm);
             if (cg_write(dir, name, sel, vec_table[i].bytes,

@@ -4,7 +4,8 @@
  * integration tests, the bad-input tests and the benchmark tool; never
  * part of libproto or of the server.
  *
- * Link: the test program + tests/lib/uaconn.c + libproto.a (or proto/*.c).
+ * Link: the test program + tests/lib/uaconn.c + libproto.a (or the proto
+ * .c files).
  *
  *   struct uaconn c;
  *   uaconn_init(&c);

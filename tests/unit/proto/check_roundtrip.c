@@ -52,7 +52,8 @@ static uint64_t rt_rand(struct rt_gen *g);
 static uint32_t rt_below(struct rt_gen *g, uint32_t n);
 static void *rt_alloc(struct rt_gen *g, size_t n);
 static void rt_fill_bytes(struct rt_gen *g, void *p, size_t n);
-static void rt_fill_string(struct rt_gen *g, struct ua_string *s, bool nullable);
+static void rt_fill_string(struct rt_gen *g, struct ua_string *s,
+                           bool nullable);
 static void rt_fill_nodeid(struct rt_gen *g, struct ua_nodeid *n);
 static void rt_fill_variant(struct rt_gen *g, struct ua_variant *v,
                             uint32_t depth);
@@ -142,7 +143,7 @@ rt_fill_string(struct rt_gen *g, struct ua_string *s, bool nullable)
     rt_fill_bytes(g, s->data, (size_t)s->len);
 }
 
-/* All four id types; numeric ids span the two-byte, four-byte and full forms. */
+/* All four id types; numeric ids span the two-byte, four-byte, full forms. */
 static void
 rt_fill_nodeid(struct rt_gen *g, struct ua_nodeid *n)
 {
@@ -545,7 +546,7 @@ START_TEST(test_roundtrip_type)
 }
 END_TEST
 
-/* Every index is a structure or built-in the table says it is. */
+/* The table has the shape types.h promises, and structures for EOs. */
 START_TEST(test_roundtrip_table)
 {
     ck_assert_uint_ge(ua_types_count, 25);

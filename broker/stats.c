@@ -1,0 +1,731 @@
+/*
+ * broker/stats.c: /stats (JSON), /metrics (Prometheus), /health over evhttp.
+ *
+ * Every request reads the worker table afresh: each row is copied with
+ * relaxed loads (its state with an acquire load, pairing with the worker's
+ * release store when it comes UP) and summed here.  A row being reset by a
+ * respawn may be seen half reset; counters are monotonic per worker life
+ * otherwise, which is all Prometheus needs (a reset looks like a restart).
+ */
+#include "stats.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+
+#include "proto/version.h"
+#include "shm/layout.h"
+
+static const char bk_stats_log[] = "uabroker";
+
+#define BK_STATS_DT_UNIX  INT64_C(116444736000000000)
+#define BK_STATS_TIMEOUT  10        /* seconds a stats client may idle */
+#define BK_STATS_CLIENT_MS 5000     /* `uabroker stats`: each wait */
+#define BK_STATS_RESP_MAX (4u << 20)
+
+/* The per-worker counters other than requests and latency, in order. */
+enum bk_stats_counter {
+    BK_SC_CONNECTIONS = 0,
+    BK_SC_CONNECTIONS_TOTAL,
+    BK_SC_CHANNELS,
+    BK_SC_SESSIONS,
+    BK_SC_BAD_REQUESTS,
+    BK_SC_BYTES_IN,
+    BK_SC_BYTES_OUT,
+    BK_SC_ALLOCATIONS,
+    BK_SC_REJECTED,
+    BK_SC_MAX
+};
+
+struct bk_stats_counter_desc {
+    const char *json;           /* key in /stats */
+    const char *metric;         /* Prometheus name, after uabroker_ */
+    const char *type;           /* gauge or counter */
+    const char *help;
+};
+
+static const struct bk_stats_counter_desc bk_stats_counters[BK_SC_MAX] = {
+    { "connections", "connections", "gauge", "TCP connections open now" },
+    { "connections_total", "connections_total", "counter",
+      "TCP connections accepted" },
+    { "channels", "channels", "gauge", "secure channels open now" },
+    { "sessions", "sessions", "gauge", "sessions open now" },
+    { "bad_requests", "bad_requests_total", "counter",
+      "requests answered with a Bad status, and ERR messages sent" },
+    { "bytes_in", "bytes_in_total", "counter", "bytes received" },
+    { "bytes_out", "bytes_out_total", "counter", "bytes sent" },
+    { "allocations", "allocations_total", "counter",
+      "heap allocations by the worker (flat in steady state)" },
+    { "rejected_connections", "rejected_connections_total", "counter",
+      "connections refused: every channel carried a session" },
+};
+
+/* Service names, indexed by enum shm_svc (Part 4 service names). */
+static const char *const bk_stats_svc[SHM_SVC_MAX] = {
+    [SHM_SVC_OTHER] = "Other",
+    [SHM_SVC_GET_ENDPOINTS] = "GetEndpoints",
+    [SHM_SVC_FIND_SERVERS] = "FindServers",
+    [SHM_SVC_CREATE_SESSION] = "CreateSession",
+    [SHM_SVC_ACTIVATE_SESSION] = "ActivateSession",
+    [SHM_SVC_CLOSE_SESSION] = "CloseSession",
+    [SHM_SVC_CANCEL] = "Cancel",
+    [SHM_SVC_READ] = "Read",
+    [SHM_SVC_WRITE] = "Write",
+    [SHM_SVC_BROWSE] = "Browse",
+    [SHM_SVC_BROWSE_NEXT] = "BrowseNext",
+    [SHM_SVC_TRANSLATE] = "TranslateBrowsePathsToNodeIds",
+    [SHM_SVC_REGISTER_NODES] = "RegisterNodes",
+    [SHM_SVC_UNREGISTER_NODES] = "UnregisterNodes",
+    [SHM_SVC_CALL] = "Call",
+    [SHM_SVC_CREATE_SUBSCRIPTION] = "CreateSubscription",
+    [SHM_SVC_MODIFY_SUBSCRIPTION] = "ModifySubscription",
+    [SHM_SVC_DELETE_SUBSCRIPTIONS] = "DeleteSubscriptions",
+    [SHM_SVC_SET_PUBLISHING_MODE] = "SetPublishingMode",
+    [SHM_SVC_PUBLISH] = "Publish",
+    [SHM_SVC_REPUBLISH] = "Republish",
+    [SHM_SVC_TRANSFER_SUBSCRIPTIONS] = "TransferSubscriptions",
+    [SHM_SVC_CREATE_MONITORED_ITEMS] = "CreateMonitoredItems",
+    [SHM_SVC_MODIFY_MONITORED_ITEMS] = "ModifyMonitoredItems",
+    [SHM_SVC_DELETE_MONITORED_ITEMS] = "DeleteMonitoredItems",
+    [SHM_SVC_SET_MONITORING_MODE] = "SetMonitoringMode",
+    [SHM_SVC_SET_TRIGGERING] = "SetTriggering",
+};
+
+/* One row of the worker table, copied out of shared memory. */
+struct bk_stats_row {
+    int32_t  pid;
+    uint32_t state;
+    uint32_t restarts;
+    int64_t  started;
+    int64_t  heartbeat;
+    uint64_t c[BK_SC_MAX];
+    uint64_t requests[SHM_SVC_MAX];
+    uint64_t latency[SHM_SVC_MAX][SHM_LAT_BUCKETS];
+    uint64_t latency_sum_us[SHM_SVC_MAX];
+};
+
+/* Everything one request needs, read once. */
+struct bk_stats_view {
+    unsigned            n;
+    int64_t             now_dt;
+    uint64_t            uptime_s;
+    struct bk_stats_row rows[SHM_WORKERS_MAX];
+    struct bk_stats_row total;
+};
+
+static int64_t bk_stats_now_dt(void);
+static uint64_t bk_stats_ms(void);
+static void bk_stats_read_row(const struct shm_worker *r,
+                              struct bk_stats_row *o);
+static struct bk_stats_view *bk_stats_view(const struct bk_stats *st);
+static const char *bk_stats_state(const struct bk_stats *st, unsigned i,
+                                  const struct bk_stats_row *r);
+static uint64_t bk_stats_uptime_s(const struct bk_stats_view *v,
+                                  const struct bk_stats_row *r);
+static void bk_stats_json_row(struct evbuffer *b,
+                              const struct bk_stats_row *r);
+static void bk_stats_json(const struct bk_stats *st,
+                          const struct bk_stats_view *v, struct evbuffer *b);
+static void bk_stats_prom_family(struct evbuffer *b, const char *name,
+                                 const char *type, const char *help);
+static void bk_stats_prom(const struct bk_stats *st,
+                          const struct bk_stats_view *v, struct evbuffer *b);
+static int bk_stats_health(const struct bk_stats *st,
+                           const struct bk_stats_view *v, struct evbuffer *b);
+static void bk_stats_reply(struct evhttp_request *req, int code,
+                           const char *reason, const char *type,
+                           struct evbuffer *b);
+static void bk_stats_on_request(struct evhttp_request *req, void *arg);
+
+static int64_t
+bk_stats_now_dt(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return BK_STATS_DT_UNIX + (int64_t)ts.tv_sec * 10000000
+           + ts.tv_nsec / 100;
+}
+
+static uint64_t
+bk_stats_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+int
+bk_stats_parse_listen(const char *s, char *host, size_t hostlen,
+                      uint16_t *port)
+{
+    const char *colon, *h = s, *he;
+    char       *end;
+    long        p;
+
+    if (s[0] == '[') {
+        he = strchr(s, ']');
+        if (he == NULL || he[1] != ':')
+            return -1;
+        h = s + 1;
+        colon = he + 1;
+    } else {
+        colon = strrchr(s, ':');
+        if (colon == NULL)
+            return -1;
+        he = colon;
+    }
+    if ((size_t)(he - h) >= hostlen)
+        return -1;
+    memcpy(host, h, (size_t)(he - h));
+    host[he - h] = '\0';
+    if (host[0] == '\0')
+        snprintf(host, hostlen, "0.0.0.0");
+    errno = 0;
+    p = strtol(colon + 1, &end, 10);
+    if (colon[1] == '\0' || *end != '\0' || errno != 0 || p < 0 || p > 65535)
+        return -1;
+    *port = (uint16_t)p;
+    return 0;
+}
+
+int
+bk_stats_init(struct bk_stats *st, struct event_base *base,
+              const char *listen, const struct bk_addrspace *as,
+              const struct bk_supervisor *sv, char *err, size_t errlen)
+{
+    struct sockaddr_storage ss;
+    socklen_t               sl = sizeof(ss);
+    char                    host[64];
+    uint16_t                port;
+
+    memset(st, 0, sizeof(*st));
+    st->as = as;
+    st->sv = sv;
+    st->start_ms = bk_stats_ms();
+    if (bk_stats_parse_listen(listen, host, sizeof(host), &port) != 0) {
+        snprintf(err, errlen, "stats.listen: \"%s\" is not ADDR:PORT",
+                 listen);
+        return -1;
+    }
+    st->http = evhttp_new(base);
+    if (st->http == NULL) {
+        snprintf(err, errlen, "evhttp_new() failed");
+        return -1;
+    }
+    /* Every method reaches the callback, which answers 405 itself. */
+    evhttp_set_allowed_methods(st->http,
+        EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT
+        | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE
+        | EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
+    evhttp_set_timeout(st->http, BK_STATS_TIMEOUT);
+    evhttp_set_max_headers_size(st->http, 8192);
+    evhttp_set_max_body_size(st->http, 4096);
+    evhttp_set_gencb(st->http, bk_stats_on_request, st);
+    st->sock = evhttp_bind_socket_with_handle(st->http, host, port);
+    if (st->sock == NULL) {
+        snprintf(err, errlen, "stats endpoint: cannot listen on %s: %s",
+                 listen, strerror(errno));
+        evhttp_free(st->http);
+        st->http = NULL;
+        return -1;
+    }
+    st->port = port;
+    if (getsockname(evhttp_bound_socket_get_fd(st->sock),
+                    (struct sockaddr *)&ss, &sl) == 0) {
+        if (ss.ss_family == AF_INET)
+            st->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+        else if (ss.ss_family == AF_INET6)
+            st->port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    }
+    snprintf(st->addr, sizeof(st->addr), "%s%s%s:%u",
+             strchr(host, ':') != NULL ? "[" : "", host,
+             strchr(host, ':') != NULL ? "]" : "", st->port);
+    return 0;
+}
+
+void
+bk_stats_clear(struct bk_stats *st)
+{
+    if (st->http != NULL)
+        evhttp_free(st->http);
+    st->http = NULL;
+    st->sock = NULL;
+}
+
+/* ------------------------------------------------------------ reading */
+
+static void
+bk_stats_read_row(const struct shm_worker *r, struct bk_stats_row *o)
+{
+    struct shm_worker *w = (struct shm_worker *)r;
+
+#define BK_L(f) atomic_load_explicit(&w->f, memory_order_relaxed)
+    /* Pairs with the release store of the worker coming UP and the
+     * broker's own stores around a respawn. */
+    o->state = atomic_load_explicit(&w->state, memory_order_acquire);
+    o->pid = BK_L(pid);
+    o->restarts = BK_L(restarts);
+    o->started = BK_L(started);
+    o->heartbeat = BK_L(heartbeat);
+    o->c[BK_SC_CONNECTIONS] = BK_L(connections);
+    o->c[BK_SC_CONNECTIONS_TOTAL] = BK_L(connections_total);
+    o->c[BK_SC_CHANNELS] = BK_L(channels);
+    o->c[BK_SC_SESSIONS] = BK_L(sessions);
+    o->c[BK_SC_BAD_REQUESTS] = BK_L(bad_requests);
+    o->c[BK_SC_BYTES_IN] = BK_L(bytes_in);
+    o->c[BK_SC_BYTES_OUT] = BK_L(bytes_out);
+    o->c[BK_SC_ALLOCATIONS] = BK_L(allocations);
+    o->c[BK_SC_REJECTED] = BK_L(rejected_connections);
+    for (int i = 0; i < SHM_SVC_MAX; i++) {
+        o->requests[i] = BK_L(requests[i]);
+        o->latency_sum_us[i] = BK_L(latency_sum_us[i]);
+        for (int b = 0; b < SHM_LAT_BUCKETS; b++)
+            o->latency[i][b] = BK_L(latency[i][b]);
+    }
+#undef BK_L
+}
+
+/* Copy every row and sum them (heap: a view is ~350 KiB at 64 workers). */
+static struct bk_stats_view *
+bk_stats_view(const struct bk_stats *st)
+{
+    struct bk_stats_view *v = calloc(1, sizeof(*v));
+    struct bk_stats_row  *t;
+
+    if (v == NULL)
+        return NULL;
+    v->n = st->sv->n;
+    v->now_dt = bk_stats_now_dt();
+    v->uptime_s = (bk_stats_ms() - st->start_ms) / 1000;
+    t = &v->total;
+    for (unsigned i = 0; i < v->n; i++) {
+        struct bk_stats_row *r = &v->rows[i];
+
+        bk_stats_read_row(bk_supervisor_row(st->sv, i), r);
+        t->restarts += r->restarts;
+        for (int k = 0; k < BK_SC_MAX; k++)
+            t->c[k] += r->c[k];
+        for (int s = 0; s < SHM_SVC_MAX; s++) {
+            t->requests[s] += r->requests[s];
+            t->latency_sum_us[s] += r->latency_sum_us[s];
+            for (int b = 0; b < SHM_LAT_BUCKETS; b++)
+                t->latency[s][b] += r->latency[s][b];
+        }
+    }
+    return v;
+}
+
+static const char *
+bk_stats_state(const struct bk_stats *st, unsigned i,
+               const struct bk_stats_row *r)
+{
+    if (st->sv->slots[i].failed)
+        return "failed";
+    switch (r->state) {
+    case SHM_WS_STARTING: return "starting";
+    case SHM_WS_UP: return "up";
+    case SHM_WS_DOWN: return "down";
+    default: return "empty";
+    }
+}
+
+static uint64_t
+bk_stats_uptime_s(const struct bk_stats_view *v, const struct bk_stats_row *r)
+{
+    if (r->state != SHM_WS_UP || r->started == 0 || v->now_dt < r->started)
+        return 0;
+    return (uint64_t)(v->now_dt - r->started) / 10000000u;
+}
+
+/* ------------------------------------------------------------ JSON */
+
+/* The counters, requests and latency of r (a worker or the totals). */
+static void
+bk_stats_json_row(struct evbuffer *b, const struct bk_stats_row *r)
+{
+    const char *sep = "";
+
+    for (int k = 0; k < BK_SC_MAX; k++)
+        evbuffer_add_printf(b, "\"%s\": %" PRIu64 ", ",
+                            bk_stats_counters[k].json, r->c[k]);
+    evbuffer_add_printf(b, "\"requests\": {");
+    for (int s = 0; s < SHM_SVC_MAX; s++)
+        evbuffer_add_printf(b, "%s\"%s\": %" PRIu64, s ? ", " : "",
+                            bk_stats_svc[s], r->requests[s]);
+    evbuffer_add_printf(b, "}, \"latency_us\": {");
+    for (int s = 0; s < SHM_SVC_MAX; s++) {
+        uint64_t n = 0;
+
+        for (int k = 0; k < SHM_LAT_BUCKETS; k++)
+            n += r->latency[s][k];
+        if (n == 0)
+            continue;
+        evbuffer_add_printf(b, "%s\"%s\": {\"count\": %" PRIu64
+                            ", \"sum_us\": %" PRIu64 ", \"buckets\": [",
+                            sep, bk_stats_svc[s], n, r->latency_sum_us[s]);
+        for (int k = 0; k < SHM_LAT_BUCKETS; k++)
+            evbuffer_add_printf(b, "%s%" PRIu64, k ? ", " : "",
+                                r->latency[s][k]);
+        evbuffer_add_printf(b, "]}");
+        sep = ", ";
+    }
+    evbuffer_add_printf(b, "}");
+}
+
+static void
+bk_stats_json(const struct bk_stats *st, const struct bk_stats_view *v,
+              struct evbuffer *b)
+{
+    const struct bk_addrspace *as = st->as;
+
+    evbuffer_add_printf(b,
+        "{\"broker\": {\"pid\": %d, \"version\": \"%s\", \"uptime_s\": %"
+        PRIu64 ", \"workers\": %u, \"nodes\": %u, \"references\": %u, "
+        "\"values\": %u, \"segment_bytes\": %zu, \"worker_restarts\": %u, "
+        "\"value_heap_bytes_used\": %" PRIu64 "},\n \"workers\": [",
+        (int)getpid(), UA_VERSION, v->uptime_s, v->n, as->ns.nnodes,
+        as->ns.nrefs, as->vals.nslots, as->seg.size, v->total.restarts,
+        (uint64_t)as->vals.hdr->vheap.bytes_used);
+    for (unsigned i = 0; i < v->n; i++) {
+        const struct bk_stats_row *r = &v->rows[i];
+        int64_t age = r->heartbeat != 0 ? (v->now_dt - r->heartbeat) / 10000
+                                        : -1;
+
+        evbuffer_add_printf(b,
+            "%s\n  {\"slot\": %u, \"pid\": %d, \"state\": \"%s\", "
+            "\"uptime_s\": %" PRIu64 ", \"restarts\": %u, "
+            "\"heartbeat_age_ms\": %" PRId64 ", ",
+            i ? "," : "", i, (int)r->pid, bk_stats_state(st, i, r),
+            bk_stats_uptime_s(v, r), r->restarts, age);
+        bk_stats_json_row(b, r);
+        evbuffer_add_printf(b, "}");
+    }
+    evbuffer_add_printf(b, "\n ],\n \"totals\": {\"restarts\": %u, ",
+                        v->total.restarts);
+    bk_stats_json_row(b, &v->total);
+    evbuffer_add_printf(b, "}}\n");
+}
+
+/* ------------------------------------------------------------ Prometheus */
+
+static void
+bk_stats_prom_family(struct evbuffer *b, const char *name, const char *type,
+                     const char *help)
+{
+    evbuffer_add_printf(b, "# HELP uabroker_%s %s\n# TYPE uabroker_%s %s\n",
+                        name, help, name, type);
+}
+
+static void
+bk_stats_prom(const struct bk_stats *st, const struct bk_stats_view *v,
+              struct evbuffer *b)
+{
+    const struct bk_addrspace *as = st->as;
+
+    bk_stats_prom_family(b, "info", "gauge", "build information");
+    evbuffer_add_printf(b, "uabroker_info{version=\"%s\"} 1\n", UA_VERSION);
+    bk_stats_prom_family(b, "uptime_seconds", "gauge",
+                         "seconds since the broker started");
+    evbuffer_add_printf(b, "uabroker_uptime_seconds %" PRIu64 "\n",
+                        v->uptime_s);
+    bk_stats_prom_family(b, "nodes", "gauge", "nodes in the address space");
+    evbuffer_add_printf(b, "uabroker_nodes %u\n", as->ns.nnodes);
+    bk_stats_prom_family(b, "references", "gauge",
+                         "references in the address space");
+    evbuffer_add_printf(b, "uabroker_references %u\n", as->ns.nrefs);
+    bk_stats_prom_family(b, "values", "gauge", "value slots");
+    evbuffer_add_printf(b, "uabroker_values %u\n", as->vals.nslots);
+    bk_stats_prom_family(b, "segment_bytes", "gauge",
+                         "size of the shared-memory segment");
+    evbuffer_add_printf(b, "uabroker_segment_bytes %zu\n", as->seg.size);
+    bk_stats_prom_family(b, "value_heap_bytes_used", "gauge",
+                         "bytes of the shared value heap in use");
+    evbuffer_add_printf(b, "uabroker_value_heap_bytes_used %" PRIu64 "\n",
+                        (uint64_t)as->vals.hdr->vheap.bytes_used);
+
+    bk_stats_prom_family(b, "worker_up", "gauge",
+                         "1 when the worker slot is serving");
+    for (unsigned i = 0; i < v->n; i++)
+        evbuffer_add_printf(b, "uabroker_worker_up{worker=\"%u\"} %d\n", i,
+                            v->rows[i].state == SHM_WS_UP);
+    bk_stats_prom_family(b, "worker_restarts_total", "counter",
+                         "times the slot's worker was respawned");
+    for (unsigned i = 0; i < v->n; i++)
+        evbuffer_add_printf(b, "uabroker_worker_restarts_total"
+                            "{worker=\"%u\"} %u\n", i, v->rows[i].restarts);
+    bk_stats_prom_family(b, "worker_uptime_seconds", "gauge",
+                         "seconds since the slot's worker came up");
+    for (unsigned i = 0; i < v->n; i++)
+        evbuffer_add_printf(b, "uabroker_worker_uptime_seconds"
+                            "{worker=\"%u\"} %" PRIu64 "\n", i,
+                            bk_stats_uptime_s(v, &v->rows[i]));
+    for (int k = 0; k < BK_SC_MAX; k++) {
+        const struct bk_stats_counter_desc *d = &bk_stats_counters[k];
+
+        bk_stats_prom_family(b, d->metric, d->type, d->help);
+        for (unsigned i = 0; i < v->n; i++)
+            evbuffer_add_printf(b, "uabroker_%s{worker=\"%u\"} %" PRIu64
+                                "\n", d->metric, i, v->rows[i].c[k]);
+    }
+    bk_stats_prom_family(b, "requests_total", "counter",
+                         "service requests answered, by service");
+    for (unsigned i = 0; i < v->n; i++)
+        for (int s = 0; s < SHM_SVC_MAX; s++)
+            evbuffer_add_printf(b, "uabroker_requests_total{worker=\"%u\","
+                                "service=\"%s\"} %" PRIu64 "\n", i,
+                                bk_stats_svc[s], v->rows[i].requests[s]);
+    bk_stats_prom_family(b, "request_duration_seconds", "histogram",
+                         "time from a complete request to its encoded "
+                         "response, by service");
+    for (unsigned i = 0; i < v->n; i++) {
+        const struct bk_stats_row *r = &v->rows[i];
+
+        for (int s = 0; s < SHM_SVC_MAX; s++) {
+            uint64_t cum = 0;
+
+            for (int k = 0; k < SHM_LAT_BUCKETS; k++)
+                cum += r->latency[s][k];
+            if (cum == 0)
+                continue;
+            cum = 0;
+            /* Bucket k holds [2^k, 2^(k+1)) µs: le = 2^(k+1) µs. */
+            for (int k = 0; k < SHM_LAT_BUCKETS; k++) {
+                cum += r->latency[s][k];
+                evbuffer_add_printf(b, "uabroker_request_duration_seconds_"
+                                    "bucket{worker=\"%u\",service=\"%s\","
+                                    "le=\"%.6f\"} %" PRIu64 "\n", i,
+                                    bk_stats_svc[s],
+                                    (double)(UINT64_C(2) << k) / 1e6, cum);
+            }
+            evbuffer_add_printf(b, "uabroker_request_duration_seconds_bucket"
+                                "{worker=\"%u\",service=\"%s\",le=\"+Inf\"} %"
+                                PRIu64 "\n", i, bk_stats_svc[s], cum);
+            evbuffer_add_printf(b, "uabroker_request_duration_seconds_sum"
+                                "{worker=\"%u\",service=\"%s\"} %.6f\n", i,
+                                bk_stats_svc[s],
+                                (double)r->latency_sum_us[s] / 1e6);
+            evbuffer_add_printf(b, "uabroker_request_duration_seconds_count"
+                                "{worker=\"%u\",service=\"%s\"} %" PRIu64
+                                "\n", i, bk_stats_svc[s], cum);
+        }
+    }
+}
+
+/* ------------------------------------------------------------ health */
+
+/* 200 when every slot is UP with a fresh heartbeat; else 503 + reasons. */
+static int
+bk_stats_health(const struct bk_stats *st, const struct bk_stats_view *v,
+                struct evbuffer *b)
+{
+    int bad = 0;
+
+    if (st->sv->stopping) {
+        evbuffer_add_printf(b, "stopping\n");
+        return 503;
+    }
+    for (unsigned i = 0; i < v->n; i++) {
+        const struct bk_stats_row *r = &v->rows[i];
+        int64_t age_ms = (v->now_dt - r->heartbeat) / 10000;
+
+        if (st->sv->slots[i].failed) {
+            evbuffer_add_printf(b, "worker %u: failed to start (exit code "
+                                "2), not respawned\n", i);
+            bad = 1;
+        } else if (r->state != SHM_WS_UP) {
+            evbuffer_add_printf(b, "worker %u: %s\n", i,
+                                bk_stats_state(st, i, r));
+            bad = 1;
+        } else if (age_ms >= BK_STATS_HEARTBEAT_MAX_MS) {
+            evbuffer_add_printf(b, "worker %u: heartbeat %.1f s old\n", i,
+                                (double)age_ms / 1000);
+            bad = 1;
+        }
+    }
+    if (bad)
+        return 503;
+    evbuffer_add_printf(b, "ok\n");
+    return 200;
+}
+
+/* ------------------------------------------------------------ HTTP */
+
+static void
+bk_stats_reply(struct evhttp_request *req, int code, const char *reason,
+               const char *type, struct evbuffer *b)
+{
+    struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+    char              len[32];
+
+    evhttp_add_header(h, "Content-Type", type);
+    evhttp_add_header(h, "Cache-Control", "no-store");
+    if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
+        /* The length of the body a GET would get, and no body. */
+        snprintf(len, sizeof(len), "%zu", evbuffer_get_length(b));
+        evhttp_add_header(h, "Content-Length", len);
+        evbuffer_drain(b, evbuffer_get_length(b));
+    }
+    evhttp_send_reply(req, code, reason, b);
+}
+
+static void
+bk_stats_on_request(struct evhttp_request *req, void *arg)
+{
+    const struct bk_stats *st = arg;
+    enum evhttp_cmd_type   cmd = evhttp_request_get_command(req);
+    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+    const char            *path = uri != NULL ? evhttp_uri_get_path(uri)
+                                              : NULL;
+    struct bk_stats_view  *v;
+    struct evbuffer       *b = evbuffer_new();
+    int                    code;
+
+    if (b == NULL) {
+        evhttp_send_error(req, 500, "Internal Server Error");
+        return;
+    }
+    if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
+                          "GET, HEAD");
+        evbuffer_add_printf(b, "method not allowed\n");
+        bk_stats_reply(req, 405, "Method Not Allowed", "text/plain", b);
+        evbuffer_free(b);
+        return;
+    }
+    if (path == NULL
+        || (strcmp(path, "/stats") != 0 && strcmp(path, "/metrics") != 0
+            && strcmp(path, "/health") != 0)) {
+        evbuffer_add_printf(b, "not found; try /stats, /metrics or "
+                            "/health\n");
+        bk_stats_reply(req, 404, "Not Found", "text/plain", b);
+        evbuffer_free(b);
+        return;
+    }
+    v = bk_stats_view(st);
+    if (v == NULL) {
+        evbuffer_free(b);
+        evhttp_send_error(req, 500, "Internal Server Error");
+        return;
+    }
+    if (strcmp(path, "/stats") == 0) {
+        bk_stats_json(st, v, b);
+        bk_stats_reply(req, 200, "OK", "application/json", b);
+    } else if (strcmp(path, "/metrics") == 0) {
+        bk_stats_prom(st, v, b);
+        bk_stats_reply(req, 200, "OK", "text/plain; version=0.0.4", b);
+    } else {
+        code = bk_stats_health(st, v, b);
+        bk_stats_reply(req, code, code == 200 ? "OK" : "Service Unavailable",
+                       "text/plain", b);
+    }
+    free(v);
+    evbuffer_free(b);
+}
+
+/* ------------------------------------------------------------ client */
+
+int
+bk_stats_fetch(const char *addr, FILE *out)
+{
+    struct addrinfo  hints, *ai = NULL, *p;
+    struct pollfd    pfd;
+    char             host[64], portstr[8], req[160];
+    char            *resp;
+    size_t           len = 0;
+    ssize_t          n;
+    uint16_t         port;
+    int              fd = -1, rc, code, ret = 1;
+    const char      *body;
+
+    if (bk_stats_parse_listen(addr, host, sizeof(host), &port) != 0) {
+        fprintf(stderr, "%s: \"%s\" is not ADDR:PORT\n", bk_stats_log,
+                addr);
+        return 2;
+    }
+    if (strcmp(host, "0.0.0.0") == 0)
+        snprintf(host, sizeof(host), "127.0.0.1");
+    else if (strcmp(host, "::") == 0)
+        snprintf(host, sizeof(host), "::1");
+    snprintf(portstr, sizeof(portstr), "%u", port);
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    rc = getaddrinfo(host, portstr, &hints, &ai);
+    if (rc != 0) {
+        fprintf(stderr, "%s: %s: %s\n", bk_stats_log, host,
+                gai_strerror(rc));
+        return 1;
+    }
+    for (p = ai; p != NULL; p = p->ai_next) {
+        fd = socket(p->ai_family, p->ai_socktype | SOCK_CLOEXEC,
+                    p->ai_protocol);
+        if (fd == -1)
+            continue;
+        if (connect(fd, p->ai_addr, p->ai_addrlen) == 0)
+            break;
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(ai);
+    if (fd == -1) {
+        fprintf(stderr, "%s: cannot connect to the stats endpoint %s: %s "
+                "(is uabroker running?)\n", bk_stats_log, addr,
+                strerror(errno));
+        return 1;
+    }
+    resp = malloc(BK_STATS_RESP_MAX);
+    if (resp == NULL) {
+        fprintf(stderr, "%s: out of memory\n", bk_stats_log);
+        close(fd);
+        return 1;
+    }
+    n = snprintf(req, sizeof(req), "GET /stats HTTP/1.0\r\nHost: %s\r\n"
+                 "Connection: close\r\n\r\n", addr);
+    if (send(fd, req, (size_t)n, MSG_NOSIGNAL) != n) {
+        fprintf(stderr, "%s: send() failed: %s\n", bk_stats_log,
+                strerror(errno));
+        goto out;
+    }
+    pfd.fd = fd;
+    pfd.events = POLLIN;
+    while (len < BK_STATS_RESP_MAX - 1) {
+        rc = poll(&pfd, 1, BK_STATS_CLIENT_MS);
+        if (rc <= 0) {
+            fprintf(stderr, "%s: no answer from %s\n", bk_stats_log, addr);
+            goto out;
+        }
+        n = recv(fd, resp + len, BK_STATS_RESP_MAX - 1 - len, 0);
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    resp[len] = '\0';
+    body = strstr(resp, "\r\n\r\n");
+    if (sscanf(resp, "HTTP/%*d.%*d %d", &code) != 1 || body == NULL) {
+        fprintf(stderr, "%s: %s did not answer HTTP\n", bk_stats_log, addr);
+        goto out;
+    }
+    fputs(body + 4, out);
+    if (code != 200)
+        fprintf(stderr, "%s: %s answered %d\n", bk_stats_log, addr, code);
+    else
+        ret = 0;
+out:
+    free(resp);
+    close(fd);
+    return ret;
+}

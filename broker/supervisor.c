@@ -1,0 +1,572 @@
+/*
+ * broker/supervisor.c: listening sockets, fork+exec of the workers,
+ * reaping, respawn with backoff, graceful stop (see supervisor.h).
+ *
+ * The worker table (SHM_R_WORKERS): the broker writes a row's pid, its
+ * state on the broker's side of a restart (STARTING before the spawn, DOWN
+ * after the reap) and restarts; the worker writes everything else.  The
+ * broker resets a row only when its worker has been reaped, so nobody else
+ * writes it meanwhile.
+ *
+ * Between fork and exec the child calls only async-signal-safe functions
+ * (prctl, getppid, fcntl, close_range, sigaction, sigprocmask, execve,
+ * write, _exit): the broker may have threads (nanomsg) by then.
+ */
+#include "supervisor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BK_BROKER_PID_ENV "UABROKER_PID"
+
+extern char **environ;
+
+static uint64_t bk_supervisor_ms(void);
+static int bk_supervisor_find_worker(struct bk_supervisor *sv, char *err,
+                                     size_t errlen);
+static int bk_supervisor_env(struct bk_supervisor *sv);
+static int bk_supervisor_probe(uint32_t port, char *err, size_t errlen);
+static int bk_supervisor_listen(uint32_t port, char *err, size_t errlen);
+static void bk_supervisor_row_reset(struct shm_worker *r);
+static int bk_supervisor_spawn(struct bk_supervisor *sv,
+                               struct bk_worker_slot *s);
+static void bk_supervisor_child(const struct bk_supervisor *sv,
+                                const struct bk_worker_slot *s,
+                                char *const argv[]) __attribute__((noreturn));
+static void bk_supervisor_on_sigchld(evutil_socket_t fd, short what,
+                                     void *arg);
+static void bk_supervisor_exited(struct bk_supervisor *sv,
+                                 struct bk_worker_slot *s, int status);
+static void bk_supervisor_later(struct bk_worker_slot *s);
+static void bk_supervisor_on_respawn(evutil_socket_t fd, short what,
+                                     void *arg);
+static void bk_supervisor_on_stop_timer(evutil_socket_t fd, short what,
+                                        void *arg);
+static void bk_supervisor_kill_all(struct bk_supervisor *sv, int sig);
+static void bk_supervisor_stopped(struct bk_supervisor *sv);
+
+static const char bk_log[] = "uabroker";
+
+static uint64_t
+bk_supervisor_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+uint32_t
+bk_supervisor_count(uint32_t configured)
+{
+    long n = configured;
+
+    if (n == 0)
+        n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1)
+        n = 1;
+    if (n > SHM_WORKERS_MAX)
+        n = SHM_WORKERS_MAX;
+    return (uint32_t)n;
+}
+
+/* uaworker lives next to uabroker (build/ or the install directory). */
+static int
+bk_supervisor_find_worker(struct bk_supervisor *sv, char *err, size_t errlen)
+{
+    char    self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    int     w;
+
+    if (n == -1) {
+        snprintf(err, errlen, "readlink(/proc/self/exe) failed: %s",
+                 strerror(errno));
+        return -1;
+    }
+    self[n] = '\0';
+    w = snprintf(sv->worker_path, sizeof(sv->worker_path), "%s/uaworker",
+                 dirname(self));
+    if (w < 0 || (size_t)w >= sizeof(sv->worker_path)) {
+        snprintf(err, errlen, "path of uaworker too long");
+        return -1;
+    }
+    if (access(sv->worker_path, X_OK) != 0) {
+        snprintf(err, errlen, "%s: %s (uaworker must sit next to uabroker)",
+                 sv->worker_path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* The workers' environment: ours, with UABROKER_PID=<our pid>. */
+static int
+bk_supervisor_env(struct bk_supervisor *sv)
+{
+    size_t n = 0, k = 0;
+    char  *pid;
+
+    while (environ != NULL && environ[n] != NULL)
+        n++;
+    sv->envp = calloc(n + 2, sizeof(*sv->envp));
+    pid = malloc(32);
+    if (sv->envp == NULL || pid == NULL) {
+        free(pid);
+        free(sv->envp);
+        sv->envp = NULL;
+        return -1;
+    }
+    snprintf(pid, 32, "%s=%d", BK_BROKER_PID_ENV, (int)sv->broker_pid);
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], BK_BROKER_PID_ENV "=",
+                    sizeof(BK_BROKER_PID_ENV)) != 0)
+            sv->envp[k++] = environ[i];
+    sv->envp[k++] = pid;
+    sv->envp[k] = NULL;
+    return 0;
+}
+
+/*
+ * SO_REUSEPORT would let a second broker on the same port silently share
+ * it: bind once without it first, so a port in use is an error.
+ */
+static int
+bk_supervisor_probe(uint32_t port, char *err, size_t errlen)
+{
+    struct sockaddr_in6 a6;
+    struct sockaddr_in  a4;
+    int                 fd, one = 1, zero = 0, rc;
+
+    fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd != -1) {
+        memset(&a6, 0, sizeof(a6));
+        a6.sin6_family = AF_INET6;
+        a6.sin6_port = htons((uint16_t)port);
+        a6.sin6_addr = in6addr_any;
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        rc = bind(fd, (struct sockaddr *)&a6, sizeof(a6));
+    } else {
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd == -1) {
+            snprintf(err, errlen, "socket() failed: %s", strerror(errno));
+            return -1;
+        }
+        memset(&a4, 0, sizeof(a4));
+        a4.sin_family = AF_INET;
+        a4.sin_port = htons((uint16_t)port);
+        a4.sin_addr.s_addr = htonl(INADDR_ANY);
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        rc = bind(fd, (struct sockaddr *)&a4, sizeof(a4));
+    }
+    if (rc == -1) {
+        snprintf(err, errlen, "bind() to port %u failed: %s", port,
+                 strerror(errno));
+        close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+/*
+ * One listening socket of the slot group: IPv6 dual-stack on every
+ * interface when the host has IPv6, else IPv4; SO_REUSEADDR + SO_REUSEPORT,
+ * close-on-exec (the child clears it on its own socket only).
+ */
+static int
+bk_supervisor_listen(uint32_t port, char *err, size_t errlen)
+{
+    struct sockaddr_in6 a6;
+    struct sockaddr_in  a4;
+    int                 fd, one = 1, zero = 0;
+
+    fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd != -1) {
+        memset(&a6, 0, sizeof(a6));
+        a6.sin6_family = AF_INET6;
+        a6.sin6_port = htons((uint16_t)port);
+        a6.sin6_addr = in6addr_any;
+        if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero))
+                == -1
+            || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one))
+                == -1
+            || setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one))
+                == -1
+            || bind(fd, (struct sockaddr *)&a6, sizeof(a6)) == -1) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    if (fd == -1) {
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd == -1) {
+            snprintf(err, errlen, "socket() failed: %s", strerror(errno));
+            return -1;
+        }
+        memset(&a4, 0, sizeof(a4));
+        a4.sin_family = AF_INET;
+        a4.sin_port = htons((uint16_t)port);
+        a4.sin_addr.s_addr = htonl(INADDR_ANY);
+        if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == -1
+            || setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one))
+                == -1
+            || bind(fd, (struct sockaddr *)&a4, sizeof(a4)) == -1) {
+            snprintf(err, errlen, "bind() to port %u failed: %s", port,
+                     strerror(errno));
+            close(fd);
+            return -1;
+        }
+    }
+    if (listen(fd, BK_LISTEN_BACKLOG) == -1) {
+        snprintf(err, errlen, "listen() on port %u failed: %s", port,
+                 strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int
+bk_supervisor_init(struct bk_supervisor *sv, struct event_base *base,
+                   const struct bk_config *c, const struct shm_segment *seg,
+                   char *err, size_t errlen)
+{
+    struct rlimit rl;
+
+    memset(sv, 0, sizeof(*sv));
+    sv->base = base;
+    sv->conf = c;
+    sv->seg = seg;
+    sv->rows = shm_segment_region(seg, SHM_R_WORKERS);
+    sv->n = bk_supervisor_count(c->workers);
+    sv->broker_pid = getpid();
+    sv->max_fd = 1024;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+        && rl.rlim_cur < 65536)
+        sv->max_fd = (int)rl.rlim_cur;
+    for (unsigned i = 0; i < SHM_WORKERS_MAX; i++) {
+        sv->slots[i].sv = sv;
+        sv->slots[i].slot = i;
+        sv->slots[i].listen_fd = -1;
+    }
+    if (bk_supervisor_find_worker(sv, err, errlen) != 0)
+        return -1;
+    if (bk_supervisor_env(sv) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (bk_supervisor_probe(c->port, err, errlen) != 0)
+        goto fail;
+    for (unsigned i = 0; i < sv->n; i++) {
+        struct bk_worker_slot *s = &sv->slots[i];
+
+        s->listen_fd = bk_supervisor_listen(c->port, err, errlen);
+        if (s->listen_fd == -1)
+            goto fail;
+        evtimer_assign(&s->respawn, base, bk_supervisor_on_respawn, s);
+    }
+    evsignal_assign(&sv->sigchld, base, SIGCHLD, bk_supervisor_on_sigchld,
+                    sv);
+    evtimer_assign(&sv->stop_timer, base, bk_supervisor_on_stop_timer, sv);
+    if (event_add(&sv->sigchld, NULL) != 0) {
+        snprintf(err, errlen, "evsignal(SIGCHLD) failed");
+        goto fail;
+    }
+    return 0;
+fail:
+    bk_supervisor_clear(sv);
+    return -1;
+}
+
+int
+bk_supervisor_start(struct bk_supervisor *sv)
+{
+    int rc = 0;
+
+    for (unsigned i = 0; i < sv->n; i++) {
+        struct shm_worker *r = bk_supervisor_row(sv, i);
+
+        atomic_store_explicit(&r->restarts, 0, memory_order_relaxed);
+        if (bk_supervisor_spawn(sv, &sv->slots[i]) != 0)
+            rc = -1;
+    }
+    return rc;
+}
+
+/* Every counter of a reaped worker's row to zero, except `restarts`. */
+static void
+bk_supervisor_row_reset(struct shm_worker *r)
+{
+#define BK_Z(f) atomic_store_explicit(&r->f, 0, memory_order_relaxed)
+    BK_Z(pid);
+    BK_Z(started);
+    BK_Z(heartbeat);
+    BK_Z(connections);
+    BK_Z(connections_total);
+    BK_Z(channels);
+    BK_Z(sessions);
+    BK_Z(bad_requests);
+    BK_Z(bytes_in);
+    BK_Z(bytes_out);
+    BK_Z(allocations);
+    BK_Z(rejected_connections);
+    for (int i = 0; i < SHM_SVC_MAX; i++) {
+        BK_Z(requests[i]);
+        BK_Z(latency_sum_us[i]);
+        for (int b = 0; b < SHM_LAT_BUCKETS; b++)
+            BK_Z(latency[i][b]);
+    }
+#undef BK_Z
+    atomic_store_explicit(&r->state, SHM_WS_STARTING, memory_order_release);
+}
+
+/* Fork and exec slot s's worker.  0, or -1 (logged; retried later). */
+static int
+bk_supervisor_spawn(struct bk_supervisor *sv, struct bk_worker_slot *s)
+{
+    struct shm_worker *r = bk_supervisor_row(sv, s->slot);
+    char               slot[16], segfd[16], lfd[16];
+    char *const        argv[] = { sv->worker_path, "--slot", slot,
+                                  "--segment-fd", segfd, "--listen-fd", lfd,
+                                  NULL };
+    pid_t              pid;
+
+    snprintf(slot, sizeof(slot), "%u", s->slot);
+    snprintf(segfd, sizeof(segfd), "%d", sv->seg->fd);
+    snprintf(lfd, sizeof(lfd), "%d", s->listen_fd);
+    bk_supervisor_row_reset(r);
+    fflush(stderr);
+    pid = fork();
+    if (pid == -1) {
+        fprintf(stderr, "%s: fork() failed for worker %u: %s\n", bk_log,
+                s->slot, strerror(errno));
+        atomic_store_explicit(&r->state, SHM_WS_DOWN, memory_order_release);
+        s->backoff_ms = s->backoff_ms ? s->backoff_ms : BK_BACKOFF_MIN_MS;
+        bk_supervisor_later(s);
+        return -1;
+    }
+    if (pid == 0)
+        bk_supervisor_child(sv, s, argv);
+    s->pid = pid;
+    s->started_ms = bk_supervisor_ms();
+    sv->running++;
+    atomic_store_explicit(&r->pid, (int32_t)pid, memory_order_relaxed);
+    return 0;
+}
+
+/* In the child, between fork and exec: async-signal-safe calls only. */
+static void
+bk_supervisor_child(const struct bk_supervisor *sv,
+                    const struct bk_worker_slot *s, char *const argv[])
+{
+    static const char msg[] = "uabroker: execve(uaworker) failed\n";
+    struct sigaction  sa;
+    sigset_t          none;
+
+    /* Die with the broker, and make sure it did not die before this. */
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1 || getppid() != sv->broker_pid)
+        _exit(BK_WORKER_NO_RESPAWN);
+    /* Exactly the segment and this slot's listener cross the exec. */
+    if (close_range(3, ~0u, CLOSE_RANGE_CLOEXEC) == -1)
+        for (int fd = 3; fd < sv->max_fd; fd++)
+            fcntl(fd, F_SETFD, FD_CLOEXEC);
+    if (fcntl(sv->seg->fd, F_SETFD, 0) == -1
+        || fcntl(s->listen_fd, F_SETFD, 0) == -1)
+        _exit(BK_WORKER_NO_RESPAWN);
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = SIG_DFL;
+    sigaction(SIGPIPE, &sa, NULL);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execve(sv->worker_path, argv, sv->envp);
+    (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+    _exit(BK_WORKER_NO_RESPAWN);
+}
+
+static void
+bk_supervisor_on_sigchld(evutil_socket_t fd, short what, void *arg)
+{
+    struct bk_supervisor *sv = arg;
+    pid_t                 pid;
+    int                   status;
+
+    (void)fd;
+    (void)what;
+    /* Several children may have exited for one SIGCHLD. */
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        for (unsigned i = 0; i < sv->n; i++) {
+            if (sv->slots[i].pid == pid) {
+                bk_supervisor_exited(sv, &sv->slots[i], status);
+                break;
+            }
+        }
+    }
+}
+
+/* Slot s's worker was reaped with status: log, mark DOWN, respawn. */
+static void
+bk_supervisor_exited(struct bk_supervisor *sv, struct bk_worker_slot *s,
+                     int status)
+{
+    struct shm_worker *r = bk_supervisor_row(sv, s->slot);
+    uint64_t           up = bk_supervisor_ms() - s->started_ms;
+    pid_t              pid = s->pid;
+
+    s->pid = 0;
+    s->last_status = status;
+    sv->running--;
+    atomic_store_explicit(&r->pid, 0, memory_order_relaxed);
+    atomic_store_explicit(&r->state, SHM_WS_DOWN, memory_order_release);
+    if (WIFSIGNALED(status))
+        fprintf(stderr, "%s: worker %u (pid %d) exited on signal %d%s\n",
+                bk_log, s->slot, (int)pid, WTERMSIG(status),
+                WCOREDUMP(status) ? " (core dumped)" : "");
+    else
+        fprintf(stderr, "%s: worker %u (pid %d) exited with code %d\n",
+                bk_log, s->slot, (int)pid, WEXITSTATUS(status));
+    if (sv->stopping) {
+        if (sv->running == 0)
+            bk_supervisor_stopped(sv);
+        return;
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == BK_WORKER_NO_RESPAWN) {
+        s->failed = true;
+        fprintf(stderr, "%s: worker %u failed to start; not respawning it "
+                "(fix the cause and restart uabroker)\n", bk_log, s->slot);
+        return;
+    }
+    if (up >= BK_BACKOFF_RESET_MS || s->backoff_ms == 0)
+        s->backoff_ms = BK_BACKOFF_MIN_MS;
+    else if (s->backoff_ms < BK_BACKOFF_MAX_MS)
+        s->backoff_ms = s->backoff_ms * 2 > BK_BACKOFF_MAX_MS
+                            ? BK_BACKOFF_MAX_MS : s->backoff_ms * 2;
+    atomic_store_explicit(&r->restarts,
+                          atomic_load_explicit(&r->restarts,
+                                               memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    fprintf(stderr, "%s: respawning worker %u in %u ms\n", bk_log, s->slot,
+            s->backoff_ms);
+    bk_supervisor_later(s);
+}
+
+/* Arm s's respawn timer for its backoff. */
+static void
+bk_supervisor_later(struct bk_worker_slot *s)
+{
+    struct timeval tv;
+
+    tv.tv_sec = s->backoff_ms / 1000;
+    tv.tv_usec = (suseconds_t)(s->backoff_ms % 1000) * 1000;
+    evtimer_add(&s->respawn, &tv);
+}
+
+static void
+bk_supervisor_on_respawn(evutil_socket_t fd, short what, void *arg)
+{
+    struct bk_worker_slot *s = arg;
+
+    (void)fd;
+    (void)what;
+    if (!s->sv->stopping && s->pid == 0)
+        bk_supervisor_spawn(s->sv, s);
+}
+
+static void
+bk_supervisor_kill_all(struct bk_supervisor *sv, int sig)
+{
+    for (unsigned i = 0; i < sv->n; i++)
+        if (sv->slots[i].pid > 0)
+            kill(sv->slots[i].pid, sig);
+}
+
+void
+bk_supervisor_stop(struct bk_supervisor *sv, void (*done)(void *arg),
+                   void *arg)
+{
+    struct timeval tv = { BK_STOP_TIMEOUT_MS / 1000,
+                          (BK_STOP_TIMEOUT_MS % 1000) * 1000 };
+
+    if (sv->stopping) {
+        fprintf(stderr, "%s: stopping now: SIGKILL to every worker\n",
+                bk_log);
+        bk_supervisor_kill_all(sv, SIGKILL);
+        return;
+    }
+    sv->stopping = true;
+    sv->done = done;
+    sv->done_arg = arg;
+    for (unsigned i = 0; i < sv->n; i++)
+        evtimer_del(&sv->slots[i].respawn);
+    if (sv->running == 0) {
+        bk_supervisor_stopped(sv);
+        return;
+    }
+    bk_supervisor_kill_all(sv, SIGTERM);
+    evtimer_add(&sv->stop_timer, &tv);
+}
+
+static void
+bk_supervisor_on_stop_timer(evutil_socket_t fd, short what, void *arg)
+{
+    struct bk_supervisor *sv = arg;
+
+    (void)fd;
+    (void)what;
+    fprintf(stderr, "%s: %u worker(s) still running after %d s: SIGKILL\n",
+            bk_log, sv->running, BK_STOP_TIMEOUT_MS / 1000);
+    bk_supervisor_kill_all(sv, SIGKILL);
+}
+
+static void
+bk_supervisor_stopped(struct bk_supervisor *sv)
+{
+    evtimer_del(&sv->stop_timer);
+    if (sv->done != NULL) {
+        void (*done)(void *) = sv->done;
+
+        sv->done = NULL;
+        done(sv->done_arg);
+    }
+}
+
+void
+bk_supervisor_clear(struct bk_supervisor *sv)
+{
+    if (sv->base == NULL)
+        return;
+    for (unsigned i = 0; i < SHM_WORKERS_MAX; i++) {
+        struct bk_worker_slot *s = &sv->slots[i];
+
+        if (s->listen_fd != -1) {
+            evtimer_del(&s->respawn);
+            close(s->listen_fd);
+            s->listen_fd = -1;
+        }
+    }
+    if (event_initialized(&sv->sigchld))
+        event_del(&sv->sigchld);
+    if (event_initialized(&sv->stop_timer))
+        event_del(&sv->stop_timer);
+    if (sv->envp != NULL) {
+        for (size_t i = 0; sv->envp[i] != NULL; i++)
+            if (strncmp(sv->envp[i], BK_BROKER_PID_ENV "=",
+                        sizeof(BK_BROKER_PID_ENV)) == 0)
+                free(sv->envp[i]);
+        free(sv->envp);
+        sv->envp = NULL;
+    }
+    sv->base = NULL;
+}

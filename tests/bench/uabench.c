@@ -1,0 +1,1782 @@
+/*
+ * tests/bench/uabench.c: an OPC UA load generator for any OPC UA server
+ * (opc.tcp, SecurityPolicy None, anonymous sessions).
+ *
+ * One process, one thread, one epoll loop over non-blocking sockets.  Every
+ * session is its own TCP connection with its own secure channel and session;
+ * proto/client.h frames, secures (None) and sequences the chunks, the codec
+ * encodes the requests and checks the responses.  Nothing blocks on the hot
+ * path: the only blocking calls are the stats endpoint's HTTP GETs at the
+ * edges of the measuring window.
+ *
+ *   SETUP    connect, HEL/ACK, OPN, CreateSession, ActivateSession (all
+ *            sessions at once, through the same loop)
+ *   WARMUP   load, not measured (--warmup S)
+ *   MEASURE  load; latency, ops, client and server CPU, server allocations
+ *   DRAIN    no new requests; wait (bounded) for those in flight
+ *   CLOSE    CloseSession + CLO on every session, close the sockets
+ *
+ * Load: each session keeps --depth requests in flight (pipelined on its
+ * channel).  Every response is checked (type, ServiceResult, number of
+ * results, the first result's status) and immediately replaced by a new
+ * request; all requests made ready in one loop iteration leave in one send()
+ * per connection.  Latency is taken from just before that send() to just
+ * after the read() that brought the response, into a log-linear histogram
+ * (no allocation per request).
+ *
+ * An op is one service call (a Read of 100 values is one op).
+ *
+ * Server CPU: utime+stime from /proc/PID/stat of every --server-pid and of
+ * every pid the uabroker stats endpoint (--stats) lists, over the window,
+ * per op (10 ms ticks: use windows of seconds).  Server allocations: the
+ * uabroker workers' `allocations` counters from /stats, before and after
+ * the window, per op.
+ *
+ * Scenarios are rows of ub_scenarios[]: a request type, a response type, the
+ * type of the response's results and three small functions (build the
+ * request, advance it before each send, read the first result's status).
+ *
+ * Output: one line per run,
+ *   scenario=read1 sessions=20 depth=1 ops/s=... p50_us=... p90_us=...
+ *   p99_us=... client_cpu_us/op=... server_cpu_us/op=... server_allocs/op=...
+ *   errors=N other_load_cores=...
+ * or, with --markdown, one Markdown table row (--markdown-header prints the
+ * header).  other_load_cores is the CPU the rest of the machine used during
+ * the window (busy time in /proc/stat less ours and the server's): a run
+ * that others disturbed shows it.  "-" marks a figure that could not be
+ * measured (no server pid known, no stats endpoint).  Exit status:
+ * 0 when the run completed without errors, 1 when errors were counted,
+ * 2 on a usage error or when no session could be set up.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto/arena.h"
+#include "proto/attrs_gen.h"
+#include "proto/client.h"
+#include "proto/codec.h"
+#include "proto/nodeids_gen.h"
+#include "proto/securechannel.h"
+#include "proto/status_gen.h"
+#include "proto/types.h"
+#include "proto/types_gen.h"
+
+#define UB_SESSIONS_MAX   10000
+#define UB_DEPTH_MAX      256
+#define UB_SECONDS_MAX    3600
+#define UB_SETUP_MS       15000         /* every session set up by then */
+#define UB_DRAIN_MS       2000          /* in-flight responses waited for */
+#define UB_STATS_MS       2000          /* one stats GET */
+#define UB_PIDS_MAX       80
+#define UB_READ_N         100           /* values in one read100 Read */
+#define UB_ARENA          (1u << 20)
+#define UB_RESP_MAX       (256u << 10)  /* reassembled response, per session */
+#define UB_NAME_MAX       64
+
+/* Latency histogram: 64 linear buckets, then 32 per power of two. */
+#define UB_H_LINEAR       64
+#define UB_H_SUB          32
+#define UB_H_BUCKETS      (UB_H_LINEAR + 42 * UB_H_SUB)
+
+
+enum ub_phase { UB_SETUP, UB_WARMUP, UB_MEASURE, UB_DRAIN, UB_DONE };
+
+enum ub_sstate {
+    UB_S_CONNECTING = 0,
+    UB_S_HEL,               /* HEL sent, waiting for ACK */
+    UB_S_OPN,               /* OPN sent */
+    UB_S_CREATE,            /* CreateSession sent */
+    UB_S_ACTIVATE,          /* ActivateSession sent */
+    UB_S_READY,             /* load */
+    UB_S_DEAD               /* closed after an error */
+};
+
+/* One request in flight. */
+struct ub_slot {
+    uint32_t request_id;    /* 0: free */
+    uint64_t sent_ns;       /* 0: not sent yet (stamped at the send()) */
+};
+
+struct ub;
+
+struct ub_sess {
+    struct ub         *b;
+    int                fd;
+    uint32_t           idx;
+    uint8_t            state;           /* enum ub_sstate */
+    bool               dirty;           /* on the flush list */
+    bool               want_out;        /* EPOLLOUT armed */
+    struct ua_client   cl;
+    uint32_t           setup_request;   /* CreateSession / ActivateSession */
+    /* Received bytes: at most one partial chunk is kept between reads. */
+    uint8_t           *rbuf;
+    size_t             rcap;
+    size_t             rlen;
+    /* Bytes to send: requests queued since the last send(). */
+    uint8_t           *wbuf;
+    struct ua_sc_out   out;
+    uint8_t           *abuf;            /* multi-chunk responses */
+    /* Requests in flight. */
+    struct ub_slot     slots[UB_DEPTH_MAX];
+    uint32_t           inflight;
+    uint32_t           unstamped;       /* queued, not yet sent */
+    /* The request, built once and advanced before every send. */
+    void              *req;
+    uint32_t           cursor;          /* rotation over the variables */
+    uint32_t           next_renew_check_ms;
+};
+
+struct ub_scenario {
+    const char *name;
+    const char *what;
+    uint16_t    req_type;               /* index into ua_types[] */
+    uint16_t    resp_type;
+    uint16_t    result_type;            /* element of the results array */
+    int32_t     nresults;               /* results expected per response */
+    /* Allocate and fill s->req (from b's arena-free heap, at setup). */
+    int       (*init)(struct ub *b, struct ub_sess *s);
+    /* Advance s->req before it is sent again (rotate node ids). */
+    void      (*next)(struct ub *b, struct ub_sess *s);
+    /* The status of the first result (decoded, of result_type). */
+    ua_status (*status)(const void *result);
+};
+
+struct ub_stats_sample {
+    bool     ok;
+    uint64_t allocations;       /* sum over the workers */
+    int      npids;
+    int      pids[UB_PIDS_MAX];
+};
+
+struct ub {
+    /* Options. */
+    char                      url[512];
+    char                      host[256];
+    char                      port[16];
+    uint32_t                  nsess;
+    uint32_t                  depth;
+    double                    seconds;
+    double                    warmup;
+    const struct ub_scenario *sc;
+    uint16_t                  vars_ns;
+    char                      vars_prefix[32];
+    uint32_t                  vars_count;
+    int32_t                   timestamps;       /* TimestampsToReturn */
+    bool                      markdown;
+    bool                      quiet;
+    char                      stats_host[256];
+    char                      stats_port[16];
+    bool                      stats;
+    int                       npids;            /* --server-pid */
+    int                       pids[UB_PIDS_MAX];
+    /* Variables' node ids: "v0" ... */
+    struct ua_string         *vars;
+    char                     *vars_mem;
+    /* Runtime. */
+    struct addrinfo          *ai;
+    int                       ep;
+    struct ub_sess           *sess;
+    struct ub_sess          **flush;            /* dirty sessions */
+    uint32_t                  nflush;
+    enum ub_phase             phase;
+    uint64_t                  now_ns;           /* CLOCK_MONOTONIC */
+    int64_t                   now_dt;           /* DateTime, per iteration */
+    uint32_t                  ready;
+    uint32_t                  dead;
+    struct ua_arena           arena;
+    uint8_t                  *arena_buf;
+    /* Counters. */
+    uint64_t                  ops;              /* in the window */
+    uint64_t                  errors;
+    uint64_t                  hist[UB_H_BUCKETS];
+    uint64_t                  hist_n;
+    ua_status                 first_error;
+    char                      first_error_what[128];
+    /* Window samples. */
+    uint64_t                  t0_ns, t1_ns;
+    double                    cli_cpu0, cli_cpu1;   /* µs */
+    double                    srv_cpu0, srv_cpu1;   /* µs */
+    double                    all_cpu0, all_cpu1;   /* µs, whole machine */
+    bool                      all_cpu_ok;
+    bool                      srv_cpu_ok;
+    struct ub_stats_sample    st0, st1;
+};
+
+static void ub_usage(FILE *f);
+static int ub_args(struct ub *b, int argc, char **argv);
+static int ub_parse_url(const char *url, const char *scheme, char *host,
+                        size_t hcap, char *port, size_t pcap);
+static uint64_t ub_mono_ns(void);
+static int64_t ub_now_dt(void);
+static double ub_self_cpu_us(void);
+static bool ub_pid_cpu_us(int pid, double *us);
+static bool ub_server_cpu_us(struct ub *b, double *us);
+static bool ub_machine_cpu_us(double *us);
+static bool ub_stats_fetch(struct ub *b, struct ub_stats_sample *st);
+static void ub_hist_add(struct ub *b, uint64_t ns);
+static double ub_hist_pct(const struct ub *b, double pct);
+static void ub_error(struct ub *b, struct ub_sess *s, ua_status st,
+                     const char *what);
+static int ub_sess_start(struct ub *b, struct ub_sess *s);
+static void ub_sess_kill(struct ub *b, struct ub_sess *s, ua_status st,
+                         const char *what);
+static void ub_sess_dirty(struct ub *b, struct ub_sess *s);
+static void ub_sess_flush(struct ub *b, struct ub_sess *s);
+static void ub_sess_readable(struct ub *b, struct ub_sess *s);
+static void ub_sess_writable(struct ub *b, struct ub_sess *s);
+static void ub_sess_event(struct ub *b, struct ub_sess *s,
+                          const struct ua_client_event *ev);
+static void ub_sess_setup_msg(struct ub *b, struct ub_sess *s,
+                              const struct ua_client_event *ev);
+static void ub_sess_response(struct ub *b, struct ub_sess *s,
+                             const struct ua_client_event *ev);
+static void ub_sess_refill(struct ub *b, struct ub_sess *s);
+static ua_status ub_send_request(struct ub *b, struct ub_sess *s,
+                                 const struct ua_type *t, void *req,
+                                 uint32_t *request_id);
+static ua_status ub_check(struct ub *b, const struct ub_scenario *sc,
+                          const uint8_t *body, size_t len);
+static void ub_phase_to(struct ub *b, enum ub_phase p);
+static void ub_close_all(struct ub *b);
+static void ub_report(struct ub *b);
+
+static int ub_read_init(struct ub *b, struct ub_sess *s, int32_t n);
+static int ub_read1_init(struct ub *b, struct ub_sess *s);
+static int ub_read100_init(struct ub *b, struct ub_sess *s);
+static void ub_read_next(struct ub *b, struct ub_sess *s);
+static ua_status ub_read_status(const void *result);
+static int ub_browse_init(struct ub *b, struct ub_sess *s);
+static void ub_browse_next(struct ub *b, struct ub_sess *s);
+static ua_status ub_browse_status(const void *result);
+
+/* ------------------------------------------------------------ scenarios */
+
+static const struct ub_scenario ub_scenarios[] = {
+    { "read1", "Read of 1 Value attribute, rotating over the variables",
+      UA_TYPE_READREQUEST, UA_TYPE_READRESPONSE, UA_TYPE_DATAVALUE, 1,
+      ub_read1_init, ub_read_next, ub_read_status },
+    { "read100", "one Read of 100 Value attributes",
+      UA_TYPE_READREQUEST, UA_TYPE_READRESPONSE, UA_TYPE_DATAVALUE,
+      UB_READ_N, ub_read100_init, ub_read_next, ub_read_status },
+    { "browse", "Browse of the Server object (ns=0;i=2253), all references, "
+      "forward, all result fields",
+      UA_TYPE_BROWSEREQUEST, UA_TYPE_BROWSERESPONSE, UA_TYPE_BROWSERESULT, 1,
+      ub_browse_init, ub_browse_next, ub_browse_status },
+};
+#define UB_NSCENARIOS (sizeof(ub_scenarios) / sizeof(ub_scenarios[0]))
+
+static int
+ub_read_init(struct ub *b, struct ub_sess *s, int32_t n)
+{
+    struct ua_read_request  *r = calloc(1, sizeof(*r));
+    struct ua_read_value_id *ids = calloc((size_t)n, sizeof(*ids));
+
+    if (r == NULL || ids == NULL) {
+        free(r);
+        free(ids);
+        return -1;
+    }
+    r->max_age = 0;
+    r->timestamps_to_return = b->timestamps;
+    r->n_nodes_to_read = n;
+    r->nodes_to_read = ids;
+    for (int32_t i = 0; i < n; i++) {
+        ids[i].node_id.ns = b->vars_ns;
+        ids[i].node_id.idtype = UA_IDTYPE_STRING;
+        ids[i].attribute_id = UA_ATTR_VALUE;
+        ids[i].index_range.len = -1;
+        ids[i].data_encoding.name.len = -1;
+    }
+    s->req = r;
+    /* Spread the sessions over the variables. */
+    s->cursor = (uint32_t)(((uint64_t)s->idx * 7919u) % b->vars_count);
+    ub_read_next(b, s);
+    return 0;
+}
+
+static int
+ub_read1_init(struct ub *b, struct ub_sess *s)
+{
+    return ub_read_init(b, s, 1);
+}
+
+static int
+ub_read100_init(struct ub *b, struct ub_sess *s)
+{
+    return ub_read_init(b, s, UB_READ_N);
+}
+
+static void
+ub_read_next(struct ub *b, struct ub_sess *s)
+{
+    struct ua_read_request *r = s->req;
+
+    for (int32_t i = 0; i < r->n_nodes_to_read; i++) {
+        r->nodes_to_read[i].node_id.id.str = b->vars[s->cursor];
+        if (++s->cursor == b->vars_count)
+            s->cursor = 0;
+    }
+}
+
+static ua_status
+ub_read_status(const void *result)
+{
+    const struct ua_datavalue *dv = result;
+
+    if (dv->mask & UA_DV_STATUS)
+        return dv->status;
+    if (!(dv->mask & UA_DV_VALUE))
+        return UA_BAD_UNEXPECTED_ERROR;     /* Good but no value */
+    return UA_GOOD;
+}
+
+static int
+ub_browse_init(struct ub *b, struct ub_sess *s)
+{
+    struct ua_browse_request     *r = calloc(1, sizeof(*r));
+    struct ua_browse_description *d = calloc(1, sizeof(*d));
+
+    (void)b;
+    if (r == NULL || d == NULL) {
+        free(r);
+        free(d);
+        return -1;
+    }
+    r->view.view_id = ua_nodeid_num(0, 0);
+    r->requested_max_references_per_node = 0;
+    r->n_nodes_to_browse = 1;
+    r->nodes_to_browse = d;
+    d->node_id = ua_nodeid_num(0, UA_NS0ID_SERVER);
+    d->browse_direction = 0;                        /* Forward */
+    d->reference_type_id = ua_nodeid_num(0, 0);     /* all references */
+    d->include_subtypes = true;
+    d->node_class_mask = 0;                         /* all classes */
+    d->result_mask = 0x3F;                          /* BrowseResultMask All */
+    s->req = r;
+    return 0;
+}
+
+static void
+ub_browse_next(struct ub *b, struct ub_sess *s)
+{
+    (void)b;
+    (void)s;
+}
+
+static ua_status
+ub_browse_status(const void *result)
+{
+    const struct ua_browse_result *r = result;
+
+    if (UA_STATUS_IS_BAD(r->status_code))
+        return r->status_code;
+    if (r->n_references <= 0)
+        return UA_BAD_UNEXPECTED_ERROR;     /* the Server object has some */
+    if (r->continuation_point.len > 0)
+        return UA_BAD_UNEXPECTED_ERROR;     /* would leak a point per op */
+    return UA_GOOD;
+}
+
+/* ------------------------------------------------------------ options */
+
+static void
+ub_usage(FILE *f)
+{
+    fprintf(f,
+        "Usage: uabench --url opc.tcp://HOST:PORT [options]\n"
+        "\n"
+        "  --url URL            server endpoint (SecurityPolicy None, "
+        "anonymous)\n"
+        "  --sessions N         connections, each with its own channel and "
+        "session (1)\n"
+        "  --depth D            requests in flight per session (1)\n"
+        "  --seconds S          measuring window (10)\n"
+        "  --warmup S           load before the window, not measured (1)\n"
+        "  --scenario NAME      read1 | read100 | browse (read1)\n"
+        "  --vars-ns NS         namespace of the variables (1)\n"
+        "  --vars-prefix P      string node ids P0, P1, ... (v)\n"
+        "  --vars-count N       variables to rotate over (1000)\n"
+        "  --timestamps T       source | server | both | neither (both)\n"
+        "  --server-pid PID     add PID's utime+stime to the server CPU "
+        "(repeatable)\n"
+        "  --stats URL          uabroker stats endpoint "
+        "(http://127.0.0.1:9840):\n"
+        "                       its pids count as server CPU, its workers'\n"
+        "                       allocation counters give server_allocs/op\n"
+        "  --markdown           print a Markdown table row instead of "
+        "key=value\n"
+        "  --markdown-header    print the table header and exit\n"
+        "  --quiet              no progress on stderr\n"
+        "  --help\n"
+        "\n"
+        "Scenarios (an op is one service call):\n");
+    for (size_t i = 0; i < UB_NSCENARIOS; i++)
+        fprintf(f, "  %-9s %s\n", ub_scenarios[i].name, ub_scenarios[i].what);
+}
+
+static void
+ub_markdown_header(void)
+{
+    printf("| scenario | sessions | depth | ops/s | p50 µs | p90 µs | "
+           "p99 µs | client CPU µs/op | server CPU µs/op | "
+           "server allocs/op | errors | other load (cores) |\n"
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
+           "---: | ---: | ---: |\n");
+}
+
+/* "scheme://host:port[/path]" (host may be [v6]); 0 or -1. */
+static int
+ub_parse_url(const char *url, const char *scheme, char *host, size_t hcap,
+             char *port, size_t pcap)
+{
+    size_t      sl = strlen(scheme);
+    const char *h, *e, *c;
+
+    if (strncmp(url, scheme, sl) != 0 || strncmp(url + sl, "://", 3) != 0)
+        return -1;
+    h = url + sl + 3;
+    e = h + strcspn(h, "/");
+    if (*h == '[') {
+        const char *rb = memchr(h, ']', (size_t)(e - h));
+
+        if (rb == NULL || rb[1] != ':')
+            return -1;
+        if ((size_t)(rb - h - 1) >= hcap)
+            return -1;
+        memcpy(host, h + 1, (size_t)(rb - h - 1));
+        host[rb - h - 1] = '\0';
+        c = rb + 1;
+    } else {
+        c = memchr(h, ':', (size_t)(e - h));
+        if (c == NULL || (size_t)(c - h) >= hcap || c == h)
+            return -1;
+        memcpy(host, h, (size_t)(c - h));
+        host[c - h] = '\0';
+    }
+    if ((size_t)(e - c - 1) >= pcap || e - c - 1 <= 0)
+        return -1;
+    memcpy(port, c + 1, (size_t)(e - c - 1));
+    port[e - c - 1] = '\0';
+    if (strspn(port, "0123456789") != strlen(port))
+        return -1;
+    return 0;
+}
+
+static int
+ub_num(const char *opt, const char *s, double lo, double hi, double *v)
+{
+    char *end;
+
+    errno = 0;
+    *v = strtod(s, &end);
+    if (errno != 0 || end == s || *end != '\0' || !(*v >= lo && *v <= hi)) {
+        fprintf(stderr, "uabench: %s wants a number in [%g, %g], not '%s'\n",
+                opt, lo, hi, s);
+        return -1;
+    }
+    return 0;
+}
+
+static int
+ub_args(struct ub *b, int argc, char **argv)
+{
+    enum { O_URL = 256, O_SESS, O_DEPTH, O_SECS, O_WARM, O_SCEN, O_NS,
+           O_PREFIX, O_COUNT, O_TS, O_PID, O_STATS, O_MD, O_MDH, O_QUIET,
+           O_HELP };
+    static const struct option opts[] = {
+        { "url", required_argument, NULL, O_URL },
+        { "sessions", required_argument, NULL, O_SESS },
+        { "depth", required_argument, NULL, O_DEPTH },
+        { "seconds", required_argument, NULL, O_SECS },
+        { "warmup", required_argument, NULL, O_WARM },
+        { "scenario", required_argument, NULL, O_SCEN },
+        { "vars-ns", required_argument, NULL, O_NS },
+        { "vars-prefix", required_argument, NULL, O_PREFIX },
+        { "vars-count", required_argument, NULL, O_COUNT },
+        { "timestamps", required_argument, NULL, O_TS },
+        { "server-pid", required_argument, NULL, O_PID },
+        { "stats", required_argument, NULL, O_STATS },
+        { "markdown", no_argument, NULL, O_MD },
+        { "markdown-header", no_argument, NULL, O_MDH },
+        { "quiet", no_argument, NULL, O_QUIET },
+        { "help", no_argument, NULL, O_HELP },
+        { NULL, 0, NULL, 0 }
+    };
+    int    c;
+    double v;
+
+    b->nsess = 1;
+    b->depth = 1;
+    b->seconds = 10;
+    b->warmup = 1;
+    b->sc = &ub_scenarios[0];
+    b->vars_ns = 1;
+    strcpy(b->vars_prefix, "v");
+    b->vars_count = 1000;
+    b->timestamps = 2;      /* Both */
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case O_URL:
+            if (strlen(optarg) >= sizeof(b->url)
+                || ub_parse_url(optarg, "opc.tcp", b->host, sizeof(b->host),
+                                b->port, sizeof(b->port)) != 0) {
+                fprintf(stderr, "uabench: --url wants opc.tcp://HOST:PORT, "
+                        "not '%s'\n", optarg);
+                return -1;
+            }
+            strcpy(b->url, optarg);
+            break;
+        case O_SESS:
+            if (ub_num("--sessions", optarg, 1, UB_SESSIONS_MAX, &v) != 0)
+                return -1;
+            b->nsess = (uint32_t)v;
+            break;
+        case O_DEPTH:
+            if (ub_num("--depth", optarg, 1, UB_DEPTH_MAX, &v) != 0)
+                return -1;
+            b->depth = (uint32_t)v;
+            break;
+        case O_SECS:
+            if (ub_num("--seconds", optarg, 0.1, UB_SECONDS_MAX, &v) != 0)
+                return -1;
+            b->seconds = v;
+            break;
+        case O_WARM:
+            if (ub_num("--warmup", optarg, 0, UB_SECONDS_MAX, &v) != 0)
+                return -1;
+            b->warmup = v;
+            break;
+        case O_SCEN:
+            b->sc = NULL;
+            for (size_t i = 0; i < UB_NSCENARIOS; i++)
+                if (strcmp(optarg, ub_scenarios[i].name) == 0)
+                    b->sc = &ub_scenarios[i];
+            if (b->sc == NULL) {
+                fprintf(stderr, "uabench: unknown scenario '%s'\n", optarg);
+                return -1;
+            }
+            break;
+        case O_NS:
+            if (ub_num("--vars-ns", optarg, 0, 65535, &v) != 0)
+                return -1;
+            b->vars_ns = (uint16_t)v;
+            break;
+        case O_PREFIX:
+            if (strlen(optarg) >= sizeof(b->vars_prefix)) {
+                fprintf(stderr, "uabench: --vars-prefix too long\n");
+                return -1;
+            }
+            strcpy(b->vars_prefix, optarg);
+            break;
+        case O_COUNT:
+            if (ub_num("--vars-count", optarg, 1, 10000000, &v) != 0)
+                return -1;
+            b->vars_count = (uint32_t)v;
+            break;
+        case O_TS:
+            if (strcmp(optarg, "source") == 0)
+                b->timestamps = 0;
+            else if (strcmp(optarg, "server") == 0)
+                b->timestamps = 1;
+            else if (strcmp(optarg, "both") == 0)
+                b->timestamps = 2;
+            else if (strcmp(optarg, "neither") == 0)
+                b->timestamps = 3;
+            else {
+                fprintf(stderr, "uabench: --timestamps wants source, server, "
+                        "both or neither\n");
+                return -1;
+            }
+            break;
+        case O_PID:
+            if (ub_num("--server-pid", optarg, 1, 4194304, &v) != 0)
+                return -1;
+            if (b->npids == UB_PIDS_MAX) {
+                fprintf(stderr, "uabench: too many --server-pid\n");
+                return -1;
+            }
+            b->pids[b->npids++] = (int)v;
+            break;
+        case O_STATS:
+            if (ub_parse_url(optarg, "http", b->stats_host,
+                             sizeof(b->stats_host), b->stats_port,
+                             sizeof(b->stats_port)) != 0) {
+                fprintf(stderr, "uabench: --stats wants http://HOST:PORT, "
+                        "not '%s'\n", optarg);
+                return -1;
+            }
+            b->stats = true;
+            break;
+        case O_MD:
+            b->markdown = true;
+            break;
+        case O_MDH:
+            ub_markdown_header();
+            exit(0);
+        case O_QUIET:
+            b->quiet = true;
+            break;
+        case O_HELP:
+            ub_usage(stdout);
+            exit(0);
+        default:
+            ub_usage(stderr);
+            return -1;
+        }
+    }
+    if (optind != argc) {
+        fprintf(stderr, "uabench: unexpected argument '%s'\n", argv[optind]);
+        return -1;
+    }
+    if (b->url[0] == '\0') {
+        fprintf(stderr, "uabench: --url is required\n");
+        ub_usage(stderr);
+        return -1;
+    }
+    if (b->sc->nresults > 1 && (uint32_t)b->sc->nresults > b->vars_count) {
+        fprintf(stderr, "uabench: %s needs --vars-count >= %d\n",
+                b->sc->name, b->sc->nresults);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ clocks, CPU */
+
+static uint64_t
+ub_mono_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int64_t
+ub_now_dt(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 10000000 + ts.tv_nsec / 100
+           + INT64_C(116444736000000000);
+}
+
+static double
+ub_self_cpu_us(void)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec * 1e6 + (double)ru.ru_utime.tv_usec
+           + (double)ru.ru_stime.tv_sec * 1e6 + (double)ru.ru_stime.tv_usec;
+}
+
+/* utime+stime of one process (not its children), µs. */
+static bool
+ub_pid_cpu_us(int pid, double *us)
+{
+    char               path[64], buf[1024], *p;
+    int                fd;
+    ssize_t            n;
+    unsigned long long ut, st;
+    long               hz = sysconf(_SC_CLK_TCK);
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd == -1)
+        return false;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    /* The command name may hold spaces and parentheses: skip to the last
+     * ')'; then state is field 3, utime field 14, stime field 15. */
+    p = strrchr(buf, ')');
+    if (p == NULL
+        || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+                  "%llu %llu", &ut, &st) != 2
+        || hz <= 0)
+        return false;
+    *us = (double)(ut + st) * 1e6 / (double)hz;
+    return true;
+}
+
+/*
+ * Busy time of the whole machine (every CPU's user, nice, system, irq,
+ * softirq and steal from /proc/stat), µs: what neither we nor the server
+ * used of it is other load that disturbed the run.
+ */
+static bool
+ub_machine_cpu_us(double *us)
+{
+    unsigned long long v[8] = { 0 };
+    long               hz = sysconf(_SC_CLK_TCK);
+    char               buf[512];
+    int                fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
+    ssize_t            n;
+
+    if (fd == -1)
+        return false;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0 || hz <= 0)
+        return false;
+    buf[n] = '\0';
+    /* cpu  user nice system idle iowait irq softirq steal */
+    if (sscanf(buf, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+               &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 8)
+        return false;
+    *us = (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) * 1e6
+          / (double)hz;
+    return true;
+}
+
+/* The sum over --server-pid and the stats endpoint's pids. */
+static bool
+ub_server_cpu_us(struct ub *b, double *us)
+{
+    double sum = 0, v;
+    int    n = 0;
+
+    for (int i = 0; i < b->npids; i++) {
+        if (!ub_pid_cpu_us(b->pids[i], &v))
+            return false;
+        sum += v;
+        n++;
+    }
+    for (int i = 0; b->st0.ok && i < b->st0.npids; i++) {
+        bool dup = false;
+
+        for (int j = 0; j < b->npids; j++)
+            dup |= b->pids[j] == b->st0.pids[i];
+        if (dup)
+            continue;
+        if (!ub_pid_cpu_us(b->st0.pids[i], &v))
+            return false;
+        sum += v;
+        n++;
+    }
+    *us = sum;
+    return n > 0;
+}
+
+/* ------------------------------------------------------------ stats */
+
+/* Skip JSON whitespace. */
+static const char *
+ub_js_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+        p++;
+    return p;
+}
+
+/* The number after `"key":` at p (p at the key's opening quote). */
+static bool
+ub_js_num_after(const char *p, const char *key, uint64_t *v)
+{
+    size_t kl = strlen(key);
+    char  *end;
+
+    if (p[0] != '"' || strncmp(p + 1, key, kl) != 0 || p[1 + kl] != '"')
+        return false;
+    p = ub_js_ws(p + 2 + kl);
+    if (*p != ':')
+        return false;
+    p = ub_js_ws(p + 1);
+    if (*p < '0' || *p > '9')
+        return false;
+    *v = strtoull(p, &end, 10);
+    return true;
+}
+
+/*
+ * GET /stats from the uabroker stats endpoint (blocking, bounded by
+ * UB_STATS_MS; called at the window's edges only) and take from it:
+ * every "pid" (the broker's and each worker's: their CPU is the server's)
+ * and, inside the "workers" array, the sum of the "allocations" counters.
+ */
+static bool
+ub_stats_fetch(struct ub *b, struct ub_stats_sample *st)
+{
+    struct addrinfo hints = { .ai_family = AF_UNSPEC,
+                              .ai_socktype = SOCK_STREAM };
+    struct addrinfo *ai = NULL;
+    struct timeval   tv = { UB_STATS_MS / 1000, (UB_STATS_MS % 1000) * 1000 };
+    char             req[512];
+    static char      buf[1 << 20];
+    size_t           len = 0;
+    int              fd = -1, depth = 0, wdepth = -1;
+    const char      *p;
+    bool             in_str = false;
+
+    memset(st, 0, sizeof(*st));
+    if (getaddrinfo(b->stats_host, b->stats_port, &hints, &ai) != 0)
+        return false;
+    fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd == -1)
+        goto fail;
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    if (connect(fd, ai->ai_addr, ai->ai_addrlen) == -1)
+        goto fail;
+    snprintf(req, sizeof(req), "GET /stats HTTP/1.0\r\nHost: %s:%s\r\n"
+             "Connection: close\r\n\r\n", b->stats_host, b->stats_port);
+    if (send(fd, req, strlen(req), MSG_NOSIGNAL) != (ssize_t)strlen(req))
+        goto fail;
+    for (;;) {
+        ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
+
+        if (n == 0)
+            break;
+        if (n == -1) {
+            if (errno == EINTR)
+                continue;
+            goto fail;
+        }
+        len += (size_t)n;
+        if (len == sizeof(buf) - 1)
+            break;
+    }
+    close(fd);
+    fd = -1;
+    freeaddrinfo(ai);
+    ai = NULL;
+    buf[len] = '\0';
+    if (strncmp(buf, "HTTP/1.", 7) != 0 || strncmp(buf + 9, "200", 3) != 0)
+        return false;
+    p = strstr(buf, "\r\n\r\n");
+    if (p == NULL)
+        return false;
+    /* A small scanner: track nesting and strings, look at keys. */
+    for (p += 4; *p != '\0'; p++) {
+        uint64_t v;
+
+        if (in_str) {
+            if (*p == '\\' && p[1] != '\0')
+                p++;
+            else if (*p == '"')
+                in_str = false;
+            continue;
+        }
+        switch (*p) {
+        case '{':
+        case '[':
+            depth++;
+            break;
+        case '}':
+        case ']':
+            depth--;
+            if (depth < wdepth)
+                wdepth = -1;
+            break;
+        case '"':
+            if (ub_js_num_after(p, "pid", &v)) {
+                if (st->npids < UB_PIDS_MAX && v > 0 && v < INT32_MAX) {
+                    bool dup = false;
+
+                    for (int i = 0; i < st->npids; i++)
+                        dup |= st->pids[i] == (int)v;
+                    if (!dup)
+                        st->pids[st->npids++] = (int)v;
+                }
+            } else if (wdepth >= 0
+                       && ub_js_num_after(p, "allocations", &v)) {
+                st->allocations += v;
+                st->ok = true;
+            } else if (strncmp(p, "\"workers\"", 9) == 0) {
+                const char *q = ub_js_ws(p + 9);
+
+                if (*q == ':' && *ub_js_ws(q + 1) == '[')
+                    wdepth = depth + 1;
+            }
+            in_str = true;
+            break;
+        default:
+            break;
+        }
+    }
+    return st->ok;
+fail:
+    if (fd != -1)
+        close(fd);
+    if (ai != NULL)
+        freeaddrinfo(ai);
+    return false;
+}
+
+/* ------------------------------------------------------------ histogram */
+
+static void
+ub_hist_add(struct ub *b, uint64_t ns)
+{
+    unsigned idx;
+
+    if (ns < UB_H_LINEAR) {
+        idx = (unsigned)ns;
+    } else {
+        unsigned msb = 63u - (unsigned)__builtin_clzll(ns);   /* >= 6 */
+        unsigned shift = msb - 5;                              /* >= 1 */
+
+        idx = UB_H_LINEAR + (shift - 1) * UB_H_SUB
+              + (unsigned)((ns >> shift) - UB_H_SUB);
+        if (idx >= UB_H_BUCKETS)
+            idx = UB_H_BUCKETS - 1;
+    }
+    b->hist[idx]++;
+    b->hist_n++;
+}
+
+/* The pct-th percentile in µs (bucket midpoint). */
+static double
+ub_hist_pct(const struct ub *b, double pct)
+{
+    uint64_t want, seen = 0;
+
+    if (b->hist_n == 0)
+        return 0;
+    want = (uint64_t)ceil(pct / 100.0 * (double)b->hist_n);
+    if (want == 0)
+        want = 1;
+    for (unsigned i = 0; i < UB_H_BUCKETS; i++) {
+        seen += b->hist[i];
+        if (seen >= want) {
+            double lo, width;
+
+            if (i < UB_H_LINEAR) {
+                lo = i;
+                width = 1;
+            } else {
+                unsigned shift = (i - UB_H_LINEAR) / UB_H_SUB + 1;
+
+                lo = (double)(((i - UB_H_LINEAR) % UB_H_SUB + UB_H_SUB)
+                              * (1ull << shift));
+                width = (double)(1ull << shift);
+            }
+            return (lo + width / 2) / 1000.0;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ sessions */
+
+static void
+ub_error(struct ub *b, struct ub_sess *s, ua_status st, const char *what)
+{
+    b->errors++;
+    if (b->errors == 1) {
+        b->first_error = st;
+        snprintf(b->first_error_what, sizeof(b->first_error_what),
+                 "session %u: %s", s != NULL ? s->idx : 0, what);
+    }
+}
+
+static void
+ub_sess_kill(struct ub *b, struct ub_sess *s, ua_status st, const char *what)
+{
+    if (s->state == UB_S_DEAD)
+        return;
+    ub_error(b, s, st, what);
+    if (!b->quiet)
+        fprintf(stderr, "uabench: session %u: %s: %s (0x%08X)\n", s->idx,
+                what, ua_status_name(st), st);
+    if (s->state == UB_S_READY)
+        b->ready--;
+    s->state = UB_S_DEAD;
+    b->dead++;
+    if (s->fd != -1) {
+        epoll_ctl(b->ep, EPOLL_CTL_DEL, s->fd, NULL);
+        close(s->fd);
+        s->fd = -1;
+    }
+    s->out.len = 0;
+    s->inflight = 0;
+    s->unstamped = 0;
+}
+
+static int
+ub_sess_start(struct ub *b, struct ub_sess *s)
+{
+    struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT,
+                              .data.ptr = s };
+    int                one = 1;
+    struct ua_client_config cfg = ua_client_config_default;
+
+    s->b = b;
+    s->rcap = (size_t)cfg.recv_buffer * 2;
+    s->rbuf = malloc(s->rcap);
+    /* Room for depth requests of any scenario, plus the setup ones. */
+    s->out.cap = 65536 + (size_t)b->depth * 16384;
+    s->wbuf = malloc(s->out.cap);
+    s->out.buf = s->wbuf;
+    s->abuf = malloc(UB_RESP_MAX);
+    if (s->rbuf == NULL || s->wbuf == NULL || s->abuf == NULL)
+        return -1;
+    ua_client_init(&s->cl, &cfg, s->abuf, UB_RESP_MAX);
+    s->cl.fill_header = true;
+    if (b->sc->init(b, s) != 0)
+        return -1;
+    s->fd = socket(b->ai->ai_family,
+                   SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (s->fd == -1)
+        return -1;
+    setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (connect(s->fd, b->ai->ai_addr, b->ai->ai_addrlen) == -1
+        && errno != EINPROGRESS) {
+        close(s->fd);
+        s->fd = -1;
+        return -1;
+    }
+    s->want_out = true;
+    s->state = UB_S_CONNECTING;
+    if (epoll_ctl(b->ep, EPOLL_CTL_ADD, s->fd, &ev) == -1)
+        return -1;
+    return 0;
+}
+
+static void
+ub_sess_dirty(struct ub *b, struct ub_sess *s)
+{
+    if (!s->dirty) {
+        s->dirty = true;
+        b->flush[b->nflush++] = s;
+    }
+}
+
+/* Send what is queued: one send() per connection per loop iteration. */
+static void
+ub_sess_flush(struct ub *b, struct ub_sess *s)
+{
+    ssize_t n;
+
+    s->dirty = false;
+    if (s->fd == -1 || s->out.len == 0 || s->state == UB_S_CONNECTING)
+        return;
+    if (s->unstamped > 0) {
+        /* The requests queued since the last send leave now. */
+        uint64_t now = ub_mono_ns();
+
+        for (uint32_t i = 0; i < b->depth && s->unstamped > 0; i++)
+            if (s->slots[i].request_id != 0 && s->slots[i].sent_ns == 0) {
+                s->slots[i].sent_ns = now;
+                s->unstamped--;
+            }
+        s->unstamped = 0;
+    }
+    n = send(s->fd, s->out.buf, s->out.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n == -1) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+            n = 0;
+        else {
+            ub_sess_kill(b, s, UA_BAD_CONNECTION_CLOSED, "send() failed");
+            return;
+        }
+    }
+    if ((size_t)n < s->out.len) {
+        memmove(s->out.buf, s->out.buf + n, s->out.len - (size_t)n);
+        s->out.len -= (size_t)n;
+        if (!s->want_out) {
+            struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT,
+                                      .data.ptr = s };
+
+            epoll_ctl(b->ep, EPOLL_CTL_MOD, s->fd, &ev);
+            s->want_out = true;
+        }
+    } else {
+        s->out.len = 0;
+    }
+}
+
+static void
+ub_sess_writable(struct ub *b, struct ub_sess *s)
+{
+    struct epoll_event ev = { .events = EPOLLIN, .data.ptr = s };
+
+    if (s->state == UB_S_CONNECTING) {
+        int       err = 0;
+        socklen_t el = sizeof(err);
+        ua_status st;
+
+        if (getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &el) == -1
+            || err != 0) {
+            ub_sess_kill(b, s, UA_BAD_COMMUNICATION_ERROR,
+                         "connect() failed");
+            return;
+        }
+        st = ua_client_hello(&s->cl, b->url, &s->out);
+        if (st != UA_GOOD) {
+            ub_sess_kill(b, s, st, "ua_client_hello()");
+            return;
+        }
+        s->state = UB_S_HEL;
+        ub_sess_dirty(b, s);
+    } else if (s->out.len > 0) {
+        ub_sess_dirty(b, s);
+        return;             /* the flush decides whether EPOLLOUT stays */
+    }
+    epoll_ctl(b->ep, EPOLL_CTL_MOD, s->fd, &ev);
+    s->want_out = false;
+}
+
+static void
+ub_sess_readable(struct ub *b, struct ub_sess *s)
+{
+    ssize_t n;
+    size_t  off = 0;
+    uint64_t recv_ns;
+
+    n = read(s->fd, s->rbuf + s->rlen, s->rcap - s->rlen);
+    if (n == 0) {
+        ub_sess_kill(b, s, UA_BAD_CONNECTION_CLOSED,
+                     "the server closed the connection");
+        return;
+    }
+    if (n == -1) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+            return;
+        ub_sess_kill(b, s, UA_BAD_CONNECTION_CLOSED, "read() failed");
+        return;
+    }
+    recv_ns = ub_mono_ns();
+    b->now_ns = recv_ns;
+    s->rlen += (size_t)n;
+    while (s->state != UB_S_DEAD) {
+        uint32_t               chunk;
+        struct ua_client_event ev;
+        ua_status              st;
+
+        st = ua_client_frame(&s->cl, s->rbuf + off, s->rlen - off, &chunk);
+        if (st != UA_GOOD) {
+            ub_sess_kill(b, s, st, "bad chunk header from the server");
+            return;
+        }
+        if (chunk == 0 || chunk > s->rlen - off)
+            break;
+        st = ua_client_process(&s->cl, s->rbuf + off, chunk,
+                               recv_ns / 1000000u, &ev);
+        off += chunk;
+        if (st != UA_GOOD) {
+            ub_sess_kill(b, s, st, ev.kind == UA_CLIENT_EV_ERR
+                         ? "ERR from the server" : "bad chunk from the server");
+            return;
+        }
+        ub_sess_event(b, s, &ev);
+    }
+    if (s->state == UB_S_DEAD)
+        return;
+    if (off > 0) {
+        memmove(s->rbuf, s->rbuf + off, s->rlen - off);
+        s->rlen -= off;
+    }
+}
+
+static ua_status
+ub_send_request(struct ub *b, struct ub_sess *s, const struct ua_type *t,
+                void *req, uint32_t *request_id)
+{
+    ua_status st;
+
+    s->cl.now_dt = b->now_dt;
+    st = ua_client_request(&s->cl, t, req, request_id, &s->out);
+    if (st == UA_GOOD)
+        ub_sess_dirty(b, s);
+    return st;
+}
+
+/* Keep depth requests in flight (READY, while loading). */
+static void
+ub_sess_refill(struct ub *b, struct ub_sess *s)
+{
+    const struct ub_scenario *sc = b->sc;
+
+    if (b->phase != UB_WARMUP && b->phase != UB_MEASURE)
+        return;
+    while (s->state == UB_S_READY && s->inflight < b->depth) {
+        uint32_t  id;
+        ua_status st;
+        uint32_t  i;
+
+        sc->next(b, s);
+        st = ub_send_request(b, s, &ua_types[sc->req_type], s->req, &id);
+        if (st != UA_GOOD) {
+            ub_sess_kill(b, s, st, "cannot encode the request");
+            return;
+        }
+        for (i = 0; i < b->depth; i++)
+            if (s->slots[i].request_id == 0)
+                break;
+        s->slots[i].request_id = id;
+        s->slots[i].sent_ns = 0;
+        s->inflight++;
+        s->unstamped++;
+    }
+}
+
+static void
+ub_sess_event(struct ub *b, struct ub_sess *s,
+              const struct ua_client_event *ev)
+{
+    ua_status st;
+
+    switch (ev->kind) {
+    case UA_CLIENT_EV_NONE:
+        return;
+    case UA_CLIENT_EV_ACK:
+        if (s->state != UB_S_HEL) {
+            ub_sess_kill(b, s, UA_BAD_UNKNOWN_RESPONSE, "unexpected ACK");
+            return;
+        }
+        st = ua_client_open(&s->cl, UA_SECURITYTOKENREQUESTTYPE_ISSUE, 0,
+                            NULL, &s->out);
+        if (st != UA_GOOD) {
+            ub_sess_kill(b, s, st, "ua_client_open()");
+            return;
+        }
+        s->state = UB_S_OPN;
+        ub_sess_dirty(b, s);
+        return;
+    case UA_CLIENT_EV_OPEN:
+        if (UA_STATUS_IS_BAD(ev->status)) {
+            ub_sess_kill(b, s, ev->status, "OpenSecureChannel failed");
+            return;
+        }
+        if (s->state == UB_S_OPN) {
+            struct ua_create_session_request r;
+            uint8_t                          nonce[32];
+
+            memset(&r, 0, sizeof(r));
+            for (size_t i = 0; i < sizeof(nonce); i++)
+                nonce[i] = (uint8_t)rand();
+            r.client_description.application_uri = ua_string_from(
+                "urn:uabroker:uabench");
+            r.client_description.product_uri = ua_string_from(
+                "urn:uabroker:uabench");
+            r.client_description.application_name.mask = UA_LT_TEXT;
+            r.client_description.application_name.text = ua_string_from(
+                "uabench");
+            r.client_description.application_type = 1;     /* Client */
+            r.client_description.gateway_server_uri.len = -1;
+            r.client_description.discovery_profile_uri.len = -1;
+            r.client_description.n_discovery_urls = -1;
+            r.server_uri.len = -1;
+            r.endpoint_url = ua_string_from(b->url);
+            r.session_name = ua_string_from("uabench");
+            r.client_nonce.len = (int32_t)sizeof(nonce);
+            r.client_nonce.data = nonce;
+            r.client_certificate.len = -1;
+            r.requested_session_timeout = 600000;
+            r.max_response_message_size = 0;
+            st = ub_send_request(b, s,
+                                 &ua_types[UA_TYPE_CREATESESSIONREQUEST], &r,
+                                 &s->setup_request);
+            if (st != UA_GOOD) {
+                ub_sess_kill(b, s, st, "cannot encode CreateSession");
+                return;
+            }
+            s->state = UB_S_CREATE;
+        }
+        /* A Renew: nothing to do, the client switches tokens itself. */
+        return;
+    case UA_CLIENT_EV_MSG:
+        if (s->state == UB_S_READY)
+            ub_sess_response(b, s, ev);
+        else if (s->state == UB_S_CREATE || s->state == UB_S_ACTIVATE)
+            ub_sess_setup_msg(b, s, ev);
+        else
+            ub_sess_kill(b, s, UA_BAD_UNKNOWN_RESPONSE,
+                         "unexpected response");
+        return;
+    case UA_CLIENT_EV_ABORT:
+        /* That response is lost; its slot is freed and refilled. */
+        ub_error(b, s, ev->status, "abort chunk from the server");
+        for (uint32_t i = 0; i < b->depth; i++)
+            if (s->slots[i].request_id == ev->request_id
+                && ev->request_id != 0) {
+                s->slots[i].request_id = 0;
+                s->inflight--;
+            }
+        ub_sess_refill(b, s);
+        return;
+    case UA_CLIENT_EV_ERR:
+    default:
+        ub_sess_kill(b, s, ev->status, "ERR from the server");
+        return;
+    }
+}
+
+/* CreateSession and ActivateSession responses. */
+static void
+ub_sess_setup_msg(struct ub *b, struct ub_sess *s,
+                  const struct ua_client_event *ev)
+{
+    ua_status st;
+
+    if (ev->request_id != s->setup_request) {
+        ub_sess_kill(b, s, UA_BAD_UNKNOWN_RESPONSE,
+                     "response to an unknown request");
+        return;
+    }
+    ua_arena_reset(&b->arena);
+    if (s->state == UB_S_CREATE) {
+        struct ua_create_session_response   r;
+        struct ua_activate_session_request  a;
+        struct ua_anonymous_identity_token  tok;
+        struct ua_string                    policy = ua_string_from(
+            "anonymous");
+
+        st = ua_client_decode(&s->cl, ev,
+                              &ua_types[UA_TYPE_CREATESESSIONRESPONSE], &r,
+                              &b->arena);
+        if (st != UA_GOOD) {
+            ub_sess_kill(b, s, st, "CreateSession failed");
+            return;
+        }
+        /* The anonymous policy of a None/None endpoint. */
+        for (int32_t i = 0; i < r.n_server_endpoints; i++) {
+            const struct ua_endpoint_description *e = &r.server_endpoints[i];
+
+            if (e->security_mode != 1
+                || !ua_string_eq(&e->security_policy_uri,
+                                 UA_SC_POLICY_NONE))
+                continue;
+            for (int32_t j = 0; j < e->n_user_identity_tokens; j++)
+                if (e->user_identity_tokens[j].token_type == 0) {
+                    policy = e->user_identity_tokens[j].policy_id;
+                    break;
+                }
+        }
+        st = ua_client_set_token(&s->cl, &r.authentication_token);
+        if (st != UA_GOOD) {
+            ub_sess_kill(b, s, st, "authenticationToken too long");
+            return;
+        }
+        memset(&a, 0, sizeof(a));
+        memset(&tok, 0, sizeof(tok));
+        tok.policy_id = policy;
+        a.client_signature.algorithm.len = -1;
+        a.client_signature.signature.len = -1;
+        a.n_client_software_certificates = 0;
+        a.n_locale_ids = 0;
+        a.user_identity_token.encoding = UA_EO_DECODED;
+        a.user_identity_token.type = &ua_types[UA_TYPE_ANONYMOUSIDENTITYTOKEN];
+        a.user_identity_token.obj = &tok;
+        a.user_identity_token.type_id = ua_nodeid_num(
+            0, ua_types[UA_TYPE_ANONYMOUSIDENTITYTOKEN].binary_id);
+        a.user_token_signature.algorithm.len = -1;
+        a.user_token_signature.signature.len = -1;
+        st = ub_send_request(b, s, &ua_types[UA_TYPE_ACTIVATESESSIONREQUEST],
+                             &a, &s->setup_request);
+        if (st != UA_GOOD) {
+            ub_sess_kill(b, s, st, "cannot encode ActivateSession");
+            return;
+        }
+        s->state = UB_S_ACTIVATE;
+        return;
+    }
+    {
+        struct ua_activate_session_response r;
+
+        st = ua_client_decode(&s->cl, ev,
+                              &ua_types[UA_TYPE_ACTIVATESESSIONRESPONSE], &r,
+                              &b->arena);
+        if (st != UA_GOOD) {
+            ub_sess_kill(b, s, st, "ActivateSession failed");
+            return;
+        }
+        s->state = UB_S_READY;
+        b->ready++;
+        ub_sess_refill(b, s);
+    }
+}
+
+/*
+ * Check one response body (type NodeId + response): its type, the
+ * ServiceResult, the number of results and the first result's status.
+ * Only the header and the first result are decoded.
+ */
+static ua_status
+ub_check(struct ub *b, const struct ub_scenario *sc, const uint8_t *body,
+         size_t len)
+{
+    struct ua_nodeid          tid;
+    struct ua_response_header h;
+    int32_t                   n;
+    size_t                    used, off = 0;
+    ua_status                 st;
+    void                     *first;
+    const struct ua_type     *rt = &ua_types[sc->result_type];
+
+    ua_arena_reset(&b->arena);
+    st = ua_decode(body, len, &used, &tid, &ua_types[UA_TYPE_NODEID],
+                   &b->arena, NULL);
+    if (st != UA_GOOD)
+        return st;
+    off += used;
+    if (tid.ns != 0 || tid.idtype != UA_IDTYPE_NUMERIC)
+        return UA_BAD_UNKNOWN_RESPONSE;
+    st = ua_decode(body + off, len - off, &used, &h,
+                   &ua_types[UA_TYPE_RESPONSEHEADER], &b->arena, NULL);
+    if (st != UA_GOOD)
+        return st;
+    off += used;
+    if (tid.id.num == UA_NS0ID_SERVICEFAULT_ENCODING_DEFAULTBINARY)
+        return UA_STATUS_IS_BAD(h.service_result) ? h.service_result
+                                                  : UA_BAD_UNKNOWN_RESPONSE;
+    if (tid.id.num != ua_types[sc->resp_type].binary_id)
+        return UA_BAD_UNKNOWN_RESPONSE;
+    if (UA_STATUS_IS_BAD(h.service_result))
+        return h.service_result;
+    st = ua_decode(body + off, len - off, &used, &n,
+                   &ua_types[UA_TYPE_INT32], &b->arena, NULL);
+    if (st != UA_GOOD)
+        return st;
+    off += used;
+    if (n != sc->nresults)
+        return UA_BAD_UNEXPECTED_ERROR;
+    first = ua_arena_alloc(&b->arena, rt->size);
+    if (first == NULL)
+        return UA_BAD_OUT_OF_MEMORY;
+    st = ua_decode(body + off, len - off, &used, first, rt, &b->arena, NULL);
+    if (st != UA_GOOD)
+        return st;
+    return sc->status(first);
+}
+
+static void
+ub_sess_response(struct ub *b, struct ub_sess *s,
+                 const struct ua_client_event *ev)
+{
+    uint32_t  i;
+    ua_status st;
+
+    for (i = 0; i < b->depth; i++)
+        if (s->slots[i].request_id == ev->request_id)
+            break;
+    if (i == b->depth || ev->request_id == 0) {
+        /* A CloseSession response while draining, or a stray one. */
+        if (b->phase < UB_DRAIN)
+            ub_error(b, s, UA_BAD_UNKNOWN_RESPONSE,
+                     "response to an unknown request id");
+        return;
+    }
+    if (b->phase == UB_MEASURE) {
+        uint64_t sent = s->slots[i].sent_ns;
+
+        b->ops++;
+        if (sent != 0 && b->now_ns >= sent)
+            ub_hist_add(b, b->now_ns - sent);
+    }
+    s->slots[i].request_id = 0;
+    s->inflight--;
+    st = ub_check(b, b->sc, ev->body, ev->len);
+    if (st != UA_GOOD) {
+        char what[96];
+
+        snprintf(what, sizeof(what), "%s response: %s (0x%08X)", b->sc->name,
+                 ua_status_name(st), st);
+        ub_error(b, s, st, what);
+    }
+    ub_sess_refill(b, s);
+}
+
+/* ------------------------------------------------------------ run */
+
+static void
+ub_phase_to(struct ub *b, enum ub_phase p)
+{
+    b->phase = p;
+    if (p == UB_WARMUP || p == UB_MEASURE) {
+        for (uint32_t i = 0; i < b->nsess; i++)
+            ub_sess_refill(b, &b->sess[i]);
+    }
+    if (p == UB_MEASURE) {
+        if (b->stats && !ub_stats_fetch(b, &b->st0) && !b->quiet)
+            fprintf(stderr, "uabench: cannot read the stats endpoint\n");
+        b->srv_cpu_ok = ub_server_cpu_us(b, &b->srv_cpu0);
+        b->all_cpu_ok = ub_machine_cpu_us(&b->all_cpu0);
+        b->cli_cpu0 = ub_self_cpu_us();
+        memset(b->hist, 0, sizeof(b->hist));
+        b->hist_n = 0;
+        b->ops = 0;
+        b->t0_ns = ub_mono_ns();
+    } else if (p == UB_DRAIN) {
+        b->t1_ns = ub_mono_ns();
+        b->cli_cpu1 = ub_self_cpu_us();
+        if (b->srv_cpu_ok)
+            b->srv_cpu_ok = ub_server_cpu_us(b, &b->srv_cpu1);
+        if (b->all_cpu_ok)
+            b->all_cpu_ok = ub_machine_cpu_us(&b->all_cpu1);
+        if (b->stats && b->st0.ok)
+            (void)ub_stats_fetch(b, &b->st1);
+    }
+}
+
+/* CloseSession + CLO on every live session, then close the sockets. */
+static void
+ub_close_all(struct ub *b)
+{
+    for (uint32_t i = 0; i < b->nsess; i++) {
+        struct ub_sess                 *s = &b->sess[i];
+        struct ua_close_session_request r;
+
+        if (s->fd == -1)
+            continue;
+        if (s->state == UB_S_READY) {
+            memset(&r, 0, sizeof(r));
+            r.delete_subscriptions = true;
+            (void)ub_send_request(b, s, &ua_types[UA_TYPE_CLOSESESSIONREQUEST],
+                                  &r, NULL);
+        }
+        if (s->state >= UB_S_OPN && s->state <= UB_S_READY)
+            (void)ua_client_close(&s->cl, &s->out);
+        if (s->out.len > 0)
+            (void)send(s->fd, s->out.buf, s->out.len,
+                       MSG_NOSIGNAL | MSG_DONTWAIT);
+        shutdown(s->fd, SHUT_WR);
+    }
+    /* Give the server a moment to read what was sent, then close. */
+    usleep(20000);
+    for (uint32_t i = 0; i < b->nsess; i++)
+        if (b->sess[i].fd != -1) {
+            close(b->sess[i].fd);
+            b->sess[i].fd = -1;
+        }
+}
+
+static void
+ub_report(struct ub *b)
+{
+    double secs = (double)(b->t1_ns - b->t0_ns) / 1e9;
+    double ops = (double)b->ops;
+    double rate = secs > 0 ? ops / secs : 0;
+    char   cli[32], srv[32], alloc[32], other[32];
+
+    if (ops > 0)
+        snprintf(cli, sizeof(cli), "%.2f", (b->cli_cpu1 - b->cli_cpu0) / ops);
+    else
+        strcpy(cli, "-");
+    if (ops > 0 && b->srv_cpu_ok)
+        snprintf(srv, sizeof(srv), "%.2f", (b->srv_cpu1 - b->srv_cpu0) / ops);
+    else
+        strcpy(srv, "-");
+    if (ops > 0 && b->st0.ok && b->st1.ok)
+        snprintf(alloc, sizeof(alloc), "%.3f",
+                 (double)(b->st1.allocations - b->st0.allocations) / ops);
+    else
+        strcpy(alloc, "-");
+    /* Other load: machine busy time that was neither ours nor the
+     * server's (only meaningful when the server's CPU is known). */
+    if (secs > 0 && b->all_cpu_ok && b->srv_cpu_ok) {
+        double o = (b->all_cpu1 - b->all_cpu0) - (b->cli_cpu1 - b->cli_cpu0)
+                   - (b->srv_cpu1 - b->srv_cpu0);
+
+        snprintf(other, sizeof(other), "%.2f", o > 0 ? o / secs / 1e6 : 0.0);
+    } else {
+        strcpy(other, "-");
+    }
+    if (b->markdown)
+        printf("| %s | %u | %u | %.0f | %.1f | %.1f | %.1f | %s | %s | %s | "
+               "%" PRIu64 " | %s |\n", b->sc->name, b->nsess, b->depth, rate,
+               ub_hist_pct(b, 50), ub_hist_pct(b, 90), ub_hist_pct(b, 99),
+               cli, srv, alloc, b->errors, other);
+    else
+        printf("scenario=%s sessions=%u depth=%u ops/s=%.0f p50_us=%.1f "
+               "p90_us=%.1f p99_us=%.1f client_cpu_us/op=%s "
+               "server_cpu_us/op=%s server_allocs/op=%s errors=%" PRIu64
+               " other_load_cores=%s\n",
+               b->sc->name, b->nsess, b->depth, rate, ub_hist_pct(b, 50),
+               ub_hist_pct(b, 90), ub_hist_pct(b, 99), cli, srv, alloc,
+               b->errors, other);
+    fflush(stdout);
+    if (b->errors > 0 && !b->quiet)
+        fprintf(stderr, "uabench: %" PRIu64 " errors; the first: %s (%s)\n",
+                b->errors, b->first_error_what,
+                ua_status_name(b->first_error));
+}
+
+int
+main(int argc, char **argv)
+{
+    static struct ub   b;
+    struct addrinfo    hints = { .ai_family = AF_UNSPEC,
+                                 .ai_socktype = SOCK_STREAM };
+    struct epoll_event evs[256];
+    uint64_t           start, deadline = 0;
+    int                rc;
+    size_t             plen;
+
+    if (ub_args(&b, argc, argv) != 0)
+        return 2;
+    signal(SIGPIPE, SIG_IGN);
+    /* The whole run is bounded, whatever the server does. */
+    alarm((unsigned)(UB_SETUP_MS / 1000 + b.warmup + b.seconds
+                     + UB_DRAIN_MS / 1000 + 30));
+    srand((unsigned)ub_mono_ns());
+    if ((rc = getaddrinfo(b.host, b.port, &hints, &b.ai)) != 0) {
+        fprintf(stderr, "uabench: %s:%s: %s\n", b.host, b.port,
+                gai_strerror(rc));
+        return 2;
+    }
+    /* "v0" ... "v<count-1>", in one block. */
+    plen = strlen(b.vars_prefix);
+    b.vars = calloc(b.vars_count, sizeof(*b.vars));
+    b.vars_mem = malloc((size_t)b.vars_count * (plen + 11));
+    b.sess = calloc(b.nsess, sizeof(*b.sess));
+    b.flush = calloc(b.nsess, sizeof(*b.flush));
+    b.arena_buf = malloc(UB_ARENA);
+    if (b.vars == NULL || b.vars_mem == NULL || b.sess == NULL
+        || b.flush == NULL || b.arena_buf == NULL) {
+        fprintf(stderr, "uabench: out of memory\n");
+        return 2;
+    }
+    for (uint32_t i = 0; i < b.vars_count; i++) {
+        char *p = b.vars_mem + (size_t)i * (plen + 11);
+        int   n = snprintf(p, plen + 11, "%s%u", b.vars_prefix, i);
+
+        b.vars[i].len = n;
+        b.vars[i].data = (uint8_t *)p;
+    }
+    ua_arena_init(&b.arena, b.arena_buf, UB_ARENA);
+    b.ep = epoll_create1(EPOLL_CLOEXEC);
+    if (b.ep == -1) {
+        perror("uabench: epoll_create1()");
+        return 2;
+    }
+    b.phase = UB_SETUP;
+    b.now_dt = ub_now_dt();
+    for (uint32_t i = 0; i < b.nsess; i++) {
+        b.sess[i].idx = i;
+        b.sess[i].fd = -1;
+        if (ub_sess_start(&b, &b.sess[i]) != 0)
+            ub_sess_kill(&b, &b.sess[i], UA_BAD_COMMUNICATION_ERROR,
+                         "cannot start the connection");
+    }
+    start = ub_mono_ns();
+    if (!b.quiet)
+        fprintf(stderr, "uabench: %s, %u sessions, depth %u, %s\n", b.url,
+                b.nsess, b.depth, b.sc->name);
+    while (b.phase != UB_DONE) {
+        int      n, timeout;
+        uint64_t now = ub_mono_ns();
+
+        b.now_ns = now;
+        /* Phase changes. */
+        if (b.phase == UB_SETUP) {
+            if (b.ready + b.dead == b.nsess
+                || now - start > (uint64_t)UB_SETUP_MS * 1000000u) {
+                if (b.ready == 0) {
+                    fprintf(stderr, "uabench: no session could be set up\n");
+                    return 2;
+                }
+                if (b.ready + b.dead < b.nsess)
+                    for (uint32_t i = 0; i < b.nsess; i++)
+                        if (b.sess[i].state < UB_S_READY)
+                            ub_sess_kill(&b, &b.sess[i], UA_BAD_TIMEOUT,
+                                         "setup timed out");
+                if (!b.quiet)
+                    fprintf(stderr, "uabench: %u sessions ready; warm-up "
+                            "%.1f s, then %.1f s measured\n", b.ready,
+                            b.warmup, b.seconds);
+                deadline = now + (uint64_t)(b.warmup * 1e9);
+                ub_phase_to(&b, UB_WARMUP);
+            }
+        } else if (b.phase == UB_WARMUP && now >= deadline) {
+            ub_phase_to(&b, UB_MEASURE);
+            now = b.t0_ns;
+            deadline = now + (uint64_t)(b.seconds * 1e9);
+        } else if (b.phase == UB_MEASURE && now >= deadline) {
+            ub_phase_to(&b, UB_DRAIN);
+            deadline = ub_mono_ns() + (uint64_t)UB_DRAIN_MS * 1000000u;
+        } else if (b.phase == UB_DRAIN) {
+            uint32_t left = 0;
+
+            for (uint32_t i = 0; i < b.nsess; i++)
+                if (b.sess[i].state == UB_S_READY)
+                    left += b.sess[i].inflight;
+            if (left == 0 || now >= deadline)
+                b.phase = UB_DONE;
+            if (b.phase == UB_DONE)
+                break;
+        }
+        /* Channel renewal at 75 % of the token lifetime (long runs). */
+        for (uint32_t i = 0; b.phase != UB_SETUP && i < b.nsess; i++) {
+            struct ub_sess *s = &b.sess[i];
+            uint32_t        now_ms = (uint32_t)(now / 1000000u);
+
+            if (s->state != UB_S_READY
+                || (int32_t)(now_ms - s->next_renew_check_ms) < 0)
+                continue;
+            s->next_renew_check_ms = now_ms + 1000;
+            if (ua_client_renew_due(&s->cl, now / 1000000u)
+                && s->cl.opn_request_id == 0) {
+                ua_status st = ua_client_open(
+                    &s->cl, UA_SECURITYTOKENREQUESTTYPE_RENEW, 0, NULL,
+                    &s->out);
+
+                if (st != UA_GOOD)
+                    ub_sess_kill(&b, s, st, "cannot renew the channel");
+                else
+                    ub_sess_dirty(&b, s);
+            }
+        }
+        if (b.ready == 0 && b.phase != UB_SETUP) {
+            fprintf(stderr, "uabench: every session failed\n");
+            break;
+        }
+        timeout = 100;
+        if (b.phase != UB_SETUP && deadline > now
+            && (deadline - now) / 1000000u < (uint64_t)timeout)
+            timeout = (int)((deadline - now) / 1000000u) + 1;
+        n = epoll_wait(b.ep, evs, (int)(sizeof(evs) / sizeof(evs[0])),
+                       timeout);
+        if (n == -1) {
+            if (errno == EINTR)
+                continue;
+            perror("uabench: epoll_wait()");
+            return 2;
+        }
+        b.now_dt = ub_now_dt();
+        for (int i = 0; i < n; i++) {
+            struct ub_sess *s = evs[i].data.ptr;
+
+            if (s->state == UB_S_DEAD)
+                continue;
+            if (evs[i].events & (EPOLLOUT | EPOLLERR | EPOLLHUP)
+                && s->want_out)
+                ub_sess_writable(&b, s);
+            if (s->state != UB_S_DEAD && s->state != UB_S_CONNECTING
+                && evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+                ub_sess_readable(&b, s);
+        }
+        for (uint32_t i = 0; i < b.nflush; i++)
+            ub_sess_flush(&b, b.flush[i]);
+        b.nflush = 0;
+    }
+    if (b.phase != UB_DONE && b.t1_ns == 0)
+        ub_phase_to(&b, UB_DRAIN);
+    ub_close_all(&b);
+    ub_report(&b);
+    return b.errors > 0 ? 1 : 0;
+}

@@ -1,0 +1,719 @@
+/*
+ * tests/lib/uaconn.c: blocking OPC UA client for tests and uabench (see
+ * uaconn.h).
+ *
+ * Link it into test programs only: the program's objects +
+ * tests/lib/uaconn.c + libproto.a (or the proto .c files), e.g.
+ *
+ *   cc -I. -o t t.c tests/lib/uaconn.c build/libproto.a -lm
+ *
+ * The socket is non-blocking; every wait is a poll() bounded by
+ * c->timeout_ms, so a silent server makes a call fail with UA_BAD_TIMEOUT
+ * instead of hanging the test.  Allocation is plain malloc: this is test
+ * code, never the server.
+ */
+#include "uaconn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto/codec.h"
+#include "proto/status_gen.h"
+#include "proto/types_gen.h"
+
+#define UACONN_ARENA      (256u << 10)
+#define UACONN_WBUF_MIN   (64u << 10)
+#define UACONN_WBUF_MAX   (256u << 20)
+#define UACONN_NONCE      32
+
+/* Table of contents. */
+static uint64_t uaconn_now_ms(void);
+static int64_t uaconn_now_dt(void);
+static int uaconn_wait(struct uaconn *c, short ev, uint64_t deadline);
+static int uaconn_write_all(struct uaconn *c, const uint8_t *p, size_t n);
+static ua_status uaconn_read_chunk(struct uaconn *c, const uint8_t **chunk,
+                                   uint32_t *size);
+static ua_status uaconn_flush(struct uaconn *c, struct ua_sc_out *out);
+static ua_status uaconn_wait_open(struct uaconn *c, uint32_t id);
+static void uaconn_set_err(struct uaconn *c, ua_status s,
+                           const struct ua_string *reason);
+static void uaconn_nonce(uint8_t *p, size_t n);
+
+/* ------------------------------------------------------------ helpers */
+
+static uint64_t
+uaconn_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* DateTime: 100 ns since 1601-01-01 (Part 6 §5.2.2.5). */
+static int64_t
+uaconn_now_dt(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ((int64_t)ts.tv_sec + 11644473600LL) * 10000000LL
+           + ts.tv_nsec / 100;
+}
+
+/* 1: ready, 0: timed out, -errno: failed. */
+static int
+uaconn_wait(struct uaconn *c, short ev, uint64_t deadline)
+{
+    struct pollfd pfd = { .fd = c->fd, .events = ev };
+
+    for (;;) {
+        uint64_t now = uaconn_now_ms();
+        int      rc;
+
+        if (now >= deadline)
+            return 0;
+        rc = poll(&pfd, 1, (int)(deadline - now));
+        if (rc == -1) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        return rc > 0 ? 1 : 0;
+    }
+}
+
+static int
+uaconn_write_all(struct uaconn *c, const uint8_t *p, size_t n)
+{
+    uint64_t deadline = uaconn_now_ms() + (uint64_t)c->timeout_ms;
+
+    if (c->fd == -1)
+        return -ENOTCONN;
+    while (n > 0) {
+        ssize_t w = send(c->fd, p, n, MSG_NOSIGNAL);
+
+        if (w == -1) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                int rc = uaconn_wait(c, POLLOUT, deadline);
+
+                if (rc == 0)
+                    return -ETIMEDOUT;
+                if (rc < 0)
+                    return rc;
+                continue;
+            }
+            return -errno;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/*
+ * Make one whole chunk available at the front of rbuf.  The previous
+ * chunk is dropped first, so what an event points into stays valid until
+ * the next read.
+ */
+static ua_status
+uaconn_read_chunk(struct uaconn *c, const uint8_t **chunk, uint32_t *size)
+{
+    uint64_t  deadline = uaconn_now_ms() + (uint64_t)c->timeout_ms;
+    ua_status s;
+
+    if (c->rskip != 0) {
+        memmove(c->rbuf, c->rbuf + c->rskip, c->rlen - c->rskip);
+        c->rlen -= c->rskip;
+        c->rskip = 0;
+    }
+    for (;;) {
+        ssize_t r;
+        int     rc;
+
+        s = ua_client_frame(&c->cl, c->rbuf, c->rlen, size);
+        if (s != UA_GOOD)
+            return s;
+        if (*size != 0 && c->rlen >= *size) {
+            *chunk = c->rbuf;
+            c->rskip = *size;
+            return UA_GOOD;
+        }
+        if (*size > c->rcap)
+            return UA_BAD_TCP_MESSAGE_TOO_LARGE;
+        if (c->fd == -1)
+            return UA_BAD_CONNECTION_CLOSED;
+        r = recv(c->fd, c->rbuf + c->rlen, c->rcap - c->rlen, 0);
+        if (r > 0) {
+            c->rlen += (size_t)r;
+            continue;
+        }
+        if (r == 0)
+            return UA_BAD_CONNECTION_CLOSED;
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            return UA_BAD_CONNECTION_CLOSED;
+        rc = uaconn_wait(c, POLLIN, deadline);
+        if (rc == 0)
+            return UA_BAD_TIMEOUT;
+        if (rc < 0)
+            return UA_BAD_COMMUNICATION_ERROR;
+    }
+}
+
+static ua_status
+uaconn_flush(struct uaconn *c, struct ua_sc_out *out)
+{
+    int rc = uaconn_write_all(c, out->buf, out->len);
+
+    out->len = 0;
+    if (rc == -ETIMEDOUT)
+        return UA_BAD_TIMEOUT;
+    return rc == 0 ? UA_GOOD : UA_BAD_CONNECTION_CLOSED;
+}
+
+static void
+uaconn_set_err(struct uaconn *c, ua_status s, const struct ua_string *reason)
+{
+    size_t n = 0;
+
+    c->err = s;
+    if (reason != NULL && reason->len > 0) {
+        n = (size_t)reason->len;
+        if (n >= sizeof(c->err_reason))
+            n = sizeof(c->err_reason) - 1;
+        memcpy(c->err_reason, reason->data, n);
+    }
+    c->err_reason[n] = '\0';
+}
+
+/* Not cryptographic: a test client on SecurityPolicy None. */
+static void
+uaconn_nonce(uint8_t *p, size_t n)
+{
+    static uint64_t x;
+    int             fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+    if (fd != -1) {
+        ssize_t r = read(fd, p, n);
+
+        close(fd);
+        if (r == (ssize_t)n)
+            return;
+    }
+    if (x == 0)
+        x = uaconn_now_ms() * 0x9E3779B97F4A7C15ull | 1;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        p[i] = (uint8_t)x;
+    }
+}
+
+/* ------------------------------------------------------------ setup */
+
+void
+uaconn_init(struct uaconn *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->fd = -1;
+    c->timeout_ms = UACONN_TIMEOUT_MS;
+    c->cfg = ua_client_config_default;
+    c->session_id = ua_nodeid_num(0, 0);
+}
+
+void
+uaconn_clear(struct uaconn *c)
+{
+    if (c->fd != -1)
+        close(c->fd);
+    c->fd = -1;
+    free(c->rbuf);
+    free(c->wbuf);
+    free(c->abuf);
+    free(c->arena_buf);
+    c->rbuf = c->wbuf = c->abuf = c->arena_buf = NULL;
+    c->rcap = c->wcap = c->acap = 0;
+    c->rlen = c->rskip = 0;
+}
+
+int
+uaconn_connect(struct uaconn *c, const char *host, uint16_t port)
+{
+    struct addrinfo  hints = { 0 }, *res = NULL, *ai;
+    char             ports[8];
+    int              fd = -1, rc, one = 1;
+
+    if (c->fd != -1) {
+        close(c->fd);
+        c->fd = -1;
+    }
+    snprintf(ports, sizeof(ports), "%u", (unsigned)port);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    rc = getaddrinfo(host, ports, &hints, &res);
+    if (rc != 0)
+        return -EHOSTUNREACH;
+    rc = -ECONNREFUSED;
+    for (ai = res; ai != NULL; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK
+                                       | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd == -1) {
+            rc = -errno;
+            continue;
+        }
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+            break;
+        if (errno == EINPROGRESS) {
+            int       err = 0;
+            socklen_t l = sizeof(err);
+
+            c->fd = fd;
+            rc = uaconn_wait(c, POLLOUT,
+                             uaconn_now_ms() + (uint64_t)c->timeout_ms);
+            c->fd = -1;
+            if (rc == 1
+                && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l) == 0
+                && err == 0)
+                break;
+            rc = rc == 0 ? -ETIMEDOUT : -(err != 0 ? err : ECONNREFUSED);
+        } else {
+            rc = -errno;
+        }
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (fd == -1)
+        return rc;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+
+    uaconn_clear(c);
+    c->rcap = c->cfg.recv_buffer;
+    c->rbuf = malloc(c->rcap);
+    c->wcap = c->cfg.send_buffer > UACONN_WBUF_MIN ? c->cfg.send_buffer
+                                                   : UACONN_WBUF_MIN;
+    c->wbuf = malloc(c->wcap);
+    c->acap = c->cfg.max_message != 0 ? c->cfg.max_message : (16u << 20);
+    c->abuf = malloc(c->acap);
+    c->arena_buf = malloc(UACONN_ARENA);
+    if (c->rbuf == NULL || c->wbuf == NULL || c->abuf == NULL
+        || c->arena_buf == NULL) {
+        close(fd);
+        uaconn_clear(c);
+        return -ENOMEM;
+    }
+    ua_arena_init(&c->arena, c->arena_buf, UACONN_ARENA);
+    c->fd = fd;
+    c->err = UA_GOOD;
+    c->err_reason[0] = '\0';
+    c->session_active = false;
+    ua_client_init(&c->cl, &c->cfg, c->abuf, c->acap);
+    c->cl.now_dt = uaconn_now_dt();
+    if (c->url[0] == '\0')
+        snprintf(c->url, sizeof(c->url), "opc.tcp://%s:%u", host,
+                 (unsigned)port);
+    return 0;
+}
+
+/* ------------------------------------------------------------ channel */
+
+ua_status
+uaconn_recv(struct uaconn *c, struct ua_client_event *ev)
+{
+    for (;;) {
+        const uint8_t *chunk;
+        uint32_t       size;
+        ua_status      s;
+
+        s = uaconn_read_chunk(c, &chunk, &size);
+        if (s != UA_GOOD)
+            return s;
+        s = ua_client_process(&c->cl, chunk, size, uaconn_now_ms(), ev);
+        if (s != UA_GOOD) {
+            if (ev->kind == UA_CLIENT_EV_ERR)
+                uaconn_set_err(c, s, &ev->reason);
+            return s;
+        }
+        if (ev->kind != UA_CLIENT_EV_NONE)
+            return UA_GOOD;
+    }
+}
+
+ua_status
+uaconn_hello(struct uaconn *c, const char *url)
+{
+    struct ua_sc_out       out = { c->wbuf, c->wcap, 0 };
+    struct ua_client_event ev;
+    ua_status              s;
+
+    if (url != NULL)
+        snprintf(c->url, sizeof(c->url), "%s", url);
+    s = ua_client_hello(&c->cl, c->url, &out);
+    if (s == UA_GOOD)
+        s = uaconn_flush(c, &out);
+    if (s == UA_GOOD)
+        s = uaconn_recv(c, &ev);
+    if (s == UA_GOOD && ev.kind != UA_CLIENT_EV_ACK)
+        s = UA_BAD_UNKNOWN_RESPONSE;
+    return s;
+}
+
+static ua_status
+uaconn_wait_open(struct uaconn *c, uint32_t id)
+{
+    struct ua_client_event ev;
+    ua_status              s;
+
+    for (;;) {
+        s = uaconn_recv(c, &ev);
+        if (s != UA_GOOD)
+            return s;
+        if (ev.kind == UA_CLIENT_EV_OPEN && ev.request_id == id)
+            return ev.status;
+    }
+}
+
+ua_status
+uaconn_open(struct uaconn *c, uint32_t lifetime_ms)
+{
+    struct ua_sc_out out = { c->wbuf, c->wcap, 0 };
+    uint32_t         id;
+    ua_status        s;
+
+    s = ua_client_open(&c->cl, UA_SECURITYTOKENREQUESTTYPE_ISSUE,
+                       lifetime_ms, &id, &out);
+    if (s == UA_GOOD)
+        s = uaconn_flush(c, &out);
+    if (s == UA_GOOD)
+        s = uaconn_wait_open(c, id);
+    return s;
+}
+
+ua_status
+uaconn_renew(struct uaconn *c)
+{
+    struct ua_sc_out out = { c->wbuf, c->wcap, 0 };
+    uint32_t         id;
+    ua_status        s;
+
+    s = ua_client_open(&c->cl, UA_SECURITYTOKENREQUESTTYPE_RENEW,
+                       c->cl.lifetime_ms, &id, &out);
+    if (s == UA_GOOD)
+        s = uaconn_flush(c, &out);
+    if (s == UA_GOOD)
+        s = uaconn_wait_open(c, id);
+    return s;
+}
+
+ua_status
+uaconn_send(struct uaconn *c, const struct ua_type *req_t, void *req,
+            uint32_t *request_id)
+{
+    for (;;) {
+        struct ua_sc_out out = { c->wbuf, c->wcap, 0 };
+        ua_status        s;
+        uint8_t         *nb;
+
+        c->cl.now_dt = uaconn_now_dt();
+        s = ua_client_request(&c->cl, req_t, req, request_id, &out);
+        if (s == UA_GOOD)
+            return uaconn_flush(c, &out);
+        if (s != UA_BAD_ENCODING_LIMITS_EXCEEDED || c->wcap >= UACONN_WBUF_MAX)
+            return s;
+        nb = realloc(c->wbuf, c->wcap * 2);
+        if (nb == NULL)
+            return UA_BAD_OUT_OF_MEMORY;
+        c->wbuf = nb;
+        c->wcap *= 2;
+    }
+}
+
+ua_status
+uaconn_call(struct uaconn *c, const struct ua_type *req_t, void *req,
+            const struct ua_type *resp_t, void *resp, struct ua_arena *a)
+{
+    struct ua_client_event ev;
+    uint32_t               id;
+    ua_status              s;
+
+    s = uaconn_send(c, req_t, req, &id);
+    if (s != UA_GOOD)
+        return s;
+    for (;;) {
+        s = uaconn_recv(c, &ev);
+        if (s != UA_GOOD)
+            return s;
+        if (ev.request_id != id)
+            continue;
+        if (ev.kind == UA_CLIENT_EV_ABORT)
+            return UA_STATUS_IS_BAD(ev.status) ? ev.status
+                                               : UA_BAD_UNKNOWN_RESPONSE;
+        if (ev.kind == UA_CLIENT_EV_MSG)
+            break;
+    }
+    s = ua_client_decode(&c->cl, &ev, resp_t, resp, a);
+    if (s != UA_GOOD)
+        return s;
+    /* Every response starts with its ResponseHeader. */
+    return ((const struct ua_response_header *)resp)->service_result;
+}
+
+/* ------------------------------------------------------------ session */
+
+ua_status
+uaconn_session(struct uaconn *c)
+{
+    struct ua_create_session_request     cr;
+    struct ua_create_session_response    cs;
+    struct ua_activate_session_request   ar;
+    struct ua_activate_session_response  as;
+    struct ua_anonymous_identity_token   anon;
+    uint8_t                              nonce[UACONN_NONCE];
+    char                                 policy[128] = "anonymous";
+    ua_status                            s;
+
+    memset(&cr, 0, sizeof(cr));
+    cr.client_description.application_uri = ua_string_from("urn:uaconn");
+    cr.client_description.product_uri = ua_string_from("urn:uaconn");
+    cr.client_description.application_name.mask = UA_LT_TEXT;
+    cr.client_description.application_name.text = ua_string_from("uaconn");
+    cr.client_description.application_type = UA_APPLICATIONTYPE_CLIENT;
+    cr.client_description.gateway_server_uri.len = -1;
+    cr.client_description.discovery_profile_uri.len = -1;
+    cr.client_description.n_discovery_urls = -1;
+    cr.request_header.audit_entry_id.len = -1;
+    cr.server_uri.len = -1;
+    cr.endpoint_url = ua_string_from(c->url);
+    cr.session_name = ua_string_from("uaconn");
+    uaconn_nonce(nonce, sizeof(nonce));
+    cr.client_nonce.len = (int32_t)sizeof(nonce);
+    cr.client_nonce.data = nonce;
+    cr.client_certificate.len = -1;
+    cr.requested_session_timeout = 60000.0;
+    cr.max_response_message_size = 0;
+    ua_client_set_token(&c->cl, NULL);
+    ua_arena_reset(&c->arena);
+    s = uaconn_call(c, &ua_types[UA_TYPE_CREATESESSIONREQUEST], &cr,
+                    &ua_types[UA_TYPE_CREATESESSIONRESPONSE], &cs, &c->arena);
+    if (s != UA_GOOD)
+        return s;
+    /* Keep what we need before the arena and rbuf are reused. */
+    c->session_id = cs.session_id;
+    if ((cs.session_id.idtype == UA_IDTYPE_STRING
+         || cs.session_id.idtype == UA_IDTYPE_OPAQUE)) {
+        int32_t l = cs.session_id.id.str.len;
+
+        if (l > (int32_t)sizeof(c->session_buf))
+            l = (int32_t)sizeof(c->session_buf);
+        if (l > 0)
+            memcpy(c->session_buf, cs.session_id.id.str.data, (size_t)l);
+        c->session_id.id.str.len = l;
+        c->session_id.id.str.data = l > 0 ? c->session_buf : NULL;
+    }
+    c->session_timeout_ms = cs.revised_session_timeout;
+    s = ua_client_set_token(&c->cl, &cs.authentication_token);
+    if (s != UA_GOOD)
+        return s;
+    for (int32_t i = 0; i < cs.n_server_endpoints; i++) {
+        const struct ua_endpoint_description *e = &cs.server_endpoints[i];
+
+        if (!ua_string_eq(&e->security_policy_uri, UA_SC_POLICY_NONE))
+            continue;
+        for (int32_t j = 0; j < e->n_user_identity_tokens; j++) {
+            const struct ua_user_token_policy *t = &e->user_identity_tokens[j];
+
+            if (t->token_type == UA_USERTOKENTYPE_ANONYMOUS
+                && t->policy_id.len > 0
+                && (size_t)t->policy_id.len < sizeof(policy)) {
+                memcpy(policy, t->policy_id.data, (size_t)t->policy_id.len);
+                policy[t->policy_id.len] = '\0';
+                goto found;
+            }
+        }
+    }
+found:
+    memset(&ar, 0, sizeof(ar));
+    memset(&anon, 0, sizeof(anon));
+    anon.policy_id = ua_string_from(policy);
+    ar.request_header.audit_entry_id.len = -1;
+    ar.client_signature.algorithm.len = -1;
+    ar.client_signature.signature.len = -1;
+    ar.n_client_software_certificates = 0;
+    ar.n_locale_ids = 0;
+    ar.user_identity_token.encoding = UA_EO_DECODED;
+    ar.user_identity_token.type = &ua_types[UA_TYPE_ANONYMOUSIDENTITYTOKEN];
+    ar.user_identity_token.obj = &anon;
+    ar.user_identity_token.type_id = ua_nodeid_num(
+        0, ua_types[UA_TYPE_ANONYMOUSIDENTITYTOKEN].binary_id);
+    ar.user_token_signature.algorithm.len = -1;
+    ar.user_token_signature.signature.len = -1;
+    ua_arena_reset(&c->arena);
+    s = uaconn_call(c, &ua_types[UA_TYPE_ACTIVATESESSIONREQUEST], &ar,
+                    &ua_types[UA_TYPE_ACTIVATESESSIONRESPONSE], &as,
+                    &c->arena);
+    ua_arena_reset(&c->arena);
+    if (s != UA_GOOD)
+        return s;
+    c->session_active = true;
+    return UA_GOOD;
+}
+
+ua_status
+uaconn_start(struct uaconn *c, const char *host, uint16_t port)
+{
+    ua_status s;
+
+    if (uaconn_connect(c, host, port) != 0)
+        return UA_BAD_COMMUNICATION_ERROR;
+    s = uaconn_hello(c, NULL);
+    if (s == UA_GOOD)
+        s = uaconn_open(c, 0);
+    if (s == UA_GOOD)
+        s = uaconn_session(c);
+    return s;
+}
+
+ua_status
+uaconn_close_session(struct uaconn *c)
+{
+    struct ua_close_session_request  req;
+    struct ua_close_session_response resp;
+    ua_status                        s;
+
+    memset(&req, 0, sizeof(req));
+    req.request_header.audit_entry_id.len = -1;
+    req.delete_subscriptions = true;
+    ua_arena_reset(&c->arena);
+    s = uaconn_call(c, &ua_types[UA_TYPE_CLOSESESSIONREQUEST], &req,
+                    &ua_types[UA_TYPE_CLOSESESSIONRESPONSE], &resp,
+                    &c->arena);
+    ua_arena_reset(&c->arena);
+    ua_client_set_token(&c->cl, NULL);
+    c->session_active = false;
+    return s;
+}
+
+ua_status
+uaconn_close(struct uaconn *c)
+{
+    struct ua_sc_out out = { c->wbuf, c->wcap, 0 };
+    ua_status        s = UA_GOOD;
+
+    if (c->fd == -1)
+        return UA_BAD_CONNECTION_CLOSED;
+    if (c->cl.state == UA_CLIENT_OPEN) {
+        s = ua_client_close(&c->cl, &out);
+        if (s == UA_GOOD)
+            s = uaconn_flush(c, &out);
+    }
+    close(c->fd);
+    c->fd = -1;
+    return s;
+}
+
+/* ------------------------------------------------------------ raw */
+
+int
+uaconn_raw_send(struct uaconn *c, const void *p, size_t n)
+{
+    return uaconn_write_all(c, p, n);
+}
+
+ssize_t
+uaconn_raw_recv(struct uaconn *c, void *buf, size_t cap)
+{
+    uint64_t deadline = uaconn_now_ms() + (uint64_t)c->timeout_ms;
+
+    if (c->fd == -1)
+        return -ENOTCONN;
+    for (;;) {
+        ssize_t r = recv(c->fd, buf, cap, 0);
+        int     rc;
+
+        if (r >= 0)
+            return r;
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            return -errno;
+        rc = uaconn_wait(c, POLLIN, deadline);
+        if (rc == 0)
+            return -ETIMEDOUT;
+        if (rc < 0)
+            return rc;
+    }
+}
+
+ua_status
+uaconn_raw_chunk(struct uaconn *c, uint8_t *buf, size_t cap, size_t *len)
+{
+    size_t got = 0, need = UA_TCP_HEADER;
+
+    *len = 0;
+    while (got < need) {
+        ssize_t r;
+
+        if (need > cap)
+            return UA_BAD_TCP_MESSAGE_TOO_LARGE;
+        r = uaconn_raw_recv(c, buf + got, need - got);
+        if (r == -ETIMEDOUT)
+            return UA_BAD_TIMEOUT;
+        if (r <= 0)
+            return UA_BAD_CONNECTION_CLOSED;
+        got += (size_t)r;
+        if (got >= UA_TCP_HEADER && need == UA_TCP_HEADER) {
+            need = (size_t)buf[4] | (size_t)buf[5] << 8
+                   | (size_t)buf[6] << 16 | (size_t)buf[7] << 24;
+            if (need < UA_TCP_HEADER)
+                return UA_BAD_TCP_MESSAGE_TYPE_INVALID;
+        }
+    }
+    *len = got;
+    if (got >= 16 && memcmp(buf, "ERRF", 4) == 0) {
+        struct ua_string r = { -1, NULL };
+        int32_t          l;
+        ua_status        s;
+
+        s = (ua_status)buf[8] | (ua_status)buf[9] << 8
+            | (ua_status)buf[10] << 16 | (ua_status)buf[11] << 24;
+        l = (int32_t)((uint32_t)buf[12] | (uint32_t)buf[13] << 8
+                      | (uint32_t)buf[14] << 16 | (uint32_t)buf[15] << 24);
+        if (l > 0 && (size_t)l <= got - 16) {
+            r.len = l;
+            r.data = buf + 16;
+        }
+        uaconn_set_err(c, s, &r);
+        return s;
+    }
+    return UA_GOOD;
+}
+
+bool
+uaconn_raw_closed(struct uaconn *c)
+{
+    uint8_t buf[4096];
+
+    for (;;) {
+        ssize_t r = uaconn_raw_recv(c, buf, sizeof(buf));
+
+        if (r > 0)
+            continue;
+        /* EOF, a reset or no socket at all: closed; a timeout: open. */
+        return r != -ETIMEDOUT;
+    }
+}

@@ -1,0 +1,423 @@
+/*
+ * tests/unit/worker/check_session.c: worker/session.c through its API: the
+ * pool, tokens, timeout revision, activation and binding rules, expiry,
+ * channel close, continuation points, the random generator, the stats row
+ * and the counting allocator.  Dispatch-level session behaviour is in
+ * check_svc_session.c.
+ */
+#include "fixture.h"
+
+#include <stdatomic.h>
+
+static uint64_t
+row_sessions(void)
+{
+    return atomic_load_explicit(&fx.w.row->sessions, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------ pool */
+
+START_TEST(test_pool_init)
+{
+    ck_assert_ptr_nonnull(fx.w.sessions);
+    ck_assert_uint_eq(fx.w.nsessions, 0);
+    ck_assert_uint_eq(row_sessions(), 0);
+    for (uint32_t i = 0; i < fx.w.conf->max_sessions; i++) {
+        ck_assert_uint_eq(fx.w.sessions[i].index, i);
+        ck_assert(!fx.w.sessions[i].used);
+        ck_assert_ptr_nonnull(fx.w.sessions[i].cps);
+    }
+    /* The pool came through the counting allocator. */
+    ck_assert_uint_ge(atomic_load(&fx.w.row->allocations), 1);
+}
+END_TEST
+
+START_TEST(test_pool_full)
+{
+    uint32_t           max = fx.w.conf->max_sessions;
+    struct wk_session *s;
+    uint64_t           allocs = atomic_load(&fx.w.row->allocations);
+
+    for (uint32_t i = 0; i < max; i++) {
+        s = wk_session_create(&fx.w, 1, 60000);
+        ck_assert_ptr_nonnull(s);
+        ck_assert_uint_eq(fx.w.nsessions, i + 1);
+        ck_assert_uint_eq(row_sessions(), i + 1);
+    }
+    ck_assert_ptr_null(wk_session_create(&fx.w, 1, 60000));
+    /* One freed slot is usable again. */
+    wk_session_close(&fx.w, &fx.w.sessions[7]);
+    ck_assert_uint_eq(row_sessions(), max - 1);
+    s = wk_session_create(&fx.w, 2, 60000);
+    ck_assert_ptr_eq(s, &fx.w.sessions[7]);
+    ck_assert_ptr_null(wk_session_create(&fx.w, 1, 60000));
+    /* No allocation after start-up. */
+    ck_assert_uint_eq(atomic_load(&fx.w.row->allocations), allocs);
+}
+END_TEST
+
+START_TEST(test_pool_fini)
+{
+    ck_assert_ptr_nonnull(wk_session_create(&fx.w, 1, 60000));
+    wk_session_fini(&fx.w);
+    ck_assert_ptr_null(fx.w.sessions);
+    ck_assert_uint_eq(fx.w.nsessions, 0);
+    ck_assert_uint_eq(row_sessions(), 0);
+    /* Nothing is found in a pool that is gone. */
+    ck_assert_ptr_null(wk_session_create(&fx.w, 1, 60000));
+    wk_session_fini(&fx.w);         /* twice is harmless */
+    ck_assert_int_eq(wk_session_init(&fx.w), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ tokens */
+
+START_TEST(test_token_lookup)
+{
+    struct wk_session *a = wk_session_create(&fx.w, 1, 60000);
+    struct wk_session *b = wk_session_create(&fx.w, 1, 60000);
+    struct ua_nodeid   ta, tb, forged, id;
+
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    ta = wk_session_token(a);
+    tb = wk_session_token(b);
+    ck_assert_uint_eq(ta.ns, 0);
+    ck_assert_uint_eq(ta.idtype, UA_IDTYPE_GUID);
+    ck_assert_uint_eq(ta.id.guid.data1, a->index);
+    ck_assert(!ua_nodeid_equal(&ta, &tb));
+    ck_assert_ptr_eq(wk_session_find_by_token(&fx.w, &ta), a);
+    ck_assert_ptr_eq(wk_session_find_by_token(&fx.w, &tb), b);
+
+    /* The index alone is not enough: the 96 random bits must match. */
+    forged = ta;
+    forged.id.guid.data4[7] ^= 1;
+    ck_assert_ptr_null(wk_session_find_by_token(&fx.w, &forged));
+    forged = ta;
+    forged.id.guid.data1 = fx.w.conf->max_sessions;     /* out of range */
+    ck_assert_ptr_null(wk_session_find_by_token(&fx.w, &forged));
+    forged = ta;
+    forged.ns = 1;
+    ck_assert_ptr_null(wk_session_find_by_token(&fx.w, &forged));
+    forged = ua_nodeid_num(0, a->index);
+    ck_assert_ptr_null(wk_session_find_by_token(&fx.w, &forged));
+    /* The sessionId is not the token. */
+    id = wk_session_id(a);
+    ck_assert_uint_eq(id.ns, 1);
+    ck_assert_uint_eq(id.idtype, UA_IDTYPE_GUID);
+    ck_assert_ptr_null(wk_session_find_by_token(&fx.w, &id));
+
+    /* A closed session's token is dead, also once its slot is reused. */
+    wk_session_close(&fx.w, a);
+    ck_assert_ptr_null(wk_session_find_by_token(&fx.w, &ta));
+    ck_assert_ptr_eq(wk_session_create(&fx.w, 1, 60000), a);
+    ck_assert_ptr_null(wk_session_find_by_token(&fx.w, &ta));
+    ta = wk_session_token(a);
+    ck_assert_ptr_eq(wk_session_find_by_token(&fx.w, &ta), a);
+}
+END_TEST
+
+START_TEST(test_fresh_values)
+{
+    struct wk_session *a = wk_session_create(&fx.w, 1, 60000);
+    struct wk_session *b = wk_session_create(&fx.w, 1, 60000);
+    uint8_t            nonce[WK_SESSION_NONCE];
+
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    ck_assert(memcmp(a->nonce, b->nonce, WK_SESSION_NONCE) != 0);
+    ck_assert(memcmp(&a->id, &b->id, sizeof(a->id)) != 0);
+    /* Each activation gets a new nonce. */
+    memcpy(nonce, a->nonce, sizeof(nonce));
+    ck_assert_uint_eq(wk_session_activate(&fx.w, a, 1, WK_USER_ANONYMOUS),
+                      UA_GOOD);
+    ck_assert(memcmp(nonce, a->nonce, WK_SESSION_NONCE) != 0);
+    memcpy(nonce, a->nonce, sizeof(nonce));
+    ck_assert_uint_eq(wk_session_activate(&fx.w, a, 1, WK_USER_ANONYMOUS),
+                      UA_GOOD);
+    ck_assert(memcmp(nonce, a->nonce, WK_SESSION_NONCE) != 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ random */
+
+/* RFC 8439 §2.3.2 style check: ChaCha20, key 0, nonce 0, counter 0. */
+START_TEST(test_random_chacha_vector)
+{
+    static const uint8_t ks[64] = {
+        0x76, 0xb8, 0xe0, 0xad, 0xa0, 0xf1, 0x3d, 0x90, 0x40, 0x5d, 0x6a,
+        0xe5, 0x53, 0x86, 0xbd, 0x28, 0xbd, 0xd2, 0x19, 0xb8, 0xa0, 0x8d,
+        0xed, 0x1a, 0xa8, 0x36, 0xef, 0xcc, 0x8b, 0x77, 0x0d, 0xc7, 0xda,
+        0x41, 0x59, 0x7c, 0x51, 0x57, 0x48, 0x8d, 0x77, 0x24, 0xe0, 0x3f,
+        0xb8, 0xd8, 0x4a, 0x37, 0x6a, 0x43, 0xb8, 0xf4, 0x15, 0x18, 0xa1,
+        0x1c, 0xc3, 0x87, 0xb6, 0x69, 0xb2, 0xee, 0x65, 0x86,
+    };
+    uint8_t out[32];
+
+    memset(fx.w.rng, 0, sizeof(fx.w.rng));
+    wk_session_random(&fx.w, out, sizeof(out));
+    /* Output is the block's second half; its first half is the new key. */
+    ck_assert_mem_eq(out, ks + 32, 32);
+    ck_assert_mem_eq(fx.w.rng, ks, 32);
+}
+END_TEST
+
+START_TEST(test_random_stream)
+{
+    uint8_t a[100], b[100];
+    uint64_t key[4];
+
+    memcpy(key, fx.w.rng, sizeof(key));
+    wk_session_random(&fx.w, a, sizeof(a));
+    wk_session_random(&fx.w, b, sizeof(b));
+    ck_assert(memcmp(a, b, sizeof(a)) != 0);
+    ck_assert(memcmp(key, fx.w.rng, sizeof(key)) != 0);
+    /* getrandom seeded the key: two inits differ. */
+    memcpy(key, fx.w.rng, sizeof(key));
+    wk_session_fini(&fx.w);
+    ck_assert_int_eq(wk_session_init(&fx.w), 0);
+    ck_assert(memcmp(key, fx.w.rng, sizeof(key)) != 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ timeout */
+
+START_TEST(test_revise_timeout)
+{
+    const struct shm_config *c = fx.w.conf;
+    uint32_t lo = c->min_session_timeout_ms, hi = c->max_session_timeout_ms;
+
+    ck_assert_uint_eq(lo, 10000);
+    ck_assert_uint_eq(hi, 3600000);
+    ck_assert_uint_eq(wk_session_revise_timeout(c, 0), hi);
+    ck_assert_uint_eq(wk_session_revise_timeout(c, -1), hi);
+    ck_assert_uint_eq(wk_session_revise_timeout(c, -INFINITY), hi);
+    ck_assert_uint_eq(wk_session_revise_timeout(c, NAN), hi);
+    ck_assert_uint_eq(wk_session_revise_timeout(c, INFINITY), hi);
+    ck_assert_uint_eq(wk_session_revise_timeout(c, 1e308), hi);
+    ck_assert_uint_eq(wk_session_revise_timeout(c, 4294967296.0), hi);
+    ck_assert_uint_eq(wk_session_revise_timeout(c, 1), lo);
+    ck_assert_uint_eq(wk_session_revise_timeout(c, 9999.9), lo);
+    ck_assert_uint_eq(wk_session_revise_timeout(c, 60000), 60000);
+    ck_assert_uint_eq(wk_session_revise_timeout(c, 60000.7), 60000);
+    ck_assert_uint_eq(wk_session_revise_timeout(c, hi), hi);
+}
+END_TEST
+
+START_TEST(test_expire_activated)
+{
+    struct wk_session *s = wk_session_create(&fx.w, 1, 30000);
+
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(s->timeout_ms, 30000);
+    ck_assert_uint_eq(wk_session_activate(&fx.w, s, 1, WK_USER_ANONYMOUS),
+                      UA_GOOD);
+    ck_assert_uint_eq(wk_session_expire(&fx.w, FX_NOW_MS + 29999), 0);
+    /* A request restarts the clock. */
+    fx.w.now_ms = FX_NOW_MS + 20000;
+    wk_session_touch(&fx.w, s);
+    ck_assert_uint_eq(wk_session_expire(&fx.w, FX_NOW_MS + 30000), 0);
+    ck_assert_uint_eq(wk_session_expire(&fx.w, FX_NOW_MS + 49999), 0);
+    ck_assert(s->used);
+    ck_assert_uint_eq(wk_session_expire(&fx.w, FX_NOW_MS + 50000), 1);
+    ck_assert(!s->used);
+    ck_assert_uint_eq(fx.w.nsessions, 0);
+    ck_assert_uint_eq(row_sessions(), 0);
+}
+END_TEST
+
+START_TEST(test_expire_unactivated)
+{
+    struct wk_session *s = wk_session_create(&fx.w, 1, 3600000);
+    struct wk_session *t = wk_session_create(&fx.w, 1, 3600000);
+
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(wk_session_activate(&fx.w, t, 1, WK_USER_ANONYMOUS),
+                      UA_GOOD);
+    /* Never activated: closed after WK_SESSION_ACTIVATE_MS, whatever its
+     * timeout (SECURITY.md 52). */
+    ck_assert_uint_eq(wk_session_expire(&fx.w,
+                                        FX_NOW_MS + WK_SESSION_ACTIVATE_MS
+                                            - 1), 0);
+    ck_assert_uint_eq(wk_session_expire(&fx.w,
+                                        FX_NOW_MS + WK_SESSION_ACTIVATE_MS),
+                      1);
+    ck_assert(!s->used);
+    ck_assert(t->used);
+}
+END_TEST
+
+/* ------------------------------------------------------------ binding */
+
+START_TEST(test_activate_rules)
+{
+    struct wk_session *s = wk_session_create(&fx.w, 1, 60000);
+    uint8_t            nonce[WK_SESSION_NONCE];
+
+    ck_assert_ptr_nonnull(s);
+    memcpy(nonce, s->nonce, sizeof(nonce));
+    /* First activation on another channel: refused, nothing changes. */
+    ck_assert_uint_eq(wk_session_activate(&fx.w, s, 2, WK_USER_ANONYMOUS),
+                      UA_BAD_SESSION_ID_INVALID);
+    ck_assert(!s->activated);
+    ck_assert_uint_eq(s->channel_id, 1);
+    ck_assert_mem_eq(nonce, s->nonce, sizeof(nonce));
+    ck_assert_uint_eq(wk_session_activate(&fx.w, s, 1, WK_USER_ANONYMOUS),
+                      UA_GOOD);
+    ck_assert(s->activated);
+    ck_assert_uint_eq(s->user, WK_USER_ANONYMOUS);
+    /* Later: moves to another channel as the same user. */
+    ck_assert_uint_eq(wk_session_activate(&fx.w, s, 2, WK_USER_ANONYMOUS),
+                      UA_GOOD);
+    ck_assert_uint_eq(s->channel_id, 2);
+    /* As another user: refused, stays where it is. */
+    ck_assert_uint_eq(wk_session_activate(&fx.w, s, 3, WK_USER_NONE),
+                      UA_BAD_IDENTITY_CHANGE_NOT_SUPPORTED);
+    ck_assert_uint_eq(s->channel_id, 2);
+}
+END_TEST
+
+START_TEST(test_channel_closed)
+{
+    struct wk_session *act = wk_session_create(&fx.w, 1, 60000);
+    struct wk_session *raw = wk_session_create(&fx.w, 1, 60000);
+    struct wk_session *other = wk_session_create(&fx.w, 2, 60000);
+
+    ck_assert_uint_eq(wk_session_activate(&fx.w, act, 1, WK_USER_ANONYMOUS),
+                      UA_GOOD);
+    wk_session_channel_closed(&fx.w, 1);
+    /* Activated: stays, unbound, until it times out or moves. */
+    ck_assert(act->used);
+    ck_assert_uint_eq(act->channel_id, 0);
+    /* Never activated: could never be, so it is gone. */
+    ck_assert(!raw->used);
+    ck_assert(other->used);
+    ck_assert_uint_eq(other->channel_id, 2);
+    ck_assert_uint_eq(fx.w.nsessions, 2);
+    ck_assert_uint_eq(wk_session_activate(&fx.w, act, 3, WK_USER_ANONYMOUS),
+                      UA_GOOD);
+    ck_assert_uint_eq(act->channel_id, 3);
+    /* Unbound and left alone: times out. */
+    wk_session_channel_closed(&fx.w, 3);
+    ck_assert_uint_eq(wk_session_expire(&fx.w, FX_NOW_MS + 60000), 2);
+}
+END_TEST
+
+/* ------------------------------------------------------------ cps */
+
+START_TEST(test_cp_limit_and_lookup)
+{
+    struct wk_session    *s = wk_session_create(&fx.w, 1, 60000);
+    struct wk_session    *t = wk_session_create(&fx.w, 1, 60000);
+    uint32_t              max = fx.w.conf->max_browse_continuation_points;
+    struct wk_session_cp *cp[64], *x;
+    uint8_t               b[WK_SESSION_CP_BYTES];
+    struct ua_string      str = { WK_SESSION_CP_BYTES, b };
+
+    ck_assert_uint_le(max, 64);
+    for (uint32_t i = 0; i < max; i++) {
+        cp[i] = wk_session_cp_alloc(&fx.w, s);
+        ck_assert_ptr_nonnull(cp[i]);
+        ck_assert_uint_ne(cp[i]->id, 0);
+    }
+    ck_assert_uint_eq(s->ncps, max);
+    ck_assert_ptr_null(wk_session_cp_alloc(&fx.w, s));
+
+    wk_session_cp_bytes(s, cp[3], b);
+    ck_assert_ptr_eq(wk_session_cp_find(&fx.w, s, &str), cp[3]);
+    /* Another session: its table has no such point. */
+    ck_assert_ptr_null(wk_session_cp_find(&fx.w, t, &str));
+    x = wk_session_cp_alloc(&fx.w, t);
+    ck_assert_ptr_nonnull(x);
+    ck_assert_ptr_null(wk_session_cp_find(&fx.w, t, &str));
+    /* Forged: one bit, a wrong length, an index out of range. */
+    b[11] ^= 0x80;
+    ck_assert_ptr_null(wk_session_cp_find(&fx.w, s, &str));
+    b[11] ^= 0x80;
+    str.len = WK_SESSION_CP_BYTES - 1;
+    ck_assert_ptr_null(wk_session_cp_find(&fx.w, s, &str));
+    str.len = -1;
+    ck_assert_ptr_null(wk_session_cp_find(&fx.w, s, &str));
+    str.len = WK_SESSION_CP_BYTES;
+    b[0] = 0xFF;
+    ck_assert_ptr_null(wk_session_cp_find(&fx.w, s, &str));
+    /* Released: dead; the slot is free again. */
+    wk_session_cp_bytes(s, cp[3], b);
+    wk_session_cp_release(s, cp[3]);
+    ck_assert_uint_eq(s->ncps, max - 1);
+    ck_assert_ptr_null(wk_session_cp_find(&fx.w, s, &str));
+    wk_session_cp_release(s, cp[3]);            /* twice: no effect */
+    ck_assert_uint_eq(s->ncps, max - 1);
+    ck_assert_ptr_nonnull(wk_session_cp_alloc(&fx.w, s));
+    ck_assert_ptr_null(wk_session_find_by_token(&fx.w,
+                                                &(struct ua_nodeid){ 0 }));
+    /* Closing the session frees every point. */
+    wk_session_close(&fx.w, s);
+    ck_assert_uint_eq(s->ncps, 0);
+    for (uint32_t i = 0; i < max; i++)
+        ck_assert_uint_eq(s->cps[i].id, 0);
+}
+END_TEST
+
+static Suite *
+session_suite(void)
+{
+    Suite *s = suite_create("worker/session");
+    TCase *tc;
+
+    tc = tcase_create("pool");
+    tcase_add_checked_fixture(tc, fx_setup, fx_teardown);
+    tcase_set_timeout(tc, 20);
+    tcase_add_test(tc, test_pool_init);
+    tcase_add_test(tc, test_pool_full);
+    tcase_add_test(tc, test_pool_fini);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("tokens");
+    tcase_add_checked_fixture(tc, fx_setup, fx_teardown);
+    tcase_set_timeout(tc, 20);
+    tcase_add_test(tc, test_token_lookup);
+    tcase_add_test(tc, test_fresh_values);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("random");
+    tcase_add_checked_fixture(tc, fx_setup, fx_teardown);
+    tcase_set_timeout(tc, 20);
+    tcase_add_test(tc, test_random_chacha_vector);
+    tcase_add_test(tc, test_random_stream);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("timeouts");
+    tcase_add_checked_fixture(tc, fx_setup, fx_teardown);
+    tcase_set_timeout(tc, 20);
+    tcase_add_test(tc, test_revise_timeout);
+    tcase_add_test(tc, test_expire_activated);
+    tcase_add_test(tc, test_expire_unactivated);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("binding");
+    tcase_add_checked_fixture(tc, fx_setup, fx_teardown);
+    tcase_set_timeout(tc, 20);
+    tcase_add_test(tc, test_activate_rules);
+    tcase_add_test(tc, test_channel_closed);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("continuation points");
+    tcase_add_checked_fixture(tc, fx_setup, fx_teardown);
+    tcase_set_timeout(tc, 20);
+    tcase_add_test(tc, test_cp_limit_and_lookup);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int
+main(void)
+{
+    SRunner *sr = srunner_create(session_suite());
+    int      failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

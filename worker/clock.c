@@ -1,0 +1,27 @@
+/*
+ * worker/clock.c: the worker's cached clocks (STYLE §6: read the clock once
+ * per loop iteration, like nginx ngx_time_update).
+ *
+ *   now_ms   CLOCK_MONOTONIC in milliseconds: timeouts and deadlines
+ *   now_dt   CLOCK_REALTIME as an OPC UA DateTime (100 ns ticks since
+ *            1601-01-01 UTC, Part 6 §5.2.2.5): response timestamps
+ */
+#include "worker.h"
+
+#include <time.h>
+
+/* 1601-01-01 to 1970-01-01 in 100 ns ticks. */
+#define WK_DT_UNIX_EPOCH INT64_C(116444736000000000)
+
+void
+wk_clock_update(struct wk_worker *w)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    w->now_ms = (uint64_t)ts.tv_sec * 1000u
+                + (uint64_t)ts.tv_nsec / 1000000u;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    w->now_dt = WK_DT_UNIX_EPOCH + (int64_t)ts.tv_sec * 10000000
+                + ts.tv_nsec / 100;
+}

@@ -1,0 +1,1118 @@
+/*
+ * worker/conn.c: listener, connection pool, reads, framing, dispatch and
+ * the once-per-iteration flush (see conn.h for the picture).
+ *
+ * Invariants:
+ *   - A used connection is on the age list (oldest first) exactly once; it
+ *     is on the dirty list iff WK_CONN_DIRTY, on the closing list iff
+ *     WK_CONN_CLOSING.  A closing connection is never processed again and
+ *     is freed only by the tick (or by a purge, outside its callbacks).
+ *   - c->in != NULL iff c->in_len > 0; c->out != NULL iff output is pending
+ *     or a chunk is being processed into it.  An idle connection holds
+ *     neither.
+ *   - Every callback starts with wk_conn_iteration(): the clock is read at
+ *     most once per loop iteration, and the tick is active whenever a
+ *     callback ran, so nothing dirty or closing outlives its iteration.
+ *
+ * Counters: this worker is the only writer of its row (W: this worker), so
+ * a counter is a relaxed load and a relaxed store, never a locked add.
+ */
+#include "conn.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto/codec.h"
+#include "proto/status_gen.h"
+#include "proto/types_gen.h"
+#include "session.h"
+#include "svc.h"
+
+#define WK_CONN_ACCEPT_BATCH  64            /* accepts per listener event */
+#define WK_CONN_ARENA_BLOCK   (256u << 10)  /* request arena blocks */
+#define WK_CONN_ERR_ROOM      256           /* an ERR with a short reason */
+#define WK_CONN_DRAIN_MAX     4             /* reads to drain before close */
+#define WK_CONN_ASM_HDR       16            /* size header of asm buffers */
+
+/* Table of contents. */
+static inline void wk_conn_stat_add(_Atomic uint64_t *p, uint64_t n);
+static inline void wk_conn_stat_sub(_Atomic uint64_t *p, uint64_t n);
+static inline uint64_t wk_conn_ns(void);
+static unsigned wk_conn_bucket(uint64_t us);
+static void wk_conn_iteration(struct wk_conns *cs);
+static void wk_conn_on_accept(evutil_socket_t fd, short what, void *arg);
+static void wk_conn_refuse(struct wk_conns *cs, int fd);
+static struct wk_conn *wk_conn_get(struct wk_conns *cs);
+static bool wk_conn_has_session(struct wk_conns *cs, const struct wk_conn *c);
+static void wk_conn_open(struct wk_conns *cs, struct wk_conn *c, int fd);
+static void wk_conn_on_read(evutil_socket_t fd, short what, void *arg);
+static void wk_conn_on_write(evutil_socket_t fd, short what, void *arg);
+static void wk_conn_input(struct wk_conn *c, uint8_t *buf, size_t len,
+                          bool own);
+static int wk_conn_room(struct wk_conn *c);
+static int wk_conn_chunk(struct wk_conn *c, const uint8_t *p, size_t n);
+static int wk_conn_request(struct wk_conn *c, const struct ua_sc_msg *msg);
+static ua_status wk_conn_send(struct wk_conn *c, uint32_t request_id,
+                              const struct ua_type *t, const void *resp);
+static int wk_conn_out_grow(struct wk_conn *c, size_t need);
+static void wk_conn_dirty(struct wk_conn *c);
+static void wk_conn_undirty(struct wk_conn *c);
+static void wk_conn_pause(struct wk_conn *c);
+static int wk_conn_write(struct wk_conn *c);
+static void wk_conn_drained(struct wk_conn *c);
+static void wk_conn_fail(struct wk_conn *c, ua_status st);
+static void wk_conn_close_later(struct wk_conn *c);
+static void wk_conn_release(struct wk_conn *c);
+static void wk_conn_on_tick(evutil_socket_t fd, short what, void *arg);
+static void wk_conn_on_timer(evutil_socket_t fd, short what, void *arg);
+static uint8_t *wk_conn_buf_get(struct wk_conns *cs, bool out);
+static void wk_conn_buf_put(struct wk_conns *cs, uint8_t *b, bool out);
+static void wk_conn_out_put(struct wk_conn *c);
+static void *wk_conn_asm_alloc(void *ctx, size_t n);
+static void wk_conn_asm_free(void *ctx, void *p);
+static void *wk_conn_arena_grow(void *ctx, size_t min, size_t *size);
+static void wk_conn_arena_release(void *ctx, void *block);
+
+/* ------------------------------------------------------------ helpers */
+
+static inline void
+wk_conn_stat_add(_Atomic uint64_t *p, uint64_t n)
+{
+    /* Single writer (this worker); the broker reads relaxed. */
+    atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed)
+                             + n, memory_order_relaxed);
+}
+
+static inline void
+wk_conn_stat_sub(_Atomic uint64_t *p, uint64_t n)
+{
+    atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed)
+                             - n, memory_order_relaxed);
+}
+
+/* Nanoseconds for per-request latency (vDSO, no syscall). */
+static inline uint64_t
+wk_conn_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Bucket b holds [2^b, 2^(b+1)) µs; 0 and 1 µs share bucket 0. */
+static unsigned
+wk_conn_bucket(uint64_t us)
+{
+    unsigned b = 0;
+
+    while (us > 1 && b < SHM_LAT_BUCKETS - 1) {
+        us >>= 1;
+        b++;
+    }
+    return b;
+}
+
+/*
+ * Called first by every callback: read the clock once per loop iteration
+ * and make sure the tick (flush + reap) runs at the end of it.  The tick is
+ * activated after the callbacks epoll reported this iteration, so it runs
+ * after all of them.
+ */
+static void
+wk_conn_iteration(struct wk_conns *cs)
+{
+    if (cs->tick_pending)
+        return;
+    cs->tick_pending = true;
+    wk_clock_update(cs->w);
+    event_active(&cs->tick, EV_TIMEOUT, 1);
+}
+
+/* ------------------------------------------------------------ init */
+
+int
+wk_conn_init(struct wk_conns *cs, struct wk_worker *w, int listen_fd)
+{
+    const struct shm_config *conf = w->conf;
+    struct timeval           one = { 1, 0 };
+    uint32_t                 n = conf->max_secure_channels;
+
+    memset(cs, 0, sizeof(*cs));
+    cs->w = w;
+    cs->listen_fd = listen_fd;
+    if (n == 0)
+        return -EINVAL;
+    if (evutil_make_socket_nonblocking(listen_fd) != 0)
+        return -errno;
+    cs->in_cap = w->sc_conf.recv_buffer;
+    cs->out_cap = 2 * (size_t)w->sc_conf.send_buffer + WK_CONN_ERR_ROOM;
+    cs->headroom = (size_t)w->sc_conf.send_buffer + WK_CONN_ERR_ROOM;
+    cs->asm_budget = 4 * (size_t)conf->max_message_size;
+    if (cs->asm_budget < (16u << 20))
+        cs->asm_budget = 16u << 20;
+    cs->mem.alloc = wk_conn_asm_alloc;
+    cs->mem.free = wk_conn_asm_free;
+    cs->pool = wk_alloc(w, (size_t)n * sizeof(*cs->pool));
+    cs->scratch = wk_alloc(w, cs->in_cap);
+    cs->arena_block = WK_CONN_ARENA_BLOCK;
+    cs->arena_buf = wk_alloc(w, cs->arena_block);
+    if (cs->pool == NULL || cs->scratch == NULL || cs->arena_buf == NULL) {
+        wk_conn_clear(cs);
+        return -ENOMEM;
+    }
+    memset(cs->pool, 0, (size_t)n * sizeof(*cs->pool));
+    cs->npool = n;
+    for (uint32_t i = n; i-- > 0;) {
+        struct wk_conn *c = &cs->pool[i];
+
+        c->cs = cs;
+        c->fd = -1;
+        c->next = cs->free;
+        cs->free = c;
+    }
+    ua_arena_init(&cs->arena, cs->arena_buf, cs->arena_block);
+    cs->arena.grow = wk_conn_arena_grow;
+    cs->arena.release = wk_conn_arena_release;
+    cs->arena.ctx = cs;
+    /* A request and its response together never need more than this;
+     * a runaway response fails with BadOutOfMemory, not the worker. */
+    cs->arena.limit = 16 * (size_t)conf->max_message_size;
+
+    /* Channel ids: the slot in the top byte keeps them unique per host. */
+    w->next_channel_id = 1;
+
+    event_assign(&cs->tick, w->base, -1, 0, wk_conn_on_tick, cs);
+    event_assign(&cs->timer, w->base, -1, EV_PERSIST, wk_conn_on_timer, cs);
+    event_assign(&cs->lev, w->base, listen_fd, EV_READ | EV_PERSIST,
+                 wk_conn_on_accept, cs);
+    if (event_add(&cs->timer, &one) != 0 || event_add(&cs->lev, NULL) != 0) {
+        wk_conn_clear(cs);
+        return -ENOMEM;
+    }
+    cs->accepting = true;
+    return 0;
+}
+
+void
+wk_conn_stop_accepting(struct wk_conns *cs)
+{
+    if (!cs->accepting)
+        return;
+    cs->accepting = false;
+    event_del(&cs->lev);
+}
+
+void
+wk_conn_close_all(struct wk_conns *cs)
+{
+    while (cs->oldest != NULL)
+        wk_conn_release(cs->oldest);
+    cs->dirty = NULL;
+    cs->closing = NULL;
+}
+
+void
+wk_conn_clear(struct wk_conns *cs)
+{
+    struct wk_worker      *w = cs->w;
+    struct wk_conn_buf    *b;
+    struct ua_arena_block *blk;
+
+    if (w == NULL)
+        return;
+    if (cs->pool != NULL) {
+        wk_conn_close_all(cs);
+        event_del(&cs->tick);
+        event_del(&cs->timer);
+        wk_conn_stop_accepting(cs);
+    }
+    while ((b = cs->free_in) != NULL) {
+        cs->free_in = b->next;
+        wk_free(w, b);
+    }
+    while ((b = cs->free_out) != NULL) {
+        cs->free_out = b->next;
+        wk_free(w, b);
+    }
+    while ((blk = cs->free_blocks) != NULL) {
+        cs->free_blocks = blk->next;
+        wk_free(w, blk);
+    }
+    if (cs->arena_buf != NULL)
+        ua_arena_reset(&cs->arena);
+    wk_free(w, cs->big_spare);
+    wk_free(w, cs->arena_buf);
+    wk_free(w, cs->scratch);
+    wk_free(w, cs->pool);
+    memset(cs, 0, sizeof(*cs));
+}
+
+/* ------------------------------------------------------------ accept */
+
+static void
+wk_conn_on_accept(evutil_socket_t lfd, short what, void *arg)
+{
+    struct wk_conns *cs = arg;
+    struct wk_conn  *c;
+    int              fd;
+
+    (void)what;
+    wk_conn_iteration(cs);
+    for (int i = 0; i < WK_CONN_ACCEPT_BATCH && cs->accepting; i++) {
+        fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd == -1) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS
+                || errno == ENOMEM) {
+                /* Out of descriptors: stop accepting for a second rather
+                 * than spin on a level-triggered listener. */
+                fprintf(stderr, "uaworker %u: accept4() failed: %s; "
+                        "pausing accept for 1 s\n", cs->w->slot,
+                        strerror(errno));
+                event_del(&cs->lev);
+                cs->accepting = false;
+                cs->accept_paused = true;
+            }
+            break;
+        }
+        c = wk_conn_get(cs);
+        if (c == NULL) {
+            wk_conn_refuse(cs, fd);
+            continue;
+        }
+        wk_conn_open(cs, c, fd);
+    }
+}
+
+/* Every connection carries a session: tell the client and hang up. */
+static void
+wk_conn_refuse(struct wk_conns *cs, int fd)
+{
+    uint8_t          buf[64];
+    struct ua_sc_out out = { buf, sizeof(buf), 0 };
+
+    ua_sc_write_err(&out, UA_BAD_TCP_SERVER_TOO_BUSY, "too many channels");
+    (void)send(fd, buf, out.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    close(fd);
+    wk_conn_stat_add(&cs->w->row->rejected_connections, 1);
+}
+
+/*
+ * A free connection.  At max_secure_channels: connections already closing
+ * are reaped first; then the oldest connection without a session is purged
+ * (SECURITY.md #34: channels carrying sessions are never purged).  NULL
+ * when every connection carries a session.
+ */
+static struct wk_conn *
+wk_conn_get(struct wk_conns *cs)
+{
+    struct wk_conn *c;
+
+    if (cs->free == NULL && cs->closing != NULL) {
+        /* Not inside any of their callbacks: reap them now. */
+        while ((c = cs->closing) != NULL) {
+            cs->closing = c->next_closing;
+            wk_conn_release(c);
+        }
+    }
+    if (cs->free == NULL) {
+        for (c = cs->oldest; c != NULL; c = c->next)
+            if (!(c->flags & WK_CONN_CLOSING) && !wk_conn_has_session(cs, c))
+                break;
+        if (c == NULL)
+            return NULL;
+        wk_conn_release(c);
+    }
+    c = cs->free;
+    cs->free = c->next;
+    return c;
+}
+
+static bool
+wk_conn_has_session(struct wk_conns *cs, const struct wk_conn *c)
+{
+    const struct wk_worker *w = cs->w;
+    uint32_t                id = c->sc.channel_id;
+
+    if (w->sessions == NULL)
+        return false;
+    for (uint32_t i = 0; i < w->conf->max_sessions; i++)
+        if (w->sessions[i].used && w->sessions[i].channel_id == id)
+            return true;
+    return false;
+}
+
+static void
+wk_conn_open(struct wk_conns *cs, struct wk_conn *c, int fd)
+{
+    struct wk_worker *w = cs->w;
+    struct ua_sc_mem  mem = cs->mem;
+    uint32_t          id;
+    int               one = 1;
+
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    /* The slot in the top byte keeps channel ids unique on the host. */
+    id = w->next_channel_id++ & 0xFFFFFFu;
+    if (id == 0)
+        id = w->next_channel_id++ & 0xFFFFFFu;
+    id |= (uint32_t)(w->slot + 1) << 24;
+    c->fd = fd;
+    c->flags = WK_CONN_USED;
+    c->opened_ms = w->now_ms;
+    c->asm_bytes = 0;
+    c->in = NULL;
+    c->in_len = 0;
+    c->out = NULL;
+    c->out_cap = c->out_len = c->out_off = 0;
+    c->next_dirty = c->prev_dirty = NULL;
+    c->next_closing = NULL;
+    mem.ctx = c;
+    ua_sc_init(&c->sc, &w->sc_conf, &mem, id);
+    event_assign(&c->rev, w->base, fd, EV_READ | EV_PERSIST, wk_conn_on_read,
+                 c);
+    event_assign(&c->wev, w->base, fd, EV_WRITE | EV_PERSIST,
+                 wk_conn_on_write, c);
+    /* Append to the age list. */
+    c->next = NULL;
+    c->prev = cs->newest;
+    if (cs->newest != NULL)
+        cs->newest->next = c;
+    else
+        cs->oldest = c;
+    cs->newest = c;
+    cs->nused++;
+    wk_conn_stat_add(&w->row->connections, 1);
+    wk_conn_stat_add(&w->row->connections_total, 1);
+    if (event_add(&c->rev, NULL) != 0)
+        wk_conn_close_later(c);
+}
+
+/* ------------------------------------------------------------ input */
+
+static void
+wk_conn_on_read(evutil_socket_t fd, short what, void *arg)
+{
+    struct wk_conn  *c = arg;
+    struct wk_conns *cs = c->cs;
+    uint8_t         *buf;
+    size_t           off;
+    ssize_t          n;
+
+    (void)what;
+    wk_conn_iteration(cs);
+    if (c->flags & (WK_CONN_CLOSING | WK_CONN_PAUSED))
+        return;
+    if (c->flags & WK_CONN_STASH) {
+        /* Resumed after a pause: finish what was read before. */
+        c->flags &= ~WK_CONN_STASH;
+        wk_conn_input(c, c->in, c->in_len, true);
+        return;
+    }
+    /*
+     * An incomplete chunk is completed in its own buffer; otherwise read
+     * into the worker's scratch buffer, so an idle connection holds none.
+     */
+    if (c->in != NULL) {
+        buf = c->in;
+        off = c->in_len;
+    } else {
+        buf = cs->scratch;
+        off = 0;
+    }
+    n = recv(fd, buf + off, cs->in_cap - off, 0);
+    if (n == 0) {
+        wk_conn_close_later(c);         /* the peer closed */
+        return;
+    }
+    if (n == -1) {
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            wk_conn_close_later(c);
+        return;
+    }
+    wk_conn_stat_add(&cs->w->row->bytes_in, (uint64_t)n);
+    wk_conn_input(c, buf, off + (size_t)n, buf == c->in);
+}
+
+/*
+ * Process the whole chunks in buf[len] (c->in when own, else scratch);
+ * keep the rest in c->in: an incomplete chunk, or, when the output backlog
+ * paused the connection, everything not processed yet.
+ */
+static void
+wk_conn_input(struct wk_conn *c, uint8_t *buf, size_t len, bool own)
+{
+    struct wk_conns *cs = c->cs;
+    size_t           off = 0, rest;
+    uint32_t         chunk;
+    ua_status        st;
+    int              rc;
+
+    while (off < len) {
+        st = ua_sc_frame(&c->sc, buf + off, len - off, &chunk);
+        if (UA_STATUS_IS_BAD(st)) {
+            wk_conn_fail(c, st);
+            return;
+        }
+        if (chunk == 0 || chunk > len - off)
+            break;                      /* incomplete */
+        rc = wk_conn_room(c);
+        if (rc < 0)
+            return;                     /* closing */
+        if (rc == 0) {
+            wk_conn_pause(c);
+            break;
+        }
+        if (wk_conn_chunk(c, buf + off, chunk) != 0)
+            return;                     /* closing: drop the rest */
+        off += chunk;
+    }
+    /* Chunks that made no reply (a 'C' chunk, an Abort) keep no buffer. */
+    if (c->out != NULL && c->out_len == 0)
+        wk_conn_out_put(c);
+    rest = len - off;
+    if (own) {
+        if (rest == 0) {
+            wk_conn_buf_put(cs, c->in, false);
+            c->in = NULL;
+        } else if (off != 0) {
+            memmove(c->in, c->in + off, rest);
+        }
+        c->in_len = rest;
+        return;
+    }
+    if (rest == 0)
+        return;
+    c->in = wk_conn_buf_get(cs, false);
+    if (c->in == NULL) {
+        wk_conn_fail(c, UA_BAD_TCP_NOT_ENOUGH_RESOURCES);
+        return;
+    }
+    memcpy(c->in, buf + off, rest);
+    c->in_len = rest;
+}
+
+/*
+ * Make sure c has an output buffer with room for one more chunk's replies.
+ * Writes early only when the buffer is that full.  1: room; 0: the peer
+ * does not take enough (pause); -1: the connection is closing.
+ */
+static int
+wk_conn_room(struct wk_conn *c)
+{
+    struct wk_conns *cs = c->cs;
+
+    if (c->out == NULL) {
+        c->out = wk_conn_buf_get(cs, true);
+        if (c->out == NULL) {
+            wk_conn_fail(c, UA_BAD_TCP_NOT_ENOUGH_RESOURCES);
+            return -1;
+        }
+        c->out_cap = cs->out_cap;
+        c->out_len = c->out_off = 0;
+    }
+    if (c->out_cap - c->out_len >= cs->headroom)
+        return 1;
+    if (wk_conn_write(c) < 0) {
+        wk_conn_close_later(c);
+        return -1;
+    }
+    if (c->out_off != 0) {
+        /* Partly written: keep the unwritten bytes at the front. */
+        memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
+        c->out_len -= c->out_off;
+        c->out_off = 0;
+    }
+    return c->out_cap - c->out_len >= cs->headroom;
+}
+
+/* One whole chunk: 0, or -1 when the connection is closing. */
+static int
+wk_conn_chunk(struct wk_conn *c, const uint8_t *p, size_t n)
+{
+    struct wk_conns *cs = c->cs;
+    struct wk_worker *w = cs->w;
+    struct ua_sc_out out = { c->out, c->out_cap, c->out_len };
+    struct ua_sc_msg msg = { 0, NULL, 0 };
+    ua_status        st;
+
+    st = ua_sc_process(&c->sc, p, n, w->now_ms, &out, &msg);
+    if (out.len != c->out_len) {
+        c->out_len = out.len;
+        wk_conn_dirty(c);
+    }
+    if (c->sc.state == UA_SC_OPEN && !(c->flags & WK_CONN_CHANNEL)) {
+        c->flags |= WK_CONN_CHANNEL;
+        wk_conn_stat_add(&w->row->channels, 1);
+    }
+    if (UA_STATUS_IS_BAD(st)) {
+        wk_conn_fail(c, st);
+        return -1;
+    }
+    if (c->sc.state == UA_SC_CLOSED) {
+        wk_conn_close_later(c);         /* CLO: no ERR */
+        return -1;
+    }
+    if (msg.len != 0)
+        return wk_conn_request(c, &msg);
+    return 0;
+}
+
+/*
+ * One complete service request: dispatch, send the response, reset the
+ * arena, count.  0, or -1 when the connection is closing.
+ */
+static int
+wk_conn_request(struct wk_conn *c, const struct ua_sc_msg *msg)
+{
+    struct wk_conns        *cs = c->cs;
+    struct wk_worker       *w = cs->w;
+    struct shm_worker      *row = w->row;
+    struct wk_svc_result    res;
+    struct ua_service_fault fault;
+    uint64_t                t0, us;
+    unsigned                stat;
+    ua_status               st;
+
+    t0 = wk_conn_ns();
+    memset(&res, 0, sizeof(res));
+    st = wk_svc_dispatch(w, &c->sc, msg, &cs->arena, &res);
+    if (!UA_STATUS_IS_BAD(st) && (res.type == NULL || res.resp == NULL))
+        st = UA_BAD_INTERNAL_ERROR;
+    if (UA_STATUS_IS_BAD(st)) {
+        ua_arena_reset(&cs->arena);
+        wk_conn_fail(c, st);
+        return -1;
+    }
+    st = wk_conn_send(c, msg->request_id, res.type, res.resp);
+    if (st == UA_BAD_RESPONSE_TOO_LARGE || st == UA_BAD_OUT_OF_MEMORY
+        || st == UA_BAD_ENCODING_LIMITS_EXCEEDED) {
+        /* Part 4 §7.31 / Part 6 §6.7.2: answer with a ServiceFault. */
+        const struct ua_response_header *h = res.resp;
+
+        memset(&fault, 0, sizeof(fault));
+        fault.response_header.timestamp = w->now_dt;
+        fault.response_header.request_handle =
+            h != NULL ? h->request_handle : 0;
+        fault.response_header.service_result = st;
+        res.service_result = st;
+        st = wk_conn_send(c, msg->request_id, &ua_types[UA_TYPE_SERVICEFAULT],
+                          &fault);
+    }
+    ua_arena_reset(&cs->arena);
+    stat = res.stat < SHM_SVC_MAX ? res.stat : SHM_SVC_OTHER;
+    us = (wk_conn_ns() - t0) / 1000;
+    wk_conn_stat_add(&row->requests[stat], 1);
+    wk_conn_stat_add(&row->latency[stat][wk_conn_bucket(us)], 1);
+    wk_conn_stat_add(&row->latency_sum_us[stat], us);
+    if (UA_STATUS_IS_BAD(res.service_result))
+        wk_conn_stat_add(&row->bad_requests, 1);
+    if (UA_STATUS_IS_BAD(st)) {
+        wk_conn_fail(c, st);
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * ua_sc_send into c's output; a response larger than the room left moves
+ * the output to an oversize buffer (rare: large Browse or Read results).
+ */
+static ua_status
+wk_conn_send(struct wk_conn *c, uint32_t request_id, const struct ua_type *t,
+             const void *resp)
+{
+    struct ua_sc_out out = { c->out, c->out_cap, c->out_len };
+    size_t           size, maxb, chunks;
+    ua_status        st;
+
+    st = ua_sc_send(&c->sc, request_id, t, resp, &out);
+    if (st == UA_BAD_ENCODING_LIMITS_EXCEEDED) {
+        size = ua_encoded_size(resp, t);
+        if (size == 0)
+            return st;
+        size += 8;                              /* the type NodeId */
+        maxb = c->sc.send_buffer > UA_SC_SYM_HEADER + 512
+                   ? c->sc.send_buffer - UA_SC_SYM_HEADER - 512
+                   : 512;
+        chunks = size / maxb + 1;
+        if (wk_conn_out_grow(c, c->out_len + size
+                                    + chunks * (UA_SC_SYM_HEADER + 512)
+                                    + WK_CONN_ERR_ROOM) != 0)
+            return UA_BAD_OUT_OF_MEMORY;
+        out.buf = c->out;
+        out.cap = c->out_cap;
+        out.len = c->out_len;
+        st = ua_sc_send(&c->sc, request_id, t, resp, &out);
+    }
+    if (out.len != c->out_len) {
+        c->out_len = out.len;
+        wk_conn_dirty(c);
+    }
+    return st;
+}
+
+/* Move c's output into a buffer of at least need bytes.  0 or -ENOMEM. */
+static int
+wk_conn_out_grow(struct wk_conn *c, size_t need)
+{
+    struct wk_conns *cs = c->cs;
+    uint8_t         *nb;
+    size_t           cap, pending;
+
+    need = (need + 4095) & ~(size_t)4095;
+    if (cs->big_spare != NULL && cs->big_spare_cap >= need) {
+        nb = cs->big_spare;
+        cap = cs->big_spare_cap;
+        cs->big_spare = NULL;
+        cs->big_spare_cap = 0;
+    } else {
+        nb = wk_alloc(cs->w, need);
+        if (nb == NULL)
+            return -ENOMEM;
+        cap = need;
+    }
+    pending = c->out_len - c->out_off;
+    memcpy(nb, c->out + c->out_off, pending);
+    wk_conn_out_put(c);                 /* resets out_len and out_off */
+    c->out = nb;
+    c->out_cap = cap;
+    c->out_len = pending;
+    c->out_off = 0;
+    return 0;
+}
+
+/* ------------------------------------------------------------ output */
+
+static void
+wk_conn_dirty(struct wk_conn *c)
+{
+    struct wk_conns *cs = c->cs;
+
+    if (c->flags & (WK_CONN_DIRTY | WK_CONN_CLOSING))
+        return;
+    c->flags |= WK_CONN_DIRTY;
+    c->prev_dirty = NULL;
+    c->next_dirty = cs->dirty;
+    if (cs->dirty != NULL)
+        cs->dirty->prev_dirty = c;
+    cs->dirty = c;
+}
+
+static void
+wk_conn_undirty(struct wk_conn *c)
+{
+    struct wk_conns *cs = c->cs;
+
+    if (!(c->flags & WK_CONN_DIRTY))
+        return;
+    c->flags &= ~WK_CONN_DIRTY;
+    if (c->prev_dirty != NULL)
+        c->prev_dirty->next_dirty = c->next_dirty;
+    else
+        cs->dirty = c->next_dirty;
+    if (c->next_dirty != NULL)
+        c->next_dirty->prev_dirty = c->prev_dirty;
+    c->next_dirty = c->prev_dirty = NULL;
+}
+
+/* The peer does not read: stop reading until the output has drained. */
+static void
+wk_conn_pause(struct wk_conn *c)
+{
+    if (c->flags & WK_CONN_CLOSING)
+        return;
+    c->flags |= WK_CONN_PAUSED | WK_CONN_STASH;
+    event_del(&c->rev);
+    if (!(c->flags & WK_CONN_WRITING)) {
+        c->flags |= WK_CONN_WRITING;
+        event_add(&c->wev, NULL);
+    }
+}
+
+/*
+ * Write the pending output: 0 when all of it is gone, 1 when some is left
+ * (the socket is full), -1 when the connection is lost.  One send(2) in the
+ * normal case: a partial write means the socket buffer is full.
+ */
+static int
+wk_conn_write(struct wk_conn *c)
+{
+    size_t  left = c->out_len - c->out_off;
+    ssize_t n;
+
+    if (left == 0)
+        return 0;
+    do
+        n = send(c->fd, c->out + c->out_off, left, MSG_NOSIGNAL);
+    while (n == -1 && errno == EINTR);
+    if (n == -1)
+        return errno == EAGAIN || errno == EWOULDBLOCK ? 1 : -1;
+    wk_conn_stat_add(&c->cs->w->row->bytes_out, (uint64_t)n);
+    c->out_off += (size_t)n;
+    if ((size_t)n < left)
+        return 1;
+    c->out_len = c->out_off = 0;
+    return 0;
+}
+
+/* Everything written: give the buffer back, resume a paused connection. */
+static void
+wk_conn_drained(struct wk_conn *c)
+{
+    wk_conn_out_put(c);
+    if (c->flags & WK_CONN_WRITING) {
+        c->flags &= ~WK_CONN_WRITING;
+        event_del(&c->wev);
+    }
+    if (c->flags & WK_CONN_PAUSED) {
+        c->flags &= ~WK_CONN_PAUSED;
+        event_add(&c->rev, NULL);
+        /* Process the stash in a read callback of its own. */
+        if (c->flags & WK_CONN_STASH)
+            event_active(&c->rev, EV_READ, 1);
+    }
+}
+
+static void
+wk_conn_on_write(evutil_socket_t fd, short what, void *arg)
+{
+    struct wk_conn *c = arg;
+    int             rc;
+
+    (void)fd;
+    (void)what;
+    wk_conn_iteration(c->cs);
+    if (c->flags & WK_CONN_CLOSING)
+        return;
+    rc = wk_conn_write(c);
+    if (rc < 0)
+        wk_conn_close_later(c);
+    else if (rc == 0)
+        wk_conn_drained(c);
+}
+
+/* ------------------------------------------------------------ close */
+
+/* A Bad status from the channel: ERR, then close (Part 6 §7.1.5). */
+static void
+wk_conn_fail(struct wk_conn *c, ua_status st)
+{
+    struct wk_conns *cs = c->cs;
+    struct ua_sc_out out;
+
+    if (c->flags & WK_CONN_CLOSING)
+        return;
+    wk_conn_stat_add(&cs->w->row->bad_requests, 1);
+    if (c->out == NULL) {
+        c->out = wk_conn_buf_get(cs, true);
+        c->out_cap = c->out != NULL ? cs->out_cap : 0;
+        c->out_len = c->out_off = 0;
+    }
+    if (c->out != NULL) {
+        out.buf = c->out;
+        out.cap = c->out_cap;
+        out.len = c->out_len;
+        ua_sc_write_err(&out, st, NULL);
+        c->out_len = out.len;
+    }
+    wk_conn_close_later(c);
+}
+
+/* Stop processing c; the tick writes what is pending once and frees it. */
+static void
+wk_conn_close_later(struct wk_conn *c)
+{
+    struct wk_conns *cs = c->cs;
+
+    if (c->flags & WK_CONN_CLOSING)
+        return;
+    wk_conn_undirty(c);
+    c->flags |= WK_CONN_CLOSING;
+    event_del(&c->rev);
+    if (c->flags & WK_CONN_WRITING) {
+        c->flags &= ~WK_CONN_WRITING;
+        event_del(&c->wev);
+    }
+    c->next_closing = cs->closing;
+    cs->closing = c;
+    wk_conn_iteration(cs);
+}
+
+/*
+ * Free c now: sessions learn their channel is gone, buffers go back to
+ * their pools, c to the free list.  Never called from c's own callbacks.
+ */
+static void
+wk_conn_release(struct wk_conn *c)
+{
+    struct wk_conns  *cs = c->cs;
+    struct wk_worker *w = cs->w;
+
+    if (!(c->flags & WK_CONN_USED))
+        return;
+    wk_conn_undirty(c);
+    if (c->flags & WK_CONN_CLOSING) {
+        /* Unlink from the closing list (short: this iteration's). */
+        struct wk_conn **pp = &cs->closing;
+
+        while (*pp != NULL && *pp != c)
+            pp = &(*pp)->next_closing;
+        if (*pp == c)
+            *pp = c->next_closing;
+    }
+    event_del(&c->rev);
+    event_del(&c->wev);
+    wk_session_channel_closed(w, c->sc.channel_id);
+    ua_sc_clear(&c->sc);
+    close(c->fd);
+    if (c->in != NULL)
+        wk_conn_buf_put(cs, c->in, false);
+    wk_conn_out_put(c);
+    if (c->flags & WK_CONN_CHANNEL)
+        wk_conn_stat_sub(&w->row->channels, 1);
+    wk_conn_stat_sub(&w->row->connections, 1);
+    /* Off the age list, onto the free list. */
+    if (c->prev != NULL)
+        c->prev->next = c->next;
+    else
+        cs->oldest = c->next;
+    if (c->next != NULL)
+        c->next->prev = c->prev;
+    else
+        cs->newest = c->prev;
+    cs->nused--;
+    c->fd = -1;
+    c->flags = 0;
+    c->in = NULL;
+    c->in_len = 0;
+    c->prev = NULL;
+    c->next_closing = NULL;
+    c->next = cs->free;
+    cs->free = c;
+}
+
+/* ------------------------------------------------------------ tick */
+
+/*
+ * The end of a loop iteration: one write per dirty connection, then the
+ * closing connections get one last write (an ERR) and are freed.
+ */
+static void
+wk_conn_on_tick(evutil_socket_t fd, short what, void *arg)
+{
+    struct wk_conns *cs = arg;
+    struct wk_conn  *c;
+    uint8_t          sink[512];
+    int              rc;
+
+    (void)fd;
+    (void)what;
+    while ((c = cs->dirty) != NULL) {
+        wk_conn_undirty(c);
+        rc = wk_conn_write(c);
+        if (rc < 0) {
+            wk_conn_close_later(c);
+        } else if (rc == 0) {
+            wk_conn_drained(c);
+        } else if (!(c->flags & WK_CONN_WRITING)) {
+            c->flags |= WK_CONN_WRITING;
+            event_add(&c->wev, NULL);
+        }
+    }
+    while ((c = cs->closing) != NULL) {
+        cs->closing = c->next_closing;
+        c->flags &= ~WK_CONN_CLOSING;
+        if (c->out_len > c->out_off) {
+            /* Best effort, never blocking: typically an ERR.  Read what
+             * the peer sent meanwhile so close(2) does not reset the
+             * connection before the ERR is read. */
+            if (wk_conn_write(c) == 0) {
+                shutdown(c->fd, SHUT_WR);
+                for (int i = 0; i < WK_CONN_DRAIN_MAX; i++)
+                    if (recv(c->fd, sink, sizeof(sink), MSG_DONTWAIT) <= 0)
+                        break;
+            }
+        }
+        wk_conn_release(c);
+    }
+    cs->tick_pending = false;
+}
+
+/*
+ * Once a second: heartbeat, session timeouts, the HEL/OPN handshake
+ * deadline and token expiry of every channel (a scan of the used list).
+ */
+static void
+wk_conn_on_timer(evutil_socket_t fd, short what, void *arg)
+{
+    struct wk_conns  *cs = arg;
+    struct wk_worker *w = cs->w;
+    struct wk_conn   *c, *next;
+    uint64_t          d;
+
+    (void)fd;
+    (void)what;
+    wk_conn_iteration(cs);
+    atomic_store_explicit(&w->row->heartbeat, w->now_dt,
+                          memory_order_relaxed);
+    wk_session_expire(w, w->now_ms);
+    for (c = cs->oldest; c != NULL; c = next) {
+        next = c->next;
+        if (c->flags & WK_CONN_CLOSING)
+            continue;
+        d = ua_sc_deadline(&c->sc, c->opened_ms, w->conf->hello_timeout_ms);
+        if (d == 0 || w->now_ms <= d)
+            continue;
+        if (c->sc.state == UA_SC_OPEN)
+            wk_conn_close_later(c);     /* token expired, never renewed */
+        else
+            wk_conn_fail(c, UA_BAD_TIMEOUT);    /* HEL/OPN too slow */
+    }
+    if (cs->accept_paused && !cs->accepting) {
+        cs->accept_paused = false;
+        if (event_add(&cs->lev, NULL) == 0)
+            cs->accepting = true;
+    }
+}
+
+/* ------------------------------------------------------------ pools */
+
+/* A pooled `in` (in_cap) or `out` (out_cap) buffer, or NULL. */
+static uint8_t *
+wk_conn_buf_get(struct wk_conns *cs, bool out)
+{
+    struct wk_conn_buf **fl = out ? &cs->free_out : &cs->free_in;
+    struct wk_conn_buf  *b = *fl;
+    uint32_t            *n = out ? &cs->nbuf_out : &cs->nbuf_in;
+
+    if (b != NULL) {
+        *fl = b->next;
+        return (uint8_t *)b;
+    }
+    /* Filled lazily, at most one per connection; never given back. */
+    if (*n >= cs->npool)
+        return NULL;
+    b = wk_alloc(cs->w, out ? cs->out_cap : cs->in_cap);
+    if (b != NULL)
+        (*n)++;
+    return (uint8_t *)b;
+}
+
+static void
+wk_conn_buf_put(struct wk_conns *cs, uint8_t *p, bool out)
+{
+    struct wk_conn_buf *b = (struct wk_conn_buf *)p;
+
+    if (p == NULL)
+        return;
+    if (out) {
+        b->next = cs->free_out;
+        cs->free_out = b;
+    } else {
+        b->next = cs->free_in;
+        cs->free_in = b;
+    }
+}
+
+/* Give c's output buffer back: pooled, or the oversize spare. */
+static void
+wk_conn_out_put(struct wk_conn *c)
+{
+    struct wk_conns *cs = c->cs;
+
+    if (c->out == NULL)
+        return;
+    if (c->out_cap == cs->out_cap) {
+        wk_conn_buf_put(cs, c->out, true);
+    } else if (c->out_cap > cs->big_spare_cap) {
+        /* Keep the largest oversize buffer for the next large response. */
+        wk_free(cs->w, cs->big_spare);
+        cs->big_spare = c->out;
+        cs->big_spare_cap = c->out_cap;
+    } else {
+        wk_free(cs->w, c->out);
+    }
+    c->out = NULL;
+    c->out_cap = c->out_len = c->out_off = 0;
+}
+
+/* Reassembly memory for multi-chunk requests, within the worker budget. */
+static void *
+wk_conn_asm_alloc(void *ctx, size_t n)
+{
+    struct wk_conn  *c = ctx;
+    struct wk_conns *cs = c->cs;
+    uint8_t         *p;
+
+    if (n > cs->asm_budget - cs->asm_used)
+        return NULL;                /* BadTcpNotEnoughResources */
+    p = wk_alloc(cs->w, n + WK_CONN_ASM_HDR);
+    if (p == NULL)
+        return NULL;
+    memcpy(p, &n, sizeof(n));
+    cs->asm_used += n;
+    c->asm_bytes += n;
+    return p + WK_CONN_ASM_HDR;
+}
+
+static void
+wk_conn_asm_free(void *ctx, void *q)
+{
+    struct wk_conn  *c = ctx;
+    struct wk_conns *cs = c->cs;
+    uint8_t         *p;
+    size_t           n;
+
+    if (q == NULL)
+        return;
+    p = (uint8_t *)q - WK_CONN_ASM_HDR;
+    memcpy(&n, p, sizeof(n));
+    cs->asm_used -= n;
+    c->asm_bytes -= n;
+    wk_free(cs->w, p);
+}
+
+/* Arena blocks: WK_CONN_ARENA_BLOCK ones are recycled, larger ones freed. */
+static void *
+wk_conn_arena_grow(void *ctx, size_t min, size_t *size)
+{
+    struct wk_conns       *cs = ctx;
+    struct ua_arena_block *b;
+    size_t                 n = min <= cs->arena_block ? cs->arena_block : min;
+
+    if (n == cs->arena_block && cs->free_blocks != NULL) {
+        b = cs->free_blocks;
+        cs->free_blocks = b->next;
+    } else {
+        b = wk_alloc(cs->w, n);
+        if (b == NULL)
+            return NULL;
+    }
+    *size = n;
+    return b;
+}
+
+static void
+wk_conn_arena_release(void *ctx, void *block)
+{
+    struct wk_conns       *cs = ctx;
+    struct ua_arena_block *b = block;
+    size_t hdr = (sizeof(*b) + UA_ARENA_ALIGN - 1)
+                 & ~(size_t)(UA_ARENA_ALIGN - 1);
+
+    if (b->size + hdr == cs->arena_block) {
+        b->next = cs->free_blocks;
+        cs->free_blocks = b;
+    } else {
+        wk_free(cs->w, b);
+    }
+}

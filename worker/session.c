@@ -1,0 +1,436 @@
+/*
+ * worker/session.c: the session pool, tokens, timeouts, channel binding,
+ * Browse continuation points and the worker's random generator.
+ *
+ * Invariants:
+ *   - w->sessions holds conf->max_sessions entries for the worker's life;
+ *     sessions[i].index == i; the continuation points of sessions[i] are
+ *     cps[0 .. conf->max_browse_continuation_points) of one allocation.
+ *   - w->nsessions counts the sessions in use; w->row->sessions mirrors it
+ *     (W: this worker, relaxed; R: broker).
+ *   - A free session has used == 0 and a zeroed token, so a stale token
+ *     never matches; a free continuation point has id == 0.
+ *
+ * Called from the worker's one thread only.
+ */
+#include "session.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "proto/status_gen.h"
+
+static_assert(sizeof(struct ua_guid) == 16, "a GUID is 16 bytes");
+
+static void wk_session_chacha_block(const uint64_t key[4], uint8_t out[64]);
+static bool wk_session_bytes_eq(const void *a, const void *b, size_t n);
+static uint32_t wk_session_cap(const struct wk_worker *w);
+static uint32_t wk_session_cp_cap(const struct wk_worker *w);
+static void wk_session_count(struct wk_worker *w);
+
+/* ------------------------------------------------------------------ */
+/* random bytes: ChaCha20 (RFC 8439) with fast key erasure              */
+/* ------------------------------------------------------------------ */
+
+#define WK_ROTL32(v, n) (((v) << (n)) | ((v) >> (32 - (n))))
+#define WK_QR(a, b, c, d)                                                  \
+    do {                                                                   \
+        a += b; d ^= a; d = WK_ROTL32(d, 16);                              \
+        c += d; b ^= c; b = WK_ROTL32(b, 12);                              \
+        a += b; d ^= a; d = WK_ROTL32(d, 8);                               \
+        c += d; b ^= c; b = WK_ROTL32(b, 7);                               \
+    } while (0)
+
+/* One ChaCha20 block under key with counter 0 and nonce 0. */
+static void
+wk_session_chacha_block(const uint64_t key[4], uint8_t out[64])
+{
+    uint32_t in[16], x[16];
+
+    in[0] = 0x61707865u;            /* "expand 32-byte k" */
+    in[1] = 0x3320646eu;
+    in[2] = 0x79622d32u;
+    in[3] = 0x6b206574u;
+    memcpy(&in[4], key, 32);        /* little-endian host (proto/codec.c) */
+    in[12] = in[13] = in[14] = in[15] = 0;
+    memcpy(x, in, sizeof(x));
+    for (int i = 0; i < 10; i++) {
+        WK_QR(x[0], x[4], x[8], x[12]);
+        WK_QR(x[1], x[5], x[9], x[13]);
+        WK_QR(x[2], x[6], x[10], x[14]);
+        WK_QR(x[3], x[7], x[11], x[15]);
+        WK_QR(x[0], x[5], x[10], x[15]);
+        WK_QR(x[1], x[6], x[11], x[12]);
+        WK_QR(x[2], x[7], x[8], x[13]);
+        WK_QR(x[3], x[4], x[9], x[14]);
+    }
+    for (int i = 0; i < 16; i++)
+        x[i] += in[i];
+    memcpy(out, x, 64);
+    explicit_bzero(x, sizeof(x));
+    explicit_bzero(in, sizeof(in));
+}
+
+/*
+ * Each block's first half becomes the next key, its second half is output:
+ * the key that made an output no longer exists once the output leaves.
+ */
+void
+wk_session_random(struct wk_worker *w, void *buf, size_t n)
+{
+    uint8_t  block[64];
+    uint8_t *p = buf;
+
+    while (n > 0) {
+        size_t k = n < 32 ? n : 32;
+
+        wk_session_chacha_block(w->rng, block);
+        memcpy(w->rng, block, 32);
+        memcpy(p, block + 32, k);
+        p += k;
+        n -= k;
+    }
+    explicit_bzero(block, sizeof(block));
+}
+
+/* Equality that takes the same time whatever the bytes (tokens, ids). */
+static bool
+wk_session_bytes_eq(const void *a, const void *b, size_t n)
+{
+    const uint8_t *x = a, *y = b;
+    uint8_t        d = 0;
+
+    for (size_t i = 0; i < n; i++)
+        d |= (uint8_t)(x[i] ^ y[i]);
+    return d == 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* pool                                                                */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The pool's size is the configuration snapshot's: the broker writes it
+ * before starting the worker and never changes it under a running worker.
+ */
+static uint32_t
+wk_session_cap(const struct wk_worker *w)
+{
+    return w->sessions != NULL ? w->conf->max_sessions : 0;
+}
+
+static uint32_t
+wk_session_cp_cap(const struct wk_worker *w)
+{
+    return w->conf->max_browse_continuation_points;
+}
+
+static void
+wk_session_count(struct wk_worker *w)
+{
+    if (w->row != NULL)
+        atomic_store_explicit(&w->row->sessions, w->nsessions,
+                              memory_order_relaxed);
+}
+
+int
+wk_session_init(struct wk_worker *w)
+{
+    uint32_t              n = w->conf->max_sessions;
+    uint32_t              ncp = wk_session_cp_cap(w);
+    size_t                ssz, csz;
+    struct wk_session_cp *cps;
+    uint8_t              *p;
+    size_t                got = 0;
+
+    if (n == 0 || ncp == 0)
+        return -EINVAL;
+    /* Key the generator (blocks only until the kernel pool is seeded). */
+    while (got < sizeof(w->rng)) {
+        ssize_t r = getrandom((uint8_t *)w->rng + got, sizeof(w->rng) - got,
+                              0);
+
+        if (r == -1) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        got += (size_t)r;
+    }
+    ssz = (size_t)n * sizeof(struct wk_session);
+    csz = (size_t)n * ncp * sizeof(struct wk_session_cp);
+    if (csz / ncp / sizeof(struct wk_session_cp) != n)
+        return -ENOMEM;
+    p = wk_alloc(w, ssz + csz);
+    if (p == NULL)
+        return -ENOMEM;
+    memset(p, 0, ssz + csz);
+    w->sessions = (struct wk_session *)p;
+    cps = (struct wk_session_cp *)(p + ssz);
+    for (uint32_t i = 0; i < n; i++) {
+        w->sessions[i].index = i;
+        w->sessions[i].cps = cps + (size_t)i * ncp;
+    }
+    w->nsessions = 0;
+    wk_session_count(w);
+    return 0;
+}
+
+void
+wk_session_fini(struct wk_worker *w)
+{
+    if (w->sessions == NULL)
+        return;
+    wk_free(w, w->sessions);
+    w->sessions = NULL;
+    w->nsessions = 0;
+    wk_session_count(w);
+}
+
+uint32_t
+wk_session_revise_timeout(const struct shm_config *c, double requested_ms)
+{
+    uint32_t lo = c->min_session_timeout_ms, hi = c->max_session_timeout_ms;
+
+    if (hi < lo)
+        hi = lo;
+    /* NaN, 0, negative: the client did not choose; +Inf, huge: too long. */
+    if (isnan(requested_ms) || requested_ms <= 0 || requested_ms >= hi)
+        return hi;
+    if (requested_ms <= lo)
+        return lo;
+    return (uint32_t)requested_ms;
+}
+
+struct wk_session *
+wk_session_create(struct wk_worker *w, uint32_t channel_id,
+                  double requested_ms)
+{
+    uint32_t              cap = wk_session_cap(w);
+    struct wk_session    *s = NULL;
+    struct wk_session_cp *cps;
+    uint32_t              index;
+
+    for (uint32_t i = 0; i < cap; i++) {
+        if (!w->sessions[i].used) {
+            s = &w->sessions[i];
+            break;
+        }
+    }
+    if (s == NULL)
+        return NULL;
+    index = s->index;
+    cps = s->cps;
+    memset(s, 0, sizeof(*s));
+    s->index = index;
+    s->cps = cps;
+    s->used = 1;
+    s->channel_id = channel_id;
+    s->timeout_ms = wk_session_revise_timeout(w->conf, requested_ms);
+    s->created_ms = w->now_ms;
+    s->last_ms = w->now_ms;
+    wk_session_random(w, &s->id, sizeof(s->id));
+    /* data1 locates the slot; the other 96 bits are the secret. */
+    wk_session_random(w, &s->token, sizeof(s->token));
+    s->token.data1 = index;
+    wk_session_random(w, s->nonce, sizeof(s->nonce));
+    w->nsessions++;
+    wk_session_count(w);
+    return s;
+}
+
+struct wk_session *
+wk_session_find_by_token(struct wk_worker *w, const struct ua_nodeid *token)
+{
+    struct wk_session *s;
+
+    if (token->ns != 0 || token->idtype != UA_IDTYPE_GUID
+        || token->id.guid.data1 >= wk_session_cap(w))
+        return NULL;
+    s = &w->sessions[token->id.guid.data1];
+    if (!s->used
+        || !wk_session_bytes_eq(&s->token, &token->id.guid, sizeof(s->token)))
+        return NULL;
+    return s;
+}
+
+ua_status
+wk_session_activate(struct wk_worker *w, struct wk_session *s,
+                    uint32_t channel_id, enum wk_session_user user)
+{
+    if (!s->activated) {
+        /* Part 4 §5.7.3: the first activation comes on the channel that
+         * created the session; anything else is someone else's attempt. */
+        if (s->channel_id != channel_id)
+            return UA_BAD_SESSION_ID_INVALID;
+    } else if (s->channel_id != channel_id && user != s->user) {
+        /* A client that lost its channel may move the session to a new one
+         * (§5.7.3), but only as the same user (SECURITY.md 50). */
+        return UA_BAD_IDENTITY_CHANGE_NOT_SUPPORTED;
+    }
+    s->activated = 1;
+    s->user = (uint8_t)user;
+    s->channel_id = channel_id;
+    wk_session_random(w, s->nonce, sizeof(s->nonce));  /* single use */
+    wk_session_touch(w, s);
+    return UA_GOOD;
+}
+
+void
+wk_session_touch(struct wk_worker *w, struct wk_session *s)
+{
+    s->last_ms = w->now_ms;
+    s->requests++;
+}
+
+void
+wk_session_close(struct wk_worker *w, struct wk_session *s)
+{
+    if (!s->used)
+        return;
+    memset(s->cps, 0, (size_t)wk_session_cp_cap(w) * sizeof(*s->cps));
+    s->ncps = 0;
+    s->used = 0;
+    s->activated = 0;
+    s->channel_id = 0;
+    memset(&s->token, 0, sizeof(s->token));
+    memset(s->nonce, 0, sizeof(s->nonce));
+    w->nsessions--;
+    wk_session_count(w);
+}
+
+unsigned
+wk_session_expire(struct wk_worker *w, uint64_t now_ms)
+{
+    uint32_t cap = wk_session_cap(w);
+    unsigned closed = 0;
+
+    for (uint32_t i = 0; i < cap; i++) {
+        struct wk_session *s = &w->sessions[i];
+        uint64_t           since, limit;
+
+        if (!s->used)
+            continue;
+        if (s->activated) {
+            since = s->last_ms;
+            limit = s->timeout_ms;
+        } else {
+            since = s->created_ms;
+            limit = s->timeout_ms < WK_SESSION_ACTIVATE_MS
+                        ? s->timeout_ms : WK_SESSION_ACTIVATE_MS;
+        }
+        if (now_ms >= since && now_ms - since >= limit) {
+            wk_session_close(w, s);
+            closed++;
+        }
+    }
+    return closed;
+}
+
+void
+wk_session_channel_closed(struct wk_worker *w, uint32_t channel_id)
+{
+    uint32_t cap = wk_session_cap(w);
+
+    if (channel_id == 0)
+        return;
+    for (uint32_t i = 0; i < cap; i++) {
+        struct wk_session *s = &w->sessions[i];
+
+        if (!s->used || s->channel_id != channel_id)
+            continue;
+        if (s->activated)
+            s->channel_id = 0;
+        else
+            wk_session_close(w, s);
+    }
+}
+
+struct ua_nodeid
+wk_session_id(const struct wk_session *s)
+{
+    struct ua_nodeid n = { .ns = 1, .idtype = UA_IDTYPE_GUID };
+
+    n.id.guid = s->id;
+    return n;
+}
+
+struct ua_nodeid
+wk_session_token(const struct wk_session *s)
+{
+    struct ua_nodeid n = { .ns = 0, .idtype = UA_IDTYPE_GUID };
+
+    n.id.guid = s->token;
+    return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Browse continuation points                                          */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Wire form (WK_SESSION_CP_BYTES): uint32 index into the session's points,
+ * uint64 random id, little-endian.  Only the session that holds the point
+ * can match the id.
+ */
+struct wk_session_cp *
+wk_session_cp_alloc(struct wk_worker *w, struct wk_session *s)
+{
+    uint32_t cap = wk_session_cp_cap(w);
+
+    if (s->ncps >= cap)
+        return NULL;
+    for (uint32_t i = 0; i < cap; i++) {
+        struct wk_session_cp *cp = &s->cps[i];
+
+        if (cp->id != 0)
+            continue;
+        memset(cp, 0, sizeof(*cp));
+        do
+            wk_session_random(w, &cp->id, sizeof(cp->id));
+        while (cp->id == 0);
+        s->ncps++;
+        return cp;
+    }
+    return NULL;
+}
+
+void
+wk_session_cp_bytes(const struct wk_session *s,
+                    const struct wk_session_cp *cp, uint8_t *out)
+{
+    uint32_t i = (uint32_t)(cp - s->cps);
+
+    memcpy(out, &i, 4);
+    memcpy(out + 4, &cp->id, 8);
+}
+
+struct wk_session_cp *
+wk_session_cp_find(struct wk_worker *w, struct wk_session *s,
+                   const struct ua_string *bytes)
+{
+    struct wk_session_cp *cp;
+    uint32_t              i;
+
+    if (bytes->len != WK_SESSION_CP_BYTES || bytes->data == NULL)
+        return NULL;
+    memcpy(&i, bytes->data, 4);
+    if (i >= wk_session_cp_cap(w))
+        return NULL;
+    cp = &s->cps[i];
+    if (cp->id == 0 || !wk_session_bytes_eq(&cp->id, bytes->data + 4, 8))
+        return NULL;
+    return cp;
+}
+
+void
+wk_session_cp_release(struct wk_session *s, struct wk_session_cp *cp)
+{
+    if (cp->id == 0)
+        return;
+    memset(cp, 0, sizeof(*cp));
+    s->ncps--;
+}
