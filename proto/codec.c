@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "status_gen.h"
+#include "types_gen.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "proto/codec.c assumes a little-endian host"
@@ -455,6 +456,126 @@ ua_wire_is_memory(const struct ua_type *t)
     }
 }
 
+
+/*
+ * Hand-written fast paths (STYLE §7) for the hottest shapes: arrays of
+ * DataValues (ReadResponse) and of MonitoredItemNotifications
+ * (PublishResponse) whose values are fixed-size scalars or pre-encoded.
+ * They write the same bytes as the table-driven path (the round-trip,
+ * vector and codec tests run both) and fall back to it for anything else.
+ */
+
+/* Wire size of a fixed-size built-in scalar, 0 for the others. */
+static inline size_t
+ua_fixed_size(uint8_t bt)
+{
+    static const uint8_t sz[UA_BT_MAX + 1] = {
+        [UA_BT_BOOLEAN] = 1, [UA_BT_SBYTE] = 1, [UA_BT_BYTE] = 1,
+        [UA_BT_INT16] = 2, [UA_BT_UINT16] = 2, [UA_BT_INT32] = 4,
+        [UA_BT_UINT32] = 4, [UA_BT_FLOAT] = 4, [UA_BT_STATUSCODE] = 4,
+        [UA_BT_INT64] = 8, [UA_BT_UINT64] = 8, [UA_BT_DOUBLE] = 8,
+        [UA_BT_DATETIME] = 8, [UA_BT_GUID] = 16,
+    };
+
+    return bt <= UA_BT_MAX ? sz[bt] : 0;
+}
+
+/*
+ * One DataValue; the caller guarantees two levels of nesting room.  Bytes
+ * go straight into the output buffer (no staging copy: a staged buffer read
+ * back with wide loads stalls on store forwarding); near the end of the
+ * buffer, or for values that are not fixed-size scalars, the table path.
+ */
+#define UA_DV_FAST_MAX 40   /* mask + type + 16 + status + 2 ts + 2 ps */
+
+static void
+ua_enc_datavalue_fast(struct ua_enc *e, const struct ua_datavalue *dv)
+{
+    const struct ua_variant *v = &dv->value;
+    uint8_t                  m = dv->mask & 0x3F;
+    uint8_t                 *p;
+    size_t                   sz = 0;
+
+    if (m & UA_DV_VALUE) {
+        sz = v->is_array ? 0 : ua_fixed_size(v->type);
+        if (sz == 0 || v->data == NULL) {
+            ua_enc_datavalue(e, dv);
+            return;
+        }
+    }
+    if (e->pos > e->cap || e->cap - e->pos < UA_DV_FAST_MAX) {
+        ua_enc_datavalue(e, dv);
+        return;
+    }
+    p = e->buf + e->pos;
+    *p++ = m;
+    if (m & UA_DV_VALUE) {
+        *p++ = v->type;
+        switch (sz) {
+        case 1:
+            *p = v->type == UA_BT_BOOLEAN ? (*(const bool *)v->data ? 1 : 0)
+                                          : *(const uint8_t *)v->data;
+            break;
+        case 2: memcpy(p, v->data, 2); break;
+        case 4: memcpy(p, v->data, 4); break;
+        case 8: memcpy(p, v->data, 8); break;
+        default: memcpy(p, v->data, 16); break;
+        }
+        p += sz;
+    }
+    if (m & UA_DV_STATUS) {
+        memcpy(p, &dv->status, 4);
+        p += 4;
+    }
+    if (m & UA_DV_SOURCE_TS) {
+        memcpy(p, &dv->source_ts, 8);
+        p += 8;
+    }
+    if (m & UA_DV_SOURCE_PS) {
+        memcpy(p, &dv->source_ps, 2);
+        p += 2;
+    }
+    if (m & UA_DV_SERVER_TS) {
+        memcpy(p, &dv->server_ts, 8);
+        p += 8;
+    }
+    if (m & UA_DV_SERVER_PS) {
+        memcpy(p, &dv->server_ps, 2);
+        p += 2;
+    }
+    e->pos = (size_t)(p - e->buf);
+}
+
+/* Arrays of DataValue or MonitoredItemNotification; false: not handled. */
+static bool
+ua_enc_array_fast(struct ua_enc *e, const void *data, int32_t n,
+                  const struct ua_type *t)
+{
+    if (e->depth + 3 > UA_NESTING_MAX)
+        return false;
+    if (t == &ua_types[UA_TYPE_DATAVALUE]) {
+        const struct ua_datavalue *dv = data;
+
+        e->depth++;
+        for (int32_t i = 0; i < n && e->err == UA_GOOD; i++)
+            ua_enc_datavalue_fast(e, &dv[i]);
+        e->depth--;
+        return true;
+    }
+    if (t == &ua_types[UA_TYPE_MONITOREDITEMNOTIFICATION]) {
+        const struct ua_monitored_item_notification *mi = data;
+
+        e->depth += 2;
+        for (int32_t i = 0; i < n && e->err == UA_GOOD; i++) {
+            ua_enc_u32(e, mi[i].client_handle);
+            ua_enc_datavalue_fast(e, &mi[i].value);
+        }
+        e->depth -= 2;
+        return true;
+    }
+    return false;
+}
+
 static void
 ua_enc_array(struct ua_enc *e, const void *data, int32_t n,
              const struct ua_type *t)
@@ -474,6 +595,8 @@ ua_enc_array(struct ua_enc *e, const void *data, int32_t n,
         ua_enc_raw(e, data, (size_t)n * t->size);
         return;
     }
+    if (ua_enc_array_fast(e, data, n, t))
+        return;
     for (int32_t i = 0; i < n && e->err == UA_GOOD; i++)
         ua_enc_value(e, p + (size_t)i * t->size, t);
 }

@@ -656,6 +656,102 @@ START_TEST(test_nesting_encode)
 }
 END_TEST
 
+
+/*
+ * The hand-written array fast paths (DataValue, MonitoredItemNotification)
+ * write exactly what the table path writes for each element, at every
+ * buffer size.
+ */
+START_TEST(test_fast_paths_match)
+{
+    static struct ua_datavalue             dv[40];
+    static struct ua_monitored_item_notification mi[40];
+    static uint8_t                         full[4096], part[4096], one[128];
+    static bool                            bools[40];
+    static int32_t                         ints[40];
+    static double                          dbls[40];
+    static struct ua_guid                  guids[40];
+    static struct ua_string                strs[40];
+    struct ua_variant                      arr;
+    size_t                                 len, need, k, n1;
+
+    for (int i = 0; i < 40; i++) {
+        memset(&dv[i], 0, sizeof(dv[i]));
+        dv[i].mask = (uint8_t)(UA_DV_VALUE | (i % 3 ? UA_DV_SOURCE_TS : 0)
+                               | (i % 4 ? UA_DV_SERVER_TS : 0)
+                               | (i % 5 ? 0 : UA_DV_STATUS | UA_DV_SOURCE_PS
+                                              | UA_DV_SERVER_PS));
+        dv[i].source_ts = 1000 + i;
+        dv[i].server_ts = 2000 + i;
+        dv[i].status = UA_BAD_NODE_ID_UNKNOWN;
+        dv[i].source_ps = (uint16_t)i;
+        dv[i].server_ps = (uint16_t)(i + 1);
+        bools[i] = i & 1;
+        ints[i] = -i;
+        dbls[i] = i + 0.5;
+        memset(&guids[i], i, sizeof(guids[i]));
+        strs[i] = ua_string_from("x");
+        switch (i % 6) {
+        case 0: ua_variant_set_scalar(&dv[i].value, &bools[i], UA_BT_BOOLEAN);
+                break;
+        case 1: ua_variant_set_scalar(&dv[i].value, &ints[i], UA_BT_INT32);
+                break;
+        case 2: ua_variant_set_scalar(&dv[i].value, &dbls[i], UA_BT_DOUBLE);
+                break;
+        case 3: ua_variant_set_scalar(&dv[i].value, &guids[i], UA_BT_GUID);
+                break;
+        case 4: ua_variant_set_scalar(&dv[i].value, &strs[i], UA_BT_STRING);
+                break;         /* not fixed-size: the table path */
+        default: dv[i].mask &= (uint8_t)~UA_DV_VALUE;
+                break;
+        }
+        mi[i].client_handle = (uint32_t)(7 * i);
+        mi[i].value = dv[i];
+    }
+    /* DataValues: the array equals the concatenated single encodings. */
+    ua_variant_set_array(&arr, dv, 40, UA_BT_DATAVALUE);
+    ck_assert_uint_eq(ua_encode(&arr, &ua_types[UA_TYPE_VARIANT], full,
+                                sizeof(full), &len), UA_GOOD);
+    k = 5;
+    for (int i = 0; i < 40; i++) {
+        ck_assert_uint_eq(ua_encode(&dv[i], &ua_types[UA_TYPE_DATAVALUE], one,
+                                    sizeof(one), &n1), UA_GOOD);
+        ck_assert_mem_eq(full + k, one, n1);
+        k += n1;
+    }
+    ck_assert_uint_eq(k, len);
+    for (size_t cap = len - 80; cap < len; cap++) {
+        ck_assert_uint_eq(ua_encode(&arr, &ua_types[UA_TYPE_VARIANT], part,
+                                    cap, &need),
+                          UA_BAD_ENCODING_LIMITS_EXCEEDED);
+        ck_assert_uint_eq(need, len);
+        /* What was written is the start of the encoding (the field that
+         * did not fit may be missing). */
+        ck_assert_mem_eq(part, full, cap - 64);
+    }
+    /* MonitoredItemNotifications inside a DataChangeNotification. */
+    {
+        struct ua_data_change_notification dcn = { 0 };
+
+        dcn.n_monitored_items = 40;
+        dcn.monitored_items = mi;
+        dcn.n_diagnostic_infos = -1;
+        ck_assert_uint_eq(ua_encode(&dcn,
+                                    &ua_types[UA_TYPE_DATACHANGENOTIFICATION],
+                                    full, sizeof(full), &len), UA_GOOD);
+        k = 4;
+        for (int i = 0; i < 40; i++) {
+            ck_assert_uint_eq(ua_encode(&mi[i],
+                              &ua_types[UA_TYPE_MONITOREDITEMNOTIFICATION],
+                              one, sizeof(one), &n1), UA_GOOD);
+            ck_assert_mem_eq(full + k, one, n1);
+            k += n1;
+        }
+        ck_assert_uint_eq(k + 4, len);          /* + diagnosticInfos */
+    }
+}
+END_TEST
+
 START_TEST(test_encode_too_small)
 {
     struct ua_read_request rq;
@@ -783,6 +879,7 @@ codec_suite(void)
     tc = tcase_create("Encoding into a caller buffer");
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_add_test(tc, test_encode_too_small);
+    tcase_add_test(tc, test_fast_paths_match);
     suite_add_tcase(s, tc);
     return s;
 }
