@@ -497,19 +497,26 @@ ua_enc_datavalue_fast(struct ua_enc *e, const struct ua_datavalue *dv)
     size_t                   sz = 0;
 
     if (m & UA_DV_VALUE) {
-        sz = v->is_array ? 0 : ua_fixed_size(v->type);
+        if (v->type == UA_VARIANT_RAW && v->n > 0 && v->data != NULL
+            && v->n <= 64)
+            sz = (size_t)v->n;          /* encoded once: copy as is */
+        else
+            sz = v->is_array ? 0 : ua_fixed_size(v->type);
         if (sz == 0 || v->data == NULL) {
             ua_enc_datavalue(e, dv);
             return;
         }
     }
-    if (e->pos > e->cap || e->cap - e->pos < UA_DV_FAST_MAX) {
+    if (e->pos > e->cap || e->cap - e->pos < UA_DV_FAST_MAX + 64) {
         ua_enc_datavalue(e, dv);
         return;
     }
     p = e->buf + e->pos;
     *p++ = m;
-    if (m & UA_DV_VALUE) {
+    if ((m & UA_DV_VALUE) && v->type == UA_VARIANT_RAW) {
+        memcpy(p, v->data, sz);
+        p += sz;
+    } else if (m & UA_DV_VALUE) {
         *p++ = v->type;
         switch (sz) {
         case 1:

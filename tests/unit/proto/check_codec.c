@@ -702,8 +702,17 @@ START_TEST(test_fast_paths_match)
                 break;
         case 4: ua_variant_set_scalar(&dv[i].value, &strs[i], UA_BT_STRING);
                 break;         /* not fixed-size: the table path */
-        default: dv[i].mask &= (uint8_t)~UA_DV_VALUE;
+        case 5:
+            if (i % 12 == 5) { /* pre-encoded Int32 42 */
+                static uint8_t raw[] = { 0x06, 0x2A, 0x00, 0x00, 0x00 };
+
+                dv[i].value.type = UA_VARIANT_RAW;
+                dv[i].value.n = sizeof(raw);
+                dv[i].value.data = raw;
                 break;
+            }
+            dv[i].mask &= (uint8_t)~UA_DV_VALUE;
+            break;
         }
         mi[i].client_handle = (uint32_t)(7 * i);
         mi[i].value = dv[i];
