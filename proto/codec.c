@@ -1143,6 +1143,21 @@ ua_dec_array(struct ua_dec *d, void **data, int32_t *n,
         d->p += (size_t)len * t->size;
         return UA_GOOD;
     }
+    if (t == &ua_types[UA_TYPE_READVALUEID] && d->depth < d->max_depth) {
+        /* Fast path for Read: the members in order, without the table. */
+        struct ua_read_value_id *rv = (struct ua_read_value_id *)p;
+
+        for (int32_t i = 0; i < len; i++, rv++) {
+            UA_TRY(ua_dec_nodeid(d, &rv->node_id, NULL));
+            UA_TRY(ua_dec_raw(d, &rv->attribute_id, 4));
+            UA_TRY(ua_dec_string(d, &rv->index_range,
+                                 d->lim->max_string_len));
+            UA_TRY(ua_dec_raw(d, &rv->data_encoding.ns, 2));
+            UA_TRY(ua_dec_string(d, &rv->data_encoding.name,
+                                 d->lim->max_string_len));
+        }
+        return UA_GOOD;
+    }
     for (int32_t i = 0; i < len; i++)
         UA_TRY(ua_dec_value(d, p + (size_t)i * t->size, t));
     return UA_GOOD;
