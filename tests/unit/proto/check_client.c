@@ -599,7 +599,7 @@ END_TEST
 
 START_TEST(test_frame)
 {
-    uint8_t  b[16];
+    uint8_t  b[16] = { 0 };
     uint32_t chunk = 1;
 
     ck_assert_uint_eq(ua_client_frame(&h->cl, b, 7, &chunk), UA_GOOD);
