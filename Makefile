@@ -193,6 +193,17 @@ CHECK_EXTRA += interop
 # kill -9 of a worker, clean stop (tests/integ/integ_server.c).
 INTEG_SERVER := $(B)/tests/integ/integ_server
 CHECK_PROGS += $(INTEG_SERVER)
+# The fan-out's data path: Write through the broker read back on the other
+# worker, every Static type, the refusals, `uabroker feed`, no allocation
+# per Write, a dead worker's block references reclaimed
+# (tests/integ/integ_fanout.c).
+INTEG_FANOUT := $(B)/tests/integ/integ_fanout
+CHECK_PROGS += $(INTEG_FANOUT)
+# Subscriptions across processes: every value in order on both workers,
+# silent subscribers hold no block, kill -9 of a worker loses nothing on
+# the other (tests/integ/integ_sub.c).
+INTEG_SUB := $(B)/tests/integ/integ_sub
+CHECK_PROGS += $(INTEG_SUB)
 # >>> (end of the integration/interop spot)
 
 # integ_server: its own objects + tests/lib/uaconn.c + libproto.a; it
@@ -203,10 +214,36 @@ INTEG_SERVER_OBJS := $(B)/tests/integ/integ_server.o $(B)/tests/lib/uaconn.o
 $(INTEG_SERVER): $(INTEG_SERVER_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -pthread -o $@ \
-	  $(INTEG_SERVER_OBJS) $(LIBPROTO) -lm
+	  $(INTEG_SERVER_OBJS) $(LIBPROTO) $(WOLFSSL_LIBS) -lm
 
 ifneq ($(filter run check,$(MAKECMDGOALS)),)
 $(INTEG_SERVER_OBJS): | deps
+endif
+
+# integ_fanout: like integ_server, plus libshm.a (it attaches the segment
+# to set interest bits of a worker it then stops and kills).
+INTEG_FANOUT_OBJS := $(B)/tests/integ/integ_fanout.o $(B)/tests/lib/uaconn.o
+
+$(INTEG_FANOUT): $(INTEG_FANOUT_OBJS) $(LIBPROTO) $(LIBSHM) | $(UABROKER) \
+  $(UAWORKER)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_FANOUT_OBJS) \
+	  $(LIBSHM) $(LIBPROTO) $(NANOMSG_LIBS) $(WOLFSSL_LIBS) -lm
+
+ifneq ($(filter run check,$(MAKECMDGOALS)),)
+$(INTEG_FANOUT_OBJS): | deps
+endif
+
+# integ_sub: its own objects + tests/lib/uaconn.c + libproto.a, threads.
+INTEG_SUB_OBJS := $(B)/tests/integ/integ_sub.o $(B)/tests/lib/uaconn.o
+
+$(INTEG_SUB): $(INTEG_SUB_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -pthread -o $@ $(INTEG_SUB_OBJS) \
+	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
+
+ifneq ($(filter run check,$(MAKECMDGOALS)),)
+$(INTEG_SUB_OBJS): | deps
 endif
 
 # Check's per-test timeouts (default 4 s, or a suite's own) stretched for
@@ -406,6 +443,22 @@ $(BENCH_ADDRSPACE): build/tests/bench/bench_addrspace.o build/libshm.a
 bench-addrspace: $(BENCH_ADDRSPACE) build/uabroker
 	./$(BENCH_ADDRSPACE) $(BENCH_ARGS)
 	sh tests/bench/bench_build.sh build/uabroker $(BENCH_ARGS)
+
+# Message security on the secure channel state machines in memory: server
+# CPU per Read round trip for None and every RSA policy x Sign /
+# SignAndEncrypt, and per OpenSecureChannel (tests/bench/bench_sc_security.c).
+# BENCH_ARGS="<round trips> <handshakes>"; -O2, the plain libproto.a.
+BENCH_SECURITY := build/bench/bench_sc_security
+
+$(BENCH_SECURITY): build/tests/bench/bench_sc_security.o build/libproto.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(WOLFSSL_LIBS) -lm
+
+.PHONY: bench-security
+bench-security: $(BENCH_SECURITY)
+	./$(BENCH_SECURITY) $(BENCH_ARGS)
+
+-include $(wildcard build/tests/bench/bench_sc_security.d)
 
 # uabench: the OPC UA load generator (any server, SecurityPolicy None);
 # always -O2 and the plain libproto.a, never sanitized.

@@ -11,11 +11,13 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "fanout.h"
 #include "ns0_gen.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
@@ -124,6 +126,40 @@ bk_addrspace_plan(const struct bk_config *c, struct shm_plan *p)
     /* Live Server values (ServerStatus, arrays) and the Static demo. */
     heap += 64 * 1024 + 2 * BK_DEMO_BUILTINS * 1024;
     p->vheap = heap + (uint64_t)c->value_heap_mb * 1024 * 1024;
+    /* The fan-out: a ring triple per worker slot, the block pool. */
+    p->ring_workers = c->workers;
+    p->req_ring_slots = c->fanout_req_ring_slots;
+    p->reply_ring_slots = c->fanout_reply_ring_slots;
+    p->notif_ring_slots = c->fanout_notif_ring_slots;
+    p->msg_slot_size = c->fanout_msg_slot_size;
+    p->blocks = c->workers != 0 ? c->fanout_blocks : 0;
+    p->block_size = c->fanout_block_size;
+}
+
+int
+bk_addrspace_write_value(struct bk_addrspace *as, uint32_t slot,
+                         const void *bytes, uint32_t len,
+                         const struct shm_value *m)
+{
+    struct shm_value mm = *m;
+    int64_t          prev;
+    int              rc;
+
+    if (slot >= as->vals.nslots)
+        return -EINVAL;
+    if (mm.flags & SHM_VF_SERVER_TS) {
+        /* Only the broker writes slots: a relaxed load of our own store. */
+        prev = atomic_load_explicit(&as->vals.slots[slot].server_ts,
+                                    memory_order_relaxed);
+        if (mm.server_ts <= prev) {
+            mm.server_ts = prev + 1;
+            mm.server_ps = 0;
+        }
+    }
+    rc = shm_value_write(&as->vals, slot, bytes, len, &mm);
+    if (rc == 0 && as->fanout != NULL)
+        bk_fanout_notify(as->fanout, slot, bytes, len, &mm);
+    return rc;
 }
 
 int
@@ -136,7 +172,7 @@ bk_addrspace_write_raw(struct bk_addrspace *as, uint32_t slot,
     m.flags = SHM_VF_SOURCE_TS | SHM_VF_SERVER_TS;
     m.source_ts = now;
     m.server_ts = now;
-    return shm_value_write(&as->vals, slot, bytes, len, &m);
+    return bk_addrspace_write_value(as, slot, bytes, len, &m);
 }
 
 static int
@@ -533,13 +569,38 @@ full:
     return -1;
 }
 
+/*
+ * BuildInfo.BuildDate: when this binary was compiled, from __DATE__ and
+ * __TIME__ ("Nov 30 2026", "20:36:48", the compiler's local time, taken as
+ * UTC).  0 if the strings are not in that form.
+ */
+static int64_t
+bk_as_build_date(void)
+{
+    static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    const char       *d = __DATE__, *t = __TIME__;
+    struct tm         tm;
+    const char       *m;
+    time_t            secs;
+
+    memset(&tm, 0, sizeof(tm));
+    m = strstr(months, (char[4]){ d[0], d[1], d[2], '\0' });
+    if (m == NULL || sscanf(d + 4, "%d %d", &tm.tm_mday, &tm.tm_year) != 2
+        || sscanf(t, "%d:%d:%d", &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 3)
+        return 0;
+    tm.tm_mon = (int)(m - months) / 3;
+    tm.tm_year -= 1900;
+    secs = timegm(&tm);
+    return (int64_t)secs * 10000000 + INT64_C(116444736000000000);
+}
+
 /* ServerStatus as one structure value and as its children. */
 static void
 bk_as_status(struct bk_addrspace *as, int64_t now)
 {
     struct ua_server_status_data_type st;
     static struct ua_string           pu, mn, pn, sv, bn;
-    int64_t                           build = as->start_time;
+    int64_t                           build = bk_as_build_date();
     uint32_t                          zero = 0;
     int32_t                           running = 0;
     struct ua_localizedtext           reason = { 0 };
@@ -725,6 +786,46 @@ bk_as_live_init(struct bk_addrspace *as, const struct bk_config *c,
     return 0;
 }
 
+/*
+ * ServerDiagnosticsSummary from the workers' rows (summed; a respawned
+ * worker starts its counters again).  Fields we do not count stay 0.
+ */
+static void
+bk_as_diagnostics(struct bk_addrspace *as, int64_t now)
+{
+    const struct shm_worker *rows = shm_segment_region(&as->seg,
+                                                       SHM_R_WORKERS);
+    struct ua_server_diagnostics_summary_data_type d;
+    uint64_t sessions = 0, rejected = 0;
+
+    for (int i = 0; i < SHM_WORKERS_MAX; i++) {
+        if (atomic_load_explicit(&rows[i].state, memory_order_relaxed)
+            == SHM_WS_EMPTY)
+            continue;
+        sessions += atomic_load_explicit(&rows[i].sessions,
+                                         memory_order_relaxed);
+        rejected += atomic_load_explicit(&rows[i].bad_requests,
+                                         memory_order_relaxed);
+    }
+    /* Write only changes: a watched value should not tick for nothing. */
+    if (as->diag_last[0] == sessions + 1 && as->diag_last[1] == rejected + 1)
+        return;
+    as->diag_last[0] = sessions + 1;
+    as->diag_last[1] = rejected + 1;
+    memset(&d, 0, sizeof(d));
+    d.current_session_count = (uint32_t)sessions;
+    d.rejected_requests_count = (uint32_t)rejected;
+    bk_as_write_struct(as, bk_addrspace_ns0_slot(as,
+        UA_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY),
+        UA_TYPE_SERVERDIAGNOSTICSSUMMARYDATATYPE, &d, now);
+    bk_addrspace_write_scalar(as, bk_addrspace_ns0_slot(as,
+        UA_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY_CURRENTSESSIONCOUNT),
+        UA_BT_UINT32, &d.current_session_count, now);
+    bk_addrspace_write_scalar(as, bk_addrspace_ns0_slot(as,
+        UA_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY_REJECTEDREQUESTSCOUNT),
+        UA_BT_UINT32, &d.rejected_requests_count, now);
+}
+
 void
 bk_addrspace_tick(struct bk_addrspace *as, int64_t now)
 {
@@ -733,6 +834,7 @@ bk_addrspace_tick(struct bk_addrspace *as, int64_t now)
 
     bk_addrspace_write_scalar(as, slot, UA_BT_DATETIME, &now, now);
     bk_as_status(as, now);
+    bk_as_diagnostics(as, now);
 }
 
 int

@@ -26,6 +26,8 @@ enum bk_sim {
     BK_SIM_MAX
 };
 
+struct bk_fanout;
+
 /* The broker's handle on the address space. */
 struct bk_addrspace {
     struct shm_segment   seg;
@@ -35,7 +37,11 @@ struct bk_addrspace {
     uint32_t             vars;
     uint32_t             sim_slot[BK_SIM_MAX];
     int64_t              start_time;        /* DateTime */
+    uint64_t             diag_last[2];      /* sessions, rejected + 1 */
     double               build_seconds;
+    /* Where value changes are announced (broker/fanout.c); NULL: nowhere
+     * (the build, unit tests without the fan-out). */
+    struct bk_fanout    *fanout;
 };
 
 /* How big the segment must be for c. */
@@ -65,9 +71,23 @@ int bk_addrspace_write_array(struct bk_addrspace *as, uint32_t slot,
                              uint8_t bt, const void *values, int32_t n,
                              int64_t now);
 
-/* Store an already encoded Variant. */
+/* Store an already encoded Variant, status Good, both timestamps now. */
 int bk_addrspace_write_raw(struct bk_addrspace *as, uint32_t slot,
                            const void *bytes, uint32_t len, int64_t now);
+
+/*
+ * THE one function every value change goes through (client Writes, the
+ * feed, the simulation, the live Server nodes): store len bytes of encoded
+ * Variant with m's status and timestamps in slot, then hand the change to
+ * the fan-out (bk_fanout_notify: a notification record if any worker has
+ * interest).  The server timestamp is made strictly increasing per slot
+ * (the previous one + 1 tick when m's is not later), so a worker can tell
+ * a value it already has (worker/fanout.h).  0, -ENOSPC (value heap full:
+ * the slot keeps its old value), -EINVAL (bad slot).
+ */
+int bk_addrspace_write_value(struct bk_addrspace *as, uint32_t slot,
+                             const void *bytes, uint32_t len,
+                             const struct shm_value *m);
 
 /* Update the live Server nodes (CurrentTime, ServerStatus) to now. */
 void bk_addrspace_tick(struct bk_addrspace *as, int64_t now);

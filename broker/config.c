@@ -132,6 +132,27 @@ static const struct bk_conf_key bk_conf_keys[] = {
         "50", 1, 3600000, "shortest publishing interval granted"),
     DBL("limits", "min_sampling_interval_ms", min_sampling_interval_ms, "50",
         0, 3600000, "shortest sampling interval granted"),
+    U32("fanout", "blocks", fanout_blocks, "1024", 16, 1048576,
+        "notification blocks in shared memory (value changes in flight)"),
+    U32("fanout", "block_size", fanout_block_size, "16384", 1024, 1048576,
+        "bytes per notification block; a value that does not fit in one "
+        "is reported lost (overflow) and read from its slot"),
+    U32("fanout", "notif_ring_slots", fanout_notif_ring_slots, "4096", 16,
+        1048576, "block handles a worker's notification ring holds"),
+    U32("fanout", "req_ring_slots", fanout_req_ring_slots, "8192", 16,
+        1048576, "slots of a worker's request ring (Writes to the broker)"),
+    U32("fanout", "reply_ring_slots", fanout_reply_ring_slots, "4096", 16,
+        1048576, "slots of a worker's reply ring (Write results)"),
+    U32("fanout", "msg_slot_size", fanout_msg_slot_size, "64", 32, 4096,
+        "bytes per request/reply slot; req_ring_slots * msg_slot_size "
+        "bounds one written value"),
+    U32("fanout", "pending_writes", fanout_pending_writes, "256", 1, 65535,
+        "Write requests in flight per worker (more: BadServerTooBusy)"),
+    STR("feed", "listen", feed_listen, "",
+        "feed socket (nanomsg NN_PULL); empty = ipc://<runtime_dir>/feed.ipc,"
+        " or tcp://ADDR:PORT"),
+    U32("feed", "max_batch_bytes", feed_max_batch_bytes, "1048576", 1024,
+        16777216, "largest feed message (a batch of lines)"),
 };
 
 #define BK_CONF_NKEYS (sizeof(bk_conf_keys) / sizeof(bk_conf_keys[0]))
@@ -336,6 +357,7 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
     BK_SNAP(min_publishing_interval_ms);
     BK_SNAP(min_sampling_interval_ms);
 #undef BK_SNAP
+    s->pending_writes = c->fanout_pending_writes;
 }
 
 void

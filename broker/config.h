@@ -63,6 +63,17 @@ struct bk_config {
     uint32_t max_publish_requests_per_session;
     double   min_publishing_interval_ms;
     double   min_sampling_interval_ms;
+    /* [fanout]: rings and notification blocks (shm/fanout.h) */
+    uint32_t fanout_blocks;             /* notification blocks */
+    uint32_t fanout_block_size;         /* bytes per block */
+    uint32_t fanout_notif_ring_slots;   /* block handles per worker */
+    uint32_t fanout_req_ring_slots;     /* worker -> broker slots */
+    uint32_t fanout_reply_ring_slots;   /* broker -> worker slots */
+    uint32_t fanout_msg_slot_size;      /* bytes per request/reply slot */
+    uint32_t fanout_pending_writes;     /* Writes in flight per worker */
+    /* [feed] */
+    char     feed_listen[BK_CONF_STR_MAX];  /* "": the runtime dir's */
+    uint32_t feed_max_batch_bytes;
 };
 
 /* Fill c with the defaults. */

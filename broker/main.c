@@ -5,16 +5,21 @@
  * space into shared memory, then runs its event loop: the live Server nodes
  * tick every second, the Simulation variables change at their configured
  * rate, the supervisor keeps one uaworker per slot running (broker/
- * supervisor.c) and the stats endpoint answers /stats, /metrics and
- * /health (broker/stats.c).
+ * supervisor.c), the fan-out applies Writes and sends value changes to
+ * the workers (broker/fanout.c), the feed takes values (broker/feed.c)
+ * and the stats endpoint answers /stats, /metrics and /health
+ * (broker/stats.c).
  *
  *   uabroker [options]                 serve
  *   uabroker [options] stats [ADDR:PORT]   print a running broker's /stats
+ *   uabroker [options] feed [--push] [--url URL] (LINE... | -)
+ *                                      send values to a running broker
  *
  * Exit codes: 0 after a clean stop, 1 when the start fails, 2 for a usage or
  * configuration error (nginx's convention, STYLE §4).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -29,6 +34,8 @@
 
 #include "addrspace.h"
 #include "config.h"
+#include "fanout.h"
+#include "feed.h"
 #include "stats.h"
 #include "supervisor.h"
 #include "proto/types.h"
@@ -45,6 +52,8 @@ struct bk_main {
     struct event         sigint;
     struct event         sigterm;
     struct bk_supervisor sv;
+    struct bk_fanout     fo;
+    struct bk_feed       feed;
     struct bk_stats      stats;
     const char          *stats_addr;    /* `stats` mode: ADDR:PORT */
     uint32_t             counter;
@@ -54,11 +63,13 @@ struct bk_main {
 
 static void bk_usage(FILE *f);
 static int bk_args(struct bk_main *m, int argc, char **argv, int *mode);
+static int bk_feed_word(int argc, char **argv);
 static int64_t bk_now(void);
 static void bk_on_tick(evutil_socket_t fd, short what, void *arg);
 static void bk_on_sim(evutil_socket_t fd, short what, void *arg);
 static void bk_on_signal(evutil_socket_t fd, short what, void *arg);
 static void bk_on_stopped(void *arg);
+static int bk_loop(struct bk_main *m);
 static int bk_run(struct bk_main *m);
 
 enum { BK_MODE_SERVE, BK_MODE_CHECK, BK_MODE_PRINT, BK_MODE_ONCE,
@@ -73,6 +84,9 @@ bk_usage(FILE *f)
         "Usage: %s [options]                  serve\n"
         "       %s [options] stats [ADDR:PORT]   print a running broker's "
         "/stats\n"
+        "       %s [options] feed [--push] [--url URL] (LINE... | -)\n"
+        "                      send values to a running broker "
+        "(docs/feed.md)\n"
         "\n"
         "  -c FILE             read the configuration from FILE (INI)\n"
         "  -p PORT             opc.tcp port (server.port, default 4840)\n"
@@ -88,7 +102,7 @@ bk_usage(FILE *f)
         "  --version           show the version and exit\n"
         "\n"
         "Stats endpoint: GET /stats (JSON), /metrics (Prometheus), /health.\n",
-        bk_prog, bk_prog, BK_WORKERS_MAX);
+        bk_prog, bk_prog, bk_prog, BK_WORKERS_MAX);
 }
 
 static int
@@ -181,6 +195,34 @@ bk_args(struct bk_main *m, int argc, char **argv, int *mode)
     return 0;
 }
 
+/*
+ * The index of the word `feed` among argv's operands (after the options
+ * and their arguments), or 0.
+ */
+static int
+bk_feed_word(int argc, char **argv)
+{
+    static const char *const with_arg[] = { "-c", "-p", "-w", "--stats",
+                                            "--runtime-dir", "--vars",
+                                            "--set" };
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool        skip = false;
+
+        if (strcmp(a, "feed") == 0)
+            return i;
+        if (a[0] != '-')
+            return 0;                   /* another operand: not feed mode */
+        for (size_t k = 0; k < sizeof(with_arg) / sizeof(with_arg[0]); k++)
+            if (strcmp(a, with_arg[k]) == 0)
+                skip = true;
+        if (skip)
+            i++;
+    }
+    return 0;
+}
+
 /* Now as an OPC UA DateTime (100 ns ticks since 1601-01-01 UTC). */
 static int64_t
 bk_now(void)
@@ -249,6 +291,29 @@ bk_on_stopped(void *arg)
     event_base_loopbreak(m->base);
 }
 
+/*
+ * The event loop, one libevent iteration at a time: before each one the
+ * fan-out does its work (Writes in, blocks out, doorbells) and says
+ * whether the iteration may block (DESIGN §3: drain the rings, mark them
+ * sleeping, look again).  libevent 2.1 has no "before sleeping" callback.
+ */
+static int
+bk_loop(struct bk_main *m)
+{
+    bool sleep;
+    int  rc;
+
+    for (;;) {
+        sleep = bk_fanout_prepare(&m->fo, bk_now());
+        rc = event_base_loop(m->base, sleep ? EVLOOP_ONCE : EVLOOP_NONBLOCK);
+        if (rc == -1)
+            return -1;
+        bk_fanout_wake(&m->fo);
+        if (event_base_got_break(m->base) || event_base_got_exit(m->base))
+            return 0;
+    }
+}
+
 static int
 bk_run(struct bk_main *m)
 {
@@ -273,10 +338,21 @@ bk_run(struct bk_main *m)
         fprintf(stderr, "%s: %s\n", bk_prog, err);
         goto out_base;
     }
+    if (bk_fanout_init(&m->fo, &m->as, m->base, &m->conf, err,
+                       sizeof(err)) != 0) {
+        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        goto out_sv;
+    }
+    m->sv.fanout = &m->fo;
+    if (bk_feed_init(&m->feed, m->base, &m->as, &m->conf, err,
+                     sizeof(err)) != 0) {
+        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        goto out_fo;
+    }
     if (bk_stats_init(&m->stats, m->base, m->conf.stats_listen, &m->as,
                       &m->sv, err, sizeof(err)) != 0) {
         fprintf(stderr, "%s: %s\n", bk_prog, err);
-        goto out_sv;
+        goto out_feed;
     }
     simtv.tv_sec = (time_t)(ms / 1000);
     simtv.tv_usec = (suseconds_t)(fmod(ms, 1000.0) * 1000);
@@ -295,8 +371,8 @@ bk_run(struct bk_main *m)
             m->stats.addr);
     /* A fork failure is logged and retried with backoff. */
     (void)bk_supervisor_start(&m->sv);
-    if (event_base_dispatch(m->base) == -1)
-        fprintf(stderr, "%s: event_base_dispatch() failed\n", bk_prog);
+    if (bk_loop(m) == -1)
+        fprintf(stderr, "%s: event_base_loop() failed\n", bk_prog);
     else
         rc = 0;
     fprintf(stderr, "%s: stopped\n", bk_prog);
@@ -305,6 +381,11 @@ bk_run(struct bk_main *m)
     event_del(&m->sigint);
     event_del(&m->sigterm);
     bk_stats_clear(&m->stats);
+out_feed:
+    bk_feed_clear(&m->feed);
+out_fo:
+    m->sv.fanout = NULL;
+    bk_fanout_clear(&m->fo);
 out_sv:
     bk_supervisor_clear(&m->sv);
 out_base:
@@ -319,11 +400,16 @@ main(int argc, char **argv)
     static struct bk_main m;
     char                  err[512];
     int                   mode = BK_MODE_SERVE;
-    int                   rc;
+    int                   rc, feed_at;
 
     bk_config_defaults(&m.conf);
-    if (bk_args(&m, argc, argv, &mode) != 0)
+    /* `feed` takes the rest of the command line as its own. */
+    feed_at = bk_feed_word(argc, argv);
+    if (bk_args(&m, feed_at != 0 ? feed_at : argc, argv, &mode) != 0)
         return 2;
+    if (feed_at != 0)
+        return bk_feed_command(&m.conf, argc - feed_at - 1,
+                               argv + feed_at + 1, stdin, stdout, stderr);
     if (mode == BK_MODE_PRINT) {
         /* Before finish: host-derived settings stay "" (= automatic). */
         bk_config_write(&m.conf, stdout);

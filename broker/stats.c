@@ -14,6 +14,7 @@
 #include <netdb.h>
 #include <poll.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <netinet/in.h>
@@ -25,6 +26,7 @@
 #include <event2/buffer.h>
 #include <event2/http.h>
 
+#include "fanout.h"
 #include "proto/version.h"
 #include "shm/layout.h"
 
@@ -46,6 +48,10 @@ enum bk_stats_counter {
     BK_SC_BYTES_OUT,
     BK_SC_ALLOCATIONS,
     BK_SC_REJECTED,
+    BK_SC_NOTIFICATIONS,
+    BK_SC_NOTIF_BLOCKS,
+    BK_SC_OVERFLOWS,
+    BK_SC_WRITE_OPS,
     BK_SC_MAX
 };
 
@@ -70,6 +76,52 @@ static const struct bk_stats_counter_desc bk_stats_counters[BK_SC_MAX] = {
       "heap allocations by the worker (flat in steady state)" },
     { "rejected_connections", "rejected_connections_total", "counter",
       "connections refused: every channel carried a session" },
+    { "notifications", "notifications_total", "counter",
+      "value-change records handed to monitored items" },
+    { "notification_blocks", "notification_blocks_total", "counter",
+      "notification blocks opened and released at once" },
+    { "overflows", "overflows_total", "counter",
+      "slots reported lost to the worker (pool exhausted or ring full)" },
+    { "write_ops", "write_ops_total", "counter",
+      "WriteValues sent to the broker" },
+};
+
+/* The broker's fan-out counters (SHM_R_FANOUT, the block pool). */
+enum bk_stats_fanout_counter {
+    BK_SF_BLOCKS_TOTAL = 0,
+    BK_SF_BLOCKS_FREE,
+    BK_SF_NOTIFICATIONS,
+    BK_SF_BLOCKS,
+    BK_SF_EXHAUSTED,
+    BK_SF_RING_FULL,
+    BK_SF_DROPPED,
+    BK_SF_RECLAIMED,
+    BK_SF_WRITES,
+    BK_SF_FEED,
+    BK_SF_MAX
+};
+
+static const struct bk_stats_counter_desc bk_stats_fanout_desc[BK_SF_MAX] = {
+    { "blocks_total", "fanout_blocks", "gauge",
+      "notification blocks in the pool" },
+    { "blocks_free", "fanout_blocks_free", "gauge",
+      "notification blocks free now (neither filling nor held)" },
+    { "notifications", "fanout_notifications_total", "counter",
+      "value-change records the broker made" },
+    { "blocks", "fanout_blocks_published_total", "counter",
+      "notification blocks published to workers" },
+    { "blocks_exhausted", "fanout_blocks_exhausted_total", "counter",
+      "times the block pool had no free block (values lost, reported)" },
+    { "ring_full", "fanout_ring_full_total", "counter",
+      "block pushes a worker's full notification ring refused" },
+    { "notifications_dropped", "fanout_notifications_dropped_total",
+      "counter", "(value, worker) deliveries lost, reported as overflow" },
+    { "blocks_reclaimed", "fanout_blocks_reclaimed_total", "counter",
+      "block references of dead workers dropped by the broker" },
+    { "writes", "fanout_writes_total", "counter",
+      "WriteValues the broker applied (any result)" },
+    { "feed_values", "fanout_feed_values_total", "counter",
+      "values taken from the feed" },
 };
 
 /* Service names, indexed by enum shm_svc (Part 4 service names). */
@@ -134,6 +186,11 @@ static const char *bk_stats_state(const struct bk_stats *st, unsigned i,
                                   const struct bk_stats_row *r);
 static uint64_t bk_stats_uptime_s(const struct bk_stats_view *v,
                                   const struct bk_stats_row *r);
+struct bk_stats_fanout;
+static void bk_stats_fanout_read(const struct bk_addrspace *as,
+                                 struct bk_stats_fanout *o);
+static void bk_stats_json_fanout(const struct bk_addrspace *as,
+                                 struct evbuffer *b);
 static void bk_stats_json_row(struct evbuffer *b,
                               const struct bk_stats_row *r);
 static void bk_stats_json(const struct bk_stats *st,
@@ -290,6 +347,10 @@ bk_stats_read_row(const struct shm_worker *r, struct bk_stats_row *o)
     o->c[BK_SC_BYTES_OUT] = BK_L(bytes_out);
     o->c[BK_SC_ALLOCATIONS] = BK_L(allocations);
     o->c[BK_SC_REJECTED] = BK_L(rejected_connections);
+    o->c[BK_SC_NOTIFICATIONS] = BK_L(notifications);
+    o->c[BK_SC_NOTIF_BLOCKS] = BK_L(notif_blocks);
+    o->c[BK_SC_OVERFLOWS] = BK_L(overflows);
+    o->c[BK_SC_WRITE_OPS] = BK_L(write_ops);
     for (int i = 0; i < SHM_SVC_MAX; i++) {
         o->requests[i] = BK_L(requests[i]);
         o->latency_sum_us[i] = BK_L(latency_sum_us[i]);
@@ -351,6 +412,53 @@ bk_stats_uptime_s(const struct bk_stats_view *v, const struct bk_stats_row *r)
     return (uint64_t)(v->now_dt - r->started) / 10000000u;
 }
 
+/* ------------------------------------------------------------ fan-out */
+
+/* The broker's fan-out counters (broker/fanout.h), read once. */
+struct bk_stats_fanout {
+    bool     on;
+    uint64_t v[BK_SF_MAX];
+};
+
+static void
+bk_stats_fanout_read(const struct bk_addrspace *as, struct bk_stats_fanout *o)
+{
+    const struct bk_fanout *f = as->fanout;
+    struct shm_fanout      *sh;
+
+    memset(o, 0, sizeof(*o));
+    if (f == NULL || f->n == 0 || f->fo.sh == NULL)
+        return;
+    sh = f->fo.sh;
+    o->on = true;
+#define BK_F(f) atomic_load_explicit(&sh->f, memory_order_relaxed)
+    o->v[BK_SF_BLOCKS_TOTAL] = f->pool.nblocks;
+    o->v[BK_SF_BLOCKS_FREE] = shm_blockpool_free_count(&f->pool);
+    o->v[BK_SF_NOTIFICATIONS] = BK_F(notifications);
+    o->v[BK_SF_BLOCKS] = BK_F(blocks);
+    o->v[BK_SF_EXHAUSTED] = BK_F(blocks_exhausted);
+    o->v[BK_SF_RING_FULL] = BK_F(ring_full);
+    o->v[BK_SF_DROPPED] = BK_F(notifications_dropped);
+    o->v[BK_SF_WRITES] = BK_F(writes);
+    o->v[BK_SF_FEED] = BK_F(feed_values);
+    o->v[BK_SF_RECLAIMED] = atomic_load_explicit(&f->pool.sh->reclaimed,
+                                                 memory_order_relaxed);
+#undef BK_F
+}
+
+static void
+bk_stats_json_fanout(const struct bk_addrspace *as, struct evbuffer *b)
+{
+    struct bk_stats_fanout fo;
+
+    bk_stats_fanout_read(as, &fo);
+    evbuffer_add_printf(b, " \"fanout\": {");
+    for (int k = 0; k < BK_SF_MAX; k++)
+        evbuffer_add_printf(b, "%s\"%s\": %" PRIu64, k ? ", " : "",
+                            bk_stats_fanout_desc[k].json, fo.v[k]);
+    evbuffer_add_printf(b, "},\n \"workers\": [");
+}
+
 /* ------------------------------------------------------------ JSON */
 
 /* The counters, requests and latency of r (a worker or the totals). */
@@ -396,10 +504,11 @@ bk_stats_json(const struct bk_stats *st, const struct bk_stats_view *v,
         "{\"broker\": {\"pid\": %d, \"version\": \"%s\", \"uptime_s\": %"
         PRIu64 ", \"workers\": %u, \"nodes\": %u, \"references\": %u, "
         "\"values\": %u, \"segment_bytes\": %zu, \"worker_restarts\": %u, "
-        "\"value_heap_bytes_used\": %" PRIu64 "},\n \"workers\": [",
+        "\"value_heap_bytes_used\": %" PRIu64 "},\n",
         (int)getpid(), UA_VERSION, v->uptime_s, v->n, as->ns.nnodes,
         as->ns.nrefs, as->vals.nslots, as->seg.size, v->total.restarts,
         (uint64_t)as->vals.hdr->vheap.bytes_used);
+    bk_stats_json_fanout(as, b);
     for (unsigned i = 0; i < v->n; i++) {
         const struct bk_stats_row *r = &v->rows[i];
         int64_t age = r->heartbeat != 0 ? (v->now_dt - r->heartbeat) / 10000
@@ -456,6 +565,18 @@ bk_stats_prom(const struct bk_stats *st, const struct bk_stats_view *v,
                          "bytes of the shared value heap in use");
     evbuffer_add_printf(b, "uabroker_value_heap_bytes_used %" PRIu64 "\n",
                         (uint64_t)as->vals.hdr->vheap.bytes_used);
+    {
+        struct bk_stats_fanout fo;
+
+        bk_stats_fanout_read(as, &fo);
+        for (int k = 0; fo.on && k < BK_SF_MAX; k++) {
+            const struct bk_stats_counter_desc *d = &bk_stats_fanout_desc[k];
+
+            bk_stats_prom_family(b, d->metric, d->type, d->help);
+            evbuffer_add_printf(b, "uabroker_%s %" PRIu64 "\n", d->metric,
+                                fo.v[k]);
+        }
+    }
 
     bk_stats_prom_family(b, "worker_up", "gauge",
                          "1 when the worker slot is serving");

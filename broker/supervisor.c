@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fanout.h"
+
 #define BK_BROKER_PID_ENV "UABROKER_PID"
 
 extern char **environ;
@@ -323,6 +325,10 @@ bk_supervisor_row_reset(struct shm_worker *r)
     BK_Z(bytes_out);
     BK_Z(allocations);
     BK_Z(rejected_connections);
+    BK_Z(notifications);
+    BK_Z(notif_blocks);
+    BK_Z(overflows);
+    BK_Z(write_ops);
     for (int i = 0; i < SHM_SVC_MAX; i++) {
         BK_Z(requests[i]);
         BK_Z(latency_sum_us[i]);
@@ -348,6 +354,13 @@ bk_supervisor_spawn(struct bk_supervisor *sv, struct bk_worker_slot *s)
     snprintf(segfd, sizeof(segfd), "%d", sv->seg->fd);
     snprintf(lfd, sizeof(lfd), "%d", s->listen_fd);
     bk_supervisor_row_reset(r);
+    if (sv->fanout != NULL) {
+        int rc = bk_fanout_worker_start(sv->fanout, s->slot);
+
+        if (rc != 0)
+            fprintf(stderr, "%s: worker %u: doorbell in %s: %s\n", bk_log,
+                    s->slot, sv->conf->runtime_dir, strerror(-rc));
+    }
     fflush(stderr);
     pid = fork();
     if (pid == -1) {
@@ -428,6 +441,9 @@ bk_supervisor_exited(struct bk_supervisor *sv, struct bk_worker_slot *s,
     s->pid = 0;
     s->last_status = status;
     sv->running--;
+    /* Before anything can respawn into the slot (blockpool.h). */
+    if (sv->fanout != NULL)
+        bk_fanout_worker_dead(sv->fanout, s->slot);
     atomic_store_explicit(&r->pid, 0, memory_order_relaxed);
     atomic_store_explicit(&r->state, SHM_WS_DOWN, memory_order_release);
     if (WIFSIGNALED(status))

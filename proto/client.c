@@ -1,11 +1,19 @@
 /*
  * proto/client.c: client side of UACP and of the secure channel, policy
- * None, as a pure state machine (see client.h).  The chunk layouts are the
- * ones drawn at the top of securechannel.c.
+ * None or an RSA policy in Sign / SignAndEncrypt, as a pure state machine
+ * (see client.h).  The chunk layouts are the ones drawn at the top of
+ * securechannel.c; securing and checking a chunk (ua_sc_sym_*,
+ * ua_sc_asym_*) is shared with the server through securechannel.h.
  *
  * Multi-chunk requests are encoded the way ua_sc_send() does it: the body
  * is encoded once at the far end of the room the chunks need, then moved
- * front to back under the chunk headers, so nothing is allocated.
+ * front to back under the chunk headers and sealed there, so nothing is
+ * allocated.
+ *
+ * Tokens: the client sends under the newest token as soon as its OPN
+ * response is in, and accepts responses under the previous one until the
+ * server uses the new one (Part 4 §5.5.2); each token has its own cipher
+ * context, cipher[cipher_cur] the newest.
  */
 #include "client.h"
 
@@ -24,7 +32,7 @@
 /* Table of contents. */
 static inline uint32_t ua_client_rd32(const uint8_t *p);
 static inline void ua_client_wr32(uint8_t *p, uint32_t v);
-static size_t ua_client_overhead(const struct ua_client *c);
+static inline bool ua_client_secured(const struct ua_client *c);
 static size_t ua_client_nodeid_put(uint8_t *p, uint32_t id);
 static ua_status ua_client_nodeid_get(const uint8_t *p, size_t n,
                                       size_t *used, uint32_t *id);
@@ -39,9 +47,18 @@ static ua_status ua_client_do_ack(struct ua_client *c, const uint8_t *p,
                                   size_t len, struct ua_client_event *ev);
 static ua_status ua_client_do_err(struct ua_client *c, const uint8_t *p,
                                   size_t len, struct ua_client_event *ev);
+static ua_status ua_client_open_secure(struct ua_client *c,
+                                       struct ua_open_secure_channel_request *r,
+                                       uint32_t channel, uint32_t *id,
+                                       struct ua_sc_out *out);
 static ua_status ua_client_do_opn(struct ua_client *c, const uint8_t *p,
                                   size_t len, uint64_t now_ms,
                                   struct ua_client_event *ev);
+static ua_status ua_client_opn_check(struct ua_client *c, uint8_t *p,
+                                     size_t len, size_t *off, size_t *blen);
+static ua_status ua_client_opn_keys(struct ua_client *c,
+                                    const struct ua_string *server_nonce,
+                                    unsigned slot);
 static ua_status ua_client_do_msg(struct ua_client *c, const uint8_t *p,
                                   size_t len, struct ua_client_event *ev);
 
@@ -78,12 +95,12 @@ ua_client_wr32(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)(v >> 24);
 }
 
-/* Per-chunk padding and signature room: none for SecurityPolicy None. */
-static size_t
-ua_client_overhead(const struct ua_client *c)
+/* Whether the channel is secured (Sign or SignAndEncrypt). */
+static inline bool
+ua_client_secured(const struct ua_client *c)
 {
-    (void)c;
-    return 0;
+    return !ua_crypto_policy_is_none(c->policy)
+           && c->mode >= UA_MESSAGESECURITYMODE_SIGN;
 }
 
 static size_t
@@ -138,6 +155,8 @@ ua_client_nodeid_get(const uint8_t *p, size_t n, size_t *used, uint32_t *id)
 static ua_status
 ua_client_fail(struct ua_client *c, ua_status s)
 {
+    if (c->detail == UA_GOOD)
+        c->detail = s;
     c->state = UA_CLIENT_CLOSED;
     c->asm_len = 0;
     c->asm_chunks = 0;
@@ -179,18 +198,24 @@ ua_client_chunks(struct ua_client *c, const char *mt, uint32_t request_id,
                  const struct ua_type *t, const void *v,
                  struct ua_sc_out *out)
 {
-    const size_t over = ua_client_overhead(c);
-    size_t       room, maxb, nid, n, total, nchunks, base, src;
-    uint8_t      idbuf[8];
-    uint8_t     *p;
-    ua_status    s;
+    const struct ua_policy *pol = c->policy;
+    const uint8_t           mode = ua_client_secured(c)
+                                       ? c->mode : UA_MESSAGESECURITYMODE_NONE;
+    struct ua_cipher       *cipher = NULL;
+    size_t room, maxb, full, tail, nid, n, total, nchunks, need, base, src;
+    size_t                  size;
+    uint8_t                 idbuf[8];
+    uint8_t                *p;
+    ua_status               s;
 
     if (out->len > out->cap || t->binary_id == 0)
         return UA_BAD_ENCODING_LIMITS_EXCEEDED;
     room = out->cap - out->len;
-    if (c->send_buffer < UA_SC_SYM_HEADER + over + 8)
+    maxb = ua_sc_sym_max_body(pol, mode, c->send_buffer);
+    if (maxb < 8)
         return UA_BAD_TCP_INTERNAL_ERROR;
-    maxb = c->send_buffer - UA_SC_SYM_HEADER - over;
+    if (mode != UA_MESSAGESECURITYMODE_NONE)
+        cipher = &c->cipher[c->cipher_cur];
     nid = ua_client_nodeid_put(idbuf, t->binary_id);
     n = ua_encoded_size(v, t);
     if (n == 0)
@@ -203,10 +228,18 @@ ua_client_chunks(struct ua_client *c, const char *mt, uint32_t request_id,
         return UA_BAD_REQUEST_TOO_LARGE;
     if (nchunks > 1 && mt[0] != 'M')
         return UA_BAD_REQUEST_TOO_LARGE;
-    if (room < total + nchunks * (UA_SC_SYM_HEADER + over))
+    /* Every chunk but the last is full (no padding); the last one's
+     * header and footer: tail. */
+    full = ua_sc_sym_chunk_size(pol, mode, maxb) - maxb;
+    tail = total - (nchunks - 1) * maxb;
+    tail = ua_sc_sym_chunk_size(pol, mode, tail) - tail;
+    if (nchunks - 1 > (SIZE_MAX - total - tail) / full)
+        return UA_BAD_ENCODING_LIMITS_EXCEEDED;
+    need = total + (nchunks - 1) * full + tail;
+    if (room < need)
         return UA_BAD_ENCODING_LIMITS_EXCEEDED;
     base = out->len;
-    src = base + nchunks * (UA_SC_SYM_HEADER + over);
+    src = base + need - tail + UA_SC_SYM_HEADER - total;
     memcpy(out->buf + src, idbuf, nid);
     s = ua_encode(v, t, out->buf + src + nid, n, &n);
     if (s != UA_GOOD)
@@ -218,12 +251,14 @@ ua_client_chunks(struct ua_client *c, const char *mt, uint32_t request_id,
         memmove(p + UA_SC_SYM_HEADER, out->buf + src, b);
         memcpy(p, mt, 3);
         p[3] = i + 1 == nchunks ? 'F' : 'C';
-        ua_client_wr32(p + 4, (uint32_t)(UA_SC_SYM_HEADER + b + over));
         ua_client_wr32(p + 8, c->channel_id);
         ua_client_wr32(p + 12, c->token_id);
         ua_client_wr32(p + 16, ++c->send_seq);
         ua_client_wr32(p + 20, request_id);
-        base += UA_SC_SYM_HEADER + b + over;
+        s = ua_sc_sym_seal(cipher, mode, p, b, &size);
+        if (s != UA_GOOD)
+            return s;
+        base += size;
         src += b;
         left -= b;
     }
@@ -255,6 +290,59 @@ ua_client_init(struct ua_client *c, const struct ua_client_config *cfg,
     c->recv_buffer = c->cfg.recv_buffer;
     c->send_buffer = c->cfg.send_buffer;
     c->auth_token = ua_nodeid_num(0, 0);
+}
+
+ua_status
+ua_client_set_security(struct ua_client *c,
+                       const struct ua_client_security *sec)
+{
+    const struct ua_policy *p = sec != NULL ? sec->policy : NULL;
+    ua_status               s;
+
+    if (c->state > UA_CLIENT_ACKED)
+        return UA_BAD_INVALID_STATE;
+    /* None until everything below has passed. */
+    c->policy = NULL;
+    c->mode = UA_MESSAGESECURITYMODE_NONE;
+    if (ua_crypto_policy_is_none(p))
+        return UA_GOOD;
+    if (sec->mode != UA_MESSAGESECURITYMODE_SIGN
+        && sec->mode != UA_MESSAGESECURITYMODE_SIGNANDENCRYPT)
+        return UA_BAD_SECURITY_MODE_REJECTED;
+    if (sec->key == NULL || !ua_crypto_key_is_private(sec->key)
+        || sec->cert == NULL || sec->server_cert == NULL)
+        return UA_BAD_INVALID_ARGUMENT;
+    s = ua_sc_leaf_thumbprint(sec->cert, sec->cert_len, c->own_thumb);
+    if (s == UA_GOOD)
+        s = ua_sc_leaf_thumbprint(sec->server_cert, sec->server_cert_len,
+                                  c->server_thumb);
+    if (s != UA_GOOD)
+        return s;
+    if (ua_crypto_key_from_cert(&c->server_key, sec->server_cert,
+                                sec->server_cert_len) != UA_GOOD)
+        return UA_BAD_CERTIFICATE_INVALID;
+    if (!ua_crypto_policy_key_ok(p, ua_crypto_key_bits(&c->server_key))) {
+        ua_crypto_key_clear(&c->server_key);
+        return UA_BAD_CERTIFICATE_POLICY_CHECK_FAILED;
+    }
+    c->policy = p;
+    c->mode = sec->mode;
+    c->cert = sec->cert;
+    c->cert_len = sec->cert_len;
+    c->key = sec->key;
+    return UA_GOOD;
+}
+
+void
+ua_client_clear(struct ua_client *c)
+{
+    ua_crypto_key_clear(&c->server_key);
+    ua_crypto_cipher_clear(&c->cipher[0]);
+    ua_crypto_cipher_clear(&c->cipher[1]);
+    ua_crypto_wipe(c->nonce, sizeof(c->nonce));
+    c->policy = NULL;
+    c->mode = UA_MESSAGESECURITYMODE_NONE;
+    c->state = UA_CLIENT_CLOSED;
 }
 
 ua_status
@@ -321,6 +409,19 @@ ua_client_open(struct ua_client *c, int32_t request_type,
                                               : c->cfg.lifetime_ms;
     if (out->len > out->cap)
         return UA_BAD_ENCODING_LIMITS_EXCEEDED;
+    if (ua_client_secured(c)) {
+        s = ua_client_open_secure(
+            c, &req, request_type == UA_SECURITYTOKENREQUESTTYPE_ISSUE
+                         ? 0 : c->channel_id, &id, out);
+        if (s != UA_GOOD)
+            return s;
+        c->opn_request_id = id;
+        if (request_type == UA_SECURITYTOKENREQUESTTYPE_ISSUE)
+            c->state = UA_CLIENT_OPN_SENT;
+        if (request_id != NULL)
+            *request_id = id;
+        return UA_GOOD;
+    }
     room = out->cap - out->len;
     if (room < hdr + 7)
         return UA_BAD_ENCODING_LIMITS_EXCEEDED;
@@ -333,7 +434,7 @@ ua_client_open(struct ua_client *c, int32_t request_type,
     if (s != UA_GOOD)
         return s;
     off += n;
-    if (off + ua_client_overhead(c) > c->send_buffer)
+    if (off > c->send_buffer)
         return UA_BAD_REQUEST_TOO_LARGE;
     id = ua_client_next_id(c);
     memcpy(p, "OPNF", 4);
@@ -352,6 +453,65 @@ ua_client_open(struct ua_client *c, int32_t request_type,
         c->state = UA_CLIENT_OPN_SENT;
     if (request_id != NULL)
         *request_id = id;
+    return UA_GOOD;
+}
+
+/*
+ * The OPN request r as a secured chunk: our certificate, the server's
+ * thumbprint, a fresh client nonce (kept for the keys), signed with our
+ * key and encrypted for the server's.  *id: its RequestId.
+ */
+static ua_status
+ua_client_open_secure(struct ua_client *c,
+                      struct ua_open_secure_channel_request *r,
+                      uint32_t channel, uint32_t *id, struct ua_sc_out *out)
+{
+    const struct ua_policy *p = c->policy;
+    const size_t            ulen = strlen(p->uri);
+    const size_t            hdr = 12 + 4 + ulen + 4 + c->cert_len + 4
+                                  + UA_SC_THUMB_LEN;
+    size_t                  room = out->cap - out->len, n, nid, size;
+    uint8_t                *o;
+    ua_status               s;
+
+    if (c->cert_len > UA_SC_CERT_MAX || room < hdr + 8 + 7)
+        return UA_BAD_ENCODING_LIMITS_EXCEEDED;
+    if (ua_crypto_random(c->nonce, p->nonce_len) != UA_GOOD)
+        return UA_BAD_INTERNAL_ERROR;
+    r->security_mode = c->mode;
+    r->client_nonce.len = p->nonce_len;
+    r->client_nonce.data = c->nonce;
+    o = out->buf + out->len;
+    memcpy(o, "OPNF", 4);
+    ua_client_wr32(o + 8, channel);
+    ua_client_wr32(o + 12, (uint32_t)ulen);
+    memcpy(o + 16, p->uri, ulen);
+    ua_client_wr32(o + 16 + ulen, (uint32_t)c->cert_len);
+    memcpy(o + 20 + ulen, c->cert, c->cert_len);
+    ua_client_wr32(o + 20 + ulen + c->cert_len, UA_SC_THUMB_LEN);
+    memcpy(o + 24 + ulen + c->cert_len, c->server_thumb, UA_SC_THUMB_LEN);
+    nid = ua_client_nodeid_put(
+        o + hdr + 8, UA_NS0ID_OPENSECURECHANNELREQUEST_ENCODING_DEFAULTBINARY);
+    s = ua_encode(r, &ua_types[UA_TYPE_OPENSECURECHANNELREQUEST],
+                  o + hdr + 8 + nid, room - hdr - 8 - nid, &n);
+    if (s != UA_GOOD)
+        return s;
+    size = ua_sc_asym_chunk_size(p, ua_crypto_key_bytes(c->key),
+                                 ua_crypto_key_bits(&c->server_key), hdr,
+                                 nid + n);
+    if (size == 0 || size > c->send_buffer)
+        return UA_BAD_REQUEST_TOO_LARGE;
+    if (size > room)
+        return UA_BAD_ENCODING_LIMITS_EXCEEDED;
+    *id = ua_client_next_id(c);
+    ua_client_wr32(o + hdr, c->send_seq + 1);
+    ua_client_wr32(o + hdr + 4, *id);
+    s = ua_sc_asym_seal(p, c->key, &c->server_key, o, hdr, nid + n, room,
+                        &size);
+    if (s != UA_GOOD)
+        return s;
+    c->send_seq++;
+    out->len += size;
     return UA_GOOD;
 }
 
@@ -450,6 +610,7 @@ ua_client_process(struct ua_client *c, const uint8_t *chunk, size_t len,
     memset(ev, 0, sizeof(*ev));
     if (c->state == UA_CLIENT_CLOSED)
         return UA_BAD_SECURE_CHANNEL_CLOSED;
+    c->detail = UA_GOOD;
     if (len < UA_TCP_HEADER)
         return ua_client_fail(c, UA_BAD_TCP_MESSAGE_TYPE_INVALID);
     s = ua_client_frame(c, chunk, len, &size);
@@ -529,11 +690,13 @@ ua_client_do_opn(struct ua_client *c, const uint8_t *p, size_t len,
 {
     static const char                      policy[] = UA_SC_POLICY_NONE;
     const size_t                           plen = sizeof(policy) - 1;
+    const bool                             secured = ua_client_secured(c);
     struct ua_open_secure_channel_response resp;
     struct ua_arena                        a;
     uint8_t                                abuf[UA_CLIENT_ARENA];
-    size_t                                 off = 12, used;
+    size_t                                 off = 12, used, blen;
     uint32_t                               channel, request_id, type_id;
+    unsigned                               slot;
     int32_t                                l;
     ua_status                              s;
 
@@ -542,40 +705,50 @@ ua_client_do_opn(struct ua_client *c, const uint8_t *p, size_t len,
     if (len < 12 + 12 + 8)
         return UA_BAD_DECODING_ERROR;
     channel = ua_client_rd32(p + 8);
-    l = (int32_t)ua_client_rd32(p + off);
-    off += 4;
-    if (l != (int32_t)plen || len - off < plen
-        || memcmp(p + off, policy, plen) != 0)
-        return UA_BAD_SECURITY_POLICY_REJECTED;
-    off += plen;
-    for (int i = 0; i < 2; i++) {
-        if (len - off < 4)
-            return UA_BAD_DECODING_ERROR;
+    if (secured) {
+        /* Decrypted in place: the caller's buffer (client.h). */
+        s = ua_client_opn_check(c, (uint8_t *)(uintptr_t)p, len, &off,
+                                &blen);
+        if (s != UA_GOOD)
+            return s;
+    } else {
         l = (int32_t)ua_client_rd32(p + off);
         off += 4;
-        if (l < -1 || (l > 0 && (size_t)l > len - off))
+        if (l != (int32_t)plen || len - off < plen
+            || memcmp(p + off, policy, plen) != 0)
+            return UA_BAD_SECURITY_POLICY_REJECTED;
+        off += plen;
+        for (int i = 0; i < 2; i++) {
+            if (len - off < 4)
+                return UA_BAD_DECODING_ERROR;
+            l = (int32_t)ua_client_rd32(p + off);
+            off += 4;
+            if (l < -1 || (l > 0 && (size_t)l > len - off))
+                return UA_BAD_DECODING_ERROR;
+            if (l > 0)
+                off += (size_t)l;
+        }
+        if (len - off < 8)
             return UA_BAD_DECODING_ERROR;
-        if (l > 0)
-            off += (size_t)l;
+        s = ua_client_seq_check(c, ua_client_rd32(p + off));
+        if (s != UA_GOOD)
+            return s;
+        blen = len - off - 8;
     }
-    if (len - off < 8)
-        return UA_BAD_DECODING_ERROR;
-    s = ua_client_seq_check(c, ua_client_rd32(p + off));
-    if (s != UA_GOOD)
-        return s;
     request_id = ua_client_rd32(p + off + 4);
     off += 8;
     if (request_id != c->opn_request_id)
         return UA_BAD_SECURITY_CHECKS_FAILED;
-    s = ua_client_nodeid_get(p + off, len - off, &used, &type_id);
+    s = ua_client_nodeid_get(p + off, blen, &used, &type_id);
     if (s != UA_GOOD)
         return s;
     off += used;
+    blen -= used;
     ua_arena_init(&a, abuf, sizeof(abuf));
     if (type_id == UA_NS0ID_SERVICEFAULT_ENCODING_DEFAULTBINARY) {
         struct ua_service_fault f;
 
-        s = ua_decode(p + off, len - off, NULL, &f,
+        s = ua_decode(p + off, blen, NULL, &f,
                       &ua_types[UA_TYPE_SERVICEFAULT], &a, &c->cfg.limits);
         if (s != UA_GOOD)
             return UA_BAD_DECODING_ERROR;
@@ -587,21 +760,28 @@ ua_client_do_opn(struct ua_client *c, const uint8_t *p, size_t len,
     }
     if (type_id != UA_NS0ID_OPENSECURECHANNELRESPONSE_ENCODING_DEFAULTBINARY)
         return UA_BAD_UNKNOWN_RESPONSE;
-    s = ua_decode(p + off, len - off, &used, &resp,
+    s = ua_decode(p + off, blen, &used, &resp,
                   &ua_types[UA_TYPE_OPENSECURECHANNELRESPONSE], &a,
                   &c->cfg.limits);
-    if (s != UA_GOOD || used != len - off)
+    if (s != UA_GOOD || used != blen)
         return UA_BAD_DECODING_ERROR;
     if (UA_STATUS_IS_BAD(resp.response_header.service_result))
         return resp.response_header.service_result;
     if (resp.security_token.channel_id != channel || channel == 0
         || resp.security_token.token_id == 0)
         return UA_BAD_SECURE_CHANNEL_ID_INVALID;
-    if (c->state == UA_CLIENT_OPEN) {       /* Renew */
-        if (channel != c->channel_id)
-            return UA_BAD_SECURE_CHANNEL_ID_INVALID;
-        c->prev_token_id = c->token_id;
+    if (c->state == UA_CLIENT_OPEN && channel != c->channel_id)
+        return UA_BAD_SECURE_CHANNEL_ID_INVALID;
+    /* The new token's keys go to the free slot (the Issue: slot 0). */
+    slot = c->state == UA_CLIENT_OPEN ? 1u - c->cipher_cur : 0;
+    if (secured) {
+        s = ua_client_opn_keys(c, &resp.server_nonce, slot);
+        if (s != UA_GOOD)
+            return s;
+        c->cipher_cur = (uint8_t)slot;
     }
+    if (c->state == UA_CLIENT_OPEN)         /* Renew */
+        c->prev_token_id = c->token_id;
     c->channel_id = channel;
     c->token_id = resp.security_token.token_id;
     c->lifetime_ms = resp.security_token.revised_lifetime;
@@ -615,12 +795,79 @@ ua_client_do_opn(struct ua_client *c, const uint8_t *p, size_t len,
     return UA_GOOD;
 }
 
+/*
+ * The security of an OPN response, as the server checks a request (Part 6
+ * §6.7.6): our policy, signed with the certificate we encrypted for (the
+ * Client "shall close the SecureChannel if the Certificate used to sign
+ * the response is not the same as the Certificate used to encrypt the
+ * request", §6.7.4), our thumbprint, then decryption, signature and
+ * padding, then the sequence number.  *off = the sequence header's
+ * offset, *blen = the body length after it.
+ */
+static ua_status
+ua_client_opn_check(struct ua_client *c, uint8_t *p, size_t len,
+                    size_t *off, size_t *blen)
+{
+    const struct ua_policy *pol = c->policy;
+    struct ua_sc_asym_hdr   h;
+    uint8_t                 leaf[UA_SC_THUMB_LEN];
+    ua_status               s;
+
+    s = ua_sc_asym_parse(p, len, &h);
+    if (s != UA_GOOD)
+        return s;
+    if (h.policy_len != strlen(pol->uri)
+        || memcmp(h.policy, pol->uri, h.policy_len) != 0)
+        return UA_BAD_SECURITY_POLICY_REJECTED;
+    if (h.cert == NULL
+        || ua_sc_leaf_thumbprint(h.cert, h.cert_len, leaf) != UA_GOOD
+        || !ua_crypto_memeq(leaf, c->server_thumb, sizeof(leaf))) {
+        c->detail = UA_BAD_CERTIFICATE_INVALID;
+        return UA_BAD_SECURITY_CHECKS_FAILED;
+    }
+    if (h.thumb_len != UA_SC_THUMB_LEN
+        || !ua_crypto_memeq(h.thumb, c->own_thumb, UA_SC_THUMB_LEN))
+        return UA_BAD_CERTIFICATE_INVALID;
+    if (ua_sc_asym_open(pol, c->key, &c->server_key, p, h.end, len, blen)
+        != UA_GOOD)
+        return UA_BAD_SECURITY_CHECKS_FAILED;
+    if (ua_client_seq_check(c, ua_client_rd32(p + h.end)) != UA_GOOD) {
+        c->detail = UA_BAD_SEQUENCE_NUMBER_INVALID;
+        return UA_BAD_SECURITY_CHECKS_FAILED;
+    }
+    *off = h.end;
+    return UA_GOOD;
+}
+
+/* Key the token in cipher[slot]: the server's nonce must be the policy's
+ * SecureChannelNonceLength; our keys sign and encrypt what we send. */
+static ua_status
+ua_client_opn_keys(struct ua_client *c, const struct ua_string *server_nonce,
+                   unsigned slot)
+{
+    const struct ua_policy *p = c->policy;
+    struct ua_sym_keys      ck, sk;
+    ua_status               s;
+
+    if (server_nonce->len != p->nonce_len)
+        return UA_BAD_NONCE_INVALID;
+    s = ua_crypto_channel_keys(p, c->nonce, p->nonce_len, server_nonce->data,
+                               p->nonce_len, &ck, &sk);
+    if (s == UA_GOOD)
+        s = ua_crypto_cipher_init(&c->cipher[slot], p, &ck, &sk);
+    ua_crypto_sym_keys_clear(&ck);
+    ua_crypto_sym_keys_clear(&sk);
+    ua_crypto_wipe(c->nonce, sizeof(c->nonce));
+    return s == UA_GOOD ? UA_GOOD : UA_BAD_INTERNAL_ERROR;
+}
+
 static ua_status
 ua_client_do_msg(struct ua_client *c, const uint8_t *p, size_t len,
                  struct ua_client_event *ev)
 {
     uint32_t  token, request_id;
     size_t    blen, need;
+    unsigned  slot;
     ua_status s;
 
     if (c->state != UA_CLIENT_OPEN)
@@ -630,15 +877,30 @@ ua_client_do_msg(struct ua_client *c, const uint8_t *p, size_t len,
     if (ua_client_rd32(p + 8) != c->channel_id)
         return UA_BAD_TCP_SECURE_CHANNEL_UNKNOWN;
     token = ua_client_rd32(p + 12);
-    if (token == c->token_id)
+    if (token == c->token_id) {
         c->prev_token_id = 0;       /* the server switched too */
-    else if (token == 0 || token != c->prev_token_id)
+        slot = c->cipher_cur;
+    } else if (token == 0 || token != c->prev_token_id) {
         return UA_BAD_SECURE_CHANNEL_TOKEN_UNKNOWN;
-    s = ua_client_seq_check(c, ua_client_rd32(p + 16));
-    if (s != UA_GOOD)
-        return s;
+    } else {
+        slot = 1u - c->cipher_cur;
+    }
+    if (ua_client_secured(c)) {
+        /* Decrypted in place: the caller's buffer (client.h). */
+        if (ua_sc_sym_open(&c->cipher[slot], c->mode, (uint8_t *)(uintptr_t)p,
+                           len, &blen) != UA_GOOD)
+            return UA_BAD_SECURITY_CHECKS_FAILED;
+        if (ua_client_seq_check(c, ua_client_rd32(p + 16)) != UA_GOOD) {
+            c->detail = UA_BAD_SEQUENCE_NUMBER_INVALID;
+            return UA_BAD_SECURITY_CHECKS_FAILED;
+        }
+    } else {
+        s = ua_client_seq_check(c, ua_client_rd32(p + 16));
+        if (s != UA_GOOD)
+            return s;
+        blen = len - UA_SC_SYM_HEADER;
+    }
     request_id = ua_client_rd32(p + 20);
-    blen = len - UA_SC_SYM_HEADER - ua_client_overhead(c);
     if (c->asm_chunks != 0 && request_id != c->asm_request_id)
         return UA_BAD_SECURITY_CHECKS_FAILED;
 

@@ -1,9 +1,18 @@
 /*
  * proto/client.h: the client side of OPC UA TCP (UACP, Part 6 §7.1) and of
- * the secure channel (Part 6 §6.7), SecurityPolicy None, as a pure state
- * machine: it builds the bytes to send and digests the bytes received, and
- * never does I/O or reads a clock.  Used by the unit tests, the integration
- * tests (tests/lib/uaconn.c puts a blocking socket under it) and uabench.
+ * the secure channel (Part 6 §6.7), as a pure state machine: it builds the
+ * bytes to send and digests the bytes received, and never does I/O or
+ * reads a clock.  Used by the unit tests, the integration tests
+ * (tests/lib/uaconn.c puts a blocking socket under it) and uabench.
+ *
+ * SecurityPolicy None unless ua_client_set_security() chose an RSA policy
+ * and Sign or SignAndEncrypt: then the OPN is signed with our key and
+ * encrypted for the server's certificate, the response checked the same
+ * way (the server's certificate, our thumbprint, decryption, signature,
+ * padding, sequence number), and every MSG/CLO chunk is signed (and
+ * encrypted) in place, every response chunk decrypted in place and
+ * verified, with the keys of the token it names (Part 6 §6.7.5).  The
+ * chunk code is securechannel.h's, shared with the server.
  *
  *   ua_client_init
  *   ua_client_hello ----> HEL          ua_client_process(ACK)   -> EV_ACK
@@ -22,12 +31,16 @@
  * Received bytes are framed with ua_client_frame() exactly like the server
  * side frames them.  A response that fits one chunk is handed out in place
  * (ev->body points into the chunk); a multi-chunk response is reassembled
- * into the buffer given to ua_client_init() (no allocation, ever).
+ * into the buffer given to ua_client_init() (no allocation, ever).  With
+ * security, received chunks are decrypted in place: pass writable memory
+ * to ua_client_process().
  *
  * Sequence numbers start at 1 and grow by one per chunk sent, across
  * OPN/MSG/CLO; received ones must grow by one too (wrap per Part 6
  * §6.7.2.4).  After a Renew the client sends with the new token as soon as
  * the response arrives and accepts responses under both tokens.
+ *
+ * A secured client holds keys: ua_client_clear() when done with it.
  *
  * Not thread-safe: one client per thread.
  */
@@ -40,6 +53,7 @@
 
 #include "arena.h"
 #include "codec.h"
+#include "crypto.h"
 #include "securechannel.h"
 #include "types.h"
 
@@ -89,6 +103,21 @@ struct ua_client_config {
 /* Sensible defaults: 64 KiB chunks, 4 MiB / 64 chunks, 10 min tokens. */
 extern const struct ua_client_config ua_client_config_default;
 
+/* Message security for ua_client_set_security(); the pointers are
+ * borrowed and must outlive the client. */
+struct ua_client_security {
+    const struct ua_policy *policy;     /* NULL or None: no security */
+    uint8_t                 mode;       /* UA_MESSAGESECURITYMODE_SIGN or
+                                           _SIGNANDENCRYPT */
+    const uint8_t          *cert;       /* ours, DER, a chain leaf first */
+    size_t                  cert_len;
+    struct ua_crypto_key   *key;        /* its private key */
+    const uint8_t          *server_cert;    /* the server's, DER (leaf
+                                               first), e.g. from an
+                                               EndpointDescription */
+    size_t                  server_cert_len;
+};
+
 struct ua_client {
     uint8_t                        state;   /* enum ua_client_state */
     /* Fill the RequestHeader of every ua_client_request() (default true):
@@ -128,6 +157,22 @@ struct ua_client {
     size_t                         asm_len;
     uint32_t                       asm_chunks;
     uint32_t                       asm_request_id;
+    /* Security (ua_client_set_security()); policy NULL: None.
+     * cipher[cipher_cur] belongs to token_id, the other to prev_token_id.
+     * A test may change cert/key/policy between OPNs to play a
+     * misbehaving client. */
+    const struct ua_policy        *policy;
+    uint8_t                        mode;        /* MessageSecurityMode */
+    uint8_t                        cipher_cur;
+    ua_status                      detail;      /* cause of the last Bad */
+    const uint8_t                 *cert;
+    size_t                         cert_len;
+    struct ua_crypto_key          *key;
+    uint8_t                        server_thumb[UA_SC_THUMB_LEN];
+    uint8_t                        own_thumb[UA_SC_THUMB_LEN];
+    uint8_t                        nonce[UA_NONCE_MAX];  /* OPN in flight */
+    struct ua_crypto_key           server_key;
+    struct ua_cipher               cipher[2];
 };
 
 /*
@@ -138,6 +183,22 @@ struct ua_client {
  */
 void ua_client_init(struct ua_client *c, const struct ua_client_config *cfg,
                     uint8_t *asm_buf, size_t asm_cap);
+
+/*
+ * Secure the channel about to be opened: before the Issue (FRESH, HEL_SENT
+ * or ACKED; BadInvalidState after).  sec NULL or policy None: None.  The
+ * mode must be Sign or SignAndEncrypt (BadSecurityModeRejected); key a
+ * private key (BadInvalidArgument); both certificates must start with a
+ * whole DER certificate and the server's key must fit the policy
+ * (BadCertificateInvalid, BadCertificatePolicyCheckFailed).  On failure
+ * the client is left with SecurityPolicy None.  Validating the server's
+ * certificate against a trust list is the caller's business.
+ */
+ua_status ua_client_set_security(struct ua_client *c,
+                                 const struct ua_client_security *sec);
+
+/* Wipe the keys and cipher contexts; the client is unusable after. */
+void ua_client_clear(struct ua_client *c);
 
 /* Append HEL for endpoint_url (NULL: empty) to out.  FRESH -> HEL_SENT. */
 ua_status ua_client_hello(struct ua_client *c, const char *endpoint_url,
@@ -184,7 +245,10 @@ ua_status ua_client_frame(const struct ua_client *c, const uint8_t *p,
  * timer).  Fills *ev; the body/reason point into chunk or the reassembly
  * buffer and stay valid until the next call.  A Bad return closes the
  * client (state CLOSED); for an ERR message it is the server's code and
- * ev->kind is UA_CLIENT_EV_ERR.
+ * ev->kind is UA_CLIENT_EV_ERR.  With security the chunk is decrypted in
+ * place (writable memory), and a chunk that fails decryption, signature,
+ * padding or sequence number is BadSecurityChecksFailed (the cause in
+ * c->detail).
  */
 ua_status ua_client_process(struct ua_client *c, const uint8_t *chunk,
                             size_t len, uint64_t now_ms,

@@ -1,7 +1,8 @@
 /*
  * proto/securechannel.c: server side of UACP (Part 6 §7.1) and of the
- * secure channel (Part 6 §6.7) for SecurityPolicy None, as a pure state
- * machine (see securechannel.h for the states and the statuses).
+ * secure channel (Part 6 §6.7) as a pure state machine (see
+ * securechannel.h for the states and the statuses): SecurityPolicy None,
+ * and the RSA policies of proto/crypto.h in modes Sign and SignAndEncrypt.
  *
  * Chunk layouts (all integers little-endian):
  *
@@ -10,26 +11,43 @@
  *   ERR  "ERRF" size | StatusCode | String reason
  *   OPN  "OPNF" size | channel | String policy, ByteString cert, ByteString
  *        thumbprint | seq reqid | NodeId 446/449 | Open...Request/Response
+ *        [| padding | signature]   (secured: from seq on RSA-encrypted)
  *   MSG  "MSG"C/F/A size | channel | token | seq reqid | body
+ *        [| padding | signature]   (Sign: signature; SignAndEncrypt: from
+ *                                   seq on AES-CBC encrypted)
  *   CLO  "CLOF" size | channel | token | seq reqid | NodeId 452 | request
+ *        [| padding | signature]
  *
  * A MSG body is the NodeId of the request's DefaultBinary encoding and the
- * request; an abort chunk's body is StatusCode + String reason.
+ * request; an abort chunk's body is StatusCode + String reason.  The
+ * security footers are drawn in securechannel.h (ua_sc_sym_seal).
  *
  * Tokens (Part 4 §5.5.2, Part 6 §6.7.4): a Renew makes a new token current
  * and keeps the old one as `prev` until the client first uses the new one
  * or the old one's lifetime ends.  The current token is accepted up to its
  * lifetime + 25 % (the same grace as ua_sc_deadline()).  Responses go out
  * under the old token while it is still pending, then under the new one.
+ * On a secured channel each token owns one struct ua_cipher (one AES and
+ * one HMAC object per direction, keyed once when the token is made):
+ * cipher[cipher_cur] for token_id, the other for prev_token_id.
  *
- * Hot path: a one-chunk MSG in is checked in place and handed out without
- * a copy; ua_sc_send() encodes a one-chunk response straight into out.
- * Nothing here allocates except reassembly of multi-chunk requests, through
- * ch->mem, bounded by MaxChunkCount and MaxMessageSize before each append
+ * No oracle (SECURITY.md rule 4, (b) 24/32/36): a chunk that fails
+ * decryption, signature, padding or (once authenticated) its sequence
+ * number gets BadSecurityChecksFailed, the same status whatever failed;
+ * the symmetric HMAC is computed even when the padding is already known to
+ * be bad, the RSA signature is verified even when decryption failed.  The
+ * cause goes to ch->detail for the log only.
+ *
+ * Hot path: a one-chunk MSG in is checked (and decrypted) in place and
+ * handed out without a copy; ua_sc_send() encodes a one-chunk response
+ * straight into out and signs and encrypts it there.  Nothing here
+ * allocates except reassembly of multi-chunk requests, through ch->mem,
+ * bounded by MaxChunkCount and MaxMessageSize before each append
  * (SECURITY.md (a) class 1).
  */
 #include "securechannel.h"
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -43,12 +61,22 @@
 #define UA_SC_ACK_SIZE     28
 #define UA_SC_ERR_FIXED    16   /* header + StatusCode + reason length */
 #define UA_SC_OPN_ARENA    4096 /* request header extras of an OPN */
+#define UA_SC_SEC_HEADER   16   /* header + channel + token: not encrypted */
+
+static_assert(UA_POLICY_COUNT * 4 <= 32, "UA_SC_OFFER bits fit a uint32_t");
 
 /* Table of contents. */
 static inline uint32_t ua_sc_rd32(const uint8_t *p);
 static inline void ua_sc_wr32(uint8_t *p, uint32_t v);
 static inline int64_t ua_sc_now_dt(const struct ua_sc *ch);
-static size_t ua_sc_overhead(const struct ua_sc *ch);
+static inline bool ua_sc_secured(const struct ua_sc *ch);
+static bool ua_sc_offered(const struct ua_sc_config *cfg,
+                          const struct ua_policy *p, uint8_t mode);
+static bool ua_sc_none_ok(const struct ua_sc *ch);
+static ua_status ua_sc_deny(struct ua_sc *ch, ua_status wire,
+                            ua_status detail);
+static ua_status ua_sc_cert_wire(ua_status s);
+static size_t ua_sc_der_len(const uint8_t *p, size_t n);
 static inline size_t ua_sc_room(const struct ua_sc_out *out);
 static ua_status ua_sc_check_header(const struct ua_sc *ch,
                                     const uint8_t *p, uint32_t *size);
@@ -56,7 +84,10 @@ static ua_status ua_sc_fail(struct ua_sc *ch, ua_status s);
 static void ua_sc_asm_free(struct ua_sc *ch);
 static ua_status ua_sc_seq_check(struct ua_sc *ch, uint32_t seq);
 static ua_status ua_sc_token_check(struct ua_sc *ch, uint32_t token,
-                                   uint64_t now_ms);
+                                   uint64_t now_ms, unsigned *slot);
+static uint32_t ua_sc_lifetime(const struct ua_sc *ch, uint32_t requested);
+static void ua_sc_token_commit(struct ua_sc *ch, uint32_t token,
+                               uint32_t lifetime, uint64_t now_ms);
 static size_t ua_sc_nodeid_put(uint8_t *p, uint32_t id);
 static ua_status ua_sc_nodeid_get(const uint8_t *p, size_t n, size_t *used,
                                   uint32_t *id);
@@ -64,6 +95,17 @@ static ua_status ua_sc_do_hel(struct ua_sc *ch, const uint8_t *c, size_t len,
                               struct ua_sc_out *out);
 static ua_status ua_sc_do_opn(struct ua_sc *ch, const uint8_t *c, size_t len,
                               uint64_t now_ms, struct ua_sc_out *out);
+static ua_status ua_sc_opn_secure(struct ua_sc *ch, const struct ua_policy *p,
+                                  uint8_t *c, size_t len, uint64_t now_ms,
+                                  struct ua_sc_out *out);
+static ua_status ua_sc_opn_answer(struct ua_sc *ch,
+                                  const struct ua_policy *p,
+                                  struct ua_crypto_key *peer,
+                                  const uint8_t *thumb, uint32_t request_id,
+                                  struct ua_open_secure_channel_response *r,
+                                  struct ua_sc_out *out);
+static ua_status ua_sc_sym_check(struct ua_sc *ch, const uint8_t *c,
+                                 size_t len, uint64_t now_ms, size_t *blen);
 static ua_status ua_sc_do_msg(struct ua_sc *ch, const uint8_t *c, size_t len,
                               uint64_t now_ms, struct ua_sc_msg *msg);
 static ua_status ua_sc_do_clo(struct ua_sc *ch, const uint8_t *c, size_t len,
@@ -71,6 +113,7 @@ static ua_status ua_sc_do_clo(struct ua_sc *ch, const uint8_t *c, size_t len,
 static ua_status ua_sc_asm_append(struct ua_sc *ch, const uint8_t *p,
                                   size_t n);
 static uint32_t ua_sc_send_token(const struct ua_sc *ch);
+static struct ua_cipher *ua_sc_send_cipher(struct ua_sc *ch);
 
 /* ------------------------------------------------------------ helpers */
 
@@ -103,16 +146,114 @@ ua_sc_room(const struct ua_sc_out *out)
     return out->len < out->cap ? out->cap - out->len : 0;
 }
 
-/*
- * Bytes per chunk that the security policy adds after the body (padding
- * and signature).  None adds nothing; Sign/SignAndEncrypt will compute
- * theirs here, and every chunking decision goes through this one place.
- */
-static size_t
-ua_sc_overhead(const struct ua_sc *ch)
+/* Whether the channel's token is secured (Sign or SignAndEncrypt). */
+static inline bool
+ua_sc_secured(const struct ua_sc *ch)
 {
-    (void)ch;
-    return 0;
+    return !ua_crypto_policy_is_none(ch->policy)
+           && ch->mode >= UA_MESSAGESECURITYMODE_SIGN;
+}
+
+/*
+ * Whether cfg offers policy p in mode (0: in Sign or SignAndEncrypt):
+ * listed in offers, not deprecated unless allowed, and our own key
+ * present and of a length the policy takes.
+ */
+static bool
+ua_sc_offered(const struct ua_sc_config *cfg, const struct ua_policy *p,
+              uint8_t mode)
+{
+    uint32_t bits;
+
+    if (ua_crypto_policy_is_none(p))
+        return false;
+    if (p->deprecated && !cfg->allow_deprecated)
+        return false;
+    if (cfg->cert == NULL || cfg->cert_len == 0 || cfg->key == NULL
+        || !ua_crypto_key_is_private(cfg->key)
+        || !ua_crypto_policy_key_ok(p, ua_crypto_key_bits(cfg->key)))
+        return false;
+    if (mode != 0)
+        bits = UA_SC_OFFER(p->id, mode);
+    else
+        bits = UA_SC_OFFER(p->id, UA_MESSAGESECURITYMODE_SIGN)
+               | UA_SC_OFFER(p->id, UA_MESSAGESECURITYMODE_SIGNANDENCRYPT);
+    return (cfg->offers & bits) != 0;
+}
+
+/* SecurityPolicy None: offered (always when nothing else is), and not a
+ * Renew of a secured channel. */
+static bool
+ua_sc_none_ok(const struct ua_sc *ch)
+{
+    uint32_t offers = ch->cfg->offers;
+
+    if (offers != 0
+        && !(offers & UA_SC_OFFER(UA_POLICY_NONE,
+                                  UA_MESSAGESECURITYMODE_NONE)))
+        return false;
+    return ch->state != UA_SC_OPEN || ua_crypto_policy_is_none(ch->policy);
+}
+
+/* Refuse with wire (what the peer sees) and remember detail for the log. */
+static ua_status
+ua_sc_deny(struct ua_sc *ch, ua_status wire, ua_status detail)
+{
+    ch->detail = detail;
+    return wire;
+}
+
+/*
+ * What the client sees of the validate hook's verdict.  Part 6 §6.7.6
+ * wants trust checked first and Bad_SecurityChecksFailed on error; so do
+ * the steps before trust (structure, chain, signature, key length and
+ * hash: Part 4 §6.1.3 steps 1-5) and anything unexpected.  The later
+ * steps' codes are the OpenSecureChannel results of Part 4 and pass.
+ */
+static ua_status
+ua_sc_cert_wire(ua_status s)
+{
+    switch (s) {
+    case UA_BAD_CERTIFICATE_TIME_INVALID:
+    case UA_BAD_CERTIFICATE_ISSUER_TIME_INVALID:
+    case UA_BAD_CERTIFICATE_HOST_NAME_INVALID:
+    case UA_BAD_CERTIFICATE_URI_INVALID:
+    case UA_BAD_CERTIFICATE_USE_NOT_ALLOWED:
+    case UA_BAD_CERTIFICATE_ISSUER_USE_NOT_ALLOWED:
+    case UA_BAD_CERTIFICATE_REVOCATION_UNKNOWN:
+    case UA_BAD_CERTIFICATE_ISSUER_REVOCATION_UNKNOWN:
+    case UA_BAD_CERTIFICATE_REVOKED:
+    case UA_BAD_CERTIFICATE_ISSUER_REVOKED:
+        return s;
+    default:
+        return UA_BAD_SECURITY_CHECKS_FAILED;
+    }
+}
+
+/* Size of the DER SEQUENCE at p (tag, length, contents), 0 when p[0..n)
+ * does not start with a whole one. */
+static size_t
+ua_sc_der_len(const uint8_t *p, size_t n)
+{
+    size_t len, hl, k;
+
+    if (n < 2 || p[0] != 0x30)
+        return 0;
+    if (p[1] < 0x80) {
+        len = p[1];
+        hl = 2;
+    } else {
+        k = p[1] & 0x7Fu;
+        if (k == 0 || k > 4 || n < 2 + k)
+            return 0;
+        len = 0;
+        for (size_t i = 0; i < k; i++)
+            len = len << 8 | p[2 + i];
+        hl = 2 + k;
+    }
+    if (len > n - hl)
+        return 0;
+    return hl + len;
 }
 
 /*
@@ -157,6 +298,8 @@ ua_sc_check_header(const struct ua_sc *ch, const uint8_t *p, uint32_t *size)
 static ua_status
 ua_sc_fail(struct ua_sc *ch, ua_status s)
 {
+    if (ch->detail == UA_GOOD)
+        ch->detail = s;
     ch->state = UA_SC_CLOSED;
     ua_sc_asm_free(ch);
     return s;
@@ -191,9 +334,13 @@ ua_sc_seq_check(struct ua_sc *ch, uint32_t seq)
     return UA_GOOD;
 }
 
-/* The current token (with its grace) or the previous one while pending. */
+/*
+ * The current token (with its grace) or the previous one while pending;
+ * *slot gets the index of its cipher context.
+ */
 static ua_status
-ua_sc_token_check(struct ua_sc *ch, uint32_t token, uint64_t now_ms)
+ua_sc_token_check(struct ua_sc *ch, uint32_t token, uint64_t now_ms,
+                  unsigned *slot)
 {
     uint64_t life = ch->token_lifetime_ms;
 
@@ -203,11 +350,44 @@ ua_sc_token_check(struct ua_sc *ch, uint32_t token, uint64_t now_ms)
         if (now_ms > ch->token_created_ms + life + life / 4)
             return UA_BAD_SECURE_CHANNEL_TOKEN_UNKNOWN;
         ch->prev_token_id = 0;      /* the client switched: drop the old */
+        *slot = ch->cipher_cur;
         return UA_GOOD;
     }
-    if (token != 0 && token == ch->prev_token_id)
+    if (token != 0 && token == ch->prev_token_id) {
+        *slot = 1u - ch->cipher_cur;
         return UA_GOOD;
+    }
     return UA_BAD_SECURE_CHANNEL_TOKEN_UNKNOWN;
+}
+
+/* The requested lifetime within the configured bounds (SECURITY.md (b)
+ * 28). */
+static uint32_t
+ua_sc_lifetime(const struct ua_sc *ch, uint32_t requested)
+{
+    uint32_t lifetime = requested;
+
+    if (lifetime < ch->cfg->min_lifetime_ms)
+        lifetime = ch->cfg->min_lifetime_ms;
+    if (ch->cfg->max_lifetime_ms != 0 && lifetime > ch->cfg->max_lifetime_ms)
+        lifetime = ch->cfg->max_lifetime_ms;
+    return lifetime;
+}
+
+/* Make token current; on a Renew the current one becomes the pending
+ * previous one (its cipher context is the other slot). */
+static void
+ua_sc_token_commit(struct ua_sc *ch, uint32_t token, uint32_t lifetime,
+                   uint64_t now_ms)
+{
+    if (ch->state == UA_SC_OPEN) {
+        ch->prev_token_id = ch->token_id;
+        ch->prev_expires_ms = ch->token_created_ms + ch->token_lifetime_ms;
+    }
+    ch->token_id = token;
+    ch->token_created_ms = now_ms;
+    ch->token_lifetime_ms = lifetime;
+    ch->state = UA_SC_OPEN;
 }
 
 /* The token responses go out under (Part 6 §6.7.4). */
@@ -215,6 +395,14 @@ static uint32_t
 ua_sc_send_token(const struct ua_sc *ch)
 {
     return ch->prev_token_id != 0 ? ch->prev_token_id : ch->token_id;
+}
+
+/* That token's cipher context. */
+static struct ua_cipher *
+ua_sc_send_cipher(struct ua_sc *ch)
+{
+    return &ch->cipher[ch->prev_token_id != 0 ? 1u - ch->cipher_cur
+                                              : ch->cipher_cur];
 }
 
 /* Numeric ns=0 NodeId in the smallest form: two-byte, four-byte, full. */
@@ -287,6 +475,9 @@ void
 ua_sc_clear(struct ua_sc *ch)
 {
     ua_sc_asm_free(ch);
+    ua_crypto_cipher_clear(&ch->cipher[0]);
+    ua_crypto_cipher_clear(&ch->cipher[1]);
+    ua_crypto_wipe(ch->client_nonce, sizeof(ch->client_nonce));
 }
 
 ua_status
@@ -309,6 +500,7 @@ ua_sc_process(struct ua_sc *ch, const uint8_t *chunk, size_t len,
     msg->len = 0;
     msg->body = NULL;
     msg->request_id = 0;
+    ch->detail = UA_GOOD;
     /* A reassembled message lives until the next call. */
     if (ch->asm_buf != NULL && ch->asm_chunks == 0)
         ua_sc_asm_free(ch);
@@ -419,7 +611,17 @@ ua_sc_do_opn(struct ua_sc *ch, const uint8_t *c, size_t len,
     off += 4;
     if (l < -1 || l > UA_SC_POLICY_URI_MAX || (l > 0 && (size_t)l > len - off))
         return UA_BAD_DECODING_ERROR;
-    if (l != (int32_t)plen || memcmp(c + off, policy, plen) != 0)
+    if (l != (int32_t)plen || memcmp(c + off, policy, plen) != 0) {
+        const struct ua_policy *sp;
+
+        sp = ua_crypto_policy_find(c + off, l > 0 ? (size_t)l : 0);
+        if (sp == NULL || ua_crypto_policy_is_none(sp))
+            return UA_BAD_SECURITY_POLICY_REJECTED;
+        /* Decrypted in place: the caller's buffer (securechannel.h). */
+        return ua_sc_opn_secure(ch, sp, (uint8_t *)(uintptr_t)c, len, now_ms,
+                                out);
+    }
+    if (!ua_sc_none_ok(ch))
         return UA_BAD_SECURITY_POLICY_REJECTED;
     off += plen;
     for (int i = 0; i < 2; i++) {   /* SenderCertificate, Thumbprint */
@@ -473,11 +675,7 @@ ua_sc_do_opn(struct ua_sc *ch, const uint8_t *c, size_t len,
     if (s != UA_GOOD)
         return s;
 
-    lifetime = req.requested_lifetime;
-    if (lifetime < ch->cfg->min_lifetime_ms)
-        lifetime = ch->cfg->min_lifetime_ms;
-    if (ch->cfg->max_lifetime_ms != 0 && lifetime > ch->cfg->max_lifetime_ms)
-        lifetime = ch->cfg->max_lifetime_ms;
+    lifetime = ua_sc_lifetime(ch, req.requested_lifetime);
     token = ch->next_token_id++;
     if (ch->next_token_id == 0)
         ch->next_token_id = 1;
@@ -517,25 +715,300 @@ ua_sc_do_opn(struct ua_sc *ch, const uint8_t *c, size_t len,
     if (s != UA_GOOD)
         return UA_BAD_ENCODING_LIMITS_EXCEEDED;
     off += n;
-    if (off + ua_sc_overhead(ch) > ch->send_buffer)
+    if (off > ch->send_buffer)
         return UA_BAD_TCP_INTERNAL_ERROR;
     ua_sc_wr32(p + 4, (uint32_t)off);
     out->len += off;
     ch->send_seq++;
+    ua_sc_token_commit(ch, token, lifetime, now_ms);
+    return UA_GOOD;
+}
 
-    /* Commit the token. */
-    if (ch->state == UA_SC_OPEN) {
-        ch->prev_token_id = ch->token_id;
-        ch->prev_expires_ms = ch->token_created_ms + ch->token_lifetime_ms;
+/*
+ * An OPN under an RSA policy p: an Issue while ACKED, a Renew while OPEN
+ * (the request type must agree, once it can be read).  Checks in the order
+ * of Part 6 §6.7.6, the cheap public ones before any private-key work, so
+ * an untrusted or malformed sender costs no RSA decryption.  c is the
+ * caller's chunk, decrypted in place.
+ */
+static ua_status
+ua_sc_opn_secure(struct ua_sc *ch, const struct ua_policy *p, uint8_t *c,
+                 size_t len, uint64_t now_ms, struct ua_sc_out *out)
+{
+    const struct ua_sc_config             *cfg = ch->cfg;
+    const bool                             renew = ch->state == UA_SC_OPEN;
+    struct ua_open_secure_channel_request  req;
+    struct ua_open_secure_channel_response resp;
+    struct ua_sc_asym_hdr                  h;
+    struct ua_crypto_key                   peer;
+    struct ua_sym_keys                     ck, sk;
+    struct ua_arena                        a;
+    uint8_t   abuf[UA_SC_OPN_ARENA];
+    uint8_t   hash[UA_SHA256_LEN], leaf[UA_SC_THUMB_LEN];
+    uint8_t   ours[UA_SC_THUMB_LEN], snonce[UA_NONCE_MAX];
+    uint32_t  type_id, lifetime, token, request_id;
+    size_t    blen, used, n;
+    unsigned  slot;
+    uint8_t   z = 0;
+    ua_status s;
+
+    /* SecureChannelId first, then the policy (§6.7.6). */
+    if (renew) {
+        if (ua_sc_rd32(c + 8) != ch->channel_id)
+            return UA_BAD_TCP_SECURE_CHANNEL_UNKNOWN;
+        if (p != ch->policy)
+            return UA_BAD_SECURITY_POLICY_REJECTED;
+    } else if (ua_sc_rd32(c + 8) != 0) {
+        return UA_BAD_SECURE_CHANNEL_ID_INVALID;
     }
-    ch->token_id = token;
-    ch->token_created_ms = now_ms;
-    ch->token_lifetime_ms = lifetime;
-    ch->state = UA_SC_OPEN;
+    if (!ua_sc_offered(cfg, p, 0))
+        return UA_BAD_SECURITY_POLICY_REJECTED;
+    s = ua_sc_asym_parse(c, len, &h);
+    if (s != UA_GOOD)
+        return s;
+    /* Both present when the mode is not None (§6.7.4). */
+    if (h.cert == NULL)
+        return ua_sc_deny(ch, UA_BAD_SECURITY_CHECKS_FAILED,
+                          UA_BAD_CERTIFICATE_INVALID);
+    if (ua_crypto_hash(UA_HASH_SHA256, h.cert, h.cert_len, hash) != UA_GOOD
+        || ua_crypto_hash(UA_HASH_SHA1, cfg->cert, cfg->cert_len, ours)
+               != UA_GOOD)
+        return UA_BAD_INTERNAL_ERROR;
+    /* A Renew comes from the certificate that made the channel. */
+    if (renew && !ua_crypto_memeq(hash, ch->peer_hash, sizeof(hash)))
+        return ua_sc_deny(ch, UA_BAD_SECURITY_CHECKS_FAILED,
+                          UA_BAD_CERTIFICATE_INVALID);
+    /* It was encrypted for our certificate (§6.7.6, 1.05.06). */
+    if (h.thumb_len != UA_SC_THUMB_LEN
+        || !ua_crypto_memeq(h.thumb, ours, sizeof(ours)))
+        return UA_BAD_CERTIFICATE_INVALID;
+    if (ua_sc_leaf_thumbprint(h.cert, h.cert_len, leaf) != UA_GOOD)
+        return ua_sc_deny(ch, UA_BAD_SECURITY_CHECKS_FAILED,
+                          UA_BAD_CERTIFICATE_INVALID);
+
+    memset(&peer, 0, sizeof(peer));
+    if (ua_crypto_key_from_cert(&peer, h.cert, h.cert_len) != UA_GOOD) {
+        s = ua_sc_deny(ch, UA_BAD_SECURITY_CHECKS_FAILED,
+                       UA_BAD_CERTIFICATE_INVALID);
+        goto done;
+    }
+    if (!ua_crypto_policy_key_ok(p, ua_crypto_key_bits(&peer))) {
+        s = ua_sc_deny(ch, UA_BAD_SECURITY_CHECKS_FAILED,
+                       UA_BAD_CERTIFICATE_POLICY_CHECK_FAILED);
+        goto done;
+    }
+    /* Trust and the rest of Part 4 §6.1.3, at Issue and at every Renew
+     * (Part 4 §6.1.7).  No hook: nothing is trusted. */
+    s = cfg->validate != NULL
+            ? cfg->validate(cfg->validate_ctx, h.cert, h.cert_len, p)
+            : UA_BAD_CERTIFICATE_UNTRUSTED;
+    if (s != UA_GOOD) {
+        s = ua_sc_deny(ch, ua_sc_cert_wire(s),
+                       UA_STATUS_IS_BAD(s) ? s : UA_BAD_CERTIFICATE_UNTRUSTED);
+        goto done;
+    }
+
+    /* Decrypt, verify, padding: one status, the same work (no oracle). */
+    if (ua_sc_asym_open(p, cfg->key, &peer, c, h.end, len, &blen)
+        != UA_GOOD) {
+        s = ua_sc_deny(ch, UA_BAD_SECURITY_CHECKS_FAILED,
+                       UA_BAD_SECURITY_CHECKS_FAILED);
+        goto done;
+    }
+    /* Authentic now: the sequence number (a replay is a security
+     * failure on a secured channel, SECURITY.md (b) 30). */
+    if (ua_sc_seq_check(ch, ua_sc_rd32(c + h.end)) != UA_GOOD) {
+        s = ua_sc_deny(ch, UA_BAD_SECURITY_CHECKS_FAILED,
+                       UA_BAD_SEQUENCE_NUMBER_INVALID);
+        goto done;
+    }
+    request_id = ua_sc_rd32(c + h.end + 4);
+    c += h.end + 8;
+    s = ua_sc_nodeid_get(c, blen, &used, &type_id);
+    if (s != UA_GOOD)
+        goto done;
+    if (type_id != UA_NS0ID_OPENSECURECHANNELREQUEST_ENCODING_DEFAULTBINARY) {
+        s = UA_BAD_DECODING_ERROR;
+        goto done;
+    }
+    ua_arena_init(&a, abuf, sizeof(abuf));
+    s = ua_decode(c + used, blen - used, &n, &req,
+                  &ua_types[UA_TYPE_OPENSECURECHANNELREQUEST], &a,
+                  &cfg->limits);
+    if (s != UA_GOOD || n != blen - used) {
+        s = UA_BAD_DECODING_ERROR;
+        goto done;
+    }
+    /* Sign or SignAndEncrypt, offered; a Renew keeps the mode. */
+    if ((req.security_mode != UA_MESSAGESECURITYMODE_SIGN
+         && req.security_mode != UA_MESSAGESECURITYMODE_SIGNANDENCRYPT)
+        || !ua_sc_offered(cfg, p, (uint8_t)req.security_mode)
+        || (renew && req.security_mode != ch->mode)) {
+        s = UA_BAD_SECURITY_MODE_REJECTED;
+        goto done;
+    }
+    if (req.request_type != (renew ? UA_SECURITYTOKENREQUESTTYPE_RENEW
+                                   : UA_SECURITYTOKENREQUESTTYPE_ISSUE)) {
+        s = UA_BAD_REQUEST_TYPE_INVALID;
+        goto done;
+    }
+    /* SecureChannelNonceLength exactly, not all zeros, and on a Renew not
+     * the previous one (SECURITY.md (b) 25, 27). */
+    if (req.client_nonce.len != p->nonce_len) {
+        s = UA_BAD_NONCE_INVALID;
+        goto done;
+    }
+    for (size_t i = 0; i < p->nonce_len; i++)
+        z |= req.client_nonce.data[i];
+    if (z == 0 || (renew && ua_crypto_memeq(req.client_nonce.data,
+                                            ch->client_nonce,
+                                            p->nonce_len))) {
+        s = UA_BAD_NONCE_INVALID;
+        goto done;
+    }
+
+    /* The token and its keys (§6.7.5), built once into the free slot. */
+    lifetime = ua_sc_lifetime(ch, req.requested_lifetime);
+    token = ch->next_token_id++;
+    if (ch->next_token_id == 0)
+        ch->next_token_id = 1;
+    if (ua_crypto_random(snonce, p->nonce_len) != UA_GOOD) {
+        s = UA_BAD_INTERNAL_ERROR;
+        goto done;
+    }
+    slot = renew ? 1u - ch->cipher_cur : 0;
+    s = ua_crypto_channel_keys(p, req.client_nonce.data, p->nonce_len,
+                               snonce, p->nonce_len, &ck, &sk);
+    if (s == UA_GOOD)
+        s = ua_crypto_cipher_init(&ch->cipher[slot], p, &sk, &ck);
+    ua_crypto_sym_keys_clear(&ck);
+    ua_crypto_sym_keys_clear(&sk);
+    if (s != UA_GOOD) {
+        s = UA_BAD_INTERNAL_ERROR;
+        goto done;
+    }
+
+    memset(&resp, 0, sizeof(resp));
+    resp.response_header.timestamp = ua_sc_now_dt(ch);
+    resp.response_header.request_handle = req.request_header.request_handle;
+    resp.response_header.service_result = UA_GOOD;
+    resp.security_token.channel_id = ch->channel_id;
+    resp.security_token.token_id = token;
+    resp.security_token.created_at = ua_sc_now_dt(ch);
+    resp.security_token.revised_lifetime = lifetime;
+    resp.server_nonce.len = p->nonce_len;
+    resp.server_nonce.data = snonce;
+    s = ua_sc_opn_answer(ch, p, &peer, leaf, request_id, &resp, out);
+    if (s != UA_GOOD)
+        goto done;
+
+    /* Commit: the channel's security is fixed by the Issue. */
+    if (!renew) {
+        ch->policy = p;
+        ch->mode = (uint8_t)req.security_mode;
+        memcpy(ch->peer_hash, hash, sizeof(hash));
+        memcpy(ch->peer_thumb, leaf, sizeof(leaf));
+    }
+    memcpy(ch->client_nonce, req.client_nonce.data, p->nonce_len);
+    ua_sc_token_commit(ch, token, lifetime, now_ms);
+    ch->cipher_cur = (uint8_t)slot;
+done:
+    ua_crypto_wipe(snonce, sizeof(snonce));
+    ua_crypto_key_clear(&peer);
+    return s;
+}
+
+/*
+ * Append the OPN response r to out: our certificate, the client's leaf
+ * thumbprint, signed with our key, encrypted with the client's (peer).
+ */
+static ua_status
+ua_sc_opn_answer(struct ua_sc *ch, const struct ua_policy *p,
+                 struct ua_crypto_key *peer, const uint8_t *thumb,
+                 uint32_t request_id,
+                 struct ua_open_secure_channel_response *r,
+                 struct ua_sc_out *out)
+{
+    const struct ua_sc_config *cfg = ch->cfg;
+    const size_t               ulen = strlen(p->uri);
+    const size_t               hdr = 12 + 4 + ulen + 4 + cfg->cert_len + 4
+                                     + UA_SC_THUMB_LEN;
+    size_t                     room = ua_sc_room(out), n, nid, size;
+    uint8_t                   *o;
+    ua_status                  s;
+
+    if (room < hdr + 8 + 7)
+        return UA_BAD_ENCODING_LIMITS_EXCEEDED;
+    o = out->buf + out->len;
+    memcpy(o, "OPNF", 4);
+    ua_sc_wr32(o + 8, ch->channel_id);
+    ua_sc_wr32(o + 12, (uint32_t)ulen);
+    memcpy(o + 16, p->uri, ulen);
+    ua_sc_wr32(o + 16 + ulen, (uint32_t)cfg->cert_len);
+    memcpy(o + 20 + ulen, cfg->cert, cfg->cert_len);
+    ua_sc_wr32(o + 20 + ulen + cfg->cert_len, UA_SC_THUMB_LEN);
+    memcpy(o + 24 + ulen + cfg->cert_len, thumb, UA_SC_THUMB_LEN);
+    ua_sc_wr32(o + hdr, ch->send_seq + 1);
+    ua_sc_wr32(o + hdr + 4, request_id);
+    nid = ua_sc_nodeid_put(
+        o + hdr + 8, UA_NS0ID_OPENSECURECHANNELRESPONSE_ENCODING_DEFAULTBINARY);
+    s = ua_encode(r, &ua_types[UA_TYPE_OPENSECURECHANNELRESPONSE],
+                  o + hdr + 8 + nid, room - hdr - 8 - nid, &n);
+    if (s != UA_GOOD)
+        return UA_BAD_ENCODING_LIMITS_EXCEEDED;
+    size = ua_sc_asym_chunk_size(p, ua_crypto_key_bytes(cfg->key),
+                                 ua_crypto_key_bits(peer), hdr, nid + n);
+    if (size == 0 || size > ch->send_buffer)
+        return UA_BAD_TCP_INTERNAL_ERROR;
+    if (size > room)
+        return UA_BAD_ENCODING_LIMITS_EXCEEDED;
+    s = ua_sc_asym_seal(p, cfg->key, peer, o, hdr, nid + n, room, &size);
+    if (s != UA_GOOD)
+        return UA_BAD_INTERNAL_ERROR;
+    out->len += size;
+    ch->send_seq++;
     return UA_GOOD;
 }
 
 /* ------------------------------------------------------------ MSG */
+
+/*
+ * The checks every MSG and CLO chunk gets, in the order of Part 6 §6.7.6:
+ * SecureChannelId, TokenId, then on a secured channel decryption,
+ * signature and padding (in place, under that token's keys), then the
+ * sequence number.  *blen = the body length at c + 24.
+ */
+static ua_status
+ua_sc_sym_check(struct ua_sc *ch, const uint8_t *c, size_t len,
+                uint64_t now_ms, size_t *blen)
+{
+    unsigned  slot = 0;
+    ua_status s;
+
+    if (len < UA_SC_SYM_HEADER)
+        return UA_BAD_TCP_MESSAGE_TYPE_INVALID;
+    if (ua_sc_rd32(c + 8) != ch->channel_id)
+        return UA_BAD_TCP_SECURE_CHANNEL_UNKNOWN;
+    s = ua_sc_token_check(ch, ua_sc_rd32(c + 12), now_ms, &slot);
+    if (s != UA_GOOD)
+        return s;
+    if (!ua_sc_secured(ch)) {
+        s = ua_sc_seq_check(ch, ua_sc_rd32(c + 16));
+        if (s != UA_GOOD)
+            return s;
+        *blen = len - UA_SC_SYM_HEADER;
+        return UA_GOOD;
+    }
+    /* Decrypted in place: the caller's buffer (securechannel.h). */
+    if (ua_sc_sym_open(&ch->cipher[slot], ch->mode, (uint8_t *)(uintptr_t)c,
+                       len, blen) != UA_GOOD)
+        return ua_sc_deny(ch, UA_BAD_SECURITY_CHECKS_FAILED,
+                          UA_BAD_SECURITY_CHECKS_FAILED);
+    if (ua_sc_seq_check(ch, ua_sc_rd32(c + 16)) != UA_GOOD)
+        return ua_sc_deny(ch, UA_BAD_SECURITY_CHECKS_FAILED,
+                          UA_BAD_SEQUENCE_NUMBER_INVALID);
+    return UA_GOOD;
+}
 
 static ua_status
 ua_sc_do_msg(struct ua_sc *ch, const uint8_t *c, size_t len,
@@ -547,19 +1020,10 @@ ua_sc_do_msg(struct ua_sc *ch, const uint8_t *c, size_t len,
 
     if (ch->state != UA_SC_OPEN)
         return UA_BAD_TCP_SECURE_CHANNEL_UNKNOWN;
-    if (len < UA_SC_SYM_HEADER)
-        return UA_BAD_TCP_MESSAGE_TYPE_INVALID;
-    /* §6.7.6 order: channel, token, then sequence and request ids. */
-    if (ua_sc_rd32(c + 8) != ch->channel_id)
-        return UA_BAD_TCP_SECURE_CHANNEL_UNKNOWN;
-    s = ua_sc_token_check(ch, ua_sc_rd32(c + 12), now_ms);
-    if (s != UA_GOOD)
-        return s;
-    s = ua_sc_seq_check(ch, ua_sc_rd32(c + 16));
+    s = ua_sc_sym_check(ch, c, len, now_ms, &blen);
     if (s != UA_GOOD)
         return s;
     request_id = ua_sc_rd32(c + 20);
-    blen = len - UA_SC_SYM_HEADER - ua_sc_overhead(ch);
 
     if (c[3] == 'A') {
         /* Abort (§6.7.3): drop the partial message, keep the channel.
@@ -655,25 +1119,17 @@ static ua_status
 ua_sc_do_clo(struct ua_sc *ch, const uint8_t *c, size_t len, uint64_t now_ms)
 {
     uint32_t  type_id;
-    size_t    used;
+    size_t    used, blen;
     ua_status s;
 
     if (ch->state != UA_SC_OPEN)
         return UA_BAD_TCP_SECURE_CHANNEL_UNKNOWN;
     if (ch->asm_chunks != 0)
         return UA_BAD_TCP_MESSAGE_TYPE_INVALID;
-    if (len < UA_SC_SYM_HEADER)
-        return UA_BAD_TCP_MESSAGE_TYPE_INVALID;
-    if (ua_sc_rd32(c + 8) != ch->channel_id)
-        return UA_BAD_TCP_SECURE_CHANNEL_UNKNOWN;
-    s = ua_sc_token_check(ch, ua_sc_rd32(c + 12), now_ms);
+    s = ua_sc_sym_check(ch, c, len, now_ms, &blen);
     if (s != UA_GOOD)
         return s;
-    s = ua_sc_seq_check(ch, ua_sc_rd32(c + 16));
-    if (s != UA_GOOD)
-        return s;
-    s = ua_sc_nodeid_get(c + UA_SC_SYM_HEADER, len - UA_SC_SYM_HEADER, &used,
-                         &type_id);
+    s = ua_sc_nodeid_get(c + UA_SC_SYM_HEADER, blen, &used, &type_id);
     if (s != UA_GOOD)
         return s;
     if (type_id != UA_NS0ID_CLOSESECURECHANNELREQUEST_ENCODING_DEFAULTBINARY)
@@ -691,27 +1147,35 @@ ua_status
 ua_sc_send(struct ua_sc *ch, uint32_t request_id, const struct ua_type *t,
            const void *resp, struct ua_sc_out *out)
 {
-    const size_t over = ua_sc_overhead(ch);
-    size_t       room = ua_sc_room(out);
-    size_t       maxb, nid, n, total, nchunks, base, src;
-    uint8_t      idbuf[8];
-    uint8_t     *p;
-    uint32_t     token;
-    ua_status    s;
+    const struct ua_policy *pol = ch->policy;
+    const uint8_t           mode = ua_sc_secured(ch)
+                                       ? ch->mode : UA_MESSAGESECURITYMODE_NONE;
+    size_t                  room = ua_sc_room(out);
+    size_t maxb, full, last, nid, n, total, nchunks, need, base, src, size;
+    struct ua_cipher       *cipher = NULL;
+    uint8_t                 idbuf[8];
+    uint8_t                *p;
+    uint32_t                token;
+    ua_status               s;
 
     if (ch->state != UA_SC_OPEN)
         return UA_BAD_SECURE_CHANNEL_CLOSED;
     if (t->binary_id == 0)
         return UA_BAD_ENCODING_LIMITS_EXCEEDED;
-    if (ch->send_buffer < UA_SC_SYM_HEADER + over + 8)
+    maxb = ua_sc_sym_max_body(pol, mode, ch->send_buffer);
+    if (maxb < 8)
         return UA_BAD_TCP_INTERNAL_ERROR;
-    maxb = ch->send_buffer - UA_SC_SYM_HEADER - over;
     token = ua_sc_send_token(ch);
+    if (mode != UA_MESSAGESECURITYMODE_NONE)
+        cipher = ua_sc_send_cipher(ch);
     nid = ua_sc_nodeid_put(idbuf, t->binary_id);
+    /* Bytes a chunk adds to its body: the header, and the footer of a
+     * full chunk (a chunk of maxb needs no padding). */
+    full = ua_sc_sym_chunk_size(pol, mode, maxb) - maxb;
 
     /* Try one chunk, encoded straight into out. */
-    if (room >= UA_SC_SYM_HEADER + over + nid) {
-        size_t cap = room - UA_SC_SYM_HEADER - over;
+    if (room >= full + nid) {
+        size_t cap = room - full;
 
         if (cap > maxb)
             cap = maxb;
@@ -722,13 +1186,18 @@ ua_sc_send(struct ua_sc *ch, uint32_t request_id, const struct ua_type *t,
             total = nid + n;
             if (ch->peer_max_message != 0 && total > ch->peer_max_message)
                 return UA_BAD_RESPONSE_TOO_LARGE;
+            /* The padding may want a few bytes more than `full`. */
+            if (ua_sc_sym_chunk_size(pol, mode, total) > room)
+                return UA_BAD_ENCODING_LIMITS_EXCEEDED;
             memcpy(p, "MSGF", 4);
-            ua_sc_wr32(p + 4, (uint32_t)(UA_SC_SYM_HEADER + total + over));
             ua_sc_wr32(p + 8, ch->channel_id);
             ua_sc_wr32(p + 12, token);
             ua_sc_wr32(p + 16, ++ch->send_seq);
             ua_sc_wr32(p + 20, request_id);
-            out->len += UA_SC_SYM_HEADER + total + over;
+            s = ua_sc_sym_seal(cipher, mode, p, total, &size);
+            if (s != UA_GOOD)
+                return s;
+            out->len += size;
             return UA_GOOD;
         }
         if (s != UA_BAD_ENCODING_LIMITS_EXCEEDED || n == 0)
@@ -748,18 +1217,25 @@ ua_sc_send(struct ua_sc *ch, uint32_t request_id, const struct ua_type *t,
     nchunks = (total + maxb - 1) / maxb;
     if (ch->peer_max_chunks != 0 && nchunks > ch->peer_max_chunks)
         return UA_BAD_RESPONSE_TOO_LARGE;
-    if (nchunks > (SIZE_MAX - total) / (UA_SC_SYM_HEADER + over)
-        || room < total + nchunks * (UA_SC_SYM_HEADER + over))
+    last = total - (nchunks - 1) * maxb;
+    if (nchunks - 1 > (SIZE_MAX - total) / full)
+        return UA_BAD_ENCODING_LIMITS_EXCEEDED;
+    need = total + (nchunks - 1) * full
+           + (ua_sc_sym_chunk_size(pol, mode, last) - last);
+    if (need < total || room < need)
         return UA_BAD_ENCODING_LIMITS_EXCEEDED;
 
     /*
      * Encode the whole body at the far end of the space the chunks will
-     * take, then walk front to back: each chunk's header and body land at
-     * or before the bytes still to be moved, so memmove never overwrites
-     * anything it has yet to read.
+     * take (its end where the last chunk's body ends), then walk front to
+     * back: each chunk's header, body and footer land before the bytes
+     * still to be moved (every later chunk's header and footer lie in
+     * between), so memmove and the in-place sealing never overwrite
+     * anything that has yet to be read.
      */
     base = out->len;
-    src = base + nchunks * (UA_SC_SYM_HEADER + over);
+    src = base + need - (ua_sc_sym_chunk_size(pol, mode, last) - last)
+          + UA_SC_SYM_HEADER - total;
     memcpy(out->buf + src, idbuf, nid);
     s = ua_encode(resp, t, out->buf + src + nid, n, &n);
     if (s != UA_GOOD)
@@ -770,12 +1246,14 @@ ua_sc_send(struct ua_sc *ch, uint32_t request_id, const struct ua_type *t,
         p = out->buf + base;
         memmove(p + UA_SC_SYM_HEADER, out->buf + src, b);
         memcpy(p, i + 1 == nchunks ? "MSGF" : "MSGC", 4);
-        ua_sc_wr32(p + 4, (uint32_t)(UA_SC_SYM_HEADER + b + over));
         ua_sc_wr32(p + 8, ch->channel_id);
         ua_sc_wr32(p + 12, token);
         ua_sc_wr32(p + 16, ++ch->send_seq);
         ua_sc_wr32(p + 20, request_id);
-        base += UA_SC_SYM_HEADER + b + over;
+        s = ua_sc_sym_seal(cipher, mode, p, b, &size);
+        if (s != UA_GOOD)
+            return s;
+        base += size;
         src += b;
         left -= b;
     }
@@ -787,19 +1265,23 @@ size_t
 ua_sc_send_size(const struct ua_sc *ch, const struct ua_type *t,
                 const void *resp)
 {
-    const size_t over = ua_sc_overhead(ch);
-    size_t       maxb, total, nchunks;
-    uint8_t      idbuf[8];
+    const struct ua_policy *pol = ch->policy;
+    const uint8_t           mode = ua_sc_secured(ch)
+                                       ? ch->mode : UA_MESSAGESECURITYMODE_NONE;
+    size_t                  maxb, total, nchunks, last;
+    uint8_t                 idbuf[8];
 
-    if (t->binary_id == 0 || ch->send_buffer < UA_SC_SYM_HEADER + over + 8)
+    maxb = ua_sc_sym_max_body(pol, mode, ch->send_buffer);
+    if (t->binary_id == 0 || maxb < 8)
         return 0;
-    maxb = ch->send_buffer - UA_SC_SYM_HEADER - over;
     total = ua_encoded_size(resp, t);
     if (total == 0)
         return 0;
     total += ua_sc_nodeid_put(idbuf, t->binary_id);
     nchunks = (total + maxb - 1) / maxb;
-    return total + nchunks * (UA_SC_SYM_HEADER + over);
+    last = total - (nchunks - 1) * maxb;
+    return (nchunks - 1) * ua_sc_sym_chunk_size(pol, mode, maxb)
+           + ua_sc_sym_chunk_size(pol, mode, last);
 }
 
 void
@@ -839,4 +1321,244 @@ ua_sc_deadline(const struct ua_sc *ch, uint64_t opened_ms, uint32_t hello_ms)
     default:
         return 0;
     }
+}
+
+/* ------------------------------------------------------------ chunks */
+
+size_t
+ua_sc_sym_max_body(const struct ua_policy *p, uint8_t mode, size_t chunk_size)
+{
+    size_t sig;
+
+    if (ua_crypto_policy_is_none(p) || mode < UA_MESSAGESECURITYMODE_SIGN)
+        return chunk_size > UA_SC_SYM_HEADER ? chunk_size - UA_SC_SYM_HEADER
+                                             : 0;
+    sig = p->sym_sig_len;
+    if (mode == UA_MESSAGESECURITYMODE_SIGN)
+        return chunk_size > UA_SC_SYM_HEADER + sig
+                   ? chunk_size - UA_SC_SYM_HEADER - sig : 0;
+    /* Part 6 §6.7.2.5: whole blocks after the unencrypted 16 bytes, less
+     * the sequence header, PaddingSize and the signature. */
+    return ua_crypto_max_body(chunk_size, UA_SC_SEC_HEADER, sig,
+                              p->sym_block_len, p->sym_block_len, false);
+}
+
+size_t
+ua_sc_sym_chunk_size(const struct ua_policy *p, uint8_t mode, size_t body)
+{
+    size_t sig;
+
+    if (ua_crypto_policy_is_none(p) || mode < UA_MESSAGESECURITYMODE_SIGN)
+        return UA_SC_SYM_HEADER + body;
+    sig = p->sym_sig_len;
+    if (mode == UA_MESSAGESECURITYMODE_SIGN)
+        return UA_SC_SYM_HEADER + body + sig;
+    return UA_SC_SYM_HEADER + body + 1
+           + ua_crypto_padding_len(8 + body, sig, p->sym_block_len, false)
+           + sig;
+}
+
+ua_status
+ua_sc_sym_seal(struct ua_cipher *c, uint8_t mode, uint8_t *chunk,
+               size_t body, size_t *size)
+{
+    const struct ua_policy *p;
+    size_t                  end = UA_SC_SYM_HEADER + body, total;
+
+    if (mode < UA_MESSAGESECURITYMODE_SIGN) {
+        ua_sc_wr32(chunk + 4, (uint32_t)end);
+        *size = end;
+        return UA_GOOD;
+    }
+    p = ua_crypto_cipher_policy(c);
+    if (p == NULL)
+        return UA_BAD_INTERNAL_ERROR;
+    if (mode == UA_MESSAGESECURITYMODE_SIGNANDENCRYPT)
+        end += ua_crypto_padding_write(
+            chunk + end,
+            ua_crypto_padding_len(8 + body, p->sym_sig_len, p->sym_block_len,
+                                  false),
+            false);
+    total = end + p->sym_sig_len;
+    if (total > UINT32_MAX)
+        return UA_BAD_ENCODING_LIMITS_EXCEEDED;
+    ua_sc_wr32(chunk + 4, (uint32_t)total);
+    if (p->sym_sign(c, chunk, end, chunk + end) != UA_GOOD)
+        return UA_BAD_INTERNAL_ERROR;
+    if (mode == UA_MESSAGESECURITYMODE_SIGNANDENCRYPT
+        && p->sym_encrypt(c, chunk + UA_SC_SEC_HEADER,
+                          total - UA_SC_SEC_HEADER) != UA_GOOD)
+        return UA_BAD_INTERNAL_ERROR;
+    *size = total;
+    return UA_GOOD;
+}
+
+ua_status
+ua_sc_sym_open(struct ua_cipher *c, uint8_t mode, uint8_t *chunk, size_t len,
+               size_t *body)
+{
+    const struct ua_policy *p = ua_crypto_cipher_policy(c);
+    const bool              enc = mode == UA_MESSAGESECURITYMODE_SIGNANDENCRYPT;
+    size_t                  sig, n, footer = 0;
+    unsigned                bad;
+
+    if (p == NULL || mode < UA_MESSAGESECURITYMODE_SIGN)
+        return UA_BAD_SECURITY_CHECKS_FAILED;
+    sig = p->sym_sig_len;
+    /* What the length alone tells (it is no secret): too short for a
+     * header, PaddingSize and signature, or not whole blocks. */
+    if (len < UA_SC_SYM_HEADER + (enc ? 1u : 0u) + sig
+        || (enc && (len - UA_SC_SEC_HEADER) % p->sym_block_len != 0))
+        return UA_BAD_SECURITY_CHECKS_FAILED;
+    if (enc && p->sym_decrypt(c, chunk + UA_SC_SEC_HEADER,
+                              len - UA_SC_SEC_HEADER) != UA_GOOD)
+        return UA_BAD_SECURITY_CHECKS_FAILED;
+    /* The HMAC over everything before the signature, whatever the padding
+     * says, then the padding: the same work for either failure. */
+    bad = p->sym_verify(c, chunk, len - sig, chunk + len - sig) != UA_GOOD;
+    n = len - sig - UA_SC_SYM_HEADER;
+    if (enc) {
+        bad |= ua_crypto_padding_check(chunk + UA_SC_SYM_HEADER, n, false,
+                                       &footer) != UA_GOOD;
+        if (bad)
+            footer = 0;
+    }
+    if (bad)
+        return UA_BAD_SECURITY_CHECKS_FAILED;
+    *body = n - footer;
+    return UA_GOOD;
+}
+
+ua_status
+ua_sc_asym_parse(const uint8_t *chunk, size_t len, struct ua_sc_asym_hdr *h)
+{
+    static const int32_t max[3] = { UA_SC_POLICY_URI_MAX, UA_SC_CERT_MAX,
+                                    INT32_MAX };
+    const uint8_t       *f[3] = { NULL, NULL, NULL };
+    size_t               fl[3] = { 0, 0, 0 };
+    size_t               off = 12;
+    int32_t              l;
+
+    memset(h, 0, sizeof(*h));
+    for (int i = 0; i < 3; i++) {   /* policy, certificate, thumbprint */
+        if (len < off || len - off < 4)
+            return UA_BAD_DECODING_ERROR;
+        l = (int32_t)ua_sc_rd32(chunk + off);
+        off += 4;
+        if (l < -1 || l > max[i] || (l > 0 && (size_t)l > len - off))
+            return UA_BAD_DECODING_ERROR;
+        if (l > 0) {
+            f[i] = chunk + off;
+            fl[i] = (size_t)l;
+            off += (size_t)l;
+        }
+    }
+    h->policy = f[0];
+    h->policy_len = fl[0];
+    h->cert = f[1];
+    h->cert_len = fl[1];
+    h->thumb = f[2];
+    h->thumb_len = fl[2];
+    h->end = off;
+    return UA_GOOD;
+}
+
+size_t
+ua_sc_asym_chunk_size(const struct ua_policy *p, size_t sign_bytes,
+                      unsigned enc_bits, size_t hdr, size_t body)
+{
+    const bool extra = ua_crypto_padding_extra(enc_bits);
+    size_t     eb = enc_bits / 8, pb, plain;
+
+    if (ua_crypto_policy_is_none(p) || sign_bytes == 0)
+        return 0;
+    pb = ua_crypto_rsa_plain_block(p->asym_enc, eb);
+    if (pb == 0)
+        return 0;
+    plain = 8 + body;
+    plain += 1 + (extra ? 1u : 0u)
+             + ua_crypto_padding_len(plain, sign_bytes, pb, extra)
+             + sign_bytes;
+    return hdr + ua_crypto_rsa_cipher_len(p->asym_enc, eb, plain);
+}
+
+ua_status
+ua_sc_asym_seal(const struct ua_policy *p, struct ua_crypto_key *priv,
+                struct ua_crypto_key *peer, uint8_t *chunk, size_t hdr,
+                size_t body, size_t cap, size_t *size)
+{
+    const unsigned eb = ua_crypto_key_bits(peer);
+    const bool     extra = ua_crypto_padding_extra(eb);
+    const size_t   sb = ua_crypto_key_bytes(priv);
+    size_t         pb, pad, end, total, sl, n;
+
+    if (ua_crypto_policy_is_none(p) || sb == 0 || eb == 0)
+        return UA_BAD_INVALID_ARGUMENT;
+    pb = ua_crypto_rsa_plain_block(p->asym_enc, eb / 8);
+    total = ua_sc_asym_chunk_size(p, sb, eb, hdr, body);
+    if (pb == 0 || total == 0)
+        return UA_BAD_INVALID_ARGUMENT;
+    pad = ua_crypto_padding_len(8 + body, sb, pb, extra);
+    end = hdr + 8 + body;
+    /* The plaintext (up to the signature's end) and the ciphertext. */
+    if (total > cap || end + pad + 2 + sb > cap || total > UINT32_MAX)
+        return UA_BAD_ENCODING_LIMITS_EXCEEDED;
+    end += ua_crypto_padding_write(chunk + end, pad, extra);
+    ua_sc_wr32(chunk + 4, (uint32_t)total);
+    if (p->asym_sign(priv, chunk, end, chunk + end, cap - end, &sl)
+        != UA_GOOD || sl != sb)
+        return UA_BAD_INTERNAL_ERROR;
+    if (p->asym_encrypt(peer, chunk + hdr, end + sb - hdr, chunk + hdr,
+                        cap - hdr, &n) != UA_GOOD
+        || hdr + n != total)
+        return UA_BAD_INTERNAL_ERROR;
+    *size = total;
+    return UA_GOOD;
+}
+
+ua_status
+ua_sc_asym_open(const struct ua_policy *p, struct ua_crypto_key *priv,
+                struct ua_crypto_key *peer, uint8_t *chunk, size_t hdr,
+                size_t len, size_t *body)
+{
+    const bool   extra = ua_crypto_padding_extra(ua_crypto_key_bits(priv));
+    const size_t eb = ua_crypto_key_bytes(priv);
+    const size_t sb = ua_crypto_key_bytes(peer);
+    size_t       pb, want, plain = 0, footer = 0;
+    unsigned     bad;
+
+    if (ua_crypto_policy_is_none(p) || eb == 0 || sb == 0)
+        return UA_BAD_SECURITY_CHECKS_FAILED;
+    pb = ua_crypto_rsa_plain_block(p->asym_enc, eb);
+    /* What the length alone tells: whole blocks, room for the sequence
+     * header, the padding sizes and the signature. */
+    if (pb == 0 || len <= hdr || (len - hdr) % eb != 0)
+        return UA_BAD_SECURITY_CHECKS_FAILED;
+    want = (len - hdr) / eb * pb;
+    if (want < 8 + 1 + (extra ? 1u : 0u) + sb)
+        return UA_BAD_SECURITY_CHECKS_FAILED;
+    /* Every block decrypted, the signature checked over what the blocks
+     * should hold even when decryption failed, then the padding. */
+    bad = p->asym_decrypt(priv, chunk + hdr, len - hdr, &plain) != UA_GOOD;
+    bad |= plain != want;
+    bad |= p->asym_verify(peer, chunk, hdr + want - sb, chunk + hdr + want - sb,
+                          sb) != UA_GOOD;
+    bad |= ua_crypto_padding_check(chunk + hdr + 8, want - sb - 8, extra,
+                                   &footer) != UA_GOOD;
+    if (bad)
+        return UA_BAD_SECURITY_CHECKS_FAILED;
+    *body = want - sb - 8 - footer;
+    return UA_GOOD;
+}
+
+ua_status
+ua_sc_leaf_thumbprint(const uint8_t *chain, size_t len,
+                      uint8_t out[UA_SC_THUMB_LEN])
+{
+    size_t n = chain != NULL ? ua_sc_der_len(chain, len) : 0;
+
+    if (n == 0)
+        return UA_BAD_CERTIFICATE_INVALID;
+    return ua_crypto_hash(UA_HASH_SHA1, chain, n, out) == UA_GOOD
+               ? UA_GOOD : UA_BAD_INTERNAL_ERROR;
 }

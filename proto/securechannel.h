@@ -11,9 +11,29 @@
  *     - protocol replies appended to `out` (ACK, OpenSecureChannel response),
  *     - a complete service request (msg->body: the type NodeId and body),
  *     - a Bad status: send ua_sc_write_err() and close the connection.
- *   ua_sc_send() chunks a service response into `out`, leaving room in each
- *   chunk for the security header, padding and signature that the security
- *   policies fill in place (issue "Security").
+ *   ua_sc_send() chunks a service response into `out`; on a secured channel
+ *   each chunk is padded, signed and encrypted in place in `out`.
+ *
+ * Security (Part 6 §6.7, SecurityPolicy + MessageSecurityMode): the
+ * configuration offers policy x mode pairs (UA_SC_OFFER); an OPN with an
+ * RSA policy is parsed, checked and decrypted as Part 6 §6.7.6 orders it:
+ *
+ *   SecureChannelId -> SecurityPolicyUri offered (on Renew: the channel's)
+ *   -> ReceiverCertificateThumbprint is ours (BadCertificateInvalid)
+ *   -> on Renew the SenderCertificate is the channel's
+ *   -> the sender's key length fits the policy, the validate hook trusts
+ *      the certificate (untrusted and structural failures are
+ *      BadSecurityChecksFailed on the wire, the cause in ch->detail)
+ *   -> RSA decrypt, signature, padding (one status, the same work)
+ *   -> sequence number -> the request (mode, type, nonce, lifetime)
+ *
+ * and answered signed with our key, encrypted with the client's.  Each
+ * token gets its own symmetric keys (Part 6 §6.7.5) in one struct
+ * ua_cipher, built once; the previous token's context stays until the new
+ * token is first used or the old one expires (Part 6 §6.7.4).  A MSG/CLO
+ * chunk on a secured channel is decrypted in place, its signature checked
+ * in constant time, its padding checked, then its sequence number: any
+ * failure is BadSecurityChecksFailed, whatever failed, after the same work.
  *
  * States:
  *
@@ -33,15 +53,26 @@
  *   BadSecurityPolicyRejected  a policy we do not offer
  *   BadSecurityModeRejected, BadRequestTypeInvalid, BadNonceInvalid
  *   BadDecodingError           a malformed header or body
+ *   BadCertificateInvalid      a ReceiverCertificateThumbprint not ours
+ *   BadSecurityChecksFailed    decryption, signature, padding, replay on a
+ *                              secured channel; an untrusted or unusable
+ *                              SenderCertificate; a Renew from another one
+ *   BadCertificate...          the hook's verdict after trust (time, URI,
+ *                              usage, revocation), passed through
+ * ch->detail keeps the cause behind the returned status for the log
+ * (BadCertificateUntrusted, BadCertificatePolicyCheckFailed,
+ * BadSequenceNumberInvalid, ...): never send it.
  */
 #ifndef UA_SECURECHANNEL_H
 #define UA_SECURECHANNEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "arena.h"
 #include "codec.h"
+#include "crypto.h"
 #include "types.h"
 
 #define UA_TCP_HEADER        8          /* MessageType(3) Chunk(1) Size(4) */
@@ -56,6 +87,31 @@
 #define UA_SC_SEQ_WRAP_BELOW 1024u
 /* MSG/CLO chunk: header(8) SecureChannelId(4) TokenId(4) SequenceHeader(8). */
 #define UA_SC_SYM_HEADER     24
+/* The largest SenderCertificate (a chain, leaf first) an OPN may carry:
+ * UA_CERT_CHAIN_MAX certificates of a few KiB; checked before any DER is
+ * parsed (SECURITY.md (b) 20), and the chunk must hold it anyway. */
+#define UA_SC_CERT_MAX       32768
+#define UA_SC_THUMB_LEN      20         /* SHA-1, Part 6 §6.7.2.3 */
+
+/*
+ * A policy x MessageSecurityMode pair the server offers, for
+ * ua_sc_config.offers: UA_SC_OFFER(UA_POLICY_BASIC256SHA256,
+ * UA_MESSAGESECURITYMODE_SIGNANDENCRYPT).
+ */
+#define UA_SC_OFFER(policy, mode) \
+    (1u << ((unsigned)(policy) * 4u + (unsigned)(mode)))
+
+/*
+ * The certificate check of an OPN sender (Part 4 §6.1.3): chain is the
+ * SenderCertificate as received (leaf first, possibly followed by its
+ * issuers), p the policy asked for.  UA_GOOD trusts it; any Bad status
+ * refuses the channel (see the top of this file for what the client sees).
+ * Called for Issue and for every Renew (Part 4 §6.1.7: re-verify at
+ * renewal).  The worker validates against its PKI store; tests use
+ * ua_cert_validate() directly.
+ */
+typedef ua_status ua_sc_validate_fn(void *ctx, const uint8_t *chain,
+                                    size_t len, const struct ua_policy *p);
 
 enum ua_sc_state {
     UA_SC_FRESH = 0,        /* waiting for HEL */
@@ -77,6 +133,24 @@ struct ua_sc_config {
      * response's timestamp and the token's CreatedAt; proto/ never reads
      * a clock.  NULL: both are 0. */
     const int64_t   *now_dt;
+    /*
+     * Security.  All zero: SecurityPolicy None only, exactly as before.
+     * offers: UA_SC_OFFER bits; None is accepted when offers is 0 or holds
+     * UA_SC_OFFER(UA_POLICY_NONE, UA_MESSAGESECURITYMODE_NONE).  A policy
+     * is offered only when cert and key are set and the key's length fits
+     * it; Basic128Rsa15 and Basic256 only with allow_deprecated, whatever
+     * offers says (SECURITY.md rule 6): otherwise BadSecurityPolicyRejected.
+     * Without a validate hook every client certificate is refused.  The
+     * pointers are borrowed for the channel's life; key is not const
+     * because RSA private operations attach the process RNG to it.
+     */
+    uint32_t              offers;
+    bool                  allow_deprecated;
+    const uint8_t        *cert;         /* our certificate, DER */
+    size_t                cert_len;
+    struct ua_crypto_key *key;          /* its private key */
+    ua_sc_validate_fn    *validate;
+    void                 *validate_ctx;
 };
 
 /* A complete service request, valid until the next call on the channel. */
@@ -128,13 +202,28 @@ struct ua_sc {
     size_t                     asm_cap;
     uint32_t                   asm_chunks;
     uint32_t                   asm_request_id;
+    /* Security, fixed by the Issue: policy NULL (or None) and mode 0 (or
+     * NONE) mean no security.  cipher[cipher_cur] belongs to token_id,
+     * the other one to prev_token_id while that is pending. */
+    const struct ua_policy    *policy;
+    uint8_t                    mode;            /* MessageSecurityMode */
+    uint8_t                    cipher_cur;
+    ua_status                  detail;          /* cause of the last Bad */
+    uint8_t                    peer_hash[UA_SHA256_LEN];    /* the Issue's
+                                                   SenderCertificate bytes */
+    uint8_t                    peer_thumb[UA_SC_THUMB_LEN]; /* its leaf's
+                                                   thumbprint (CreateSession
+                                                   compares it) */
+    uint8_t                    client_nonce[UA_NONCE_MAX];  /* the last one:
+                                                   a Renew needs another */
+    struct ua_cipher           cipher[2];
 };
 
 /* A fresh channel with the given id (unique per worker, never 0). */
 void ua_sc_init(struct ua_sc *ch, const struct ua_sc_config *cfg,
                 const struct ua_sc_mem *mem, uint32_t channel_id);
 
-/* Release reassembly memory. */
+/* Release reassembly memory and wipe the channel's keys. */
 void ua_sc_clear(struct ua_sc *ch);
 
 /*
@@ -156,6 +245,11 @@ ua_status ua_sc_frame(const struct ua_sc *ch, const uint8_t *p, size_t n,
  * close the socket without an ERR.  An Abort chunk ('A') returns UA_GOOD
  * with no message and the channel still OPEN.  A multi-chunk message is
  * reassembled in memory from ch->mem, held until the next call.
+ *
+ * On a secured channel (and for a secured OPN) the chunk is decrypted in
+ * place: its bytes change, so `chunk` must point at writable memory (the
+ * parameter stays const for the callers that only speak None).  The RSA
+ * work of an OPN takes a few ms (DEPS.md Performance).
  */
 ua_status ua_sc_process(struct ua_sc *ch, const uint8_t *chunk, size_t len,
                         uint64_t now_ms, struct ua_sc_out *out,
@@ -163,8 +257,10 @@ ua_status ua_sc_process(struct ua_sc *ch, const uint8_t *chunk, size_t len,
 
 /*
  * Encode a service response (its type NodeId, then the body) as MSG chunks
- * into out.  Fails with BadResponseTooLarge when it exceeds the peer's
- * MaxMessageSize or MaxChunkCount (the caller then sends a ServiceFault),
+ * into out, each signed (and encrypted) in place on a secured channel with
+ * the keys of the token responses go out under.  Fails with
+ * BadResponseTooLarge when it exceeds the peer's MaxMessageSize or
+ * MaxChunkCount (the caller then sends a ServiceFault),
  * BadEncodingLimitsExceeded when out lacks room.
  */
 ua_status ua_sc_send(struct ua_sc *ch, uint32_t request_id,
@@ -192,5 +288,112 @@ void ua_sc_write_err(struct ua_sc_out *out, ua_status status,
  */
 uint64_t ua_sc_deadline(const struct ua_sc *ch, uint64_t opened_ms,
                         uint32_t hello_ms);
+
+/* ------------------------------------------------------------ chunks
+ *
+ * The message security of Part 6 §6.7.2, shared by this file and
+ * proto/client.c (and usable by tests to build chunks by hand).  Pure:
+ * bytes, keys and cipher contexts in, no channel state.
+ *
+ * Symmetric chunk (MSG, CLO), mode Sign / SignAndEncrypt:
+ *
+ *   0        8        12      16        24          +b
+ *   | header | channel | token | seq reqid | body ... | [PaddingSize
+ *     Padding] | Signature (HMAC over everything before it) |
+ *                      |<------ AES-CBC (SignAndEncrypt) ---------->|
+ *
+ * Asymmetric chunk (OPN), always signed and encrypted:
+ *
+ *   | header | channel | policy | cert | thumbprint | seq reqid | body |
+ *     PaddingSize Padding [ExtraPaddingSize] | Signature (RSA, sender) |
+ *                                  |<-- RSA, receiver's key --------->|
+ *
+ * MessageSize is the final (encrypted) size and is written before the
+ * signature is computed.
+ */
+
+/* The largest body (after the 24-byte header) one chunk of chunk_size
+ * bytes carries; 0 when none fits.  p NULL or None / mode None: no
+ * security. */
+size_t ua_sc_sym_max_body(const struct ua_policy *p, uint8_t mode,
+                          size_t chunk_size);
+
+/* The exact size of a chunk with body bytes of body. */
+size_t ua_sc_sym_chunk_size(const struct ua_policy *p, uint8_t mode,
+                            size_t body);
+
+/*
+ * Secure one symmetric chunk in place: chunk[0..24) holds the header
+ * (MessageSize aside), chunk[24..24+body) the body; the buffer has room for
+ * ua_sc_sym_chunk_size() bytes.  Writes the footer and MessageSize, signs
+ * with c's local key, encrypts (SignAndEncrypt); *size = the chunk's size.
+ * c may be NULL for mode None (only MessageSize is written).
+ */
+ua_status ua_sc_sym_seal(struct ua_cipher *c, uint8_t mode, uint8_t *chunk,
+                         size_t body, size_t *size);
+
+/*
+ * Check one received symmetric chunk of len bytes in place: decrypt
+ * (SignAndEncrypt), verify the signature with c's remote key in constant
+ * time, check the padding.  *body = the body length at chunk + 24.  Every
+ * failure is UA_BAD_SECURITY_CHECKS_FAILED, and once the length is a whole
+ * number of blocks the same work is done whatever failed (the HMAC is
+ * computed even when the padding is wrong).
+ */
+ua_status ua_sc_sym_open(struct ua_cipher *c, uint8_t mode, uint8_t *chunk,
+                         size_t len, size_t *body);
+
+/* The asymmetric security header of an OPN chunk (pointers into it). */
+struct ua_sc_asym_hdr {
+    const uint8_t *policy;          /* SecurityPolicyUri, not terminated */
+    size_t         policy_len;
+    const uint8_t *cert;            /* SenderCertificate; NULL: none */
+    size_t         cert_len;
+    const uint8_t *thumb;           /* ReceiverCertificateThumbprint */
+    size_t         thumb_len;
+    size_t         end;             /* offset of the sequence header */
+};
+
+/* Parse it from a whole OPN chunk: lengths below -1, a policy URI above
+ * 255 bytes, a certificate above UA_SC_CERT_MAX or any field past the end
+ * is BadDecodingError. */
+ua_status ua_sc_asym_parse(const uint8_t *chunk, size_t len,
+                           struct ua_sc_asym_hdr *h);
+
+/* The exact size of an OPN chunk with hdr bytes of headers (up to the
+ * sequence header) and body bytes after it, signed with a key of
+ * sign_bytes and encrypted with one of enc_bits; 0 when impossible. */
+size_t ua_sc_asym_chunk_size(const struct ua_policy *p, size_t sign_bytes,
+                             unsigned enc_bits, size_t hdr, size_t body);
+
+/*
+ * Secure an OPN chunk in place: chunk[0..hdr) holds the headers
+ * (MessageSize aside), chunk[hdr..hdr+8+body) the sequence header and the
+ * body; cap bytes are writable from chunk.  Pads (Part 6 §6.7.2.5, with
+ * ExtraPaddingSize when peer's key is longer than 2048 bits), writes
+ * MessageSize, signs with priv, encrypts with peer's public key.
+ */
+ua_status ua_sc_asym_seal(const struct ua_policy *p,
+                          struct ua_crypto_key *priv,
+                          struct ua_crypto_key *peer, uint8_t *chunk,
+                          size_t hdr, size_t body, size_t cap, size_t *size);
+
+/*
+ * Check a received OPN chunk of len bytes in place: decrypt chunk[hdr..len)
+ * with priv, verify the sender's signature with peer, check the padding.
+ * *body = the body length after the sequence header at chunk + hdr.  Every
+ * failure is UA_BAD_SECURITY_CHECKS_FAILED, with the signature checked even
+ * when decryption failed (no padding oracle of ours).
+ */
+ua_status ua_sc_asym_open(const struct ua_policy *p,
+                          struct ua_crypto_key *priv,
+                          struct ua_crypto_key *peer, uint8_t *chunk,
+                          size_t hdr, size_t len, size_t *body);
+
+/* SHA-1 of the first certificate of a DER chain (the leaf's thumbprint,
+ * what ReceiverCertificateThumbprint holds).  BadCertificateInvalid when
+ * chain does not start with a whole DER SEQUENCE. */
+ua_status ua_sc_leaf_thumbprint(const uint8_t *chain, size_t len,
+                                uint8_t out[UA_SC_THUMB_LEN]);
 
 #endif /* UA_SECURECHANNEL_H */

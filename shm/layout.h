@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #define SHM_MAGIC          0x52424155u     /* "UABR" */
-#define SHM_LAYOUT_VERSION 1u
+#define SHM_LAYOUT_VERSION 2u
 #define SHM_CACHELINE      128
 #define SHM_NONE           0xFFFFFFFFu     /* no node, no slot, no offset */
 
@@ -46,6 +46,7 @@ enum shm_region {
     SHM_R_WORKERS,          /* struct shm_worker[SHM_WORKERS_MAX] */
     SHM_R_RINGS,            /* struct shm_rings, then the rings (ring.c) */
     SHM_R_BLOCKS,           /* struct shm_blockpool, then the blocks */
+    SHM_R_FANOUT,           /* struct shm_fanout, then lost masks[nslots] */
     SHM_R_MAX = 16
 };
 
@@ -247,6 +248,8 @@ struct shm_config {
     uint32_t pad;
     double   min_publishing_interval_ms;
     double   min_sampling_interval_ms;
+    uint32_t pending_writes;            /* Writes in flight per worker */
+    uint32_t pad2;
 };
 
 /* Services counted per worker (the index into the per-service arrays). */
@@ -313,6 +316,11 @@ struct shm_worker {
     _Atomic uint64_t bytes_out;
     _Atomic uint64_t allocations;           /* heap allocations after init */
     _Atomic uint64_t rejected_connections;
+    _Atomic uint64_t notifications;         /* records handed to monitored
+                                             * items (worker/fanout.c) */
+    _Atomic uint64_t notif_blocks;          /* blocks opened and released */
+    _Atomic uint64_t overflows;             /* slots reported lost to us */
+    _Atomic uint64_t write_ops;             /* WriteValues sent to the broker */
     _Atomic uint64_t requests[SHM_SVC_MAX];
     _Atomic uint64_t latency[SHM_SVC_MAX][SHM_LAT_BUCKETS];
     _Atomic uint64_t latency_sum_us[SHM_SVC_MAX];
@@ -511,5 +519,43 @@ static_assert(offsetof(struct shm_blockpool, allocs) == SHM_CACHELINE,
 static_assert(sizeof(struct shm_blockpool)
                   == (2 + SHM_WORKERS_MAX) * SHM_CACHELINE,
               "shm_blockpool size");
+
+/* ------------------------------------------------ fan-out bookkeeping
+ *
+ * SHM_R_FANOUT (empty unless the plan has rings): what the broker's
+ * notification path tells the workers and the stats beyond the rings and
+ * the pool: per-worker lost-value sequence numbers, then one lost mask per
+ * value slot (bit w: worker w missed at least one change of that slot).
+ * Record formats and the lost-value protocol: shm/fanout.h.
+ */
+#define SHM_FANOUT_MAGIC 0x54554F46u        /* "FOUT" */
+
+/* One worker's line.  W: broker; R: worker w (and stats). */
+struct shm_fanout_worker {
+    alignas(SHM_CACHELINE) _Atomic uint64_t lost_seq;
+                                    /* +1 (release) after setting bits in
+                                     * lost masks for this worker */
+    _Atomic uint64_t dropped;       /* notifications it did not get */
+    _Atomic uint64_t ring_full;     /* block pushes its ring refused */
+};
+static_assert(sizeof(struct shm_fanout_worker) == SHM_CACHELINE, "pad");
+
+struct shm_fanout {
+    alignas(SHM_CACHELINE) uint32_t magic;      /* W: creator */
+    uint32_t nslots;                            /* lost masks that follow */
+    uint64_t lost_off;                          /* from this struct */
+    /* W: broker; R: stats. */
+    alignas(SHM_CACHELINE) _Atomic uint64_t notifications; /* records made */
+    _Atomic uint64_t blocks;                    /* blocks published */
+    _Atomic uint64_t blocks_exhausted;          /* allocs the pool refused */
+    _Atomic uint64_t ring_full;                 /* block pushes refused */
+    _Atomic uint64_t notifications_dropped;     /* (slot, worker) misses */
+    _Atomic uint64_t writes;                    /* WriteValues applied */
+    _Atomic uint64_t feed_values;               /* values from the feed */
+    struct shm_fanout_worker w[SHM_WORKERS_MAX];
+};
+static_assert(offsetof(struct shm_fanout, notifications) == SHM_CACHELINE,
+              "broker counters on their own line");
+static_assert(sizeof(struct shm_fanout) % SHM_CACHELINE == 0, "pad");
 
 #endif /* SHM_LAYOUT_H */

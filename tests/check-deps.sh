@@ -4,7 +4,8 @@
 # anything).  Run from anywhere; `make check-deps` and `make check` call it.
 #
 #   proto/   proto/ headers, libc/system, wolfSSL (proto/crypto_wolf.c only)
-#   shm/     shm/ headers, libc/system, nanomsg (shm/doorbell.c only)
+#   shm/     shm/ headers, libc/system, nanomsg (shm/doorbell.c and
+#            shm/feed.c only)
 #   worker/  proto/, shm/, worker/ headers, libevent, libc/system
 #   broker/  proto/, shm/, broker/ headers, libevent, libc/system
 #   nothing outside worker/ (broker/) includes worker/ (broker/) headers;
@@ -189,8 +190,10 @@ FNR == 1 {
     if (lib != "") {
         if (lib == "wolfssl" && file != "proto/crypto_wolf.c")
             report("wolfSSL may be included only by proto/crypto_wolf.c")
-        else if (lib == "nanomsg" && file != "shm/doorbell.c")
-            report("nanomsg may be included only by shm/doorbell.c")
+        else if (lib == "nanomsg" && file != "shm/doorbell.c" \
+                 && file != "shm/feed.c")
+            report("nanomsg may be included only by shm/doorbell.c and " \
+                   "shm/feed.c")
         else if (lib == "libevent" && (mod == "proto" || mod == "shm"))
             report(mod "/ may not use libevent (only worker/ and broker/)")
         else if (lib == "check")

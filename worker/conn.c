@@ -79,6 +79,8 @@ static void *wk_conn_asm_alloc(void *ctx, size_t n);
 static void wk_conn_asm_free(void *ctx, void *p);
 static void *wk_conn_arena_grow(void *ctx, size_t min, size_t *size);
 static void wk_conn_arena_release(void *ctx, void *block);
+static void wk_conn_count(struct wk_conns *cs, unsigned stat, uint64_t t0,
+                          ua_status service_result);
 
 /* ------------------------------------------------------------ helpers */
 
@@ -147,6 +149,7 @@ wk_conn_init(struct wk_conns *cs, struct wk_worker *w, int listen_fd)
 
     memset(cs, 0, sizeof(*cs));
     cs->w = w;
+    w->conns = cs;
     cs->listen_fd = listen_fd;
     if (n == 0)
         return -EINVAL;
@@ -252,6 +255,8 @@ wk_conn_clear(struct wk_conns *cs)
     wk_free(w, cs->arena_buf);
     wk_free(w, cs->scratch);
     wk_free(w, cs->pool);
+    if (w->conns == cs)
+        w->conns = NULL;
     memset(cs, 0, sizeof(*cs));
 }
 
@@ -367,6 +372,7 @@ wk_conn_open(struct wk_conns *cs, struct wk_conn *c, int fd)
     id |= (uint32_t)(w->slot + 1) << 24;
     c->fd = fd;
     c->flags = WK_CONN_USED;
+    c->gen++;
     c->opened_ms = w->now_ms;
     c->asm_bytes = 0;
     c->in = NULL;
@@ -575,16 +581,22 @@ wk_conn_request(struct wk_conn *c, const struct ua_sc_msg *msg)
 {
     struct wk_conns        *cs = c->cs;
     struct wk_worker       *w = cs->w;
-    struct shm_worker      *row = w->row;
     struct wk_svc_result    res;
     struct ua_service_fault fault;
-    uint64_t                t0, us;
-    unsigned                stat;
+    uint64_t                t0;
     ua_status               st;
 
     t0 = wk_conn_ns();
     memset(&res, 0, sizeof(res));
+    cs->dispatching = c;
+    cs->dispatch_t0 = t0;
     st = wk_svc_dispatch(w, &c->sc, msg, &cs->arena, &res);
+    cs->dispatching = NULL;
+    if (!UA_STATUS_IS_BAD(st) && res.pending) {
+        /* Answered later by wk_conn_respond(), and counted there. */
+        ua_arena_reset(&cs->arena);
+        return 0;
+    }
     if (!UA_STATUS_IS_BAD(st) && (res.type == NULL || res.resp == NULL))
         st = UA_BAD_INTERNAL_ERROR;
     if (UA_STATUS_IS_BAD(st)) {
@@ -608,16 +620,166 @@ wk_conn_request(struct wk_conn *c, const struct ua_sc_msg *msg)
                           &fault);
     }
     ua_arena_reset(&cs->arena);
-    stat = res.stat < SHM_SVC_MAX ? res.stat : SHM_SVC_OTHER;
-    us = (wk_conn_ns() - t0) / 1000;
-    wk_conn_stat_add(&row->requests[stat], 1);
-    wk_conn_stat_add(&row->latency[stat][wk_conn_bucket(us)], 1);
-    wk_conn_stat_add(&row->latency_sum_us[stat], us);
-    if (UA_STATUS_IS_BAD(res.service_result))
-        wk_conn_stat_add(&row->bad_requests, 1);
+    wk_conn_count(cs, res.stat, t0, res.service_result);
     if (UA_STATUS_IS_BAD(st)) {
         wk_conn_fail(c, st);
         return -1;
+    }
+    return 0;
+}
+
+/* Count one answered request of service stat that arrived at t0 (ns). */
+static void
+wk_conn_count(struct wk_conns *cs, unsigned stat, uint64_t t0,
+              ua_status service_result)
+{
+    struct shm_worker *row = cs->w->row;
+    uint64_t           us = (wk_conn_ns() - t0) / 1000;
+
+    if (stat >= SHM_SVC_MAX)
+        stat = SHM_SVC_OTHER;
+    wk_conn_stat_add(&row->requests[stat], 1);
+    wk_conn_stat_add(&row->latency[stat][wk_conn_bucket(us)], 1);
+    wk_conn_stat_add(&row->latency_sum_us[stat], us);
+    if (UA_STATUS_IS_BAD(service_result))
+        wk_conn_stat_add(&row->bad_requests, 1);
+}
+
+/* ------------------------------------------------------- deferred */
+
+int
+wk_conn_defer(struct wk_svc_ctx *ctx, struct wk_conn_ref *ref)
+{
+    struct wk_conns *cs = ctx->w->conns;
+    struct wk_conn  *c = cs != NULL ? cs->dispatching : NULL;
+
+    memset(ref, 0, sizeof(*ref));
+    ref->index = UINT32_MAX;
+    if (c == NULL || &c->sc != ctx->ch)
+        return -EINVAL;
+    ref->index = (uint32_t)(c - cs->pool);
+    ref->gen = c->gen;
+    ref->channel_id = c->sc.channel_id;
+    ref->request_id = ctx->request_id;
+    ref->request_handle = ctx->request_handle;
+    ref->t0_ns = cs->dispatch_t0;
+    ref->stat = ctx->stat;
+    ctx->pending = true;
+    return 0;
+}
+
+/* The connection of ref if it is still the request's, else NULL. */
+static struct wk_conn *
+wk_conn_of_ref(const struct wk_conns *cs, const struct wk_conn_ref *ref)
+{
+    struct wk_conn *c;
+
+    if (cs == NULL || ref->index >= cs->npool)
+        return NULL;
+    c = &cs->pool[ref->index];
+    if (!(c->flags & WK_CONN_USED) || (c->flags & WK_CONN_CLOSING)
+        || c->gen != ref->gen || c->sc.channel_id != ref->channel_id)
+        return NULL;
+    return c;
+}
+
+bool
+wk_conn_ref_alive(const struct wk_worker *w, const struct wk_conn_ref *ref)
+{
+    return wk_conn_of_ref(w->conns, ref) != NULL;
+}
+
+int
+wk_conn_respond(struct wk_worker *w, const struct wk_conn_ref *ref,
+                const struct ua_type *t, void *resp)
+{
+    struct wk_conns           *cs = w->conns;
+    struct wk_conn            *c = wk_conn_of_ref(cs, ref);
+    struct ua_response_header *rh = resp;
+    struct ua_service_fault    fault;
+    ua_status                  st, result;
+
+    if (c == NULL)
+        return -ESTALE;
+    /* We may run outside any callback (an idle hook): clock and tick. */
+    wk_conn_iteration(cs);
+    rh->request_handle = ref->request_handle;
+    rh->timestamp = w->now_dt;
+    result = rh->service_result;
+    if (UA_STATUS_IS_BAD(result))
+        t = &ua_types[UA_TYPE_SERVICEFAULT];
+    if (c->out == NULL) {
+        c->out = wk_conn_buf_get(cs, true);
+        if (c->out == NULL) {
+            wk_conn_fail(c, UA_BAD_TCP_NOT_ENOUGH_RESOURCES);
+            return -EIO;
+        }
+        c->out_cap = cs->out_cap;
+        c->out_len = c->out_off = 0;
+    }
+    st = wk_conn_send(c, ref->request_id, t, resp);
+    if (st == UA_BAD_RESPONSE_TOO_LARGE || st == UA_BAD_OUT_OF_MEMORY
+        || st == UA_BAD_ENCODING_LIMITS_EXCEEDED) {
+        memset(&fault, 0, sizeof(fault));
+        fault.response_header.timestamp = w->now_dt;
+        fault.response_header.request_handle = ref->request_handle;
+        fault.response_header.service_result = st;
+        result = st;
+        st = wk_conn_send(c, ref->request_id,
+                          &ua_types[UA_TYPE_SERVICEFAULT], &fault);
+    }
+    if (c->out != NULL && c->out_len == 0)
+        wk_conn_out_put(c);
+    wk_conn_count(cs, ref->stat, ref->t0_ns, result);
+    if (UA_STATUS_IS_BAD(st)) {
+        wk_conn_fail(c, st);
+        return -EIO;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------- the loop */
+
+int
+wk_conn_hook_add(struct wk_conns *cs, wk_conn_prepare_fn prepare,
+                 wk_conn_wake_fn wake, void *arg)
+{
+    if (cs->nhooks == WK_CONN_HOOKS_MAX || prepare == NULL)
+        return -ENOSPC;
+    cs->hooks[cs->nhooks].prepare = prepare;
+    cs->hooks[cs->nhooks].wake = wake;
+    cs->hooks[cs->nhooks].arg = arg;
+    cs->nhooks++;
+    return 0;
+}
+
+/*
+ * Why a loop of our own: libevent 2.1 offers no callback "before the
+ * backend blocks" (evwatch_prepare came with 2.2).  One event_base_loop()
+ * call with EVLOOP_ONCE is one iteration that may block; with
+ * EVLOOP_NONBLOCK one that only polls.  The hooks run between iterations,
+ * which is exactly "before sleeping" (DESIGN §3, the consumer side).
+ */
+int
+wk_conn_loop(struct wk_conns *cs)
+{
+    struct wk_worker *w = cs->w;
+    bool              sleep;
+    int               rc;
+
+    while (!w->stopping) {
+        sleep = true;
+        for (uint32_t i = 0; i < cs->nhooks; i++)
+            if (!cs->hooks[i].prepare(w, cs->hooks[i].arg))
+                sleep = false;
+        rc = event_base_loop(w->base, sleep ? EVLOOP_ONCE : EVLOOP_NONBLOCK);
+        if (rc == -1)
+            return -1;
+        for (uint32_t i = 0; i < cs->nhooks; i++)
+            if (cs->hooks[i].wake != NULL)
+                cs->hooks[i].wake(w, cs->hooks[i].arg);
+        if (event_base_got_break(w->base))
+            break;
     }
     return 0;
 }

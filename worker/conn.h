@@ -32,6 +32,35 @@
  * (its unprocessed input is kept in its `in` buffer) until the peer has
  * read enough.
  *
+ * Deferred responses: a handler that cannot answer at once (Write waits
+ * for the broker; Publish waits for notifications) captures a
+ * struct wk_conn_ref with wk_conn_defer() and returns; dispatch then
+ * reports the request as pending (struct wk_svc_result.pending) and the
+ * connection sends nothing for it.  Later, from anywhere on the loop (a
+ * ring drain, a timer, another request), wk_conn_respond() encodes the
+ * response into that connection's output, to leave with the iteration's
+ * write, if the connection is still the one the request came on (same
+ * pool index, same generation, same channel id); otherwise the response is
+ * dropped (-ESTALE): the client is gone, or reconnected on another
+ * connection.  Nothing is allocated for a pending request: the ref is a
+ * few words the handler keeps where it likes.  The request's arena and its
+ * bytes are gone when the handler returns; copy out what the answer needs.
+ * A pending request is counted (requests, latency from its arrival) when
+ * it is answered.
+ *
+ * The loop (wk_conn_loop): libevent 2.1 has no "before sleeping" hook, so
+ * the worker drives event_base_loop() one iteration at a time.  Before
+ * each iteration it calls every registered idle hook (wk_conn_hook_add):
+ * a hook does its pending work (drains its rings) and arms its wake-up
+ * (shm_ring_sleep_prepare); when every hook says it may sleep, the
+ * iteration blocks (EVLOOP_ONCE), otherwise it only polls
+ * (EVLOOP_NONBLOCK) and the hooks run again right after.  After each
+ * iteration every hook's wake function runs (shm_ring_wake_clear; the
+ * doorbell fd's own callback drained the doorbell first, DESIGN §3).
+ * Responses a hook produces flush in the same iteration: wk_conn_respond
+ * activates the tick, and an active event keeps the iteration from
+ * blocking.
+ *
  * Single-threaded: everything here runs on the worker's one event loop.
  */
 #ifndef WK_CONN_H
@@ -85,6 +114,39 @@ struct wk_conn {
     struct wk_conn   *prev_dirty;
     struct wk_conn   *next_dirty;
     struct wk_conn   *next_closing;
+    uint32_t          gen;          /* +1 on every open: wk_conn_ref check */
+};
+
+/*
+ * A pending request's way back to its connection (see the top comment).
+ * Plain data: copy it, keep it anywhere; never dereferenced, only checked.
+ */
+struct wk_conn_ref {
+    uint32_t index;             /* in the pool */
+    uint32_t gen;               /* wk_conn.gen at capture */
+    uint32_t channel_id;
+    uint32_t request_id;        /* the secure channel's RequestId */
+    uint32_t request_handle;    /* the client's RequestHandle */
+    uint8_t  stat;              /* enum shm_svc, for the counters */
+    uint8_t  pad[3];
+    uint64_t t0_ns;             /* arrival, for the latency histogram */
+};
+
+/*
+ * Idle hooks (wk_conn_hook_add).  prepare: do the pending work, then arm
+ * the wake-up; true when the loop may block until an fd or timer fires,
+ * false when more work is already waiting.  wake (may be NULL): after the
+ * iteration, before the next prepare.
+ */
+typedef bool (*wk_conn_prepare_fn)(struct wk_worker *w, void *arg);
+typedef void (*wk_conn_wake_fn)(struct wk_worker *w, void *arg);
+
+#define WK_CONN_HOOKS_MAX 4
+
+struct wk_conn_hook {
+    wk_conn_prepare_fn prepare;
+    wk_conn_wake_fn    wake;
+    void              *arg;
 };
 
 /* A free buffer on one of the pool's free lists. */
@@ -130,6 +192,11 @@ struct wk_conns {
     uint8_t            *arena_buf;
     size_t              arena_block;
     struct ua_arena_block *free_blocks; /* spare grown blocks */
+    /* Pending requests: the one being dispatched, then idle hooks. */
+    struct wk_conn     *dispatching;    /* set around wk_svc_dispatch */
+    uint64_t            dispatch_t0;
+    struct wk_conn_hook hooks[WK_CONN_HOOKS_MAX];
+    uint32_t            nhooks;
 };
 
 /*
@@ -148,5 +215,42 @@ void wk_conn_close_all(struct wk_conns *cs);
 
 /* Close everything and free every buffer; after wk_conn_close_all. */
 void wk_conn_clear(struct wk_conns *cs);
+
+struct wk_svc_ctx;
+
+/*
+ * Inside a handler only: answer this request later.  Fills *ref and marks
+ * the request pending (ctx->pending), so dispatch returns no response for
+ * it now.  0; -EINVAL outside a dispatch by the connection layer (a unit
+ * test calling the handler directly: *ref is then zeroed and never
+ * matches a connection).
+ */
+int wk_conn_defer(struct wk_svc_ctx *ctx, struct wk_conn_ref *ref);
+
+/*
+ * Answer a pending request: encode resp (of type t; its ResponseHeader's
+ * requestHandle and timestamp are set here, its ServiceResult is the
+ * caller's: a Bad one sends a ServiceFault) into the connection of ref,
+ * flushed with this iteration's writes.  resp stays the caller's; nothing
+ * else is touched (not the request arena).  0; -ESTALE when that
+ * connection is gone, closing or carries another channel (the response is
+ * dropped); -EIO when encoding failed and the connection is being closed.
+ */
+int wk_conn_respond(struct wk_worker *w, const struct wk_conn_ref *ref,
+                    const struct ua_type *t, void *resp);
+
+/* True while the connection of ref is the one the request came on. */
+bool wk_conn_ref_alive(const struct wk_worker *w,
+                       const struct wk_conn_ref *ref);
+
+/* Register an idle hook (see the top comment).  0; -ENOSPC. */
+int wk_conn_hook_add(struct wk_conns *cs, wk_conn_prepare_fn prepare,
+                     wk_conn_wake_fn wake, void *arg);
+
+/*
+ * Run the loop until w->stopping: hooks, one libevent iteration, wakes.
+ * 0, or -1 when event_base_loop() failed.
+ */
+int wk_conn_loop(struct wk_conns *cs);
 
 #endif /* WK_CONN_H */

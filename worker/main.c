@@ -30,6 +30,7 @@
 #include <event2/event_struct.h>
 
 #include "conn.h"
+#include "fanout.h"
 #include "proto/codec.h"
 #include "proto/version.h"
 #include "session.h"
@@ -46,6 +47,7 @@
 struct wk_main {
     struct wk_worker w;
     struct wk_conns  cs;
+    struct wk_fanout fo;
     struct event     sigterm;
     struct event     sigint;
 };
@@ -277,6 +279,12 @@ main(int argc, char **argv)
                 strerror(-rc));
         goto out_base;
     }
+    rc = wk_fanout_init(&m.fo, w, &m.cs);
+    if (rc != 0) {
+        fprintf(stderr, "uaworker %u: fan-out (rings, doorbell): %s\n",
+                w->slot, strerror(-rc));
+        goto out_conn;
+    }
     evsignal_assign(&m.sigterm, w->base, SIGTERM, wk_main_on_signal, &m);
     evsignal_assign(&m.sigint, w->base, SIGINT, wk_main_on_signal, &m);
     if (event_add(&m.sigterm, NULL) != 0 || event_add(&m.sigint, NULL) != 0) {
@@ -291,8 +299,8 @@ main(int argc, char **argv)
     /* Serving; pairs with the broker's acquire load in its stats. */
     atomic_store_explicit(&w->row->state, SHM_WS_UP, memory_order_release);
 
-    if (event_base_dispatch(w->base) == -1)
-        fprintf(stderr, "uaworker %u: event_base_dispatch() failed\n",
+    if (wk_conn_loop(&m.cs) != 0)
+        fprintf(stderr, "uaworker %u: event_base_loop() failed\n",
                 w->slot);
     else
         exit_code = 0;
@@ -300,6 +308,7 @@ main(int argc, char **argv)
     event_del(&m.sigterm);
     event_del(&m.sigint);
 out_conn:
+    wk_fanout_clear(&m.fo);
     wk_conn_clear(&m.cs);
 out_base:
     event_base_free(w->base);

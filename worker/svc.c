@@ -42,6 +42,7 @@
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
 #include "session.h"
+#include "sub.h"
 #include "svc_int.h"
 
 /* wk_svc_desc.session */
@@ -83,7 +84,7 @@ const struct wk_svc_desc wk_svc_table[] = {
     WK_SVC(ACTIVATESESSION, SHM_SVC_ACTIVATE_SESSION, CREATED,
            wk_svc_activate_session),
     WK_SVC(CLOSESESSION, SHM_SVC_CLOSE_SESSION, CREATED,
-           wk_svc_close_session),
+           wk_svc_close_session_subs),
     WK_SVC(CANCEL, SHM_SVC_CANCEL, ACTIVE, wk_svc_cancel),
     WK_SVC(ADDNODES, SHM_SVC_OTHER, ACTIVE, NULL),
     WK_SVC(ADDREFERENCES, SHM_SVC_OTHER, ACTIVE, NULL),
@@ -101,25 +102,31 @@ const struct wk_svc_desc wk_svc_table[] = {
     WK_SVC(QUERYNEXT, SHM_SVC_OTHER, ACTIVE, NULL),
     WK_SVC(READ, SHM_SVC_READ, ACTIVE, wk_svc_read),
     WK_SVC(HISTORYREAD, SHM_SVC_OTHER, ACTIVE, NULL),
-    WK_SVC(WRITE, SHM_SVC_WRITE, ACTIVE, NULL),
+    WK_SVC(WRITE, SHM_SVC_WRITE, ACTIVE, wk_svc_write),
     WK_SVC(HISTORYUPDATE, SHM_SVC_OTHER, ACTIVE, NULL),
-    WK_SVC(CALL, SHM_SVC_CALL, ACTIVE, NULL),
+    WK_SVC(CALL, SHM_SVC_CALL, ACTIVE, wk_svc_call),
     WK_SVC(CREATEMONITOREDITEMS, SHM_SVC_CREATE_MONITORED_ITEMS, ACTIVE,
-           NULL),
+           wk_svc_create_monitored_items),
     WK_SVC(MODIFYMONITOREDITEMS, SHM_SVC_MODIFY_MONITORED_ITEMS, ACTIVE,
-           NULL),
-    WK_SVC(SETMONITORINGMODE, SHM_SVC_SET_MONITORING_MODE, ACTIVE, NULL),
-    WK_SVC(SETTRIGGERING, SHM_SVC_SET_TRIGGERING, ACTIVE, NULL),
+           wk_svc_modify_monitored_items),
+    WK_SVC(SETMONITORINGMODE, SHM_SVC_SET_MONITORING_MODE, ACTIVE,
+           wk_svc_set_monitoring_mode),
+    WK_SVC(SETTRIGGERING, SHM_SVC_SET_TRIGGERING, ACTIVE,
+           wk_svc_set_triggering),
     WK_SVC(DELETEMONITOREDITEMS, SHM_SVC_DELETE_MONITORED_ITEMS, ACTIVE,
-           NULL),
-    WK_SVC(CREATESUBSCRIPTION, SHM_SVC_CREATE_SUBSCRIPTION, ACTIVE, NULL),
-    WK_SVC(MODIFYSUBSCRIPTION, SHM_SVC_MODIFY_SUBSCRIPTION, ACTIVE, NULL),
-    WK_SVC(SETPUBLISHINGMODE, SHM_SVC_SET_PUBLISHING_MODE, ACTIVE, NULL),
-    WK_SVC(PUBLISH, SHM_SVC_PUBLISH, ACTIVE, NULL),
-    WK_SVC(REPUBLISH, SHM_SVC_REPUBLISH, ACTIVE, NULL),
+           wk_svc_delete_monitored_items),
+    WK_SVC(CREATESUBSCRIPTION, SHM_SVC_CREATE_SUBSCRIPTION, ACTIVE,
+           wk_svc_create_subscription),
+    WK_SVC(MODIFYSUBSCRIPTION, SHM_SVC_MODIFY_SUBSCRIPTION, ACTIVE,
+           wk_svc_modify_subscription),
+    WK_SVC(SETPUBLISHINGMODE, SHM_SVC_SET_PUBLISHING_MODE, ACTIVE,
+           wk_svc_set_publishing_mode),
+    WK_SVC(PUBLISH, SHM_SVC_PUBLISH, ACTIVE, wk_svc_publish),
+    WK_SVC(REPUBLISH, SHM_SVC_REPUBLISH, ACTIVE, wk_svc_republish),
     WK_SVC(TRANSFERSUBSCRIPTIONS, SHM_SVC_TRANSFER_SUBSCRIPTIONS, ACTIVE,
-           NULL),
-    WK_SVC(DELETESUBSCRIPTIONS, SHM_SVC_DELETE_SUBSCRIPTIONS, ACTIVE, NULL),
+           wk_svc_transfer_subscriptions),
+    WK_SVC(DELETESUBSCRIPTIONS, SHM_SVC_DELETE_SUBSCRIPTIONS, ACTIVE,
+           wk_svc_delete_subscriptions),
     WK_SVC(FINDSERVERSONNETWORK, SHM_SVC_OTHER, NONE, NULL),
     WK_SVC(REGISTERSERVER2, SHM_SVC_OTHER, NONE, NULL),
 };
@@ -261,6 +268,8 @@ wk_svc_dispatch(struct wk_worker *w, struct ua_sc *ch,
     ctx.ch = ch;
     ctx.arena = a;
     ctx.request_id = msg->request_id;
+    ctx.request_handle = hdr.request_handle;
+    ctx.stat = d->stat;
     if (d->session != WK_SVC_SESSION_NONE) {
         s = wk_svc_session(w, ch, d, &hdr, &ctx.session);
         if (s != UA_GOOD)
@@ -282,6 +291,11 @@ wk_svc_dispatch(struct wk_worker *w, struct ua_sc *ch,
     d->fn(&ctx, req, resp);
 
     res->stat = d->stat;
+    if (ctx.pending) {
+        /* Deferred (worker/conn.h): nothing to send now. */
+        res->pending = true;
+        return UA_GOOD;
+    }
     res->service_result = rh->service_result;
     if (UA_STATUS_IS_BAD(rh->service_result)) {
         /* A ServiceFault is a ResponseHeader alone: the same memory. */

@@ -17,6 +17,7 @@
 #ifndef WK_SVC_H
 #define WK_SVC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "proto/arena.h"
@@ -32,6 +33,9 @@ struct wk_svc_ctx {
     struct wk_session *session;     /* NULL for session-less services */
     struct ua_arena   *arena;       /* request arena: decode and respond */
     uint32_t           request_id;
+    uint32_t           request_handle;
+    uint8_t            stat;        /* enum shm_svc of the service */
+    bool               pending;     /* wk_conn_defer() was called */
 };
 
 /*
@@ -57,6 +61,12 @@ struct wk_svc_result {
     void                 *resp;     /* in the arena */
     uint8_t               stat;     /* enum shm_svc, for the counters */
     ua_status             service_result;
+    /*
+     * The handler deferred its answer (wk_conn_defer, worker/conn.h):
+     * type and resp are NULL, nothing is sent now, and the request is
+     * counted when wk_conn_respond() answers it.
+     */
+    bool                  pending;
 };
 
 /*

@@ -36,6 +36,7 @@ void wk_svc_register_nodes(struct wk_svc_ctx *ctx, const void *req,
                            void *resp);
 void wk_svc_unregister_nodes(struct wk_svc_ctx *ctx, const void *req,
                              void *resp);
+void wk_svc_write(struct wk_svc_ctx *ctx, const void *req, void *resp);
 
 /*
  * The endpoint list we offer (GetEndpoints, CreateSession), built in the

@@ -9,6 +9,7 @@
  *   worker/session.c   sessions: pool, tokens, timeouts, binding
  *   worker/svc.c       service dispatch (decode, session check, handler)
  *   worker/svc_*.c     the service handlers
+ *   worker/fanout.c    rings to and from the broker, notification blocks
  *   worker/stats.c     this worker's row of the worker table
  *   worker/alloc.c     the counting allocator
  */
@@ -28,6 +29,8 @@
 
 struct wk_session;
 struct wk_conn;
+struct wk_conns;
+struct wk_fanout;
 struct event_base;
 
 /* The whole worker. */
@@ -49,6 +52,10 @@ struct wk_worker {
     uint32_t                  nsessions;
     /* Random bytes for tokens and nonces (worker/session.c). */
     uint64_t                  rng[4];
+    /* The connection layer (deferred responses) and the fan-out (rings,
+     * doorbell, pending Writes); NULL in unit tests without them. */
+    struct wk_conns          *conns;
+    struct wk_fanout         *fanout;
     volatile int              stopping;
 };
 

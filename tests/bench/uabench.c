@@ -24,7 +24,24 @@
  * after the read() that brought the response, into a log-linear histogram
  * (no allocation per request).
  *
- * An op is one service call (a Read of 100 values is one op).
+ * An op is one service call (a Read of 100 values is one op).  In the
+ * subscription scenarios (sub, fanout) an op is one delivered notification
+ * (a MonitoredItemNotification in a PublishResponse) and the latency is
+ * from the value's source timestamp (the broker stamps it when it applies
+ * the writer's Write) to the read() that brought the notification (both
+ * clocks are this machine's CLOCK_REALTIME):
+ *
+ *   sub      every session subscribes to --items variables (v0 ...) at
+ *            --interval ms (samplingInterval 0, queue --queue) and keeps
+ *            --depth Publish requests in flight, acknowledging what came;
+ *            one more session, the writer, changes every one of those
+ *            variables --rate times a second (one Write of all of them)
+ *   fanout   the same with 1,000 variables: K sessions (--sessions), spread
+ *            over the workers, all watching the same 1,000 nodes
+ *
+ * A server that coalesces changes inside a sampling interval (uabroker's
+ * limits.min_sampling_interval_ms, default 50) delivers fewer than it was
+ * sent; bench_server.sh runs uabroker with that limit at 0.
  *
  * Server CPU: utime+stime from /proc/PID/stat of every --server-pid and of
  * every pid the uabroker stats endpoint (--stats) lists, over the window,
@@ -88,6 +105,9 @@
 #define UB_STATS_MS       2000          /* one stats GET */
 #define UB_PIDS_MAX       80
 #define UB_READ_N         100           /* values in one read100 Read */
+#define UB_WRITE_N        100           /* values in one write100 Write */
+#define UB_SUB_ACKS       16            /* acknowledgements kept per session */
+#define UB_SUB_ITEMS_MAX  10000         /* --items */
 #define UB_ARENA          (1u << 20)
 #define UB_RESP_MAX       (256u << 10)  /* reassembled response, per session */
 #define UB_NAME_MAX       64
@@ -106,6 +126,8 @@ enum ub_sstate {
     UB_S_OPN,               /* OPN sent */
     UB_S_CREATE,            /* CreateSession sent */
     UB_S_ACTIVATE,          /* ActivateSession sent */
+    UB_S_SUBSCRIBE,         /* sub, fanout: CreateSubscription sent */
+    UB_S_ITEMS,             /* sub, fanout: CreateMonitoredItems sent */
     UB_S_READY,             /* load */
     UB_S_DEAD               /* closed after an error */
 };
@@ -143,6 +165,12 @@ struct ub_sess {
     void              *req;
     uint32_t           cursor;          /* rotation over the variables */
     uint32_t           next_renew_check_ms;
+    /* sub, fanout: the writer session, or a subscriber's acknowledgements
+     * for its next Publish. */
+    bool               writer;
+    uint64_t           write_next_ns;   /* writer: when the next Write goes */
+    uint32_t           nacks;
+    struct ua_subscription_acknowledgement acks[UB_SUB_ACKS];
 };
 
 struct ub_scenario {
@@ -181,6 +209,12 @@ struct ub {
     char                      vars_prefix[32];
     uint32_t                  vars_count;
     int32_t                   timestamps;       /* TimestampsToReturn */
+    uint32_t                  items;            /* sub, fanout: --items */
+    double                    interval;         /* --interval ms */
+    double                    rate;             /* --rate changes/s */
+    uint32_t                  queue;            /* --queue */
+    uint32_t                  nsub;             /* subscriber sessions */
+    bool                      is_sub;           /* sub, fanout */
     bool                      markdown;
     bool                      quiet;
     char                      stats_host[256];
@@ -204,6 +238,15 @@ struct ub {
     uint32_t                  dead;
     struct ua_arena           arena;
     uint8_t                  *arena_buf;
+    /* sub, fanout: the writer's request, values and round. */
+    struct ua_write_request   wreq;
+    struct ua_write_value    *wv;
+    int32_t                  *wi;
+    double                   *wd;
+    uint32_t                  wround;
+    uint64_t                  lag_writes;       /* Writes sent late */
+    uint64_t                  overflows;        /* notifications with the
+                                                   Overflow bit */
     /* Counters. */
     uint64_t                  ops;              /* in the window */
     uint64_t                  errors;
@@ -267,6 +310,20 @@ static ua_status ub_read_status(const void *result);
 static int ub_browse_init(struct ub *b, struct ub_sess *s);
 static void ub_browse_next(struct ub *b, struct ub_sess *s);
 static ua_status ub_browse_status(const void *result);
+static int ub_write100_init(struct ub *b, struct ub_sess *s);
+static void ub_write_next(struct ub *b, struct ub_sess *s);
+static ua_status ub_write_status(const void *result);
+static int ub_sub_init(struct ub *b, struct ub_sess *s);
+static void ub_sub_next(struct ub *b, struct ub_sess *s);
+static ua_status ub_sub_status(const void *result);
+static bool ub_sub_setup(struct ub *b, struct ub_sess *s);
+static void ub_sub_setup_msg(struct ub *b, struct ub_sess *s,
+                             const struct ua_client_event *ev);
+static void ub_sub_response(struct ub *b, struct ub_sess *s,
+                            const struct ua_client_event *ev);
+static int ub_sub_writer_init(struct ub *b);
+static uint32_t ub_sub_items(const struct ub_scenario *sc);
+static uint64_t ub_sub_write(struct ub *b);
 
 /* ------------------------------------------------------------ scenarios */
 
@@ -281,7 +338,28 @@ static const struct ub_scenario ub_scenarios[] = {
       "forward, all result fields",
       UA_TYPE_BROWSEREQUEST, UA_TYPE_BROWSERESPONSE, UA_TYPE_BROWSERESULT, 1,
       ub_browse_init, ub_browse_next, ub_browse_status },
+    { "write100", "one Write of 100 Values (Int32 to even vN, Double to "
+      "odd), new values every time, rotating over the variables",
+      UA_TYPE_WRITEREQUEST, UA_TYPE_WRITERESPONSE, UA_TYPE_STATUSCODE,
+      UB_WRITE_N, ub_write100_init, ub_write_next, ub_write_status },
+    { "sub", "each session subscribes to --items variables (100) at "
+      "--interval ms and keeps --depth Publishes in flight; a writer "
+      "session changes them --rate times a second; op = a notification",
+      UA_TYPE_PUBLISHREQUEST, UA_TYPE_PUBLISHRESPONSE, UA_TYPE_STATUSCODE,
+      0, ub_sub_init, ub_sub_next, ub_sub_status },
+    { "fanout", "sub with all sessions watching the same 1,000 variables",
+      UA_TYPE_PUBLISHREQUEST, UA_TYPE_PUBLISHRESPONSE, UA_TYPE_STATUSCODE,
+      0, ub_sub_init, ub_sub_next, ub_sub_status },
 };
+
+/* The subscription scenarios and their default --items. */
+static uint32_t
+ub_sub_items(const struct ub_scenario *sc)
+{
+    if (sc->init != ub_sub_init)
+        return 0;
+    return strcmp(sc->name, "fanout") == 0 ? 1000 : 100;
+}
 #define UB_NSCENARIOS (sizeof(ub_scenarios) / sizeof(ub_scenarios[0]))
 
 static int
@@ -396,6 +474,363 @@ ub_browse_status(const void *result)
     return UA_GOOD;
 }
 
+/* A write100 request and the values it points at. */
+struct ub_write100 {
+    struct ua_write_request r;          /* first: s->req points here */
+    struct ua_write_value   wv[UB_WRITE_N];
+    int32_t                 iv[UB_WRITE_N];
+    double                  dv[UB_WRITE_N];
+    uint32_t                round;
+};
+
+static int
+ub_write100_init(struct ub *b, struct ub_sess *s)
+{
+    struct ub_write100 *w = calloc(1, sizeof(*w));
+
+    if (w == NULL)
+        return -1;
+    w->r.n_nodes_to_write = UB_WRITE_N;
+    w->r.nodes_to_write = w->wv;
+    for (int32_t i = 0; i < UB_WRITE_N; i++) {
+        w->wv[i].node_id.ns = b->vars_ns;
+        w->wv[i].node_id.idtype = UA_IDTYPE_STRING;
+        w->wv[i].attribute_id = UA_ATTR_VALUE;
+        w->wv[i].index_range.len = -1;
+        w->wv[i].value.mask = UA_DV_VALUE;
+    }
+    s->req = &w->r;
+    s->cursor = (uint32_t)(((uint64_t)s->idx * 7919u) % b->vars_count);
+    ub_write_next(b, s);
+    return 0;
+}
+
+/* The next 100 variables, new values: Int32 for even N, Double for odd. */
+static void
+ub_write_next(struct ub *b, struct ub_sess *s)
+{
+    struct ub_write100 *w = s->req;
+
+    w->round++;
+    for (int32_t i = 0; i < UB_WRITE_N; i++) {
+        struct ua_variant *v = &w->wv[i].value.value;
+
+        w->wv[i].node_id.id.str = b->vars[s->cursor];
+        if (s->cursor % 2 == 0) {
+            w->iv[i] = (int32_t)(w->round + (uint32_t)i);
+            ua_variant_set_scalar(v, &w->iv[i], UA_BT_INT32);
+        } else {
+            w->dv[i] = w->round + i + 0.5;
+            ua_variant_set_scalar(v, &w->dv[i], UA_BT_DOUBLE);
+        }
+        if (++s->cursor == b->vars_count)
+            s->cursor = 0;
+    }
+}
+
+static ua_status
+ub_write_status(const void *result)
+{
+    return *(const ua_status *)result;
+}
+
+/* ------------------------------------------------------------ sub, fanout */
+
+/* A subscriber's PublishRequest and the acknowledgements it carries. */
+struct ub_publish {
+    struct ua_publish_request              r;      /* first: s->req */
+    struct ua_subscription_acknowledgement acks[UB_SUB_ACKS];
+};
+
+static int
+ub_sub_init(struct ub *b, struct ub_sess *s)
+{
+    struct ub_publish *p = calloc(1, sizeof(*p));
+
+    (void)b;
+    if (p == NULL)
+        return -1;
+    s->req = &p->r;
+    return 0;
+}
+
+/* The next Publish acknowledges what came since the last one. */
+static void
+ub_sub_next(struct ub *b, struct ub_sess *s)
+{
+    struct ub_publish *p = s->req;
+
+    (void)b;
+    memcpy(p->acks, s->acks, s->nacks * sizeof(s->acks[0]));
+    p->r.n_subscription_acknowledgements = (int32_t)s->nacks;
+    p->r.subscription_acknowledgements = p->acks;
+    s->nacks = 0;
+}
+
+static ua_status
+ub_sub_status(const void *result)
+{
+    return *(const ua_status *)result;
+}
+
+/*
+ * After ActivateSession: a subscriber creates its subscription (true);
+ * the writer, and every session of the other scenarios, is ready (false).
+ */
+static bool
+ub_sub_setup(struct ub *b, struct ub_sess *s)
+{
+    struct ua_create_subscription_request r;
+    ua_status                             st;
+
+    if (!b->is_sub || s->writer)
+        return false;
+    memset(&r, 0, sizeof(r));
+    r.requested_publishing_interval = b->interval;
+    r.requested_lifetime_count = 3000;
+    r.requested_max_keep_alive_count = 10;
+    r.max_notifications_per_publish = 0;
+    r.publishing_enabled = true;
+    st = ub_send_request(b, s, &ua_types[UA_TYPE_CREATESUBSCRIPTIONREQUEST],
+                         &r, &s->setup_request);
+    if (st != UA_GOOD)
+        ub_sess_kill(b, s, st, "cannot encode CreateSubscription");
+    else
+        s->state = UB_S_SUBSCRIBE;
+    return true;
+}
+
+/* CreateSubscription, then CreateMonitoredItems of --items variables. */
+static void
+ub_sub_setup_msg(struct ub *b, struct ub_sess *s,
+                 const struct ua_client_event *ev)
+{
+    ua_status st;
+
+    if (ev->request_id != s->setup_request) {
+        ub_sess_kill(b, s, UA_BAD_UNKNOWN_RESPONSE,
+                     "response to an unknown request");
+        return;
+    }
+    ua_arena_reset(&b->arena);
+    if (s->state == UB_S_SUBSCRIBE) {
+        struct ua_create_subscription_response   r;
+        struct ua_create_monitored_items_request m;
+        struct ua_monitored_item_create_request *it;
+
+        st = ua_client_decode(&s->cl, ev,
+                              &ua_types[UA_TYPE_CREATESUBSCRIPTIONRESPONSE],
+                              &r, &b->arena);
+        if (st != UA_GOOD) {
+            ub_sess_kill(b, s, st, "CreateSubscription failed");
+            return;
+        }
+        it = ua_arena_alloc(&b->arena, (size_t)b->items * sizeof(*it));
+        if (it == NULL) {
+            ub_sess_kill(b, s, UA_BAD_OUT_OF_MEMORY, "--items too many");
+            return;
+        }
+        memset(it, 0, (size_t)b->items * sizeof(*it));
+        for (uint32_t j = 0; j < b->items; j++) {
+            it[j].item_to_monitor.node_id.ns = b->vars_ns;
+            it[j].item_to_monitor.node_id.idtype = UA_IDTYPE_STRING;
+            it[j].item_to_monitor.node_id.id.str = b->vars[j % b->vars_count];
+            it[j].item_to_monitor.attribute_id = UA_ATTR_VALUE;
+            it[j].item_to_monitor.index_range.len = -1;
+            it[j].item_to_monitor.data_encoding.name.len = -1;
+            it[j].monitoring_mode = 2;                  /* Reporting */
+            it[j].requested_parameters.client_handle = j;
+            it[j].requested_parameters.sampling_interval = 0;
+            it[j].requested_parameters.queue_size = b->queue;
+            it[j].requested_parameters.discard_oldest = true;
+        }
+        memset(&m, 0, sizeof(m));
+        m.subscription_id = r.subscription_id;
+        m.timestamps_to_return = b->timestamps;
+        m.n_items_to_create = (int32_t)b->items;
+        m.items_to_create = it;
+        st = ub_send_request(b, s,
+                             &ua_types[UA_TYPE_CREATEMONITOREDITEMSREQUEST],
+                             &m, &s->setup_request);
+        if (st != UA_GOOD) {
+            ub_sess_kill(b, s, st, "cannot encode CreateMonitoredItems");
+            return;
+        }
+        s->state = UB_S_ITEMS;
+        return;
+    }
+    {
+        struct ua_create_monitored_items_response r;
+
+        st = ua_client_decode(&s->cl, ev,
+                              &ua_types[UA_TYPE_CREATEMONITOREDITEMSRESPONSE],
+                              &r, &b->arena);
+        if (st == UA_GOOD && r.n_results != (int32_t)b->items)
+            st = UA_BAD_UNEXPECTED_ERROR;
+        for (int32_t i = 0; st == UA_GOOD && i < r.n_results; i++)
+            st = r.results[i].status_code;
+        if (st != UA_GOOD) {
+            ub_sess_kill(b, s, st, "CreateMonitoredItems failed");
+            return;
+        }
+        s->state = UB_S_READY;
+        b->ready++;
+        ub_sess_refill(b, s);
+    }
+}
+
+/*
+ * A PublishResponse (subscriber) or WriteResponse (writer).  A subscriber
+ * counts every notification as an op and its latency from the source
+ * timestamp; the Publish is replaced by the next one at once.
+ */
+static void
+ub_sub_response(struct ub *b, struct ub_sess *s,
+                const struct ua_client_event *ev)
+{
+    struct ua_publish_response            r;
+    const struct ua_notification_message *m = &r.notification_message;
+    int64_t                               now_dt;
+    uint32_t                              i;
+    ua_status                             st;
+
+    for (i = 0; i < b->depth; i++)
+        if (s->slots[i].request_id == ev->request_id)
+            break;
+    if (i == b->depth || ev->request_id == 0) {
+        if (b->phase < UB_DRAIN)
+            ub_error(b, s, UA_BAD_UNKNOWN_RESPONSE,
+                     "response to an unknown request id");
+        return;
+    }
+    s->slots[i].request_id = 0;
+    s->inflight--;
+    ua_arena_reset(&b->arena);
+    if (s->writer) {
+        struct ua_write_response w;
+
+        st = ua_client_decode(&s->cl, ev, &ua_types[UA_TYPE_WRITERESPONSE],
+                              &w, &b->arena);
+        for (int32_t k = 0; st == UA_GOOD && k < w.n_results; k++)
+            st = w.results[k];
+        if (st != UA_GOOD)
+            ub_error(b, s, st, "the writer's Write failed");
+        return;
+    }
+    st = ua_client_decode(&s->cl, ev, &ua_types[UA_TYPE_PUBLISHRESPONSE], &r,
+                          &b->arena);
+    if (st != UA_GOOD) {
+        if (b->phase < UB_DRAIN)
+            ub_error(b, s, st, "Publish failed");
+        ub_sess_refill(b, s);
+        return;
+    }
+    for (int32_t k = 0; k < r.n_results; k++)
+        if (r.results[k] != UA_GOOD)
+            ub_error(b, s, r.results[k], "an acknowledgement failed");
+    if (m->n_notification_data > 0 && s->nacks < UB_SUB_ACKS) {
+        s->acks[s->nacks].subscription_id = r.subscription_id;
+        s->acks[s->nacks].sequence_number = m->sequence_number;
+        s->nacks++;
+    }
+    now_dt = ub_now_dt();
+    for (int32_t k = 0; k < m->n_notification_data; k++) {
+        const struct ua_data_change_notification *d;
+
+        if (m->notification_data[k].type
+            != &ua_types[UA_TYPE_DATACHANGENOTIFICATION])
+            continue;
+        d = m->notification_data[k].obj;
+        for (int32_t j = 0; j < d->n_monitored_items; j++) {
+            const struct ua_datavalue *v = &d->monitored_items[j].value;
+
+            if ((v->mask & UA_DV_STATUS) && (v->status & 0x0480) == 0x0480)
+                b->overflows++;             /* the server lost some */
+            if (b->phase != UB_MEASURE)
+                continue;
+            b->ops++;
+            if ((v->mask & UA_DV_SOURCE_TS) && now_dt >= v->source_ts)
+                ub_hist_add(b, (uint64_t)(now_dt - v->source_ts) * 100u);
+        }
+    }
+    ub_sess_refill(b, s);
+}
+
+/* The writer's Write: every watched variable, a new value each time. */
+static int
+ub_sub_writer_init(struct ub *b)
+{
+    b->wv = calloc(b->items, sizeof(*b->wv));
+    b->wi = calloc(b->items, sizeof(*b->wi));
+    b->wd = calloc(b->items, sizeof(*b->wd));
+    if (b->wv == NULL || b->wi == NULL || b->wd == NULL)
+        return -1;
+    for (uint32_t j = 0; j < b->items; j++) {
+        b->wv[j].node_id.ns = b->vars_ns;
+        b->wv[j].node_id.idtype = UA_IDTYPE_STRING;
+        b->wv[j].node_id.id.str = b->vars[j % b->vars_count];
+        b->wv[j].attribute_id = UA_ATTR_VALUE;
+        b->wv[j].index_range.len = -1;
+        /* The broker stamps the source timestamp when it applies the
+         * value (a client may not write timestamps to the Vars). */
+        b->wv[j].value.mask = UA_DV_VALUE;
+    }
+    b->wreq.n_nodes_to_write = (int32_t)b->items;
+    b->wreq.nodes_to_write = b->wv;
+    return 0;
+}
+
+/*
+ * Send the writer's next Write when it is due (one in flight at most); the
+ * milliseconds until the next one is due (for the loop's timeout).
+ */
+static uint64_t
+ub_sub_write(struct ub *b)
+{
+    struct ub_sess *s = &b->sess[b->nsess - 1];
+    uint64_t        period = (uint64_t)(1e9 / b->rate), now = ub_mono_ns();
+    uint32_t        id;
+    ua_status       st;
+
+    if (!s->writer || s->state != UB_S_READY
+        || (b->phase != UB_WARMUP && b->phase != UB_MEASURE))
+        return 100;
+    if (s->write_next_ns == 0)
+        s->write_next_ns = now;
+    if (now < s->write_next_ns)
+        return (s->write_next_ns - now) / 1000000u + 1;
+    if (s->inflight > 0)
+        return 1;
+    b->wround++;
+    for (uint32_t j = 0; j < b->items; j++) {
+        struct ua_variant *v = &b->wv[j].value.value;
+        uint32_t           n = j % b->vars_count;
+
+        if (n % 2 == 0) {
+            b->wi[j] = (int32_t)(b->wround + j);
+            ua_variant_set_scalar(v, &b->wi[j], UA_BT_INT32);
+        } else {
+            b->wd[j] = b->wround + j + 0.5;
+            ua_variant_set_scalar(v, &b->wd[j], UA_BT_DOUBLE);
+        }
+    }
+    st = ub_send_request(b, s, &ua_types[UA_TYPE_WRITEREQUEST], &b->wreq,
+                         &id);
+    if (st != UA_GOOD) {
+        ub_sess_kill(b, s, st, "cannot encode the writer's Write");
+        return 100;
+    }
+    s->slots[0].request_id = id;
+    s->slots[0].sent_ns = 0;
+    s->inflight = 1;
+    s->write_next_ns += period;
+    if (s->write_next_ns + period < now) {
+        s->write_next_ns = now + period;        /* behind: start over */
+        b->lag_writes++;
+    }
+    return period / 1000000u + 1;
+}
+
 /* ------------------------------------------------------------ options */
 
 static void
@@ -411,11 +846,18 @@ ub_usage(FILE *f)
         "  --depth D            requests in flight per session (1)\n"
         "  --seconds S          measuring window (10)\n"
         "  --warmup S           load before the window, not measured (1)\n"
-        "  --scenario NAME      read1 | read100 | browse (read1)\n"
+        "  --scenario NAME      read1 | read100 | browse | write100 | sub |\n"
+        "                       fanout (read1)\n"
         "  --vars-ns NS         namespace of the variables (1)\n"
         "  --vars-prefix P      string node ids P0, P1, ... (v)\n"
         "  --vars-count N       variables to rotate over (1000)\n"
         "  --timestamps T       source | server | both | neither (both)\n"
+        "  --items M            sub, fanout: variables each session watches\n"
+        "                       (sub 100, fanout 1000)\n"
+        "  --interval P         sub, fanout: publishing interval, ms (100)\n"
+        "  --rate R             sub, fanout: changes per second of each "
+        "variable (50)\n"
+        "  --queue Q            sub, fanout: monitored-item queue size (100)\n"
         "  --server-pid PID     add PID's utime+stime to the server CPU "
         "(repeatable)\n"
         "  --stats URL          uabroker stats endpoint "
@@ -501,7 +943,7 @@ ub_args(struct ub *b, int argc, char **argv)
 {
     enum { O_URL = 256, O_SESS, O_DEPTH, O_SECS, O_WARM, O_SCEN, O_NS,
            O_PREFIX, O_COUNT, O_TS, O_PID, O_STATS, O_MD, O_MDH, O_QUIET,
-           O_HELP };
+           O_HELP, O_ITEMS, O_INTERVAL, O_RATE, O_QUEUE };
     static const struct option opts[] = {
         { "url", required_argument, NULL, O_URL },
         { "sessions", required_argument, NULL, O_SESS },
@@ -519,6 +961,10 @@ ub_args(struct ub *b, int argc, char **argv)
         { "markdown-header", no_argument, NULL, O_MDH },
         { "quiet", no_argument, NULL, O_QUIET },
         { "help", no_argument, NULL, O_HELP },
+        { "items", required_argument, NULL, O_ITEMS },
+        { "interval", required_argument, NULL, O_INTERVAL },
+        { "rate", required_argument, NULL, O_RATE },
+        { "queue", required_argument, NULL, O_QUEUE },
         { NULL, 0, NULL, 0 }
     };
     int    c;
@@ -533,6 +979,9 @@ ub_args(struct ub *b, int argc, char **argv)
     strcpy(b->vars_prefix, "v");
     b->vars_count = 1000;
     b->timestamps = 2;      /* Both */
+    b->interval = 100;
+    b->rate = 50;
+    b->queue = 100;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case O_URL:
@@ -638,6 +1087,26 @@ ub_args(struct ub *b, int argc, char **argv)
         case O_HELP:
             ub_usage(stdout);
             exit(0);
+        case O_ITEMS:
+            if (ub_num("--items", optarg, 1, UB_SUB_ITEMS_MAX, &v) != 0)
+                return -1;
+            b->items = (uint32_t)v;
+            break;
+        case O_INTERVAL:
+            if (ub_num("--interval", optarg, 1, 3600000, &v) != 0)
+                return -1;
+            b->interval = v;
+            break;
+        case O_RATE:
+            if (ub_num("--rate", optarg, 0.1, 100000, &v) != 0)
+                return -1;
+            b->rate = v;
+            break;
+        case O_QUEUE:
+            if (ub_num("--queue", optarg, 1, 100000, &v) != 0)
+                return -1;
+            b->queue = (uint32_t)v;
+            break;
         default:
             ub_usage(stderr);
             return -1;
@@ -650,6 +1119,14 @@ ub_args(struct ub *b, int argc, char **argv)
     if (b->url[0] == '\0') {
         fprintf(stderr, "uabench: --url is required\n");
         ub_usage(stderr);
+        return -1;
+    }
+    b->is_sub = ub_sub_items(b->sc) > 0;
+    if (b->items == 0)
+        b->items = ub_sub_items(b->sc);
+    if (b->is_sub && b->items > b->vars_count) {
+        fprintf(stderr, "uabench: %s needs --vars-count >= --items (%u)\n",
+                b->sc->name, b->items);
         return -1;
     }
     if (b->sc->nresults > 1 && (uint32_t)b->sc->nresults > b->vars_count) {
@@ -1213,6 +1690,8 @@ ub_sess_refill(struct ub *b, struct ub_sess *s)
 
     if (b->phase != UB_WARMUP && b->phase != UB_MEASURE)
         return;
+    if (s->writer)
+        return;                 /* paced by ub_sub_write() */
     while (s->state == UB_S_READY && s->inflight < b->depth) {
         uint32_t  id;
         ua_status st;
@@ -1304,6 +1783,8 @@ ub_sess_event(struct ub *b, struct ub_sess *s,
             ub_sess_response(b, s, ev);
         else if (s->state == UB_S_CREATE || s->state == UB_S_ACTIVATE)
             ub_sess_setup_msg(b, s, ev);
+        else if (s->state == UB_S_SUBSCRIBE || s->state == UB_S_ITEMS)
+            ub_sub_setup_msg(b, s, ev);
         else
             ub_sess_kill(b, s, UA_BAD_UNKNOWN_RESPONSE,
                          "unexpected response");
@@ -1405,6 +1886,8 @@ ub_sess_setup_msg(struct ub *b, struct ub_sess *s,
             ub_sess_kill(b, s, st, "ActivateSession failed");
             return;
         }
+        if (ub_sub_setup(b, s))
+            return;
         s->state = UB_S_READY;
         b->ready++;
         ub_sess_refill(b, s);
@@ -1474,6 +1957,10 @@ ub_sess_response(struct ub *b, struct ub_sess *s,
     for (i = 0; i < b->depth; i++)
         if (s->slots[i].request_id == ev->request_id)
             break;
+    if (b->is_sub) {
+        ub_sub_response(b, s, ev);
+        return;
+    }
     if (i == b->depth || ev->request_id == 0) {
         /* A CloseSession response while draining, or a stray one. */
         if (b->phase < UB_DRAIN)
@@ -1598,7 +2085,7 @@ ub_report(struct ub *b)
     }
     if (b->markdown)
         printf("| %s | %u | %u | %.0f | %.1f | %.1f | %.1f | %s | %s | %s | "
-               "%" PRIu64 " | %s |\n", b->sc->name, b->nsess, b->depth, rate,
+               "%" PRIu64 " | %s |\n", b->sc->name, b->nsub, b->depth, rate,
                ub_hist_pct(b, 50), ub_hist_pct(b, 90), ub_hist_pct(b, 99),
                cli, srv, alloc, b->errors, other);
     else
@@ -1606,9 +2093,15 @@ ub_report(struct ub *b)
                "p90_us=%.1f p99_us=%.1f client_cpu_us/op=%s "
                "server_cpu_us/op=%s server_allocs/op=%s errors=%" PRIu64
                " other_load_cores=%s\n",
-               b->sc->name, b->nsess, b->depth, rate, ub_hist_pct(b, 50),
+               b->sc->name, b->nsub, b->depth, rate, ub_hist_pct(b, 50),
                ub_hist_pct(b, 90), ub_hist_pct(b, 99), cli, srv, alloc,
                b->errors, other);
+    if (b->is_sub)
+        fprintf(stderr, "uabench: %s: %u items per session, interval %.0f "
+                "ms, %.0f changes/s per variable; %" PRIu64 " notifications"
+                " with the Overflow bit, %" PRIu64 " late Writes\n",
+                b->sc->name, b->items, b->interval, b->rate, b->overflows,
+                b->lag_writes);
     fflush(stdout);
     if (b->errors > 0 && !b->quiet)
         fprintf(stderr, "uabench: %" PRIu64 " errors; the first: %s (%s)\n",
@@ -1623,7 +2116,7 @@ main(int argc, char **argv)
     struct addrinfo    hints = { .ai_family = AF_UNSPEC,
                                  .ai_socktype = SOCK_STREAM };
     struct epoll_event evs[256];
-    uint64_t           start, deadline = 0;
+    uint64_t           start, deadline = 0, wait_ms = 1;
     int                rc;
     size_t             plen;
 
@@ -1639,6 +2132,10 @@ main(int argc, char **argv)
                 gai_strerror(rc));
         return 2;
     }
+    /* sub, fanout: one more session, the writer (the last one). */
+    b.nsub = b.nsess;
+    if (b.is_sub)
+        b.nsess++;
     /* "v0" ... "v<count-1>", in one block. */
     plen = strlen(b.vars_prefix);
     b.vars = calloc(b.vars_count, sizeof(*b.vars));
@@ -1659,6 +2156,10 @@ main(int argc, char **argv)
         b.vars[i].data = (uint8_t *)p;
     }
     ua_arena_init(&b.arena, b.arena_buf, UB_ARENA);
+    if (b.is_sub && ub_sub_writer_init(&b) != 0) {
+        fprintf(stderr, "uabench: out of memory\n");
+        return 2;
+    }
     b.ep = epoll_create1(EPOLL_CLOEXEC);
     if (b.ep == -1) {
         perror("uabench: epoll_create1()");
@@ -1669,6 +2170,7 @@ main(int argc, char **argv)
     for (uint32_t i = 0; i < b.nsess; i++) {
         b.sess[i].idx = i;
         b.sess[i].fd = -1;
+        b.sess[i].writer = b.is_sub && i == b.nsess - 1;
         if (ub_sess_start(&b, &b.sess[i]) != 0)
             ub_sess_kill(&b, &b.sess[i], UA_BAD_COMMUNICATION_ERROR,
                          "cannot start the connection");
@@ -1746,6 +2248,8 @@ main(int argc, char **argv)
             break;
         }
         timeout = 100;
+        if (b.is_sub && wait_ms < (uint64_t)timeout)
+            timeout = (int)wait_ms;
         if (b.phase != UB_SETUP && deadline > now
             && (deadline - now) / 1000000u < (uint64_t)timeout)
             timeout = (int)((deadline - now) / 1000000u) + 1;
@@ -1770,6 +2274,8 @@ main(int argc, char **argv)
                 && evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP))
                 ub_sess_readable(&b, s);
         }
+        if (b.is_sub)
+            wait_ms = ub_sub_write(&b);
         for (uint32_t i = 0; i < b.nflush; i++)
             ub_sess_flush(&b, b.flush[i]);
         b.nflush = 0;

@@ -46,6 +46,9 @@ if (!URL) {
     throw new Error("UA_INTEROP_URL is not set (run tests/interop/run.sh)");
 }
 
+// run.sh passes a scratch folder; run alone, the test makes (and removes)
+// its own.
+const ownPki = !process.env.UA_INTEROP_PKI;
 const pkiRoot = process.env.UA_INTEROP_PKI ||
     fs.mkdtempSync(path.join(os.tmpdir(), "uabroker-interop-pki-"));
 let certificateManager;
@@ -87,6 +90,9 @@ before(async () => {
 after(async () => {
     if (certificateManager) {
         await certificateManager.dispose();
+    }
+    if (ownPki) {
+        fs.rmSync(pkiRoot, { recursive: true, force: true });
     }
 });
 

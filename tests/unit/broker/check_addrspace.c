@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "broker/addrspace.h"
 #include "broker/config.h"
@@ -291,6 +292,47 @@ START_TEST(test_live_nodes)
 }
 END_TEST
 
+START_TEST(test_build_date_and_diagnostics)
+{
+    struct ua_variant  v;
+    struct shm_value   m;
+    struct shm_worker *rows = shm_segment_region(&as.seg, SHM_R_WORKERS);
+    uint32_t           i;
+
+    /* BuildDate is when the binary was compiled: after 2025, not later
+     * than the clock of this test run. */
+    i = lookup_num(0, UA_NS0ID_SERVER_SERVERSTATUS_BUILDINFO_BUILDDATE);
+    ck_assert_int_eq(read_value(i, &v, &m), 0);
+    ck_assert_uint_eq(v.type, UA_BT_DATETIME);
+    ck_assert_int_gt(*(int64_t *)v.data, INT64_C(133801632000000000));
+    ck_assert_int_le(*(int64_t *)v.data,
+                     (int64_t)time(NULL) * 10000000
+                         + INT64_C(116444736000000000));
+    /* The summary sums the workers' rows. */
+    atomic_store(&rows[0].state, SHM_WS_UP);
+    atomic_store(&rows[0].sessions, 3);
+    atomic_store(&rows[0].bad_requests, 5);
+    atomic_store(&rows[3].state, SHM_WS_UP);
+    atomic_store(&rows[3].sessions, 4);
+    bk_addrspace_tick(&as, T0 + 20000000);
+    i = lookup_num(0, UA_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY_CURRENTSESSIONCOUNT);
+    ck_assert_int_eq(read_value(i, &v, &m), 0);
+    ck_assert_uint_eq(*(uint32_t *)v.data, 7);
+    i = lookup_num(0, UA_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY_REJECTEDREQUESTSCOUNT);
+    ck_assert_int_eq(read_value(i, &v, &m), 0);
+    ck_assert_uint_eq(*(uint32_t *)v.data, 5);
+    i = lookup_num(0, UA_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY);
+    ck_assert_int_eq(read_value(i, &v, &m), 0);
+    {
+        struct ua_extobj *x = v.data;
+        struct ua_server_diagnostics_summary_data_type *d = x->obj;
+
+        ck_assert_uint_eq(d->current_session_count, 7);
+        ck_assert_uint_eq(d->rejected_requests_count, 5);
+    }
+}
+END_TEST
+
 START_TEST(test_demo_namespace)
 {
     struct ua_variant v;
@@ -423,6 +465,7 @@ main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_live_nodes);
+    tcase_add_test(tc, test_build_date_and_diagnostics);
     tcase_add_test(tc, test_demo_namespace);
     tcase_add_test(tc, test_unknown_nodeids);
     tcase_add_test(tc, test_size_knob);

@@ -1,0 +1,640 @@
+/*
+ * broker/fanout.c: notification blocks, the Write path and the doorbells
+ * on the broker's side (see fanout.h for the picture).
+ *
+ * Ordering contract (with the workers; the rings' and the pool's own
+ * contracts are at the top of shm/ring.c and shm/blockpool.c):
+ *  (1) No lost update on subscribe (DESIGN §2).  bk_addrspace_write_value
+ *      stores the slot (seqlock, its last store a release), then
+ *      bk_fanout_notify issues a seq_cst fence and loads the interest
+ *      mask.  A worker sets its bit with a seq_cst RMW, then reads the
+ *      slot.  Store-then-load on both sides with a full fence (the RMW is
+ *      one) between: the broker sees the bit, or the worker's read sees
+ *      the new value.  [notify fence <-> shm_interest_set]
+ *  (2) Lost marks are published (shm_fanout_lost_publish, release) only at
+ *      the end of an iteration, after the block of that iteration was
+ *      pushed: a worker that sees lost_seq move and then drains its ring
+ *      has every block pushed before the marks, so the value it reads from
+ *      the slot for the overflow is not older than any it got.
+ */
+#include "fanout.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "proto/codec.h"
+#include "proto/status_gen.h"
+#include "write.h"
+
+#define BK_FANOUT_REQ_BATCH   4096      /* request records per worker per
+                                           iteration: others get a turn */
+#define BK_FANOUT_RETRY_US    1000      /* a full reply ring: look again */
+
+static int bk_fanout_rundir(const char *dir, char *err, size_t errlen);
+static void bk_fanout_on_bell(evutil_socket_t fd, short what, void *arg);
+static inline void bk_fanout_count(_Atomic uint64_t *c, uint64_t n);
+static void bk_fanout_lost(struct bk_fanout *f, uint32_t slot, uint64_t mask);
+static int bk_fanout_take_block(struct bk_fanout *f);
+static void bk_fanout_write_rec(struct bk_fanout *f,
+                                struct bk_fanout_worker *fw, uint32_t len);
+static void bk_fanout_drain(struct bk_fanout *f, struct bk_fanout_worker *fw);
+static bool bk_fanout_result(struct bk_fanout_worker *fw, uint32_t id,
+                             uint32_t op, ua_status st);
+static void bk_fanout_push_replies(struct bk_fanout_worker *fw);
+static void bk_fanout_close_results(struct bk_fanout_worker *fw);
+static uint32_t bk_fanout_room(const struct bk_fanout_worker *fw);
+static void bk_fanout_on_retry(evutil_socket_t fd, short what, void *arg);
+
+static const char bk_log[] = "uabroker";
+
+static inline void
+bk_fanout_count(_Atomic uint64_t *c, uint64_t n)
+{
+    /* Single writer (the broker); readers load relaxed. */
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed)
+                             + n, memory_order_relaxed);
+}
+
+/* Make the runtime directory (mode 0700) or check the one that exists. */
+static int
+bk_fanout_rundir(const char *dir, char *err, size_t errlen)
+{
+    struct stat st;
+
+    if (mkdir(dir, 0700) == -1 && errno != EEXIST) {
+        snprintf(err, errlen, "mkdir(%s) failed: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (stat(dir, &st) == -1 || !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "runtime directory %s: not a directory", dir);
+        return -1;
+    }
+    return 0;
+}
+
+int
+bk_fanout_init(struct bk_fanout *f, struct bk_addrspace *as,
+               struct event_base *base, const struct bk_config *c,
+               char *err, size_t errlen)
+{
+    int rc;
+
+    memset(f, 0, sizeof(*f));
+    f->as = as;
+    f->base = base;
+    f->conf = c;
+    for (unsigned i = 0; i < SHM_WORKERS_MAX; i++) {
+        f->w[i].f = f;
+        f->w[i].slot = i;
+        f->w[i].bell.sock = -1;
+        f->w[i].bell.fd = -1;
+        f->w[i].open_off = UINT32_MAX;
+    }
+    rc = shm_blockpool_locate(&f->pool, &as->seg);
+    if (rc == -ENOENT)
+        return 0;                   /* no fan-out in this segment */
+    if (rc != 0 || shm_fanout_locate(&f->fo, &as->seg) != 0) {
+        snprintf(err, errlen, "fan-out regions do not check out");
+        return -1;
+    }
+    if (bk_fanout_rundir(c->runtime_dir, err, errlen) != 0)
+        return -1;
+    f->rec_cap = shm_blockpool_capacity(f->pool.block_size);
+    f->cur_max = f->rec_cap / sizeof(struct shm_block_rec) + 1;
+    f->rec = malloc(f->rec_cap);
+    f->cur_slots = malloc((size_t)f->cur_max * sizeof(*f->cur_slots));
+    for (unsigned i = 0; i < c->workers && i < SHM_WORKERS_MAX; i++) {
+        struct bk_fanout_worker *fw = &f->w[i];
+
+        if (shm_ring_locate(&fw->req, &as->seg, i, SHM_RING_REQ) != 0
+            || shm_ring_locate(&fw->reply, &as->seg, i, SHM_RING_REPLY) != 0
+            || shm_ring_locate(&fw->notif, &as->seg, i, SHM_RING_NOTIF) != 0
+            || fw->req.slot_size < SHM_FO_SLOT_MIN) {
+            snprintf(err, errlen, "worker %u: rings do not check out", i);
+            goto fail;
+        }
+        f->n = i + 1;
+        if (fw->req.size * fw->req.slot_size > f->in_cap)
+            f->in_cap = fw->req.size * fw->req.slot_size;
+    }
+    /*
+     * The results of the largest request record: one status per operation
+     * (at least 16 bytes each in the record), in records of at most a
+     * reply ring, each starting on a fresh slot.
+     */
+    if (f->n != 0) {
+        uint32_t ss = f->w[0].reply.slot_size, rs = f->w[0].reply.size;
+        uint64_t ops = f->in_cap / sizeof(struct shm_fo_wop) + 1;
+        uint64_t per = ((uint64_t)rs * ss - sizeof(struct shm_fo_results))
+                       / 4;
+
+        f->res_need = (uint32_t)(ops * 4 + (ops / per + 2)
+                                 * (sizeof(struct shm_fo_results) + ss));
+    }
+    for (unsigned i = 0; i < f->n; i++) {
+        struct bk_fanout_worker *fw = &f->w[i];
+
+        fw->out_cap = fw->reply.size * fw->reply.slot_size + f->res_need;
+        fw->out = malloc(fw->out_cap);
+        if (fw->out == NULL)
+            goto nomem;
+    }
+    /* One Write's decoded value and its merge with the current one. */
+    f->arena_cap = 3 * (size_t)f->in_cap + (1u << 20);
+    f->in = malloc(f->in_cap);
+    f->arena_buf = malloc(f->arena_cap);
+    if (f->rec == NULL || f->cur_slots == NULL || f->in == NULL
+        || f->arena_buf == NULL)
+        goto nomem;
+    ua_arena_init(&f->arena, f->arena_buf, f->arena_cap);
+    evtimer_assign(&f->retry, base, bk_fanout_on_retry, f);
+    as->fanout = f;
+    return 0;
+nomem:
+    snprintf(err, errlen, "fan-out: out of memory");
+fail:
+    bk_fanout_clear(f);
+    return -1;
+}
+
+void
+bk_fanout_clear(struct bk_fanout *f)
+{
+    for (unsigned i = 0; i < SHM_WORKERS_MAX; i++) {
+        struct bk_fanout_worker *fw = &f->w[i];
+
+        if (fw->bell.sock != -1) {
+            event_del(&fw->bell_ev);
+            shm_doorbell_close(&fw->bell);
+        }
+        free(fw->out);
+        fw->out = NULL;
+    }
+    if (f->as != NULL && f->as->fanout == f)
+        f->as->fanout = NULL;
+    if (f->in != NULL)
+        evtimer_del(&f->retry);
+    free(f->rec);
+    free(f->cur_slots);
+    free(f->in);
+    free(f->arena_buf);
+    f->rec = NULL;
+    f->cur_slots = NULL;
+    f->in = NULL;
+    f->arena_buf = NULL;
+    f->n = 0;
+    f->up_mask = 0;
+}
+
+/* ------------------------------------------------------------ workers */
+
+int
+bk_fanout_worker_start(struct bk_fanout *f, unsigned slot)
+{
+    struct bk_fanout_worker *fw;
+    char                     name[24];
+    int                      rc;
+
+    if (slot >= f->n)
+        return 0;
+    fw = &f->w[slot];
+    if (fw->bell.sock == -1) {
+        snprintf(name, sizeof(name), "w%u.bell", slot);
+        rc = shm_doorbell_bind(&fw->bell, f->conf->runtime_dir, name);
+        if (rc != 0)
+            return rc;
+        event_assign(&fw->bell_ev, f->base, shm_doorbell_fd(&fw->bell),
+                     EV_READ | EV_PERSIST, bk_fanout_on_bell, fw);
+        if (event_add(&fw->bell_ev, NULL) != 0) {
+            shm_doorbell_close(&fw->bell);
+            return -ENOMEM;
+        }
+    }
+    fw->greeted = false;
+    fw->stuck = false;
+    fw->up = true;
+    f->up_mask |= UINT64_C(1) << slot;
+    return 0;
+}
+
+void
+bk_fanout_worker_dead(struct bk_fanout *f, unsigned slot)
+{
+    struct bk_fanout_worker *fw;
+    struct shm_values       *v = &f->as->vals;
+    uint64_t                 bit = UINT64_C(1) << slot;
+
+    if (slot >= f->n)
+        return;
+    fw = &f->w[slot];
+    /* 1. Stop pushing to it; 2. empty its rings; 3. drop its references
+     * (blockpool.h "when a worker dies"). */
+    fw->up = false;
+    f->up_mask &= ~bit;
+    (void)shm_ring_reset_dead_consumer(&fw->notif);
+    (void)shm_ring_reset_dead_consumer(&fw->reply);
+    (void)shm_ring_discard_spsc(&fw->req);      /* its Writes: unanswerable */
+    (void)shm_blockpool_reclaim_worker(&f->pool, slot);
+    /* Its monitored items are gone: no interest, no lost marks. */
+    for (uint32_t i = 0; i < v->nslots; i++)
+        if (atomic_load_explicit(&v->interest[i], memory_order_relaxed) & bit)
+            shm_interest_clear(v, i, slot);
+    shm_fanout_forget_worker(&f->fo, slot);
+    fw->out_len = 0;
+    fw->open_off = UINT32_MAX;
+    fw->stuck = false;
+    fw->pushed_notif = fw->pushed_reply = false;
+    /* A fresh doorbell for the next worker (a PAIR takes one peer). */
+    if (fw->bell.sock != -1) {
+        event_del(&fw->bell_ev);
+        shm_doorbell_close(&fw->bell);
+    }
+}
+
+/* A worker rang: drain; its first bell (the hello) is answered once. */
+static void
+bk_fanout_on_bell(evutil_socket_t fd, short what, void *arg)
+{
+    struct bk_fanout_worker *fw = arg;
+    int                      n;
+
+    (void)fd;
+    (void)what;
+    n = shm_doorbell_drain(&fw->bell);
+    if (n > 0 && !fw->greeted) {
+        /* Until now our rings could have been dropped (doorbell.h). */
+        fw->greeted = true;
+        (void)shm_doorbell_ring(&fw->bell);
+    }
+}
+
+/* ------------------------------------------------------------ notify */
+
+/* Tell the workers in mask that they miss a value of slot (at flush). */
+static void
+bk_fanout_lost(struct bk_fanout *f, uint32_t slot, uint64_t mask)
+{
+    struct shm_fanout *sh = f->fo.sh;
+    uint64_t           m = mask;
+
+    shm_fanout_lost_mark(&f->fo, slot, mask);
+    f->lost_pending |= mask;
+    bk_fanout_count(&sh->notifications_dropped,
+                    (uint64_t)__builtin_popcountll(mask));
+    while (m != 0) {
+        unsigned w = (unsigned)__builtin_ctzll(m);
+
+        m &= m - 1;
+        bk_fanout_count(&sh->w[w].dropped, 1);
+    }
+}
+
+/* Start a block.  0, or -ENOSPC (pool exhausted, counted). */
+static int
+bk_fanout_take_block(struct bk_fanout *f)
+{
+    if (shm_blockpool_alloc(&f->pool, &f->cur) != 0) {
+        bk_fanout_count(&f->fo.sh->blocks_exhausted, 1);
+        return -ENOSPC;
+    }
+    f->filling = true;
+    f->cur_mask = 0;
+    f->cur_n = 0;
+    return 0;
+}
+
+void
+bk_fanout_notify(struct bk_fanout *f, uint32_t slot, const void *bytes,
+                 uint32_t len, const struct shm_value *m)
+{
+    struct shm_value mm;
+    uint64_t         mask;
+    size_t           n;
+
+    /* Slot stored, then the mask: contract (1) at the top. */
+    atomic_thread_fence(memory_order_seq_cst);
+    mask = atomic_load_explicit(&f->as->vals.interest[slot],
+                                memory_order_relaxed)
+           & f->up_mask;
+    if (mask == 0)
+        return;
+    if ((uint64_t)len + SHM_FO_DV_EXTRA + sizeof(struct shm_block_rec)
+        > f->rec_cap) {
+        bk_fanout_lost(f, slot, mask);      /* never fits in a block */
+        return;
+    }
+    mm = *m;
+    mm.len = len;
+    memcpy(f->rec + 1, bytes, len);
+    n = shm_fo_dv_finish(f->rec, &mm);
+    if (!f->filling && bk_fanout_take_block(f) != 0) {
+        bk_fanout_lost(f, slot, mask);
+        return;
+    }
+    if (shm_blockpool_append(&f->pool, f->cur, slot, f->rec, (uint32_t)n)
+        != 0) {
+        bk_fanout_flush(f);
+        if (bk_fanout_take_block(f) != 0
+            || shm_blockpool_append(&f->pool, f->cur, slot, f->rec,
+                                    (uint32_t)n) != 0) {
+            bk_fanout_lost(f, slot, mask);
+            return;
+        }
+    }
+    f->cur_mask |= mask;
+    if (f->cur_n < f->cur_max)
+        f->cur_slots[f->cur_n++] = slot;
+    bk_fanout_count(&f->fo.sh->notifications, 1);
+}
+
+void
+bk_fanout_flush(struct bk_fanout *f)
+{
+    struct shm_fanout *sh = f->fo.sh;
+    uint64_t           mask, m;
+
+    if (!f->filling)
+        return;
+    f->filling = false;
+    mask = f->cur_mask & f->up_mask;
+    (void)shm_blockpool_publish(&f->pool, f->cur, mask);
+    if (mask == 0)
+        return;                         /* freed again at once */
+    bk_fanout_count(&sh->blocks, 1);
+    for (m = mask; m != 0; m &= m - 1) {
+        unsigned                 w = (unsigned)__builtin_ctzll(m);
+        struct bk_fanout_worker *fw = &f->w[w];
+        uint64_t                 bit = UINT64_C(1) << w;
+
+        if (shm_ring_push_spsc(&fw->notif, &f->cur) == 0) {
+            fw->pushed_notif = true;
+            continue;
+        }
+        /* Ring full: w never gets this block; it learns what it lost. */
+        (void)shm_blockpool_disown(&f->pool, f->cur, w);
+        bk_fanout_count(&sh->ring_full, 1);
+        bk_fanout_count(&sh->w[w].ring_full, 1);
+        for (uint32_t k = 0; k < f->cur_n; k++) {
+            uint32_t s = f->cur_slots[k];
+
+            if (atomic_load_explicit(&f->as->vals.interest[s],
+                                     memory_order_relaxed) & bit)
+                bk_fanout_lost(f, s, bit);
+        }
+    }
+}
+
+/* ------------------------------------------------------------ writes */
+
+/* Reply-outbox bytes left after the records so far (a slot of slack). */
+static uint32_t
+bk_fanout_room(const struct bk_fanout_worker *fw)
+{
+    uint32_t used = fw->open_off == UINT32_MAX
+                        ? fw->out_len
+                        : fw->open_off + fw->open_len + fw->reply.slot_size;
+
+    return used >= fw->out_cap ? 0 : fw->out_cap - used;
+}
+
+/* Finish the open results record: header, slots, zeroed tail. */
+static void
+bk_fanout_close_results(struct bk_fanout_worker *fw)
+{
+    const uint32_t        ss = fw->reply.slot_size;
+    struct shm_fo_results r;
+    uint32_t              nslots;
+
+    if (fw->open_off == UINT32_MAX)
+        return;
+    nslots = shm_fo_slots(fw->open_len, ss);
+    memset(&r, 0, sizeof(r));
+    r.hdr.kind = SHM_FO_RESULTS;
+    r.hdr.nslots = (uint16_t)nslots;
+    r.hdr.len = fw->open_len;
+    r.id = fw->open_id;
+    r.first_op = fw->open_first;
+    r.count = fw->open_count;
+    memcpy(fw->out + fw->open_off, &r, sizeof(r));
+    memset(fw->out + fw->open_off + fw->open_len, 0,
+           (size_t)nslots * ss - fw->open_len);
+    fw->out_len = fw->open_off + nslots * ss;
+    fw->open_off = UINT32_MAX;
+}
+
+/*
+ * Add one result to fw's reply outbox: to the open record when it is the
+ * next operation of the same request and the record stays within a ring,
+ * else in a new record.  false when there is no room (the caller checked
+ * room before taking the request, so only a broker bug).
+ */
+static bool
+bk_fanout_result(struct bk_fanout_worker *fw, uint32_t id, uint32_t op,
+                 ua_status st)
+{
+    const uint32_t ss = fw->reply.slot_size;
+    uint64_t       max;
+
+    if (fw->open_off != UINT32_MAX && fw->open_id == id
+        && fw->open_first + fw->open_count == op
+        && fw->open_len + 4 <= fw->open_max) {
+        memcpy(fw->out + fw->open_off + fw->open_len, &st, 4);
+        fw->open_len += 4;
+        fw->open_count++;
+        return true;
+    }
+    bk_fanout_close_results(fw);
+    if (fw->out_len + (uint64_t)shm_fo_slots(sizeof(struct shm_fo_results)
+                                             + 4, ss) * ss > fw->out_cap)
+        return false;
+    max = (uint64_t)fw->reply.size * ss;
+    if (max > UINT16_MAX * (uint64_t)ss)
+        max = UINT16_MAX * (uint64_t)ss;
+    if (max > fw->out_cap - fw->out_len)
+        max = fw->out_cap - fw->out_len;
+    fw->open_off = fw->out_len;
+    fw->open_id = id;
+    fw->open_first = op;
+    fw->open_count = 1;
+    fw->open_len = sizeof(struct shm_fo_results) + 4;
+    fw->open_max = (uint32_t)max;
+    memcpy(fw->out + fw->open_off + sizeof(struct shm_fo_results), &st, 4);
+    return true;
+}
+
+/* Push fw's reply outbox: all at once, else record by record. */
+static void
+bk_fanout_push_replies(struct bk_fanout_worker *fw)
+{
+    const uint32_t    ss = fw->reply.slot_size;
+    uint32_t          off = 0;
+    struct shm_fo_hdr h;
+
+    bk_fanout_close_results(fw);        /* pushed records are final */
+    if (fw->out_len == 0)
+        return;
+    if (shm_ring_push_n_spsc(&fw->reply, fw->out, fw->out_len / ss) == 0) {
+        fw->out_len = 0;
+        fw->pushed_reply = true;
+        fw->stuck = false;
+        return;
+    }
+    while (off < fw->out_len) {
+        memcpy(&h, fw->out + off, sizeof(h));
+        if (shm_ring_push_n_spsc(&fw->reply, fw->out + off, h.nslots) != 0)
+            break;
+        off += (uint32_t)h.nslots * ss;
+    }
+    if (off != 0) {
+        memmove(fw->out, fw->out + off, fw->out_len - off);
+        fw->out_len -= off;
+        fw->pushed_reply = true;
+    }
+    /* Room for the results of one more request record, or wait. */
+    fw->stuck = fw->out_cap - fw->out_len < fw->f->res_need;
+}
+
+/* Apply the operations of one SHM_FO_WRITE record in f->in. */
+static void
+bk_fanout_write_rec(struct bk_fanout *f, struct bk_fanout_worker *fw,
+                    uint32_t len)
+{
+    struct shm_fo_write rec;
+    struct shm_fo_wop   wop;
+    struct bk_write_req r;
+    uint32_t            off = sizeof(rec);
+    ua_status           st;
+
+    memcpy(&rec, f->in, sizeof(rec));
+    for (uint32_t k = 0; k < rec.nops; k++) {
+        uint64_t n;
+
+        if (len - off < sizeof(wop))
+            break;                      /* truncated: the rest is lost */
+        memcpy(&wop, f->in + off, sizeof(wop));
+        n = shm_fo_wop_bytes(wop.range_len, wop.dv_len);
+        if (n > len - off) {
+            (void)bk_fanout_result(fw, rec.id, wop.op, UA_BAD_DECODING_ERROR);
+            break;
+        }
+        r.node = wop.node;
+        r.attr = wop.attr;
+        r.range = f->in + off + sizeof(wop);
+        r.range_len = wop.range_len;
+        r.dv = r.range + wop.range_len;
+        r.dv_len = wop.dv_len;
+        st = bk_write_apply(f->as, &r, &f->arena, f->now);
+        if (f->arena.used != 0)
+            ua_arena_reset(&f->arena);
+        (void)bk_fanout_result(fw, rec.id, wop.op, st);
+        off += (uint32_t)n;
+    }
+    bk_fanout_count(&f->fo.sh->writes, rec.nops);
+}
+
+/* Take fw's Write records, apply them, gather their results. */
+static void
+bk_fanout_drain(struct bk_fanout *f, struct bk_fanout_worker *fw)
+{
+    const uint32_t    ss = fw->req.slot_size;
+    struct shm_fo_hdr h;
+    int               rc;
+
+    for (int k = 0; k < BK_FANOUT_REQ_BATCH; k++) {
+        /* Room for the results of the largest record before taking one. */
+        if (bk_fanout_room(fw) < f->res_need) {
+            bk_fanout_push_replies(fw);
+            if (bk_fanout_room(fw) < f->res_need) {
+                fw->stuck = true;
+                return;
+            }
+        }
+        rc = shm_ring_pop_spsc(&fw->req, f->in);
+        if (rc != 0)
+            return;
+        memcpy(&h, f->in, sizeof(h));
+        if (!shm_fo_hdr_ok(&h, ss, fw->req.size)
+            || (uint64_t)h.nslots * ss > f->in_cap
+            || (h.nslots > 1
+                && shm_ring_pop_n_spsc(&fw->req, f->in + ss, h.nslots - 1u)
+                       != (int)h.nslots - 1)) {
+            /* A worker writing garbage: drop what it queued. */
+            fprintf(stderr, "%s: worker %u: bad request record; dropping "
+                    "its request ring\n", bk_log, fw->slot);
+            (void)shm_ring_discard_spsc(&fw->req);
+            return;
+        }
+        if (h.kind == SHM_FO_WRITE && h.len >= sizeof(struct shm_fo_write))
+            bk_fanout_write_rec(f, fw, h.len);
+    }
+}
+
+/* ------------------------------------------------------------ the loop */
+
+bool
+bk_fanout_prepare(struct bk_fanout *f, int64_t now)
+{
+    bool sleep = true;
+    bool a, b;
+
+    if (f->n == 0)
+        return true;
+    f->now = now;
+    for (unsigned i = 0; i < f->n; i++)
+        if (f->w[i].up)
+            bk_fanout_drain(f, &f->w[i]);
+    bk_fanout_flush(f);
+    for (unsigned i = 0; i < f->n; i++)
+        if (f->w[i].up
+            && (f->w[i].out_len != 0 || f->w[i].open_off != UINT32_MAX))
+            bk_fanout_push_replies(&f->w[i]);
+    for (uint64_t m = f->lost_pending & f->up_mask; m != 0; m &= m - 1)
+        shm_fanout_lost_publish(&f->fo, (uint32_t)__builtin_ctzll(m));
+    f->lost_pending = 0;
+    for (unsigned i = 0; i < f->n; i++) {
+        struct bk_fanout_worker *fw = &f->w[i];
+
+        if (!fw->up)
+            continue;
+        if (fw->pushed_notif || fw->pushed_reply) {
+            /* Both evaluated: each remembers the sleep it rang for. */
+            a = fw->pushed_notif && shm_ring_needs_bell(&fw->notif);
+            b = fw->pushed_reply && shm_ring_needs_bell(&fw->reply);
+            if (a || b)
+                (void)shm_doorbell_ring(&fw->bell);
+            fw->pushed_notif = fw->pushed_reply = false;
+        }
+        if (fw->stuck || fw->out_len != 0) {
+            /* The worker will make room: look again in a moment rather
+             * than spin (its requests wait in its ring meanwhile). */
+            struct timeval tv = { 0, BK_FANOUT_RETRY_US };
+
+            if (!evtimer_pending(&f->retry, NULL))
+                evtimer_add(&f->retry, &tv);
+        } else if (!shm_ring_sleep_prepare(&fw->req)) {
+            sleep = false;
+        }
+    }
+    return sleep;
+}
+
+/* Only there to end a blocking iteration while a worker is stuck. */
+static void
+bk_fanout_on_retry(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    (void)arg;
+}
+
+void
+bk_fanout_wake(struct bk_fanout *f)
+{
+    for (unsigned i = 0; i < f->n; i++)
+        if (f->w[i].up)
+            shm_ring_wake_clear(&f->w[i].req);
+}

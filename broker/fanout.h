@@ -1,0 +1,161 @@
+/*
+ * broker/fanout.h: the broker's end of the fan-out (DESIGN §2, §3):
+ * notification blocks out to the workers, Write requests in, their results
+ * back.  Record formats: shm/fanout.h.
+ *
+ *   value change ──> bk_fanout_notify(): interest mask (read AFTER the
+ *   (any source)     slot was written, full fence between) non-zero?
+ *                    append (slot, DataValue) to the block being filled;
+ *                    a full block is flushed and another one taken
+ *
+ *   every loop iteration, before the broker may block (bk_fanout_prepare):
+ *     1. drain every worker's request ring: apply each Write
+ *        (broker/write.c), gather its result into that worker's reply
+ *        outbox (consecutive operations of one request share a record);
+ *     2. flush the block: publish it to the union of its records' interest
+ *        masks (live workers only), push its handle to each of those
+ *        workers' notification rings;
+ *     3. push the reply outboxes;
+ *     4. publish lost marks (shm/fanout.h) for the workers that missed a
+ *        value (pool exhausted, ring full, value larger than a block);
+ *     5. ring a worker's doorbell only when shm_ring_needs_bell() says it
+ *        sleeps on a ring we pushed to;
+ *     6. mark every request ring sleeping; block only if all stayed empty.
+ *
+ * Nothing is ever lost silently: every value a worker with interest did
+ * not get is counted (blocks_exhausted, ring_full, notifications_dropped in
+ * /stats) and marked lost for it, and its monitored items report the
+ * overflow.  Replies are never dropped: when a worker's reply ring is full
+ * the broker stops taking that worker's requests until it has room.
+ *
+ * When a worker dies (broker/supervisor.c, after the reap, before the
+ * respawn): bk_fanout_worker_dead() stops pushing to it, empties its rings
+ * (shm_ring_reset_dead_consumer), drops its block references
+ * (shm_blockpool_reclaim_worker), clears its interest bits and lost marks;
+ * bk_fanout_worker_start() binds its doorbell again before the fork.
+ *
+ * Broker only, single-threaded, on its event loop.  Allocates at init only.
+ */
+#ifndef BK_FANOUT_H
+#define BK_FANOUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+#include <event2/event_struct.h>
+
+#include "addrspace.h"
+#include "config.h"
+#include "proto/arena.h"
+#include "shm/blockpool.h"
+#include "shm/doorbell.h"
+#include "shm/fanout.h"
+#include "shm/ring.h"
+
+struct bk_fanout;
+
+/* The broker's side of one worker slot. */
+struct bk_fanout_worker {
+    struct bk_fanout    *f;
+    unsigned             slot;
+    struct shm_ring_ref  req;           /* consumer */
+    struct shm_ring_ref  reply;         /* producer */
+    struct shm_ring_ref  notif;         /* producer */
+    struct shm_doorbell  bell;
+    struct event         bell_ev;
+    bool                 up;            /* alive: push to it */
+    bool                 greeted;       /* its hello was answered */
+    bool                 pushed_notif;  /* this iteration */
+    bool                 pushed_reply;
+    bool                 stuck;         /* reply outbox full: wait */
+    /* Results not pushed yet: whole SHM_FO_RESULTS records at slot
+     * boundaries; the last one (at open_off) may still grow. */
+    uint8_t             *out;
+    uint32_t             out_cap;
+    uint32_t             out_len;       /* closed records */
+    uint32_t             open_off;      /* UINT32_MAX: no open record */
+    uint32_t             open_id;       /* the open record: its request, */
+    uint32_t             open_first;    /* first operation, */
+    uint32_t             open_count;    /* results, */
+    uint32_t             open_len;      /* bytes so far, */
+    uint32_t             open_max;      /* and the most it may take */
+};
+
+struct bk_fanout {
+    struct bk_addrspace    *as;
+    struct event_base      *base;
+    const struct bk_config *conf;
+    unsigned                n;          /* worker slots with rings */
+    uint64_t                up_mask;    /* live workers */
+    struct shm_blockpool_ref pool;
+    struct shm_fanout_ref   fo;
+    struct bk_fanout_worker w[SHM_WORKERS_MAX];
+    /* The block being filled. */
+    bool                    filling;
+    struct shm_block_handle cur;
+    uint64_t                cur_mask;
+    uint32_t               *cur_slots;  /* slots of its records */
+    uint32_t                cur_n;
+    uint32_t                cur_max;
+    uint8_t                *rec;        /* one record's DataValue */
+    uint32_t                rec_cap;
+    uint64_t                lost_pending;   /* workers to tell at flush */
+    /* Applying Writes. */
+    int64_t                 now;        /* DateTime of this iteration */
+    struct ua_arena         arena;
+    uint8_t                *arena_buf;
+    size_t                  arena_cap;
+    uint8_t                *in;         /* one request record */
+    uint32_t                in_cap;
+    uint32_t                res_need;   /* reply outbox room one request
+                                           record's results may take */
+    struct event            retry;      /* a stuck worker: look again */
+};
+
+/*
+ * Attach the rings, the pool and the lost marks of as's segment for c's
+ * workers, create the runtime directory (mode 0700) for the doorbells, and
+ * announce value changes from now on (as->fanout = f).  A segment without
+ * rings leaves the fan-out off (n == 0) and returns 0.  0, or -1 with a
+ * message in err.
+ */
+int bk_fanout_init(struct bk_fanout *f, struct bk_addrspace *as,
+                   struct event_base *base, const struct bk_config *c,
+                   char *err, size_t errlen);
+
+/* Close every doorbell and free the buffers. */
+void bk_fanout_clear(struct bk_fanout *f);
+
+/*
+ * Before (re)spawning the worker of slot: bind its doorbell in the runtime
+ * directory and count it live.  0 or -errno (logged by the caller).
+ */
+int bk_fanout_worker_start(struct bk_fanout *f, unsigned slot);
+
+/* After the worker of slot was reaped (see the top comment). */
+void bk_fanout_worker_dead(struct bk_fanout *f, unsigned slot);
+
+/*
+ * A value change of slot: len bytes of encoded Variant with m's status and
+ * timestamps, already stored (bk_addrspace_write_value calls this, and
+ * nothing else should).
+ */
+void bk_fanout_notify(struct bk_fanout *f, uint32_t slot, const void *bytes,
+                      uint32_t len, const struct shm_value *m);
+
+/*
+ * The work of one iteration, before the loop may block (top comment);
+ * now is the DateTime for Writes.  true when every request ring stayed
+ * empty and is marked sleeping; false when more work is waiting.
+ */
+bool bk_fanout_prepare(struct bk_fanout *f, int64_t now);
+
+/* After the iteration: clear the sleeping marks. */
+void bk_fanout_wake(struct bk_fanout *f);
+
+/* Flush the block being filled now (tests; prepare does it). */
+void bk_fanout_flush(struct bk_fanout *f);
+
+#endif /* BK_FANOUT_H */

@@ -1,0 +1,1239 @@
+/*
+ * broker/feed.c: the feed's text format, its sockets in the broker and the
+ * `uabroker feed` command (feed.h; the format in docs/feed.md).
+ *
+ * Parsing never trusts the input: every token is bounded by the line, a
+ * line by the batch, a batch by feed.max_batch_bytes.  Values are built in
+ * the feed's arena (reset per line) and encoded there; nothing is
+ * allocated per batch.
+ */
+#include "feed.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <stdatomic.h>
+
+#include "proto/codec.h"
+#include "proto/nodeids_gen.h"
+#include "proto/status_gen.h"
+#include "proto/types_gen.h"
+#include "fanout.h"
+#include "shm/fanout.h"
+#include "write.h"
+
+#define BK_FEED_ARRAY_MAX    65535      /* elements in one array value */
+#define BK_FEED_CONNECT_MS   5000
+#define BK_FEED_REPORT_MS    30000
+#define BK_FEED_PULL_BATCH   64         /* messages per callback */
+#define BK_FEED_LINGER_MS    200        /* --push: before closing */
+
+/* A cursor over one line. */
+struct bk_feed_cur {
+    const char *p;
+    const char *end;
+};
+
+static ua_status bk_feed_why(char *why, size_t whylen, ua_status st,
+                             const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int bk_feed_b64val(int c);
+static int bk_feed_b64(const char *s, size_t n, uint8_t *out, size_t *olen);
+static ua_status bk_feed_nodeid(struct bk_feed_cur *c, struct ua_arena *a,
+                                struct ua_nodeid *id, bool until_eq);
+static uint32_t bk_feed_lookup(const struct shm_nodestore *ns,
+                               const struct ua_nodeid *id);
+static int bk_feed_guid(const char *s, size_t n, struct ua_guid *g);
+static int bk_feed_datetime(const char *s, size_t n, int64_t *dt);
+static size_t bk_feed_token(const char *p, const char *end, bool in_array);
+static const char *bk_feed_trim(const char *s, size_t *n);
+static int bk_feed_unquote(const char *s, size_t n, struct ua_arena *a,
+                           struct ua_string *out);
+static ua_status bk_feed_elem(uint8_t bt, uint32_t root, const char *s,
+                              size_t n, struct ua_arena *a, void *out,
+                              uint8_t *got, char *why, size_t whylen);
+static ua_status bk_feed_value(const struct shm_nodestore *ns, uint32_t node,
+                               const char *s, size_t n, struct ua_arena *a,
+                               struct ua_variant *v, char *why,
+                               size_t whylen);
+static void bk_feed_on_pull(evutil_socket_t fd, short what, void *arg);
+static void bk_feed_on_rep(evutil_socket_t fd, short what, void *arg);
+static int64_t bk_feed_now(void);
+static void bk_feed_url(const struct bk_config *c, const char *name,
+                        char *url, size_t cap);
+
+/* ------------------------------------------------------------ helpers */
+
+static ua_status
+bk_feed_why(char *why, size_t whylen, ua_status st, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (why != NULL && whylen != 0) {
+        va_start(ap, fmt);
+        vsnprintf(why, whylen, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+static int64_t
+bk_feed_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 10000000 + ts.tv_nsec / 100
+           + INT64_C(116444736000000000);
+}
+
+static int
+bk_feed_b64val(int c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == '+')
+        return 62;
+    if (c == '/')
+        return 63;
+    return -1;
+}
+
+/* Standard base64 with padding; out holds n * 3 / 4 bytes.  0 or -1. */
+static int
+bk_feed_b64(const char *s, size_t n, uint8_t *out, size_t *olen)
+{
+    size_t   o = 0, pad = 0;
+    uint32_t acc = 0;
+
+    if (n % 4 != 0)
+        return -1;
+    while (pad < 2 && n > pad && s[n - 1 - pad] == '=')
+        pad++;
+    for (size_t i = 0; i < n - pad; i++) {
+        int v = bk_feed_b64val((unsigned char)s[i]);
+
+        if (v < 0)
+            return -1;
+        acc = acc << 6 | (uint32_t)v;
+        if (i % 4 == 3) {
+            out[o++] = (uint8_t)(acc >> 16);
+            out[o++] = (uint8_t)(acc >> 8);
+            out[o++] = (uint8_t)acc;
+            acc = 0;
+        }
+    }
+    if (pad == 1) {
+        acc <<= 6;
+        out[o++] = (uint8_t)(acc >> 16);
+        out[o++] = (uint8_t)(acc >> 8);
+    } else if (pad == 2) {
+        acc <<= 12;
+        out[o++] = (uint8_t)(acc >> 16);
+    }
+    *olen = o;
+    return 0;
+}
+
+/* 8-4-4-4-12 hex digits.  0 or -1. */
+static int
+bk_feed_guid(const char *s, size_t n, struct ua_guid *g)
+{
+    uint8_t b[16];
+    int     k = 0;
+
+    if (n != 36)
+        return -1;
+    for (size_t i = 0; i < 36; i++) {
+        int hi, lo;
+
+        if (i == 8 || i == 13 || i == 18 || i == 23) {
+            if (s[i] != '-')
+                return -1;
+            continue;
+        }
+        if (i + 1 >= 36 || s[i + 1] == '-')
+            return -1;
+#define HEX(c) ((c) >= '0' && (c) <= '9' ? (c) - '0'                        \
+                : (c) >= 'a' && (c) <= 'f' ? (c) - 'a' + 10                 \
+                : (c) >= 'A' && (c) <= 'F' ? (c) - 'A' + 10 : -1)
+        hi = HEX(s[i]);
+        lo = HEX(s[i + 1]);
+#undef HEX
+        if (hi < 0 || lo < 0)
+            return -1;
+        b[k++] = (uint8_t)(hi << 4 | lo);
+        i++;
+    }
+    g->data1 = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16
+               | (uint32_t)b[2] << 8 | b[3];
+    g->data2 = (uint16_t)(b[4] << 8 | b[5]);
+    g->data3 = (uint16_t)(b[6] << 8 | b[7]);
+    memcpy(g->data4, b + 8, 8);
+    return 0;
+}
+
+/*
+ * ISO 8601 / RFC 3339: YYYY-MM-DDTHH:MM:SS[.fraction](Z|+hh:mm|-hh:mm),
+ * up to 7 fraction digits (100 ns), year 1601..9999.  0 or -1.
+ */
+static int
+bk_feed_datetime(const char *s, size_t n, int64_t *dt)
+{
+    int      f[6] = { 0 };
+    static const int w[6] = { 4, 2, 2, 2, 2, 2 };
+    static const char sep[6] = { '-', '-', 'T', ':', ':', 0 };
+    size_t   i = 0;
+    int64_t  days, secs, frac = 0, off = 0;
+    int      y, m, fd = 0;
+
+    for (int k = 0; k < 6; k++) {
+        for (int d = 0; d < w[k]; d++, i++) {
+            if (i >= n || s[i] < '0' || s[i] > '9')
+                return -1;
+            f[k] = f[k] * 10 + (s[i] - '0');
+        }
+        if (sep[k] != 0) {
+            if (i >= n || (s[i] != sep[k] && !(k == 2 && s[i] == ' ')))
+                return -1;
+            i++;
+        }
+    }
+    if (i < n && s[i] == '.') {
+        i++;
+        while (i < n && s[i] >= '0' && s[i] <= '9') {
+            if (fd < 7) {
+                frac = frac * 10 + (s[i] - '0');
+                fd++;
+            }
+            i++;
+        }
+        if (fd == 0)
+            return -1;
+        for (; fd < 7; fd++)
+            frac *= 10;
+    }
+    if (i < n && (s[i] == 'Z' || s[i] == 'z')) {
+        i++;
+    } else if (i + 6 == n && (s[i] == '+' || s[i] == '-') && s[i + 3] == ':'
+               && s[i + 1] >= '0' && s[i + 1] <= '9' && s[i + 2] >= '0'
+               && s[i + 2] <= '9' && s[i + 4] >= '0' && s[i + 4] <= '9'
+               && s[i + 5] >= '0' && s[i + 5] <= '9') {
+        off = ((s[i + 1] - '0') * 10 + (s[i + 2] - '0')) * 3600
+              + ((s[i + 4] - '0') * 10 + (s[i + 5] - '0')) * 60;
+        if (s[i] == '-')
+            off = -off;
+        i += 6;
+    } else {
+        return -1;
+    }
+    if (i != n)
+        return -1;
+    y = f[0];
+    m = f[1];
+    if (y < 1601 || m < 1 || m > 12 || f[2] < 1 || f[2] > 31 || f[3] > 23
+        || f[4] > 59 || f[5] > 60)
+        return -1;
+    /* Days from 1970-01-01 (Howard Hinnant's days_from_civil). */
+    {
+        int      yy = y - (m <= 2);
+        int      era = (yy >= 0 ? yy : yy - 399) / 400;
+        unsigned yoe = (unsigned)(yy - era * 400);
+        unsigned doy = (unsigned)((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5
+                                  + f[2] - 1);
+        unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+
+        days = (int64_t)era * 146097 + (int64_t)doe - 719468;
+    }
+    secs = days * 86400 + f[3] * 3600 + f[4] * 60 + f[5] - off;
+    *dt = secs * 10000000 + frac + INT64_C(116444736000000000);
+    return 0;
+}
+
+/*
+ * The NodeId at c (standard string form), advancing c.  until_eq: the
+ * identifier of s= and b= ends at the next '=' (the value's separator).
+ */
+static ua_status
+bk_feed_nodeid(struct bk_feed_cur *c, struct ua_arena *a, struct ua_nodeid *id,
+               bool until_eq)
+{
+    const char *p = c->p, *end = c->end, *start;
+    uint64_t    v = 0;
+    char        t;
+
+    memset(id, 0, sizeof(*id));
+    if (end - p >= 3 && memcmp(p, "ns=", 3) == 0) {
+        p += 3;
+        start = p;
+        while (p < end && *p >= '0' && *p <= '9' && v <= 65535)
+            v = v * 10 + (uint64_t)(*p++ - '0');
+        if (p == start || v > 65535 || p >= end || *p != ';')
+            return UA_BAD_NODE_ID_INVALID;
+        id->ns = (uint16_t)v;
+        p++;
+    }
+    if (end - p < 2 || p[1] != '=')
+        return UA_BAD_NODE_ID_INVALID;
+    t = p[0];
+    p += 2;
+    start = p;
+    switch (t) {
+    case 'i':
+        v = 0;
+        while (p < end && *p >= '0' && *p <= '9' && v <= UINT32_MAX)
+            v = v * 10 + (uint64_t)(*p++ - '0');
+        if (p == start || v > UINT32_MAX)
+            return UA_BAD_NODE_ID_INVALID;
+        id->idtype = UA_IDTYPE_NUMERIC;
+        id->id.num = (uint32_t)v;
+        break;
+    case 's':
+        while (p < end && !(until_eq && *p == '='))
+            p++;
+        if (p == start)
+            return UA_BAD_NODE_ID_INVALID;
+        id->idtype = UA_IDTYPE_STRING;
+        id->id.str.len = (int32_t)(p - start);
+        id->id.str.data = (uint8_t *)(uintptr_t)start;
+        break;
+    case 'g':
+        if (end - p < 36 || bk_feed_guid(p, 36, &id->id.guid) != 0)
+            return UA_BAD_NODE_ID_INVALID;
+        id->idtype = UA_IDTYPE_GUID;
+        p += 36;
+        break;
+    case 'b': {
+        size_t   n, olen;
+        uint8_t *out;
+
+        while (p < end && bk_feed_b64val((unsigned char)*p) >= 0)
+            p++;
+        while (p < end && *p == '=' && (p - start) % 4 != 0)
+            p++;                        /* padding, not the separator */
+        n = (size_t)(p - start);
+        out = ua_arena_alloc(a, n + 3);
+        if (n == 0 || out == NULL || bk_feed_b64(start, n, out, &olen) != 0)
+            return UA_BAD_NODE_ID_INVALID;
+        id->idtype = UA_IDTYPE_OPAQUE;
+        id->id.str.len = (int32_t)olen;
+        id->id.str.data = out;
+        break;
+    }
+    default:
+        return UA_BAD_NODE_ID_INVALID;
+    }
+    c->p = p;
+    return UA_GOOD;
+}
+
+static uint32_t
+bk_feed_lookup(const struct shm_nodestore *ns, const struct ua_nodeid *id)
+{
+    struct shm_nodekey k = { .ns = id->ns, .idtype = id->idtype };
+
+    if (id->idtype == UA_IDTYPE_NUMERIC) {
+        k.num = id->id.num;
+    } else if (id->idtype == UA_IDTYPE_GUID) {
+        k.bytes = (const uint8_t *)&id->id.guid;
+        k.len = sizeof(id->id.guid);
+    } else {
+        k.bytes = id->id.str.data;
+        k.len = (uint32_t)id->id.str.len;
+    }
+    return shm_nodestore_lookup(ns, &k);
+}
+
+/*
+ * Length of the next array element or scalar token at p: a quoted string
+ * through its closing quote, else up to ',' or ']' (in an array) or the end.
+ */
+static size_t
+bk_feed_token(const char *p, const char *end, bool in_array)
+{
+    const char *q = p;
+
+    if (q < end && *q == '"') {
+        for (q++; q < end && *q != '"'; q++)
+            if (*q == '\\' && q + 1 < end)
+                q++;
+        return (size_t)(q < end ? q + 1 - p : end - p);
+    }
+    while (q < end && !(in_array && (*q == ',' || *q == ']')))
+        q++;
+    return (size_t)(q - p);
+}
+
+/* Trim blanks at both ends of s[*n]. */
+static const char *
+bk_feed_trim(const char *s, size_t *n)
+{
+    while (*n > 0 && (*s == ' ' || *s == '\t')) {
+        s++;
+        (*n)--;
+    }
+    while (*n > 0
+           && (s[*n - 1] == ' ' || s[*n - 1] == '\t' || s[*n - 1] == '\r'))
+        (*n)--;
+    return s;
+}
+
+/* A quoted string's content, unescaped into the arena. */
+static int
+bk_feed_unquote(const char *s, size_t n, struct ua_arena *a,
+                struct ua_string *out)
+{
+    uint8_t *d;
+    size_t   k = 0;
+
+    if (n < 2 || s[0] != '"' || s[n - 1] != '"')
+        return -1;
+    d = ua_arena_alloc(a, n);
+    if (d == NULL)
+        return -1;
+    for (size_t i = 1; i + 1 < n; i++) {
+        char ch = s[i];
+
+        if (ch == '\\' && i + 2 < n) {
+            ch = s[++i];
+            ch = ch == 'n' ? '\n' : ch == 't' ? '\t' : ch == 'r' ? '\r' : ch;
+        } else if (ch == '"') {
+            return -1;
+        }
+        d[k++] = (uint8_t)ch;
+    }
+    out->len = (int32_t)k;
+    out->data = d;
+    return 0;
+}
+
+/*
+ * One element of built-in type bt (0: infer from the text, as the root
+ * Number/Integer/UInteger/BaseDataType allows) into out (ua_types size).
+ * *got is the type built.
+ */
+static ua_status
+bk_feed_elem(uint8_t bt, uint32_t root, const char *s, size_t n,
+             struct ua_arena *a, void *out, uint8_t *got, char *why,
+             size_t whylen)
+{
+    char   num[64];
+    char  *endp;
+    bool   quoted;
+
+    s = bk_feed_trim(s, &n);
+    quoted = n >= 1 && s[0] == '"';
+    if (bt == 0) {
+        /* Infer: true/false, a quoted string, a float, an integer. */
+        if ((n == 4 && memcmp(s, "true", 4) == 0)
+            || (n == 5 && memcmp(s, "false", 5) == 0))
+            bt = UA_BT_BOOLEAN;
+        else if (quoted)
+            bt = UA_BT_STRING;
+        else if (n < sizeof(num) && n > 0
+                 && (memchr(s, '.', n) != NULL || memchr(s, 'e', n) != NULL
+                     || memchr(s, 'E', n) != NULL || memchr(s, 'n', n) != NULL
+                     || memchr(s, 'N', n) != NULL || memchr(s, 'i', n) != NULL
+                     || memchr(s, 'I', n) != NULL))
+            bt = UA_BT_DOUBLE;
+        else if (n > 0 && n < sizeof(num)) {
+            long long v;
+
+            memcpy(num, s, n);
+            num[n] = '\0';
+            errno = 0;
+            v = strtoll(num, &endp, 0);
+            if (root == UA_NS0ID_UINTEGER)
+                bt = (unsigned long long)v > UINT32_MAX ? UA_BT_UINT64
+                                                       : UA_BT_UINT32;
+            else
+                bt = errno == 0 && v >= INT32_MIN && v <= INT32_MAX
+                         ? UA_BT_INT32 : UA_BT_INT64;
+        } else {
+            bt = UA_BT_STRING;
+        }
+    }
+    *got = bt;
+    switch (bt) {
+    case UA_BT_BOOLEAN:
+        if ((n == 4 && memcmp(s, "true", 4) == 0) || (n == 1 && s[0] == '1'))
+            *(bool *)out = true;
+        else if ((n == 5 && memcmp(s, "false", 5) == 0)
+                 || (n == 1 && s[0] == '0'))
+            *(bool *)out = false;
+        else
+            return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                               "\"%.*s\" is not true or false", (int)n, s);
+        return UA_GOOD;
+    case UA_BT_SBYTE: case UA_BT_INT16: case UA_BT_INT32: case UA_BT_INT64:
+    case UA_BT_BYTE: case UA_BT_UINT16: case UA_BT_UINT32: case UA_BT_UINT64:
+    case UA_BT_STATUSCODE: {
+        bool               sgn = bt == UA_BT_SBYTE || bt == UA_BT_INT16
+                                 || bt == UA_BT_INT32 || bt == UA_BT_INT64;
+        long long          sv = 0;
+        unsigned long long uv = 0;
+
+        if (n == 0 || n >= sizeof(num))
+            goto notnum;
+        memcpy(num, s, n);
+        num[n] = '\0';
+        errno = 0;
+        if (sgn)
+            sv = strtoll(num, &endp, 0);
+        else if (num[0] == '-')
+            goto range;
+        else
+            uv = strtoull(num, &endp, 0);
+        if (*endp != '\0' || endp == num)
+            goto notnum;
+        if (errno == ERANGE)
+            goto range;
+        switch (bt) {
+        case UA_BT_SBYTE:
+            if (sv < INT8_MIN || sv > INT8_MAX) goto range;
+            *(int8_t *)out = (int8_t)sv; break;
+        case UA_BT_INT16:
+            if (sv < INT16_MIN || sv > INT16_MAX) goto range;
+            *(int16_t *)out = (int16_t)sv; break;
+        case UA_BT_INT32:
+            if (sv < INT32_MIN || sv > INT32_MAX) goto range;
+            *(int32_t *)out = (int32_t)sv; break;
+        case UA_BT_INT64:
+            *(int64_t *)out = sv; break;
+        case UA_BT_BYTE:
+            if (uv > UINT8_MAX) goto range;
+            *(uint8_t *)out = (uint8_t)uv; break;
+        case UA_BT_UINT16:
+            if (uv > UINT16_MAX) goto range;
+            *(uint16_t *)out = (uint16_t)uv; break;
+        case UA_BT_UINT32:
+        case UA_BT_STATUSCODE:
+            if (uv > UINT32_MAX) goto range;
+            *(uint32_t *)out = (uint32_t)uv; break;
+        default:
+            *(uint64_t *)out = uv; break;
+        }
+        return UA_GOOD;
+    }
+    case UA_BT_FLOAT:
+    case UA_BT_DOUBLE: {
+        double d;
+
+        if (n == 0 || n >= sizeof(num))
+            goto notnum;
+        memcpy(num, s, n);
+        num[n] = '\0';
+        d = strtod(num, &endp);
+        if (*endp != '\0' || endp == num)
+            goto notnum;
+        if (bt == UA_BT_FLOAT) {
+            if (isfinite(d) && fabs(d) > 3.4028234663852886e38)
+                goto range;
+            *(float *)out = (float)d;
+        } else {
+            *(double *)out = d;
+        }
+        return UA_GOOD;
+    }
+    case UA_BT_STRING:
+    case UA_BT_XMLELEMENT:
+    case UA_BT_LOCALIZEDTEXT: {
+        struct ua_string str;
+
+        if (quoted) {
+            if (bk_feed_unquote(s, n, a, &str) != 0)
+                return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                                   "unterminated or bad quoted string");
+        } else {
+            str.len = (int32_t)n;
+            str.data = (uint8_t *)(uintptr_t)s;
+        }
+        if (bt == UA_BT_LOCALIZEDTEXT) {
+            struct ua_localizedtext *lt = out;
+
+            memset(lt, 0, sizeof(*lt));
+            lt->mask = UA_LT_TEXT;
+            lt->locale.len = -1;
+            lt->text = str;
+        } else {
+            *(struct ua_string *)out = str;
+        }
+        return UA_GOOD;
+    }
+    case UA_BT_BYTESTRING: {
+        struct ua_string *b = out;
+        size_t            olen;
+        uint8_t          *d;
+
+        if (quoted) {
+            s++;
+            n -= n >= 2 ? 2 : n;
+        }
+        d = ua_arena_alloc(a, n + 3);
+        if (d == NULL || bk_feed_b64(s, n, d, &olen) != 0)
+            return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                               "a ByteString is base64");
+        b->len = (int32_t)olen;
+        b->data = d;
+        return UA_GOOD;
+    }
+    case UA_BT_DATETIME:
+        if (quoted) {
+            s++;
+            n -= n >= 2 ? 2 : n;
+        }
+        if (bk_feed_datetime(s, n, out) != 0)
+            return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                               "\"%.*s\" is not an ISO 8601 date and time",
+                               (int)n, s);
+        return UA_GOOD;
+    case UA_BT_GUID:
+        if (bk_feed_guid(s, n, out) != 0)
+            return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                               "\"%.*s\" is not a GUID", (int)n, s);
+        return UA_GOOD;
+    case UA_BT_NODEID: {
+        struct bk_feed_cur c = { s, s + n };
+
+        if (bk_feed_nodeid(&c, a, out, false) != UA_GOOD || c.p != c.end)
+            return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                               "\"%.*s\" is not a NodeId", (int)n, s);
+        return UA_GOOD;
+    }
+    default:
+        return bk_feed_why(why, whylen, UA_BAD_NOT_SUPPORTED,
+                           "the feed does not write %s values",
+                           ua_types[bt - 1].name);
+    }
+notnum:
+    return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                       "\"%.*s\" is not a %s", (int)n, s,
+                       ua_types[bt - 1].name);
+range:
+    return bk_feed_why(why, whylen, UA_BAD_OUT_OF_RANGE,
+                       "%.*s is out of range for %s", (int)n, s,
+                       ua_types[bt - 1].name);
+}
+
+/* The value text s[n] for node as a Variant (scalar, or [a,b,c]). */
+static ua_status
+bk_feed_value(const struct shm_nodestore *ns, uint32_t node, const char *s,
+              size_t n, struct ua_arena *a, struct ua_variant *v, char *why,
+              size_t whylen)
+{
+    uint32_t    root = bk_write_type_root(ns, ns->nodes[node].u.var.data_type);
+    uint8_t     bt = 0, got = 0;
+    size_t      esz;
+    ua_status   st;
+
+    switch (root) {
+    case UA_NS0ID_NUMBER:
+    case UA_NS0ID_INTEGER:
+    case UA_NS0ID_UINTEGER:
+    case UA_NS0ID_BASEDATATYPE:
+        bt = 0;                         /* inferred per element */
+        break;
+    case UA_NS0ID_ENUMERATION:
+        bt = UA_BT_INT32;
+        break;
+    case 0:
+        return bk_feed_why(why, whylen, UA_BAD_NOT_SUPPORTED,
+                           "the node's DataType is not a built-in type");
+    default:
+        bt = (uint8_t)root;
+        break;
+    }
+    memset(v, 0, sizeof(*v));
+    v->ndims = -1;
+    s = bk_feed_trim(s, &n);
+    if (n >= 1 && s[0] == '[') {
+        const char *p = s + 1, *end = s + n;
+        int32_t     cnt = 0, cap = 16;
+        uint8_t    *data;
+
+        if (s[n - 1] != ']')
+            return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                               "an array ends with ]");
+        end--;
+        esz = ua_types[(bt != 0 ? bt : UA_BT_VARIANT) - 1].size;
+        /* Inferred arrays take their first element's type. */
+        data = ua_arena_alloc(a, (size_t)cap * 64);
+        if (data == NULL)
+            return UA_BAD_OUT_OF_MEMORY;
+        while (p < end) {
+            size_t   tl;
+            uint8_t  eb = bt != 0 ? bt : got;
+
+            while (p < end && (*p == ' ' || *p == '\t'))
+                p++;
+            if (p >= end)
+                break;
+            tl = bk_feed_token(p, end, true);
+            if (cnt >= BK_FEED_ARRAY_MAX)
+                return bk_feed_why(why, whylen, UA_BAD_OUT_OF_RANGE,
+                                   "more than %d elements",
+                                   BK_FEED_ARRAY_MAX);
+            if (cnt == cap) {
+                uint8_t *nd;
+
+                nd = ua_arena_alloc(a, (size_t)cap * 2 * 64);
+                if (nd == NULL)
+                    return UA_BAD_OUT_OF_MEMORY;
+                memcpy(nd, data, (size_t)cap * 64);
+                data = nd;
+                cap *= 2;
+            }
+            st = bk_feed_elem(eb, root, p, tl, a, data + (size_t)cnt * 64,
+                              &got, why, whylen);
+            if (st != UA_GOOD)
+                return st;
+            if (eb != 0 && got != eb)
+                return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                                   "array elements of different types");
+            if (bt == 0 && cnt == 0)
+                esz = ua_types[got - 1].size;
+            cnt++;
+            p += tl;
+            while (p < end && (*p == ' ' || *p == '\t'))
+                p++;
+            if (p < end) {
+                if (*p != ',')
+                    return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                                       "array elements are separated by ,");
+                p++;
+            }
+        }
+        /* Pack the 64-byte cells to the element size. */
+        for (int32_t k = 1; k < cnt; k++)
+            memmove(data + (size_t)k * esz, data + (size_t)k * 64, esz);
+        ua_variant_set_array(v, data, cnt, cnt > 0 ? got : (bt ? bt
+                                                              : UA_BT_INT32));
+        return UA_GOOD;
+    }
+    {
+        void *p = ua_arena_alloc(a, 64);
+
+        if (p == NULL)
+            return UA_BAD_OUT_OF_MEMORY;
+        memset(p, 0, 64);
+        st = bk_feed_elem(bt, root, s, n, a, p, &got, why, whylen);
+        if (st != UA_GOOD)
+            return st;
+        ua_variant_set_scalar(v, p, got);
+    }
+    return UA_GOOD;
+}
+
+/* ------------------------------------------------------------ lines */
+
+ua_status
+bk_feed_parse_line(const struct shm_nodestore *ns, const char *line,
+                   size_t len, struct ua_arena *a, struct bk_feed_value *out,
+                   char *why, size_t whylen)
+{
+    struct bk_feed_cur     c = { line, line + len };
+    struct ua_nodeid       id;
+    const struct shm_node *n;
+    const char            *val, *vend, *opt;
+    size_t                 vl;
+    ua_status              st;
+
+    memset(out, 0, sizeof(*out));
+    if (why != NULL && whylen != 0)
+        why[0] = '\0';
+    st = bk_feed_nodeid(&c, a, &id, true);
+    if (st != UA_GOOD || c.p >= c.end || *c.p != '=')
+        return bk_feed_why(why, whylen, UA_BAD_NODE_ID_INVALID,
+                           "expected NODEID=VALUE with a NodeId like "
+                           "ns=1;s=v0 or i=2258");
+    out->node = bk_feed_lookup(ns, &id);
+    if (out->node == SHM_NONE)
+        return bk_feed_why(why, whylen, UA_BAD_NODE_ID_UNKNOWN,
+                           "no such node");
+    n = &ns->nodes[out->node];
+    if (n->node_class != SHM_NC_VARIABLE || n->u.var.slot == SHM_NONE)
+        return bk_feed_why(why, whylen, UA_BAD_NOT_WRITABLE,
+                           "not a Variable");
+    if (n->ns == 0)
+        return bk_feed_why(why, whylen, UA_BAD_NOT_WRITABLE,
+                           "namespace 0 belongs to the server");
+    out->slot = n->u.var.slot;
+    val = c.p + 1;
+    vend = c.end;
+    /* The value: a quoted string or an array through its end, else up to
+     * the first ";status=" or ";ts=". */
+    if (val < vend && (*val == '"' || *val == '[')) {
+        const char *q = val;
+
+        if (*q == '"') {
+            q += bk_feed_token(q, vend, false);
+        } else {
+            int in = 0;
+
+            for (; q < vend; q++) {
+                if (*q == '"')
+                    in = !in;
+                else if (*q == '\\' && in && q + 1 < vend)
+                    q++;
+                else if (*q == ']' && !in) {
+                    q++;
+                    break;
+                }
+            }
+        }
+        vl = (size_t)(q - val);
+    } else {
+        const char *q;
+
+        for (q = val; q < vend; q++)
+            if (*q == ';'
+                && (((size_t)(vend - q) >= 8 && memcmp(q, ";status=", 8) == 0)
+                    || ((size_t)(vend - q) >= 4 && memcmp(q, ";ts=", 4) == 0)))
+                break;
+        vl = (size_t)(q - val);
+    }
+    out->status = UA_GOOD;
+    opt = val + vl;
+    while (opt < vend) {
+        const char *e;
+        char        num[32];
+        char       *endp;
+
+        while (opt < vend && (*opt == ' ' || *opt == '\t' || *opt == '\r'))
+            opt++;
+        if (opt >= vend)
+            break;
+        if (*opt != ';')
+            return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                               "unexpected text after the value: \"%.*s\"",
+                               (int)(vend - opt), opt);
+        e = opt + 1;
+        while (e < vend && *e != ';')
+            e++;
+        if ((size_t)(e - opt) > 8 && memcmp(opt, ";status=", 8) == 0) {
+            size_t k = (size_t)(e - opt) - 8;
+
+            if (k >= sizeof(num))
+                return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                                   "bad status");
+            memcpy(num, opt + 8, k);
+            num[k] = '\0';
+            errno = 0;
+            {
+                unsigned long long sv = strtoull(num, &endp, 0);
+
+                if (*endp != '\0' || endp == num || errno != 0
+                    || sv > UINT32_MAX)
+                    return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                                       "status=%s is not a StatusCode",
+                                       num);
+                out->status = (ua_status)sv;
+            }
+        } else if ((size_t)(e - opt) > 4 && memcmp(opt, ";ts=", 4) == 0) {
+            size_t      k = (size_t)(e - opt) - 4;
+            const char *ts = bk_feed_trim(opt + 4, &k);
+
+            if (bk_feed_datetime(ts, k, &out->source_ts) != 0)
+                return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                                   "ts=%.*s is not ISO 8601 (like "
+                                   "2024-05-01T12:00:00.5Z)", (int)k, ts);
+            out->has_ts = true;
+        } else {
+            return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                               "unknown option \"%.*s\" (status=, ts=)",
+                               (int)(e - opt), opt);
+        }
+        opt = e;
+    }
+    st = bk_feed_value(ns, out->node, val, vl, a, &out->v, why, whylen);
+    if (st != UA_GOOD)
+        return st;
+    if (!bk_write_type_ok(ns, n->u.var.data_type, &out->v))
+        return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                           "a %s is not of the node's DataType",
+                           ua_types[out->v.type - 1].name);
+    if (!bk_write_rank_ok(ns, out->node, &out->v))
+        return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                           "%s does not fit the node's ValueRank %d",
+                           out->v.is_array ? "an array" : "a scalar",
+                           n->u.var.value_rank);
+    return UA_GOOD;
+}
+
+void
+bk_feed_batch(struct bk_addrspace *as, const char *text, size_t len,
+              int64_t now, struct ua_arena *a, char *report, size_t rcap,
+              struct bk_feed_result *res)
+{
+    const char          *p = text, *end = text + len;
+    struct bk_feed_value fv;
+    struct shm_value     m;
+    char                 why[BK_FEED_WHY_MAX];
+    size_t               rlen = 0;
+    uint32_t             lineno = 0;
+    struct shm_fanout   *sh = as->fanout != NULL ? as->fanout->fo.sh : NULL;
+
+    memset(res, 0, sizeof(*res));
+    if (report != NULL && rcap != 0)
+        report[0] = '\0';
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl != NULL ? nl : end;
+        size_t      n = (size_t)(le - p);
+        const char *s = bk_feed_trim(p, &n);
+        ua_status   st;
+        uint8_t    *buf;
+        size_t      need, elen;
+        int         rc;
+
+        lineno++;
+        p = nl != NULL ? nl + 1 : end;
+        if (n == 0 || s[0] == '#')
+            continue;
+        res->lines++;
+        ua_arena_reset(a);
+        st = bk_feed_parse_line(&as->ns, s, n, a, &fv, why, sizeof(why));
+        if (st == UA_GOOD) {
+            need = ua_encoded_size(&fv.v, &ua_types[UA_TYPE_VARIANT]);
+            buf = need != 0 ? ua_arena_alloc(a, need) : NULL;
+            if (buf == NULL
+                || ua_encode(&fv.v, &ua_types[UA_TYPE_VARIANT], buf, need,
+                             &elen) != UA_GOOD) {
+                st = bk_feed_why(why, sizeof(why),
+                                 UA_BAD_ENCODING_LIMITS_EXCEEDED,
+                                 "the value does not encode");
+            } else {
+                memset(&m, 0, sizeof(m));
+                m.status = fv.status;
+                m.flags = SHM_VF_SOURCE_TS | SHM_VF_SERVER_TS;
+                m.source_ts = fv.has_ts ? fv.source_ts : now;
+                m.server_ts = now;
+                rc = bk_addrspace_write_value(as, fv.slot, buf,
+                                              (uint32_t)elen, &m);
+                if (rc != 0)
+                    st = bk_feed_why(why, sizeof(why), UA_BAD_OUT_OF_MEMORY,
+                                     "the value heap is full");
+            }
+        }
+        if (st == UA_GOOD) {
+            res->ok++;
+            continue;
+        }
+        res->failed++;
+        if (report != NULL && rlen + 1 < rcap) {
+            int k = snprintf(report + rlen, rcap - rlen, "line %u: %s: %s\n",
+                             lineno, ua_status_name(st), why);
+
+            if (k > 0)
+                rlen += (size_t)k < rcap - rlen ? (size_t)k : rcap - rlen - 1;
+        }
+    }
+    ua_arena_reset(a);
+    if (sh != NULL)
+        atomic_store_explicit(&sh->feed_values,
+                              atomic_load_explicit(&sh->feed_values,
+                                                   memory_order_relaxed)
+                                  + res->ok, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------ sockets */
+
+/* ipc://<runtime_dir>/<name>, or feed.listen for the PULL socket. */
+static void
+bk_feed_url(const struct bk_config *c, const char *name, char *url,
+            size_t cap)
+{
+    if (strcmp(name, BK_FEED_PULL_NAME) == 0 && c->feed_listen[0] != '\0')
+        snprintf(url, cap, "%s", c->feed_listen);
+    else
+        snprintf(url, cap, "ipc://%s/%s", c->runtime_dir, name);
+}
+
+int
+bk_feed_init(struct bk_feed *fd, struct event_base *base,
+             struct bk_addrspace *as, const struct bk_config *c, char *err,
+             size_t errlen)
+{
+    char ctl[BK_FEED_URL_MAX];
+    int  rc;
+
+    memset(fd, 0, sizeof(*fd));
+    fd->as = as;
+    fd->pull.sock = fd->rep.sock = -1;
+    fd->cap = c->feed_max_batch_bytes;
+    fd->report_cap = 64 * 1024;
+    fd->arena_cap = 2 * fd->cap + (256u << 10);
+    fd->buf = malloc(fd->cap);
+    fd->report = malloc(fd->report_cap);
+    fd->arena_buf = malloc(fd->arena_cap);
+    if (fd->buf == NULL || fd->report == NULL || fd->arena_buf == NULL) {
+        snprintf(err, errlen, "feed: out of memory");
+        goto fail;
+    }
+    ua_arena_init(&fd->arena, fd->arena_buf, fd->arena_cap);
+    bk_feed_url(c, BK_FEED_PULL_NAME, fd->url, sizeof(fd->url));
+    bk_feed_url(c, BK_FEED_CTL_NAME, ctl, sizeof(ctl));
+    /* A socket file left by a dead broker would refuse the bind. */
+    if (strncmp(fd->url, "ipc://", 6) == 0)
+        (void)unlink(fd->url + 6);
+    (void)unlink(ctl + 6);
+    rc = shm_feed_bind(&fd->pull, SHM_FEED_PULL, fd->url, (int)fd->cap);
+    if (rc != 0) {
+        snprintf(err, errlen, "feed socket %s: %s", fd->url, strerror(-rc));
+        goto fail;
+    }
+    rc = shm_feed_bind(&fd->rep, SHM_FEED_REP, ctl, (int)fd->cap);
+    if (rc != 0) {
+        snprintf(err, errlen, "feed control socket %s: %s", ctl,
+                 strerror(-rc));
+        goto fail;
+    }
+    event_assign(&fd->pull_ev, base, shm_feed_fd(&fd->pull),
+                 EV_READ | EV_PERSIST, bk_feed_on_pull, fd);
+    event_assign(&fd->rep_ev, base, shm_feed_fd(&fd->rep),
+                 EV_READ | EV_PERSIST, bk_feed_on_rep, fd);
+    if (event_add(&fd->pull_ev, NULL) != 0
+        || event_add(&fd->rep_ev, NULL) != 0) {
+        snprintf(err, errlen, "feed: event_add() failed");
+        goto fail;
+    }
+    return 0;
+fail:
+    bk_feed_clear(fd);
+    return -1;
+}
+
+void
+bk_feed_clear(struct bk_feed *fd)
+{
+    if (fd->pull.sock != -1) {
+        if (event_initialized(&fd->pull_ev))
+            event_del(&fd->pull_ev);
+        shm_feed_close(&fd->pull);
+    }
+    if (fd->rep.sock != -1) {
+        if (event_initialized(&fd->rep_ev))
+            event_del(&fd->rep_ev);
+        shm_feed_close(&fd->rep);
+    }
+    free(fd->buf);
+    free(fd->report);
+    free(fd->arena_buf);
+    fd->buf = NULL;
+    fd->report = NULL;
+    fd->arena_buf = NULL;
+}
+
+/* Batches without an answer. */
+static void
+bk_feed_on_pull(evutil_socket_t s, short what, void *arg)
+{
+    struct bk_feed       *fd = arg;
+    struct bk_feed_result res;
+    int                   n;
+
+    (void)s;
+    (void)what;
+    for (int i = 0; i < BK_FEED_PULL_BATCH; i++) {
+        n = shm_feed_recv(&fd->pull, fd->buf, fd->cap, -1);
+        if (n == -EMSGSIZE)
+            continue;                   /* the transport refuses those */
+        if (n < 0)
+            return;
+        bk_feed_batch(fd->as, (const char *)fd->buf, (size_t)n,
+                      bk_feed_now(), &fd->arena, NULL, 0, &res);
+    }
+}
+
+/* A batch that wants its report. */
+static void
+bk_feed_on_rep(evutil_socket_t s, short what, void *arg)
+{
+    struct bk_feed       *fd = arg;
+    struct bk_feed_result res;
+    size_t                len;
+    int                   n;
+
+    (void)s;
+    (void)what;
+    n = shm_feed_recv(&fd->rep, fd->buf, fd->cap, -1);
+    if (n < 0) {
+        if (n == -EMSGSIZE) {
+            snprintf(fd->report, fd->report_cap, "batch larger than "
+                     "feed.max_batch_bytes (%zu)\nok 0 failed 1\n", fd->cap);
+            (void)shm_feed_send(&fd->rep, fd->report, strlen(fd->report));
+        }
+        return;
+    }
+    bk_feed_batch(fd->as, (const char *)fd->buf, (size_t)n, bk_feed_now(),
+                  &fd->arena, fd->report, fd->report_cap - 40, &res);
+    len = strlen(fd->report);
+    snprintf(fd->report + len, fd->report_cap - len, "ok %u failed %u\n",
+             res.ok, res.failed);
+    (void)shm_feed_send(&fd->rep, fd->report, strlen(fd->report));
+}
+
+/* ------------------------------------------------------------ command */
+
+int
+bk_feed_command(const struct bk_config *c, int argc, char **argv, FILE *in,
+                FILE *out, FILE *err)
+{
+    struct shm_feed sock;
+    char            url[BK_FEED_URL_MAX];
+    char           *batch = NULL, *reply = NULL, *line = NULL;
+    size_t          blen = 0, bcap = c->feed_max_batch_bytes, lcap = 0;
+    const char     *force_url = NULL;
+    bool            push = false, from_stdin = false;
+    int             i, rc, code = 2;
+    unsigned long   ok = 0, failed = 0, base_line = 0, sent_lines = 0;
+
+    for (i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--push") == 0)
+            push = true;
+        else if (strcmp(argv[i], "--url") == 0 && i + 1 < argc)
+            force_url = argv[++i];
+        else if (strcmp(argv[i], "--") == 0) {
+            i++;
+            break;
+        } else
+            break;
+    }
+    if (i == argc) {
+        fprintf(err, "usage: uabroker [options] feed [--push] [--url URL] "
+                "('NODEID=VALUE[;status=..][;ts=..]'... | -)\n");
+        return 2;
+    }
+    if (argc - i == 1 && strcmp(argv[i], "-") == 0)
+        from_stdin = true;
+    if (force_url != NULL)
+        snprintf(url, sizeof(url), "%s", force_url);
+    else
+        bk_feed_url(c, push ? BK_FEED_PULL_NAME : BK_FEED_CTL_NAME, url,
+                    sizeof(url));
+    rc = shm_feed_connect(&sock, push ? SHM_FEED_PUSH : SHM_FEED_REQ, url,
+                          BK_FEED_CONNECT_MS);
+    if (rc != 0) {
+        fprintf(err, "uabroker feed: %s: %s\n", url, strerror(-rc));
+        return 2;
+    }
+    batch = malloc(bcap);
+    reply = malloc(64 * 1024 + 1);
+    if (batch == NULL || reply == NULL)
+        goto out;
+    code = 0;
+    /* Lines go out in batches of at most feed.max_batch_bytes. */
+    for (;;) {
+        const char *l;
+        size_t      n;
+        ssize_t     got = 0;
+        bool        done;
+
+        if (from_stdin) {
+            got = getline(&line, &lcap, in);
+            done = got < 0;
+            l = line;
+            n = got > 0 ? (size_t)got : 0;
+            if (n > 0 && l[n - 1] == '\n')
+                n--;
+        } else {
+            done = i >= argc;
+            l = done ? NULL : argv[i++];
+            n = l != NULL ? strlen(l) : 0;
+        }
+        if (!done && n + 1 > bcap) {
+            fprintf(err, "uabroker feed: line %lu: longer than "
+                    "feed.max_batch_bytes\n", base_line + sent_lines + 1);
+            failed++;
+            sent_lines++;
+            code = 1;
+            continue;
+        }
+        if (blen != 0 && (done || blen + n + 1 > bcap)) {
+            /* Send this batch; with a report, line numbers shift by the
+             * lines sent before it. */
+            rc = shm_feed_send(&sock, batch, blen);
+            if (rc != 0) {
+                fprintf(err, "uabroker feed: send to %s: %s\n", url,
+                        strerror(-rc));
+                code = 2;
+                break;
+            }
+            if (!push) {
+                int          r = shm_feed_recv(&sock, reply, 64 * 1024,
+                                               BK_FEED_REPORT_MS);
+                char        *p, *nl;
+                unsigned long o = 0, f = 0;
+
+                if (r < 0) {
+                    fprintf(err, "uabroker feed: no report from %s: %s\n",
+                            url, strerror(-r));
+                    code = 2;
+                    break;
+                }
+                reply[r] = '\0';
+                for (p = reply; *p != '\0'; p = nl + 1) {
+                    unsigned long ln;
+                    char         *rest;
+
+                    nl = strchr(p, '\n');
+                    if (nl == NULL)
+                        nl = p + strlen(p) - 1;
+                    if (sscanf(p, "ok %lu failed %lu", &o, &f) == 2)
+                        continue;
+                    if (strncmp(p, "line ", 5) == 0) {
+                        ln = strtoul(p + 5, &rest, 10);
+                        fprintf(err, "line %lu%.*s\n", ln + base_line,
+                                (int)(nl - rest), rest);
+                    } else {
+                        fprintf(err, "%.*s\n", (int)(nl - p), p);
+                    }
+                    if (*nl == '\0')
+                        break;
+                }
+                ok += o;
+                failed += f;
+            } else {
+                ok += sent_lines;
+            }
+            base_line += sent_lines;
+            sent_lines = 0;
+            blen = 0;
+        }
+        if (done)
+            break;
+        memcpy(batch + blen, l, n);
+        batch[blen + n] = '\n';
+        blen += n + 1;
+        sent_lines++;
+    }
+    if (push && ok != 0) {
+        /* nanomsg has no linger: a message still queued when the socket
+         * closes is dropped.  Give the pipe a moment to carry it. */
+        struct timespec linger = { 0, BK_FEED_LINGER_MS * 1000000L };
+
+        nanosleep(&linger, NULL);
+    }
+    if (code != 2) {
+        if (push)
+            fprintf(out, "sent %lu line%s\n", ok, ok == 1 ? "" : "s");
+        else
+            fprintf(out, "ok %lu failed %lu\n", ok, failed);
+        if (failed != 0)
+            code = 1;
+    }
+out:
+    free(line);
+    free(batch);
+    free(reply);
+    shm_feed_close(&sock);
+    return code;
+}

@@ -1,0 +1,567 @@
+/*
+ * broker/write.c: checks and application of one WriteValue (write.h).
+ *
+ * Broker only, on its loop; everything decoded lives in the caller's
+ * arena.  No heap.
+ */
+#include "write.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "proto/attrs_gen.h"
+#include "proto/nodeids_gen.h"
+#include "proto/status_gen.h"
+#include "proto/types_gen.h"
+#include "shm/value.h"
+
+#define BK_WRITE_BOUND (UINT64_C(1) << 40)
+
+static bool bk_write_attr_valid(uint8_t node_class, uint32_t aid);
+static uint32_t bk_write_ns0_id(const struct shm_nodestore *ns, uint32_t i);
+static bool bk_write_struct_ok(const struct shm_nodestore *ns, uint32_t dt,
+                               const struct ua_variant *v);
+static ua_status bk_write_decode(const struct bk_write_req *r,
+                                 struct ua_arena *a, struct ua_datavalue *dv,
+                                 const uint8_t **vbytes, size_t *vlen);
+static int bk_write_fixed_size(uint8_t bt);
+static ua_status bk_write_fast(struct bk_addrspace *as,
+                               const struct bk_write_req *r, int64_t now,
+                               bool *done);
+static ua_status bk_write_splice(struct bk_addrspace *as, uint32_t node,
+                                 const struct bk_write_range *rg,
+                                 const struct ua_variant *piece,
+                                 struct ua_arena *a, const uint8_t **out,
+                                 size_t *outlen);
+
+/* Our own slot bytes: the broker sized them, not the client. */
+static const struct ua_limits bk_write_slot_limits = {
+    .max_string_len = INT32_MAX,
+    .max_bytestring_len = INT32_MAX,
+    .max_array_len = INT32_MAX,
+    .max_depth = UA_NESTING_MAX,
+    .max_message_size = SIZE_MAX,
+};
+
+#define NC_OBJ   SHM_NC_OBJECT
+#define NC_VAR   SHM_NC_VARIABLE
+#define NC_MET   SHM_NC_METHOD
+#define NC_OT    SHM_NC_OBJECTTYPE
+#define NC_VT    SHM_NC_VARIABLETYPE
+#define NC_RT    SHM_NC_REFERENCETYPE
+#define NC_DT    SHM_NC_DATATYPE
+#define NC_VIEW  SHM_NC_VIEW
+#define NC_ALL   0xFF
+
+/* The node classes that have each attribute (Part 3 §5). */
+static const uint8_t bk_write_attr_classes[UA_ATTR_MAX + 1] = {
+    [UA_ATTR_NODEID] = NC_ALL,
+    [UA_ATTR_NODECLASS] = NC_ALL,
+    [UA_ATTR_BROWSENAME] = NC_ALL,
+    [UA_ATTR_DISPLAYNAME] = NC_ALL,
+    [UA_ATTR_DESCRIPTION] = NC_ALL,
+    [UA_ATTR_WRITEMASK] = NC_ALL,
+    [UA_ATTR_USERWRITEMASK] = NC_ALL,
+    [UA_ATTR_ISABSTRACT] = NC_OT | NC_VT | NC_RT | NC_DT,
+    [UA_ATTR_SYMMETRIC] = NC_RT,
+    [UA_ATTR_INVERSENAME] = NC_RT,
+    [UA_ATTR_CONTAINSNOLOOPS] = NC_VIEW,
+    [UA_ATTR_EVENTNOTIFIER] = NC_OBJ | NC_VIEW,
+    [UA_ATTR_VALUE] = NC_VAR | NC_VT,
+    [UA_ATTR_DATATYPE] = NC_VAR | NC_VT,
+    [UA_ATTR_VALUERANK] = NC_VAR | NC_VT,
+    [UA_ATTR_ARRAYDIMENSIONS] = NC_VAR | NC_VT,
+    [UA_ATTR_ACCESSLEVEL] = NC_VAR,
+    [UA_ATTR_USERACCESSLEVEL] = NC_VAR,
+    [UA_ATTR_MINIMUMSAMPLINGINTERVAL] = NC_VAR,
+    [UA_ATTR_HISTORIZING] = NC_VAR,
+    [UA_ATTR_EXECUTABLE] = NC_MET,
+    [UA_ATTR_USEREXECUTABLE] = NC_MET,
+    [UA_ATTR_DATATYPEDEFINITION] = NC_DT,
+    [UA_ATTR_ROLEPERMISSIONS] = NC_ALL,
+    [UA_ATTR_USERROLEPERMISSIONS] = NC_ALL,
+    [UA_ATTR_ACCESSRESTRICTIONS] = NC_ALL,
+    [UA_ATTR_ACCESSLEVELEX] = NC_VAR,
+};
+
+static bool
+bk_write_attr_valid(uint8_t node_class, uint32_t aid)
+{
+    return aid >= 1 && aid <= UA_ATTR_MAX
+           && (bk_write_attr_classes[aid] & node_class) != 0;
+}
+
+ua_status
+bk_write_range_parse(const uint8_t *p, uint32_t len, struct bk_write_range *r)
+{
+    const uint8_t *end = p + len;
+
+    r->n = 0;
+    if (p == NULL || len == 0)
+        return UA_BAD_INDEX_RANGE_INVALID;
+    for (;;) {
+        uint64_t v[2] = { 0, 0 };
+        int      k;
+
+        for (k = 0; k < 2; k++) {
+            const uint8_t *start = p;
+
+            while (p < end && *p >= '0' && *p <= '9') {
+                v[k] = v[k] * 10 + (uint64_t)(*p - '0');
+                if (v[k] > BK_WRITE_BOUND)
+                    v[k] = BK_WRITE_BOUND;
+                p++;
+            }
+            if (p == start)
+                return UA_BAD_INDEX_RANGE_INVALID;
+            if (k == 1 || p == end || *p != ':')
+                break;
+            p++;
+        }
+        if (k == 1 && v[0] >= v[1])
+            return UA_BAD_INDEX_RANGE_INVALID;
+        if (k == 0)
+            v[1] = v[0];
+        if (r->n < BK_WRITE_RANGE_DIMS) {
+            r->lo[r->n] = v[0];
+            r->hi[r->n] = v[1];
+        }
+        r->n++;
+        if (p == end)
+            return UA_GOOD;
+        if (*p != ',' || r->n >= 1000)
+            return UA_BAD_INDEX_RANGE_INVALID;
+        p++;
+    }
+}
+
+/* ns=0 numeric id of node i, or 0. */
+static uint32_t
+bk_write_ns0_id(const struct shm_nodestore *ns, uint32_t i)
+{
+    const struct shm_node *n;
+
+    if (i >= ns->nnodes)
+        return 0;
+    n = &ns->nodes[i];
+    return n->ns == 0 && n->idtype == SHM_ID_NUMERIC ? n->id : 0;
+}
+
+uint32_t
+bk_write_type_root(const struct shm_nodestore *ns, uint32_t dt)
+{
+    for (int d = 0; d < 32 && dt < ns->nnodes; d++) {
+        uint32_t id = bk_write_ns0_id(ns, dt);
+
+        if (id >= 1 && id <= UA_NS0ID_ENUMERATION)
+            return id;
+        dt = ns->nodes[dt].super;
+    }
+    return 0;
+}
+
+/* Every element an ExtensionObject of DataType dt or a subtype. */
+static bool
+bk_write_struct_ok(const struct shm_nodestore *ns, uint32_t dt,
+                   const struct ua_variant *v)
+{
+    const struct ua_extobj *x = v->data;
+    int32_t                 n = v->is_array ? v->n : 1;
+    bool                    any = bk_write_ns0_id(ns, dt)
+                                  == UA_NS0ID_STRUCTURE;
+
+    for (int32_t k = 0; k < n; k++) {
+        struct shm_nodekey key = { .ns = 0, .idtype = SHM_ID_NUMERIC };
+        uint32_t           t;
+
+        if (any && x[k].encoding != UA_EO_NONE)
+            continue;
+        if (x[k].encoding != UA_EO_DECODED || x[k].type == NULL)
+            return false;
+        key.num = x[k].type->type_id;
+        t = shm_nodestore_lookup(ns, &key);
+        if (t == SHM_NONE || !shm_nodestore_is_subtype(ns, t, dt))
+            return false;
+    }
+    return true;
+}
+
+bool
+bk_write_type_ok(const struct shm_nodestore *ns, uint32_t dt,
+                 const struct ua_variant *v)
+{
+    uint32_t root = bk_write_type_root(ns, dt);
+    uint8_t  bt = v->type;
+
+    if (root == UA_NS0ID_BASEDATATYPE)
+        return true;
+    if (bt == UA_BT_NULL || bt > UA_BT_MAX)
+        return false;
+    switch (root) {
+    case 0:
+        return false;
+    case UA_NS0ID_NUMBER:
+        return bt >= UA_BT_SBYTE && bt <= UA_BT_DOUBLE;
+    case UA_NS0ID_INTEGER:
+        return bt == UA_BT_SBYTE || bt == UA_BT_INT16 || bt == UA_BT_INT32
+               || bt == UA_BT_INT64;
+    case UA_NS0ID_UINTEGER:
+        return bt == UA_BT_BYTE || bt == UA_BT_UINT16 || bt == UA_BT_UINT32
+               || bt == UA_BT_UINT64;
+    case UA_NS0ID_ENUMERATION:
+        return bt == UA_BT_INT32;
+    case UA_NS0ID_STRUCTURE:
+        return bt == UA_BT_EXTENSIONOBJECT && bk_write_struct_ok(ns, dt, v);
+    default:
+        return bt == root;          /* built-in ids are DataType ids */
+    }
+}
+
+bool
+bk_write_rank_ok(const struct shm_nodestore *ns, uint32_t i,
+                 const struct ua_variant *v)
+{
+    const struct shm_node *n = &ns->nodes[i];
+    int32_t                rank = n->u.var.value_rank;
+    int32_t                nd = !v->is_array ? 0 : v->ndims > 0 ? v->ndims
+                                                                : 1;
+    const uint8_t         *d;
+    uint32_t               len, cnt;
+
+    if (v->type == UA_BT_NULL)
+        return true;                /* BaseDataType's empty value */
+    switch (rank) {
+    case -1:                        /* Scalar */
+        if (nd != 0)
+            return false;
+        break;
+    case -2:                        /* Any */
+        break;
+    case -3:                        /* ScalarOrOneDimension */
+        if (nd > 1)
+            return false;
+        break;
+    case 0:                         /* OneOrMoreDimensions */
+        if (nd < 1)
+            return false;
+        break;
+    default:
+        if (rank < 0 || nd != rank)
+            return false;
+        break;
+    }
+    if (nd == 0)
+        return true;
+    /* ArrayDimensions: the longest each dimension may be, 0 = any. */
+    d = shm_nodestore_string(ns, n->u.var.array_dims, &len);
+    if (d == NULL || len < 4)
+        return true;
+    memcpy(&cnt, d, 4);
+    if (cnt > (len - 4) / 4 || (int32_t)cnt != nd)
+        return true;                /* not about this shape */
+    for (int32_t k = 0; k < nd; k++) {
+        uint32_t max;
+        int32_t  have = nd == 1 ? (v->n < 0 ? 0 : v->n) : v->dims[k];
+
+        memcpy(&max, d + 4 + 4 * (size_t)k, 4);
+        if (max != 0 && (uint32_t)have > max)
+            return false;
+    }
+    return true;
+}
+
+ua_status
+bk_write_check(const struct shm_nodestore *ns, uint32_t node, uint32_t attr,
+               const struct ua_datavalue *dv, bool has_range)
+{
+    const struct shm_node *n;
+    uint32_t               al;
+    struct ua_variant      empty = { 0 };
+    const struct ua_variant *v;
+
+    if (node >= ns->nnodes)
+        return UA_BAD_NODE_ID_UNKNOWN;
+    n = &ns->nodes[node];
+    if (!bk_write_attr_valid(n->node_class, attr))
+        return UA_BAD_ATTRIBUTE_ID_INVALID;
+    if (attr != UA_ATTR_VALUE || n->node_class != SHM_NC_VARIABLE)
+        return UA_BAD_NOT_WRITABLE;
+    al = n->access_level_ex;
+    if (!(al & BK_AL_CURRENTWRITE))
+        return UA_BAD_NOT_WRITABLE;
+    if (!(n->user_access_level & BK_AL_CURRENTWRITE))
+        return UA_BAD_USER_ACCESS_DENIED;
+    if (dv->mask & (UA_DV_SERVER_TS | UA_DV_SERVER_PS))
+        return UA_BAD_WRITE_NOT_SUPPORTED;
+    if ((dv->mask & UA_DV_STATUS) && dv->status != UA_GOOD
+        && !(al & BK_AL_STATUSWRITE))
+        return UA_BAD_WRITE_NOT_SUPPORTED;
+    if ((dv->mask & (UA_DV_SOURCE_TS | UA_DV_SOURCE_PS))
+        && !(al & BK_AL_TIMESTAMPWRITE))
+        return UA_BAD_WRITE_NOT_SUPPORTED;
+    empty.ndims = -1;
+    v = (dv->mask & UA_DV_VALUE) ? &dv->value : &empty;
+    if (!bk_write_type_ok(ns, n->u.var.data_type, v))
+        return UA_BAD_TYPE_MISMATCH;
+    if (!has_range && !bk_write_rank_ok(ns, node, v))
+        return UA_BAD_TYPE_MISMATCH;
+    return UA_GOOD;
+}
+
+/*
+ * Decode r's DataValue into *dv; *vbytes and *vlen: the encoded Variant inside
+ * it (to be stored as it is when no IndexRange is given: encode once).
+ */
+static ua_status
+bk_write_decode(const struct bk_write_req *r, struct ua_arena *a,
+                struct ua_datavalue *dv, const uint8_t **vbytes, size_t *vlen)
+{
+    size_t used = 0;
+
+    *vbytes = NULL;
+    *vlen = 0;
+    if (ua_decode(r->dv, r->dv_len, &used, dv, &ua_types[UA_TYPE_DATAVALUE],
+                  a, &bk_write_slot_limits) != UA_GOOD || used != r->dv_len)
+        return UA_BAD_DECODING_ERROR;
+    if (dv->mask & UA_DV_VALUE) {
+        /* The Variant starts after the mask byte; decode it again alone
+         * to learn its length (cheap next to a re-encode). */
+        struct ua_variant v;
+
+        used = 0;
+        if (r->dv_len < 1
+            || ua_decode(r->dv + 1, r->dv_len - 1, &used, &v,
+                         &ua_types[UA_TYPE_VARIANT], a,
+                         &bk_write_slot_limits) != UA_GOOD)
+            return UA_BAD_DECODING_ERROR;
+        *vbytes = r->dv + 1;
+        *vlen = used;
+    }
+    return UA_GOOD;
+}
+
+/*
+ * The current value of node with piece written over range rg, encoded in
+ * the arena.  Arrays of one dimension and String / ByteString scalars; the
+ * piece has exactly the range's length and the value's element type.
+ */
+static ua_status
+bk_write_splice(struct bk_addrspace *as, uint32_t node,
+                const struct bk_write_range *rg,
+                const struct ua_variant *piece, struct ua_arena *a,
+                const uint8_t **out, size_t *outlen)
+{
+    const struct shm_node *n = &as->ns.nodes[node];
+    struct shm_value       m;
+    struct ua_variant      cur, nv;
+    uint8_t               *buf, *enc;
+    size_t                 cap = 256, esz, need;
+    uint64_t               lo = rg->lo[0], hi = rg->hi[0], cnt;
+    int                    rc;
+
+    if (rg->n != 1)
+        return UA_BAD_INDEX_RANGE_NO_DATA;
+    for (int t = 0; t < 4; t++) {
+        buf = ua_arena_alloc(a, cap);
+        if (buf == NULL)
+            return UA_BAD_OUT_OF_MEMORY;
+        rc = shm_value_read(&as->vals, n->u.var.slot, &m, buf, cap);
+        if (rc != -ENOSPC)
+            break;
+        cap = m.len;
+    }
+    if (rc != 0 || UA_STATUS_IS_BAD(m.status) || m.len == 0)
+        return UA_BAD_INDEX_RANGE_NO_DATA;
+    if (ua_decode(buf, m.len, NULL, &cur, &ua_types[UA_TYPE_VARIANT], a,
+                  &bk_write_slot_limits) != UA_GOOD)
+        return UA_BAD_INTERNAL_ERROR;
+    cnt = hi - lo + 1;
+    if (!cur.is_array) {
+        const struct ua_string *s = cur.data, *p = piece->data;
+        struct ua_string       *ns_;
+        uint8_t                *bytes;
+
+        if (cur.type != UA_BT_STRING && cur.type != UA_BT_BYTESTRING)
+            return UA_BAD_INDEX_RANGE_NO_DATA;
+        if (s->len <= 0 || hi >= (uint64_t)s->len)
+            return UA_BAD_INDEX_RANGE_NO_DATA;
+        if (piece->is_array || piece->type != cur.type || p->len < 0
+            || (uint64_t)p->len != cnt)
+            return UA_BAD_INDEX_RANGE_DATA_MISMATCH;
+        bytes = ua_arena_alloc(a, (size_t)s->len);
+        ns_ = ua_arena_alloc(a, sizeof(*ns_));
+        if (bytes == NULL || ns_ == NULL)
+            return UA_BAD_OUT_OF_MEMORY;
+        memcpy(bytes, s->data, (size_t)s->len);
+        memcpy(bytes + lo, p->data, (size_t)cnt);
+        ns_->len = s->len;
+        ns_->data = bytes;
+        nv = cur;
+        nv.data = ns_;
+    } else {
+        if (cur.ndims > 1 || cur.n <= 0 || hi >= (uint64_t)cur.n)
+            return UA_BAD_INDEX_RANGE_NO_DATA;
+        if (!piece->is_array || piece->type != cur.type
+            || (piece->ndims > 1) || piece->n < 0
+            || (uint64_t)piece->n != cnt)
+            return UA_BAD_INDEX_RANGE_DATA_MISMATCH;
+        esz = ua_types[cur.type - 1].size;
+        nv = cur;
+        nv.data = ua_arena_alloc(a, (size_t)cur.n * esz);
+        if (nv.data == NULL)
+            return UA_BAD_OUT_OF_MEMORY;
+        memcpy(nv.data, cur.data, (size_t)cur.n * esz);
+        memcpy((uint8_t *)nv.data + lo * esz, piece->data, (size_t)cnt * esz);
+    }
+    need = ua_encoded_size(&nv, &ua_types[UA_TYPE_VARIANT]);
+    if (need == 0)
+        return UA_BAD_INTERNAL_ERROR;
+    enc = ua_arena_alloc(a, need);
+    if (enc == NULL)
+        return UA_BAD_OUT_OF_MEMORY;
+    if (ua_encode(&nv, &ua_types[UA_TYPE_VARIANT], enc, need, outlen)
+        != UA_GOOD)
+        return UA_BAD_INTERNAL_ERROR;
+    *out = enc;
+    return UA_GOOD;
+}
+
+/* Encoded size of a scalar of built-in bt when it is fixed, else 0. */
+static int
+bk_write_fixed_size(uint8_t bt)
+{
+    switch (bt) {
+    case UA_BT_BOOLEAN: case UA_BT_SBYTE: case UA_BT_BYTE:
+        return 1;
+    case UA_BT_INT16: case UA_BT_UINT16:
+        return 2;
+    case UA_BT_INT32: case UA_BT_UINT32: case UA_BT_FLOAT:
+    case UA_BT_STATUSCODE:
+        return 4;
+    case UA_BT_INT64: case UA_BT_UINT64: case UA_BT_DOUBLE:
+    case UA_BT_DATETIME:
+        return 8;
+    default:
+        return 0;
+    }
+}
+
+/*
+ * The common Write, without the codec: no IndexRange, a DataValue that is
+ * a Value alone, a scalar of a fixed-size built-in type.  *done false: not
+ * such a Write (the caller takes the general path).  The same checks, the
+ * same result as the general path.
+ */
+static ua_status
+bk_write_fast(struct bk_addrspace *as, const struct bk_write_req *r,
+              int64_t now, bool *done)
+{
+    struct ua_datavalue dv;
+    struct shm_value    m;
+    uint64_t            scratch = 0;
+    ua_status           s;
+    int                 size;
+
+    *done = false;
+    if (r->range_len != 0 || r->dv_len < 2 || r->dv[0] != UA_DV_VALUE
+        || (r->dv[1] & 0xC0) != 0)
+        return UA_GOOD;
+    size = bk_write_fixed_size(r->dv[1]);
+    if (size == 0 || r->dv_len != 2u + (uint32_t)size)
+        return UA_GOOD;
+    if (r->dv[1] == UA_BT_BOOLEAN && r->dv[2] > 1)
+        return UA_GOOD;                 /* the codec's business */
+    *done = true;
+    memcpy(&scratch, r->dv + 2, (size_t)size);
+    memset(&dv, 0, sizeof(dv));
+    dv.mask = UA_DV_VALUE;
+    ua_variant_set_scalar(&dv.value, &scratch, r->dv[1]);
+    s = bk_write_check(&as->ns, r->node, r->attr, &dv, false);
+    if (s != UA_GOOD)
+        return s;
+    memset(&m, 0, sizeof(m));
+    m.status = UA_GOOD;
+    m.flags = SHM_VF_SOURCE_TS | SHM_VF_SERVER_TS;
+    m.source_ts = now;
+    m.server_ts = now;
+    switch (bk_addrspace_write_value(as, as->ns.nodes[r->node].u.var.slot,
+                                     r->dv + 1, r->dv_len - 1, &m)) {
+    case 0:
+        return UA_GOOD;
+    case -ENOSPC:
+        return UA_BAD_OUT_OF_MEMORY;
+    default:
+        return UA_BAD_INTERNAL_ERROR;
+    }
+}
+
+ua_status
+bk_write_apply(struct bk_addrspace *as, const struct bk_write_req *r,
+               struct ua_arena *a, int64_t now)
+{
+    const struct shm_nodestore *ns = &as->ns;
+    struct ua_datavalue         dv;
+    struct bk_write_range       rg;
+    struct shm_value            m;
+    const uint8_t              *vbytes;
+    size_t                      vlen;
+    ua_status                   s;
+    int                         rc;
+
+    bool                        done;
+
+    /* The checks that need no decoding come first (cheap refusals). */
+    if (r->node >= ns->nnodes)
+        return UA_BAD_NODE_ID_UNKNOWN;
+    s = bk_write_fast(as, r, now, &done);
+    if (done)
+        return s;
+    if (r->range_len != 0) {
+        s = bk_write_range_parse(r->range, r->range_len, &rg);
+        if (s != UA_GOOD) {
+            /* Node and attribute errors outrank a bad range. */
+            memset(&dv, 0, sizeof(dv));
+            dv.value.ndims = -1;
+            dv.mask = 0;
+            s = bk_write_check(ns, r->node, r->attr, &dv, true);
+            if (s != UA_GOOD && s != UA_BAD_TYPE_MISMATCH)
+                return s;
+            return UA_BAD_INDEX_RANGE_INVALID;
+        }
+    }
+    s = bk_write_decode(r, a, &dv, &vbytes, &vlen);
+    if (s != UA_GOOD)
+        return s;
+    s = bk_write_check(ns, r->node, r->attr, &dv, r->range_len != 0);
+    if (s != UA_GOOD)
+        return s;
+    if (r->range_len != 0) {
+        if (!(dv.mask & UA_DV_VALUE))
+            return UA_BAD_INDEX_RANGE_DATA_MISMATCH;
+        s = bk_write_splice(as, r->node, &rg, &dv.value, a, &vbytes, &vlen);
+        if (s != UA_GOOD)
+            return s;
+    } else if (!(dv.mask & UA_DV_VALUE)) {
+        static const uint8_t null_variant = 0;
+
+        vbytes = &null_variant;
+        vlen = 1;
+    }
+    memset(&m, 0, sizeof(m));
+    m.status = (dv.mask & UA_DV_STATUS) ? dv.status : UA_GOOD;
+    m.flags = SHM_VF_SOURCE_TS | SHM_VF_SERVER_TS;
+    if (dv.mask & UA_DV_SOURCE_TS) {
+        m.source_ts = dv.source_ts;
+        m.source_ps = (dv.mask & UA_DV_SOURCE_PS) ? dv.source_ps : 0;
+    } else {
+        m.source_ts = now;
+    }
+    m.server_ts = now;
+    rc = bk_addrspace_write_value(as, ns->nodes[r->node].u.var.slot, vbytes,
+                                  (uint32_t)vlen, &m);
+    if (rc == -ENOSPC)
+        return UA_BAD_OUT_OF_MEMORY;
+    if (rc != 0)
+        return UA_BAD_INTERNAL_ERROR;
+    return UA_GOOD;
+}

@@ -1,0 +1,126 @@
+/*
+ * broker/write.h: the Write service's checks and its application to a value
+ * slot (Part 4 §5.10.4), in the broker, the only writer of values.
+ *
+ * One WriteValue comes in as a worker's SHM_FO_WRITE record (shm/fanout.h):
+ * node index, AttributeId, IndexRange text and the encoded DataValue.
+ * bk_write_apply() decodes the DataValue, checks it (bk_write_check) and
+ * stores the new value through bk_addrspace_write_value(), the one function
+ * every value change goes through (it also makes the notification records).
+ *
+ * Operation results, in this order:
+ *   BadNodeIdUnknown        node index outside the store
+ *   BadAttributeIdInvalid   an AttributeId the node class does not have
+ *   BadNotWritable          any attribute but Value (only Value is
+ *                           writable for now); Value of a node that is not
+ *                           a Variable; AccessLevel without CurrentWrite
+ *   BadUserAccessDenied     UserAccessLevel without CurrentWrite
+ *   BadIndexRangeInvalid    IndexRange syntax (Part 4 §7.27)
+ *   BadWriteNotSupported    a ServerTimestamp or ServerPicoseconds in the
+ *                           DataValue; a StatusCode (other than Good)
+ *                           without AccessLevelEx StatusWrite (0x20); a
+ *                           SourceTimestamp without TimestampWrite (0x40)
+ *   BadTypeMismatch         the Variant's type against the DataType (below),
+ *                           ValueRank and ArrayDimensions (Part 3 §5.6.2)
+ *   BadIndexRangeNoData     a range outside the current value, on a value
+ *                           that is neither an array nor a String or
+ *                           ByteString, or with more dimensions than we
+ *                           write (one)
+ *   BadIndexRangeDataMismatch  the written data is not exactly as long as
+ *                           the range (Part 4 v1.05 §7.39)
+ *   BadOutOfMemory          value heap or decode arena exhausted
+ *   BadDecodingError        a DataValue that does not decode
+ *
+ * Type rule: the DataType's supertype chain is walked to its first
+ * namespace-0 type with an id in 1..29 (the built-ins and the abstract
+ * Number, Integer, UInteger, Enumeration): a built-in must match the
+ * Variant's type exactly (a Duration takes a Double, a LocaleId a String);
+ * Number takes any of SByte..Double, Integer the signed and UInteger the
+ * unsigned integers; an Enumeration an Int32; BaseDataType anything;
+ * Structure (and its subtypes) an ExtensionObject whose decoded type's
+ * DataType is the node's DataType or one of its subtypes (Structure itself
+ * takes any ExtensionObject body).  A value that is absent or an empty
+ * Variant is BadTypeMismatch unless the DataType is BaseDataType.
+ *
+ * Timestamps: the slot gets the client's SourceTimestamp (when allowed and
+ * given) or now, and now as ServerTimestamp.
+ */
+#ifndef BK_WRITE_H
+#define BK_WRITE_H
+
+#include <stdint.h>
+
+#include "addrspace.h"
+#include "proto/arena.h"
+#include "proto/codec.h"
+#include "proto/types.h"
+
+/* AccessLevelEx bits (Part 3 §8.58). */
+#define BK_AL_CURRENTREAD    0x01
+#define BK_AL_CURRENTWRITE   0x02
+#define BK_AL_STATUSWRITE    0x20
+#define BK_AL_TIMESTAMPWRITE 0x40
+
+#define BK_WRITE_RANGE_DIMS  32
+
+/* A parsed NumericRange (Part 4 §7.27). */
+struct bk_write_range {
+    uint32_t n;                 /* dimensions given */
+    uint64_t lo[BK_WRITE_RANGE_DIMS];
+    uint64_t hi[BK_WRITE_RANGE_DIMS];
+};
+
+/* One WriteValue as a worker sent it. */
+struct bk_write_req {
+    uint32_t       node;
+    uint32_t       attr;
+    const uint8_t *range;       /* IndexRange text, range_len bytes */
+    uint32_t       range_len;
+    const uint8_t *dv;          /* encoded DataValue */
+    uint32_t       dv_len;
+};
+
+/*
+ * Parse IndexRange text: UA_GOOD, or BadIndexRangeInvalid.  The same
+ * grammar as Read (worker/svc_read.c): "n", "a:b" with a < b, one per
+ * dimension, separated by ','; bounds saturate at 2^40.
+ */
+ua_status bk_write_range_parse(const uint8_t *s, uint32_t len,
+                               struct bk_write_range *r);
+
+/*
+ * The pure checks of one WriteValue against the node store, everything up
+ * to but not including the IndexRange (which needs the current value):
+ * node, attribute, access, DataValue fields, type, ValueRank,
+ * ArrayDimensions.  dv is decoded; has_range says an IndexRange was given
+ * (the value is then a piece: ValueRank and ArrayDimensions are checked on
+ * the result instead).  UA_GOOD or the operation's Bad status.
+ */
+ua_status bk_write_check(const struct shm_nodestore *ns, uint32_t node,
+                         uint32_t attr, const struct ua_datavalue *dv,
+                         bool has_range);
+
+/*
+ * The first namespace-0 type up DataType node dt's supertype chain whose
+ * id is in 1..29 (a built-in, Number, Integer, UInteger, Enumeration), or
+ * 0 when there is none.
+ */
+uint32_t bk_write_type_root(const struct shm_nodestore *ns, uint32_t dt);
+
+/* True when the Variant's type is accepted by DataType node dt. */
+bool bk_write_type_ok(const struct shm_nodestore *ns, uint32_t dt,
+                      const struct ua_variant *v);
+
+/* True when v's shape fits ValueRank rank and ArrayDimensions of node i. */
+bool bk_write_rank_ok(const struct shm_nodestore *ns, uint32_t i,
+                      const struct ua_variant *v);
+
+/*
+ * Check and apply r at DateTime now: decode (in a, reset by the caller),
+ * check, merge an IndexRange into the current value, store.  The
+ * operation's status.
+ */
+ua_status bk_write_apply(struct bk_addrspace *as, const struct bk_write_req *r,
+                         struct ua_arena *a, int64_t now);
+
+#endif /* BK_WRITE_H */

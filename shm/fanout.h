@@ -1,0 +1,200 @@
+/*
+ * shm/fanout.h: the records that travel on the fan-out rings, a contract
+ * between the broker and its workers like layout.h (only formats,
+ * constants and tiny inline helpers; no state).
+ *
+ * Rings have fixed-size slots (struct shm_rings.slot_size, a multiple of
+ * 8, SHM_FO_SLOT_MIN at least).  A record is variable-length: it starts
+ * with a struct shm_fo_hdr in the first of `nslots` consecutive slots and
+ * its bytes continue through the following slots.  A producer pushes a
+ * record's slots with one shm_ring_push_n_spsc(), all or nothing, so a
+ * consumer never sees part of a record; it pops the first slot, reads
+ * nslots, and pops the rest.  (A ring always holds whole records; a
+ * record never takes more slots than the ring has.)
+ *
+ *   request ring, worker -> broker
+ *     SHM_FO_WRITE      struct shm_fo_write, then nops operations, each a
+ *                       struct shm_fo_wop, range_len bytes of IndexRange
+ *                       text and dv_len bytes of encoded DataValue (Part 6
+ *                       §5.2.2.17), padded to SHM_FO_WOP_ALIGN: WriteValues
+ *                       of one WriteRequest, in order (a request whose
+ *                       operations do not fit in one record takes several;
+ *                       operations the worker answered itself are absent)
+ *
+ *   reply ring, broker -> worker
+ *     SHM_FO_RESULTS    struct shm_fo_results, then count uint32
+ *                       StatusCodes: the results of operations
+ *                       first_op .. first_op + count - 1 of request id
+ *                       (the broker packs the replies of consecutive
+ *                       records of one request into one record)
+ *
+ *   notification ring, broker -> worker
+ *     struct shm_block_handle (layout.h), one per slot; the block holds
+ *     struct shm_block_rec records whose `slot` is the VALUE SLOT index
+ *     (struct shm_node.u.var.slot; the interest masks use the same index)
+ *     and whose bytes are the encoded DataValue: value, status (absent
+ *     when Good), source and server timestamps (with picoseconds when not
+ *     0), exactly what the slot holds after the change.
+ *
+ * Lost values: when a value change cannot reach a worker that has
+ * interest in its slot (the block pool is exhausted, or that worker's
+ * notification ring is full), the broker sets the worker's bit in the
+ * slot's lost mask (struct shm_fanout region, layout.h) and then bumps
+ * the worker's lost_seq (release).  The worker, after draining its
+ * notification ring, acquire-loads lost_seq; when it moved it scans the
+ * lost masks, clears its own bit of each (fetch-AND) and reports an
+ * overflow for that slot (worker/fanout.h).
+ */
+#ifndef SHM_FANOUT_H
+#define SHM_FANOUT_H
+
+#include <assert.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "layout.h"
+#include "segment.h"
+#include "value.h"
+
+#define SHM_FO_SLOT_MIN     32u         /* a header and a little */
+#define SHM_FO_RANGE_MAX    256u        /* IndexRange text bytes we pass */
+
+/* struct shm_fo_hdr.kind */
+enum shm_fo_kind {
+    SHM_FO_NONE = 0,
+    SHM_FO_WRITE = 1,           /* request ring */
+    SHM_FO_RESULTS = 2          /* reply ring */
+};
+
+/* The first 8 bytes of every record. */
+struct shm_fo_hdr {
+    uint16_t kind;              /* enum shm_fo_kind */
+    uint16_t nslots;            /* slots the record takes, >= 1 */
+    uint32_t len;               /* bytes of the record, header included */
+};
+static_assert(sizeof(struct shm_fo_hdr) == 8, "fo header");
+
+/* WriteValues of one request (Part 4 §5.10.4.2); operations follow. */
+struct shm_fo_write {
+    struct shm_fo_hdr hdr;      /* kind SHM_FO_WRITE */
+    uint32_t id;                /* the worker's pending-Write id */
+    uint32_t nops;              /* struct shm_fo_wop that follow */
+};
+static_assert(sizeof(struct shm_fo_write) == 16, "fo write");
+
+#define SHM_FO_WOP_ALIGN 4u
+
+/* One WriteValue, its node already resolved by the worker. */
+struct shm_fo_wop {
+    uint32_t op;                /* index in the WriteRequest */
+    uint32_t node;              /* node index in the node store */
+    uint32_t dv_len;            /* DataValue bytes after the range */
+    uint16_t attr;              /* AttributeId (1..27; larger: invalid) */
+    uint16_t range_len;         /* IndexRange bytes after this struct */
+};
+static_assert(sizeof(struct shm_fo_wop) == 16, "fo write op");
+
+/* Bytes one operation takes in a record (padded). */
+static inline uint64_t
+shm_fo_wop_bytes(uint32_t range_len, uint32_t dv_len)
+{
+    uint64_t n = sizeof(struct shm_fo_wop) + (uint64_t)range_len + dv_len;
+
+    return (n + SHM_FO_WOP_ALIGN - 1) & ~(uint64_t)(SHM_FO_WOP_ALIGN - 1);
+}
+
+/* The results of consecutive operations of one request. */
+struct shm_fo_results {
+    struct shm_fo_hdr hdr;      /* kind SHM_FO_RESULTS */
+    uint32_t id;
+    uint32_t first_op;
+    uint32_t count;             /* uint32 StatusCodes follow */
+    uint32_t pad;
+};
+static_assert(sizeof(struct shm_fo_results) == 24, "fo results");
+
+/* Slots a record of len bytes takes in slot_size-byte slots. */
+static inline uint32_t
+shm_fo_slots(uint64_t len, uint32_t slot_size)
+{
+    return (uint32_t)((len + slot_size - 1) / slot_size);
+}
+
+/*
+ * Check a record header popped from a ring whose slots are slot_size bytes
+ * and that holds ring_slots slots: 1 when kind, nslots and len agree (len
+ * fits in nslots slots and needs all of them), else 0.  A consumer never
+ * trusts a peer's header further than this.
+ */
+static inline int
+shm_fo_hdr_ok(const struct shm_fo_hdr *h, uint32_t slot_size,
+              uint32_t ring_slots)
+{
+    return h->kind != SHM_FO_NONE && h->nslots >= 1
+           && h->nslots <= ring_slots && h->len >= sizeof(*h)
+           && shm_fo_slots(h->len, slot_size) == h->nslots;
+}
+
+/*
+ * Record DataValues (Part 6 §5.2.2.17: an encoding mask, then Value,
+ * StatusCode, SourceTimestamp, SourcePicoseconds, ServerTimestamp,
+ * ServerPicoseconds, each only when its bit is set).
+ */
+#define SHM_FO_DV_VALUE     0x01
+#define SHM_FO_DV_STATUS    0x02
+#define SHM_FO_DV_SOURCE_TS 0x04
+#define SHM_FO_DV_SERVER_TS 0x08
+#define SHM_FO_DV_SOURCE_PS 0x10
+#define SHM_FO_DV_SERVER_PS 0x20
+#define SHM_FO_DV_EXTRA     25      /* mask + every field but the Value */
+
+/*
+ * Finish a DataValue in p whose encoded Variant (m->len bytes, 0 for no
+ * value) already sits at p + 1: write the mask at p[0] and the status
+ * (when not Good, 0) and the timestamps m carries after the Variant.  p
+ * has room for m->len + SHM_FO_DV_EXTRA bytes.  The DataValue's size.
+ */
+size_t shm_fo_dv_finish(uint8_t *p, const struct shm_value *m);
+
+/* ---------------------------------------------- SHM_R_FANOUT (fanout.c) */
+
+/* This process's view of the region. */
+struct shm_fanout_ref {
+    struct shm_fanout *sh;
+    _Atomic uint64_t  *lost;            /* [nslots] */
+    uint32_t           nslots;          /* checked at locate */
+};
+
+/* Bytes SHM_R_FANOUT needs for plan p (0 without rings). */
+uint64_t shm_fanout_region_bytes(const struct shm_plan *p);
+
+/* Creator: lay out the region for nslots lost masks.  0 or -EINVAL. */
+int shm_fanout_region_init(void *mem, uint64_t avail, uint32_t nslots);
+
+/* Attach to segment s's region.  0; -ENOENT when it has none; -EPROTO. */
+int shm_fanout_locate(struct shm_fanout_ref *f, const struct shm_segment *s);
+
+/*
+ * Broker: mark slot lost for every worker in mask (fetch-OR).  Bump each
+ * one's lost_seq afterwards with shm_fanout_lost_publish().
+ */
+void shm_fanout_lost_mark(struct shm_fanout_ref *f, uint32_t slot,
+                          uint64_t mask);
+
+/* Broker: tell worker w that marks wait (release; pairs with the load). */
+void shm_fanout_lost_publish(struct shm_fanout_ref *f, uint32_t worker);
+
+/* Worker: the current lost_seq of w (acquire). */
+uint64_t shm_fanout_lost_seq(const struct shm_fanout_ref *f, uint32_t worker);
+
+/*
+ * Worker w: take its mark off slot; true when it was set.  Broker: after
+ * w died, clear w's bit everywhere with shm_fanout_forget_worker().
+ */
+bool shm_fanout_lost_take(struct shm_fanout_ref *f, uint32_t slot,
+                         uint32_t worker);
+
+/* Broker, once worker w is dead and reaped: clear its lost bits. */
+void shm_fanout_forget_worker(struct shm_fanout_ref *f, uint32_t worker);
+
+#endif /* SHM_FANOUT_H */

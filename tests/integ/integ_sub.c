@@ -1,0 +1,899 @@
+/*
+ * tests/integ/integ_sub.c: subscriptions across processes, on loopback.
+ *
+ * Starts `uabroker -w 2` (next to this test's build directory, or
+ * UABROKER_BIN) with samplingInterval 0 allowed, then:
+ *
+ *   1. connects clients until both workers have subscribers; on each
+ *      worker one subscriber keeps Publish requests in flight on
+ *      ns=1;s=v0 (every change queued: samplingInterval 0, queue 100),
+ *      and one subscriber never sends a Publish at all;
+ *   2. round 1: a writer on worker 0 writes 1..N into v0 (Write service,
+ *      through the broker): both active subscribers, the one on the other
+ *      worker included, see every value in order, no overflow bit, and
+ *      the silent ones slow nobody;
+ *   3. /stats: every notification block is free again (blocks_free ==
+ *      blocks_total): nobody holds one, not even the silent subscriber's
+ *      worker; the workers counted notifications; the writer's worker
+ *      made no heap allocation during the round (steady state);
+ *   4. round 2: N+1..2N while worker 1 is killed with SIGKILL half-way:
+ *      the subscriber on worker 0 still sees every value in order; the
+ *      slot is respawned; the blocks the dead worker held are reclaimed
+ *      (blocks_free == blocks_total again);
+ *   5. SIGTERM: the broker exits.
+ *
+ * Prints "ok N - what" / "FAIL N - what" and "integ_sub: N passed, M
+ * failed"; exits non-zero on any failure.  The broker's process group is
+ * killed on every way out; its log is printed on failure.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto/arena.h"
+#include "proto/attrs_gen.h"
+#include "proto/nodeids_gen.h"
+#include "proto/status_gen.h"
+#include "proto/types.h"
+#include "proto/types_gen.h"
+#include "tests/lib/uaconn.h"
+
+#define IS_WORKERS      2
+#define IS_CLIENTS_MAX  24
+#define IS_N            1000        /* writes per round */
+#define IS_INFLIGHT     3           /* Publish requests kept in flight */
+#define IS_WATCHDOG_S   240
+#define IS_WAIT_MS      30000
+#define IS_ARENA        (4u << 20)
+
+/* A client and what its thread saw. */
+struct is_client {
+    struct uaconn    c;
+    int              worker;
+    bool             used;
+    /* Subscriber. */
+    uint32_t         sub;
+    pthread_t        th;
+    bool             running;
+    atomic_bool      stop;
+    _Atomic int64_t  last;          /* last value seen, -1 none */
+    _Atomic uint64_t values;
+    _Atomic uint64_t wrong;         /* out of order or a gap */
+    _Atomic uint64_t overflows;
+    _Atomic uint64_t errors;
+    int64_t          expect;        /* next value expected, -1: any */
+    ua_status        first_error;
+    struct ua_arena  arena;
+    uint8_t         *abuf;
+};
+
+static pid_t            is_broker = -1;
+static char             is_dir[PATH_MAX];
+static char             is_log[PATH_MAX + 16];
+static uint16_t         is_port, is_sport;
+static unsigned         is_passed, is_failed;
+static struct is_client is_cl[IS_CLIENTS_MAX];
+static unsigned         is_ncl;
+static struct ua_arena  is_arena;
+
+static void is_kill_group(void);
+static void is_on_signal(int sig);
+static void is_atexit(void);
+static bool is_check(bool ok, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void is_fatal(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
+static uint64_t is_ms(void);
+static void is_sleep_ms(unsigned ms);
+static uint16_t is_free_port(void);
+static void is_start_broker(const char *bin);
+static int is_http(const char *path, char **body);
+static bool is_json_u64(const char *from, const char *key, uint64_t *out);
+static bool is_worker_u64(int slot, const char *key, uint64_t *out);
+static bool is_wait_health(unsigned ms);
+static struct is_client *is_connect(void);
+static struct ua_nodeid is_v0(void);
+static ua_status is_subscribe(struct is_client *cl, double interval,
+                              uint32_t lifetime);
+static void *is_sub_thread(void *arg);
+static void is_sub_start(struct is_client *cl, int64_t expect);
+static void is_sub_stop(struct is_client *cl);
+static ua_status is_write(struct is_client *cl, int32_t v);
+static bool is_wait_value(struct is_client *cl, int64_t v, unsigned ms);
+static bool is_blocks_free(unsigned ms, uint64_t *free, uint64_t *total);
+
+/* ------------------------------------------------------------ harness */
+
+static void
+is_kill_group(void)
+{
+    if (is_broker > 0) {
+        kill(-is_broker, SIGKILL);
+        waitpid(is_broker, NULL, 0);
+        is_broker = -1;
+    }
+}
+
+static void
+is_on_signal(int sig)
+{
+    (void)sig;
+    if (is_broker > 0)
+        kill(-is_broker, SIGKILL);
+    _exit(3);
+}
+
+static void
+is_atexit(void)
+{
+    is_kill_group();
+    if (is_failed > 0 && is_log[0] != '\0') {
+        FILE *f = fopen(is_log, "r");
+        char  line[512];
+
+        if (f != NULL) {
+            fprintf(stderr, "---- broker log\n");
+            while (fgets(line, sizeof(line), f) != NULL)
+                fputs(line, stderr);
+            fclose(f);
+        }
+    }
+    if (is_log[0] != '\0')
+        unlink(is_log);
+    if (is_dir[0] != '\0') {
+        char cmd[PATH_MAX + 16];
+
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", is_dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "integ_sub: could not remove %s\n", is_dir);
+    }
+}
+
+static bool
+is_check(bool ok, const char *fmt, ...)
+{
+    va_list ap;
+
+    printf("%s %u - ", ok ? "ok" : "FAIL", is_passed + is_failed + 1);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+    if (ok)
+        is_passed++;
+    else
+        is_failed++;
+    return ok;
+}
+
+static void
+is_fatal(const char *fmt, ...)
+{
+    va_list ap;
+
+    printf("FAIL %u - ", is_passed + is_failed + 1);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    is_failed++;
+    printf("integ_sub: %u passed, %u failed\n", is_passed, is_failed);
+    exit(1);
+}
+
+static uint64_t
+is_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void
+is_sleep_ms(unsigned ms)
+{
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+        ;
+}
+
+static uint16_t
+is_free_port(void)
+{
+    struct sockaddr_in a;
+    socklen_t          len = sizeof(a);
+    int                fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    uint16_t           port = 0;
+
+    if (fd == -1)
+        return 0;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0
+        && getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+static void
+is_start_broker(const char *bin)
+{
+    char        port[8], stats[32];
+    const char *tmp = getenv("TMPDIR");
+    int         fd;
+
+    snprintf(is_dir, sizeof(is_dir), "%s/uabroker-integsub-XXXXXX",
+             tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
+    if (mkdtemp(is_dir) == NULL) {
+        is_dir[0] = '\0';
+        is_fatal("mkdtemp: %s", strerror(errno));
+    }
+    snprintf(is_log, sizeof(is_log), "%s/broker.log", is_dir);
+    is_port = is_free_port();
+    is_sport = is_free_port();
+    if (is_port == 0 || is_sport == 0 || is_port == is_sport)
+        is_fatal("no free ports");
+    snprintf(port, sizeof(port), "%u", is_port);
+    snprintf(stats, sizeof(stats), "127.0.0.1:%u", is_sport);
+    fflush(NULL);
+    is_broker = fork();
+    if (is_broker == -1)
+        is_fatal("fork: %s", strerror(errno));
+    if (is_broker == 0) {
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        fd = open(is_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd != -1) {
+            dup2(fd, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
+        }
+        execl(bin, bin, "-w", "2", "-p", port, "--stats", stats,
+              "--runtime-dir", is_dir, "--vars", "100",
+              "--set", "limits.min_sampling_interval_ms=0",
+              "--set", "limits.min_publishing_interval_ms=20",
+              (char *)NULL);
+        fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
+        _exit(127);
+    }
+    setpgid(is_broker, is_broker);
+    printf("# broker %s pid %d, opc.tcp port %u, stats port %u\n", bin,
+           (int)is_broker, is_port, is_sport);
+}
+
+/* GET path from the stats endpoint: the status (-1: none); *body (malloc). */
+static int
+is_http(const char *path, char **body)
+{
+    struct sockaddr_in a;
+    struct pollfd      pfd;
+    char               req[256], *buf;
+    size_t             len = 0, cap = 1 << 16;
+    uint64_t           deadline = is_ms() + 5000;
+    int                fd, code = -1, n;
+    char              *p;
+
+    *body = NULL;
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd == -1)
+        return -1;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_port = htons(is_sport);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+        close(fd);
+        return -1;
+    }
+    n = snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: x\r\n\r\n",
+                 path);
+    if (write(fd, req, (size_t)n) != n) {
+        close(fd);
+        return -1;
+    }
+    buf = malloc(cap);
+    if (buf == NULL) {
+        close(fd);
+        return -1;
+    }
+    for (;;) {
+        ssize_t r;
+
+        pfd.fd = fd;
+        pfd.events = POLLIN;
+        if (is_ms() >= deadline
+            || poll(&pfd, 1, (int)(deadline - is_ms())) <= 0)
+            break;
+        if (len + 4096 >= cap) {
+            char *nb = realloc(buf, cap * 2);
+
+            if (nb == NULL)
+                break;
+            buf = nb;
+            cap *= 2;
+        }
+        r = read(fd, buf + len, cap - len - 1);
+        if (r <= 0)
+            break;
+        len += (size_t)r;
+    }
+    close(fd);
+    buf[len] = '\0';
+    if (sscanf(buf, "HTTP/%*s %d", &code) != 1)
+        code = -1;
+    p = strstr(buf, "\r\n\r\n");
+    if (p != NULL) {
+        memmove(buf, p + 4, strlen(p + 4) + 1);
+        *body = buf;
+    } else {
+        free(buf);
+    }
+    return code;
+}
+
+static bool
+is_json_u64(const char *from, const char *key, uint64_t *out)
+{
+    char        pat[128];
+    const char *p;
+    char       *end;
+
+    if (from == NULL)
+        return false;
+    snprintf(pat, sizeof(pat), "\"%s\": ", key);
+    p = strstr(from, pat);
+    if (p == NULL)
+        return false;
+    p += strlen(pat);
+    *out = strtoull(p, &end, 10);
+    return end != p;
+}
+
+/* A number of worker slot's row in /stats. */
+static bool
+is_worker_u64(int slot, const char *key, uint64_t *out)
+{
+    char  pat[32], *body = NULL;
+    bool  ok;
+
+    if (is_http("/stats", &body) != 200 || body == NULL) {
+        free(body);
+        return false;
+    }
+    snprintf(pat, sizeof(pat), "{\"slot\": %d,", slot);
+    ok = is_json_u64(strstr(body, pat), key, out);
+    free(body);
+    return ok;
+}
+
+static bool
+is_wait_health(unsigned ms)
+{
+    uint64_t end = is_ms() + ms;
+    char    *body;
+    int      status;
+
+    while (is_ms() < end) {
+        int code = is_http("/health", &body);
+
+        free(body);
+        if (code == 200)
+            return true;
+        if (waitpid(is_broker, &status, WNOHANG) == is_broker) {
+            is_broker = -1;
+            return false;
+        }
+        is_sleep_ms(50);
+    }
+    return false;
+}
+
+/* A new client with a session; its worker from the connection counters. */
+static struct is_client *
+is_connect(void)
+{
+    struct is_client *cl;
+    uint64_t          before[IS_WORKERS] = { 0 }, after[IS_WORKERS] = { 0 };
+    ua_status         s;
+
+    if (is_ncl == IS_CLIENTS_MAX)
+        return NULL;
+    for (int i = 0; i < IS_WORKERS; i++)
+        is_worker_u64(i, "connections_total", &before[i]);
+    cl = &is_cl[is_ncl];
+    memset(cl, 0, sizeof(*cl));
+    uaconn_init(&cl->c);
+    s = uaconn_start(&cl->c, "127.0.0.1", is_port);
+    if (s != UA_GOOD) {
+        is_check(false, "client %u: connect + session: 0x%08X", is_ncl, s);
+        uaconn_clear(&cl->c);
+        return NULL;
+    }
+    cl->used = true;
+    cl->worker = -1;
+    atomic_store(&cl->last, -1);
+    cl->abuf = malloc(IS_ARENA);
+    if (cl->abuf == NULL)
+        is_fatal("malloc");
+    ua_arena_init(&cl->arena, cl->abuf, IS_ARENA);
+    is_ncl++;
+    for (int i = 0; i < IS_WORKERS; i++)
+        if (is_worker_u64(i, "connections_total", &after[i])
+            && after[i] > before[i])
+            cl->worker = i;
+    return cl;
+}
+
+static struct ua_nodeid
+is_v0(void)
+{
+    struct ua_nodeid n;
+
+    memset(&n, 0, sizeof(n));
+    n.ns = 1;
+    n.idtype = UA_IDTYPE_STRING;
+    n.id.str = ua_string_from("v0");
+    return n;
+}
+
+/* A subscription on v0: every change (sampling 0, queue 100). */
+static ua_status
+is_subscribe(struct is_client *cl, double interval, uint32_t lifetime)
+{
+    struct ua_create_subscription_request     cs;
+    struct ua_create_subscription_response    csr;
+    struct ua_create_monitored_items_request  cm;
+    struct ua_create_monitored_items_response cmr;
+    struct ua_monitored_item_create_request   it;
+    ua_status                                 s;
+
+    memset(&cs, 0, sizeof(cs));
+    cs.requested_publishing_interval = interval;
+    cs.requested_lifetime_count = lifetime;
+    cs.requested_max_keep_alive_count = 10;
+    cs.publishing_enabled = true;
+    ua_arena_reset(&is_arena);
+    s = uaconn_call(&cl->c, &ua_types[UA_TYPE_CREATESUBSCRIPTIONREQUEST],
+                    &cs, &ua_types[UA_TYPE_CREATESUBSCRIPTIONRESPONSE], &csr,
+                    &is_arena);
+    if (s != UA_GOOD)
+        return s;
+    cl->sub = csr.subscription_id;
+    memset(&it, 0, sizeof(it));
+    it.item_to_monitor.node_id = is_v0();
+    it.item_to_monitor.attribute_id = UA_ATTR_VALUE;
+    it.item_to_monitor.index_range.len = -1;
+    it.item_to_monitor.data_encoding.name.len = -1;
+    it.monitoring_mode = UA_MONITORINGMODE_REPORTING;
+    it.requested_parameters.client_handle = 1;
+    it.requested_parameters.sampling_interval = 0;
+    it.requested_parameters.queue_size = 100;
+    it.requested_parameters.discard_oldest = true;
+    memset(&cm, 0, sizeof(cm));
+    cm.subscription_id = cl->sub;
+    cm.timestamps_to_return = UA_TIMESTAMPSTORETURN_BOTH;
+    cm.n_items_to_create = 1;
+    cm.items_to_create = &it;
+    s = uaconn_call(&cl->c, &ua_types[UA_TYPE_CREATEMONITOREDITEMSREQUEST],
+                    &cm, &ua_types[UA_TYPE_CREATEMONITOREDITEMSRESPONSE],
+                    &cmr, &is_arena);
+    if (s != UA_GOOD)
+        return s;
+    return cmr.n_results == 1 ? cmr.results[0].status_code
+                              : UA_BAD_UNEXPECTED_ERROR;
+}
+
+/* ------------------------------------------------------------ subscriber */
+
+static void
+is_sub_error(struct is_client *cl, ua_status s)
+{
+    if (atomic_fetch_add(&cl->errors, 1) == 0)
+        cl->first_error = s;
+}
+
+/* Keep IS_INFLIGHT Publish requests in flight; check every value. */
+static void *
+is_sub_thread(void *arg)
+{
+    struct is_client          *cl = arg;
+    struct ua_publish_request  req;
+    struct ua_subscription_acknowledgement ack;
+    uint32_t                   id;
+    bool                       have_ack = false;
+
+    memset(&req, 0, sizeof(req));
+    for (int i = 0; i < IS_INFLIGHT; i++)
+        if (uaconn_send(&cl->c, &ua_types[UA_TYPE_PUBLISHREQUEST], &req,
+                        &id) != UA_GOOD) {
+            is_sub_error(cl, UA_BAD_COMMUNICATION_ERROR);
+            return NULL;
+        }
+    while (!atomic_load(&cl->stop)) {
+        struct ua_client_event     ev;
+        struct ua_publish_response resp;
+        ua_status                  s = uaconn_recv(&cl->c, &ev);
+        const struct ua_notification_message *m;
+
+        if (s != UA_GOOD) {
+            if (!atomic_load(&cl->stop))
+                is_sub_error(cl, s);
+            return NULL;
+        }
+        if (ev.kind != UA_CLIENT_EV_MSG)
+            continue;
+        ua_arena_reset(&cl->arena);
+        s = ua_client_decode(&cl->c.cl, &ev,
+                             &ua_types[UA_TYPE_PUBLISHRESPONSE], &resp,
+                             &cl->arena);
+        if (s != UA_GOOD) {
+            is_sub_error(cl, s);
+            return NULL;
+        }
+        m = &resp.notification_message;
+        for (int32_t k = 0; k < m->n_notification_data; k++) {
+            const struct ua_data_change_notification *d;
+
+            if (m->notification_data[k].type
+                != &ua_types[UA_TYPE_DATACHANGENOTIFICATION])
+                continue;
+            d = m->notification_data[k].obj;
+            for (int32_t j = 0; j < d->n_monitored_items; j++) {
+                const struct ua_datavalue *v = &d->monitored_items[j].value;
+                int32_t                    x;
+
+                if ((v->mask & UA_DV_STATUS) && (v->status & 0x0480) != 0)
+                    atomic_fetch_add(&cl->overflows, 1);
+                if (!(v->mask & UA_DV_VALUE) || v->value.type != UA_BT_INT32
+                    || v->value.is_array) {
+                    atomic_fetch_add(&cl->wrong, 1);
+                    continue;
+                }
+                x = *(const int32_t *)v->value.data;
+                if (cl->expect >= 0 && x != cl->expect)
+                    atomic_fetch_add(&cl->wrong, 1);
+                cl->expect = (int64_t)x + 1;
+                atomic_store(&cl->last, x);
+                atomic_fetch_add(&cl->values, 1);
+            }
+        }
+        if (m->n_notification_data > 0) {
+            ack.subscription_id = resp.subscription_id;
+            ack.sequence_number = m->sequence_number;
+            have_ack = true;
+        }
+        memset(&req, 0, sizeof(req));
+        if (have_ack) {
+            req.n_subscription_acknowledgements = 1;
+            req.subscription_acknowledgements = &ack;
+            have_ack = false;
+        }
+        if (uaconn_send(&cl->c, &ua_types[UA_TYPE_PUBLISHREQUEST], &req,
+                        &id) != UA_GOOD) {
+            if (!atomic_load(&cl->stop))
+                is_sub_error(cl, UA_BAD_COMMUNICATION_ERROR);
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+static void
+is_sub_start(struct is_client *cl, int64_t expect)
+{
+    cl->expect = expect;
+    atomic_store(&cl->stop, false);
+    if (pthread_create(&cl->th, NULL, is_sub_thread, cl) != 0)
+        is_fatal("pthread_create");
+    cl->running = true;
+}
+
+/* Stop the thread (it wakes at its next response or keep-alive). */
+static void
+is_sub_stop(struct is_client *cl)
+{
+    if (!cl->running)
+        return;
+    atomic_store(&cl->stop, true);
+    pthread_join(cl->th, NULL);
+    cl->running = false;
+}
+
+static ua_status
+is_write(struct is_client *cl, int32_t v)
+{
+    struct ua_write_request  req;
+    struct ua_write_response resp;
+    struct ua_write_value    wv;
+    ua_status                s;
+
+    memset(&wv, 0, sizeof(wv));
+    wv.node_id = is_v0();
+    wv.attribute_id = UA_ATTR_VALUE;
+    wv.index_range.len = -1;
+    wv.value.mask = UA_DV_VALUE;
+    ua_variant_set_scalar(&wv.value.value, &v, UA_BT_INT32);
+    memset(&req, 0, sizeof(req));
+    req.n_nodes_to_write = 1;
+    req.nodes_to_write = &wv;
+    ua_arena_reset(&is_arena);
+    s = uaconn_call(&cl->c, &ua_types[UA_TYPE_WRITEREQUEST], &req,
+                    &ua_types[UA_TYPE_WRITERESPONSE], &resp, &is_arena);
+    if (s != UA_GOOD)
+        return s;
+    return resp.n_results == 1 ? resp.results[0] : UA_BAD_UNEXPECTED_ERROR;
+}
+
+static bool
+is_wait_value(struct is_client *cl, int64_t v, unsigned ms)
+{
+    uint64_t end = is_ms() + ms;
+
+    while (is_ms() < end) {
+        if (atomic_load(&cl->last) >= v)
+            return true;
+        is_sleep_ms(10);
+    }
+    return atomic_load(&cl->last) >= v;
+}
+
+/* Wait until every notification block is free again. */
+static bool
+is_blocks_free(unsigned ms, uint64_t *free_n, uint64_t *total)
+{
+    uint64_t end = is_ms() + ms;
+
+    do {
+        char *body = NULL;
+
+        *free_n = *total = 0;
+        if (is_http("/stats", &body) == 200 && body != NULL
+            && is_json_u64(body, "blocks_total", total)
+            && is_json_u64(body, "blocks_free", free_n)
+            && *total > 0 && *free_n == *total) {
+            free(body);
+            return true;
+        }
+        free(body);
+        is_sleep_ms(50);
+    } while (is_ms() < end);
+    return false;
+}
+
+/* ------------------------------------------------------------ main */
+
+int
+main(int argc, char **argv)
+{
+    struct is_client *writer = NULL, *sub[IS_WORKERS] = { NULL };
+    struct is_client *silent[IS_WORKERS] = { NULL };
+    char              bin[PATH_MAX];
+    const char       *env = getenv("UABROKER_BIN");
+    uint8_t          *abuf;
+    uint64_t          free_n, total, a0, a1, pid1 = 0, restarts = 0, n0;
+    uint64_t          t0;
+    ua_status         s;
+    bool              ok;
+
+    (void)argc;
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGINT, is_on_signal);
+    signal(SIGTERM, is_on_signal);
+    signal(SIGALRM, is_on_signal);
+    alarm(IS_WATCHDOG_S);
+    atexit(is_atexit);
+    abuf = malloc(IS_ARENA);
+    if (abuf == NULL)
+        is_fatal("malloc");
+    ua_arena_init(&is_arena, abuf, IS_ARENA);
+    if (env != NULL && env[0] != '\0') {
+        snprintf(bin, sizeof(bin), "%s", env);
+    } else {
+        /* build[/san]/tests/integ/integ_sub -> build[/san]/uabroker */
+        snprintf(bin, sizeof(bin), "%s", argv[0]);
+        for (int k = 0; k < 3; k++) {
+            char *p = strrchr(bin, '/');
+
+            if (p != NULL)
+                *p = '\0';
+        }
+        strncat(bin, "/uabroker", sizeof(bin) - strlen(bin) - 1);
+    }
+    is_start_broker(bin);
+    if (!is_check(is_wait_health(IS_WAIT_MS), "broker healthy"))
+        is_fatal("no /health");
+
+    /* 1. Clients until each worker has a subscriber, a silent one, and
+     *    worker 0 a writer. */
+    for (int tries = 0; tries < IS_CLIENTS_MAX; tries++) {
+        struct is_client *cl;
+        int               w;
+
+        if (writer && sub[0] && sub[1] && silent[0] && silent[1])
+            break;
+        cl = is_connect();
+        if (cl == NULL)
+            break;
+        w = cl->worker;
+        if (w < 0)
+            continue;
+        if (sub[w] == NULL)
+            sub[w] = cl;
+        else if (silent[w] == NULL)
+            silent[w] = cl;
+        else if (w == 0 && writer == NULL)
+            writer = cl;
+    }
+    if (!is_check(writer && sub[0] && sub[1] && silent[0] && silent[1],
+                  "clients on both workers (%u connections)", is_ncl))
+        is_fatal("could not spread clients over the workers");
+    for (int w = 0; w < IS_WORKERS; w++) {
+        s = is_subscribe(sub[w], 20, 10000);
+        is_check(s == UA_GOOD, "subscriber on worker %d: 0x%08X", w, s);
+        s = is_subscribe(silent[w], 1000, 1000);
+        is_check(s == UA_GOOD, "silent subscriber on worker %d: 0x%08X", w,
+                 s);
+    }
+    s = is_write(writer, 0);
+    is_check(s == UA_GOOD, "write v0 = 0: 0x%08X", s);
+    for (int w = 0; w < IS_WORKERS; w++)
+        is_sub_start(sub[w], -1);
+    for (int w = 0; w < IS_WORKERS; w++)
+        is_check(is_wait_value(sub[w], 0, 5000),
+                 "worker %d subscriber has the initial value", w);
+
+    /* 2. Round 1. */
+    for (int w = 0; w < IS_WORKERS; w++) {
+        atomic_store(&sub[w]->wrong, 0);
+        atomic_store(&sub[w]->values, 0);
+        sub[w]->expect = 1;
+    }
+    is_worker_u64(0, "notifications", &n0);
+    a0 = 0;
+    t0 = is_ms();
+    for (int32_t v = 1; v <= IS_N; v++) {
+        if (v == IS_N / 10)             /* past the first buffers' use */
+            is_worker_u64(0, "allocations", &a0);
+        s = is_write(writer, v);
+        if (s != UA_GOOD) {
+            is_check(false, "write %d: 0x%08X", v, s);
+            break;
+        }
+        if (v % 4 == 0)
+            is_sleep_ms(1);
+    }
+    printf("# round 1: %d writes in %llu ms\n", IS_N,
+           (unsigned long long)(is_ms() - t0));
+    for (int w = 0; w < IS_WORKERS; w++) {
+        struct is_client *cl = sub[w];
+        bool              reached = is_wait_value(cl, IS_N, 10000);
+
+        is_check(reached, "worker %d subscriber reached %d (last %lld)", w,
+                 IS_N, (long long)atomic_load(&cl->last));
+        is_check(atomic_load(&cl->values) == IS_N
+                     && atomic_load(&cl->wrong) == 0
+                     && atomic_load(&cl->overflows) == 0,
+                 "worker %d: every value in order (%llu values, %llu out "
+                 "of order, %llu overflows)%s", w,
+                 (unsigned long long)atomic_load(&cl->values),
+                 (unsigned long long)atomic_load(&cl->wrong),
+                 (unsigned long long)atomic_load(&cl->overflows),
+                 w != writer->worker ? ", across workers" : "");
+        is_check(atomic_load(&cl->errors) == 0, "worker %d: no errors "
+                 "(first 0x%08X)", w, cl->first_error);
+    }
+
+    /* 3. Blocks, counters, allocations. */
+    ok = is_blocks_free(5000, &free_n, &total);
+    is_check(ok, "every notification block free again (%llu / %llu), silent "
+             "subscribers included", (unsigned long long)free_n,
+             (unsigned long long)total);
+    is_worker_u64(0, "allocations", &a1);
+    is_check(a1 == a0, "worker 0: no heap allocation during %d writes and "
+             "their notifications (%llu -> %llu)", IS_N - IS_N / 10,
+             (unsigned long long)a0, (unsigned long long)a1);
+    {
+        uint64_t n1 = 0;
+
+        is_worker_u64(0, "notifications", &n1);
+        is_check(n1 >= n0 + IS_N, "worker 0 counted its notifications "
+                 "(%llu)", (unsigned long long)(n1 - n0));
+    }
+
+    /* 4. Round 2 with worker 1 killed half-way. */
+    is_sub_stop(sub[1]);
+    is_worker_u64(1, "pid", &pid1);
+    is_worker_u64(1, "restarts", &restarts);
+    atomic_store(&sub[0]->wrong, 0);
+    atomic_store(&sub[0]->values, 0);
+    sub[0]->expect = IS_N + 1;
+    for (int32_t v = IS_N + 1; v <= 2 * IS_N; v++) {
+        if (v == IS_N + IS_N / 2 && pid1 > 0) {
+            is_check(kill((pid_t)pid1, SIGKILL) == 0,
+                     "kill -9 worker 1 (pid %llu) while values flow",
+                     (unsigned long long)pid1);
+        }
+        s = is_write(writer, v);
+        if (s != UA_GOOD) {
+            is_check(false, "write %d: 0x%08X", v, s);
+            break;
+        }
+        if (v % 4 == 0)
+            is_sleep_ms(1);
+    }
+    ok = is_wait_value(sub[0], 2 * IS_N, 10000);
+    is_check(ok && atomic_load(&sub[0]->values) == IS_N
+                 && atomic_load(&sub[0]->wrong) == 0
+                 && atomic_load(&sub[0]->overflows) == 0
+                 && atomic_load(&sub[0]->errors) == 0,
+             "worker 0 subscriber lost nothing while worker 1 died "
+             "(%llu values, %llu out of order, %llu overflows)",
+             (unsigned long long)atomic_load(&sub[0]->values),
+             (unsigned long long)atomic_load(&sub[0]->wrong),
+             (unsigned long long)atomic_load(&sub[0]->overflows));
+    {
+        uint64_t end = is_ms() + 15000, r = restarts, pid = pid1;
+
+        while (is_ms() < end) {
+            if (is_worker_u64(1, "restarts", &r) && r > restarts
+                && is_worker_u64(1, "pid", &pid) && pid != pid1 && pid != 0)
+                break;
+            is_sleep_ms(100);
+        }
+        is_check(r > restarts && pid != pid1, "worker 1 respawned (pid %llu,"
+                 " restarts %llu)", (unsigned long long)pid,
+                 (unsigned long long)r);
+    }
+    ok = is_blocks_free(10000, &free_n, &total);
+    is_check(ok, "the dead worker's blocks reclaimed (%llu / %llu free)",
+             (unsigned long long)free_n, (unsigned long long)total);
+
+    /* 5. Stop. */
+    is_sub_stop(sub[0]);
+    for (unsigned i = 0; i < is_ncl; i++) {
+        uaconn_clear(&is_cl[i].c);
+        free(is_cl[i].abuf);
+    }
+    if (is_broker > 0) {
+        int      status = 0;
+        uint64_t end = is_ms() + 5000;
+        bool     gone = false;
+
+        kill(is_broker, SIGTERM);
+        while (is_ms() < end) {
+            if (waitpid(is_broker, &status, WNOHANG) == is_broker) {
+                gone = true;
+                break;
+            }
+            is_sleep_ms(20);
+        }
+        is_check(gone && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                 "SIGTERM: the broker exits 0");
+        if (gone)
+            is_broker = -1;
+    }
+    free(abuf);
+    printf("integ_sub: %u passed, %u failed\n", is_passed, is_failed);
+    return is_failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,422 @@
+/*
+ * tests/unit/broker/check_fanout.c: the broker's end of the fan-out
+ * (broker/fanout.c) in one process: the test plays the workers through the
+ * shm API (rings, block pool, lost marks, interest bits).
+ *
+ *   - a change nobody watches makes no record;
+ *   - a watched change is one record (slot, DataValue with value, status,
+ *     both timestamps) in a block pushed to exactly the watchers, released
+ *     by them; server timestamps of a slot strictly increase;
+ *   - a full notification ring: the block is disowned for that worker, the
+ *     slot marked lost for it, lost_seq moves only at the end of the
+ *     iteration; counted;
+ *   - an exhausted pool: marked lost, counted;
+ *   - a dead worker: its ring emptied, its references reclaimed, its
+ *     interest bits cleared; no push to it afterwards;
+ *   - Write records in, result records out (packed per request), malformed
+ *     records refused.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "broker/addrspace.h"
+#include "broker/config.h"
+#include "broker/fanout.h"
+#include "proto/codec.h"
+#include "proto/status_gen.h"
+#include "proto/types_gen.h"
+#include "shm/blockpool.h"
+#include "shm/fanout.h"
+#include "shm/ring.h"
+
+#define T0 INT64_C(133470720000000000)
+
+static struct bk_config    conf;
+static struct bk_addrspace as;
+static struct bk_fanout    fo;
+static struct event_base  *base;
+static char                dir[64];
+
+static void
+setup(void)
+{
+    char err[256];
+
+    bk_config_defaults(&conf);
+    bk_config_finish(&conf);
+    conf.value_heap_mb = 4;
+    conf.workers = 2;
+    conf.fanout_blocks = 24;
+    conf.fanout_block_size = 1024;
+    conf.fanout_notif_ring_slots = 16;
+    conf.fanout_req_ring_slots = 64;
+    conf.fanout_reply_ring_slots = 64;
+    snprintf(dir, sizeof(dir), "/tmp/uabf-unit-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(conf.runtime_dir, sizeof(conf.runtime_dir), "%s", dir);
+    ck_assert_msg(bk_addrspace_build(&as, &conf, T0, err, sizeof(err)) == 0,
+                  "%s", err);
+    base = event_base_new();
+    ck_assert_ptr_nonnull(base);
+    ck_assert_msg(bk_fanout_init(&fo, &as, base, &conf, err,
+                                 sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(fo.n, 2);
+    ck_assert_int_eq(bk_fanout_worker_start(&fo, 0), 0);
+    ck_assert_int_eq(bk_fanout_worker_start(&fo, 1), 0);
+}
+
+static void
+teardown(void)
+{
+    char p[128];
+
+    bk_fanout_clear(&fo);
+    event_base_free(base);
+    bk_addrspace_close(&as);
+    /* nanomsg removes its ipc files on close, but not synchronously. */
+    for (int i = 0; i < 2; i++) {
+        snprintf(p, sizeof(p), "%s/w%d.bell", dir, i);
+        unlink(p);
+    }
+    rmdir(dir);
+}
+
+static uint32_t
+slot_of(const char *s)
+{
+    struct shm_nodekey k = { .ns = 1, .idtype = SHM_ID_STRING };
+    uint32_t           n;
+
+    k.bytes = (const uint8_t *)s;
+    k.len = (uint32_t)strlen(s);
+    n = shm_nodestore_lookup(&as.ns, &k);
+    ck_assert_uint_ne(n, SHM_NONE);
+    return as.ns.nodes[n].u.var.slot;
+}
+
+static uint32_t
+node_of(const char *s)
+{
+    struct shm_nodekey k = { .ns = 1, .idtype = SHM_ID_STRING };
+
+    k.bytes = (const uint8_t *)s;
+    k.len = (uint32_t)strlen(s);
+    return shm_nodestore_lookup(&as.ns, &k);
+}
+
+static void
+set_i32(uint32_t slot, int32_t v, int64_t now)
+{
+    ck_assert_int_eq(bk_addrspace_write_scalar(&as, slot, UA_BT_INT32, &v,
+                                               now), 0);
+}
+
+/* Worker w's view: its notification ring as consumer. */
+static void
+worker_ring(unsigned w, struct shm_ring_ref *r)
+{
+    ck_assert_int_eq(shm_ring_locate(r, &as.seg, w, SHM_RING_NOTIF), 0);
+}
+
+START_TEST(test_unwatched)
+{
+    struct shm_ring_ref r;
+    struct shm_block_handle h;
+
+    set_i32(slot_of("v0"), 1, T0);
+    bk_fanout_flush(&fo);
+    worker_ring(0, &r);
+    ck_assert_int_eq(shm_ring_pop_spsc(&r, &h), -EAGAIN);
+    ck_assert_uint_eq(atomic_load(&fo.fo.sh->notifications), 0);
+    ck_assert_uint_eq(shm_blockpool_free_count(&fo.pool), 24);
+}
+END_TEST
+
+START_TEST(test_watched_record)
+{
+    struct shm_ring_ref      r0, r1;
+    struct shm_block_handle  h;
+    struct shm_block_iter    it;
+    struct shm_blockpool_ref pool;
+    struct ua_datavalue      dv;
+    static uint8_t           abuf[4096];
+    struct ua_arena          a;
+    const uint8_t           *bytes;
+    uint32_t                 slot = slot_of("v0"), s, len, n = 0;
+    int64_t                  last = 0;
+
+    ua_arena_init(&a, abuf, sizeof(abuf));
+    shm_interest_set(&as.vals, slot, 1);
+    set_i32(slot, 41, T0);
+    set_i32(slot, 42, T0);              /* same clock: ts + 1 tick */
+    set_i32(slot_of("v2"), 7, T0);      /* nobody watches v2 */
+    bk_fanout_flush(&fo);
+    worker_ring(0, &r0);
+    worker_ring(1, &r1);
+    ck_assert_int_eq(shm_ring_pop_spsc(&r0, &h), -EAGAIN);
+    ck_assert_int_eq(shm_ring_pop_spsc(&r1, &h), 0);
+    ck_assert_int_eq(shm_blockpool_locate(&pool, &as.seg), 0);
+    ck_assert_int_eq(shm_blockpool_open(&pool, h, 1, &it), 0);
+    while (shm_blockpool_next(&it, &s, &bytes, &len) == 1) {
+        ck_assert_uint_eq(s, slot);
+        ua_arena_reset(&a);
+        ck_assert_uint_eq(ua_decode(bytes, len, NULL, &dv,
+                                    &ua_types[UA_TYPE_DATAVALUE], &a, NULL),
+                          UA_GOOD);
+        ck_assert_uint_eq(dv.mask, UA_DV_VALUE | UA_DV_SOURCE_TS
+                                       | UA_DV_SERVER_TS);
+        ck_assert_int_eq(*(int32_t *)dv.value.data, 41 + (int32_t)n);
+        ck_assert_int_eq(dv.source_ts, T0);
+        ck_assert_int_gt(dv.server_ts, last);
+        last = dv.server_ts;
+        n++;
+    }
+    ck_assert_uint_eq(n, 2);
+    ck_assert_int_eq(shm_blockpool_release(&pool, h, 1), 0);
+    ck_assert_uint_eq(shm_blockpool_free_count(&fo.pool), 24);
+    ck_assert_uint_eq(atomic_load(&fo.fo.sh->notifications), 2);
+    ck_assert_uint_eq(atomic_load(&fo.fo.sh->blocks), 1);
+}
+END_TEST
+
+START_TEST(test_ring_full_marks_lost)
+{
+    struct shm_ring_ref r1;
+    uint32_t            slot = slot_of("v0");
+    uint64_t            seq0 = shm_fanout_lost_seq(&fo.fo, 1);
+
+    shm_interest_set(&as.vals, slot, 1);
+    /* 16 handles fill worker 1's ring; the 17th block cannot go (the
+     * pool has 24). */
+    for (int i = 0; i < 17; i++) {
+        set_i32(slot, i, T0 + i);
+        bk_fanout_flush(&fo);
+    }
+    ck_assert_uint_eq(atomic_load(&fo.fo.sh->ring_full), 1);
+    ck_assert_uint_eq(atomic_load(&fo.fo.sh->w[1].ring_full), 1);
+    ck_assert_uint_eq(atomic_load(&fo.fo.sh->notifications_dropped), 1);
+    ck_assert_uint_eq(atomic_load(&fo.fo.sh->w[1].dropped), 1);
+    /* Marked now, told at the end of the iteration. */
+    ck_assert_uint_eq(shm_fanout_lost_seq(&fo.fo, 1), seq0);
+    (void)bk_fanout_prepare(&fo, T0 + 100);
+    bk_fanout_wake(&fo);
+    ck_assert_uint_gt(shm_fanout_lost_seq(&fo.fo, 1), seq0);
+    ck_assert(shm_fanout_lost_take(&fo.fo, slot, 1));
+    ck_assert(!shm_fanout_lost_take(&fo.fo, slot, 1));
+    ck_assert(!shm_fanout_lost_take(&fo.fo, slot, 0));
+    /* The refused block went back to the pool: 16 held by the ring. */
+    ck_assert_uint_eq(shm_blockpool_free_count(&fo.pool), 8);
+    worker_ring(1, &r1);
+    ck_assert_uint_eq(shm_ring_count_spsc(&r1), 16);
+}
+END_TEST
+
+START_TEST(test_pool_exhausted)
+{
+    struct shm_block_handle grab[8];
+    uint32_t                slot = slot_of("v0");
+
+    shm_interest_set(&as.vals, slot, 0);
+    shm_interest_set(&as.vals, slot, 1);
+    /* 16 blocks in both rings (neither worker reads) ... */
+    for (int i = 0; i < 16; i++) {
+        set_i32(slot, i, T0 + i);
+        bk_fanout_flush(&fo);
+    }
+    /* ... and the other 8 being filled: none left. */
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq(shm_blockpool_alloc(&fo.pool, &grab[i]), 0);
+    ck_assert_uint_eq(shm_blockpool_free_count(&fo.pool), 0);
+    set_i32(slot, 99, T0 + 99);
+    ck_assert_uint_eq(atomic_load(&fo.fo.sh->blocks_exhausted), 1);
+    ck_assert_uint_eq(atomic_load(&fo.fo.sh->notifications_dropped), 2);
+    ck_assert_uint_eq(atomic_load(&fo.fo.sh->ring_full), 0);
+    (void)bk_fanout_prepare(&fo, T0 + 100);
+    ck_assert(shm_fanout_lost_take(&fo.fo, slot, 0));
+    ck_assert(shm_fanout_lost_take(&fo.fo, slot, 1));
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq(shm_blockpool_publish(&fo.pool, grab[i], 0), 0);
+}
+END_TEST
+
+START_TEST(test_too_big_for_a_block)
+{
+    uint32_t slot = slot_of("Demo.Static.Scalar.String");
+    char     big[2000];
+    struct ua_string s;
+
+    memset(big, 'x', sizeof(big));
+    s.len = sizeof(big);
+    s.data = (uint8_t *)big;
+    shm_interest_set(&as.vals, slot, 0);
+    ck_assert_int_eq(bk_addrspace_write_scalar(&as, slot, UA_BT_STRING, &s,
+                                               T0), 0);
+    ck_assert_uint_eq(atomic_load(&fo.fo.sh->notifications_dropped), 1);
+    (void)bk_fanout_prepare(&fo, T0 + 1);
+    ck_assert(shm_fanout_lost_take(&fo.fo, slot, 0));
+}
+END_TEST
+
+START_TEST(test_dead_worker)
+{
+    struct shm_ring_ref r1;
+    struct shm_block_handle h;
+    uint32_t            slot = slot_of("v0");
+
+    shm_interest_set(&as.vals, slot, 1);
+    for (int i = 0; i < 5; i++) {
+        set_i32(slot, i, T0 + i);
+        bk_fanout_flush(&fo);
+    }
+    ck_assert_uint_eq(shm_blockpool_free_count(&fo.pool), 19);
+    bk_fanout_worker_dead(&fo, 1);
+    ck_assert_uint_eq(shm_blockpool_free_count(&fo.pool), 24);
+    ck_assert_uint_eq(atomic_load(&fo.pool.sh->reclaimed), 5);
+    ck_assert_uint_eq(shm_interest_get(&as.vals, slot) & 2, 0);
+    worker_ring(1, &r1);
+    ck_assert_int_eq(shm_ring_pop_spsc(&r1, &h), -EAGAIN);
+    /* Not pushed to any more, even with its bit set again. */
+    shm_interest_set(&as.vals, slot, 1);
+    set_i32(slot, 9, T0 + 9);
+    bk_fanout_flush(&fo);
+    ck_assert_int_eq(shm_ring_pop_spsc(&r1, &h), -EAGAIN);
+    ck_assert_uint_eq(shm_blockpool_free_count(&fo.pool), 24);
+    /* Back up: pushed to again. */
+    ck_assert_int_eq(bk_fanout_worker_start(&fo, 1), 0);
+    set_i32(slot, 10, T0 + 10);
+    bk_fanout_flush(&fo);
+    ck_assert_int_eq(shm_ring_pop_spsc(&r1, &h), 0);
+}
+END_TEST
+
+/* A SHM_FO_WRITE record of Int32 writes ops[i] -> node, pushed as worker w. */
+static void
+push_write(unsigned w, uint32_t id, uint32_t nops, const uint32_t *nodes,
+           const int32_t *vals)
+{
+    struct shm_ring_ref req;
+    uint8_t             buf[64 * 64];
+    struct shm_fo_write rec;
+    uint32_t            off = sizeof(rec), ss;
+
+    ck_assert_int_eq(shm_ring_locate(&req, &as.seg, w, SHM_RING_REQ), 0);
+    ss = req.slot_size;
+    memset(buf, 0, sizeof(buf));
+    for (uint32_t k = 0; k < nops; k++) {
+        struct shm_fo_wop wop = { .op = k, .node = nodes[k], .dv_len = 6,
+                                  .attr = 13, .range_len = 0 };
+
+        memcpy(buf + off, &wop, sizeof(wop));
+        buf[off + sizeof(wop)] = UA_DV_VALUE;
+        buf[off + sizeof(wop) + 1] = UA_BT_INT32;
+        memcpy(buf + off + sizeof(wop) + 2, &vals[k], 4);
+        off += (uint32_t)shm_fo_wop_bytes(0, 6);
+    }
+    memset(&rec, 0, sizeof(rec));
+    rec.hdr.kind = SHM_FO_WRITE;
+    rec.hdr.len = off;
+    rec.hdr.nslots = (uint16_t)shm_fo_slots(off, ss);
+    rec.id = id;
+    rec.nops = nops;
+    memcpy(buf, &rec, sizeof(rec));
+    ck_assert_int_eq(shm_ring_push_n_spsc(&req, buf, rec.hdr.nslots), 0);
+}
+
+START_TEST(test_write_records)
+{
+    struct shm_ring_ref   reply;
+    struct shm_fo_results r;
+    uint8_t               buf[64 * 64];
+    uint32_t              nodes[3] = { node_of("v0"), node_of("v1"),
+                                       as.ns.nnodes + 5 };
+    int32_t               vals[3] = { 77, 78, 79 };
+    uint32_t              st[3];
+    uint8_t               tmp[32];
+    struct shm_value      m;
+    int32_t               got;
+    int                   n;
+
+    push_write(1, 0x10003, 3, nodes, vals);
+    ck_assert(!bk_fanout_prepare(&fo, T0 + 50) || true);
+    bk_fanout_wake(&fo);
+    ck_assert_int_eq(shm_ring_locate(&reply, &as.seg, 1, SHM_RING_REPLY), 0);
+    n = shm_ring_pop_n_spsc(&reply, buf, 64);
+    ck_assert_int_eq(n, 1);                 /* one record, one slot */
+    memcpy(&r, buf, sizeof(r));
+    ck_assert_uint_eq(r.hdr.kind, SHM_FO_RESULTS);
+    ck_assert_uint_eq(r.id, 0x10003);
+    ck_assert_uint_eq(r.first_op, 0);
+    ck_assert_uint_eq(r.count, 3);
+    memcpy(st, buf + sizeof(r), sizeof(st));
+    ck_assert_uint_eq(st[0], UA_GOOD);
+    ck_assert_uint_eq(st[1], UA_BAD_TYPE_MISMATCH);   /* v1 is a Double */
+    ck_assert_uint_eq(st[2], UA_BAD_NODE_ID_UNKNOWN);
+    ck_assert_int_eq(shm_value_read(&as.vals, slot_of("v0"), &m, tmp,
+                                    sizeof(tmp)), 0);
+    ck_assert_uint_eq(tmp[0], UA_BT_INT32);
+    memcpy(&got, tmp + 1, sizeof(got));
+    ck_assert_int_eq(got, 77);
+    ck_assert_int_eq(m.server_ts, T0 + 50);
+    ck_assert_uint_eq(atomic_load(&fo.fo.sh->writes), 3);
+}
+END_TEST
+
+START_TEST(test_bad_record)
+{
+    struct shm_ring_ref req, reply;
+    uint8_t             slot[64];
+    struct shm_fo_hdr   h = { .kind = SHM_FO_WRITE, .nslots = 3,
+                              .len = 20 };     /* 20 bytes in 3 slots */
+    uint8_t             buf[64];
+
+    ck_assert_int_eq(shm_ring_locate(&req, &as.seg, 0, SHM_RING_REQ), 0);
+    memset(slot, 0, sizeof(slot));
+    memcpy(slot, &h, sizeof(h));
+    ck_assert_int_eq(shm_ring_push_spsc(&req, slot), 0);
+    (void)bk_fanout_prepare(&fo, T0);
+    bk_fanout_wake(&fo);
+    /* Dropped: a fresh consumer's view of the ring is empty. */
+    ck_assert_int_eq(shm_ring_locate(&req, &as.seg, 0, SHM_RING_REQ), 0);
+    ck_assert_uint_eq(shm_ring_count_spsc(&req), 0);
+    ck_assert_int_eq(shm_ring_locate(&reply, &as.seg, 0, SHM_RING_REPLY), 0);
+    ck_assert_int_eq(shm_ring_pop_spsc(&reply, buf), -EAGAIN);
+    ck_assert_uint_eq(atomic_load(&fo.fo.sh->writes), 0);
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite   *s = suite_create("Fan-out (broker)");
+    TCase   *tc;
+    SRunner *sr;
+    int      failed;
+
+    tc = tcase_create("Notifications");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_unwatched);
+    tcase_add_test(tc, test_watched_record);
+    tcase_add_test(tc, test_ring_full_marks_lost);
+    tcase_add_test(tc, test_pool_exhausted);
+    tcase_add_test(tc, test_too_big_for_a_block);
+    tcase_add_test(tc, test_dead_worker);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("Writes");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_write_records);
+    tcase_add_test(tc, test_bad_record);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,381 @@
+/*
+ * tests/unit/broker/check_feed.c: the feed's text format (broker/feed.c,
+ * docs/feed.md) on the real address space, without sockets: every NodeId
+ * form, values of each type by the node's DataType, arrays, quoting, the
+ * status= and ts= options, ISO 8601 times, and the refusals with their
+ * statuses; then whole batches with their report lines.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/addrspace.h"
+#include "broker/config.h"
+#include "broker/feed.h"
+#include "proto/codec.h"
+#include "proto/nodeids_gen.h"
+#include "proto/status_gen.h"
+#include "proto/types_gen.h"
+
+#define T0   INT64_C(133470720000000000)    /* 2023-12-15 */
+#define UNIX INT64_C(116444736000000000)    /* 1970-01-01 as a DateTime */
+
+static struct bk_config     conf;
+static struct bk_addrspace  as;
+static uint8_t              arena_buf[1 << 20];
+static struct ua_arena      arena;
+static struct bk_feed_value fv;
+static char                 why[BK_FEED_WHY_MAX];
+
+static void
+setup(void)
+{
+    char err[256];
+
+    bk_config_defaults(&conf);
+    bk_config_finish(&conf);
+    conf.value_heap_mb = 4;
+    ck_assert_msg(bk_addrspace_build(&as, &conf, T0, err, sizeof(err)) == 0,
+                  "%s", err);
+    ua_arena_init(&arena, arena_buf, sizeof(arena_buf));
+}
+
+static void
+teardown(void)
+{
+    bk_addrspace_close(&as);
+}
+
+static ua_status
+parse(const char *line)
+{
+    ua_arena_reset(&arena);
+    return bk_feed_parse_line(&as.ns, line, strlen(line), &arena, &fv, why,
+                              sizeof(why));
+}
+
+static uint32_t
+str(const char *s)
+{
+    struct shm_nodekey k = { .ns = 1, .idtype = SHM_ID_STRING };
+
+    k.bytes = (const uint8_t *)s;
+    k.len = (uint32_t)strlen(s);
+    return shm_nodestore_lookup(&as.ns, &k);
+}
+
+START_TEST(test_nodeids)
+{
+    ck_assert_uint_eq(parse("ns=1;s=v0=42"), UA_GOOD);
+    ck_assert_uint_eq(fv.node, str("v0"));
+    ck_assert_uint_eq(fv.slot, as.ns.nodes[str("v0")].u.var.slot);
+    /* Namespace 0 parses and is found, but belongs to the server. */
+    ck_assert_uint_eq(parse("i=2258=1"), UA_BAD_NOT_WRITABLE);
+    ck_assert_uint_eq(parse("ns=0;i=2267=1"), UA_BAD_NOT_WRITABLE);
+    /* GUID and opaque forms parse (no such nodes here). */
+    ck_assert_uint_eq(parse("ns=1;g=09087e75-8e5e-499b-954f-f2a9603db28a=1"),
+                      UA_BAD_NODE_ID_UNKNOWN);
+    ck_assert_uint_eq(parse("ns=1;b=M/RbKBsRVkePCePcx24oRA===1"),
+                      UA_BAD_NODE_ID_UNKNOWN);
+    ck_assert_uint_eq(parse("ns=1;b=AAE==1"), UA_BAD_NODE_ID_UNKNOWN);
+    ck_assert_uint_eq(parse("ns=1;s=nope=1"), UA_BAD_NODE_ID_UNKNOWN);
+    /* Broken NodeIds. */
+    ck_assert_uint_eq(parse("v0=1"), UA_BAD_NODE_ID_INVALID);
+    ck_assert_uint_eq(parse("ns=1;v0=1"), UA_BAD_NODE_ID_INVALID);
+    ck_assert_uint_eq(parse("ns=70000;s=v0=1"), UA_BAD_NODE_ID_INVALID);
+    ck_assert_uint_eq(parse("ns=1;i=x=1"), UA_BAD_NODE_ID_INVALID);
+    ck_assert_uint_eq(parse("ns=1;i=4294967296=1"), UA_BAD_NODE_ID_INVALID);
+    ck_assert_uint_eq(parse("ns=1;g=0908-7e75=1"), UA_BAD_NODE_ID_INVALID);
+    ck_assert_uint_eq(parse("ns=1;b=A=1"), UA_BAD_NODE_ID_INVALID);
+    ck_assert_uint_eq(parse("ns=1;s=v0"), UA_BAD_NODE_ID_INVALID);
+    ck_assert_uint_eq(parse("ns=1;s==1"), UA_BAD_NODE_ID_INVALID);
+    ck_assert_uint_eq(parse(""), UA_BAD_NODE_ID_INVALID);
+    /* Objects have no value. */
+    ck_assert_uint_eq(parse("ns=1;s=Demo=1"), UA_BAD_NOT_WRITABLE);
+}
+END_TEST
+
+START_TEST(test_numbers)
+{
+    ck_assert_uint_eq(parse("ns=1;s=v0=-2147483648"), UA_GOOD);
+    ck_assert_uint_eq(fv.v.type, UA_BT_INT32);
+    ck_assert_int_eq(*(int32_t *)fv.v.data, INT32_MIN);
+    ck_assert_uint_eq(parse("ns=1;s=v0=2147483647"), UA_GOOD);
+    ck_assert_uint_eq(parse("ns=1;s=v0=2147483648"), UA_BAD_OUT_OF_RANGE);
+    ck_assert_uint_eq(parse("ns=1;s=v0=0x10"), UA_GOOD);
+    ck_assert_int_eq(*(int32_t *)fv.v.data, 16);
+    ck_assert_uint_eq(parse("ns=1;s=v0=1.5"), UA_BAD_TYPE_MISMATCH);
+    ck_assert_uint_eq(parse("ns=1;s=v0=abc"), UA_BAD_TYPE_MISMATCH);
+    ck_assert_uint_eq(parse("ns=1;s=v0="), UA_BAD_TYPE_MISMATCH);
+    ck_assert_uint_eq(parse("ns=1;s=v1=1.25"), UA_GOOD);
+    ck_assert_uint_eq(fv.v.type, UA_BT_DOUBLE);
+    ck_assert(*(double *)fv.v.data == 1.25);
+    ck_assert_uint_eq(parse("ns=1;s=v1=-1e300"), UA_GOOD);
+    ck_assert_uint_eq(parse("ns=1;s=v1=nan"), UA_GOOD);
+    ck_assert_uint_eq(parse("ns=1;s=v1= 7 "), UA_GOOD);
+    ck_assert(*(double *)fv.v.data == 7);
+    /* Each width at its limit and past it. */
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.SByte=-128"),
+                      UA_GOOD);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.SByte=128"),
+                      UA_BAD_OUT_OF_RANGE);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Byte=255"), UA_GOOD);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Byte=256"),
+                      UA_BAD_OUT_OF_RANGE);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Byte=-1"),
+                      UA_BAD_OUT_OF_RANGE);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Int16=-32768"),
+                      UA_GOOD);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Int16=32768"),
+                      UA_BAD_OUT_OF_RANGE);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.UInt16=65535"),
+                      UA_GOOD);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.UInt16=65536"),
+                      UA_BAD_OUT_OF_RANGE);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.UInt32=4294967295"),
+                      UA_GOOD);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.UInt32=4294967296"),
+                      UA_BAD_OUT_OF_RANGE);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Int64="
+                            "-9223372036854775808"), UA_GOOD);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Int64="
+                            "9223372036854775808"), UA_BAD_OUT_OF_RANGE);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.UInt64="
+                            "18446744073709551615"), UA_GOOD);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Float=3.5"), UA_GOOD);
+    ck_assert(*(float *)fv.v.data == 3.5f);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Float=1e39"),
+                      UA_BAD_OUT_OF_RANGE);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.StatusCode="
+                            "0x80740000"), UA_GOOD);
+    ck_assert_uint_eq(*(uint32_t *)fv.v.data, UA_BAD_TYPE_MISMATCH);
+}
+END_TEST
+
+START_TEST(test_other_types)
+{
+    const struct ua_string *s;
+
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Boolean=true"),
+                      UA_GOOD);
+    ck_assert(*(bool *)fv.v.data);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Boolean=0"), UA_GOOD);
+    ck_assert(!*(bool *)fv.v.data);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Boolean=yes"),
+                      UA_BAD_TYPE_MISMATCH);
+    /* Strings: bare to the options, or quoted with escapes. */
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.String=hello world"),
+                      UA_GOOD);
+    s = fv.v.data;
+    ck_assert(ua_string_eq(s, "hello world"));
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.String="
+                            "\"a;status=1 \\\"q\\\"\\n\""), UA_GOOD);
+    s = fv.v.data;
+    ck_assert(ua_string_eq(s, "a;status=1 \"q\"\n"));
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.String=\"open"),
+                      UA_BAD_TYPE_MISMATCH);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.ByteString=AAEC"),
+                      UA_GOOD);
+    s = fv.v.data;
+    ck_assert_int_eq(s->len, 3);
+    ck_assert_uint_eq(s->data[2], 2);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.ByteString=AAE"),
+                      UA_BAD_TYPE_MISMATCH);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.DateTime="
+                            "1970-01-01T00:00:01Z"), UA_GOOD);
+    ck_assert_int_eq(*(int64_t *)fv.v.data, UNIX + 10000000);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Guid="
+                            "00000001-0002-0003-0405-060708090a0b"),
+                      UA_GOOD);
+    ck_assert_uint_eq(((struct ua_guid *)fv.v.data)->data1, 1);
+    ck_assert_uint_eq(((struct ua_guid *)fv.v.data)->data4[7], 0x0b);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.NodeId=ns=1;s=v0"),
+                      UA_GOOD);
+    ck_assert_uint_eq(((struct ua_nodeid *)fv.v.data)->ns, 1);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.LocalizedText=hi"),
+                      UA_GOOD);
+    ck_assert(ua_string_eq(&((struct ua_localizedtext *)fv.v.data)->text,
+                           "hi"));
+    /* Types the feed does not write. */
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.QualifiedName=x"),
+                      UA_BAD_NOT_SUPPORTED);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.ExtensionObject=x"),
+                      UA_BAD_NOT_SUPPORTED);
+    /* BaseDataType (the Variant variable): the text picks the type. */
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Variant=5"), UA_GOOD);
+    ck_assert_uint_eq(fv.v.type, UA_BT_INT32);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Variant=5000000000"),
+                      UA_GOOD);
+    ck_assert_uint_eq(fv.v.type, UA_BT_INT64);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Variant=2.5"), UA_GOOD);
+    ck_assert_uint_eq(fv.v.type, UA_BT_DOUBLE);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Variant=false"),
+                      UA_GOOD);
+    ck_assert_uint_eq(fv.v.type, UA_BT_BOOLEAN);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Variant=\"s\""),
+                      UA_GOOD);
+    ck_assert_uint_eq(fv.v.type, UA_BT_STRING);
+}
+END_TEST
+
+START_TEST(test_arrays)
+{
+    const int32_t *a;
+
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Array.Int32=[1, -2,3]"),
+                      UA_GOOD);
+    ck_assert(fv.v.is_array);
+    ck_assert_int_eq(fv.v.n, 3);
+    a = fv.v.data;
+    ck_assert_int_eq(a[1], -2);
+    ck_assert_int_eq(a[2], 3);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Array.Int32=[]"), UA_GOOD);
+    ck_assert_int_eq(fv.v.n, 0);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Array.Double=[1.5,2]"),
+                      UA_GOOD);
+    ck_assert(((double *)fv.v.data)[1] == 2);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Array.String="
+                            "[\"a,b\", c, \"]\"]"), UA_GOOD);
+    ck_assert_int_eq(fv.v.n, 3);
+    ck_assert(ua_string_eq(&((struct ua_string *)fv.v.data)[0], "a,b"));
+    ck_assert(ua_string_eq(&((struct ua_string *)fv.v.data)[1], "c"));
+    ck_assert(ua_string_eq(&((struct ua_string *)fv.v.data)[2], "]"));
+    /* Many elements: the arena grows the array. */
+    {
+        char  line[8192];
+        int   n = snprintf(line, sizeof(line),
+                           "ns=1;s=Demo.Static.Array.Int32=[");
+
+        for (int i = 0; i < 1000; i++)
+            n += snprintf(line + n, sizeof(line) - (size_t)n, "%s%d",
+                          i ? "," : "", i);
+        snprintf(line + n, sizeof(line) - (size_t)n, "]");
+        ck_assert_uint_eq(parse(line), UA_GOOD);
+        ck_assert_int_eq(fv.v.n, 1000);
+        ck_assert_int_eq(((int32_t *)fv.v.data)[999], 999);
+    }
+    /* Shape and syntax refusals. */
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Array.Int32=5"),
+                      UA_BAD_TYPE_MISMATCH);
+    ck_assert_uint_eq(parse("ns=1;s=v0=[5]"), UA_BAD_TYPE_MISMATCH);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Array.Int32=[1,x]"),
+                      UA_BAD_TYPE_MISMATCH);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Array.Int32=[1 2]"),
+                      UA_BAD_TYPE_MISMATCH);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Array.Int32=[1,2"),
+                      UA_BAD_TYPE_MISMATCH);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Array.Variant=[1,true]"),
+                      UA_BAD_TYPE_MISMATCH);
+}
+END_TEST
+
+START_TEST(test_options)
+{
+    ck_assert_uint_eq(parse("ns=1;s=v0=1;status=0x40920000"), UA_GOOD);
+    ck_assert_uint_eq(fv.status, 0x40920000u);
+    ck_assert(!fv.has_ts);
+    ck_assert_uint_eq(parse("ns=1;s=v0=1;ts=2024-05-01T12:00:00.5Z"),
+                      UA_GOOD);
+    ck_assert(fv.has_ts);
+    ck_assert_int_eq(fv.source_ts,
+                     UNIX + (INT64_C(1714564800) * 10000000) + 5000000);
+    ck_assert_uint_eq(parse("ns=1;s=v0=1;ts=2024-05-01T14:00:00+02:00"
+                            ";status=0"), UA_GOOD);
+    ck_assert_int_eq(fv.source_ts, UNIX + INT64_C(1714564800) * 10000000);
+    ck_assert_uint_eq(parse("ns=1;s=v0=1;ts=1601-01-01T00:00:00.0000001Z"),
+                      UA_GOOD);
+    ck_assert_int_eq(fv.source_ts, 1);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.String=x ;status=1"),
+                      UA_GOOD);
+    ck_assert(ua_string_eq(fv.v.data, "x"));
+    /* Refusals. */
+    ck_assert_uint_eq(parse("ns=1;s=v0=1;ts=2024-13-01T00:00:00Z"),
+                      UA_BAD_TYPE_MISMATCH);
+    ck_assert_uint_eq(parse("ns=1;s=v0=1;ts=2024-05-01"),
+                      UA_BAD_TYPE_MISMATCH);
+    ck_assert_uint_eq(parse("ns=1;s=v0=1;ts=1600-01-01T00:00:00Z"),
+                      UA_BAD_TYPE_MISMATCH);
+    ck_assert_uint_eq(parse("ns=1;s=v0=1;status=x"), UA_BAD_TYPE_MISMATCH);
+    ck_assert_uint_eq(parse("ns=1;s=v0=1;status=0x100000000"),
+                      UA_BAD_TYPE_MISMATCH);
+    ck_assert_uint_eq(parse("ns=1;s=v0=1;colour=red"), UA_BAD_TYPE_MISMATCH);
+    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Array.Int32=[1] x"),
+                      UA_BAD_TYPE_MISMATCH);
+    ck_assert(strlen(why) > 0);
+}
+END_TEST
+
+START_TEST(test_batch)
+{
+    static const char text[] =
+        "# a comment\n"
+        "ns=1;s=v0=42\n"
+        "\n"
+        "ns=1;s=v0=x\r\n"
+        "ns=1;s=v1=2.5;status=0x40000000\n"
+        "ns=1;s=nope=1\n"
+        "ns=1;s=v2=7";
+    char                  report[1024];
+    struct bk_feed_result res;
+    struct shm_value      m;
+    uint8_t               buf[64];
+    struct ua_variant     v;
+
+    bk_feed_batch(&as, text, strlen(text), T0 + 5, &arena, report,
+                  sizeof(report), &res);
+    ck_assert_uint_eq(res.lines, 5);
+    ck_assert_uint_eq(res.ok, 3);
+    ck_assert_uint_eq(res.failed, 2);
+    ck_assert_ptr_nonnull(strstr(report, "line 4: BadTypeMismatch: "));
+    ck_assert_ptr_nonnull(strstr(report, "line 6: BadNodeIdUnknown: "));
+    ck_assert_int_eq(shm_value_read(&as.vals,
+                                    as.ns.nodes[str("v0")].u.var.slot, &m,
+                                    buf, sizeof(buf)), 0);
+    ck_assert_uint_eq(ua_decode(buf, m.len, NULL, &v,
+                                &ua_types[UA_TYPE_VARIANT], &arena, NULL),
+                      UA_GOOD);
+    ck_assert_int_eq(*(int32_t *)v.data, 42);
+    ck_assert_int_eq(m.source_ts, T0 + 5);
+    ck_assert_int_eq(shm_value_read(&as.vals,
+                                    as.ns.nodes[str("v1")].u.var.slot, &m,
+                                    buf, sizeof(buf)), 0);
+    ck_assert_uint_eq(m.status, 0x40000000u);
+    /* A report buffer too small is cut, never overrun. */
+    bk_feed_batch(&as, text, strlen(text), T0 + 6, &arena, report, 16, &res);
+    ck_assert_uint_lt(strlen(report), 16);
+    ck_assert_uint_eq(res.failed, 2);
+    /* No report wanted. */
+    bk_feed_batch(&as, "ns=1;s=v0=1\n", 12, T0 + 7, &arena, NULL, 0, &res);
+    ck_assert_uint_eq(res.ok, 1);
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite   *s = suite_create("Feed format");
+    TCase   *tc;
+    SRunner *sr;
+    int      failed;
+
+    tc = tcase_create("Lines");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_nodeids);
+    tcase_add_test(tc, test_numbers);
+    tcase_add_test(tc, test_other_types);
+    tcase_add_test(tc, test_arrays);
+    tcase_add_test(tc, test_options);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("Batches");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_batch);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

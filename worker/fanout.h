@@ -1,0 +1,201 @@
+/*
+ * worker/fanout.h: the worker's end of the fan-out (DESIGN §2, §3): the
+ * doorbell to the broker, the request ring (Writes out), the reply ring
+ * (their answers back) and the notification ring (block handles of value
+ * changes).  Record formats: shm/fanout.h.
+ *
+ * Every loop iteration, before the loop may block (an idle hook of
+ * worker/conn.c), wk_fanout drains the notification ring: it opens each
+ * block, hands every record to wk_fanout_on_value(), and releases the
+ * block at once (DESIGN "Blocks return": a slow client never holds a
+ * block; whatever a monitored item needs is copied out in the callback).
+ * It then drains the reply ring (each reply completes one pending Write),
+ * looks at the per-slot "lost" marks the broker set for us (below), and
+ * arms the doorbell protocol on both inbound rings.
+ *
+ * ---------------------------------------------------------------------
+ * The contract with the subscriptions code (worker/sub*.c and
+ * worker/monitem*.c implement the two functions below; worker/fanout.c
+ * holds weak no-op defaults, so the worker links without them):
+ *
+ * wk_fanout_on_value(w, slot, dv, len)
+ *     A value change of value slot `slot` (struct shm_node.u.var.slot, the
+ *     index the interest masks use) reached this worker because our
+ *     interest bit was set on it.  dv[len] is the encoded DataValue
+ *     (Part 6 §5.2.2.17) exactly as the broker stored it: value, status
+ *     (omitted when Good), source and server timestamps; copy what you
+ *     need, it is gone when the call returns.  Called in the broker's
+ *     order for any one slot (and across slots, in the order the broker
+ *     applied them), only for slots our interest bit is set on at the
+ *     time.  The server timestamps of one slot strictly increase.  Never
+ *     called re-entrantly, never from a signal.
+ *
+ * wk_fanout_on_overflow(w, slot)
+ *     One or more value changes of `slot` were NOT delivered to this worker
+ *     (the broker's block pool was exhausted or our notification ring was
+ *     full; counted in /stats).  The monitored items on `slot` must report
+ *     it the way the spec reports a queue overflow (Part 4 §5.12.1.5: the
+ *     Overflow InfoBit, 0x0480 in the StatusCode's low word, on the value
+ *     that follows the gap).  The slot itself holds the newest value: read
+ *     it with wk_fanout_current() and queue that one with the bit, so an
+ *     item never stays on a stale value.  Called only after the
+ *     notification ring was drained, so no block pushed before the loss
+ *     is still in flight; but a block of the broker's current iteration
+ *     may still bring values up to and including the one read here: drop
+ *     every later record of the slot whose server timestamp is not newer
+ *     than that value's.  Only for slots our interest bit is set on.
+ *
+ * Interest bits (DESIGN §2 "no lost update on subscribe"): set yours with
+ * shm_interest_set() BEFORE reading the initial value (shm_value_read or
+ * wk_fanout_current); clear it with shm_interest_clear() when the last
+ * item on the slot goes.  Both are seq_cst, the broker reads the mask
+ * after it updated the slot with a full fence in between.
+ * ---------------------------------------------------------------------
+ *
+ * Writes (worker/svc_write.c): wk_fanout_write_begin() reserves a pending
+ * Write; the caller adds each WriteValue (they go into one request record,
+ * or more when they do not fit in a ring) or answers it itself; _commit
+ * pushes the records, each all or nothing (what does not fit waits in the
+ * outbox, in order, for the next iteration); the broker is rung at the
+ * end of the iteration, and only if it sleeps.  When the last result
+ * arrives the WriteResponse is sent with wk_conn_respond().
+ *
+ * Single-threaded, on the worker's loop.  No allocation after
+ * wk_fanout_init().
+ */
+#ifndef WK_FANOUT_H
+#define WK_FANOUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conn.h"
+#include "proto/types.h"
+#include "shm/blockpool.h"
+#include "shm/doorbell.h"
+#include "shm/fanout.h"
+#include "shm/ring.h"
+#include "worker.h"
+
+/* --- implemented by the subscriptions code (weak no-ops in fanout.c) -- */
+
+void wk_fanout_on_value(struct wk_worker *w, uint32_t slot,
+                        const uint8_t *dv, uint32_t len);
+void wk_fanout_on_overflow(struct wk_worker *w, uint32_t slot);
+
+/* --- for the subscriptions code ------------------------------------- */
+
+/*
+ * The current value of slot, encoded as a DataValue like a record (value,
+ * status, both timestamps) into buf[cap]; *len its size.  0; -ENOSPC when
+ * cap is too small (*len says how much); -EAGAIN when the slot stayed busy
+ * (retry next iteration); -EINVAL for a bad slot.
+ */
+int wk_fanout_current(struct wk_worker *w, uint32_t slot, uint8_t *buf,
+                      size_t cap, size_t *len);
+
+/* --- the Write path (worker/svc_write.c) ----------------------------- */
+
+#define WK_FANOUT_DRAIN_MAX 1024    /* block handles per idle-hook call */
+
+/* One Write in flight: its answer-to-be. */
+struct wk_fanout_write {
+    struct wk_conn_ref ref;
+    uint32_t           id;          /* index | sequence (15 bits) << 16;
+                                     * 0 = free */
+    uint32_t           n;           /* operations */
+    uint32_t           left;        /* results still to come */
+    uint32_t           next_free;   /* free list (index), UINT32_MAX end */
+    ua_status         *results;     /* [conf->max_nodes_per_write] */
+};
+
+struct wk_fanout {
+    struct wk_worker         *w;
+    bool                      on;           /* the segment has our rings */
+    uint64_t                  bit;          /* 1 << slot */
+    struct shm_ring_ref       req;          /* producer */
+    struct shm_ring_ref       reply;        /* consumer */
+    struct shm_ring_ref       notif;        /* consumer */
+    struct shm_blockpool_ref  pool;
+    struct shm_fanout_ref     fo;
+    struct shm_doorbell       bell;
+    struct event              bell_ev;
+    struct event              retry_ev;     /* outbox waiting for room */
+    uint64_t                  lost_seen;
+    bool                      bell_owed;    /* pushed since the last bell */
+    /* Pending Writes: a fixed pool of conf->pending_writes. */
+    struct wk_fanout_write   *writes;
+    uint32_t                  nwrites;
+    uint32_t                  free_write;   /* index, UINT32_MAX: none */
+    uint16_t                  write_seq;    /* 1..32767 */
+    /* Request records not pushed yet (whole records, in order). */
+    uint8_t                  *outbox;
+    uint32_t                  outbox_cap;   /* bytes: the ring's */
+    uint32_t                  outbox_len;
+    uint32_t                  open_off;     /* the record still growing,
+                                             * UINT32_MAX: none */
+    uint32_t                  open_id;      /* its pending Write */
+    uint32_t                  slot_size;    /* request ring slots */
+    /* Reply records and handles popped, DataValue encoding. */
+    uint8_t                  *in;
+    uint32_t                  in_cap;
+    struct shm_block_handle  *handles;      /* [WK_FANOUT_DRAIN_MAX] */
+    uint8_t                  *scratch;
+    uint32_t                  scratch_cap;
+};
+
+/*
+ * Attach the rings, the pool and the lost marks of this worker's slot,
+ * connect the doorbell (after exec, DESIGN §1; the broker bound it before
+ * forking us), register the idle hook on cs.  A segment without rings
+ * leaves the fan-out off (f->on false; Write then answers
+ * BadServiceUnsupported) and returns 0.  0 or -errno (the worker exits 2).
+ */
+int wk_fanout_init(struct wk_fanout *f, struct wk_worker *w,
+                   struct wk_conns *cs);
+
+/* Close the doorbell and free the pools. */
+void wk_fanout_clear(struct wk_fanout *f);
+
+/* Is the Write path available? */
+static inline bool
+wk_fanout_on(const struct wk_fanout *f)
+{
+    return f != NULL && f->on;
+}
+
+/*
+ * Start a Write of n operations (n <= conf->max_nodes_per_write), answered
+ * through ref when its last result is in.  Its id (> 0); -ENOSPC when
+ * every pending Write is in use (the caller answers BadServerTooBusy).
+ */
+int wk_fanout_write_begin(struct wk_fanout *f, const struct wk_conn_ref *ref,
+                          uint32_t n);
+
+/*
+ * Queue operation op of Write id for the broker: node index, AttributeId,
+ * IndexRange text (may be null) and the DataValue to write.  Consecutive
+ * operations of one Write share a record (shm/fanout.h).  UA_GOOD; a Bad
+ * status for the operation when it cannot travel (a value larger than the
+ * request ring: BadRequestTooLarge; an IndexRange longer than
+ * SHM_FO_RANGE_MAX: BadIndexRangeInvalid; no room left in the outbox:
+ * BadServerTooBusy).
+ */
+ua_status wk_fanout_write_add(struct wk_fanout *f, int id, uint32_t op,
+                              uint32_t node, uint32_t attr,
+                              const struct ua_string *range,
+                              const struct ua_datavalue *dv);
+
+/* Answer operation op of Write id here (no record for the broker). */
+void wk_fanout_write_result(struct wk_fanout *f, int id, uint32_t op,
+                            ua_status st);
+
+/*
+ * Every operation of Write id is queued or answered: push what fits now
+ * (the rest at the next iteration, in order); the WriteResponse goes out
+ * when the last result is in (at once when all were answered here).
+ */
+void wk_fanout_write_commit(struct wk_fanout *f, int id);
+
+#endif /* WK_FANOUT_H */

@@ -1,0 +1,1009 @@
+/*
+ * worker/monitem.c: monitored items (Part 4 §5.12): their pool and ids,
+ * the per-slot index the fan-out hooks walk, where values come from,
+ * CreateMonitoredItems / Modify / Delete / SetMonitoringMode /
+ * SetTriggering, and the two hooks of worker/fanout.h.  What an item
+ * decides about a value is in worker/monitem_filter.c, how it queues and
+ * publishes it in worker/monitem_queue.c.
+ *
+ * Where values come from (docs/subscriptions.md):
+ *
+ *   Value of a Variable   the broker pushes every change of its slot
+ *   (no IndexRange)       (wk_fanout_on_value): the record is parsed
+ *                         once, each item on the slot filters it, the
+ *                         first one to queue it copies its bytes once
+ *                         for all of them (encoded once, by the broker)
+ *   Value + IndexRange    each change of the slot makes the item read
+ *                         the current value through the Read service,
+ *                         which cuts the range
+ *   any other attribute   read through the Read service every sampling
+ *                         interval (at least WK_MI_READ_MIN_MS; the node
+ *                         store does not change while the worker runs,
+ *                         so this finds nothing new; a later reload of
+ *                         the address space would)
+ *
+ * Initial value, "no lost update" (DESIGN §2): the item goes on its
+ * slot's list first, which sets our interest bit (seq_cst) when it is the
+ * first one there; only then is the slot read.  A record older than what
+ * was read may still arrive: records whose server timestamp is older
+ * than the newest one an item took are dropped, and one equal to it is
+ * dropped by the filter (same value, same status).
+ *
+ * Allocation: none.  Items, cells, entries and links come from the pools
+ * of wk_sub_init().
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "fanout.h"
+#include "proto/attrs_gen.h"
+#include "proto/codec.h"
+#include "proto/nodeids_gen.h"
+#include "proto/status_gen.h"
+#include "shm/nodestore.h"
+#include "shm/value.h"
+#include "sub_int.h"
+#include "svc_int.h"
+
+/* A parsed DataChangeFilter. */
+struct wk_filter {
+    uint8_t trigger;
+    uint8_t dbtype;
+    double  deadband;               /* absolute, after Percent */
+};
+
+static uint32_t wk_mi_idx(const struct wk_subs *st, const struct wk_mi *mi);
+static struct wk_mi *wk_mi_alloc(struct wk_subs *st);
+static void wk_mi_free(struct wk_subs *st, struct wk_mi *mi);
+static void wk_mi_slot_add(struct wk_subs *st, struct wk_mi *mi);
+static void wk_mi_slot_del(struct wk_subs *st, struct wk_mi *mi);
+static void wk_mi_sampled_add(struct wk_subs *st, struct wk_mi *mi);
+static void wk_mi_sampled_del(struct wk_subs *st, struct wk_mi *mi);
+static void wk_mi_take(struct wk_subs *st, struct wk_mi *mi,
+                       const struct wk_rec *r, uint32_t *vref, bool force,
+                       bool overflow);
+static ua_status wk_mi_read_dv(struct wk_subs *st, struct wk_session *s,
+                               const struct ua_read_value_id *rv,
+                               struct ua_datavalue **out);
+static ua_status wk_mi_read_rec(struct wk_subs *st, struct wk_session *s,
+                                const struct ua_read_value_id *rv,
+                                struct wk_rec *r);
+static ua_status wk_mi_read_item(struct wk_subs *st, const struct wk_mi *mi,
+                                 struct wk_session *s, struct wk_rec *r);
+static void wk_mi_read_take(struct wk_subs *st, struct wk_mi *mi,
+                            struct wk_session *s, bool force, bool overflow);
+static ua_status wk_mi_eurange(struct wk_subs *st, struct wk_session *s,
+                               uint32_t node, double *span);
+static ua_status wk_mi_filter(struct wk_subs *st, struct wk_session *s,
+                              uint32_t node, uint32_t attr,
+                              const struct ua_extobj *x,
+                              struct wk_filter *f);
+static double wk_mi_revise_sampling(const struct wk_subs *st,
+                                    const struct wk_sub *sub, uint32_t node,
+                                    bool by_read, double req);
+static uint16_t wk_mi_revise_queue(const struct wk_subs *st, uint32_t req);
+static bool wk_mi_create_fatal(ua_status s);
+
+/* Decoding our own slot bytes (the broker sized them, not a client). */
+static const struct ua_limits wk_mi_slot_limits = {
+    .max_string_len = INT32_MAX,
+    .max_bytestring_len = INT32_MAX,
+    .max_array_len = INT32_MAX,
+    .max_depth = UA_NESTING_MAX,
+    .max_message_size = SIZE_MAX,
+};
+
+/* ------------------------------------------------------------------ */
+/* pool                                                                */
+/* ------------------------------------------------------------------ */
+
+static uint32_t
+wk_mi_idx(const struct wk_subs *st, const struct wk_mi *mi)
+{
+    return (uint32_t)(mi - st->items);
+}
+
+struct wk_mi *
+wk_mi_at(struct wk_subs *st, uint32_t idx)
+{
+    return idx < st->items_hw ? &st->items[idx] : NULL;
+}
+
+static struct wk_mi *
+wk_mi_alloc(struct wk_subs *st)
+{
+    struct wk_mi *mi;
+    uint32_t      idx, gen, mask = (1u << st->item_bits) - 1;
+
+    if (st->nitems >= st->lim.max_items)
+        return NULL;
+    if (st->items_free != WK_NIL) {
+        idx = st->items_free;
+        mi = &st->items[idx];
+        st->items_free = mi->snext;
+    } else {
+        idx = st->items_hw++;
+        mi = &st->items[idx];
+        mi->id = 0;
+    }
+    gen = (st->item_bits >= 32 ? 0 : (mi->id >> st->item_bits)) + 1;
+    if (st->item_bits < 32 && gen >= (1u << (32 - st->item_bits)))
+        gen = 1;
+    memset(mi, 0, sizeof(*mi));
+    mi->id = st->item_bits >= 32 ? idx + 1
+                                  : (gen << st->item_bits) | ((idx + 1) & mask);
+    mi->flags = WK_MI_USED;
+    mi->lnext = mi->lprev = mi->snext = mi->sprev = mi->rnext = WK_NIL;
+    mi->qhead = mi->qtail = mi->links = mi->range = WK_NIL;
+    mi->slot = SHM_NONE;
+    st->nitems++;
+    return mi;
+}
+
+static void
+wk_mi_free(struct wk_subs *st, struct wk_mi *mi)
+{
+    uint32_t id = mi->id;
+
+    memset(mi, 0, sizeof(*mi));
+    mi->id = id;                    /* the next generation starts here */
+    mi->snext = st->items_free;
+    st->items_free = wk_mi_idx(st, mi);
+    st->nitems--;
+}
+
+struct wk_mi *
+wk_mi_find(struct wk_subs *st, const struct wk_sub *sub, uint32_t id)
+{
+    uint32_t      mask = st->item_bits >= 32 ? UINT32_MAX
+                                             : (1u << st->item_bits) - 1;
+    uint32_t      low = id & mask;
+    struct wk_mi *mi;
+
+    if (low == 0 || low - 1 >= st->items_hw)
+        return NULL;
+    mi = &st->items[low - 1];
+    if (!(mi->flags & WK_MI_USED) || mi->id != id
+        || &st->subs[mi->sub] != sub)
+        return NULL;
+    return mi;
+}
+
+int
+wk_mi_init(struct wk_subs *st)
+{
+    uint32_t cap = st->lim.max_items;
+
+    st->item_bits = 1;
+    while (st->item_bits < 32 && (1ull << st->item_bits) <= cap)
+        st->item_bits++;
+    st->items_free = WK_NIL;
+    st->sampled_head = WK_NIL;
+    st->sampled_due = UINT64_MAX;
+    st->links_free = WK_NIL;
+    st->nslots = st->w->vals.nslots;
+    for (uint32_t i = 0; i < st->nslots; i++) {
+        st->slot_head[i] = WK_NIL;
+        /* A bit of ours set now is a dead predecessor's in this slot:
+         * nobody here watches anything yet. */
+        if (st->w->slot < 64
+            && (shm_interest_get(&st->w->vals, i) >> st->w->slot) & 1)
+            shm_interest_clear(&st->w->vals, i, st->w->slot);
+    }
+    return 0;
+}
+
+void
+wk_mi_fini(struct wk_subs *st)
+{
+    struct wk_worker *w = st->w;
+
+    /* Take our interest bits back: the broker stops sending us those. */
+    for (uint32_t i = 0; i < st->nslots; i++)
+        if (st->slot_head[i] != WK_NIL) {
+            shm_interest_clear(&w->vals, i, w->slot);
+            st->slot_head[i] = WK_NIL;
+        }
+}
+
+/* ------------------------------------------------------------------ */
+/* lists                                                               */
+/* ------------------------------------------------------------------ */
+
+/* Put mi on its slot's list; the first item there sets our interest bit
+ * (seq_cst, before the caller reads the slot: DESIGN §2). */
+static void
+wk_mi_slot_add(struct wk_subs *st, struct wk_mi *mi)
+{
+    uint32_t idx = wk_mi_idx(st, mi), head = st->slot_head[mi->slot];
+
+    if (head == WK_NIL)
+        shm_interest_set(&st->w->vals, mi->slot, st->w->slot);
+    mi->lprev = WK_NIL;
+    mi->lnext = head;
+    if (head != WK_NIL)
+        st->items[head].lprev = idx;
+    st->slot_head[mi->slot] = idx;
+    mi->flags |= WK_MI_ON_SLOT;
+}
+
+/* Take mi off its slot's list; the last one clears our interest bit. */
+static void
+wk_mi_slot_del(struct wk_subs *st, struct wk_mi *mi)
+{
+    if (!(mi->flags & WK_MI_ON_SLOT))
+        return;
+    if (mi->lprev != WK_NIL)
+        st->items[mi->lprev].lnext = mi->lnext;
+    else
+        st->slot_head[mi->slot] = mi->lnext;
+    if (mi->lnext != WK_NIL)
+        st->items[mi->lnext].lprev = mi->lprev;
+    mi->lnext = mi->lprev = WK_NIL;
+    mi->flags &= (uint16_t)~WK_MI_ON_SLOT;
+    if (st->slot_head[mi->slot] == WK_NIL)
+        shm_interest_clear(&st->w->vals, mi->slot, st->w->slot);
+}
+
+static void
+wk_mi_sampled_add(struct wk_subs *st, struct wk_mi *mi)
+{
+    uint32_t idx = wk_mi_idx(st, mi), head = st->sampled_head;
+
+    mi->lprev = WK_NIL;
+    mi->lnext = head;
+    if (head != WK_NIL)
+        st->items[head].lprev = idx;
+    st->sampled_head = idx;
+    mi->flags |= WK_MI_ON_SAMPLED;
+    if (mi->next_ms < st->sampled_due)
+        st->sampled_due = mi->next_ms;
+}
+
+static void
+wk_mi_sampled_del(struct wk_subs *st, struct wk_mi *mi)
+{
+    if (!(mi->flags & WK_MI_ON_SAMPLED))
+        return;
+    if (mi->lprev != WK_NIL)
+        st->items[mi->lprev].lnext = mi->lnext;
+    else
+        st->sampled_head = mi->lnext;
+    if (mi->lnext != WK_NIL)
+        st->items[mi->lnext].lprev = mi->lprev;
+    mi->lnext = mi->lprev = WK_NIL;
+    mi->flags &= (uint16_t)~WK_MI_ON_SAMPLED;
+}
+
+/*
+ * One value for mi: drop it when it is older than one taken already,
+ * filter it (unless force), queue it, fire the triggers.  *vref: the
+ * value made of r so far (shared by the items that queue it).
+ */
+static void
+wk_mi_take(struct wk_subs *st, struct wk_mi *mi, const struct wk_rec *r,
+           uint32_t *vref, bool force, bool overflow)
+{
+    struct wk_sub *sub = &st->subs[mi->sub];
+
+    if (r->mask & UA_DV_SERVER_TS) {
+        if (r->srv_ts < mi->wm_ts && !force) {
+            st->stale++;
+            return;
+        }
+        if (r->srv_ts > mi->wm_ts)
+            mi->wm_ts = r->srv_ts;
+    }
+    if (!force && !wk_mi_passes(st, mi, r)) {
+        if (overflow)
+            mi->flags |= WK_MI_OVERFLOW;
+        return;
+    }
+    wk_mi_remember(st, mi, r);
+    wk_mi_enqueue(st, sub, mi, r, vref, overflow);
+    if (mi->flags & WK_MI_LINKED)
+        wk_mi_trigger(st, sub, mi);
+}
+
+/* ------------------------------------------------------------------ */
+/* reading through the Read service                                    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Read rv the way the Read service does (both timestamps) into st->arena
+ * (reset here: the result is valid until the next read).  The operation's
+ * status: Good, or the Bad code of a failed operation (its DataValue then
+ * holds that status alone).
+ */
+static ua_status
+wk_mi_read_dv(struct wk_subs *st, struct wk_session *s,
+              const struct ua_read_value_id *rv, struct ua_datavalue **out)
+{
+    struct wk_svc_ctx       ctx;
+    struct ua_read_request  req;
+    struct ua_read_response resp;
+
+    ua_arena_reset(&st->arena);
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.w = st->w;
+    ctx.session = s;
+    ctx.arena = &st->arena;
+    memset(&req, 0, sizeof(req));
+    memset(&resp, 0, sizeof(resp));
+    req.timestamps_to_return = UA_TIMESTAMPSTORETURN_BOTH;
+    req.n_nodes_to_read = 1;
+    req.nodes_to_read = (struct ua_read_value_id *)(uintptr_t)rv;
+    wk_svc_read(&ctx, &req, &resp);
+    if (resp.response_header.service_result != UA_GOOD)
+        return resp.response_header.service_result;
+    if (resp.n_results != 1)
+        return UA_BAD_INTERNAL_ERROR;
+    *out = &resp.results[0];
+    if ((*out)->mask == UA_DV_STATUS && UA_STATUS_IS_BAD((*out)->status))
+        return (*out)->status;
+    return UA_GOOD;
+}
+
+/* Read rv and encode the DataValue into the arena as a record. */
+static ua_status
+wk_mi_read_rec(struct wk_subs *st, struct wk_session *s,
+               const struct ua_read_value_id *rv, struct wk_rec *r)
+{
+    struct ua_datavalue *dv = NULL, fail;
+    ua_status            op = wk_mi_read_dv(st, s, rv, &dv);
+    size_t               need, len;
+    uint8_t             *b;
+
+    if (dv == NULL) {
+        memset(&fail, 0, sizeof(fail));
+        fail.value.ndims = -1;
+        fail.mask = UA_DV_STATUS;
+        fail.status = op;
+        dv = &fail;
+    }
+    need = ua_encoded_size(dv, &ua_types[UA_TYPE_DATAVALUE]);
+    b = need > 0 ? ua_arena_alloc(&st->arena, need) : NULL;
+    if (b == NULL || ua_encode(dv, &ua_types[UA_TYPE_DATAVALUE], b, need,
+                               &len) != UA_GOOD
+        || !wk_mi_parse(st, b, (uint32_t)len, r)) {
+        /* A DataValue of status BadOutOfMemory (0x80030000) alone. */
+        static const uint8_t oom[5] = { UA_DV_STATUS, 0x00, 0x00, 0x03,
+                                        0x80 };
+
+        wk_mi_parse(st, oom, sizeof(oom), r);
+        return op != UA_GOOD ? op : UA_BAD_OUT_OF_MEMORY;
+    }
+    return op;
+}
+
+/* What mi monitors, read now. */
+static ua_status
+wk_mi_read_item(struct wk_subs *st, const struct wk_mi *mi,
+                struct wk_session *s, struct wk_rec *r)
+{
+    struct ua_read_value_id rv;
+    uint8_t                *rb = NULL;
+    uint32_t                rl = 0;
+
+    memset(&rv, 0, sizeof(rv));
+    wk_svc_node_id(st->w, mi->node, &rv.node_id);
+    rv.attribute_id = mi->attr;
+    rv.index_range.len = -1;
+    rv.data_encoding.name.len = -1;
+    if (mi->range != WK_NIL) {
+        wk_cells_get(&st->cells, mi->range, 0, &rl, 4);
+        rb = st->tmp;
+        if (rl <= st->tmp_cap) {
+            wk_cells_get(&st->cells, mi->range, 4, rb, rl);
+            rv.index_range.len = (int32_t)rl;
+            rv.index_range.data = rb;
+        }
+    }
+    return wk_mi_read_rec(st, s, &rv, r);
+}
+
+/* Read what mi monitors and take it (a value of its own). */
+static void
+wk_mi_read_take(struct wk_subs *st, struct wk_mi *mi, struct wk_session *s,
+                bool force, bool overflow)
+{
+    struct wk_rec r;
+    uint32_t      v = WK_NIL;
+
+    wk_mi_read_item(st, mi, s, &r);
+    wk_mi_take(st, mi, &r, &v, force, overflow);
+    wk_val_done(st, v);
+}
+
+/* ------------------------------------------------------------------ */
+/* the fan-out hooks (worker/fanout.h)                                 */
+/* ------------------------------------------------------------------ */
+
+void
+wk_fanout_on_value(struct wk_worker *w, uint32_t slot, const uint8_t *dv,
+                   uint32_t len)
+{
+    struct wk_subs *st = wk_subs_get(w);
+    struct wk_rec   r;
+    uint32_t        i, v = WK_NIL;
+
+    if (st == NULL || slot >= st->nslots)
+        return;
+    i = st->slot_head[slot];
+    if (i == WK_NIL || !wk_mi_parse(st, dv, len, &r))
+        return;
+    while (i != WK_NIL) {
+        struct wk_mi *mi = &st->items[i];
+
+        i = mi->lnext;
+        if (i != WK_NIL)
+            __builtin_prefetch(&st->items[i]);
+        if (mi->mode == UA_MONITORINGMODE_DISABLED)
+            continue;
+        if (mi->flags & WK_MI_READ)
+            wk_mi_read_take(st, mi, NULL, false, false);    /* IndexRange */
+        else
+            wk_mi_take(st, mi, &r, &v, false, false);
+    }
+    wk_val_done(st, v);
+}
+
+void
+wk_fanout_on_overflow(struct wk_worker *w, uint32_t slot)
+{
+    struct wk_subs *st = wk_subs_get(w);
+    struct wk_rec   r;
+    uint32_t        i, v = WK_NIL;
+    bool            have = false;
+
+    if (st == NULL || slot >= st->nslots)
+        return;
+    /* Changes were lost: the current value goes out with the Overflow
+     * bit, whatever the filter says (the client must see the gap). */
+    for (i = st->slot_head[slot]; i != WK_NIL;) {
+        struct wk_mi *mi = &st->items[i];
+
+        i = mi->lnext;
+        if (mi->mode == UA_MONITORINGMODE_DISABLED)
+            continue;
+        if (mi->flags & WK_MI_READ) {
+            wk_mi_read_take(st, mi, NULL, true, true);
+            have = false;           /* the arena was reused */
+            continue;
+        }
+        if (!have) {
+            wk_val_done(st, v);
+            v = WK_NIL;
+            wk_mi_read_item(st, mi, NULL, &r);
+            have = true;
+        }
+        wk_mi_take(st, mi, &r, &v, true, true);
+    }
+    wk_val_done(st, v);
+}
+
+/* ------------------------------------------------------------------ */
+/* sampling by reading                                                  */
+/* ------------------------------------------------------------------ */
+
+void
+wk_mi_sample_due(struct wk_subs *st)
+{
+    uint64_t now = st->w->now_ms, due = UINT64_MAX;
+
+    if (now < st->sampled_due)
+        return;
+    for (uint32_t i = st->sampled_head; i != WK_NIL;) {
+        struct wk_mi *mi = &st->items[i];
+
+        i = mi->lnext;
+        if (mi->mode != UA_MONITORINGMODE_DISABLED && now >= mi->next_ms) {
+            mi->next_ms = now + (mi->interval_ms ? mi->interval_ms : 1);
+            wk_mi_read_take(st, mi, NULL, false, false);
+        }
+        if (mi->next_ms < due)
+            due = mi->next_ms;
+    }
+    st->sampled_due = due;
+}
+
+void
+wk_mi_resend(struct wk_subs *st, struct wk_sub *sub, struct wk_session *s)
+{
+    for (uint32_t i = sub->ihead; i != WK_NIL;) {
+        struct wk_mi *mi = &st->items[i];
+
+        i = mi->snext;
+        if (mi->mode == UA_MONITORINGMODE_DISABLED)
+            continue;
+        wk_mi_read_take(st, mi, s, true, false);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* create, modify, delete                                               */
+/* ------------------------------------------------------------------ */
+
+/* samplingInterval (Part 4 §7.21): -1 (any negative, NaN) is the
+ * publishing interval, 0 the fastest we do; never below the node's
+ * MinimumSamplingInterval nor the configured minimum; at most 24 h. */
+static double
+wk_mi_revise_sampling(const struct wk_subs *st, const struct wk_sub *sub,
+                      uint32_t node, bool by_read, double req)
+{
+    double min = st->lim.min_sampling, ns = st->w->ns.nodes[node].min_sampling;
+
+    if (isnan(req) || req < 0)
+        req = sub->interval;
+    if (ns > 0 && ns > min && !isnan(ns))
+        min = ns;
+    if (by_read && min < WK_MI_READ_MIN_MS)
+        min = WK_MI_READ_MIN_MS;    /* polled: never a busy loop */
+    if (req < min)
+        req = min;
+    if (req > WK_MI_SAMPLING_MAX_MS)
+        req = WK_MI_SAMPLING_MAX_MS;
+    return req;
+}
+
+/* queueSize: 0 and 1 are 1; at most the configured maximum. */
+static uint16_t
+wk_mi_revise_queue(const struct wk_subs *st, uint32_t req)
+{
+    uint32_t max = st->lim.max_queue;
+
+    if (max > UINT16_MAX)
+        max = UINT16_MAX;
+    if (req < 1)
+        req = 1;
+    if (req > max)
+        req = max;
+    return (uint16_t)req;
+}
+
+/*
+ * The EURange (a Range ExtensionObject, Part 8 §5.3.2) of node, found as
+ * its HasProperty child named "EURange": *span = high - low.  Anything
+ * else is BadDeadbandFilterInvalid (Part 8: Percent needs an EURange).
+ */
+static ua_status
+wk_mi_eurange(struct wk_subs *st, struct wk_session *s, uint32_t node,
+              double *span)
+{
+    struct wk_worker       *w = st->w;
+    const struct shm_node  *n = &w->ns.nodes[node];
+    struct ua_nodeid        hpid = ua_nodeid_num(0, UA_NS0ID_HASPROPERTY);
+    uint32_t                hp = shm_nodestore_reftype_of(&w->ns,
+                                    wk_svc_lookup(w, &hpid));
+
+    if (hp == SHM_NONE)
+        return UA_BAD_DEADBAND_FILTER_INVALID;
+    for (uint32_t k = 0; k < n->nrefs; k++) {
+        const struct shm_ref   *ref = &w->ns.refs[n->refs + k];
+        struct ua_qualifiedname qn;
+        struct ua_read_value_id rv;
+        struct ua_datavalue    *dv;
+        struct ua_variant       v;
+        const struct ua_range  *rg;
+
+        if ((ref->flags & SHM_REF_INVERSE) || ref->reftype != hp)
+            continue;
+        wk_svc_node_browse_name(w, ref->target, &qn);
+        if (qn.ns != 0 || !ua_string_eq(&qn.name, "EURange"))
+            continue;
+        memset(&rv, 0, sizeof(rv));
+        wk_svc_node_id(w, ref->target, &rv.node_id);
+        rv.attribute_id = UA_ATTR_VALUE;
+        rv.index_range.len = -1;
+        rv.data_encoding.name.len = -1;
+        if (wk_mi_read_dv(st, s, &rv, &dv) != UA_GOOD
+            || !(dv->mask & UA_DV_VALUE))
+            return UA_BAD_DEADBAND_FILTER_INVALID;
+        if (dv->value.type == UA_VARIANT_RAW) {
+            if (ua_decode(dv->value.data, (size_t)dv->value.n, NULL, &v,
+                          &ua_types[UA_TYPE_VARIANT], &st->arena,
+                          &wk_mi_slot_limits) != UA_GOOD)
+                return UA_BAD_DEADBAND_FILTER_INVALID;
+        } else {
+            v = dv->value;
+        }
+        if (v.type != UA_BT_EXTENSIONOBJECT || v.is_array || v.data == NULL)
+            return UA_BAD_DEADBAND_FILTER_INVALID;
+        {
+            const struct ua_extobj *x = v.data;
+
+            if (x->encoding != UA_EO_DECODED
+                || x->type != &ua_types[UA_TYPE_RANGE])
+                return UA_BAD_DEADBAND_FILTER_INVALID;
+            rg = x->obj;
+        }
+        if (isnan(rg->low) || isnan(rg->high) || rg->high < rg->low
+            || isinf(rg->high - rg->low))
+            return UA_BAD_DEADBAND_FILTER_INVALID;
+        *span = rg->high - rg->low;
+        return UA_GOOD;
+    }
+    return UA_BAD_DEADBAND_FILTER_INVALID;
+}
+
+/*
+ * The filter of a MonitoredItemCreate/ModifyRequest (Part 4 §7.22): none,
+ * or a DataChangeFilter on the Value of a Variable.  Deadbands only on
+ * Number data types; Percent needs an EURange (Part 8 §6.2).
+ */
+static ua_status
+wk_mi_filter(struct wk_subs *st, struct wk_session *s, uint32_t node,
+             uint32_t attr, const struct ua_extobj *x, struct wk_filter *f)
+{
+    const struct shm_node        *n = &st->w->ns.nodes[node];
+    const struct ua_data_change_filter *dc;
+    struct ua_nodeid              numid = ua_nodeid_num(0, UA_NS0ID_NUMBER);
+    double                        span;
+    ua_status                     rc;
+
+    f->trigger = UA_DATACHANGETRIGGER_STATUSVALUE;
+    f->dbtype = UA_DEADBANDTYPE_NONE;
+    f->deadband = 0;
+    if (x->encoding == UA_EO_NONE && wk_svc_nodeid_is_null(&x->type_id))
+        return UA_GOOD;
+    if (x->encoding != UA_EO_DECODED) {
+        /* Not a filter we know (or XML): none we could apply. */
+        return UA_BAD_MONITORED_ITEM_FILTER_UNSUPPORTED;
+    }
+    if (x->type == &ua_types[UA_TYPE_EVENTFILTER])
+        return attr == UA_ATTR_EVENTNOTIFIER
+                   ? UA_BAD_MONITORED_ITEM_FILTER_UNSUPPORTED
+                   : UA_BAD_FILTER_NOT_ALLOWED;
+    if (x->type == &ua_types[UA_TYPE_AGGREGATEFILTER])
+        return UA_BAD_MONITORED_ITEM_FILTER_UNSUPPORTED;
+    if (x->type != &ua_types[UA_TYPE_DATACHANGEFILTER])
+        return UA_BAD_MONITORED_ITEM_FILTER_INVALID;
+    if (attr != UA_ATTR_VALUE)
+        return UA_BAD_FILTER_NOT_ALLOWED;
+    dc = x->obj;
+    if (dc->trigger < UA_DATACHANGETRIGGER_STATUS
+        || dc->trigger > UA_DATACHANGETRIGGER_STATUSVALUETIMESTAMP)
+        return UA_BAD_MONITORED_ITEM_FILTER_INVALID;
+    f->trigger = (uint8_t)dc->trigger;
+    if (dc->deadband_type == UA_DEADBANDTYPE_NONE)
+        return UA_GOOD;
+    if (dc->deadband_type > UA_DEADBANDTYPE_PERCENT || isnan(dc->deadband_value)
+        || dc->deadband_value < 0 || isinf(dc->deadband_value))
+        return UA_BAD_DEADBAND_FILTER_INVALID;
+    if (dc->trigger == UA_DATACHANGETRIGGER_STATUS)
+        return UA_GOOD;             /* deadband applies to values only */
+    if ((n->node_class != SHM_NC_VARIABLE
+         && n->node_class != SHM_NC_VARIABLETYPE)
+        || n->u.var.data_type >= st->w->ns.nnodes
+        || !shm_nodestore_is_subtype(&st->w->ns, n->u.var.data_type,
+                                     wk_svc_lookup(st->w, &numid)))
+        return UA_BAD_FILTER_NOT_ALLOWED;   /* not a Number */
+    f->dbtype = (uint8_t)dc->deadband_type;
+    f->deadband = dc->deadband_value;
+    if (dc->deadband_type == UA_DEADBANDTYPE_PERCENT) {
+        if (dc->deadband_value > 100.0)
+            return UA_BAD_DEADBAND_FILTER_INVALID;
+        rc = wk_mi_eurange(st, s, node, &span);
+        if (rc != UA_GOOD)
+            return rc;
+        f->deadband = dc->deadband_value / 100.0 * span;
+    }
+    return UA_GOOD;
+}
+
+/* Operation results of the Read that make a create fail (the others are
+ * the value's status and go out in its first notification). */
+static bool
+wk_mi_create_fatal(ua_status s)
+{
+    switch (s) {
+    case UA_BAD_NODE_ID_UNKNOWN:
+    case UA_BAD_ATTRIBUTE_ID_INVALID:
+    case UA_BAD_INDEX_RANGE_INVALID:
+    case UA_BAD_DATA_ENCODING_INVALID:
+    case UA_BAD_DATA_ENCODING_UNSUPPORTED:
+    case UA_BAD_NOT_READABLE:
+    case UA_BAD_USER_ACCESS_DENIED:
+    case UA_BAD_OUT_OF_MEMORY:
+    case UA_BAD_TIMESTAMPS_TO_RETURN_INVALID:
+        return true;
+    default:
+        return false;
+    }
+}
+
+void
+wk_mi_create(struct wk_svc_ctx *ctx, struct wk_sub *sub, int32_t ttr,
+             const struct ua_monitored_item_create_request *r,
+             struct ua_monitored_item_create_result *res)
+{
+    struct wk_subs                     *st = wk_subs_get(ctx->w);
+    const struct ua_monitoring_parameters *mp = &r->requested_parameters;
+    const struct ua_read_value_id      *rv = &r->item_to_monitor;
+    struct wk_filter                    f;
+    struct wk_mi                       *mi;
+    struct wk_rec                       rec;
+    const struct shm_node              *n;
+    uint32_t                            node;
+    double                              si;
+    bool                                on_slot;
+    ua_status                           s;
+
+    res->filter_result.encoding = UA_EO_NONE;
+    if (r->monitoring_mode < UA_MONITORINGMODE_DISABLED
+        || r->monitoring_mode > UA_MONITORINGMODE_REPORTING) {
+        res->status_code = UA_BAD_MONITORING_MODE_INVALID;
+        return;
+    }
+    node = wk_svc_lookup(ctx->w, &rv->node_id);
+    if (node == SHM_NONE) {
+        res->status_code = UA_BAD_NODE_ID_UNKNOWN;
+        return;
+    }
+    if (rv->attribute_id < 1 || rv->attribute_id > UA_ATTR_MAX) {
+        res->status_code = UA_BAD_ATTRIBUTE_ID_INVALID;
+        return;
+    }
+    s = wk_mi_filter(st, ctx->session, node, rv->attribute_id,
+                     &mp->filter, &f);
+    if (s != UA_GOOD) {
+        res->status_code = s;
+        return;
+    }
+    if (sub->nitems >= st->lim.max_items_per_sub
+        || (mi = wk_mi_alloc(st)) == NULL) {
+        res->status_code = UA_BAD_TOO_MANY_MONITORED_ITEMS;
+        return;
+    }
+    n = &ctx->w->ns.nodes[node];
+    mi->client_handle = mp->client_handle;
+    mi->sub = (uint32_t)(sub - st->subs);
+    mi->node = node;
+    mi->attr = (uint8_t)rv->attribute_id;
+    mi->mode = (uint8_t)r->monitoring_mode;
+    mi->ttr = (uint8_t)ttr;
+    mi->trigger = f.trigger;
+    mi->dbtype = f.dbtype;
+    mi->deadband = f.deadband;
+    on_slot = rv->attribute_id == UA_ATTR_VALUE
+              && (n->node_class == SHM_NC_VARIABLE
+                  || n->node_class == SHM_NC_VARIABLETYPE)
+              && n->u.var.slot < st->nslots;
+    si = wk_mi_revise_sampling(st, sub, node, !on_slot,
+                               mp->sampling_interval);
+    mi->interval_ms = (uint32_t)ceil(si);
+    mi->qsize = wk_mi_revise_queue(st, mp->queue_size);
+    if (mp->discard_oldest)
+        mi->flags |= WK_MI_DISCARD_OLD;
+    if (rv->index_range.len > 0) {
+        uint32_t rl = (uint32_t)rv->index_range.len;
+
+        mi->range = wk_cells_put(&st->cells, &rl, 4, rv->index_range.data,
+                                 rl);
+        if (mi->range == WK_NIL) {
+            wk_mi_free(st, mi);
+            res->status_code = UA_BAD_OUT_OF_MEMORY;
+            return;
+        }
+    }
+    /* Into the subscription's list. */
+    mi->snext = sub->ihead;
+    mi->sprev = WK_NIL;
+    if (sub->ihead != WK_NIL)
+        st->items[sub->ihead].sprev = (uint32_t)(mi - st->items);
+    sub->ihead = (uint32_t)(mi - st->items);
+    sub->nitems++;
+
+    /* Where values come from; for a slot, interest first (DESIGN §2). */
+    if (on_slot) {
+        mi->slot = n->u.var.slot;
+        if (mi->range != WK_NIL)
+            mi->flags |= WK_MI_READ;
+        wk_mi_slot_add(st, mi);
+    } else {
+        mi->flags |= WK_MI_READ;
+        mi->next_ms = ctx->w->now_ms + mi->interval_ms;
+        wk_mi_sampled_add(st, mi);
+    }
+    /* Then the slot: the initial value; and the checks Read makes. */
+    s = wk_mi_read_rec(st, ctx->session, rv, &rec);
+    if (wk_mi_create_fatal(s)) {
+        wk_mi_delete(st, mi);
+        res->status_code = s;
+        return;
+    }
+    res->status_code = UA_GOOD;
+    res->monitored_item_id = mi->id;
+    res->revised_sampling_interval = si;
+    res->revised_queue_size = mi->qsize;
+    if (mi->mode != UA_MONITORINGMODE_DISABLED) {
+        uint32_t v = WK_NIL;
+
+        if (mi->flags & WK_MI_ON_SLOT)
+            mi->next_ms = ctx->w->now_ms;   /* the first sample starts it */
+        wk_mi_take(st, mi, &rec, &v, true, false);
+        wk_val_done(st, v);
+    }
+}
+
+
+void
+wk_mi_modify(struct wk_svc_ctx *ctx, struct wk_sub *sub, int32_t ttr,
+             const struct ua_monitored_item_modify_request *r,
+             struct ua_monitored_item_modify_result *res)
+{
+    struct wk_subs                        *st = wk_subs_get(ctx->w);
+    const struct ua_monitoring_parameters *mp = &r->requested_parameters;
+    struct wk_mi                          *mi;
+    struct wk_filter                       f;
+    double                                 si;
+    ua_status                              s;
+
+    res->filter_result.encoding = UA_EO_NONE;
+    mi = wk_mi_find(st, sub, r->monitored_item_id);
+    if (mi == NULL) {
+        res->status_code = UA_BAD_MONITORED_ITEM_ID_INVALID;
+        return;
+    }
+    s = wk_mi_filter(st, ctx->session, mi->node, mi->attr, &mp->filter, &f);
+    if (s != UA_GOOD) {
+        res->status_code = s;
+        return;
+    }
+    if (f.trigger != mi->trigger || f.dbtype != mi->dbtype
+        || f.deadband != mi->deadband) {
+        /* A new filter compares from the next value on. */
+        if (mi->flags & WK_MI_LAST_REF)
+            wk_cells_free(&st->cells, mi->last.ref);
+        mi->flags &= (uint16_t)~(WK_MI_LAST_REF | WK_MI_HAS_LAST);
+        mi->trigger = f.trigger;
+        mi->dbtype = f.dbtype;
+        mi->deadband = f.deadband;
+    }
+    mi->client_handle = mp->client_handle;
+    mi->ttr = (uint8_t)ttr;
+    si = wk_mi_revise_sampling(st, sub, mi->node,
+                               (mi->flags & WK_MI_ON_SAMPLED) != 0,
+                               mp->sampling_interval);
+    mi->interval_ms = (uint32_t)ceil(si);
+    if (mp->discard_oldest)
+        mi->flags |= WK_MI_DISCARD_OLD;
+    else
+        mi->flags &= (uint16_t)~WK_MI_DISCARD_OLD;
+    mi->qsize = wk_mi_revise_queue(st, mp->queue_size);
+    wk_mi_queue_trim(st, sub, mi);
+    if (mi->flags & WK_MI_ON_SAMPLED) {
+        mi->next_ms = ctx->w->now_ms + mi->interval_ms;
+        if (mi->next_ms < st->sampled_due)
+            st->sampled_due = mi->next_ms;
+    }
+    res->status_code = UA_GOOD;
+    res->revised_sampling_interval = si;
+    res->revised_queue_size = mi->qsize;
+}
+
+void
+wk_mi_delete(struct wk_subs *st, struct wk_mi *mi)
+{
+    struct wk_sub *sub = &st->subs[mi->sub];
+    uint32_t       idx = wk_mi_idx(st, mi);
+
+    wk_mi_purge(st, sub, mi);
+    wk_mi_slot_del(st, mi);
+    wk_mi_sampled_del(st, mi);
+    while (mi->links != WK_NIL) {
+        uint32_t l = mi->links;
+
+        mi->links = st->links[l].next;
+        st->links[l].next = st->links_free;
+        st->links_free = l;
+        st->nlinks--;
+    }
+    wk_cells_free(&st->cells, mi->range);
+    if (mi->flags & WK_MI_LAST_REF)
+        wk_cells_free(&st->cells, mi->last.ref);
+    if (mi->sprev != WK_NIL)
+        st->items[mi->sprev].snext = mi->snext;
+    else if (sub->ihead == idx)
+        sub->ihead = mi->snext;
+    if (mi->snext != WK_NIL)
+        st->items[mi->snext].sprev = mi->sprev;
+    sub->nitems--;
+    wk_mi_free(st, mi);
+}
+
+ua_status
+wk_mi_delete_id(struct wk_subs *st, struct wk_sub *sub, uint32_t id)
+{
+    struct wk_mi *mi = wk_mi_find(st, sub, id);
+
+    if (mi == NULL)
+        return UA_BAD_MONITORED_ITEM_ID_INVALID;
+    wk_mi_delete(st, mi);
+    return UA_GOOD;
+}
+
+ua_status
+wk_mi_set_mode(struct wk_subs *st, struct wk_sub *sub, uint32_t id,
+               int32_t mode, struct wk_session *s)
+{
+    struct wk_mi *mi = wk_mi_find(st, sub, id);
+    bool          was;
+    uint8_t       old;
+
+    if (mi == NULL)
+        return UA_BAD_MONITORED_ITEM_ID_INVALID;
+    old = mi->mode;
+    if (old == (uint8_t)mode)
+        return UA_GOOD;
+    was = wk_mi_reportable(mi);
+    if (mode == UA_MONITORINGMODE_DISABLED) {
+        /* Disabled: nothing sampled, nothing kept (§5.12.1.3). */
+        wk_mi_purge(st, sub, mi);
+        mi->mode = (uint8_t)mode;
+        return UA_GOOD;
+    }
+    mi->mode = (uint8_t)mode;
+    if (mode == UA_MONITORINGMODE_REPORTING)
+        mi->flags &= (uint16_t)~WK_MI_TRIGGERED;
+    wk_mi_counted(st, sub, mi, was);
+    if (old == UA_MONITORINGMODE_DISABLED) {
+        /* Enabled again: the first sample goes out as soon as possible. */
+        mi->flags &= (uint16_t)~WK_MI_HAS_LAST;
+        mi->next_ms = st->w->now_ms;
+        wk_mi_read_take(st, mi, s, true, false);
+    }
+    return UA_GOOD;
+}
+
+ua_status
+wk_mi_link(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *from,
+           uint32_t to_id)
+{
+    struct wk_mi *to = wk_mi_find(st, sub, to_id);
+    uint32_t      l;
+
+    if (to == NULL || to == from)
+        return UA_BAD_MONITORED_ITEM_ID_INVALID;
+    for (l = from->links; l != WK_NIL; l = st->links[l].next)
+        if (st->links[l].to == to_id)
+            return UA_GOOD;         /* already linked */
+    if (st->links_free != WK_NIL) {
+        l = st->links_free;
+        st->links_free = st->links[l].next;
+    } else if (st->links_hw < st->lim.links) {
+        l = st->links_hw++;
+    } else {
+        return UA_BAD_TOO_MANY_MONITORED_ITEMS;
+    }
+    st->links[l].to = to_id;
+    st->links[l].next = from->links;
+    from->links = l;
+    from->flags |= WK_MI_LINKED;
+    st->nlinks++;
+    return UA_GOOD;
+}
+
+ua_status
+wk_mi_unlink(struct wk_subs *st, struct wk_mi *from, uint32_t to_id)
+{
+    uint32_t *pl = &from->links;
+
+    while (*pl != WK_NIL) {
+        uint32_t l = *pl;
+
+        if (st->links[l].to == to_id) {
+            *pl = st->links[l].next;
+            st->links[l].next = st->links_free;
+            st->links_free = l;
+            st->nlinks--;
+            if (from->links == WK_NIL)
+                from->flags &= (uint16_t)~WK_MI_LINKED;
+            return UA_GOOD;
+        }
+        pl = &st->links[l].next;
+    }
+    return UA_BAD_MONITORED_ITEM_ID_INVALID;
+}

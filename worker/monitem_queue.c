@@ -1,0 +1,579 @@
+/*
+ * worker/monitem_queue.c: the queues of monitored items (Part 4
+ * §5.12.1.5), the values they hold, the ready lists of subscriptions and
+ * the DataChangeNotification a Publish carries.
+ *
+ *   record from the broker (one per change, per worker)
+ *        |  the first item that queues it copies it into cells: a value
+ *        v  (struct wk_val, refcounted); every other item on the slot
+ *   value  <---- entry (8 bytes) <---- entry <---- ...  of each item's queue
+ *        |
+ *        v  Publish: each entry's value is copied into the message, shaped
+ *           for that item (timestampsToReturn, Overflow bit), then let go
+ *
+ * So a change watched by K items of this worker costs one copy of its
+ * bytes and K small entries, not K copies; and an idle queue of 1 holds
+ * nothing but its entry.
+ *
+ * Queue semantics: a full queue of 1 keeps the newest value (no Overflow
+ * bit); a longer one drops its oldest (discardOldest: the new oldest gets
+ * the bit) or replaces its newest (the new value gets the bit).  Sampling:
+ * a value inside the sampling interval of the newest queued one replaces
+ * it (the latest of an interval wins).  An exhausted pool loses a value
+ * the way a full queue does, Overflow bit included.
+ *
+ * Counts: sub->nqueued is the number of entries in reportable items
+ * (REPORTING, or SAMPLING and triggered), which are exactly the items on
+ * the subscription's ready list with entries.
+ *
+ * No allocation: cells, entries and their free stacks come from
+ * wk_sub_init().
+ */
+#include <string.h>
+
+#include "proto/status_gen.h"
+#include "proto/types_gen.h"
+#include "sub_int.h"
+
+static uint32_t wk_mi_idx(const struct wk_subs *st, const struct wk_mi *mi);
+static uint32_t wk_val_make(struct wk_subs *st, const struct wk_rec *r);
+static void wk_val_unref(struct wk_subs *st, uint32_t v);
+static uint32_t wk_ent_take(struct wk_subs *st, uint32_t val);
+static void wk_mi_ready_add(struct wk_subs *st, struct wk_sub *sub,
+                            struct wk_mi *mi);
+static uint32_t wk_mi_qpop(struct wk_subs *st, struct wk_mi *mi);
+static void wk_mi_mark(struct wk_subs *st, uint32_t e);
+static bool wk_mi_replace(struct wk_subs *st, uint32_t e,
+                          const struct wk_rec *r, uint32_t *vref,
+                          uint32_t flags);
+
+/* ------------------------------------------------------------------ */
+/* cells                                                               */
+/* ------------------------------------------------------------------ */
+
+static inline uint32_t
+wk_cells_need(uint32_t total)
+{
+    return total <= WK_CELL_DATA ? 1 : (total + WK_CELL_DATA - 1)
+                                           / WK_CELL_DATA;
+}
+
+/* One cell: the last freed first (hot), reading no cell to find it. */
+static inline uint32_t
+wk_cells_take(struct wk_cells *p)
+{
+    p->used++;
+    return p->nfree > 0 ? p->stack[--p->nfree] : p->hw++;
+}
+
+/* Two byte ranges read as one (a header, then the data). */
+struct wk_src {
+    const uint8_t *a;
+    uint32_t       al;
+    const uint8_t *b;
+    uint32_t       bl;
+};
+
+static inline void
+wk_src_fill(struct wk_src *s, uint8_t *dst, uint32_t room)
+{
+    uint32_t m = s->al < room ? s->al : room;
+
+    if (m > 0) {
+        memcpy(dst, s->a, m);
+        s->a += m;
+        s->al -= m;
+        dst += m;
+        room -= m;
+    }
+    m = s->bl < room ? s->bl : room;
+    if (m > 0) {
+        memcpy(dst, s->b, m);
+        s->b += m;
+        s->bl -= m;
+    }
+}
+
+uint32_t
+wk_cells_put(struct wk_cells *p, const void *hdr, uint32_t hlen,
+             const void *data, uint32_t len)
+{
+    struct wk_src s = { hdr, hlen, data, len };
+    uint32_t      n = wk_cells_need(hlen + len), first = WK_NIL;
+    uint32_t      prev = WK_NIL;
+
+    if (p->cap - p->used < n) {
+        p->refused++;
+        return WK_NIL;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = wk_cells_take(p);
+
+        p->c[i].next = WK_NIL;
+        if (prev == WK_NIL)
+            first = i;
+        else
+            p->c[prev].next = i;
+        prev = i;
+        wk_src_fill(&s, p->c[i].data, WK_CELL_DATA);
+    }
+    return first;
+}
+
+void
+wk_cells_get(const struct wk_cells *p, uint32_t i, uint32_t off, void *dst,
+             uint32_t len)
+{
+    uint8_t *d = dst;
+
+    while (i != WK_NIL && off >= WK_CELL_DATA) {
+        off -= WK_CELL_DATA;
+        i = p->c[i].next;
+    }
+    while (i != WK_NIL && len > 0) {
+        uint32_t m = WK_CELL_DATA - off;
+
+        if (m > len)
+            m = len;
+        memcpy(d, p->c[i].data + off, m);
+        d += m;
+        len -= m;
+        off = 0;
+        i = p->c[i].next;
+    }
+}
+
+void
+wk_cells_free(struct wk_cells *p, uint32_t i)
+{
+    while (i != WK_NIL) {
+        p->stack[p->nfree++] = i;
+        p->used--;
+        i = p->c[i].next;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* values and entries                                                  */
+/* ------------------------------------------------------------------ */
+
+static inline struct wk_val *
+wk_val(const struct wk_subs *st, uint32_t v)
+{
+    return (struct wk_val *)(void *)st->cells.c[v].data;
+}
+
+/* r's bytes as a value with no holder yet; WK_NIL when no cells are left. */
+static uint32_t
+wk_val_make(struct wk_subs *st, const struct wk_rec *r)
+{
+    struct wk_val h = { 0, r->len, r->vend };
+
+    return wk_cells_put(&st->cells, &h, sizeof(h), r->p, r->len);
+}
+
+static void
+wk_val_unref(struct wk_subs *st, uint32_t v)
+{
+    if (--wk_val(st, v)->refs == 0)
+        wk_cells_free(&st->cells, v);
+}
+
+void
+wk_val_done(struct wk_subs *st, uint32_t v)
+{
+    if (v != WK_NIL && wk_val(st, v)->refs == 0)
+        wk_cells_free(&st->cells, v);
+}
+
+/* A new entry holding value val (one more reference); WK_NIL: none. */
+static uint32_t
+wk_ent_take(struct wk_subs *st, uint32_t val)
+{
+    struct wk_ents *p = &st->ents;
+    uint32_t        e;
+
+    if (p->used == p->cap) {
+        p->refused++;
+        return WK_NIL;
+    }
+    p->used++;
+    e = p->nfree > 0 ? p->stack[--p->nfree] : p->hw++;
+    p->e[e].val = val;
+    p->e[e].next = WK_NIL;
+    wk_val(st, val & WK_QE_VAL)->refs++;
+    return e;
+}
+
+static inline void
+wk_ent_free(struct wk_subs *st, uint32_t e)
+{
+    wk_val_unref(st, st->ents.e[e].val & WK_QE_VAL);
+    st->ents.stack[st->ents.nfree++] = e;
+    st->ents.used--;
+}
+
+/* *vref made of r once (shared by every item queueing the same record). */
+static inline uint32_t
+wk_val_of(struct wk_subs *st, const struct wk_rec *r, uint32_t *vref)
+{
+    if (*vref == WK_NIL)
+        *vref = wk_val_make(st, r);
+    return *vref;
+}
+
+/* ------------------------------------------------------------------ */
+/* ready lists                                                         */
+/* ------------------------------------------------------------------ */
+
+static uint32_t
+wk_mi_idx(const struct wk_subs *st, const struct wk_mi *mi)
+{
+    return (uint32_t)(mi - st->items);
+}
+
+bool
+wk_mi_reportable(const struct wk_mi *mi)
+{
+    return mi->mode == UA_MONITORINGMODE_REPORTING
+           || (mi->mode == UA_MONITORINGMODE_SAMPLING
+               && (mi->flags & WK_MI_TRIGGERED));
+}
+
+static void
+wk_mi_ready_add(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi)
+{
+    uint32_t idx = wk_mi_idx(st, mi);
+
+    if (mi->flags & WK_MI_READY)
+        return;
+    mi->flags |= WK_MI_READY;
+    mi->rnext = WK_NIL;
+    if (sub->rtail != WK_NIL)
+        st->items[sub->rtail].rnext = idx;
+    else
+        sub->rhead = idx;
+    sub->rtail = idx;
+}
+
+void
+wk_mi_ready_del(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi)
+{
+    uint32_t idx = wk_mi_idx(st, mi), prev = WK_NIL, i;
+
+    if (!(mi->flags & WK_MI_READY))
+        return;
+    for (i = sub->rhead; i != WK_NIL && i != idx; i = st->items[i].rnext)
+        prev = i;
+    if (i == idx) {
+        if (prev == WK_NIL)
+            sub->rhead = mi->rnext;
+        else
+            st->items[prev].rnext = mi->rnext;
+        if (sub->rtail == idx)
+            sub->rtail = prev;
+    }
+    mi->rnext = WK_NIL;
+    mi->flags &= (uint16_t)~WK_MI_READY;
+}
+
+void
+wk_mi_counted(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi,
+              bool was)
+{
+    bool now = wk_mi_reportable(mi);
+
+    if (was == now)
+        return;
+    if (now) {
+        if (mi->qlen == 0)
+            return;
+        sub->nqueued += mi->qlen;
+        wk_mi_ready_add(st, sub, mi);
+        if (sub->nqueued == mi->qlen)
+            wk_sub_ready(st, sub);
+    } else {
+        sub->nqueued -= mi->qlen;
+        wk_mi_ready_del(st, sub, mi);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* queues                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Drop mi's oldest queued value (the caller keeps the counts); the new
+ * first entry or WK_NIL. */
+static uint32_t
+wk_mi_qpop(struct wk_subs *st, struct wk_mi *mi)
+{
+    uint32_t e = mi->qhead;
+
+    if (e == WK_NIL)
+        return WK_NIL;
+    mi->qhead = st->ents.e[e].next;
+    if (mi->qhead == WK_NIL)
+        mi->qtail = WK_NIL;
+    mi->qlen--;
+    wk_ent_free(st, e);
+    return mi->qhead;
+}
+
+void
+wk_mi_purge(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi)
+{
+    if (wk_mi_reportable(mi))
+        sub->nqueued -= mi->qlen;
+    while (mi->qlen > 0)
+        wk_mi_qpop(st, mi);
+    wk_mi_ready_del(st, sub, mi);
+    mi->flags &= (uint16_t)~WK_MI_TRIGGERED;
+}
+
+/* The value of entry e is reported after a loss. */
+static void
+wk_mi_mark(struct wk_subs *st, uint32_t e)
+{
+    if (e != WK_NIL)
+        st->ents.e[e].val |= WK_QE_OVERFLOW;
+}
+
+/*
+ * Entry e holds r from now on (flags: WK_QE_OVERFLOW or 0).  False when
+ * no value could be made: e keeps what it had.
+ */
+static bool
+wk_mi_replace(struct wk_subs *st, uint32_t e, const struct wk_rec *r,
+              uint32_t *vref, uint32_t flags)
+{
+    uint32_t v = wk_val_of(st, r, vref), old = st->ents.e[e].val & WK_QE_VAL;
+
+    if (v == WK_NIL) {
+        /* No cells: when e alone holds its value and the new one needs
+         * no more cells, the old one makes the room. */
+        uint32_t have = 0;
+
+        if (wk_val(st, old)->refs != 1)
+            return false;
+        for (uint32_t i = old; i != WK_NIL; i = st->cells.c[i].next)
+            have++;
+        if (wk_cells_need(sizeof(struct wk_val) + r->len)
+            > have + (st->cells.cap - st->cells.used))
+            return false;
+        wk_val_unref(st, old);
+        v = wk_val_of(st, r, vref);
+        wk_val(st, v)->refs++;
+        st->ents.e[e].val = v | flags;
+        return true;
+    }
+    wk_val(st, v)->refs++;
+    st->ents.e[e].val = v | flags;
+    wk_val_unref(st, old);
+    return true;
+}
+
+void
+wk_mi_enqueue(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi,
+              const struct wk_rec *r, uint32_t *vref, bool overflow)
+{
+    uint64_t now = st->w->now_ms;
+    uint32_t flag = 0, v, e;
+    bool     rep = wk_mi_reportable(mi);
+
+    if ((overflow || (mi->flags & WK_MI_OVERFLOW)) && mi->qsize > 1)
+        flag = WK_QE_OVERFLOW;      /* a queue of 1 never shows gaps */
+    mi->flags &= (uint16_t)~WK_MI_OVERFLOW;
+
+    if (mi->qlen > 0 && (mi->flags & WK_MI_ON_SLOT) && mi->interval_ms > 0
+        && now < mi->next_ms) {
+        /* Same sampling interval as the newest queued value: replace. */
+        uint32_t t = mi->qtail;
+
+        if (!wk_mi_replace(st, t, r, vref,
+                           flag | (st->ents.e[t].val & WK_QE_OVERFLOW))) {
+            st->dropped++;
+            if (mi->qsize > 1)
+                wk_mi_mark(st, t);
+        }
+        return;
+    }
+    if ((mi->flags & WK_MI_ON_SLOT) && mi->interval_ms > 0
+        && now >= mi->next_ms)
+        mi->next_ms = now + mi->interval_ms;
+
+    if (mi->qlen >= mi->qsize) {
+        if (mi->qsize <= 1) {
+            /* A buffer for the newest value (§5.12.1.5). */
+            if (!wk_mi_replace(st, mi->qtail, r, vref, 0))
+                st->dropped++;
+            return;
+        }
+        if (!(mi->flags & WK_MI_DISCARD_OLD)) {
+            if (!wk_mi_replace(st, mi->qtail, r, vref, WK_QE_OVERFLOW)) {
+                st->dropped++;
+                wk_mi_mark(st, mi->qtail);
+            }
+            return;
+        }
+        /* discardOldest: the next value in the queue gets the bit. */
+        wk_mi_mark(st, wk_mi_qpop(st, mi));
+        if (rep)
+            sub->nqueued--;
+    }
+    v = wk_val_of(st, r, vref);
+    e = v != WK_NIL ? wk_ent_take(st, v | flag) : WK_NIL;
+    if (e == WK_NIL) {
+        /* Nothing left: lost like a full queue loses a value; the newest
+         * replaces the last queued one and carries the bit. */
+        st->dropped++;
+        if (mi->qlen == 0)
+            mi->flags |= WK_MI_OVERFLOW;
+        else if (!wk_mi_replace(st, mi->qtail, r, vref,
+                                mi->qsize > 1 ? WK_QE_OVERFLOW : 0)
+                 && mi->qsize > 1)
+            wk_mi_mark(st, mi->qtail);
+        return;
+    }
+    if (mi->qtail != WK_NIL)
+        st->ents.e[mi->qtail].next = e;
+    else
+        mi->qhead = e;
+    mi->qtail = e;
+    mi->qlen++;
+    if (rep) {
+        sub->nqueued++;
+        wk_mi_ready_add(st, sub, mi);
+        if (sub->nqueued == 1)
+            wk_sub_ready(st, sub);
+    }
+}
+
+void
+wk_mi_queue_trim(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi)
+{
+    bool rep = wk_mi_reportable(mi);
+
+    while (mi->qlen > mi->qsize) {
+        if (mi->flags & WK_MI_DISCARD_OLD) {
+            wk_mi_mark(st, wk_mi_qpop(st, mi));
+        } else {
+            /* Drop the one before the newest; the newest gets the bit. */
+            uint32_t prev = WK_NIL, pp = WK_NIL, e = mi->qhead;
+
+            while (e != mi->qtail) {
+                pp = prev;
+                prev = e;
+                e = st->ents.e[e].next;
+            }
+            if (pp == WK_NIL)
+                mi->qhead = mi->qtail;
+            else
+                st->ents.e[pp].next = mi->qtail;
+            wk_ent_free(st, prev);
+            mi->qlen--;
+            wk_mi_mark(st, mi->qtail);
+        }
+        if (rep)
+            sub->nqueued--;
+    }
+    if (mi->qlen == 0)
+        wk_mi_ready_del(st, sub, mi);
+}
+
+void
+wk_mi_trigger(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *from)
+{
+    for (uint32_t l = from->links; l != WK_NIL; l = st->links[l].next) {
+        struct wk_mi *t = wk_mi_find(st, sub, st->links[l].to);
+        bool          was;
+
+        if (t == NULL || t->mode != UA_MONITORINGMODE_SAMPLING
+            || (t->flags & WK_MI_TRIGGERED) || t->qlen == 0)
+            continue;
+        was = wk_mi_reportable(t);
+        t->flags |= WK_MI_TRIGGERED;
+        wk_mi_counted(st, sub, t, was);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* the DataChangeNotification of a message                              */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Body layout (Part 6 §5.2, DataChangeNotification): Int32 n, n x
+ * (UInt32 clientHandle, DataValue), Int32 diagnosticInfos (0).
+ */
+uint32_t
+wk_mi_emit(struct wk_subs *st, struct wk_sub *sub, uint32_t max, size_t cap,
+           size_t *len)
+{
+    uint8_t *o = st->out;
+    size_t   pos = 4;
+    uint32_t n = 0;
+    int32_t  v;
+
+    if (cap > st->out_cap)
+        cap = st->out_cap;
+    while (sub->rhead != WK_NIL && n < max) {
+        struct wk_mi *mi = &st->items[sub->rhead];
+
+        /* The next ready item and its first value load while this one is
+         * copied (they were written a publishing interval ago). */
+        if (mi->rnext != WK_NIL) {
+            const struct wk_mi *nx = &st->items[mi->rnext];
+
+            __builtin_prefetch(nx);
+            if (nx->qhead != WK_NIL)
+                __builtin_prefetch(&st->ents.e[nx->qhead]);
+        }
+        while (mi->qlen > 0 && n < max) {
+            const struct wk_qent *q = &st->ents.e[mi->qhead];
+            uint32_t              vi = q->val & WK_QE_VAL;
+            const struct wk_val  *val = wk_val(st, vi);
+            bool                  ovf = (q->val & WK_QE_OVERFLOW) != 0;
+            uint32_t              dl = val->len;
+
+            if (q->next != WK_NIL)
+                __builtin_prefetch(&st->ents.e[q->next]);
+            if (pos + 4 + dl + 4 + 4 > cap) {
+                if (n > 0)
+                    goto done;
+                /* Alone too big for a response: say so, drop it. */
+                memcpy(o + pos, &mi->client_handle, 4);
+                o[pos + 4] = UA_DV_STATUS;
+                v = (int32_t)UA_BAD_RESPONSE_TOO_LARGE;
+                memcpy(o + pos + 5, &v, 4);
+                pos += 9;
+            } else {
+                memcpy(o + pos, &mi->client_handle, 4);
+                if (sizeof(struct wk_val) + dl <= WK_CELL_DATA)
+                    memcpy(o + pos + 4, val + 1, dl);   /* one cell */
+                else
+                    wk_cells_get(&st->cells, vi, sizeof(struct wk_val),
+                                 o + pos + 4, dl);
+                if (ovf || mi->ttr != UA_TIMESTAMPSTORETURN_BOTH)
+                    dl = wk_mi_shape(o + pos + 4, dl, val->vend, mi->ttr,
+                                     ovf);
+                pos += 4 + dl;
+            }
+            wk_mi_qpop(st, mi);
+            sub->nqueued--;
+            n++;
+        }
+        if (mi->qlen > 0)
+            break;                  /* max reached: it stays first */
+        sub->rhead = mi->rnext;
+        if (sub->rhead == WK_NIL)
+            sub->rtail = WK_NIL;
+        mi->rnext = WK_NIL;
+        mi->flags &= (uint16_t)~(WK_MI_READY | WK_MI_TRIGGERED);
+    }
+done:
+    v = (int32_t)n;
+    memcpy(o, &v, 4);
+    v = 0;                          /* diagnosticInfos: none */
+    memcpy(o + pos, &v, 4);
+    *len = pos + 4;
+    return n;
+}

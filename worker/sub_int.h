@@ -1,0 +1,535 @@
+/*
+ * worker/sub_int.h: what worker/sub.c, worker/monitem.c, worker/svc_sub.c
+ * and worker/svc_call.c share (STYLE §3: intra-module sharing goes in an
+ * _int.h).  Nobody else includes it.
+ *
+ * Everything lives in fixed pools addressed by 32-bit indices (WK_NIL =
+ * none), allocated once in wk_sub_init():
+ *
+ *   subs[]      struct wk_sub, conf->max_subscriptions
+ *   heap[]      the publishing timers: a binary min-heap of sub indices
+ *   ss[]        struct wk_subsess, one per session slot: the session's
+ *               subscriptions and its queue of pending Publish requests
+ *   items[]     struct wk_mi, conf->max_monitored_items
+ *   slot_head[] per value slot: the first item on it (this worker's
+ *               interest bit is set exactly while the list is not empty)
+ *   cells       64-byte cells holding values: a record's DataValue as the
+ *               broker encoded it, copied ONCE per worker and shared by
+ *               every monitored item that queued it (refcounted; chained
+ *               when longer than one cell)
+ *   ents[]      queue entries, 8 bytes: a value and the next entry
+ *   rcells      cells of the retransmission queues
+ *   links[]     SetTriggering links
+ *
+ * A monitored item (struct wk_mi, 128 bytes) with queueSize 1 and a value
+ * waiting holds one entry (8 bytes + 4 on the free stack) and at most one
+ * value (64 + 4 bytes, shared with the other items that took the same
+ * change): 208 bytes of server memory at worst, 140 when K items share
+ * the values (+4 bytes per value slot of the address space for
+ * slot_head, shared by every item).
+ *
+ * Ids: a monitored item id is (generation << bits) | (index + 1), a
+ * subscription id also carries the worker slot in its top 6 bits, so an
+ * id from another worker, or a stale one, never finds anything.
+ */
+#ifndef WK_SUB_INT_H
+#define WK_SUB_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+#include <event2/event_struct.h>
+
+#include "conn.h"
+#include "proto/arena.h"
+#include "proto/types.h"
+#include "proto/types_gen.h"
+#include "session.h"
+#include "sub.h"
+#include "svc.h"
+#include "worker.h"
+
+#define WK_NIL UINT32_MAX
+
+/*
+ * Limits the configuration snapshot does not carry yet (asked of the
+ * broker: keys max_notifications_per_publish, max_retransmission_queue,
+ * max_monitored_item_queue_size, max_keep_alive_count, max_lifetime_count,
+ * max_queued_notifications).  The defaults follow SECURITY.md (d).
+ */
+#define WK_SUB_NOTIFS_MAX_DEF     1000      /* per Publish response */
+#define WK_SUB_RETX_DEF           20        /* per subscription */
+#define WK_MI_QUEUE_MAX_DEF       100       /* MaxMonitoredItemQueueSize */
+#define WK_SUB_KEEPALIVE_MAX_DEF  100
+#define WK_SUB_KEEPALIVE_DEF      10        /* asked 0 */
+#define WK_SUB_LIFETIME_MAX_DEF   15000
+#define WK_SUB_CELLS_PER_ITEM     4         /* queued-notification budget */
+#define WK_SUB_RCELLS_PER_MSG     16        /* ~1 KiB per kept message */
+#define WK_SUB_INTERVAL_MAX_MS    3600000.0 /* publishing interval <= 1 h */
+#define WK_SUB_LIFETIME_MS_MAX    3600000.0 /* lifetime x interval <= 1 h
+                                               (unless 3 x keep-alive is
+                                               longer) */
+#define WK_MI_SAMPLING_MAX_MS     86400000.0  /* 24 h */
+#define WK_MI_READ_MIN_MS         1000.0    /* attributes polled by Read */
+#define WK_SUB_ACKS_MAX           512       /* acknowledgements per Publish */
+#define WK_SUB_NOTICES            4         /* status changes per session */
+
+/* Part 4 §5.12.1.5: InfoType DataValue (0x400) | Overflow (0x80). */
+#define WK_OVERFLOW_BITS          0x0480u
+
+/* The limits in force (snapshot + defaults above), fixed at init. */
+struct wk_sub_limits {
+    uint32_t max_subs;
+    uint32_t max_subs_per_session;
+    uint32_t max_items;
+    uint32_t max_items_per_sub;
+    uint32_t max_items_per_call;
+    uint32_t max_publish;               /* queued per session */
+    uint32_t max_notifs;                /* per Publish response */
+    uint32_t max_retx;                  /* per subscription */
+    uint32_t max_queue;                 /* per monitored item */
+    uint32_t max_keepalive;
+    uint32_t max_lifetime;
+    uint32_t cells;
+    uint32_t rcells;
+    uint32_t links;
+    double   min_interval;              /* publishing, ms */
+    double   min_sampling;              /* ms */
+};
+
+/* ---------------------------------------------------------- cells */
+
+#define WK_CELL_SIZE 64
+#define WK_CELL_DATA (WK_CELL_SIZE - 4)
+
+struct wk_cell {
+    uint32_t next;                      /* next cell of the chain, WK_NIL */
+    uint8_t  data[WK_CELL_DATA];
+};
+static_assert(sizeof(struct wk_cell) == WK_CELL_SIZE, "cell");
+
+/*
+ * A pool of cells: a stack of free indices (LIFO: the cell freed last, hot
+ * in the cache, is taken first; and taking one reads no cell, so a cold
+ * cell costs no stall), then never-used cells from hw up.
+ */
+struct wk_cells {
+    struct wk_cell *c;
+    uint32_t       *stack;              /* free indices [0, nfree) */
+    uint32_t        nfree;
+    uint32_t        cap;
+    uint32_t        hw;                 /* cells [hw, cap) never used */
+    uint32_t        used;
+    uint64_t        refused;            /* allocations that found no room */
+};
+
+/*
+ * A value: a cell chain whose first bytes are this header, then the
+ * DataValue exactly as the record had it (timestamps are stripped per
+ * timestampsToReturn when a message is written).  Immutable once made;
+ * freed when the last queue entry lets go of it.
+ */
+struct wk_val {
+    uint32_t refs;                      /* queue entries holding it */
+    uint32_t len;                       /* DataValue bytes */
+    uint32_t vend;                      /* offset after the Variant */
+};
+
+/* A queued notification of one item: 8 bytes. */
+struct wk_qent {
+    uint32_t val;                       /* the value's first cell, and: */
+    uint32_t next;                      /* next entry of the queue */
+};
+#define WK_QE_OVERFLOW 0x80000000u      /* in val: set the Overflow bit */
+#define WK_QE_VAL      0x7FFFFFFFu
+
+/* The entry pool: a stack of free indices, then never-used from hw. */
+struct wk_ents {
+    struct wk_qent *e;
+    uint32_t       *stack;
+    uint32_t        nfree;
+    uint32_t        cap;
+    uint32_t        hw;
+    uint32_t        used;
+    uint64_t        refused;
+};
+
+/* Chain len bytes (hdr first, then data); the first cell or WK_NIL. */
+uint32_t wk_cells_put(struct wk_cells *p, const void *hdr, uint32_t hlen,
+                      const void *data, uint32_t len);
+/* Copy len bytes from offset off of chain i into dst. */
+void wk_cells_get(const struct wk_cells *p, uint32_t i, uint32_t off,
+                  void *dst, uint32_t len);
+/* Free chain i (WK_NIL: nothing). */
+void wk_cells_free(struct wk_cells *p, uint32_t i);
+/* The first cell of chain i (its header bytes start data[]). */
+static inline struct wk_cell *
+wk_cell(const struct wk_cells *p, uint32_t i)
+{
+    return &p->c[i];
+}
+
+/* ------------------------------------------------- monitored items */
+
+/* struct wk_mi.flags */
+#define WK_MI_USED          0x0001
+#define WK_MI_DISCARD_OLD   0x0002
+#define WK_MI_HAS_LAST      0x0004  /* lastv/last_status are set */
+#define WK_MI_READY         0x0008  /* on the subscription's ready list */
+#define WK_MI_TRIGGERED     0x0010  /* a trigger released its queue */
+#define WK_MI_READ          0x0020  /* sampled through the Read service */
+#define WK_MI_OVERFLOW      0x0040  /* next value carries the Overflow bit */
+#define WK_MI_LAST_REF      0x0080  /* last.ref: array chain (deadband) */
+#define WK_MI_ON_SLOT       0x0100  /* on slot_head[slot]'s list */
+#define WK_MI_ON_SAMPLED    0x0200  /* on the sampled list */
+#define WK_MI_LINKED        0x0400  /* links != WK_NIL */
+
+/* lastv[0]: bytes kept inline (0..15), or this: a keyed hash follows. */
+#define WK_MI_LASTV_HASH    0xFF
+
+/*
+ * One monitored item: 128 bytes, two cache lines.  The first holds all a
+ * value of its slot needs on the fan-out path (filter, stale check,
+ * queue tail, sampling interval), so K items watching one node cost K
+ * lines per change; the second what publishing, the services and the
+ * deadband use.  Lists are intrusive (indices):
+ *   lnext/lprev  slot_head[slot] list, or the sampled list (WK_MI_READ
+ *                items not on a slot)
+ *   snext/sprev  its subscription's items; free list through snext
+ *   rnext        its subscription's ready list
+ */
+struct wk_mi {
+    /* line 1: the fan-out path */
+    uint32_t lnext;
+    uint32_t sub;               /* index in subs[] */
+    uint32_t qtail;             /* newest queued entry (ents[]) */
+    uint32_t interval_ms;       /* revised sampling interval, 0: any */
+    uint32_t last_status;
+    uint16_t flags;             /* WK_MI_* */
+    uint16_t qlen, qsize;
+    uint8_t  mode;              /* MonitoringMode */
+    uint8_t  ttr;               /* TimestampsToReturn */
+    uint8_t  trigger;           /* DataChangeTrigger */
+    uint8_t  dbtype;            /* DeadbandType */
+    uint8_t  pad1[2];
+    uint64_t next_ms;           /* the current sampling interval ends */
+    int64_t  wm_ts;             /* newest server timestamp taken */
+    uint8_t  lastv[16];         /* last value: inline bytes or a hash */
+    /* line 2: publishing, services, deadband */
+    uint32_t id;                /* kept when free: next id's generation */
+    uint32_t client_handle;
+    uint32_t node;              /* node index */
+    uint32_t slot;              /* value slot, or SHM_NONE */
+    uint32_t lprev;
+    uint32_t snext, sprev;
+    uint32_t rnext;
+    uint32_t qhead;             /* oldest queued entry (ents[]) */
+    uint32_t range;             /* IndexRange text (a cell chain), WK_NIL */
+    uint32_t links;             /* SetTriggering links (links[] index) */
+    uint8_t  attr;              /* AttributeId */
+    uint8_t  pad2[3];
+    union {
+        double   num;           /* deadband: last reported number */
+        int64_t  src_ts;        /* StatusValueTimestamp: last source ts */
+        uint32_t ref;           /* deadband on an array: its chain */
+    } last;
+    double   deadband;          /* absolute (Percent converted) */
+};
+static_assert(sizeof(struct wk_mi) == 128, "monitored item size");
+static_assert(offsetof(struct wk_mi, id) == 64, "fan-out fields on line 1");
+
+/* One SetTriggering link: triggering item -> the item `to` (an id). */
+struct wk_link {
+    uint32_t to;
+    uint32_t next;
+};
+
+/* ----------------------------------------------------- subscriptions */
+
+enum wk_sub_state {
+    WK_SUB_NORMAL = 0,          /* the timer runs; nothing waits */
+    WK_SUB_LATE                 /* a message waits for a Publish request */
+};
+
+/* A NotificationMessage kept for Republish. */
+struct wk_retx {
+    uint32_t seq;
+    uint32_t len;               /* notification body bytes */
+    uint32_t cells;             /* chain in rcells, WK_NIL */
+    uint32_t type;              /* the body's DefaultBinary encoding id */
+    int64_t  time;              /* publishTime */
+};
+
+/*
+ * One subscription.  The publishing timer ticks at t0 + k * period; k_done
+ * is the last tick accounted for, so a timer that sleeps over many ticks
+ * (keep-alive, late) counts them all when it wakes.
+ */
+struct wk_sub {
+    uint32_t id;                /* kept when free */
+    uint32_t sess;              /* session index, WK_NIL: orphan */
+    uint32_t snext;             /* the session's list; free list */
+    uint32_t heap;              /* index in the heap, WK_NIL */
+    uint64_t due;               /* ms: when the timer must look again */
+    uint64_t t0;                /* ms: tick 0 */
+    uint64_t k_done;            /* ticks accounted for */
+    uint64_t late_since;        /* ms: became LATE */
+    double   interval;          /* revised publishing interval, ms */
+    uint32_t period;            /* ms, ceil(interval) */
+    uint32_t keepalive;         /* revised max keep-alive count */
+    uint32_t lifetime;          /* revised lifetime count */
+    uint32_t max_notifs;        /* per NotificationMessage */
+    uint32_t idle;              /* ticks since the last message */
+    uint32_t life_left;         /* ticks left without client activity */
+    uint32_t seq;               /* last sequence number used, 0 none */
+    uint32_t nitems;
+    uint32_t ihead;             /* its items */
+    uint32_t rhead, rtail;      /* ready items (queues to report) */
+    uint32_t nqueued;           /* notifications ready to report */
+    uint16_t retx_head;         /* oldest kept message in retx[] */
+    uint16_t retx_n;
+    uint8_t  priority;
+    uint8_t  state;             /* enum wk_sub_state */
+    uint8_t  enabled;           /* publishingEnabled */
+    uint8_t  sent;              /* MessageSent */
+    uint8_t  user;              /* owner identity (enum wk_session_user) */
+    uint8_t  used;
+    uint8_t  pad[2];
+    struct wk_retx *retx;       /* [lim.max_retx] */
+};
+
+/* ------------------------------------------------- session side */
+
+/* A queued Publish request (40 + 4 + 128 bytes). */
+struct wk_pubreq {
+    struct wk_conn_ref ref;
+    uint32_t           nacks;
+    uint8_t            acks[WK_SUB_ACKS_MAX / 4];   /* 2-bit results */
+};
+
+/* A status change to tell a session (its subscription is gone or moved). */
+struct wk_sub_notice {
+    uint32_t  sub_id;
+    uint32_t  seq;
+    ua_status status;
+};
+
+/* Per session slot: whose it is, its subscriptions, its Publish queue. */
+struct wk_subsess {
+    struct ua_guid       token;         /* the session's; zero: unused */
+    uint32_t             shead;         /* its subscriptions */
+    uint32_t             nsubs;
+    uint32_t             qhead;         /* ring over pub[lim.max_publish] */
+    uint32_t             qlen;
+    struct wk_pubreq    *pub;
+    struct wk_sub_notice notices[WK_SUB_NOTICES];
+    uint32_t             nnotices;
+    uint32_t             serve_next;    /* the run's list of sessions */
+    uint8_t              live;
+    uint8_t              touched;       /* on the run's list */
+    uint8_t              user;
+    uint8_t              pad;
+};
+
+/* ------------------------------------------------------------ all */
+
+struct wk_subs {
+    struct wk_worker     *w;
+    struct wk_sub_limits  lim;
+    struct wk_sub_io      io;
+    /* Subscriptions. */
+    struct wk_sub        *subs;
+    uint32_t              subs_hw, subs_free, nsubs;
+    uint8_t               sub_bits;
+    struct wk_retx       *retx_all;
+    uint32_t             *heap;
+    uint32_t              nheap;
+    struct wk_subsess    *ss;
+    uint32_t              nss;
+    struct wk_pubreq     *pub_all;
+    uint32_t              serve_head;   /* sessions to serve, WK_NIL */
+    /* Monitored items. */
+    struct wk_mi         *items;
+    uint32_t              items_hw, items_free, nitems;
+    uint8_t               item_bits;
+    uint32_t             *slot_head;
+    uint32_t              nslots;
+    uint32_t              sampled_head;
+    uint64_t              sampled_due;  /* ms, UINT64_MAX: none */
+    struct wk_cells       cells;
+    struct wk_ents        ents;
+    struct wk_cells       rcells;
+    struct wk_link       *links;
+    uint32_t              links_hw, links_free, nlinks;
+    /* Scratch: message bodies, Read results, comparisons. */
+    uint8_t              *out;
+    size_t                out_cap;
+    uint8_t              *tmp;
+    size_t                tmp_cap;
+    struct ua_arena       arena;
+    uint8_t              *arena_buf;
+    ua_status            *acks_out;     /* [WK_SUB_ACKS_MAX] */
+    uint32_t             *seqs_out;     /* [lim.max_retx] */
+    uint64_t              key[2];       /* value hashes (SipHash) */
+    /* The publishing timer (libevent), when there is a loop. */
+    struct event          timer;
+    bool                  timer_on;
+    bool                  timer_set;
+    uint64_t              timer_due;
+    uint64_t              allocations;
+    /* Counters (tests, stats). */
+    uint64_t              dropped;      /* notifications lost to pools */
+    uint64_t              stale;        /* records older than a taken one */
+};
+
+/* The state of w (NULL before wk_sub_init). */
+struct wk_subs *wk_subs_get(struct wk_worker *w);
+/* The state of w, initialised on first use; NULL when out of memory. */
+struct wk_subs *wk_subs_need(struct wk_worker *w);
+
+/* ------------------------------------------------- sub.c */
+
+struct wk_sub *wk_sub_at(struct wk_subs *st, uint32_t idx);
+/* The subscription id names, in use, or NULL. */
+struct wk_sub *wk_sub_find(struct wk_subs *st, uint32_t id);
+/* The session entry of s (reset when the slot changed hands). */
+struct wk_subsess *wk_sub_ss(struct wk_subs *st, struct wk_session *s);
+/* The subscription id of s's session, or NULL (BadSubscriptionIdInvalid). */
+struct wk_sub *wk_sub_of_session(struct wk_subs *st, struct wk_session *s,
+                                 uint32_t id);
+/* Client activity on sub: its lifetime counter starts over. */
+void wk_sub_touch(struct wk_subs *st, struct wk_sub *sub);
+/* sub's ready count went from 0 to more: look at it at its next tick. */
+void wk_sub_ready(struct wk_subs *st, struct wk_sub *sub);
+
+/* Revisions (pure; unit-tested). */
+double wk_sub_revise_interval(const struct wk_sub_limits *l, double req);
+uint32_t wk_sub_revise_keepalive(const struct wk_sub_limits *l,
+                                 uint32_t req);
+uint32_t wk_sub_revise_lifetime(const struct wk_sub_limits *l, double interval,
+                                uint32_t keepalive, uint32_t req);
+uint32_t wk_sub_revise_notifs(const struct wk_sub_limits *l, uint32_t req);
+
+/* Service bodies (svc_sub.c calls them; they fill the response). */
+void wk_sub_create(struct wk_svc_ctx *ctx,
+                   const struct ua_create_subscription_request *req,
+                   struct ua_create_subscription_response *resp);
+void wk_sub_modify(struct wk_svc_ctx *ctx,
+                   const struct ua_modify_subscription_request *req,
+                   struct ua_modify_subscription_response *resp);
+ua_status wk_sub_delete_one(struct wk_svc_ctx *ctx, uint32_t id);
+void wk_sub_deleted_check(struct wk_subs *st, struct wk_subsess *ss);
+ua_status wk_sub_set_publishing(struct wk_svc_ctx *ctx, uint32_t id,
+                                bool enabled);
+void wk_sub_publish(struct wk_svc_ctx *ctx,
+                    const struct ua_publish_request *req,
+                    struct ua_publish_response *resp);
+void wk_sub_republish(struct wk_svc_ctx *ctx,
+                      const struct ua_republish_request *req,
+                      struct ua_republish_response *resp);
+void wk_sub_transfer_one(struct wk_svc_ctx *ctx, uint32_t id, bool initial,
+                         struct ua_transfer_result *res);
+
+/* ------------------------------------------------- monitem_filter.c */
+
+/* A record (or a value read) taken apart; p points at the DataValue. */
+struct wk_rec {
+    const uint8_t *p;
+    uint32_t       len;
+    uint32_t       vend;            /* offset after the Variant */
+    uint32_t       st_len;          /* 4 when a status is there */
+    uint32_t       src_off, src_len;    /* SourceTimestamp [+ ps] */
+    uint32_t       srv_off, srv_len;    /* ServerTimestamp [+ ps] */
+    uint8_t        mask;
+    ua_status      status;
+    int64_t        src_ts;
+    int64_t        srv_ts;
+    uint64_t       key[2];          /* the Variant as struct wk_mi.lastv */
+};
+
+/* Take an encoded DataValue apart (from its tail) and make its key for
+ * the value comparison (once per record, whatever the items); false: not
+ * a DataValue. */
+bool wk_mi_parse(const struct wk_subs *st, const uint8_t *p, uint32_t len,
+                 struct wk_rec *r);
+/*
+ * Rewrite the DataValue d[len] in place for timestampsToReturn ttr and,
+ * when ovf, the Overflow InfoBits (inserting a status when there is none:
+ * d must have 4 bytes of room past len).  The new length.
+ */
+uint32_t wk_mi_shape(uint8_t *d, uint32_t len, uint32_t vend, uint8_t ttr,
+                     bool ovf);
+/* The DataChangeFilter of mi on r; remember r as the last value taken. */
+bool wk_mi_passes(struct wk_subs *st, const struct wk_mi *mi,
+                  const struct wk_rec *r);
+void wk_mi_remember(struct wk_subs *st, struct wk_mi *mi,
+                    const struct wk_rec *r);
+
+/* ------------------------------------------------- monitem_queue.c */
+
+bool wk_mi_reportable(const struct wk_mi *mi);
+void wk_mi_ready_del(struct wk_subs *st, struct wk_sub *sub,
+                     struct wk_mi *mi);
+/* mi's reportability changed from was: move its queue in or out of the
+ * subscription's ready count and list. */
+void wk_mi_counted(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi,
+                   bool was);
+/* Empty mi's queue. */
+void wk_mi_purge(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi);
+/* A smaller queueSize: drop what no longer fits (discard policy). */
+void wk_mi_queue_trim(struct wk_subs *st, struct wk_sub *sub,
+                      struct wk_mi *mi);
+/*
+ * Queue r for mi (queue semantics of Part 4 §5.12.1.5, the sampling
+ * interval).  *vref: the value made of r so far (WK_NIL: none yet; made
+ * here once and shared by every item that queues the same record).
+ */
+void wk_mi_enqueue(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi,
+                   const struct wk_rec *r, uint32_t *vref, bool overflow);
+/* The caller is done with the value it made for one record: freed when
+ * no entry took it. */
+void wk_val_done(struct wk_subs *st, uint32_t v);
+/* from queued a value: linked SAMPLING items report theirs. */
+void wk_mi_trigger(struct wk_subs *st, struct wk_sub *sub,
+                   struct wk_mi *from);
+
+/* ------------------------------------------------- monitem.c */
+
+int wk_mi_init(struct wk_subs *st);
+void wk_mi_fini(struct wk_subs *st);
+struct wk_mi *wk_mi_at(struct wk_subs *st, uint32_t idx);
+/* The item id names in sub, or NULL. */
+struct wk_mi *wk_mi_find(struct wk_subs *st, const struct wk_sub *sub,
+                         uint32_t id);
+void wk_mi_create(struct wk_svc_ctx *ctx, struct wk_sub *sub, int32_t ttr,
+                  const struct ua_monitored_item_create_request *r,
+                  struct ua_monitored_item_create_result *res);
+void wk_mi_modify(struct wk_svc_ctx *ctx, struct wk_sub *sub, int32_t ttr,
+                  const struct ua_monitored_item_modify_request *r,
+                  struct ua_monitored_item_modify_result *res);
+ua_status wk_mi_delete_id(struct wk_subs *st, struct wk_sub *sub,
+                          uint32_t id);
+void wk_mi_delete(struct wk_subs *st, struct wk_mi *mi);
+ua_status wk_mi_set_mode(struct wk_subs *st, struct wk_sub *sub, uint32_t id,
+                         int32_t mode, struct wk_session *s);
+ua_status wk_mi_link(struct wk_subs *st, struct wk_sub *sub,
+                     struct wk_mi *from, uint32_t to_id);
+ua_status wk_mi_unlink(struct wk_subs *st, struct wk_mi *from,
+                       uint32_t to_id);
+/* Queue the current value of every enabled item of sub (ResendData,
+ * sendInitialValues), whatever the filters say. */
+void wk_mi_resend(struct wk_subs *st, struct wk_sub *sub,
+                  struct wk_session *s);
+/* Sample the items that the Read service samples, when due. */
+void wk_mi_sample_due(struct wk_subs *st);
+/*
+ * Write sub's ready notifications into st->out as a DataChangeNotification
+ * body: at most max of them and at most cap bytes.  *len the body size;
+ * returns how many went in (0: none ready).
+ */
+uint32_t wk_mi_emit(struct wk_subs *st, struct wk_sub *sub, uint32_t max,
+                    size_t cap, size_t *len);
+
+#endif /* WK_SUB_INT_H */

@@ -1,0 +1,74 @@
+/*
+ * worker/svc_write.c: the Write service (Part 4 §5.10.4), applied by the
+ * broker (DESIGN §1: the broker is the only writer of values).
+ *
+ * The handler checks the request, resolves each NodeId in the node store
+ * (an unknown one is answered BadNodeIdUnknown here, without the broker),
+ * queues one SHM_FO_WRITE record per remaining WriteValue on the request
+ * ring (worker/fanout.c; record format in shm/fanout.h) and defers its
+ * answer (worker/conn.h).  The broker checks and applies each one
+ * (broker/write.c) and sends the results back on the reply ring; when the
+ * last one is in, the WriteResponse leaves.  So a WriteResponse means the
+ * values are in shared memory: a Read on any worker afterwards sees them.
+ *
+ * Service results: no nodesToWrite BadNothingToDo; more than
+ * conf->max_nodes_per_write BadTooManyOperations; every pending-Write slot
+ * of this worker in use (conf->pending_writes) BadServerTooBusy; a segment
+ * without the fan-out rings BadServiceUnsupported.
+ *
+ * No heap: the pending Write and its results live in the fan-out's pool,
+ * the records are encoded straight into its outbox.
+ */
+#include <string.h>
+
+#include "fanout.h"
+#include "proto/status_gen.h"
+#include "proto/types_gen.h"
+#include "svc_int.h"
+
+void
+wk_svc_write(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
+{
+    const struct ua_write_request *req = req_;
+    struct ua_write_response      *resp = resp_;
+    struct ua_response_header     *rh = &resp->response_header;
+    struct wk_worker              *w = ctx->w;
+    struct wk_fanout              *f = w->fanout;
+    struct wk_conn_ref             ref;
+    int32_t                        n = req->n_nodes_to_write;
+    int                            id;
+
+    if (n <= 0) {
+        rh->service_result = UA_BAD_NOTHING_TO_DO;
+        return;
+    }
+    if ((uint32_t)n > w->conf->max_nodes_per_write) {
+        rh->service_result = UA_BAD_TOO_MANY_OPERATIONS;
+        return;
+    }
+    if (!wk_fanout_on(f) || wk_conn_defer(ctx, &ref) != 0) {
+        rh->service_result = UA_BAD_SERVICE_UNSUPPORTED;
+        return;
+    }
+    id = wk_fanout_write_begin(f, &ref, (uint32_t)n);
+    if (id < 0) {
+        ctx->pending = false;           /* answered now after all */
+        rh->service_result = UA_BAD_SERVER_TOO_BUSY;
+        return;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        const struct ua_write_value *wv = &req->nodes_to_write[i];
+        uint32_t                     node = wk_svc_lookup(w, &wv->node_id);
+        ua_status                    st;
+
+        if (node == SHM_NONE)
+            st = UA_BAD_NODE_ID_UNKNOWN;
+        else
+            st = wk_fanout_write_add(f, id, (uint32_t)i, node,
+                                     wv->attribute_id, &wv->index_range,
+                                     &wv->value);
+        if (st != UA_GOOD)
+            wk_fanout_write_result(f, id, (uint32_t)i, st);
+    }
+    wk_fanout_write_commit(f, id);
+}
