@@ -495,4 +495,6 @@ clean:
                       tests/bench/bench_addrspace.c) \
     $(call objs,build/san,$(PROTO_SRCS) $(SHM_SRCS) $(BROKER_SRCS) \
                           $(WORKER_SRCS) $(UNIT_SRCS)) \
-    $(FUZZ_PROTO_OBJS) $(patsubst %.c,build/fuzz/obj/%.o,$(FUZZ_SRCS))))
+    $(FUZZ_PROTO_OBJS) $(patsubst %.c,build/fuzz/obj/%.o,$(FUZZ_SRCS)) \
+    $(call objs,build,$(wildcard tests/integ/*.c tests/lib/*.c)) \
+    $(call objs,build/san,$(wildcard tests/integ/*.c tests/lib/*.c))))
