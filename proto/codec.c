@@ -161,6 +161,41 @@ ua_enc_nodeid(struct ua_enc *e, const struct ua_nodeid *n, uint8_t flags)
     }
 }
 
+static inline void
+ua_enc_expandednodeid(struct ua_enc *e, const struct ua_expandednodeid *x)
+{
+    uint8_t f = 0;
+
+    if (x->ns_uri.len >= 0 && (x->ns_uri.len == 0 || x->ns_uri.data))
+        f |= 0x80;
+    if (x->server_index != 0)
+        f |= 0x40;
+    ua_enc_nodeid(e, &x->node, f);
+    if (f & 0x80)
+        ua_enc_string(e, &x->ns_uri);
+    if (f & 0x40)
+        ua_enc_u32(e, x->server_index);
+}
+
+static inline void
+ua_enc_qualifiedname(struct ua_enc *e, const struct ua_qualifiedname *q)
+{
+    ua_enc_u16(e, q->ns);
+    ua_enc_string(e, &q->name);
+}
+
+static inline void
+ua_enc_localizedtext(struct ua_enc *e, const struct ua_localizedtext *l)
+{
+    uint8_t m = l->mask & (UA_LT_LOCALE | UA_LT_TEXT);
+
+    ua_enc_u8(e, m);
+    if (m & UA_LT_LOCALE)
+        ua_enc_string(e, &l->locale);
+    if (m & UA_LT_TEXT)
+        ua_enc_string(e, &l->text);
+}
+
 static void
 ua_enc_variant(struct ua_enc *e, const struct ua_variant *v)
 {
@@ -350,39 +385,15 @@ ua_enc_value(struct ua_enc *e, const void *v, const struct ua_type *t)
     case UA_BT_NODEID:
         ua_enc_nodeid(e, v, 0);
         return;
-    case UA_BT_EXPANDEDNODEID: {
-        const struct ua_expandednodeid *x = v;
-        uint8_t f = 0;
-
-        if (x->ns_uri.len >= 0 && (x->ns_uri.len == 0 || x->ns_uri.data))
-            f |= 0x80;
-        if (x->server_index != 0)
-            f |= 0x40;
-        ua_enc_nodeid(e, &x->node, f);
-        if (f & 0x80)
-            ua_enc_string(e, &x->ns_uri);
-        if (f & 0x40)
-            ua_enc_u32(e, x->server_index);
+    case UA_BT_EXPANDEDNODEID:
+        ua_enc_expandednodeid(e, v);
         return;
-    }
-    case UA_BT_QUALIFIEDNAME: {
-        const struct ua_qualifiedname *q = v;
-
-        ua_enc_u16(e, q->ns);
-        ua_enc_string(e, &q->name);
+    case UA_BT_QUALIFIEDNAME:
+        ua_enc_qualifiedname(e, v);
         return;
-    }
-    case UA_BT_LOCALIZEDTEXT: {
-        const struct ua_localizedtext *l = v;
-        uint8_t m = l->mask & (UA_LT_LOCALE | UA_LT_TEXT);
-
-        ua_enc_u8(e, m);
-        if (m & UA_LT_LOCALE)
-            ua_enc_string(e, &l->locale);
-        if (m & UA_LT_TEXT)
-            ua_enc_string(e, &l->text);
+    case UA_BT_LOCALIZEDTEXT:
+        ua_enc_localizedtext(e, v);
         return;
-    }
     default:
         break;
     }
@@ -481,6 +492,33 @@ ua_fixed_size(uint8_t bt)
 }
 
 /*
+ * Copy n <= 64 bytes with fixed-size moves (overlapping at the tail): a
+ * variable-length memcpy of a few bytes becomes `rep movs` here, whose start
+ * costs more than the copy.
+ */
+static inline void
+ua_copy_small(uint8_t *d, const uint8_t *s, size_t n)
+{
+    if (n >= 16) {
+        size_t i;
+
+        for (i = 0; i + 16 <= n; i += 16)
+            memcpy(d + i, s + i, 16);
+        if (i < n)
+            memcpy(d + n - 16, s + n - 16, 16);
+    } else if (n >= 8) {
+        memcpy(d, s, 8);
+        memcpy(d + n - 8, s + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(d, s, 4);
+        memcpy(d + n - 4, s + n - 4, 4);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            d[i] = s[i];
+    }
+}
+
+/*
  * One DataValue; the caller guarantees two levels of nesting room.  Bytes
  * go straight into the output buffer (no staging copy: a staged buffer read
  * back with wide loads stalls on store forwarding); near the end of the
@@ -514,7 +552,7 @@ ua_enc_datavalue_fast(struct ua_enc *e, const struct ua_datavalue *dv)
     p = e->buf + e->pos;
     *p++ = m;
     if ((m & UA_DV_VALUE) && v->type == UA_VARIANT_RAW) {
-        memcpy(p, v->data, sz);
+        ua_copy_small(p, v->data, sz);
         p += sz;
     } else if (m & UA_DV_VALUE) {
         *p++ = v->type;
@@ -567,6 +605,20 @@ ua_enc_array_fast(struct ua_enc *e, const void *data, int32_t n,
         for (int32_t i = 0; i < n && e->err == UA_GOOD; i++)
             ua_enc_datavalue_fast(e, &dv[i]);
         e->depth--;
+        return true;
+    }
+    if (t == &ua_types[UA_TYPE_REFERENCEDESCRIPTION]) {
+        const struct ua_reference_description *r = data;
+
+        for (int32_t i = 0; i < n; i++, r++) {
+            ua_enc_nodeid(e, &r->reference_type_id, 0);
+            ua_enc_u8(e, r->is_forward ? 1 : 0);
+            ua_enc_expandednodeid(e, &r->node_id);
+            ua_enc_qualifiedname(e, &r->browse_name);
+            ua_enc_localizedtext(e, &r->display_name);
+            ua_enc_i32(e, r->node_class);
+            ua_enc_expandednodeid(e, &r->type_definition);
+        }
         return true;
     }
     if (t == &ua_types[UA_TYPE_MONITOREDITEMNOTIFICATION]) {

@@ -702,17 +702,31 @@ START_TEST(test_fast_paths_match)
                 break;
         case 4: ua_variant_set_scalar(&dv[i].value, &strs[i], UA_BT_STRING);
                 break;         /* not fixed-size: the table path */
-        case 5:
-            if (i % 12 == 5) { /* pre-encoded Int32 42 */
-                static uint8_t raw[] = { 0x06, 0x2A, 0x00, 0x00, 0x00 };
+        case 5: {
+            /* Pre-encoded values of 1, 5, 9, 20 and 40 bytes, and none. */
+            static uint8_t raw[5][40] = {
+                { 0x00 },
+                { 0x06, 0x2A, 0x00, 0x00, 0x00 },
+                { 0x0B, 0, 0, 0, 0, 0, 0, 0xF8, 0x3F },
+                { 0x0C, 15, 0, 0, 0, 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h',
+                  'i', 'j', 'k', 'l', 'm', 'n', 'o' },
+                { 0x0C, 35, 0, 0, 0, '0', '1', '2', '3', '4', '5', '6', '7',
+                  '8', '9', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9',
+                  '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '0', '1',
+                  '2', '3', '4' },
+            };
+            static const int32_t rawlen[5] = { 1, 5, 9, 20, 40 };
+            int r = (i / 6) % 6;
 
-                dv[i].value.type = UA_VARIANT_RAW;
-                dv[i].value.n = sizeof(raw);
-                dv[i].value.data = raw;
+            if (r == 5) {
+                dv[i].mask &= (uint8_t)~UA_DV_VALUE;
                 break;
             }
-            dv[i].mask &= (uint8_t)~UA_DV_VALUE;
+            dv[i].value.type = UA_VARIANT_RAW;
+            dv[i].value.n = rawlen[r];
+            dv[i].value.data = raw[r];
             break;
+        }
         }
         mi[i].client_handle = (uint32_t)(7 * i);
         mi[i].value = dv[i];
