@@ -204,6 +204,10 @@ CHECK_PROGS += $(INTEG_FANOUT)
 # the other (tests/integ/integ_sub.c).
 INTEG_SUB := $(B)/tests/integ/integ_sub
 CHECK_PROGS += $(INTEG_SUB)
+# Secured channels and sessions: every policy, the trust list, rejected/,
+# SIGHUP reload (tests/integ/integ_security.c).
+INTEG_SECURITY := $(B)/tests/integ/integ_security
+CHECK_PROGS += $(INTEG_SECURITY)
 # >>> (end of the integration/interop spot)
 
 # integ_server: its own objects + tests/lib/uaconn.c + libproto.a; it
@@ -232,6 +236,20 @@ $(INTEG_FANOUT): $(INTEG_FANOUT_OBJS) $(LIBPROTO) $(LIBSHM) | $(UABROKER) \
 
 ifneq ($(filter run check,$(MAKECMDGOALS)),)
 $(INTEG_FANOUT_OBJS): | deps
+endif
+
+# integ_security: its own objects + tests/lib/uaconn.c + libproto.a.
+INTEG_SECURITY_OBJS := $(B)/tests/integ/integ_security.o \
+                       $(B)/tests/lib/uaconn.o
+
+$(INTEG_SECURITY): $(INTEG_SECURITY_OBJS) $(LIBPROTO) | $(UABROKER) \
+  $(UAWORKER)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_SECURITY_OBJS) \
+	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
+
+ifneq ($(filter run check,$(MAKECMDGOALS)),)
+$(INTEG_SECURITY_OBJS): | deps
 endif
 
 # integ_sub: its own objects + tests/lib/uaconn.c + libproto.a, threads.

@@ -8,6 +8,7 @@
  * Variant.  Last, the live Server nodes are written from the configuration.
  */
 #include "addrspace.h"
+#include "pki.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -134,6 +135,9 @@ bk_addrspace_plan(const struct bk_config *c, struct shm_plan *p)
     p->msg_slot_size = c->fanout_msg_slot_size;
     p->blocks = c->workers != 0 ? c->fanout_blocks : 0;
     p->block_size = c->fanout_block_size;
+    /* Certificates, key and trust lists for the workers (broker/pki.c). */
+    p->pki_list_bytes = BK_PKI_LIST_BYTES;
+    p->pki_workers = c->workers;
 }
 
 int

@@ -12,7 +12,7 @@
 
 #include "shm/layout.h"
 
-enum bk_conf_type { BK_CT_U32, BK_CT_DOUBLE, BK_CT_STR };
+enum bk_conf_type { BK_CT_U32, BK_CT_DOUBLE, BK_CT_STR, BK_CT_BOOL };
 
 struct bk_conf_key {
     const char        *section;
@@ -43,6 +43,8 @@ static int bk_config_ini_cb(void *user, const char *section, const char *name,
     { s, k, BK_CT_U32, offsetof(struct bk_config, f), d, lo, hi, h }
 #define DBL(s, k, f, d, lo, hi, h)                                         \
     { s, k, BK_CT_DOUBLE, offsetof(struct bk_config, f), d, lo, hi, h }
+#define BOOL(s, k, f, d, h)                                                \
+    { s, k, BK_CT_BOOL, offsetof(struct bk_config, f), d, 0, 1, h }
 #define STR(s, k, f, d, h)                                                 \
     { s, k, BK_CT_STR, offsetof(struct bk_config, f), d, 0, 0, h }
 
@@ -153,6 +155,32 @@ static const struct bk_conf_key bk_conf_keys[] = {
         " or tcp://ADDR:PORT"),
     U32("feed", "max_batch_bytes", feed_max_batch_bytes, "1048576", 1024,
         16777216, "largest feed message (a batch of lines)"),
+    STR("security", "pki_dir", pki_dir, "pki",
+        "PKI directory (own/ trusted/ issuers/ rejected/); a relative path "
+        "is under server.runtime_dir"),
+    STR("security", "policies", policies,
+        "None, Basic256Sha256, Aes128_Sha256_RsaOaep, Aes256_Sha256_RsaPss",
+        "security policies offered (comma-separated names)"),
+    STR("security", "modes", modes, "None, Sign, SignAndEncrypt",
+        "message security modes offered with every secure policy; None "
+        "goes with policy None only"),
+    BOOL("security", "allow_deprecated", allow_deprecated, "false",
+         "offer Basic128Rsa15 and Basic256 when listed, accept rsa-1_5 "
+         "user-token encryption"),
+    BOOL("security", "anonymous", anonymous, "true",
+         "accept anonymous users"),
+    BOOL("security", "anonymous_write", anonymous_write, "false",
+         "let anonymous users write (otherwise only the operator role)"),
+    STR("security", "x509_role", x509_role, "viewer",
+        "role of X509 users (certificates in trusted_users/certs): viewer "
+        "or operator"),
+    U32("security", "certificate_days", certificate_days, "730", 1, 36500,
+        "validity of the application certificate created at first start"),
+    U32("security", "rejected_max", rejected_max, "100", 0, 100000,
+        "certificates kept in rejected/ (oldest dropped)"),
+    STR("security", "users_file", users_file, "users",
+        "users file (name:role:pbkdf2-sha256:iter:salt:hash); a relative "
+        "path is beside pki_dir"),
 };
 
 #define BK_CONF_NKEYS (sizeof(bk_conf_keys) / sizeof(bk_conf_keys[0]))
@@ -193,6 +221,20 @@ bk_config_apply(struct bk_config *c, const struct bk_conf_key *k,
         }
         strcpy(field, value);
         return 0;
+    case BK_CT_BOOL:
+        if (strcmp(value, "true") == 0 || strcmp(value, "yes") == 0
+            || strcmp(value, "on") == 0 || strcmp(value, "1") == 0) {
+            *(uint32_t *)field = 1;
+            return 0;
+        }
+        if (strcmp(value, "false") == 0 || strcmp(value, "no") == 0
+            || strcmp(value, "off") == 0 || strcmp(value, "0") == 0) {
+            *(uint32_t *)field = 0;
+            return 0;
+        }
+        snprintf(err, errlen, "%s.%s: \"%s\" is not true or false",
+                 k->section, k->key, value);
+        return -1;
     case BK_CT_U32:
     case BK_CT_DOUBLE:
         errno = 0;
@@ -385,6 +427,10 @@ bk_config_write(const struct bk_config *c, FILE *f)
             break;
         case BK_CT_STR:
             fprintf(f, "%s = %s\n", k->key, (const char *)field);
+            break;
+        case BK_CT_BOOL:
+            fprintf(f, "%s = %s\n", k->key,
+                    *(const uint32_t *)field ? "true" : "false");
             break;
         }
     }

@@ -74,6 +74,17 @@ struct bk_config {
     /* [feed] */
     char     feed_listen[BK_CONF_STR_MAX];  /* "": the runtime dir's */
     uint32_t feed_max_batch_bytes;
+    /* [security] (broker/pki.c) */
+    char     pki_dir[BK_CONF_STR_MAX];      /* relative: under runtime_dir */
+    char     policies[BK_CONF_STR_MAX];     /* "None, Basic256Sha256, ..." */
+    char     modes[BK_CONF_STR_MAX];        /* "None, Sign, SignAndEncrypt" */
+    uint32_t allow_deprecated;              /* bool */
+    uint32_t anonymous;                     /* bool */
+    uint32_t anonymous_write;               /* bool */
+    char     x509_role[BK_CONF_STR_MAX];    /* "viewer" or "operator" */
+    uint32_t certificate_days;
+    uint32_t rejected_max;
+    char     users_file[BK_CONF_STR_MAX];   /* relative: beside pki_dir */
 };
 
 /* Fill c with the defaults. */

@@ -8,12 +8,16 @@
  * supervisor.c), the fan-out applies Writes and sends value changes to
  * the workers (broker/fanout.c), the feed takes values (broker/feed.c)
  * and the stats endpoint answers /stats, /metrics and /health
- * (broker/stats.c).
+ * (broker/stats.c).  Before the address space: the PKI directory and the
+ * application certificate (broker/pki.c); SIGHUP reloads the trust lists
+ * and the users file, the tick saves the workers' rejected certificates.
  *
  *   uabroker [options]                 serve
  *   uabroker [options] stats [ADDR:PORT]   print a running broker's /stats
  *   uabroker [options] feed [--push] [--url URL] (LINE... | -)
  *                                      send values to a running broker
+ *   uabroker [options] passwd NAME [operator|viewer]
+ *                                      add or change a user (broker/users.c)
  *
  * Exit codes: 0 after a clean stop, 1 when the start fails, 2 for a usage or
  * configuration error (nginx's convention, STYLE §4).
@@ -36,6 +40,8 @@
 #include "config.h"
 #include "fanout.h"
 #include "feed.h"
+#include "pki.h"
+#include "users.h"
 #include "stats.h"
 #include "supervisor.h"
 #include "proto/types.h"
@@ -51,11 +57,15 @@ struct bk_main {
     struct event         sim;
     struct event         sigint;
     struct event         sigterm;
+    struct event         sighup;
+    struct bk_pki        pki;
     struct bk_supervisor sv;
     struct bk_fanout     fo;
     struct bk_feed       feed;
     struct bk_stats      stats;
     const char          *stats_addr;    /* `stats` mode: ADDR:PORT */
+    const char          *passwd_name;   /* `passwd` mode: NAME [ROLE] */
+    const char          *passwd_role;
     uint32_t             counter;
     double               sim_t;
     uint64_t             rng;
@@ -69,11 +79,12 @@ static void bk_on_tick(evutil_socket_t fd, short what, void *arg);
 static void bk_on_sim(evutil_socket_t fd, short what, void *arg);
 static void bk_on_signal(evutil_socket_t fd, short what, void *arg);
 static void bk_on_stopped(void *arg);
+static void bk_on_hup(evutil_socket_t fd, short what, void *arg);
 static int bk_loop(struct bk_main *m);
 static int bk_run(struct bk_main *m);
 
 enum { BK_MODE_SERVE, BK_MODE_CHECK, BK_MODE_PRINT, BK_MODE_ONCE,
-       BK_MODE_STATS };
+       BK_MODE_STATS, BK_MODE_PASSWD };
 
 static const char bk_prog[] = "uabroker";
 
@@ -87,6 +98,8 @@ bk_usage(FILE *f)
         "       %s [options] feed [--push] [--url URL] (LINE... | -)\n"
         "                      send values to a running broker "
         "(docs/feed.md)\n"
+        "       %s [options] passwd NAME [operator|viewer]\n"
+        "                      add or change a user (password on stdin)\n"
         "\n"
         "  -c FILE             read the configuration from FILE (INI)\n"
         "  -p PORT             opc.tcp port (server.port, default 4840)\n"
@@ -102,7 +115,7 @@ bk_usage(FILE *f)
         "  --version           show the version and exit\n"
         "\n"
         "Stats endpoint: GET /stats (JSON), /metrics (Prometheus), /health.\n",
-        bk_prog, bk_prog, bk_prog, BK_WORKERS_MAX);
+        bk_prog, bk_prog, bk_prog, bk_prog, BK_WORKERS_MAX);
 }
 
 static int
@@ -187,6 +200,14 @@ bk_args(struct bk_main *m, int argc, char **argv, int *mode)
         m->stats_addr = optind + 1 < argc ? argv[optind + 1] : NULL;
         return 0;
     }
+    /* `passwd NAME [ROLE]`: add or change a user of the users file. */
+    if (optind < argc && strcmp(argv[optind], "passwd") == 0
+        && argc - optind >= 2 && argc - optind <= 3) {
+        *mode = BK_MODE_PASSWD;
+        m->passwd_name = argv[optind + 1];
+        m->passwd_role = optind + 2 < argc ? argv[optind + 2] : NULL;
+        return 0;
+    }
     if (optind != argc) {
         fprintf(stderr, "%s: unexpected argument \"%s\"\n", bk_prog,
                 argv[optind]);
@@ -242,6 +263,25 @@ bk_on_tick(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     bk_addrspace_tick(&m->as, bk_now());
+    (void)bk_pki_drain(&m->pki);
+}
+
+/* SIGHUP: read the trust and issuer lists again (workers pick up the new
+ * generation at their next certificate check). */
+static void
+bk_on_hup(evutil_socket_t fd, short what, void *arg)
+{
+    struct bk_main *m = arg;
+    int             rc;
+
+    (void)fd;
+    (void)what;
+    rc = bk_pki_reload(&m->pki);
+    fprintf(stderr, "%s: SIGHUP: trust list reloaded%s: %u trusted, %u "
+            "CRLs, %u issuers, %u issuer CRLs, %u skipped\n", bk_prog,
+            rc == 0 ? "" : " (with errors)", m->pki.n_trusted,
+            m->pki.n_trusted_crls, m->pki.n_issuers, m->pki.n_issuer_crls,
+            m->pki.n_skipped);
 }
 
 static void
@@ -361,7 +401,9 @@ bk_run(struct bk_main *m)
     event_assign(&m->sim, m->base, -1, EV_PERSIST, bk_on_sim, m);
     evsignal_assign(&m->sigint, m->base, SIGINT, bk_on_signal, m);
     evsignal_assign(&m->sigterm, m->base, SIGTERM, bk_on_signal, m);
+    evsignal_assign(&m->sighup, m->base, SIGHUP, bk_on_hup, m);
     event_add(&m->tick, &one);
+    event_add(&m->sighup, NULL);
     event_add(&m->sim, &simtv);
     event_add(&m->sigint, NULL);
     event_add(&m->sigterm, NULL);
@@ -380,6 +422,7 @@ bk_run(struct bk_main *m)
     event_del(&m->sim);
     event_del(&m->sigint);
     event_del(&m->sigterm);
+    event_del(&m->sighup);
     bk_stats_clear(&m->stats);
 out_feed:
     bk_feed_clear(&m->feed);
@@ -415,6 +458,9 @@ main(int argc, char **argv)
         bk_config_write(&m.conf, stdout);
         return 0;
     }
+    if (mode == BK_MODE_PASSWD)
+        return bk_users_passwd(&m.conf, m.passwd_name, m.passwd_role, stdin,
+                               stdout, stderr);
     if (mode == BK_MODE_STATS)
         return bk_stats_fetch(m.stats_addr != NULL ? m.stats_addr
                                                    : m.conf.stats_listen,
@@ -427,12 +473,39 @@ main(int argc, char **argv)
                 "limits.max_sessions + 1 (Part 4 §5.6.2)\n", bk_prog);
         return 2;
     }
+    {
+        uint32_t offers;
+
+        if (bk_pki_offers(m.conf.policies, m.conf.modes,
+                          m.conf.allow_deprecated != 0, &offers, err,
+                          sizeof(err)) != 0) {
+            fprintf(stderr, "%s: %s\n", bk_prog, err);
+            return 2;
+        }
+    }
     if (mode == BK_MODE_CHECK) {
         printf("%s: configuration ok\n", bk_prog);
         return 0;
     }
+    if (mode == BK_MODE_SERVE
+        && bk_pki_init(&m.pki, &m.conf, (int64_t)time(NULL), err,
+                       sizeof(err)) != 0) {
+        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        return 1;
+    }
+    if (m.pki.created)
+        fprintf(stderr, "%s: pki: created the application certificate "
+                "%s/own/certs/%s\n", bk_prog, m.pki.dir, BK_PKI_CERT_NAME);
     if (bk_addrspace_build(&m.as, &m.conf, bk_now(), err, sizeof(err)) != 0) {
         fprintf(stderr, "%s: %s\n", bk_prog, err);
+        bk_pki_clear(&m.pki);
+        return 1;
+    }
+    if (mode == BK_MODE_SERVE
+        && bk_pki_publish(&m.pki, &m.as.seg, err, sizeof(err)) != 0) {
+        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        bk_pki_clear(&m.pki);
+        bk_addrspace_close(&m.as);
         return 1;
     }
     fprintf(stderr,
@@ -465,6 +538,7 @@ main(int argc, char **argv)
     rc = 0;
     if (mode == BK_MODE_SERVE)
         rc = bk_run(&m);
+    bk_pki_clear(&m.pki);
     bk_addrspace_close(&m.as);
     return rc;
 }

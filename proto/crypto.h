@@ -100,6 +100,19 @@ ua_status ua_crypto_hash(enum ua_hash h, const uint8_t *data, size_t len,
                          uint8_t *out);
 
 /* One-shot HMAC (SHA-1 or SHA-256); out gets the digest length. */
+/*
+ * PBKDF2 with HMAC-SHA256 (RFC 8018) of a password: out_len (1..64) bytes.
+ * Salt 1..UA_PBKDF2_SALT_MAX bytes, 1..UA_PBKDF2_ITER_MAX iterations; the
+ * work depends only on iterations and out_len, never on the password.
+ */
+#define UA_PBKDF2_SALT_MAX     64
+#define UA_PBKDF2_ITER_MAX     10000000
+#define UA_PBKDF2_PASSWORD_MAX 1024
+ua_status ua_crypto_pbkdf2(const uint8_t *pw, size_t pw_len,
+                           const uint8_t *salt, size_t salt_len,
+                           uint32_t iterations, uint8_t *out,
+                           size_t out_len);
+
 ua_status ua_crypto_hmac(enum ua_hash h, const uint8_t *key, size_t key_len,
                          const uint8_t *data, size_t len, uint8_t *out);
 

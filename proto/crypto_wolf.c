@@ -29,6 +29,7 @@
 #include <wolfssl/wolfcrypt/error-crypt.h>
 #include <wolfssl/wolfcrypt/hash.h>
 #include <wolfssl/wolfcrypt/hmac.h>
+#include <wolfssl/wolfcrypt/pwdbased.h>
 #include <wolfssl/wolfcrypt/random.h>
 #include <wolfssl/wolfcrypt/rsa.h>
 #include <wolfssl/wolfcrypt/signature.h>
@@ -213,6 +214,25 @@ ua_crypto_hash(enum ua_hash h, const uint8_t *data, size_t len, uint8_t *out)
         || (len != 0 && data == NULL))
         return UA_BAD_INVALID_ARGUMENT;
     if (wc_Hash((enum wc_HashType)t, data, (word32)len, out, (word32)n) != 0)
+        return UA_BAD_INTERNAL_ERROR;
+    return UA_GOOD;
+}
+
+ua_status
+ua_crypto_pbkdf2(const uint8_t *pw, size_t pw_len, const uint8_t *salt,
+                 size_t salt_len, uint32_t iterations, uint8_t *out,
+                 size_t out_len)
+{
+    static const uint8_t empty[1] = { 0 };
+
+    if (salt == NULL || salt_len == 0 || salt_len > UA_PBKDF2_SALT_MAX
+        || iterations == 0 || iterations > UA_PBKDF2_ITER_MAX
+        || out == NULL || out_len == 0 || out_len > 64
+        || pw_len > UA_PBKDF2_PASSWORD_MAX || (pw_len != 0 && pw == NULL))
+        return UA_BAD_INVALID_ARGUMENT;
+    if (wc_PBKDF2(out, pw_len != 0 ? pw : empty, (int)pw_len, salt,
+                  (int)salt_len, (int)iterations, (int)out_len, WC_SHA256)
+        != 0)
         return UA_BAD_INTERNAL_ERROR;
     return UA_GOOD;
 }

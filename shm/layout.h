@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #define SHM_MAGIC          0x52424155u     /* "UABR" */
-#define SHM_LAYOUT_VERSION 2u
+#define SHM_LAYOUT_VERSION 3u
 #define SHM_CACHELINE      128
 #define SHM_NONE           0xFFFFFFFFu     /* no node, no slot, no offset */
 
@@ -47,6 +47,7 @@ enum shm_region {
     SHM_R_RINGS,            /* struct shm_rings, then the rings (ring.c) */
     SHM_R_BLOCKS,           /* struct shm_blockpool, then the blocks */
     SHM_R_FANOUT,           /* struct shm_fanout, then lost masks[nslots] */
+    SHM_R_PKI,              /* struct shm_pki, list halves, mailboxes */
     SHM_R_MAX = 16
 };
 
@@ -557,5 +558,103 @@ struct shm_fanout {
 static_assert(offsetof(struct shm_fanout, notifications) == SHM_CACHELINE,
               "broker counters on their own line");
 static_assert(sizeof(struct shm_fanout) % SHM_CACHELINE == 0, "pad");
+
+/* ------------------------------------------------ PKI (SHM_R_PKI)
+ *
+ * What the broker read from its PKI directory for the workers, who read no
+ * files (shm/pki.c): our application certificate and private key (DER;
+ * the segment is a memfd only the broker and its workers map), the offered
+ * policy x mode bits, and the trust and issuer lists as DER blobs in two
+ * halves.  `generation` is a sequence: odd while the broker fills the
+ * half the next version selects, even once it is published; version
+ * generation / 2 is in half (generation / 2) & 1.  A worker copies the
+ * current half into its own memory and reads generation again: the copy
+ * is torn only if the broker began writing that same half meanwhile
+ * (generation >= 2 * version + 3).
+ * Then one rejected-certificate mailbox per worker slot: W worker (a slot
+ * whose `full` is 0), R broker (drains full slots once a second into
+ * <pki_dir>/rejected/, then stores 0).  Empty (size 0) when the plan has
+ * no pki_list_bytes.
+ */
+#define SHM_PKI_MAGIC       0x494B5055u     /* "UPKI" */
+#define SHM_PKI_CERT_MAX    16384           /* our certificate, DER */
+#define SHM_PKI_KEY_MAX     4096            /* our key, PKCS#1 DER */
+#define SHM_PKI_BLOBS_MAX   1024            /* list entries per half */
+#define SHM_PKI_MBOX_SLOTS  4               /* rejected certs per worker */
+#define SHM_PKI_MBOX_DER    8192            /* bytes of one rejected cert */
+
+#define SHM_PKI_F_DEPRECATED 0x01           /* Basic128Rsa15, Basic256 */
+#define SHM_PKI_F_ANONYMOUS  0x02           /* anonymous users allowed */
+#define SHM_PKI_F_ANON_WRITE 0x04           /* anonymous users may write */
+#define SHM_PKI_F_X509_OPERATOR 0x08        /* X509 users: operator role */
+
+enum shm_pki_kind {
+    SHM_PKI_TRUSTED = 0,            /* trusted/certs */
+    SHM_PKI_TRUSTED_CRL,            /* trusted/crl */
+    SHM_PKI_ISSUER,                 /* issuers/certs */
+    SHM_PKI_ISSUER_CRL,             /* issuers/crl */
+    SHM_PKI_USER_TRUSTED            /* trusted_users/certs: X509 users */
+};
+
+struct shm_pki_blob {
+    uint32_t kind;                  /* enum shm_pki_kind */
+    uint32_t len;
+    uint64_t off;                   /* from the half's data[] */
+};
+
+/* A user of the users file (broker/users.c): PBKDF2-HMAC-SHA256. */
+#define SHM_USERS_MAX      256
+#define SHM_USER_NAME_MAX  64              /* NUL included */
+#define SHM_USER_SALT_MAX  64
+#define SHM_USER_HASH_MAX  64
+
+enum shm_user_role {
+    SHM_ROLE_NONE = 0,
+    SHM_ROLE_VIEWER,                /* reads only */
+    SHM_ROLE_OPERATOR               /* may write */
+};
+
+struct shm_user {
+    char     name[SHM_USER_NAME_MAX];
+    uint32_t iterations;
+    uint8_t  role;                  /* enum shm_user_role */
+    uint8_t  salt_len;
+    uint8_t  hash_len;
+    uint8_t  pad;
+    uint8_t  salt[SHM_USER_SALT_MAX];
+    uint8_t  hash[SHM_USER_HASH_MAX];
+};
+
+/* One list half (trust lists and users of one generation); data[]
+ * (list_bytes) follows. */
+struct shm_pki_half {
+    uint32_t            n;
+    uint32_t            n_users;
+    uint64_t            used;
+    struct shm_pki_blob blobs[SHM_PKI_BLOBS_MAX];
+    struct shm_user     users[SHM_USERS_MAX];
+    alignas(8) uint8_t  data[];
+};
+
+struct shm_pki_mbox {
+    _Atomic uint32_t full;          /* 1: der[0..len) waits for the broker */
+    uint32_t         len;
+    uint8_t          der[SHM_PKI_MBOX_DER];
+};
+
+struct shm_pki {
+    uint32_t         magic;         /* SHM_PKI_MAGIC; W: broker */
+    uint32_t         offers;        /* UA_SC_OFFER bits */
+    uint32_t         flags;         /* SHM_PKI_F_* */
+    uint32_t         workers;       /* mailboxes: workers * MBOX_SLOTS */
+    uint32_t         cert_len;      /* 0: no certificate (None only) */
+    uint32_t         key_len;
+    uint64_t         list_bytes;    /* data[] bytes per half */
+    uint64_t         half_off[2];   /* from this struct */
+    uint64_t         mbox_off;      /* from this struct */
+    _Atomic uint64_t generation;    /* sequence; see above */
+    uint8_t          cert[SHM_PKI_CERT_MAX];
+    uint8_t          key[SHM_PKI_KEY_MAX];
+};
 
 #endif /* SHM_LAYOUT_H */

@@ -37,6 +37,12 @@ struct shm_plan {
     uint32_t msg_slot_size;     /* bytes per request/reply slot */
     uint32_t blocks;            /* notification blocks */
     uint32_t block_size;        /* bytes per block, its header included */
+    /*
+     * PKI (shm/pki.c): list bytes per half and rejected-certificate
+     * mailboxes (one set per worker slot).  0: no SHM_R_PKI region.
+     */
+    uint32_t pki_list_bytes;
+    uint32_t pki_workers;
 };
 
 /* A mapping of the segment in this process. */

@@ -31,6 +31,7 @@
 
 #include "conn.h"
 #include "fanout.h"
+#include "pki.h"
 #include "proto/codec.h"
 #include "proto/version.h"
 #include "session.h"
@@ -48,6 +49,7 @@ struct wk_main {
     struct wk_worker w;
     struct wk_conns  cs;
     struct wk_fanout fo;
+    struct wk_pki    pki;
     struct event     sigterm;
     struct event     sigint;
 };
@@ -262,6 +264,8 @@ main(int argc, char **argv)
         goto out;
     wk_main_limits(w);
     wk_clock_update(w);
+    if (wk_pki_init(&m.pki, w) != 0)
+        goto out_seg;
     rc = wk_session_init(w);
     if (rc != 0) {
         fprintf(stderr, "uaworker %u: sessions: %s\n", w->slot,
@@ -316,6 +320,7 @@ out_base:
 out_sessions:
     wk_session_fini(w);
 out_seg:
+    wk_pki_fini(&m.pki);
     shm_segment_close(&w->seg);
 out:
     return exit_code;

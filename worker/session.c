@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "pki.h"
 #include "proto/status_gen.h"
 
 static_assert(sizeof(struct ua_guid) == 16, "a GUID is 16 bytes");
@@ -433,4 +434,17 @@ wk_session_cp_release(struct wk_session *s, struct wk_session_cp *cp)
         return;
     memset(cp, 0, sizeof(*cp));
     s->ncps--;
+}
+
+bool
+wk_session_may_write(const struct wk_worker *w, const struct wk_session *s)
+{
+    if (s == NULL)
+        return false;
+    if (s->user == WK_USER_OPERATOR)
+        return true;
+    if (s->user == WK_USER_ANONYMOUS)
+        return w->pki == NULL
+               || (w->pki->shm->flags & SHM_PKI_F_ANON_WRITE) != 0;
+    return false;
 }

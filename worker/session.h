@@ -47,6 +47,8 @@
 #include "worker.h"
 
 #define WK_SESSION_NONCE        32      /* serverNonce bytes (Part 4 §5.7.2) */
+#define WK_SESSION_CERT_MAX     4096    /* client certificate (leaf) kept for
+                                           ActivateSession's signature */
 #define WK_SESSION_NAME_MAX     64      /* sessionName bytes kept */
 #define WK_SESSION_ACTIVATE_MS  10000   /* activation deadline (S2OPC: 10 s) */
 #define WK_SESSION_CP_BYTES     12      /* continuation point on the wire */
@@ -54,7 +56,9 @@
 /* How a session was activated: the user identity (Part 4 §7.41). */
 enum wk_session_user {
     WK_USER_NONE = 0,           /* not activated yet */
-    WK_USER_ANONYMOUS
+    WK_USER_ANONYMOUS,
+    WK_USER_VIEWER,             /* UserName, role viewer: reads */
+    WK_USER_OPERATOR            /* UserName, role operator: writes too */
 };
 
 /*
@@ -97,6 +101,14 @@ struct wk_session {
     uint64_t              requests;
     struct wk_session_cp *cps;  /* conf->max_browse_continuation_points */
     uint32_t              ncps;             /* in use */
+    /* Created on a secured channel (worker/svc_session.c): the client's
+     * certificate (leaf) and its thumbprint; ActivateSession verifies the
+     * clientSignature with it and only on a channel of that certificate. */
+    uint64_t              client_key;       /* hash of the client's
+                                               ApplicationUri (throttle) */
+    uint16_t              cert_len;         /* 0: not secured */
+    uint8_t               cert_thumb[20];
+    uint8_t               cert[WK_SESSION_CERT_MAX];
 };
 
 /*
@@ -135,6 +147,14 @@ struct wk_session *wk_session_find_by_token(struct wk_worker *w,
  */
 ua_status wk_session_activate(struct wk_worker *w, struct wk_session *s,
                               uint32_t channel_id, enum wk_session_user user);
+
+/*
+ * Whether s may write (Write, UserAccessLevel CurrentWrite, UserWriteMask):
+ * role operator; anonymous only with security.anonymous_write or without
+ * a PKI (unit tests).
+ */
+bool wk_session_may_write(const struct wk_worker *w,
+                          const struct wk_session *s);
 
 /* Close s: release its continuation points, free its slot. */
 void wk_session_close(struct wk_worker *w, struct wk_session *s);

@@ -75,6 +75,7 @@ static void wk_sub_heap_fix(struct wk_subs *st, struct wk_sub *sub);
 static void wk_sub_heap_del(struct wk_subs *st, struct wk_sub *sub);
 static struct wk_sub *wk_sub_new(struct wk_subs *st);
 static void wk_sub_delete(struct wk_subs *st, struct wk_sub *sub);
+static uint64_t wk_sub_phase(uint64_t now, uint32_t period);
 static uint64_t wk_sub_tick_now(const struct wk_sub *sub, uint64_t now);
 static void wk_sub_sync(struct wk_subs *st, struct wk_sub *sub);
 static void wk_sub_schedule(struct wk_subs *st, struct wk_sub *sub);
@@ -600,6 +601,18 @@ wk_sub_revise_notifs(const struct wk_sub_limits *l, uint32_t req)
 /* ------------------------------------------------------------------ */
 /* ticks and scheduling                                                 */
 /* ------------------------------------------------------------------ */
+
+/*
+ * Tick 0 of a new timer: now rounded down to a multiple of the period, so
+ * subscriptions of one interval expire together, in one loop iteration
+ * (one wake-up for all, their responses in one flush).  The first tick
+ * then comes a little less than a period after creation.
+ */
+static uint64_t
+wk_sub_phase(uint64_t now, uint32_t period)
+{
+    return now - now % period;
+}
 
 /* The number of the last tick at or before now. */
 static uint64_t
@@ -1174,7 +1187,7 @@ wk_sub_create(struct wk_svc_ctx *ctx,
     sub->user = ctx->session->user;
     sub->life_left = sub->lifetime;
     sub->state = WK_SUB_NORMAL;
-    sub->t0 = ctx->w->now_ms;
+    sub->t0 = wk_sub_phase(ctx->w->now_ms, sub->period);
     wk_sub_ss_link(st, e, sub);
     wk_sub_schedule(st, sub);
 
@@ -1205,7 +1218,7 @@ wk_sub_modify(struct wk_svc_ctx *ctx,
         /* A new timer: ticks count from now. */
         sub->interval = iv;
         sub->period = (uint32_t)ceil(iv);
-        sub->t0 = ctx->w->now_ms;
+        sub->t0 = wk_sub_phase(ctx->w->now_ms, sub->period);
         sub->k_done = 0;
     }
     sub->keepalive = wk_sub_revise_keepalive(

@@ -2,9 +2,9 @@
  * worker/svc_discovery.c: GetEndpoints and FindServers (Part 4 §5.5), and
  * the endpoint list CreateSession returns.
  *
- * What we offer today: one endpoint, SecurityPolicy None with
- * MessageSecurityMode None, anonymous users only, no certificate.  The
- * Security issue adds one endpoint per configured policy x mode here.
+ * One endpoint per offered SecurityPolicy x MessageSecurityMode (the
+ * broker's security.policies x security.modes, worker/pki.c), each with
+ * our certificate; anonymous users when security.anonymous allows them.
  *
  * The EndpointUrl is always ours, opc.tcp://<conf->hostname>:<conf->port>:
  * the request's endpointUrl only tells which address the client used
@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "pki.h"
+#include "proto/crypto.h"
 #include "proto/securechannel.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
@@ -26,11 +28,16 @@
 #define WK_TRANSPORT_UATCP \
     "http://opcfoundation.org/UA-Profile/Transport/uatcp-uasc-uabinary"
 #define WK_POLICY_ANONYMOUS "anonymous"
+#define WK_POLICY_USERNAME  "username"      /* svc_session.c checks it */
+#define WK_POLICY_X509      "x509"          /* svc_session.c checks it */
 #define WK_URL_MAX          (16 + 2 + SHM_CONF_STR + 8)
 
 static int wk_svc_endpoint_url(struct wk_svc_ctx *ctx, struct ua_string *out);
 static bool wk_svc_in_list(const struct ua_string *list, int32_t n,
                            const char *s);
+static uint8_t wk_svc_security_level(unsigned policy, unsigned mode);
+static int wk_svc_user_tokens(struct wk_svc_ctx *ctx,
+                              struct ua_endpoint_description *e, bool none);
 
 /* opc.tcp://host:port, with an IPv6 literal in brackets (RFC 3986). */
 static int
@@ -93,37 +100,119 @@ wk_svc_app_description(struct wk_svc_ctx *ctx,
     return 0;
 }
 
+/* SecurityLevel: SignAndEncrypt above Sign, then the stronger policy. */
+static uint8_t
+wk_svc_security_level(unsigned policy, unsigned mode)
+{
+    if (policy == UA_POLICY_NONE)
+        return 0;
+    return (uint8_t)((mode == UA_MESSAGESECURITYMODE_SIGNANDENCRYPT ? 20
+                                                                    : 10)
+                     + policy);
+}
+
+/*
+ * The user token policies of an endpoint: anonymous when allowed (always
+ * without a PKI, as before); UserName with a PKI, its password encrypted
+ * with Basic256Sha256 on a None endpoint (never in clear) and with the
+ * channel's policy (empty SecurityPolicyUri) on a secured one; X509 the
+ * same way (its userTokenSignature).
+ */
+static int
+wk_svc_user_tokens(struct wk_svc_ctx *ctx, struct ua_endpoint_description *e,
+                   bool none)
+{
+    struct ua_user_token_policy *p;
+    const struct wk_pki         *k = ctx->w->pki;
+    bool anon = k == NULL || (k->shm->flags & SHM_PKI_F_ANONYMOUS) != 0;
+    int32_t                      n = 0;
+
+    e->n_user_identity_tokens = 0;
+    e->user_identity_tokens = NULL;
+    p = ua_arena_alloc(ctx->arena, 3 * sizeof(*p));
+    if (p == NULL)
+        return -ENOMEM;
+    if (anon) {
+        p[n].policy_id = ua_string_from(WK_POLICY_ANONYMOUS);
+        p[n].token_type = UA_USERTOKENTYPE_ANONYMOUS;
+        p[n].issued_token_type = wk_svc_null_str();
+        p[n].issuer_endpoint_url = wk_svc_null_str();
+        p[n].security_policy_uri = wk_svc_null_str();
+        n++;
+    }
+    if (k != NULL) {
+        p[n].policy_id = ua_string_from(WK_POLICY_USERNAME);
+        p[n].token_type = UA_USERTOKENTYPE_USERNAME;
+        p[n].issued_token_type = wk_svc_null_str();
+        p[n].issuer_endpoint_url = wk_svc_null_str();
+        p[n].security_policy_uri =
+            none ? ua_string_from(ua_crypto_policy_get(
+                                      UA_POLICY_BASIC256SHA256)->uri)
+                 : wk_svc_null_str();
+        n++;
+        p[n] = p[n - 1];
+        p[n].policy_id = ua_string_from(WK_POLICY_X509);
+        p[n].token_type = UA_USERTOKENTYPE_CERTIFICATE;
+        n++;
+    }
+    e->n_user_identity_tokens = n;
+    e->user_identity_tokens = n > 0 ? p : NULL;
+    return 0;
+}
+
+/*
+ * One EndpointDescription per offered policy x mode (None/None only when
+ * offered; without a PKI None/None alone), each with our certificate.
+ */
 int
 wk_svc_endpoints(struct wk_svc_ctx *ctx, int32_t *n,
                  struct ua_endpoint_description **eps)
 {
+    const struct ua_sc_config      *sc = &ctx->w->sc_conf;
     struct ua_endpoint_description *e;
-    struct ua_user_token_policy    *p;
+    struct ua_application_description app;
+    uint32_t                        offers = sc->offers;
+    int32_t                         cnt = 0;
 
     *n = 0;
     *eps = NULL;
-    e = ua_arena_alloc(ctx->arena, sizeof(*e));
-    p = ua_arena_alloc(ctx->arena, sizeof(*p));
-    if (e == NULL || p == NULL)
+    if (offers == 0 || sc->cert == NULL)
+        offers = UA_SC_OFFER(UA_POLICY_NONE, UA_MESSAGESECURITYMODE_NONE);
+    e = ua_arena_alloc(ctx->arena, UA_POLICY_COUNT * 2 * sizeof(*e));
+    if (e == NULL || wk_svc_app_description(ctx, &app) != 0)
         return -ENOMEM;
-    memset(e, 0, sizeof(*e));
-    if (wk_svc_app_description(ctx, &e->server) != 0)
-        return -ENOMEM;
-    /* The server's discovery URL is this endpoint's URL. */
-    e->endpoint_url = e->server.discovery_urls[0];
-    e->server_certificate = wk_svc_null_str();
-    e->security_mode = UA_MESSAGESECURITYMODE_NONE;
-    e->security_policy_uri = ua_string_from(UA_SC_POLICY_NONE);
-    p->policy_id = ua_string_from(WK_POLICY_ANONYMOUS);
-    p->token_type = UA_USERTOKENTYPE_ANONYMOUS;
-    p->issued_token_type = wk_svc_null_str();
-    p->issuer_endpoint_url = wk_svc_null_str();
-    p->security_policy_uri = wk_svc_null_str();
-    e->n_user_identity_tokens = 1;
-    e->user_identity_tokens = p;
-    e->transport_profile_uri = ua_string_from(WK_TRANSPORT_UATCP);
-    e->security_level = 0;          /* None: the least secure we offer */
-    *n = 1;
+    for (unsigned pid = 0; pid < UA_POLICY_COUNT; pid++) {
+        const struct ua_policy *pol = ua_crypto_policy_get(pid);
+
+        if (pol == NULL || (pol->deprecated && !sc->allow_deprecated))
+            continue;
+        for (unsigned mode = UA_MESSAGESECURITYMODE_NONE;
+             mode <= UA_MESSAGESECURITYMODE_SIGNANDENCRYPT; mode++) {
+            struct ua_endpoint_description *d = &e[cnt];
+
+            if (!(offers & UA_SC_OFFER(pid, mode)) || cnt >= 2 * UA_POLICY_COUNT)
+                continue;
+            memset(d, 0, sizeof(*d));
+            d->server = app;
+            /* The server's discovery URL is this endpoint's URL. */
+            d->endpoint_url = app.discovery_urls[0];
+            if (pid == UA_POLICY_NONE) {
+                d->server_certificate = wk_svc_null_str();
+                d->security_policy_uri = ua_string_from(UA_SC_POLICY_NONE);
+            } else {
+                d->server_certificate.len = (int32_t)sc->cert_len;
+                d->server_certificate.data = (uint8_t *)sc->cert;
+                d->security_policy_uri = ua_string_from(pol->uri);
+            }
+            d->security_mode = (int32_t)mode;
+            if (wk_svc_user_tokens(ctx, d, pid == UA_POLICY_NONE) != 0)
+                return -ENOMEM;
+            d->transport_profile_uri = ua_string_from(WK_TRANSPORT_UATCP);
+            d->security_level = wk_svc_security_level(pid, mode);
+            cnt++;
+        }
+    }
+    *n = cnt;
     *eps = e;
     return 0;
 }

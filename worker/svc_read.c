@@ -75,6 +75,7 @@
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
 #include "shm/value.h"
+#include "session.h"
 #include "svc_int.h"
 
 #define WK_RANGE_DIMS     32        /* dimensions kept; more: NoData */
@@ -389,7 +390,8 @@ wk_svc_attr_value(struct wk_svc_ctx *ctx, uint32_t i, uint32_t aid,
         *(uint32_t *)p = n->write_mask;
         break;
     case UA_ATTR_USERWRITEMASK:
-        *(uint32_t *)p = n->user_write_mask & n->write_mask;
+        *(uint32_t *)p = wk_session_may_write(w, ctx->session)
+                             ? n->user_write_mask & n->write_mask : 0;
         break;
     case UA_ATTR_ACCESSLEVELEX:
         *(uint32_t *)p = n->access_level_ex;
@@ -422,6 +424,10 @@ wk_svc_attr_value(struct wk_svc_ctx *ctx, uint32_t i, uint32_t aid,
     case UA_ATTR_USERACCESSLEVEL:
         *(uint8_t *)p = (uint8_t)(n->user_access_level
                                   & n->access_level_ex & 0xFF);
+        /* Readers: no CurrentWrite, HistoryWrite, StatusWrite,
+         * TimestampWrite (Part 3 §8.57). */
+        if (!wk_session_may_write(w, ctx->session))
+            *(uint8_t *)p &= (uint8_t)~(0x02 | 0x08 | 0x20 | 0x40);
         break;
     case UA_ATTR_MINIMUMSAMPLINGINTERVAL:
         *(double *)p = n->min_sampling;

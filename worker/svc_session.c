@@ -3,17 +3,24 @@
  * Cancel (Part 4 §5.7).  The pool, tokens and binding rules live in
  * worker/session.c; this file maps requests onto them.
  *
- * Security today: every channel is SecurityPolicy None, so there is no
- * certificate, no signature to check and no secret in a user token.  What
- * the Security issue adds here: clientCertificate and ApplicationUri checks
- * in CreateSession, clientSignature over serverCertificate + serverNonce
- * in ActivateSession, UserName/X509 tokens, the same certificate on rebind.
+ * On a secured channel (Sign, SignAndEncrypt): CreateSession wants the
+ * channel's client certificate (thumbprint), a 32..128-byte clientNonce,
+ * the ApplicationUri of the certificate, and answers with our certificate
+ * and serverSignature = sign(clientCertificate || clientNonce) (Part 4
+ * §5.6.2, legacy form); ActivateSession verifies clientSignature over
+ * (serverCertificate || last serverNonce) with the client's key, on a
+ * channel of the same certificate.  UserName tokens against the users
+ * table, X509 tokens against trusted_users/; roles in session->user.
  */
+#include <stdio.h>
 #include <string.h>
 
+#include "proto/cert.h"
+#include "proto/crypto.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
+#include "pki.h"
 #include "session.h"
 #include "svc_int.h"
 
@@ -22,11 +29,151 @@
 #define WK_POLICY_ANONYMOUS "anonymous"     /* svc_discovery.c offers it */
 #define WK_ANON_BINARY \
     UA_NS0ID_ANONYMOUSIDENTITYTOKEN_ENCODING_DEFAULTBINARY
+#define WK_POLICY_USERNAME  "username"      /* svc_discovery.c offers it */
+#define WK_POLICY_X509      "x509"          /* svc_discovery.c offers it */
+#define WK_RSA15_URI        "http://www.w3.org/2001/04/xmlenc#rsa-1_5"
+/* Failed logins: WK_THROTTLE_FAILS within WK_THROTTLE_WINDOW_MS block
+ * that client (its ApplicationUri) for WK_THROTTLE_BLOCK_MS. */
+#define WK_THROTTLE_SLOTS     64
+#define WK_THROTTLE_FAILS     3
+#define WK_THROTTLE_WINDOW_MS 10000
+#define WK_THROTTLE_BLOCK_MS  30000
+#define WK_DUMMY_ITERATIONS   10000         /* BK_USERS_ITERATIONS */
+#define WK_SECRET_MAX         4096          /* encrypted password bytes */
 
-static ua_status wk_svc_identity(const struct ua_extobj *x,
+struct wk_throttle {
+    uint64_t key;
+    uint64_t first_ms;
+    uint64_t until_ms;
+    uint32_t fails;
+};
+
+static struct wk_throttle wk_throttle[WK_THROTTLE_SLOTS];
+
+static ua_status wk_svc_identity(struct wk_svc_ctx *ctx,
+                                 struct wk_session *s,
+                                 const struct ua_extobj *x,
+                                 const struct ua_signature_data *sig,
+                                 enum wk_session_user *user);
+static ua_status wk_svc_x509(struct wk_svc_ctx *ctx, struct wk_session *s,
+                             const struct ua_x509_identity_token *t,
+                             const struct ua_signature_data *sig,
+                             enum wk_session_user *user);
+static uint64_t wk_svc_client_key(const struct ua_string *uri);
+static struct wk_throttle *wk_svc_throttle(struct wk_svc_ctx *ctx,
+                                           uint64_t key);
+static ua_status wk_svc_username(struct wk_svc_ctx *ctx,
+                                 struct wk_session *s,
+                                 const struct ua_user_name_identity_token *t,
                                  enum wk_session_user *user);
 static struct ua_string wk_svc_nonce(struct wk_svc_ctx *ctx,
                                      const struct wk_session *s);
+static bool wk_svc_secured(const struct wk_svc_ctx *ctx);
+static ua_status wk_svc_session_cert(struct wk_svc_ctx *ctx,
+                                     const struct ua_create_session_request
+                                         *req,
+                                     struct wk_session *s,
+                                     struct ua_create_session_response *resp);
+static ua_status wk_svc_client_signature(struct wk_svc_ctx *ctx,
+                                         const struct wk_session *s,
+                                         const struct ua_signature_data *sd);
+
+static bool
+wk_svc_secured(const struct wk_svc_ctx *ctx)
+{
+    return !ua_crypto_policy_is_none(ctx->ch->policy)
+           && ctx->w->sc_conf.key != NULL && ctx->w->sc_conf.cert != NULL;
+}
+
+/*
+ * CreateSession on a secured channel: the client certificate is the
+ * channel's (BadCertificateInvalid), its SAN URI the clientDescription's
+ * ApplicationUri (BadCertificateUriInvalid); keep the leaf in the session;
+ * sign clientCertificate || clientNonce with our key.
+ */
+static ua_status
+wk_svc_session_cert(struct wk_svc_ctx *ctx,
+                    const struct ua_create_session_request *req,
+                    struct wk_session *s,
+                    struct ua_create_session_response *resp)
+{
+    const struct ua_policy *p = ctx->ch->policy;
+    const struct ua_sc_config *sc = &ctx->w->sc_conf;
+    struct ua_cert_der      chain[UA_CERT_CHAIN_MAX];
+    struct ua_cert          cert;
+    uint8_t                 thumb[UA_CERT_THUMB_LEN];
+    const struct ua_string *cc = &req->client_certificate;
+    const struct ua_string *cn = &req->client_nonce;
+    const struct ua_string *uri = &req->client_description.application_uri;
+    size_t                  n = 0, len, siglen;
+    uint8_t                *data, *sig;
+
+    if (cc->len <= 0
+        || ua_cert_chain_split(cc->data, (size_t)cc->len, chain,
+                               UA_CERT_CHAIN_MAX, &n) != UA_GOOD
+        || n == 0 || chain[0].len > WK_SESSION_CERT_MAX
+        || ua_cert_thumbprint(chain[0].der, chain[0].len, thumb) != UA_GOOD
+        || !ua_crypto_memeq(thumb, ctx->ch->peer_thumb, sizeof(thumb))
+        || ua_cert_parse(chain[0].der, chain[0].len, &cert) != UA_GOOD)
+        return UA_BAD_CERTIFICATE_INVALID;
+    if (uri->len <= 0
+        || !ua_cert_has_uri(&cert, uri->data, (size_t)uri->len))
+        return UA_BAD_CERTIFICATE_URI_INVALID;
+    len = (size_t)cc->len + (size_t)cn->len;
+    data = ua_arena_alloc(ctx->arena, len);
+    sig = ua_arena_alloc(ctx->arena, UA_RSA_MAX_BYTES);
+    if (data == NULL || sig == NULL)
+        return UA_BAD_OUT_OF_MEMORY;
+    memcpy(data, cc->data, (size_t)cc->len);
+    memcpy(data + cc->len, cn->data, (size_t)cn->len);
+    if (p->asym_sign(sc->key, data, len, sig, UA_RSA_MAX_BYTES, &siglen)
+        != UA_GOOD)
+        return UA_BAD_INTERNAL_ERROR;
+    memcpy(s->cert, chain[0].der, chain[0].len);
+    s->cert_len = (uint16_t)chain[0].len;
+    memcpy(s->cert_thumb, thumb, sizeof(thumb));
+    resp->server_certificate.len = (int32_t)sc->cert_len;
+    resp->server_certificate.data = (uint8_t *)sc->cert;
+    resp->server_signature.algorithm = ua_string_from(p->asym_sig_uri);
+    resp->server_signature.signature.len = (int32_t)siglen;
+    resp->server_signature.signature.data = sig;
+    return UA_GOOD;
+}
+
+/*
+ * ActivateSession of a session made on a secured channel: the same client
+ * certificate on this channel, clientSignature = sign(serverCertificate ||
+ * last serverNonce) with the policy's algorithm.
+ */
+static ua_status
+wk_svc_client_signature(struct wk_svc_ctx *ctx, const struct wk_session *s,
+                        const struct ua_signature_data *sd)
+{
+    static struct ua_crypto_key key;     /* one thread: reused */
+    const struct ua_policy   *p = ctx->ch->policy;
+    const struct ua_sc_config *sc = &ctx->w->sc_conf;
+    uint8_t                  *data;
+    ua_status                 st;
+
+    if (!wk_svc_secured(ctx)
+        || !ua_crypto_memeq(s->cert_thumb, ctx->ch->peer_thumb,
+                            sizeof(s->cert_thumb)))
+        return UA_BAD_SECURITY_CHECKS_FAILED;
+    if (sd->signature.len <= 0 || sd->algorithm.len <= 0
+        || !ua_string_eq(&sd->algorithm, p->asym_sig_uri))
+        return UA_BAD_APPLICATION_SIGNATURE_INVALID;
+    data = ua_arena_alloc(ctx->arena, sc->cert_len + WK_SESSION_NONCE);
+    if (data == NULL)
+        return UA_BAD_OUT_OF_MEMORY;
+    memcpy(data, sc->cert, sc->cert_len);
+    memcpy(data + sc->cert_len, s->nonce, WK_SESSION_NONCE);
+    st = ua_crypto_key_from_cert(&key, s->cert, s->cert_len);
+    if (st == UA_GOOD)
+        st = p->asym_verify(&key, data, sc->cert_len + WK_SESSION_NONCE,
+                            sd->signature.data, (size_t)sd->signature.len);
+    ua_crypto_key_clear(&key);
+    return st == UA_GOOD ? UA_GOOD : UA_BAD_APPLICATION_SIGNATURE_INVALID;
+}
 
 /* The session's current serverNonce, copied into the arena. */
 static struct ua_string
@@ -59,7 +206,8 @@ wk_svc_create_session(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
     struct wk_session                      *s;
     int32_t                                 nl = req->client_nonce.len;
 
-    if (nl > 0 && (nl < WK_NONCE_MIN || nl > WK_NONCE_MAX)) {
+    if ((nl > 0 || wk_svc_secured(ctx))
+        && (nl < WK_NONCE_MIN || nl > WK_NONCE_MAX)) {
         rh->service_result = UA_BAD_NONCE_INVALID;
         return;
     }
@@ -90,28 +238,248 @@ wk_svc_create_session(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
         s->name_len = (uint8_t)n;
     }
     s->max_response = req->max_response_message_size;
+    s->client_key = wk_svc_client_key(
+        &req->client_description.application_uri);
+    resp->server_certificate.len = -1;
+    resp->server_signature.algorithm.len = -1;
+    resp->server_signature.signature.len = -1;
+    /* Our certificate on None channels too: UserName secrets are
+     * encrypted for it (Basic256Sha256 token policy). */
+    if (ctx->w->sc_conf.cert != NULL) {
+        resp->server_certificate.len = (int32_t)ctx->w->sc_conf.cert_len;
+        resp->server_certificate.data = (uint8_t *)ctx->w->sc_conf.cert;
+    }
+    if (wk_svc_secured(ctx)) {
+        ua_status st = wk_svc_session_cert(ctx, req, s, resp);
+
+        if (st != UA_GOOD) {
+            wk_session_close(ctx->w, s);
+            rh->service_result = st;
+            return;
+        }
+    }
     resp->session_id = wk_session_id(s);
     resp->authentication_token = wk_session_token(s);
     resp->revised_session_timeout = (double)s->timeout_ms;
-    resp->server_certificate.len = -1;
     resp->n_server_software_certificates = 0;
-    resp->server_signature.algorithm.len = -1;
-    resp->server_signature.signature.len = -1;
     resp->max_request_message_size = ctx->w->conf->max_message_size;
+}
+
+/* FNV-1a of the client's ApplicationUri: the throttle's key. */
+static uint64_t
+wk_svc_client_key(const struct ua_string *uri)
+{
+    uint64_t h = UINT64_C(14695981039346656037);
+
+    for (int32_t i = 0; i < uri->len; i++) {
+        h ^= uri->data[i];
+        h *= UINT64_C(1099511628211);
+    }
+    return h | 1;               /* never 0: 0 marks a free slot */
+}
+
+/* The throttle slot of key (a free or the oldest one when it has none). */
+static struct wk_throttle *
+wk_svc_throttle(struct wk_svc_ctx *ctx, uint64_t key)
+{
+    struct wk_throttle *t, *victim = &wk_throttle[0];
+    uint64_t            now = ctx->w->now_ms;
+
+    for (size_t i = 0; i < WK_THROTTLE_SLOTS; i++) {
+        t = &wk_throttle[i];
+        if (t->key == key)
+            return t;
+        if (t->key == 0 || (t->until_ms < now
+                            && t->first_ms + WK_THROTTLE_WINDOW_MS < now))
+            victim = t;
+        else if (victim->key != 0 && t->first_ms < victim->first_ms)
+            victim = t;
+    }
+    memset(victim, 0, sizeof(*victim));
+    victim->key = key;
+    return victim;
+}
+
+/*
+ * A UserNameIdentityToken (Part 4 §7.41.3): the password encrypted with
+ * our key by the channel's policy (or Basic256Sha256, the token policy of
+ * our None endpoint), legacy layout length | password | serverNonce.
+ * Every failure after the throttle is BadIdentityTokenInvalid after the
+ * same work: decryption (when the algorithm is acceptable), one PBKDF2
+ * (a dummy one for an unknown user) and a constant-time comparison.
+ * rsa-1_5 is refused without decrypting unless allow_deprecated.
+ */
+static ua_status
+wk_svc_username(struct wk_svc_ctx *ctx, struct wk_session *s,
+                const struct ua_user_name_identity_token *t,
+                enum wk_session_user *user)
+{
+    static const uint8_t   dummy_salt[16] = { 0 };
+    struct wk_pki         *k = ctx->w->pki;
+    const struct ua_policy *pol = ctx->ch->policy, *dec = NULL;
+    const struct shm_user *users, *u = NULL;
+    struct wk_throttle    *th;
+    uint8_t               *buf = NULL, hash[SHM_USER_HASH_MAX];
+    const uint8_t         *pw = NULL;
+    size_t                 out = 0, pwlen = 0;
+    uint32_t               n, len4;
+    bool                   ok = true;
+    uint64_t               now = ctx->w->now_ms;
+
+    if (k == NULL)
+        return UA_BAD_IDENTITY_TOKEN_REJECTED;      /* not offered */
+    if (!ua_string_eq(&t->policy_id, WK_POLICY_USERNAME))
+        return UA_BAD_IDENTITY_TOKEN_INVALID;
+    th = wk_svc_throttle(ctx, s->client_key);
+    if (th->until_ms > now)
+        return UA_BAD_USER_ACCESS_DENIED;
+    if (ua_crypto_policy_is_none(pol))
+        pol = ua_crypto_policy_get(UA_POLICY_BASIC256SHA256);
+    if (ua_string_eq(&t->encryption_algorithm, pol->asym_enc_uri))
+        dec = pol;
+    else if (ua_string_eq(&t->encryption_algorithm, WK_RSA15_URI)
+             && ctx->w->sc_conf.allow_deprecated)
+        dec = ua_crypto_policy_get(UA_POLICY_BASIC128RSA15);
+    if (dec == NULL || t->password.len <= 0
+        || (size_t)t->password.len > WK_SECRET_MAX
+        || (size_t)t->password.len % ua_crypto_key_bytes(&k->key) != 0)
+        ok = false;
+    if (ok) {
+        buf = ua_arena_alloc(ctx->arena, (size_t)t->password.len);
+        if (buf == NULL)
+            return UA_BAD_OUT_OF_MEMORY;
+        memcpy(buf, t->password.data, (size_t)t->password.len);
+        if (dec->asym_decrypt(&k->key, buf, (size_t)t->password.len, &out)
+            != UA_GOOD || out < 4 + WK_SESSION_NONCE)
+            ok = false;
+    }
+    if (ok) {
+        len4 = (uint32_t)buf[0] | (uint32_t)buf[1] << 8
+               | (uint32_t)buf[2] << 16 | (uint32_t)buf[3] << 24;
+        if (len4 != out - 4 || len4 < WK_SESSION_NONCE)
+            ok = false;
+        else {
+            pwlen = len4 - WK_SESSION_NONCE;
+            pw = buf + 4;
+            if (!ua_crypto_memeq(buf + 4 + pwlen, s->nonce,
+                                 WK_SESSION_NONCE))
+                ok = false;
+        }
+    }
+    users = wk_pki_users(k, &n);
+    for (uint32_t i = 0; i < n; i++)
+        if (t->user_name.len > 0
+            && (size_t)t->user_name.len < SHM_USER_NAME_MAX
+            && strlen(users[i].name) == (size_t)t->user_name.len
+            && memcmp(users[i].name, t->user_name.data,
+                      (size_t)t->user_name.len) == 0)
+            u = &users[i];
+    if (u == NULL || u->hash_len == 0 || u->hash_len > sizeof(hash))
+        ok = false;
+    /* The same work whatever failed: one PBKDF2, one comparison. */
+    if (ua_crypto_pbkdf2(pw, ok ? pwlen : 0,
+                         u != NULL && u->salt_len > 0 ? u->salt : dummy_salt,
+                         u != NULL && u->salt_len > 0 ? u->salt_len
+                                                      : sizeof(dummy_salt),
+                         u != NULL && u->iterations > 0 ? u->iterations
+                                                    : WK_DUMMY_ITERATIONS,
+                         hash, u != NULL && u->hash_len > 0
+                                   && u->hash_len <= sizeof(hash)
+                                   ? u->hash_len : 32) != UA_GOOD)
+        ok = false;
+    if (!(u != NULL && ua_crypto_memeq(hash, u->hash, u->hash_len)))
+        ok = false;
+    ua_crypto_wipe(hash, sizeof(hash));
+    if (buf != NULL)
+        ua_crypto_wipe(buf, (size_t)t->password.len);
+    if (!ok) {
+        if (th->fails == 0 || th->first_ms + WK_THROTTLE_WINDOW_MS < now) {
+            th->fails = 0;
+            th->first_ms = now;
+        }
+        if (++th->fails >= WK_THROTTLE_FAILS) {
+            th->until_ms = now + WK_THROTTLE_BLOCK_MS;
+            th->fails = 0;
+        }
+        return UA_BAD_IDENTITY_TOKEN_INVALID;
+    }
+    th->fails = 0;
+    *user = u->role == SHM_ROLE_OPERATOR ? WK_USER_OPERATOR : WK_USER_VIEWER;
+    return UA_GOOD;
+}
+
+/*
+ * An X509IdentityToken (Part 4 §7.41.5): the certificate must validate
+ * against trusted_users/ (role USER), and userTokenSignature must be its
+ * key's signature over serverCertificate || last serverNonce, by the
+ * channel's policy (Basic256Sha256, the token policy of the None
+ * endpoint, on a None channel).  Role: security.x509_role.  Any failure:
+ * BadIdentityTokenRejected (untrusted) or BadUserSignatureInvalid.
+ */
+static ua_status
+wk_svc_x509(struct wk_svc_ctx *ctx, struct wk_session *s,
+            const struct ua_x509_identity_token *t,
+            const struct ua_signature_data *sig, enum wk_session_user *user)
+{
+    static struct ua_crypto_key key;     /* one thread: reused */
+    struct wk_pki              *k = ctx->w->pki;
+    const struct ua_policy     *pol = ctx->ch->policy;
+    const struct ua_sc_config  *sc = &ctx->w->sc_conf;
+    uint8_t                    *data;
+    ua_status                   st;
+
+    if (k == NULL)
+        return UA_BAD_IDENTITY_TOKEN_REJECTED;
+    if (!ua_string_eq(&t->policy_id, WK_POLICY_X509)
+        || t->certificate_data.len <= 0)
+        return UA_BAD_IDENTITY_TOKEN_INVALID;
+    if (ua_crypto_policy_is_none(pol))
+        pol = ua_crypto_policy_get(UA_POLICY_BASIC256SHA256);
+    st = wk_pki_validate_user(k, t->certificate_data.data,
+                              (size_t)t->certificate_data.len, pol);
+    if (st != UA_GOOD) {
+        fprintf(stderr, "uaworker %u: X509 user certificate refused: %s\n",
+                ctx->w->slot, ua_status_name(st));
+        return UA_BAD_IDENTITY_TOKEN_REJECTED;
+    }
+    if (sig->signature.len <= 0
+        || !ua_string_eq(&sig->algorithm, pol->asym_sig_uri))
+        return UA_BAD_USER_SIGNATURE_INVALID;
+    data = ua_arena_alloc(ctx->arena, sc->cert_len + WK_SESSION_NONCE);
+    if (data == NULL)
+        return UA_BAD_OUT_OF_MEMORY;
+    memcpy(data, sc->cert, sc->cert_len);
+    memcpy(data + sc->cert_len, s->nonce, WK_SESSION_NONCE);
+    st = ua_crypto_key_from_cert(&key, t->certificate_data.data,
+                                 (size_t)t->certificate_data.len);
+    if (st == UA_GOOD)
+        st = pol->asym_verify(&key, data, sc->cert_len + WK_SESSION_NONCE,
+                              sig->signature.data,
+                              (size_t)sig->signature.len);
+    ua_crypto_key_clear(&key);
+    if (st != UA_GOOD)
+        return UA_BAD_USER_SIGNATURE_INVALID;
+    *user = (k->shm->flags & SHM_PKI_F_X509_OPERATOR) ? WK_USER_OPERATOR
+                                                       : WK_USER_VIEWER;
+    return UA_GOOD;
 }
 
 /*
  * The user a UserIdentityToken stands for (Part 4 §7.41).  A null token
  * (no body, null or Anonymous type) is anonymous (§5.7.3).  An
  * AnonymousIdentityToken must name our policy "anonymous"; an empty policyId
- * is taken as anonymous too, as older clients send it.  UserName, X509 and
- * Issued tokens are well-formed but not offered on any endpoint yet:
- * BadIdentityTokenRejected.  Anything else (an unknown ExtensionObject, an
+ * is taken as anonymous too, as older clients send it.  Issued tokens are
+ * well-formed but not offered on any endpoint yet:
+ * BadIdentityTokenRejected; anonymous ones too when security.anonymous is
+ * off.  Anything else (an unknown ExtensionObject, an
  * Anonymous token naming another policy) is BadIdentityTokenInvalid
- * (SECURITY.md 56).
+ * (SECURITY.md 56).  UserName tokens: wk_svc_username; X509:
+ * wk_svc_x509.
  */
 static ua_status
-wk_svc_identity(const struct ua_extobj *x, enum wk_session_user *user)
+wk_svc_identity(struct wk_svc_ctx *ctx, struct wk_session *s,
+                const struct ua_extobj *x, const struct ua_signature_data *sig,
+                enum wk_session_user *user)
 {
     const struct ua_anonymous_identity_token *anon;
 
@@ -134,9 +502,11 @@ wk_svc_identity(const struct ua_extobj *x, enum wk_session_user *user)
             *user = WK_USER_ANONYMOUS;
             return UA_GOOD;
         }
-        if (x->type == &ua_types[UA_TYPE_USERNAMEIDENTITYTOKEN]
-            || x->type == &ua_types[UA_TYPE_X509IDENTITYTOKEN]
-            || x->type == &ua_types[UA_TYPE_ISSUEDIDENTITYTOKEN])
+        if (x->type == &ua_types[UA_TYPE_USERNAMEIDENTITYTOKEN])
+            return wk_svc_username(ctx, s, x->obj, user);
+        if (x->type == &ua_types[UA_TYPE_X509IDENTITYTOKEN])
+            return wk_svc_x509(ctx, s, x->obj, sig, user);
+        if (x->type == &ua_types[UA_TYPE_ISSUEDIDENTITYTOKEN])
             return UA_BAD_IDENTITY_TOKEN_REJECTED;
         return UA_BAD_IDENTITY_TOKEN_INVALID;
     default:
@@ -168,7 +538,21 @@ wk_svc_activate_session(struct wk_svc_ctx *ctx, const void *req_,
         rh->service_result = UA_BAD_SESSION_ID_INVALID;
         return;
     }
-    st = wk_svc_identity(&req->user_identity_token, &user);
+    /* A session of a secured channel: its client's signature; a session
+     * of a None channel cannot move to a secured one (nor back). */
+    if (s->cert_len > 0)
+        st = wk_svc_client_signature(ctx, s, &req->client_signature);
+    else
+        st = wk_svc_secured(ctx) ? UA_BAD_SECURITY_CHECKS_FAILED : UA_GOOD;
+    if (st != UA_GOOD) {
+        rh->service_result = st;
+        return;
+    }
+    st = wk_svc_identity(ctx, s, &req->user_identity_token,
+                         &req->user_token_signature, &user);
+    if (st == UA_GOOD && user == WK_USER_ANONYMOUS && ctx->w->pki != NULL
+        && !(ctx->w->pki->shm->flags & SHM_PKI_F_ANONYMOUS))
+        st = UA_BAD_IDENTITY_TOKEN_REJECTED;
     if (st != UA_GOOD) {
         rh->service_result = st;
         return;

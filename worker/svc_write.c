@@ -11,6 +11,10 @@
  * last one is in, the WriteResponse leaves.  So a WriteResponse means the
  * values are in shared memory: a Read on any worker afterwards sees them.
  *
+ * A session that may not write (wk_session_may_write: anonymous unless
+ * security.anonymous_write, role viewer) gets BadUserAccessDenied for
+ * every WriteValue, without the broker.
+ *
  * Service results: no nodesToWrite BadNothingToDo; more than
  * conf->max_nodes_per_write BadTooManyOperations; every pending-Write slot
  * of this worker in use (conf->pending_writes) BadServerTooBusy; a segment
@@ -22,6 +26,7 @@
 #include <string.h>
 
 #include "fanout.h"
+#include "session.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
 #include "svc_int.h"
@@ -37,6 +42,8 @@ wk_svc_write(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
     struct wk_conn_ref             ref;
     int32_t                        n = req->n_nodes_to_write;
     int                            id;
+    bool                           may = wk_session_may_write(w,
+                                                              ctx->session);
 
     if (n <= 0) {
         rh->service_result = UA_BAD_NOTHING_TO_DO;
@@ -61,7 +68,9 @@ wk_svc_write(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
         uint32_t                     node = wk_svc_lookup(w, &wv->node_id);
         ua_status                    st;
 
-        if (node == SHM_NONE)
+        if (!may)
+            st = UA_BAD_USER_ACCESS_DENIED;     /* a reader's session */
+        else if (node == SHM_NONE)
             st = UA_BAD_NODE_ID_UNKNOWN;
         else
             st = wk_fanout_write_add(f, id, (uint32_t)i, node,

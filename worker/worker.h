@@ -31,6 +31,7 @@ struct wk_session;
 struct wk_conn;
 struct wk_conns;
 struct wk_fanout;
+struct wk_pki;
 struct event_base;
 
 /* The whole worker. */
@@ -56,6 +57,8 @@ struct wk_worker {
      * doorbell, pending Writes); NULL in unit tests without them. */
     struct wk_conns          *conns;
     struct wk_fanout         *fanout;
+    /* Certificate, key, trust lists (worker/pki.c); NULL: None only. */
+    struct wk_pki            *pki;
     volatile int              stopping;
 };
 

@@ -163,11 +163,13 @@ run --scenario write100 --sessions 20 --depth 1
 stop_broker
 
 # Subscriptions: brokers of their own that queue every change (no
-# coalescing inside a sampling interval), on the same ports.
+# coalescing inside a sampling interval) and let uabench's anonymous
+# writer write, on the same ports.
 start_sub_broker() {
     "$broker" -w "$1" -p "$port" --stats "127.0.0.1:$sport" \
         --runtime-dir "$tmp/run" \
-        --set limits.min_sampling_interval_ms=0 >"$tmp/broker.log" 2>&1 &
+        --set limits.min_sampling_interval_ms=0 \
+        --set security.anonymous_write=true >"$tmp/broker.log" 2>&1 &
     pid=$!
     n=0
     until timeout 5 "$bench" --url "$url" --sessions 1 --seconds 0.2 \

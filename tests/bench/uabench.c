@@ -2215,8 +2215,9 @@ main(int argc, char **argv)
             uint32_t left = 0;
 
             for (uint32_t i = 0; i < b.nsess; i++)
-                if (b.sess[i].state == UB_S_READY)
-                    left += b.sess[i].inflight;
+                if (b.sess[i].state == UB_S_READY
+                    && (!b.is_sub || b.sess[i].writer))
+                    left += b.sess[i].inflight;     /* not parked Publishes */
             if (left == 0 || now >= deadline)
                 b.phase = UB_DONE;
             if (b.phase == UB_DONE)

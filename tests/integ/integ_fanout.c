@@ -274,7 +274,8 @@ it_start_broker(void)
         execl(it_bin, it_bin, "-w", "2", "-p", port, "--stats", stats,
               "--runtime-dir", it_dir, "--vars", "1000",
               "--set", "fanout.blocks=64", "--set", "fanout.block_size=1024",
-              "--set", "fanout.notif_ring_slots=32", (char *)NULL);
+              "--set", "fanout.notif_ring_slots=32",
+              "--set", "security.anonymous_write=true", (char *)NULL);
         fprintf(stderr, "exec %s: %s\n", it_bin, strerror(errno));
         _exit(127);
     }

@@ -88,10 +88,16 @@ port=${ports% *}
 sport=${ports#* }
 
 mkdir -p "$tmp/run" "$tmp/pki"
+# A user for test/security.test.js (role operator), made the operator's
+# way: `uabroker passwd` beside the broker's PKI (run/users).
+interop_pw="interop-$$-$(date +%s)"
+printf '%s\n' "$interop_pw" | "$broker" --runtime-dir "$tmp/run" \
+    passwd interop operator >/dev/null
 say "starting $broker -w $workers -p $port --stats 127.0.0.1:$sport"
 # shellcheck disable=SC2086
 "$broker" -w "$workers" -p "$port" --stats "127.0.0.1:$sport" \
-    --runtime-dir "$tmp/run" ${INTEROP_ARGS:-} >"$tmp/broker.log" 2>&1 &
+    --runtime-dir "$tmp/run" --set security.anonymous_write=true \
+    ${INTEROP_ARGS:-} >"$tmp/broker.log" 2>&1 &
 pid=$!
 
 # Wait (at most 20 s) until the opc.tcp port takes connections and the
@@ -141,6 +147,8 @@ fi
 say "broker up (pid $pid); running node --test"
 rc=0
 UA_INTEROP_URL="opc.tcp://127.0.0.1:$port" UA_INTEROP_PKI="$tmp/pki" \
+UA_INTEROP_BROKER_PKI="$tmp/run/pki" UA_INTEROP_BROKER_PID="$pid" \
+UA_INTEROP_PASSWORD="$interop_pw" \
     timeout "$limit" node --test --test-concurrency=1 --test-timeout=120000 \
     test/ || rc=$?
 if ! kill -0 "$pid" 2>/dev/null; then

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "proto/codec.h"
+#include "proto/crypto.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
 
@@ -324,6 +325,11 @@ uaconn_connect(struct uaconn *c, const char *host, uint16_t port)
     c->session_active = false;
     ua_client_init(&c->cl, &c->cfg, c->abuf, c->acap);
     c->cl.now_dt = uaconn_now_dt();
+    if (c->sec != NULL && ua_client_set_security(&c->cl, c->sec) != UA_GOOD) {
+        close(fd);
+        c->fd = -1;
+        return -EINVAL;
+    }
     if (c->url[0] == '\0')
         snprintf(c->url, sizeof(c->url), "opc.tcp://%s:%u", host,
                  (unsigned)port);
@@ -475,6 +481,104 @@ uaconn_call(struct uaconn *c, const struct ua_type *req_t, void *req,
 
 /* ------------------------------------------------------------ session */
 
+/*
+ * Secured session: check serverSignature = sign(our cert || our nonce) with
+ * the server's key (c->server_sig_status), and make clientSignature =
+ * sign(server cert || serverNonce) with ours (in c->arena).
+ */
+static int uaconn_session_secret(struct uaconn *c,
+                                 const struct ua_create_session_response *cs,
+                                 uint8_t *out, size_t cap, size_t *len,
+                                 const char **alg);
+static void uaconn_session_sigs(struct uaconn *c,
+                                const struct ua_create_session_response *cs,
+                                const uint8_t *nonce,
+                                struct ua_signature_data *sig, uint8_t *out);
+
+/* The legacy encrypted secret: len | password | serverNonce, RSA-encrypted
+ * for the server certificate of cs.  0 or -1. */
+static int
+uaconn_session_secret(struct uaconn *c,
+                      const struct ua_create_session_response *cs,
+                      uint8_t *out, size_t cap, size_t *len,
+                      const char **alg)
+{
+    static struct ua_crypto_key key;
+    const struct ua_policy     *p = c->sec != NULL ? c->sec->policy : NULL;
+    uint8_t                     plain[512];
+    size_t                      pl = strlen(c->password);
+    size_t                      nl = cs->server_nonce.len > 0
+                                         ? (size_t)cs->server_nonce.len : 0;
+    uint32_t                    l = (uint32_t)(pl + nl);
+    ua_status                   s;
+
+    if (ua_crypto_policy_is_none(p))
+        p = ua_crypto_policy_get(UA_POLICY_BASIC256SHA256);
+    if (4 + pl + nl > sizeof(plain) || cs->server_certificate.len <= 0)
+        return -1;
+    plain[0] = (uint8_t)l;
+    plain[1] = (uint8_t)(l >> 8);
+    plain[2] = (uint8_t)(l >> 16);
+    plain[3] = (uint8_t)(l >> 24);
+    memcpy(plain + 4, c->password, pl);
+    if (nl > 0)
+        memcpy(plain + 4 + pl, cs->server_nonce.data, nl);
+    if (ua_crypto_key_from_cert(&key, cs->server_certificate.data,
+                                (size_t)cs->server_certificate.len)
+        != UA_GOOD)
+        return -1;
+    s = p->asym_encrypt(&key, plain, 4 + pl + nl, out, cap, len);
+    ua_crypto_key_clear(&key);
+    *alg = p->asym_enc_uri;
+    return s == UA_GOOD ? 0 : -1;
+}
+
+static void
+uaconn_session_sigs(struct uaconn *c,
+                    const struct ua_create_session_response *cs,
+                    const uint8_t *nonce, struct ua_signature_data *sig,
+                    uint8_t *out)
+{
+    static struct ua_crypto_key key;
+    const struct ua_policy     *p = c->sec->policy;
+    size_t                      n1, n2, siglen = 0;
+    uint8_t                    *buf;
+
+    sig->algorithm.len = -1;
+    sig->signature.len = -1;
+    c->server_sig_status = UA_BAD_APPLICATION_SIGNATURE_INVALID;
+    n1 = c->sec->cert_len + UACONN_NONCE;
+    n2 = (cs->server_certificate.len > 0 ? (size_t)cs->server_certificate.len
+                                         : 0)
+         + (cs->server_nonce.len > 0 ? (size_t)cs->server_nonce.len : 0);
+    buf = ua_arena_alloc(&c->arena, n1 > n2 ? n1 : n2);
+    if (buf == NULL || cs->server_certificate.len <= 0)
+        return;
+    memcpy(buf, c->sec->cert, c->sec->cert_len);
+    memcpy(buf + c->sec->cert_len, nonce, UACONN_NONCE);
+    if (cs->server_signature.signature.len > 0
+        && ua_string_eq(&cs->server_signature.algorithm, p->asym_sig_uri)
+        && ua_crypto_key_from_cert(&key, cs->server_certificate.data,
+                                   (size_t)cs->server_certificate.len)
+               == UA_GOOD) {
+        c->server_sig_status = p->asym_verify(
+            &key, buf, n1, cs->server_signature.signature.data,
+            (size_t)cs->server_signature.signature.len);
+        ua_crypto_key_clear(&key);
+    }
+    memcpy(buf, cs->server_certificate.data,
+           (size_t)cs->server_certificate.len);
+    if (cs->server_nonce.len > 0)
+        memcpy(buf + cs->server_certificate.len, cs->server_nonce.data,
+               (size_t)cs->server_nonce.len);
+    if (p->asym_sign(c->sec->key, buf, n2, out, UA_RSA_MAX_BYTES, &siglen)
+        != UA_GOOD)
+        return;
+    sig->algorithm = ua_string_from(p->asym_sig_uri);
+    sig->signature.len = (int32_t)siglen;
+    sig->signature.data = out;
+}
+
 ua_status
 uaconn_session(struct uaconn *c)
 {
@@ -485,10 +589,20 @@ uaconn_session(struct uaconn *c)
     struct ua_anonymous_identity_token   anon;
     uint8_t                              nonce[UACONN_NONCE];
     char                                 policy[128] = "anonymous";
+    struct ua_signature_data             sig;
+    static uint8_t                       sigbuf[UA_RSA_MAX_BYTES];
+    struct ua_user_name_identity_token   un;
+    struct ua_x509_identity_token        x5;
+    static uint8_t                       usigbuf[UA_RSA_MAX_BYTES];
+    struct ua_signature_data             usig = { { -1, NULL }, { -1, NULL } };
+    static uint8_t                       secret[2048];
+    size_t                               secret_len = 0;
+    const char                          *alg = NULL;
     ua_status                            s;
 
     memset(&cr, 0, sizeof(cr));
-    cr.client_description.application_uri = ua_string_from("urn:uaconn");
+    cr.client_description.application_uri = ua_string_from(
+        c->app_uri != NULL ? c->app_uri : "urn:uaconn");
     cr.client_description.product_uri = ua_string_from("urn:uaconn");
     cr.client_description.application_name.mask = UA_LT_TEXT;
     cr.client_description.application_name.text = ua_string_from("uaconn");
@@ -504,6 +618,10 @@ uaconn_session(struct uaconn *c)
     cr.client_nonce.len = (int32_t)sizeof(nonce);
     cr.client_nonce.data = nonce;
     cr.client_certificate.len = -1;
+    if (c->sec != NULL) {
+        cr.client_certificate.len = (int32_t)c->sec->cert_len;
+        cr.client_certificate.data = (uint8_t *)c->sec->cert;
+    }
     cr.requested_session_timeout = 60000.0;
     cr.max_response_message_size = 0;
     ua_client_set_token(&c->cl, NULL);
@@ -529,6 +647,36 @@ uaconn_session(struct uaconn *c)
     s = ua_client_set_token(&c->cl, &cs.authentication_token);
     if (s != UA_GOOD)
         return s;
+    if (c->sec != NULL)
+        uaconn_session_sigs(c, &cs, nonce, &sig, sigbuf);
+    if (c->user != NULL
+        && uaconn_session_secret(c, &cs, secret, sizeof(secret),
+                                 &secret_len, &alg) != 0)
+        return UA_BAD_INTERNAL_ERROR;
+    if (c->user_cert != NULL) {
+        const struct ua_policy *up = c->sec != NULL ? c->sec->policy : NULL;
+        size_t                  n = 0, ul = 0;
+        uint8_t                *buf;
+
+        if (ua_crypto_policy_is_none(up))
+            up = ua_crypto_policy_get(UA_POLICY_BASIC256SHA256);
+        if (cs.server_certificate.len <= 0 || cs.server_nonce.len <= 0)
+            return UA_BAD_INTERNAL_ERROR;
+        n = (size_t)cs.server_certificate.len + (size_t)cs.server_nonce.len;
+        buf = ua_arena_alloc(&c->arena, n);
+        if (buf == NULL)
+            return UA_BAD_OUT_OF_MEMORY;
+        memcpy(buf, cs.server_certificate.data,
+               (size_t)cs.server_certificate.len);
+        memcpy(buf + cs.server_certificate.len, cs.server_nonce.data,
+               (size_t)cs.server_nonce.len);
+        if (up->asym_sign(c->user_key, buf, n, usigbuf, sizeof(usigbuf), &ul)
+            != UA_GOOD)
+            return UA_BAD_INTERNAL_ERROR;
+        usig.algorithm = ua_string_from(up->asym_sig_uri);
+        usig.signature.len = (int32_t)ul;
+        usig.signature.data = usigbuf;
+    }
     for (int32_t i = 0; i < cs.n_server_endpoints; i++) {
         const struct ua_endpoint_description *e = &cs.server_endpoints[i];
 
@@ -553,6 +701,8 @@ found:
     ar.request_header.audit_entry_id.len = -1;
     ar.client_signature.algorithm.len = -1;
     ar.client_signature.signature.len = -1;
+    if (c->sec != NULL)
+        ar.client_signature = sig;
     ar.n_client_software_certificates = 0;
     ar.n_locale_ids = 0;
     ar.user_identity_token.encoding = UA_EO_DECODED;
@@ -560,8 +710,33 @@ found:
     ar.user_identity_token.obj = &anon;
     ar.user_identity_token.type_id = ua_nodeid_num(
         0, ua_types[UA_TYPE_ANONYMOUSIDENTITYTOKEN].binary_id);
+    if (c->user != NULL) {
+        memset(&un, 0, sizeof(un));
+        un.policy_id = ua_string_from("username");
+        un.user_name = ua_string_from(c->user);
+        un.password.len = (int32_t)secret_len;
+        un.password.data = secret;
+        un.encryption_algorithm = ua_string_from(alg);
+        ar.user_identity_token.type =
+            &ua_types[UA_TYPE_USERNAMEIDENTITYTOKEN];
+        ar.user_identity_token.obj = &un;
+        ar.user_identity_token.type_id = ua_nodeid_num(
+            0, ua_types[UA_TYPE_USERNAMEIDENTITYTOKEN].binary_id);
+    }
+    if (c->user_cert != NULL) {
+        memset(&x5, 0, sizeof(x5));
+        x5.policy_id = ua_string_from("x509");
+        x5.certificate_data.len = (int32_t)c->user_cert_len;
+        x5.certificate_data.data = (uint8_t *)c->user_cert;
+        ar.user_identity_token.type = &ua_types[UA_TYPE_X509IDENTITYTOKEN];
+        ar.user_identity_token.obj = &x5;
+        ar.user_identity_token.type_id = ua_nodeid_num(
+            0, ua_types[UA_TYPE_X509IDENTITYTOKEN].binary_id);
+    }
     ar.user_token_signature.algorithm.len = -1;
     ar.user_token_signature.signature.len = -1;
+    if (c->user_cert != NULL)
+        ar.user_token_signature = usig;
     ua_arena_reset(&c->arena);
     s = uaconn_call(c, &ua_types[UA_TYPE_ACTIVATESESSIONREQUEST], &ar,
                     &ua_types[UA_TYPE_ACTIVATESESSIONRESPONSE], &as,

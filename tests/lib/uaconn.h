@@ -75,6 +75,25 @@ struct uaconn {
     /* The last ERR the server sent (status and reason). */
     ua_status         err;
     char              err_reason[UACONN_REASON_MAX];
+    /*
+     * Message security (NULL: None), set on the client by uaconn_connect().
+     * With it uaconn_session() sends sec->cert as clientCertificate and
+     * app_uri as ApplicationUri, checks the serverSignature
+     * (server_sig_status) and signs ActivateSession.
+     */
+    const struct ua_client_security *sec;
+    const char       *app_uri;
+    ua_status         server_sig_status;
+    /* user != NULL: uaconn_session() logs in with a UserNameIdentityToken,
+     * the password encrypted for the server's certificate (from
+     * CreateSession) by the channel's policy, or Basic256Sha256 on None. */
+    const char       *user;
+    const char       *password;
+    /* user_cert != NULL: an X509IdentityToken with this certificate and a
+     * userTokenSignature by user_key (same policy choice as above). */
+    const uint8_t    *user_cert;
+    size_t            user_cert_len;
+    struct ua_crypto_key *user_key;
 };
 
 /* A disconnected uaconn with default settings (no allocation). */

@@ -1,0 +1,840 @@
+/*
+ * tests/integ/integ_security.c: secured channels and sessions on loopback.
+ *
+ * Starts `uabroker -w 1` with a fresh runtime directory (its PKI under
+ * it) whose trusted/certs holds tests/unit/proto/pki/der/app.der, then:
+ *
+ *   1. GetEndpoints on a None channel: one endpoint per policy x mode,
+ *      our certificate on the secured ones, SignAndEncrypt ranked above
+ *      Sign; anonymous Read works;
+ *   2. with app.der/app.key.der: Basic256Sha256 SignAndEncrypt,
+ *      Aes128_Sha256_RsaOaep Sign, Aes256_Sha256_RsaPss SignAndEncrypt:
+ *      OPN, CreateSession (serverSignature verified), ActivateSession
+ *      (clientSignature), Read;
+ *   3. a wrong ApplicationUri: BadCertificateUriInvalid;
+ *   4. a fresh, untrusted client certificate: BadSecurityChecksFailed, and
+ *      after a second it is in rejected/<thumbprint>.der;
+ *   5. moved to trusted/certs and SIGHUP: accepted;
+ *   6. users (a users file written here): anonymous may not write
+ *      (BadUserAccessDenied) and sees no CurrentWrite in UserAccessLevel; a
+ *      viewer logs in on None (password encrypted with Basic256Sha256) and
+ *      may not write; an operator logs in on Basic256Sha256
+ *      SignAndEncrypt and writes; a wrong password is
+ *      BadIdentityTokenInvalid, the fourth try within 10 s
+ *      BadUserAccessDenied (throttled);
+ *   7. X509 user tokens: a certificate in trusted_users/certs logs in
+ *      (role viewer: no Write), one that is not there is
+ *      BadIdentityTokenRejected.
+ *
+ * Prints "ok N - what" / "FAIL N - what" and a closing "integ_security:
+ * N passed, M failed"; exits non-zero on any failure.  The broker's
+ * process group is killed on every way out; its log is printed on
+ * failure; the temporary directory is removed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "proto/arena.h"
+#include "proto/attrs_gen.h"
+#include "proto/cert.h"
+#include "proto/crypto.h"
+#include "proto/nodeids_gen.h"
+#include "proto/securechannel.h"
+#include "proto/status_gen.h"
+#include "proto/types.h"
+#include "proto/types_gen.h"
+#include "tests/lib/uaconn.h"
+
+#define IS_WATCHDOG_S 120
+#define IS_START_MS   30000
+#define IS_ARENA      (4u << 20)
+#define IS_PKI_SRC    "tests/unit/proto/pki/der/"
+
+static pid_t           is_broker = -1;
+static char            is_dir[PATH_MAX];
+static char            is_run[PATH_MAX + 8];
+static char            is_log[PATH_MAX + 16];
+static uint16_t        is_port, is_sport;
+static unsigned        is_passed, is_failed;
+static struct ua_arena is_arena;
+static uint8_t         is_server_cert[UA_CERT_DER_MAX];
+static size_t          is_server_cert_len;
+
+static bool is_check(bool ok, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void is_fatal(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
+static void is_kill_group(void);
+static void is_on_signal(int sig);
+static int is_rm(const char *path, const struct stat *st, int flag,
+                 struct FTW *ftw);
+static void is_atexit(void);
+static void is_sleep_ms(unsigned ms);
+static uint16_t is_free_port(void);
+static int is_read_file(const char *path, uint8_t *buf, size_t cap,
+                        size_t *len);
+static int is_write_file(const char *path, const uint8_t *buf, size_t len);
+static void is_start_broker(const char *bin);
+static ua_status is_read_time(struct uaconn *c);
+static void is_endpoints(void);
+static void is_user_line(FILE *f, const char *name, const char *role,
+                         const char *pw);
+static ua_status is_write_v0(struct uaconn *c, int32_t v, ua_status *res);
+static ua_status is_read_ual(struct uaconn *c, uint8_t *ual);
+static ua_status is_login(const struct ua_policy *p, uint8_t mode,
+                          const uint8_t *cert, size_t cert_len,
+                          struct ua_crypto_key *key, const char *uri,
+                          const char *user, const char *pw, bool write,
+                          ua_status *wres, uint8_t *ual);
+static ua_status is_login_x509(const uint8_t *cert, size_t len,
+                               struct ua_crypto_key *key, ua_status *wres);
+static ua_status is_secure(const struct ua_policy *p, uint8_t mode,
+                           const uint8_t *cert, size_t cert_len,
+                           struct ua_crypto_key *key, const char *uri,
+                           ua_status *sig);
+
+static bool
+is_check(bool ok, const char *fmt, ...)
+{
+    va_list ap;
+
+    printf("%s %u - ", ok ? "ok" : "FAIL", is_passed + is_failed + 1);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+    if (ok)
+        is_passed++;
+    else
+        is_failed++;
+    return ok;
+}
+
+static void
+is_fatal(const char *fmt, ...)
+{
+    va_list ap;
+
+    printf("FAIL %u - ", is_passed + is_failed + 1);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf(" (fatal)\n");
+    is_failed++;
+    printf("integ_security: %u passed, %u failed\n", is_passed, is_failed);
+    fflush(stdout);
+    exit(1);
+}
+
+static void
+is_kill_group(void)
+{
+    if (is_broker > 0) {
+        kill(-is_broker, SIGKILL);
+        kill(is_broker, SIGKILL);
+        while (waitpid(is_broker, NULL, 0) == -1 && errno == EINTR)
+            ;
+        is_broker = -1;
+    }
+}
+
+static void
+is_on_signal(int sig)
+{
+    static const char msg[] = "integ_security: watchdog or signal: killing "
+                              "the broker's process group\n";
+
+    (void)sig;
+    (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+    if (is_broker > 0)
+        kill(-is_broker, SIGKILL);
+    _exit(1);
+}
+
+static int
+is_rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+static void
+is_atexit(void)
+{
+    char  line[1024];
+    FILE *f;
+
+    is_kill_group();
+    if (is_failed != 0 && is_log[0] != '\0'
+        && (f = fopen(is_log, "r")) != NULL) {
+        fprintf(stderr, "---- broker log\n");
+        while (fgets(line, sizeof(line), f) != NULL)
+            fputs(line, stderr);
+        fprintf(stderr, "---- end of broker log\n");
+        fclose(f);
+    }
+    if (is_dir[0] != '\0')
+        nftw(is_dir, is_rm, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void
+is_sleep_ms(unsigned ms)
+{
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+        ;
+}
+
+static uint16_t
+is_free_port(void)
+{
+    struct sockaddr_in a;
+    socklen_t          l = sizeof(a);
+    int                fd = socket(AF_INET, SOCK_STREAM, 0);
+    uint16_t           port = 0;
+
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd != -1 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0
+        && getsockname(fd, (struct sockaddr *)&a, &l) == 0)
+        port = ntohs(a.sin_port);
+    if (fd != -1)
+        close(fd);
+    return port;
+}
+
+static int
+is_read_file(const char *path, uint8_t *buf, size_t cap, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+
+    if (f == NULL)
+        return -1;
+    *len = fread(buf, 1, cap, f);
+    fclose(f);
+    return *len > 0 && *len < cap ? 0 : -1;
+}
+
+static int
+is_write_file(const char *path, const uint8_t *buf, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    int   rc;
+
+    if (f == NULL)
+        return -1;
+    rc = fwrite(buf, 1, len, f) == len ? 0 : -1;
+    if (fclose(f) != 0)
+        rc = -1;
+    return rc;
+}
+
+static void
+is_start_broker(const char *bin)
+{
+    char port[8], stats[32];
+    int  fd;
+
+    is_port = is_free_port();
+    is_sport = is_free_port();
+    if (is_port == 0 || is_sport == 0 || is_port == is_sport)
+        is_fatal("no free ports");
+    snprintf(port, sizeof(port), "%u", is_port);
+    snprintf(stats, sizeof(stats), "127.0.0.1:%u", is_sport);
+    fflush(NULL);
+    is_broker = fork();
+    if (is_broker == -1)
+        is_fatal("fork: %s", strerror(errno));
+    if (is_broker == 0) {
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        fd = open(is_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd != -1) {
+            dup2(fd, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
+        }
+        execl(bin, bin, "-w", "1", "-p", port, "--stats", stats,
+              "--runtime-dir", is_run, "--vars", "10", (char *)NULL);
+        fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
+        _exit(127);
+    }
+    setpgid(is_broker, is_broker);
+    printf("# broker %s pid %d, opc.tcp port %u\n", bin, (int)is_broker,
+           is_port);
+}
+
+/* Read Server_ServerStatus_CurrentTime on an activated session. */
+static ua_status
+is_read_time(struct uaconn *c)
+{
+    struct ua_read_value_id rv;
+    struct ua_read_request  req;
+    struct ua_read_response resp;
+    ua_status               s;
+
+    memset(&rv, 0, sizeof(rv));
+    rv.index_range.len = -1;
+    rv.data_encoding.name.len = -1;
+    rv.attribute_id = UA_ATTR_VALUE;
+    rv.node_id = ua_nodeid_num(0, UA_NS0ID_SERVER_SERVERSTATUS_CURRENTTIME);
+    memset(&req, 0, sizeof(req));
+    req.request_header.audit_entry_id.len = -1;
+    req.timestamps_to_return = UA_TIMESTAMPSTORETURN_BOTH;
+    req.n_nodes_to_read = 1;
+    req.nodes_to_read = &rv;
+    ua_arena_reset(&is_arena);
+    s = uaconn_call(c, &ua_types[UA_TYPE_READREQUEST], &req,
+                    &ua_types[UA_TYPE_READRESPONSE], &resp, &is_arena);
+    if (s == UA_GOOD && (resp.n_results != 1 || resp.results[0].status != 0))
+        s = resp.n_results == 1 ? resp.results[0].status
+                                : UA_BAD_UNEXPECTED_ERROR;
+    return s;
+}
+
+static void
+is_endpoints(void)
+{
+    struct uaconn                    c;
+    struct ua_get_endpoints_request  ge;
+    struct ua_get_endpoints_response ger;
+    char                             url[64];
+    ua_status                        s = UA_BAD_TIMEOUT;
+    int                              none = 0, secured = 0;
+    int                              lvl_sign = -1, lvl_sae = -1;
+    bool                             certs_ok = true;
+
+    for (int i = 0; i < IS_START_MS / 100; i++) {
+        uaconn_init(&c);
+        s = uaconn_start(&c, "127.0.0.1", is_port);
+        if (s == UA_GOOD)
+            break;
+        uaconn_clear(&c);
+        is_sleep_ms(100);
+    }
+    if (s != UA_GOOD)
+        is_fatal("anonymous session on None: 0x%08X", s);
+    is_check(true, "anonymous session on a None channel");
+    memset(&ge, 0, sizeof(ge));
+    ge.request_header.audit_entry_id.len = -1;
+    snprintf(url, sizeof(url), "opc.tcp://127.0.0.1:%u", is_port);
+    ge.endpoint_url = ua_string_from(url);
+    ge.n_locale_ids = -1;
+    ge.n_profile_uris = -1;
+    ua_arena_reset(&is_arena);
+    s = uaconn_call(&c, &ua_types[UA_TYPE_GETENDPOINTSREQUEST], &ge,
+                    &ua_types[UA_TYPE_GETENDPOINTSRESPONSE], &ger, &is_arena);
+    if (!is_check(s == UA_GOOD, "GetEndpoints: 0x%08X", s))
+        is_fatal("no endpoints");
+    for (int32_t i = 0; i < ger.n_endpoints; i++) {
+        const struct ua_endpoint_description *e = &ger.endpoints[i];
+
+        if (ua_string_eq(&e->security_policy_uri, UA_SC_POLICY_NONE)) {
+            none++;
+            continue;
+        }
+        secured++;
+        if (e->server_certificate.len <= 0
+            || (size_t)e->server_certificate.len > sizeof(is_server_cert)) {
+            certs_ok = false;
+            continue;
+        }
+        memcpy(is_server_cert, e->server_certificate.data,
+               (size_t)e->server_certificate.len);
+        is_server_cert_len = (size_t)e->server_certificate.len;
+        if (e->security_mode == UA_MESSAGESECURITYMODE_SIGN
+            && (int)e->security_level > lvl_sign)
+            lvl_sign = e->security_level;
+        if (e->security_mode == UA_MESSAGESECURITYMODE_SIGNANDENCRYPT
+            && (lvl_sae < 0 || (int)e->security_level < lvl_sae))
+            lvl_sae = e->security_level;
+    }
+    is_check(none == 1 && secured == 6,
+             "GetEndpoints: %d None and %d secured endpoints (1 and 6)",
+             none, secured);
+    is_check(certs_ok && is_server_cert_len > 0,
+             "every secured endpoint carries the server certificate");
+    is_check(lvl_sae > lvl_sign && lvl_sign > 0,
+             "SecurityLevel: SignAndEncrypt (lowest %d) above Sign "
+             "(highest %d)", lvl_sae, lvl_sign);
+    s = is_read_time(&c);
+    is_check(s == UA_GOOD, "anonymous Read on None: 0x%08X", s);
+    uaconn_close_session(&c);
+    uaconn_close(&c);
+    uaconn_clear(&c);
+}
+
+/* name:role:pbkdf2-sha256:iterations:salt_hex:hash_hex */
+static void
+is_user_line(FILE *f, const char *name, const char *role, const char *pw)
+{
+    uint8_t salt[16], hash[32];
+
+    if (ua_crypto_random(salt, sizeof(salt)) != UA_GOOD
+        || ua_crypto_pbkdf2((const uint8_t *)pw, strlen(pw), salt,
+                            sizeof(salt), 1000, hash, sizeof(hash))
+               != UA_GOOD)
+        is_fatal("PBKDF2");
+    fprintf(f, "%s:%s:pbkdf2-sha256:1000:", name, role);
+    for (size_t i = 0; i < sizeof(salt); i++)
+        fprintf(f, "%02x", salt[i]);
+    fputc(':', f);
+    for (size_t i = 0; i < sizeof(hash); i++)
+        fprintf(f, "%02x", hash[i]);
+    fputc('\n', f);
+}
+
+/* Write ns=1;s=v0 (Int32); *res its result. */
+static ua_status
+is_write_v0(struct uaconn *c, int32_t v, ua_status *res)
+{
+    struct ua_write_value    wv;
+    struct ua_write_request  req;
+    struct ua_write_response resp;
+    ua_status                s;
+
+    memset(&wv, 0, sizeof(wv));
+    wv.node_id.ns = 1;
+    wv.node_id.idtype = UA_IDTYPE_STRING;
+    wv.node_id.id.str = ua_string_from("v0");
+    wv.attribute_id = UA_ATTR_VALUE;
+    wv.index_range.len = -1;
+    wv.value.mask = UA_DV_VALUE;
+    ua_variant_set_scalar(&wv.value.value, &v, UA_BT_INT32);
+    memset(&req, 0, sizeof(req));
+    req.request_header.audit_entry_id.len = -1;
+    req.n_nodes_to_write = 1;
+    req.nodes_to_write = &wv;
+    ua_arena_reset(&is_arena);
+    s = uaconn_call(c, &ua_types[UA_TYPE_WRITEREQUEST], &req,
+                    &ua_types[UA_TYPE_WRITERESPONSE], &resp, &is_arena);
+    *res = s == UA_GOOD && resp.n_results == 1 ? resp.results[0]
+                                               : UA_BAD_UNEXPECTED_ERROR;
+    return s;
+}
+
+/* UserAccessLevel of ns=1;s=v0. */
+static ua_status
+is_read_ual(struct uaconn *c, uint8_t *ual)
+{
+    struct ua_read_value_id rv;
+    struct ua_read_request  req;
+    struct ua_read_response resp;
+    ua_status               s;
+
+    memset(&rv, 0, sizeof(rv));
+    rv.index_range.len = -1;
+    rv.data_encoding.name.len = -1;
+    rv.attribute_id = UA_ATTR_USERACCESSLEVEL;
+    rv.node_id.ns = 1;
+    rv.node_id.idtype = UA_IDTYPE_STRING;
+    rv.node_id.id.str = ua_string_from("v0");
+    memset(&req, 0, sizeof(req));
+    req.request_header.audit_entry_id.len = -1;
+    req.n_nodes_to_read = 1;
+    req.nodes_to_read = &rv;
+    ua_arena_reset(&is_arena);
+    s = uaconn_call(c, &ua_types[UA_TYPE_READREQUEST], &req,
+                    &ua_types[UA_TYPE_READRESPONSE], &resp, &is_arena);
+    if (s == UA_GOOD && (resp.n_results != 1 || resp.results[0].status != 0
+                         || resp.results[0].value.type != UA_BT_BYTE))
+        s = UA_BAD_UNEXPECTED_ERROR;
+    if (s == UA_GOOD)
+        *ual = *(const uint8_t *)resp.results[0].value.data;
+    return s;
+}
+
+/* A session as user (NULL: anonymous) on policy p (NULL: None); a Write
+ * of v0 when write; UserAccessLevel of v0. */
+static ua_status
+is_login(const struct ua_policy *p, uint8_t mode, const uint8_t *cert,
+         size_t cert_len, struct ua_crypto_key *key, const char *uri,
+         const char *user, const char *pw, bool write, ua_status *wres,
+         uint8_t *ual)
+{
+    struct uaconn             c;
+    struct ua_client_security sec;
+    ua_status                 s;
+
+    memset(&sec, 0, sizeof(sec));
+    sec.policy = p;
+    sec.mode = mode;
+    sec.cert = cert;
+    sec.cert_len = cert_len;
+    sec.key = key;
+    sec.server_cert = is_server_cert;
+    sec.server_cert_len = is_server_cert_len;
+    uaconn_init(&c);
+    c.sec = p != NULL ? &sec : NULL;
+    c.app_uri = uri;
+    c.user = user;
+    c.password = pw;
+    *wres = UA_BAD_UNEXPECTED_ERROR;
+    s = uaconn_start(&c, "127.0.0.1", is_port);
+    if (s == UA_GOOD && write)
+        s = is_write_v0(&c, 42, wres);
+    if (s == UA_GOOD && ual != NULL)
+        s = is_read_ual(&c, ual);
+    if (s == UA_GOOD) {
+        uaconn_close_session(&c);
+        uaconn_close(&c);
+    }
+    ua_client_clear(&c.cl);
+    uaconn_clear(&c);
+    return s;
+}
+
+/* An X509 user on a None channel; a Write of v0. */
+static ua_status
+is_login_x509(const uint8_t *cert, size_t len, struct ua_crypto_key *key,
+              ua_status *wres)
+{
+    struct uaconn c;
+    ua_status     s;
+
+    uaconn_init(&c);
+    c.user_cert = cert;
+    c.user_cert_len = len;
+    c.user_key = key;
+    *wres = UA_BAD_UNEXPECTED_ERROR;
+    s = uaconn_start(&c, "127.0.0.1", is_port);
+    if (s == UA_GOOD)
+        s = is_write_v0(&c, 7, wres);
+    if (s == UA_GOOD) {
+        uaconn_close_session(&c);
+        uaconn_close(&c);
+    }
+    ua_client_clear(&c.cl);
+    uaconn_clear(&c);
+    return s;
+}
+
+/* One secured connection: OPN, sessions, a Read.  *sig: the
+ * serverSignature's check. */
+static ua_status
+is_secure(const struct ua_policy *p, uint8_t mode, const uint8_t *cert,
+          size_t cert_len, struct ua_crypto_key *key, const char *uri,
+          ua_status *sig)
+{
+    struct uaconn             c;
+    struct ua_client_security sec;
+    ua_status                 s;
+
+    memset(&sec, 0, sizeof(sec));
+    sec.policy = p;
+    sec.mode = mode;
+    sec.cert = cert;
+    sec.cert_len = cert_len;
+    sec.key = key;
+    sec.server_cert = is_server_cert;
+    sec.server_cert_len = is_server_cert_len;
+    uaconn_init(&c);
+    c.sec = &sec;
+    c.app_uri = uri;
+    c.server_sig_status = UA_BAD_UNEXPECTED_ERROR;
+    s = uaconn_start(&c, "127.0.0.1", is_port);
+    *sig = c.server_sig_status;
+    if (s == UA_GOOD)
+        s = is_read_time(&c);
+    if (s == UA_GOOD) {
+        uaconn_close_session(&c);
+        uaconn_close(&c);
+    }
+    ua_client_clear(&c.cl);
+    uaconn_clear(&c);
+    return s;
+}
+
+int
+main(int argc, char **argv)
+{
+    static uint8_t        app[UA_CERT_DER_MAX], keyder[8192];
+    static uint8_t        fresh[UA_CERT_DER_MAX];
+    static struct ua_crypto_key key, fkey, ukey;
+    static uint8_t        ucert[UA_CERT_DER_MAX];
+    size_t                ucert_len = 0;
+    static const struct {
+        unsigned policy;
+        uint8_t  mode;
+        const char *name;
+    } combos[] = {
+        { UA_POLICY_BASIC256SHA256, UA_MESSAGESECURITYMODE_SIGNANDENCRYPT,
+          "Basic256Sha256 SignAndEncrypt" },
+        { UA_POLICY_AES128_SHA256_RSAOAEP, UA_MESSAGESECURITYMODE_SIGN,
+          "Aes128_Sha256_RsaOaep Sign" },
+        { UA_POLICY_AES256_SHA256_RSAPSS,
+          UA_MESSAGESECURITYMODE_SIGNANDENCRYPT,
+          "Aes256_Sha256_RsaPss SignAndEncrypt" },
+    };
+    const struct ua_policy *b256 = ua_crypto_policy_get(
+        UA_POLICY_BASIC256SHA256);
+    struct ua_cert          cert;
+    struct ua_cert_params   cp;
+    char                    bin[PATH_MAX], buf[PATH_MAX], path[PATH_MAX + 128];
+    char                    uri[256], name[UA_CERT_REJECTED_NAME_LEN];
+    uint8_t                 thumb[UA_CERT_THUMB_LEN];
+    size_t                  app_len, key_len, fresh_len;
+    const char             *tmp = getenv("TMPDIR");
+    struct stat             st;
+    ua_status               s, sig;
+    bool                    found = false;
+
+    (void)argc;
+    signal(SIGALRM, is_on_signal);
+    signal(SIGINT, is_on_signal);
+    signal(SIGTERM, is_on_signal);
+    alarm(IS_WATCHDOG_S);
+    atexit(is_atexit);
+    ua_arena_init(&is_arena, malloc(IS_ARENA), IS_ARENA);
+    if (ua_crypto_init() != UA_GOOD)
+        is_fatal("ua_crypto_init");
+    if (getenv("UABROKER_BIN") != NULL && getenv("UABROKER_BIN")[0] != '\0')
+        snprintf(bin, sizeof(bin), "%s", getenv("UABROKER_BIN"));
+    else {
+        snprintf(buf, sizeof(buf), "%s", argv[0]);
+        snprintf(bin, sizeof(bin), "%s/../../uabroker", dirname(buf));
+    }
+    /* The client's certificate and key (tests/unit/proto/pki). */
+    if (is_read_file(IS_PKI_SRC "app.der", app, sizeof(app), &app_len) != 0
+        || is_read_file(IS_PKI_SRC "app.key.der", keyder, sizeof(keyder),
+                        &key_len) != 0
+        || ua_crypto_key_load(&key, keyder, key_len) != UA_GOOD
+        || ua_cert_parse(app, app_len, &cert) != UA_GOOD
+        || cert.uri == NULL || cert.uri_len >= sizeof(uri))
+        is_fatal("cannot load " IS_PKI_SRC "app.der / app.key.der");
+    memcpy(uri, cert.uri, cert.uri_len);
+    uri[cert.uri_len] = '\0';
+
+    /* The runtime directory with the client certificate trusted. */
+    snprintf(is_dir, sizeof(is_dir), "%s/uabroker-sec-XXXXXX",
+             tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
+    if (mkdtemp(is_dir) == NULL) {
+        is_dir[0] = '\0';
+        is_fatal("mkdtemp: %s", strerror(errno));
+    }
+    snprintf(is_run, sizeof(is_run), "%s/run", is_dir);
+    snprintf(is_log, sizeof(is_log), "%s/broker.log", is_dir);
+    snprintf(path, sizeof(path), "%s/run/pki/trusted/certs", is_dir);
+    for (char *p = path + strlen(is_dir) + 1; *p != '\0'; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(path, 0700);
+            *p = '/';
+        }
+    }
+    mkdir(path, 0700);
+    snprintf(path, sizeof(path), "%s/run/pki/trusted/certs/app.der", is_dir);
+    if (is_write_file(path, app, app_len) != 0)
+        is_fatal("cannot write %s", path);
+    /* An X509 user, trusted in trusted_users/certs. */
+    memset(&cp, 0, sizeof(cp));
+    cp.app_uri = "urn:integ:security:user";
+    cp.common_name = "integ_security user";
+    cp.not_before = (int64_t)time(NULL) - 3600;
+    cp.days = 2;
+    if (ua_crypto_key_generate(&ukey, 2048) != UA_GOOD
+        || ua_cert_create(&cp, &ukey, ucert, sizeof(ucert), &ucert_len)
+               != UA_GOOD)
+        is_fatal("cannot make a user certificate");
+    snprintf(path, sizeof(path), "%s/run/pki/trusted_users", is_dir);
+    mkdir(path, 0700);
+    snprintf(path, sizeof(path), "%s/run/pki/trusted_users/certs", is_dir);
+    mkdir(path, 0700);
+    snprintf(path, sizeof(path), "%s/run/pki/trusted_users/certs/user.der",
+             is_dir);
+    if (is_write_file(path, ucert, ucert_len) != 0)
+        is_fatal("cannot write %s", path);
+    /* The users file beside pki/ (security.users_file = users). */
+    {
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/run/users", is_dir);
+        f = fopen(path, "w");
+        if (f == NULL)
+            is_fatal("cannot write %s", path);
+        is_user_line(f, "op", "operator", "op-secret");
+        is_user_line(f, "view", "viewer", "view-secret");
+        fclose(f);
+    }
+
+    is_start_broker(bin);
+    is_endpoints();
+
+    /* 2. The three policies with the trusted certificate. */
+    for (size_t i = 0; i < sizeof(combos) / sizeof(combos[0]); i++) {
+        s = is_secure(ua_crypto_policy_get(combos[i].policy), combos[i].mode,
+                      app, app_len, &key, uri, &sig);
+        is_check(s == UA_GOOD, "%s: session and Read: 0x%08X (%s)",
+                 combos[i].name, s, ua_status_name(s));
+        is_check(sig == UA_GOOD, "%s: serverSignature verifies: 0x%08X",
+                 combos[i].name, sig);
+    }
+
+    /* 3. The certificate's URI must be the client's ApplicationUri. */
+    s = is_secure(b256, UA_MESSAGESECURITYMODE_SIGNANDENCRYPT, app, app_len,
+                  &key, "urn:not:the:certificates", &sig);
+    is_check(s == UA_BAD_CERTIFICATE_URI_INVALID,
+             "a foreign ApplicationUri: 0x%08X (BadCertificateUriInvalid)",
+             s);
+
+    /* 4. An untrusted certificate: refused, then in rejected/. */
+    memset(&cp, 0, sizeof(cp));
+    cp.app_uri = "urn:integ:security:fresh";
+    cp.common_name = "integ_security fresh";
+    cp.not_before = (int64_t)time(NULL) - 3600;
+    cp.days = 2;
+    if (ua_crypto_key_generate(&fkey, 2048) != UA_GOOD
+        || ua_cert_create(&cp, &fkey, fresh, sizeof(fresh), &fresh_len)
+               != UA_GOOD
+        || ua_cert_thumbprint(fresh, fresh_len, thumb) != UA_GOOD)
+        is_fatal("cannot make a client certificate");
+    ua_cert_rejected_name(thumb, name);
+    s = is_secure(b256, UA_MESSAGESECURITYMODE_SIGNANDENCRYPT, fresh,
+                  fresh_len, &fkey, cp.app_uri, &sig);
+    is_check(s == UA_BAD_SECURITY_CHECKS_FAILED,
+             "untrusted client certificate: 0x%08X (BadSecurityChecksFailed)",
+             s);
+    snprintf(path, sizeof(path), "%s/run/pki/rejected/%s", is_dir, name);
+    for (int i = 0; i < 40 && !found; i++) {
+        found = stat(path, &st) == 0;
+        if (!found)
+            is_sleep_ms(100);
+    }
+    is_check(found, "rejected/%s written by the broker", name);
+
+    /* 5. Trusted by the operator: moved, SIGHUP, accepted. */
+    snprintf(buf, sizeof(buf), "%s/run/pki/trusted/certs/%s", is_dir, name);
+    is_check(found && rename(path, buf) == 0, "moved to trusted/certs");
+    kill(is_broker, SIGHUP);
+    s = UA_BAD_UNEXPECTED_ERROR;
+    for (int i = 0; i < 20 && s != UA_GOOD; i++) {
+        is_sleep_ms(100);
+        s = is_secure(b256, UA_MESSAGESECURITYMODE_SIGNANDENCRYPT, fresh,
+                      fresh_len, &fkey, cp.app_uri, &sig);
+    }
+    is_check(s == UA_GOOD, "after SIGHUP the certificate is trusted: "
+             "0x%08X", s);
+
+    /* 6. Users and roles. */
+    {
+        uint8_t   ual = 0xFF;
+        ua_status w;
+
+        s = is_login(NULL, 0, NULL, 0, NULL, NULL, NULL, NULL, true, &w,
+                     &ual);
+        is_check(s == UA_GOOD && w == UA_BAD_USER_ACCESS_DENIED,
+                 "anonymous Write: 0x%08X / 0x%08X (BadUserAccessDenied)", s,
+                 w);
+        is_check(s == UA_GOOD && (ual & 0x01) && !(ual & 0x02),
+                 "anonymous UserAccessLevel 0x%02X: CurrentRead, no "
+                 "CurrentWrite", ual);
+        ual = 0xFF;
+        s = is_login(NULL, 0, NULL, 0, NULL, NULL, "view", "view-secret",
+                     true, &w, &ual);
+        is_check(s == UA_GOOD, "viewer logs in on None (Basic256Sha256 "
+                 "secret): 0x%08X", s);
+        is_check(w == UA_BAD_USER_ACCESS_DENIED,
+                 "viewer Write: 0x%08X (BadUserAccessDenied)", w);
+        is_check((ual & 0x01) && !(ual & 0x02),
+                 "viewer UserAccessLevel 0x%02X: no CurrentWrite", ual);
+        ual = 0;
+        s = is_login(b256, UA_MESSAGESECURITYMODE_SIGNANDENCRYPT, app,
+                     app_len, &key, uri, "op", "op-secret", true, &w, &ual);
+        is_check(s == UA_GOOD && w == UA_GOOD,
+                 "operator on Basic256Sha256 SignAndEncrypt writes: "
+                 "0x%08X / 0x%08X", s, w);
+        is_check((ual & 0x03) == 0x03,
+                 "operator UserAccessLevel 0x%02X: CurrentRead and "
+                 "CurrentWrite", ual);
+        s = is_login(ua_crypto_policy_get(UA_POLICY_AES256_SHA256_RSAPSS),
+                     UA_MESSAGESECURITYMODE_SIGN, app, app_len, &key, uri,
+                     "op", "op-secret", false, &w, NULL);
+        is_check(s == UA_GOOD, "operator on Aes256_Sha256_RsaPss Sign "
+                 "(OAEP-SHA256 secret): 0x%08X", s);
+        for (int i = 0; i < 4; i++) {
+            ua_status want = i < 3 ? UA_BAD_IDENTITY_TOKEN_INVALID
+                                   : UA_BAD_USER_ACCESS_DENIED;
+
+            s = is_login(NULL, 0, NULL, 0, NULL, "urn:integ:throttled",
+                         i == 1 ? "nobody" : "op", "wrong", false, &w,
+                         NULL);
+            is_check(s == want, "wrong password, try %d: 0x%08X (%s)",
+                     i + 1, s, ua_status_name(want));
+        }
+        s = is_login(NULL, 0, NULL, 0, NULL, "urn:integ:throttled", "op",
+                     "op-secret", false, &w, NULL);
+        is_check(s == UA_BAD_USER_ACCESS_DENIED,
+                 "throttled client, right password: 0x%08X", s);
+        s = is_login(NULL, 0, NULL, 0, NULL, "urn:integ:other", "op",
+                     "op-secret", false, &w, NULL);
+        is_check(s == UA_GOOD, "another client is not throttled: 0x%08X",
+                 s);
+    }
+
+    /* 7. X509 user tokens. */
+    {
+        ua_status w;
+
+        s = is_login_x509(ucert, ucert_len, &ukey, &w);
+        is_check(s == UA_GOOD, "X509 user from trusted_users/ logs in: "
+                 "0x%08X", s);
+        is_check(w == UA_BAD_USER_ACCESS_DENIED,
+                 "X509 user (x509_role viewer) Write: 0x%08X", w);
+        s = is_login_x509(fresh, fresh_len, &fkey, &w);
+        is_check(s == UA_BAD_IDENTITY_TOKEN_REJECTED,
+                 "X509 user not in trusted_users/: 0x%08X "
+                 "(BadIdentityTokenRejected)", s);
+        s = is_login_x509(ucert, ucert_len, &fkey, &w);
+        is_check(s == UA_BAD_USER_SIGNATURE_INVALID,
+                 "X509 user token signed by another key: 0x%08X "
+                 "(BadUserSignatureInvalid)", s);
+    }
+
+    /* Clean stop. */
+    kill(is_broker, SIGTERM);
+    {
+        int status = 0;
+        pid_t r = -1;
+
+        for (int i = 0; i < 100; i++) {
+            r = waitpid(is_broker, &status, WNOHANG);
+            if (r != 0)
+                break;
+            is_sleep_ms(50);
+        }
+        is_check(r == is_broker && WIFEXITED(status)
+                     && WEXITSTATUS(status) == 0,
+                 "SIGTERM: the broker exits 0");
+        if (r == is_broker)
+            is_broker = -1;
+    }
+    ua_crypto_key_clear(&key);
+    ua_crypto_key_clear(&fkey);
+    ua_crypto_key_clear(&ukey);
+    printf("integ_security: %u passed, %u failed\n", is_passed, is_failed);
+    return is_failed == 0 ? 0 : 1;
+}
