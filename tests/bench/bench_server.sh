@@ -91,8 +91,10 @@ url="opc.tcp://127.0.0.1:$port"
 stats="http://127.0.0.1:$sport"
 
 mkdir -p "$tmp/run"
+# uabench's sessions are anonymous; write100 needs them to write.
 "$broker" -w "$workers" -p "$port" --stats "127.0.0.1:$sport" \
-    --runtime-dir "$tmp/run" >"$tmp/broker.log" 2>&1 &
+    --runtime-dir "$tmp/run" --set security.anonymous_write=true \
+    >"$tmp/broker.log" 2>&1 &
 pid=$!
 
 # Ready when one short uabench run succeeds (at most ~30 s in all).
