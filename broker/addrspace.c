@@ -740,7 +740,7 @@ bk_as_live_init(struct bk_addrspace *as, const struct bk_config *c,
                                   UA_BT_UINT32, &zero, now);
     bk_addrspace_write_scalar(as, bk_addrspace_ns0_slot(as,
         UA_NS0ID_SERVER_SERVERCAPABILITIES_MAXMONITOREDITEMSQUEUESIZE),
-        UA_BT_UINT32, &zero, now);
+        UA_BT_UINT32, &c->max_monitored_item_queue_size, now);
     bk_addrspace_write_scalar(as, bk_addrspace_ns0_slot(as,
         UA_NS0ID_SERVER_SERVERCAPABILITIES_MAXBROWSECONTINUATIONPOINTS),
         UA_BT_UINT16, &cps, now);

@@ -130,6 +130,20 @@ static const struct bk_conf_key bk_conf_keys[] = {
     U32("limits", "max_publish_requests_per_session",
         max_publish_requests_per_session, "20", 1, 10000,
         "queued Publish requests per session"),
+    U32("limits", "max_notifications_per_publish",
+        max_notifications_per_publish, "1000", 1, 1000000,
+        "most notifications in one NotificationMessage"),
+    U32("limits", "max_retransmission_queue", max_retransmission_queue,
+        "20", 1, 10000,
+        "NotificationMessages kept per subscription for Republish"),
+    U32("limits", "max_monitored_item_queue_size",
+        max_monitored_item_queue_size, "100", 1, 100000,
+        "largest queueSize granted (ServerCapabilities "
+        "MaxMonitoredItemsQueueSize)"),
+    U32("limits", "max_keep_alive_count", max_keep_alive_count, "100", 1,
+        100000, "largest maxKeepAliveCount granted"),
+    U32("limits", "max_lifetime_count", max_lifetime_count, "15000", 3,
+        1000000, "largest lifetimeCount granted"),
     DBL("limits", "min_publishing_interval_ms", min_publishing_interval_ms,
         "50", 1, 3600000, "shortest publishing interval granted"),
     DBL("limits", "min_sampling_interval_ms", min_sampling_interval_ms, "50",
@@ -390,6 +404,11 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
     BK_SNAP(max_monitored_items);
     BK_SNAP(max_monitored_items_per_subscription);
     BK_SNAP(max_publish_requests_per_session);
+    BK_SNAP(max_notifications_per_publish);
+    BK_SNAP(max_retransmission_queue);
+    BK_SNAP(max_monitored_item_queue_size);
+    BK_SNAP(max_keep_alive_count);
+    BK_SNAP(max_lifetime_count);
     BK_SNAP(hello_timeout_ms);
     BK_SNAP(min_session_timeout_ms);
     BK_SNAP(max_session_timeout_ms);

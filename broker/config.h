@@ -61,6 +61,11 @@ struct bk_config {
     uint32_t max_monitored_items;
     uint32_t max_monitored_items_per_subscription;
     uint32_t max_publish_requests_per_session;
+    uint32_t max_notifications_per_publish;
+    uint32_t max_retransmission_queue;
+    uint32_t max_monitored_item_queue_size;
+    uint32_t max_keep_alive_count;
+    uint32_t max_lifetime_count;
     double   min_publishing_interval_ms;
     double   min_sampling_interval_ms;
     /* [fanout]: rings and notification blocks (shm/fanout.h) */

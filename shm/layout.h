@@ -250,6 +250,11 @@ struct shm_config {
     double   min_publishing_interval_ms;
     double   min_sampling_interval_ms;
     uint32_t pending_writes;            /* Writes in flight per worker */
+    uint32_t max_notifications_per_publish;
+    uint32_t max_retransmission_queue;  /* NotificationMessages kept */
+    uint32_t max_monitored_item_queue_size;
+    uint32_t max_keep_alive_count;
+    uint32_t max_lifetime_count;
     uint32_t pad2;
 };
 

@@ -35,6 +35,7 @@
 #include "proto/codec.h"
 #include "proto/version.h"
 #include "session.h"
+#include "sub.h"
 #include "shm/layout.h"
 #include "shm/nodestore.h"
 #include "shm/segment.h"
@@ -287,6 +288,15 @@ main(int argc, char **argv)
     if (rc != 0) {
         fprintf(stderr, "uaworker %u: fan-out (rings, doorbell): %s\n",
                 w->slot, strerror(-rc));
+        goto out_conn;
+    }
+    /* Subscription pools now, not at the first CreateSubscription: the
+     * allocation happens at start-up and a dead predecessor's interest
+     * bits are cleared before the first value arrives. */
+    rc = wk_sub_init(w);
+    if (rc != 0) {
+        fprintf(stderr, "uaworker %u: subscription pools: %s\n", w->slot,
+                strerror(-rc));
         goto out_conn;
     }
     evsignal_assign(&m.sigterm, w->base, SIGTERM, wk_main_on_signal, &m);

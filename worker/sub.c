@@ -168,11 +168,18 @@ wk_sub_limits(const struct shm_config *c, struct wk_sub_limits *l)
                                 ? c->max_monitored_items_per_call : 1;
     l->max_publish = c->max_publish_requests_per_session
                          ? c->max_publish_requests_per_session : 1;
-    l->max_notifs = WK_SUB_NOTIFS_MAX_DEF;
-    l->max_retx = WK_SUB_RETX_DEF;
-    l->max_queue = WK_MI_QUEUE_MAX_DEF;
-    l->max_keepalive = WK_SUB_KEEPALIVE_MAX_DEF;
-    l->max_lifetime = WK_SUB_LIFETIME_MAX_DEF;
+    l->max_notifs = c->max_notifications_per_publish
+                        ? c->max_notifications_per_publish
+                        : WK_SUB_NOTIFS_MAX_DEF;
+    l->max_retx = c->max_retransmission_queue ? c->max_retransmission_queue
+                                              : WK_SUB_RETX_DEF;
+    l->max_queue = c->max_monitored_item_queue_size
+                       ? c->max_monitored_item_queue_size
+                       : WK_MI_QUEUE_MAX_DEF;
+    l->max_keepalive = c->max_keep_alive_count ? c->max_keep_alive_count
+                                               : WK_SUB_KEEPALIVE_MAX_DEF;
+    l->max_lifetime = c->max_lifetime_count ? c->max_lifetime_count
+                                            : WK_SUB_LIFETIME_MAX_DEF;
     l->cells = l->max_items * WK_SUB_CELLS_PER_ITEM;
     if (l->cells < 1024)
         l->cells = 1024;

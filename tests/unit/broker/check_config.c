@@ -123,6 +123,14 @@ START_TEST(test_limits_at_bounds)
                                    sizeof(err)), -1);
     ck_assert_int_eq(bk_config_set(&c, "limits.nosuch", "1", err,
                                    sizeof(err)), -1);
+    ck_assert_int_eq(bk_config_set(&c, "max_lifetime_count", "3", err,
+                                   sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_set(&c, "max_lifetime_count", "2", err,
+                                   sizeof(err)), -1);
+    ck_assert_int_eq(bk_config_set(&c, "max_monitored_item_queue_size",
+                                   "100000", err, sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_set(&c, "max_monitored_item_queue_size",
+                                   "100001", err, sizeof(err)), -1);
 }
 END_TEST
 
@@ -141,6 +149,8 @@ START_TEST(test_snapshot_and_write)
     bk_config_snapshot(&c, &s);
     ck_assert_uint_eq(s.max_sessions, 7);
     ck_assert_uint_eq(s.hello_timeout_ms, 1234);
+    ck_assert_uint_eq(s.max_monitored_item_queue_size, 100);
+    ck_assert_uint_eq(s.max_retransmission_queue, 20);
     ck_assert_str_eq(s.application_uri, "urn:snap");
     /* What --print-config writes reads back to the same settings. */
     strcpy(path, "/tmp/uabroker-conf-XXXXXX");
