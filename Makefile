@@ -213,7 +213,7 @@ CHECK_PROGS += $(INTEG_SECURITY)
 # integ_server: its own objects + tests/lib/uaconn.c + libproto.a; it
 # starts the $(UABROKER) next to its build directory, so both binaries are
 # built first.
-INTEG_SERVER_OBJS := $(B)/tests/integ/integ_server.o $(B)/tests/lib/uaconn.o
+INTEG_SERVER_OBJS := $(B)/tests/integ/integ_server.o $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
 
 $(INTEG_SERVER): $(INTEG_SERVER_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
 	@mkdir -p $(@D)
@@ -226,7 +226,7 @@ endif
 
 # integ_fanout: like integ_server, plus libshm.a (it attaches the segment
 # to set interest bits of a worker it then stops and kills).
-INTEG_FANOUT_OBJS := $(B)/tests/integ/integ_fanout.o $(B)/tests/lib/uaconn.o
+INTEG_FANOUT_OBJS := $(B)/tests/integ/integ_fanout.o $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
 
 $(INTEG_FANOUT): $(INTEG_FANOUT_OBJS) $(LIBPROTO) $(LIBSHM) | $(UABROKER) \
   $(UAWORKER)
@@ -240,7 +240,7 @@ endif
 
 # integ_security: its own objects + tests/lib/uaconn.c + libproto.a.
 INTEG_SECURITY_OBJS := $(B)/tests/integ/integ_security.o \
-                       $(B)/tests/lib/uaconn.o
+                       $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
 
 $(INTEG_SECURITY): $(INTEG_SECURITY_OBJS) $(LIBPROTO) | $(UABROKER) \
   $(UAWORKER)
@@ -253,7 +253,7 @@ $(INTEG_SECURITY_OBJS): | deps
 endif
 
 # integ_sub: its own objects + tests/lib/uaconn.c + libproto.a, threads.
-INTEG_SUB_OBJS := $(B)/tests/integ/integ_sub.o $(B)/tests/lib/uaconn.o
+INTEG_SUB_OBJS := $(B)/tests/integ/integ_sub.o $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
 
 $(INTEG_SUB): $(INTEG_SUB_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
 	@mkdir -p $(@D)

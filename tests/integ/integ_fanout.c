@@ -62,6 +62,7 @@
 #include "shm/nodestore.h"
 #include "shm/segment.h"
 #include "shm/value.h"
+#include "tests/lib/itest.h"
 #include "tests/lib/uaconn.h"
 
 #define IT_WORKERS         2
@@ -83,20 +84,13 @@ static char             it_dir[PATH_MAX];
 static char             it_log[PATH_MAX + 16];
 static char             it_bin[PATH_MAX];
 static uint16_t         it_port, it_sport;
-static unsigned         it_passed, it_failed;
 static struct it_client it_cl[IT_CLIENTS_MAX];
 static unsigned         it_ncl;
 static struct ua_arena  it_arena;
 
 static void it_on_signal(int sig);
 static void it_atexit(void);
-static bool it_check(bool ok, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void it_fatal(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2), noreturn));
-static uint64_t it_ms(void);
-static void it_sleep_ms(unsigned ms);
-static uint16_t it_free_port(void);
+
 static void it_start_broker(void);
 static int it_http(const char *path, char **body);
 static bool it_json_u64(const char *from, const char *key, uint64_t *out);
@@ -142,7 +136,7 @@ it_atexit(void)
             ;
         it_broker = -1;
     }
-    if (it_failed != 0 && it_log[0] != '\0'
+    if (itest_failures() != 0 && it_log[0] != '\0'
         && (f = fopen(it_log, "r")) != NULL) {
         fprintf(stderr, "---- broker log\n");
         while (fgets(line, sizeof(line), f) != NULL)
@@ -165,77 +159,6 @@ it_atexit(void)
     }
 }
 
-static bool
-it_check(bool ok, const char *fmt, ...)
-{
-    va_list ap;
-
-    printf("%s %u - ", ok ? "ok" : "FAIL", it_passed + it_failed + 1);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    fflush(stdout);
-    if (ok)
-        it_passed++;
-    else
-        it_failed++;
-    return ok;
-}
-
-static void
-it_fatal(const char *fmt, ...)
-{
-    va_list ap;
-
-    printf("FAIL %u - ", it_passed + it_failed + 1);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf(" (fatal)\n");
-    it_failed++;
-    printf("integ_fanout: %u passed, %u failed\n", it_passed, it_failed);
-    fflush(stdout);
-    exit(1);
-}
-
-static uint64_t
-it_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static void
-it_sleep_ms(unsigned ms)
-{
-    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-    while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-        ;
-}
-
-static uint16_t
-it_free_port(void)
-{
-    struct sockaddr_in a;
-    socklen_t          l = sizeof(a);
-    int                fd = socket(AF_INET, SOCK_STREAM, 0);
-    uint16_t           port = 0;
-
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd != -1 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0
-        && getsockname(fd, (struct sockaddr *)&a, &l) == 0)
-        port = ntohs(a.sin_port);
-    if (fd != -1)
-        close(fd);
-    return port;
-}
-
 static void
 it_start_broker(void)
 {
@@ -249,19 +172,19 @@ it_start_broker(void)
                                                                : "/tmp");
     if (mkdtemp(it_dir) == NULL) {
         it_dir[0] = '\0';
-        it_fatal("mkdtemp: %s", strerror(errno));
+        itest_fatal("mkdtemp: %s", strerror(errno));
     }
     snprintf(it_log, sizeof(it_log), "%s/broker.log", it_dir);
-    it_port = it_free_port();
-    it_sport = it_free_port();
+    it_port = itest_free_port();
+    it_sport = itest_free_port();
     if (it_port == 0 || it_sport == 0 || it_port == it_sport)
-        it_fatal("no free ports");
+        itest_fatal("no free ports");
     snprintf(port, sizeof(port), "%u", it_port);
     snprintf(stats, sizeof(stats), "127.0.0.1:%u", it_sport);
     fflush(NULL);
     it_broker = fork();
     if (it_broker == -1)
-        it_fatal("fork: %s", strerror(errno));
+        itest_fatal("fork: %s", strerror(errno));
     if (it_broker == 0) {
         setpgid(0, 0);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -292,7 +215,7 @@ it_http(const char *path, char **body)
     struct pollfd      pfd;
     char               req[256], *buf, *p;
     size_t             len = 0, cap = 1 << 17;
-    uint64_t           deadline = it_ms() + 5000;
+    uint64_t           deadline = itest_ms() + 5000;
     int                fd, code = -1, n;
 
     if (body != NULL)
@@ -318,7 +241,7 @@ it_http(const char *path, char **body)
     pfd.events = POLLIN;
     for (;;) {
         ssize_t  r;
-        uint64_t now = it_ms();
+        uint64_t now = itest_ms();
 
         if (now >= deadline || len + 1 >= cap
             || poll(&pfd, 1, (int)(deadline - now)) <= 0)
@@ -396,17 +319,17 @@ it_fanout_u64(const char *key, uint64_t *out)
 static bool
 it_wait_health(unsigned ms)
 {
-    uint64_t end = it_ms() + ms;
+    uint64_t end = itest_ms() + ms;
     int      status;
 
-    while (it_ms() < end) {
+    while (itest_ms() < end) {
         if (it_http("/health", NULL) == 200)
             return true;
         if (waitpid(it_broker, &status, WNOHANG) == it_broker) {
             it_broker = -1;
             return false;
         }
-        it_sleep_ms(50);
+        itest_sleep_ms(50);
     }
     return false;
 }
@@ -582,24 +505,24 @@ it_ryw(struct it_client *a, struct it_client *b)
         if (s != UA_GOOD || resp.n_results != 2 || resp.results[0] != UA_GOOD
             || resp.results[1] != UA_GOOD) {
             if (bad++ < 3)
-                it_check(false, "Write %d: 0x%08X", i, s);
+                itest_check(false, "Write %d: 0x%08X", i, s);
             continue;
         }
         s = it_read1(r, it_str_id(1, "v0"), &dv);
         if (s != UA_GOOD || dv.value.type != UA_BT_INT32
             || *(int32_t *)dv.value.data != iv) {
             if (bad++ < 3)
-                it_check(false, "Read v0 after Write %d: 0x%08X", i, s);
+                itest_check(false, "Read v0 after Write %d: 0x%08X", i, s);
             continue;
         }
         s = it_read1(r, it_str_id(1, "v1"), &dv);
         if (s != UA_GOOD || dv.value.type != UA_BT_DOUBLE
             || *(double *)dv.value.data != dvv) {
             if (bad++ < 3)
-                it_check(false, "Read v1 after Write %d: 0x%08X", i, s);
+                itest_check(false, "Read v1 after Write %d: 0x%08X", i, s);
         }
     }
-    it_check(bad == 0, "read-your-writes across workers: 200 Writes on "
+    itest_check(bad == 0, "read-your-writes across workers: 200 Writes on "
              "one worker, each read back at once on the other (%u wrong)",
              bad);
 }
@@ -740,7 +663,7 @@ it_static(struct it_client *a, struct it_client *b)
             }
             total++;
             s = it_write1(a, it_str_id(1, id), UA_ATTR_VALUE, NULL, &v, 0);
-            if (!it_check(s == UA_GOOD, "Write %s (%s): 0x%08X %s", id,
+            if (!itest_check(s == UA_GOOD, "Write %s (%s): 0x%08X %s", id,
                           ua_types[bt - 1].name, s, ua_status_name(s)))
                 continue;
             s = it_read1(b, it_str_id(1, id), &dv);
@@ -759,12 +682,12 @@ it_static(struct it_client *a, struct it_client *b)
                                             (uint8_t *)v.data
                                                 + k * ua_types[bt - 1].size,
                                             &ua_types[bt - 1]);
-            if (it_check(same, "Read %s on the other worker: the written "
+            if (itest_check(same, "Read %s on the other worker: the written "
                          "value (0x%08X)", id, s))
                 ok++;
         }
     }
-    it_check(ok == total, "every Static type written and read back: %u/%u",
+    itest_check(ok == total, "every Static type written and read back: %u/%u",
              ok, total);
 }
 
@@ -783,40 +706,40 @@ it_refusals(struct it_client *a)
 
     ua_variant_set_scalar(&v, &d, UA_BT_DOUBLE);
     s = it_write1(a, it_str_id(1, "v0"), UA_ATTR_VALUE, NULL, &v, 0);
-    it_check(s == UA_BAD_TYPE_MISMATCH, "Double to Int32 v0: "
+    itest_check(s == UA_BAD_TYPE_MISMATCH, "Double to Int32 v0: "
              "BadTypeMismatch (0x%08X)", s);
     ua_variant_set_array(&v, arr, 3, UA_BT_INT32);
     s = it_write1(a, it_str_id(1, "v0"), UA_ATTR_VALUE, NULL, &v, 0);
-    it_check(s == UA_BAD_TYPE_MISMATCH, "array to scalar v0: "
+    itest_check(s == UA_BAD_TYPE_MISMATCH, "array to scalar v0: "
              "BadTypeMismatch (0x%08X)", s);
     ua_variant_set_scalar(&v, &i32, UA_BT_INT32);
     s = it_write1(a, it_str_id(1, "Demo.Static.Array.Int32"), UA_ATTR_VALUE,
                   NULL, &v, 0);
-    it_check(s == UA_BAD_TYPE_MISMATCH, "scalar to an array variable: "
+    itest_check(s == UA_BAD_TYPE_MISMATCH, "scalar to an array variable: "
              "BadTypeMismatch (0x%08X)", s);
     s = it_write1(a, ua_nodeid_num(0, UA_NS0ID_SERVER_SERVICELEVEL),
                   UA_ATTR_VALUE, NULL, &v, 0);
-    it_check(s == UA_BAD_NOT_WRITABLE, "Server.ServiceLevel (read-only): "
+    itest_check(s == UA_BAD_NOT_WRITABLE, "Server.ServiceLevel (read-only): "
              "BadNotWritable (0x%08X)", s);
     s = it_write1(a, it_str_id(1, "v0"), UA_ATTR_DISPLAYNAME, NULL, &v, 0);
-    it_check(s == UA_BAD_NOT_WRITABLE, "DisplayName of v0: BadNotWritable "
+    itest_check(s == UA_BAD_NOT_WRITABLE, "DisplayName of v0: BadNotWritable "
              "(0x%08X)", s);
     s = it_write1(a, it_str_id(1, "v0"), UA_ATTR_SYMMETRIC, NULL, &v, 0);
-    it_check(s == UA_BAD_ATTRIBUTE_ID_INVALID, "Symmetric of a Variable: "
+    itest_check(s == UA_BAD_ATTRIBUTE_ID_INVALID, "Symmetric of a Variable: "
              "BadAttributeIdInvalid (0x%08X)", s);
     s = it_write1(a, it_str_id(1, "nope"), UA_ATTR_VALUE, NULL, &v, 0);
-    it_check(s == UA_BAD_NODE_ID_UNKNOWN, "unknown node: BadNodeIdUnknown "
+    itest_check(s == UA_BAD_NODE_ID_UNKNOWN, "unknown node: BadNodeIdUnknown "
              "(0x%08X)", s);
     s = it_write1(a, it_str_id(1, "v0"), UA_ATTR_VALUE, NULL, &v,
                   UA_DV_SERVER_TS);
-    it_check(s == UA_BAD_WRITE_NOT_SUPPORTED, "ServerTimestamp: "
+    itest_check(s == UA_BAD_WRITE_NOT_SUPPORTED, "ServerTimestamp: "
              "BadWriteNotSupported (0x%08X)", s);
     s = it_write1(a, it_str_id(1, "v0"), UA_ATTR_VALUE, NULL, &v,
                   UA_DV_SOURCE_TS);
-    it_check(s == UA_BAD_WRITE_NOT_SUPPORTED, "SourceTimestamp without "
+    itest_check(s == UA_BAD_WRITE_NOT_SUPPORTED, "SourceTimestamp without "
              "TimestampWrite: BadWriteNotSupported (0x%08X)", s);
     s = it_write(a, NULL, 0, &resp);
-    it_check(s == UA_BAD_NOTHING_TO_DO, "no nodesToWrite: BadNothingToDo "
+    itest_check(s == UA_BAD_NOTHING_TO_DO, "no nodesToWrite: BadNothingToDo "
              "(0x%08X)", s);
     many = calloc(1001, sizeof(*many));
     if (many != NULL) {
@@ -828,11 +751,11 @@ it_refusals(struct it_client *a)
             ua_variant_set_scalar(&many[k].value.value, &i32, UA_BT_INT32);
         }
         s = it_write(a, many, 1001, &resp);
-        it_check(s == UA_BAD_TOO_MANY_OPERATIONS, "1001 WriteValues "
+        itest_check(s == UA_BAD_TOO_MANY_OPERATIONS, "1001 WriteValues "
                  "(MaxNodesPerWrite 1000): BadTooManyOperations (0x%08X)",
                  s);
         s = it_write(a, many, 1000, &resp);
-        it_check(s == UA_GOOD && resp.n_results == 1000
+        itest_check(s == UA_GOOD && resp.n_results == 1000
                      && resp.results[999] == UA_GOOD,
                  "1000 WriteValues (the limit): Good (0x%08X)", s);
         free(many);
@@ -845,20 +768,20 @@ it_refusals(struct it_client *a)
     s = s != UA_GOOD ? s : it_write1(a, it_str_id(1,
                                      "Demo.Static.Array.Int32"),
                                      UA_ATTR_VALUE, "1:2", &v, 0);
-    it_check(s == UA_GOOD, "IndexRange 1:2 write: Good (0x%08X)", s);
+    itest_check(s == UA_GOOD, "IndexRange 1:2 write: Good (0x%08X)", s);
     s = it_read1(a, it_str_id(1, "Demo.Static.Array.Int32"), &dv);
-    it_check(s == UA_GOOD && dv.value.is_array && dv.value.n == 3
+    itest_check(s == UA_GOOD && dv.value.is_array && dv.value.n == 3
                  && ((int32_t *)dv.value.data)[0] == 1
                  && ((int32_t *)dv.value.data)[1] == 40
                  && ((int32_t *)dv.value.data)[2] == 41,
              "after it the array is [1, 40, 41]");
     s = it_write1(a, it_str_id(1, "Demo.Static.Array.Int32"), UA_ATTR_VALUE,
                   "2:3", &v, 0);
-    it_check(s == UA_BAD_INDEX_RANGE_NO_DATA, "IndexRange 2:3 past the end: "
+    itest_check(s == UA_BAD_INDEX_RANGE_NO_DATA, "IndexRange 2:3 past the end: "
              "BadIndexRangeNoData (0x%08X)", s);
     s = it_write1(a, it_str_id(1, "Demo.Static.Array.Int32"), UA_ATTR_VALUE,
                   "2:1", &v, 0);
-    it_check(s == UA_BAD_INDEX_RANGE_INVALID, "IndexRange 2:1: "
+    itest_check(s == UA_BAD_INDEX_RANGE_INVALID, "IndexRange 2:1: "
              "BadIndexRangeInvalid (0x%08X)", s);
 }
 
@@ -880,31 +803,31 @@ it_feed(struct it_client *b)
                                     "--push", "ns=1;s=v6=-77", NULL };
 
     rc = it_run(argv1, out, sizeof(out));
-    it_check(rc == 0 && strstr(out, "ok 2 failed 0") != NULL,
+    itest_check(rc == 0 && strstr(out, "ok 2 failed 0") != NULL,
              "uabroker feed two lines: exit %d, \"%s\"", rc,
              strtok(out, "\n") != NULL ? out : "");
     s = it_read1(b, it_str_id(1, "v2"), &dv);
-    it_check(s == UA_GOOD && dv.value.type == UA_BT_INT32
+    itest_check(s == UA_GOOD && dv.value.type == UA_BT_INT32
                  && *(int32_t *)dv.value.data == 4242,
              "a Read then sees v2 = 4242 (0x%08X)", s);
     s = it_read1(b, it_str_id(1, "v3"), &dv);
-    it_check(s == UA_GOOD && dv.value.type == UA_BT_DOUBLE
+    itest_check(s == UA_GOOD && dv.value.type == UA_BT_DOUBLE
                  && *(double *)dv.value.data == -0.5,
              "and v3 = -0.5 (0x%08X)", s);
     rc = it_run(argv2, out, sizeof(out));
-    it_check(rc == 1 && strstr(out, "line 2: BadTypeMismatch") != NULL
+    itest_check(rc == 1 && strstr(out, "line 2: BadTypeMismatch") != NULL
                  && strstr(out, "line 3: BadNodeIdUnknown") != NULL
                  && strstr(out, "ok 1 failed 2") != NULL,
              "bad feed lines reported by number, exit 1 (exit %d)", rc);
     rc = it_run(argv3, out, sizeof(out));
-    it_check(rc == 0, "uabroker feed --push: exit %d", rc);
+    itest_check(rc == 0, "uabroker feed --push: exit %d", rc);
     for (int t = 0; t < 50; t++) {
         s = it_read1(b, it_str_id(1, "v6"), &dv);
         if (s == UA_GOOD && *(int32_t *)dv.value.data == -77)
             break;
-        it_sleep_ms(20);
+        itest_sleep_ms(20);
     }
-    it_check(s == UA_GOOD && *(int32_t *)dv.value.data == -77,
+    itest_check(s == UA_GOOD && *(int32_t *)dv.value.data == -77,
              "a Read then sees v6 = -77 (0x%08X)", s);
 }
 
@@ -946,8 +869,8 @@ it_allocations(struct it_client *a)
         }
     }
     it_worker_u64(a->worker, "allocations", &after);
-    it_check(bad == 0, "2000 write100 requests all Good (%u bad)", bad);
-    it_check(after == before, "no heap allocation in 1000 write100 "
+    itest_check(bad == 0, "2000 write100 requests all Good (%u bad)", bad);
+    itest_check(after == before, "no heap allocation in 1000 write100 "
              "requests (allocations %llu -> %llu)",
              (unsigned long long)before, (unsigned long long)after);
 }
@@ -998,11 +921,11 @@ it_dead_worker(struct it_client *a)
     char                 out[512];
 
     ok = it_worker_u64(victim, "pid", &pid) && pid > 0;
-    if (!it_check(ok, "worker %d pid %llu", victim, (unsigned long long)pid))
+    if (!itest_check(ok, "worker %d pid %llu", victim, (unsigned long long)pid))
         return;
     old = (int)pid;
     fd = it_segment_fd(old);
-    if (!it_check(fd != -1 && shm_segment_attach(&seg, fd, 1) == 0
+    if (!itest_check(fd != -1 && shm_segment_attach(&seg, fd, 1) == 0
                       && shm_nodestore_open(&ns, &seg) == 0
                       && shm_values_open(&vals, &seg) == 0,
                   "the test attaches the segment through /proc/%d/fd", old))
@@ -1021,7 +944,7 @@ it_dead_worker(struct it_client *a)
         shm_interest_set(&vals, ns.nodes[n].u.var.slot, (unsigned)victim);
         marked++;
     }
-    it_check(marked == IT_INTEREST_VARS, "interest bits of worker %d set on "
+    itest_check(marked == IT_INTEREST_VARS, "interest bits of worker %d set on "
              "v0..v%d", victim, IT_INTEREST_VARS - 1);
     /* Flowing: the worker takes the blocks and releases them. */
     {
@@ -1039,14 +962,14 @@ it_dead_worker(struct it_client *a)
             iv = i;
             (void)it_write(a, &wv, 1, &resp);
         }
-        it_sleep_ms(200);
+        itest_sleep_ms(200);
         ok = it_worker_u64(victim, "notifications", &notif) && notif >= 100;
-        it_check(ok, "worker %d received %llu notifications and released "
+        itest_check(ok, "worker %d received %llu notifications and released "
                  "their blocks", victim, (unsigned long long)notif);
         ok = it_fanout_u64("blocks_total", &total)
              && it_fanout_u64("blocks_free", &freeb) && freeb == total
              && total > 0;
-        it_check(ok, "/stats fanout: %llu of %llu blocks free while it "
+        itest_check(ok, "/stats fanout: %llu of %llu blocks free while it "
                  "keeps up", (unsigned long long)freeb,
                  (unsigned long long)total);
 
@@ -1063,38 +986,38 @@ it_dead_worker(struct it_client *a)
         }
     }
     ok = it_fanout_u64("blocks_free", &freeb) && freeb < total;
-    it_check(ok, "worker %d stopped: it holds blocks (%llu of %llu free)",
+    itest_check(ok, "worker %d stopped: it holds blocks (%llu of %llu free)",
              victim, (unsigned long long)freeb, (unsigned long long)total);
     ok = it_fanout_u64("blocks_exhausted", &exh)
          && it_fanout_u64("notifications_dropped", &dropped)
          && it_fanout_u64("ring_full", &ringfull) && dropped > 0
          && (exh > 0 || ringfull > 0);
-    it_check(ok, "the losses are counted: blocks_exhausted %llu, ring_full "
+    itest_check(ok, "the losses are counted: blocks_exhausted %llu, ring_full "
              "%llu, notifications_dropped %llu", (unsigned long long)exh,
              (unsigned long long)ringfull, (unsigned long long)dropped);
     printf("# kill -9 worker %d (pid %d)\n", victim, old);
     kill(old, SIGKILL);
     kill(old, SIGCONT);
-    end = it_ms() + IT_RESPAWN_WAIT_MS;
-    while (it_ms() < end) {
+    end = itest_ms() + IT_RESPAWN_WAIT_MS;
+    while (itest_ms() < end) {
         if (it_worker_u64(victim, "pid", &pid) && pid != 0
             && (int)pid != old && it_worker_u64(victim, "restarts", &restarts)
             && restarts >= 1)
             break;
-        it_sleep_ms(50);
+        itest_sleep_ms(50);
     }
-    it_check((int)pid != old && pid != 0 && restarts >= 1,
+    itest_check((int)pid != old && pid != 0 && restarts >= 1,
              "worker %d respawned (pid %llu, restarts %llu)", victim,
              (unsigned long long)pid, (unsigned long long)restarts);
     /* The new worker has no interest: no block is held for it. */
     for (int t = 0; t < 50; t++) {
         if (it_fanout_u64("blocks_free", &freeb) && freeb == total)
             break;
-        it_sleep_ms(50);
+        itest_sleep_ms(50);
     }
     ok = freeb == total && it_fanout_u64("blocks_reclaimed", &reclaimed)
          && reclaimed > 0;
-    it_check(ok, "the broker reclaimed the dead worker's references: %llu, "
+    itest_check(ok, "the broker reclaimed the dead worker's references: %llu, "
              "/stats shows %llu of %llu blocks free",
              (unsigned long long)reclaimed, (unsigned long long)freeb,
              (unsigned long long)total);
@@ -1105,30 +1028,30 @@ it_dead_worker(struct it_client *a)
                                    .len = 3 };
 
         n = shm_nodestore_lookup(&ns, &key);
-        it_check(n != SHM_NONE
+        itest_check(n != SHM_NONE
                      && (shm_interest_get(&vals, ns.nodes[n].u.var.slot)
                          & (UINT64_C(1) << victim)) == 0,
                  "the dead worker's interest bits are cleared");
     }
     shm_segment_close(&seg);
-    it_check(it_wait_health(IT_RESPAWN_WAIT_MS), "/health 200 again");
+    itest_check(it_wait_health(IT_RESPAWN_WAIT_MS), "/health 200 again");
 }
 
 static void
 it_stop_broker(void)
 {
-    uint64_t end = it_ms() + IT_STOP_WAIT_MS + 2000;
+    uint64_t end = itest_ms() + IT_STOP_WAIT_MS + 2000;
     int      status = 0;
     pid_t    r = 0;
 
     kill(it_broker, SIGTERM);
-    while (it_ms() < end) {
+    while (itest_ms() < end) {
         r = waitpid(it_broker, &status, WNOHANG);
         if (r == it_broker)
             break;
-        it_sleep_ms(20);
+        itest_sleep_ms(20);
     }
-    if (it_check(r == it_broker && WIFEXITED(status)
+    if (itest_check(r == it_broker && WIFEXITED(status)
                      && WEXITSTATUS(status) == 0,
                  "SIGTERM: the broker exits 0"))
         it_broker = -1;
@@ -1143,6 +1066,7 @@ main(int argc, char **argv)
     char              buf[PATH_MAX];
     void             *abuf;
 
+    itest_init("integ_fanout");
     (void)argc;
     setvbuf(stdout, NULL, _IOLBF, 0);
     memset(&sa, 0, sizeof(sa));
@@ -1156,7 +1080,7 @@ main(int argc, char **argv)
     atexit(it_atexit);
     abuf = malloc(IT_ARENA);
     if (abuf == NULL)
-        it_fatal("out of memory");
+        itest_fatal("out of memory");
     ua_arena_init(&it_arena, abuf, IT_ARENA);
     if (env != NULL && env[0] != '\0') {
         snprintf(it_bin, sizeof(it_bin), "%s", env);
@@ -1165,24 +1089,24 @@ main(int argc, char **argv)
         snprintf(it_bin, sizeof(it_bin), "%s/../../uabroker", dirname(buf));
     }
     if (access(it_bin, X_OK) != 0)
-        it_fatal("%s: %s (build it first)", it_bin, strerror(errno));
+        itest_fatal("%s: %s (build it first)", it_bin, strerror(errno));
     it_start_broker();
-    if (!it_check(it_wait_health(IT_HEALTH_WAIT_MS),
+    if (!itest_check(it_wait_health(IT_HEALTH_WAIT_MS),
                   "/health 200 after start"))
-        it_fatal("the broker did not become healthy");
+        itest_fatal("the broker did not become healthy");
 
     /* 1. A client on each worker. */
     while (it_ncl < IT_CLIENTS_MAX && (per[0] == NULL || per[1] == NULL)) {
         struct it_client *cl = it_connect();
 
         if (cl == NULL)
-            it_fatal("cannot connect client %u", it_ncl);
+            itest_fatal("cannot connect client %u", it_ncl);
         if (cl->worker >= 0 && per[cl->worker] == NULL)
             per[cl->worker] = cl;
     }
-    if (!it_check(per[0] != NULL && per[1] != NULL,
+    if (!itest_check(per[0] != NULL && per[1] != NULL,
                   "a client on each worker (%u connections)", it_ncl))
-        it_fatal("the kernel never spread connections over both workers");
+        itest_fatal("the kernel never spread connections over both workers");
 
     it_ryw(per[0], per[1]);
     it_static(per[0], per[1]);
@@ -1195,6 +1119,5 @@ main(int argc, char **argv)
     for (unsigned i = 0; i < it_ncl; i++)
         uaconn_clear(&it_cl[i].c);
     free(abuf);
-    printf("integ_fanout: %u passed, %u failed\n", it_passed, it_failed);
-    return it_failed == 0 ? 0 : 1;
+    return itest_finish();
 }

@@ -62,6 +62,7 @@
 #include "proto/status_gen.h"
 #include "proto/types.h"
 #include "proto/types_gen.h"
+#include "tests/lib/itest.h"
 #include "tests/lib/uaconn.h"
 
 #define IS_WATCHDOG_S 120
@@ -74,22 +75,16 @@ static char            is_dir[PATH_MAX];
 static char            is_run[PATH_MAX + 8];
 static char            is_log[PATH_MAX + 16];
 static uint16_t        is_port, is_sport;
-static unsigned        is_passed, is_failed;
 static struct ua_arena is_arena;
 static uint8_t         is_server_cert[UA_CERT_DER_MAX];
 static size_t          is_server_cert_len;
 
-static bool is_check(bool ok, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void is_fatal(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2), noreturn));
 static void is_kill_group(void);
 static void is_on_signal(int sig);
 static int is_rm(const char *path, const struct stat *st, int flag,
                  struct FTW *ftw);
 static void is_atexit(void);
-static void is_sleep_ms(unsigned ms);
-static uint16_t is_free_port(void);
+
 static int is_read_file(const char *path, uint8_t *buf, size_t cap,
                         size_t *len);
 static int is_write_file(const char *path, const uint8_t *buf, size_t len);
@@ -111,40 +106,6 @@ static ua_status is_secure(const struct ua_policy *p, uint8_t mode,
                            const uint8_t *cert, size_t cert_len,
                            struct ua_crypto_key *key, const char *uri,
                            ua_status *sig);
-
-static bool
-is_check(bool ok, const char *fmt, ...)
-{
-    va_list ap;
-
-    printf("%s %u - ", ok ? "ok" : "FAIL", is_passed + is_failed + 1);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    fflush(stdout);
-    if (ok)
-        is_passed++;
-    else
-        is_failed++;
-    return ok;
-}
-
-static void
-is_fatal(const char *fmt, ...)
-{
-    va_list ap;
-
-    printf("FAIL %u - ", is_passed + is_failed + 1);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf(" (fatal)\n");
-    is_failed++;
-    printf("integ_security: %u passed, %u failed\n", is_passed, is_failed);
-    fflush(stdout);
-    exit(1);
-}
 
 static void
 is_kill_group(void)
@@ -188,7 +149,7 @@ is_atexit(void)
     FILE *f;
 
     is_kill_group();
-    if (is_failed != 0 && is_log[0] != '\0'
+    if (itest_failures() != 0 && is_log[0] != '\0'
         && (f = fopen(is_log, "r")) != NULL) {
         fprintf(stderr, "---- broker log\n");
         while (fgets(line, sizeof(line), f) != NULL)
@@ -198,34 +159,6 @@ is_atexit(void)
     }
     if (is_dir[0] != '\0')
         nftw(is_dir, is_rm, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static void
-is_sleep_ms(unsigned ms)
-{
-    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-    while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-        ;
-}
-
-static uint16_t
-is_free_port(void)
-{
-    struct sockaddr_in a;
-    socklen_t          l = sizeof(a);
-    int                fd = socket(AF_INET, SOCK_STREAM, 0);
-    uint16_t           port = 0;
-
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd != -1 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0
-        && getsockname(fd, (struct sockaddr *)&a, &l) == 0)
-        port = ntohs(a.sin_port);
-    if (fd != -1)
-        close(fd);
-    return port;
 }
 
 static int
@@ -260,16 +193,16 @@ is_start_broker(const char *bin)
     char port[8], stats[32];
     int  fd;
 
-    is_port = is_free_port();
-    is_sport = is_free_port();
+    is_port = itest_free_port();
+    is_sport = itest_free_port();
     if (is_port == 0 || is_sport == 0 || is_port == is_sport)
-        is_fatal("no free ports");
+        itest_fatal("no free ports");
     snprintf(port, sizeof(port), "%u", is_port);
     snprintf(stats, sizeof(stats), "127.0.0.1:%u", is_sport);
     fflush(NULL);
     is_broker = fork();
     if (is_broker == -1)
-        is_fatal("fork: %s", strerror(errno));
+        itest_fatal("fork: %s", strerror(errno));
     if (is_broker == 0) {
         setpgid(0, 0);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -334,11 +267,11 @@ is_endpoints(void)
         if (s == UA_GOOD)
             break;
         uaconn_clear(&c);
-        is_sleep_ms(100);
+        itest_sleep_ms(100);
     }
     if (s != UA_GOOD)
-        is_fatal("anonymous session on None: 0x%08X", s);
-    is_check(true, "anonymous session on a None channel");
+        itest_fatal("anonymous session on None: 0x%08X", s);
+    itest_check(true, "anonymous session on a None channel");
     memset(&ge, 0, sizeof(ge));
     ge.request_header.audit_entry_id.len = -1;
     snprintf(url, sizeof(url), "opc.tcp://127.0.0.1:%u", is_port);
@@ -348,8 +281,8 @@ is_endpoints(void)
     ua_arena_reset(&is_arena);
     s = uaconn_call(&c, &ua_types[UA_TYPE_GETENDPOINTSREQUEST], &ge,
                     &ua_types[UA_TYPE_GETENDPOINTSRESPONSE], &ger, &is_arena);
-    if (!is_check(s == UA_GOOD, "GetEndpoints: 0x%08X", s))
-        is_fatal("no endpoints");
+    if (!itest_check(s == UA_GOOD, "GetEndpoints: 0x%08X", s))
+        itest_fatal("no endpoints");
     for (int32_t i = 0; i < ger.n_endpoints; i++) {
         const struct ua_endpoint_description *e = &ger.endpoints[i];
 
@@ -373,16 +306,16 @@ is_endpoints(void)
             && (lvl_sae < 0 || (int)e->security_level < lvl_sae))
             lvl_sae = e->security_level;
     }
-    is_check(none == 1 && secured == 6,
+    itest_check(none == 1 && secured == 6,
              "GetEndpoints: %d None and %d secured endpoints (1 and 6)",
              none, secured);
-    is_check(certs_ok && is_server_cert_len > 0,
+    itest_check(certs_ok && is_server_cert_len > 0,
              "every secured endpoint carries the server certificate");
-    is_check(lvl_sae > lvl_sign && lvl_sign > 0,
+    itest_check(lvl_sae > lvl_sign && lvl_sign > 0,
              "SecurityLevel: SignAndEncrypt (lowest %d) above Sign "
              "(highest %d)", lvl_sae, lvl_sign);
     s = is_read_time(&c);
-    is_check(s == UA_GOOD, "anonymous Read on None: 0x%08X", s);
+    itest_check(s == UA_GOOD, "anonymous Read on None: 0x%08X", s);
     uaconn_close_session(&c);
     uaconn_close(&c);
     uaconn_clear(&c);
@@ -398,7 +331,7 @@ is_user_line(FILE *f, const char *name, const char *role, const char *pw)
         || ua_crypto_pbkdf2((const uint8_t *)pw, strlen(pw), salt,
                             sizeof(salt), 1000, hash, sizeof(hash))
                != UA_GOOD)
-        is_fatal("PBKDF2");
+        itest_fatal("PBKDF2");
     fprintf(f, "%s:%s:pbkdf2-sha256:1000:", name, role);
     for (size_t i = 0; i < sizeof(salt); i++)
         fprintf(f, "%02x", salt[i]);
@@ -603,6 +536,7 @@ main(int argc, char **argv)
     ua_status               s, sig;
     bool                    found = false;
 
+    itest_init("integ_security");
     (void)argc;
     signal(SIGALRM, is_on_signal);
     signal(SIGINT, is_on_signal);
@@ -611,7 +545,7 @@ main(int argc, char **argv)
     atexit(is_atexit);
     ua_arena_init(&is_arena, malloc(IS_ARENA), IS_ARENA);
     if (ua_crypto_init() != UA_GOOD)
-        is_fatal("ua_crypto_init");
+        itest_fatal("ua_crypto_init");
     if (getenv("UABROKER_BIN") != NULL && getenv("UABROKER_BIN")[0] != '\0')
         snprintf(bin, sizeof(bin), "%s", getenv("UABROKER_BIN"));
     else {
@@ -625,7 +559,7 @@ main(int argc, char **argv)
         || ua_crypto_key_load(&key, keyder, key_len) != UA_GOOD
         || ua_cert_parse(app, app_len, &cert) != UA_GOOD
         || cert.uri == NULL || cert.uri_len >= sizeof(uri))
-        is_fatal("cannot load " IS_PKI_SRC "app.der / app.key.der");
+        itest_fatal("cannot load " IS_PKI_SRC "app.der / app.key.der");
     memcpy(uri, cert.uri, cert.uri_len);
     uri[cert.uri_len] = '\0';
 
@@ -634,7 +568,7 @@ main(int argc, char **argv)
              tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
     if (mkdtemp(is_dir) == NULL) {
         is_dir[0] = '\0';
-        is_fatal("mkdtemp: %s", strerror(errno));
+        itest_fatal("mkdtemp: %s", strerror(errno));
     }
     snprintf(is_run, sizeof(is_run), "%s/run", is_dir);
     snprintf(is_log, sizeof(is_log), "%s/broker.log", is_dir);
@@ -649,7 +583,7 @@ main(int argc, char **argv)
     mkdir(path, 0700);
     snprintf(path, sizeof(path), "%s/run/pki/trusted/certs/app.der", is_dir);
     if (is_write_file(path, app, app_len) != 0)
-        is_fatal("cannot write %s", path);
+        itest_fatal("cannot write %s", path);
     /* An X509 user, trusted in trusted_users/certs. */
     memset(&cp, 0, sizeof(cp));
     cp.app_uri = "urn:integ:security:user";
@@ -659,7 +593,7 @@ main(int argc, char **argv)
     if (ua_crypto_key_generate(&ukey, 2048) != UA_GOOD
         || ua_cert_create(&cp, &ukey, ucert, sizeof(ucert), &ucert_len)
                != UA_GOOD)
-        is_fatal("cannot make a user certificate");
+        itest_fatal("cannot make a user certificate");
     snprintf(path, sizeof(path), "%s/run/pki/trusted_users", is_dir);
     mkdir(path, 0700);
     snprintf(path, sizeof(path), "%s/run/pki/trusted_users/certs", is_dir);
@@ -667,7 +601,7 @@ main(int argc, char **argv)
     snprintf(path, sizeof(path), "%s/run/pki/trusted_users/certs/user.der",
              is_dir);
     if (is_write_file(path, ucert, ucert_len) != 0)
-        is_fatal("cannot write %s", path);
+        itest_fatal("cannot write %s", path);
     /* The users file beside pki/ (security.users_file = users). */
     {
         FILE *f;
@@ -675,7 +609,7 @@ main(int argc, char **argv)
         snprintf(path, sizeof(path), "%s/run/users", is_dir);
         f = fopen(path, "w");
         if (f == NULL)
-            is_fatal("cannot write %s", path);
+            itest_fatal("cannot write %s", path);
         is_user_line(f, "op", "operator", "op-secret");
         is_user_line(f, "view", "viewer", "view-secret");
         fclose(f);
@@ -688,16 +622,16 @@ main(int argc, char **argv)
     for (size_t i = 0; i < sizeof(combos) / sizeof(combos[0]); i++) {
         s = is_secure(ua_crypto_policy_get(combos[i].policy), combos[i].mode,
                       app, app_len, &key, uri, &sig);
-        is_check(s == UA_GOOD, "%s: session and Read: 0x%08X (%s)",
+        itest_check(s == UA_GOOD, "%s: session and Read: 0x%08X (%s)",
                  combos[i].name, s, ua_status_name(s));
-        is_check(sig == UA_GOOD, "%s: serverSignature verifies: 0x%08X",
+        itest_check(sig == UA_GOOD, "%s: serverSignature verifies: 0x%08X",
                  combos[i].name, sig);
     }
 
     /* 3. The certificate's URI must be the client's ApplicationUri. */
     s = is_secure(b256, UA_MESSAGESECURITYMODE_SIGNANDENCRYPT, app, app_len,
                   &key, "urn:not:the:certificates", &sig);
-    is_check(s == UA_BAD_CERTIFICATE_URI_INVALID,
+    itest_check(s == UA_BAD_CERTIFICATE_URI_INVALID,
              "a foreign ApplicationUri: 0x%08X (BadCertificateUriInvalid)",
              s);
 
@@ -711,32 +645,32 @@ main(int argc, char **argv)
         || ua_cert_create(&cp, &fkey, fresh, sizeof(fresh), &fresh_len)
                != UA_GOOD
         || ua_cert_thumbprint(fresh, fresh_len, thumb) != UA_GOOD)
-        is_fatal("cannot make a client certificate");
+        itest_fatal("cannot make a client certificate");
     ua_cert_rejected_name(thumb, name);
     s = is_secure(b256, UA_MESSAGESECURITYMODE_SIGNANDENCRYPT, fresh,
                   fresh_len, &fkey, cp.app_uri, &sig);
-    is_check(s == UA_BAD_SECURITY_CHECKS_FAILED,
+    itest_check(s == UA_BAD_SECURITY_CHECKS_FAILED,
              "untrusted client certificate: 0x%08X (BadSecurityChecksFailed)",
              s);
     snprintf(path, sizeof(path), "%s/run/pki/rejected/%s", is_dir, name);
     for (int i = 0; i < 40 && !found; i++) {
         found = stat(path, &st) == 0;
         if (!found)
-            is_sleep_ms(100);
+            itest_sleep_ms(100);
     }
-    is_check(found, "rejected/%s written by the broker", name);
+    itest_check(found, "rejected/%s written by the broker", name);
 
     /* 5. Trusted by the operator: moved, SIGHUP, accepted. */
     snprintf(buf, sizeof(buf), "%s/run/pki/trusted/certs/%s", is_dir, name);
-    is_check(found && rename(path, buf) == 0, "moved to trusted/certs");
+    itest_check(found && rename(path, buf) == 0, "moved to trusted/certs");
     kill(is_broker, SIGHUP);
     s = UA_BAD_UNEXPECTED_ERROR;
     for (int i = 0; i < 20 && s != UA_GOOD; i++) {
-        is_sleep_ms(100);
+        itest_sleep_ms(100);
         s = is_secure(b256, UA_MESSAGESECURITYMODE_SIGNANDENCRYPT, fresh,
                       fresh_len, &fkey, cp.app_uri, &sig);
     }
-    is_check(s == UA_GOOD, "after SIGHUP the certificate is trusted: "
+    itest_check(s == UA_GOOD, "after SIGHUP the certificate is trusted: "
              "0x%08X", s);
 
     /* 6. Users and roles. */
@@ -746,34 +680,34 @@ main(int argc, char **argv)
 
         s = is_login(NULL, 0, NULL, 0, NULL, NULL, NULL, NULL, true, &w,
                      &ual);
-        is_check(s == UA_GOOD && w == UA_BAD_USER_ACCESS_DENIED,
+        itest_check(s == UA_GOOD && w == UA_BAD_USER_ACCESS_DENIED,
                  "anonymous Write: 0x%08X / 0x%08X (BadUserAccessDenied)", s,
                  w);
-        is_check(s == UA_GOOD && (ual & 0x01) && !(ual & 0x02),
+        itest_check(s == UA_GOOD && (ual & 0x01) && !(ual & 0x02),
                  "anonymous UserAccessLevel 0x%02X: CurrentRead, no "
                  "CurrentWrite", ual);
         ual = 0xFF;
         s = is_login(NULL, 0, NULL, 0, NULL, NULL, "view", "view-secret",
                      true, &w, &ual);
-        is_check(s == UA_GOOD, "viewer logs in on None (Basic256Sha256 "
+        itest_check(s == UA_GOOD, "viewer logs in on None (Basic256Sha256 "
                  "secret): 0x%08X", s);
-        is_check(w == UA_BAD_USER_ACCESS_DENIED,
+        itest_check(w == UA_BAD_USER_ACCESS_DENIED,
                  "viewer Write: 0x%08X (BadUserAccessDenied)", w);
-        is_check((ual & 0x01) && !(ual & 0x02),
+        itest_check((ual & 0x01) && !(ual & 0x02),
                  "viewer UserAccessLevel 0x%02X: no CurrentWrite", ual);
         ual = 0;
         s = is_login(b256, UA_MESSAGESECURITYMODE_SIGNANDENCRYPT, app,
                      app_len, &key, uri, "op", "op-secret", true, &w, &ual);
-        is_check(s == UA_GOOD && w == UA_GOOD,
+        itest_check(s == UA_GOOD && w == UA_GOOD,
                  "operator on Basic256Sha256 SignAndEncrypt writes: "
                  "0x%08X / 0x%08X", s, w);
-        is_check((ual & 0x03) == 0x03,
+        itest_check((ual & 0x03) == 0x03,
                  "operator UserAccessLevel 0x%02X: CurrentRead and "
                  "CurrentWrite", ual);
         s = is_login(ua_crypto_policy_get(UA_POLICY_AES256_SHA256_RSAPSS),
                      UA_MESSAGESECURITYMODE_SIGN, app, app_len, &key, uri,
                      "op", "op-secret", false, &w, NULL);
-        is_check(s == UA_GOOD, "operator on Aes256_Sha256_RsaPss Sign "
+        itest_check(s == UA_GOOD, "operator on Aes256_Sha256_RsaPss Sign "
                  "(OAEP-SHA256 secret): 0x%08X", s);
         for (int i = 0; i < 4; i++) {
             ua_status want = i < 3 ? UA_BAD_IDENTITY_TOKEN_INVALID
@@ -782,16 +716,16 @@ main(int argc, char **argv)
             s = is_login(NULL, 0, NULL, 0, NULL, "urn:integ:throttled",
                          i == 1 ? "nobody" : "op", "wrong", false, &w,
                          NULL);
-            is_check(s == want, "wrong password, try %d: 0x%08X (%s)",
+            itest_check(s == want, "wrong password, try %d: 0x%08X (%s)",
                      i + 1, s, ua_status_name(want));
         }
         s = is_login(NULL, 0, NULL, 0, NULL, "urn:integ:throttled", "op",
                      "op-secret", false, &w, NULL);
-        is_check(s == UA_BAD_USER_ACCESS_DENIED,
+        itest_check(s == UA_BAD_USER_ACCESS_DENIED,
                  "throttled client, right password: 0x%08X", s);
         s = is_login(NULL, 0, NULL, 0, NULL, "urn:integ:other", "op",
                      "op-secret", false, &w, NULL);
-        is_check(s == UA_GOOD, "another client is not throttled: 0x%08X",
+        itest_check(s == UA_GOOD, "another client is not throttled: 0x%08X",
                  s);
     }
 
@@ -800,16 +734,16 @@ main(int argc, char **argv)
         ua_status w;
 
         s = is_login_x509(ucert, ucert_len, &ukey, &w);
-        is_check(s == UA_GOOD, "X509 user from trusted_users/ logs in: "
+        itest_check(s == UA_GOOD, "X509 user from trusted_users/ logs in: "
                  "0x%08X", s);
-        is_check(w == UA_BAD_USER_ACCESS_DENIED,
+        itest_check(w == UA_BAD_USER_ACCESS_DENIED,
                  "X509 user (x509_role viewer) Write: 0x%08X", w);
         s = is_login_x509(fresh, fresh_len, &fkey, &w);
-        is_check(s == UA_BAD_IDENTITY_TOKEN_REJECTED,
+        itest_check(s == UA_BAD_IDENTITY_TOKEN_REJECTED,
                  "X509 user not in trusted_users/: 0x%08X "
                  "(BadIdentityTokenRejected)", s);
         s = is_login_x509(ucert, ucert_len, &fkey, &w);
-        is_check(s == UA_BAD_USER_SIGNATURE_INVALID,
+        itest_check(s == UA_BAD_USER_SIGNATURE_INVALID,
                  "X509 user token signed by another key: 0x%08X "
                  "(BadUserSignatureInvalid)", s);
     }
@@ -824,9 +758,9 @@ main(int argc, char **argv)
             r = waitpid(is_broker, &status, WNOHANG);
             if (r != 0)
                 break;
-            is_sleep_ms(50);
+            itest_sleep_ms(50);
         }
-        is_check(r == is_broker && WIFEXITED(status)
+        itest_check(r == is_broker && WIFEXITED(status)
                      && WEXITSTATUS(status) == 0,
                  "SIGTERM: the broker exits 0");
         if (r == is_broker)
@@ -835,6 +769,5 @@ main(int argc, char **argv)
     ua_crypto_key_clear(&key);
     ua_crypto_key_clear(&fkey);
     ua_crypto_key_clear(&ukey);
-    printf("integ_security: %u passed, %u failed\n", is_passed, is_failed);
-    return is_failed == 0 ? 0 : 1;
+    return itest_finish();
 }

@@ -55,6 +55,7 @@
 #include "proto/status_gen.h"
 #include "proto/types.h"
 #include "proto/types_gen.h"
+#include "tests/lib/itest.h"
 #include "tests/lib/uaconn.h"
 
 #define IT_WORKERS        2
@@ -92,7 +93,6 @@ static pid_t            it_broker = -1;      /* also the process group */
 static char             it_dir[PATH_MAX];
 static char             it_log[PATH_MAX + 16];
 static uint16_t         it_port, it_sport;
-static unsigned         it_passed, it_failed;
 static struct it_client it_cl[IT_CLIENTS_MAX];
 static unsigned         it_ncl;
 static struct ua_arena  it_arena;
@@ -102,13 +102,7 @@ static void it_kill_group(void);
 static void it_on_signal(int sig);
 static void it_atexit(void);
 static void it_dump_log(void);
-static bool it_check(bool ok, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void it_fatal(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2), noreturn));
-static uint64_t it_ms(void);
-static void it_sleep_ms(unsigned ms);
-static uint16_t it_free_port(void);
+
 static void it_broker_path(const char *argv0, char *out, size_t len);
 static void it_start_broker(const char *bin);
 static int it_http(const char *method, const char *path, char **body);
@@ -172,7 +166,7 @@ static void
 it_atexit(void)
 {
     it_kill_group();
-    if (it_failed != 0)
+    if (itest_failures() != 0)
         it_dump_log();
     if (it_log[0] != '\0')
         unlink(it_log);
@@ -193,79 +187,6 @@ it_dump_log(void)
         fputs(line, stderr);
     fprintf(stderr, "---- end of broker log\n");
     fclose(f);
-}
-
-static bool
-it_check(bool ok, const char *fmt, ...)
-{
-    va_list ap;
-
-    printf("%s %u - ", ok ? "ok" : "FAIL", it_passed + it_failed + 1);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    fflush(stdout);
-    if (ok)
-        it_passed++;
-    else
-        it_failed++;
-    return ok;
-}
-
-/* A check the rest cannot do without: report and stop. */
-static void
-it_fatal(const char *fmt, ...)
-{
-    va_list ap;
-
-    printf("FAIL %u - ", it_passed + it_failed + 1);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf(" (fatal)\n");
-    it_failed++;
-    printf("integ_server: %u passed, %u failed\n", it_passed, it_failed);
-    fflush(stdout);
-    exit(1);
-}
-
-static uint64_t
-it_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static void
-it_sleep_ms(unsigned ms)
-{
-    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-    while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-        ;
-}
-
-/* A port nobody listens on now (the kernel's choice). */
-static uint16_t
-it_free_port(void)
-{
-    struct sockaddr_in a;
-    socklen_t          l = sizeof(a);
-    int                fd = socket(AF_INET, SOCK_STREAM, 0);
-    uint16_t           port = 0;
-
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd != -1 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0
-        && getsockname(fd, (struct sockaddr *)&a, &l) == 0)
-        port = ntohs(a.sin_port);
-    if (fd != -1)
-        close(fd);
-    return port;
 }
 
 /* <build dir>/tests/integ/integ_server -> <build dir>/uabroker. */
@@ -294,19 +215,19 @@ it_start_broker(const char *bin)
              tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
     if (mkdtemp(it_dir) == NULL) {
         it_dir[0] = '\0';
-        it_fatal("mkdtemp: %s", strerror(errno));
+        itest_fatal("mkdtemp: %s", strerror(errno));
     }
     snprintf(it_log, sizeof(it_log), "%s/broker.log", it_dir);
-    it_port = it_free_port();
-    it_sport = it_free_port();
+    it_port = itest_free_port();
+    it_sport = itest_free_port();
     if (it_port == 0 || it_sport == 0 || it_port == it_sport)
-        it_fatal("no free ports");
+        itest_fatal("no free ports");
     snprintf(port, sizeof(port), "%u", it_port);
     snprintf(stats, sizeof(stats), "127.0.0.1:%u", it_sport);
     fflush(NULL);
     it_broker = fork();
     if (it_broker == -1)
-        it_fatal("fork: %s", strerror(errno));
+        itest_fatal("fork: %s", strerror(errno));
     if (it_broker == 0) {
         /* Its own process group: the test kills the whole group; and it
          * dies with the test, whatever kills the test. */
@@ -338,7 +259,7 @@ it_http(const char *method, const char *path, char **body)
     struct pollfd      pfd;
     char               req[256], *buf;
     size_t             len = 0, cap = 1 << 16;
-    uint64_t           deadline = it_ms() + 5000;
+    uint64_t           deadline = itest_ms() + 5000;
     int                fd, code = -1, n;
     char              *p;
 
@@ -370,7 +291,7 @@ it_http(const char *method, const char *path, char **body)
     pfd.events = POLLIN;
     for (;;) {
         ssize_t r;
-        uint64_t now = it_ms();
+        uint64_t now = itest_ms();
 
         if (now >= deadline || poll(&pfd, 1, (int)(deadline - now)) <= 0)
             break;
@@ -470,17 +391,17 @@ it_stats(struct it_worker w[IT_WORKERS], char **json)
 static bool
 it_wait_health(unsigned ms)
 {
-    uint64_t end = it_ms() + ms;
+    uint64_t end = itest_ms() + ms;
     int      status;
 
-    while (it_ms() < end) {
+    while (itest_ms() < end) {
         if (it_http("GET", "/health", NULL) == 200)
             return true;
         if (waitpid(it_broker, &status, WNOHANG) == it_broker) {
             it_broker = -1;
             return false;
         }
-        it_sleep_ms(50);
+        itest_sleep_ms(50);
     }
     return false;
 }
@@ -499,7 +420,7 @@ it_connect(void)
     uaconn_init(&cl->c);
     s = uaconn_start(&cl->c, "127.0.0.1", it_port);
     if (s != UA_GOOD) {
-        it_check(false, "client %u: connect + session: 0x%08X %s", it_ncl,
+        itest_check(false, "client %u: connect + session: 0x%08X %s", it_ncl,
                  s, cl->c.err_reason);
         uaconn_clear(&cl->c);
         return NULL;
@@ -596,7 +517,7 @@ it_discovery(struct it_client *cl)
     ua_arena_reset(&it_arena);
     s = uaconn_call(&cl->c, &ua_types[UA_TYPE_GETENDPOINTSREQUEST], &ge,
                     &ua_types[UA_TYPE_GETENDPOINTSRESPONSE], &ger, &it_arena);
-    if (it_check(s == UA_GOOD && ger.n_endpoints >= 1,
+    if (itest_check(s == UA_GOOD && ger.n_endpoints >= 1,
                  "worker %d: GetEndpoints: 0x%08X, %d endpoints", cl->worker,
                  s, s == UA_GOOD ? ger.n_endpoints : -1)) {
         for (int32_t i = 0; i < ger.n_endpoints; i++) {
@@ -611,8 +532,8 @@ it_discovery(struct it_client *cl)
                           port, strlen(port)) != NULL)
                 url_ok = true;
         }
-        it_check(none, "GetEndpoints offers SecurityPolicy None");
-        it_check(url_ok, "GetEndpoints URL carries port %u", it_port);
+        itest_check(none, "GetEndpoints offers SecurityPolicy None");
+        itest_check(url_ok, "GetEndpoints URL carries port %u", it_port);
     }
 
     memset(&fs, 0, sizeof(fs));
@@ -623,12 +544,12 @@ it_discovery(struct it_client *cl)
     ua_arena_reset(&it_arena);
     s = uaconn_call(&cl->c, &ua_types[UA_TYPE_FINDSERVERSREQUEST], &fs,
                     &ua_types[UA_TYPE_FINDSERVERSRESPONSE], &fsr, &it_arena);
-    if (it_check(s == UA_GOOD && fsr.n_servers >= 1,
+    if (itest_check(s == UA_GOOD && fsr.n_servers >= 1,
                  "worker %d: FindServers: 0x%08X, %d servers", cl->worker, s,
                  s == UA_GOOD ? fsr.n_servers : -1)) {
         const struct ua_string *u = &fsr.servers[0].application_uri;
 
-        it_check(u->len > 0 && (size_t)u->len < sizeof(it_app_uri),
+        itest_check(u->len > 0 && (size_t)u->len < sizeof(it_app_uri),
                  "FindServers: an application URI");
         if (u->len > 0 && (size_t)u->len < sizeof(it_app_uri)
             && it_app_uri[0] == '\0') {
@@ -652,54 +573,54 @@ it_reads(struct it_client *cl)
     if (s == UA_GOOD && dv.status == UA_GOOD
         && dv.value.type == UA_BT_DATETIME && !dv.value.is_array)
         t0 = *(const int64_t *)dv.value.data;
-    it_check(t0 > 0, "worker %d: Read CurrentTime: 0x%08X", cl->worker, s);
-    it_sleep_ms(2100);
+    itest_check(t0 > 0, "worker %d: Read CurrentTime: 0x%08X", cl->worker, s);
+    itest_sleep_ms(2100);
     s = it_read_one(cl, ua_nodeid_num(0,
                     UA_NS0ID_SERVER_SERVERSTATUS_CURRENTTIME),
                     UA_ATTR_VALUE, &dv);
     if (s == UA_GOOD && dv.status == UA_GOOD
         && dv.value.type == UA_BT_DATETIME && !dv.value.is_array)
         t1 = *(const int64_t *)dv.value.data;
-    it_check(t1 >= t0 + 10000000,
+    itest_check(t1 >= t0 + 10000000,
              "CurrentTime increased by %.1f s over 2 s",
              (double)(t1 - t0) / 1e7);
 
     /* NamespaceArray[1] is the application URI. */
     s = it_read_one(cl, ua_nodeid_num(0, UA_NS0ID_SERVER_NAMESPACEARRAY),
                     UA_ATTR_VALUE, &dv);
-    if (it_check(s == UA_GOOD && dv.status == UA_GOOD
+    if (itest_check(s == UA_GOOD && dv.status == UA_GOOD
                      && dv.value.type == UA_BT_STRING && dv.value.is_array
                      && dv.value.n >= 2,
                  "Read NamespaceArray: 0x%08X, %d entries", s,
                  s == UA_GOOD ? dv.value.n : -1)) {
         const struct ua_string *ns = dv.value.data;
 
-        it_check(ua_string_eq(&ns[0], "http://opcfoundation.org/UA/"),
+        itest_check(ua_string_eq(&ns[0], "http://opcfoundation.org/UA/"),
                  "NamespaceArray[0] is the OPC UA namespace");
-        it_check(it_app_uri[0] != '\0' && ua_string_eq(&ns[1], it_app_uri),
+        itest_check(it_app_uri[0] != '\0' && ua_string_eq(&ns[1], it_app_uri),
                  "NamespaceArray[1] = the application URI %s", it_app_uri);
     }
 
     /* The Vars: v0 = Int32 0, v1 = Double 1.5. */
     s = it_read_one(cl, it_str_id(1, "v0"), UA_ATTR_VALUE, &dv);
-    it_check(s == UA_GOOD && dv.status == UA_GOOD
+    itest_check(s == UA_GOOD && dv.status == UA_GOOD
                  && dv.value.type == UA_BT_INT32 && !dv.value.is_array
                  && *(const int32_t *)dv.value.data == 0,
              "Read ns=1;s=v0 = Int32 0 (0x%08X, type %u)", s,
              s == UA_GOOD ? dv.value.type : 0);
     s = it_read_one(cl, it_str_id(1, "v1"), UA_ATTR_VALUE, &dv);
-    it_check(s == UA_GOOD && dv.status == UA_GOOD
+    itest_check(s == UA_GOOD && dv.status == UA_GOOD
                  && dv.value.type == UA_BT_DOUBLE && !dv.value.is_array
                  && *(const double *)dv.value.data == 1.5,
              "Read ns=1;s=v1 = Double 1.5 (0x%08X, type %u)", s,
              s == UA_GOOD ? dv.value.type : 0);
     s = it_read_one(cl, it_str_id(1, "v999"), UA_ATTR_VALUE, &dv);
-    it_check(s == UA_GOOD && dv.status == UA_GOOD
+    itest_check(s == UA_GOOD && dv.status == UA_GOOD
                  && dv.value.type == UA_BT_DOUBLE
                  && *(const double *)dv.value.data == 999.5,
              "Read ns=1;s=v999 = Double 999.5");
     s = it_read_one(cl, it_str_id(1, "v1000"), UA_ATTR_VALUE, &dv);
-    it_check(s == UA_GOOD && dv.status == UA_BAD_NODE_ID_UNKNOWN,
+    itest_check(s == UA_GOOD && dv.status == UA_BAD_NODE_ID_UNKNOWN,
              "Read ns=1;s=v1000 (--vars 1000) = BadNodeIdUnknown");
 }
 
@@ -718,7 +639,7 @@ it_attributes(struct it_client *cl)
         ids[i].attribute_id = (uint32_t)i + 1;
     }
     s = it_read(cl, ids, UA_ATTR_MAX, &resp);
-    if (!it_check(s == UA_GOOD && resp.n_results == UA_ATTR_MAX,
+    if (!itest_check(s == UA_GOOD && resp.n_results == UA_ATTR_MAX,
                   "worker %d: Read all %d attributes of v7: 0x%08X",
                   cl->worker, UA_ATTR_MAX, s))
         return;
@@ -731,11 +652,11 @@ it_attributes(struct it_client *cl)
         const struct ua_nodeid *id = IT_A(UA_ATTR_NODEID)->value.data;
         struct ua_nodeid        want = it_str_id(1, "v7");
 
-        it_check(IT_OK(UA_ATTR_NODEID, UA_BT_NODEID)
+        itest_check(IT_OK(UA_ATTR_NODEID, UA_BT_NODEID)
                      && ua_nodeid_equal(id, &want),
                  "v7 NodeId = ns=1;s=v7");
     }
-    it_check(IT_OK(UA_ATTR_NODECLASS, UA_BT_INT32)
+    itest_check(IT_OK(UA_ATTR_NODECLASS, UA_BT_INT32)
                  && *(const int32_t *)IT_A(UA_ATTR_NODECLASS)->value.data
                         == UA_NODECLASS_VARIABLE,
              "v7 NodeClass = Variable");
@@ -743,7 +664,7 @@ it_attributes(struct it_client *cl)
         const struct ua_qualifiedname *q =
             IT_A(UA_ATTR_BROWSENAME)->value.data;
 
-        it_check(IT_OK(UA_ATTR_BROWSENAME, UA_BT_QUALIFIEDNAME) && q->ns == 1
+        itest_check(IT_OK(UA_ATTR_BROWSENAME, UA_BT_QUALIFIEDNAME) && q->ns == 1
                      && ua_string_eq(&q->name, "v7"),
                  "v7 BrowseName = 1:v7");
     }
@@ -751,48 +672,48 @@ it_attributes(struct it_client *cl)
         const struct ua_localizedtext *t =
             IT_A(UA_ATTR_DISPLAYNAME)->value.data;
 
-        it_check(IT_OK(UA_ATTR_DISPLAYNAME, UA_BT_LOCALIZEDTEXT)
+        itest_check(IT_OK(UA_ATTR_DISPLAYNAME, UA_BT_LOCALIZEDTEXT)
                      && ua_string_eq(&t->text, "v7"),
                  "v7 DisplayName = v7");
     }
-    it_check(IT_A(UA_ATTR_DESCRIPTION)->status == UA_GOOD
+    itest_check(IT_A(UA_ATTR_DESCRIPTION)->status == UA_GOOD
                  || IT_A(UA_ATTR_DESCRIPTION)->status
                         == UA_BAD_ATTRIBUTE_ID_INVALID,
              "v7 Description: 0x%08X", IT_A(UA_ATTR_DESCRIPTION)->status);
-    it_check(IT_OK(UA_ATTR_WRITEMASK, UA_BT_UINT32)
+    itest_check(IT_OK(UA_ATTR_WRITEMASK, UA_BT_UINT32)
                  && IT_OK(UA_ATTR_USERWRITEMASK, UA_BT_UINT32),
              "v7 WriteMask, UserWriteMask are UInt32");
-    it_check(IT_OK(UA_ATTR_VALUE, UA_BT_DOUBLE)
+    itest_check(IT_OK(UA_ATTR_VALUE, UA_BT_DOUBLE)
                  && *(const double *)IT_A(UA_ATTR_VALUE)->value.data == 7.5,
              "v7 Value = Double 7.5");
     {
         const struct ua_nodeid *dt = IT_A(UA_ATTR_DATATYPE)->value.data;
 
-        it_check(IT_OK(UA_ATTR_DATATYPE, UA_BT_NODEID) && dt->ns == 0
+        itest_check(IT_OK(UA_ATTR_DATATYPE, UA_BT_NODEID) && dt->ns == 0
                      && dt->idtype == UA_IDTYPE_NUMERIC
                      && dt->id.num == UA_NS0ID_DOUBLE,
                  "v7 DataType = i=11 (Double)");
     }
-    it_check(IT_OK(UA_ATTR_VALUERANK, UA_BT_INT32)
+    itest_check(IT_OK(UA_ATTR_VALUERANK, UA_BT_INT32)
                  && *(const int32_t *)IT_A(UA_ATTR_VALUERANK)->value.data
                         == -1,
              "v7 ValueRank = -1 (scalar)");
-    it_check(IT_A(UA_ATTR_ARRAYDIMENSIONS)->status == UA_GOOD
+    itest_check(IT_A(UA_ATTR_ARRAYDIMENSIONS)->status == UA_GOOD
                  || IT_A(UA_ATTR_ARRAYDIMENSIONS)->status
                         == UA_BAD_ATTRIBUTE_ID_INVALID,
              "v7 ArrayDimensions: 0x%08X",
              IT_A(UA_ATTR_ARRAYDIMENSIONS)->status);
-    it_check(IT_OK(UA_ATTR_ACCESSLEVEL, UA_BT_BYTE)
+    itest_check(IT_OK(UA_ATTR_ACCESSLEVEL, UA_BT_BYTE)
                  && (*(const uint8_t *)IT_A(UA_ATTR_ACCESSLEVEL)->value.data
                      & 0x03) == 0x03,
              "v7 AccessLevel has CurrentRead|CurrentWrite");
-    it_check(IT_OK(UA_ATTR_USERACCESSLEVEL, UA_BT_BYTE),
+    itest_check(IT_OK(UA_ATTR_USERACCESSLEVEL, UA_BT_BYTE),
              "v7 UserAccessLevel is a Byte");
-    it_check(IT_OK(UA_ATTR_MINIMUMSAMPLINGINTERVAL, UA_BT_DOUBLE),
+    itest_check(IT_OK(UA_ATTR_MINIMUMSAMPLINGINTERVAL, UA_BT_DOUBLE),
              "v7 MinimumSamplingInterval is a Double");
-    it_check(IT_OK(UA_ATTR_HISTORIZING, UA_BT_BOOLEAN),
+    itest_check(IT_OK(UA_ATTR_HISTORIZING, UA_BT_BOOLEAN),
              "v7 Historizing is a Boolean");
-    it_check(IT_A(UA_ATTR_ACCESSLEVELEX)->status == UA_GOOD
+    itest_check(IT_A(UA_ATTR_ACCESSLEVELEX)->status == UA_GOOD
                  || IT_A(UA_ATTR_ACCESSLEVELEX)->status
                         == UA_BAD_ATTRIBUTE_ID_INVALID,
              "v7 AccessLevelEx: 0x%08X", IT_A(UA_ATTR_ACCESSLEVELEX)->status);
@@ -807,7 +728,7 @@ it_attributes(struct it_client *cl)
         for (size_t i = 0; i < sizeof(notvar) / sizeof(notvar[0]); i++)
             if (IT_A(notvar[i])->status != UA_BAD_ATTRIBUTE_ID_INVALID)
                 ok = false;
-        it_check(ok, "v7: attributes a Variable lacks are "
+        itest_check(ok, "v7: attributes a Variable lacks are "
                  "BadAttributeIdInvalid");
     }
 #undef IT_OK
@@ -854,11 +775,11 @@ it_browse(struct it_client *cl)
     ua_arena_reset(&it_arena);
     s = uaconn_call(&cl->c, &ua_types[UA_TYPE_BROWSEREQUEST], &req,
                     &ua_types[UA_TYPE_BROWSERESPONSE], &resp, &it_arena);
-    if (it_check(s == UA_GOOD && resp.n_results == 1
+    if (itest_check(s == UA_GOOD && resp.n_results == 1
                      && resp.results[0].status_code == UA_GOOD,
                  "worker %d: Browse Objects: 0x%08X", cl->worker, s)) {
         all = resp.results[0].n_references;
-        it_check(it_has_name(resp.results[0].references, all, "Server")
+        itest_check(it_has_name(resp.results[0].references, all, "Server")
                      && it_has_name(resp.results[0].references, all, "Demo"),
                  "Browse Objects: %d references, Server and Demo among "
                  "them", all);
@@ -869,7 +790,7 @@ it_browse(struct it_client *cl)
     ua_arena_reset(&it_arena);
     s = uaconn_call(&cl->c, &ua_types[UA_TYPE_BROWSEREQUEST], &req,
                     &ua_types[UA_TYPE_BROWSERESPONSE], &resp, &it_arena);
-    if (!it_check(s == UA_GOOD && resp.n_results == 1
+    if (!itest_check(s == UA_GOOD && resp.n_results == 1
                       && resp.results[0].status_code == UA_GOOD
                       && resp.results[0].n_references == 1
                       && resp.results[0].continuation_point.len > 0
@@ -909,7 +830,7 @@ it_browse(struct it_client *cl)
         else
             cps.len = 0;
     }
-    it_check(s == UA_GOOD && paged == all && server && demo,
+    itest_check(s == UA_GOOD && paged == all && server && demo,
              "BrowseNext: %d pages, %d references (all at once: %d)", pages,
              paged, all);
 
@@ -931,19 +852,19 @@ it_browse(struct it_client *cl)
         s = uaconn_call(&cl->c, &ua_types[UA_TYPE_BROWSENEXTREQUEST], &nreq,
                         &ua_types[UA_TYPE_BROWSENEXTRESPONSE], &nresp,
                         &it_arena);
-        it_check(s == UA_GOOD, "BrowseNext release: 0x%08X", s);
+        itest_check(s == UA_GOOD, "BrowseNext release: 0x%08X", s);
         nreq.release_continuation_points = false;
         ua_arena_reset(&it_arena);
         s = uaconn_call(&cl->c, &ua_types[UA_TYPE_BROWSENEXTREQUEST], &nreq,
                         &ua_types[UA_TYPE_BROWSENEXTRESPONSE], &nresp,
                         &it_arena);
-        it_check(s == UA_GOOD && nresp.n_results == 1
+        itest_check(s == UA_GOOD && nresp.n_results == 1
                      && nresp.results[0].status_code
                             == UA_BAD_CONTINUATION_POINT_INVALID,
                  "BrowseNext on a released point: "
                  "BadContinuationPointInvalid");
     } else {
-        it_check(false, "Browse for the release test: 0x%08X", s);
+        itest_check(false, "Browse for the release test: 0x%08X", s);
     }
 }
 
@@ -978,7 +899,7 @@ it_translate(struct it_client *cl)
                     &req,
                     &ua_types[UA_TYPE_TRANSLATEBROWSEPATHSTONODEIDSRESPONSE],
                     &resp, &it_arena);
-    it_check(s == UA_GOOD && resp.n_results == 1
+    itest_check(s == UA_GOOD && resp.n_results == 1
                  && resp.results[0].status_code == UA_GOOD
                  && resp.results[0].n_targets >= 1
                  && resp.results[0].targets[0].target_id.node.ns == 0
@@ -1012,7 +933,7 @@ it_register(struct it_client *cl)
     s = uaconn_call(&cl->c, &ua_types[UA_TYPE_REGISTERNODESREQUEST], &req,
                     &ua_types[UA_TYPE_REGISTERNODESRESPONSE], &resp,
                     &it_arena);
-    if (!it_check(s == UA_GOOD && resp.n_registered_node_ids == 2,
+    if (!itest_check(s == UA_GOOD && resp.n_registered_node_ids == 2,
                   "worker %d: RegisterNodes: 0x%08X", cl->worker, s))
         return;
     /* Copy them out of the arena; string ids need their bytes too. */
@@ -1027,7 +948,7 @@ it_register(struct it_client *cl)
         }
     }
     s = it_read_one(cl, reg[0], UA_ATTR_VALUE, &dv);
-    it_check(s == UA_GOOD && dv.status == UA_GOOD
+    itest_check(s == UA_GOOD && dv.status == UA_GOOD
                  && dv.value.type == UA_BT_INT32,
              "Read through the registered id of v0");
     memset(&ureq, 0, sizeof(ureq));
@@ -1038,7 +959,7 @@ it_register(struct it_client *cl)
     s = uaconn_call(&cl->c, &ua_types[UA_TYPE_UNREGISTERNODESREQUEST], &ureq,
                     &ua_types[UA_TYPE_UNREGISTERNODESRESPONSE], &uresp,
                     &it_arena);
-    it_check(s == UA_GOOD, "UnregisterNodes: 0x%08X", s);
+    itest_check(s == UA_GOOD, "UnregisterNodes: 0x%08X", s);
 }
 
 /* Services we do not offer: a ServiceFault, and the channel stays open. */
@@ -1057,7 +978,7 @@ it_unknown(struct it_client *cl)
     ua_arena_reset(&it_arena);
     s = uaconn_call(&cl->c, &ua_types[UA_TYPE_ADDNODESREQUEST], &an,
                     &ua_types[UA_TYPE_ADDNODESRESPONSE], &anr, &it_arena);
-    it_check(s == UA_BAD_SERVICE_UNSUPPORTED,
+    itest_check(s == UA_BAD_SERVICE_UNSUPPORTED,
              "worker %d: AddNodes = BadServiceUnsupported (0x%08X)",
              cl->worker, s);
     memset(&qf, 0, sizeof(qf));
@@ -1065,10 +986,10 @@ it_unknown(struct it_client *cl)
     ua_arena_reset(&it_arena);
     s = uaconn_call(&cl->c, &ua_types[UA_TYPE_QUERYFIRSTREQUEST], &qf,
                     &ua_types[UA_TYPE_QUERYFIRSTRESPONSE], &qfr, &it_arena);
-    it_check(s == UA_BAD_SERVICE_UNSUPPORTED,
+    itest_check(s == UA_BAD_SERVICE_UNSUPPORTED,
              "QueryFirst = BadServiceUnsupported (0x%08X)", s);
     s = it_read_one(cl, it_str_id(1, "v0"), UA_ATTR_VALUE, &dv);
-    it_check(s == UA_GOOD, "the channel still serves Reads after that");
+    itest_check(s == UA_GOOD, "the channel still serves Reads after that");
 }
 
 /* 16 Reads sent back to back, then 16 responses, in order. */
@@ -1112,7 +1033,7 @@ it_pipeline(struct it_client *cl)
             right++;
         got++;
     }
-    it_check(s == UA_GOOD && got == N && right == N,
+    itest_check(s == UA_GOOD && got == N && right == N,
              "worker %d: %d pipelined Reads answered in order, %d right",
              cl->worker, got, right);
 }
@@ -1140,7 +1061,7 @@ it_large(struct it_client *cl)
         if (resp.results[i].status == UA_GOOD
             && resp.results[i].value.type == UA_BT_EXTENSIONOBJECT)
             good++;
-    it_check(s == UA_GOOD && good == N,
+    itest_check(s == UA_GOOD && good == N,
              "worker %d: Read of %d ServerStatus values (a multi-chunk "
              "response): 0x%08X, %d good", cl->worker, N, s, good);
 
@@ -1155,7 +1076,7 @@ it_large(struct it_client *cl)
     for (int32_t i = 0; s == UA_GOOD && i < resp.n_results; i++)
         if (resp.results[i].status == UA_BAD_NODE_ID_UNKNOWN)
             good++;
-    it_check(s == UA_GOOD && good == N,
+    itest_check(s == UA_GOOD && good == N,
              "Read of %d unknown long NodeIds (a multi-chunk request): "
              "0x%08X, %d BadNodeIdUnknown", N, s, good);
 }
@@ -1168,15 +1089,15 @@ it_session_cycle(struct it_client *cl)
     ua_status           s;
 
     s = uaconn_close_session(&cl->c);
-    it_check(s == UA_GOOD, "worker %d: CloseSession: 0x%08X", cl->worker, s);
+    itest_check(s == UA_GOOD, "worker %d: CloseSession: 0x%08X", cl->worker, s);
     s = it_read_one(cl, it_str_id(1, "v0"), UA_ATTR_VALUE, &dv);
-    it_check(UA_STATUS_IS_BAD(s),
+    itest_check(UA_STATUS_IS_BAD(s),
              "Read after CloseSession is refused (0x%08X)", s);
     s = uaconn_session(&cl->c);
-    it_check(s == UA_GOOD,
+    itest_check(s == UA_GOOD,
              "CreateSession + ActivateSession again: 0x%08X", s);
     s = it_read_one(cl, it_str_id(1, "v1"), UA_ATTR_VALUE, &dv);
-    it_check(s == UA_GOOD && dv.value.type == UA_BT_DOUBLE,
+    itest_check(s == UA_GOOD && dv.value.type == UA_BT_DOUBLE,
              "Read on the new session");
 }
 
@@ -1215,37 +1136,37 @@ it_counters(void)
     bool                ok;
     int                 code;
 
-    if (!it_check(it_stats(w, &json), "GET /stats parses"))
+    if (!itest_check(it_stats(w, &json), "GET /stats parses"))
         return;
     totals = strstr(json, "\"totals\"");
     reqs = it_json_find(totals, "requests");
     for (size_t i = 0; i < sizeof(svc) / sizeof(svc[0]); i++) {
         ok = it_json_u64(reqs, svc[i], &v) && v >= 1;
-        it_check(ok, "/stats totals: %s requests counted (%llu)", svc[i],
+        itest_check(ok, "/stats totals: %s requests counted (%llu)", svc[i],
                  (unsigned long long)(ok ? v : 0));
     }
     it_json_u64(reqs, "Read", &reads);
-    it_check(reads >= 20, "/stats totals: %llu Reads",
+    itest_check(reads >= 20, "/stats totals: %llu Reads",
              (unsigned long long)reads);
     /* (The values are read before the calls that print them.) */
     ok = it_json_u64(totals, "bad_requests", &bad) && bad >= 2;
-    it_check(ok, "/stats totals: bad_requests %llu (the unsupported "
+    itest_check(ok, "/stats totals: bad_requests %llu (the unsupported "
              "services)", (unsigned long long)bad);
     ok = it_json_u64(totals, "connections", &conns) && conns == it_ncl;
-    it_check(ok, "/stats totals: %llu connections open = %u clients",
+    itest_check(ok, "/stats totals: %llu connections open = %u clients",
              (unsigned long long)conns, it_ncl);
-    it_check(w[0].connections >= 1 && w[1].connections >= 1,
+    itest_check(w[0].connections >= 1 && w[1].connections >= 1,
              "/stats: both workers hold connections (%llu, %llu)",
              (unsigned long long)w[0].connections,
              (unsigned long long)w[1].connections);
     p = it_json_find(totals, "latency_us");
-    it_check(it_json_u64(it_json_find(p, "Read"), "count", &v) && v >= 1,
+    itest_check(it_json_u64(it_json_find(p, "Read"), "count", &v) && v >= 1,
              "/stats totals: a latency histogram for Read");
     free(json);
     json = NULL;
 
     code = it_http("GET", "/metrics", &prom);
-    it_check(code == 200 && prom != NULL
+    itest_check(code == 200 && prom != NULL
                  && strstr(prom, "# TYPE uabroker_requests_total counter")
                         != NULL,
              "GET /metrics: 200, Prometheus text");
@@ -1259,9 +1180,9 @@ it_counters(void)
             if (p != NULL)
                 sum += strtoull(p + strlen(pat), NULL, 10);
         }
-        it_check(sum >= reads, "/metrics: Reads per worker add up (%llu)",
+        itest_check(sum >= reads, "/metrics: Reads per worker add up (%llu)",
                  (unsigned long long)sum);
-        it_check(strstr(prom, "uabroker_request_duration_seconds_bucket{"
+        itest_check(strstr(prom, "uabroker_request_duration_seconds_bucket{"
                         "worker=\"0\",service=\"Read\",le=\"+Inf\"}") != NULL
                      || strstr(prom, "uabroker_request_duration_seconds_"
                                "bucket{worker=\"1\",service=\"Read\","
@@ -1269,9 +1190,9 @@ it_counters(void)
                  "/metrics: a Read latency histogram");
         free(prom);
     }
-    it_check(it_http("GET", "/nope", NULL) == 404, "GET /nope: 404");
-    it_check(it_http("POST", "/stats", NULL) == 405, "POST /stats: 405");
-    it_check(it_http("HEAD", "/health", NULL) == 200, "HEAD /health: 200");
+    itest_check(it_http("GET", "/nope", NULL) == 404, "GET /nope: 404");
+    itest_check(it_http("POST", "/stats", NULL) == 405, "POST /stats: 405");
+    itest_check(it_http("HEAD", "/health", NULL) == 200, "HEAD /health: 200");
 
     /* Steady state: Reads cost no heap allocation in the workers. */
     for (unsigned i = 0; i < it_ncl; i++) {
@@ -1294,7 +1215,7 @@ it_counters(void)
         it_json_u64(strstr(json, "\"totals\""), "allocations", &a1);
         free(json);
     }
-    it_check(ok && a0 != 0 && a1 == a0,
+    itest_check(ok && a0 != 0 && a1 == a0,
              "%u x 50 Reads in steady state: worker allocations %llu -> "
              "%llu", it_ncl, (unsigned long long)a0,
              (unsigned long long)a1);
@@ -1334,7 +1255,7 @@ it_reader_main(void *arg)
         } else {
             if (r->errors++ == 0)
                 r->first_error = s;
-            it_sleep_ms(10);
+            itest_sleep_ms(10);
         }
     }
     free(buf);
@@ -1358,7 +1279,7 @@ it_kill_worker(void)
 
     memset(w, 0, sizeof(w));
     ok = it_stats(w, NULL) && w[0].pid > 0 && w[1].pid > 0;
-    if (!it_check(ok, "/stats: both worker pids (%d, %d)", w[0].pid,
+    if (!itest_check(ok, "/stats: both worker pids (%d, %d)", w[0].pid,
                   w[1].pid))
         return;
     old_pid = w[victim].pid;
@@ -1368,7 +1289,7 @@ it_kill_worker(void)
         else if (it_cl[i].worker == victim && victim_cl == NULL)
             victim_cl = &it_cl[i];
     }
-    if (!it_check(keep != NULL && victim_cl != NULL,
+    if (!itest_check(keep != NULL && victim_cl != NULL,
                   "a client on each worker"))
         return;
 
@@ -1376,35 +1297,35 @@ it_kill_worker(void)
     rd.cl = keep;
     atomic_init(&rd.stop, false);
     if (pthread_create(&th, NULL, it_reader_main, &rd) != 0)
-        it_fatal("pthread_create failed");
-    it_sleep_ms(300);
+        itest_fatal("pthread_create failed");
+    itest_sleep_ms(300);
     printf("# kill -9 worker %d (pid %d)\n", victim, old_pid);
     kill(old_pid, SIGKILL);
 
     /* Respawned: a new pid, restarts 1, /health back to 200. */
-    end = it_ms() + IT_RESPAWN_WAIT_MS;
-    while (it_ms() < end) {
+    end = itest_ms() + IT_RESPAWN_WAIT_MS;
+    while (itest_ms() < end) {
         if (it_stats(w, NULL) && w[victim].pid > 0
             && w[victim].pid != old_pid && strcmp(w[victim].state, "up") == 0
             && w[victim].restarts == 1) {
             respawned = true;
             break;
         }
-        it_sleep_ms(50);
+        itest_sleep_ms(50);
     }
-    it_check(respawned, "worker %d respawned: pid %d -> %d, state %s, "
+    itest_check(respawned, "worker %d respawned: pid %d -> %d, state %s, "
              "restarts %llu", victim, old_pid, w[victim].pid,
              w[victim].state, (unsigned long long)w[victim].restarts);
     healthy = it_wait_health(IT_RESPAWN_WAIT_MS);
-    it_check(healthy, "/health back to 200 after the respawn");
-    it_sleep_ms(300);
+    itest_check(healthy, "/health back to 200 after the respawn");
+    itest_sleep_ms(300);
     atomic_store(&rd.stop, true);
     pthread_join(th, NULL);
-    it_check(rd.errors == 0 && rd.reads > 0,
+    itest_check(rd.errors == 0 && rd.reads > 0,
              "the other worker's client kept reading: %llu reads, %llu "
              "errors (first 0x%08X)", (unsigned long long)rd.reads,
              (unsigned long long)rd.errors, rd.first_error);
-    it_check(w[other].restarts == 0, "the other worker was not restarted");
+    itest_check(w[other].restarts == 0, "the other worker was not restarted");
 
     /* Every client of the other worker still works; the victim's don't. */
     {
@@ -1415,11 +1336,11 @@ it_kill_worker(void)
                 && it_read_one(&it_cl[i], it_str_id(1, "v0"), UA_ATTR_VALUE,
                                &dv) != UA_GOOD)
                 all = false;
-        it_check(all, "every client of worker %d still reads", other);
+        itest_check(all, "every client of worker %d still reads", other);
     }
     victim_cl->c.timeout_ms = 2000;
     s = it_read_one(victim_cl, it_str_id(1, "v0"), UA_ATTR_VALUE, &dv);
-    it_check(s != UA_GOOD, "a client of the killed worker lost its "
+    itest_check(s != UA_GOOD, "a client of the killed worker lost its "
              "connection (0x%08X)", s);
     for (unsigned i = 0; i < it_ncl; i++)
         if (it_cl[i].worker == victim) {
@@ -1437,7 +1358,7 @@ it_kill_worker(void)
                                  &dv) == UA_GOOD
                      && dv.value.type == UA_BT_DOUBLE;
     }
-    it_check(served, "the respawned worker %d serves a new connection",
+    itest_check(served, "the respawned worker %d serves a new connection",
              victim);
 }
 
@@ -1459,29 +1380,29 @@ it_stop_broker(void)
     for (unsigned i = 0; i < it_ncl && i < 2; i++)
         if (it_cl[i].used)
             uaconn_close(&it_cl[i].c);
-    start = it_ms();
+    start = itest_ms();
     kill(it_broker, SIGTERM);
     end = start + IT_STOP_WAIT_MS;
-    while (it_ms() < end) {
+    while (itest_ms() < end) {
         r = waitpid(it_broker, &status, WNOHANG);
         if (r == it_broker) {
             exited = true;
             break;
         }
-        it_sleep_ms(20);
+        itest_sleep_ms(20);
     }
-    it_check(exited && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+    itest_check(exited && WIFEXITED(status) && WEXITSTATUS(status) == 0,
              "SIGTERM: the broker exited %s %d in %llu ms",
              exited && WIFSIGNALED(status) ? "on signal" : "with code",
              exited ? (WIFSIGNALED(status) ? WTERMSIG(status)
                                            : WEXITSTATUS(status)) : -1,
-             (unsigned long long)(it_ms() - start));
+             (unsigned long long)(itest_ms() - start));
     if (exited)
         it_broker = -1;
     for (int i = 0; i < IT_WORKERS; i++)
         if (pids[i] > 0 && kill(pids[i], 0) == 0)
             gone = false;
-    it_check(pids[0] > 0 && pids[1] > 0 && gone,
+    itest_check(pids[0] > 0 && pids[1] > 0 && gone,
              "the workers (pids %d, %d) are gone", pids[0], pids[1]);
 }
 
@@ -1497,6 +1418,7 @@ main(int argc, char **argv)
     void             *abuf;
     int               per[IT_WORKERS] = { 0, 0 };
 
+    itest_init("integ_server");
     (void)argc;
     setvbuf(stdout, NULL, _IOLBF, 0);
     memset(&sa, 0, sizeof(sa));
@@ -1515,20 +1437,20 @@ main(int argc, char **argv)
     atexit(it_atexit);
     abuf = malloc(IT_ARENA);
     if (abuf == NULL)
-        it_fatal("out of memory");
+        itest_fatal("out of memory");
     ua_arena_init(&it_arena, abuf, IT_ARENA);
 
     it_broker_path(argv[0], bin, sizeof(bin));
     if (access(bin, X_OK) != 0)
-        it_fatal("%s: %s (build it first)", bin, strerror(errno));
+        itest_fatal("%s: %s (build it first)", bin, strerror(errno));
     it_start_broker(bin);
 
     /* 1. Up and healthy. */
-    if (!it_check(it_wait_health(IT_HEALTH_WAIT_MS),
+    if (!itest_check(it_wait_health(IT_HEALTH_WAIT_MS),
                   "/health 200 after start"))
-        it_fatal("the broker did not become healthy");
+        itest_fatal("the broker did not become healthy");
     memset(w, 0, sizeof(w));
-    it_check(it_stats(w, NULL) && strcmp(w[0].state, "up") == 0
+    itest_check(it_stats(w, NULL) && strcmp(w[0].state, "up") == 0
                  && strcmp(w[1].state, "up") == 0 && w[0].pid > 0
                  && w[1].pid > 0 && w[0].pid != w[1].pid,
              "/stats: 2 workers up");
@@ -1539,17 +1461,17 @@ main(int argc, char **argv)
         struct it_client *cl = it_connect();
 
         if (cl == NULL)
-            it_fatal("cannot connect client %u", it_ncl);
+            itest_fatal("cannot connect client %u", it_ncl);
         if (cl->worker >= 0) {
             per[cl->worker]++;
             if (first[cl->worker] == NULL)
                 first[cl->worker] = cl;
         }
     }
-    if (!it_check(per[0] >= 2 && per[1] >= 2,
+    if (!itest_check(per[0] >= 2 && per[1] >= 2,
                   "%u clients: %d on worker 0, %d on worker 1", it_ncl,
                   per[0], per[1]))
-        it_fatal("the kernel never spread connections over both workers");
+        itest_fatal("the kernel never spread connections over both workers");
 
     /* 3. Every service, on each worker. */
     for (int i = 0; i < IT_WORKERS; i++)
@@ -1567,6 +1489,5 @@ main(int argc, char **argv)
     for (unsigned i = 0; i < it_ncl; i++)
         uaconn_clear(&it_cl[i].c);
     free(abuf);
-    printf("integ_server: %u passed, %u failed\n", it_passed, it_failed);
-    return it_failed == 0 ? 0 : 1;
+    return itest_finish();
 }

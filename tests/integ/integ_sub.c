@@ -53,6 +53,7 @@
 #include "proto/status_gen.h"
 #include "proto/types.h"
 #include "proto/types_gen.h"
+#include "tests/lib/itest.h"
 #include "tests/lib/uaconn.h"
 
 #define IS_WORKERS      2
@@ -88,7 +89,6 @@ static pid_t            is_broker = -1;
 static char             is_dir[PATH_MAX];
 static char             is_log[PATH_MAX + 16];
 static uint16_t         is_port, is_sport;
-static unsigned         is_passed, is_failed;
 static struct is_client is_cl[IS_CLIENTS_MAX];
 static unsigned         is_ncl;
 static struct ua_arena  is_arena;
@@ -96,13 +96,7 @@ static struct ua_arena  is_arena;
 static void is_kill_group(void);
 static void is_on_signal(int sig);
 static void is_atexit(void);
-static bool is_check(bool ok, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void is_fatal(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2), noreturn));
-static uint64_t is_ms(void);
-static void is_sleep_ms(unsigned ms);
-static uint16_t is_free_port(void);
+
 static void is_start_broker(const char *bin);
 static int is_http(const char *path, char **body);
 static bool is_json_u64(const char *from, const char *key, uint64_t *out);
@@ -144,7 +138,7 @@ static void
 is_atexit(void)
 {
     is_kill_group();
-    if (is_failed > 0 && is_log[0] != '\0') {
+    if (itest_failures() > 0 && is_log[0] != '\0') {
         FILE *f = fopen(is_log, "r");
         char  line[512];
 
@@ -166,77 +160,6 @@ is_atexit(void)
     }
 }
 
-static bool
-is_check(bool ok, const char *fmt, ...)
-{
-    va_list ap;
-
-    printf("%s %u - ", ok ? "ok" : "FAIL", is_passed + is_failed + 1);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    fflush(stdout);
-    if (ok)
-        is_passed++;
-    else
-        is_failed++;
-    return ok;
-}
-
-static void
-is_fatal(const char *fmt, ...)
-{
-    va_list ap;
-
-    printf("FAIL %u - ", is_passed + is_failed + 1);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    is_failed++;
-    printf("integ_sub: %u passed, %u failed\n", is_passed, is_failed);
-    exit(1);
-}
-
-static uint64_t
-is_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static void
-is_sleep_ms(unsigned ms)
-{
-    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-    while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-        ;
-}
-
-static uint16_t
-is_free_port(void)
-{
-    struct sockaddr_in a;
-    socklen_t          len = sizeof(a);
-    int                fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    uint16_t           port = 0;
-
-    if (fd == -1)
-        return 0;
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0
-        && getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    close(fd);
-    return port;
-}
-
 static void
 is_start_broker(const char *bin)
 {
@@ -248,19 +171,19 @@ is_start_broker(const char *bin)
              tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
     if (mkdtemp(is_dir) == NULL) {
         is_dir[0] = '\0';
-        is_fatal("mkdtemp: %s", strerror(errno));
+        itest_fatal("mkdtemp: %s", strerror(errno));
     }
     snprintf(is_log, sizeof(is_log), "%s/broker.log", is_dir);
-    is_port = is_free_port();
-    is_sport = is_free_port();
+    is_port = itest_free_port();
+    is_sport = itest_free_port();
     if (is_port == 0 || is_sport == 0 || is_port == is_sport)
-        is_fatal("no free ports");
+        itest_fatal("no free ports");
     snprintf(port, sizeof(port), "%u", is_port);
     snprintf(stats, sizeof(stats), "127.0.0.1:%u", is_sport);
     fflush(NULL);
     is_broker = fork();
     if (is_broker == -1)
-        is_fatal("fork: %s", strerror(errno));
+        itest_fatal("fork: %s", strerror(errno));
     if (is_broker == 0) {
         setpgid(0, 0);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -290,7 +213,7 @@ is_http(const char *path, char **body)
     struct pollfd      pfd;
     char               req[256], *buf;
     size_t             len = 0, cap = 1 << 16;
-    uint64_t           deadline = is_ms() + 5000;
+    uint64_t           deadline = itest_ms() + 5000;
     int                fd, code = -1, n;
     char              *p;
 
@@ -322,8 +245,8 @@ is_http(const char *path, char **body)
 
         pfd.fd = fd;
         pfd.events = POLLIN;
-        if (is_ms() >= deadline
-            || poll(&pfd, 1, (int)(deadline - is_ms())) <= 0)
+        if (itest_ms() >= deadline
+            || poll(&pfd, 1, (int)(deadline - itest_ms())) <= 0)
             break;
         if (len + 4096 >= cap) {
             char *nb = realloc(buf, cap * 2);
@@ -390,11 +313,11 @@ is_worker_u64(int slot, const char *key, uint64_t *out)
 static bool
 is_wait_health(unsigned ms)
 {
-    uint64_t end = is_ms() + ms;
+    uint64_t end = itest_ms() + ms;
     char    *body;
     int      status;
 
-    while (is_ms() < end) {
+    while (itest_ms() < end) {
         int code = is_http("/health", &body);
 
         free(body);
@@ -404,7 +327,7 @@ is_wait_health(unsigned ms)
             is_broker = -1;
             return false;
         }
-        is_sleep_ms(50);
+        itest_sleep_ms(50);
     }
     return false;
 }
@@ -426,7 +349,7 @@ is_connect(void)
     uaconn_init(&cl->c);
     s = uaconn_start(&cl->c, "127.0.0.1", is_port);
     if (s != UA_GOOD) {
-        is_check(false, "client %u: connect + session: 0x%08X", is_ncl, s);
+        itest_check(false, "client %u: connect + session: 0x%08X", is_ncl, s);
         uaconn_clear(&cl->c);
         return NULL;
     }
@@ -435,7 +358,7 @@ is_connect(void)
     atomic_store(&cl->last, -1);
     cl->abuf = malloc(IS_ARENA);
     if (cl->abuf == NULL)
-        is_fatal("malloc");
+        itest_fatal("malloc");
     ua_arena_init(&cl->arena, cl->abuf, IS_ARENA);
     is_ncl++;
     for (int i = 0; i < IS_WORKERS; i++)
@@ -605,7 +528,7 @@ is_sub_start(struct is_client *cl, int64_t expect)
     cl->expect = expect;
     atomic_store(&cl->stop, false);
     if (pthread_create(&cl->th, NULL, is_sub_thread, cl) != 0)
-        is_fatal("pthread_create");
+        itest_fatal("pthread_create");
     cl->running = true;
 }
 
@@ -648,12 +571,12 @@ is_write(struct is_client *cl, int32_t v)
 static bool
 is_wait_value(struct is_client *cl, int64_t v, unsigned ms)
 {
-    uint64_t end = is_ms() + ms;
+    uint64_t end = itest_ms() + ms;
 
-    while (is_ms() < end) {
+    while (itest_ms() < end) {
         if (atomic_load(&cl->last) >= v)
             return true;
-        is_sleep_ms(10);
+        itest_sleep_ms(10);
     }
     return atomic_load(&cl->last) >= v;
 }
@@ -662,7 +585,7 @@ is_wait_value(struct is_client *cl, int64_t v, unsigned ms)
 static bool
 is_blocks_free(unsigned ms, uint64_t *free_n, uint64_t *total)
 {
-    uint64_t end = is_ms() + ms;
+    uint64_t end = itest_ms() + ms;
 
     do {
         char *body = NULL;
@@ -676,8 +599,8 @@ is_blocks_free(unsigned ms, uint64_t *free_n, uint64_t *total)
             return true;
         }
         free(body);
-        is_sleep_ms(50);
-    } while (is_ms() < end);
+        itest_sleep_ms(50);
+    } while (itest_ms() < end);
     return false;
 }
 
@@ -696,6 +619,7 @@ main(int argc, char **argv)
     ua_status         s;
     bool              ok;
 
+    itest_init("integ_sub");
     (void)argc;
     signal(SIGPIPE, SIG_IGN);
     signal(SIGINT, is_on_signal);
@@ -705,7 +629,7 @@ main(int argc, char **argv)
     atexit(is_atexit);
     abuf = malloc(IS_ARENA);
     if (abuf == NULL)
-        is_fatal("malloc");
+        itest_fatal("malloc");
     ua_arena_init(&is_arena, abuf, IS_ARENA);
     if (env != NULL && env[0] != '\0') {
         snprintf(bin, sizeof(bin), "%s", env);
@@ -721,8 +645,8 @@ main(int argc, char **argv)
         strncat(bin, "/uabroker", sizeof(bin) - strlen(bin) - 1);
     }
     is_start_broker(bin);
-    if (!is_check(is_wait_health(IS_WAIT_MS), "broker healthy"))
-        is_fatal("no /health");
+    if (!itest_check(is_wait_health(IS_WAIT_MS), "broker healthy"))
+        itest_fatal("no /health");
 
     /* 1. Clients until each worker has a subscriber, a silent one, and
      *    worker 0 a writer. */
@@ -745,22 +669,22 @@ main(int argc, char **argv)
         else if (w == 0 && writer == NULL)
             writer = cl;
     }
-    if (!is_check(writer && sub[0] && sub[1] && silent[0] && silent[1],
+    if (!itest_check(writer && sub[0] && sub[1] && silent[0] && silent[1],
                   "clients on both workers (%u connections)", is_ncl))
-        is_fatal("could not spread clients over the workers");
+        itest_fatal("could not spread clients over the workers");
     for (int w = 0; w < IS_WORKERS; w++) {
         s = is_subscribe(sub[w], 20, 10000);
-        is_check(s == UA_GOOD, "subscriber on worker %d: 0x%08X", w, s);
+        itest_check(s == UA_GOOD, "subscriber on worker %d: 0x%08X", w, s);
         s = is_subscribe(silent[w], 1000, 1000);
-        is_check(s == UA_GOOD, "silent subscriber on worker %d: 0x%08X", w,
+        itest_check(s == UA_GOOD, "silent subscriber on worker %d: 0x%08X", w,
                  s);
     }
     s = is_write(writer, 0);
-    is_check(s == UA_GOOD, "write v0 = 0: 0x%08X", s);
+    itest_check(s == UA_GOOD, "write v0 = 0: 0x%08X", s);
     for (int w = 0; w < IS_WORKERS; w++)
         is_sub_start(sub[w], -1);
     for (int w = 0; w < IS_WORKERS; w++)
-        is_check(is_wait_value(sub[w], 0, 5000),
+        itest_check(is_wait_value(sub[w], 0, 5000),
                  "worker %d subscriber has the initial value", w);
 
     /* 2. Round 1. */
@@ -771,27 +695,27 @@ main(int argc, char **argv)
     }
     is_worker_u64(0, "notifications", &n0);
     a0 = 0;
-    t0 = is_ms();
+    t0 = itest_ms();
     for (int32_t v = 1; v <= IS_N; v++) {
         if (v == IS_N / 10)             /* past the first buffers' use */
             is_worker_u64(0, "allocations", &a0);
         s = is_write(writer, v);
         if (s != UA_GOOD) {
-            is_check(false, "write %d: 0x%08X", v, s);
+            itest_check(false, "write %d: 0x%08X", v, s);
             break;
         }
         if (v % 4 == 0)
-            is_sleep_ms(1);
+            itest_sleep_ms(1);
     }
     printf("# round 1: %d writes in %llu ms\n", IS_N,
-           (unsigned long long)(is_ms() - t0));
+           (unsigned long long)(itest_ms() - t0));
     for (int w = 0; w < IS_WORKERS; w++) {
         struct is_client *cl = sub[w];
         bool              reached = is_wait_value(cl, IS_N, 10000);
 
-        is_check(reached, "worker %d subscriber reached %d (last %lld)", w,
+        itest_check(reached, "worker %d subscriber reached %d (last %lld)", w,
                  IS_N, (long long)atomic_load(&cl->last));
-        is_check(atomic_load(&cl->values) == IS_N
+        itest_check(atomic_load(&cl->values) == IS_N
                      && atomic_load(&cl->wrong) == 0
                      && atomic_load(&cl->overflows) == 0,
                  "worker %d: every value in order (%llu values, %llu out "
@@ -800,24 +724,24 @@ main(int argc, char **argv)
                  (unsigned long long)atomic_load(&cl->wrong),
                  (unsigned long long)atomic_load(&cl->overflows),
                  w != writer->worker ? ", across workers" : "");
-        is_check(atomic_load(&cl->errors) == 0, "worker %d: no errors "
+        itest_check(atomic_load(&cl->errors) == 0, "worker %d: no errors "
                  "(first 0x%08X)", w, cl->first_error);
     }
 
     /* 3. Blocks, counters, allocations. */
     ok = is_blocks_free(5000, &free_n, &total);
-    is_check(ok, "every notification block free again (%llu / %llu), silent "
+    itest_check(ok, "every notification block free again (%llu / %llu), silent "
              "subscribers included", (unsigned long long)free_n,
              (unsigned long long)total);
     is_worker_u64(0, "allocations", &a1);
-    is_check(a1 == a0, "worker 0: no heap allocation during %d writes and "
+    itest_check(a1 == a0, "worker 0: no heap allocation during %d writes and "
              "their notifications (%llu -> %llu)", IS_N - IS_N / 10,
              (unsigned long long)a0, (unsigned long long)a1);
     {
         uint64_t n1 = 0;
 
         is_worker_u64(0, "notifications", &n1);
-        is_check(n1 >= n0 + IS_N, "worker 0 counted its notifications "
+        itest_check(n1 >= n0 + IS_N, "worker 0 counted its notifications "
                  "(%llu)", (unsigned long long)(n1 - n0));
     }
 
@@ -830,20 +754,20 @@ main(int argc, char **argv)
     sub[0]->expect = IS_N + 1;
     for (int32_t v = IS_N + 1; v <= 2 * IS_N; v++) {
         if (v == IS_N + IS_N / 2 && pid1 > 0) {
-            is_check(kill((pid_t)pid1, SIGKILL) == 0,
+            itest_check(kill((pid_t)pid1, SIGKILL) == 0,
                      "kill -9 worker 1 (pid %llu) while values flow",
                      (unsigned long long)pid1);
         }
         s = is_write(writer, v);
         if (s != UA_GOOD) {
-            is_check(false, "write %d: 0x%08X", v, s);
+            itest_check(false, "write %d: 0x%08X", v, s);
             break;
         }
         if (v % 4 == 0)
-            is_sleep_ms(1);
+            itest_sleep_ms(1);
     }
     ok = is_wait_value(sub[0], 2 * IS_N, 10000);
-    is_check(ok && atomic_load(&sub[0]->values) == IS_N
+    itest_check(ok && atomic_load(&sub[0]->values) == IS_N
                  && atomic_load(&sub[0]->wrong) == 0
                  && atomic_load(&sub[0]->overflows) == 0
                  && atomic_load(&sub[0]->errors) == 0,
@@ -853,20 +777,20 @@ main(int argc, char **argv)
              (unsigned long long)atomic_load(&sub[0]->wrong),
              (unsigned long long)atomic_load(&sub[0]->overflows));
     {
-        uint64_t end = is_ms() + 15000, r = restarts, pid = pid1;
+        uint64_t end = itest_ms() + 15000, r = restarts, pid = pid1;
 
-        while (is_ms() < end) {
+        while (itest_ms() < end) {
             if (is_worker_u64(1, "restarts", &r) && r > restarts
                 && is_worker_u64(1, "pid", &pid) && pid != pid1 && pid != 0)
                 break;
-            is_sleep_ms(100);
+            itest_sleep_ms(100);
         }
-        is_check(r > restarts && pid != pid1, "worker 1 respawned (pid %llu,"
+        itest_check(r > restarts && pid != pid1, "worker 1 respawned (pid %llu,"
                  " restarts %llu)", (unsigned long long)pid,
                  (unsigned long long)r);
     }
     ok = is_blocks_free(10000, &free_n, &total);
-    is_check(ok, "the dead worker's blocks reclaimed (%llu / %llu free)",
+    itest_check(ok, "the dead worker's blocks reclaimed (%llu / %llu free)",
              (unsigned long long)free_n, (unsigned long long)total);
 
     /* 5. Stop. */
@@ -877,23 +801,22 @@ main(int argc, char **argv)
     }
     if (is_broker > 0) {
         int      status = 0;
-        uint64_t end = is_ms() + 5000;
+        uint64_t end = itest_ms() + 5000;
         bool     gone = false;
 
         kill(is_broker, SIGTERM);
-        while (is_ms() < end) {
+        while (itest_ms() < end) {
             if (waitpid(is_broker, &status, WNOHANG) == is_broker) {
                 gone = true;
                 break;
             }
-            is_sleep_ms(20);
+            itest_sleep_ms(20);
         }
-        is_check(gone && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+        itest_check(gone && WIFEXITED(status) && WEXITSTATUS(status) == 0,
                  "SIGTERM: the broker exits 0");
         if (gone)
             is_broker = -1;
     }
     free(abuf);
-    printf("integ_sub: %u passed, %u failed\n", is_passed, is_failed);
-    return is_failed == 0 ? 0 : 1;
+    return itest_finish();
 }
