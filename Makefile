@@ -208,6 +208,11 @@ CHECK_PROGS += $(INTEG_SUB)
 # SIGHUP reload (tests/integ/integ_security.c).
 INTEG_SECURITY := $(B)/tests/integ/integ_security
 CHECK_PROGS += $(INTEG_SECURITY)
+# The attacks of SECURITY.md (b) on secured channels and sessions:
+# reflection, relay, replay, hijack, padding/MAC oracle, legacy secrets,
+# certificates (tests/integ/integ_attack.c).
+INTEG_ATTACK := $(B)/tests/integ/integ_attack
+CHECK_PROGS += $(INTEG_ATTACK)
 # >>> (end of the integration/interop spot)
 
 # integ_server: its own objects + tests/lib/uaconn.c + libproto.a; it
@@ -250,6 +255,19 @@ $(INTEG_SECURITY): $(INTEG_SECURITY_OBJS) $(LIBPROTO) | $(UABROKER) \
 
 ifneq ($(filter run check,$(MAKECMDGOALS)),)
 $(INTEG_SECURITY_OBJS): | deps
+endif
+
+# integ_attack: its own objects + tests/lib/uaconn.c + libproto.a.
+INTEG_ATTACK_OBJS := $(B)/tests/integ/integ_attack.o \
+                     $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
+
+$(INTEG_ATTACK): $(INTEG_ATTACK_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_ATTACK_OBJS) \
+	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
+
+ifneq ($(filter run check,$(MAKECMDGOALS)),)
+$(INTEG_ATTACK_OBJS): | deps
 endif
 
 # integ_sub: its own objects + tests/lib/uaconn.c + libproto.a, threads.

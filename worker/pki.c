@@ -17,6 +17,8 @@
 #define WK_PKI_DT_UNIX_EPOCH INT64_C(116444736000000000)
 
 static int wk_pki_refresh(struct wk_pki *k);
+static bool wk_pki_is_own(const struct wk_pki *k, const uint8_t *chain,
+                          size_t len);
 
 int
 wk_pki_init(struct wk_pki *k, struct wk_worker *w)
@@ -106,6 +108,27 @@ wk_pki_refresh(struct wk_pki *k)
     return 0;
 }
 
+/*
+ * True when the leaf of chain is our own application certificate.  A
+ * client never presents the server's certificate; taking it for one would
+ * let the server sign for itself (the reflection of CVE-2024-42513,
+ * SECURITY.md (b) 49), even if an operator put it in trusted/.
+ */
+static bool
+wk_pki_is_own(const struct wk_pki *k, const uint8_t *chain, size_t len)
+{
+    struct ua_cert_der a[UA_CERT_CHAIN_MAX], b[UA_CERT_CHAIN_MAX];
+    size_t             na = 0, nb = 0;
+
+    if (ua_cert_chain_split(chain, len, a, UA_CERT_CHAIN_MAX, &na)
+            != UA_GOOD
+        || ua_cert_chain_split(k->shm->cert, k->shm->cert_len, b,
+                               UA_CERT_CHAIN_MAX, &nb) != UA_GOOD)
+        return false;
+    return na > 0 && nb > 0 && a[0].len == b[0].len
+           && memcmp(a[0].der, b[0].der, a[0].len) == 0;
+}
+
 ua_status
 wk_pki_validate(void *ctx, const uint8_t *chain, size_t len,
                 const struct ua_policy *p)
@@ -118,6 +141,11 @@ wk_pki_validate(void *ctx, const uint8_t *chain, size_t len,
 
     if (k->shm == NULL || wk_pki_refresh(k) != 0)
         return UA_BAD_CERTIFICATE_UNTRUSTED;
+    if (wk_pki_is_own(k, chain, len)) {
+        fprintf(stderr, "uaworker %u: a client presented our own "
+                "application certificate: refused\n", k->w->slot);
+        return UA_BAD_CERTIFICATE_USE_NOT_ALLOWED;
+    }
     now = (k->w->now_dt - WK_PKI_DT_UNIX_EPOCH) / 10000000;
     ua_cert_check_init(&chk, p, now);
     chk.role = UA_CERT_ROLE_CLIENT;
