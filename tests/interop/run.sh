@@ -15,7 +15,8 @@
 #
 # Environment: UABROKER (broker binary), INTEROP_WORKERS (default 2),
 # INTEROP_ARGS (extra uabroker options), INTEROP_TIMEOUT (seconds for the
-# whole test run, default 300).
+# whole test run, default 300), INTEROP_TESTS (test files, relative to
+# tests/interop, default test/).
 
 set -eu
 
@@ -148,9 +149,9 @@ say "broker up (pid $pid); running node --test"
 rc=0
 UA_INTEROP_URL="opc.tcp://127.0.0.1:$port" UA_INTEROP_PKI="$tmp/pki" \
 UA_INTEROP_BROKER_PKI="$tmp/run/pki" UA_INTEROP_BROKER_PID="$pid" \
-UA_INTEROP_PASSWORD="$interop_pw" \
+UA_INTEROP_PASSWORD="$interop_pw" UA_INTEROP_BROKER_LOG="$tmp/broker.log" \
     timeout "$limit" node --test --test-concurrency=1 --test-timeout=120000 \
-    test/ || rc=$?
+    ${INTEROP_TESTS:-test/} || rc=$?
 if ! kill -0 "$pid" 2>/dev/null; then
     say "the broker died during the tests"
     rc=1
