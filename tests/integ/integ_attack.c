@@ -1630,6 +1630,21 @@ main(int argc, char **argv)
         if (r == ia_broker)
             ia_broker = -1;
     }
+    /* A sanitized broker (UABROKER_BIN=build/san/uabroker) reports into
+     * its log. */
+    {
+        char  line[1024];
+        FILE *f = fopen(ia_log, "r");
+        bool  clean = f != NULL;
+
+        while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+            if (strstr(line, "Sanitizer") != NULL
+                || strstr(line, "runtime error:") != NULL)
+                clean = false;
+        if (f != NULL)
+            fclose(f);
+        itest_check(clean, "no sanitizer report in the broker's log");
+    }
     ia_done(&ia_ctl_none);
     ia_done(&ia_ctl_sec);
     ua_crypto_key_clear(&ia_key);
