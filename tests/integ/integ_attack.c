@@ -51,7 +51,8 @@
  *   secret      UserName secrets: rsa-1_5 named, the length field too
  *               large, a foreign serverNonce, the previous serverNonce,
  *               an unknown user: all BadIdentityTokenInvalid, the right
- *               one Good;
+ *               one Good; the application certificate as an X509 user
+ *               (BadIdentityTokenRejected);
  *   certs       expired and trusted: BadCertificateTimeInvalid; garbage
  *               DER as SenderCertificate: BadSecurityChecksFailed; a CN
  *               with "../" stored as <thumbprint>.der and still untrusted;
@@ -1259,6 +1260,17 @@ ia_secrets(void)
                     s);
         ia_done(&a);
     }
+    /* The application certificate (trusted for channels, not as a user)
+     * as an X509IdentityToken, signed by its key (SECURITY.md (b) 56). */
+    ia_prep(&a, NULL, 0, NULL, 0, NULL, "urn:integ:attack:x509");
+    a.c.user_cert = ia_app;
+    a.c.user_cert_len = ia_app_len;
+    a.c.user_key = &ia_key;
+    s = uaconn_start(&a.c, "127.0.0.1", ia_port);
+    itest_check(s == UA_BAD_IDENTITY_TOKEN_REJECTED, "secret: the "
+                "application certificate as an X509 user: 0x%08X "
+                "(BadIdentityTokenRejected)", s);
+    ia_done(&a);
     ia_ctl("secrets");
 }
 
