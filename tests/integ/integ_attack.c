@@ -47,7 +47,9 @@
  *               OPN for another certificate's thumbprint
  *               (BadCertificateInvalid); a zero and a short OPN ClientNonce
  *               (BadNonceInvalid); a short CreateSession clientNonce on a
- *               secured channel (BadNonceInvalid);
+ *               secured channel (BadNonceInvalid); the OPN's first RSA
+ *               block replaced by random bytes, by an OAEP-conformant and
+ *               by a PKCS#1 v1.5-conformant block: the same ERR bytes;
  *   secret      UserName secrets: rsa-1_5 named, the length field too
  *               large, a foreign serverNonce, the previous serverNonce,
  *               an unknown user: all BadIdentityTokenInvalid, the right
@@ -1143,6 +1145,86 @@ ia_oracle(void)
     ia_ctl("oracle");
 }
 
+/*
+ * SECURITY.md (b) 36 without the statistics: the first RSA block of an
+ * otherwise proper OPN replaced by random bytes, by random bytes below
+ * the modulus, by an OAEP-conformant block of wrong content and by a
+ * PKCS#1 v1.5-conformant one.  Every kind: the same ERR bytes, then the
+ * close.  The times are printed, not asserted (a shared machine).
+ */
+static void
+ia_rsa_oracle(void)
+{
+    static const char *const kinds[] = {
+        "random", "random below the modulus", "OAEP-conformant, wrong "
+        "content", "PKCS#1 v1.5-conformant",
+    };
+    static uint8_t           opn[IA_CHUNK_MAX];
+    const struct ua_policy  *r15 = ua_crypto_policy_get(
+        UA_POLICY_BASIC128RSA15);
+    struct ia_err            e[4];
+    struct ua_crypto_key     spub;
+    struct ia_conn           a;
+    uint8_t                  plain[128], block[UA_RSA_MAX_BYTES];
+    size_t                   kb, bl = 0;
+    bool                     same = true;
+
+    if (ua_crypto_key_from_cert(&spub, ia_scert, ia_scert_len) != UA_GOOD)
+        itest_fatal("server key");
+    kb = ua_crypto_key_bytes(&spub);
+    memset(e, 0, sizeof(e));
+    for (size_t k = 0; k < 4; k++) {
+        struct ua_sc_out out = { opn, sizeof(opn), 0 };
+        uint32_t         id;
+        size_t           pl, cl, enc;
+        uint64_t         t0;
+        ua_status        s = UA_BAD_COMMUNICATION_ERROR;
+
+        if (ua_crypto_random(block, kb) != UA_GOOD
+            || ua_crypto_random(plain, sizeof(plain)) != UA_GOOD)
+            itest_fatal("random");
+        if (k == 1)
+            block[0] = 0;
+        if (k == 2
+            && ia_b256->asym_encrypt(&spub, plain, sizeof(plain), block,
+                                     sizeof(block), &bl) != UA_GOOD)
+            itest_fatal("OAEP");
+        if (k == 3
+            && (r15 == NULL
+                || r15->asym_encrypt(&spub, plain, sizeof(plain), block,
+                                     sizeof(block), &bl) != UA_GOOD))
+            itest_fatal("PKCS#1 v1.5");
+        ia_prep(&a, ia_b256, UA_MESSAGESECURITYMODE_SIGNANDENCRYPT, ia_app,
+                ia_app_len, &ia_key, ia_uri);
+        if (uaconn_connect(&a.c, "127.0.0.1", ia_port) == 0
+            && uaconn_hello(&a.c, NULL) == UA_GOOD)
+            s = ua_client_open(&a.c.cl, UA_SECURITYTOKENREQUESTTYPE_ISSUE, 0,
+                               &id, &out);
+        pl = ia_get32(opn + 12);
+        cl = ia_get32(opn + 16 + pl);
+        enc = 16 + pl + 4 + cl + 4 + UA_CERT_THUMB_LEN;
+        if (s != UA_GOOD || enc + kb > out.len) {
+            itest_check(false, "rsa oracle: OPN encoded: 0x%08X", s);
+            ia_done(&a);
+            continue;
+        }
+        memcpy(ia_buf, opn, out.len);
+        memcpy(ia_buf + enc, block, kb);
+        t0 = itest_ms();
+        ia_expect(&a, out.len, UA_BAD_SECURITY_CHECKS_FAILED, kinds[k],
+                  &e[k]);
+        printf("# rsa oracle: %s: closed after %llu ms\n", kinds[k],
+               (unsigned long long)(itest_ms() - t0));
+        ia_done(&a);
+        if (k > 0 && !ia_err_same(&e[0], &e[k]))
+            same = false;
+    }
+    ua_crypto_key_clear(&spub);
+    itest_check(same, "rsa oracle: the same ERR bytes for every kind of "
+                "first RSA block");
+    ia_ctl("RSA blocks");
+}
+
 static void
 ia_nonces(void)
 {
@@ -1621,6 +1703,7 @@ main(int argc, char **argv)
     ia_hijack();
     ia_replay();
     ia_oracle();
+    ia_rsa_oracle();
     ia_nonces();
     ia_secrets();
     ia_certs(expired, expired_len);
