@@ -1,6 +1,6 @@
 /*
  * tests/integ/integ_attack.c: the crypto-oracle, certificate and session
- * attacks of SECURITY.md (b) 22-25, 30-32, 35, 37, 39-49 against a
+ * attacks of SECURITY.md (b) 22-24, 29-32, 35-37, 39-50 against a
  * running broker with secured channels.
  *
  * Starts `uabroker -w 1` (one worker: every channel meets every other
@@ -43,11 +43,11 @@
  *               padding), in the PaddingSize byte (bad padding), a
  *               ciphertext cut to a non-multiple of the block, a flipped
  *               signature byte in Sign mode, a flipped bit in the OPN's
- *               ciphertext: one status and one reason, and the close; an
- *               OPN for another certificate's thumbprint
- *               (BadCertificateInvalid); a zero and a short OPN ClientNonce
- *               (BadNonceInvalid); a short CreateSession clientNonce on a
- *               secured channel (BadNonceInvalid); the OPN's first RSA
+ *               ciphertext: one status, byte-identical ERRs, and the close;
+ *               an OPN for another certificate's thumbprint
+ *               (BadCertificateInvalid); a short and a missing
+ *               CreateSession clientNonce on a secured channel
+ *               (BadNonceInvalid); the OPN's first RSA
  *               block replaced by random bytes, by an OAEP-conformant and
  *               by a PKCS#1 v1.5-conformant block: the same ERR bytes;
  *   secret      UserName secrets: rsa-1_5 named, the length field too
@@ -59,6 +59,10 @@
  *               DER as SenderCertificate: BadSecurityChecksFailed; a CN
  *               with "../" stored as <thumbprint>.der and still untrusted;
  *               rejected/ capped at rejected_max.
+ *
+ * At the end the broker must stop cleanly on SIGTERM and its log must
+ * hold no sanitizer report (run build/san/tests/integ/integ_attack for
+ * the sanitized broker).
  *
  * Prints "ok N - what" / "FAIL N - what" and a closing "integ_attack:
  * N passed, M failed"; exits non-zero on any failure.
