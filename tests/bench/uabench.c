@@ -89,8 +89,10 @@
 
 #include "proto/arena.h"
 #include "proto/attrs_gen.h"
+#include "proto/cert.h"
 #include "proto/client.h"
 #include "proto/codec.h"
+#include "proto/crypto.h"
 #include "proto/nodeids_gen.h"
 #include "proto/securechannel.h"
 #include "proto/status_gen.h"
@@ -111,6 +113,11 @@
 #define UB_ARENA          (1u << 20)
 #define UB_RESP_MAX       (256u << 10)  /* reassembled response, per session */
 #define UB_NAME_MAX       64
+#define UB_NONCE          32            /* CreateSession clientNonce */
+#define UB_DISC_MS        5000          /* GetEndpoints, blocking */
+#define UB_KEY_BITS       2048          /* a generated client key */
+#define UB_RSA_BATCHES    5             /* RSA cost: batches, the best */
+#define UB_RSA_BATCH_US   40000         /* CPU time per batch, at least */
 
 /* Latency histogram: 64 linear buckets, then 32 per power of two. */
 #define UB_H_LINEAR       64
@@ -128,8 +135,10 @@ enum ub_sstate {
     UB_S_ACTIVATE,          /* ActivateSession sent */
     UB_S_SUBSCRIBE,         /* sub, fanout: CreateSubscription sent */
     UB_S_ITEMS,             /* sub, fanout: CreateMonitoredItems sent */
+    UB_S_CLOSING,           /* connect: CloseSession sent */
     UB_S_READY,             /* load */
-    UB_S_DEAD               /* closed after an error */
+    UB_S_DEAD,              /* closed after an error */
+    UB_S_IDLE               /* connect: cycle done, socket closed */
 };
 
 /* One request in flight. */
@@ -145,10 +154,13 @@ struct ub_sess {
     int                fd;
     uint32_t           idx;
     uint8_t            state;           /* enum ub_sstate */
+    bool               counted;         /* in b->ready */
     bool               dirty;           /* on the flush list */
     bool               want_out;        /* EPOLLOUT armed */
     struct ua_client   cl;
     uint32_t           setup_request;   /* CreateSession / ActivateSession */
+    uint8_t            nonce[UB_NONCE]; /* our CreateSession clientNonce */
+    uint64_t           cycle_ns;        /* connect: this cycle's connect() */
     /* Received bytes: at most one partial chunk is kept between reads. */
     uint8_t           *rbuf;
     size_t             rcap;
@@ -188,6 +200,25 @@ struct ub_scenario {
     ua_status (*status)(const void *result);
 };
 
+/*
+ * What the server's RSA operations cost on this machine (µs of CPU each,
+ * measured with proto/crypto.h on keys of the sizes in play): private ops
+ * with a key of the server's size, public ops with one of the client's.
+ */
+struct ub_rsa {
+    bool   ok;
+    double sign_us;             /* the policy's signature, private */
+    double decrypt_us;          /* one block, private */
+    double verify_us;           /* the policy's signature, public */
+    double encrypt_us;          /* one block, public */
+    double cert_us;             /* a certificate's signature (PKCS#1
+                                   SHA-256), public */
+    double csign_us;            /* the client's: sign, decrypt a block */
+    double cdecrypt_us;         /*   (its key), verify, encrypt a block */
+    double cverify_us;          /*   (the server's key) */
+    double cencrypt_us;
+};
+
 struct ub_stats_sample {
     bool     ok;
     uint64_t allocations;       /* sum over the workers */
@@ -222,6 +253,33 @@ struct ub {
     bool                      stats;
     int                       npids;            /* --server-pid */
     int                       pids[UB_PIDS_MAX];
+    bool                      is_connect;       /* connect */
+    /* Security (--security, --cert, --key).  policy NULL: None. */
+    const struct ua_policy   *policy;
+    uint8_t                   mode;             /* MessageSecurityMode */
+    const char               *cert_file;
+    const char               *key_file;
+    const char               *write_cert;
+    const char               *write_key;
+    const char               *trust_file;       /* --server-trust */
+    uint8_t                  *cert;             /* ours, DER */
+    size_t                    cert_len;
+    struct ua_crypto_key      key;              /* ours, private */
+    struct ua_crypto_key      key2;             /* RSA costs: a key of the
+                                                   server's size */
+    struct ua_crypto_key      cpub;             /* ours, public (cert) */
+    struct ua_crypto_key      key2pub;          /* key2's public half */
+    char                      app_uri[256];     /* our certificate's URI */
+    uint8_t                  *server_cert;      /* from GetEndpoints */
+    size_t                    server_cert_len;
+    unsigned                  server_bits;
+    char                      anon_policy[128]; /* anonymous PolicyId */
+    uint8_t                  *scratch;          /* session signatures */
+    /* connect: RSA blocks of the OPN request and response (per the chunk
+     * sizes seen), the RSA costs before and after the window. */
+    uint32_t                  opn_req_blocks;
+    uint32_t                  opn_resp_blocks;
+    struct ub_rsa             rsa0, rsa1;
     /* Variables' node ids: "v0" ... */
     struct ua_string         *vars;
     char                     *vars_mem;
@@ -266,6 +324,8 @@ struct ub {
 
 static void ub_usage(FILE *f);
 static int ub_args(struct ub *b, int argc, char **argv);
+static int ub_security_arg(struct ub *b, const char *arg);
+static int ub_load_cert(const char *path, uint8_t **der, size_t *len);
 static int ub_parse_url(const char *url, const char *scheme, char *host,
                         size_t hcap, char *port, size_t pcap);
 static uint64_t ub_mono_ns(void);
@@ -301,6 +361,34 @@ static ua_status ub_check(struct ub *b, const struct ub_scenario *sc,
 static void ub_phase_to(struct ub *b, enum ub_phase p);
 static void ub_close_all(struct ub *b);
 static void ub_report(struct ub *b);
+static void ub_sess_ready(struct ub *b, struct ub_sess *s);
+
+static int ub_sec_init(struct ub *b);
+static int ub_read_file(const char *path, uint8_t **buf, size_t *len);
+static int ub_write_file(const char *path, const uint8_t *buf, size_t len);
+static int ub_discover(struct ub *b);
+static ua_status ub_disc_wait(int fd, struct ua_client *cl, uint8_t *rbuf,
+                              size_t rcap, size_t *rlen, size_t *used,
+                              struct ua_client_event *ev);
+static ua_status ub_server_cert_check(struct ub *b,
+                                      const struct ua_endpoint_description *e);
+static void ub_anon_policy(struct ub *b,
+                           const struct ua_endpoint_description *e,
+                           int32_t n);
+static ua_status ub_session_sigs(struct ub *b, struct ub_sess *s,
+                                 const struct ua_create_session_response *r,
+                                 struct ua_signature_data *sig);
+static int ub_connect_init(struct ub *b, struct ub_sess *s);
+static void ub_connect_next(struct ub *b, struct ub_sess *s);
+static void ub_connect_close_session(struct ub *b, struct ub_sess *s);
+static void ub_connect_closed(struct ub *b, struct ub_sess *s,
+                              const struct ua_client_event *ev);
+static void ub_opn_blocks(struct ub *b, const uint8_t *chunk, size_t len,
+                          size_t key_bytes, uint32_t *blocks);
+static double ub_cpu_now_us(void);
+static int ub_rsa_measure(struct ub *b, struct ub_rsa *r);
+static void ub_rsa_report(FILE *f, struct ub *b, double hs, double srv_us,
+                          double secs);
 
 static int ub_read_init(struct ub *b, struct ub_sess *s, int32_t n);
 static int ub_read1_init(struct ub *b, struct ub_sess *s);
@@ -350,6 +438,11 @@ static const struct ub_scenario ub_scenarios[] = {
     { "fanout", "sub with all sessions watching the same 1,000 variables",
       UA_TYPE_PUBLISHREQUEST, UA_TYPE_PUBLISHRESPONSE, UA_TYPE_STATUSCODE,
       0, ub_sub_init, ub_sub_next, ub_sub_status },
+    { "connect", "connect, HEL, OpenSecureChannel (--security), "
+      "CreateSession, ActivateSession (anonymous), CloseSession, CLO, "
+      "close; op = one such handshake, per --sessions connector",
+      UA_TYPE_CLOSESESSIONREQUEST, UA_TYPE_CLOSESESSIONRESPONSE,
+      UA_TYPE_STATUSCODE, 0, ub_connect_init, ub_connect_next, NULL },
 };
 
 /* The subscription scenarios and their default --items. */
@@ -674,7 +767,7 @@ ub_sub_setup_msg(struct ub *b, struct ub_sess *s,
             return;
         }
         s->state = UB_S_READY;
-        b->ready++;
+        ub_sess_ready(b, s);
         ub_sess_refill(b, s);
     }
 }
@@ -831,6 +924,808 @@ ub_sub_write(struct ub *b)
     return period / 1000000u + 1;
 }
 
+/* ------------------------------------------------------------ connect */
+
+static int
+ub_connect_init(struct ub *b, struct ub_sess *s)
+{
+    (void)b;
+    (void)s;
+    return 0;
+}
+
+static void
+ub_connect_next(struct ub *b, struct ub_sess *s)
+{
+    (void)b;
+    (void)s;
+}
+
+/* The session is active: close it, the last service call of the cycle. */
+static void
+ub_connect_close_session(struct ub *b, struct ub_sess *s)
+{
+    struct ua_close_session_request r;
+    ua_status                       st;
+
+    memset(&r, 0, sizeof(r));
+    r.delete_subscriptions = true;
+    st = ub_send_request(b, s, &ua_types[UA_TYPE_CLOSESESSIONREQUEST], &r,
+                         &s->setup_request);
+    if (st != UA_GOOD) {
+        ub_sess_kill(b, s, st, "cannot encode CloseSession");
+        return;
+    }
+    s->state = UB_S_CLOSING;
+}
+
+/*
+ * CloseSession answered: one handshake done (its latency runs from the
+ * connect()).  CLO, close the socket and, while loading, start the next
+ * cycle on a new connection; else the connector rests (IDLE).
+ */
+static void
+ub_connect_closed(struct ub *b, struct ub_sess *s,
+                  const struct ua_client_event *ev)
+{
+    struct ua_close_session_response r;
+    ua_status                        st;
+
+    if (ev->request_id != s->setup_request) {
+        ub_sess_kill(b, s, UA_BAD_UNKNOWN_RESPONSE,
+                     "response to an unknown request");
+        return;
+    }
+    ua_arena_reset(&b->arena);
+    st = ua_client_decode(&s->cl, ev, &ua_types[UA_TYPE_CLOSESESSIONRESPONSE],
+                          &r, &b->arena);
+    if (st != UA_GOOD) {
+        ub_sess_kill(b, s, st, "CloseSession failed");
+        return;
+    }
+    if (b->phase == UB_MEASURE) {
+        b->ops++;
+        if (b->now_ns >= s->cycle_ns)
+            ub_hist_add(b, b->now_ns - s->cycle_ns);
+    }
+    st = ua_client_close(&s->cl, &s->out);
+    if (st != UA_GOOD) {
+        ub_sess_kill(b, s, st, "cannot encode CLO");
+        return;
+    }
+    ub_sess_flush(b, s);
+    if (s->state == UB_S_DEAD)
+        return;
+    epoll_ctl(b->ep, EPOLL_CTL_DEL, s->fd, NULL);
+    close(s->fd);
+    s->fd = -1;
+    s->state = UB_S_IDLE;
+    if (b->phase == UB_WARMUP || b->phase == UB_MEASURE) {
+        if (ub_sess_start(b, s) != 0)
+            ub_sess_kill(b, s, UA_BAD_COMMUNICATION_ERROR,
+                         "cannot start the connection");
+    }
+}
+
+/*
+ * The RSA blocks of an OPN chunk (request or response) of a secured
+ * channel: the bytes after the asymmetric security header, in blocks of
+ * the receiver's key.  Kept the first time, for the RSA ceiling.
+ */
+static void
+ub_opn_blocks(struct ub *b, const uint8_t *chunk, size_t len,
+              size_t key_bytes, uint32_t *blocks)
+{
+    struct ua_sc_asym_hdr h;
+
+    if (b->policy == NULL || *blocks != 0 || key_bytes == 0 || len < 12
+        || memcmp(chunk, "OPN", 3) != 0
+        || ua_sc_asym_parse(chunk, len, &h) != UA_GOOD || h.end >= len
+        || (len - h.end) % key_bytes != 0)
+        return;
+    *blocks = (uint32_t)((len - h.end) / key_bytes);
+}
+
+/* ------------------------------------------------------------ security */
+
+static int
+ub_read_file(const char *path, uint8_t **buf, size_t *len)
+{
+    FILE  *f = fopen(path, "rb");
+    long   n;
+
+    *buf = NULL;
+    if (f == NULL) {
+        fprintf(stderr, "uabench: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0
+        || n > (long)(UA_CERT_DER_MAX * UA_CERT_CHAIN_MAX)
+        || fseek(f, 0, SEEK_SET) != 0) {
+        fprintf(stderr, "uabench: %s: not a certificate or key file\n",
+                path);
+        fclose(f);
+        return -1;
+    }
+    *buf = malloc((size_t)n + 1);
+    if (*buf == NULL || fread(*buf, 1, (size_t)n, f) != (size_t)n) {
+        fprintf(stderr, "uabench: %s: cannot read it\n", path);
+        free(*buf);
+        *buf = NULL;
+        fclose(f);
+        return -1;
+    }
+    (*buf)[n] = '\0';
+    *len = (size_t)n;
+    fclose(f);
+    return 0;
+}
+
+static int
+ub_write_file(const char *path, const uint8_t *buf, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+    if (fd == -1 || write(fd, buf, len) != (ssize_t)len) {
+        fprintf(stderr, "uabench: %s: %s\n", path, strerror(errno));
+        if (fd != -1)
+            close(fd);
+        return -1;
+    }
+    return close(fd) == 0 ? 0 : -1;
+}
+
+/* A certificate file, DER (a chain, leaf first) or PEM (the first one),
+ * into a fresh DER buffer. */
+static int
+ub_load_cert(const char *path, uint8_t **der, size_t *len)
+{
+    uint8_t *buf;
+    size_t   n;
+
+    if (ub_read_file(path, &buf, &n) != 0)
+        return -1;
+    if (n > 10 && memcmp(buf, "-----BEGIN", 10) == 0) {
+        *der = malloc(UA_CERT_DER_MAX);
+        if (*der == NULL
+            || ua_cert_from_pem((const char *)buf, n, *der, UA_CERT_DER_MAX,
+                                len) != UA_GOOD) {
+            fprintf(stderr, "uabench: %s: no PEM certificate\n", path);
+            free(buf);
+            return -1;
+        }
+        free(buf);
+        return 0;
+    }
+    *der = buf;
+    *len = n;
+    return 0;
+}
+
+/*
+ * Our certificate and key: --cert/--key, or a fresh RSA key and a
+ * self-signed application instance certificate (written out with
+ * --write-cert/--write-key, for a server's trust list).  Checks that the
+ * key belongs to the certificate.
+ */
+static int
+ub_sec_init(struct ub *b)
+{
+    struct ua_cert_der    chain[UA_CERT_CHAIN_MAX];
+    struct ua_cert        c;
+    size_t                n = 0, sl = 0;
+    uint8_t               sig[UA_RSA_MAX_BYTES];
+    static const uint8_t  probe[] = "uabench";
+    ua_status             st;
+
+    if (ua_crypto_init() != UA_GOOD) {
+        fprintf(stderr, "uabench: cannot initialise the crypto library\n");
+        return -1;
+    }
+    if (b->cert_file != NULL) {
+        uint8_t *kbuf;
+        size_t   klen;
+
+        if (ub_load_cert(b->cert_file, &b->cert, &b->cert_len) != 0
+            || ub_read_file(b->key_file, &kbuf, &klen) != 0)
+            return -1;
+        st = ua_crypto_key_load(&b->key, kbuf, klen);
+        ua_crypto_wipe(kbuf, klen);
+        free(kbuf);
+        if (st != UA_GOOD) {
+            fprintf(stderr, "uabench: %s: %s\n", b->key_file,
+                    ua_status_name(st));
+            return -1;
+        }
+    } else {
+        char                 host[64] = "localhost";
+        const char          *dns[1] = { host };
+        struct ua_cert_params cp;
+
+        gethostname(host, sizeof(host) - 1);
+        host[sizeof(host) - 1] = '\0';
+        snprintf(b->app_uri, sizeof(b->app_uri), "urn:%s:uabench", host);
+        memset(&cp, 0, sizeof(cp));
+        cp.app_uri = b->app_uri;
+        cp.common_name = "uabench";
+        cp.organization = "uabench";
+        cp.dns = dns;
+        cp.n_dns = 1;
+        cp.not_before = (int64_t)time(NULL) - 3600;
+        cp.days = 365;
+        b->cert = malloc(UA_CERT_DER_MAX);
+        if (b->cert == NULL)
+            return -1;
+        st = ua_crypto_key_generate(&b->key, UB_KEY_BITS);
+        if (st == UA_GOOD)
+            st = ua_cert_create(&cp, &b->key, b->cert, UA_CERT_DER_MAX,
+                                &b->cert_len);
+        if (st != UA_GOOD) {
+            fprintf(stderr, "uabench: cannot make a client certificate: "
+                    "%s\n", ua_status_name(st));
+            return -1;
+        }
+    }
+    if (ua_cert_chain_split(b->cert, b->cert_len, chain, UA_CERT_CHAIN_MAX,
+                            &n) != UA_GOOD || n == 0
+        || ua_cert_parse(chain[0].der, chain[0].len, &c) != UA_GOOD
+        || c.uri == NULL || c.uri_len >= sizeof(b->app_uri)) {
+        fprintf(stderr, "uabench: the client certificate does not parse or "
+                "has no SubjectAltName URI (the ApplicationUri)\n");
+        return -1;
+    }
+    memcpy(b->app_uri, c.uri, c.uri_len);
+    b->app_uri[c.uri_len] = '\0';
+    /* The key must be the certificate's: sign, verify with the cert. */
+    if (ua_crypto_key_from_cert(&b->cpub, chain[0].der, chain[0].len)
+            != UA_GOOD
+        || ua_crypto_rsa_sign(&b->key, UA_RSA_SIG_PKCS1_SHA256, probe,
+                              sizeof(probe), sig, sizeof(sig), &sl)
+               != UA_GOOD
+        || ua_crypto_rsa_verify(&b->cpub, UA_RSA_SIG_PKCS1_SHA256, probe,
+                                sizeof(probe), sig, sl) != UA_GOOD) {
+        fprintf(stderr, "uabench: the key is not the certificate's\n");
+        return -1;
+    }
+    if (b->write_cert != NULL
+        && ub_write_file(b->write_cert, b->cert, b->cert_len) != 0)
+        return -1;
+    if (b->write_key != NULL) {
+        uint8_t kbuf[4 * UA_RSA_MAX_BYTES + 1024];
+        size_t  klen = 0;
+
+        if (ua_crypto_key_write(&b->key, false, kbuf, sizeof(kbuf), &klen)
+                != UA_GOOD
+            || ub_write_file(b->write_key, kbuf, klen) != 0)
+            return -1;
+        ua_crypto_wipe(kbuf, sizeof(kbuf));
+    }
+    return 0;
+}
+
+/*
+ * The next event of a blocking discovery connection: drops the chunk of
+ * the previous one (*used bytes), reads until a chunk gives an event.
+ */
+static ua_status
+ub_disc_wait(int fd, struct ua_client *cl, uint8_t *rbuf, size_t rcap,
+             size_t *rlen, size_t *used, struct ua_client_event *ev)
+{
+    for (;;) {
+        uint32_t  chunk;
+        ssize_t   n;
+        ua_status st;
+
+        if (*used > 0) {
+            memmove(rbuf, rbuf + *used, *rlen - *used);
+            *rlen -= *used;
+            *used = 0;
+        }
+        st = ua_client_frame(cl, rbuf, *rlen, &chunk);
+        if (st != UA_GOOD)
+            return st;
+        if (chunk != 0 && chunk <= *rlen) {
+            st = ua_client_process(cl, rbuf, chunk, ub_mono_ns() / 1000000u,
+                                   ev);
+            *used = chunk;
+            if (st != UA_GOOD || ev->kind != UA_CLIENT_EV_NONE)
+                return st;
+            continue;
+        }
+        if (chunk > rcap)
+            return UA_BAD_TCP_MESSAGE_TOO_LARGE;
+        n = read(fd, rbuf + *rlen, rcap - *rlen);
+        if (n == -1 && errno == EINTR)
+            continue;
+        if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return UA_BAD_TIMEOUT;
+        if (n <= 0)
+            return UA_BAD_CONNECTION_CLOSED;
+        *rlen += (size_t)n;
+    }
+}
+
+/*
+ * The server certificate of the chosen endpoint, checked as a client
+ * checks a server's (Part 4 §6.1.3): structure, chain, signatures, the
+ * policy's key length and hash, validity, the endpoint's ApplicationUri in
+ * the SubjectAltName, key usage for a server.  Trust: --server-trust FILE,
+ * or else the leaf itself (trust on first use: the benchmark has no trust
+ * list of its own).  Revocation is not checked (no CRLs here).
+ */
+static ua_status
+ub_server_cert_check(struct ub *b, const struct ua_endpoint_description *e)
+{
+    const struct ua_string *sc = &e->server_certificate;
+    struct ua_cert_der      chain[UA_CERT_CHAIN_MAX], trust;
+    struct ua_cert_store    store;
+    struct ua_cert_check    chk;
+    struct ua_cert_verdict  v;
+    struct ua_cert          leaf;
+    uint8_t                *tbuf = NULL;
+    size_t                  n = 0, tlen = 0;
+    ua_status               st;
+
+    if (sc->len <= 0
+        || ua_cert_chain_split(sc->data, (size_t)sc->len, chain,
+                               UA_CERT_CHAIN_MAX, &n) != UA_GOOD || n == 0
+        || ua_cert_parse(chain[0].der, chain[0].len, &leaf) != UA_GOOD)
+        return UA_BAD_CERTIFICATE_INVALID;
+    memset(&store, 0, sizeof(store));
+    if (b->trust_file != NULL) {
+        if (ub_load_cert(b->trust_file, &tbuf, &tlen) != 0)
+            return UA_BAD_CERTIFICATE_UNTRUSTED;
+        trust.der = tbuf;
+        trust.len = tlen;
+    } else {
+        trust = chain[0];
+    }
+    store.trusted = &trust;
+    store.n_trusted = 1;
+    store.issuers = chain + 1;
+    store.n_issuers = n - 1;
+    ua_cert_check_init(&chk, b->policy, (int64_t)time(NULL));
+    chk.role = UA_CERT_ROLE_SERVER;
+    chk.suppress = UA_CERT_SUPPRESS_REVOCATION_UNKNOWN
+                   | UA_CERT_SUPPRESS_ISSUER_REVOCATION_UNKNOWN;
+    if (e->server.application_uri.len > 0) {
+        chk.app_uri = e->server.application_uri.data;
+        chk.app_uri_len = (size_t)e->server.application_uri.len;
+    }
+    memset(&v, 0, sizeof(v));
+    st = ua_cert_validate(sc->data, (size_t)sc->len, &store, &chk, &v);
+    free(tbuf);
+    if (st != UA_GOOD) {
+        fprintf(stderr, "uabench: the server certificate (%s) fails the "
+                "check at depth %u: %s (0x%08X)%s\n", leaf.subject_str,
+                (unsigned)v.depth, ua_status_name(st), st,
+                st == UA_BAD_CERTIFICATE_CHAIN_INCOMPLETE
+                    ? "; --server-trust FILE names its CA" : "");
+        return st;
+    }
+    b->server_cert = malloc((size_t)sc->len);
+    if (b->server_cert == NULL)
+        return UA_BAD_OUT_OF_MEMORY;
+    memcpy(b->server_cert, sc->data, (size_t)sc->len);
+    b->server_cert_len = (size_t)sc->len;
+    b->server_bits = leaf.key_bits;
+    if (!b->quiet)
+        fprintf(stderr, "uabench: server certificate %s, RSA %u, checked%s\n",
+                leaf.subject_str, leaf.key_bits,
+                b->trust_file != NULL ? " against --server-trust"
+                                      : " (its own trust anchor)");
+    return UA_GOOD;
+}
+
+/* The PolicyId of an anonymous UserTokenPolicy: of an endpoint with our
+ * policy and mode first, then of any; kept in b->anon_policy. */
+static void
+ub_anon_policy(struct ub *b, const struct ua_endpoint_description *e,
+               int32_t n)
+{
+    const char *uri = b->policy != NULL ? b->policy->uri : UA_SC_POLICY_NONE;
+    uint8_t     mode = b->policy != NULL ? b->mode
+                                         : UA_MESSAGESECURITYMODE_NONE;
+
+    if (b->anon_policy[0] != '\0')
+        return;
+    for (int pass = 0; pass < 2; pass++)
+        for (int32_t i = 0; i < n; i++) {
+            if (pass == 0 && (e[i].security_mode != mode
+                              || !ua_string_eq(&e[i].security_policy_uri,
+                                               uri)))
+                continue;
+            for (int32_t j = 0; j < e[i].n_user_identity_tokens; j++) {
+                const struct ua_user_token_policy *t =
+                    &e[i].user_identity_tokens[j];
+
+                if (t->token_type == UA_USERTOKENTYPE_ANONYMOUS
+                    && t->policy_id.len > 0
+                    && (size_t)t->policy_id.len < sizeof(b->anon_policy)) {
+                    memcpy(b->anon_policy, t->policy_id.data,
+                           (size_t)t->policy_id.len);
+                    b->anon_policy[t->policy_id.len] = '\0';
+                    return;
+                }
+            }
+        }
+}
+
+/*
+ * GetEndpoints on a SecurityPolicy None channel (discovery needs no
+ * security, Part 4 §5.4.1), before any session: the endpoint with our
+ * policy and mode, its server certificate checked, its anonymous
+ * PolicyId.  Blocking, bounded by UB_DISC_MS per step.
+ */
+static int
+ub_discover(struct ub *b)
+{
+    struct ua_client                 cl;
+    struct ua_client_config          cfg = ua_client_config_default;
+    struct ua_sc_out                 out;
+    struct ua_client_event           ev;
+    struct ua_get_endpoints_request  ge;
+    struct ua_get_endpoints_response ger;
+    struct timeval tv = { UB_DISC_MS / 1000, (UB_DISC_MS % 1000) * 1000 };
+    const struct ua_endpoint_description *e = NULL;
+    uint8_t   *rbuf = malloc((size_t)cfg.recv_buffer * 2);
+    uint8_t   *wbuf = malloc(65536);
+    uint8_t   *abuf = malloc(UB_RESP_MAX);
+    size_t     rlen = 0, used = 0;
+    int        fd = -1, rc = -1;
+    ua_status  st = UA_BAD_OUT_OF_MEMORY;
+    const char *what = "out of memory";
+
+    memset(&cl, 0, sizeof(cl));
+    if (rbuf == NULL || wbuf == NULL || abuf == NULL)
+        goto done;
+    out.buf = wbuf;
+    out.cap = 65536;
+    out.len = 0;
+    ua_client_init(&cl, &cfg, abuf, UB_RESP_MAX);
+    cl.fill_header = true;
+    what = "connect()";
+    st = UA_BAD_COMMUNICATION_ERROR;
+    fd = socket(b->ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd == -1)
+        goto done;
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    if (connect(fd, b->ai->ai_addr, b->ai->ai_addrlen) == -1)
+        goto done;
+    /* HEL/ACK, OPN (None), GetEndpoints: one exchange each. */
+    for (int step = 0; step < 3; step++) {
+        static const uint8_t want[3] = { UA_CLIENT_EV_ACK, UA_CLIENT_EV_OPEN,
+                                         UA_CLIENT_EV_MSG };
+        static const char *const names[3] = { "HEL", "OpenSecureChannel",
+                                              "GetEndpoints" };
+
+        what = names[step];
+        out.len = 0;
+        if (step == 0) {
+            st = ua_client_hello(&cl, b->url, &out);
+        } else if (step == 1) {
+            st = ua_client_open(&cl, UA_SECURITYTOKENREQUESTTYPE_ISSUE, 0,
+                                NULL, &out);
+        } else {
+            memset(&ge, 0, sizeof(ge));
+            ge.request_header.audit_entry_id.len = -1;
+            ge.endpoint_url = ua_string_from(b->url);
+            ge.n_locale_ids = -1;
+            ge.n_profile_uris = -1;
+            cl.now_dt = ub_now_dt();
+            st = ua_client_request(&cl, &ua_types[UA_TYPE_GETENDPOINTSREQUEST],
+                                   &ge, NULL, &out);
+        }
+        if (st != UA_GOOD)
+            goto done;
+        if (send(fd, out.buf, out.len, MSG_NOSIGNAL) != (ssize_t)out.len) {
+            st = UA_BAD_CONNECTION_CLOSED;
+            goto done;
+        }
+        st = ub_disc_wait(fd, &cl, rbuf, (size_t)cfg.recv_buffer * 2, &rlen,
+                          &used, &ev);
+        if (st == UA_GOOD && ev.kind != want[step])
+            st = UA_BAD_UNKNOWN_RESPONSE;
+        if (st == UA_GOOD && step == 1 && UA_STATUS_IS_BAD(ev.status))
+            st = ev.status;
+        if (st != UA_GOOD)
+            goto done;
+    }
+    ua_arena_reset(&b->arena);
+    st = ua_client_decode(&cl, &ev, &ua_types[UA_TYPE_GETENDPOINTSRESPONSE],
+                          &ger, &b->arena);
+    if (st != UA_GOOD)
+        goto done;
+    for (int32_t i = 0; i < ger.n_endpoints && e == NULL; i++)
+        if (ger.endpoints[i].security_mode == b->mode
+            && ua_string_eq(&ger.endpoints[i].security_policy_uri,
+                            b->policy->uri))
+            e = &ger.endpoints[i];
+    if (e == NULL) {
+        fprintf(stderr, "uabench: the server offers no %s endpoint in "
+                "mode %s\n", b->policy->name,
+                b->mode == UA_MESSAGESECURITYMODE_SIGN ? "Sign"
+                                                       : "SignAndEncrypt");
+        goto done_quiet;
+    }
+    what = "server certificate";
+    st = ub_server_cert_check(b, e);
+    if (st != UA_GOOD)
+        goto done_quiet;
+    ub_anon_policy(b, e, 1);
+    out.len = 0;
+    if (ua_client_close(&cl, &out) == UA_GOOD)
+        (void)send(fd, out.buf, out.len, MSG_NOSIGNAL);
+    rc = 0;
+    goto done_quiet;
+done:
+    fprintf(stderr, "uabench: discovery (GetEndpoints) failed at %s: %s "
+            "(0x%08X)\n", what, ua_status_name(st), st);
+done_quiet:
+    if (fd != -1)
+        close(fd);
+    ua_client_clear(&cl);
+    free(rbuf);
+    free(wbuf);
+    free(abuf);
+    return rc;
+}
+
+/*
+ * Secured CreateSession answered: its serverCertificate must be the one
+ * GetEndpoints gave, its serverSignature sign(clientCertificate ||
+ * clientNonce) with that certificate's key (Part 4 §5.7.2); then our
+ * clientSignature = sign(serverCertificate || serverNonce) (in the arena).
+ */
+static ua_status
+ub_session_sigs(struct ub *b, struct ub_sess *s,
+                const struct ua_create_session_response *r,
+                struct ua_signature_data *sig)
+{
+    const struct ua_policy *p = b->policy;
+    const struct ua_string *sc = &r->server_certificate;
+    const struct ua_string *sn = &r->server_nonce;
+    size_t                  n, sl = 0;
+    uint8_t                *buf, *out;
+
+    if (sc->len <= 0 || (size_t)sc->len != b->server_cert_len
+        || memcmp(sc->data, b->server_cert, b->server_cert_len) != 0)
+        return UA_BAD_CERTIFICATE_INVALID;
+    if (sn->len < UB_NONCE)
+        return UA_BAD_NONCE_INVALID;
+    n = b->cert_len + UB_NONCE;
+    if ((size_t)sc->len + (size_t)sn->len > n)
+        n = (size_t)sc->len + (size_t)sn->len;
+    buf = ua_arena_alloc(&b->arena, n);
+    out = ua_arena_alloc(&b->arena, UA_RSA_MAX_BYTES);
+    if (buf == NULL || out == NULL)
+        return UA_BAD_OUT_OF_MEMORY;
+    memcpy(buf, b->cert, b->cert_len);
+    memcpy(buf + b->cert_len, s->nonce, UB_NONCE);
+    if (r->server_signature.signature.len <= 0
+        || !ua_string_eq(&r->server_signature.algorithm, p->asym_sig_uri)
+        || p->asym_verify(&s->cl.server_key, buf, b->cert_len + UB_NONCE,
+                          r->server_signature.signature.data,
+                          (size_t)r->server_signature.signature.len)
+               != UA_GOOD)
+        return UA_BAD_APPLICATION_SIGNATURE_INVALID;
+    memcpy(buf, sc->data, (size_t)sc->len);
+    memcpy(buf + sc->len, sn->data, (size_t)sn->len);
+    if (p->asym_sign(&b->key, buf, (size_t)sc->len + (size_t)sn->len, out,
+                     UA_RSA_MAX_BYTES, &sl) != UA_GOOD)
+        return UA_BAD_INTERNAL_ERROR;
+    sig->algorithm = ua_string_from(p->asym_sig_uri);
+    sig->signature.len = (int32_t)sl;
+    sig->signature.data = out;
+    return UA_GOOD;
+}
+
+/* ------------------------------------------------------------ RSA costs */
+
+static double
+ub_cpu_now_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+enum ub_rsa_op { UB_RSA_SIGN, UB_RSA_DECRYPT, UB_RSA_VERIFY, UB_RSA_ENCRYPT,
+                 UB_RSA_CERT };
+
+/*
+ * CPU µs of one operation: UB_RSA_BATCHES batches of at least
+ * UB_RSA_BATCH_US each, the best batch's mean (the least disturbed by
+ * the rest of the machine).  priv signs and decrypts; pub (its public
+ * half, from a certificate) verifies and encrypts.  -1 when an operation
+ * fails.
+ */
+static double
+ub_rsa_cost(const struct ua_policy *p, enum ub_rsa_op op,
+            struct ua_crypto_key *priv, struct ua_crypto_key *pub)
+{
+    static uint8_t data[1024];
+    uint8_t        sig[UA_RSA_MAX_BYTES], csig[UA_RSA_MAX_BYTES];
+    uint8_t        ct[UA_RSA_MAX_BYTES], work[2 * UA_RSA_MAX_BYTES];
+    size_t         sl = 0, csl = 0, ctl = 0, n, pb;
+    double         best = -1;
+
+    pb = ua_crypto_rsa_plain_block(p->asym_enc, ua_crypto_key_bytes(pub));
+    if (pb == 0 || ua_crypto_random(data, sizeof(data)) != UA_GOOD
+        || p->asym_sign(priv, data, sizeof(data), sig, sizeof(sig), &sl)
+               != UA_GOOD
+        || ua_crypto_rsa_sign(priv, UA_RSA_SIG_PKCS1_SHA256, data,
+                              sizeof(data), csig, sizeof(csig), &csl)
+               != UA_GOOD
+        || p->asym_encrypt(pub, data, pb, ct, sizeof(ct), &ctl) != UA_GOOD)
+        return -1;
+    for (int k = 0; k < UB_RSA_BATCHES; k++) {
+        double   t0 = ub_cpu_now_us(), t;
+        unsigned it = 0;
+        ua_status st;
+
+        do {
+            switch (op) {
+            case UB_RSA_SIGN:
+                st = p->asym_sign(priv, data, sizeof(data), work,
+                                  sizeof(work), &n);
+                break;
+            case UB_RSA_DECRYPT:
+                memcpy(work, ct, ctl);
+                st = p->asym_decrypt(priv, work, ctl, &n);
+                break;
+            case UB_RSA_VERIFY:
+                st = p->asym_verify(pub, data, sizeof(data), sig, sl);
+                break;
+            case UB_RSA_ENCRYPT:
+                st = p->asym_encrypt(pub, data, pb, work, sizeof(work), &n);
+                break;
+            case UB_RSA_CERT:
+            default:
+                st = ua_crypto_rsa_verify(pub, UA_RSA_SIG_PKCS1_SHA256, data,
+                                          sizeof(data), csig, csl);
+                break;
+            }
+            if (st != UA_GOOD)
+                return -1;
+            it++;
+        } while ((t = ub_cpu_now_us() - t0) < UB_RSA_BATCH_US);
+        if (best < 0 || t / it < best)
+            best = t / it;
+    }
+    return best;
+}
+
+/*
+ * The RSA operations of a handshake on this machine.  Server: private
+ * ones with a key of the server certificate's size (ours when the sizes
+ * match, else one made for this), public ones with our certificate's key
+ * (the server works with that one).  Client: the other way round.
+ */
+static int
+ub_rsa_measure(struct ub *b, struct ub_rsa *r)
+{
+    struct ua_crypto_key *spriv = &b->key, *spub = &b->cpub;
+    const struct ua_policy *p = b->policy;
+
+    memset(r, 0, sizeof(*r));
+    if (p == NULL)
+        return -1;
+    if (b->server_bits != ua_crypto_key_bits(&b->key)) {
+        if (ua_crypto_key_bits(&b->key2) != b->server_bits) {
+            struct ua_cert_params cp;
+            uint8_t              *der = malloc(UA_CERT_DER_MAX);
+            size_t                len = 0;
+            ua_status             st;
+
+            memset(&cp, 0, sizeof(cp));
+            cp.app_uri = "urn:uabench:rsa";
+            cp.common_name = "uabench rsa";
+            cp.not_before = (int64_t)time(NULL) - 3600;
+            cp.days = 1;
+            st = der == NULL ? UA_BAD_OUT_OF_MEMORY
+                             : ua_crypto_key_generate(&b->key2,
+                                                      b->server_bits);
+            if (st == UA_GOOD)
+                st = ua_cert_create(&cp, &b->key2, der, UA_CERT_DER_MAX,
+                                    &len);
+            if (st == UA_GOOD)
+                st = ua_crypto_key_from_cert(&b->key2pub, der, len);
+            free(der);
+            if (st != UA_GOOD)
+                return -1;
+        }
+        spriv = &b->key2;
+        spub = &b->key2pub;
+    }
+    r->sign_us = ub_rsa_cost(p, UB_RSA_SIGN, spriv, spub);
+    r->decrypt_us = ub_rsa_cost(p, UB_RSA_DECRYPT, spriv, spub);
+    r->verify_us = ub_rsa_cost(p, UB_RSA_VERIFY, &b->key, &b->cpub);
+    r->encrypt_us = ub_rsa_cost(p, UB_RSA_ENCRYPT, &b->key, &b->cpub);
+    r->cert_us = ub_rsa_cost(p, UB_RSA_CERT, &b->key, &b->cpub);
+    r->csign_us = ub_rsa_cost(p, UB_RSA_SIGN, &b->key, &b->cpub);
+    r->cdecrypt_us = ub_rsa_cost(p, UB_RSA_DECRYPT, &b->key, &b->cpub);
+    r->cverify_us = ub_rsa_cost(p, UB_RSA_VERIFY, spriv, spub);
+    r->cencrypt_us = ub_rsa_cost(p, UB_RSA_ENCRYPT, spriv, spub);
+    r->ok = r->sign_us > 0 && r->decrypt_us > 0 && r->verify_us > 0
+            && r->encrypt_us > 0 && r->cert_us > 0 && r->csign_us > 0
+            && r->cdecrypt_us > 0 && r->cverify_us > 0 && r->cencrypt_us > 0;
+    return r->ok ? 0 : -1;
+}
+
+/*
+ * The RSA ceiling of the connect scenario (one line after the result).
+ * The server's RSA work per handshake, from its code paths:
+ *
+ *   OpenSecureChannel  the client certificate's self-signature (trust-list
+ *                      validation: one public op for a self-signed leaf),
+ *                      decrypt the request (N private ops, one per block),
+ *                      verify its signature (public), sign the response
+ *                      (private), encrypt it (M public ops)
+ *   CreateSession      sign clientCertificate || clientNonce (private)
+ *   ActivateSession    verify the clientSignature (public)
+ *
+ * N and M are counted from the OPN chunks this run sent and received.
+ * rsa_us/hs is that work at the costs measured here (the mean of the
+ * measurements before and after the window); the ceiling is the
+ * handshake rate the server's measured CPU would give if it did nothing
+ * but those operations: server_cores / rsa_us, and ratio = measured rate
+ * / ceiling = rsa_us/hs / server_cpu_us/hs, the share of the server's
+ * handshake CPU that is RSA.  The client's RSA work (N + 2 public, M + 2
+ * private ops) is on the same cores: machine_ceiling is what the
+ * machine's cores allow for both sides' RSA alone.
+ */
+static void
+ub_rsa_report(FILE *f, struct ub *b, double hs, double srv_us, double secs)
+{
+    const struct ub_rsa *r0 = &b->rsa0, *r1 = &b->rsa1;
+    uint32_t N = b->opn_req_blocks, M = b->opn_resp_blocks;
+    double   sign, dec, ver, enc, cert, cs, cd, cv, ce, srsa, crsa;
+    double   cores = 0, ceil = 0;
+    long     ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    char     per[32] = "-", cl[32] = "-", ratio[32] = "-";
+
+    if (!r0->ok || !r1->ok || N == 0 || M == 0) {
+        fprintf(f, "rsa_ceiling: not measured (%s)\n",
+               N == 0 || M == 0 ? "no OPN blocks seen"
+                                : "an RSA measurement failed");
+        return;
+    }
+    sign = (r0->sign_us + r1->sign_us) / 2;
+    dec = (r0->decrypt_us + r1->decrypt_us) / 2;
+    ver = (r0->verify_us + r1->verify_us) / 2;
+    enc = (r0->encrypt_us + r1->encrypt_us) / 2;
+    cert = (r0->cert_us + r1->cert_us) / 2;
+    cs = (r0->csign_us + r1->csign_us) / 2;
+    cd = (r0->cdecrypt_us + r1->cdecrypt_us) / 2;
+    cv = (r0->cverify_us + r1->cverify_us) / 2;
+    ce = (r0->cencrypt_us + r1->cencrypt_us) / 2;
+    srsa = N * dec + 2 * sign + cert + 2 * ver + M * enc;
+    crsa = M * cd + 2 * cs + N * ce + 2 * cv;
+    if (secs > 0 && srv_us > 0)
+        cores = srv_us / secs / 1e6;
+    if (cores > 0 && hs > 0) {
+        ceil = cores * 1e6 / srsa;
+        snprintf(per, sizeof(per), "%.0f", srv_us / (hs * secs));
+        snprintf(cl, sizeof(cl), "%.0f", ceil);
+        snprintf(ratio, sizeof(ratio), "%.3f", hs / ceil);
+    }
+    fprintf(f, "rsa_ceiling: policy=%s server_private_ops/hs=%u "
+           "server_public_ops/hs=%u sign_us=%.0f decrypt_us/block=%.0f "
+           "verify_us=%.0f encrypt_us/block=%.0f cert_verify_us=%.0f "
+           "sign_us_before/after=%.0f/%.0f "
+           "decrypt_us_before/after=%.0f/%.0f server_rsa_us/hs=%.0f "
+           "server_cpu_us/hs=%s server_cores=%.2f ceiling_hs/s=%s "
+           "measured_hs/s=%.0f ratio=%s client_rsa_us/hs=%.0f "
+           "machine_ceiling_hs/s=%.0f\n",
+           b->policy->name, N + 2, M + 3, sign, dec, ver, enc, cert,
+           r0->sign_us, r1->sign_us, r0->decrypt_us, r1->decrypt_us, srsa,
+           per, cores, cl, hs, ratio, crsa,
+           ncpu > 0 ? (double)ncpu * 1e6 / (srsa + crsa) : 0.0);
+}
+
 /* ------------------------------------------------------------ options */
 
 static void
@@ -938,12 +1833,52 @@ ub_num(const char *opt, const char *s, double lo, double hi, double *v)
     return 0;
 }
 
+/* --security POLICY:MODE (POLICY a name of ua_crypto_policy_get(), or
+ * None alone). */
+static int
+ub_security_arg(struct ub *b, const char *arg)
+{
+    const char *colon = strchr(arg, ':');
+    size_t      pl = colon != NULL ? (size_t)(colon - arg) : strlen(arg);
+
+    b->policy = NULL;
+    if (pl == 4 && strncmp(arg, "None", 4) == 0
+        && (colon == NULL || strcmp(colon + 1, "None") == 0))
+        return 0;
+    for (unsigned i = 1; i < UA_POLICY_COUNT && b->policy == NULL; i++) {
+        const struct ua_policy *p = ua_crypto_policy_get(i);
+
+        if (p != NULL && strlen(p->name) == pl
+            && strncmp(p->name, arg, pl) == 0)
+            b->policy = p;
+    }
+    if (b->policy == NULL || colon == NULL) {
+        fprintf(stderr, "uabench: --security wants POLICY:MODE (Basic256Sha256,"
+                " Aes128_Sha256_RsaOaep or Aes256_Sha256_RsaPss; Sign or "
+                "SignAndEncrypt) or None, not '%s'\n", arg);
+        b->policy = NULL;
+        return -1;
+    }
+    if (strcmp(colon + 1, "Sign") == 0) {
+        b->mode = UA_MESSAGESECURITYMODE_SIGN;
+    } else if (strcmp(colon + 1, "SignAndEncrypt") == 0) {
+        b->mode = UA_MESSAGESECURITYMODE_SIGNANDENCRYPT;
+    } else {
+        fprintf(stderr, "uabench: --security: mode Sign or SignAndEncrypt, "
+                "not '%s'\n", colon + 1);
+        b->policy = NULL;
+        return -1;
+    }
+    return 0;
+}
+
 static int
 ub_args(struct ub *b, int argc, char **argv)
 {
     enum { O_URL = 256, O_SESS, O_DEPTH, O_SECS, O_WARM, O_SCEN, O_NS,
            O_PREFIX, O_COUNT, O_TS, O_PID, O_STATS, O_MD, O_MDH, O_QUIET,
-           O_HELP, O_ITEMS, O_INTERVAL, O_RATE, O_QUEUE };
+           O_HELP, O_ITEMS, O_INTERVAL, O_RATE, O_QUEUE, O_SECURITY, O_CERT,
+           O_KEY, O_WCERT, O_WKEY, O_TRUST };
     static const struct option opts[] = {
         { "url", required_argument, NULL, O_URL },
         { "sessions", required_argument, NULL, O_SESS },
@@ -965,6 +1900,12 @@ ub_args(struct ub *b, int argc, char **argv)
         { "interval", required_argument, NULL, O_INTERVAL },
         { "rate", required_argument, NULL, O_RATE },
         { "queue", required_argument, NULL, O_QUEUE },
+        { "security", required_argument, NULL, O_SECURITY },
+        { "cert", required_argument, NULL, O_CERT },
+        { "key", required_argument, NULL, O_KEY },
+        { "write-cert", required_argument, NULL, O_WCERT },
+        { "write-key", required_argument, NULL, O_WKEY },
+        { "server-trust", required_argument, NULL, O_TRUST },
         { NULL, 0, NULL, 0 }
     };
     int    c;
@@ -1107,6 +2048,25 @@ ub_args(struct ub *b, int argc, char **argv)
                 return -1;
             b->queue = (uint32_t)v;
             break;
+        case O_SECURITY:
+            if (ub_security_arg(b, optarg) != 0)
+                return -1;
+            break;
+        case O_CERT:
+            b->cert_file = optarg;
+            break;
+        case O_KEY:
+            b->key_file = optarg;
+            break;
+        case O_WCERT:
+            b->write_cert = optarg;
+            break;
+        case O_WKEY:
+            b->write_key = optarg;
+            break;
+        case O_TRUST:
+            b->trust_file = optarg;
+            break;
         default:
             ub_usage(stderr);
             return -1;
@@ -1116,12 +2076,19 @@ ub_args(struct ub *b, int argc, char **argv)
         fprintf(stderr, "uabench: unexpected argument '%s'\n", argv[optind]);
         return -1;
     }
+    if ((b->cert_file == NULL) != (b->key_file == NULL)) {
+        fprintf(stderr, "uabench: --cert and --key go together\n");
+        return -1;
+    }
+    if (b->url[0] == '\0' && (b->write_cert != NULL || b->write_key != NULL))
+        return 0;               /* only write a certificate and key */
     if (b->url[0] == '\0') {
         fprintf(stderr, "uabench: --url is required\n");
         ub_usage(stderr);
         return -1;
     }
     b->is_sub = ub_sub_items(b->sc) > 0;
+    b->is_connect = b->sc->init == ub_connect_init;
     if (b->items == 0)
         b->items = ub_sub_items(b->sc);
     if (b->is_sub && b->items > b->vars_count) {
@@ -1479,8 +2446,10 @@ ub_sess_kill(struct ub *b, struct ub_sess *s, ua_status st, const char *what)
     if (!b->quiet)
         fprintf(stderr, "uabench: session %u: %s: %s (0x%08X)\n", s->idx,
                 what, ua_status_name(st), st);
-    if (s->state == UB_S_READY)
+    if (s->counted) {
+        s->counted = false;
         b->ready--;
+    }
     s->state = UB_S_DEAD;
     b->dead++;
     if (s->fd != -1) {
@@ -1493,6 +2462,11 @@ ub_sess_kill(struct ub *b, struct ub_sess *s, ua_status st, const char *what)
     s->unstamped = 0;
 }
 
+/*
+ * Connect (non-blocking) with a fresh client; the buffers and the request
+ * are made the first time.  The connect scenario calls it again for every
+ * cycle.
+ */
 static int
 ub_sess_start(struct ub *b, struct ub_sess *s)
 {
@@ -1500,21 +2474,48 @@ ub_sess_start(struct ub *b, struct ub_sess *s)
                               .data.ptr = s };
     int                one = 1;
     struct ua_client_config cfg = ua_client_config_default;
+    ua_status          st;
 
-    s->b = b;
-    s->rcap = (size_t)cfg.recv_buffer * 2;
-    s->rbuf = malloc(s->rcap);
-    /* Room for depth requests of any scenario, plus the setup ones. */
-    s->out.cap = 65536 + (size_t)b->depth * 16384;
-    s->wbuf = malloc(s->out.cap);
-    s->out.buf = s->wbuf;
-    s->abuf = malloc(UB_RESP_MAX);
-    if (s->rbuf == NULL || s->wbuf == NULL || s->abuf == NULL)
-        return -1;
+    if (s->rbuf == NULL) {
+        s->b = b;
+        s->rcap = (size_t)cfg.recv_buffer * 2;
+        s->rbuf = malloc(s->rcap);
+        /* Room for depth requests of any scenario, plus the setup ones. */
+        s->out.cap = 65536 + (size_t)b->depth * 16384;
+        s->wbuf = malloc(s->out.cap);
+        s->out.buf = s->wbuf;
+        s->abuf = malloc(UB_RESP_MAX);
+        if (s->rbuf == NULL || s->wbuf == NULL || s->abuf == NULL)
+            return -1;
+        if (b->sc->init(b, s) != 0)
+            return -1;
+    }
+    s->rlen = 0;
+    s->out.len = 0;
+    s->inflight = 0;
+    s->unstamped = 0;
+    ua_client_clear(&s->cl);
     ua_client_init(&s->cl, &cfg, s->abuf, UB_RESP_MAX);
     s->cl.fill_header = true;
-    if (b->sc->init(b, s) != 0)
-        return -1;
+    if (b->policy != NULL) {
+        struct ua_client_security sec;
+
+        memset(&sec, 0, sizeof(sec));
+        sec.policy = b->policy;
+        sec.mode = b->mode;
+        sec.cert = b->cert;
+        sec.cert_len = b->cert_len;
+        sec.key = &b->key;
+        sec.server_cert = b->server_cert;
+        sec.server_cert_len = b->server_cert_len;
+        st = ua_client_set_security(&s->cl, &sec);
+        if (st != UA_GOOD) {
+            fprintf(stderr, "uabench: ua_client_set_security(): %s\n",
+                    ua_status_name(st));
+            return -1;
+        }
+    }
+    s->cycle_ns = ub_mono_ns();
     s->fd = socket(b->ai->ai_family,
                    SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (s->fd == -1)
@@ -1651,6 +2652,10 @@ ub_sess_readable(struct ub *b, struct ub_sess *s)
         }
         if (chunk == 0 || chunk > s->rlen - off)
             break;
+        if (b->is_connect && b->opn_resp_blocks == 0)
+            ub_opn_blocks(b, s->rbuf + off, chunk, b->cert_len > 0
+                          ? ua_crypto_key_bytes(&b->cpub) : 0,
+                          &b->opn_resp_blocks);
         st = ua_client_process(&s->cl, s->rbuf + off, chunk,
                                recv_ns / 1000000u, &ev);
         off += chunk;
@@ -1660,6 +2665,9 @@ ub_sess_readable(struct ub *b, struct ub_sess *s)
             return;
         }
         ub_sess_event(b, s, &ev);
+        /* connect: the cycle ended, the socket and buffer are new. */
+        if (s->state == UB_S_CONNECTING || s->state == UB_S_IDLE)
+            return;
     }
     if (s->state == UB_S_DEAD)
         return;
@@ -1692,6 +2700,11 @@ ub_sess_refill(struct ub *b, struct ub_sess *s)
         return;
     if (s->writer)
         return;                 /* paced by ub_sub_write() */
+    if (b->is_connect) {
+        if (s->state == UB_S_READY)
+            ub_connect_close_session(b, s);     /* the first cycle's end */
+        return;
+    }
     while (s->state == UB_S_READY && s->inflight < b->depth) {
         uint32_t  id;
         ua_status st;
@@ -1727,11 +2740,19 @@ ub_sess_event(struct ub *b, struct ub_sess *s,
             ub_sess_kill(b, s, UA_BAD_UNKNOWN_RESPONSE, "unexpected ACK");
             return;
         }
-        st = ua_client_open(&s->cl, UA_SECURITYTOKENREQUESTTYPE_ISSUE, 0,
-                            NULL, &s->out);
-        if (st != UA_GOOD) {
-            ub_sess_kill(b, s, st, "ua_client_open()");
-            return;
+        {
+            size_t before = s->out.len;
+
+            st = ua_client_open(&s->cl, UA_SECURITYTOKENREQUESTTYPE_ISSUE, 0,
+                                NULL, &s->out);
+            if (st != UA_GOOD) {
+                ub_sess_kill(b, s, st, "ua_client_open()");
+                return;
+            }
+            if (b->is_connect && b->opn_req_blocks == 0)
+                ub_opn_blocks(b, s->out.buf + before, s->out.len - before,
+                              ua_crypto_key_bytes(&s->cl.server_key),
+                              &b->opn_req_blocks);
         }
         s->state = UB_S_OPN;
         ub_sess_dirty(b, s);
@@ -1743,13 +2764,14 @@ ub_sess_event(struct ub *b, struct ub_sess *s,
         }
         if (s->state == UB_S_OPN) {
             struct ua_create_session_request r;
-            uint8_t                          nonce[32];
 
             memset(&r, 0, sizeof(r));
-            for (size_t i = 0; i < sizeof(nonce); i++)
-                nonce[i] = (uint8_t)rand();
+            if (b->policy == NULL
+                || ua_crypto_random(s->nonce, sizeof(s->nonce)) != UA_GOOD)
+                for (size_t i = 0; i < sizeof(s->nonce); i++)
+                    s->nonce[i] = (uint8_t)rand();
             r.client_description.application_uri = ua_string_from(
-                "urn:uabroker:uabench");
+                b->app_uri[0] != '\0' ? b->app_uri : "urn:uabroker:uabench");
             r.client_description.product_uri = ua_string_from(
                 "urn:uabroker:uabench");
             r.client_description.application_name.mask = UA_LT_TEXT;
@@ -1762,9 +2784,13 @@ ub_sess_event(struct ub *b, struct ub_sess *s,
             r.server_uri.len = -1;
             r.endpoint_url = ua_string_from(b->url);
             r.session_name = ua_string_from("uabench");
-            r.client_nonce.len = (int32_t)sizeof(nonce);
-            r.client_nonce.data = nonce;
+            r.client_nonce.len = (int32_t)sizeof(s->nonce);
+            r.client_nonce.data = s->nonce;
             r.client_certificate.len = -1;
+            if (b->policy != NULL) {
+                r.client_certificate.len = (int32_t)b->cert_len;
+                r.client_certificate.data = b->cert;
+            }
             r.requested_session_timeout = 600000;
             r.max_response_message_size = 0;
             st = ub_send_request(b, s,
@@ -1785,6 +2811,8 @@ ub_sess_event(struct ub *b, struct ub_sess *s,
             ub_sess_setup_msg(b, s, ev);
         else if (s->state == UB_S_SUBSCRIBE || s->state == UB_S_ITEMS)
             ub_sub_setup_msg(b, s, ev);
+        else if (s->state == UB_S_CLOSING)
+            ub_connect_closed(b, s, ev);
         else
             ub_sess_kill(b, s, UA_BAD_UNKNOWN_RESPONSE,
                          "unexpected response");
@@ -1824,8 +2852,8 @@ ub_sess_setup_msg(struct ub *b, struct ub_sess *s,
         struct ua_create_session_response   r;
         struct ua_activate_session_request  a;
         struct ua_anonymous_identity_token  tok;
-        struct ua_string                    policy = ua_string_from(
-            "anonymous");
+        struct ua_signature_data            sig = { { -1, NULL },
+                                                    { -1, NULL } };
 
         st = ua_client_decode(&s->cl, ev,
                               &ua_types[UA_TYPE_CREATESESSIONRESPONSE], &r,
@@ -1834,19 +2862,15 @@ ub_sess_setup_msg(struct ub *b, struct ub_sess *s,
             ub_sess_kill(b, s, st, "CreateSession failed");
             return;
         }
-        /* The anonymous policy of a None/None endpoint. */
-        for (int32_t i = 0; i < r.n_server_endpoints; i++) {
-            const struct ua_endpoint_description *e = &r.server_endpoints[i];
-
-            if (e->security_mode != 1
-                || !ua_string_eq(&e->security_policy_uri,
-                                 UA_SC_POLICY_NONE))
-                continue;
-            for (int32_t j = 0; j < e->n_user_identity_tokens; j++)
-                if (e->user_identity_tokens[j].token_type == 0) {
-                    policy = e->user_identity_tokens[j].policy_id;
-                    break;
-                }
+        /* The anonymous PolicyId (GetEndpoints may have given it). */
+        ub_anon_policy(b, r.server_endpoints, r.n_server_endpoints);
+        if (b->policy != NULL) {
+            st = ub_session_sigs(b, s, &r, &sig);
+            if (st != UA_GOOD) {
+                ub_sess_kill(b, s, st, "CreateSession: the server's "
+                             "certificate or signature");
+                return;
+            }
         }
         st = ua_client_set_token(&s->cl, &r.authentication_token);
         if (st != UA_GOOD) {
@@ -1855,9 +2879,9 @@ ub_sess_setup_msg(struct ub *b, struct ub_sess *s,
         }
         memset(&a, 0, sizeof(a));
         memset(&tok, 0, sizeof(tok));
-        tok.policy_id = policy;
-        a.client_signature.algorithm.len = -1;
-        a.client_signature.signature.len = -1;
+        tok.policy_id = ua_string_from(b->anon_policy[0] != '\0'
+                                       ? b->anon_policy : "anonymous");
+        a.client_signature = sig;
         a.n_client_software_certificates = 0;
         a.n_locale_ids = 0;
         a.user_identity_token.encoding = UA_EO_DECODED;
@@ -1888,9 +2912,22 @@ ub_sess_setup_msg(struct ub *b, struct ub_sess *s,
         }
         if (ub_sub_setup(b, s))
             return;
+        if (b->is_connect && b->phase != UB_SETUP) {
+            ub_connect_close_session(b, s);
+            return;
+        }
         s->state = UB_S_READY;
-        b->ready++;
+        ub_sess_ready(b, s);
         ub_sess_refill(b, s);
+    }
+}
+
+static void
+ub_sess_ready(struct ub *b, struct ub_sess *s)
+{
+    if (!s->counted) {
+        s->counted = true;
+        b->ready++;
     }
 }
 
@@ -2058,7 +3095,7 @@ ub_report(struct ub *b)
     double secs = (double)(b->t1_ns - b->t0_ns) / 1e9;
     double ops = (double)b->ops;
     double rate = secs > 0 ? ops / secs : 0;
-    char   cli[32], srv[32], alloc[32], other[32];
+    char   cli[32], srv[32], alloc[32], other[32], sec[96], name[128];
 
     if (ops > 0)
         snprintf(cli, sizeof(cli), "%.2f", (b->cli_cpu1 - b->cli_cpu0) / ops);
@@ -2083,19 +3120,34 @@ ub_report(struct ub *b)
     } else {
         strcpy(other, "-");
     }
+    if (b->policy != NULL)
+        snprintf(sec, sizeof(sec), "%s:%s", b->policy->name,
+                 b->mode == UA_MESSAGESECURITYMODE_SIGN ? "Sign"
+                                                        : "SignAndEncrypt");
+    else
+        strcpy(sec, "None");
+    if (b->policy != NULL)
+        snprintf(name, sizeof(name), "%s (%s)", b->sc->name, sec);
+    else
+        snprintf(name, sizeof(name), "%s", b->sc->name);
     if (b->markdown)
         printf("| %s | %u | %u | %.0f | %.1f | %.1f | %.1f | %s | %s | %s | "
-               "%" PRIu64 " | %s |\n", b->sc->name, b->nsub, b->depth, rate,
+               "%" PRIu64 " | %s |\n", name, b->nsub, b->depth, rate,
                ub_hist_pct(b, 50), ub_hist_pct(b, 90), ub_hist_pct(b, 99),
                cli, srv, alloc, b->errors, other);
     else
         printf("scenario=%s sessions=%u depth=%u ops/s=%.0f p50_us=%.1f "
                "p90_us=%.1f p99_us=%.1f client_cpu_us/op=%s "
                "server_cpu_us/op=%s server_allocs/op=%s errors=%" PRIu64
-               " other_load_cores=%s\n",
+               " other_load_cores=%s security=%s\n",
                b->sc->name, b->nsub, b->depth, rate, ub_hist_pct(b, 50),
                ub_hist_pct(b, 90), ub_hist_pct(b, 99), cli, srv, alloc,
-               b->errors, other);
+               b->errors, other, sec);
+    if (b->is_connect && b->policy != NULL) {
+        /* A second line (stdout; stderr with --markdown). */
+        ub_rsa_report(b->markdown ? stderr : stdout, b, rate,
+                      b->srv_cpu_ok ? b->srv_cpu1 - b->srv_cpu0 : 0, secs);
+    }
     if (b->is_sub)
         fprintf(stderr, "uabench: %s: %u items per session, interval %.0f "
                 "ms, %.0f changes/s per variable; %" PRIu64 " notifications"
@@ -2122,10 +3174,16 @@ main(int argc, char **argv)
 
     if (ub_args(&b, argc, argv) != 0)
         return 2;
+    if ((b.policy != NULL || b.write_cert != NULL || b.write_key != NULL)
+        && ub_sec_init(&b) != 0)
+        return 2;
+    if (b.url[0] == '\0')
+        return 0;               /* --write-cert/--write-key only */
     signal(SIGPIPE, SIG_IGN);
     /* The whole run is bounded, whatever the server does. */
     alarm((unsigned)(UB_SETUP_MS / 1000 + b.warmup + b.seconds
-                     + UB_DRAIN_MS / 1000 + 30));
+                     + UB_DRAIN_MS / 1000 + 30
+                     + (b.policy != NULL ? 2 * UB_DISC_MS / 1000 + 20 : 0)));
     srand((unsigned)ub_mono_ns());
     if ((rc = getaddrinfo(b.host, b.port, &hints, &b.ai)) != 0) {
         fprintf(stderr, "uabench: %s:%s: %s\n", b.host, b.port,
@@ -2156,6 +3214,8 @@ main(int argc, char **argv)
         b.vars[i].data = (uint8_t *)p;
     }
     ua_arena_init(&b.arena, b.arena_buf, UB_ARENA);
+    if (b.policy != NULL && ub_discover(&b) != 0)
+        return 2;
     if (b.is_sub && ub_sub_writer_init(&b) != 0) {
         fprintf(stderr, "uabench: out of memory\n");
         return 2;
@@ -2164,6 +3224,11 @@ main(int argc, char **argv)
     if (b.ep == -1) {
         perror("uabench: epoll_create1()");
         return 2;
+    }
+    if (b.is_connect && b.policy != NULL) {
+        if (!b.quiet)
+            fprintf(stderr, "uabench: measuring the RSA operations\n");
+        (void)ub_rsa_measure(&b, &b.rsa0);
     }
     b.phase = UB_SETUP;
     b.now_dt = ub_now_dt();
@@ -2214,10 +3279,14 @@ main(int argc, char **argv)
         } else if (b.phase == UB_DRAIN) {
             uint32_t left = 0;
 
-            for (uint32_t i = 0; i < b.nsess; i++)
-                if (b.sess[i].state == UB_S_READY
-                    && (!b.is_sub || b.sess[i].writer))
+            for (uint32_t i = 0; i < b.nsess; i++) {
+                if (b.is_connect)           /* cycles not finished */
+                    left += b.sess[i].counted
+                            && b.sess[i].state != UB_S_IDLE;
+                else if (b.sess[i].state == UB_S_READY
+                         && (!b.is_sub || b.sess[i].writer))
                     left += b.sess[i].inflight;     /* not parked Publishes */
+            }
             if (left == 0 || now >= deadline)
                 b.phase = UB_DONE;
             if (b.phase == UB_DONE)
@@ -2284,6 +3353,8 @@ main(int argc, char **argv)
     if (b.phase != UB_DONE && b.t1_ns == 0)
         ub_phase_to(&b, UB_DRAIN);
     ub_close_all(&b);
+    if (b.is_connect && b.policy != NULL)
+        (void)ub_rsa_measure(&b, &b.rsa1);
     ub_report(&b);
     return b.errors > 0 ? 1 : 0;
 }
