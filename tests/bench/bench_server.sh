@@ -9,7 +9,10 @@
 # table and writes it into docs/benchmarks.md between
 # <!-- bench-server:begin --> and <!-- bench-server:end --> (the markers are
 # appended when missing; nothing else in the file changes).  --no-doc only
-# prints.  The broker is stopped whatever happens.
+# prints.  The broker is stopped whatever happens.  For the secured rows
+# uabench makes a client certificate first (--write-cert/--write-key) and
+# the script puts it into the broker's trust list (<runtime dir>/pki/
+# trusted/certs) before the broker starts.
 #
 #   read1    1 session,   depth 1
 #   read1    20 sessions, depth 1
@@ -17,6 +20,15 @@
 #   read100  20 sessions, depth 1
 #   browse   20 sessions, depth 1
 #   write100 20 sessions, depth 1
+#   read1-sec   read1, 20 sessions, depth 1, over Basic256Sha256
+#               SignAndEncrypt channels
+#   connect     8 connectors, each cycling connect, HEL, OpenSecureChannel,
+#               CreateSession, ActivateSession (anonymous), CloseSession,
+#               CLO (SecurityPolicy None); op = one handshake
+#   connect-sec the same over Basic256Sha256 SignAndEncrypt, with the RSA
+#               ceiling uabench measures in the same run (its rsa_ceiling
+#               line: what the server's RSA operations alone allow for the
+#               CPU the server got, and the measured rate's ratio to it)
 #   sub      20 sessions x 100 items, 100 ms publishing, 50 changes/s
 #            each (a broker that queues every change:
 #            limits.min_sampling_interval_ms=0), depth 4
@@ -90,6 +102,16 @@ sport=${ports#* }
 url="opc.tcp://127.0.0.1:$port"
 stats="http://127.0.0.1:$sport"
 
+mkdir -p "$tmp/run/pki/trusted/certs"
+# The client certificate of the secured rows, trusted by the broker.
+"$bench" --write-cert "$tmp/uabench.der" --write-key "$tmp/uabench.key" || {
+    echo "bench_server: uabench cannot make a client certificate" >&2
+    exit 1
+}
+cp "$tmp/uabench.der" "$tmp/run/pki/trusted/certs/uabench.der"
+sec="--security Basic256Sha256:SignAndEncrypt --cert $tmp/uabench.der"
+sec="$sec --key $tmp/uabench.key"
+
 mkdir -p "$tmp/run"
 # uabench's sessions are anonymous; write100 needs them to write.
 "$broker" -w "$workers" -p "$port" --stats "127.0.0.1:$sport" \
@@ -147,14 +169,31 @@ quiet() {
 }
 
 : >"$tmp/results"
+: >"$tmp/rsa"
 rc=0
+# run [--as NAME] uabench-options: one row (named NAME when given); an
+# rsa_ceiling line (connect with security) goes to $tmp/rsa.
 run() {
+    as=
+    if [ "$1" = --as ]; then
+        as=$2
+        shift 2
+    fi
     quiet
-    line=$(timeout $((secs + warm + 60)) "$bench" --url "$url" \
+    out=$(timeout $((secs + warm + 90)) "$bench" --url "$url" \
         --stats "$stats" --seconds "$secs" --warmup "$warm" --quiet "$@") \
         || rc=1
+    line=$(echo "$out" | grep '^scenario=' || true)
+    if [ -n "$as" ]; then
+        line=$(echo "$line" | sed "s/^scenario=[^ ]* /scenario=$as /")
+    fi
     echo "$line"
     echo "$line" >>"$tmp/results"
+    if echo "$out" | grep -q '^rsa_ceiling:'; then
+        echo "$out" | grep '^rsa_ceiling:'
+        echo "$out" | grep '^rsa_ceiling:' | sed "s/^rsa_ceiling:/$as/" \
+            >>"$tmp/rsa"
+    fi
 }
 run --scenario read1 --sessions 1 --depth 1
 run --scenario read1 --sessions 20 --depth 1
@@ -162,6 +201,11 @@ run --scenario read1 --sessions 20 --depth 8
 run --scenario read100 --sessions 20 --depth 1
 run --scenario browse --sessions 20 --depth 1
 run --scenario write100 --sessions 20 --depth 1
+# shellcheck disable=SC2086  # $sec is a list of options
+run --as read1-sec --scenario read1 --sessions 20 --depth 1 $sec
+run --as connect --scenario connect --sessions 8
+# shellcheck disable=SC2086
+run --as connect-sec --scenario connect --sessions 8 $sec
 stop_broker
 
 # Subscriptions: brokers of their own that queue every change (no
@@ -191,9 +235,8 @@ run --scenario sub --sessions 20 --items 100 --depth 4 --interval 100 \
 stop_broker
 for w in 1 2; do
     start_sub_broker "$w"
-    run --scenario fanout --sessions 20 --items 1000 --depth 4 \
-        --interval 100 --rate 10 | sed "s/scenario=fanout /scenario=fanout-w$w /"
-    sed -i "\$s/scenario=fanout /scenario=fanout-w$w /" "$tmp/results"
+    run --as "fanout-w$w" --scenario fanout --sessions 20 --items 1000 \
+        --depth 4 --interval 100 --rate 10
     stop_broker
 done
 
@@ -209,7 +252,7 @@ fi
 # The section: what was run, the table, the targets.
 awk -v date="$(date -u +%Y-%m-%d)" -v cpu="$cpu" -v ncpu="$ncpu" \
     -v workers="$nworkers" -v secs="$secs" -v warm="$warm" -v cc="$cc" \
-    -v rev="$rev" '
+    -v rev="$rev" -v rsa="$(grep '^connect-sec ' "$tmp/rsa" | head -n 1)" '
 function val(k,   i) {
     for (i = 1; i <= NF; i++)
         if (index($i, k "=") == 1)
@@ -217,6 +260,13 @@ function val(k,   i) {
     return "-"
 }
 function yes(ok) { return ok ? "yes" : "**no**" }
+function rval(k,   a, i, m) {
+    m = split(rsa, a, " ")
+    for (i = 1; i <= m; i++)
+        if (index(a[i], k "=") == 1)
+            return substr(a[i], length(k) + 2)
+    return "-"
+}
 {
     n++
     sc[n] = val("scenario"); se[n] = val("sessions"); de[n] = val("depth")
@@ -248,6 +298,36 @@ END {
     printf " subscriber (it includes the wait for the publishing interval:"
     printf " half of 100 ms on average).  fanout-wN: the same load on a"
     printf " broker with N workers.\n"
+    printf "\nread1-sec, connect-sec: over Basic256Sha256 SignAndEncrypt"
+    printf " channels (uabench --security, a client certificate in the"
+    printf " trust list of the broker).  connect, connect-sec: an op is one"
+    printf " handshake (connect, HEL, OpenSecureChannel, CreateSession,"
+    printf " ActivateSession, CloseSession, CLO) per connector, the latency"
+    printf " that whole cycle.  server allocs/op counts the"
+    printf " allocations of the workers (their allocations counter); wolfSSL allocates"
+    printf " behind it while it parses certificates during a handshake.\n"
+    if (rsa != "") {
+        printf "\nRSA ceiling of connect-sec, measured by uabench with"
+        printf " proto/crypto.h in the same run (CPU time, before and after"
+        printf " the window): the server does %s private-key operations", \
+            rval("server_private_ops/hs")
+        printf " (%s µs per signature, %s µs per decrypted block) and %s", \
+            rval("sign_us"), rval("decrypt_us/block"), \
+            rval("server_public_ops/hs")
+        printf " public-key ones (≈ %s µs each) per handshake:", \
+            rval("verify_us")
+        printf " %s µs of RSA against %s µs of server CPU measured per", \
+            rval("server_rsa_us/hs"), rval("server_cpu_us/hs")
+        printf " handshake.  With the %s cores the server used, RSA alone", \
+            rval("server_cores")
+        printf " would allow %s handshakes/s; measured %s, ratio %s.", \
+            rval("ceiling_hs/s"), rval("measured_hs/s"), rval("ratio")
+        printf "  The RSA work of the client (%s µs per handshake) runs on the", \
+            rval("client_rsa_us/hs")
+        printf " same %s vCPUs: the RSA of both sides alone would allow %s", \
+            ncpu, rval("machine_ceiling_hs/s")
+        printf " handshakes/s on this machine.\n"
+    }
     printf "\nOther load: CPU the rest of the machine used during the window"
     printf " (busy time from /proc/stat less client and server)."
     if (maxot > 0.3)
@@ -275,6 +355,16 @@ END {
         if (sc[i] == "sub")
             printf "| sub: ≤ 0.15 µs server CPU per notification | %s | %s | %s |\n", \
                 row, srv[i], yes(srv[i] != "-" && srv[i] + 0 <= 0.15)
+        if (sc[i] == "read1-sec") {
+            printf "| read1 over Basic256Sha256 SignAndEncrypt, 20 sessions: ≤ 10 µs server CPU/op | %s | %s | %s |\n", \
+                row, srv[i], yes(srv[i] != "-" && srv[i] + 0 <= 10)
+            printf "| no heap allocation per secured request | %s | %s | %s |\n", \
+                row, al[i], yes(al[i] != "-" && al[i] + 0 == 0)
+        }
+        if (sc[i] == "connect-sec")
+            printf "| handshakes/s ≥ 90 %% of what the RSA operations alone allow (Basic256Sha256 SignAndEncrypt) | %s | %s of %s (ratio %s) | %s |\n", \
+                row, ops[i], rval("ceiling_hs/s"), rval("ratio"), \
+                yes(rval("ratio") != "-" && rval("ratio") + 0 >= 0.9)
         if (sc[i] == "fanout-w1") f1 = srv[i]
         if (sc[i] == "fanout-w2") f2 = srv[i]
     }
