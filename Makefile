@@ -496,17 +496,21 @@ bench-security: $(BENCH_SECURITY)
 
 -include $(wildcard build/tests/bench/bench_sc_security.d)
 
-# uabench: the OPC UA load generator (any server, SecurityPolicy None);
-# always -O2 and the plain libproto.a, never sanitized.
+# uabench: the OPC UA load generator (any server; SecurityPolicy None or
+# --security POLICY:MODE); always -O2 and the plain libproto.a, never
+# sanitized.
 UABENCH := build/bench/uabench
 
 $(UABENCH): build/tests/bench/uabench.o build/libproto.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(WOLFSSL_LIBS) -lm
 
-# The server matrix (read1, read100, browse; tests/bench/bench_server.sh)
-# against build/uabroker; the table goes into docs/benchmarks.md between
-# the bench-server markers.  BENCH_SECONDS (default 10) per run,
+# The server matrix (read1, read100, browse, write100, sub, fanout, and
+# read1-sec, connect, connect-sec: read1 and the handshake over
+# Basic256Sha256 SignAndEncrypt with the RSA ceiling;
+# tests/bench/bench_server.sh) against build/uabroker; the table goes into
+# docs/benchmarks.md between the bench-server markers.  BENCH_SECONDS
+# (default 10) per run,
 # BENCH_WORKERS (default 0 = one per core), BENCH_SERVER_ARGS (--no-doc:
 # print only).
 .PHONY: bench

@@ -1,16 +1,26 @@
 /*
  * tests/bench/uabench.c: an OPC UA load generator for any OPC UA server
- * (opc.tcp, SecurityPolicy None, anonymous sessions).
+ * (opc.tcp, anonymous sessions; SecurityPolicy None, or with --security
+ * POLICY:MODE an RSA policy in Sign or SignAndEncrypt mode).
  *
  * One process, one thread, one epoll loop over non-blocking sockets.  Every
  * session is its own TCP connection with its own secure channel and session;
  * proto/client.h frames, secures (None) and sequences the chunks, the codec
  * encodes the requests and checks the responses.  Nothing blocks on the hot
  * path: the only blocking calls are the stats endpoint's HTTP GETs at the
- * edges of the measuring window.
+ * edges of the measuring window, and the discovery below.
  *
+ *   DISCOVER with --security: GetEndpoints on a None channel (blocking),
+ *            the endpoint of our policy and mode, its server certificate
+ *            checked (ub_server_cert_check: chain, signatures, policy,
+ *            validity, ApplicationUri, usage; trusted through
+ *            --server-trust FILE or as its own anchor)
  *   SETUP    connect, HEL/ACK, OPN, CreateSession, ActivateSession (all
- *            sessions at once, through the same loop)
+ *            sessions at once, through the same loop); secured: our
+ *            certificate in OPN and CreateSession, the CreateSession's
+ *            serverCertificate must be the discovered one and its
+ *            serverSignature must verify, ActivateSession carries our
+ *            clientSignature
  *   WARMUP   load, not measured (--warmup S)
  *   MEASURE  load; latency, ops, client and server CPU, server allocations
  *   DRAIN    no new requests; wait (bounded) for those in flight
@@ -39,6 +49,20 @@
  *   fanout   the same with 1,000 variables: K sessions (--sessions), spread
  *            over the workers, all watching the same 1,000 nodes
  *
+ *   connect  each session is a connector that cycles: connect, HEL, OPN
+ *            (the --security policy), CreateSession, ActivateSession
+ *            (anonymous), CloseSession, CLO, close; an op is one such
+ *            handshake, its latency from the connect() to the
+ *            CloseSession response.  With security, one more line: the
+ *            RSA ceiling (ub_rsa_report: what the server's RSA operations
+ *            alone allow, their costs measured with proto/crypto.h right
+ *            before and after the run)
+ *
+ * Client certificate (--security): --cert FILE --key FILE (DER or PEM), or
+ * a fresh RSA-2048 key and self-signed certificate, which --write-cert
+ * FILE / --write-key FILE write out (without --url uabench only writes
+ * them: a script puts the certificate into the server's trust list).
+ *
  * A server that coalesces changes inside a sampling interval (uabroker's
  * limits.min_sampling_interval_ms, default 50) delivers fewer than it was
  * sent; bench_server.sh runs uabroker with that limit at 0.
@@ -56,7 +80,8 @@
  * Output: one line per run,
  *   scenario=read1 sessions=20 depth=1 ops/s=... p50_us=... p90_us=...
  *   p99_us=... client_cpu_us/op=... server_cpu_us/op=... server_allocs/op=...
- *   errors=N other_load_cores=...
+ *   errors=N other_load_cores=... security=None
+ * (connect with security: a second line, rsa_ceiling: ...)
  * or, with --markdown, one Markdown table row (--markdown-header prints the
  * header).  other_load_cores is the CPU the rest of the machine used during
  * the window (busy time in /proc/stat less ours and the server's): a run
@@ -1734,15 +1759,26 @@ ub_usage(FILE *f)
     fprintf(f,
         "Usage: uabench --url opc.tcp://HOST:PORT [options]\n"
         "\n"
-        "  --url URL            server endpoint (SecurityPolicy None, "
-        "anonymous)\n"
+        "  --url URL            server endpoint (anonymous sessions)\n"
+        "  --security P:M       POLICY:MODE, POLICY Basic256Sha256 |\n"
+        "                       Aes128_Sha256_RsaOaep | Aes256_Sha256_RsaPss,"
+        "\n"
+        "                       MODE Sign | SignAndEncrypt; or None (None)\n"
+        "  --cert FILE          our certificate, DER or PEM (with --key;\n"
+        "                       default: a fresh self-signed one)\n"
+        "  --key FILE           its private key, DER or PEM\n"
+        "  --write-cert FILE    write our certificate (DER) there; without\n"
+        "                       --url, only write it (and --write-key)\n"
+        "  --write-key FILE     write our private key (PKCS#1 DER) there\n"
+        "  --server-trust FILE  the server certificate must chain to this\n"
+        "                       one (default: the server's own leaf)\n"
         "  --sessions N         connections, each with its own channel and "
         "session (1)\n"
         "  --depth D            requests in flight per session (1)\n"
         "  --seconds S          measuring window (10)\n"
         "  --warmup S           load before the window, not measured (1)\n"
         "  --scenario NAME      read1 | read100 | browse | write100 | sub |\n"
-        "                       fanout (read1)\n"
+        "                       fanout | connect (read1)\n"
         "  --vars-ns NS         namespace of the variables (1)\n"
         "  --vars-prefix P      string node ids P0, P1, ... (v)\n"
         "  --vars-count N       variables to rotate over (1000)\n"
@@ -1765,7 +1801,9 @@ ub_usage(FILE *f)
         "  --quiet              no progress on stderr\n"
         "  --help\n"
         "\n"
-        "Scenarios (an op is one service call):\n");
+        "Scenarios (an op is one service call; sub, fanout: a notification;"
+        "\n"
+        "connect: a handshake):\n");
     for (size_t i = 0; i < UB_NSCENARIOS; i++)
         fprintf(f, "  %-9s %s\n", ub_scenarios[i].name, ub_scenarios[i].what);
 }
@@ -3254,7 +3292,11 @@ main(int argc, char **argv)
             if (b.ready + b.dead == b.nsess
                 || now - start > (uint64_t)UB_SETUP_MS * 1000000u) {
                 if (b.ready == 0) {
-                    fprintf(stderr, "uabench: no session could be set up\n");
+                    fprintf(stderr, "uabench: no session could be set up%s"
+                            "\n", b.policy != NULL
+                            && b.first_error == UA_BAD_SECURITY_CHECKS_FAILED
+                            ? " (is our certificate in the server's trust "
+                              "list?)" : "");
                     return 2;
                 }
                 if (b.ready + b.dead < b.nsess)
