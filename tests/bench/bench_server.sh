@@ -309,8 +309,9 @@ END {
     if (rsa != "") {
         printf "\nRSA ceiling of connect-sec, measured by uabench with"
         printf " proto/crypto.h in the same run (CPU time, before and after"
-        printf " the window): the server does %s private-key operations", \
+        printf " the window, the lower of the two): the server does %s", \
             rval("server_private_ops/hs")
+        printf " private-key operations"
         printf " (%s µs per signature, %s µs per decrypted block) and %s", \
             rval("sign_us"), rval("decrypt_us/block"), \
             rval("server_public_ops/hs")

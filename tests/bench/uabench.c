@@ -1693,8 +1693,9 @@ ub_rsa_measure(struct ub *b, struct ub_rsa *r)
  *   ActivateSession    verify the clientSignature (public)
  *
  * N and M are counted from the OPN chunks this run sent and received.
- * rsa_us/hs is that work at the costs measured here (the mean of the
- * measurements before and after the window); the ceiling is the
+ * rsa_us/hs is that work at the costs measured here (the lower of the
+ * measurements before and after the window: the least disturbed, so the
+ * ratio below errs low when the machine is busy); the ceiling is the
  * handshake rate the server's measured CPU would give if it did nothing
  * but those operations: server_cores / rsa_us, and ratio = measured rate
  * / ceiling = rsa_us/hs / server_cpu_us/hs, the share of the server's
@@ -1718,15 +1719,15 @@ ub_rsa_report(FILE *f, struct ub *b, double hs, double srv_us, double secs)
                                 : "an RSA measurement failed");
         return;
     }
-    sign = (r0->sign_us + r1->sign_us) / 2;
-    dec = (r0->decrypt_us + r1->decrypt_us) / 2;
-    ver = (r0->verify_us + r1->verify_us) / 2;
-    enc = (r0->encrypt_us + r1->encrypt_us) / 2;
-    cert = (r0->cert_us + r1->cert_us) / 2;
-    cs = (r0->csign_us + r1->csign_us) / 2;
-    cd = (r0->cdecrypt_us + r1->cdecrypt_us) / 2;
-    cv = (r0->cverify_us + r1->cverify_us) / 2;
-    ce = (r0->cencrypt_us + r1->cencrypt_us) / 2;
+    sign = fmin(r0->sign_us, r1->sign_us);
+    dec = fmin(r0->decrypt_us, r1->decrypt_us);
+    ver = fmin(r0->verify_us, r1->verify_us);
+    enc = fmin(r0->encrypt_us, r1->encrypt_us);
+    cert = fmin(r0->cert_us, r1->cert_us);
+    cs = fmin(r0->csign_us, r1->csign_us);
+    cd = fmin(r0->cdecrypt_us, r1->cdecrypt_us);
+    cv = fmin(r0->cverify_us, r1->cverify_us);
+    ce = fmin(r0->cencrypt_us, r1->cencrypt_us);
     srsa = N * dec + 2 * sign + cert + 2 * ver + M * enc;
     crsa = M * cd + 2 * cs + N * ce + 2 * cv;
     if (secs > 0 && srv_us > 0)
