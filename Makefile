@@ -500,8 +500,11 @@ bench-security: $(BENCH_SECURITY)
 # --security POLICY:MODE); always -O2 and the plain libproto.a, never
 # sanitized.
 UABENCH := build/bench/uabench
+UABENCH_SRCS := tests/bench/uabench.c tests/bench/uabench_conn.c \
+                tests/bench/uabench_sec.c tests/bench/uabench_scen.c
+UABENCH_OBJS := $(call objs,build,$(UABENCH_SRCS))
 
-$(UABENCH): build/tests/bench/uabench.o build/libproto.a
+$(UABENCH): $(UABENCH_OBJS) build/libproto.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(WOLFSSL_LIBS) -lm
 
@@ -519,8 +522,7 @@ bench: $(UABENCH) build/uabroker build/uaworker
 	BENCH_WORKERS=$(or $(BENCH_WORKERS),0) \
 	  sh tests/bench/bench_server.sh $(BENCH_SERVER_ARGS)
 
--include $(wildcard build/tests/bench/uabench.d \
-    $(patsubst %.o,%.d,$(BADINPUT_OBJS)))
+-include $(wildcard $(patsubst %.o,%.d,$(UABENCH_OBJS) $(BADINPUT_OBJS)))
 
 # ---------------------------------------------------------------- clean
 
