@@ -459,7 +459,11 @@ fuzz: $(FUZZ_TARGETS)
 
 BENCH_CODEC := build/bench/bench_codec
 
-$(BENCH_CODEC): build/tests/bench/bench_codec.o build/libproto.a
+# benchlib.c: the clock, median and --markdown section rewrite of the
+# micro benchmarks below.
+BENCHLIB_OBJ := build/tests/bench/benchlib.o
+
+$(BENCH_CODEC): build/tests/bench/bench_codec.o $(BENCHLIB_OBJ) build/libproto.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(WOLFSSL_LIBS) -lm
 
@@ -469,7 +473,8 @@ bench-codec: $(BENCH_CODEC)
 
 BENCH_ADDRSPACE := build/bench/bench_addrspace
 
-$(BENCH_ADDRSPACE): build/tests/bench/bench_addrspace.o build/libshm.a
+$(BENCH_ADDRSPACE): build/tests/bench/bench_addrspace.o $(BENCHLIB_OBJ) \
+                    build/libshm.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lm
 
@@ -486,7 +491,8 @@ bench-addrspace: $(BENCH_ADDRSPACE) build/uabroker
 # BENCH_ARGS="<round trips> <handshakes>"; -O2, the plain libproto.a.
 BENCH_SECURITY := build/bench/bench_sc_security
 
-$(BENCH_SECURITY): build/tests/bench/bench_sc_security.o build/libproto.a
+$(BENCH_SECURITY): build/tests/bench/bench_sc_security.o $(BENCHLIB_OBJ) \
+                   build/libproto.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(WOLFSSL_LIBS) -lm
 
@@ -494,7 +500,8 @@ $(BENCH_SECURITY): build/tests/bench/bench_sc_security.o build/libproto.a
 bench-security: $(BENCH_SECURITY)
 	./$(BENCH_SECURITY) $(BENCH_ARGS)
 
--include $(wildcard build/tests/bench/bench_sc_security.d)
+-include $(wildcard build/tests/bench/bench_sc_security.d \
+    build/tests/bench/benchlib.d)
 
 # uabench: the OPC UA load generator (any server; SecurityPolicy None or
 # --security POLICY:MODE); always -O2 and the plain libproto.a, never

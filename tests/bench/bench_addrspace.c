@@ -23,7 +23,7 @@
  * Build and run without the Makefile (`make bench-addrspace` does the same):
  *   make build/libshm.a
  *   gcc -O2 -std=c11 -D_GNU_SOURCE -I. tests/bench/bench_addrspace.c \
- *       build/libshm.a -o build/bench/bench_addrspace
+ *       tests/bench/benchlib.c build/libshm.a -o build/bench/bench_addrspace
  *   ./build/bench/bench_addrspace [--markdown docs/benchmarks.md]
  *
  * --markdown FILE replaces the text between <!-- bench-addrspace:begin -->
@@ -38,13 +38,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
-#include <time.h>
 
 #include "shm/layout.h"
 #include "shm/nodestore.h"
 #include "shm/segment.h"
 #include "shm/value.h"
+#include "tests/bench/benchlib.h"
 
 #define BENCH_RUNS      5
 #define BENCH_RUN_NS    200000000ULL    /* >= 0.2 s per timed run */
@@ -57,8 +56,6 @@
 
 #define BENCH_MARK_BEGIN "<!-- bench-addrspace:begin -->"
 #define BENCH_MARK_END   "<!-- bench-addrspace:end -->"
-#define BENCH_MACHINE    "2 vCPU KVM guest, shared; ratios within one run " \
-                         "are what count"
 
 struct bench_case {
     const char *name;
@@ -67,7 +64,12 @@ struct bench_case {
     double      ns;                     /* median ns/op */
 };
 
-static uint64_t bench_now(void);
+/* The table of a --markdown section. */
+struct bench_out {
+    const struct bench_case *cs;
+    size_t                   n;
+};
+
 static void bench_die(const char *what, int rc);
 static uint64_t bench_rand(void);
 static void bench_build(void);
@@ -82,13 +84,10 @@ static void bench_op_read_i32(uint64_t n);
 static void bench_op_read_str(uint64_t n);
 static void bench_op_write_i32(uint64_t n);
 static void bench_op_write_str(uint64_t n);
-static int bench_cmp_double(const void *a, const void *b);
 static void bench_measure(struct bench_case *c);
 static bool bench_met(const struct bench_case *c);
 static void bench_table(FILE *f, const struct bench_case *cs, size_t n);
-static void bench_section(FILE *f, const struct bench_case *cs, size_t n);
-static int bench_markdown(const char *path, const struct bench_case *cs,
-                          size_t n);
+static void bench_section(FILE *f, void *ctx);
 
 static struct shm_segment   bench_seg;
 static struct shm_nodestore bench_store;
@@ -109,15 +108,6 @@ static uint8_t              bench_str_b[BENCH_STR_LEN];
 static volatile uint64_t    bench_sink;
 static double               bench_build_s;
 static uint64_t             bench_rng = 0x9e3779b97f4a7c15ULL;
-
-static uint64_t
-bench_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static void
 bench_die(const char *what, int rc)
@@ -147,7 +137,7 @@ bench_build(void)
         .vheap = 1u << 20,
     };
     uint32_t       *perm;
-    uint64_t        t0 = bench_now();
+    uint64_t        t0 = benchlib_now();
     int             rc;
     struct shm_value meta = { .status = 0, .flags = SHM_VF_SOURCE_TS,
                               .source_ts = 133500000000000000LL };
@@ -187,7 +177,7 @@ bench_build(void)
     rc = shm_values_open(&bench_vals, &bench_seg);
     if (rc != 0)
         bench_die("shm_values_open", rc);
-    bench_build_s = (double)(bench_now() - t0) / 1e9;
+    bench_build_s = (double)(benchlib_now() - t0) / 1e9;
 
     /* Values: one inline Int32, one 1 KiB String in the heap. */
     bench_slot_i32 = 3;
@@ -385,14 +375,6 @@ bench_op_write_str(uint64_t n)
 
 /* ------------------------------------------------------------ timing */
 
-static int
-bench_cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
-
 static void
 bench_measure(struct bench_case *c)
 {
@@ -402,22 +384,21 @@ bench_measure(struct bench_case *c)
     c->run(1);
     /* Warm up and calibrate: grow iters until one run takes BENCH_WARM_NS. */
     for (;;) {
-        t0 = bench_now();
+        t0 = benchlib_now();
         c->run(iters);
-        dt = bench_now() - t0;
+        dt = benchlib_now() - t0;
         if (dt >= BENCH_WARM_NS)
             break;
         iters *= 2;
     }
     iters = (uint64_t)((double)iters * (double)BENCH_RUN_NS / (double)dt) + 1;
     for (int r = 0; r < BENCH_RUNS; r++) {
-        t0 = bench_now();
+        t0 = benchlib_now();
         c->run(iters);
-        dt = bench_now() - t0;
+        dt = benchlib_now() - t0;
         ns[r] = (double)dt / (double)iters;
     }
-    qsort(ns, BENCH_RUNS, sizeof(ns[0]), bench_cmp_double);
-    c->ns = ns[BENCH_RUNS / 2];
+    c->ns = benchlib_median(ns, BENCH_RUNS);
 }
 
 /* ------------------------------------------------------------ output */
@@ -446,94 +427,26 @@ bench_table(FILE *f, const struct bench_case *cs, size_t n)
     }
 }
 
+/* The section between the markers (benchlib_markdown()); ctx: bench_out. */
 static void
-bench_section(FILE *f, const struct bench_case *cs, size_t n)
+bench_section(FILE *f, void *ctx)
 {
-    struct utsname u;
-    char           date[32];
-    time_t         now = time(NULL);
-    struct tm      tm;
+    const struct bench_out *o = ctx;
+    char                    date[32], machine[80];
 
-    if (uname(&u) != 0)
-        snprintf(u.machine, sizeof(u.machine), "unknown");
-    gmtime_r(&now, &tm);
-    strftime(date, sizeof(date), "%Y-%m-%d", &tm);
-    fprintf(f, "%s\n", BENCH_MARK_BEGIN);
+    benchlib_stamp(date, sizeof(date), machine, sizeof(machine));
     fprintf(f, "Measured %s (UTC) on %s, compiler %s, `-O2` "
-            "(`make bench-addrspace`).\n", date, u.machine, __VERSION__);
+            "(`make bench-addrspace`).\n", date, machine, __VERSION__);
     fprintf(f, "Machine: %s. One process; a store of %u string NodeIds "
             "(ns=1;s=v0 .. v%u) and %u numeric ns=0 nodes, built in %.2f s "
             "(%.0f MiB segment). Median of %d runs of ≥ %.1f s each after "
             "warm-up. \"hot\": %u keys in a loop; \"random\": all keys in "
             "a shuffled order, so the index, node and string are mostly "
             "cache misses.\n\n",
-            BENCH_MACHINE, BENCH_NSTR, BENCH_NSTR - 1, BENCH_NNUM,
+            BENCHLIB_MACHINE, BENCH_NSTR, BENCH_NSTR - 1, BENCH_NNUM,
             bench_build_s, (double)bench_seg.size / (1024.0 * 1024.0),
             BENCH_RUNS, (double)BENCH_RUN_NS / 1e9, BENCH_HOT);
-    bench_table(f, cs, n);
-    fprintf(f, "%s\n", BENCH_MARK_END);
-}
-
-/* Replace the marked section of path, or append it. */
-static int
-bench_markdown(const char *path, const struct bench_case *cs, size_t n)
-{
-    FILE  *f;
-    char  *old = NULL, *b, *e;
-    size_t len = 0;
-    char   tmp[4096];
-
-    f = fopen(path, "rb");
-    if (f != NULL) {
-        size_t k;
-
-        while ((k = fread(tmp, 1, sizeof(tmp), f)) > 0) {
-            char *p = realloc(old, len + k + 1);
-
-            if (p == NULL) {
-                fclose(f);
-                free(old);
-                return -1;
-            }
-            old = p;
-            memcpy(old + len, tmp, k);
-            len += k;
-        }
-        fclose(f);
-    }
-    if (old != NULL)
-        old[len] = '\0';
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    f = fopen(tmp, "wb");
-    if (f == NULL) {
-        perror(tmp);
-        free(old);
-        return -1;
-    }
-    b = old != NULL ? strstr(old, BENCH_MARK_BEGIN) : NULL;
-    e = b != NULL ? strstr(b, BENCH_MARK_END) : NULL;
-    if (b != NULL && e != NULL) {
-        e += strlen(BENCH_MARK_END);
-        if (*e == '\n')
-            e++;
-        fwrite(old, 1, (size_t)(b - old), f);
-        bench_section(f, cs, n);
-        fputs(e, f);
-    } else {
-        if (old != NULL) {
-            fputs(old, f);
-            if (len > 0 && old[len - 1] != '\n')
-                fputc('\n', f);
-            fputc('\n', f);
-        }
-        bench_section(f, cs, n);
-    }
-    free(old);
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        perror(path);
-        return -1;
-    }
-    return 0;
+    bench_table(f, o->cs, o->n);
 }
 
 int
@@ -575,7 +488,10 @@ main(int argc, char **argv)
     printf("\n");
     bench_table(stdout, cs, n);
     if (md != NULL) {
-        if (bench_markdown(md, cs, n) != 0)
+        struct bench_out o = { cs, n };
+
+        if (benchlib_markdown(md, BENCH_MARK_BEGIN, BENCH_MARK_END,
+                              bench_section, &o) != 0)
             return 1;
         printf("\nbench_addrspace: wrote the address-space section of %s\n",
                md);

@@ -35,8 +35,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
-#include <time.h>
 
 #include "proto/arena.h"
 #include "proto/attrs_gen.h"
@@ -44,6 +42,7 @@
 #include "proto/status_gen.h"
 #include "proto/types.h"
 #include "proto/types_gen.h"
+#include "tests/bench/benchlib.h"
 
 #define BENCH_RUNS      5
 #define BENCH_RUN_NS    300000000ULL    /* >= 0.3 s per timed run */
@@ -60,8 +59,6 @@
 #else
 #define BENCH_COMPILER   "unknown compiler"
 #endif
-#define BENCH_MACHINE    "2 vCPU KVM guest, shared; ratios within one run " \
-                         "are what count"
 
 /* glibc's own entry points, for the interposed allocator below. */
 extern void *__libc_malloc(size_t n);
@@ -80,7 +77,12 @@ struct bench_case {
     double      samples[BENCH_RUNS];
 };
 
-static uint64_t bench_now(void);
+/* The table of a --markdown section. */
+struct bench_out {
+    const struct bench_case *cs;
+    size_t                   n;
+};
+
 static void bench_fail(const char *what, ua_status s);
 static void bench_header(struct ua_request_header *h, uint32_t handle);
 static void bench_rsp_header(struct ua_response_header *h, uint32_t handle);
@@ -95,15 +97,12 @@ static void bench_op_enc_rr1(void);
 static void bench_op_enc_rr100(void);
 static void bench_op_enc_pub100(void);
 static void bench_op_dec_write100(void);
-static int bench_cmp_double(const void *a, const void *b);
 static void bench_calibrate(struct bench_case *c);
 static void bench_run(struct bench_case *c, int r);
 static void bench_finish(struct bench_case *c, int runs);
 static bool bench_met(const struct bench_case *c);
-static void bench_section(FILE *f, const struct bench_case *cs, size_t n);
 static void bench_table(FILE *f, const struct bench_case *cs, size_t n);
-static int bench_markdown(const char *path, const struct bench_case *cs,
-                          size_t n);
+static void bench_section(FILE *f, void *ctx);
 
 static volatile int      bench_counting;
 static volatile uint64_t bench_allocs;
@@ -185,15 +184,6 @@ bench_check_counting(void)
 }
 
 /* ------------------------------------------------------------ values */
-
-static uint64_t
-bench_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static void
 bench_fail(const char *what, ua_status s)
@@ -413,14 +403,6 @@ bench_op_enc_pub100(void)
 
 /* ------------------------------------------------------------ timing */
 
-static int
-bench_cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
-
 /* Check c once, warm it up and pick iterations for >= BENCH_RUN_NS. */
 static void
 bench_calibrate(struct bench_case *c)
@@ -429,10 +411,10 @@ bench_calibrate(struct bench_case *c)
 
     c->run();
     for (;;) {
-        t0 = bench_now();
+        t0 = benchlib_now();
         for (uint64_t i = 0; i < iters; i++)
             c->run();
-        dt = bench_now() - t0;
+        dt = benchlib_now() - t0;
         if (dt >= BENCH_WARM_NS)
             break;
         iters *= 2;
@@ -449,10 +431,10 @@ bench_run(struct bench_case *c, int r)
 
     bench_allocs = 0;
     bench_counting = 1;
-    t0 = bench_now();
+    t0 = benchlib_now();
     for (uint64_t i = 0; i < c->iters; i++)
         c->run();
-    dt = bench_now() - t0;
+    dt = benchlib_now() - t0;
     bench_counting = 0;
     c->alloc_total += bench_allocs;
     c->iter_total += c->iters;
@@ -462,8 +444,7 @@ bench_run(struct bench_case *c, int r)
 static void
 bench_finish(struct bench_case *c, int runs)
 {
-    qsort(c->samples, (size_t)runs, sizeof(c->samples[0]), bench_cmp_double);
-    c->ns = c->samples[runs / 2];
+    c->ns = benchlib_median(c->samples, (size_t)runs);
     c->allocs = (double)c->alloc_total / (double)c->iter_total;
 }
 
@@ -494,90 +475,23 @@ bench_table(FILE *f, const struct bench_case *cs, size_t n)
     }
 }
 
+/* The section between the markers (benchlib_markdown()); ctx: bench_out. */
 static void
-bench_section(FILE *f, const struct bench_case *cs, size_t n)
+bench_section(FILE *f, void *ctx)
 {
-    struct utsname u;
-    char           date[32];
-    time_t         now = time(NULL);
-    struct tm      tm;
+    const struct bench_out *o = ctx;
+    char                    date[32], machine[80];
 
-    if (uname(&u) != 0)
-        snprintf(u.machine, sizeof(u.machine), "unknown");
-    gmtime_r(&now, &tm);
-    strftime(date, sizeof(date), "%Y-%m-%d", &tm);
-    fprintf(f, "%s\n", BENCH_MARK_BEGIN);
+    benchlib_stamp(date, sizeof(date), machine, sizeof(machine));
     fprintf(f, "Measured %s (UTC) on %s, compiler %s, `-O2` "
-            "(`make bench-codec`).\n", date, u.machine, BENCH_COMPILER);
+            "(`make bench-codec`).\n", date, machine, BENCH_COMPILER);
     fprintf(f, "Machine: %s. Median of %d runs of ≥ %.1f s each after "
             "warm-up; one arena and one output buffer reused, as in a "
-            "worker.\n\n", BENCH_MACHINE, BENCH_RUNS,
+            "worker.\n\n", BENCHLIB_MACHINE, BENCH_RUNS,
             (double)BENCH_RUN_NS / 1e9);
-    bench_table(f, cs, n);
-    fprintf(f, "%s\n", BENCH_MARK_END);
+    bench_table(f, o->cs, o->n);
 }
 
-/* Replace the marked section of path, or append it. */
-static int
-bench_markdown(const char *path, const struct bench_case *cs, size_t n)
-{
-    FILE  *f;
-    char  *old = NULL, *b, *e;
-    size_t len = 0;
-    char   tmp[4096];
-
-    f = fopen(path, "rb");
-    if (f != NULL) {
-        size_t k;
-
-        while ((k = fread(tmp, 1, sizeof(tmp), f)) > 0) {
-            char *p = realloc(old, len + k + 1);
-
-            if (p == NULL) {
-                fclose(f);
-                free(old);
-                return -1;
-            }
-            old = p;
-            memcpy(old + len, tmp, k);
-            len += k;
-        }
-        fclose(f);
-    }
-    if (old != NULL)
-        old[len] = '\0';
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    f = fopen(tmp, "wb");
-    if (f == NULL) {
-        perror(tmp);
-        free(old);
-        return -1;
-    }
-    b = old != NULL ? strstr(old, BENCH_MARK_BEGIN) : NULL;
-    e = b != NULL ? strstr(b, BENCH_MARK_END) : NULL;
-    if (b != NULL && e != NULL) {
-        e += strlen(BENCH_MARK_END);
-        if (*e == '\n')
-            e++;
-        fwrite(old, 1, (size_t)(b - old), f);
-        bench_section(f, cs, n);
-        fputs(e, f);
-    } else {
-        if (old != NULL) {
-            fputs(old, f);
-            if (len > 0 && old[len - 1] != '\n')
-                fputc('\n', f);
-            fputc('\n', f);
-        }
-        bench_section(f, cs, n);
-    }
-    free(old);
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        perror(path);
-        return -1;
-    }
-    return 0;
-}
 
 int
 main(int argc, char **argv)
@@ -662,7 +576,10 @@ main(int argc, char **argv)
     printf("\n");
     bench_table(stdout, cs, n);
     if (md != NULL) {
-        if (bench_markdown(md, cs, n) != 0)
+        struct bench_out o = { cs, n };
+
+        if (benchlib_markdown(md, BENCH_MARK_BEGIN, BENCH_MARK_END,
+                              bench_section, &o) != 0)
             return 1;
         printf("\nbench_codec: wrote the codec section of %s\n", md);
     }
