@@ -36,7 +36,9 @@
 #            -w 1 and then -w 2 (the rows fanout-w1, fanout-w2)
 #
 # Environment: BENCH_SECONDS (measured seconds per run, default 10),
-# BENCH_WARMUP (default 1), BENCH_WORKERS (default 0 = one per core),
+# BENCH_WARMUP (seconds of load before each, default 1; both may be
+# fractional, e.g. 0.5; anything but a non-negative decimal number is
+# refused), BENCH_WORKERS (default 0 = one per core),
 # BENCH_QUIET_WAIT (seconds to wait for a quiet machine before each run,
 # default 60),
 # UABROKER, UABENCH (binaries), BENCH_DOC (default docs/benchmarks.md).
@@ -61,6 +63,20 @@ for a in "$@"; do
     *) echo "bench_server: unknown argument: $a" >&2; exit 2 ;;
     esac
 done
+
+# Seconds: digits with an optional decimal point (uabench's --seconds and
+# --warmup take fractions; the run's `timeout` below rounds up).
+for v in "BENCH_SECONDS=$secs" "BENCH_WARMUP=$warm"; do
+    if ! awk -v x="${v#*=}" \
+            'BEGIN { exit !(x ~ /^([0-9]+\.?[0-9]*|\.[0-9]+)$/) }'; then
+        echo "bench_server: ${v%%=*} must be a number of seconds" \
+             "(e.g. 1 or 0.5), not '${v#*=}'" >&2
+        exit 2
+    fi
+done
+# The bound of one run: measured + warm-up + 90 s, whole seconds.
+limit=$(awk -v s="$secs" -v w="$warm" 'BEGIN {
+    t = s + w + 90; c = int(t); if (c < t) c++; print c }')
 
 for f in "$broker" "$bench"; do
     [ -x "$f" ] || { echo "bench_server: $f not found: run make bench" >&2;
@@ -180,7 +196,7 @@ run() {
         shift 2
     fi
     quiet
-    out=$(timeout $((secs + warm + 90)) "$bench" --url "$url" \
+    out=$(timeout "$limit" "$bench" --url "$url" \
         --stats "$stats" --seconds "$secs" --warmup "$warm" --quiet "$@") \
         || rc=1
     line=$(echo "$out" | grep '^scenario=' || true)
