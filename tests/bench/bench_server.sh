@@ -40,7 +40,7 @@
 # fractional, e.g. 0.5; anything but a non-negative decimal number is
 # refused), BENCH_WORKERS (default 0 = one per core),
 # BENCH_QUIET_WAIT (seconds to wait for a quiet machine before each run,
-# default 60),
+# default 60; 0: do not wait),
 # UABROKER, UABENCH (binaries), BENCH_DOC (default docs/benchmarks.md).
 # Every run is bounded (uabench's own alarm, plus `timeout` here).
 
@@ -174,6 +174,7 @@ busy() {
 # its other load in the table anyway.
 quiet() {
     left=${BENCH_QUIET_WAIT:-60}
+    [ "$left" -gt 0 ] || return 0
     while [ "$left" -gt 0 ]; do
         b=$(busy)
         if awk -v b="$b" 'BEGIN { exit !(b < 0.3) }'; then
