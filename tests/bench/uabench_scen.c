@@ -25,7 +25,6 @@
 #include "proto/types.h"
 #include "proto/types_gen.h"
 
-static void ub_connect_next(struct ub *b, struct ub_sess *s);
 static int ub_read_init(struct ub *b, struct ub_sess *s, int32_t n);
 static int ub_read1_init(struct ub *b, struct ub_sess *s);
 static int ub_read100_init(struct ub *b, struct ub_sess *s);
@@ -40,6 +39,7 @@ static ua_status ub_write_status(const void *result);
 static int ub_sub_init(struct ub *b, struct ub_sess *s);
 static void ub_sub_next(struct ub *b, struct ub_sess *s);
 static ua_status ub_sub_status(const void *result);
+static void ub_connect_next(struct ub *b, struct ub_sess *s);
 
 /* ------------------------------------------------------------ scenarios */
 
