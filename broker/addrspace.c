@@ -3,7 +3,8 @@
  *
  * Order of the build: namespace 0 exactly as generated (node index i is
  * bk_ns0_nodes[i]), its references, then namespace 1: Objects/Demo with
- * Static (every built-in type, scalar and array), Simulation and Vars.
+ * Static (every built-in type, scalar and array), Analog (AnalogItemType
+ * variables with EURange and EngineeringUnits), Simulation and Vars.
  * Every Variable and VariableType gets a value slot holding its encoded
  * Variant.  Last, the live Server nodes are written from the configuration.
  */
@@ -28,8 +29,9 @@
 
 #define BK_NS0_URI        "http://opcfoundation.org/UA/"
 #define BK_ENC_BUF        (64 * 1024)
-#define BK_DEMO_FOLDERS   6
+#define BK_DEMO_FOLDERS   7
 #define BK_DEMO_BUILTINS  25
+#define BK_DEMO_ANALOG    3     /* AnalogItems, each with 2 properties */
 
 static int bk_as_ns0_index(uint32_t id);
 static uint32_t bk_as_str(struct bk_addrspace *as, const char *s);
@@ -107,7 +109,8 @@ void
 bk_addrspace_plan(const struct bk_config *c, struct shm_plan *p)
 {
     uint64_t slots = 0, heap = 0;
-    uint64_t demo = BK_DEMO_FOLDERS + 2 * BK_DEMO_BUILTINS + BK_SIM_MAX;
+    uint64_t demo = BK_DEMO_FOLDERS + 2 * BK_DEMO_BUILTINS + BK_SIM_MAX
+                    + 3 * BK_DEMO_ANALOG;
 
     memset(p, 0, sizeof(*p));
     for (size_t i = 0; i < BK_NS0_NODES; i++) {
@@ -125,7 +128,7 @@ bk_addrspace_plan(const struct bk_config *c, struct shm_plan *p)
                  + 64 * demo + 16 * (uint64_t)c->vars + 8192;
     p->slots = (uint32_t)(slots + demo + c->vars);
     /* Live Server values (ServerStatus, arrays) and the Static demo. */
-    heap += 64 * 1024 + 2 * BK_DEMO_BUILTINS * 1024;
+    heap += 64 * 1024 + 2 * BK_DEMO_BUILTINS * 1024 + BK_DEMO_ANALOG * 1024;
     p->vheap = heap + (uint64_t)c->value_heap_mb * 1024 * 1024;
     /* The fan-out: a ring triple per worker slot, the block pool. */
     p->ring_workers = c->workers;
@@ -461,6 +464,108 @@ bk_as_samples(uint8_t bt, void *out, int64_t now)
     }
 }
 
+/*
+ * Objects/Demo/Analog: writable AnalogItemType variables (Part 8 §5.3.2.3)
+ * of three Number types, each with its EURange (Range) and
+ * EngineeringUnits (EUInformation, UNECE codes) properties, so a
+ * PercentDeadband (Part 8 §7.2) has a range to work with.  Properties
+ * have browse names in namespace 0 (0:EURange, 0:EngineeringUnits).
+ * Returns the next free slot, or SHM_NONE when the segment is full.
+ */
+static uint32_t
+bk_as_build_analog(struct bk_addrspace *as, uint32_t parent, uint32_t slot,
+                   int64_t now)
+{
+    static const struct {
+        const char *name;
+        uint32_t    data_type;
+        uint8_t     bt;
+        double      low, high, init;
+        const char *unit;       /* display name */
+        const char *desc;
+        int32_t     unit_id;    /* UNECE common code, Part 8 §5.6.3 */
+    } an[BK_DEMO_ANALOG] = {
+        /* CEL: degree Celsius; PAL: pascal; RPM: revolutions per minute */
+        { "Double", UA_NS0ID_DOUBLE, UA_BT_DOUBLE, 0.0, 100.0, 50.0,
+          "\xC2\xB0" "C", "degree Celsius", ('C' << 16) | ('E' << 8) | 'L' },
+        { "Float", UA_NS0ID_FLOAT, UA_BT_FLOAT, -50.0, 50.0, 0.0,
+          "Pa", "pascal", ('P' << 16) | ('A' << 8) | 'L' },
+        { "Int32", UA_NS0ID_INT32, UA_BT_INT32, 0.0, 1000.0, 500.0,
+          "r/min", "revolutions per minute", ('R' << 16) | ('P' << 8) | 'M' },
+    };
+    char id[64];
+
+    for (int i = 0; i < BK_DEMO_ANALOG; i++) {
+        struct ua_range          rg = { an[i].low, an[i].high };
+        struct ua_eu_information eu;
+        struct shm_node         *n;
+        uint32_t                 v, p;
+        float                    f = (float)an[i].init;
+        int32_t                  x = (int32_t)an[i].init;
+        const void              *val = an[i].bt == UA_BT_DOUBLE
+                                           ? (const void *)&an[i].init
+                                       : an[i].bt == UA_BT_FLOAT
+                                           ? (const void *)&f
+                                           : (const void *)&x;
+
+        snprintf(id, sizeof(id), "Demo.Analog.%s", an[i].name);
+        v = bk_as_add_node(as, id, SHM_NC_VARIABLE, an[i].name, parent,
+                           UA_NS0ID_ORGANIZES, UA_NS0ID_ANALOGITEMTYPE);
+        if (v == SHM_NONE)
+            return SHM_NONE;
+        n = shm_nodestore_node(&as->ns, v);
+        n->u.var.data_type = (uint32_t)bk_as_ns0_index(an[i].data_type);
+        n->u.var.value_rank = -1;
+        n->access_level_ex = 3;
+        n->user_access_level = 3;
+        n->min_sampling = 0;
+        n->u.var.slot = slot;
+        if (bk_addrspace_write_scalar(as, slot, an[i].bt, val, now) != 0)
+            return SHM_NONE;
+        slot++;
+
+        for (int k = 0; k < 2; k++) {
+            const char *pn = k == 0 ? "EURange" : "EngineeringUnits";
+            int         rc;
+
+            snprintf(id, sizeof(id), "Demo.Analog.%s.%s", an[i].name, pn);
+            p = bk_as_add_node(as, id, SHM_NC_VARIABLE, pn, v,
+                               UA_NS0ID_HASPROPERTY, UA_NS0ID_PROPERTYTYPE);
+            if (p == SHM_NONE)
+                return SHM_NONE;
+            n = shm_nodestore_node(&as->ns, p);
+            n->browse_ns = 0;
+            n->u.var.data_type = (uint32_t)bk_as_ns0_index(
+                k == 0 ? UA_NS0ID_RANGE : UA_NS0ID_EUINFORMATION);
+            n->u.var.value_rank = -1;
+            n->access_level_ex = 1;
+            n->user_access_level = 1;
+            n->min_sampling = 0;
+            n->u.var.slot = slot;
+            if (k == 0) {
+                rc = bk_as_write_struct(as, slot, UA_TYPE_RANGE, &rg, now);
+            } else {
+                memset(&eu, 0, sizeof(eu));
+                eu.namespace_uri = ua_string_from(
+                    "http://www.opcfoundation.org/UA/units/un/cefact");
+                eu.unit_id = an[i].unit_id;
+                eu.display_name.mask = UA_LT_LOCALE | UA_LT_TEXT;
+                eu.display_name.locale = ua_string_from("en");
+                eu.display_name.text = ua_string_from(an[i].unit);
+                eu.description.mask = UA_LT_LOCALE | UA_LT_TEXT;
+                eu.description.locale = ua_string_from("en");
+                eu.description.text = ua_string_from(an[i].desc);
+                rc = bk_as_write_struct(as, slot, UA_TYPE_EUINFORMATION, &eu,
+                                        now);
+            }
+            if (rc != 0)
+                return SHM_NONE;
+            slot++;
+        }
+    }
+    return slot;
+}
+
 static int
 bk_as_build_demo(struct bk_addrspace *as, const struct bk_config *c,
                  uint32_t slot, int64_t now, char *err, size_t errlen)
@@ -470,7 +575,7 @@ bk_as_build_demo(struct bk_addrspace *as, const struct bk_config *c,
     static const uint32_t    sim_type[BK_SIM_MAX] = {
         UA_NS0ID_UINT32, UA_NS0ID_DOUBLE, UA_NS0ID_DOUBLE, UA_NS0ID_DOUBLE };
     uint32_t objects = (uint32_t)bk_as_ns0_index(UA_NS0ID_OBJECTSFOLDER);
-    uint32_t demo, stat, scal, arr, simf, vars, idx;
+    uint32_t demo, stat, scal, arr, anaf, simf, vars, idx;
     uint8_t  samples[3 * 128] __attribute__((aligned(16)));
     char     id[64];
     int      rc = 0;
@@ -485,6 +590,7 @@ bk_as_build_demo(struct bk_addrspace *as, const struct bk_config *c,
     BK_FOLDER(stat, "Demo.Static", "Static", demo);
     BK_FOLDER(scal, "Demo.Static.Scalar", "Scalar", stat);
     BK_FOLDER(arr, "Demo.Static.Array", "Array", stat);
+    BK_FOLDER(anaf, "Demo.Analog", "Analog", demo);
     BK_FOLDER(simf, "Demo.Simulation", "Simulation", demo);
     BK_FOLDER(vars, "Demo.Vars", "Vars", demo);
 #undef BK_FOLDER
@@ -523,6 +629,11 @@ bk_as_build_demo(struct bk_addrspace *as, const struct bk_config *c,
                 goto full;
             slot++;
         }
+    }
+    slot = bk_as_build_analog(as, anaf, slot, now);
+    if (slot == SHM_NONE) {
+        rc = -1;
+        goto full;
     }
     for (int i = 0; i < BK_SIM_MAX; i++) {
         double   d = 0;

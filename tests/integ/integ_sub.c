@@ -20,7 +20,12 @@
  *      the subscriber on worker 0 still sees every value in order; the
  *      slot is respawned; the blocks the dead worker held are reclaimed
  *      (blocks_free == blocks_total again);
- *   5. SIGTERM: the broker exits.
+ *   5. PercentDeadband (Part 8 §7.2) on the AnalogItem
+ *      ns=1;s=Demo.Analog.Double (EURange 0..100): 10 % lets through
+ *      only changes of more than 10.0 from the last reported value, and
+ *      the same filter on ns=1;s=v1 (a Double without EURange) is refused
+ *      with BadDeadbandFilterInvalid (Part 8 Table 28);
+ *   6. SIGTERM: the broker exits.
  *
  * Prints "ok N - what" / "FAIL N - what" and "integ_sub: N passed, M
  * failed"; exits non-zero on any failure.  The broker's process group is
@@ -112,6 +117,7 @@ static void is_sub_stop(struct is_client *cl);
 static ua_status is_write(struct is_client *cl, int32_t v);
 static bool is_wait_value(struct is_client *cl, int64_t v, unsigned ms);
 static bool is_blocks_free(unsigned ms, uint64_t *free, uint64_t *total);
+static void is_analog(struct is_client *writer);
 
 /* ------------------------------------------------------------ harness */
 
@@ -604,6 +610,180 @@ is_blocks_free(unsigned ms, uint64_t *free_n, uint64_t *total)
     return false;
 }
 
+/* ------------------------------------------------------------ deadband */
+
+static struct ua_nodeid
+is_str_id(const char *id)
+{
+    struct ua_nodeid n;
+
+    memset(&n, 0, sizeof(n));
+    n.ns = 1;
+    n.idtype = UA_IDTYPE_STRING;
+    n.id.str = ua_string_from(id);
+    return n;
+}
+
+static ua_status
+is_write_double(struct is_client *cl, const char *id, double v)
+{
+    struct ua_write_request  req;
+    struct ua_write_response resp;
+    struct ua_write_value    wv;
+    ua_status                s;
+
+    memset(&wv, 0, sizeof(wv));
+    wv.node_id = is_str_id(id);
+    wv.attribute_id = UA_ATTR_VALUE;
+    wv.index_range.len = -1;
+    wv.value.mask = UA_DV_VALUE;
+    ua_variant_set_scalar(&wv.value.value, &v, UA_BT_DOUBLE);
+    memset(&req, 0, sizeof(req));
+    req.n_nodes_to_write = 1;
+    req.nodes_to_write = &wv;
+    ua_arena_reset(&is_arena);
+    s = uaconn_call(&cl->c, &ua_types[UA_TYPE_WRITEREQUEST], &req,
+                    &ua_types[UA_TYPE_WRITERESPONSE], &resp, &is_arena);
+    if (s != UA_GOOD)
+        return s;
+    return resp.n_results == 1 ? resp.results[0] : UA_BAD_UNEXPECTED_ERROR;
+}
+
+/*
+ * Step 5: a subscription with two items, both DataChangeFilter
+ * STATUS_VALUE with a 10 % PercentDeadband: Demo.Analog.Double (EURange
+ * 0..100, so 10.0) and v1 (no EURange).  Writes 50 first, then values
+ * inside and outside the band; the subscriber must see exactly the ones
+ * outside, in order.
+ */
+static void
+is_analog(struct is_client *writer)
+{
+    static const double writes[] = { 55.0, 59.9, 60.5, 65.0, 70.0, 71.0,
+                                     62.0, 0.0 };
+    static const double want[] = { 50.0, 60.5, 71.0, 0.0 };
+    struct ua_create_subscription_request     cs;
+    struct ua_create_subscription_response    csr;
+    struct ua_create_monitored_items_request  cm;
+    struct ua_create_monitored_items_response cmr;
+    struct ua_monitored_item_create_request   it[2];
+    struct ua_data_change_filter              dcf;
+    struct is_client                         *cl = is_connect();
+    double                                    got[16];
+    size_t                                    ngot = 0;
+    uint64_t                                  end;
+    ua_status                                 s;
+    bool                                      ok, extra = false;
+
+    if (!itest_check(cl != NULL, "deadband subscriber connected"))
+        return;
+    s = is_write_double(writer, "Demo.Analog.Double", 50.0);
+    itest_check(s == UA_GOOD, "write Demo.Analog.Double = 50: 0x%08X", s);
+    memset(&cs, 0, sizeof(cs));
+    cs.requested_publishing_interval = 20;
+    cs.requested_lifetime_count = 1000;
+    cs.requested_max_keep_alive_count = 10;
+    cs.publishing_enabled = true;
+    ua_arena_reset(&is_arena);
+    s = uaconn_call(&cl->c, &ua_types[UA_TYPE_CREATESUBSCRIPTIONREQUEST],
+                    &cs, &ua_types[UA_TYPE_CREATESUBSCRIPTIONRESPONSE], &csr,
+                    &is_arena);
+    if (!itest_check(s == UA_GOOD, "deadband subscription: 0x%08X", s))
+        return;
+    memset(&dcf, 0, sizeof(dcf));
+    dcf.trigger = UA_DATACHANGETRIGGER_STATUSVALUE;
+    dcf.deadband_type = UA_DEADBANDTYPE_PERCENT;
+    dcf.deadband_value = 10.0;
+    memset(it, 0, sizeof(it));
+    for (int k = 0; k < 2; k++) {
+        struct ua_monitoring_parameters *mp = &it[k].requested_parameters;
+
+        it[k].item_to_monitor.node_id = is_str_id(k == 0
+                                                      ? "Demo.Analog.Double"
+                                                      : "v1");
+        it[k].item_to_monitor.attribute_id = UA_ATTR_VALUE;
+        it[k].item_to_monitor.index_range.len = -1;
+        it[k].item_to_monitor.data_encoding.name.len = -1;
+        it[k].monitoring_mode = UA_MONITORINGMODE_REPORTING;
+        mp->client_handle = (uint32_t)k + 1;
+        mp->sampling_interval = 0;
+        mp->queue_size = 100;
+        mp->discard_oldest = true;
+        mp->filter.encoding = UA_EO_DECODED;
+        mp->filter.type = &ua_types[UA_TYPE_DATACHANGEFILTER];
+        mp->filter.type_id = ua_nodeid_num(
+            0, ua_types[UA_TYPE_DATACHANGEFILTER].binary_id);
+        mp->filter.obj = &dcf;
+    }
+    memset(&cm, 0, sizeof(cm));
+    cm.subscription_id = csr.subscription_id;
+    cm.timestamps_to_return = UA_TIMESTAMPSTORETURN_BOTH;
+    cm.n_items_to_create = 2;
+    cm.items_to_create = it;
+    ua_arena_reset(&is_arena);
+    s = uaconn_call(&cl->c, &ua_types[UA_TYPE_CREATEMONITOREDITEMSREQUEST],
+                    &cm, &ua_types[UA_TYPE_CREATEMONITOREDITEMSRESPONSE],
+                    &cmr, &is_arena);
+    if (!itest_check(s == UA_GOOD && cmr.n_results == 2,
+                     "CreateMonitoredItems with PercentDeadband: 0x%08X", s))
+        return;
+    itest_check(cmr.results[0].status_code == UA_GOOD,
+                "PercentDeadband on the AnalogItem Demo.Analog.Double "
+                "(EURange 0..100): 0x%08X", cmr.results[0].status_code);
+    itest_check(cmr.results[1].status_code == UA_BAD_DEADBAND_FILTER_INVALID,
+                "PercentDeadband on v1 (no EURange): BadDeadbandFilterInvalid "
+                "(0x%08X)", cmr.results[1].status_code);
+    for (size_t k = 0; k < sizeof(writes) / sizeof(writes[0]); k++) {
+        s = is_write_double(writer, "Demo.Analog.Double", writes[k]);
+        if (!itest_check(s == UA_GOOD, "write Demo.Analog.Double = %g: "
+                         "0x%08X", writes[k], s))
+            return;
+    }
+    /* Publish until the last value (0.0, outside the band) came. */
+    end = itest_ms() + 10000;
+    while (itest_ms() < end && !(ngot > 0 && got[ngot - 1] == 0.0)) {
+        struct ua_publish_request  req;
+        struct ua_publish_response resp;
+        const struct ua_notification_message *m;
+
+        memset(&req, 0, sizeof(req));
+        ua_arena_reset(&is_arena);
+        s = uaconn_call(&cl->c, &ua_types[UA_TYPE_PUBLISHREQUEST], &req,
+                        &ua_types[UA_TYPE_PUBLISHRESPONSE], &resp,
+                        &is_arena);
+        if (!itest_check(s == UA_GOOD, "deadband Publish: 0x%08X", s))
+            return;
+        m = &resp.notification_message;
+        for (int32_t k = 0; k < m->n_notification_data; k++) {
+            const struct ua_data_change_notification *d;
+
+            if (m->notification_data[k].type
+                != &ua_types[UA_TYPE_DATACHANGENOTIFICATION])
+                continue;
+            d = m->notification_data[k].obj;
+            for (int32_t j = 0; j < d->n_monitored_items; j++) {
+                const struct ua_datavalue *v = &d->monitored_items[j].value;
+
+                if (d->monitored_items[j].client_handle != 1
+                    || !(v->mask & UA_DV_VALUE)
+                    || v->value.type != UA_BT_DOUBLE || v->value.is_array
+                    || ngot == sizeof(got) / sizeof(got[0])) {
+                    extra = true;
+                    continue;
+                }
+                got[ngot++] = *(const double *)v->value.data;
+            }
+        }
+    }
+    ok = !extra && ngot == sizeof(want) / sizeof(want[0]);
+    for (size_t k = 0; ok && k < ngot; k++)
+        ok = got[k] == want[k];
+    itest_check(ok, "PercentDeadband 10 %% of 0..100: only changes of more "
+                "than 10.0 delivered (%zu values: %g %g %g %g ...)", ngot,
+                ngot > 0 ? got[0] : -1.0, ngot > 1 ? got[1] : -1.0,
+                ngot > 2 ? got[2] : -1.0, ngot > 3 ? got[3] : -1.0);
+}
+
 /* ------------------------------------------------------------ main */
 
 int
@@ -793,7 +973,10 @@ main(int argc, char **argv)
     itest_check(ok, "the dead worker's blocks reclaimed (%llu / %llu free)",
              (unsigned long long)free_n, (unsigned long long)total);
 
-    /* 5. Stop. */
+    /* 5. PercentDeadband on the AnalogItems. */
+    is_analog(writer);
+
+    /* 6. Stop. */
     is_sub_stop(sub[0]);
     for (unsigned i = 0; i < is_ncl; i++) {
         uaconn_clear(&is_cl[i].c);

@@ -400,6 +400,85 @@ START_TEST(test_demo_namespace)
 }
 END_TEST
 
+/* Demo/Analog: AnalogItems with 0:EURange and 0:EngineeringUnits. */
+START_TEST(test_demo_analog)
+{
+    static const struct {
+        const char *name;
+        uint32_t    dt;
+        double      low, high;
+    } want[] = { { "Double", UA_NS0ID_DOUBLE, 0, 100 },
+                 { "Float", UA_NS0ID_FLOAT, -50, 50 },
+                 { "Int32", UA_NS0ID_INT32, 0, 1000 } };
+    uint32_t folder = lookup_str(1, "Demo.Analog");
+
+    ck_assert_uint_ne(folder, SHM_NONE);
+    ck_assert_uint_eq(id_of(as.ns.nodes[folder].type_def),
+                      UA_NS0ID_FOLDERTYPE);
+    for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+        char              id[64];
+        uint32_t          i, p, props = 0;
+        struct ua_variant v;
+        struct shm_value  m;
+
+        snprintf(id, sizeof(id), "Demo.Analog.%s", want[k].name);
+        i = lookup_str(1, id);
+        ck_assert_msg(i != SHM_NONE, "%s", id);
+        ck_assert_uint_eq(id_of(as.ns.nodes[i].type_def),
+                          UA_NS0ID_ANALOGITEMTYPE);
+        ck_assert_uint_eq(id_of(as.ns.nodes[i].u.var.data_type), want[k].dt);
+        ck_assert_uint_eq(as.ns.nodes[i].access_level_ex & 3, 3);
+        for (uint32_t r = 0; r < as.ns.nodes[i].nrefs; r++) {
+            const struct shm_ref *ref = &as.ns.refs[as.ns.nodes[i].refs + r];
+
+            if (!(ref->flags & SHM_REF_INVERSE)
+                && ref->reftype == shm_nodestore_reftype_of(
+                       &as.ns, lookup_num(0, UA_NS0ID_HASPROPERTY))) {
+                props++;
+                ck_assert_uint_eq(as.ns.nodes[ref->target].browse_ns, 0);
+            }
+        }
+        ck_assert_uint_eq(props, 2);
+        snprintf(id, sizeof(id), "Demo.Analog.%s.EURange", want[k].name);
+        p = lookup_str(1, id);
+        ck_assert_msg(p != SHM_NONE, "%s", id);
+        ck_assert(str_is(as.ns.nodes[p].browse_name, "EURange"));
+        ck_assert_uint_eq(id_of(as.ns.nodes[p].type_def),
+                          UA_NS0ID_PROPERTYTYPE);
+        ua_arena_reset(&arena);
+        ck_assert_int_eq(read_value(p, &v, &m), 0);
+        ck_assert_uint_eq(v.type, UA_BT_EXTENSIONOBJECT);
+        {
+            const struct ua_extobj *x = v.data;
+            const struct ua_range  *rg;
+
+            ck_assert(x->encoding == UA_EO_DECODED
+                      && x->type == &ua_types[UA_TYPE_RANGE]);
+            rg = x->obj;
+            ck_assert(rg->low == want[k].low && rg->high == want[k].high);
+        }
+        snprintf(id, sizeof(id), "Demo.Analog.%s.EngineeringUnits",
+                 want[k].name);
+        p = lookup_str(1, id);
+        ck_assert_msg(p != SHM_NONE, "%s", id);
+        ck_assert_uint_eq(id_of(as.ns.nodes[p].u.var.data_type),
+                          UA_NS0ID_EUINFORMATION);
+        ua_arena_reset(&arena);
+        ck_assert_int_eq(read_value(p, &v, &m), 0);
+        {
+            const struct ua_extobj         *x = v.data;
+            const struct ua_eu_information *eu;
+
+            ck_assert(x->encoding == UA_EO_DECODED
+                      && x->type == &ua_types[UA_TYPE_EUINFORMATION]);
+            eu = x->obj;
+            ck_assert_int_gt(eu->unit_id, 0);
+            ck_assert_int_gt(eu->display_name.text.len, 0);
+        }
+    }
+}
+END_TEST
+
 START_TEST(test_unknown_nodeids)
 {
     struct shm_nodekey k = { 0 };
@@ -471,6 +550,7 @@ main(void)
     tcase_add_test(tc, test_live_nodes);
     tcase_add_test(tc, test_build_date_and_diagnostics);
     tcase_add_test(tc, test_demo_namespace);
+    tcase_add_test(tc, test_demo_analog);
     tcase_add_test(tc, test_unknown_nodeids);
     tcase_add_test(tc, test_size_knob);
     suite_add_tcase(s, tc);
