@@ -474,6 +474,8 @@ ua_wire_is_memory(const struct ua_type *t)
  * (PublishResponse) whose values are fixed-size scalars or pre-encoded.
  * They write the same bytes as the table-driven path (the round-trip,
  * vector and codec tests run both) and fall back to it for anything else.
+ * Decoding has two: arrays of ReadValueIds (Read) and of WriteValues
+ * (Write, scalar fixed-size values inline), in ua_dec_array().
  */
 
 /* Wire size of a fixed-size built-in scalar, 0 for the others. */
@@ -1162,6 +1164,82 @@ ua_wire_min(const struct ua_type *t, uint32_t depth)
     }
 }
 
+/*
+ * Decode fast path for Write: one DataValue of a WriteValue, the caller
+ * having accounted for its nesting level and made sure one more (the
+ * Variant's) fits.  A scalar of a fixed-size built-in type is decoded
+ * here; any other Variant goes through ua_dec_value(), so results and
+ * errors are the table path's.
+ */
+static ua_status
+ua_dec_datavalue_fast(struct ua_dec *d, struct ua_datavalue *dv)
+{
+    uint8_t m, b;
+    size_t  fs;
+
+    UA_TRY(ua_dec_u8(d, &m));
+    m &= 0x3F;
+    memset(dv, 0, sizeof(*dv));
+    dv->mask = m;
+    dv->value.ndims = -1;
+    if (m & UA_DV_VALUE) {
+        b = d->p < d->end ? d->p[0] : 0;
+        fs = ua_fixed_size(b);
+        if (fs != 0) {
+            /* Scalar (no array or dimension bits: b is the type id). */
+            struct ua_variant *v = &dv->value;
+
+            v->type = b;
+            v->data = ua_dec_alloc(d, ua_types[b - 1].size);
+            if (v->data == NULL)
+                return UA_BAD_OUT_OF_MEMORY;
+            UA_DEC_NEED(d, 1 + fs);
+            if (b == UA_BT_BOOLEAN)
+                *(bool *)v->data = d->p[1] != 0;
+            else
+                memcpy(v->data, d->p + 1, fs);
+            d->p += 1 + fs;
+        } else {
+            UA_TRY(ua_dec_value(d, &dv->value, &ua_types[UA_TYPE_VARIANT]));
+        }
+    }
+    if (m & UA_DV_STATUS)
+        UA_TRY(ua_dec_raw(d, &dv->status, 4));
+    if (m & UA_DV_SOURCE_TS)
+        UA_TRY(ua_dec_raw(d, &dv->source_ts, 8));
+    if (m & UA_DV_SOURCE_PS)
+        UA_TRY(ua_dec_raw(d, &dv->source_ps, 2));
+    if (m & UA_DV_SERVER_TS)
+        UA_TRY(ua_dec_raw(d, &dv->server_ts, 8));
+    if (m & UA_DV_SERVER_PS)
+        UA_TRY(ua_dec_raw(d, &dv->server_ps, 2));
+    return UA_GOOD;
+}
+
+/*
+ * Decode fast path for Write: len WriteValues, their members in order,
+ * without the table.  The table path nests WriteValue, DataValue and
+ * Variant one level each; the caller checked that all three fit.
+ */
+static ua_status
+ua_dec_write_values(struct ua_dec *d, struct ua_write_value *wv, int32_t len)
+{
+    ua_status s = UA_GOOD;
+
+    d->depth += 2;                      /* WriteValue, DataValue */
+    for (int32_t i = 0; i < len && s == UA_GOOD; i++, wv++) {
+        s = ua_dec_nodeid(d, &wv->node_id, NULL);
+        if (s == UA_GOOD)
+            s = ua_dec_raw(d, &wv->attribute_id, 4);
+        if (s == UA_GOOD)
+            s = ua_dec_string(d, &wv->index_range, d->lim->max_string_len);
+        if (s == UA_GOOD)
+            s = ua_dec_datavalue_fast(d, &wv->value);
+    }
+    d->depth -= 2;
+    return s;
+}
+
 static ua_status
 ua_dec_array(struct ua_dec *d, void **data, int32_t *n,
              const struct ua_type *t)
@@ -1210,6 +1288,8 @@ ua_dec_array(struct ua_dec *d, void **data, int32_t *n,
         }
         return UA_GOOD;
     }
+    if (t == &ua_types[UA_TYPE_WRITEVALUE] && d->depth + 3 <= d->max_depth)
+        return ua_dec_write_values(d, (struct ua_write_value *)p, len);
     for (int32_t i = 0; i < len; i++)
         UA_TRY(ua_dec_value(d, p + (size_t)i * t->size, t));
     return UA_GOOD;

@@ -658,6 +658,170 @@ END_TEST
 
 
 /*
+ * The WriteValue decode fast path gives what the table path gives: a
+ * WriteRequest of varied WriteValues (every fixed-size scalar type, a
+ * Boolean byte of 2, strings, arrays, an ExtensionObject, no value,
+ * status and timestamps, index ranges) decoded whole (fast path) equals,
+ * element by element, each WriteValue decoded alone (table path), by
+ * re-encoding both; every prefix is a BadDecodingError; the nesting limit
+ * is honoured at the same depth.
+ */
+START_TEST(test_write_values_fast_decode)
+{
+    enum { N = 48 };
+    static struct ua_write_value wv[N];
+    static uint8_t               full[16384], a[512], b[512];
+    static uint8_t               fixed[N][16];
+    static struct ua_string      strs[N];
+    static int32_t               arr[3] = { 1, -2, 3 };
+    static struct ua_range       rg = { -1.0, 1.0 };
+    static struct ua_write_request req, back;
+    static uint8_t               one[8192];
+    struct ua_limits             lim = ua_limits_default;
+    size_t                       len, hdr, off, used, la, lb;
+    static const uint8_t         fixed_types[] = {
+        UA_BT_BOOLEAN, UA_BT_SBYTE, UA_BT_BYTE, UA_BT_INT16, UA_BT_UINT16,
+        UA_BT_INT32, UA_BT_UINT32, UA_BT_INT64, UA_BT_UINT64, UA_BT_FLOAT,
+        UA_BT_DOUBLE, UA_BT_DATETIME, UA_BT_STATUSCODE, UA_BT_GUID };
+
+    memset(&req, 0, sizeof(req));
+    /* The header's length: the request without WriteValues, less 4. */
+    ck_assert_uint_eq(ua_encode(&req, &ua_types[UA_TYPE_WRITEREQUEST], full,
+                                sizeof(full), &hdr), UA_GOOD);
+    hdr -= 4;
+    for (int i = 0; i < N; i++) {
+        struct ua_datavalue *dv = &wv[i].value;
+
+        memset(&wv[i], 0, sizeof(wv[i]));
+        wv[i].node_id = i % 2 ? ua_nodeid_num(1, (uint32_t)i * 1000)
+                              : ua_nodeid_num(0, (uint32_t)i);
+        if (i % 7 == 3) {
+            wv[i].node_id.idtype = UA_IDTYPE_STRING;
+            wv[i].node_id.id.str = ua_string_from("Demo.Analog.Double");
+        }
+        wv[i].attribute_id = i % 9 ? 13 : 5;
+        wv[i].index_range = i % 11 == 4 ? ua_string_from("1:2")
+                                        : (struct ua_string){ -1, NULL };
+        dv->mask = (uint8_t)((i % 13 == 6 ? 0 : UA_DV_VALUE)
+                             | (i % 3 ? UA_DV_SOURCE_TS : 0)
+                             | (i % 5 ? 0 : UA_DV_STATUS | UA_DV_SERVER_TS
+                                            | UA_DV_SOURCE_PS
+                                            | UA_DV_SERVER_PS));
+        dv->status = UA_BAD_NODE_ID_UNKNOWN;
+        dv->source_ts = 1000 + i;
+        dv->server_ts = 2000 + i;
+        dv->source_ps = (uint16_t)i;
+        dv->server_ps = (uint16_t)(i + 3);
+        for (int k = 0; k < 16; k++)
+            fixed[i][k] = (uint8_t)(i * 16 + k + 1);
+        if (i < (int)sizeof(fixed_types)) {
+            if (fixed_types[i] == UA_BT_BOOLEAN)
+                fixed[i][0] = 1;
+            ua_variant_set_scalar(&dv->value, fixed[i], fixed_types[i]);
+        } else if (i % 4 == 0) {
+            strs[i] = ua_string_from("a string value");
+            ua_variant_set_scalar(&dv->value, &strs[i], UA_BT_STRING);
+        } else if (i % 4 == 1) {
+            ua_variant_set_array(&dv->value, arr, 3, UA_BT_INT32);
+        } else if (i % 4 == 2) {
+            static struct ua_extobj x;
+
+            x.encoding = UA_EO_DECODED;
+            x.type = &ua_types[UA_TYPE_RANGE];
+            x.type_id = ua_nodeid_num(0, ua_types[UA_TYPE_RANGE].binary_id);
+            x.obj = &rg;
+            ua_variant_set_scalar(&dv->value, &x, UA_BT_EXTENSIONOBJECT);
+        } else {
+            ua_variant_set_scalar(&dv->value, fixed[i], UA_BT_DOUBLE);
+        }
+    }
+    req.n_nodes_to_write = N;
+    req.nodes_to_write = wv;
+    ck_assert_uint_eq(ua_encode(&req, &ua_types[UA_TYPE_WRITEREQUEST], full,
+                                sizeof(full), &len), UA_GOOD);
+    /* A Boolean sent as 2 (true on decode) by the first WriteValue. */
+    {
+        size_t p = hdr + 4;
+
+        ua_arena_reset(&arena);
+        ck_assert_uint_eq(ua_decode(full + p, len - p, &used, &back,
+                                    &ua_types[UA_TYPE_WRITEVALUE], &arena,
+                                    NULL), UA_GOOD);
+        /* NodeId i=0 (2 bytes), AttributeId, null IndexRange, mask. */
+        ck_assert_uint_eq(full[p + 11], UA_BT_BOOLEAN);
+        ck_assert_uint_eq(full[p + 12], 1);
+        full[p + 12] = 2;
+    }
+    ua_arena_reset(&arena);
+    ck_assert_uint_eq(ua_decode(full, len, &used, &back,
+                                &ua_types[UA_TYPE_WRITEREQUEST], &arena,
+                                NULL), UA_GOOD);
+    ck_assert_uint_eq(used, len);
+    ck_assert_int_eq(back.n_nodes_to_write, N);
+    ck_assert_uint_eq(back.nodes_to_write[0].value.value.type,
+                      UA_BT_BOOLEAN);
+    ck_assert(*(bool *)back.nodes_to_write[0].value.value.data);
+    off = hdr + 4;
+    for (int i = 0; i < N; i++) {
+        static struct ua_write_value t;
+        static uint8_t               abuf[65536];
+        struct ua_arena              ta;
+
+        ua_arena_init(&ta, abuf, sizeof(abuf));
+        ck_assert_uint_eq(ua_decode(full + off, len - off, &used, &t,
+                                    &ua_types[UA_TYPE_WRITEVALUE], &ta,
+                                    NULL), UA_GOOD);
+        off += used;
+        ck_assert_uint_eq(ua_encode(&back.nodes_to_write[i],
+                                    &ua_types[UA_TYPE_WRITEVALUE], a,
+                                    sizeof(a), &la), UA_GOOD);
+        ck_assert_uint_eq(ua_encode(&t, &ua_types[UA_TYPE_WRITEVALUE], b,
+                                    sizeof(b), &lb), UA_GOOD);
+        ck_assert_uint_eq(la, lb);
+        ck_assert_mem_eq(a, b, la);
+        ck_assert_uint_eq(back.nodes_to_write[i].value.mask, t.value.mask);
+        ck_assert_uint_eq(back.nodes_to_write[i].value.value.type,
+                          t.value.value.type);
+        ck_assert_int_eq(back.nodes_to_write[i].value.value.ndims,
+                         t.value.value.ndims);
+        ck_assert_int_eq(back.nodes_to_write[i].value.value.is_array,
+                         t.value.value.is_array);
+    }
+    ck_assert_uint_eq(off, len);
+    /* Every prefix of the request: a decoding error, never a crash. */
+    for (size_t cut = hdr + 4; cut < len; cut++) {
+        memcpy(one, full, cut < sizeof(one) ? cut : sizeof(one));
+        if (cut > sizeof(one))
+            break;
+        ua_arena_reset(&arena);
+        ck_assert_uint_eq(ua_decode(one, cut, NULL, &back,
+                                    &ua_types[UA_TYPE_WRITEREQUEST], &arena,
+                                    NULL), UA_BAD_DECODING_ERROR);
+    }
+    /* Nesting: WriteRequest, WriteValue, DataValue, Variant = 4 levels;
+     * a Range in a Variant needs two more levels. */
+    req.n_nodes_to_write = 1;
+    req.nodes_to_write = &wv[5];        /* Int32 scalar */
+    ck_assert_uint_eq(ua_encode(&req, &ua_types[UA_TYPE_WRITEREQUEST], one,
+                                sizeof(one), &len), UA_GOOD);
+    lim.max_depth = 3;
+    ck_assert_uint_eq(dec(one, len, UA_TYPE_WRITEREQUEST, &lim),
+                      UA_BAD_ENCODING_LIMITS_EXCEEDED);
+    lim.max_depth = 4;
+    ck_assert_uint_eq(dec(one, len, UA_TYPE_WRITEREQUEST, &lim), UA_GOOD);
+    req.nodes_to_write = &wv[18];       /* i % 4 == 2: the Range */
+    ck_assert_uint_eq(wv[18].value.value.type, UA_BT_EXTENSIONOBJECT);
+    ck_assert_uint_eq(ua_encode(&req, &ua_types[UA_TYPE_WRITEREQUEST], one,
+                                sizeof(one), &len), UA_GOOD);
+    lim.max_depth = 5;
+    ck_assert_uint_eq(dec(one, len, UA_TYPE_WRITEREQUEST, &lim),
+                      UA_BAD_ENCODING_LIMITS_EXCEEDED);
+    lim.max_depth = 6;
+    ck_assert_uint_eq(dec(one, len, UA_TYPE_WRITEREQUEST, &lim), UA_GOOD);
+}
+END_TEST
+
+/*
  * The hand-written array fast paths (DataValue, MonitoredItemNotification)
  * write exactly what the table path writes for each element, at every
  * buffer size.
@@ -903,6 +1067,7 @@ codec_suite(void)
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_add_test(tc, test_encode_too_small);
     tcase_add_test(tc, test_fast_paths_match);
+    tcase_add_test(tc, test_write_values_fast_decode);
     suite_add_tcase(s, tc);
     return s;
 }
