@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -520,13 +521,12 @@ wk_fanout_write_add(struct wk_fanout *f, int id, uint32_t op, uint32_t node,
     /* Continue this request's open record, or start one. */
     open = f->open_off != UINT32_MAX && f->open_id == (uint32_t)id;
     if (open) {
-        memcpy(&rec, f->outbox + f->open_off, sizeof(rec));
+        /* The header's fields live in f meanwhile: reading the header
+         * back right after its narrow stores would stall on store
+         * forwarding, once per operation. */
         start = f->open_off;
-        len = rec.hdr.len;
+        len = f->open_len;
     } else {
-        memset(&rec, 0, sizeof(rec));
-        rec.hdr.kind = SHM_FO_WRITE;
-        rec.id = (uint32_t)id;
         start = f->outbox_len;
         len = sizeof(rec);
     }
@@ -580,10 +580,23 @@ wk_fanout_write_add(struct wk_fanout *f, int id, uint32_t op, uint32_t node,
     /* Zero the padding and the last slot's tail: no stale bytes travel. */
     memset(q + dvlen, 0, (size_t)nslots * ss - (len + sizeof(wop) + rlen
                                                  + dvlen));
-    rec.nops++;
-    rec.hdr.len = (uint32_t)(len + oplen);
-    rec.hdr.nslots = (uint16_t)nslots;
-    memcpy(p, &rec, sizeof(rec));
+    if (!open) {
+        memset(&rec, 0, sizeof(rec));
+        rec.hdr.kind = SHM_FO_WRITE;
+        rec.id = (uint32_t)id;
+        memcpy(p, &rec, sizeof(rec));
+        f->open_nops = 0;
+    }
+    f->open_nops++;
+    f->open_len = (uint32_t)(len + oplen);
+    /* The header's changing fields, each stored alone. */
+    {
+        uint16_t ns16 = (uint16_t)nslots;
+
+        memcpy(p + offsetof(struct shm_fo_write, hdr.nslots), &ns16, 2);
+        memcpy(p + offsetof(struct shm_fo_write, hdr.len), &f->open_len, 4);
+        memcpy(p + offsetof(struct shm_fo_write, nops), &f->open_nops, 4);
+    }
     f->open_off = start;
     f->open_id = (uint32_t)id;
     f->outbox_len = start + nslots * ss;

@@ -136,6 +136,8 @@ struct wk_fanout {
     uint32_t                  open_off;     /* the record still growing,
                                              * UINT32_MAX: none */
     uint32_t                  open_id;      /* its pending Write */
+    uint32_t                  open_len;     /* its bytes so far */
+    uint32_t                  open_nops;    /* its operations so far */
     uint32_t                  slot_size;    /* request ring slots */
     /* Reply records and handles popped, DataValue encoding. */
     uint8_t                  *in;
