@@ -148,24 +148,29 @@ bk_addrspace_write_value(struct bk_addrspace *as, uint32_t slot,
                          const void *bytes, uint32_t len,
                          const struct shm_value *m)
 {
-    struct shm_value mm = *m;
-    int64_t          prev;
-    int              rc;
+    const struct shm_value *use = m;
+    struct shm_value        mm;
+    int64_t                 prev;
+    int                     rc;
 
     if (slot >= as->vals.nslots)
         return -EINVAL;
-    if (mm.flags & SHM_VF_SERVER_TS) {
+    if (m->flags & SHM_VF_SERVER_TS) {
         /* Only the broker writes slots: a relaxed load of our own store. */
         prev = atomic_load_explicit(&as->vals.slots[slot].server_ts,
                                     memory_order_relaxed);
-        if (mm.server_ts <= prev) {
+        if (m->server_ts <= prev) {
+            /* A copy only then: the caller has just stored *m field by
+             * field, and a whole-struct load of it stalls. */
+            mm = *m;
             mm.server_ts = prev + 1;
             mm.server_ps = 0;
+            use = &mm;
         }
     }
-    rc = shm_value_write(&as->vals, slot, bytes, len, &mm);
+    rc = shm_value_write(&as->vals, slot, bytes, len, use);
     if (rc == 0 && as->fanout != NULL)
-        bk_fanout_notify(as->fanout, slot, bytes, len, &mm);
+        bk_fanout_notify(as->fanout, slot, bytes, len, use);
     return rc;
 }
 

@@ -311,9 +311,8 @@ void
 bk_fanout_notify(struct bk_fanout *f, uint32_t slot, const void *bytes,
                  uint32_t len, const struct shm_value *m)
 {
-    struct shm_value mm;
-    uint64_t         mask;
-    size_t           n;
+    uint64_t mask;
+    size_t   n;
 
     /* Slot stored, then the mask: contract (1) at the top. */
     atomic_thread_fence(memory_order_seq_cst);
@@ -327,10 +326,8 @@ bk_fanout_notify(struct bk_fanout *f, uint32_t slot, const void *bytes,
         bk_fanout_lost(f, slot, mask);      /* never fits in a block */
         return;
     }
-    mm = *m;
-    mm.len = len;
     memcpy(f->rec + 1, bytes, len);
-    n = shm_fo_dv_finish(f->rec, &mm);
+    n = shm_fo_dv_finish_len(f->rec, len, m);
     if (!f->filling && bk_fanout_take_block(f) != 0) {
         bk_fanout_lost(f, slot, mask);
         return;

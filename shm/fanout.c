@@ -133,8 +133,14 @@ shm_fanout_forget_worker(struct shm_fanout_ref *f, uint32_t worker)
 size_t
 shm_fo_dv_finish(uint8_t *p, const struct shm_value *m)
 {
-    uint8_t *q = p + 1 + m->len;
-    uint8_t  mask = m->len != 0 ? SHM_FO_DV_VALUE : 0;
+    return shm_fo_dv_finish_len(p, m->len, m);
+}
+
+size_t
+shm_fo_dv_finish_len(uint8_t *p, uint32_t len, const struct shm_value *m)
+{
+    uint8_t *q = p + 1 + len;
+    uint8_t  mask = len != 0 ? SHM_FO_DV_VALUE : 0;
 
     /* Little-endian host: the wire order (Part 6 §5.2.2). */
     if (m->status != 0) {

@@ -156,6 +156,10 @@ shm_fo_hdr_ok(const struct shm_fo_hdr *h, uint32_t slot_size,
  */
 size_t shm_fo_dv_finish(uint8_t *p, const struct shm_value *m);
 
+/* The same with the Variant's length given (m->len is not read). */
+size_t shm_fo_dv_finish_len(uint8_t *p, uint32_t len,
+                            const struct shm_value *m);
+
 /* ---------------------------------------------- SHM_R_FANOUT (fanout.c) */
 
 /* This process's view of the region. */
