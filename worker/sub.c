@@ -149,6 +149,23 @@ wk_sub_alloc_mem(struct wk_subs *st, size_t n)
     return p;
 }
 
+/*
+ * n bytes on a cache-line boundary (*mem: the block to free).  Monitored
+ * items and cells are laid out by cache line (struct wk_mi's fan-out
+ * fields on its first line, a cell a line): a large malloc() block starts
+ * 16 bytes into a page, which would put each of them across two lines.
+ */
+static void *
+wk_sub_alloc_lines(struct wk_subs *st, size_t n, void **mem)
+{
+    uint8_t *p = wk_sub_alloc_mem(st, n + 63);
+
+    *mem = p;
+    if (p == NULL)
+        return NULL;
+    return (void *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
+}
+
 /* The limits in force: the snapshot, then the defaults of sub_int.h. */
 static void
 wk_sub_limits(const struct shm_config *c, struct wk_sub_limits *l)
@@ -231,12 +248,14 @@ wk_sub_init(struct wk_worker *w)
     st->ss = wk_sub_alloc_mem(st, (size_t)nss * sizeof(*st->ss));
     st->pub_all = wk_sub_alloc_mem(st, (size_t)nss * st->lim.max_publish
                                            * sizeof(*st->pub_all));
-    st->items = wk_sub_alloc_mem(st, (size_t)st->lim.max_items
-                                         * sizeof(*st->items));
+    st->items = wk_sub_alloc_lines(st, (size_t)st->lim.max_items
+                                           * sizeof(*st->items),
+                                   &st->items_mem);
     st->slot_head = wk_sub_alloc_mem(st, (size_t)(w->vals.nslots + 1)
                                              * sizeof(uint32_t));
-    st->cells.c = wk_sub_alloc_mem(st, (size_t)st->lim.cells
-                                           * sizeof(struct wk_cell));
+    st->cells.c = wk_sub_alloc_lines(st, (size_t)st->lim.cells
+                                             * sizeof(struct wk_cell),
+                                     &st->cells_mem);
     st->rcells.c = wk_sub_alloc_mem(st, (size_t)st->lim.rcells
                                             * sizeof(struct wk_cell));
     st->cells.stack = wk_sub_alloc_mem(st, (size_t)st->lim.cells
@@ -306,9 +325,9 @@ wk_sub_fini(struct wk_worker *w)
     wk_free(w, st->heap);
     wk_free(w, st->ss);
     wk_free(w, st->pub_all);
-    wk_free(w, st->items);
+    wk_free(w, st->items_mem);
     wk_free(w, st->slot_head);
-    wk_free(w, st->cells.c);
+    wk_free(w, st->cells_mem);
     wk_free(w, st->rcells.c);
     wk_free(w, st->cells.stack);
     wk_free(w, st->ents.e);

@@ -351,7 +351,9 @@ struct wk_subs {
     struct wk_pubreq     *pub_all;
     uint32_t              serve_head;   /* sessions to serve, WK_NIL */
     /* Monitored items. */
-    struct wk_mi         *items;
+    struct wk_mi         *items;        /* 64-byte aligned (in items_mem) */
+    void                 *items_mem;    /* what wk_alloc gave */
+    void                 *cells_mem;    /* cells.c likewise */
     uint32_t              items_hw, items_free, nitems;
     uint8_t               item_bits;
     uint32_t             *slot_head;

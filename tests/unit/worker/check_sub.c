@@ -96,6 +96,17 @@ START_TEST(test_revision)
 }
 END_TEST
 
+/* Items and cells sit on cache lines (their layout assumes it). */
+START_TEST(test_pools_line_aligned)
+{
+    struct wk_subs *st = wk_subs_get(&fx.w);
+
+    ck_assert_ptr_nonnull(st);
+    ck_assert_uint_eq((uintptr_t)st->items % 64, 0);
+    ck_assert_uint_eq((uintptr_t)st->cells.c % 64, 0);
+}
+END_TEST
+
 /* ------------------------------------------------- keep-alives, seqs */
 
 START_TEST(test_first_keepalive_then_count)
@@ -695,6 +706,7 @@ sub_suite(void)
     tc = tcase_create("publishing");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_revision);
+    tcase_add_test(tc, test_pools_line_aligned);
     tcase_add_test(tc, test_first_keepalive_then_count);
     tcase_add_test(tc, test_sequence_numbers);
     tcase_add_test(tc, test_late_publish_answered_at_once);
