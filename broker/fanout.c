@@ -103,6 +103,9 @@ bk_fanout_init(struct bk_fanout *f, struct bk_addrspace *as,
     }
     if (bk_fanout_rundir(c->runtime_dir, err, errlen) != 0)
         return -1;
+    /* The pool's pages allocated and mapped now, not as the hand first
+     * comes round to each of them mid-run. */
+    (void)shm_blockpool_prefault(&f->pool);
     f->rec_cap = shm_blockpool_capacity(f->pool.block_size);
     f->cur_max = f->rec_cap / sizeof(struct shm_block_rec) + 1;
     f->rec = malloc(f->rec_cap);

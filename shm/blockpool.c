@@ -48,6 +48,9 @@
  */
 #include "blockpool.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <errno.h>
 #include <string.h>
 
@@ -167,6 +170,26 @@ shm_blockpool_locate(struct shm_blockpool_ref *p, const struct shm_segment *s)
         return -ENOENT;
     return shm_blockpool_attach(p, shm_segment_region(s, SHM_R_BLOCKS),
                                 d->size);
+}
+
+int
+shm_blockpool_prefault(const struct shm_blockpool_ref *p)
+{
+    long      pg = sysconf(_SC_PAGESIZE);
+    uintptr_t a, e;
+
+    if (p->blocks == NULL || p->nblocks == 0 || pg <= 0)
+        return 0;
+    a = (uintptr_t)p->blocks & ~(uintptr_t)(pg - 1);
+    e = (uintptr_t)p->blocks + (uintptr_t)p->nblocks * p->block_size;
+#ifdef MADV_POPULATE_WRITE
+    if (madvise((void *)a, e - a, MADV_POPULATE_WRITE) == 0)
+        return 0;
+    return -errno;
+#else
+    (void)e;
+    return -ENOSYS;
+#endif
 }
 
 /* ------------------------------------------------------- broker side */

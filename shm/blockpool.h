@@ -78,6 +78,16 @@ int shm_blockpool_attach(struct shm_blockpool_ref *p, void *mem,
 int shm_blockpool_locate(struct shm_blockpool_ref *p,
                          const struct shm_segment *s);
 
+/*
+ * Map every page of p's blocks into this process now (both sides, at
+ * start): the blocks are taken round-robin, so otherwise each page of
+ * the pool costs each process a page fault the first time the hand
+ * comes round, several seconds into a busy run.  Contents are not
+ * changed.  0, or -errno when the kernel cannot (harmless: the faults
+ * then come as they would have).
+ */
+int shm_blockpool_prefault(const struct shm_blockpool_ref *p);
+
 /* ------------------------------------------------------- broker side */
 
 /*

@@ -140,6 +140,7 @@ wk_fanout_init(struct wk_fanout *f, struct wk_worker *w, struct wk_conns *cs)
         || f->req.slot_size < SHM_FO_SLOT_MIN
         || f->reply.slot_size < SHM_FO_SLOT_MIN)
         return -EPROTO;
+    (void)shm_blockpool_prefault(&f->pool);    /* no faults mid-run */
     f->bit = UINT64_C(1) << w->slot;
     f->slot_size = f->req.slot_size;
     f->outbox_cap = f->req.size * f->req.slot_size;
