@@ -200,9 +200,10 @@ START_TEST(test_prefault)
     fa = touch_faults(&q);
     fb = touch_faults(&r);
     /* Without it, a read fault maps its neighbours too (fault-around,
-     * 16 pages by default): still pages / 16 faults or so. */
-    ck_assert_msg(fa <= 2, "prefaulted: %ld faults", fa);
-    ck_assert_msg(fb >= pages / 32, "not prefaulted: %ld faults", fb);
+     * 16 pages by default): still pages / 16 faults or so more.  (Under
+     * ASan both also fault in their shadow pages, the same number.) */
+    ck_assert_msg(fb - fa >= pages / 32, "prefaulted: %ld faults, not "
+                  "prefaulted: %ld", fa, fb);
     ck_assert_uint_eq(shm_blockpool_free_count(&q), 512);   /* untouched */
     shm_segment_close(&b);
     shm_segment_close(&a);
