@@ -25,6 +25,9 @@ static ua_status bk_write_decode(const struct bk_write_req *r,
                                  struct ua_arena *a, struct ua_datavalue *dv,
                                  const uint8_t **vbytes, size_t *vlen);
 static int bk_write_fixed_size(uint8_t bt);
+static ua_status bk_write_check_scalar(const struct shm_nodestore *ns,
+                                       uint32_t node, uint32_t attr,
+                                       uint8_t bt);
 static ua_status bk_write_fast(struct bk_addrspace *as,
                                const struct bk_write_req *r, int64_t now,
                                bool *done);
@@ -270,6 +273,75 @@ bk_write_rank_ok(const struct shm_nodestore *ns, uint32_t i,
     return true;
 }
 
+/* The checks of bk_write_check() that look at the node alone. */
+static inline ua_status
+bk_write_node_ok(const struct shm_node *n, uint32_t attr)
+{
+    if (!bk_write_attr_valid(n->node_class, attr))
+        return UA_BAD_ATTRIBUTE_ID_INVALID;
+    if (attr != UA_ATTR_VALUE || n->node_class != SHM_NC_VARIABLE)
+        return UA_BAD_NOT_WRITABLE;
+    if (!(n->access_level_ex & BK_AL_CURRENTWRITE))
+        return UA_BAD_NOT_WRITABLE;
+    if (!(n->user_access_level & BK_AL_CURRENTWRITE))
+        return UA_BAD_USER_ACCESS_DENIED;
+    return UA_GOOD;
+}
+
+/*
+ * bk_write_check() for a DataValue that is a Value alone, a scalar of the
+ * fixed-size built-in type bt, no IndexRange: the same statuses without
+ * building the DataValue.  (No status or timestamps to check; a scalar
+ * fits ValueRank -1, -2 and -3 only, whatever the ArrayDimensions.)
+ */
+static ua_status
+bk_write_check_scalar(const struct shm_nodestore *ns, uint32_t node,
+                      uint32_t attr, uint8_t bt)
+{
+    const struct shm_node *n = &ns->nodes[node];
+    int32_t                rank;
+    uint32_t               root;
+    bool                   ok;
+    ua_status              s = bk_write_node_ok(n, attr);
+
+    if (s != UA_GOOD)
+        return s;
+    /* bk_write_type_ok() for a scalar of bt (never an ExtensionObject). */
+    root = bk_write_type_root(ns, n->u.var.data_type);
+    switch (root) {
+    case UA_NS0ID_BASEDATATYPE:
+        ok = true;
+        break;
+    case UA_NS0ID_NUMBER:
+        ok = bt >= UA_BT_SBYTE && bt <= UA_BT_DOUBLE;
+        break;
+    case UA_NS0ID_INTEGER:
+        ok = bt == UA_BT_SBYTE || bt == UA_BT_INT16 || bt == UA_BT_INT32
+             || bt == UA_BT_INT64;
+        break;
+    case UA_NS0ID_UINTEGER:
+        ok = bt == UA_BT_BYTE || bt == UA_BT_UINT16 || bt == UA_BT_UINT32
+             || bt == UA_BT_UINT64;
+        break;
+    case UA_NS0ID_ENUMERATION:
+        ok = bt == UA_BT_INT32;
+        break;
+    case 0:
+    case UA_NS0ID_STRUCTURE:
+        ok = false;
+        break;
+    default:
+        ok = bt == root;            /* built-in ids are DataType ids */
+        break;
+    }
+    if (!ok)
+        return UA_BAD_TYPE_MISMATCH;
+    rank = n->u.var.value_rank;
+    if (rank != -1 && rank != -2 && rank != -3)
+        return UA_BAD_TYPE_MISMATCH;
+    return UA_GOOD;
+}
+
 ua_status
 bk_write_check(const struct shm_nodestore *ns, uint32_t node, uint32_t attr,
                const struct ua_datavalue *dv, bool has_range)
@@ -278,19 +350,15 @@ bk_write_check(const struct shm_nodestore *ns, uint32_t node, uint32_t attr,
     uint32_t               al;
     struct ua_variant      empty = { 0 };
     const struct ua_variant *v;
+    ua_status              s;
 
     if (node >= ns->nnodes)
         return UA_BAD_NODE_ID_UNKNOWN;
     n = &ns->nodes[node];
-    if (!bk_write_attr_valid(n->node_class, attr))
-        return UA_BAD_ATTRIBUTE_ID_INVALID;
-    if (attr != UA_ATTR_VALUE || n->node_class != SHM_NC_VARIABLE)
-        return UA_BAD_NOT_WRITABLE;
+    s = bk_write_node_ok(n, attr);
+    if (s != UA_GOOD)
+        return s;
     al = n->access_level_ex;
-    if (!(al & BK_AL_CURRENTWRITE))
-        return UA_BAD_NOT_WRITABLE;
-    if (!(n->user_access_level & BK_AL_CURRENTWRITE))
-        return UA_BAD_USER_ACCESS_DENIED;
     if (dv->mask & (UA_DV_SERVER_TS | UA_DV_SERVER_PS))
         return UA_BAD_WRITE_NOT_SUPPORTED;
     if ((dv->mask & UA_DV_STATUS) && dv->status != UA_GOOD
@@ -456,9 +524,7 @@ static ua_status
 bk_write_fast(struct bk_addrspace *as, const struct bk_write_req *r,
               int64_t now, bool *done)
 {
-    struct ua_datavalue dv;
     struct shm_value    m;
-    uint64_t            scratch = 0;
     ua_status           s;
     int                 size;
 
@@ -472,11 +538,7 @@ bk_write_fast(struct bk_addrspace *as, const struct bk_write_req *r,
     if (r->dv[1] == UA_BT_BOOLEAN && r->dv[2] > 1)
         return UA_GOOD;                 /* the codec's business */
     *done = true;
-    memcpy(&scratch, r->dv + 2, (size_t)size);
-    memset(&dv, 0, sizeof(dv));
-    dv.mask = UA_DV_VALUE;
-    ua_variant_set_scalar(&dv.value, &scratch, r->dv[1]);
-    s = bk_write_check(&as->ns, r->node, r->attr, &dv, false);
+    s = bk_write_check_scalar(&as->ns, r->node, r->attr, r->dv[1]);
     if (s != UA_GOOD)
         return s;
     memset(&m, 0, sizeof(m));

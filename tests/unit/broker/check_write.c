@@ -587,6 +587,62 @@ START_TEST(test_apply_index_range)
 }
 END_TEST
 
+/*
+ * The fast path of bk_write_apply (a Value alone, a fixed-size scalar)
+ * answers what bk_write_check answers for the same DataValue, on every
+ * node of the address space, for every fixed-size type and a few
+ * attributes.
+ */
+START_TEST(test_fast_path_statuses)
+{
+    static const uint8_t bts[] = {
+        UA_BT_BOOLEAN, UA_BT_SBYTE, UA_BT_BYTE, UA_BT_INT16, UA_BT_UINT16,
+        UA_BT_INT32, UA_BT_UINT32, UA_BT_INT64, UA_BT_UINT64, UA_BT_FLOAT,
+        UA_BT_DOUBLE, UA_BT_DATETIME, UA_BT_STATUSCODE, UA_BT_GUID };
+    static const uint32_t attrs[] = { UA_ATTR_VALUE, UA_ATTR_NODEID,
+                                      UA_ATTR_DATATYPE, 99 };
+    uint8_t               val[16] = { 1 };
+    uint32_t              tried = 0, good = 0;
+
+    for (uint32_t node = 0; node < as.ns.nnodes; node++) {
+        for (size_t k = 0; k < sizeof(bts); k++) {
+            for (size_t a = 0; a < sizeof(attrs) / sizeof(attrs[0]); a++) {
+                struct ua_datavalue dv;
+                struct bk_write_req r;
+                size_t              len;
+                ua_status           want, got;
+
+                memset(&dv, 0, sizeof(dv));
+                dv.mask = UA_DV_VALUE;
+                ua_variant_set_scalar(&dv.value, val, bts[k]);
+                want = bk_write_check(&as.ns, node, attrs[a], &dv, false);
+                ck_assert_uint_eq(ua_encode(&dv, &ua_types[UA_TYPE_DATAVALUE],
+                                            enc, sizeof(enc), &len),
+                                  UA_GOOD);
+                ck_assert_uint_eq(len, 2 + ua_types[bts[k] - 1].size
+                                           - (bts[k] == UA_BT_BOOLEAN
+                                                  ? ua_types[0].size - 1
+                                                  : 0));
+                memset(&r, 0, sizeof(r));
+                r.node = node;
+                r.attr = attrs[a];
+                r.dv = enc;
+                r.dv_len = (uint32_t)len;
+                got = bk_write_apply(&as, &r, &arena, T0 + 2000);
+                ua_arena_reset(&arena);
+                ck_assert_msg(got == want, "node %u bt %u attr %u: apply "
+                              "0x%08X, check 0x%08X", node, bts[k],
+                              attrs[a], got, want);
+                tried++;
+                good += got == UA_GOOD;
+            }
+        }
+    }
+    ck_assert_uint_gt(good, 0);
+    ck_assert_uint_gt(tried, good);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -599,6 +655,7 @@ main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_range_parse);
+    tcase_add_test(tc, test_fast_path_statuses);
     tcase_add_test(tc, test_type_builtins);
     tcase_add_test(tc, test_type_abstract);
     tcase_add_test(tc, test_type_structures);
