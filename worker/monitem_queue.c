@@ -115,7 +115,14 @@ wk_cells_put(struct wk_cells *p, const void *hdr, uint32_t hlen,
         else
             p->c[prev].next = i;
         prev = i;
-        wk_src_fill(&s, p->c[i].data, WK_CELL_DATA);
+        if (s.al == 0 && s.bl >= WK_CELL_DATA) {
+            /* A whole cell of data (a message body): a fixed-size move. */
+            memcpy(p->c[i].data, s.b, WK_CELL_DATA);
+            s.b += WK_CELL_DATA;
+            s.bl -= WK_CELL_DATA;
+        } else {
+            wk_src_fill(&s, p->c[i].data, WK_CELL_DATA);
+        }
     }
     return first;
 }
@@ -547,8 +554,13 @@ wk_mi_emit(struct wk_subs *st, struct wk_sub *sub, uint32_t max, size_t cap,
                 pos += 9;
             } else {
                 memcpy(o + pos, &mi->client_handle, 4);
-                if (sizeof(struct wk_val) + dl <= WK_CELL_DATA)
-                    memcpy(o + pos + 4, val + 1, dl);   /* one cell */
+                if (sizeof(struct wk_val) + dl <= WK_CELL_DATA
+                    && pos + 4 + WK_VAL_INLINE <= cap)
+                    /* One cell: copy all it can hold (a fixed-size move,
+                     * no call); the bytes past dl are overwritten next. */
+                    memcpy(o + pos + 4, val + 1, WK_VAL_INLINE);
+                else if (sizeof(struct wk_val) + dl <= WK_CELL_DATA)
+                    memcpy(o + pos + 4, val + 1, dl);
                 else
                     wk_cells_get(&st->cells, vi, sizeof(struct wk_val),
                                  o + pos + 4, dl);

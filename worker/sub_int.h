@@ -136,6 +136,8 @@ struct wk_val {
     uint32_t len;                       /* DataValue bytes */
     uint32_t vend;                      /* offset after the Variant */
 };
+/* DataValue bytes a value's first cell holds after its header. */
+#define WK_VAL_INLINE (WK_CELL_DATA - sizeof(struct wk_val))
 
 /* A queued notification of one item: 8 bytes. */
 struct wk_qent {
