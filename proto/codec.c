@@ -51,6 +51,8 @@ static ua_status ua_dec_value(struct ua_dec *d, void *v, const struct ua_type *t
 static ua_status ua_dec_array(struct ua_dec *d, void **data, int32_t *n,
                               const struct ua_type *t);
 static size_t ua_wire_min(const struct ua_type *t, uint32_t depth);
+static inline bool ua_dec_read_value_id_fast(struct ua_dec *d,
+                                             struct ua_read_value_id *rv);
 
 const struct ua_limits ua_limits_default = {
     .max_string_len = UA_LIMIT_STRING_LEN,
@@ -307,6 +309,14 @@ ua_enc_datavalue(struct ua_enc *e, const struct ua_datavalue *dv)
 {
     uint8_t m = dv->mask & 0x3F;
 
+    if (dv->mask & UA_DV_ENCODED) {
+        if (dv->value.n <= 0 || dv->value.data == NULL) {
+            ua_enc_fail(e, UA_BAD_ENCODING_ERROR);
+            return;
+        }
+        ua_enc_raw(e, dv->value.data, (size_t)dv->value.n);
+        return;
+    }
     ua_enc_u8(e, m);
     if (m & UA_DV_VALUE)
         ua_enc_value(e, &dv->value, &ua_types[UA_TYPE_VARIANT]);
@@ -536,6 +546,17 @@ ua_enc_datavalue_fast(struct ua_enc *e, const struct ua_datavalue *dv)
     uint8_t                 *p;
     size_t                   sz = 0;
 
+    if (dv->mask & UA_DV_ENCODED) {
+        /* Encoded by the service (a Read from a value slot): copy. */
+        if (v->n > 0 && v->n <= 64 && v->data != NULL && e->pos <= e->cap
+            && e->cap - e->pos >= 64) {
+            ua_copy_small(e->buf + e->pos, v->data, (size_t)v->n);
+            e->pos += (size_t)v->n;
+        } else {
+            ua_enc_datavalue(e, dv);
+        }
+        return;
+    }
     if (m & UA_DV_VALUE) {
         if (v->type == UA_VARIANT_RAW && v->n > 0 && v->data != NULL
             && v->n <= 64)
@@ -1240,6 +1261,88 @@ ua_dec_write_values(struct ua_dec *d, struct ua_write_value *wv, int32_t len)
     return s;
 }
 
+/*
+ * The common ReadValueId in one step: a numeric or String NodeId, no
+ * IndexRange, a null DataEncoding name; one bounds check instead of one per
+ * field.  True when it decoded rv (and moved d->p); false, with nothing
+ * consumed, for any other shape or anything short or over a limit: the
+ * general path then decodes it and reports what is wrong.
+ */
+#define UA_RVID_TAIL 14     /* attributeId, indexRange, dataEncoding */
+
+static inline bool
+ua_dec_read_value_id_fast(struct ua_dec *d, struct ua_read_value_id *rv)
+{
+    const uint8_t *p = d->p, *q;
+    size_t         left = (size_t)(d->end - p), idlen;
+    int32_t        sl = 0, ir, dn;
+    uint16_t       u16;
+
+    if (left < 2 + UA_RVID_TAIL)
+        return false;
+    switch (p[0]) {
+    case 0x00:
+        idlen = 2;
+        break;
+    case 0x01:
+        idlen = 4;
+        break;
+    case 0x02:
+        idlen = 7;
+        break;
+    case 0x03:
+        if (left < 7 + UA_RVID_TAIL)
+            return false;
+        memcpy(&sl, p + 3, 4);
+        if (sl < 0 || sl > d->lim->max_string_len
+            || (size_t)sl > left - 7 - UA_RVID_TAIL)
+            return false;
+        idlen = 7 + (size_t)sl;
+        break;
+    default:
+        return false;
+    }
+    if (left < idlen + UA_RVID_TAIL)
+        return false;
+    q = p + idlen;
+    memcpy(&ir, q + 4, 4);
+    memcpy(&dn, q + 10, 4);
+    if (ir != -1 || dn != -1)
+        return false;
+    switch (p[0]) {
+    case 0x00:
+        rv->node_id.ns = 0;
+        rv->node_id.id.num = p[1];
+        rv->node_id.idtype = UA_IDTYPE_NUMERIC;
+        break;
+    case 0x01:
+        memcpy(&u16, p + 2, 2);
+        rv->node_id.ns = p[1];
+        rv->node_id.id.num = u16;
+        rv->node_id.idtype = UA_IDTYPE_NUMERIC;
+        break;
+    case 0x02:
+        memcpy(&rv->node_id.ns, p + 1, 2);
+        memcpy(&rv->node_id.id.num, p + 3, 4);
+        rv->node_id.idtype = UA_IDTYPE_NUMERIC;
+        break;
+    default:
+        memcpy(&rv->node_id.ns, p + 1, 2);
+        rv->node_id.idtype = UA_IDTYPE_STRING;
+        rv->node_id.id.str.len = sl;
+        rv->node_id.id.str.data = (uint8_t *)(uintptr_t)(p + 7);
+        break;
+    }
+    memcpy(&rv->attribute_id, q, 4);
+    rv->index_range.len = -1;
+    rv->index_range.data = NULL;
+    memcpy(&rv->data_encoding.ns, q + 8, 2);
+    rv->data_encoding.name.len = -1;
+    rv->data_encoding.name.data = NULL;
+    d->p = q + UA_RVID_TAIL;
+    return true;
+}
+
 static ua_status
 ua_dec_array(struct ua_dec *d, void **data, int32_t *n,
              const struct ua_type *t)
@@ -1278,6 +1381,8 @@ ua_dec_array(struct ua_dec *d, void **data, int32_t *n,
         struct ua_read_value_id *rv = (struct ua_read_value_id *)p;
 
         for (int32_t i = 0; i < len; i++, rv++) {
+            if (ua_dec_read_value_id_fast(d, rv))
+                continue;
             UA_TRY(ua_dec_nodeid(d, &rv->node_id, NULL));
             UA_TRY(ua_dec_raw(d, &rv->attribute_id, 4));
             UA_TRY(ua_dec_string(d, &rv->index_range,

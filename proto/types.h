@@ -197,6 +197,12 @@ struct ua_variant {
 #define UA_DV_SERVER_TS    0x08
 #define UA_DV_SOURCE_PS    0x10
 #define UA_DV_SERVER_PS    0x20
+/*
+ * Not on the wire: the DataValue is encoded already, value.n bytes at
+ * value.data (its own mask byte first), and the encoder copies them; no
+ * other field is read.  Encoders only: a decoder never sets it.
+ */
+#define UA_DV_ENCODED      0x80
 
 struct ua_datavalue {
     uint8_t           mask;     /* UA_DV_*: which fields are present */

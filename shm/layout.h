@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #define SHM_MAGIC          0x52424155u     /* "UABR" */
-#define SHM_LAYOUT_VERSION 3u
+#define SHM_LAYOUT_VERSION 4u      /* 4: word-wise NodeId hash */
 #define SHM_CACHELINE      128
 #define SHM_NONE           0xFFFFFFFFu     /* no node, no slot, no offset */
 

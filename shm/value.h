@@ -56,7 +56,9 @@ int shm_value_write(struct shm_values *v, uint32_t i, const void *bytes,
 /*
  * Read slot i into *out and its bytes into buf[cap].  0; -ENOSPC when cap is
  * too small (out->len says how much is needed); -EAGAIN when the slot kept
- * changing or was left mid-write; -EINVAL for a bad slot.
+ * changing or was left mid-write; -EINVAL for a bad slot.  With cap >=
+ * SHM_VALUE_INLINE an inline value may fill all SHM_VALUE_INLINE bytes of
+ * buf (the bytes past out->len mean nothing).
  */
 int shm_value_read(const struct shm_values *v, uint32_t i,
                    struct shm_value *out, void *buf, size_t cap);

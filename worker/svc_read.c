@@ -4,9 +4,11 @@
  *
  * Encode once: a Value is copied out of its slot as the encoded Variant the
  * broker stored and goes into the response as a UA_VARIANT_RAW, so the
- * encoder copies the bytes again and nothing is decoded.  Only an
- * IndexRange makes us decode the Variant, cut it and let the encoder
- * re-encode the piece.
+ * encoder copies the bytes again and nothing is decoded.  A small inline
+ * value (the common case) goes further: its whole DataValue is encoded
+ * into the arena as the slot is read (UA_DV_ENCODED) and the encoder only
+ * copies it.  Only an IndexRange makes us decode the Variant, cut it and
+ * let the encoder re-encode the piece.
  *
  * Service results: timestampsToReturn outside Source..Neither
  * BadTimestampsToReturnInvalid; maxAge negative or NaN BadMaxAgeInvalid
@@ -82,6 +84,9 @@
 #define WK_RANGE_BOUND    (UINT64_C(1) << 40)   /* saturation of a bound */
 #define WK_AL_CURRENTREAD 0x01      /* AccessLevelType bit 0, CurrentRead */
 #define WK_SLOT_TRIES     4         /* slot reads: growth and one -EAGAIN */
+/* An encoded DataValue of an inline value: mask, Variant, status, two
+ * timestamps with picoseconds. */
+#define WK_DV_ENC_MAX     (1 + SHM_VALUE_INLINE + 4 + 2 * (8 + 2))
 
 /* A parsed NumericRange. */
 struct wk_range {
@@ -98,6 +103,9 @@ static ua_status wk_svc_encoding_check(const struct ua_qualifiedname *q,
                                        uint32_t aid);
 static ua_status wk_svc_attr_value(struct wk_svc_ctx *ctx, uint32_t i,
                                    uint32_t aid, struct ua_variant *v);
+static ua_status wk_svc_value_enc(struct wk_svc_ctx *ctx,
+                                  const struct shm_node *n, int32_t ttr,
+                                  struct ua_datavalue *dv);
 static ua_status wk_svc_value(struct wk_svc_ctx *ctx, uint32_t i,
                               const struct wk_range *r, int32_t ttr,
                               struct ua_datavalue *dv);
@@ -261,6 +269,12 @@ wk_svc_read_one(struct wk_svc_ctx *ctx, const struct ua_read_value_id *rv,
     s = wk_svc_encoding_check(&rv->data_encoding, aid);
     if (s != UA_GOOD)
         return s;
+    if (aid == UA_ATTR_VALUE && r == NULL) {
+        s = wk_svc_value_enc(ctx, n, ttr, dv);
+        if (s != UA_BAD_ENCODING_LIMITS_EXCEEDED)
+            return s;
+        /* Not a small inline value, or a slot mid-write: the long way. */
+    }
     if (aid == UA_ATTR_VALUE)
         return wk_svc_value(ctx, i, r, ttr, dv);
 
@@ -473,6 +487,81 @@ wk_svc_slot_read(struct wk_svc_ctx *ctx, uint32_t slot, struct shm_value *m,
             break;
     }
     return rc == -ENOSPC ? -EAGAIN : rc;
+}
+
+/*
+ * The whole Value of node n (a Variable or a VariableType) when its slot
+ * holds a small inline value: the DataValue is encoded straight into the
+ * arena (mask, the slot's Variant bytes, status, timestamps: the fields
+ * and order of wk_svc_value) and marked UA_DV_ENCODED, so the encoder
+ * copies it.  BadEncodingLimitsExceeded (never an operation result here)
+ * asks the caller to take wk_svc_value: a heap value, a slot that did not
+ * read consistently at once, no slot.
+ */
+static ua_status
+wk_svc_value_enc(struct wk_svc_ctx *ctx, const struct shm_node *n,
+                 int32_t ttr, struct ua_datavalue *dv)
+{
+    struct wk_worker *w = ctx->w;
+    struct shm_value  m;
+    uint8_t          *b, *q, mask = 0;
+
+    if (n->node_class == SHM_NC_VARIABLE) {
+        if (!(n->access_level_ex & WK_AL_CURRENTREAD))
+            return UA_BAD_NOT_READABLE;
+        if (!(n->user_access_level & WK_AL_CURRENTREAD))
+            return UA_BAD_USER_ACCESS_DENIED;
+    }
+    b = ua_arena_alloc(ctx->arena, WK_DV_ENC_MAX);
+    if (b == NULL
+        || shm_value_read(&w->vals, n->u.var.slot, &m, b + 1,
+                          SHM_VALUE_INLINE) != 0)
+        return UA_BAD_ENCODING_LIMITS_EXCEEDED;
+    q = b + 1;
+    /* Part 4 §7.11.1: with a Bad status the value is null. */
+    if (!UA_STATUS_IS_BAD(m.status) && m.len > 0) {
+        mask |= UA_DV_VALUE;
+        q += m.len;
+    }
+    if (m.status != UA_GOOD) {
+        mask |= UA_DV_STATUS;
+        memcpy(q, &m.status, 4);
+        q += 4;
+    }
+    if ((ttr == UA_TIMESTAMPSTORETURN_SOURCE
+         || ttr == UA_TIMESTAMPSTORETURN_BOTH)
+        && (m.flags & SHM_VF_SOURCE_TS)) {
+        mask |= UA_DV_SOURCE_TS;
+        memcpy(q, &m.source_ts, 8);
+        q += 8;
+        if (m.source_ps != 0) {
+            mask |= UA_DV_SOURCE_PS;
+            memcpy(q, &m.source_ps, 2);
+            q += 2;
+        }
+    }
+    if (ttr == UA_TIMESTAMPSTORETURN_SERVER
+        || ttr == UA_TIMESTAMPSTORETURN_BOTH) {
+        mask |= UA_DV_SERVER_TS;
+        if (m.flags & SHM_VF_SERVER_TS) {
+            memcpy(q, &m.server_ts, 8);
+            q += 8;
+            if (m.server_ps != 0) {
+                mask |= UA_DV_SERVER_PS;
+                memcpy(q, &m.server_ps, 2);
+                q += 2;
+            }
+        } else {
+            memcpy(q, &w->now_dt, 8);
+            q += 8;
+        }
+    }
+    b[0] = mask;
+    dv->mask = UA_DV_ENCODED;
+    dv->value.type = UA_VARIANT_RAW;
+    dv->value.n = (int32_t)(q - b);
+    dv->value.data = b;
+    return UA_GOOD;
 }
 
 /* The Value attribute of node i (a Variable or a VariableType). */

@@ -939,6 +939,157 @@ START_TEST(test_fast_paths_match)
 }
 END_TEST
 
+/*
+ * A DataValue the service encoded already (UA_DV_ENCODED, the Read of a
+ * value slot) encodes as its bytes, alone, in an array and through the
+ * table path, exactly as the same DataValue in fields does.
+ */
+START_TEST(test_datavalue_encoded)
+{
+    static struct ua_datavalue dv[12], pre[12];
+    static uint8_t             enc[12][160], a[4096], b[4096];
+    static uint8_t             raw[100];
+    static int32_t             ints[12];
+    struct ua_variant          va, vb;
+    size_t                     la, lb, n1;
+
+    for (int i = 0; i < 100; i++)
+        raw[i] = (uint8_t)i;
+    raw[0] = 0x0F;                          /* a ByteString of 95 bytes */
+    memcpy(raw + 1, &(int32_t){ 95 }, 4);
+    for (int i = 0; i < 12; i++) {
+        memset(&dv[i], 0, sizeof(dv[i]));
+        dv[i].value.ndims = -1;
+        ints[i] = i * 1000;
+        dv[i].mask = (uint8_t)((i % 4 ? UA_DV_VALUE : 0)
+                               | (i % 3 ? UA_DV_SOURCE_TS : 0)
+                               | (i & 1 ? UA_DV_SERVER_TS : 0)
+                               | (i % 5 ? 0 : UA_DV_STATUS | UA_DV_SERVER_PS));
+        if (i == 7) {
+            dv[i].value.type = UA_VARIANT_RAW;  /* > 64 bytes: table path */
+            dv[i].value.n = 100;
+            dv[i].value.data = raw;
+        } else {
+            ua_variant_set_scalar(&dv[i].value, &ints[i], UA_BT_INT32);
+        }
+        dv[i].status = UA_BAD_NO_COMMUNICATION;
+        dv[i].source_ts = 7000 + i;
+        dv[i].server_ts = 9000 + i;
+        dv[i].server_ps = 3;
+        ck_assert_uint_eq(ua_encode(&dv[i], &ua_types[UA_TYPE_DATAVALUE],
+                                    enc[i], sizeof(enc[i]), &n1), UA_GOOD);
+        memset(&pre[i], 0xA5, sizeof(pre[i]));  /* nothing else is read */
+        pre[i].mask = UA_DV_ENCODED;
+        pre[i].value.n = (int32_t)n1;
+        pre[i].value.data = enc[i];
+        ck_assert_uint_eq(ua_encoded_size(&pre[i],
+                                          &ua_types[UA_TYPE_DATAVALUE]), n1);
+    }
+    ua_variant_set_array(&va, dv, 12, UA_BT_DATAVALUE);
+    ua_variant_set_array(&vb, pre, 12, UA_BT_DATAVALUE);
+    ck_assert_uint_eq(ua_encode(&va, &ua_types[UA_TYPE_VARIANT], a, sizeof(a),
+                                &la), UA_GOOD);
+    ck_assert_uint_eq(ua_encode(&vb, &ua_types[UA_TYPE_VARIANT], b, sizeof(b),
+                                &lb), UA_GOOD);
+    ck_assert_uint_eq(la, lb);
+    ck_assert_mem_eq(a, b, la);
+    /* Near the end of the buffer the fast path hands over: same bytes. */
+    for (size_t cap = lb - 70; cap < lb; cap++) {
+        ck_assert_uint_eq(ua_encode(&vb, &ua_types[UA_TYPE_VARIANT], b, cap,
+                                    &n1), UA_BAD_ENCODING_LIMITS_EXCEEDED);
+        ck_assert_uint_eq(n1, la);
+    }
+    /* No bytes: an encoding error, not an empty DataValue. */
+    pre[0].value.n = 0;
+    ck_assert_uint_eq(ua_encode(&pre[0], &ua_types[UA_TYPE_DATAVALUE], b,
+                                sizeof(b), &n1), UA_BAD_ENCODING_ERROR);
+    ck_assert_uint_eq(ua_encode(&vb, &ua_types[UA_TYPE_VARIANT], b, sizeof(b),
+                                &n1), UA_BAD_ENCODING_ERROR);
+}
+END_TEST
+
+/*
+ * ReadValueIds in every NodeId form the one-step decoder takes, and in the
+ * shapes it leaves to the general path (an IndexRange, a DataEncoding
+ * name, a GUID); every truncation fails.
+ */
+START_TEST(test_read_value_ids)
+{
+    static const uint8_t wire[] = {
+        6, 0, 0, 0,                                     /* 6 ReadValueIds */
+        0x00, 85, 13, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF,  /* i=85 */
+        0, 0, 0xFF, 0xFF, 0xFF, 0xFF,
+        0x01, 2, 0x34, 0x12, 13, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF,
+        0, 0, 0xFF, 0xFF, 0xFF, 0xFF,                   /* ns=2;i=0x1234 */
+        0x02, 3, 0, 0x78, 0x56, 0x34, 0x12, 13, 0, 0, 0,
+        0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF,
+        0x03, 1, 0, 4, 0, 0, 0, 'v', '9', '9', '9', 13, 0, 0, 0,
+        0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF,
+        0x03, 1, 0, 2, 0, 0, 0, 'v', '1', 13, 0, 0, 0,  /* range "1:2" */
+        3, 0, 0, 0, '1', ':', '2', 0, 0, 0xFF, 0xFF, 0xFF, 0xFF,
+        0x03, 1, 0, 0, 0, 0, 0, 13, 0, 0, 0,            /* s="" named */
+        0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 14, 0, 0, 0, 'D', 'e', 'f', 'a',
+        'u', 'l', 't', ' ', 'B', 'i', 'n', 'a', 'r', 'y',
+    };
+    static uint8_t      out[2048] __attribute__((aligned(16)));
+    struct ua_read_request *rq;
+    uint8_t             msg[sizeof(wire) + 64];
+    size_t              hdr, used;
+    struct ua_read_request empty;
+
+    /* A ReadRequest around them: header, maxAge, timestamps. */
+    memset(&empty, 0, sizeof(empty));
+    empty.n_nodes_to_read = -1;
+    ck_assert_uint_eq(ua_encode(&empty, &ua_types[UA_TYPE_READREQUEST], msg,
+                                sizeof(msg), &hdr), UA_GOOD);
+    hdr -= 4;                                   /* drop the null array */
+    memcpy(msg + hdr, wire, sizeof(wire));
+    ua_arena_reset(&arena);
+    memset(out, 0, sizeof(out));
+    ck_assert_uint_eq(ua_decode(msg, hdr + sizeof(wire), &used, out,
+                                &ua_types[UA_TYPE_READREQUEST], &arena, NULL),
+                      UA_GOOD);
+    ck_assert_uint_eq(used, hdr + sizeof(wire));
+    rq = (struct ua_read_request *)out;
+    ck_assert_int_eq(rq->n_nodes_to_read, 6);
+    ck_assert_uint_eq(rq->nodes_to_read[0].node_id.idtype, UA_IDTYPE_NUMERIC);
+    ck_assert_uint_eq(rq->nodes_to_read[0].node_id.id.num, 85);
+    ck_assert_uint_eq(rq->nodes_to_read[1].node_id.ns, 2);
+    ck_assert_uint_eq(rq->nodes_to_read[1].node_id.id.num, 0x1234);
+    ck_assert_uint_eq(rq->nodes_to_read[2].node_id.ns, 3);
+    ck_assert_uint_eq(rq->nodes_to_read[2].node_id.id.num, 0x12345678);
+    ck_assert_uint_eq(rq->nodes_to_read[3].node_id.idtype, UA_IDTYPE_STRING);
+    ck_assert_uint_eq(rq->nodes_to_read[3].node_id.ns, 1);
+    ck_assert_int_eq(rq->nodes_to_read[3].node_id.id.str.len, 4);
+    ck_assert_mem_eq(rq->nodes_to_read[3].node_id.id.str.data, "v999", 4);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_uint_eq(rq->nodes_to_read[i].attribute_id, 13);
+        ck_assert_int_eq(rq->nodes_to_read[i].index_range.len, -1);
+        ck_assert_int_eq(rq->nodes_to_read[i].data_encoding.name.len, -1);
+    }
+    ck_assert_int_eq(rq->nodes_to_read[4].index_range.len, 3);
+    ck_assert_mem_eq(rq->nodes_to_read[4].index_range.data, "1:2", 3);
+    ck_assert_int_eq(rq->nodes_to_read[5].node_id.id.str.len, 0);
+    ck_assert_int_eq(rq->nodes_to_read[5].data_encoding.name.len, 14);
+    for (size_t n = hdr; n < hdr + sizeof(wire); n++) {
+        ua_arena_reset(&arena);
+        ck_assert_uint_ne(ua_decode(msg, n, NULL, out,
+                                    &ua_types[UA_TYPE_READREQUEST], &arena,
+                                    NULL), UA_GOOD);
+    }
+    /* A NodeId string over the limit: the limit's status, as before. */
+    {
+        struct ua_limits lim = ua_limits_default;
+
+        lim.max_string_len = 3;
+        ua_arena_reset(&arena);
+        ck_assert_uint_eq(ua_decode(msg, hdr + sizeof(wire), NULL, out,
+                                    &ua_types[UA_TYPE_READREQUEST], &arena,
+                                    &lim), UA_BAD_ENCODING_LIMITS_EXCEEDED);
+    }
+}
+END_TEST
+
 START_TEST(test_encode_too_small)
 {
     struct ua_read_request rq;
@@ -1035,6 +1186,8 @@ codec_suite(void)
     tcase_add_test(tc, test_variant_raw);
     tcase_add_test(tc, test_variant_bad);
     tcase_add_test(tc, test_datavalue);
+    tcase_add_test(tc, test_datavalue_encoded);
+    tcase_add_test(tc, test_read_value_ids);
     tcase_add_test(tc, test_diaginfo);
     tcase_add_test(tc, test_extobj);
     suite_add_tcase(s, tc);

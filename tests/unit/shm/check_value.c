@@ -110,7 +110,17 @@ roundtrip(struct shm_values *v, uint32_t i, uint32_t len, uint32_t salt)
     ck_assert_uint_eq(r.source_ps, m.source_ps);
     ck_assert_uint_eq(r.server_ps, m.server_ps);
     ck_assert_int_eq(memcmp(in, out, len), 0);
-    ck_assert_uint_eq(out[len], 0xEE);          /* nothing past len */
+    /* Nothing past len; an inline value may fill the inline size
+     * (value.h: a fixed-size copy). */
+    ck_assert_uint_eq(out[len > SHM_VALUE_INLINE ? len : SHM_VALUE_INLINE],
+                      0xEE);
+    if (len < SHM_VALUE_INLINE) {
+        /* A buffer smaller than the inline size gets len bytes only. */
+        memset(out, 0xEE, SHM_VALUE_INLINE + 1);
+        ck_assert_int_eq(shm_value_read(v, i, &r, out, len), 0);
+        ck_assert_int_eq(memcmp(in, out, len), 0);
+        ck_assert_uint_eq(out[len], 0xEE);
+    }
     ck_assert_uint_eq(!!(v->slots[i].flags & SHM_VF_HEAP),
                       len > SHM_VALUE_INLINE);
 }
