@@ -53,6 +53,8 @@ static ua_status ua_dec_array(struct ua_dec *d, void **data, int32_t *n,
 static size_t ua_wire_min(const struct ua_type *t, uint32_t depth);
 static inline bool ua_dec_read_value_id_fast(struct ua_dec *d,
                                              struct ua_read_value_id *rv);
+static inline bool ua_enc_refdesc_fast(struct ua_enc *e,
+                                       const struct ua_reference_description *r);
 
 const struct ua_limits ua_limits_default = {
     .max_string_len = UA_LIMIT_STRING_LEN,
@@ -614,6 +616,97 @@ ua_enc_datavalue_fast(struct ua_enc *e, const struct ua_datavalue *dv)
     e->pos = (size_t)(p - e->buf);
 }
 
+/* A numeric NodeId in its shortest form at p; the byte after it. */
+static inline uint8_t *
+ua_put_nodeid_num(uint8_t *p, const struct ua_nodeid *n)
+{
+    uint16_t id16;
+
+    if (n->ns == 0 && n->id.num <= 0xFF) {
+        p[0] = 0x00;
+        p[1] = (uint8_t)n->id.num;
+        return p + 2;
+    }
+    if (n->ns <= 0xFF && n->id.num <= 0xFFFF) {
+        id16 = (uint16_t)n->id.num;
+        p[0] = 0x01;
+        p[1] = (uint8_t)n->ns;
+        memcpy(p + 2, &id16, 2);
+        return p + 4;
+    }
+    p[0] = 0x02;
+    memcpy(p + 1, &n->ns, 2);
+    memcpy(p + 3, &n->id.num, 4);
+    return p + 7;
+}
+
+/* A String at p as ua_enc_string writes it; the byte after it. */
+static inline uint8_t *
+ua_put_string(uint8_t *p, const struct ua_string *s)
+{
+    int32_t n = s->len;
+
+    if (n < 0 || (n > 0 && s->data == NULL))
+        n = -1;
+    memcpy(p, &n, 4);
+    if (n <= 0)
+        return p + 4;
+    memcpy(p + 4, s->data, (size_t)n);
+    return p + 4 + n;
+}
+
+/* An ExpandedNodeId that is a local NodeId (no URI, server 0). */
+static inline bool
+ua_xnodeid_is_local_num(const struct ua_expandednodeid *x)
+{
+    return x->node.idtype == UA_IDTYPE_NUMERIC && x->server_index == 0
+           && !(x->ns_uri.len >= 0 && (x->ns_uri.len == 0 || x->ns_uri.data));
+}
+
+/*
+ * One ReferenceDescription whose NodeIds are numeric and local (Browse of
+ * ns0 and of numeric namespaces), written with one room check; false, with
+ * nothing written, for any other shape or near the end of the buffer.
+ */
+static inline bool
+ua_enc_refdesc_fast(struct ua_enc *e, const struct ua_reference_description *r)
+{
+    const struct ua_localizedtext *dn = &r->display_name;
+    uint8_t                        m = dn->mask & (UA_LT_LOCALE | UA_LT_TEXT);
+    uint8_t                       *p;
+    size_t                         need;
+
+    if (r->reference_type_id.idtype != UA_IDTYPE_NUMERIC
+        || !ua_xnodeid_is_local_num(&r->node_id)
+        || !ua_xnodeid_is_local_num(&r->type_definition))
+        return false;
+    /* 3 NodeIds, isForward, BrowseName, DisplayName, NodeClass. */
+    need = 3 * 7 + 1 + 6 + 9 + 4;
+    if (r->browse_name.name.len > 0)
+        need += (size_t)r->browse_name.name.len;
+    if ((m & UA_LT_LOCALE) && dn->locale.len > 0)
+        need += (size_t)dn->locale.len;
+    if ((m & UA_LT_TEXT) && dn->text.len > 0)
+        need += (size_t)dn->text.len;
+    if (e->pos > e->cap || e->cap - e->pos < need)
+        return false;
+    p = e->buf + e->pos;
+    p = ua_put_nodeid_num(p, &r->reference_type_id);
+    *p++ = r->is_forward ? 1 : 0;
+    p = ua_put_nodeid_num(p, &r->node_id.node);
+    memcpy(p, &r->browse_name.ns, 2);
+    p = ua_put_string(p + 2, &r->browse_name.name);
+    *p++ = m;
+    if (m & UA_LT_LOCALE)
+        p = ua_put_string(p, &dn->locale);
+    if (m & UA_LT_TEXT)
+        p = ua_put_string(p, &dn->text);
+    memcpy(p, &r->node_class, 4);
+    p = ua_put_nodeid_num(p + 4, &r->type_definition.node);
+    e->pos = (size_t)(p - e->buf);
+    return true;
+}
+
 /* Arrays of DataValue or MonitoredItemNotification; false: not handled. */
 static bool
 ua_enc_array_fast(struct ua_enc *e, const void *data, int32_t n,
@@ -634,6 +727,8 @@ ua_enc_array_fast(struct ua_enc *e, const void *data, int32_t n,
         const struct ua_reference_description *r = data;
 
         for (int32_t i = 0; i < n; i++, r++) {
+            if (ua_enc_refdesc_fast(e, r))
+                continue;
             ua_enc_nodeid(e, &r->reference_type_id, 0);
             ua_enc_u8(e, r->is_forward ? 1 : 0);
             ua_enc_expandednodeid(e, &r->node_id);

@@ -155,25 +155,6 @@ shm_nodestore_open(struct shm_nodestore *ns, const struct shm_segment *s)
     return 0;
 }
 
-const uint8_t *
-shm_nodestore_string(const struct shm_nodestore *ns, uint32_t off,
-                     uint32_t *len)
-{
-    uint32_t n;
-
-    if (off == 0 || (uint64_t)off + 4 > ns->strings_size) {
-        *len = 0;
-        return NULL;
-    }
-    memcpy(&n, ns->strings + off, 4);
-    if ((uint64_t)off + 4 + n > ns->strings_size) {
-        *len = 0;
-        return NULL;
-    }
-    *len = n;
-    return ns->strings + off + 4;
-}
-
 /* a[n] == b[n] without a call for the short identifiers NodeIds have. */
 static inline bool
 shm_bytes_eq(const uint8_t *a, const uint8_t *b, uint32_t n)

@@ -341,10 +341,18 @@ wk_svc_lookup(const struct wk_worker *w, const struct ua_nodeid *n)
 void
 wk_svc_node_id(const struct wk_worker *w, uint32_t i, struct ua_nodeid *out)
 {
-    struct shm_nodekey k;
+    const struct shm_node *n = &w->ns.nodes[i];
+    struct shm_nodekey     k;
 
-    shm_nodestore_key(&w->ns, i, &k);
     memset(out, 0, sizeof(*out));
+    if (n->idtype == SHM_ID_NUMERIC) {
+        /* Most NodeIds (all of ns0): no key to build. */
+        out->ns = n->ns;
+        out->idtype = UA_IDTYPE_NUMERIC;
+        out->id.num = n->id;
+        return;
+    }
+    shm_nodestore_key(&w->ns, i, &k);
     out->ns = k.ns;
     out->idtype = k.idtype;
     switch (k.idtype) {

@@ -1090,6 +1090,79 @@ START_TEST(test_read_value_ids)
 }
 END_TEST
 
+/*
+ * Arrays of ReferenceDescriptions (BrowseResult): the one-step writer for
+ * numeric local NodeIds and the field-by-field path for the rest give the
+ * bytes of the single-element (table) encodings, also near the end of the
+ * buffer.
+ */
+START_TEST(test_refdesc_fast_match)
+{
+    static struct ua_reference_description rd[24];
+    static uint8_t                         full[8192], part[8192], one[512];
+    static const uint32_t ids[4] = { 7, 300, 70000, 0x12345678 };
+    static const uint16_t nss[4] = { 0, 1, 300, 2 };
+    struct ua_browse_result                br;
+    size_t                                 len, need, k, n1;
+
+    for (int i = 0; i < 24; i++) {
+        struct ua_reference_description *r = &rd[i];
+
+        memset(r, 0, sizeof(*r));
+        r->reference_type_id = ua_nodeid_num(nss[i % 4], ids[(i + 1) % 4]);
+        r->is_forward = i & 1;
+        r->node_id.node = ua_nodeid_num(nss[(i / 4) % 4], ids[i % 4]);
+        r->node_id.ns_uri.len = -1;
+        r->type_definition.node = ua_nodeid_num(0, 58 + i);
+        r->type_definition.ns_uri.len = -1;
+        r->browse_name.ns = (uint16_t)i;
+        r->browse_name.name = i % 5 == 0 ? (struct ua_string){ -1, NULL }
+                              : ua_string_from("ServerStatus");
+        r->display_name.mask = (uint8_t)(i % 4);
+        r->display_name.locale = ua_string_from("en");
+        r->display_name.text = i % 7 == 0 ? (struct ua_string){ 0, NULL }
+                               : ua_string_from("Server Status");
+        r->node_class = 1 << (i % 8);
+        switch (i % 6) {                /* shapes left to the slow path */
+        case 1:
+            r->node_id.node.idtype = UA_IDTYPE_STRING;
+            r->node_id.node.id.str = ua_string_from("v42");
+            break;
+        case 2:
+            r->type_definition.ns_uri = ua_string_from("urn:x");
+            break;
+        case 3:
+            r->node_id.server_index = 3;
+            break;
+        default:
+            break;
+        }
+    }
+    memset(&br, 0, sizeof(br));
+    br.continuation_point.len = -1;
+    br.n_references = 24;
+    br.references = rd;
+    ck_assert_uint_eq(ua_encode(&br, &ua_types[UA_TYPE_BROWSERESULT], full,
+                                sizeof(full), &len), UA_GOOD);
+    k = 4 + 4 + 4;                      /* status, continuation, count */
+    for (int i = 0; i < 24; i++) {
+        ck_assert_uint_eq(ua_encode(&rd[i],
+                                    &ua_types[UA_TYPE_REFERENCEDESCRIPTION],
+                                    one, sizeof(one), &n1), UA_GOOD);
+        ck_assert_mem_eq(full + k, one, n1);
+        k += n1;
+    }
+    ck_assert_uint_eq(k, len);
+    for (size_t cap = len - 120; cap < len; cap++) {
+        ck_assert_uint_eq(ua_encode(&br, &ua_types[UA_TYPE_BROWSERESULT],
+                                    part, cap, &need),
+                          UA_BAD_ENCODING_LIMITS_EXCEEDED);
+        ck_assert_uint_eq(need, len);
+        ck_assert_mem_eq(part, full, cap - 64);
+    }
+}
+END_TEST
+
 START_TEST(test_encode_too_small)
 {
     struct ua_read_request rq;
@@ -1188,6 +1261,7 @@ codec_suite(void)
     tcase_add_test(tc, test_datavalue);
     tcase_add_test(tc, test_datavalue_encoded);
     tcase_add_test(tc, test_read_value_ids);
+    tcase_add_test(tc, test_refdesc_fast_match);
     tcase_add_test(tc, test_diaginfo);
     tcase_add_test(tc, test_extobj);
     suite_add_tcase(s, tc);
