@@ -55,6 +55,10 @@ static inline bool ua_dec_read_value_id_fast(struct ua_dec *d,
                                              struct ua_read_value_id *rv);
 static inline bool ua_enc_refdesc_fast(struct ua_enc *e,
                                        const struct ua_reference_description *r);
+static inline bool ua_enc_response_header_fast(
+    struct ua_enc *e, const struct ua_response_header *h);
+static inline bool ua_dec_request_header_fast(struct ua_dec *d,
+                                              struct ua_request_header *h);
 
 const struct ua_limits ua_limits_default = {
     .max_string_len = UA_LIMIT_STRING_LEN,
@@ -432,6 +436,9 @@ ua_enc_value(struct ua_enc *e, const void *v, const struct ua_type *t)
     case UA_KIND_STRUCT: {
         const uint8_t *base = v;
 
+        if (t == &ua_types[UA_TYPE_RESPONSEHEADER]
+            && ua_enc_response_header_fast(e, v))
+            break;
         for (uint16_t i = 0; i < t->nmembers && e->err == UA_GOOD; i++) {
             const struct ua_member *m = &t->members[i];
             const struct ua_type   *mt = &ua_types[m->type];
@@ -452,6 +459,39 @@ ua_enc_value(struct ua_enc *e, const void *v, const struct ua_type *t)
         break;
     }
     e->depth--;
+}
+
+/*
+ * The ResponseHeader every response carries, in its usual shape (no
+ * diagnostics, no string table, no additional header) with one room
+ * check; false, with nothing written, otherwise.
+ */
+#define UA_RESPHDR_FAST 24  /* ts, handle, result, diag, table, extobj */
+
+static inline bool
+ua_enc_response_header_fast(struct ua_enc *e,
+                            const struct ua_response_header *h)
+{
+    const struct ua_extobj *x = &h->additional_header;
+    uint8_t                *p;
+    int32_t                 nst = h->n_string_table < 0 ? -1 : 0;
+
+    if ((h->service_diagnostics.mask & 0x7F) != 0 || h->n_string_table > 0
+        || x->encoding != UA_EO_NONE || x->type_id.idtype != UA_IDTYPE_NUMERIC
+        || x->type_id.ns != 0 || x->type_id.id.num > 0xFF
+        || e->pos > e->cap || e->cap - e->pos < UA_RESPHDR_FAST)
+        return false;
+    p = e->buf + e->pos;
+    memcpy(p, &h->timestamp, 8);
+    memcpy(p + 8, &h->request_handle, 4);
+    memcpy(p + 12, &h->service_result, 4);
+    p[16] = 0x00;                               /* DiagnosticInfo: empty */
+    memcpy(p + 17, &nst, 4);
+    p[21] = 0x00;                               /* NodeId, two-byte form */
+    p[22] = (uint8_t)x->type_id.id.num;
+    p[23] = 0x00;                               /* no body */
+    e->pos += UA_RESPHDR_FAST;
+    return true;
 }
 
 /* True when the C layout of one element is its wire layout. */
@@ -1213,7 +1253,11 @@ ua_dec_value(struct ua_dec *d, void *v, const struct ua_type *t)
         s = ua_dec_diaginfo(d, v);
         break;
     case UA_KIND_STRUCT:
-        s = ua_dec_struct(d, v, t);
+        if (t == &ua_types[UA_TYPE_REQUESTHEADER]
+            && ua_dec_request_header_fast(d, v))
+            s = UA_GOOD;
+        else
+            s = ua_dec_struct(d, v, t);
         break;
     default:
         s = UA_BAD_DECODING_ERROR;
@@ -1357,6 +1401,44 @@ ua_dec_write_values(struct ua_dec *d, struct ua_write_value *wv, int32_t len)
 }
 
 /*
+ * The RequestHeader in its usual shape (a null auditEntryId, no additional
+ * header) with one bounds check after the token; false, with nothing
+ * consumed, for any other shape: the general path decodes it.
+ */
+#define UA_REQHDR_TAIL 27   /* ts, handle, diag, audit, timeout, extobj */
+
+static inline bool
+ua_dec_request_header_fast(struct ua_dec *d, struct ua_request_header *h)
+{
+    const uint8_t *start = d->p, *p;
+    int32_t        audit;
+
+    if (ua_dec_nodeid(d, &h->authentication_token, NULL) != UA_GOOD
+        || (size_t)(d->end - d->p) < UA_REQHDR_TAIL) {
+        d->p = start;
+        return false;
+    }
+    p = d->p;
+    memcpy(&audit, p + 16, 4);
+    if (audit != -1 || p[24] != 0x00 || p[25] != 0x00 || p[26] != 0x00) {
+        d->p = start;
+        return false;
+    }
+    memcpy(&h->timestamp, p, 8);
+    memcpy(&h->request_handle, p + 8, 4);
+    memcpy(&h->return_diagnostics, p + 12, 4);
+    h->audit_entry_id.len = -1;
+    h->audit_entry_id.data = NULL;
+    memcpy(&h->timeout_hint, p + 20, 4);
+    memset(&h->additional_header, 0, sizeof(h->additional_header));
+    h->additional_header.type_id.idtype = UA_IDTYPE_NUMERIC;
+    h->additional_header.encoding = UA_EO_NONE;
+    h->additional_header.body.len = -1;
+    d->p = p + UA_REQHDR_TAIL;
+    return true;
+}
+
+/*
  * The common ReadValueId in one step: a numeric or String NodeId, no
  * IndexRange, a null DataEncoding name; one bounds check instead of one per
  * field.  True when it decoded rv (and moved d->p); false, with nothing
@@ -1364,6 +1446,11 @@ ua_dec_write_values(struct ua_dec *d, struct ua_write_value *wv, int32_t len)
  * general path then decodes it and reports what is wrong.
  */
 #define UA_RVID_TAIL 14     /* attributeId, indexRange, dataEncoding */
+/* ua_wire_min of ReadValueId (NodeId 2, UInt32, String, QualifiedName 6)
+ * and of BrowseDescription (NodeId, enum, NodeId, Boolean, 2 UInt32);
+ * check_codec's test_wire_min_constants decodes at both bounds. */
+#define UA_RVID_WIRE_MIN 16
+#define UA_BD_WIRE_MIN   17
 
 static inline bool
 ua_dec_read_value_id_fast(struct ua_dec *d, struct ua_read_value_id *rv)
@@ -1443,7 +1530,7 @@ ua_dec_array(struct ua_dec *d, void **data, int32_t *n,
              const struct ua_type *t)
 {
     int32_t  len;
-    size_t   left;
+    size_t   left, min;
     uint8_t *p;
 
     UA_TRY(ua_dec_i32(d, &len));
@@ -1458,7 +1545,14 @@ ua_dec_array(struct ua_dec *d, void **data, int32_t *n,
     if (len == 0)
         return UA_GOOD;
     left = (size_t)(d->end - d->p);
-    if ((size_t)len > left / ua_wire_min(t, d->depth))
+    /* ua_wire_min walks the members: not per Read or Browse request. */
+    if (t == &ua_types[UA_TYPE_READVALUEID])
+        min = UA_RVID_WIRE_MIN;
+    else if (t == &ua_types[UA_TYPE_BROWSEDESCRIPTION])
+        min = UA_BD_WIRE_MIN;
+    else
+        min = ua_wire_min(t, d->depth);
+    if ((size_t)len > left / min)
         return UA_BAD_DECODING_ERROR;
     if (len > d->lim->max_array_len)
         return UA_BAD_ENCODING_LIMITS_EXCEEDED;

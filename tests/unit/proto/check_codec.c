@@ -1163,6 +1163,132 @@ START_TEST(test_refdesc_fast_match)
 }
 END_TEST
 
+/*
+ * The smallest wire sizes the decoder assumes for ReadValueId (16 bytes)
+ * and BrowseDescription (17) before it allocates an array: n minimal
+ * elements in n * min bytes decode; n + 1 claimed over the same bytes are
+ * refused as undecodable before anything is allocated (a smaller assumed
+ * minimum would try the allocation and run out of a small arena).
+ */
+static void
+wire_min_case(int req_t, size_t min, int32_t n)
+{
+    static uint8_t  msg[8192], out[4096] __attribute__((aligned(16)));
+    static uint8_t  roomy[1 << 16], small[256];
+    struct ua_arena a;
+    uint8_t         empty[512] __attribute__((aligned(16)));
+    size_t          hdr;
+    int32_t         cnt;
+
+    memset(empty, 0, sizeof(empty));
+    /* A request whose last member, the array, is null: drop its length. */
+    memset((uint8_t *)empty + ua_types[req_t].members[
+               ua_types[req_t].nmembers - 1].count_offset, 0xFF, 4);
+    ck_assert_uint_eq(ua_encode(empty, &ua_types[req_t], msg, sizeof(msg),
+                                &hdr), UA_GOOD);
+    hdr -= 4;
+    memset(msg + hdr + 4, 0, (size_t)n * min);
+    for (int32_t i = 0; i < n; i++) {
+        uint8_t *e = msg + hdr + 4 + (size_t)i * min;
+
+        if (min == 16) {        /* i=0, Value, null range, null name */
+            e[2] = 13;
+            memset(e + 6, 0xFF, 4);
+            memset(e + 12, 0xFF, 4);
+        } else {                /* i=0, Forward, i=0, false, 0, 0 */
+            e[2] = 0;
+        }
+    }
+    cnt = n;
+    memcpy(msg + hdr, &cnt, 4);
+    ua_arena_init(&a, roomy, sizeof(roomy));
+    ck_assert_uint_eq(ua_decode(msg, hdr + 4 + (size_t)n * min, NULL, out,
+                                &ua_types[req_t], &a, NULL), UA_GOOD);
+    cnt = n + 1;
+    memcpy(msg + hdr, &cnt, 4);
+    ua_arena_init(&a, small, sizeof(small));
+    ck_assert_uint_eq(ua_decode(msg, hdr + 4 + (size_t)n * min, NULL, out,
+                                &ua_types[req_t], &a, NULL),
+                      UA_BAD_DECODING_ERROR);
+}
+
+START_TEST(test_wire_min_constants)
+{
+    wire_min_case(UA_TYPE_READREQUEST, 16, 100);
+    wire_min_case(UA_TYPE_BROWSEREQUEST, 17, 100);
+}
+END_TEST
+
+/*
+ * Request and response headers in the usual shape (the one-step paths) and
+ * in the others (an auditEntryId, a string table, diagnostics, an
+ * additional header): the bytes of Part 6 §5.2, and back.
+ */
+START_TEST(test_headers)
+{
+    static const uint8_t rq_usual[] = {
+        0x01, 1, 0x39, 0x30,                            /* token ns=1;i=12345 */
+        8, 7, 6, 5, 4, 3, 2, 1, 42, 0, 0, 0, 0, 0, 0, 0,
+        0xFF, 0xFF, 0xFF, 0xFF, 0x10, 0x27, 0, 0, 0, 0, 0,
+    };
+    static const uint8_t rq_audit[] = {
+        0x05, 0, 0, 2, 0, 0, 0, 0xAB, 0xCD,             /* opaque token */
+        8, 7, 6, 5, 4, 3, 2, 1, 42, 0, 0, 0, 0, 0, 0, 0,
+        1, 0, 0, 0, 'a', 0x10, 0x27, 0, 0, 0, 0, 0,
+    };
+    static const uint8_t rs_usual[] = {
+        8, 7, 6, 5, 4, 3, 2, 1, 42, 0, 0, 0, 0, 0, 0x34, 0x80,
+        0, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0,
+    };
+    static const uint8_t rs_table[] = {
+        8, 7, 6, 5, 4, 3, 2, 1, 42, 0, 0, 0, 0, 0, 0x34, 0x80,
+        0x20, 0, 0, 0x34, 0x80, 1, 0, 0, 0, 1, 0, 0, 0, 'a', 0, 0, 0,
+    };
+    struct ua_request_header  rq;
+    struct ua_response_header rs;
+    struct ua_string          tab = ua_string_from("a");
+    uint8_t                   cut[64];
+
+    memset(&rq, 0, sizeof(rq));
+    rq.authentication_token = ua_nodeid_num(1, 12345);
+    rq.timestamp = 0x0102030405060708;
+    rq.request_handle = 42;
+    rq.audit_entry_id.len = -1;
+    rq.timeout_hint = 10000;
+    rq.additional_header.body.len = -1;
+    check_bytes(&rq, UA_TYPE_REQUESTHEADER, rq_usual, sizeof(rq_usual));
+    rq.authentication_token.idtype = UA_IDTYPE_OPAQUE;
+    rq.authentication_token.ns = 0;
+    rq.authentication_token.id.str.len = 2;
+    rq.authentication_token.id.str.data = (uint8_t *)"\xAB\xCD";
+    rq.audit_entry_id = ua_string_from("a");
+    check_bytes(&rq, UA_TYPE_REQUESTHEADER, rq_audit, sizeof(rq_audit));
+    /* Every truncation of either shape fails. */
+    for (size_t n = 0; n < sizeof(rq_usual); n++) {
+        memcpy(cut, rq_usual, n);
+        ck_assert_uint_ne(dec(cut, n, UA_TYPE_REQUESTHEADER, NULL), UA_GOOD);
+    }
+    for (size_t n = 0; n < sizeof(rq_audit); n++) {
+        memcpy(cut, rq_audit, n);
+        ck_assert_uint_ne(dec(cut, n, UA_TYPE_REQUESTHEADER, NULL), UA_GOOD);
+    }
+
+    memset(&rs, 0, sizeof(rs));
+    rs.timestamp = 0x0102030405060708;
+    rs.request_handle = 42;
+    rs.service_result = UA_BAD_NODE_ID_UNKNOWN;
+    rs.n_string_table = -1;
+    rs.additional_header.body.len = -1;
+    rs.service_diagnostics.additional_info.len = -1;
+    check_bytes(&rs, UA_TYPE_RESPONSEHEADER, rs_usual, sizeof(rs_usual));
+    rs.n_string_table = 1;
+    rs.string_table = &tab;
+    rs.service_diagnostics.mask = UA_DI_INNER_STATUS;
+    rs.service_diagnostics.inner_status = UA_BAD_NODE_ID_UNKNOWN;
+    check_bytes(&rs, UA_TYPE_RESPONSEHEADER, rs_table, sizeof(rs_table));
+}
+END_TEST
+
 START_TEST(test_encode_too_small)
 {
     struct ua_read_request rq;
@@ -1262,6 +1388,8 @@ codec_suite(void)
     tcase_add_test(tc, test_datavalue_encoded);
     tcase_add_test(tc, test_read_value_ids);
     tcase_add_test(tc, test_refdesc_fast_match);
+    tcase_add_test(tc, test_wire_min_constants);
+    tcase_add_test(tc, test_headers);
     tcase_add_test(tc, test_diaginfo);
     tcase_add_test(tc, test_extobj);
     suite_add_tcase(s, tc);
