@@ -691,7 +691,10 @@ ua_put_string(uint8_t *p, const struct ua_string *s)
     memcpy(p, &n, 4);
     if (n <= 0)
         return p + 4;
-    memcpy(p + 4, s->data, (size_t)n);
+    if (n <= 64)
+        ua_copy_small(p + 4, s->data, (size_t)n);   /* names are short */
+    else
+        memcpy(p + 4, s->data, (size_t)n);
     return p + 4 + n;
 }
 
