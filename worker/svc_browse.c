@@ -77,6 +77,8 @@ static ua_status wk_svc_browse_one(struct wk_svc_ctx *ctx,
 static bool wk_svc_ref_match(const struct wk_worker *w,
                              const struct wk_session_cp *c,
                              const struct shm_ref *r);
+static inline void wk_svc_ref_xid(const struct wk_worker *w, uint32_t i,
+                                  struct ua_expandednodeid *x);
 static void wk_svc_ref_fill(const struct wk_worker *w, uint32_t result_mask,
                             const struct shm_ref *r,
                             struct ua_reference_description *d);
@@ -145,6 +147,25 @@ wk_svc_ref_match(const struct wk_worker *w, const struct wk_session_cp *c,
     return true;
 }
 
+/*
+ * Node i's NodeId into x, a local ExpandedNodeId zeroed but for its null
+ * URI; numeric ones (all of ns0) without a call.
+ */
+static inline void
+wk_svc_ref_xid(const struct wk_worker *w, uint32_t i,
+               struct ua_expandednodeid *x)
+{
+    const struct shm_node *n = &w->ns.nodes[i];
+
+    if (n->idtype != SHM_ID_NUMERIC) {
+        wk_svc_node_expanded(w, i, x);
+        return;
+    }
+    x->node.ns = n->ns;
+    x->node.idtype = UA_IDTYPE_NUMERIC;
+    x->node.id.num = n->id;
+}
+
 /* One ReferenceDescription; fields outside resultMask stay null. */
 static void
 wk_svc_ref_fill(const struct wk_worker *w, uint32_t result_mask,
@@ -156,8 +177,9 @@ wk_svc_ref_fill(const struct wk_worker *w, uint32_t result_mask,
     d->browse_name.name.len = -1;
     d->display_name.locale.len = -1;
     d->display_name.text.len = -1;
+    d->node_id.ns_uri.len = -1;
     d->type_definition.ns_uri.len = -1;
-    wk_svc_node_expanded(w, r->target, &d->node_id);
+    wk_svc_ref_xid(w, r->target, &d->node_id);
     if ((result_mask & UA_BROWSERESULTMASK_REFERENCETYPEID)
         && r->reftype < w->ns.reftypes->n)
         wk_svc_node_id(w, w->ns.reftypes->node[r->reftype],
@@ -176,7 +198,7 @@ wk_svc_ref_fill(const struct wk_worker *w, uint32_t result_mask,
         && (t->node_class == SHM_NC_OBJECT
             || t->node_class == SHM_NC_VARIABLE)
         && t->type_def < w->ns.nnodes)
-        wk_svc_node_expanded(w, t->type_def, &d->type_definition);
+        wk_svc_ref_xid(w, t->type_def, &d->type_definition);
 }
 
 /*
