@@ -70,7 +70,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
@@ -141,8 +140,6 @@ static uint8_t         ia_buf[IA_CHUNK_MAX], ia_buf2[IA_CHUNK_MAX];
 
 static void ia_kill_group(void);
 static void ia_on_signal(int sig);
-static int ia_rm(const char *path, const struct stat *st, int flag,
-                 struct FTW *ftw);
 static void ia_atexit(void);
 static int ia_read_file(const char *path, uint8_t *buf, size_t cap,
                         size_t *len);
@@ -178,16 +175,6 @@ ia_on_signal(int sig)
     _exit(1);
 }
 
-static int
-ia_rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
 static void
 ia_atexit(void)
 {
@@ -203,8 +190,7 @@ ia_atexit(void)
         fprintf(stderr, "---- end of broker log\n");
         fclose(f);
     }
-    if (ia_dir[0] != '\0')
-        nftw(ia_dir, ia_rm, 16, FTW_DEPTH | FTW_PHYS);
+    /* ia_dir itself goes with itest's scratch directories. */
 }
 
 static int
@@ -1653,6 +1639,7 @@ main(int argc, char **argv)
         ia_dir[0] = '\0';
         itest_fatal("mkdtemp: %s", strerror(errno));
     }
+    itest_scratch(ia_dir);
     snprintf(ia_run, sizeof(ia_run), "%s/run", ia_dir);
     snprintf(ia_log, sizeof(ia_log), "%s/broker.log", ia_dir);
     snprintf(path, sizeof(path), "%s/pki/trusted/certs", ia_run);

@@ -144,19 +144,7 @@ it_atexit(void)
         fprintf(stderr, "---- end of broker log\n");
         fclose(f);
     }
-    if (it_log[0] != '\0')
-        unlink(it_log);
-    if (it_dir[0] != '\0') {
-        char p[PATH_MAX + 32];
-        static const char *const names[] = { "w0.bell", "w1.bell",
-                                             "feed.ipc", "feed-ctl.ipc" };
-
-        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-            snprintf(p, sizeof(p), "%s/%s", it_dir, names[i]);
-            unlink(p);
-        }
-        rmdir(it_dir);
-    }
+    /* it_dir itself goes with itest's scratch directories. */
 }
 
 static void
@@ -174,6 +162,7 @@ it_start_broker(void)
         it_dir[0] = '\0';
         itest_fatal("mkdtemp: %s", strerror(errno));
     }
+    itest_scratch(it_dir);
     snprintf(it_log, sizeof(it_log), "%s/broker.log", it_dir);
     it_port = itest_free_port();
     it_sport = itest_free_port();

@@ -33,7 +33,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
@@ -81,8 +80,6 @@ static size_t          is_server_cert_len;
 
 static void is_kill_group(void);
 static void is_on_signal(int sig);
-static int is_rm(const char *path, const struct stat *st, int flag,
-                 struct FTW *ftw);
 static void is_atexit(void);
 
 static int is_read_file(const char *path, uint8_t *buf, size_t cap,
@@ -132,16 +129,6 @@ is_on_signal(int sig)
     _exit(1);
 }
 
-static int
-is_rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
 static void
 is_atexit(void)
 {
@@ -157,8 +144,7 @@ is_atexit(void)
         fprintf(stderr, "---- end of broker log\n");
         fclose(f);
     }
-    if (is_dir[0] != '\0')
-        nftw(is_dir, is_rm, 16, FTW_DEPTH | FTW_PHYS);
+    /* is_dir itself goes with itest's scratch directories. */
 }
 
 static int
@@ -570,6 +556,7 @@ main(int argc, char **argv)
         is_dir[0] = '\0';
         itest_fatal("mkdtemp: %s", strerror(errno));
     }
+    itest_scratch(is_dir);
     snprintf(is_run, sizeof(is_run), "%s/run", is_dir);
     snprintf(is_log, sizeof(is_log), "%s/broker.log", is_dir);
     snprintf(path, sizeof(path), "%s/run/pki/trusted/certs", is_dir);

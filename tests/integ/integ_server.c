@@ -168,10 +168,7 @@ it_atexit(void)
     it_kill_group();
     if (itest_failures() != 0)
         it_dump_log();
-    if (it_log[0] != '\0')
-        unlink(it_log);
-    if (it_dir[0] != '\0')
-        rmdir(it_dir);
+    /* it_dir itself goes with itest's scratch directories. */
 }
 
 static void
@@ -217,6 +214,7 @@ it_start_broker(const char *bin)
         it_dir[0] = '\0';
         itest_fatal("mkdtemp: %s", strerror(errno));
     }
+    itest_scratch(it_dir);
     snprintf(it_log, sizeof(it_log), "%s/broker.log", it_dir);
     it_port = itest_free_port();
     it_sport = itest_free_port();

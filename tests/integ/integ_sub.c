@@ -155,15 +155,7 @@ is_atexit(void)
             fclose(f);
         }
     }
-    if (is_log[0] != '\0')
-        unlink(is_log);
-    if (is_dir[0] != '\0') {
-        char cmd[PATH_MAX + 16];
-
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", is_dir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "integ_sub: could not remove %s\n", is_dir);
-    }
+    /* is_dir itself goes with itest's scratch directories. */
 }
 
 static void
@@ -179,6 +171,7 @@ is_start_broker(const char *bin)
         is_dir[0] = '\0';
         itest_fatal("mkdtemp: %s", strerror(errno));
     }
+    itest_scratch(is_dir);
     snprintf(is_log, sizeof(is_log), "%s/broker.log", is_dir);
     is_port = itest_free_port();
     is_sport = itest_free_port();

@@ -6,6 +6,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ftw.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,13 +17,54 @@
 #include <time.h>
 #include <unistd.h>
 
+#define ITEST_SCRATCH_MAX 32
+
 static const char *itest_name = "itest";
 static unsigned    itest_passed, itest_failed;
+static char        itest_dirs[ITEST_SCRATCH_MAX][PATH_MAX];
+static unsigned    itest_ndirs;
+
+static int
+itest_rm_one(const char *path, const struct stat *st, int flag,
+             struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    if ((flag == FTW_DP ? rmdir(path) : unlink(path)) == -1)
+        fprintf(stderr, "%s: cannot remove %s: %s\n", itest_name, path,
+                strerror(errno));
+    return 0;
+}
+
+static void
+itest_cleanup(void)
+{
+    for (unsigned i = 0; i < itest_ndirs; i++) {
+        if (itest_failed != 0)
+            fprintf(stderr, "%s: kept %s for inspection\n", itest_name,
+                    itest_dirs[i]);
+        else
+            nftw(itest_dirs[i], itest_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    }
+    itest_ndirs = 0;
+}
 
 void
 itest_init(const char *name)
 {
     itest_name = name;
+    atexit(itest_cleanup);
+}
+
+void
+itest_scratch(const char *dir)
+{
+    if (itest_ndirs == ITEST_SCRATCH_MAX
+        || strlen(dir) >= sizeof(itest_dirs[0])) {
+        fprintf(stderr, "%s: not removed at exit: %s\n", itest_name, dir);
+        return;
+    }
+    strcpy(itest_dirs[itest_ndirs++], dir);
 }
 
 bool

@@ -12,8 +12,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Name the program (for the closing line); call first in main(). */
+/* Name the program (for the closing line); call first in main(), before
+ * the program's own atexit() handlers (the scratch directories below are
+ * removed after those have stopped the broker). */
 void itest_init(const char *name);
+
+/* Register dir (made by the program, e.g. with mkdtemp) as scratch: it is
+ * removed with everything in it (logs, sockets, PKI folders with private
+ * keys) when the program exits with no failure, and kept, with a line
+ * naming it, when a check failed.  Up to 32 directories. */
+void itest_scratch(const char *dir);
 
 /* Print "ok N - ..." or "FAIL N - ..." and count it; returns ok. */
 bool itest_check(bool ok, const char *fmt, ...)
