@@ -6,7 +6,8 @@
  * state on the broker's side of a restart (STARTING before the spawn, DOWN
  * after the reap) and restarts; the worker writes everything else.  The
  * broker resets a row only when its worker has been reaped, so nobody else
- * writes it meanwhile.
+ * writes it meanwhile.  Likewise the worker's share of the server-wide
+ * budgets (shm/limits.h) returns to the server when it is reaped.
  *
  * Between fork and exec the child calls only async-signal-safe functions
  * (prctl, getppid, fcntl, close_range, sigaction, sigprocmask, execve,
@@ -31,6 +32,7 @@
 #include <unistd.h>
 
 #include "fanout.h"
+#include "shm/limits.h"
 
 #define BK_BROKER_PID_ENV "UABROKER_PID"
 
@@ -444,6 +446,9 @@ bk_supervisor_exited(struct bk_supervisor *sv, struct bk_worker_slot *s,
     /* Before anything can respawn into the slot (blockpool.h). */
     if (sv->fanout != NULL)
         bk_fanout_worker_dead(sv->fanout, s->slot);
+    /* Its sessions, subscriptions and items died with it: their units of
+     * the server-wide budgets return before a successor can take any. */
+    shm_limits_reclaim(shm_limits_of(sv->seg), s->slot);
     atomic_store_explicit(&r->pid, 0, memory_order_relaxed);
     atomic_store_explicit(&r->state, SHM_WS_DOWN, memory_order_release);
     if (WIFSIGNALED(status))

@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #define SHM_MAGIC          0x52424155u     /* "UABR" */
-#define SHM_LAYOUT_VERSION 4u      /* 4: word-wise NodeId hash */
+#define SHM_LAYOUT_VERSION 5u      /* 5: server-wide budgets */
 #define SHM_CACHELINE      128
 #define SHM_NONE           0xFFFFFFFFu     /* no node, no slot, no offset */
 
@@ -43,7 +43,8 @@ enum shm_region {
     SHM_R_VHEAP,            /* value heap blocks */
     SHM_R_INTEREST,         /* _Atomic uint64_t[nslots]: worker bits */
     SHM_R_CONFIG,           /* struct shm_config: the broker's snapshot */
-    SHM_R_WORKERS,          /* struct shm_worker[SHM_WORKERS_MAX] */
+    SHM_R_WORKERS,          /* struct shm_worker[SHM_WORKERS_MAX], then
+                             * struct shm_limits */
     SHM_R_RINGS,            /* struct shm_rings, then the rings (ring.c) */
     SHM_R_BLOCKS,           /* struct shm_blockpool, then the blocks */
     SHM_R_FANOUT,           /* struct shm_fanout, then lost masks[nslots] */
@@ -336,6 +337,35 @@ static_assert(offsetof(struct shm_worker, connections) == SHM_CACHELINE,
               "worker-written counters on their own line");
 
 #define SHM_WORKERS_MAX 64
+
+/* ------------------------------------------------ server-wide budgets
+ *
+ * Sessions, subscriptions and monitored items are limited for the whole
+ * server, not per worker (shm/limits.c).  struct shm_limits follows the
+ * SHM_WORKERS_MAX rows in SHM_R_WORKERS.  used[k]: W every worker (CAS,
+ * never past the configured limit), the broker (a dead worker's share).
+ * w[i].held[k]: what worker i holds of used[k]; W worker i, then the broker
+ * once it has reaped worker i.
+ */
+enum shm_limit_kind {
+    SHM_LIM_SESSIONS = 0,
+    SHM_LIM_SUBSCRIPTIONS,
+    SHM_LIM_MONITORED_ITEMS,
+    SHM_LIM_KINDS
+};
+
+struct shm_limits_worker {
+    alignas(SHM_CACHELINE) _Atomic uint32_t held[SHM_LIM_KINDS];
+};
+static_assert(sizeof(struct shm_limits_worker) == SHM_CACHELINE, "pad");
+
+struct shm_limits {
+    alignas(SHM_CACHELINE) _Atomic uint32_t used[SHM_LIM_KINDS];
+    struct shm_limits_worker w[SHM_WORKERS_MAX];
+};
+static_assert(sizeof(struct shm_limits)
+                  == (1 + SHM_WORKERS_MAX) * SHM_CACHELINE,
+              "shm_limits size");
 
 struct shm_header {
     uint32_t               magic;       /* SHM_MAGIC */

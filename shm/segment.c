@@ -45,7 +45,8 @@ shm_segment_regions(const struct shm_plan *p, struct shm_region_desc *r,
     sizes[SHM_R_VHEAP] = p->vheap;
     sizes[SHM_R_INTEREST] = (uint64_t)p->slots * sizeof(uint64_t);
     sizes[SHM_R_CONFIG] = sizeof(struct shm_config);
-    sizes[SHM_R_WORKERS] = SHM_WORKERS_MAX * sizeof(struct shm_worker);
+    sizes[SHM_R_WORKERS] = SHM_WORKERS_MAX * sizeof(struct shm_worker)
+                           + sizeof(struct shm_limits);
     sizes[SHM_R_RINGS] = shm_ring_region_bytes(p);
     sizes[SHM_R_BLOCKS] = shm_blockpool_bytes(p->blocks, p->block_size);
     sizes[SHM_R_FANOUT] = shm_fanout_region_bytes(p);
@@ -164,7 +165,8 @@ shm_segment_attach(struct shm_segment *s, int fd, int writable)
         || h.regions[SHM_R_REFTYPES].size < sizeof(struct shm_reftypes)
         || h.regions[SHM_R_CONFIG].size < sizeof(struct shm_config)
         || h.regions[SHM_R_WORKERS].size
-               < SHM_WORKERS_MAX * sizeof(struct shm_worker))
+               < SHM_WORKERS_MAX * sizeof(struct shm_worker)
+                     + sizeof(struct shm_limits))
         return -EPROTO;
     base = mmap(NULL, (size_t)h.size,
                 writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd,

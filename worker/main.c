@@ -183,6 +183,7 @@ wk_main_attach(struct wk_worker *w, int segfd, unsigned slot)
     w->conf = shm_segment_region(&w->seg, SHM_R_CONFIG);
     w->row = (struct shm_worker *)shm_segment_region(&w->seg, SHM_R_WORKERS)
              + slot;
+    w->budget = shm_limits_of(&w->seg);
     if (w->conf->workers != 0 && slot >= w->conf->workers) {
         fprintf(stderr, "uaworker %u: slot beyond the %u workers\n", slot,
                 w->conf->workers);

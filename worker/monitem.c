@@ -117,7 +117,9 @@ wk_mi_alloc(struct wk_subs *st)
     struct wk_mi *mi;
     uint32_t      idx, gen, mask = (1u << st->item_bits) - 1;
 
-    if (st->nitems >= st->lim.max_items)
+    if (st->nitems >= st->lim.max_items
+        || wk_budget_take(st->w, SHM_LIM_MONITORED_ITEMS,
+                          st->w->conf->max_monitored_items) != 0)
         return NULL;
     if (st->items_free != WK_NIL) {
         idx = st->items_free;
@@ -152,6 +154,7 @@ wk_mi_free(struct wk_subs *st, struct wk_mi *mi)
     mi->snext = st->items_free;
     st->items_free = wk_mi_idx(st, mi);
     st->nitems--;
+    wk_budget_give(st->w, SHM_LIM_MONITORED_ITEMS);
 }
 
 struct wk_mi *

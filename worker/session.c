@@ -221,7 +221,8 @@ wk_session_create(struct wk_worker *w, uint32_t channel_id,
             break;
         }
     }
-    if (s == NULL)
+    if (s == NULL || wk_budget_take(w, SHM_LIM_SESSIONS,
+                                    w->conf->max_sessions) != 0)
         return NULL;
     index = s->index;
     cps = s->cps;
@@ -299,6 +300,7 @@ wk_session_close(struct wk_worker *w, struct wk_session *s)
     s->channel_id = 0;
     memset(&s->token, 0, sizeof(s->token));
     memset(s->nonce, 0, sizeof(s->nonce));
+    wk_budget_give(w, SHM_LIM_SESSIONS);
     w->nsessions--;
     wk_session_count(w);
 }

@@ -510,7 +510,9 @@ wk_sub_new(struct wk_subs *st)
     struct wk_sub *sub;
     uint32_t       idx, gen, genbits = WK_SUB_ID_BITS - st->sub_bits;
 
-    if (st->nsubs >= st->lim.max_subs)
+    if (st->nsubs >= st->lim.max_subs
+        || wk_budget_take(st->w, SHM_LIM_SUBSCRIPTIONS,
+                          st->w->conf->max_subscriptions) != 0)
         return NULL;
     if (st->subs_free != WK_NIL) {
         idx = st->subs_free;
@@ -576,6 +578,7 @@ wk_sub_delete(struct wk_subs *st, struct wk_sub *sub)
     sub->snext = st->subs_free;
     st->subs_free = idx;
     st->nsubs--;
+    wk_budget_give(st->w, SHM_LIM_SUBSCRIPTIONS);
 }
 
 /* ------------------------------------------------------------------ */

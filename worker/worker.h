@@ -23,6 +23,7 @@
 #include "proto/codec.h"
 #include "proto/securechannel.h"
 #include "shm/layout.h"
+#include "shm/limits.h"
 #include "shm/nodestore.h"
 #include "shm/segment.h"
 #include "shm/value.h"
@@ -42,6 +43,9 @@ struct wk_worker {
     struct shm_values         vals;
     const struct shm_config  *conf;         /* the broker's snapshot */
     struct shm_worker        *row;          /* our stats row */
+    struct shm_limits        *budget;       /* server-wide budgets
+                                             * (shm/limits.h); NULL: the
+                                             * pools alone limit */
     struct ua_limits          limits;       /* decoding limits from conf */
     struct ua_sc_config       sc_conf;      /* channel limits from conf */
     struct event_base        *base;
@@ -69,5 +73,24 @@ void wk_clock_update(struct wk_worker *w);
  * the worker's `allocations` counter (STYLE §5). */
 void *wk_alloc(struct wk_worker *w, size_t n);
 void  wk_free(struct wk_worker *w, void *p);
+
+/*
+ * One unit of a server-wide budget (shm/limits.h) for a pool entry about
+ * to be used: 0, or -ENOSPC when the server is at `max`.  Give it back when
+ * the entry goes.  No budget (unit tests): always 0.
+ */
+static inline int
+wk_budget_take(struct wk_worker *w, enum shm_limit_kind k, uint32_t max)
+{
+    return w->budget != NULL ? shm_limits_take(w->budget, w->slot, k, 1, max)
+                             : 0;
+}
+
+static inline void
+wk_budget_give(struct wk_worker *w, enum shm_limit_kind k)
+{
+    if (w->budget != NULL)
+        shm_limits_give(w->budget, w->slot, k, 1);
+}
 
 #endif /* WK_WORKER_H */
