@@ -26,6 +26,14 @@
  *      the same filter on ns=1;s=v1 (a Double without EURange) is refused
  *      with BadDeadbandFilterInvalid (Part 8 Table 28);
  *   6. SIGTERM: the broker exits.
+ *   7. server-wide limits, on a second broker (-w 2) with max_sessions 6
+ *      and max_subscriptions 4: 6 sessions spread over both workers, the
+ *      next refused with BadTooManySessions on either worker; one closed,
+ *      one more opens; 4 subscriptions over both workers, the next
+ *      refused with BadTooManySubscriptions on either; one deleted on one
+ *      worker, one more created on the other; kill -9 of the worker
+ *      holding sessions and subscriptions: once it is respawned exactly
+ *      its share can be taken again (shm/limits.h).
  *
  * Prints "ok N - what" / "FAIL N - what" and "integ_sub: N passed, M
  * failed"; exits non-zero on any failure.  The broker's process group is
@@ -68,6 +76,11 @@
 #define IS_WATCHDOG_S   240
 #define IS_WAIT_MS      30000
 #define IS_ARENA        (4u << 20)
+#define IS_LIM_SESSIONS 6           /* step 7: limits.max_sessions */
+#define IS_LIM_SUBS     4           /* step 7: limits.max_subscriptions */
+#define IS_LIM_TRIES    16
+#define IS_STR_(x)      #x
+#define IS_STR(x)       IS_STR_(x)
 
 /* A client and what its thread saw. */
 struct is_client {
@@ -102,7 +115,7 @@ static void is_kill_group(void);
 static void is_on_signal(int sig);
 static void is_atexit(void);
 
-static void is_start_broker(const char *bin);
+static void is_start_broker(const char *bin, bool limits);
 static int is_http(const char *path, char **body);
 static bool is_json_u64(const char *from, const char *key, uint64_t *out);
 static bool is_worker_u64(int slot, const char *key, uint64_t *out);
@@ -118,6 +131,7 @@ static ua_status is_write(struct is_client *cl, int32_t v);
 static bool is_wait_value(struct is_client *cl, int64_t v, unsigned ms);
 static bool is_blocks_free(unsigned ms, uint64_t *free, uint64_t *total);
 static void is_analog(struct is_client *writer);
+static void is_limits(const char *bin);
 
 /* ------------------------------------------------------------ harness */
 
@@ -158,8 +172,9 @@ is_atexit(void)
     /* is_dir itself goes with itest's scratch directories. */
 }
 
+/* limits: the small server-wide limits of step 7. */
 static void
-is_start_broker(const char *bin)
+is_start_broker(const char *bin, bool limits)
 {
     char        port[8], stats[32];
     const char *tmp = getenv("TMPDIR");
@@ -191,7 +206,14 @@ is_start_broker(const char *bin)
             dup2(fd, STDOUT_FILENO);
             dup2(fd, STDERR_FILENO);
         }
-        execl(bin, bin, "-w", "2", "-p", port, "--stats", stats,
+        if (limits)
+            execl(bin, bin, "-w", "2", "-p", port, "--stats", stats,
+                  "--runtime-dir", is_dir, "--vars", "10",
+                  "--set", "limits.max_sessions=" IS_STR(IS_LIM_SESSIONS),
+                  "--set", "limits.max_subscriptions=" IS_STR(IS_LIM_SUBS),
+                  (char *)NULL);
+        else
+            execl(bin, bin, "-w", "2", "-p", port, "--stats", stats,
               "--runtime-dir", is_dir, "--vars", "100",
               "--set", "limits.min_sampling_interval_ms=0",
               "--set", "limits.min_publishing_interval_ms=20",
@@ -777,6 +799,312 @@ is_analog(struct is_client *writer)
                 ngot > 2 ? got[2] : -1.0, ngot > 3 ? got[3] : -1.0);
 }
 
+/* ------------------------------------------------------------ limits */
+
+/* One client of step 7. */
+struct is_lim {
+    struct uaconn c;
+    int           worker;           /* -1: not known */
+    bool          up;               /* holds a session */
+    uint32_t      subs[IS_LIM_SUBS];
+    unsigned      nsubs;
+};
+
+static struct is_lim is_lc[IS_LIM_TRIES];
+
+/* Connect + session on l; its worker whatever the outcome.  A client
+ * refused is cleared again. */
+static ua_status
+is_lim_open(struct is_lim *l)
+{
+    uint64_t  before[IS_WORKERS] = { 0 }, after[IS_WORKERS] = { 0 };
+    ua_status s;
+
+    for (int i = 0; i < IS_WORKERS; i++)
+        is_worker_u64(i, "connections_total", &before[i]);
+    memset(l, 0, sizeof(*l));
+    uaconn_init(&l->c);
+    s = uaconn_start(&l->c, "127.0.0.1", is_port);
+    l->worker = -1;
+    for (int i = 0; i < IS_WORKERS; i++)
+        if (is_worker_u64(i, "connections_total", &after[i])
+            && after[i] > before[i])
+            l->worker = i;
+    l->up = s == UA_GOOD;
+    if (!l->up)
+        uaconn_clear(&l->c);
+    return s;
+}
+
+static void
+is_lim_close(struct is_lim *l)
+{
+    if (!l->up)
+        return;
+    uaconn_close_session(&l->c);
+    uaconn_clear(&l->c);
+    l->up = false;
+    l->nsubs = 0;
+}
+
+static ua_status
+is_lim_sub(struct is_lim *l)
+{
+    struct ua_create_subscription_request  cs;
+    struct ua_create_subscription_response csr;
+    ua_status                              s;
+
+    memset(&cs, 0, sizeof(cs));
+    cs.requested_publishing_interval = 1000;
+    cs.requested_lifetime_count = 10000;
+    cs.requested_max_keep_alive_count = 10;
+    cs.publishing_enabled = true;
+    ua_arena_reset(&is_arena);
+    s = uaconn_call(&l->c, &ua_types[UA_TYPE_CREATESUBSCRIPTIONREQUEST],
+                    &cs, &ua_types[UA_TYPE_CREATESUBSCRIPTIONRESPONSE], &csr,
+                    &is_arena);
+    if (s == UA_GOOD && l->nsubs < IS_LIM_SUBS)
+        l->subs[l->nsubs++] = csr.subscription_id;
+    return s;
+}
+
+static ua_status
+is_lim_unsub(struct is_lim *l)
+{
+    struct ua_delete_subscriptions_request  ds;
+    struct ua_delete_subscriptions_response dsr;
+    ua_status                               s;
+
+    if (l->nsubs == 0)
+        return UA_BAD_UNEXPECTED_ERROR;
+    memset(&ds, 0, sizeof(ds));
+    ds.n_subscription_ids = 1;
+    ds.subscription_ids = &l->subs[--l->nsubs];
+    ua_arena_reset(&is_arena);
+    s = uaconn_call(&l->c, &ua_types[UA_TYPE_DELETESUBSCRIPTIONSREQUEST],
+                    &ds, &ua_types[UA_TYPE_DELETESUBSCRIPTIONSRESPONSE], &dsr,
+                    &is_arena);
+    if (s == UA_GOOD)
+        s = dsr.n_results == 1 ? dsr.results[0] : UA_BAD_UNEXPECTED_ERROR;
+    return s;
+}
+
+/* Sessions up, on worker w (-1: all). */
+static unsigned
+is_lim_count(int w)
+{
+    unsigned n = 0;
+
+    for (unsigned i = 0; i < IS_LIM_TRIES; i++)
+        if (is_lc[i].up && (w < 0 || is_lc[i].worker == w))
+            n++;
+    return n;
+}
+
+/* A session up on worker w, or NULL. */
+static struct is_lim *
+is_lim_on(int w)
+{
+    for (unsigned i = 0; i < IS_LIM_TRIES; i++)
+        if (is_lc[i].up && is_lc[i].worker == w)
+            return &is_lc[i];
+    return NULL;
+}
+
+static struct is_lim *
+is_lim_free(void)
+{
+    for (unsigned i = 0; i < IS_LIM_TRIES; i++)
+        if (!is_lc[i].up)
+            return &is_lc[i];
+    return NULL;
+}
+
+/*
+ * New sessions until `tries` attempts were refused or both workers refused
+ * one: every attempt must be refused with `want`.  true when it was, on
+ * both workers.
+ */
+static bool
+is_lim_refused(ua_status want, const char *what)
+{
+    bool      seen[IS_WORKERS] = { false };
+    unsigned  bad = 0, n = 0;
+    ua_status s, other = UA_GOOD;
+
+    while (n < IS_LIM_TRIES && !(seen[0] && seen[1])) {
+        struct is_lim *l = is_lim_free();
+
+        if (l == NULL)
+            break;
+        n++;
+        s = is_lim_open(l);
+        if (s == want && l->worker >= 0) {
+            seen[l->worker] = true;
+        } else {
+            bad++;
+            other = s;
+            is_lim_close(l);
+        }
+    }
+    return itest_check(bad == 0 && seen[0] && seen[1],
+                       "%s: %u attempts refused with 0x%08X on both workers "
+                       "(%u otherwise, last 0x%08X)", what, n - bad, want,
+                       bad, other);
+}
+
+static void
+is_limits(const char *bin)
+{
+    struct is_lim *a, *b;
+    uint64_t       pid1 = 0, restarts = 0, r, pid;
+    unsigned       k, n, tries;
+    int            status = 0;
+    bool           ok;
+    ua_status      s;
+
+    is_start_broker(bin, true);
+    if (!itest_check(is_wait_health(IS_WAIT_MS), "limits: broker healthy"))
+        return;
+
+    /* Sessions up to the limit, on both workers. */
+    ok = true;
+    for (unsigned i = 0; i < IS_LIM_SESSIONS && ok; i++)
+        ok = is_lim_open(&is_lc[i]) == UA_GOOD;
+    for (tries = 0; ok && tries < IS_LIM_TRIES
+                    && (is_lim_count(0) == 0 || is_lim_count(1) == 0);
+         tries++) {
+        a = is_lim_on(is_lim_count(0) == 0 ? 1 : 0);
+        is_lim_close(a);
+        ok = is_lim_open(a) == UA_GOOD;
+    }
+    if (!itest_check(ok && is_lim_count(0) > 0 && is_lim_count(1) > 0
+                         && is_lim_count(-1) == IS_LIM_SESSIONS,
+                     "limits: %d sessions over both workers (%u + %u)",
+                     IS_LIM_SESSIONS, is_lim_count(0), is_lim_count(1)))
+        goto stop;
+    is_lim_refused(UA_BAD_TOO_MANY_SESSIONS,
+                   "limits: the session past max_sessions");
+
+    /* One closed: one more opens, then the server is full again. */
+    a = is_lim_on(0);
+    is_lim_close(a);
+    s = is_lim_open(a);
+    itest_check(s == UA_GOOD, "limits: a session closed, another opens "
+                "(0x%08X)", s);
+    if (s == UA_GOOD) {
+        b = is_lim_free();
+        s = b != NULL ? is_lim_open(b) : UA_BAD_UNEXPECTED_ERROR;
+        itest_check(s == UA_BAD_TOO_MANY_SESSIONS, "limits: and the next is "
+                    "refused again (0x%08X)", s);
+        if (b != NULL)
+            is_lim_close(b);
+    }
+
+    /* Subscriptions: 2 on each worker, the fifth refused on either. */
+    a = is_lim_on(0);
+    b = is_lim_on(1);
+    if (!itest_check(a != NULL && b != NULL, "limits: a session on each "
+                     "worker"))
+        goto stop;
+    ok = true;
+    for (int i = 0; i < IS_LIM_SUBS / 2; i++) {
+        ok = ok && is_lim_sub(a) == UA_GOOD;
+        ok = ok && is_lim_sub(b) == UA_GOOD;
+    }
+    itest_check(ok, "limits: %d subscriptions over both workers",
+                IS_LIM_SUBS);
+    s = is_lim_sub(a);
+    itest_check(s == UA_BAD_TOO_MANY_SUBSCRIPTIONS, "limits: the "
+                "subscription past max_subscriptions on worker 0: 0x%08X", s);
+    s = is_lim_sub(b);
+    itest_check(s == UA_BAD_TOO_MANY_SUBSCRIPTIONS, "limits: the "
+                "subscription past max_subscriptions on worker 1: 0x%08X", s);
+    /* One deleted on worker 0: worker 1 may create one, then nobody. */
+    s = is_lim_unsub(a);
+    itest_check(s == UA_GOOD, "limits: delete a subscription on worker 0: "
+                "0x%08X", s);
+    s = is_lim_sub(b);
+    itest_check(s == UA_GOOD, "limits: its budget used on worker 1: 0x%08X",
+                s);
+    s = is_lim_sub(a);
+    itest_check(s == UA_BAD_TOO_MANY_SUBSCRIPTIONS, "limits: then worker 0 "
+                "is refused again: 0x%08X", s);
+
+    /* kill -9 worker 1 (its sessions and 3 subscriptions die with it). */
+    k = is_lim_count(1);
+    is_worker_u64(1, "pid", &pid1);
+    is_worker_u64(1, "restarts", &restarts);
+    if (!itest_check(pid1 > 0 && kill((pid_t)pid1, SIGKILL) == 0,
+                     "limits: kill -9 worker 1 (pid %llu) holding %u "
+                     "sessions and %u subscriptions",
+                     (unsigned long long)pid1, k, b->nsubs))
+        goto stop;
+    r = restarts;
+    pid = pid1;
+    for (uint64_t end = itest_ms() + 15000; itest_ms() < end;) {
+        if (is_worker_u64(1, "restarts", &r) && r > restarts
+            && is_worker_u64(1, "pid", &pid) && pid != pid1 && pid != 0)
+            break;
+        itest_sleep_ms(100);
+    }
+    itest_check(r > restarts && pid != pid1, "limits: worker 1 respawned "
+                "(pid %llu)", (unsigned long long)pid);
+    for (unsigned i = 0; i < IS_LIM_TRIES; i++)
+        if (is_lc[i].up && is_lc[i].worker == 1) {
+            uaconn_clear(&is_lc[i].c);
+            is_lc[i].up = false;
+            is_lc[i].nsubs = 0;
+        }
+    /* Exactly its share is free again: k sessions, 3 subscriptions. */
+    n = 0;
+    for (unsigned i = 0; i < k; i++) {
+        a = is_lim_free();
+        if (a != NULL && is_lim_open(a) == UA_GOOD)
+            n++;
+    }
+    itest_check(n == k, "limits: the dead worker's %u sessions usable "
+                "again (%u opened)", k, n);
+    a = is_lim_free();
+    s = a != NULL ? is_lim_open(a) : UA_BAD_UNEXPECTED_ERROR;
+    itest_check(s == UA_BAD_TOO_MANY_SESSIONS, "limits: and not one more "
+                "(0x%08X)", s);
+    if (a != NULL)
+        is_lim_close(a);
+    n = 0;
+    for (unsigned i = 0; i < IS_LIM_TRIES && n < 3; i++)
+        if (is_lc[i].up && is_lc[i].nsubs == 0 && is_lim_sub(&is_lc[i])
+                                                      == UA_GOOD)
+            n++;
+    itest_check(n == 3, "limits: the dead worker's 3 subscriptions usable "
+                "again (%u created)", n);
+    a = is_lim_on(0);
+    s = a != NULL ? is_lim_sub(a) : UA_BAD_UNEXPECTED_ERROR;
+    itest_check(s == UA_BAD_TOO_MANY_SUBSCRIPTIONS, "limits: and not one "
+                "more (0x%08X)", s);
+
+stop:
+    for (unsigned i = 0; i < IS_LIM_TRIES; i++)
+        is_lim_close(&is_lc[i]);
+    if (is_broker > 0) {
+        uint64_t end = itest_ms() + 5000;
+        bool     gone = false;
+
+        kill(is_broker, SIGTERM);
+        while (itest_ms() < end) {
+            if (waitpid(is_broker, &status, WNOHANG) == is_broker) {
+                gone = true;
+                break;
+            }
+            itest_sleep_ms(20);
+        }
+        itest_check(gone && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                    "limits: SIGTERM: the broker exits 0");
+        if (gone)
+            is_broker = -1;
+    }
+}
+
 /* ------------------------------------------------------------ main */
 
 int
@@ -817,7 +1145,7 @@ main(int argc, char **argv)
         }
         strncat(bin, "/uabroker", sizeof(bin) - strlen(bin) - 1);
     }
-    is_start_broker(bin);
+    is_start_broker(bin, false);
     if (!itest_check(is_wait_health(IS_WAIT_MS), "broker healthy"))
         itest_fatal("no /health");
 
@@ -993,6 +1321,9 @@ main(int argc, char **argv)
         if (gone)
             is_broker = -1;
     }
+
+    /* 7. Server-wide limits. */
+    is_limits(bin);
     free(abuf);
     return itest_finish();
 }
