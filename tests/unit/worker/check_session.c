@@ -56,6 +56,50 @@ START_TEST(test_pool_full)
 }
 END_TEST
 
+/*
+ * The server-wide budget (shm/limits.h) in the segment: with another
+ * worker holding all but 3 sessions, this worker's pool stops at 3 though
+ * it has room; what it closes, or what a dead worker held, is usable.
+ */
+START_TEST(test_pool_budget)
+{
+    struct shm_limits *l = shm_limits_of(&fx.w.seg);
+    uint32_t           max = fx.w.conf->max_sessions;
+    struct wk_session *s[3];
+    unsigned           me = fx.w.slot, other = fx.w.slot + 1;
+
+    ck_assert_uint_ge(max, 4);
+    fx.w.budget = l;
+    ck_assert_int_eq(shm_limits_take(l, other, SHM_LIM_SESSIONS, max - 3,
+                                     max), 0);
+    for (int i = 0; i < 3; i++) {
+        s[i] = wk_session_create(&fx.w, 1, 60000);
+        ck_assert_ptr_nonnull(s[i]);
+    }
+    ck_assert_ptr_null(wk_session_create(&fx.w, 1, 60000));
+    ck_assert_uint_eq(fx.w.nsessions, 3);
+    ck_assert_uint_eq(shm_limits_held(l, me, SHM_LIM_SESSIONS), 3);
+    ck_assert_uint_eq(shm_limits_used(l, SHM_LIM_SESSIONS), max);
+    /* Closed: given back, one more fits, then none. */
+    wk_session_close(&fx.w, s[1]);
+    ck_assert_uint_eq(shm_limits_held(l, me, SHM_LIM_SESSIONS), 2);
+    ck_assert_ptr_nonnull(wk_session_create(&fx.w, 1, 60000));
+    ck_assert_ptr_null(wk_session_create(&fx.w, 1, 60000));
+    /* Closing twice gives back once. */
+    wk_session_close(&fx.w, s[0]);
+    wk_session_close(&fx.w, s[0]);
+    ck_assert_uint_eq(shm_limits_used(l, SHM_LIM_SESSIONS), max - 1);
+    ck_assert_uint_eq(shm_limits_held(l, me, SHM_LIM_SESSIONS), 2);
+    /* The other worker dies: its share is ours to take. */
+    shm_limits_reclaim(l, other);
+    for (uint32_t i = 0; i < max - 2; i++)
+        ck_assert_ptr_nonnull(wk_session_create(&fx.w, 1, 60000));
+    ck_assert_ptr_null(wk_session_create(&fx.w, 1, 60000));
+    ck_assert_uint_eq(shm_limits_used(l, SHM_LIM_SESSIONS), max);
+    ck_assert_uint_eq(fx.w.nsessions, max);
+}
+END_TEST
+
 START_TEST(test_pool_fini)
 {
     ck_assert_ptr_nonnull(wk_session_create(&fx.w, 1, 60000));
@@ -370,6 +414,7 @@ session_suite(void)
     tcase_set_timeout(tc, 20);
     tcase_add_test(tc, test_pool_init);
     tcase_add_test(tc, test_pool_full);
+    tcase_add_test(tc, test_pool_budget);
     tcase_add_test(tc, test_pool_fini);
     suite_add_tcase(s, tc);
 

@@ -534,6 +534,67 @@ START_TEST(test_transfer)
 }
 END_TEST
 
+/*
+ * The server-wide budgets (shm/limits.h): with another worker holding all
+ * but one subscription and one monitored item, the second of each is
+ * refused here with the pool's codes; TransferSubscriptions within the
+ * worker moves nothing; DeleteSubscriptions gives both back.
+ */
+START_TEST(test_budget_and_transfer)
+{
+    struct shm_limits                        *l = shm_limits_of(&fx.w.seg);
+    uint32_t                                  ms, mi;
+    unsigned                                  me = fx.w.slot, other = me + 1;
+    struct ua_nodeid                          tok2 = fx_session(CH2);
+    struct ua_create_subscription_response    cr;
+    struct ua_monitored_item_create_result    res;
+    struct sf_mi                              d = { .mode = -1, .ttr = -1 };
+    struct ua_transfer_subscriptions_response r;
+    struct ua_delete_subscriptions_request    dreq;
+    struct ua_delete_subscriptions_response   dresp;
+    uint32_t                                  sub;
+
+    ms = fx.w.conf->max_subscriptions;
+    mi = fx.w.conf->max_monitored_items;
+    ck_assert_uint_ge(ms, 2);
+    ck_assert_uint_ge(mi, 2);
+    fx.w.budget = l;
+    ck_assert_int_eq(shm_limits_take(l, other, SHM_LIM_SUBSCRIPTIONS, ms - 1,
+                                     ms), 0);
+    ck_assert_int_eq(shm_limits_take(l, other, SHM_LIM_MONITORED_ITEMS,
+                                     mi - 1, mi), 0);
+    sub = sub_ka(100, 10, 100, 0, 0);
+    ck_assert_uint_eq(sf_create_sub_full(CH, &tok, 100, 100, 10, 0, 0, true,
+                                         &cr), UA_BAD_TOO_MANY_SUBSCRIPTIONS);
+    sf_item(CH, &tok, sub, sf_var(1), 1, NULL);
+    ck_assert_uint_eq(sf_item_res(CH, &tok, sub, sf_var(2), 2, &d, &res),
+                      UA_GOOD);
+    ck_assert_uint_eq(res.status_code, UA_BAD_TOO_MANY_MONITORED_ITEMS);
+    ck_assert_uint_eq(shm_limits_held(l, me, SHM_LIM_SUBSCRIPTIONS), 1);
+    ck_assert_uint_eq(shm_limits_held(l, me, SHM_LIM_MONITORED_ITEMS), 1);
+    /* Transfer to another session of this worker: counts unchanged. */
+    ck_assert_uint_eq(transfer(CH2, &tok2, &sub, 1, false, &r), UA_GOOD);
+    ck_assert_uint_eq(r.results[0].status_code, UA_GOOD);
+    ck_assert_uint_eq(shm_limits_held(l, me, SHM_LIM_SUBSCRIPTIONS), 1);
+    ck_assert_uint_eq(shm_limits_held(l, me, SHM_LIM_MONITORED_ITEMS), 1);
+    ck_assert_uint_eq(shm_limits_used(l, SHM_LIM_SUBSCRIPTIONS), ms);
+    /* Deleted: its item and itself given back. */
+    memset(&dreq, 0, sizeof(dreq));
+    dreq.n_subscription_ids = 1;
+    dreq.subscription_ids = &sub;
+    ck_assert_uint_eq(sf_call(CH2, &tok2, UA_TYPE_DELETESUBSCRIPTIONSREQUEST,
+                              &dreq, UA_TYPE_DELETESUBSCRIPTIONSRESPONSE,
+                              &dresp), UA_GOOD);
+    ck_assert_uint_eq(dresp.results[0], UA_GOOD);
+    ck_assert_uint_eq(shm_limits_held(l, me, SHM_LIM_SUBSCRIPTIONS), 0);
+    ck_assert_uint_eq(shm_limits_held(l, me, SHM_LIM_MONITORED_ITEMS), 0);
+    ck_assert_uint_eq(shm_limits_used(l, SHM_LIM_SUBSCRIPTIONS), ms - 1);
+    ck_assert_uint_eq(shm_limits_used(l, SHM_LIM_MONITORED_ITEMS), mi - 1);
+    sub = sub_ka(100, 10, 100, 0, 0);
+    ck_assert_uint_ne(sub, 0);
+}
+END_TEST
+
 /* SECURITY.md 83: a subscription of another user identity. */
 START_TEST(test_transfer_other_user)
 {
@@ -731,6 +792,7 @@ sub_suite(void)
     tc = tcase_create("sessions");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_transfer);
+    tcase_add_test(tc, test_budget_and_transfer);
     tcase_add_test(tc, test_transfer_other_user);
     tcase_add_test(tc, test_close_session_keeps_or_deletes);
     tcase_add_test(tc, test_orphan_expires);
