@@ -80,7 +80,8 @@ static const struct bk_conf_key bk_conf_keys[] = {
     U32("limits", "receive_buffer_size", receive_buffer_size, "65536", 8192,
         16777216, "chunk size offered in ACK (bytes)"),
     U32("limits", "max_sessions", max_sessions, "100", 1, 100000,
-        "sessions per worker"),
+        "sessions, all workers together "
+        "(ServerCapabilities MaxSessions)"),
     U32("limits", "max_secure_channels", max_secure_channels, "200", 2,
         100000, "secure channels per worker; >= max_sessions + 1"),
     U32("limits", "max_browse_continuation_points",
@@ -118,12 +119,14 @@ static const struct bk_conf_key bk_conf_keys[] = {
     U32("limits", "max_references_per_node", max_references_per_node, "1000",
         1, 1000000, "most references in one Browse result"),
     U32("limits", "max_subscriptions", max_subscriptions, "500", 1, 1000000,
-        "subscriptions per worker (ServerCapabilities MaxSubscriptions)"),
+        "subscriptions, all workers together "
+        "(ServerCapabilities MaxSubscriptions)"),
     U32("limits", "max_subscriptions_per_session",
         max_subscriptions_per_session, "20", 1, 10000,
         "subscriptions per session"),
     U32("limits", "max_monitored_items", max_monitored_items, "100000", 1,
-        100000000, "monitored items per worker"),
+        100000000, "monitored items, all workers together "
+        "(ServerCapabilities MaxMonitoredItems)"),
     U32("limits", "max_monitored_items_per_subscription",
         max_monitored_items_per_subscription, "10000", 1, 10000000,
         "monitored items per subscription"),
