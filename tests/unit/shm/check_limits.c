@@ -5,7 +5,9 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +164,17 @@ END_TEST
  */
 #define RACE_MAX 20000u
 
+/* Both children arrive: +1 on *c, wait until it reaches n. */
+static void
+race_barrier(uint32_t *c, uint32_t n)
+{
+    _Atomic uint32_t *a = (_Atomic uint32_t *)c;
+
+    atomic_fetch_add(a, 1);
+    while (atomic_load(a) < n)
+        sched_yield();
+}
+
 START_TEST(test_race_two_processes)
 {
     struct shm_limits *l = limits_new();
@@ -179,9 +192,11 @@ START_TEST(test_race_two_processes)
             while (shm_limits_take(l, i, SHM_LIM_MONITORED_ITEMS, 1,
                                    RACE_MAX) == 0)
                 got[i]++;
-            /* Give back half, take it again. */
+            race_barrier(&got[4], 2);
+            /* Both give back half, then both race to take it again. */
             for (uint32_t n = got[i] / 2; n > 0; n--)
                 shm_limits_give(l, i, SHM_LIM_MONITORED_ITEMS, 1);
+            race_barrier(&got[4], 4);
             while (shm_limits_take(l, i, SHM_LIM_MONITORED_ITEMS, 1,
                                    RACE_MAX) == 0)
                 got[2 + i]++;
@@ -193,6 +208,7 @@ START_TEST(test_race_two_processes)
         ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     }
     ck_assert_uint_eq(got[0] + got[1], RACE_MAX);
+    ck_assert_uint_eq(got[2] + got[3], got[0] / 2 + got[1] / 2);
     ck_assert_uint_eq(shm_limits_used(l, SHM_LIM_MONITORED_ITEMS), RACE_MAX);
     ck_assert_uint_eq(shm_limits_held(l, 0, SHM_LIM_MONITORED_ITEMS)
                           + shm_limits_held(l, 1, SHM_LIM_MONITORED_ITEMS),
