@@ -69,6 +69,17 @@ void ua_crypto_cleanup(void);
 /* n random bytes from the process RNG (nonces, serial numbers, keys). */
 ua_status ua_crypto_random(uint8_t *buf, size_t n);
 
+/*
+ * RSA private-key operations this process has done: one per signature
+ * (ua_crypto_rsa_sign) and one per ciphertext block decrypted
+ * (ua_crypto_rsa_decrypt, _decrypt_block), failed ones included; key
+ * generation is not counted.  Each costs ~2 ms at 2048 bits (DESIGN §4):
+ * the worker reads this counter to give the loop back after one of them,
+ * tests to prove that a step does at most one, the stats to show the
+ * load.  Process state like the RNG; wraps never in practice.
+ */
+uint64_t ua_crypto_private_ops(void);
+
 /* ------------------------------------------------------------ pure */
 
 /* Compare n bytes in time that depends on n only (nonces, MACs). */
@@ -236,6 +247,21 @@ ua_status ua_crypto_rsa_encrypt(struct ua_crypto_key *k, enum ua_rsa_enc a,
  */
 ua_status ua_crypto_rsa_decrypt(struct ua_crypto_key *k, enum ua_rsa_enc a,
                                 uint8_t *buf, size_t len, size_t *out_len);
+
+/*
+ * One block of ua_crypto_rsa_decrypt(), for a caller that spreads a long
+ * ciphertext over several loop callbacks (one private-key operation
+ * each): decrypt block i of buf[0..len) in place and append its plaintext
+ * at buf + *pos (*pos += its length).  Call for i = 0, 1, ... len / key
+ * bytes - 1 in order, starting with *pos = 0 and *bad = false.  A block
+ * that fails appends nothing and sets *bad; the caller goes on with the
+ * next block (the same work either way) and wipes buf at the end when *bad.
+ * UA_BAD_INVALID_ARGUMENT for a public key, a bad i or *pos; else UA_GOOD.
+ */
+ua_status ua_crypto_rsa_decrypt_block(struct ua_crypto_key *k,
+                                      enum ua_rsa_enc a, uint8_t *buf,
+                                      size_t len, size_t i, size_t *pos,
+                                      bool *bad);
 
 /* ------------------------------------------------------------ policies */
 

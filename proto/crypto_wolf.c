@@ -103,6 +103,7 @@ static WC_RNG ua_wolf_rng_obj;
 static pid_t  ua_wolf_rng_pid;      /* owner of ua_wolf_rng_obj; 0: none */
 static bool   ua_wolf_lib;          /* wolfSSL_Init() done */
 static time_t ua_wolf_when;
+static uint64_t ua_wolf_private_ops;    /* see ua_crypto_private_ops() */
 
 /* ------------------------------------------------------------ process */
 
@@ -155,6 +156,12 @@ ua_crypto_cleanup(void)
         wolfSSL_Cleanup();
         ua_wolf_lib = false;
     }
+}
+
+uint64_t
+ua_crypto_private_ops(void)
+{
+    return ua_wolf_private_ops;
 }
 
 ua_status
@@ -591,6 +598,7 @@ ua_crypto_rsa_sign(struct ua_crypto_key *k, enum ua_rsa_sig a,
     rng = ua_wolf_rng();
     if (rng == NULL || wc_RsaSetRNG(&w->rsa, rng) != 0)
         return UA_BAD_INTERNAL_ERROR;
+    ua_wolf_private_ops++;
     switch (a) {
     case UA_RSA_SIG_PKCS1_SHA1:
     case UA_RSA_SIG_PKCS1_SHA256:
@@ -727,15 +735,52 @@ ua_crypto_rsa_encrypt(struct ua_crypto_key *k, enum ua_rsa_enc a,
 }
 
 ua_status
-ua_crypto_rsa_decrypt(struct ua_crypto_key *k, enum ua_rsa_enc a,
-                      uint8_t *buf, size_t len, size_t *out_len)
+ua_crypto_rsa_decrypt_block(struct ua_crypto_key *k, enum ua_rsa_enc a,
+                            uint8_t *buf, size_t len, size_t i, size_t *pos,
+                            bool *bad)
 {
     struct ua_wolf_key *w = ua_wolf_key(k);
     uint8_t             blk[UA_RSA_MAX_BYTES];
     WC_RNG             *rng;
-    size_t              kb, pb, i, pos = 0;
+    size_t              kb, pb;
     int                 pad, hash, mgf, r;
-    unsigned            bad = 0;
+
+    if (w == NULL || !w->priv || buf == NULL || pos == NULL || bad == NULL
+        || a > UA_RSA_ENC_OAEP_SHA256)
+        return UA_BAD_INVALID_ARGUMENT;
+    kb = (size_t)wc_RsaEncryptSize(&w->rsa);
+    pb = ua_crypto_rsa_plain_block(a, kb);
+    if (pb == 0 || len == 0 || len % kb != 0 || i >= len / kb
+        || *pos > i * pb)
+        return UA_BAD_INVALID_ARGUMENT;
+    rng = ua_wolf_rng();
+    if (rng == NULL || wc_RsaSetRNG(&w->rsa, rng) != 0)
+        return UA_BAD_INTERNAL_ERROR;
+    ua_wolf_rsa_enc_params(a, &pad, &hash, &mgf);
+    ua_wolf_private_ops++;
+    /* Plaintext block i is written at *pos <= i * pb, before ciphertext
+     * block i + 1 at (i + 1) * kb. */
+    r = wc_RsaPrivateDecrypt_ex(buf + i * kb, (word32)kb, blk, sizeof(blk),
+                                &w->rsa, pad, (enum wc_HashType)hash, mgf,
+                                NULL, 0);
+    if (r < 0 || (size_t)r > pb) {
+        *bad = true;
+        r = 0;
+    }
+    memcpy(buf + *pos, blk, (size_t)r);
+    *pos += (size_t)r;
+    ua_crypto_wipe(blk, sizeof(blk));
+    return UA_GOOD;
+}
+
+ua_status
+ua_crypto_rsa_decrypt(struct ua_crypto_key *k, enum ua_rsa_enc a,
+                      uint8_t *buf, size_t len, size_t *out_len)
+{
+    struct ua_wolf_key *w = ua_wolf_key(k);
+    size_t              kb, pb, i, pos = 0;
+    bool                bad = false;
+    ua_status           s;
 
     if (w == NULL || !w->priv || buf == NULL || out_len == NULL
         || a > UA_RSA_ENC_OAEP_SHA256)
@@ -745,24 +790,12 @@ ua_crypto_rsa_decrypt(struct ua_crypto_key *k, enum ua_rsa_enc a,
     pb = ua_crypto_rsa_plain_block(a, kb);
     if (pb == 0 || len == 0 || len % kb != 0)
         return UA_BAD_SECURITY_CHECKS_FAILED;
-    rng = ua_wolf_rng();
-    if (rng == NULL || wc_RsaSetRNG(&w->rsa, rng) != 0)
-        return UA_BAD_INTERNAL_ERROR;
-    ua_wolf_rsa_enc_params(a, &pad, &hash, &mgf);
-    /* Every block, even after a failure; plaintext block i is written at
-     * pos <= i * pb, before ciphertext block i + 1 at (i + 1) * kb. */
+    /* Every block, even after a failure. */
     for (i = 0; i < len / kb; i++) {
-        r = wc_RsaPrivateDecrypt_ex(buf + i * kb, (word32)kb, blk,
-                                    sizeof(blk), &w->rsa, pad,
-                                    (enum wc_HashType)hash, mgf, NULL, 0);
-        if (r < 0 || (size_t)r > pb) {
-            bad = 1;
-            r = 0;
-        }
-        memcpy(buf + pos, blk, (size_t)r);
-        pos += (size_t)r;
+        s = ua_crypto_rsa_decrypt_block(k, a, buf, len, i, &pos, &bad);
+        if (s != UA_GOOD)
+            return s;
     }
-    ua_crypto_wipe(blk, sizeof(blk));
     if (bad) {
         ua_crypto_wipe(buf, len);
         return UA_BAD_SECURITY_CHECKS_FAILED;

@@ -98,6 +98,21 @@ static ua_status ua_sc_do_opn(struct ua_sc *ch, const uint8_t *c, size_t len,
 static ua_status ua_sc_opn_secure(struct ua_sc *ch, const struct ua_policy *p,
                                   uint8_t *c, size_t len, uint64_t now_ms,
                                   struct ua_sc_out *out);
+static void ua_sc_opn_reset(struct ua_sc *ch);
+static ua_status ua_sc_opn_step(struct ua_sc *ch, uint64_t now_ms,
+                                struct ua_sc_out *out);
+static ua_status ua_sc_opn_request(struct ua_sc *ch);
+static ua_status ua_sc_opn_commit(struct ua_sc *ch, uint64_t now_ms,
+                                  struct ua_sc_out *out);
+static ua_status ua_sc_asym_want(const struct ua_policy *p,
+                                 struct ua_crypto_key *priv,
+                                 struct ua_crypto_key *peer, size_t hdr,
+                                 size_t len, size_t *want);
+static ua_status ua_sc_asym_finish(const struct ua_policy *p,
+                                   struct ua_crypto_key *priv,
+                                   struct ua_crypto_key *peer, uint8_t *chunk,
+                                   size_t hdr, size_t len, size_t want,
+                                   size_t plain, bool bad, size_t *body);
 static ua_status ua_sc_opn_answer(struct ua_sc *ch,
                                   const struct ua_policy *p,
                                   struct ua_crypto_key *peer,
@@ -302,6 +317,7 @@ ua_sc_fail(struct ua_sc *ch, ua_status s)
         ch->detail = s;
     ch->state = UA_SC_CLOSED;
     ua_sc_asm_free(ch);
+    ua_sc_opn_reset(ch);
     return s;
 }
 
@@ -475,6 +491,7 @@ void
 ua_sc_clear(struct ua_sc *ch)
 {
     ua_sc_asm_free(ch);
+    ua_sc_opn_reset(ch);
     ua_crypto_cipher_clear(&ch->cipher[0]);
     ua_crypto_cipher_clear(&ch->cipher[1]);
     ua_crypto_wipe(ch->client_nonce, sizeof(ch->client_nonce));
@@ -501,6 +518,8 @@ ua_sc_process(struct ua_sc *ch, const uint8_t *chunk, size_t len,
     msg->body = NULL;
     msg->request_id = 0;
     ch->detail = UA_GOOD;
+    if (ch->opn.step != UA_SC_STEP_NONE)    /* ua_sc_resume() first */
+        return ua_sc_fail(ch, UA_BAD_INTERNAL_ERROR);
     /* A reassembled message lives until the next call. */
     if (ch->asm_buf != NULL && ch->asm_chunks == 0)
         ua_sc_asm_free(ch);
@@ -530,6 +549,20 @@ ua_sc_process(struct ua_sc *ch, const uint8_t *chunk, size_t len,
         msg->body = NULL;
         return ua_sc_fail(ch, s);
     }
+    return UA_GOOD;
+}
+
+ua_status
+ua_sc_resume(struct ua_sc *ch, uint64_t now_ms, struct ua_sc_out *out)
+{
+    ua_status s;
+
+    ch->detail = UA_GOOD;
+    if (ch->opn.step == UA_SC_STEP_NONE || ch->state == UA_SC_CLOSED)
+        return ua_sc_fail(ch, UA_BAD_INTERNAL_ERROR);
+    s = ua_sc_opn_step(ch, now_ms, out);
+    if (s != UA_GOOD)
+        return ua_sc_fail(ch, s);
     return UA_GOOD;
 }
 
@@ -730,27 +763,29 @@ ua_sc_do_opn(struct ua_sc *ch, const uint8_t *c, size_t len,
  * of Part 6 §6.7.6, the cheap public ones before any private-key work, so
  * an untrusted or malformed sender costs no RSA decryption.  c is the
  * caller's chunk, decrypted in place.
+ *
+ * The private-key work is staged (DESIGN §4): this call does the checks
+ * and decrypts the first ciphertext block, then ch->opn remembers where it
+ * is and ua_sc_resume() does one more private-key operation per call:
+ *
+ *   process: checks, block 0 --> resume: block 1 .. n-1 (the last one also
+ *   verifies the signature and reads the request) --> resume: the token,
+ *   its keys, the response signed, sealed and committed.
+ *
+ * Nothing of the channel changes before the last step.
  */
 static ua_status
 ua_sc_opn_secure(struct ua_sc *ch, const struct ua_policy *p, uint8_t *c,
                  size_t len, uint64_t now_ms, struct ua_sc_out *out)
 {
-    const struct ua_sc_config             *cfg = ch->cfg;
-    const bool                             renew = ch->state == UA_SC_OPEN;
-    struct ua_open_secure_channel_request  req;
-    struct ua_open_secure_channel_response resp;
-    struct ua_sc_asym_hdr                  h;
-    struct ua_crypto_key                   peer;
-    struct ua_sym_keys                     ck, sk;
-    struct ua_arena                        a;
-    uint8_t   abuf[UA_SC_OPN_ARENA];
-    uint8_t   hash[UA_SHA256_LEN], leaf[UA_SC_THUMB_LEN];
-    uint8_t   ours[UA_SC_THUMB_LEN], snonce[UA_NONCE_MAX];
-    uint32_t  type_id, lifetime, token, request_id;
-    size_t    blen, used, n;
-    unsigned  slot;
-    uint8_t   z = 0;
-    ua_status s;
+    const struct ua_sc_config *cfg = ch->cfg;
+    const bool                 renew = ch->state == UA_SC_OPEN;
+    struct ua_sc_opn          *o = &ch->opn;
+    struct ua_sc_asym_hdr      h;
+    struct ua_crypto_key       peer;
+    uint8_t                    ours[UA_SC_THUMB_LEN];
+    size_t                     want;
+    ua_status                  s;
 
     /* SecureChannelId first, then the policy (§6.7.6). */
     if (renew) {
@@ -770,19 +805,21 @@ ua_sc_opn_secure(struct ua_sc *ch, const struct ua_policy *p, uint8_t *c,
     if (h.cert == NULL)
         return ua_sc_deny(ch, UA_BAD_SECURITY_CHECKS_FAILED,
                           UA_BAD_CERTIFICATE_INVALID);
-    if (ua_crypto_hash(UA_HASH_SHA256, h.cert, h.cert_len, hash) != UA_GOOD
+    ua_sc_opn_reset(ch);
+    if (ua_crypto_hash(UA_HASH_SHA256, h.cert, h.cert_len, o->hash)
+            != UA_GOOD
         || ua_crypto_hash(UA_HASH_SHA1, cfg->cert, cfg->cert_len, ours)
                != UA_GOOD)
         return UA_BAD_INTERNAL_ERROR;
     /* A Renew comes from the certificate that made the channel. */
-    if (renew && !ua_crypto_memeq(hash, ch->peer_hash, sizeof(hash)))
+    if (renew && !ua_crypto_memeq(o->hash, ch->peer_hash, sizeof(o->hash)))
         return ua_sc_deny(ch, UA_BAD_SECURITY_CHECKS_FAILED,
                           UA_BAD_CERTIFICATE_INVALID);
     /* It was encrypted for our certificate (§6.7.6, 1.05.06). */
     if (h.thumb_len != UA_SC_THUMB_LEN
         || !ua_crypto_memeq(h.thumb, ours, sizeof(ours)))
         return UA_BAD_CERTIFICATE_INVALID;
-    if (ua_sc_leaf_thumbprint(h.cert, h.cert_len, leaf) != UA_GOOD)
+    if (ua_sc_leaf_thumbprint(h.cert, h.cert_len, o->leaf) != UA_GOOD)
         return ua_sc_deny(ch, UA_BAD_SECURITY_CHECKS_FAILED,
                           UA_BAD_CERTIFICATE_INVALID);
 
@@ -807,23 +844,125 @@ ua_sc_opn_secure(struct ua_sc *ch, const struct ua_policy *p, uint8_t *c,
                        UA_STATUS_IS_BAD(s) ? s : UA_BAD_CERTIFICATE_UNTRUSTED);
         goto done;
     }
-
-    /* Decrypt, verify, padding: one status, the same work (no oracle). */
-    if (ua_sc_asym_open(p, cfg->key, &peer, c, h.end, len, &blen)
-        != UA_GOOD) {
+    /* What the length alone tells, before any private-key work. */
+    if (ua_sc_asym_want(p, cfg->key, &peer, h.end, len, &want) != UA_GOOD) {
         s = ua_sc_deny(ch, UA_BAD_SECURITY_CHECKS_FAILED,
                        UA_BAD_SECURITY_CHECKS_FAILED);
         goto done;
     }
+    o->step = UA_SC_STEP_DECRYPT;
+    o->policy = p;
+    o->chunk = c;
+    o->len = len;
+    o->hdr = h.end;
+    s = ua_sc_opn_step(ch, now_ms, out);
+done:
+    ua_crypto_key_clear(&peer);
+    return s;
+}
+
+/* Forget a staged OPN (its client nonce wiped). */
+static void
+ua_sc_opn_reset(struct ua_sc *ch)
+{
+    ua_crypto_wipe(&ch->opn, sizeof(ch->opn));
+}
+
+/*
+ * One step of a staged OPN: exactly one RSA private-key operation.
+ * UA_GOOD with ch->opn.step set: more to do (ua_sc_resume); UA_GOOD with
+ * it clear: the response is in out and the token committed; Bad: refuse
+ * (the caller closes the channel).
+ */
+static ua_status
+ua_sc_opn_step(struct ua_sc *ch, uint64_t now_ms, struct ua_sc_out *out)
+{
+    const struct ua_sc_config *cfg = ch->cfg;
+    struct ua_sc_opn          *o = &ch->opn;
+    const size_t               eb = ua_crypto_key_bytes(cfg->key);
+    bool                       bad = o->bad != 0;
+    ua_status                  s;
+
+    switch (o->step) {
+    case UA_SC_STEP_DECRYPT:
+        if (eb == 0
+            || ua_crypto_rsa_decrypt_block(cfg->key,
+                                           (enum ua_rsa_enc)o->policy->asym_enc,
+                                           o->chunk + o->hdr, o->len - o->hdr,
+                                           o->block, &o->plain, &bad)
+                   != UA_GOOD) {
+            s = UA_BAD_INTERNAL_ERROR;
+            break;
+        }
+        o->bad = bad;
+        o->block++;
+        if (o->block < (o->len - o->hdr) / eb)
+            return UA_GOOD;
+        s = ua_sc_opn_request(ch);
+        if (s == UA_GOOD) {
+            o->step = UA_SC_STEP_ANSWER;
+            return UA_GOOD;
+        }
+        break;
+    case UA_SC_STEP_ANSWER:
+        s = ua_sc_opn_commit(ch, now_ms, out);
+        break;
+    default:
+        s = UA_BAD_INTERNAL_ERROR;
+        break;
+    }
+    ua_sc_opn_reset(ch);
+    return s;
+}
+
+/*
+ * Every block decrypted: the signature, the padding, the sequence number,
+ * then the request (mode, type, nonce), kept in ch->opn for the answer.
+ */
+static ua_status
+ua_sc_opn_request(struct ua_sc *ch)
+{
+    const struct ua_sc_config             *cfg = ch->cfg;
+    const bool                             renew = ch->state == UA_SC_OPEN;
+    struct ua_sc_opn                      *o = &ch->opn;
+    const struct ua_policy                *p = o->policy;
+    struct ua_open_secure_channel_request  req;
+    struct ua_sc_asym_hdr                  h;
+    struct ua_crypto_key                   peer;
+    struct ua_arena                        a;
+    uint8_t   abuf[UA_SC_OPN_ARENA];
+    uint8_t  *c;
+    uint32_t  type_id;
+    size_t    blen, used, n, want;
+    uint8_t   z = 0;
+    ua_status s;
+
+    /* The header is not encrypted: the sender's key again, from it. */
+    memset(&peer, 0, sizeof(peer));
+    if (ua_sc_asym_parse(o->chunk, o->len, &h) != UA_GOOD
+        || ua_crypto_key_from_cert(&peer, h.cert, h.cert_len) != UA_GOOD
+        || ua_sc_asym_want(p, cfg->key, &peer, o->hdr, o->len, &want)
+               != UA_GOOD) {
+        s = UA_BAD_INTERNAL_ERROR;
+        goto done;
+    }
+    /* Signature and padding: one status, the same work (no oracle). */
+    if (ua_sc_asym_finish(p, cfg->key, &peer, o->chunk, o->hdr, o->len,
+                          want, o->plain, o->bad != 0, &blen) != UA_GOOD) {
+        s = ua_sc_deny(ch, UA_BAD_SECURITY_CHECKS_FAILED,
+                       UA_BAD_SECURITY_CHECKS_FAILED);
+        goto done;
+    }
+    c = o->chunk;
     /* Authentic now: the sequence number (a replay is a security
      * failure on a secured channel, SECURITY.md (b) 30). */
-    if (ua_sc_seq_check(ch, ua_sc_rd32(c + h.end)) != UA_GOOD) {
+    if (ua_sc_seq_check(ch, ua_sc_rd32(c + o->hdr)) != UA_GOOD) {
         s = ua_sc_deny(ch, UA_BAD_SECURITY_CHECKS_FAILED,
                        UA_BAD_SEQUENCE_NUMBER_INVALID);
         goto done;
     }
-    request_id = ua_sc_rd32(c + h.end + 4);
-    c += h.end + 8;
+    o->request_id = ua_sc_rd32(c + o->hdr + 4);
+    c += o->hdr + 8;
     s = ua_sc_nodeid_get(c, blen, &used, &type_id);
     if (s != UA_GOOD)
         goto done;
@@ -866,9 +1005,43 @@ ua_sc_opn_secure(struct ua_sc *ch, const struct ua_policy *p, uint8_t *c,
         s = UA_BAD_NONCE_INVALID;
         goto done;
     }
+    o->mode = (uint8_t)req.security_mode;
+    o->lifetime = req.requested_lifetime;
+    o->request_handle = req.request_header.request_handle;
+    memcpy(o->nonce, req.client_nonce.data, p->nonce_len);
+    s = UA_GOOD;
+done:
+    ua_crypto_key_clear(&peer);
+    return s;
+}
 
-    /* The token and its keys (§6.7.5), built once into the free slot. */
-    lifetime = ua_sc_lifetime(ch, req.requested_lifetime);
+/*
+ * The last step: the token and its keys (§6.7.5), built once into the
+ * free cipher slot, the response signed with our key and encrypted with
+ * the sender's, then the channel's state committed.
+ */
+static ua_status
+ua_sc_opn_commit(struct ua_sc *ch, uint64_t now_ms, struct ua_sc_out *out)
+{
+    const bool                             renew = ch->state == UA_SC_OPEN;
+    struct ua_sc_opn                      *o = &ch->opn;
+    const struct ua_policy                *p = o->policy;
+    struct ua_open_secure_channel_response resp;
+    struct ua_sc_asym_hdr                  h;
+    struct ua_crypto_key                   peer;
+    struct ua_sym_keys                     ck, sk;
+    uint8_t   snonce[UA_NONCE_MAX];
+    uint32_t  lifetime, token;
+    unsigned  slot;
+    ua_status s;
+
+    memset(&peer, 0, sizeof(peer));
+    if (ua_sc_asym_parse(o->chunk, o->len, &h) != UA_GOOD
+        || ua_crypto_key_from_cert(&peer, h.cert, h.cert_len) != UA_GOOD) {
+        s = UA_BAD_INTERNAL_ERROR;
+        goto done;
+    }
+    lifetime = ua_sc_lifetime(ch, o->lifetime);
     token = ch->next_token_id++;
     if (ch->next_token_id == 0)
         ch->next_token_id = 1;
@@ -877,8 +1050,8 @@ ua_sc_opn_secure(struct ua_sc *ch, const struct ua_policy *p, uint8_t *c,
         goto done;
     }
     slot = renew ? 1u - ch->cipher_cur : 0;
-    s = ua_crypto_channel_keys(p, req.client_nonce.data, p->nonce_len,
-                               snonce, p->nonce_len, &ck, &sk);
+    s = ua_crypto_channel_keys(p, o->nonce, p->nonce_len, snonce,
+                               p->nonce_len, &ck, &sk);
     if (s == UA_GOOD)
         s = ua_crypto_cipher_init(&ch->cipher[slot], p, &sk, &ck);
     ua_crypto_sym_keys_clear(&ck);
@@ -890,7 +1063,7 @@ ua_sc_opn_secure(struct ua_sc *ch, const struct ua_policy *p, uint8_t *c,
 
     memset(&resp, 0, sizeof(resp));
     resp.response_header.timestamp = ua_sc_now_dt(ch);
-    resp.response_header.request_handle = req.request_header.request_handle;
+    resp.response_header.request_handle = o->request_handle;
     resp.response_header.service_result = UA_GOOD;
     resp.security_token.channel_id = ch->channel_id;
     resp.security_token.token_id = token;
@@ -898,18 +1071,18 @@ ua_sc_opn_secure(struct ua_sc *ch, const struct ua_policy *p, uint8_t *c,
     resp.security_token.revised_lifetime = lifetime;
     resp.server_nonce.len = p->nonce_len;
     resp.server_nonce.data = snonce;
-    s = ua_sc_opn_answer(ch, p, &peer, leaf, request_id, &resp, out);
+    s = ua_sc_opn_answer(ch, p, &peer, o->leaf, o->request_id, &resp, out);
     if (s != UA_GOOD)
         goto done;
 
     /* Commit: the channel's security is fixed by the Issue. */
     if (!renew) {
         ch->policy = p;
-        ch->mode = (uint8_t)req.security_mode;
-        memcpy(ch->peer_hash, hash, sizeof(hash));
-        memcpy(ch->peer_thumb, leaf, sizeof(leaf));
+        ch->mode = o->mode;
+        memcpy(ch->peer_hash, o->hash, sizeof(o->hash));
+        memcpy(ch->peer_thumb, o->leaf, sizeof(o->leaf));
     }
-    memcpy(ch->client_nonce, req.client_nonce.data, p->nonce_len);
+    memcpy(ch->client_nonce, o->nonce, p->nonce_len);
     ua_sc_token_commit(ch, token, lifetime, now_ms);
     ch->cipher_cur = (uint8_t)slot;
 done:
@@ -1516,39 +1689,81 @@ ua_sc_asym_seal(const struct ua_policy *p, struct ua_crypto_key *priv,
     return UA_GOOD;
 }
 
+/*
+ * What the length of an OPN chunk alone tells, before any private-key
+ * work: whole blocks of our key, room for the sequence header, the padding
+ * sizes and the sender's signature.  *want = the plaintext bytes the
+ * blocks hold.  UA_BAD_SECURITY_CHECKS_FAILED otherwise.
+ */
+static ua_status
+ua_sc_asym_want(const struct ua_policy *p, struct ua_crypto_key *priv,
+                struct ua_crypto_key *peer, size_t hdr, size_t len,
+                size_t *want)
+{
+    const bool   extra = ua_crypto_padding_extra(ua_crypto_key_bits(priv));
+    const size_t eb = ua_crypto_key_bytes(priv);
+    const size_t sb = ua_crypto_key_bytes(peer);
+    size_t       pb;
+
+    if (ua_crypto_policy_is_none(p) || eb == 0 || sb == 0)
+        return UA_BAD_SECURITY_CHECKS_FAILED;
+    pb = ua_crypto_rsa_plain_block(p->asym_enc, eb);
+    if (pb == 0 || len <= hdr || (len - hdr) % eb != 0)
+        return UA_BAD_SECURITY_CHECKS_FAILED;
+    *want = (len - hdr) / eb * pb;
+    if (*want < 8 + 1 + (extra ? 1u : 0u) + sb)
+        return UA_BAD_SECURITY_CHECKS_FAILED;
+    return UA_GOOD;
+}
+
+/*
+ * Every block decrypted with priv (plain bytes packed after the header;
+ * bad when one failed, then the blocks are wiped): the signature checked
+ * with peer over what the blocks should hold even when decryption failed,
+ * then the padding.  *body = the body length after the sequence header.
+ */
+static ua_status
+ua_sc_asym_finish(const struct ua_policy *p, struct ua_crypto_key *priv,
+                  struct ua_crypto_key *peer, uint8_t *chunk, size_t hdr,
+                  size_t len, size_t want, size_t plain, bool bad,
+                  size_t *body)
+{
+    const bool   extra = ua_crypto_padding_extra(ua_crypto_key_bits(priv));
+    const size_t sb = ua_crypto_key_bytes(peer);
+    size_t       footer = 0;
+    unsigned     fail = bad;
+
+    if (bad)
+        ua_crypto_wipe(chunk + hdr, len - hdr);
+    fail |= plain != want;
+    fail |= p->asym_verify(peer, chunk, hdr + want - sb,
+                           chunk + hdr + want - sb, sb) != UA_GOOD;
+    fail |= ua_crypto_padding_check(chunk + hdr + 8, want - sb - 8, extra,
+                                    &footer) != UA_GOOD;
+    if (fail)
+        return UA_BAD_SECURITY_CHECKS_FAILED;
+    *body = want - sb - 8 - footer;
+    return UA_GOOD;
+}
+
 ua_status
 ua_sc_asym_open(const struct ua_policy *p, struct ua_crypto_key *priv,
                 struct ua_crypto_key *peer, uint8_t *chunk, size_t hdr,
                 size_t len, size_t *body)
 {
-    const bool   extra = ua_crypto_padding_extra(ua_crypto_key_bits(priv));
     const size_t eb = ua_crypto_key_bytes(priv);
-    const size_t sb = ua_crypto_key_bytes(peer);
-    size_t       pb, want, plain = 0, footer = 0;
-    unsigned     bad;
+    size_t       want, plain = 0;
+    bool         bad = false;
 
-    if (ua_crypto_policy_is_none(p) || eb == 0 || sb == 0)
+    if (ua_sc_asym_want(p, priv, peer, hdr, len, &want) != UA_GOOD)
         return UA_BAD_SECURITY_CHECKS_FAILED;
-    pb = ua_crypto_rsa_plain_block(p->asym_enc, eb);
-    /* What the length alone tells: whole blocks, room for the sequence
-     * header, the padding sizes and the signature. */
-    if (pb == 0 || len <= hdr || (len - hdr) % eb != 0)
-        return UA_BAD_SECURITY_CHECKS_FAILED;
-    want = (len - hdr) / eb * pb;
-    if (want < 8 + 1 + (extra ? 1u : 0u) + sb)
-        return UA_BAD_SECURITY_CHECKS_FAILED;
-    /* Every block decrypted, the signature checked over what the blocks
-     * should hold even when decryption failed, then the padding. */
-    bad = p->asym_decrypt(priv, chunk + hdr, len - hdr, &plain) != UA_GOOD;
-    bad |= plain != want;
-    bad |= p->asym_verify(peer, chunk, hdr + want - sb, chunk + hdr + want - sb,
-                          sb) != UA_GOOD;
-    bad |= ua_crypto_padding_check(chunk + hdr + 8, want - sb - 8, extra,
-                                   &footer) != UA_GOOD;
-    if (bad)
-        return UA_BAD_SECURITY_CHECKS_FAILED;
-    *body = want - sb - 8 - footer;
-    return UA_GOOD;
+    for (size_t i = 0; i < (len - hdr) / eb; i++)
+        if (ua_crypto_rsa_decrypt_block(priv, (enum ua_rsa_enc)p->asym_enc,
+                                        chunk + hdr, len - hdr, i, &plain,
+                                        &bad) != UA_GOOD)
+            return UA_BAD_SECURITY_CHECKS_FAILED;
+    return ua_sc_asym_finish(p, priv, peer, chunk, hdr, len, want, plain,
+                             bad, body);
 }
 
 ua_status

@@ -153,6 +153,43 @@ struct ua_sc_config {
     void                 *validate_ctx;
 };
 
+/*
+ * A secured OPN between two of its steps (ua_sc_resume).  Each step does
+ * one RSA private-key operation (~2 ms at 2048 bits, DESIGN §4):
+ *
+ *   ua_sc_process:  checks, decrypt block 0         --> STEP_DECRYPT
+ *   ua_sc_resume:   decrypt block 1 .. n-1; after the last one the
+ *                   signature, padding and request   --> STEP_ANSWER
+ *   ua_sc_resume:   token, keys, response signed and encrypted into out,
+ *                   channel committed                --> STEP_NONE
+ *
+ * The chunk stays the caller's (decrypted in place, read again by later
+ * steps); nothing of the channel changes before the last step.
+ */
+enum ua_sc_step {
+    UA_SC_STEP_NONE = 0,
+    UA_SC_STEP_DECRYPT,         /* next: ciphertext block `block` */
+    UA_SC_STEP_ANSWER           /* next: the signed response */
+};
+
+struct ua_sc_opn {
+    uint8_t                 step;       /* enum ua_sc_step */
+    uint8_t                 mode;       /* the request's SecurityMode */
+    uint8_t                 bad;        /* a block failed to decrypt */
+    const struct ua_policy *policy;
+    uint8_t                *chunk;      /* the caller's chunk */
+    size_t                  len;
+    size_t                  hdr;        /* offset of the sequence header */
+    size_t                  block;      /* next ciphertext block */
+    size_t                  plain;      /* plaintext bytes so far */
+    uint32_t                request_id;
+    uint32_t                request_handle;
+    uint32_t                lifetime;   /* requested */
+    uint8_t                 hash[UA_SHA256_LEN];        /* SenderCertificate */
+    uint8_t                 leaf[UA_SC_THUMB_LEN];      /* its thumbprint */
+    uint8_t                 nonce[UA_NONCE_MAX];        /* the client's */
+};
+
 /* A complete service request, valid until the next call on the channel. */
 struct ua_sc_msg {
     uint32_t       request_id;
@@ -217,6 +254,7 @@ struct ua_sc {
     uint8_t                    client_nonce[UA_NONCE_MAX];  /* the last one:
                                                    a Renew needs another */
     struct ua_cipher           cipher[2];
+    struct ua_sc_opn           opn;             /* a staged OPN */
 };
 
 /* A fresh channel with the given id (unique per worker, never 0). */
@@ -248,12 +286,36 @@ ua_status ua_sc_frame(const struct ua_sc *ch, const uint8_t *p, size_t n,
  *
  * On a secured channel (and for a secured OPN) the chunk is decrypted in
  * place: its bytes change, so `chunk` must point at writable memory (the
- * parameter stays const for the callers that only speak None).  The RSA
- * work of an OPN takes a few ms (DEPS.md Performance).
+ * parameter stays const for the callers that only speak None).
+ *
+ * A secured OPN is staged (struct ua_sc_opn): this call does at most one
+ * RSA private-key operation and may return UA_GOOD with ua_sc_busy(ch)
+ * and nothing in out.  Then the caller calls ua_sc_resume() until the
+ * channel is no longer busy, leaving the chunk's bytes where they are, and
+ * nothing else on ch meanwhile (ua_sc_process() on a busy channel fails
+ * with BadInternalError); it may serve other channels in between, which is
+ * the point (DESIGN §4).  ua_sc_clear() drops a staged OPN.
  */
 ua_status ua_sc_process(struct ua_sc *ch, const uint8_t *chunk, size_t len,
                         uint64_t now_ms, struct ua_sc_out *out,
                         struct ua_sc_msg *msg);
+
+/* Whether an OPN is between two steps: ua_sc_resume() is due. */
+static inline bool
+ua_sc_busy(const struct ua_sc *ch)
+{
+    return ch->opn.step != UA_SC_STEP_NONE;
+}
+
+/*
+ * The next step of a staged OPN: at most one RSA private-key operation.
+ * Returns like ua_sc_process() (never a service request): UA_GOOD with
+ * ua_sc_busy(ch) when more is to come; UA_GOOD and not busy when the
+ * response is in out; a Bad status (the channel CLOSED): send
+ * ua_sc_write_err() and close.  BadInternalError when nothing is staged.
+ */
+ua_status ua_sc_resume(struct ua_sc *ch, uint64_t now_ms,
+                       struct ua_sc_out *out);
 
 /*
  * Encode a service response (its type NodeId, then the body) as MSG chunks

@@ -260,6 +260,8 @@ fuzz_feed(struct ua_sc *ch, uint8_t *chunk, size_t len, uint64_t now,
 
     out->len = 0;
     st = ua_sc_process(ch, chunk, len, now, out, &msg);
+    while (st == UA_GOOD && ua_sc_busy(ch))     /* a staged OPN */
+        st = ua_sc_resume(ch, now, out);
     if (st != UA_GOOD) {
         /* Every refusal is Bad and leaves the channel closed. */
         if (!UA_STATUS_IS_BAD(st) || ch->state != UA_SC_CLOSED

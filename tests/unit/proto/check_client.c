@@ -137,6 +137,8 @@ cl_to_server(void)
         ck_assert_uint_ne(chunk, 0);
         ck_assert_uint_le(chunk, n);
         s = ua_sc_process(&h->ch, p, chunk, h->now, &h->sout, &h->msg);
+        while (s == UA_GOOD && ua_sc_busy(&h->ch))    /* a staged OPN */
+            s = ua_sc_resume(&h->ch, h->now, &h->sout);
         if (s != UA_GOOD)
             return s;
         p += chunk;
