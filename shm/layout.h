@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #define SHM_MAGIC          0x52424155u     /* "UABR" */
-#define SHM_LAYOUT_VERSION 5u      /* 5: server-wide budgets */
+#define SHM_LAYOUT_VERSION 6u      /* 6: loop and RSA counters in the worker row */
 #define SHM_CACHELINE      128
 #define SHM_NONE           0xFFFFFFFFu     /* no node, no slot, no offset */
 
@@ -328,6 +328,13 @@ struct shm_worker {
     _Atomic uint64_t notif_blocks;          /* blocks opened and released */
     _Atomic uint64_t overflows;             /* slots reported lost to us */
     _Atomic uint64_t write_ops;             /* WriteValues sent to the broker */
+    /* The loop (worker/conn.c, DESIGN §4): RSA private-key operations
+     * done (ua_crypto_private_ops), the longest single loop callback so
+     * far (µs: what the worker's other channels waited at worst), and
+     * every callback's duration, bucket b = [2^b, 2^(b+1)) µs. */
+    _Atomic uint64_t rsa_private_ops;
+    _Atomic uint64_t loop_stall_max_us;
+    _Atomic uint64_t loop_callbacks[SHM_LAT_BUCKETS];
     _Atomic uint64_t requests[SHM_SVC_MAX];
     _Atomic uint64_t latency[SHM_SVC_MAX][SHM_LAT_BUCKETS];
     _Atomic uint64_t latency_sum_us[SHM_SVC_MAX];

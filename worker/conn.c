@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "proto/codec.h"
+#include "proto/crypto.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
 #include "session.h"
@@ -47,6 +48,8 @@ static inline void wk_conn_stat_sub(_Atomic uint64_t *p, uint64_t n);
 static inline uint64_t wk_conn_ns(void);
 static unsigned wk_conn_bucket(uint64_t us);
 static void wk_conn_iteration(struct wk_conns *cs);
+static inline uint64_t wk_conn_cb_begin(struct wk_conns *cs);
+static void wk_conn_cb_end(struct wk_conns *cs, uint64_t t0);
 static void wk_conn_on_accept(evutil_socket_t fd, short what, void *arg);
 static void wk_conn_refuse(struct wk_conns *cs, int fd);
 static struct wk_conn *wk_conn_get(struct wk_conns *cs);
@@ -57,7 +60,13 @@ static void wk_conn_on_write(evutil_socket_t fd, short what, void *arg);
 static void wk_conn_input(struct wk_conn *c, uint8_t *buf, size_t len,
                           bool own);
 static int wk_conn_room(struct wk_conn *c);
+static int wk_conn_hold(struct wk_conn *c, const uint8_t *p, size_t n);
 static int wk_conn_chunk(struct wk_conn *c, const uint8_t *p, size_t n);
+static int wk_conn_sc_result(struct wk_conn *c, size_t out_len,
+                             ua_status st);
+static void wk_conn_step_later(struct wk_conn *c);
+static void wk_conn_on_step(evutil_socket_t fd, short what, void *arg);
+static void wk_conn_step(struct wk_conn *c);
 static int wk_conn_request(struct wk_conn *c, const struct ua_sc_msg *msg);
 static ua_status wk_conn_send(struct wk_conn *c, uint32_t request_id,
                               const struct ua_type *t, const void *resp);
@@ -136,6 +145,40 @@ wk_conn_iteration(struct wk_conns *cs)
     cs->tick_pending = true;
     wk_clock_update(cs->w);
     event_active(&cs->tick, EV_TIMEOUT, 1);
+}
+
+/*
+ * Every callback is framed by these two: begin does wk_conn_iteration()
+ * and returns the callback's start; end counts the callback's duration in
+ * the row's loop_callbacks histogram and loop_stall_max_us (the longest
+ * so far: what every other channel of this worker waited, DESIGN §4), and
+ * publishes the process's RSA private-key operation count.
+ */
+static inline uint64_t
+wk_conn_cb_begin(struct wk_conns *cs)
+{
+    wk_conn_iteration(cs);
+    return wk_conn_ns();
+}
+
+static void
+wk_conn_cb_end(struct wk_conns *cs, uint64_t t0)
+{
+    struct shm_worker *row = cs->w->row;
+    uint64_t           us = (wk_conn_ns() - t0) / 1000;
+    uint64_t           ops = ua_crypto_private_ops();
+
+    wk_conn_stat_add(&row->loop_callbacks[wk_conn_bucket(us)], 1);
+    if (us > cs->stall_max_us) {
+        cs->stall_max_us = us;
+        atomic_store_explicit(&row->loop_stall_max_us, us,
+                              memory_order_relaxed);
+    }
+    if (ops != cs->ops_seen) {
+        cs->ops_seen = ops;
+        atomic_store_explicit(&row->rsa_private_ops, ops,
+                              memory_order_relaxed);
+    }
 }
 
 /* ------------------------------------------------------------ init */
@@ -267,10 +310,10 @@ wk_conn_on_accept(evutil_socket_t lfd, short what, void *arg)
 {
     struct wk_conns *cs = arg;
     struct wk_conn  *c;
+    uint64_t         t0 = wk_conn_cb_begin(cs);
     int              fd;
 
     (void)what;
-    wk_conn_iteration(cs);
     for (int i = 0; i < WK_CONN_ACCEPT_BATCH && cs->accepting; i++) {
         fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd == -1) {
@@ -296,6 +339,7 @@ wk_conn_on_accept(evutil_socket_t lfd, short what, void *arg)
         }
         wk_conn_open(cs, c, fd);
     }
+    wk_conn_cb_end(cs, t0);
 }
 
 /* Every connection carries a session: tell the client and hang up. */
@@ -377,6 +421,7 @@ wk_conn_open(struct wk_conns *cs, struct wk_conn *c, int fd)
     c->asm_bytes = 0;
     c->in = NULL;
     c->in_len = 0;
+    c->stage_len = 0;
     c->out = NULL;
     c->out_cap = c->out_len = c->out_off = 0;
     c->next_dirty = c->prev_dirty = NULL;
@@ -387,6 +432,7 @@ wk_conn_open(struct wk_conns *cs, struct wk_conn *c, int fd)
                  c);
     event_assign(&c->wev, w->base, fd, EV_WRITE | EV_PERSIST,
                  wk_conn_on_write, c);
+    event_assign(&c->sev, w->base, -1, 0, wk_conn_on_step, c);
     /* Append to the age list. */
     c->next = NULL;
     c->prev = cs->newest;
@@ -409,19 +455,19 @@ wk_conn_on_read(evutil_socket_t fd, short what, void *arg)
 {
     struct wk_conn  *c = arg;
     struct wk_conns *cs = c->cs;
+    uint64_t         t0 = wk_conn_cb_begin(cs);
     uint8_t         *buf;
     size_t           off;
     ssize_t          n;
 
     (void)what;
-    wk_conn_iteration(cs);
-    if (c->flags & (WK_CONN_CLOSING | WK_CONN_PAUSED))
-        return;
+    if (c->flags & (WK_CONN_CLOSING | WK_CONN_PAUSED | WK_CONN_BUSY))
+        goto out;
     if (c->flags & WK_CONN_STASH) {
         /* Resumed after a pause: finish what was read before. */
         c->flags &= ~WK_CONN_STASH;
         wk_conn_input(c, c->in, c->in_len, true);
-        return;
+        goto out;
     }
     /*
      * An incomplete chunk is completed in its own buffer; otherwise read
@@ -437,28 +483,34 @@ wk_conn_on_read(evutil_socket_t fd, short what, void *arg)
     n = recv(fd, buf + off, cs->in_cap - off, 0);
     if (n == 0) {
         wk_conn_close_later(c);         /* the peer closed */
-        return;
+        goto out;
     }
     if (n == -1) {
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
             wk_conn_close_later(c);
-        return;
+        goto out;
     }
     wk_conn_stat_add(&cs->w->row->bytes_in, (uint64_t)n);
     wk_conn_input(c, buf, off + (size_t)n, buf == c->in);
+out:
+    wk_conn_cb_end(cs, t0);
 }
 
 /*
  * Process the whole chunks in buf[len] (c->in when own, else scratch);
  * keep the rest in c->in: an incomplete chunk, or, when the output backlog
- * paused the connection, everything not processed yet.
+ * paused the connection, everything not processed yet.  After a chunk
+ * that cost an RSA private-key operation, or one the channel staged, the
+ * rest waits in c->in for the next step (wk_conn_step_later).
  */
 static void
 wk_conn_input(struct wk_conn *c, uint8_t *buf, size_t len, bool own)
 {
     struct wk_conns *cs = c->cs;
+    const uint64_t   ops = ua_crypto_private_ops();
     size_t           off = 0, rest;
     uint32_t         chunk;
+    bool             later = false;
     ua_status        st;
     int              rc;
 
@@ -470,6 +522,11 @@ wk_conn_input(struct wk_conn *c, uint8_t *buf, size_t len, bool own)
         }
         if (chunk == 0 || chunk > len - off)
             break;                      /* incomplete */
+        /* One private-key operation per callback (DESIGN §4). */
+        if (ua_crypto_private_ops() != ops) {
+            later = true;
+            break;
+        }
         rc = wk_conn_room(c);
         if (rc < 0)
             return;                     /* closing */
@@ -477,8 +534,24 @@ wk_conn_input(struct wk_conn *c, uint8_t *buf, size_t len, bool own)
             wk_conn_pause(c);
             break;
         }
-        if (wk_conn_chunk(c, buf + off, chunk) != 0)
+        if (buf[off] == 'O' && (!own || off != 0)) {
+            /* An OPN may be staged over several iterations: it and what
+             * follows move to the front of c->in and stay there. */
+            if (wk_conn_hold(c, buf + off, len - off) != 0)
+                return;                 /* closing */
+            buf = c->in;
+            len = c->in_len;
+            off = 0;
+            own = true;
+        }
+        rc = wk_conn_chunk(c, buf + off, chunk);
+        if (rc < 0)
             return;                     /* closing: drop the rest */
+        if (rc > 0) {
+            c->stage_len = chunk;       /* staged, at c->in */
+            later = true;
+            break;
+        }
         off += chunk;
     }
     /* Chunks that made no reply (a 'C' chunk, an Abort) keep no buffer. */
@@ -493,17 +566,36 @@ wk_conn_input(struct wk_conn *c, uint8_t *buf, size_t len, bool own)
             memmove(c->in, c->in + off, rest);
         }
         c->in_len = rest;
-        return;
+    } else if (rest != 0) {
+        c->in = wk_conn_buf_get(cs, false);
+        if (c->in == NULL) {
+            wk_conn_fail(c, UA_BAD_TCP_NOT_ENOUGH_RESOURCES);
+            return;
+        }
+        memcpy(c->in, buf + off, rest);
+        c->in_len = rest;
     }
-    if (rest == 0)
-        return;
-    c->in = wk_conn_buf_get(cs, false);
+    if (later)
+        wk_conn_step_later(c);
+}
+
+/*
+ * The n bytes at p (in the scratch buffer, or anywhere in c->in) to the
+ * front of c->in, which c gets when it has none.  0, or -1 when closing.
+ */
+static int
+wk_conn_hold(struct wk_conn *c, const uint8_t *p, size_t n)
+{
     if (c->in == NULL) {
-        wk_conn_fail(c, UA_BAD_TCP_NOT_ENOUGH_RESOURCES);
-        return;
+        c->in = wk_conn_buf_get(c->cs, false);
+        if (c->in == NULL) {
+            wk_conn_fail(c, UA_BAD_TCP_NOT_ENOUGH_RESOURCES);
+            return -1;
+        }
     }
-    memcpy(c->in, buf + off, rest);
-    c->in_len = rest;
+    memmove(c->in, p, n);
+    c->in_len = n;
+    return 0;
 }
 
 /*
@@ -540,7 +632,11 @@ wk_conn_room(struct wk_conn *c)
     return c->out_cap - c->out_len >= cs->headroom;
 }
 
-/* One whole chunk: 0, or -1 when the connection is closing. */
+/*
+ * One whole chunk: 0; 1 when the channel staged it (an OPN: the chunk
+ * must stay where it is until ua_sc_resume() is done); -1 when the
+ * connection is closing.
+ */
 static int
 wk_conn_chunk(struct wk_conn *c, const uint8_t *p, size_t n)
 {
@@ -551,8 +647,26 @@ wk_conn_chunk(struct wk_conn *c, const uint8_t *p, size_t n)
     ua_status        st;
 
     st = ua_sc_process(&c->sc, p, n, w->now_ms, &out, &msg);
-    if (out.len != c->out_len) {
-        c->out_len = out.len;
+    if (wk_conn_sc_result(c, out.len, st) != 0)
+        return -1;
+    if (ua_sc_busy(&c->sc))
+        return 1;
+    if (msg.len != 0)
+        return wk_conn_request(c, &msg);
+    return 0;
+}
+
+/*
+ * What ua_sc_process/ua_sc_resume left: out_len bytes of output, status
+ * st.  0, or -1 when the connection is closing (an ERR, or a CLO).
+ */
+static int
+wk_conn_sc_result(struct wk_conn *c, size_t out_len, ua_status st)
+{
+    struct wk_worker *w = c->cs->w;
+
+    if (out_len != c->out_len) {
+        c->out_len = out_len;
         wk_conn_dirty(c);
     }
     if (c->sc.state == UA_SC_OPEN && !(c->flags & WK_CONN_CHANNEL)) {
@@ -567,9 +681,114 @@ wk_conn_chunk(struct wk_conn *c, const uint8_t *p, size_t n)
         wk_conn_close_later(c);         /* CLO: no ERR */
         return -1;
     }
-    if (msg.len != 0)
-        return wk_conn_request(c, &msg);
     return 0;
+}
+
+/* ------------------------------------------------------- steps */
+
+/*
+ * The next step of c in the next loop iteration: reading stops (the
+ * kernel keeps what arrives), sev fires after that iteration's epoll.
+ * A zero timeout, not event_active(): an active event would run in this
+ * very iteration, before any other channel had a chance to be read.
+ */
+static void
+wk_conn_step_later(struct wk_conn *c)
+{
+    static const struct timeval now = { 0, 0 };
+
+    if (c->flags & WK_CONN_CLOSING)
+        return;
+    if (!(c->flags & WK_CONN_BUSY)) {
+        c->flags |= WK_CONN_BUSY;
+        event_del(&c->rev);
+    }
+    if (event_add(&c->sev, &now) != 0)
+        wk_conn_fail(c, UA_BAD_TCP_INTERNAL_ERROR);
+}
+
+/*
+ * sev: a staged OPN's next step, or, once the channel is no longer busy,
+ * the input that waited (processed like a read; reading resumes).
+ */
+static void
+wk_conn_on_step(evutil_socket_t fd, short what, void *arg)
+{
+    struct wk_conn  *c = arg;
+    struct wk_conns *cs = c->cs;
+    uint64_t         t0 = wk_conn_cb_begin(cs);
+
+    (void)fd;
+    (void)what;
+    if ((c->flags & (WK_CONN_CLOSING | WK_CONN_BUSY | WK_CONN_PAUSED))
+        != WK_CONN_BUSY)
+        goto out;
+    if (ua_sc_busy(&c->sc)) {
+        wk_conn_step(c);
+        goto out;
+    }
+    c->flags &= ~WK_CONN_BUSY;
+    if (event_add(&c->rev, NULL) != 0) {
+        wk_conn_close_later(c);
+        goto out;
+    }
+    if (c->in_len > 0)
+        wk_conn_input(c, c->in, c->in_len, true);
+out:
+    wk_conn_cb_end(cs, t0);
+}
+
+/*
+ * One ua_sc_resume() of a staged OPN (one private-key operation).  Its
+ * response needs room in the output: a peer that reads nothing pauses the
+ * step until the output drains (wk_conn_drained schedules it again).
+ */
+static void
+wk_conn_step(struct wk_conn *c)
+{
+    struct wk_conns *cs = c->cs;
+    struct ua_sc_out out;
+    ua_status        st;
+    size_t           rest;
+    int              rc;
+
+    rc = wk_conn_room(c);
+    if (rc < 0)
+        return;
+    if (rc == 0) {
+        c->flags |= WK_CONN_PAUSED;
+        if (!(c->flags & WK_CONN_WRITING)) {
+            c->flags |= WK_CONN_WRITING;
+            event_add(&c->wev, NULL);
+        }
+        return;
+    }
+    out = (struct ua_sc_out){ c->out, c->out_cap, c->out_len };
+    st = ua_sc_resume(&c->sc, cs->w->now_ms, &out);
+    if (wk_conn_sc_result(c, out.len, st) != 0)
+        return;
+    if (c->out != NULL && c->out_len == 0)
+        wk_conn_out_put(c);
+    if (!ua_sc_busy(&c->sc)) {
+        /* Answered: the OPN leaves the input.  What followed it waits one
+         * more iteration: this one did its private-key operation. */
+        rest = c->in_len - c->stage_len;
+        if (rest == 0) {
+            wk_conn_buf_put(cs, c->in, false);
+            c->in = NULL;
+        } else {
+            memmove(c->in, c->in + c->stage_len, rest);
+        }
+        c->in_len = rest;
+        c->stage_len = 0;
+        if (rest == 0) {
+            c->flags &= ~WK_CONN_BUSY;
+            if (event_add(&c->rev, NULL) != 0)
+                wk_conn_close_later(c);
+            return;
+        }
+    }
+    wk_conn_step_later(c);
 }
 
 /*
@@ -769,9 +988,13 @@ wk_conn_loop(struct wk_conns *cs)
 
     while (!w->stopping) {
         sleep = true;
-        for (uint32_t i = 0; i < cs->nhooks; i++)
+        for (uint32_t i = 0; i < cs->nhooks; i++) {
+            uint64_t t0 = wk_conn_ns();     /* a hook stalls the loop too */
+
             if (!cs->hooks[i].prepare(w, cs->hooks[i].arg))
                 sleep = false;
+            wk_conn_cb_end(cs, t0);
+        }
         rc = event_base_loop(w->base, sleep ? EVLOOP_ONCE : EVLOOP_NONBLOCK);
         if (rc == -1)
             return -1;
@@ -937,6 +1160,10 @@ wk_conn_drained(struct wk_conn *c)
     }
     if (c->flags & WK_CONN_PAUSED) {
         c->flags &= ~WK_CONN_PAUSED;
+        if (c->flags & WK_CONN_BUSY) {
+            wk_conn_step_later(c);      /* a step waited for room */
+            return;
+        }
         event_add(&c->rev, NULL);
         /* Process the stash in a read callback of its own. */
         if (c->flags & WK_CONN_STASH)
@@ -948,18 +1175,19 @@ static void
 wk_conn_on_write(evutil_socket_t fd, short what, void *arg)
 {
     struct wk_conn *c = arg;
+    uint64_t        t0 = wk_conn_cb_begin(c->cs);
     int             rc;
 
     (void)fd;
     (void)what;
-    wk_conn_iteration(c->cs);
-    if (c->flags & WK_CONN_CLOSING)
-        return;
-    rc = wk_conn_write(c);
-    if (rc < 0)
-        wk_conn_close_later(c);
-    else if (rc == 0)
-        wk_conn_drained(c);
+    if (!(c->flags & WK_CONN_CLOSING)) {
+        rc = wk_conn_write(c);
+        if (rc < 0)
+            wk_conn_close_later(c);
+        else if (rc == 0)
+            wk_conn_drained(c);
+    }
+    wk_conn_cb_end(c->cs, t0);
 }
 
 /* ------------------------------------------------------------ close */
@@ -1000,6 +1228,7 @@ wk_conn_close_later(struct wk_conn *c)
     wk_conn_undirty(c);
     c->flags |= WK_CONN_CLOSING;
     event_del(&c->rev);
+    event_del(&c->sev);
     if (c->flags & WK_CONN_WRITING) {
         c->flags &= ~WK_CONN_WRITING;
         event_del(&c->wev);
@@ -1033,6 +1262,7 @@ wk_conn_release(struct wk_conn *c)
     }
     event_del(&c->rev);
     event_del(&c->wev);
+    event_del(&c->sev);
     wk_session_channel_closed(w, c->sc.channel_id);
     ua_sc_clear(&c->sc);
     close(c->fd);
@@ -1056,6 +1286,7 @@ wk_conn_release(struct wk_conn *c)
     c->flags = 0;
     c->in = NULL;
     c->in_len = 0;
+    c->stage_len = 0;
     c->prev = NULL;
     c->next_closing = NULL;
     c->next = cs->free;
@@ -1074,6 +1305,7 @@ wk_conn_on_tick(evutil_socket_t fd, short what, void *arg)
     struct wk_conns *cs = arg;
     struct wk_conn  *c;
     uint8_t          sink[512];
+    uint64_t         t0 = wk_conn_ns();
     int              rc;
 
     (void)fd;
@@ -1107,6 +1339,7 @@ wk_conn_on_tick(evutil_socket_t fd, short what, void *arg)
         wk_conn_release(c);
     }
     cs->tick_pending = false;
+    wk_conn_cb_end(cs, t0);
 }
 
 /*
@@ -1119,11 +1352,11 @@ wk_conn_on_timer(evutil_socket_t fd, short what, void *arg)
     struct wk_conns  *cs = arg;
     struct wk_worker *w = cs->w;
     struct wk_conn   *c, *next;
+    uint64_t          t0 = wk_conn_cb_begin(cs);
     uint64_t          d;
 
     (void)fd;
     (void)what;
-    wk_conn_iteration(cs);
     atomic_store_explicit(&w->row->heartbeat, w->now_dt,
                           memory_order_relaxed);
     wk_session_expire(w, w->now_ms);
@@ -1144,6 +1377,7 @@ wk_conn_on_timer(evutil_socket_t fd, short what, void *arg)
         if (event_add(&cs->lev, NULL) == 0)
             cs->accepting = true;
     }
+    wk_conn_cb_end(cs, t0);
 }
 
 /* ------------------------------------------------------------ pools */

@@ -32,6 +32,22 @@
  * (its unprocessed input is kept in its `in` buffer) until the peer has
  * read enough.
  *
+ * RSA work (DESIGN §4): a callback does at most one RSA private-key
+ * operation (~2 ms), then gives the loop back.  A secured OPN is staged by
+ * the channel (ua_sc_busy/ua_sc_resume): its chunk and whatever followed
+ * it move to the front of the connection's `in` buffer and stay there;
+ * the connection stops reading (WK_CONN_BUSY) and its `sev` event, a zero
+ * timeout, runs the next step in the next loop iteration, after the
+ * iteration's epoll has reported the other channels' input.  Once the OPN
+ * is answered its chunk leaves `in`; the rest is processed by the next
+ * step, and reading resumes when nothing is left.  The same yield follows
+ * any chunk whose service did a private-key operation (CreateSession's
+ * signature, an encrypted UserName secret): the next chunk waits for the
+ * next iteration.  A connection closed, timed out or purged while BUSY is
+ * released like any other (sev deleted, `in` back to its pool, the staged
+ * OPN dropped by ua_sc_clear).  The symmetric path (MSG, None) only reads
+ * the private-operation counter once per chunk.
+ *
  * Deferred responses: a handler that cannot answer at once (Write waits
  * for the broker; Publish waits for notifications) captures a
  * struct wk_conn_ref with wk_conn_defer() and returns; dispatch then
@@ -85,6 +101,7 @@
 #define WK_CONN_STASH    0x10   /* `in` holds input not yet processed */
 #define WK_CONN_WRITING  0x20   /* wev is added: waiting for POLLOUT */
 #define WK_CONN_CHANNEL  0x40   /* counted in the row's `channels` */
+#define WK_CONN_BUSY     0x80   /* a step is due (sev): reading stopped */
 
 struct wk_conns;
 
@@ -92,6 +109,8 @@ struct wk_conns;
 struct wk_conn {
     struct event      rev;          /* EV_READ | EV_PERSIST on fd */
     struct event      wev;          /* EV_WRITE | EV_PERSIST, when blocked */
+    struct event      sev;          /* zero timeout: the next step, one
+                                     * loop iteration later (BUSY) */
     struct wk_conns  *cs;
     int               fd;           /* -1 when free */
     uint8_t           flags;        /* WK_CONN_* */
@@ -102,6 +121,8 @@ struct wk_conn {
      * paused.  NULL when there is none. */
     uint8_t          *in;
     size_t            in_len;
+    size_t            stage_len;    /* BUSY: in[0..stage_len) is a staged
+                                     * OPN chunk (0: a plain yield) */
     /* Output not yet written: bytes [out_off, out_len) of out[out_cap]. */
     uint8_t          *out;
     size_t            out_cap;
@@ -197,6 +218,9 @@ struct wk_conns {
     uint64_t            dispatch_t0;
     struct wk_conn_hook hooks[WK_CONN_HOOKS_MAX];
     uint32_t            nhooks;
+    /* Loop statistics (the row's loop_* and rsa_private_ops). */
+    uint64_t            stall_max_us;   /* the longest callback so far */
+    uint64_t            ops_seen;       /* ua_crypto_private_ops() shown */
 };
 
 /*
