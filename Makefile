@@ -213,6 +213,10 @@ CHECK_PROGS += $(INTEG_SECURITY)
 # certificates (tests/integ/integ_attack.c).
 INTEG_ATTACK := $(B)/tests/integ/integ_attack
 CHECK_PROGS += $(INTEG_ATTACK)
+# RSA work does not stall the loop: a secured-session loop beside a None
+# reader on one worker; /stats loop fields (tests/integ/integ_rsa.c).
+INTEG_RSA := $(B)/tests/integ/integ_rsa
+CHECK_PROGS += $(INTEG_RSA)
 # >>> (end of the integration/interop spot)
 
 # integ_server: its own objects + tests/lib/uaconn.c + libproto.a; it
@@ -268,6 +272,19 @@ $(INTEG_ATTACK): $(INTEG_ATTACK_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
 
 ifneq ($(filter run check,$(MAKECMDGOALS)),)
 $(INTEG_ATTACK_OBJS): | deps
+endif
+
+# integ_rsa: its own objects + tests/lib/uaconn.c + libproto.a.
+INTEG_RSA_OBJS := $(B)/tests/integ/integ_rsa.o $(B)/tests/lib/uaconn.o \
+                  $(B)/tests/lib/itest.o
+
+$(INTEG_RSA): $(INTEG_RSA_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_RSA_OBJS) \
+	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
+
+ifneq ($(filter run check,$(MAKECMDGOALS)),)
+$(INTEG_RSA_OBJS): | deps
 endif
 
 # integ_sub: its own objects + tests/lib/uaconn.c + libproto.a, threads.

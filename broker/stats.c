@@ -53,7 +53,9 @@ enum bk_stats_counter {
     BK_SC_OVERFLOWS,
     BK_SC_WRITE_OPS,
     BK_SC_RSA_OPS,
-    BK_SC_STALL_MAX,            /* a maximum: the totals take the largest */
+    BK_SC_STALL_MAX,            /* maxima: the totals take the largest */
+    BK_SC_RSA_CB_MAX,
+    BK_SC_RSA_CPU_MAX,
     BK_SC_MAX
 };
 
@@ -89,7 +91,14 @@ static const struct bk_stats_counter_desc bk_stats_counters[BK_SC_MAX] = {
     { "rsa_private_ops", "rsa_private_ops_total", "counter",
       "RSA private-key operations (signatures, decrypted blocks)" },
     { "loop_stall_max_us", "loop_stall_max_microseconds", "gauge",
-      "longest single event-loop callback since the worker started" },
+      "longest event-loop iteration (first callback to flush) since the "
+      "worker started" },
+    { "loop_rsa_ops_max", "loop_rsa_ops_max", "gauge",
+      "most RSA private-key operations one loop iteration did (1 by "
+      "design)" },
+    { "loop_rsa_cpu_max_us", "loop_rsa_cpu_max_microseconds", "gauge",
+      "most CPU time one RSA step took (an OPN stage, CreateSession, "
+      "ActivateSession)" },
 };
 
 /* The broker's fan-out counters (SHM_R_FANOUT, the block pool). */
@@ -172,7 +181,7 @@ struct bk_stats_row {
     uint64_t requests[SHM_SVC_MAX];
     uint64_t latency[SHM_SVC_MAX][SHM_LAT_BUCKETS];
     uint64_t latency_sum_us[SHM_SVC_MAX];
-    uint64_t loop[SHM_LAT_BUCKETS];     /* loop callback durations */
+    uint64_t loop[SHM_LAT_BUCKETS];     /* loop iteration busy times */
 };
 
 /* Everything one request needs, read once. */
@@ -360,8 +369,10 @@ bk_stats_read_row(const struct shm_worker *r, struct bk_stats_row *o)
     o->c[BK_SC_WRITE_OPS] = BK_L(write_ops);
     o->c[BK_SC_RSA_OPS] = BK_L(rsa_private_ops);
     o->c[BK_SC_STALL_MAX] = BK_L(loop_stall_max_us);
+    o->c[BK_SC_RSA_CB_MAX] = BK_L(loop_rsa_ops_max);
+    o->c[BK_SC_RSA_CPU_MAX] = BK_L(loop_rsa_cpu_max_us);
     for (int b = 0; b < SHM_LAT_BUCKETS; b++)
-        o->loop[b] = BK_L(loop_callbacks[b]);
+        o->loop[b] = BK_L(loop_iterations[b]);
     for (int i = 0; i < SHM_SVC_MAX; i++) {
         o->requests[i] = BK_L(requests[i]);
         o->latency_sum_us[i] = BK_L(latency_sum_us[i]);
@@ -391,9 +402,11 @@ bk_stats_view(const struct bk_stats *st)
         t->restarts += r->restarts;
         for (int k = 0; k < BK_SC_MAX; k++)
             t->c[k] += r->c[k];
-        t->c[BK_SC_STALL_MAX] -= r->c[BK_SC_STALL_MAX];
-        if (r->c[BK_SC_STALL_MAX] > t->c[BK_SC_STALL_MAX])
-            t->c[BK_SC_STALL_MAX] = r->c[BK_SC_STALL_MAX];
+        for (int k = BK_SC_STALL_MAX; k <= BK_SC_RSA_CPU_MAX; k++) {
+            t->c[k] -= r->c[k];
+            if (r->c[k] > t->c[k])
+                t->c[k] = r->c[k];
+        }
         for (int b = 0; b < SHM_LAT_BUCKETS; b++)
             t->loop[b] += r->loop[b];
         for (int s = 0; s < SHM_SVC_MAX; s++) {
@@ -491,7 +504,7 @@ bk_stats_json_row(struct evbuffer *b, const struct bk_stats_row *r)
 
         for (int k = 0; k < SHM_LAT_BUCKETS; k++)
             n += r->loop[k];
-        evbuffer_add_printf(b, "\"loop_callbacks_us\": {\"count\": %" PRIu64
+        evbuffer_add_printf(b, "\"loop_iterations_us\": {\"count\": %" PRIu64
                             ", \"buckets\": [", n);
         for (int k = 0; k < SHM_LAT_BUCKETS; k++)
             evbuffer_add_printf(b, "%s%" PRIu64, k ? ", " : "", r->loop[k]);
@@ -629,9 +642,10 @@ bk_stats_prom(const struct bk_stats *st, const struct bk_stats_view *v,
             evbuffer_add_printf(b, "uabroker_%s{worker=\"%u\"} %" PRIu64
                                 "\n", d->metric, i, v->rows[i].c[k]);
     }
-    bk_stats_prom_family(b, "loop_callback_duration_seconds", "histogram",
-                         "duration of each event-loop callback of the "
-                         "worker (what its other channels wait)");
+    bk_stats_prom_family(b, "loop_iteration_duration_seconds", "histogram",
+                         "busy time of each event-loop iteration of the "
+                         "worker, first callback to flush (what its "
+                         "channels wait)");
     for (unsigned i = 0; i < v->n; i++) {
         const struct bk_stats_row *r = &v->rows[i];
         uint64_t                   cum = 0;
@@ -639,15 +653,15 @@ bk_stats_prom(const struct bk_stats *st, const struct bk_stats_view *v,
         /* Bucket k holds [2^k, 2^(k+1)) µs: le = 2^(k+1) µs. */
         for (int k = 0; k < SHM_LAT_BUCKETS; k++) {
             cum += r->loop[k];
-            evbuffer_add_printf(b, "uabroker_loop_callback_duration_seconds_"
+            evbuffer_add_printf(b, "uabroker_loop_iteration_duration_seconds_"
                                 "bucket{worker=\"%u\",le=\"%.6f\"} %" PRIu64
                                 "\n", i, (double)(UINT64_C(2) << k) / 1e6,
                                 cum);
         }
-        evbuffer_add_printf(b, "uabroker_loop_callback_duration_seconds_"
+        evbuffer_add_printf(b, "uabroker_loop_iteration_duration_seconds_"
                             "bucket{worker=\"%u\",le=\"+Inf\"} %" PRIu64
                             "\n", i, cum);
-        evbuffer_add_printf(b, "uabroker_loop_callback_duration_seconds_"
+        evbuffer_add_printf(b, "uabroker_loop_iteration_duration_seconds_"
                             "count{worker=\"%u\"} %" PRIu64 "\n", i, cum);
     }
     bk_stats_prom_family(b, "requests_total", "counter",

@@ -329,12 +329,18 @@ struct shm_worker {
     _Atomic uint64_t overflows;             /* slots reported lost to us */
     _Atomic uint64_t write_ops;             /* WriteValues sent to the broker */
     /* The loop (worker/conn.c, DESIGN §4): RSA private-key operations
-     * done (ua_crypto_private_ops), the longest single loop callback so
-     * far (µs: what the worker's other channels waited at worst), and
-     * every callback's duration, bucket b = [2^b, 2^(b+1)) µs. */
+     * done (ua_crypto_private_ops); the longest loop iteration so far
+     * (µs from its first callback to its flush: what the worker's other
+     * channels waited at worst); the most private-key operations one
+     * iteration did (1 by design); the most CPU time one RSA step took
+     * (an OPN stage, a CreateSession or ActivateSession: CPU, so
+     * preemption does not count); every iteration's busy time, bucket b
+     * = [2^b, 2^(b+1)) µs. */
     _Atomic uint64_t rsa_private_ops;
     _Atomic uint64_t loop_stall_max_us;
-    _Atomic uint64_t loop_callbacks[SHM_LAT_BUCKETS];
+    _Atomic uint64_t loop_rsa_ops_max;
+    _Atomic uint64_t loop_rsa_cpu_max_us;
+    _Atomic uint64_t loop_iterations[SHM_LAT_BUCKETS];
     _Atomic uint64_t requests[SHM_SVC_MAX];
     _Atomic uint64_t latency[SHM_SVC_MAX][SHM_LAT_BUCKETS];
     _Atomic uint64_t latency_sum_us[SHM_SVC_MAX];

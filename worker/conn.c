@@ -31,6 +31,7 @@
 
 #include "proto/codec.h"
 #include "proto/crypto.h"
+#include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
 #include "session.h"
@@ -48,8 +49,11 @@ static inline void wk_conn_stat_sub(_Atomic uint64_t *p, uint64_t n);
 static inline uint64_t wk_conn_ns(void);
 static unsigned wk_conn_bucket(uint64_t us);
 static void wk_conn_iteration(struct wk_conns *cs);
-static inline uint64_t wk_conn_cb_begin(struct wk_conns *cs);
-static void wk_conn_cb_end(struct wk_conns *cs, uint64_t t0);
+static void wk_conn_iteration_end(struct wk_conns *cs);
+static uint64_t wk_conn_cpu_us(void);
+static void wk_conn_rsa_cpu(struct wk_conns *cs, uint64_t cpu0,
+                            uint64_t ops0);
+static bool wk_conn_may_sign(const struct ua_sc_msg *msg);
 static void wk_conn_on_accept(evutil_socket_t fd, short what, void *arg);
 static void wk_conn_refuse(struct wk_conns *cs, int fd);
 static struct wk_conn *wk_conn_get(struct wk_conns *cs);
@@ -61,7 +65,8 @@ static void wk_conn_input(struct wk_conn *c, uint8_t *buf, size_t len,
                           bool own);
 static int wk_conn_room(struct wk_conn *c);
 static int wk_conn_hold(struct wk_conn *c, const uint8_t *p, size_t n);
-static int wk_conn_chunk(struct wk_conn *c, const uint8_t *p, size_t n);
+static int wk_conn_chunk(struct wk_conn *c, const uint8_t *p, size_t n,
+                         struct ua_sc_msg *msg);
 static int wk_conn_sc_result(struct wk_conn *c, size_t out_len,
                              ua_status st);
 static void wk_conn_step_later(struct wk_conn *c);
@@ -80,6 +85,7 @@ static void wk_conn_fail(struct wk_conn *c, ua_status st);
 static void wk_conn_close_later(struct wk_conn *c);
 static void wk_conn_release(struct wk_conn *c);
 static void wk_conn_on_tick(evutil_socket_t fd, short what, void *arg);
+static void wk_conn_flush(struct wk_conns *cs);
 static void wk_conn_on_timer(evutil_socket_t fd, short what, void *arg);
 static uint8_t *wk_conn_buf_get(struct wk_conns *cs, bool out);
 static void wk_conn_buf_put(struct wk_conns *cs, uint8_t *b, bool out);
@@ -144,31 +150,28 @@ wk_conn_iteration(struct wk_conns *cs)
         return;
     cs->tick_pending = true;
     wk_clock_update(cs->w);
+    cs->iter_t0 = wk_conn_ns();
+    cs->iter_ops = ua_crypto_private_ops();
     event_active(&cs->tick, EV_TIMEOUT, 1);
 }
 
 /*
- * Every callback is framed by these two: begin does wk_conn_iteration()
- * and returns the callback's start; end counts the callback's duration in
- * the row's loop_callbacks histogram and loop_stall_max_us (the longest
- * so far: what every other channel of this worker waited, DESIGN §4), and
- * publishes the process's RSA private-key operation count.
+ * The end of a loop iteration (the tick): its busy time, from the first
+ * callback to the flush, goes to the row's loop_iterations histogram and
+ * loop_stall_max_us (the longest so far: a request that arrived meanwhile
+ * waited that long to be read, a response that long to leave, DESIGN §4);
+ * the RSA private-key operations it did to rsa_private_ops and
+ * loop_rsa_ops_max (1 at most, by design: RSA work runs only in steps).
+ * One clock read per iteration.
  */
-static inline uint64_t
-wk_conn_cb_begin(struct wk_conns *cs)
-{
-    wk_conn_iteration(cs);
-    return wk_conn_ns();
-}
-
 static void
-wk_conn_cb_end(struct wk_conns *cs, uint64_t t0)
+wk_conn_iteration_end(struct wk_conns *cs)
 {
     struct shm_worker *row = cs->w->row;
-    uint64_t           us = (wk_conn_ns() - t0) / 1000;
+    uint64_t           us = (wk_conn_ns() - cs->iter_t0) / 1000;
     uint64_t           ops = ua_crypto_private_ops();
 
-    wk_conn_stat_add(&row->loop_callbacks[wk_conn_bucket(us)], 1);
+    wk_conn_stat_add(&row->loop_iterations[wk_conn_bucket(us)], 1);
     if (us > cs->stall_max_us) {
         cs->stall_max_us = us;
         atomic_store_explicit(&row->loop_stall_max_us, us,
@@ -178,7 +181,58 @@ wk_conn_cb_end(struct wk_conns *cs, uint64_t t0)
         cs->ops_seen = ops;
         atomic_store_explicit(&row->rsa_private_ops, ops,
                               memory_order_relaxed);
+        if (ops - cs->iter_ops > cs->iter_ops_max) {
+            cs->iter_ops_max = ops - cs->iter_ops;
+            atomic_store_explicit(&row->loop_rsa_ops_max, cs->iter_ops_max,
+                                  memory_order_relaxed);
+        }
     }
+}
+
+/* This thread's CPU time in µs: a syscall, so only around RSA work. */
+static uint64_t
+wk_conn_cpu_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/*
+ * After work that may do RSA (an OPN chunk or step, CreateSession,
+ * ActivateSession) begun at CPU time cpu0 with ops0 private-key operations
+ * done: if it did any, its CPU time feeds the row's loop_rsa_cpu_max_us.
+ * CPU time, not wall time: preemption on a busy host does not count, so
+ * this shows what the code makes the loop wait (DESIGN §4).
+ */
+static void
+wk_conn_rsa_cpu(struct wk_conns *cs, uint64_t cpu0, uint64_t ops0)
+{
+    uint64_t us;
+
+    if (ua_crypto_private_ops() == ops0)
+        return;
+    us = wk_conn_cpu_us() - cpu0;
+    if (us > cs->rsa_cpu_max_us) {
+        cs->rsa_cpu_max_us = us;
+        atomic_store_explicit(&cs->w->row->loop_rsa_cpu_max_us, us,
+                              memory_order_relaxed);
+    }
+}
+
+/* CreateSession or ActivateSession (four-byte NodeId of the encoding):
+ * the requests that sign or decrypt. */
+static bool
+wk_conn_may_sign(const struct ua_sc_msg *msg)
+{
+    uint32_t id;
+
+    if (msg->len < 4 || msg->body[0] != 0x01 || msg->body[1] != 0)
+        return false;
+    id = (uint32_t)msg->body[2] | (uint32_t)msg->body[3] << 8;
+    return id == UA_NS0ID_CREATESESSIONREQUEST_ENCODING_DEFAULTBINARY
+           || id == UA_NS0ID_ACTIVATESESSIONREQUEST_ENCODING_DEFAULTBINARY;
 }
 
 /* ------------------------------------------------------------ init */
@@ -310,10 +364,10 @@ wk_conn_on_accept(evutil_socket_t lfd, short what, void *arg)
 {
     struct wk_conns *cs = arg;
     struct wk_conn  *c;
-    uint64_t         t0 = wk_conn_cb_begin(cs);
     int              fd;
 
     (void)what;
+    wk_conn_iteration(cs);
     for (int i = 0; i < WK_CONN_ACCEPT_BATCH && cs->accepting; i++) {
         fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd == -1) {
@@ -339,7 +393,6 @@ wk_conn_on_accept(evutil_socket_t lfd, short what, void *arg)
         }
         wk_conn_open(cs, c, fd);
     }
-    wk_conn_cb_end(cs, t0);
 }
 
 /* Every connection carries a session: tell the client and hang up. */
@@ -422,6 +475,7 @@ wk_conn_open(struct wk_conns *cs, struct wk_conn *c, int fd)
     c->in = NULL;
     c->in_len = 0;
     c->stage_len = 0;
+    c->stage = WK_STAGE_NONE;
     c->out = NULL;
     c->out_cap = c->out_len = c->out_off = 0;
     c->next_dirty = c->prev_dirty = NULL;
@@ -455,19 +509,19 @@ wk_conn_on_read(evutil_socket_t fd, short what, void *arg)
 {
     struct wk_conn  *c = arg;
     struct wk_conns *cs = c->cs;
-    uint64_t         t0 = wk_conn_cb_begin(cs);
     uint8_t         *buf;
     size_t           off;
     ssize_t          n;
 
     (void)what;
+    wk_conn_iteration(cs);
     if (c->flags & (WK_CONN_CLOSING | WK_CONN_PAUSED | WK_CONN_BUSY))
-        goto out;
+        return;
     if (c->flags & WK_CONN_STASH) {
         /* Resumed after a pause: finish what was read before. */
         c->flags &= ~WK_CONN_STASH;
         wk_conn_input(c, c->in, c->in_len, true);
-        goto out;
+        return;
     }
     /*
      * An incomplete chunk is completed in its own buffer; otherwise read
@@ -483,34 +537,32 @@ wk_conn_on_read(evutil_socket_t fd, short what, void *arg)
     n = recv(fd, buf + off, cs->in_cap - off, 0);
     if (n == 0) {
         wk_conn_close_later(c);         /* the peer closed */
-        goto out;
+        return;
     }
     if (n == -1) {
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
             wk_conn_close_later(c);
-        goto out;
+        return;
     }
     wk_conn_stat_add(&cs->w->row->bytes_in, (uint64_t)n);
     wk_conn_input(c, buf, off + (size_t)n, buf == c->in);
-out:
-    wk_conn_cb_end(cs, t0);
 }
 
 /*
  * Process the whole chunks in buf[len] (c->in when own, else scratch);
  * keep the rest in c->in: an incomplete chunk, or, when the output backlog
- * paused the connection, everything not processed yet.  After a chunk
- * that cost an RSA private-key operation, or one the channel staged, the
- * rest waits in c->in for the next step (wk_conn_step_later).
+ * paused the connection, everything not processed yet.  RSA work is never
+ * done here: an OPN chunk, or a request that may sign or decrypt, is held
+ * at the front of c->in with what follows it, for a step
+ * (wk_conn_on_step); reading stops until it is done.
  */
 static void
 wk_conn_input(struct wk_conn *c, uint8_t *buf, size_t len, bool own)
 {
     struct wk_conns *cs = c->cs;
-    const uint64_t   ops = ua_crypto_private_ops();
-    size_t           off = 0, rest;
+    struct ua_sc_msg msg;
+    size_t           off = 0, rest, boff;
     uint32_t         chunk;
-    bool             later = false;
     ua_status        st;
     int              rc;
 
@@ -522,11 +574,6 @@ wk_conn_input(struct wk_conn *c, uint8_t *buf, size_t len, bool own)
         }
         if (chunk == 0 || chunk > len - off)
             break;                      /* incomplete */
-        /* One private-key operation per callback (DESIGN §4). */
-        if (ua_crypto_private_ops() != ops) {
-            later = true;
-            break;
-        }
         rc = wk_conn_room(c);
         if (rc < 0)
             return;                     /* closing */
@@ -534,25 +581,36 @@ wk_conn_input(struct wk_conn *c, uint8_t *buf, size_t len, bool own)
             wk_conn_pause(c);
             break;
         }
-        if (buf[off] == 'O' && (!own || off != 0)) {
-            /* An OPN may be staged over several iterations: it and what
-             * follows move to the front of c->in and stay there. */
-            if (wk_conn_hold(c, buf + off, len - off) != 0)
-                return;                 /* closing */
-            buf = c->in;
-            len = c->in_len;
-            off = 0;
-            own = true;
+        if (buf[off] == 'O') {
+            c->stage = WK_STAGE_OPN;
+        } else {
+            rc = wk_conn_chunk(c, buf + off, chunk, &msg);
+            if (rc < 0)
+                return;                 /* closing: drop the rest */
+            if (rc == 0) {
+                off += chunk;
+                continue;
+            }
+            /* Held: where its body is (in the chunk, or reassembled in
+             * the channel's buffer, untouched until the next chunk). */
+            boff = msg.body >= buf + off && msg.body < buf + off + chunk
+                       ? (size_t)(msg.body - (buf + off)) : SIZE_MAX;
+            c->stage = WK_STAGE_REQUEST;
+            c->held_off = boff;
+            c->held_len = msg.len;
+            c->held_id = msg.request_id;
         }
-        rc = wk_conn_chunk(c, buf + off, chunk);
-        if (rc < 0)
-            return;                     /* closing: drop the rest */
-        if (rc > 0) {
-            c->stage_len = chunk;       /* staged, at c->in */
-            later = true;
-            break;
+        if (own && off != 0) {
+            memmove(c->in, c->in + off, len - off);
+            c->in_len = len - off;
+        } else if (!own && wk_conn_hold(c, buf + off, len - off) != 0) {
+            return;                     /* closing */
+        } else if (own) {
+            c->in_len = len;
         }
-        off += chunk;
+        c->stage_len = chunk;
+        wk_conn_step_later(c);
+        return;
     }
     /* Chunks that made no reply (a 'C' chunk, an Abort) keep no buffer. */
     if (c->out != NULL && c->out_len == 0)
@@ -566,22 +624,22 @@ wk_conn_input(struct wk_conn *c, uint8_t *buf, size_t len, bool own)
             memmove(c->in, c->in + off, rest);
         }
         c->in_len = rest;
-    } else if (rest != 0) {
-        c->in = wk_conn_buf_get(cs, false);
-        if (c->in == NULL) {
-            wk_conn_fail(c, UA_BAD_TCP_NOT_ENOUGH_RESOURCES);
-            return;
-        }
-        memcpy(c->in, buf + off, rest);
-        c->in_len = rest;
+        return;
     }
-    if (later)
-        wk_conn_step_later(c);
+    if (rest == 0)
+        return;
+    c->in = wk_conn_buf_get(cs, false);
+    if (c->in == NULL) {
+        wk_conn_fail(c, UA_BAD_TCP_NOT_ENOUGH_RESOURCES);
+        return;
+    }
+    memcpy(c->in, buf + off, rest);
+    c->in_len = rest;
 }
 
 /*
- * The n bytes at p (in the scratch buffer, or anywhere in c->in) to the
- * front of c->in, which c gets when it has none.  0, or -1 when closing.
+ * The n bytes at p (in the scratch buffer) to the front of c->in, which c
+ * gets (it has none while reads go to scratch).  0, or -1 when closing.
  */
 static int
 wk_conn_hold(struct wk_conn *c, const uint8_t *p, size_t n)
@@ -633,27 +691,27 @@ wk_conn_room(struct wk_conn *c)
 }
 
 /*
- * One whole chunk: 0; 1 when the channel staged it (an OPN: the chunk
- * must stay where it is until ua_sc_resume() is done); -1 when the
- * connection is closing.
+ * One whole MSG or CLO chunk: 0 when done; 1 when it completed a request
+ * that may do RSA work (CreateSession, ActivateSession), left in *msg for
+ * a step; -1 when the connection is closing.
  */
 static int
-wk_conn_chunk(struct wk_conn *c, const uint8_t *p, size_t n)
+wk_conn_chunk(struct wk_conn *c, const uint8_t *p, size_t n,
+              struct ua_sc_msg *msg)
 {
-    struct wk_conns *cs = c->cs;
-    struct wk_worker *w = cs->w;
-    struct ua_sc_out out = { c->out, c->out_cap, c->out_len };
-    struct ua_sc_msg msg = { 0, NULL, 0 };
-    ua_status        st;
+    struct wk_worker *w = c->cs->w;
+    struct ua_sc_out  out = { c->out, c->out_cap, c->out_len };
+    ua_status         st;
 
-    st = ua_sc_process(&c->sc, p, n, w->now_ms, &out, &msg);
+    msg->len = 0;
+    st = ua_sc_process(&c->sc, p, n, w->now_ms, &out, msg);
     if (wk_conn_sc_result(c, out.len, st) != 0)
         return -1;
-    if (ua_sc_busy(&c->sc))
+    if (msg->len == 0)
+        return 0;
+    if (wk_conn_may_sign(msg))
         return 1;
-    if (msg.len != 0)
-        return wk_conn_request(c, &msg);
-    return 0;
+    return wk_conn_request(c, msg);
 }
 
 /*
@@ -687,10 +745,10 @@ wk_conn_sc_result(struct wk_conn *c, size_t out_len, ua_status st)
 /* ------------------------------------------------------- steps */
 
 /*
- * The next step of c in the next loop iteration: reading stops (the
- * kernel keeps what arrives), sev fires after that iteration's epoll.
- * A zero timeout, not event_active(): an active event would run in this
- * very iteration, before any other channel had a chance to be read.
+ * The next step of c in a later loop iteration: reading stops (the kernel
+ * keeps what arrives), sev fires after an epoll.  A zero timeout, not
+ * event_active(): an active event would run in this very iteration,
+ * before any other channel had a chance to be read.
  */
 static void
 wk_conn_step_later(struct wk_conn *c)
@@ -708,50 +766,53 @@ wk_conn_step_later(struct wk_conn *c)
 }
 
 /*
- * sev: a staged OPN's next step, or, once the channel is no longer busy,
- * the input that waited (processed like a read; reading resumes).
+ * sev: one step of c's held RSA work, unless another connection did RSA
+ * work in this iteration already; then c waits for the next one.  Steps
+ * queue on zero timeouts, so they take turns in arrival order.
  */
 static void
 wk_conn_on_step(evutil_socket_t fd, short what, void *arg)
 {
     struct wk_conn  *c = arg;
     struct wk_conns *cs = c->cs;
-    uint64_t         t0 = wk_conn_cb_begin(cs);
 
     (void)fd;
     (void)what;
+    wk_conn_iteration(cs);
     if ((c->flags & (WK_CONN_CLOSING | WK_CONN_BUSY | WK_CONN_PAUSED))
         != WK_CONN_BUSY)
-        goto out;
-    if (ua_sc_busy(&c->sc)) {
-        wk_conn_step(c);
-        goto out;
+        return;
+    if (ua_crypto_private_ops() != cs->iter_ops) {
+        wk_conn_step_later(c);          /* one RSA step per iteration */
+        return;
     }
-    c->flags &= ~WK_CONN_BUSY;
-    if (event_add(&c->rev, NULL) != 0) {
-        wk_conn_close_later(c);
-        goto out;
-    }
-    if (c->in_len > 0)
-        wk_conn_input(c, c->in, c->in_len, true);
-out:
-    wk_conn_cb_end(cs, t0);
+    wk_conn_step(c);
 }
 
 /*
- * One ua_sc_resume() of a staged OPN (one private-key operation).  Its
- * response needs room in the output: a peer that reads nothing pauses the
- * step until the output drains (wk_conn_drained schedules it again).
+ * One step: the held OPN chunk (ua_sc_process), its next stage
+ * (ua_sc_resume), or the held request (dispatch): at most one RSA
+ * private-key operation.  Its reply needs room in the output: a peer that
+ * reads nothing pauses the step until the output drains
+ * (wk_conn_drained schedules it again).  When the held work is done its
+ * chunk leaves c->in and the rest is processed like a read.
  */
 static void
 wk_conn_step(struct wk_conn *c)
 {
     struct wk_conns *cs = c->cs;
     struct ua_sc_out out;
+    struct ua_sc_msg msg;
     ua_status        st;
+    uint64_t         cpu0, ops0;
     size_t           rest;
     int              rc;
 
+    /* What this iteration's reads answered leaves now, not after the
+     * ~2 ms of this step (the tick would send it only then). */
+    wk_conn_flush(cs);
+    if (c->flags & (WK_CONN_CLOSING | WK_CONN_PAUSED))
+        return;
     rc = wk_conn_room(c);
     if (rc < 0)
         return;
@@ -763,32 +824,58 @@ wk_conn_step(struct wk_conn *c)
         }
         return;
     }
+    cpu0 = wk_conn_cpu_us();
+    ops0 = ua_crypto_private_ops();
     out = (struct ua_sc_out){ c->out, c->out_cap, c->out_len };
-    st = ua_sc_resume(&c->sc, cs->w->now_ms, &out);
-    if (wk_conn_sc_result(c, out.len, st) != 0)
-        return;
+    switch (c->stage) {
+    case WK_STAGE_OPN:
+        st = ua_sc_process(&c->sc, c->in, c->stage_len, cs->w->now_ms, &out,
+                           &msg);
+        rc = wk_conn_sc_result(c, out.len, st);
+        c->stage = WK_STAGE_RESUME;
+        break;
+    case WK_STAGE_RESUME:
+        st = ua_sc_resume(&c->sc, cs->w->now_ms, &out);
+        rc = wk_conn_sc_result(c, out.len, st);
+        break;
+    case WK_STAGE_REQUEST:
+        msg.request_id = c->held_id;
+        msg.len = c->held_len;
+        msg.body = c->held_off == SIZE_MAX ? c->sc.asm_buf
+                                           : c->in + c->held_off;
+        rc = wk_conn_request(c, &msg);
+        break;
+    default:
+        rc = 0;
+        break;
+    }
+    wk_conn_rsa_cpu(cs, cpu0, ops0);
+    if (rc < 0)
+        return;                         /* closing */
     if (c->out != NULL && c->out_len == 0)
         wk_conn_out_put(c);
-    if (!ua_sc_busy(&c->sc)) {
-        /* Answered: the OPN leaves the input.  What followed it waits one
-         * more iteration: this one did its private-key operation. */
-        rest = c->in_len - c->stage_len;
-        if (rest == 0) {
-            wk_conn_buf_put(cs, c->in, false);
-            c->in = NULL;
-        } else {
-            memmove(c->in, c->in + c->stage_len, rest);
-        }
-        c->in_len = rest;
-        c->stage_len = 0;
-        if (rest == 0) {
-            c->flags &= ~WK_CONN_BUSY;
-            if (event_add(&c->rev, NULL) != 0)
-                wk_conn_close_later(c);
-            return;
-        }
+    if (c->stage == WK_STAGE_RESUME && ua_sc_busy(&c->sc)) {
+        wk_conn_step_later(c);
+        return;
     }
-    wk_conn_step_later(c);
+    /* Done: the held chunk leaves the input; the rest is read now. */
+    rest = c->in_len - c->stage_len;
+    if (rest == 0) {
+        wk_conn_buf_put(cs, c->in, false);
+        c->in = NULL;
+    } else {
+        memmove(c->in, c->in + c->stage_len, rest);
+    }
+    c->in_len = rest;
+    c->stage_len = 0;
+    c->stage = WK_STAGE_NONE;
+    c->flags &= ~WK_CONN_BUSY;
+    if (event_add(&c->rev, NULL) != 0) {
+        wk_conn_close_later(c);
+        return;
+    }
+    if (rest != 0)
+        wk_conn_input(c, c->in, c->in_len, true);
 }
 
 /*
@@ -989,11 +1076,8 @@ wk_conn_loop(struct wk_conns *cs)
     while (!w->stopping) {
         sleep = true;
         for (uint32_t i = 0; i < cs->nhooks; i++) {
-            uint64_t t0 = wk_conn_ns();     /* a hook stalls the loop too */
-
             if (!cs->hooks[i].prepare(w, cs->hooks[i].arg))
                 sleep = false;
-            wk_conn_cb_end(cs, t0);
         }
         rc = event_base_loop(w->base, sleep ? EVLOOP_ONCE : EVLOOP_NONBLOCK);
         if (rc == -1)
@@ -1175,19 +1259,18 @@ static void
 wk_conn_on_write(evutil_socket_t fd, short what, void *arg)
 {
     struct wk_conn *c = arg;
-    uint64_t        t0 = wk_conn_cb_begin(c->cs);
     int             rc;
 
     (void)fd;
     (void)what;
-    if (!(c->flags & WK_CONN_CLOSING)) {
-        rc = wk_conn_write(c);
-        if (rc < 0)
-            wk_conn_close_later(c);
-        else if (rc == 0)
-            wk_conn_drained(c);
-    }
-    wk_conn_cb_end(c->cs, t0);
+    wk_conn_iteration(c->cs);
+    if (c->flags & WK_CONN_CLOSING)
+        return;
+    rc = wk_conn_write(c);
+    if (rc < 0)
+        wk_conn_close_later(c);
+    else if (rc == 0)
+        wk_conn_drained(c);
 }
 
 /* ------------------------------------------------------------ close */
@@ -1287,6 +1370,7 @@ wk_conn_release(struct wk_conn *c)
     c->in = NULL;
     c->in_len = 0;
     c->stage_len = 0;
+    c->stage = WK_STAGE_NONE;
     c->prev = NULL;
     c->next_closing = NULL;
     c->next = cs->free;
@@ -1305,23 +1389,10 @@ wk_conn_on_tick(evutil_socket_t fd, short what, void *arg)
     struct wk_conns *cs = arg;
     struct wk_conn  *c;
     uint8_t          sink[512];
-    uint64_t         t0 = wk_conn_ns();
-    int              rc;
 
     (void)fd;
     (void)what;
-    while ((c = cs->dirty) != NULL) {
-        wk_conn_undirty(c);
-        rc = wk_conn_write(c);
-        if (rc < 0) {
-            wk_conn_close_later(c);
-        } else if (rc == 0) {
-            wk_conn_drained(c);
-        } else if (!(c->flags & WK_CONN_WRITING)) {
-            c->flags |= WK_CONN_WRITING;
-            event_add(&c->wev, NULL);
-        }
-    }
+    wk_conn_flush(cs);
     while ((c = cs->closing) != NULL) {
         cs->closing = c->next_closing;
         c->flags &= ~WK_CONN_CLOSING;
@@ -1338,8 +1409,29 @@ wk_conn_on_tick(evutil_socket_t fd, short what, void *arg)
         }
         wk_conn_release(c);
     }
+    wk_conn_iteration_end(cs);
     cs->tick_pending = false;
-    wk_conn_cb_end(cs, t0);
+}
+
+/* One write per dirty connection (the tick, and before an RSA step). */
+static void
+wk_conn_flush(struct wk_conns *cs)
+{
+    struct wk_conn *c;
+    int             rc;
+
+    while ((c = cs->dirty) != NULL) {
+        wk_conn_undirty(c);
+        rc = wk_conn_write(c);
+        if (rc < 0) {
+            wk_conn_close_later(c);
+        } else if (rc == 0) {
+            wk_conn_drained(c);
+        } else if (!(c->flags & WK_CONN_WRITING)) {
+            c->flags |= WK_CONN_WRITING;
+            event_add(&c->wev, NULL);
+        }
+    }
 }
 
 /*
@@ -1352,11 +1444,11 @@ wk_conn_on_timer(evutil_socket_t fd, short what, void *arg)
     struct wk_conns  *cs = arg;
     struct wk_worker *w = cs->w;
     struct wk_conn   *c, *next;
-    uint64_t          t0 = wk_conn_cb_begin(cs);
     uint64_t          d;
 
     (void)fd;
     (void)what;
+    wk_conn_iteration(cs);
     atomic_store_explicit(&w->row->heartbeat, w->now_dt,
                           memory_order_relaxed);
     wk_session_expire(w, w->now_ms);
@@ -1377,7 +1469,6 @@ wk_conn_on_timer(evutil_socket_t fd, short what, void *arg)
         if (event_add(&cs->lev, NULL) == 0)
             cs->accepting = true;
     }
-    wk_conn_cb_end(cs, t0);
 }
 
 /* ------------------------------------------------------------ pools */

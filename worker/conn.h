@@ -103,6 +103,12 @@
 #define WK_CONN_CHANNEL  0x40   /* counted in the row's `channels` */
 #define WK_CONN_BUSY     0x80   /* a step is due (sev): reading stopped */
 
+/* struct wk_conn.stage: the RSA work held for steps */
+#define WK_STAGE_NONE    0
+#define WK_STAGE_OPN     1      /* an OPN chunk not yet processed */
+#define WK_STAGE_RESUME  2      /* the channel is busy: ua_sc_resume */
+#define WK_STAGE_REQUEST 3      /* CreateSession/ActivateSession held */
+
 struct wk_conns;
 
 /* One TCP connection = one secure channel.  Lives in the pool forever. */
@@ -121,8 +127,13 @@ struct wk_conn {
      * paused.  NULL when there is none. */
     uint8_t          *in;
     size_t            in_len;
-    size_t            stage_len;    /* BUSY: in[0..stage_len) is a staged
-                                     * OPN chunk (0: a plain yield) */
+    /* RSA work held for steps (BUSY): in[0..stage_len) is its chunk. */
+    uint8_t           stage;        /* WK_STAGE_* */
+    size_t            stage_len;
+    size_t            held_off;     /* REQUEST: body at in + held_off, or
+                                     * SIZE_MAX: in sc.asm_buf */
+    size_t            held_len;
+    uint32_t          held_id;      /* its RequestId */
     /* Output not yet written: bytes [out_off, out_len) of out[out_cap]. */
     uint8_t          *out;
     size_t            out_cap;
@@ -219,8 +230,12 @@ struct wk_conns {
     struct wk_conn_hook hooks[WK_CONN_HOOKS_MAX];
     uint32_t            nhooks;
     /* Loop statistics (the row's loop_* and rsa_private_ops). */
-    uint64_t            stall_max_us;   /* the longest callback so far */
+    uint64_t            iter_t0;        /* ns: this iteration's start */
+    uint64_t            iter_ops;       /* private ops before it */
+    uint64_t            iter_ops_max;   /* the most one iteration did */
+    uint64_t            stall_max_us;   /* the longest iteration so far */
     uint64_t            ops_seen;       /* ua_crypto_private_ops() shown */
+    uint64_t            rsa_cpu_max_us; /* the most CPU of one RSA step */
 };
 
 /*
