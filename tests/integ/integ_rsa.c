@@ -5,8 +5,9 @@
  * Starts `uabroker -w 1` with tests/unit/proto/pki/der/app.der trusted,
  * then for IR_RUN_MS:
  *
- *   - a child process loops over one whole Basic256Sha256 SignAndEncrypt
- *     session (OPN: 2 ciphertext blocks to decrypt and a signature;
+ *   - IR_LOADERS child processes each loop over one whole Basic256Sha256
+ *     SignAndEncrypt session (OPN: 2 ciphertext blocks to decrypt and a
+ *     signature;
  *     CreateSession: a signature; anonymous ActivateSession: a
  *     verification; CloseSession; CLO) and IR_REPLAYS OPNs replayed on
  *     fresh connections (the server's whole OPN work, no client RSA);
@@ -86,6 +87,7 @@
 #define IR_P99_MS       50
 #define IR_MIN_SESSIONS 10
 #define IR_REPLAYS      3
+#define IR_LOADERS      2
 #define IR_PKI_SRC      "tests/unit/proto/pki/der/"
 #define IR_BUCKETS      24
 #define IR_WARMUP       500
@@ -104,7 +106,7 @@ struct ir_row {
 };
 
 static pid_t           ir_broker = -1;
-static pid_t           ir_child = -1;
+static pid_t           ir_child[IR_LOADERS] = { -1, -1 };
 static char            ir_dir[PATH_MAX];
 static char            ir_run[PATH_MAX + 8];
 static char            ir_log[PATH_MAX + 16];
@@ -143,11 +145,13 @@ static uint32_t ir_sign_cpu_us(struct ua_crypto_key *key);
 static void
 ir_kill_all(void)
 {
-    if (ir_child > 0) {
-        kill(ir_child, SIGKILL);
-        while (waitpid(ir_child, NULL, 0) == -1 && errno == EINTR)
+    for (int i = 0; i < IR_LOADERS; i++) {
+        if (ir_child[i] <= 0)
+            continue;
+        kill(ir_child[i], SIGKILL);
+        while (waitpid(ir_child[i], NULL, 0) == -1 && errno == EINTR)
             ;
-        ir_child = -1;
+        ir_child[i] = -1;
     }
     if (ir_broker > 0) {
         kill(-ir_broker, SIGKILL);
@@ -166,8 +170,9 @@ ir_on_signal(int sig)
 
     (void)sig;
     (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
-    if (ir_child > 0)
-        kill(ir_child, SIGKILL);
+    for (int i = 0; i < IR_LOADERS; i++)
+        if (ir_child[i] > 0)
+            kill(ir_child[i], SIGKILL);
     if (ir_broker > 0)
         kill(-ir_broker, SIGKILL);
     _exit(1);
@@ -732,13 +737,15 @@ main(int argc, char **argv)
     if (pipe(pfd) != 0)
         itest_fatal("pipe: %s", strerror(errno));
     fflush(NULL);
-    ir_child = fork();
-    if (ir_child == -1)
-        itest_fatal("fork: %s", strerror(errno));
-    if (ir_child == 0) {
-        close(pfd[0]);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        ir_secured_loop(app, app_len, &key, uri, pfd[1]);
+    for (int i = 0; i < IR_LOADERS; i++) {
+        ir_child[i] = fork();
+        if (ir_child[i] == -1)
+            itest_fatal("fork: %s", strerror(errno));
+        if (ir_child[i] == 0) {
+            close(pfd[0]);
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            ir_secured_loop(app, app_len, &key, uri, pfd[1]);
+        }
     }
     close(pfd[1]);
 
@@ -764,12 +771,20 @@ main(int argc, char **argv)
     }
     itest_check(s == UA_GOOD, "None reader: %zu Reads, all Good (0x%08X)",
                 n, s);
-    if (read(pfd[0], counts, sizeof(counts)) != (ssize_t)sizeof(counts))
-        counts[0] = counts[1] = counts[2] = 0;
+    for (int i = 0; i < IR_LOADERS; i++) {
+        uint32_t one[3];
+
+        /* 12 bytes: one atomic write per loader. */
+        if (read(pfd[0], one, sizeof(one)) == (ssize_t)sizeof(one))
+            for (int k = 0; k < 3; k++)
+                counts[k] += one[k];
+        else
+            counts[1]++;
+        while (waitpid(ir_child[i], &status, 0) == -1 && errno == EINTR)
+            ;
+        ir_child[i] = -1;
+    }
     close(pfd[0]);
-    while (waitpid(ir_child, &status, 0) == -1 && errno == EINTR)
-        ;
-    ir_child = -1;
     after = ir_stats();
     while (ncal < IR_CALIBRATE)
         cal[ncal++] = ir_sign_cpu_us(&key);
