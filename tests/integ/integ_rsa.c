@@ -48,6 +48,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -80,7 +81,7 @@
 #define IR_START_MS     30000
 #define IR_RUN_MS       5000
 #define IR_ARENA        (1u << 20)
-#define IR_RTT_MAX      400000
+#define IR_RTT_MAX      1000000
 #define IR_SLOW_MS      3
 #define IR_CALIBRATE    15
 #define IR_CPU_FACTOR   2.75
@@ -744,6 +745,15 @@ main(int argc, char **argv)
         if (ir_child[i] == 0) {
             close(pfd[0]);
             prctl(PR_SET_PDEATHSIG, SIGKILL);
+            /* IR_LOADER_NICE (for comparing builds by hand, e.g. under
+             * chrt): the loaders' own RSA then competes less with the
+             * worker and the reader (normal policy, that niceness). */
+            if (getenv("IR_LOADER_NICE") != NULL) {
+                struct sched_param sp = { 0 };
+
+                (void)sched_setscheduler(0, SCHED_OTHER, &sp);
+                (void)!nice(atoi(getenv("IR_LOADER_NICE")));
+            }
             ir_secured_loop(app, app_len, &key, uri, pfd[1]);
         }
     }
@@ -801,8 +811,11 @@ main(int argc, char **argv)
     if (n > 0) {
         qsort(ir_rtt, n, sizeof(ir_rtt[0]), ir_cmp_u32);
         printf("# None reader round trips: %zu, p50 %u us, p99 %u us, "
-               "max %u us, %zu above %u ms\n", n, ir_rtt[n / 2],
-               ir_rtt[n - 1 - n / 100], ir_rtt[n - 1], slow, IR_SLOW_MS);
+               "p99.9 %u us, max %u us; %zu above %u ms = %.2f per OPN\n",
+               n, ir_rtt[n / 2], ir_rtt[n - 1 - n / 100],
+               ir_rtt[n - 1 - n / 1000], ir_rtt[n - 1], slow, IR_SLOW_MS,
+               counts[0] + counts[2] > 0
+                   ? (double)slow / (counts[0] + counts[2]) : 0.0);
     }
     for (int b = 12; b < IR_BUCKETS; b++)
         slow4 += after.loop[b] - before.loop[b];
