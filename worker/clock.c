@@ -3,6 +3,7 @@
  * per loop iteration, like nginx ngx_time_update).
  *
  *   now_ms   CLOCK_MONOTONIC in milliseconds: timeouts and deadlines
+ *   now_ns   the same reading in nanoseconds (the loop's busy time)
  *   now_dt   CLOCK_REALTIME as an OPC UA DateTime (100 ns ticks since
  *            1601-01-01 UTC, Part 6 §5.2.2.5): response timestamps
  */
@@ -19,8 +20,8 @@ wk_clock_update(struct wk_worker *w)
     struct timespec ts;
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    w->now_ms = (uint64_t)ts.tv_sec * 1000u
-                + (uint64_t)ts.tv_nsec / 1000000u;
+    w->now_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    w->now_ms = w->now_ns / 1000000u;
     clock_gettime(CLOCK_REALTIME, &ts);
     w->now_dt = WK_DT_UNIX_EPOCH + (int64_t)ts.tv_sec * 10000000
                 + ts.tv_nsec / 100;

@@ -150,7 +150,7 @@ wk_conn_iteration(struct wk_conns *cs)
         return;
     cs->tick_pending = true;
     wk_clock_update(cs->w);
-    cs->iter_t0 = wk_conn_ns();
+    cs->iter_t0 = cs->w->now_ns;
     cs->iter_ops = ua_crypto_private_ops();
     event_active(&cs->tick, EV_TIMEOUT, 1);
 }

@@ -50,6 +50,7 @@ struct wk_worker {
     struct ua_sc_config       sc_conf;      /* channel limits from conf */
     struct event_base        *base;
     uint64_t                  now_ms;       /* monotonic, per loop iteration */
+    uint64_t                  now_ns;       /* the same clock in ns */
     int64_t                   now_dt;       /* DateTime, per loop iteration */
     uint32_t                  next_channel_id;
     /* Sessions (worker/session.c). */
