@@ -202,7 +202,8 @@ wk_conn_cpu_us(void)
 /*
  * After work that may do RSA (an OPN chunk or step, CreateSession,
  * ActivateSession) begun at CPU time cpu0 with ops0 private-key operations
- * done: if it did any, its CPU time feeds the row's loop_rsa_cpu_max_us.
+ * done: if it did any, the row's rsa_private_ops is brought up to date and
+ * its CPU time feeds loop_rsa_cpu_max_us.
  * CPU time, not wall time: preemption on a busy host does not count, so
  * this shows what the code makes the loop wait (DESIGN §4).
  */
@@ -213,6 +214,9 @@ wk_conn_rsa_cpu(struct wk_conns *cs, uint64_t cpu0, uint64_t ops0)
 
     if (ua_crypto_private_ops() == ops0)
         return;
+    /* Published before the reply leaves (the tick would do it after). */
+    atomic_store_explicit(&cs->w->row->rsa_private_ops,
+                          ua_crypto_private_ops(), memory_order_relaxed);
     us = wk_conn_cpu_us() - cpu0;
     if (us > cs->rsa_cpu_max_us) {
         cs->rsa_cpu_max_us = us;
