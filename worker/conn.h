@@ -32,21 +32,25 @@
  * (its unprocessed input is kept in its `in` buffer) until the peer has
  * read enough.
  *
- * RSA work (DESIGN §4): a callback does at most one RSA private-key
- * operation (~2 ms), then gives the loop back.  A secured OPN is staged by
- * the channel (ua_sc_busy/ua_sc_resume): its chunk and whatever followed
- * it move to the front of the connection's `in` buffer and stay there;
- * the connection stops reading (WK_CONN_BUSY) and its `sev` event, a zero
- * timeout, runs the next step in the next loop iteration, after the
- * iteration's epoll has reported the other channels' input.  Once the OPN
- * is answered its chunk leaves `in`; the rest is processed by the next
- * step, and reading resumes when nothing is left.  The same yield follows
- * any chunk whose service did a private-key operation (CreateSession's
- * signature, an encrypted UserName secret): the next chunk waits for the
- * next iteration.  A connection closed, timed out or purged while BUSY is
- * released like any other (sev deleted, `in` back to its pool, the staged
- * OPN dropped by ua_sc_clear).  The symmetric path (MSG, None) only reads
- * the private-operation counter once per chunk.
+ * RSA work (DESIGN §4): ~2 ms per private-key operation, so it never runs
+ * in a read callback.  An OPN chunk, or a CreateSession/ActivateSession
+ * request once decrypted, is held at the front of the connection's `in`
+ * buffer with whatever followed it (stage, stage_len, held_*); the
+ * connection stops reading (WK_CONN_BUSY: the kernel keeps what arrives)
+ * and its `sev` event, a zero timeout, runs the work as steps of at most
+ * one private-key operation (an OPN is staged by the channel:
+ * ua_sc_busy/ua_sc_resume).  A step runs after an epoll, never in the
+ * iteration that queued it, and only if no other step did RSA work in
+ * this iteration: one RSA operation per loop iteration, worker-wide, so
+ * every other channel waits for one operation at most.  A step first
+ * flushes the replies made so far in its iteration.  When the held work
+ * is done its chunk leaves `in`, reading resumes and the rest is processed
+ * like a read.  A connection closed, timed out or purged while BUSY is
+ * released like any other (sev deleted, `in` back to its pool, a staged
+ * OPN dropped by ua_sc_clear).  The symmetric path (MSG, None) pays a
+ * four-byte type check per request and one clock read per iteration (the
+ * loop statistics: busy time, RSA operations per iteration, CPU per RSA
+ * step, in the row).
  *
  * Deferred responses: a handler that cannot answer at once (Write waits
  * for the broker; Publish waits for notifications) captures a
