@@ -225,16 +225,24 @@ wk_conn_rsa_cpu(struct wk_conns *cs, uint64_t cpu0, uint64_t ops0)
     }
 }
 
-/* CreateSession or ActivateSession (four-byte NodeId of the encoding):
- * the requests that sign or decrypt. */
+/*
+ * CreateSession or ActivateSession, the requests that sign or decrypt:
+ * the type NodeId of the encoding in its four-byte or full numeric form
+ * (dispatch takes either; the two-byte form cannot hold either id).
+ */
 static bool
 wk_conn_may_sign(const struct ua_sc_msg *msg)
 {
-    uint32_t id;
+    const uint8_t *b = msg->body;
+    uint32_t       id;
 
-    if (msg->len < 4 || msg->body[0] != 0x01 || msg->body[1] != 0)
+    if (msg->len >= 4 && b[0] == 0x01 && b[1] == 0)
+        id = (uint32_t)b[2] | (uint32_t)b[3] << 8;
+    else if (msg->len >= 7 && b[0] == 0x02 && b[1] == 0 && b[2] == 0)
+        id = (uint32_t)b[3] | (uint32_t)b[4] << 8 | (uint32_t)b[5] << 16
+             | (uint32_t)b[6] << 24;
+    else
         return false;
-    id = (uint32_t)msg->body[2] | (uint32_t)msg->body[3] << 8;
     return id == UA_NS0ID_CREATESESSIONREQUEST_ENCODING_DEFAULTBINARY
            || id == UA_NS0ID_ACTIVATESESSIONREQUEST_ENCODING_DEFAULTBINARY;
 }
