@@ -148,6 +148,10 @@ bs_to_server(struct ua_sc_msg *msg)
             bs_die("ua_sc_frame", s);
         t0 = bs_now();
         s = ua_sc_process(&b.ch, p, chunk, 1000, &b.sout, msg);
+        /* A secured OPN comes in steps (one RSA private-key operation
+         * each); the worker runs them in later loop iterations. */
+        while (s == UA_GOOD && ua_sc_busy(&b.ch))
+            s = ua_sc_resume(&b.ch, 1000, &b.sout);
         t += bs_now() - t0;
         if (s != UA_GOOD)
             bs_die("ua_sc_process", s);

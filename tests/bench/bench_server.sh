@@ -268,7 +268,7 @@ fi
 
 # The section: what was run, the table, the targets.
 awk -v date="$(date -u +%Y-%m-%d)" -v cpu="$cpu" -v ncpu="$ncpu" \
-    -v workers="$nworkers" -v secs="$secs" -v warm="$warm" -v cc="$cc" \
+    -v workers="$nworkers" -v wset="$workers" -v secs="$secs" -v warm="$warm" -v cc="$cc" \
     -v rev="$rev" -v rsa="$(grep '^connect-sec ' "$tmp/rsa" | head -n 1)" '
 function val(k,   i) {
     for (i = 1; i <= NF; i++)
@@ -296,8 +296,11 @@ function rval(k,   a, i, m) {
 END {
     printf "Measured %s (UTC) at commit %s on %s (%s vCPUs), %s, `-O2`", \
         date, rev, cpu, ncpu, cc
-    printf " (`make bench`).  uabroker with %s workers (the default: one per", workers
-    printf " core), stats endpoint on; uabench in one process on the same"
+    if (wset == 0)
+        printf " (`make bench`).  uabroker with %s workers (the default: one per core)", workers
+    else
+        printf " (`make bench`).  uabroker with %s worker%s (BENCH_WORKERS=%s)", workers, workers == 1 ? "" : "s", workers
+    printf ", stats endpoint on; uabench in one process on the same"
     printf " machine, so client and server share the %s vCPUs.  %s s measured", ncpu, secs
     printf " per row after %s s of warm-up.\n\n", warm
     printf "| scenario | sessions | depth | ops/s | p50 µs | p90 µs | p99 µs |"
