@@ -81,11 +81,20 @@ static_assert(sizeof(struct ua_wolf_key) <= UA_CRYPTO_KEY_SIZE,
               "UA_CRYPTO_KEY_SIZE too small for this wolfSSL");
 static_assert(_Alignof(struct ua_wolf_key) <= 16, "key alignment");
 
-/* One direction of a token's symmetric state. */
+/* A SHA-1 or SHA-256 state (the hashes of the symmetric policies). */
+union ua_wolf_hs {
+    wc_Sha    sha1;
+    wc_Sha256 sha256;
+};
+
+/* One direction of a token's symmetric state.  HMAC runs on two hash
+ * states keyed once: inner has hashed K ^ ipad, outer K ^ opad (a block
+ * each); a message copies them into work, so it costs neither block. */
 struct ua_wolf_dir {
-    Aes     aes;            /* AES_ENCRYPTION (send) or AES_DECRYPTION */
-    Hmac    hmac;
-    uint8_t iv[UA_SYM_BLOCK_MAX];
+    Aes              aes;   /* AES_ENCRYPTION (send) or AES_DECRYPTION */
+    int              mac;   /* WC_SHA or WC_SHA256 */
+    union ua_wolf_hs inner, outer, work;
+    uint8_t          iv[UA_SYM_BLOCK_MAX];
 };
 
 struct ua_wolf_cipher {
@@ -817,23 +826,131 @@ ua_wolf_cipher(struct ua_cipher *c)
     return w->magic == UA_WOLF_CIPHER_MAGIC ? w : NULL;
 }
 
+/* The hash states of a direction: wolfSSL's own init, update, final and
+ * copy (the states hold a device pointer in this build: no memcpy). */
+static int
+ua_wolf_hs_init(int t, union ua_wolf_hs *h)
+{
+    return t == WC_SHA ? wc_InitSha_ex(&h->sha1, NULL, INVALID_DEVID)
+                       : wc_InitSha256_ex(&h->sha256, NULL, INVALID_DEVID);
+}
+
+static int
+ua_wolf_hs_update(int t, union ua_wolf_hs *h, const uint8_t *d, word32 n)
+{
+    return t == WC_SHA ? wc_ShaUpdate(&h->sha1, d, n)
+                       : wc_Sha256Update(&h->sha256, d, n);
+}
+
+static int
+ua_wolf_hs_final(int t, union ua_wolf_hs *h, uint8_t *out)
+{
+    return t == WC_SHA ? wc_ShaFinal(&h->sha1, out)
+                       : wc_Sha256Final(&h->sha256, out);
+}
+
+static int
+ua_wolf_hs_copy(int t, union ua_wolf_hs *from, union ua_wolf_hs *to)
+{
+    return t == WC_SHA ? wc_ShaCopy(&from->sha1, &to->sha1)
+                       : wc_Sha256Copy(&from->sha256, &to->sha256);
+}
+
+static void
+ua_wolf_hs_free(int t, union ua_wolf_hs *h)
+{
+    if (t == WC_SHA)
+        wc_ShaFree(&h->sha1);
+    else
+        wc_Sha256Free(&h->sha256);
+}
+
+static void
+ua_wolf_dir_free(struct ua_wolf_dir *d)
+{
+    ua_wolf_hs_free(d->mac, &d->inner);
+    ua_wolf_hs_free(d->mac, &d->outer);
+    ua_wolf_hs_free(d->mac, &d->work);
+    wc_AesFree(&d->aes);
+}
+
+/* HMAC (RFC 2104) of data[0..len) into mac with the direction's states. */
+static int
+ua_wolf_dir_mac(struct ua_wolf_dir *d, const uint8_t *data, word32 len,
+                uint8_t *mac)
+{
+    word32 hl = d->mac == WC_SHA ? WC_SHA_DIGEST_SIZE : WC_SHA256_DIGEST_SIZE;
+
+    if (ua_wolf_hs_copy(d->mac, &d->inner, &d->work) != 0
+        || ua_wolf_hs_update(d->mac, &d->work, data, len) != 0
+        || ua_wolf_hs_final(d->mac, &d->work, mac) != 0
+        || ua_wolf_hs_copy(d->mac, &d->outer, &d->work) != 0
+        || ua_wolf_hs_update(d->mac, &d->work, mac, hl) != 0
+        || ua_wolf_hs_final(d->mac, &d->work, mac) != 0)
+        return -1;
+    return 0;
+}
+
+/* Key the HMAC states of a direction: K (hashed first when longer than a
+ * block) zero-padded to a block, ^ 0x36 into inner, ^ 0x5c into outer. */
+static int
+ua_wolf_dir_mac_key(struct ua_wolf_dir *d, const uint8_t *key, size_t len)
+{
+    uint8_t k[WC_SHA256_BLOCK_SIZE], pad[WC_SHA256_BLOCK_SIZE];
+    int     rc = -1;
+
+    static_assert((int)WC_SHA_BLOCK_SIZE == (int)WC_SHA256_BLOCK_SIZE,
+                  "HMAC block");
+    memset(k, 0, sizeof(k));
+    if (len > sizeof(k)) {
+        if (ua_wolf_hs_update(d->mac, &d->work, key, (word32)len) != 0
+            || ua_wolf_hs_final(d->mac, &d->work, k) != 0)
+            goto out;
+    } else if (len != 0) {
+        memcpy(k, key, len);
+    }
+    for (size_t i = 0; i < sizeof(pad); i++)
+        pad[i] = (uint8_t)(k[i] ^ 0x36);
+    if (ua_wolf_hs_update(d->mac, &d->inner, pad, sizeof(pad)) != 0)
+        goto out;
+    for (size_t i = 0; i < sizeof(pad); i++)
+        pad[i] = (uint8_t)(k[i] ^ 0x5c);
+    if (ua_wolf_hs_update(d->mac, &d->outer, pad, sizeof(pad)) != 0)
+        goto out;
+    rc = 0;
+out:
+    ua_crypto_wipe(k, sizeof(k));
+    ua_crypto_wipe(pad, sizeof(pad));
+    return rc;
+}
+
 /* Key one direction; dir is AES_ENCRYPTION or AES_DECRYPTION. */
 static int
 ua_wolf_dir_init(struct ua_wolf_dir *d, const struct ua_policy *p,
                  const struct ua_sym_keys *k, int dir)
 {
+    d->mac = ua_wolf_hmac_type(p->sym_hash);
     if (wc_AesInit(&d->aes, NULL, INVALID_DEVID) != 0)
         return -1;
-    if (wc_HmacInit(&d->hmac, NULL, INVALID_DEVID) != 0) {
+    if (ua_wolf_hs_init(d->mac, &d->inner) != 0) {
+        wc_AesFree(&d->aes);
+        return -1;
+    }
+    if (ua_wolf_hs_init(d->mac, &d->outer) != 0) {
+        ua_wolf_hs_free(d->mac, &d->inner);
+        wc_AesFree(&d->aes);
+        return -1;
+    }
+    if (ua_wolf_hs_init(d->mac, &d->work) != 0) {
+        ua_wolf_hs_free(d->mac, &d->outer);
+        ua_wolf_hs_free(d->mac, &d->inner);
         wc_AesFree(&d->aes);
         return -1;
     }
     memcpy(d->iv, k->iv, p->sym_block_len);
     if (wc_AesSetKey(&d->aes, k->enc, p->sym_enc_key_len, d->iv, dir) != 0
-        || wc_HmacSetKey(&d->hmac, ua_wolf_hmac_type(p->sym_hash), k->sign,
-                         p->sym_sig_key_len) != 0) {
-        wc_HmacFree(&d->hmac);
-        wc_AesFree(&d->aes);
+        || ua_wolf_dir_mac_key(d, k->sign, p->sym_sig_key_len) != 0) {
+        ua_wolf_dir_free(d);
         return -1;
     }
     return 0;
@@ -863,8 +980,7 @@ ua_crypto_cipher_init(struct ua_cipher *c, const struct ua_policy *p,
     if (ua_wolf_dir_init(&w->send, p, local, AES_ENCRYPTION) != 0)
         goto fail;
     if (ua_wolf_dir_init(&w->recv, p, remote, AES_DECRYPTION) != 0) {
-        wc_HmacFree(&w->send.hmac);
-        wc_AesFree(&w->send.aes);
+        ua_wolf_dir_free(&w->send);
         goto fail;
     }
     w->policy = p;
@@ -884,10 +1000,8 @@ ua_crypto_cipher_clear(struct ua_cipher *c)
         return;
     w = ua_wolf_cipher(c);
     if (w != NULL) {
-        wc_HmacFree(&w->send.hmac);
-        wc_AesFree(&w->send.aes);
-        wc_HmacFree(&w->recv.hmac);
-        wc_AesFree(&w->recv.aes);
+        ua_wolf_dir_free(&w->send);
+        ua_wolf_dir_free(&w->recv);
     }
     ua_crypto_wipe(c->opaque, sizeof(c->opaque));
 }
@@ -912,8 +1026,7 @@ ua_crypto_cipher_sign(struct ua_cipher *c, const uint8_t *data, size_t len,
     if (w == NULL || sig == NULL || len > UINT32_MAX
         || (len != 0 && data == NULL))
         return UA_BAD_INVALID_ARGUMENT;
-    if (wc_HmacUpdate(&w->send.hmac, data, (word32)len) != 0
-        || wc_HmacFinal(&w->send.hmac, sig) != 0)
+    if (ua_wolf_dir_mac(&w->send, data, (word32)len, sig) != 0)
         return UA_BAD_INTERNAL_ERROR;
     return UA_GOOD;
 }
@@ -929,8 +1042,7 @@ ua_crypto_cipher_verify(struct ua_cipher *c, const uint8_t *data,
     if (w == NULL || sig == NULL || len > UINT32_MAX
         || (len != 0 && data == NULL))
         return UA_BAD_INVALID_ARGUMENT;
-    if (wc_HmacUpdate(&w->recv.hmac, data, (word32)len) != 0
-        || wc_HmacFinal(&w->recv.hmac, mac) != 0)
+    if (ua_wolf_dir_mac(&w->recv, data, (word32)len, mac) != 0)
         return UA_BAD_INTERNAL_ERROR;
     ok = ua_crypto_memeq(mac, sig, w->policy->sym_sig_len);
     ua_crypto_wipe(mac, sizeof(mac));

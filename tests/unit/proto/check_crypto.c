@@ -712,6 +712,106 @@ START_TEST(test_cipher_hmac)
 END_TEST
 
 /*
+ * The context's HMAC (keyed hash states copied per message) against
+ * ua_crypto_hmac (wolfSSL's wc_HmacSetKey/Update/Final on a fresh object)
+ * at the lengths around SHA's 64-byte block and its 8-byte length field:
+ * 55 and 56 bytes end in one or two final blocks, 63/64/65 around a full
+ * block, 1000 many blocks.  The sign keys are not uniform bytes.
+ */
+START_TEST(test_cipher_hmac_lengths)
+{
+    static const size_t     lens[] = { 0, 1, 55, 56, 63, 64, 65, 1000 };
+    unsigned                id;
+    const struct ua_policy *p;
+    struct ua_sym_keys      loc, rem;
+    struct ua_cipher        c = { 0 };
+    uint8_t                 msg[1000], sig[32], want[32];
+    size_t                  i, j;
+
+    for (id = UA_POLICY_BASIC128RSA15; id < UA_POLICY_COUNT; id++) {
+        p = ua_crypto_policy_get(id);
+        sym_keys(p, p->sym_enc_key_len == 16
+                        ? "000102030405060708090a0b0c0d0e0f"
+                        : "000102030405060708090a0b0c0d0e0f"
+                          "101112131415161718191a1b1c1d1e1f",
+                 "0f0e0d0c0b0a09080706050403020100", 0, &loc);
+        rem = loc;
+        for (j = 0; j < loc.sign_len; j++) {
+            loc.sign[j] = (uint8_t)(0x80 + 3 * j);
+            rem.sign[j] = (uint8_t)(0xf1 - 5 * j);
+        }
+        ck_assert_uint_eq(ua_crypto_cipher_init(&c, p, &loc, &rem), UA_GOOD);
+        for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+            for (j = 0; j < lens[i]; j++)
+                msg[j] = (uint8_t)(j * 7 + lens[i]);
+            ck_assert_uint_eq(p->sym_sign(&c, msg, lens[i], sig), UA_GOOD);
+            ck_assert_uint_eq(ua_crypto_hmac(p->sym_hash, loc.sign,
+                                             loc.sign_len, msg, lens[i],
+                                             want), UA_GOOD);
+            ck_assert_mem_eq(sig, want, p->sym_sig_len);
+            ck_assert_uint_eq(ua_crypto_hmac(p->sym_hash, rem.sign,
+                                             rem.sign_len, msg, lens[i],
+                                             want), UA_GOOD);
+            ck_assert_uint_eq(p->sym_verify(&c, msg, lens[i], want),
+                              UA_GOOD);
+            /* a wrong byte at the start or the end of the MAC: refused */
+            want[0] ^= 0x80;
+            ck_assert_uint_eq(p->sym_verify(&c, msg, lens[i], want),
+                              UA_BAD_SECURITY_CHECKS_FAILED);
+            want[0] ^= 0x80;
+            want[p->sym_sig_len - 1] ^= 1;
+            ck_assert_uint_eq(p->sym_verify(&c, msg, lens[i], want),
+                              UA_BAD_SECURITY_CHECKS_FAILED);
+        }
+        ua_crypto_cipher_clear(&c);
+    }
+}
+END_TEST
+
+/*
+ * One context, many messages: the same message gets the same MAC every
+ * time, whatever came between (the keyed states are restored for each
+ * message, not run on), in both directions.
+ */
+START_TEST(test_cipher_hmac_reuse)
+{
+    unsigned                id;
+    const struct ua_policy *p;
+    struct ua_sym_keys      k;
+    struct ua_cipher        c = { 0 };
+    uint8_t                 msg[200], other[131], first[32], sig[32];
+    int                     round;
+
+    memset(other, 0x5a, sizeof(other));
+    for (id = UA_POLICY_BASIC128RSA15; id < UA_POLICY_COUNT; id++) {
+        p = ua_crypto_policy_get(id);
+        sym_keys(p, p->sym_enc_key_len == 16
+                        ? "000102030405060708090a0b0c0d0e0f"
+                        : "000102030405060708090a0b0c0d0e0f"
+                          "101112131415161718191a1b1c1d1e1f",
+                 "0f0e0d0c0b0a09080706050403020100", 0x37, &k);
+        for (size_t j = 0; j < sizeof(msg); j++)
+            msg[j] = (uint8_t)(j ^ id);
+        ck_assert_uint_eq(ua_crypto_cipher_init(&c, p, &k, &k), UA_GOOD);
+        ck_assert_uint_eq(p->sym_sign(&c, msg, sizeof(msg), first), UA_GOOD);
+        for (round = 0; round < 50; round++) {
+            /* something else signed and verified in between */
+            ck_assert_uint_eq(p->sym_sign(&c, other, (size_t)round, sig),
+                              UA_GOOD);
+            ck_assert_uint_eq(p->sym_verify(&c, other, (size_t)round, sig),
+                              UA_GOOD);
+            ck_assert_uint_eq(p->sym_sign(&c, msg, sizeof(msg), sig),
+                              UA_GOOD);
+            ck_assert_mem_eq(sig, first, p->sym_sig_len);
+            ck_assert_uint_eq(p->sym_verify(&c, msg, sizeof(msg), first),
+                              UA_GOOD);
+        }
+        ua_crypto_cipher_clear(&c);
+    }
+}
+END_TEST
+
+/*
  * What a secure channel does per chunk, both ends: the server signs and
  * encrypts with its keys, the client decrypts and verifies with the same
  * (its "remote") keys and strips the padding, and the other way round.
@@ -1378,6 +1478,8 @@ crypto_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_aes_cbc_nist);
     tcase_add_test(tc, test_cipher_hmac);
+    tcase_add_test(tc, test_cipher_hmac_lengths);
+    tcase_add_test(tc, test_cipher_hmac_reuse);
     tcase_add_test(tc, test_cipher_chunk_roundtrip);
     tcase_add_test(tc, test_cipher_refuses);
     suite_add_tcase(s, tc);
