@@ -891,35 +891,32 @@ ua_wolf_dir_mac(struct ua_wolf_dir *d, const uint8_t *data, word32 len,
     return 0;
 }
 
-/* Key the HMAC states of a direction: K (hashed first when longer than a
- * block) zero-padded to a block, ^ 0x36 into inner, ^ 0x5c into outer. */
+/* Key the HMAC states of a direction: K zero-padded to a block, ^ 0x36
+ * into inner, ^ 0x5c into outer (RFC 2104; a symmetric signing key is
+ * never longer than a block, so it is never hashed first). */
 static int
 ua_wolf_dir_mac_key(struct ua_wolf_dir *d, const uint8_t *key, size_t len)
 {
-    uint8_t k[WC_SHA256_BLOCK_SIZE], pad[WC_SHA256_BLOCK_SIZE];
+    uint8_t pad[WC_SHA256_BLOCK_SIZE];
     int     rc = -1;
 
     static_assert((int)WC_SHA_BLOCK_SIZE == (int)WC_SHA256_BLOCK_SIZE,
                   "HMAC block");
-    memset(k, 0, sizeof(k));
-    if (len > sizeof(k)) {
-        if (ua_wolf_hs_update(d->mac, &d->work, key, (word32)len) != 0
-            || ua_wolf_hs_final(d->mac, &d->work, k) != 0)
-            goto out;
-    } else if (len != 0) {
-        memcpy(k, key, len);
-    }
-    for (size_t i = 0; i < sizeof(pad); i++)
-        pad[i] = (uint8_t)(k[i] ^ 0x36);
+    static_assert(UA_SYM_KEY_MAX <= WC_SHA256_BLOCK_SIZE, "HMAC key");
+    if (len > UA_SYM_KEY_MAX)
+        return -1;
+    memset(pad, 0x36, sizeof(pad));
+    for (size_t i = 0; i < len; i++)
+        pad[i] ^= key[i];
     if (ua_wolf_hs_update(d->mac, &d->inner, pad, sizeof(pad)) != 0)
         goto out;
-    for (size_t i = 0; i < sizeof(pad); i++)
-        pad[i] = (uint8_t)(k[i] ^ 0x5c);
+    memset(pad, 0x5c, sizeof(pad));
+    for (size_t i = 0; i < len; i++)
+        pad[i] ^= key[i];
     if (ua_wolf_hs_update(d->mac, &d->outer, pad, sizeof(pad)) != 0)
         goto out;
     rc = 0;
 out:
-    ua_crypto_wipe(k, sizeof(k));
     ua_crypto_wipe(pad, sizeof(pad));
     return rc;
 }
