@@ -99,6 +99,10 @@ static ua_status ua_sc_opn_secure(struct ua_sc *ch, const struct ua_policy *p,
                                   uint8_t *c, size_t len, uint64_t now_ms,
                                   struct ua_sc_out *out);
 static void ua_sc_opn_reset(struct ua_sc *ch);
+static struct ua_crypto_key *ua_sc_peer_key_load(struct ua_sc *ch,
+                                                 const uint8_t *cert,
+                                                 size_t len);
+static struct ua_crypto_key *ua_sc_peer_key_staged(struct ua_sc *ch);
 static ua_status ua_sc_opn_step(struct ua_sc *ch, uint64_t now_ms,
                                 struct ua_sc_out *out);
 static ua_status ua_sc_opn_request(struct ua_sc *ch);
@@ -492,6 +496,8 @@ ua_sc_clear(struct ua_sc *ch)
 {
     ua_sc_asm_free(ch);
     ua_sc_opn_reset(ch);
+    ua_crypto_key_clear(&ch->peer_key);
+    ua_crypto_wipe(ch->peer_key_hash, sizeof(ch->peer_key_hash));
     ua_crypto_cipher_clear(&ch->cipher[0]);
     ua_crypto_cipher_clear(&ch->cipher[1]);
     ua_crypto_wipe(ch->client_nonce, sizeof(ch->client_nonce));
@@ -782,7 +788,7 @@ ua_sc_opn_secure(struct ua_sc *ch, const struct ua_policy *p, uint8_t *c,
     const bool                 renew = ch->state == UA_SC_OPEN;
     struct ua_sc_opn          *o = &ch->opn;
     struct ua_sc_asym_hdr      h;
-    struct ua_crypto_key       peer;
+    struct ua_crypto_key      *peer;
     uint8_t                    ours[UA_SC_THUMB_LEN];
     size_t                     want;
     ua_status                  s;
@@ -823,13 +829,13 @@ ua_sc_opn_secure(struct ua_sc *ch, const struct ua_policy *p, uint8_t *c,
         return ua_sc_deny(ch, UA_BAD_SECURITY_CHECKS_FAILED,
                           UA_BAD_CERTIFICATE_INVALID);
 
-    memset(&peer, 0, sizeof(peer));
-    if (ua_crypto_key_from_cert(&peer, h.cert, h.cert_len) != UA_GOOD) {
+    peer = ua_sc_peer_key_load(ch, h.cert, h.cert_len);
+    if (peer == NULL) {
         s = ua_sc_deny(ch, UA_BAD_SECURITY_CHECKS_FAILED,
                        UA_BAD_CERTIFICATE_INVALID);
         goto done;
     }
-    if (!ua_crypto_policy_key_ok(p, ua_crypto_key_bits(&peer))) {
+    if (!ua_crypto_policy_key_ok(p, ua_crypto_key_bits(peer))) {
         s = ua_sc_deny(ch, UA_BAD_SECURITY_CHECKS_FAILED,
                        UA_BAD_CERTIFICATE_POLICY_CHECK_FAILED);
         goto done;
@@ -845,7 +851,7 @@ ua_sc_opn_secure(struct ua_sc *ch, const struct ua_policy *p, uint8_t *c,
         goto done;
     }
     /* What the length alone tells, before any private-key work. */
-    if (ua_sc_asym_want(p, cfg->key, &peer, h.end, len, &want) != UA_GOOD) {
+    if (ua_sc_asym_want(p, cfg->key, peer, h.end, len, &want) != UA_GOOD) {
         s = ua_sc_deny(ch, UA_BAD_SECURITY_CHECKS_FAILED,
                        UA_BAD_SECURITY_CHECKS_FAILED);
         goto done;
@@ -857,8 +863,54 @@ ua_sc_opn_secure(struct ua_sc *ch, const struct ua_policy *p, uint8_t *c,
     o->hdr = h.end;
     s = ua_sc_opn_step(ch, now_ms, out);
 done:
-    ua_crypto_key_clear(&peer);
     return s;
+}
+
+unsigned long ua_sc_peer_key_parses;
+
+/*
+ * The public key of the staged OPN's SenderCertificate (SHA-256 in
+ * ch->opn.hash): the channel's own when it was parsed from those bytes (a
+ * Renew), else parsed now into ch->peer_key.  NULL: not an RSA
+ * certificate.
+ */
+static struct ua_crypto_key *
+ua_sc_peer_key_load(struct ua_sc *ch, const uint8_t *cert, size_t len)
+{
+    struct ua_crypto_key *k = ua_sc_peer_key_staged(ch);
+
+    if (k != NULL)
+        return k;
+    ua_crypto_wipe(ch->peer_key_hash, sizeof(ch->peer_key_hash));
+    ua_sc_peer_key_parses++;
+    if (ua_crypto_key_from_cert(&ch->peer_key, cert, len) != UA_GOOD) {
+        ua_crypto_key_clear(&ch->peer_key);
+        return NULL;
+    }
+    memcpy(ch->peer_key_hash, ch->opn.hash, sizeof(ch->peer_key_hash));
+    return &ch->peer_key;
+}
+
+/* The key of the staged OPN's sender, loaded by ua_sc_peer_key_load. */
+static struct ua_crypto_key *
+ua_sc_peer_key_staged(struct ua_sc *ch)
+{
+    if (ua_crypto_key_bits(&ch->peer_key) == 0
+        || !ua_crypto_memeq(ch->peer_key_hash, ch->opn.hash,
+                            sizeof(ch->peer_key_hash)))
+        return NULL;
+    return &ch->peer_key;
+}
+
+struct ua_crypto_key *
+ua_sc_peer_key(struct ua_sc *ch)
+{
+    if (ch->state != UA_SC_OPEN || ua_crypto_policy_is_none(ch->policy)
+        || ua_crypto_key_bits(&ch->peer_key) == 0
+        || !ua_crypto_memeq(ch->peer_key_hash, ch->peer_hash,
+                            sizeof(ch->peer_key_hash)))
+        return NULL;
+    return &ch->peer_key;
 }
 
 /* Forget a staged OPN (its client nonce wiped). */
@@ -927,8 +979,7 @@ ua_sc_opn_request(struct ua_sc *ch)
     struct ua_sc_opn                      *o = &ch->opn;
     const struct ua_policy                *p = o->policy;
     struct ua_open_secure_channel_request  req;
-    struct ua_sc_asym_hdr                  h;
-    struct ua_crypto_key                   peer;
+    struct ua_crypto_key                  *peer;
     struct ua_arena                        a;
     uint8_t   abuf[UA_SC_OPN_ARENA];
     uint8_t  *c;
@@ -937,17 +988,16 @@ ua_sc_opn_request(struct ua_sc *ch)
     uint8_t   z = 0;
     ua_status s;
 
-    /* The header is not encrypted: the sender's key again, from it. */
-    memset(&peer, 0, sizeof(peer));
-    if (ua_sc_asym_parse(o->chunk, o->len, &h) != UA_GOOD
-        || ua_crypto_key_from_cert(&peer, h.cert, h.cert_len) != UA_GOOD
-        || ua_sc_asym_want(p, cfg->key, &peer, o->hdr, o->len, &want)
+    /* The sender's key, parsed when the OPN was accepted. */
+    peer = ua_sc_peer_key_staged(ch);
+    if (peer == NULL
+        || ua_sc_asym_want(p, cfg->key, peer, o->hdr, o->len, &want)
                != UA_GOOD) {
         s = UA_BAD_INTERNAL_ERROR;
         goto done;
     }
     /* Signature and padding: one status, the same work (no oracle). */
-    if (ua_sc_asym_finish(p, cfg->key, &peer, o->chunk, o->hdr, o->len,
+    if (ua_sc_asym_finish(p, cfg->key, peer, o->chunk, o->hdr, o->len,
                           want, o->plain, o->bad != 0, &blen) != UA_GOOD) {
         s = ua_sc_deny(ch, UA_BAD_SECURITY_CHECKS_FAILED,
                        UA_BAD_SECURITY_CHECKS_FAILED);
@@ -1011,7 +1061,6 @@ ua_sc_opn_request(struct ua_sc *ch)
     memcpy(o->nonce, req.client_nonce.data, p->nonce_len);
     s = UA_GOOD;
 done:
-    ua_crypto_key_clear(&peer);
     return s;
 }
 
@@ -1027,17 +1076,15 @@ ua_sc_opn_commit(struct ua_sc *ch, uint64_t now_ms, struct ua_sc_out *out)
     struct ua_sc_opn                      *o = &ch->opn;
     const struct ua_policy                *p = o->policy;
     struct ua_open_secure_channel_response resp;
-    struct ua_sc_asym_hdr                  h;
-    struct ua_crypto_key                   peer;
+    struct ua_crypto_key                  *peer;
     struct ua_sym_keys                     ck, sk;
     uint8_t   snonce[UA_NONCE_MAX];
     uint32_t  lifetime, token;
     unsigned  slot;
     ua_status s;
 
-    memset(&peer, 0, sizeof(peer));
-    if (ua_sc_asym_parse(o->chunk, o->len, &h) != UA_GOOD
-        || ua_crypto_key_from_cert(&peer, h.cert, h.cert_len) != UA_GOOD) {
+    peer = ua_sc_peer_key_staged(ch);
+    if (peer == NULL) {
         s = UA_BAD_INTERNAL_ERROR;
         goto done;
     }
@@ -1071,7 +1118,7 @@ ua_sc_opn_commit(struct ua_sc *ch, uint64_t now_ms, struct ua_sc_out *out)
     resp.security_token.revised_lifetime = lifetime;
     resp.server_nonce.len = p->nonce_len;
     resp.server_nonce.data = snonce;
-    s = ua_sc_opn_answer(ch, p, &peer, o->leaf, o->request_id, &resp, out);
+    s = ua_sc_opn_answer(ch, p, peer, o->leaf, o->request_id, &resp, out);
     if (s != UA_GOOD)
         goto done;
 
@@ -1087,7 +1134,6 @@ ua_sc_opn_commit(struct ua_sc *ch, uint64_t now_ms, struct ua_sc_out *out)
     ch->cipher_cur = (uint8_t)slot;
 done:
     ua_crypto_wipe(snonce, sizeof(snonce));
-    ua_crypto_key_clear(&peer);
     return s;
 }
 

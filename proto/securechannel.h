@@ -255,6 +255,12 @@ struct ua_sc {
                                                    a Renew needs another */
     struct ua_cipher           cipher[2];
     struct ua_sc_opn           opn;             /* a staged OPN */
+    /* The public key of the SenderCertificate whose SHA-256 is
+     * peer_key_hash, parsed once when an OPN brings that certificate and
+     * kept (no re-parse in the OPN's later steps, at a Renew by the same
+     * certificate, at ActivateSession); cleared by ua_sc_clear. */
+    uint8_t                    peer_key_hash[UA_SHA256_LEN];
+    struct ua_crypto_key       peer_key;
 };
 
 /* A fresh channel with the given id (unique per worker, never 0). */
@@ -263,6 +269,14 @@ void ua_sc_init(struct ua_sc *ch, const struct ua_sc_config *cfg,
 
 /* Release reassembly memory and wipe the channel's keys. */
 void ua_sc_clear(struct ua_sc *ch);
+
+/* The public key of the open channel's SenderCertificate leaf (the one
+ * whose thumbprint is peer_thumb); NULL when the channel has none. */
+struct ua_crypto_key *ua_sc_peer_key(struct ua_sc *ch);
+
+/* How many times a channel parsed a peer certificate's public key, all
+ * channels of the process together (the handshake's cost; tests). */
+extern unsigned long ua_sc_peer_key_parses;
 
 /*
  * Look at the bytes at p[n]: UA_GOOD with *chunk = 0 when fewer than 8

@@ -149,8 +149,8 @@ static ua_status
 wk_svc_client_signature(struct wk_svc_ctx *ctx, const struct wk_session *s,
                         const struct ua_signature_data *sd)
 {
-    static struct ua_crypto_key key;     /* one thread: reused */
     const struct ua_policy   *p = ctx->ch->policy;
+    struct ua_crypto_key     *key;
     const struct ua_sc_config *sc = &ctx->w->sc_conf;
     uint8_t                  *data;
     ua_status                 st;
@@ -167,11 +167,14 @@ wk_svc_client_signature(struct wk_svc_ctx *ctx, const struct wk_session *s,
         return UA_BAD_OUT_OF_MEMORY;
     memcpy(data, sc->cert, sc->cert_len);
     memcpy(data + sc->cert_len, s->nonce, WK_SESSION_NONCE);
-    st = ua_crypto_key_from_cert(&key, s->cert, s->cert_len);
-    if (st == UA_GOOD)
-        st = p->asym_verify(&key, data, sc->cert_len + WK_SESSION_NONCE,
-                            sd->signature.data, (size_t)sd->signature.len);
-    ua_crypto_key_clear(&key);
+    /* s->cert's thumbprint is the channel's leaf's: its key, parsed at
+     * the OPN. */
+    key = ua_sc_peer_key(ctx->ch);
+    st = key == NULL ? UA_BAD_SECURITY_CHECKS_FAILED
+                     : p->asym_verify(key, data,
+                                      sc->cert_len + WK_SESSION_NONCE,
+                                      sd->signature.data,
+                                      (size_t)sd->signature.len);
     return st == UA_GOOD ? UA_GOOD : UA_BAD_APPLICATION_SIGNATURE_INVALID;
 }
 

@@ -1149,6 +1149,48 @@ START_TEST(test_renew_rules)
 }
 END_TEST
 
+/*
+ * The sender's public key is parsed once per channel: at the Issue, not
+ * again in the OPN's later steps nor at a Renew by the same certificate;
+ * the open channel lends it (ua_sc_peer_key) and loses it when it ends.
+ */
+START_TEST(test_peer_key_once)
+{
+    unsigned long before;
+
+    ss_init(SS_APP, SS_3072, UA_POLICY_BASIC256SHA256,
+            UA_MESSAGESECURITYMODE_SIGNANDENCRYPT);
+    ck_assert_ptr_null(ua_sc_peer_key(&h->ch));
+    before = ua_sc_peer_key_parses;
+    ss_open();
+    ck_assert_uint_eq(ua_sc_peer_key_parses - before, 1);
+    ck_assert_ptr_nonnull(ua_sc_peer_key(&h->ch));
+    ck_assert_uint_eq(ua_crypto_key_bits(ua_sc_peer_key(&h->ch)), 3072);
+    h->now += 450000;
+    ck_assert_uint_eq(ua_client_open(&h->cl, UA_SECURITYTOKENREQUESTTYPE_RENEW,
+                                     0, NULL, &h->cout), UA_GOOD);
+    ck_assert_uint_eq(ss_to_server(), UA_GOOD);
+    ck_assert_uint_eq(h->validations, 2);      /* still validated */
+    ck_assert_uint_eq(ua_sc_peer_key_parses - before, 1);
+    ck_assert_ptr_nonnull(ua_sc_peer_key(&h->ch));
+    ck_assert_uint_eq(ss_to_client(), UA_GOOD);
+    ss_roundtrip(3, 2, 40);
+    ck_assert_uint_eq(ua_client_close(&h->cl, &h->cout), UA_GOOD);
+    ck_assert_uint_eq(ss_to_server(), UA_GOOD);
+    ck_assert_uint_eq(h->ch.state, UA_SC_CLOSED);
+    ck_assert_ptr_null(ua_sc_peer_key(&h->ch));
+    ua_sc_clear(&h->ch);
+    ck_assert_uint_eq(ua_crypto_key_bits(&h->ch.peer_key), 0);
+
+    /* A channel with the 2048-bit client: its own key, parsed anew. */
+    ss_init(SS_APP, SS_APP, UA_POLICY_BASIC256SHA256,
+            UA_MESSAGESECURITYMODE_SIGN);
+    ss_open();
+    ck_assert_uint_eq(ua_sc_peer_key_parses - before, 2);
+    ck_assert_uint_eq(ua_crypto_key_bits(ua_sc_peer_key(&h->ch)), 2048);
+}
+END_TEST
+
 /* Tokens: an unknown one; the old one past its lifetime. */
 START_TEST(test_tokens)
 {
@@ -1545,6 +1587,7 @@ ss_suite(void)
     tcase_add_test(tc, test_offers);
     tcase_add_test(tc, test_none_offer);
     tcase_add_test(tc, test_renew_rules);
+    tcase_add_test(tc, test_peer_key_once);
     tcase_add_test(tc, test_tokens);
     tcase_add_test(tc, test_client_checks);
     suite_add_tcase(s, tc);
