@@ -124,6 +124,30 @@ ua_status ua_crypto_pbkdf2(const uint8_t *pw, size_t pw_len,
                            uint32_t iterations, uint8_t *out,
                            size_t out_len);
 
+/*
+ * The same PBKDF2-HMAC-SHA256 in steps, for a loop that must not stall
+ * (DESIGN §4): _init keys the HMAC states (K ^ ipad, K ^ opad hashed once)
+ * and computes U1; each _step runs at most max further iterations (two
+ * SHA-256 compressions each) and sets *done with out (out_len bytes) once
+ * all are done; the state is then wiped.  One output block: out_len
+ * 1..UA_PBKDF2_STEP_OUT_MAX.  No allocation; _clear wipes a state left
+ * unfinished (and is harmless on a finished or zeroed one).
+ */
+#define UA_PBKDF2_STEP_OUT_MAX 32
+#define UA_PBKDF2_STATE_SIZE   768
+
+struct ua_pbkdf2 {
+    _Alignas(16) unsigned char opaque[UA_PBKDF2_STATE_SIZE];
+};
+
+ua_status ua_crypto_pbkdf2_init(struct ua_pbkdf2 *p, const uint8_t *pw,
+                                size_t pw_len, const uint8_t *salt,
+                                size_t salt_len, uint32_t iterations,
+                                size_t out_len);
+ua_status ua_crypto_pbkdf2_step(struct ua_pbkdf2 *p, uint32_t max,
+                                uint8_t *out, bool *done);
+void ua_crypto_pbkdf2_clear(struct ua_pbkdf2 *p);
+
 ua_status ua_crypto_hmac(enum ua_hash h, const uint8_t *key, size_t key_len,
                          const uint8_t *data, size_t len, uint8_t *out);
 

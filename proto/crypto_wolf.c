@@ -108,6 +108,24 @@ static_assert(sizeof(struct ua_wolf_cipher) <= UA_CIPHER_SIZE,
               "UA_CIPHER_SIZE too small for this wolfSSL");
 static_assert(_Alignof(struct ua_wolf_cipher) <= 16, "cipher alignment");
 
+#define UA_WOLF_PBKDF2_MAGIC 0x75615042u  /* "uaPB" */
+
+/* A stepped PBKDF2-HMAC-SHA256 in struct ua_pbkdf2's storage. */
+struct ua_wolf_pbkdf2 {
+    uint32_t  magic;        /* UA_WOLF_PBKDF2_MAGIC while the states live */
+    uint32_t  left;         /* iterations still to do */
+    uint32_t  out_len;
+    wc_Sha256 inner, outer, work;
+    uint8_t   u[WC_SHA256_DIGEST_SIZE];     /* U_i */
+    uint8_t   t[WC_SHA256_DIGEST_SIZE];     /* U_1 ^ ... ^ U_i */
+};
+
+static_assert(sizeof(struct ua_wolf_pbkdf2) <= UA_PBKDF2_STATE_SIZE,
+              "UA_PBKDF2_STATE_SIZE too small for this wolfSSL");
+static_assert(_Alignof(struct ua_wolf_pbkdf2) <= 16, "pbkdf2 alignment");
+static_assert(UA_PBKDF2_STEP_OUT_MAX == WC_SHA256_DIGEST_SIZE,
+              "one PBKDF2 block");
+
 static WC_RNG ua_wolf_rng_obj;
 static pid_t  ua_wolf_rng_pid;      /* owner of ua_wolf_rng_obj; 0: none */
 static bool   ua_wolf_lib;          /* wolfSSL_Init() done */
@@ -251,6 +269,143 @@ ua_crypto_pbkdf2(const uint8_t *pw, size_t pw_len, const uint8_t *salt,
         != 0)
         return UA_BAD_INTERNAL_ERROR;
     return UA_GOOD;
+}
+
+/* U = HMAC(U) on the keyed states of a stepped PBKDF2. */
+static int
+ua_wolf_pbkdf2_mac(struct ua_wolf_pbkdf2 *w, const uint8_t *data,
+                   word32 len)
+{
+    if (wc_Sha256Copy(&w->inner, &w->work) != 0
+        || wc_Sha256Update(&w->work, data, len) != 0
+        || wc_Sha256Final(&w->work, w->u) != 0
+        || wc_Sha256Copy(&w->outer, &w->work) != 0
+        || wc_Sha256Update(&w->work, w->u, sizeof(w->u)) != 0
+        || wc_Sha256Final(&w->work, w->u) != 0)
+        return -1;
+    return 0;
+}
+
+ua_status
+ua_crypto_pbkdf2_init(struct ua_pbkdf2 *p, const uint8_t *pw, size_t pw_len,
+                      const uint8_t *salt, size_t salt_len,
+                      uint32_t iterations, size_t out_len)
+{
+    struct ua_wolf_pbkdf2 *w;
+    uint8_t                key[WC_SHA256_DIGEST_SIZE];
+    uint8_t                pad[WC_SHA256_BLOCK_SIZE];
+    uint8_t                blk[UA_PBKDF2_SALT_MAX + 4];
+    const uint8_t         *k = pw;
+    size_t                 klen = pw_len;
+    int                    rc = -1;
+
+    if (p == NULL)
+        return UA_BAD_INVALID_ARGUMENT;
+    memset(p, 0, sizeof(*p));
+    w = (struct ua_wolf_pbkdf2 *)(void *)p->opaque;
+    if (salt == NULL || salt_len == 0 || salt_len > UA_PBKDF2_SALT_MAX
+        || iterations == 0 || iterations > UA_PBKDF2_ITER_MAX
+        || out_len == 0 || out_len > UA_PBKDF2_STEP_OUT_MAX
+        || pw_len > UA_PBKDF2_PASSWORD_MAX || (pw_len != 0 && pw == NULL))
+        return UA_BAD_INVALID_ARGUMENT;
+    if (wc_InitSha256_ex(&w->inner, NULL, INVALID_DEVID) != 0)
+        return UA_BAD_INTERNAL_ERROR;
+    if (wc_InitSha256_ex(&w->outer, NULL, INVALID_DEVID) != 0) {
+        wc_Sha256Free(&w->inner);
+        return UA_BAD_INTERNAL_ERROR;
+    }
+    if (wc_InitSha256_ex(&w->work, NULL, INVALID_DEVID) != 0) {
+        wc_Sha256Free(&w->outer);
+        wc_Sha256Free(&w->inner);
+        return UA_BAD_INTERNAL_ERROR;
+    }
+    w->magic = UA_WOLF_PBKDF2_MAGIC;
+    /* RFC 2104: a key longer than a block is hashed first. */
+    if (pw_len > WC_SHA256_BLOCK_SIZE) {
+        if (wc_Sha256Update(&w->work, pw, (word32)pw_len) != 0
+            || wc_Sha256Final(&w->work, key) != 0)
+            goto out;
+        k = key;
+        klen = sizeof(key);
+    }
+    memset(pad, 0x36, sizeof(pad));
+    for (size_t i = 0; i < klen; i++)
+        pad[i] ^= k[i];
+    if (wc_Sha256Update(&w->inner, pad, sizeof(pad)) != 0)
+        goto out;
+    memset(pad, 0x5c, sizeof(pad));
+    for (size_t i = 0; i < klen; i++)
+        pad[i] ^= k[i];
+    if (wc_Sha256Update(&w->outer, pad, sizeof(pad)) != 0)
+        goto out;
+    /* U_1 = PRF(P, S || INT(1)) (RFC 8018 §5.2). */
+    memcpy(blk, salt, salt_len);
+    blk[salt_len] = 0;
+    blk[salt_len + 1] = 0;
+    blk[salt_len + 2] = 0;
+    blk[salt_len + 3] = 1;
+    if (ua_wolf_pbkdf2_mac(w, blk, (word32)salt_len + 4) != 0)
+        goto out;
+    memcpy(w->t, w->u, sizeof(w->t));
+    w->left = iterations - 1;
+    w->out_len = (uint32_t)out_len;
+    rc = 0;
+out:
+    ua_crypto_wipe(key, sizeof(key));
+    ua_crypto_wipe(pad, sizeof(pad));
+    if (rc != 0) {
+        ua_crypto_pbkdf2_clear(p);
+        return UA_BAD_INTERNAL_ERROR;
+    }
+    return UA_GOOD;
+}
+
+ua_status
+ua_crypto_pbkdf2_step(struct ua_pbkdf2 *p, uint32_t max, uint8_t *out,
+                      bool *done)
+{
+    struct ua_wolf_pbkdf2 *w;
+    uint32_t               n;
+
+    if (done != NULL)
+        *done = false;
+    if (p == NULL || out == NULL || done == NULL)
+        return UA_BAD_INVALID_ARGUMENT;
+    w = (struct ua_wolf_pbkdf2 *)(void *)p->opaque;
+    if (w->magic != UA_WOLF_PBKDF2_MAGIC)
+        return UA_BAD_INVALID_STATE;
+    n = max < w->left ? max : w->left;
+    for (uint32_t i = 0; i < n; i++) {
+        if (ua_wolf_pbkdf2_mac(w, w->u, sizeof(w->u)) != 0) {
+            ua_crypto_pbkdf2_clear(p);
+            return UA_BAD_INTERNAL_ERROR;
+        }
+        for (size_t j = 0; j < sizeof(w->t); j++)
+            w->t[j] ^= w->u[j];
+    }
+    w->left -= n;
+    if (w->left != 0)
+        return UA_GOOD;
+    memcpy(out, w->t, w->out_len);
+    ua_crypto_pbkdf2_clear(p);
+    *done = true;
+    return UA_GOOD;
+}
+
+void
+ua_crypto_pbkdf2_clear(struct ua_pbkdf2 *p)
+{
+    struct ua_wolf_pbkdf2 *w;
+
+    if (p == NULL)
+        return;
+    w = (struct ua_wolf_pbkdf2 *)(void *)p->opaque;
+    if (w->magic == UA_WOLF_PBKDF2_MAGIC) {
+        wc_Sha256Free(&w->inner);
+        wc_Sha256Free(&w->outer);
+        wc_Sha256Free(&w->work);
+    }
+    ua_crypto_wipe(p, sizeof(*p));
 }
 
 ua_status

@@ -469,6 +469,110 @@ START_TEST(test_hmac_kat)
 }
 END_TEST
 
+/* A stepped PBKDF2 in chunks of `chunk` iterations (0: all at once);
+ * asserts it is done exactly when all iterations are. */
+static void
+pbkdf2_stepped(const uint8_t *pw, size_t pw_len, const uint8_t *salt,
+               size_t salt_len, uint32_t iter, uint32_t chunk, uint8_t *out,
+               size_t out_len)
+{
+    struct ua_pbkdf2 st;
+    uint32_t         did = 1, steps = 0;
+    bool             done = false;
+
+    ck_assert_int_eq(ua_crypto_pbkdf2_init(&st, pw, pw_len, salt, salt_len,
+                                           iter, out_len), UA_GOOD);
+    while (!done) {
+        uint32_t n = chunk == 0 ? UINT32_MAX : chunk;
+
+        ck_assert_int_eq(ua_crypto_pbkdf2_step(&st, n, out, &done), UA_GOOD);
+        did = (uint64_t)did + n > iter ? iter : did + n;
+        ck_assert_int_eq(done, (did == iter));
+        ck_assert_uint_le(++steps, iter);
+    }
+    /* Finished: the state is wiped, a further step is refused. */
+    ck_assert_int_ne(ua_crypto_pbkdf2_step(&st, 1, out, &done), UA_GOOD);
+    ua_crypto_pbkdf2_clear(&st);
+}
+
+/* The stepped PBKDF2-HMAC-SHA256 against published vectors (RFC 7914 §11
+ * and the common password/salt ones) and against the one-shot
+ * wc_PBKDF2 wrapper, in chunks of 1, 7, 1000 and all at once. */
+START_TEST(test_pbkdf2_steps)
+{
+    static const struct {
+        const char *pw, *salt;
+        uint32_t    iter;
+        const char *hex;        /* first 32 bytes */
+    } v[] = {
+        { "password", "salt", 1, "120fb6cffcf8b32c43e7225256c4f837"
+                                 "a86548c92ccc35480805987cb70be17b" },
+        { "password", "salt", 2, "ae4d0c95af6b46d32d0adff928f06dd0"
+                                 "2a303f8ef3c251dfd6e2d85a95474c43" },
+        { "password", "salt", 4096, "c5e478d59288c841aa530db6845c4c8d"
+                                    "962893a001ce4e11a4963873aa98134a" },
+        { "passwd", "salt", 1, "55ac046e56e3089fec1691c22544b605"
+                               "f94185216dde0465e68b9d57c20dacbc" },
+    };
+    static const uint32_t chunks[] = { 1, 7, 1000, 0 };
+    static const uint32_t iters[] = { 1, 2, 4096, 10000 };
+    uint8_t               want[32], got[32], longpw[100];
+    struct ua_pbkdf2      st;
+    bool                  done;
+
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        for (size_t j = 0; j < 32; j++) {
+            unsigned b;
+
+            ck_assert_int_eq(sscanf(v[i].hex + 2 * j, "%2x", &b), 1);
+            want[j] = (uint8_t)b;
+        }
+        for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
+            memset(got, 0, sizeof(got));
+            pbkdf2_stepped((const uint8_t *)v[i].pw, strlen(v[i].pw),
+                           (const uint8_t *)v[i].salt, strlen(v[i].salt),
+                           v[i].iter, chunks[c], got, 32);
+            ck_assert_mem_eq(got, want, 32);
+        }
+    }
+    /* Against the one-shot: a short, an empty and a password longer than
+     * a block (hashed first), 16-byte salt, shorter outputs too. */
+    for (size_t j = 0; j < sizeof(longpw); j++)
+        longpw[j] = (uint8_t)(j * 7 + 1);
+    for (size_t i = 0; i < sizeof(iters) / sizeof(iters[0]); i++) {
+        for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
+            static const size_t pwl[] = { 8, 0, 100 };
+
+            for (size_t k = 0; k < 3; k++) {
+                size_t ol = k == 1 ? 20 : 32;
+
+                ck_assert_int_eq(ua_crypto_pbkdf2(longpw, pwl[k],
+                                                  longpw + 50, 16, iters[i],
+                                                  want, ol), UA_GOOD);
+                memset(got, 0, sizeof(got));
+                pbkdf2_stepped(longpw, pwl[k], longpw + 50, 16, iters[i],
+                               chunks[c], got, ol);
+                ck_assert_mem_eq(got, want, ol);
+            }
+        }
+    }
+    /* Bad arguments; an unfinished state cleared. */
+    ck_assert_int_ne(ua_crypto_pbkdf2_init(&st, longpw, 8, NULL, 0, 1, 32),
+                     UA_GOOD);
+    ck_assert_int_ne(ua_crypto_pbkdf2_init(&st, longpw, 8, longpw, 4, 0, 32),
+                     UA_GOOD);
+    ck_assert_int_ne(ua_crypto_pbkdf2_init(&st, longpw, 8, longpw, 4, 1, 33),
+                     UA_GOOD);
+    ck_assert_int_eq(ua_crypto_pbkdf2_init(&st, longpw, 8, longpw, 4, 100,
+                                           32), UA_GOOD);
+    ck_assert_int_eq(ua_crypto_pbkdf2_step(&st, 10, got, &done), UA_GOOD);
+    ck_assert(!done);
+    ua_crypto_pbkdf2_clear(&st);
+    ck_assert_int_ne(ua_crypto_pbkdf2_step(&st, 1000, got, &done), UA_GOOD);
+    ck_assert(!done);
+}
+END_TEST
+
 START_TEST(test_p_sha256_tls12_vector)
 {
     uint8_t secret[16], seed[64], out[100], want[100];
@@ -1470,6 +1574,7 @@ crypto_suite(void)
     tcase_add_test(tc, test_hash_kat);
     tcase_add_test(tc, test_hmac_kat);
     tcase_add_test(tc, test_p_sha256_tls12_vector);
+    tcase_add_test(tc, test_pbkdf2_steps);
     tcase_add_test(tc, test_p_hash_openssl);
     tcase_add_test(tc, test_channel_keys);
     suite_add_tcase(s, tc);
