@@ -152,6 +152,7 @@ wk_conn_iteration(struct wk_conns *cs)
     wk_clock_update(cs->w);
     cs->iter_t0 = cs->w->now_ns;
     cs->iter_ops = ua_crypto_private_ops();
+    cs->iter_stepped = false;
     event_active(&cs->tick, EV_TIMEOUT, 1);
 }
 
@@ -200,10 +201,11 @@ wk_conn_cpu_us(void)
 }
 
 /*
- * After work that may do RSA (an OPN chunk or step, CreateSession,
- * ActivateSession) begun at CPU time cpu0 with ops0 private-key operations
- * done: if it did any, the row's rsa_private_ops is brought up to date and
- * its CPU time feeds loop_rsa_cpu_max_us.
+ * After a step (an OPN chunk or stage, CreateSession, ActivateSession: RSA
+ * work or a slice of a password hash) begun at CPU time cpu0 with ops0
+ * private-key operations done: its CPU time feeds loop_rsa_cpu_max_us;
+ * if it did any private-key operation the row's rsa_private_ops is
+ * brought up to date.
  * CPU time, not wall time: preemption on a busy host does not count, so
  * this shows what the code makes the loop wait (DESIGN §4).
  */
@@ -212,11 +214,10 @@ wk_conn_rsa_cpu(struct wk_conns *cs, uint64_t cpu0, uint64_t ops0)
 {
     uint64_t us;
 
-    if (ua_crypto_private_ops() == ops0)
-        return;
     /* Published before the reply leaves (the tick would do it after). */
-    atomic_store_explicit(&cs->w->row->rsa_private_ops,
-                          ua_crypto_private_ops(), memory_order_relaxed);
+    if (ua_crypto_private_ops() != ops0)
+        atomic_store_explicit(&cs->w->row->rsa_private_ops,
+                              ua_crypto_private_ops(), memory_order_relaxed);
     us = wk_conn_cpu_us() - cpu0;
     if (us > cs->rsa_cpu_max_us) {
         cs->rsa_cpu_max_us = us;
@@ -794,8 +795,8 @@ wk_conn_on_step(evutil_socket_t fd, short what, void *arg)
     if ((c->flags & (WK_CONN_CLOSING | WK_CONN_BUSY | WK_CONN_PAUSED))
         != WK_CONN_BUSY)
         return;
-    if (ua_crypto_private_ops() != cs->iter_ops) {
-        wk_conn_step_later(c);          /* one RSA step per iteration */
+    if (ua_crypto_private_ops() != cs->iter_ops || cs->iter_stepped) {
+        wk_conn_step_later(c);          /* one step per iteration */
         return;
     }
     wk_conn_step(c);
@@ -836,6 +837,7 @@ wk_conn_step(struct wk_conn *c)
         }
         return;
     }
+    cs->iter_stepped = true;
     cpu0 = wk_conn_cpu_us();
     ops0 = ua_crypto_private_ops();
     out = (struct ua_sc_out){ c->out, c->out_cap, c->out_len };
@@ -866,10 +868,11 @@ wk_conn_step(struct wk_conn *c)
         return;                         /* closing */
     if (c->out != NULL && c->out_len == 0)
         wk_conn_out_put(c);
-    if (c->stage == WK_STAGE_RESUME && ua_sc_busy(&c->sc)) {
-        wk_conn_step_later(c);
+    if ((c->stage == WK_STAGE_RESUME && ua_sc_busy(&c->sc)) || rc > 0) {
+        wk_conn_step_later(c);          /* RSA stage or password slice */
         return;
     }
+    wk_login_clear(&c->login);
     /* Done: the held chunk leaves the input; the rest is read now. */
     rest = c->in_len - c->stage_len;
     if (rest == 0) {
@@ -892,7 +895,9 @@ wk_conn_step(struct wk_conn *c)
 
 /*
  * One complete service request: dispatch, send the response, reset the
- * arena, count.  0, or -1 when the connection is closing.
+ * arena, count.  0; 1 when the held request wants another step (nothing
+ * sent: a UserName login's next slice); -1 when the connection is
+ * closing.
  */
 static int
 wk_conn_request(struct wk_conn *c, const struct ua_sc_msg *msg)
@@ -910,6 +915,11 @@ wk_conn_request(struct wk_conn *c, const struct ua_sc_msg *msg)
     cs->dispatch_t0 = t0;
     st = wk_svc_dispatch(w, &c->sc, msg, &cs->arena, &res);
     cs->dispatching = NULL;
+    if (!UA_STATUS_IS_BAD(st) && res.again) {
+        /* A step of the held request's work; dispatched again. */
+        ua_arena_reset(&cs->arena);
+        return 1;
+    }
     if (!UA_STATUS_IS_BAD(st) && res.pending) {
         /* Answered later by wk_conn_respond(), and counted there. */
         ua_arena_reset(&cs->arena);
@@ -984,6 +994,17 @@ wk_conn_defer(struct wk_svc_ctx *ctx, struct wk_conn_ref *ref)
     ref->stat = ctx->stat;
     ctx->pending = true;
     return 0;
+}
+
+struct wk_login *
+wk_conn_login(struct wk_svc_ctx *ctx)
+{
+    struct wk_conns *cs = ctx->w->conns;
+    struct wk_conn  *c = cs != NULL ? cs->dispatching : NULL;
+
+    if (c == NULL || &c->sc != ctx->ch || c->stage != WK_STAGE_REQUEST)
+        return NULL;
+    return &c->login;
 }
 
 /* The connection of ref if it is still the request's, else NULL. */
@@ -1360,6 +1381,7 @@ wk_conn_release(struct wk_conn *c)
     event_del(&c->sev);
     wk_session_channel_closed(w, c->sc.channel_id);
     ua_sc_clear(&c->sc);
+    wk_login_clear(&c->login);
     close(c->fd);
     if (c->in != NULL)
         wk_conn_buf_put(cs, c->in, false);

@@ -95,6 +95,7 @@
 
 #include "proto/arena.h"
 #include "proto/securechannel.h"
+#include "svc.h"
 #include "worker.h"
 
 /* struct wk_conn.flags */
@@ -151,6 +152,8 @@ struct wk_conn {
     struct wk_conn   *next_dirty;
     struct wk_conn   *next_closing;
     uint32_t          gen;          /* +1 on every open: wk_conn_ref check */
+    struct wk_login   login;        /* the held ActivateSession's UserName
+                                     * check, between steps */
 };
 
 /*
@@ -236,6 +239,7 @@ struct wk_conns {
     /* Loop statistics (the row's loop_* and rsa_private_ops). */
     uint64_t            iter_t0;        /* ns: this iteration's start */
     uint64_t            iter_ops;       /* private ops before it */
+    bool                iter_stepped;   /* a step ran in it */
     uint64_t            iter_ops_max;   /* the most one iteration did */
     uint64_t            stall_max_us;   /* the longest iteration so far */
     uint64_t            ops_seen;       /* ua_crypto_private_ops() shown */
@@ -269,6 +273,11 @@ struct wk_svc_ctx;
  * matches a connection).
  */
 int wk_conn_defer(struct wk_svc_ctx *ctx, struct wk_conn_ref *ref);
+/*
+ * The login state of the connection whose held request (a step) is being
+ * dispatched, or NULL (not dispatched from a step: do the work at once).
+ */
+struct wk_login *wk_conn_login(struct wk_svc_ctx *ctx);
 
 /*
  * Answer a pending request: encode resp (of type t; its ResponseHeader's

@@ -291,6 +291,10 @@ wk_svc_dispatch(struct wk_worker *w, struct ua_sc *ch,
     d->fn(&ctx, req, resp);
 
     res->stat = d->stat;
+    if (ctx.again) {
+        res->again = true;
+        return UA_GOOD;
+    }
     if (ctx.pending) {
         /* Deferred (worker/conn.h): nothing to send now. */
         res->pending = true;

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "proto/arena.h"
+#include "proto/crypto.h"
 #include "proto/securechannel.h"
 #include "proto/types.h"
 #include "shm/layout.h"
@@ -36,7 +37,28 @@ struct wk_svc_ctx {
     uint32_t           request_handle;
     uint8_t            stat;        /* enum shm_svc of the service */
     bool               pending;     /* wk_conn_defer() was called */
+    bool               again;       /* not answered: dispatch the held
+                                     * request again in the next step
+                                     * (a UserName login, struct wk_login) */
 };
+
+/*
+ * A UserName login in steps (worker/svc_session.c): the connection keeps
+ * it while its ActivateSession is held (wk_conn_login, worker/conn.h);
+ * each step runs a slice of the PBKDF2.  wk_login_clear() wipes it.
+ */
+enum { WK_LOGIN_NONE, WK_LOGIN_HASHING };
+
+struct wk_login {
+    uint8_t          phase;         /* WK_LOGIN_* */
+    bool             ok;            /* nothing failed so far */
+    uint8_t          role;          /* the user's SHM_ROLE_* */
+    uint8_t          hash_len;      /* bytes of hash to compare */
+    uint8_t          hash[UA_PBKDF2_STEP_OUT_MAX];
+    struct ua_pbkdf2 kdf;
+};
+
+void wk_login_clear(struct wk_login *l);
 
 /*
  * A handler fills resp (zeroed, with its ResponseHeader already set from
@@ -67,6 +89,9 @@ struct wk_svc_result {
      * counted when wk_conn_respond() answers it.
      */
     bool                  pending;
+    /* The handler wants another step (wk_svc_ctx.again): nothing sent,
+     * nothing counted; the held request is dispatched again. */
+    bool                  again;
 };
 
 /*

@@ -11,6 +11,11 @@
  *     CreateSession: a signature; anonymous ActivateSession: a
  *     verification; CloseSession; CLO) and IR_REPLAYS OPNs replayed on
  *     fresh connections (the server's whole OPN work, no client RSA);
+ *   - one more child loops over UserName logins on None (a users file made
+ *     by `uabroker passwd`: PBKDF2-HMAC-SHA256, 10 000 iterations; the
+ *     password encrypted with Basic256Sha256: one block to decrypt), each
+ *     a whole session (OPN, CreateSession, ActivateSession, CloseSession,
+ *     CLO);
  *   - the parent, on one None channel with a session on the same worker,
  *     reads Server_ServerStatus_CurrentTime in a loop, timing each call.
  *
@@ -19,13 +24,14 @@
  *   1. loop_rsa_ops_max is 1: no loop iteration (so no callback) did more
  *      than one RSA private-key operation (the inline OPN did 3 in one
  *      callback);
- *   2. rsa_private_ops grew by at least 4 per session and 3 per replayed
- *      OPN: the load was real;
+ *   2. rsa_private_ops grew by at least 4 per session, 3 per replayed
+ *      OPN and 1 per UserName login: the load was real;
  *   3. loop_rsa_cpu_max_us, the most CPU time one piece of RSA work took
  *      in the loop, is below IR_CPU_FACTOR x the CPU time of one RSA-2048
  *      signature measured here during the run (the median of
  *      IR_CALIBRATE): one
- *      operation and its small change, where the inline OPN took 3.  CPU
+ *      operation and its small change, where the inline OPN took 3 and
+ *      a UserName login's decryption and PBKDF2 in one step ~6.  CPU
  *      time, not wall time: on a loaded 2-core machine a 2 ms callback is
  *      often preempted past 4 ms, which says nothing about the code;
  *   4. the None reader was served throughout: every Read Good, the 99th
@@ -90,6 +96,10 @@
 #define IR_MIN_SESSIONS 10
 #define IR_REPLAYS      3
 #define IR_LOADERS      2
+#define IR_CHILDREN     (IR_LOADERS + 1)    /* + the UserName loader */
+#define IR_MIN_LOGINS   5
+#define IR_USER         "iruser"
+#define IR_PASSWORD     "ir-password-1"
 #define IR_PKI_SRC      "tests/unit/proto/pki/der/"
 #define IR_BUCKETS      24
 #define IR_WARMUP       500
@@ -108,7 +118,7 @@ struct ir_row {
 };
 
 static pid_t           ir_broker = -1;
-static pid_t           ir_child[IR_LOADERS] = { -1, -1 };
+static pid_t           ir_child[IR_CHILDREN] = { -1, -1, -1 };
 static char            ir_dir[PATH_MAX];
 static char            ir_run[PATH_MAX + 8];
 static char            ir_log[PATH_MAX + 16];
@@ -135,6 +145,8 @@ static bool ir_replay(const uint8_t *bytes, size_t len);
 static void ir_secured_loop(const uint8_t *cert, size_t cert_len,
                             struct ua_crypto_key *key, const char *uri,
                             int fd);
+static void ir_user_loop(int fd);
+static void ir_passwd(const char *bin);
 static int ir_cmp_u32(const void *a, const void *b);
 static uint64_t ir_proc_cpu_ms(uint64_t pid);
 static void ir_steady(const char *what, const struct ua_policy *p,
@@ -147,7 +159,7 @@ static uint32_t ir_sign_cpu_us(struct ua_crypto_key *key);
 static void
 ir_kill_all(void)
 {
-    for (int i = 0; i < IR_LOADERS; i++) {
+    for (int i = 0; i < IR_CHILDREN; i++) {
         if (ir_child[i] <= 0)
             continue;
         kill(ir_child[i], SIGKILL);
@@ -172,7 +184,7 @@ ir_on_signal(int sig)
 
     (void)sig;
     (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
-    for (int i = 0; i < IR_LOADERS; i++)
+    for (int i = 0; i < IR_CHILDREN; i++)
         if (ir_child[i] > 0)
             kill(ir_child[i], SIGKILL);
     if (ir_broker > 0)
@@ -467,7 +479,7 @@ ir_secured_loop(const uint8_t *cert, size_t cert_len,
     struct ua_sc_out          out = { opn, sizeof(opn), 0 };
     char                      url[64];
     uint64_t                  end = itest_ms() + IR_RUN_MS;
-    uint32_t                  counts[3] = { 0, 0, 0 };
+    uint32_t                  counts[4] = { 0, 0, 0, 0 };
     ua_status                 s;
 
     memset(&sec, 0, sizeof(sec));
@@ -517,6 +529,58 @@ ir_secured_loop(const uint8_t *cert, size_t cert_len,
     }
     (void)!write(fd, counts, sizeof(counts));
     _exit(0);
+}
+
+/*
+ * The UserName child: for IR_RUN_MS, a whole None session logging in as
+ * IR_USER (the password encrypted with Basic256Sha256) in a loop.
+ * Writes { 0, failures, 0, logins } to fd, then exits.
+ */
+static void
+ir_user_loop(int fd)
+{
+    uint64_t end = itest_ms() + IR_RUN_MS;
+    uint32_t counts[4] = { 0, 0, 0, 0 };
+    ua_status s;
+
+    while (itest_ms() < end) {
+        struct uaconn c;
+
+        uaconn_init(&c);
+        c.user = IR_USER;
+        c.password = IR_PASSWORD;
+        s = uaconn_start(&c, "127.0.0.1", ir_port);
+        if (s == UA_GOOD) {
+            uaconn_close_session(&c);
+            uaconn_close(&c);
+            counts[3]++;
+        } else {
+            if (counts[1] == 0)
+                fprintf(stderr, "# UserName login: 0x%08X (%s)\n", s,
+                        ua_status_name(s));
+            counts[1]++;
+        }
+        ua_client_clear(&c.cl);
+        uaconn_clear(&c);
+    }
+    (void)!write(fd, counts, sizeof(counts));
+    _exit(0);
+}
+
+/* IR_USER in ir_run/users, made the operator's way: `uabroker passwd`
+ * (its default iteration count). */
+static void
+ir_passwd(const char *bin)
+{
+    char  cmd[3 * PATH_MAX];
+    FILE *p;
+
+    snprintf(cmd, sizeof(cmd), "'%s' --runtime-dir '%s' passwd %s viewer "
+             ">/dev/null", bin, ir_run, IR_USER);
+    fflush(NULL);
+    p = popen(cmd, "w");
+    if (p == NULL || fprintf(p, "%s\n", IR_PASSWORD) < 0 || pclose(p) != 0)
+        itest_fatal("%s passwd failed", bin);
 }
 
 /* utime + stime of pid in milliseconds (/proc/PID/stat), 0 on failure. */
@@ -659,7 +723,7 @@ main(int argc, char **argv)
     char                 uri[256];
     const char          *tmp = getenv("TMPDIR");
     size_t               app_len, key_len, n = 0, slow = 0;
-    uint32_t             counts[3] = { 0, 0, 0 };
+    uint32_t             counts[4] = { 0, 0, 0, 0 };
     uint64_t             end, t0, slow4 = 0, ops, op_us;
     uint32_t             cal[IR_CALIBRATE];
     int                  ncal = 0;
@@ -718,6 +782,7 @@ main(int argc, char **argv)
             || fclose(f) != 0)
             itest_fatal("cannot write %s", path);
     }
+    ir_passwd(bin);
     ir_start_broker(bin);
 
     /* The None reader's session (and the server certificate). */
@@ -739,7 +804,7 @@ main(int argc, char **argv)
     if (pipe(pfd) != 0)
         itest_fatal("pipe: %s", strerror(errno));
     fflush(NULL);
-    for (int i = 0; i < IR_LOADERS; i++) {
+    for (int i = 0; i < IR_CHILDREN; i++) {
         ir_child[i] = fork();
         if (ir_child[i] == -1)
             itest_fatal("fork: %s", strerror(errno));
@@ -755,6 +820,8 @@ main(int argc, char **argv)
                 (void)sched_setscheduler(0, SCHED_OTHER, &sp);
                 (void)!nice(atoi(getenv("IR_LOADER_NICE")));
             }
+            if (i == IR_LOADERS)
+                ir_user_loop(pfd[1]);
             ir_secured_loop(app, app_len, &key, uri, pfd[1]);
         }
     }
@@ -782,12 +849,12 @@ main(int argc, char **argv)
     }
     itest_check(s == UA_GOOD, "None reader: %zu Reads, all Good (0x%08X)",
                 n, s);
-    for (int i = 0; i < IR_LOADERS; i++) {
-        uint32_t one[3];
+    for (int i = 0; i < IR_CHILDREN; i++) {
+        uint32_t one[4];
 
-        /* 12 bytes: one atomic write per loader. */
+        /* 16 bytes: one atomic write per loader. */
         if (read(pfd[0], one, sizeof(one)) == (ssize_t)sizeof(one))
-            for (int k = 0; k < 3; k++)
+            for (int k = 0; k < 4; k++)
                 counts[k] += one[k];
         else
             counts[1]++;
@@ -807,8 +874,11 @@ main(int argc, char **argv)
 
     itest_check(counts[0] >= IR_MIN_SESSIONS && counts[1] == 0,
                 "secured sessions (Basic256Sha256 SignAndEncrypt): %u, "
-                "replayed OPNs: %u, %u failed", counts[0], counts[2],
-                counts[1]);
+                "replayed OPNs: %u, UserName logins: %u, %u failed",
+                counts[0], counts[2], counts[3], counts[1]);
+    itest_check(counts[3] >= IR_MIN_LOGINS,
+                "UserName logins on None (PBKDF2 of `uabroker passwd`): %u",
+                counts[3]);
     if (n > 0) {
         qsort(ir_rtt, n, sizeof(ir_rtt[0]), ir_cmp_u32);
         printf("# None reader round trips: %zu, p50 %u us, p99 %u us, "
@@ -832,13 +902,15 @@ main(int argc, char **argv)
                 "no loop iteration did more than one RSA private-key "
                 "operation (loop_rsa_ops_max %llu)",
                 (unsigned long long)after.rsa_cb_max);
-    itest_check(after.ok && ops >= 4u * counts[0] + 3u * counts[2],
+    itest_check(after.ok
+                && ops >= 4u * counts[0] + 3u * counts[2] + counts[3],
                 "rsa_private_ops grew by %llu: at least 4 per secured "
-                "session (%u), 3 per OPN (%u)", (unsigned long long)ops,
-                counts[0], counts[2]);
+                "session (%u), 3 per OPN (%u), 1 per UserName login (%u)",
+                (unsigned long long)ops, counts[0], counts[2], counts[3]);
     itest_check(after.ok && (double)after.rsa_cpu_max_us
                                 < IR_CPU_FACTOR * (double)op_us,
-                "the most CPU one piece of RSA work took in the loop: %llu "
+                "the most CPU one step of RSA or password work took in the "
+                "loop: %llu "
                 "us, below %.1f x one signature (%llu us)",
                 (unsigned long long)after.rsa_cpu_max_us, IR_CPU_FACTOR,
                 (unsigned long long)op_us);
