@@ -54,6 +54,8 @@ struct wk_login {
     bool             ok;            /* nothing failed so far */
     uint8_t          role;          /* the user's SHM_ROLE_* */
     uint8_t          hash_len;      /* bytes of hash to compare */
+    bool             blocked;       /* its provisional failure blocked the
+                                     * client (undone if it succeeds) */
     uint8_t          hash[UA_PBKDF2_STEP_OUT_MAX];
     struct ua_pbkdf2 kdf;
 };

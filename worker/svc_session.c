@@ -67,6 +67,8 @@ static ua_status wk_svc_x509(struct wk_svc_ctx *ctx, struct wk_session *s,
 static uint64_t wk_svc_client_key(const struct ua_string *uri);
 static struct wk_throttle *wk_svc_throttle(struct wk_svc_ctx *ctx,
                                            uint64_t key);
+static bool wk_svc_throttle_fail(struct wk_svc_ctx *ctx,
+                                 struct wk_throttle *t);
 static ua_status wk_svc_username_step(struct wk_svc_ctx *ctx,
                                       struct wk_session *s,
                                       struct wk_login *l,
@@ -321,6 +323,24 @@ wk_login_clear(struct wk_login *l)
     ua_crypto_wipe(l, sizeof(*l));
 }
 
+/* Count one failed login of t's client; true when that blocks it. */
+static bool
+wk_svc_throttle_fail(struct wk_svc_ctx *ctx, struct wk_throttle *t)
+{
+    uint64_t now = ctx->w->now_ms;
+
+    if (t->fails == 0 || t->first_ms + WK_THROTTLE_WINDOW_MS < now) {
+        t->fails = 0;
+        t->first_ms = now;
+    }
+    if (++t->fails >= WK_THROTTLE_FAILS) {
+        t->until_ms = now + WK_THROTTLE_BLOCK_MS;
+        t->fails = 0;
+        return true;
+    }
+    return false;
+}
+
 /*
  * A UserNameIdentityToken (Part 4 §7.41.3): the password encrypted with
  * our key by the channel's policy (or Basic256Sha256, the token policy of
@@ -337,6 +357,10 @@ wk_login_clear(struct wk_login *l)
  * compares.  Outside a step (no login state) it all runs at once.
  * PBKDF2 output beyond its first block is not computed: a stored hash
  * longer than 32 bytes is compared on its first 32 (block 1 of PBKDF2).
+ * The throttle counts the attempt as a failure when it starts (undone
+ * when it succeeds): logins of one client in parallel on several
+ * connections get no more tries than one after another, and a login cut
+ * short by a closed connection counts as failed.
  */
 static ua_status
 wk_svc_username(struct wk_svc_ctx *ctx, struct wk_session *s,
@@ -432,6 +456,7 @@ wk_svc_username(struct wk_svc_ctx *ctx, struct wk_session *s,
     }
     if (buf != NULL)
         ua_crypto_wipe(buf, (size_t)t->password.len);
+    l->blocked = wk_svc_throttle_fail(ctx, th);
     l->phase = WK_LOGIN_HASHING;
     l->ok = ok && st == UA_GOOD;
     if (ok) {
@@ -461,9 +486,8 @@ wk_svc_username_step(struct wk_svc_ctx *ctx, struct wk_session *s,
 {
     struct wk_throttle *th;
     uint8_t             hash[UA_PBKDF2_STEP_OUT_MAX];
-    uint64_t            now = ctx->w->now_ms;
     uint8_t             role;
-    bool                done = false, ok;
+    bool                done = false, ok, blocked;
 
     memset(hash, 0, sizeof(hash));
     if (ua_crypto_pbkdf2_step(&l->kdf, WK_PBKDF2_SLICE, hash, &done)
@@ -478,21 +502,15 @@ wk_svc_username_step(struct wk_svc_ctx *ctx, struct wk_session *s,
     ok = l->ok && l->hash_len > 0
          && ua_crypto_memeq(hash, l->hash, l->hash_len);
     role = l->role;
+    blocked = l->blocked;
     ua_crypto_wipe(hash, sizeof(hash));
     wk_login_clear(l);
+    if (!ok)
+        return UA_BAD_IDENTITY_TOKEN_INVALID;   /* counted at the start */
     th = wk_svc_throttle(ctx, s->client_key);
-    if (!ok) {
-        if (th->fails == 0 || th->first_ms + WK_THROTTLE_WINDOW_MS < now) {
-            th->fails = 0;
-            th->first_ms = now;
-        }
-        if (++th->fails >= WK_THROTTLE_FAILS) {
-            th->until_ms = now + WK_THROTTLE_BLOCK_MS;
-            th->fails = 0;
-        }
-        return UA_BAD_IDENTITY_TOKEN_INVALID;
-    }
     th->fails = 0;
+    if (blocked)
+        th->until_ms = 0;               /* the block was this attempt's */
     *user = role == SHM_ROLE_OPERATOR ? WK_USER_OPERATOR : WK_USER_VIEWER;
     return UA_GOOD;
 }
