@@ -21,7 +21,8 @@
  *      may not write; an operator logs in on Basic256Sha256
  *      SignAndEncrypt and writes; a wrong password is
  *      BadIdentityTokenInvalid, the fourth try within 10 s
- *      BadUserAccessDenied (throttled);
+ *      BadUserAccessDenied (throttled); six wrong logins of another client
+ *      sent at once on six connections: three tries, three refused;
  *   7. X509 user tokens: a certificate in trusted_users/certs logs in
  *      (role viewer: no Write), one that is not there is
  *      BadIdentityTokenRejected.
@@ -68,6 +69,8 @@
 #define IS_START_MS   30000
 #define IS_ARENA      (4u << 20)
 #define IS_PKI_SRC    "tests/unit/proto/pki/der/"
+#define IS_PARALLEL   6
+#define IS_THROTTLE_FAILS 3     /* WK_THROTTLE_FAILS */
 
 static pid_t           is_broker = -1;
 static char            is_dir[PATH_MAX];
@@ -91,6 +94,7 @@ static void is_endpoints(void);
 static void is_user_line(FILE *f, const char *name, const char *role,
                          const char *pw);
 static ua_status is_write_v0(struct uaconn *c, int32_t v, ua_status *res);
+static void is_parallel_logins(void);
 static ua_status is_read_ual(struct uaconn *c, uint8_t *ual);
 static ua_status is_login(const struct ua_policy *p, uint8_t mode,
                           const uint8_t *cert, size_t cert_len,
@@ -325,6 +329,51 @@ is_user_line(FILE *f, const char *name, const char *role, const char *pw)
     for (size_t i = 0; i < sizeof(hash); i++)
         fprintf(f, "%02x", hash[i]);
     fputc('\n', f);
+}
+
+/*
+ * IS_PARALLEL wrong-password logins of one client on as many None
+ * connections, their ActivateSessions sent at once: the worker runs them
+ * in steps, interleaved, yet the throttle lets exactly
+ * IS_THROTTLE_FAILS of them try (BadIdentityTokenInvalid) and refuses the
+ * rest (BadUserAccessDenied), as if they had come one after another.
+ */
+static void
+is_parallel_logins(void)
+{
+    static struct uaconn c[IS_PARALLEL];
+    ua_status            s[IS_PARALLEL];
+    int                  invalid = 0, denied = 0, ready = 0;
+
+    for (int i = 0; i < IS_PARALLEL; i++) {
+        uaconn_init(&c[i]);
+        c[i].app_uri = "urn:integ:parallel";
+        c[i].user = "op";
+        c[i].password = "wrong";
+        c[i].activate_later = true;
+        s[i] = uaconn_start(&c[i], "127.0.0.1", is_port);
+        if (s[i] == UA_GOOD)
+            ready++;
+    }
+    for (int i = 0; i < IS_PARALLEL; i++)
+        if (s[i] == UA_GOOD)
+            s[i] = uaconn_activate_send(&c[i]);
+    for (int i = 0; i < IS_PARALLEL; i++) {
+        if (s[i] == UA_GOOD)
+            s[i] = uaconn_activate_wait(&c[i]);
+        if (s[i] == UA_BAD_IDENTITY_TOKEN_INVALID)
+            invalid++;
+        else if (s[i] == UA_BAD_USER_ACCESS_DENIED)
+            denied++;
+        uaconn_close(&c[i]);
+        ua_client_clear(&c[i].cl);
+        uaconn_clear(&c[i]);
+    }
+    itest_check(ready == IS_PARALLEL && invalid == IS_THROTTLE_FAILS
+                && denied == IS_PARALLEL - IS_THROTTLE_FAILS,
+                "%d parallel wrong logins of one client: %d sessions, %d "
+                "BadIdentityTokenInvalid (want %d), %d BadUserAccessDenied",
+                IS_PARALLEL, ready, invalid, IS_THROTTLE_FAILS, denied);
 }
 
 /* Write ns=1;s=v0 (Int32); *res its result. */
@@ -714,6 +763,7 @@ main(int argc, char **argv)
                      "op-secret", false, &w, NULL);
         itest_check(s == UA_GOOD, "another client is not throttled: 0x%08X",
                  s);
+        is_parallel_logins();
     }
 
     /* 7. X509 user tokens. */

@@ -738,6 +738,29 @@ found:
     if (c->user_cert != NULL)
         ar.user_token_signature = usig;
     ua_arena_reset(&c->arena);
+    if (c->activate_later) {
+        for (;;) {
+            struct ua_sc_out out = { c->wbuf, c->wcap, 0 };
+            uint8_t         *nb;
+
+            c->cl.now_dt = uaconn_now_dt();
+            s = ua_client_request(&c->cl,
+                                  &ua_types[UA_TYPE_ACTIVATESESSIONREQUEST],
+                                  &ar, &c->activate_id, &out);
+            if (s == UA_GOOD)
+                c->activate_len = out.len;
+            if (s != UA_BAD_ENCODING_LIMITS_EXCEEDED
+                || c->wcap >= UACONN_WBUF_MAX)
+                break;
+            nb = realloc(c->wbuf, c->wcap * 2);
+            if (nb == NULL)
+                return UA_BAD_OUT_OF_MEMORY;
+            c->wbuf = nb;
+            c->wcap *= 2;
+        }
+        ua_arena_reset(&c->arena);
+        return s;
+    }
     s = uaconn_call(c, &ua_types[UA_TYPE_ACTIVATESESSIONREQUEST], &ar,
                     &ua_types[UA_TYPE_ACTIVATESESSIONRESPONSE], &as,
                     &c->arena);
@@ -746,6 +769,45 @@ found:
         return s;
     c->session_active = true;
     return UA_GOOD;
+}
+
+ua_status
+uaconn_activate_send(struct uaconn *c)
+{
+    struct ua_sc_out out = { c->wbuf, c->wcap, c->activate_len };
+
+    return uaconn_flush(c, &out);
+}
+
+ua_status
+uaconn_activate_wait(struct uaconn *c)
+{
+    struct ua_activate_session_response as;
+    struct ua_client_event              ev;
+    ua_status                           s;
+
+    for (;;) {
+        s = uaconn_recv(c, &ev);
+        if (s != UA_GOOD)
+            return s;
+        if (ev.request_id != c->activate_id)
+            continue;
+        if (ev.kind == UA_CLIENT_EV_ABORT)
+            return UA_STATUS_IS_BAD(ev.status) ? ev.status
+                                               : UA_BAD_UNKNOWN_RESPONSE;
+        if (ev.kind == UA_CLIENT_EV_MSG)
+            break;
+    }
+    ua_arena_reset(&c->arena);
+    s = ua_client_decode(&c->cl, &ev,
+                         &ua_types[UA_TYPE_ACTIVATESESSIONRESPONSE], &as,
+                         &c->arena);
+    if (s == UA_GOOD)
+        s = as.response_header.service_result;
+    ua_arena_reset(&c->arena);
+    if (s == UA_GOOD)
+        c->session_active = true;
+    return s;
 }
 
 ua_status

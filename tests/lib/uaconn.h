@@ -94,6 +94,12 @@ struct uaconn {
     const uint8_t    *user_cert;
     size_t            user_cert_len;
     struct ua_crypto_key *user_key;
+    /* activate_later: uaconn_session() encodes ActivateSession but sends
+     * nothing (uaconn_activate_send, then uaconn_activate_wait): several
+     * connections' logins can reach the server at once. */
+    bool              activate_later;
+    uint32_t          activate_id;
+    size_t            activate_len;     /* encoded bytes in wbuf */
 };
 
 /* A disconnected uaconn with default settings (no allocation). */
@@ -150,6 +156,11 @@ ua_status uaconn_recv(struct uaconn *c, struct ua_client_event *ev);
 
 /* CloseSession(deleteSubscriptions = true). */
 ua_status uaconn_close_session(struct uaconn *c);
+
+/* With activate_later: send the encoded ActivateSession; wait for its
+ * response (its ServiceResult, or a transport/channel error). */
+ua_status uaconn_activate_send(struct uaconn *c);
+ua_status uaconn_activate_wait(struct uaconn *c);
 
 /* CLO, then close the socket (buffers stay until uaconn_clear()). */
 ua_status uaconn_close(struct uaconn *c);
