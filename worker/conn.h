@@ -243,7 +243,7 @@ struct wk_conns {
     uint64_t            iter_ops_max;   /* the most one iteration did */
     uint64_t            stall_max_us;   /* the longest iteration so far */
     uint64_t            ops_seen;       /* ua_crypto_private_ops() shown */
-    uint64_t            rsa_cpu_max_us; /* the most CPU of one RSA step */
+    uint64_t            rsa_cpu_max_us; /* the most CPU of one step */
 };
 
 /*
