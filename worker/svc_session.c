@@ -207,8 +207,8 @@ wk_svc_nonce(struct wk_svc_ctx *ctx, const struct wk_session *s)
 /*
  * CreateSession (Part 4 §5.7.2).  clientNonce: on a None channel a client
  * may send none (most do); any nonce it does send must be 32..128 bytes
- * (SECURITY.md 45).  TODO(security): require one on Sign/SignAndEncrypt
- * channels once they exist.  The session timeout is revised
+ * (SECURITY.md 45); on Sign and SignAndEncrypt channels one is required
+ * (BadNonceInvalid without).  The session timeout is revised
  * (wk_session_revise_timeout); serverEndpoints is the GetEndpoints list.
  */
 void
