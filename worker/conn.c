@@ -1379,9 +1379,11 @@ wk_conn_release(struct wk_conn *c)
     event_del(&c->rev);
     event_del(&c->wev);
     event_del(&c->sev);
+    /* The login first: it wipes its secret in the held request, which
+     * may be in the channel's reassembly buffer. */
+    wk_login_clear(&c->login);
     wk_session_channel_closed(w, c->sc.channel_id);
     ua_sc_clear(&c->sc);
-    wk_login_clear(&c->login);
     close(c->fd);
     if (c->in != NULL)
         wk_conn_buf_put(cs, c->in, false);

@@ -45,9 +45,11 @@ struct wk_svc_ctx {
 /*
  * A UserName login in steps (worker/svc_session.c): the connection keeps
  * it while its ActivateSession is held (wk_conn_login, worker/conn.h);
- * each step runs a slice of the PBKDF2.  wk_login_clear() wipes it.
+ * each step decrypts one RSA block of the secret (in place, in the held
+ * request), then each runs a slice of the PBKDF2.  wk_login_clear() wipes
+ * it, and the secret: call it before the held request's buffer goes.
  */
-enum { WK_LOGIN_NONE, WK_LOGIN_HASHING };
+enum { WK_LOGIN_NONE, WK_LOGIN_DECRYPTING, WK_LOGIN_HASHING };
 
 struct wk_login {
     uint8_t          phase;         /* WK_LOGIN_* */
@@ -56,6 +58,15 @@ struct wk_login {
     uint8_t          hash_len;      /* bytes of hash to compare */
     bool             blocked;       /* its provisional failure blocked the
                                      * client (undone if it succeeds) */
+    uint8_t          enc;           /* DECRYPTING: enum ua_rsa_enc */
+    bool             bad;           /* DECRYPTING: a block failed */
+    uint16_t         block;         /* DECRYPTING: the next block */
+    uint16_t         blocks;        /* DECRYPTING: of how many */
+    uint32_t         pos;           /* DECRYPTING: plaintext bytes so far */
+    uint32_t         secret_len;    /* DECRYPTING: ciphertext bytes */
+    uint8_t         *secret;        /* DECRYPTING: the password's bytes in
+                                     * the held request, decrypted in
+                                     * place (wiped when done) */
     uint8_t          hash[UA_PBKDF2_STEP_OUT_MAX];
     struct ua_pbkdf2 kdf;
 };

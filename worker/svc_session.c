@@ -69,6 +69,10 @@ static struct wk_throttle *wk_svc_throttle(struct wk_svc_ctx *ctx,
                                            uint64_t key);
 static bool wk_svc_throttle_fail(struct wk_svc_ctx *ctx,
                                  struct wk_throttle *t);
+static ua_status wk_svc_username_decrypt(
+    struct wk_svc_ctx *ctx, struct wk_session *s,
+    const struct ua_user_name_identity_token *t, struct wk_login *l,
+    bool held);
 static ua_status wk_svc_username_step(struct wk_svc_ctx *ctx,
                                       struct wk_session *s,
                                       struct wk_login *l,
@@ -319,6 +323,8 @@ wk_login_clear(struct wk_login *l)
 {
     if (l->phase == WK_LOGIN_NONE)
         return;
+    if (l->secret != NULL)
+        ua_crypto_wipe(l->secret, l->secret_len);
     ua_crypto_pbkdf2_clear(&l->kdf);
     ua_crypto_wipe(l, sizeof(*l));
 }
@@ -346,15 +352,19 @@ wk_svc_throttle_fail(struct wk_svc_ctx *ctx, struct wk_throttle *t)
  * our key by the channel's policy (or Basic256Sha256, the token policy of
  * our None endpoint), legacy layout length | password | serverNonce.
  * Every failure after the throttle is BadIdentityTokenInvalid after the
- * same work: decryption (when the algorithm is acceptable), one PBKDF2
- * (a dummy one for an unknown user, with the first user's iteration
- * count) and a constant-time comparison.  rsa-1_5 is refused without
- * decrypting unless allow_deprecated.
- * In steps (DESIGN §4): this one decrypts and keys the PBKDF2 into the
- * connection's struct wk_login, then asks for another step
- * (ctx->again); each following dispatch of the held request runs
+ * same work: decryption of every block (when the algorithm and length
+ * are acceptable; a block that fails does not stop it), one PBKDF2 (a
+ * dummy one for an unknown user, with the first user's iteration count)
+ * and a constant-time comparison.  rsa-1_5 is refused without decrypting
+ * unless allow_deprecated.
+ * In steps (DESIGN §4): this one makes the checks and starts the login in
+ * the connection's struct wk_login, then each dispatch of the held
+ * request (ctx->again) decrypts one RSA block of the secret, in place in
+ * the held request (wk_svc_username_decrypt); the step of the last block
+ * parses it and keys the PBKDF2; each following step runs
  * WK_PBKDF2_SLICE iterations (wk_svc_username_step), the last one
- * compares.  Outside a step (no login state) it all runs at once.
+ * compares.  Outside a step (no login state) it all runs at once, on a
+ * copy of the secret.
  * PBKDF2 output beyond its first block is not computed: a stored hash
  * longer than 32 bytes is compared on its first 32 (block 1 of PBKDF2).
  * The throttle counts the attempt as a failure when it starts (undone
@@ -367,22 +377,18 @@ wk_svc_username(struct wk_svc_ctx *ctx, struct wk_session *s,
                 const struct ua_user_name_identity_token *t,
                 enum wk_session_user *user)
 {
-    static const uint8_t   dummy_salt[16] = { 0 };
-    struct wk_pki         *k = ctx->w->pki;
+    struct wk_pki          *k = ctx->w->pki;
     const struct ua_policy *pol = ctx->ch->policy, *dec = NULL;
-    const struct shm_user *users, *u = NULL;
-    struct wk_throttle    *th;
-    struct wk_login        one, *l = wk_conn_login(ctx);
-    uint8_t               *buf = NULL;
-    const uint8_t         *pw = NULL;
-    size_t                 out = 0, pwlen = 0;
-    uint32_t               n, len4, iter;
-    bool                   ok = true;
-    uint64_t               now = ctx->w->now_ms;
-    ua_status              st;
+    struct wk_throttle     *th;
+    struct wk_login         one, *l = wk_conn_login(ctx);
+    size_t                  kb;
+    uint64_t                now = ctx->w->now_ms;
+    ua_status               st;
 
     if (l != NULL && l->phase == WK_LOGIN_HASHING)
         return wk_svc_username_step(ctx, s, l, user);
+    if (l != NULL && l->phase == WK_LOGIN_DECRYPTING)
+        return wk_svc_username_decrypt(ctx, s, t, l, true);
     if (k == NULL)
         return UA_BAD_IDENTITY_TOKEN_REJECTED;      /* not offered */
     if (!ua_string_eq(&t->policy_id, WK_POLICY_USERNAME))
@@ -397,23 +403,94 @@ wk_svc_username(struct wk_svc_ctx *ctx, struct wk_session *s,
     else if (ua_string_eq(&t->encryption_algorithm, WK_RSA15_URI)
              && ctx->w->sc_conf.allow_deprecated)
         dec = ua_crypto_policy_get(UA_POLICY_BASIC128RSA15);
-    if (dec == NULL || t->password.len <= 0
-        || (size_t)t->password.len > WK_SECRET_MAX
-        || (size_t)t->password.len % ua_crypto_key_bytes(&k->key) != 0)
-        ok = false;
-    if (ok) {
-        buf = ua_arena_alloc(ctx->arena, (size_t)t->password.len);
-        if (buf == NULL)
-            return UA_BAD_OUT_OF_MEMORY;
-        memcpy(buf, t->password.data, (size_t)t->password.len);
-        if (dec->asym_decrypt(&k->key, buf, (size_t)t->password.len, &out)
-            != UA_GOOD || out < 4 + WK_SESSION_NONCE)
-            ok = false;
+    if (l == NULL) {
+        memset(&one, 0, sizeof(one));
+        l = &one;
     }
+    kb = ua_crypto_key_bytes(&k->key);
+    l->ok = !(dec == NULL || kb == 0 || t->password.len <= 0
+              || (size_t)t->password.len > WK_SECRET_MAX
+              || (size_t)t->password.len % kb != 0);
+    if (l->ok) {
+        l->enc = dec->asym_enc;
+        l->secret_len = (uint32_t)t->password.len;
+        l->blocks = (uint16_t)(l->secret_len / kb);
+        if (l != &one) {
+            l->secret = t->password.data;   /* the held request's bytes */
+        } else {
+            l->secret = ua_arena_alloc(ctx->arena, l->secret_len);
+            if (l->secret == NULL)
+                return UA_BAD_OUT_OF_MEMORY;
+            memcpy(l->secret, t->password.data, l->secret_len);
+        }
+    }
+    l->blocked = wk_svc_throttle_fail(ctx, th);
+    l->phase = WK_LOGIN_DECRYPTING;
+    if (l != &one)
+        return wk_svc_username_decrypt(ctx, s, t, l, true);
+    st = UA_GOOD;
+    while (l->phase != WK_LOGIN_NONE) {
+        st = l->phase == WK_LOGIN_DECRYPTING
+                 ? wk_svc_username_decrypt(ctx, s, t, l, false)
+                 : wk_svc_username_step(ctx, s, l, user);
+        ctx->again = false;
+    }
+    return st;
+}
+
+/*
+ * One step of a UserName login's decryption: its next RSA block (one
+ * private-key operation), in place in l->secret.  After the last one (or
+ * at once when there is nothing to decrypt: a failure found by the
+ * checks) the parse of length | password | serverNonce, the user's
+ * lookup and the PBKDF2's key; then the hash in later steps.  held: the
+ * secret is the held request's, which must still be at l->secret.
+ */
+static ua_status
+wk_svc_username_decrypt(struct wk_svc_ctx *ctx, struct wk_session *s,
+                        const struct ua_user_name_identity_token *t,
+                        struct wk_login *l, bool held)
+{
+    static const uint8_t   dummy_salt[16] = { 0 };
+    struct wk_pki         *k = ctx->w->pki;
+    const struct shm_user *users, *u = NULL;
+    const uint8_t         *pw = NULL;
+    uint8_t               *buf = l->secret;
+    size_t                 pos = l->pos, pwlen = 0;
+    uint32_t               n, len4, iter;
+    bool                   ok, bad = l->bad;
+    ua_status              st;
+
+    if (held && buf != NULL
+        && (t->password.data != buf
+            || (size_t)t->password.len != l->secret_len)) {
+        /* Cannot happen (the held request stays put): give up on it. */
+        l->ok = false;
+        l->secret = buf = NULL;
+    }
+    if (k == NULL) {
+        l->ok = false;
+        l->blocks = 0;
+    }
+    if (buf != NULL && l->block < l->blocks) {
+        if (ua_crypto_rsa_decrypt_block(&k->key, (enum ua_rsa_enc)l->enc,
+                                        buf, l->secret_len, l->block, &pos,
+                                        &bad)
+            != UA_GOOD)
+            bad = true;
+        l->block++;
+        l->pos = (uint32_t)pos;
+        l->bad = bad;
+        if (l->block < l->blocks) {
+            ctx->again = true;          /* the next block in a later step */
+            return UA_GOOD;
+        }
+    }
+    ok = l->ok && buf != NULL && !bad && pos >= 4 + WK_SESSION_NONCE;
     if (ok) {
         len4 = (uint32_t)buf[0] | (uint32_t)buf[1] << 8
                | (uint32_t)buf[2] << 16 | (uint32_t)buf[3] << 24;
-        if (len4 != out - 4 || len4 < WK_SESSION_NONCE)
+        if (len4 != pos - 4 || len4 < WK_SESSION_NONCE)
             ok = false;
         else {
             pwlen = len4 - WK_SESSION_NONCE;
@@ -423,7 +500,9 @@ wk_svc_username(struct wk_svc_ctx *ctx, struct wk_session *s,
                 ok = false;
         }
     }
-    users = wk_pki_users(k, &n);
+    users = k != NULL ? wk_pki_users(k, &n) : NULL;
+    if (users == NULL)
+        n = 0;
     for (uint32_t i = 0; i < n; i++)
         if (t->user_name.len > 0
             && (size_t)t->user_name.len < SHM_USER_NAME_MAX
@@ -440,10 +519,6 @@ wk_svc_username(struct wk_svc_ctx *ctx, struct wk_session *s,
                                             : WK_DUMMY_ITERATIONS;
     if (u != NULL && u->iterations > 0)
         iter = u->iterations;
-    if (l == NULL) {
-        memset(&one, 0, sizeof(one));
-        l = &one;
-    }
     st = ua_crypto_pbkdf2_init(&l->kdf, pw, ok ? pwlen : 0,
                                ok ? u->salt : dummy_salt,
                                ok ? u->salt_len : sizeof(dummy_salt), iter,
@@ -455,8 +530,10 @@ wk_svc_username(struct wk_svc_ctx *ctx, struct wk_session *s,
                                    UA_PBKDF2_STEP_OUT_MAX);
     }
     if (buf != NULL)
-        ua_crypto_wipe(buf, (size_t)t->password.len);
-    l->blocked = wk_svc_throttle_fail(ctx, th);
+        ua_crypto_wipe(buf, l->secret_len);
+    l->secret = NULL;
+    l->secret_len = 0;
+    l->pos = 0;
     l->phase = WK_LOGIN_HASHING;
     l->ok = ok && st == UA_GOOD;
     if (ok) {
@@ -465,15 +542,8 @@ wk_svc_username(struct wk_svc_ctx *ctx, struct wk_session *s,
                                                      : sizeof(l->hash);
         memcpy(l->hash, u->hash, l->hash_len);
     }
-    if (l != &one) {
-        ctx->again = true;              /* the hash in later steps */
-        return UA_GOOD;
-    }
-    while (l->phase == WK_LOGIN_HASHING) {
-        st = wk_svc_username_step(ctx, s, l, user);
-        ctx->again = false;
-    }
-    return st;
+    ctx->again = true;                  /* the hash in later steps */
+    return UA_GOOD;
 }
 
 /*

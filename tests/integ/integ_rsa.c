@@ -13,9 +13,11 @@
  *     fresh connections (the server's whole OPN work, no client RSA);
  *   - one more child loops over UserName logins on None (a users file made
  *     by `uabroker passwd`: PBKDF2-HMAC-SHA256, 10 000 iterations; the
- *     password encrypted with Basic256Sha256: one block to decrypt), each
- *     a whole session (OPN, CreateSession, ActivateSession, CloseSession,
- *     CLO);
+ *     password encrypted with Basic256Sha256), each a whole session (OPN,
+ *     CreateSession, ActivateSession, CloseSession, CLO), taking turns
+ *     between IR_USER (a short password: one block to decrypt) and
+ *     IR_LONG_USER (an IR_LONG_PW_LEN-byte password: 3 blocks, one per
+ *     loop step);
  *   - the parent, on one None channel with a session on the same worker,
  *     reads Server_ServerStatus_CurrentTime in a loop, timing each call.
  *
@@ -31,13 +33,16 @@
  *      signature measured here during the run (the median of
  *      IR_CALIBRATE): one
  *      operation and its small change, where the inline OPN took 3 and
- *      a UserName login's decryption and PBKDF2 in one step ~6.  CPU
+ *      a UserName login's decryption and PBKDF2 in one step ~6 (and a
+ *      3-block secret decrypted in one step 3).  CPU
  *      time, not wall time: on a loaded 2-core machine a 2 ms callback is
  *      often preempted past 4 ms, which says nothing about the code;
  *   4. the None reader was served throughout: every Read Good, the 99th
  *      percentile round trip below IR_P99_MS (a wedge, not a measure: the
  *      sanitizer build on a busy host is slow);
- *   5. afterwards, on one Basic256Sha256 SignAndEncrypt session and on one
+ *   5. afterwards, IR_LONG_USER with a wrong password of the same length:
+ *      BadIdentityTokenInvalid;
+ *   6. afterwards, on one Basic256Sha256 SignAndEncrypt session and on one
  *      None session: IR_READS Reads of one node after a warm-up cost the
  *      worker no heap allocation (its allocations counter is flat), and
  *      the worker's CPU time per Read (utime + stime from /proc) is
@@ -100,6 +105,8 @@
 #define IR_MIN_LOGINS   5
 #define IR_USER         "iruser"
 #define IR_PASSWORD     "ir-password-1"
+#define IR_LONG_USER    "irlong"
+#define IR_LONG_PW_LEN  600     /* + 4 + 32 bytes: 3 RSA-OAEP-2048 blocks */
 #define IR_PKI_SRC      "tests/unit/proto/pki/der/"
 #define IR_BUCKETS      24
 #define IR_WARMUP       500
@@ -122,6 +129,7 @@ static pid_t           ir_child[IR_CHILDREN] = { -1, -1, -1 };
 static char            ir_dir[PATH_MAX];
 static char            ir_run[PATH_MAX + 8];
 static char            ir_log[PATH_MAX + 16];
+static char            ir_long_pw[IR_LONG_PW_LEN + 1];
 static uint16_t        ir_port, ir_sport;
 static struct ua_arena ir_arena;
 static uint8_t         ir_server_cert[UA_CERT_DER_MAX];
@@ -146,7 +154,7 @@ static void ir_secured_loop(const uint8_t *cert, size_t cert_len,
                             struct ua_crypto_key *key, const char *uri,
                             int fd);
 static void ir_user_loop(int fd);
-static void ir_passwd(const char *bin);
+static void ir_passwd(const char *bin, const char *user, const char *pw);
 static int ir_cmp_u32(const void *a, const void *b);
 static uint64_t ir_proc_cpu_ms(uint64_t pid);
 static void ir_steady(const char *what, const struct ua_policy *p,
@@ -533,7 +541,8 @@ ir_secured_loop(const uint8_t *cert, size_t cert_len,
 
 /*
  * The UserName child: for IR_RUN_MS, a whole None session logging in as
- * IR_USER (the password encrypted with Basic256Sha256) in a loop.
+ * IR_USER and IR_LONG_USER in turns (the password encrypted with
+ * Basic256Sha256) in a loop.
  * Writes { 0, failures, 0, logins } to fd, then exits.
  */
 static void
@@ -547,8 +556,9 @@ ir_user_loop(int fd)
         struct uaconn c;
 
         uaconn_init(&c);
-        c.user = IR_USER;
-        c.password = IR_PASSWORD;
+        c.user = (counts[3] + counts[1]) % 2 == 0 ? IR_USER : IR_LONG_USER;
+        c.password = (counts[3] + counts[1]) % 2 == 0 ? IR_PASSWORD
+                                                      : ir_long_pw;
         s = uaconn_start(&c, "127.0.0.1", ir_port);
         if (s == UA_GOOD) {
             uaconn_close_session(&c);
@@ -567,19 +577,19 @@ ir_user_loop(int fd)
     _exit(0);
 }
 
-/* IR_USER in ir_run/users, made the operator's way: `uabroker passwd`
+/* user in ir_run/users, made the operator's way: `uabroker passwd`
  * (its default iteration count). */
 static void
-ir_passwd(const char *bin)
+ir_passwd(const char *bin, const char *user, const char *pw)
 {
     char  cmd[3 * PATH_MAX];
     FILE *p;
 
     snprintf(cmd, sizeof(cmd), "'%s' --runtime-dir '%s' passwd %s viewer "
-             ">/dev/null", bin, ir_run, IR_USER);
+             ">/dev/null", bin, ir_run, user);
     fflush(NULL);
     p = popen(cmd, "w");
-    if (p == NULL || fprintf(p, "%s\n", IR_PASSWORD) < 0 || pclose(p) != 0)
+    if (p == NULL || fprintf(p, "%s\n", pw) < 0 || pclose(p) != 0)
         itest_fatal("%s passwd failed", bin);
 }
 
@@ -782,7 +792,10 @@ main(int argc, char **argv)
             || fclose(f) != 0)
             itest_fatal("cannot write %s", path);
     }
-    ir_passwd(bin);
+    for (int i = 0; i < IR_LONG_PW_LEN; i++)
+        ir_long_pw[i] = (char)('a' + (i * 7) % 26);
+    ir_passwd(bin, IR_USER, IR_PASSWORD);
+    ir_passwd(bin, IR_LONG_USER, ir_long_pw);
     ir_start_broker(bin);
 
     /* The None reader's session (and the server certificate). */
@@ -918,7 +931,23 @@ main(int argc, char **argv)
                 "None reader served throughout: p99 %u us (below %u ms)",
                 n > 0 ? ir_rtt[n - 1 - n / 100] : 0, IR_P99_MS);
 
-    /* 5. No allocation per secured Read; CPU per Read. */
+    /* 5. A wrong long password: refused after all its blocks. */
+    ir_long_pw[IR_LONG_PW_LEN - 1] = '!';
+    uaconn_init(&c);
+    c.user = IR_LONG_USER;
+    c.password = ir_long_pw;
+    s = uaconn_start(&c, "127.0.0.1", ir_port);
+    itest_check(s == UA_BAD_IDENTITY_TOKEN_INVALID,
+                "%s with a wrong %d-byte password: 0x%08X (%s)",
+                IR_LONG_USER, IR_LONG_PW_LEN, s, ua_status_name(s));
+    if (s == UA_GOOD) {
+        uaconn_close_session(&c);
+        uaconn_close(&c);
+    }
+    ua_client_clear(&c.cl);
+    uaconn_clear(&c);
+
+    /* 6. No allocation per secured Read; CPU per Read. */
     ir_steady("Basic256Sha256 SignAndEncrypt",
               ua_crypto_policy_get(UA_POLICY_BASIC256SHA256), app, app_len,
               &key, uri);

@@ -505,7 +505,7 @@ uaconn_session_secret(struct uaconn *c,
 {
     static struct ua_crypto_key key;
     const struct ua_policy     *p = c->sec != NULL ? c->sec->policy : NULL;
-    uint8_t                     plain[512];
+    uint8_t                     plain[1536];
     size_t                      pl = strlen(c->password);
     size_t                      nl = cs->server_nonce.len > 0
                                          ? (size_t)cs->server_nonce.len : 0;
