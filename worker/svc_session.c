@@ -408,6 +408,10 @@ wk_svc_username(struct wk_svc_ctx *ctx, struct wk_session *s,
         l = &one;
     }
     kb = ua_crypto_key_bytes(&k->key);
+    l->block = l->blocks = 0;
+    l->pos = l->secret_len = 0;
+    l->bad = false;
+    l->secret = NULL;
     l->ok = !(dec == NULL || kb == 0 || t->password.len <= 0
               || (size_t)t->password.len > WK_SECRET_MAX
               || (size_t)t->password.len % kb != 0);
