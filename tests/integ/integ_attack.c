@@ -70,7 +70,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -78,9 +77,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -138,12 +135,6 @@ static struct ia_conn  ia_ctl_none, ia_ctl_sec;
 static const struct ua_policy *ia_b256;
 static uint8_t         ia_buf[IA_CHUNK_MAX], ia_buf2[IA_CHUNK_MAX];
 
-static void ia_kill_group(void);
-static void ia_on_signal(int sig);
-static void ia_atexit(void);
-static int ia_read_file(const char *path, uint8_t *buf, size_t cap,
-                        size_t *len);
-static int ia_write_file(const char *path, const uint8_t *buf, size_t len);
 static void ia_start_broker(const char *bin);
 static void ia_user_line(FILE *f, const char *name, const char *role,
                          const char *pw);
@@ -151,79 +142,9 @@ static void ia_user_line(FILE *f, const char *name, const char *role,
 /* ------------------------------------------------------------ harness */
 
 static void
-ia_kill_group(void)
-{
-    if (ia_broker > 0) {
-        kill(-ia_broker, SIGKILL);
-        kill(ia_broker, SIGKILL);
-        while (waitpid(ia_broker, NULL, 0) == -1 && errno == EINTR)
-            ;
-        ia_broker = -1;
-    }
-}
-
-static void
-ia_on_signal(int sig)
-{
-    static const char msg[] = "integ_attack: watchdog or signal: killing "
-                              "the broker's process group\n";
-
-    (void)sig;
-    (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
-    if (ia_broker > 0)
-        kill(-ia_broker, SIGKILL);
-    _exit(1);
-}
-
-static void
-ia_atexit(void)
-{
-    char  line[1024];
-    FILE *f;
-
-    ia_kill_group();
-    if (itest_failures() != 0 && ia_log[0] != '\0'
-        && (f = fopen(ia_log, "r")) != NULL) {
-        fprintf(stderr, "---- broker log\n");
-        while (fgets(line, sizeof(line), f) != NULL)
-            fputs(line, stderr);
-        fprintf(stderr, "---- end of broker log\n");
-        fclose(f);
-    }
-    /* ia_dir itself goes with itest's scratch directories. */
-}
-
-static int
-ia_read_file(const char *path, uint8_t *buf, size_t cap, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-
-    if (f == NULL)
-        return -1;
-    *len = fread(buf, 1, cap, f);
-    fclose(f);
-    return *len > 0 && *len < cap ? 0 : -1;
-}
-
-static int
-ia_write_file(const char *path, const uint8_t *buf, size_t len)
-{
-    FILE *f = fopen(path, "wb");
-    int   rc;
-
-    if (f == NULL)
-        return -1;
-    rc = fwrite(buf, 1, len, f) == len ? 0 : -1;
-    if (fclose(f) != 0)
-        rc = -1;
-    return rc;
-}
-
-static void
 ia_start_broker(const char *bin)
 {
     char port[8], stats[32];
-    int  fd;
 
     ia_port = itest_free_port();
     ia_sport = itest_free_port();
@@ -231,25 +152,13 @@ ia_start_broker(const char *bin)
         itest_fatal("no free ports");
     snprintf(port, sizeof(port), "%u", ia_port);
     snprintf(stats, sizeof(stats), "127.0.0.1:%u", ia_sport);
-    fflush(NULL);
-    ia_broker = fork();
-    if (ia_broker == -1)
-        itest_fatal("fork: %s", strerror(errno));
-    if (ia_broker == 0) {
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        fd = open(ia_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd != -1) {
-            dup2(fd, STDOUT_FILENO);
-            dup2(fd, STDERR_FILENO);
-        }
-        execl(bin, bin, "-w", "1", "-p", port, "--stats", stats,
-              "--runtime-dir", ia_run, "--vars", "10", "--set",
-              "security.rejected_max=3", (char *)NULL);
-        fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
-        _exit(127);
+    {
+        char *const argv[] = { (char *)bin, "-w", "1", "-p", port, "--stats",
+                                stats, "--runtime-dir", ia_run, "--vars", "10",
+                                "--set", "security.rejected_max=3", NULL };
+
+        ia_broker = itest_spawn(ia_log, argv);
     }
-    setpgid(ia_broker, ia_broker);
     printf("# broker %s pid %d, opc.tcp port %u\n", bin, (int)ia_broker,
            ia_port);
 }
@@ -683,7 +592,7 @@ ia_reflection(void)
      * must never take its own certificate for a client's: the reflection
      * of CVE-2024-42513 needs exactly that). */
     snprintf(path, sizeof(path), "%s/pki/own/private/uabroker.key", ia_run);
-    if (ia_read_file(path, keybuf, sizeof(keybuf), &klen) != 0
+    if (itest_read_file(path, keybuf, sizeof(keybuf), &klen) != 0
         || ua_crypto_key_load(&skey, keybuf, klen) != UA_GOOD) {
         itest_check(false, "reflection: cannot load %s", path);
         return;
@@ -1591,32 +1500,22 @@ main(int argc, char **argv)
 {
     static uint8_t keyder[8192], expired[UA_CERT_DER_MAX];
     struct ua_cert cert;
-    char           bin[PATH_MAX], buf[PATH_MAX], path[PATH_MAX + 128];
+    char           bin[PATH_MAX], path[PATH_MAX + 128];
     size_t         key_len, expired_len;
-    const char    *tmp = getenv("TMPDIR");
     ua_status      s;
 
     itest_init("integ_attack");
     (void)argc;
-    signal(SIGALRM, ia_on_signal);
-    signal(SIGINT, ia_on_signal);
-    signal(SIGTERM, ia_on_signal);
     signal(SIGPIPE, SIG_IGN);
-    alarm(IA_WATCHDOG_S);
-    atexit(ia_atexit);
+    itest_guard(IA_WATCHDOG_S, ia_log);
     ua_arena_init(&ia_arena, malloc(IA_ARENA), IA_ARENA);
     if (ua_crypto_init() != UA_GOOD)
         itest_fatal("ua_crypto_init");
     ia_b256 = ua_crypto_policy_get(UA_POLICY_BASIC256SHA256);
-    if (getenv("UABROKER_BIN") != NULL && getenv("UABROKER_BIN")[0] != '\0')
-        snprintf(bin, sizeof(bin), "%s", getenv("UABROKER_BIN"));
-    else {
-        snprintf(buf, sizeof(buf), "%s", argv[0]);
-        snprintf(bin, sizeof(bin), "%s/../../uabroker", dirname(buf));
-    }
-    if (ia_read_file(IA_PKI_SRC "app.der", ia_app, sizeof(ia_app),
+    itest_broker_bin(argv[0], bin, sizeof(bin));
+    if (itest_read_file(IA_PKI_SRC "app.der", ia_app, sizeof(ia_app),
                      &ia_app_len) != 0
-        || ia_read_file(IA_PKI_SRC "app.key.der", keyder, sizeof(keyder),
+        || itest_read_file(IA_PKI_SRC "app.key.der", keyder, sizeof(keyder),
                         &key_len) != 0
         || ua_crypto_key_load(&ia_key, keyder, key_len) != UA_GOOD
         || ua_cert_parse(ia_app, ia_app_len, &cert) != UA_GOOD
@@ -1633,25 +1532,19 @@ main(int argc, char **argv)
                                (int64_t)time(NULL) - 10 * 86400, 1, expired,
                                sizeof(expired));
 
-    snprintf(ia_dir, sizeof(ia_dir), "%s/uabroker-attack-XXXXXX",
-             tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
-    if (mkdtemp(ia_dir) == NULL) {
-        ia_dir[0] = '\0';
-        itest_fatal("mkdtemp: %s", strerror(errno));
-    }
-    itest_scratch(ia_dir);
+    itest_tmpdir("uabroker-attack", ia_dir, sizeof(ia_dir));
     snprintf(ia_run, sizeof(ia_run), "%s/run", ia_dir);
     snprintf(ia_log, sizeof(ia_log), "%s/broker.log", ia_dir);
     snprintf(path, sizeof(path), "%s/pki/trusted/certs", ia_run);
     ia_mkdirs(path);
     snprintf(path, sizeof(path), "%s/pki/trusted/certs/app.der", ia_run);
-    if (ia_write_file(path, ia_app, ia_app_len) != 0)
+    if (itest_write_file(path, ia_app, ia_app_len) != 0)
         itest_fatal("cannot write %s", path);
     snprintf(path, sizeof(path), "%s/pki/trusted/certs/other.der", ia_run);
-    if (ia_write_file(path, ia_other, ia_other_len) != 0)
+    if (itest_write_file(path, ia_other, ia_other_len) != 0)
         itest_fatal("cannot write %s", path);
     snprintf(path, sizeof(path), "%s/pki/trusted/certs/expired.der", ia_run);
-    if (ia_write_file(path, expired, expired_len) != 0)
+    if (itest_write_file(path, expired, expired_len) != 0)
         itest_fatal("cannot write %s", path);
     {
         FILE *f;
@@ -1669,7 +1562,7 @@ main(int argc, char **argv)
     /* The server's own certificate in its trust list (for the reflection
      * case: refused even so). */
     snprintf(path, sizeof(path), "%s/pki/trusted/certs/self.der", ia_run);
-    if (ia_write_file(path, ia_scert, ia_scert_len) != 0)
+    if (itest_write_file(path, ia_scert, ia_scert_len) != 0)
         itest_fatal("cannot write %s", path);
     kill(ia_broker, SIGHUP);
     itest_sleep_ms(500);
@@ -1699,23 +1592,9 @@ main(int argc, char **argv)
     ia_secrets();
     ia_certs(expired, expired_len);
 
-    kill(ia_broker, SIGTERM);
-    {
-        int   status = 0;
-        pid_t r = -1;
-
-        for (int i = 0; i < 100; i++) {
-            r = waitpid(ia_broker, &status, WNOHANG);
-            if (r != 0)
-                break;
-            itest_sleep_ms(50);
-        }
-        itest_check(r == ia_broker && WIFEXITED(status)
-                    && WEXITSTATUS(status) == 0,
-                    "SIGTERM: the broker exits 0");
-        if (r == ia_broker)
-            ia_broker = -1;
-    }
+    itest_check(itest_stop(ia_broker, 5000) == 0,
+                "SIGTERM: the broker exits 0");
+    ia_broker = -1;
     /* A sanitized broker (UABROKER_BIN=build/san/uabroker) reports into
      * its log. */
     {

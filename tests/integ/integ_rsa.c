@@ -56,8 +56,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
-#include <libgen.h>
 #include <limits.h>
 #include <poll.h>
 #include <sched.h>
@@ -69,7 +67,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -136,13 +133,6 @@ static uint8_t         ir_server_cert[UA_CERT_DER_MAX];
 static size_t          ir_server_cert_len;
 static uint32_t        ir_rtt[IR_RTT_MAX];      /* µs */
 
-static void ir_kill_all(void);
-static void ir_on_signal(int sig);
-static int ir_rm(const char *path, const struct stat *st, int flag,
-                 struct FTW *ftw);
-static void ir_atexit(void);
-static int ir_read_file(const char *path, uint8_t *buf, size_t cap,
-                        size_t *len);
 static void ir_start_broker(const char *bin);
 static int ir_http_stats(char **body);
 static bool ir_json_u64(const char *from, const char *key, uint64_t *v);
@@ -165,87 +155,9 @@ static uint64_t ir_cpu_us(void);
 static uint32_t ir_sign_cpu_us(struct ua_crypto_key *key);
 
 static void
-ir_kill_all(void)
-{
-    for (int i = 0; i < IR_CHILDREN; i++) {
-        if (ir_child[i] <= 0)
-            continue;
-        kill(ir_child[i], SIGKILL);
-        while (waitpid(ir_child[i], NULL, 0) == -1 && errno == EINTR)
-            ;
-        ir_child[i] = -1;
-    }
-    if (ir_broker > 0) {
-        kill(-ir_broker, SIGKILL);
-        kill(ir_broker, SIGKILL);
-        while (waitpid(ir_broker, NULL, 0) == -1 && errno == EINTR)
-            ;
-        ir_broker = -1;
-    }
-}
-
-static void
-ir_on_signal(int sig)
-{
-    static const char msg[] = "integ_rsa: watchdog or signal: killing the "
-                              "broker's process group\n";
-
-    (void)sig;
-    (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
-    for (int i = 0; i < IR_CHILDREN; i++)
-        if (ir_child[i] > 0)
-            kill(ir_child[i], SIGKILL);
-    if (ir_broker > 0)
-        kill(-ir_broker, SIGKILL);
-    _exit(1);
-}
-
-static int
-ir_rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
-static void
-ir_atexit(void)
-{
-    char  line[1024];
-    FILE *f;
-
-    ir_kill_all();
-    if (itest_failures() != 0 && ir_log[0] != '\0'
-        && (f = fopen(ir_log, "r")) != NULL) {
-        fprintf(stderr, "---- broker log\n");
-        while (fgets(line, sizeof(line), f) != NULL)
-            fputs(line, stderr);
-        fprintf(stderr, "---- end of broker log\n");
-        fclose(f);
-    }
-    if (ir_dir[0] != '\0')
-        nftw(ir_dir, ir_rm, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static int
-ir_read_file(const char *path, uint8_t *buf, size_t cap, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-
-    if (f == NULL)
-        return -1;
-    *len = fread(buf, 1, cap, f);
-    fclose(f);
-    return *len > 0 && *len < cap ? 0 : -1;
-}
-
-static void
 ir_start_broker(const char *bin)
 {
     char port[8], stats[32];
-    int  fd;
 
     ir_port = itest_free_port();
     ir_sport = itest_free_port();
@@ -253,24 +165,13 @@ ir_start_broker(const char *bin)
         itest_fatal("no free ports");
     snprintf(port, sizeof(port), "%u", ir_port);
     snprintf(stats, sizeof(stats), "127.0.0.1:%u", ir_sport);
-    fflush(NULL);
-    ir_broker = fork();
-    if (ir_broker == -1)
-        itest_fatal("fork: %s", strerror(errno));
-    if (ir_broker == 0) {
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        fd = open(ir_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd != -1) {
-            dup2(fd, STDOUT_FILENO);
-            dup2(fd, STDERR_FILENO);
-        }
-        execl(bin, bin, "-w", "1", "-p", port, "--stats", stats,
-              "--runtime-dir", ir_run, "--vars", "10", (char *)NULL);
-        fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
-        _exit(127);
+    {
+        char *const argv[] = { (char *)bin, "-w", "1", "-p", port, "--stats",
+                                stats, "--runtime-dir", ir_run, "--vars", "10",
+                                NULL };
+
+        ir_broker = itest_spawn(ir_log, argv);
     }
-    setpgid(ir_broker, ir_broker);
     printf("# broker %s pid %d, opc.tcp port %u\n", bin, (int)ir_broker,
            ir_port);
 }
@@ -729,35 +630,25 @@ main(int argc, char **argv)
     struct ua_cert       cert;
     struct uaconn        c;
     struct ir_row        before, after;
-    char                 bin[PATH_MAX], buf[PATH_MAX], path[PATH_MAX + 128];
+    char                 bin[PATH_MAX], path[PATH_MAX + 128];
     char                 uri[256];
-    const char          *tmp = getenv("TMPDIR");
     size_t               app_len, key_len, n = 0, slow = 0;
     uint32_t             counts[4] = { 0, 0, 0, 0 };
     uint64_t             end, t0, slow4 = 0, ops, op_us;
     uint32_t             cal[IR_CALIBRATE];
     int                  ncal = 0;
-    int                  pfd[2], status = 0;
+    int                  pfd[2];
     ua_status            s = UA_BAD_TIMEOUT;
 
     itest_init("integ_rsa");
     (void)argc;
-    signal(SIGALRM, ir_on_signal);
-    signal(SIGINT, ir_on_signal);
-    signal(SIGTERM, ir_on_signal);
-    alarm(IR_WATCHDOG_S);
-    atexit(ir_atexit);
+    itest_guard(IR_WATCHDOG_S, ir_log);
     ua_arena_init(&ir_arena, malloc(IR_ARENA), IR_ARENA);
     if (ua_crypto_init() != UA_GOOD)
         itest_fatal("ua_crypto_init");
-    if (getenv("UABROKER_BIN") != NULL && getenv("UABROKER_BIN")[0] != '\0')
-        snprintf(bin, sizeof(bin), "%s", getenv("UABROKER_BIN"));
-    else {
-        snprintf(buf, sizeof(buf), "%s", argv[0]);
-        snprintf(bin, sizeof(bin), "%s/../../uabroker", dirname(buf));
-    }
-    if (ir_read_file(IR_PKI_SRC "app.der", app, sizeof(app), &app_len) != 0
-        || ir_read_file(IR_PKI_SRC "app.key.der", keyder, sizeof(keyder),
+    itest_broker_bin(argv[0], bin, sizeof(bin));
+    if (itest_read_file(IR_PKI_SRC "app.der", app, sizeof(app), &app_len) != 0
+        || itest_read_file(IR_PKI_SRC "app.key.der", keyder, sizeof(keyder),
                         &key_len) != 0
         || ua_crypto_key_load(&key, keyder, key_len) != UA_GOOD
         || ua_cert_parse(app, app_len, &cert) != UA_GOOD
@@ -767,12 +658,7 @@ main(int argc, char **argv)
     uri[cert.uri_len] = '\0';
 
     /* The runtime directory with the client certificate trusted. */
-    snprintf(ir_dir, sizeof(ir_dir), "%s/uabroker-rsa-XXXXXX",
-             tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
-    if (mkdtemp(ir_dir) == NULL) {
-        ir_dir[0] = '\0';
-        itest_fatal("mkdtemp: %s", strerror(errno));
-    }
+    itest_tmpdir("uabroker-rsa", ir_dir, sizeof(ir_dir));
     snprintf(ir_run, sizeof(ir_run), "%s/run", ir_dir);
     snprintf(ir_log, sizeof(ir_log), "%s/broker.log", ir_dir);
     snprintf(path, sizeof(path), "%s/run/pki/trusted/certs", ir_dir);
@@ -837,6 +723,7 @@ main(int argc, char **argv)
                 ir_user_loop(pfd[1]);
             ir_secured_loop(app, app_len, &key, uri, pfd[1]);
         }
+        itest_own(ir_child[i]);
     }
     close(pfd[1]);
 
@@ -871,8 +758,7 @@ main(int argc, char **argv)
                 counts[k] += one[k];
         else
             counts[1]++;
-        while (waitpid(ir_child[i], &status, 0) == -1 && errno == EINTR)
-            ;
+        (void)itest_wait(ir_child[i]);
         ir_child[i] = -1;
     }
     close(pfd[0]);
@@ -953,22 +839,9 @@ main(int argc, char **argv)
               &key, uri);
     ir_steady("None", NULL, NULL, 0, NULL, NULL);
 
-    kill(ir_broker, SIGTERM);
-    {
-        pid_t r = -1;
-
-        for (int i = 0; i < 100; i++) {
-            r = waitpid(ir_broker, &status, WNOHANG);
-            if (r != 0)
-                break;
-            itest_sleep_ms(50);
-        }
-        itest_check(r == ir_broker && WIFEXITED(status)
-                    && WEXITSTATUS(status) == 0,
-                    "SIGTERM: the broker exits 0");
-        if (r == ir_broker)
-            ir_broker = -1;
-    }
+    itest_check(itest_stop(ir_broker, 5000) == 0,
+                "SIGTERM: the broker exits 0");
+    ir_broker = -1;
     ua_crypto_key_clear(&key);
     return itest_finish();
 }

@@ -34,7 +34,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -43,9 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -81,13 +78,7 @@ static struct ua_arena is_arena;
 static uint8_t         is_server_cert[UA_CERT_DER_MAX];
 static size_t          is_server_cert_len;
 
-static void is_kill_group(void);
-static void is_on_signal(int sig);
-static void is_atexit(void);
 
-static int is_read_file(const char *path, uint8_t *buf, size_t cap,
-                        size_t *len);
-static int is_write_file(const char *path, const uint8_t *buf, size_t len);
 static void is_start_broker(const char *bin);
 static ua_status is_read_time(struct uaconn *c);
 static void is_endpoints(void);
@@ -109,79 +100,9 @@ static ua_status is_secure(const struct ua_policy *p, uint8_t mode,
                            ua_status *sig);
 
 static void
-is_kill_group(void)
-{
-    if (is_broker > 0) {
-        kill(-is_broker, SIGKILL);
-        kill(is_broker, SIGKILL);
-        while (waitpid(is_broker, NULL, 0) == -1 && errno == EINTR)
-            ;
-        is_broker = -1;
-    }
-}
-
-static void
-is_on_signal(int sig)
-{
-    static const char msg[] = "integ_security: watchdog or signal: killing "
-                              "the broker's process group\n";
-
-    (void)sig;
-    (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
-    if (is_broker > 0)
-        kill(-is_broker, SIGKILL);
-    _exit(1);
-}
-
-static void
-is_atexit(void)
-{
-    char  line[1024];
-    FILE *f;
-
-    is_kill_group();
-    if (itest_failures() != 0 && is_log[0] != '\0'
-        && (f = fopen(is_log, "r")) != NULL) {
-        fprintf(stderr, "---- broker log\n");
-        while (fgets(line, sizeof(line), f) != NULL)
-            fputs(line, stderr);
-        fprintf(stderr, "---- end of broker log\n");
-        fclose(f);
-    }
-    /* is_dir itself goes with itest's scratch directories. */
-}
-
-static int
-is_read_file(const char *path, uint8_t *buf, size_t cap, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-
-    if (f == NULL)
-        return -1;
-    *len = fread(buf, 1, cap, f);
-    fclose(f);
-    return *len > 0 && *len < cap ? 0 : -1;
-}
-
-static int
-is_write_file(const char *path, const uint8_t *buf, size_t len)
-{
-    FILE *f = fopen(path, "wb");
-    int   rc;
-
-    if (f == NULL)
-        return -1;
-    rc = fwrite(buf, 1, len, f) == len ? 0 : -1;
-    if (fclose(f) != 0)
-        rc = -1;
-    return rc;
-}
-
-static void
 is_start_broker(const char *bin)
 {
     char port[8], stats[32];
-    int  fd;
 
     is_port = itest_free_port();
     is_sport = itest_free_port();
@@ -189,24 +110,13 @@ is_start_broker(const char *bin)
         itest_fatal("no free ports");
     snprintf(port, sizeof(port), "%u", is_port);
     snprintf(stats, sizeof(stats), "127.0.0.1:%u", is_sport);
-    fflush(NULL);
-    is_broker = fork();
-    if (is_broker == -1)
-        itest_fatal("fork: %s", strerror(errno));
-    if (is_broker == 0) {
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        fd = open(is_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd != -1) {
-            dup2(fd, STDOUT_FILENO);
-            dup2(fd, STDERR_FILENO);
-        }
-        execl(bin, bin, "-w", "1", "-p", port, "--stats", stats,
-              "--runtime-dir", is_run, "--vars", "10", (char *)NULL);
-        fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
-        _exit(127);
+    {
+        char *const argv[] = { (char *)bin, "-w", "1", "-p", port, "--stats",
+                                stats, "--runtime-dir", is_run, "--vars", "10",
+                                NULL };
+
+        is_broker = itest_spawn(is_log, argv);
     }
-    setpgid(is_broker, is_broker);
     printf("# broker %s pid %d, opc.tcp port %u\n", bin, (int)is_broker,
            is_port);
 }
@@ -566,30 +476,20 @@ main(int argc, char **argv)
     char                    uri[256], name[UA_CERT_REJECTED_NAME_LEN];
     uint8_t                 thumb[UA_CERT_THUMB_LEN];
     size_t                  app_len, key_len, fresh_len;
-    const char             *tmp = getenv("TMPDIR");
     struct stat             st;
     ua_status               s, sig;
     bool                    found = false;
 
     itest_init("integ_security");
     (void)argc;
-    signal(SIGALRM, is_on_signal);
-    signal(SIGINT, is_on_signal);
-    signal(SIGTERM, is_on_signal);
-    alarm(IS_WATCHDOG_S);
-    atexit(is_atexit);
+    itest_guard(IS_WATCHDOG_S, is_log);
     ua_arena_init(&is_arena, malloc(IS_ARENA), IS_ARENA);
     if (ua_crypto_init() != UA_GOOD)
         itest_fatal("ua_crypto_init");
-    if (getenv("UABROKER_BIN") != NULL && getenv("UABROKER_BIN")[0] != '\0')
-        snprintf(bin, sizeof(bin), "%s", getenv("UABROKER_BIN"));
-    else {
-        snprintf(buf, sizeof(buf), "%s", argv[0]);
-        snprintf(bin, sizeof(bin), "%s/../../uabroker", dirname(buf));
-    }
+    itest_broker_bin(argv[0], bin, sizeof(bin));
     /* The client's certificate and key (tests/unit/proto/pki). */
-    if (is_read_file(IS_PKI_SRC "app.der", app, sizeof(app), &app_len) != 0
-        || is_read_file(IS_PKI_SRC "app.key.der", keyder, sizeof(keyder),
+    if (itest_read_file(IS_PKI_SRC "app.der", app, sizeof(app), &app_len) != 0
+        || itest_read_file(IS_PKI_SRC "app.key.der", keyder, sizeof(keyder),
                         &key_len) != 0
         || ua_crypto_key_load(&key, keyder, key_len) != UA_GOOD
         || ua_cert_parse(app, app_len, &cert) != UA_GOOD
@@ -599,13 +499,7 @@ main(int argc, char **argv)
     uri[cert.uri_len] = '\0';
 
     /* The runtime directory with the client certificate trusted. */
-    snprintf(is_dir, sizeof(is_dir), "%s/uabroker-sec-XXXXXX",
-             tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
-    if (mkdtemp(is_dir) == NULL) {
-        is_dir[0] = '\0';
-        itest_fatal("mkdtemp: %s", strerror(errno));
-    }
-    itest_scratch(is_dir);
+    itest_tmpdir("uabroker-sec", is_dir, sizeof(is_dir));
     snprintf(is_run, sizeof(is_run), "%s/run", is_dir);
     snprintf(is_log, sizeof(is_log), "%s/broker.log", is_dir);
     snprintf(path, sizeof(path), "%s/run/pki/trusted/certs", is_dir);
@@ -618,7 +512,7 @@ main(int argc, char **argv)
     }
     mkdir(path, 0700);
     snprintf(path, sizeof(path), "%s/run/pki/trusted/certs/app.der", is_dir);
-    if (is_write_file(path, app, app_len) != 0)
+    if (itest_write_file(path, app, app_len) != 0)
         itest_fatal("cannot write %s", path);
     /* An X509 user, trusted in trusted_users/certs. */
     memset(&cp, 0, sizeof(cp));
@@ -636,7 +530,7 @@ main(int argc, char **argv)
     mkdir(path, 0700);
     snprintf(path, sizeof(path), "%s/run/pki/trusted_users/certs/user.der",
              is_dir);
-    if (is_write_file(path, ucert, ucert_len) != 0)
+    if (itest_write_file(path, ucert, ucert_len) != 0)
         itest_fatal("cannot write %s", path);
     /* The users file beside pki/ (security.users_file = users). */
     {
@@ -786,23 +680,9 @@ main(int argc, char **argv)
     }
 
     /* Clean stop. */
-    kill(is_broker, SIGTERM);
-    {
-        int status = 0;
-        pid_t r = -1;
-
-        for (int i = 0; i < 100; i++) {
-            r = waitpid(is_broker, &status, WNOHANG);
-            if (r != 0)
-                break;
-            itest_sleep_ms(50);
-        }
-        itest_check(r == is_broker && WIFEXITED(status)
-                     && WEXITSTATUS(status) == 0,
-                 "SIGTERM: the broker exits 0");
-        if (r == is_broker)
-            is_broker = -1;
-    }
+    itest_check(itest_stop(is_broker, 5000) == 0,
+                "SIGTERM: the broker exits 0");
+    is_broker = -1;
     ua_crypto_key_clear(&key);
     ua_crypto_key_clear(&fkey);
     ua_crypto_key_clear(&ukey);

@@ -6,23 +6,35 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
+#include <libgen.h>
 #include <limits.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define ITEST_SCRATCH_MAX 32
+#define ITEST_PROCS_MAX   16
 
 static const char *itest_name = "itest";
 static unsigned    itest_passed, itest_failed;
 static char        itest_dirs[ITEST_SCRATCH_MAX][PATH_MAX];
 static unsigned    itest_ndirs;
+
+/* Registered processes; a group leader is killed with its group.  Read by
+ * the signal handler: plain stores of pids, sig_atomic_t-sized use. */
+static volatile pid_t     itest_procs[ITEST_PROCS_MAX];
+static volatile sig_atomic_t itest_group[ITEST_PROCS_MAX];
+static const char        *itest_log;
 
 static int
 itest_rm_one(const char *path, const struct stat *st, int flag,
@@ -149,4 +161,223 @@ itest_free_port(void)
     if (fd != -1)
         close(fd);
     return port;
+}
+
+/* ------------------------------------------------------------ processes */
+
+static void
+itest_register(pid_t pid, bool group)
+{
+    for (int i = 0; i < ITEST_PROCS_MAX; i++) {
+        if (itest_procs[i] <= 0) {
+            itest_group[i] = group;
+            itest_procs[i] = pid;
+            return;
+        }
+    }
+    itest_fatal("more than %d processes to watch", ITEST_PROCS_MAX);
+}
+
+static void
+itest_forget(pid_t pid)
+{
+    for (int i = 0; i < ITEST_PROCS_MAX; i++)
+        if (itest_procs[i] == pid)
+            itest_procs[i] = -1;
+}
+
+/* Async-signal-safe: kill(2) only. */
+static void
+itest_kill_registered(void)
+{
+    for (int i = 0; i < ITEST_PROCS_MAX; i++) {
+        pid_t pid = itest_procs[i];
+
+        if (pid <= 0)
+            continue;
+        if (itest_group[i])
+            kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
+    }
+}
+
+static void
+itest_on_signal(int sig)
+{
+    static const char msg[] = "itest: watchdog or signal: killing the "
+                              "processes under test\n";
+
+    (void)sig;
+    (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+    itest_kill_registered();
+    _exit(1);
+}
+
+static void
+itest_at_exit(void)
+{
+    char  line[1024];
+    FILE *f;
+
+    for (int i = 0; i < ITEST_PROCS_MAX; i++)
+        if (itest_procs[i] > 0)
+            itest_kill(itest_procs[i]);
+    if (itest_failed != 0 && itest_log != NULL && itest_log[0] != '\0'
+        && (f = fopen(itest_log, "r")) != NULL) {
+        fprintf(stderr, "---- %s\n", itest_log);
+        while (fgets(line, sizeof(line), f) != NULL)
+            fputs(line, stderr);
+        fprintf(stderr, "---- end of %s\n", itest_log);
+        fclose(f);
+    }
+}
+
+void
+itest_guard(unsigned seconds, const char *log)
+{
+    itest_log = log;
+    signal(SIGALRM, itest_on_signal);
+    signal(SIGINT, itest_on_signal);
+    signal(SIGTERM, itest_on_signal);
+    alarm(seconds);
+    /* Registered after itest_init()'s handler, so it runs before the
+     * scratch directories are removed. */
+    atexit(itest_at_exit);
+}
+
+pid_t
+itest_spawn(const char *log, char *const argv[])
+{
+    pid_t pid;
+    int   fd;
+
+    fflush(NULL);
+    pid = fork();
+    if (pid == -1)
+        itest_fatal("fork: %s", strerror(errno));
+    if (pid == 0) {
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd != -1) {
+            dup2(fd, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
+        }
+        execv(argv[0], argv);
+        fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    itest_register(pid, true);
+    return pid;
+}
+
+void
+itest_own(pid_t pid)
+{
+    itest_register(pid, false);
+}
+
+void
+itest_kill(pid_t pid)
+{
+    bool group = false;
+
+    if (pid <= 0)
+        return;
+    for (int i = 0; i < ITEST_PROCS_MAX; i++)
+        if (itest_procs[i] == pid)
+            group = itest_group[i];
+    if (group)
+        kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+        ;
+    itest_forget(pid);
+}
+
+int
+itest_wait(pid_t pid)
+{
+    int status = 0;
+
+    while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+        ;
+    itest_forget(pid);
+    return status;
+}
+
+int
+itest_stop(pid_t pid, unsigned ms)
+{
+    int   status = 0;
+    pid_t r = 0;
+
+    kill(pid, SIGTERM);
+    for (unsigned t = 0; t <= ms; t += 50) {
+        r = waitpid(pid, &status, WNOHANG);
+        if (r != 0)
+            break;
+        itest_sleep_ms(50);
+    }
+    if (r != pid) {
+        itest_kill(pid);
+        return -1;
+    }
+    itest_forget(pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+void
+itest_broker_bin(const char *argv0, char *out, size_t cap)
+{
+    const char *env = getenv("UABROKER_BIN");
+    char        buf[PATH_MAX];
+
+    if (env != NULL && env[0] != '\0') {
+        snprintf(out, cap, "%s", env);
+        return;
+    }
+    snprintf(buf, sizeof(buf), "%s", argv0);
+    snprintf(out, cap, "%s/../../uabroker", dirname(buf));
+}
+
+void
+itest_tmpdir(const char *prefix, char *out, size_t cap)
+{
+    const char *tmp = getenv("TMPDIR");
+
+    snprintf(out, cap, "%s/%s-XXXXXX",
+             tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp", prefix);
+    if (mkdtemp(out) == NULL) {
+        out[0] = '\0';
+        itest_fatal("mkdtemp: %s", strerror(errno));
+    }
+    itest_scratch(out);
+}
+
+int
+itest_read_file(const char *path, uint8_t *buf, size_t cap, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+
+    if (f == NULL)
+        return -1;
+    *len = fread(buf, 1, cap, f);
+    fclose(f);
+    return *len > 0 && *len < cap ? 0 : -1;
+}
+
+int
+itest_write_file(const char *path, const uint8_t *buf, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    int   rc;
+
+    if (f == NULL)
+        return -1;
+    rc = fwrite(buf, 1, len, f) == len ? 0 : -1;
+    if (fclose(f) != 0)
+        rc = -1;
+    return rc;
 }

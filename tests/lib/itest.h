@@ -10,7 +10,9 @@
 #define ITEST_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Name the program (for the closing line); call first in main(), before
  * the program's own atexit() handlers (the scratch directories below are
@@ -46,5 +48,50 @@ void itest_sleep_ms(unsigned ms);
 /* A port of 127.0.0.1 nobody listens on now (the kernel's choice); 0 on
  * failure. */
 uint16_t itest_free_port(void);
+
+/*
+ * Processes under test.  itest_spawn() starts a program (the broker) in a
+ * process group of its own, killed with this program (PR_SET_PDEATHSIG),
+ * its stdout and stderr in log; itest_own() registers another child (a
+ * load generator this program forked).  Every registered process is killed
+ * on each way out: itest_guard()'s watchdog and signals, and at exit.
+ */
+
+/* After seconds (the watchdog), or on SIGINT/SIGTERM: kill every registered
+ * process and _exit(1).  At exit: kill them, and print the file log names
+ * (the broker's log, read then; may be NULL or empty) when a check failed.
+ * Call once, after itest_init(). */
+void itest_guard(unsigned seconds, const char *log);
+
+/* fork + exec argv[0] with argv (NULL-terminated) as said above; the pid
+ * (fatal when fork fails). */
+pid_t itest_spawn(const char *log, char *const argv[]);
+
+/* Kill pid as well on every way out (a child that leads no group). */
+void itest_own(pid_t pid);
+
+/* Wait for pid to end by itself, forget it; its wait status. */
+int itest_wait(pid_t pid);
+
+/* SIGKILL pid (and its group when it leads one), reap it, forget it. */
+void itest_kill(pid_t pid);
+
+/* SIGTERM pid and wait up to ms for it: its exit status (0..255), or -1
+ * when it did not exit by itself in time (it is then killed).  Either way
+ * it is reaped and forgotten. */
+int itest_stop(pid_t pid, unsigned ms);
+
+/* The uabroker to test: $UABROKER_BIN when set, else ../../uabroker beside
+ * the directory of argv0 (build/tests/integ/ -> build/). */
+void itest_broker_bin(const char *argv0, char *out, size_t cap);
+
+/* Make a fresh directory $TMPDIR/prefix-XXXXXX (/tmp without TMPDIR),
+ * registered with itest_scratch(); fatal when it cannot be made. */
+void itest_tmpdir(const char *prefix, char *out, size_t cap);
+
+/* Read a whole file of 1..cap-1 bytes into buf: 0, or -1 (missing, empty,
+ * too big).  Write len bytes to path (created or truncated): 0 or -1. */
+int itest_read_file(const char *path, uint8_t *buf, size_t cap, size_t *len);
+int itest_write_file(const char *path, const uint8_t *buf, size_t len);
 
 #endif /* ITEST_H */
