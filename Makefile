@@ -340,10 +340,12 @@ check-deps:
 # ---------------------------------------------------------------- bad input
 #
 # tests/integ/check_badinput.c + the blocking test client tests/lib/uaconn.c
+# + the process harness tests/lib/itest.c
 # + libproto.a.  It starts $(UABROKER) itself (found next to its own build
 # directory), so the broker and the worker are built first.
 
-BADINPUT_OBJS := $(B)/tests/integ/check_badinput.o $(B)/tests/lib/uaconn.o
+BADINPUT_OBJS := $(B)/tests/integ/check_badinput.o $(B)/tests/lib/uaconn.o \
+  $(B)/tests/lib/itest.o
 
 $(BADINPUT): $(BADINPUT_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
 	@mkdir -p $(@D)

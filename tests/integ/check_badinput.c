@@ -53,6 +53,7 @@
 #include "proto/status_gen.h"
 #include "proto/types.h"
 #include "proto/types_gen.h"
+#include "tests/lib/itest.h"
 #include "tests/lib/uaconn.h"
 
 #define BI_WORKERS        2
@@ -104,12 +105,9 @@ struct bi_case {
     int       (*fn)(struct bi *t);
 };
 
-static struct bi *bi_global;           /* for the exit handlers */
 
 /* Table of contents. */
-static uint64_t bi_ms(void);
 static uint64_t bi_us(void);
-static void bi_sleep_ms(unsigned ms);
 static void bi_put32(uint8_t *p, uint32_t v);
 static uint32_t bi_get32(const uint8_t *p);
 static int bi_fail(struct bi *t, int line, const char *fmt, ...)
@@ -118,12 +116,9 @@ static int bi_skip(struct bi *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static const char *bi_sn(ua_status s);
 static bool bi_in(ua_status s, const ua_status *set, size_t n);
-static uint16_t bi_free_port(void);
 static int bi_broker_start(struct bi *t);
 static void bi_broker_stop(struct bi *t);
 static bool bi_broker_alive(struct bi *t);
-static void bi_atexit(void);
-static void bi_on_signal(int sig);
 static int bi_http_get(struct bi *t, const char *path, char *out, size_t cap);
 static int bi_stats_workers(struct bi *t, const char *key, long *vals,
                             int max);
@@ -187,30 +182,12 @@ static size_t bi_read_chunk(struct bi *t, struct uaconn *c, uint8_t *out);
 /* ------------------------------------------------------------ helpers */
 
 static uint64_t
-bi_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static uint64_t
 bi_us(void)
 {
     struct timespec ts;
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
-static void
-bi_sleep_ms(unsigned ms)
-{
-    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-    while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-        ;
 }
 
 static void
@@ -289,24 +266,6 @@ bi_in(ua_status s, const ua_status *set, size_t n)
     return false;
 }
 
-/* A port of 127.0.0.1 the kernel just said was free. */
-static uint16_t
-bi_free_port(void)
-{
-    struct sockaddr_in a = { .sin_family = AF_INET };
-    socklen_t          l = sizeof(a);
-    int                fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    uint16_t           port = 0;
-
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd != -1 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0
-        && getsockname(fd, (struct sockaddr *)&a, &l) == 0)
-        port = ntohs(a.sin_port);
-    if (fd != -1)
-        close(fd);
-    return port;
-}
-
 /* ------------------------------------------------------------ broker */
 
 static int
@@ -314,11 +273,11 @@ bi_broker_start(struct bi *t)
 {
     char  portarg[16], statsarg[64], hello[64], maxmsg[64], workers[8];
     char *argv[20];
-    int   i = 0, fd;
+    int   i = 0;
 
-    t->port = bi_free_port();
+    t->port = itest_free_port();
     do
-        t->sport = bi_free_port();
+        t->sport = itest_free_port();
     while (t->sport == t->port);
     if (t->port == 0 || t->sport == 0)
         return -1;
@@ -350,86 +309,27 @@ bi_broker_start(struct bi *t)
     argv[i++] = "--set";
     argv[i++] = "security.policies=None";
     argv[i] = NULL;
-    fflush(NULL);
-    t->pid = fork();
-    if (t->pid == -1)
-        return -1;
-    if (t->pid == 0) {
-        fd = open(t->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd != -1) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-        }
-        execv(t->broker, argv);
-        _exit(127);
-    }
+    t->pid = itest_spawn(t->log, argv);
     return 0;
 }
 
 static bool
 bi_broker_alive(struct bi *t)
 {
-    int   st;
-    pid_t r;
-
-    if (t->pid <= 0)
-        return false;
-    r = waitpid(t->pid, &st, WNOHANG);
-    if (r == t->pid) {
+    if (t->pid > 0 && !itest_alive(t->pid))
         t->pid = -1;
-        return false;
-    }
-    return true;
+    return t->pid > 0;
 }
 
 static void
 bi_broker_stop(struct bi *t)
 {
-    int st;
-
     if (t->pid <= 0)
         return;
-    kill(t->pid, SIGTERM);
-    for (int i = 0; i < 100; i++) {
-        if (waitpid(t->pid, &st, WNOHANG) == t->pid) {
-            t->pid = -1;
-            return;
-        }
-        bi_sleep_ms(100);
-    }
-    fprintf(stderr, "check_badinput: the broker did not stop in 10 s; "
-            "killing it\n");
-    kill(t->pid, SIGKILL);
-    waitpid(t->pid, &st, 0);
+    if (itest_stop(t->pid, 10000) == -1)
+        fprintf(stderr, "check_badinput: the broker did not stop by itself "
+                "in 10 s\n");
     t->pid = -1;
-}
-
-static void
-bi_atexit(void)
-{
-    struct bi *t = bi_global;
-    char       path[PATH_MAX + 32];
-
-    if (t == NULL)
-        return;
-    bi_broker_stop(t);
-    if (t->dir[0] != '\0') {
-        /* The runtime directory holds a few sockets and the log. */
-        snprintf(path, sizeof(path), "rm -rf '%s'", t->dir);
-        if (system(path) != 0)
-            fprintf(stderr, "check_badinput: cannot remove %s\n", t->dir);
-    }
-}
-
-static void
-bi_on_signal(int sig)
-{
-    struct bi *t = bi_global;
-
-    if (t != NULL && t->pid > 0)
-        kill(t->pid, SIGKILL);
-    signal(sig, SIG_DFL);
-    raise(sig);
 }
 
 /* ------------------------------------------------------------ stats */
@@ -438,47 +338,16 @@ bi_on_signal(int sig)
 static int
 bi_http_get(struct bi *t, const char *path, char *out, size_t cap)
 {
-    struct sockaddr_in a = { .sin_family = AF_INET };
-    struct timeval     tv = { 2, 0 };
-    char               req[256];
-    size_t             len = 0;
-    int                fd;
-    char              *body;
+    char  *body = NULL;
+    size_t n;
 
-    a.sin_port = htons(t->sport);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd == -1)
-        return -1;
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == -1) {
-        close(fd);
+    if (itest_http(t->sport, "GET", path, &body) != 200 || body == NULL
+        || (n = strlen(body)) >= cap) {
+        free(body);
         return -1;
     }
-    snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n"
-             "Connection: close\r\n\r\n", path);
-    if (send(fd, req, strlen(req), MSG_NOSIGNAL) != (ssize_t)strlen(req)) {
-        close(fd);
-        return -1;
-    }
-    while (len + 1 < cap) {
-        ssize_t r = read(fd, out + len, cap - 1 - len);
-
-        if (r == -1 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        len += (size_t)r;
-    }
-    close(fd);
-    out[len] = '\0';
-    if (strncmp(out, "HTTP/1.", 7) != 0 || strncmp(out + 9, "200", 3) != 0)
-        return -1;
-    body = strstr(out, "\r\n\r\n");
-    if (body == NULL)
-        return -1;
-    memmove(out, body + 4, strlen(body + 4) + 1);
+    memcpy(out, body, n + 1);
+    free(body);
     return 0;
 }
 
@@ -1041,7 +910,7 @@ bi_ctl_check(struct bi *t, const char *after)
     int rc = 0;
 
     for (int i = 0; i < t->nctl; i++) {
-        uint64_t t0 = bi_ms();
+        uint64_t t0 = itest_ms();
         char     what[160];
 
         snprintf(what, sizeof(what), "control client %d after %s", i, after);
@@ -1054,9 +923,9 @@ bi_ctl_check(struct bi *t, const char *after)
                         "reconnect\n", i);
             continue;
         }
-        if (bi_ms() - t0 > BI_CTL_SLOW_MS) {
+        if (itest_ms() - t0 > BI_CTL_SLOW_MS) {
             rc = bi_fail(t, __LINE__, "%s: two Reads took %" PRIu64 " ms",
-                         what, bi_ms() - t0);
+                         what, itest_ms() - t0);
         }
     }
     return rc;
@@ -2097,7 +1966,7 @@ bi_t_nesting_read(struct bi *t)
     BI_CHECK(n + UA_SC_SYM_HEADER <= c->cl.send_buffer, "bomb too big: %zu",
              n);
     n = bi_msg_next(c, 'F', b, n, t->buf, &reqid);
-    t0 = bi_ms();
+    t0 = itest_ms();
     BI_CHECK(uaconn_raw_send(c, t->buf, n) == 0, "send");
     /* Either a ServiceFault (the channel stays) or, since the bomb sits in
      * the RequestHeader itself, ERR + close; never a crash or a hang. */
@@ -2109,8 +1978,8 @@ bi_t_nesting_read(struct bi *t)
     }
     BI_CHECK(bi_in(got, want, BI_N(want)), "nesting bomb in a Read: %s",
              bi_sn(got));
-    BI_CHECK(bi_ms() - t0 < 2000, "the answer took %" PRIu64 " ms",
-             bi_ms() - t0);
+    BI_CHECK(itest_ms() - t0 < 2000, "the answer took %" PRIu64 " ms",
+             itest_ms() - t0);
     if (c->err == got)                  /* it was an ERR: closed? */
         BI_CHECK(uaconn_raw_closed(c), "ERR but the connection stays open");
     return 0;
@@ -2652,7 +2521,7 @@ bi_t_too_many_sessions(struct bi *t)
                 "(MaxSessions %d)\n", created, limit);
     BI_TRY(bi_ctl_check(t, "the session pool ran full"));
     uaconn_close(c);
-    bi_sleep_ms(200);
+    itest_sleep_ms(200);
     for (int i = 0; i < 6; i++) {
         struct uaconn *d = bi_conn(t);
 
@@ -2743,7 +2612,7 @@ bi_wait_closed(int fd, uint64_t start, uint64_t limit_ms)
 
     for (;;) {
         struct pollfd pfd = { .fd = fd, .events = POLLIN };
-        uint64_t      now = bi_ms();
+        uint64_t      now = itest_ms();
         ssize_t       r;
 
         if (now - start > limit_ms)
@@ -2752,7 +2621,7 @@ bi_wait_closed(int fd, uint64_t start, uint64_t limit_ms)
             continue;
         r = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
         if (r == 0 || (r == -1 && errno != EAGAIN && errno != EINTR))
-            return bi_ms() - start;
+            return itest_ms() - start;
     }
 }
 
@@ -2768,7 +2637,7 @@ bi_t_hel_trickle(struct bi *t)
     /* One byte every 100 ms: 32 bytes would take 3.2 s, the deadline is
      * 1 s after accept, however many bytes arrive in between. */
     BI_TRY(bi_tcp(t, c));
-    start = bi_ms();
+    start = itest_ms();
     for (i = 0; i < n; i++) {
         struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
 
@@ -2779,7 +2648,7 @@ bi_t_hel_trickle(struct bi *t)
             ssize_t r = recv(c->fd, b, sizeof(b), MSG_DONTWAIT);
 
             if (r == 0 || (r == -1 && errno != EAGAIN)) {
-                closed = bi_ms() - start;
+                closed = itest_ms() - start;
                 break;
             }
             if (r > 0 && memcmp(b, "ACKF", 4) == 0)
@@ -2806,7 +2675,7 @@ bi_t_silent(struct bi *t)
 
     /* Connect and send nothing; and HEL but no OPN. */
     BI_TRY(bi_tcp(t, c));
-    start = bi_ms();
+    start = itest_ms();
     BI_TRY(bi_tcp(t, d));
     s = uaconn_hello(d, NULL);
     BI_CHECK(s == UA_GOOD, "HEL: %s", bi_sn(s));
@@ -2867,7 +2736,7 @@ bi_t_idle_200(struct bi *t)
 
     BI_TRY(bi_ctl_latency(t, 10, &p50_0, &max_0));
     rss0 = bi_workers_rss_kb(t);
-    start = bi_ms();
+    start = itest_ms();
     if (bi_many_connect(t, fds, BI_MANY) != 0) {
         bi_many_close(fds, BI_MANY);
         return -1;
@@ -3029,36 +2898,6 @@ static const struct bi_case bi_cases[] = {
 };
 
 /* The broker next to our build directory: <build>/tests/integ/ -> <build>. */
-static int
-bi_find_broker(struct bi *t, const char *argv0)
-{
-    const char *env = getenv("UABROKER");
-    char        self[PATH_MAX];
-    ssize_t     n;
-    char       *p;
-
-    if (env != NULL && env[0] != '\0') {
-        snprintf(t->broker, sizeof(t->broker), "%s", env);
-        return access(t->broker, X_OK);
-    }
-    n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n <= 0) {
-        snprintf(self, sizeof(self), "%s", argv0);
-        n = (ssize_t)strlen(self);
-    }
-    self[n] = '\0';
-    for (int i = 0; i < 3; i++) {
-        p = strrchr(self, '/');
-        if (p == NULL)
-            return -1;
-        *p = '\0';
-    }
-    if (strlen(self) + sizeof("/uabroker") > sizeof(t->broker))
-        return -1;
-    snprintf(t->broker, sizeof(t->broker), "%s/uabroker", self);
-    return access(t->broker, X_OK);
-}
-
 static void
 bi_print_log(struct bi *t)
 {
@@ -3115,8 +2954,8 @@ bi_setup(struct bi *t)
         fprintf(stderr, "check_badinput: cannot start %s\n", t->broker);
         return -1;
     }
-    end = bi_ms() + 20000;
-    while (bi_ms() < end) {
+    end = itest_ms() + 20000;
+    while (itest_ms() < end) {
         if (!bi_broker_alive(t)) {
             fprintf(stderr, "check_badinput: the broker exited\n");
             return -1;
@@ -3126,7 +2965,7 @@ bi_setup(struct bi *t)
         if (s == UA_GOOD)
             break;
         uaconn_clear(&t->ctl[0]);
-        bi_sleep_ms(100);
+        itest_sleep_ms(100);
     }
     if (s != UA_GOOD) {
         fprintf(stderr, "check_badinput: no session within 20 s: %s\n",
@@ -3138,7 +2977,7 @@ bi_setup(struct bi *t)
     for (int i = 0; i < 50 && got < BI_WORKERS; i++) {
         got = bi_stats_pids(t, t->wpids, (int)BI_N(t->wpids));
         if (got < BI_WORKERS)
-            bi_sleep_ms(100);
+            itest_sleep_ms(100);
     }
     t->nwpids = got > 0 ? got : 0;
     t->stats_ok = got >= BI_WORKERS;
@@ -3219,7 +3058,7 @@ bi_after_case(struct bi *t, const char *name)
                     n = bi_stats_pids(t, t->wpids, (int)BI_N(t->wpids));
                     if (n >= BI_WORKERS)
                         break;
-                    bi_sleep_ms(100);
+                    itest_sleep_ms(100);
                 }
                 t->nwpids = n > 0 ? n : 0;
                 return bi_fail(t, __LINE__, "worker pid %d is gone (crash "
@@ -3235,34 +3074,17 @@ main(int argc, char **argv)
 {
     static struct bi t;
     int              pass = 0, fail = 0, skip = 0, k = 0;
-    char             tmpl[PATH_MAX];
-    const char      *tmpdir = getenv("TMPDIR");
 
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "-v") == 0)
             t.verbose = true;
-    bi_global = &t;
     t.pid = -1;
+    itest_init("check_badinput");
     signal(SIGPIPE, SIG_IGN);
-    signal(SIGINT, bi_on_signal);
-    signal(SIGTERM, bi_on_signal);
-    signal(SIGALRM, bi_on_signal);
-    alarm(BI_RUN_SECONDS);
-    if (bi_find_broker(&t, argv[0]) != 0) {
-        fprintf(stderr, "check_badinput: uabroker not found (%s); build it "
-                "or set UABROKER\n", t.broker);
-        return 1;
-    }
-    if (tmpdir == NULL || tmpdir[0] == '\0' || strlen(tmpdir) > 200)
-        tmpdir = "/tmp";
-    snprintf(tmpl, sizeof(tmpl), "%s/uabroker-badinput.XXXXXX", tmpdir);
-    if (mkdtemp(tmpl) == NULL) {
-        perror("check_badinput: mkdtemp");
-        return 1;
-    }
-    snprintf(t.dir, sizeof(t.dir), "%s", tmpl);
+    itest_guard(BI_RUN_SECONDS, NULL);
+    itest_broker_bin(argv[0], t.broker, sizeof(t.broker));
+    itest_tmpdir("uabroker-badinput", t.dir, sizeof(t.dir));
     snprintf(t.log, sizeof(t.log), "%s/broker.log", t.dir);
-    atexit(bi_atexit);
     t.buf = malloc(BI_BUF);
     t.buf2 = malloc(BI_BUF);
     t.arena_buf = malloc(4u << 20);
@@ -3299,7 +3121,7 @@ main(int argc, char **argv)
         k++;
         t.why[0] = '\0';
         t.skipped = false;
-        t0 = bi_ms();
+        t0 = itest_ms();
         rc = cs->fn(&t);
         bi_conns_clear(&t);
         {
@@ -3330,7 +3152,7 @@ main(int argc, char **argv)
             skip++;
         } else {
             printf("ok %d - %s (%" PRIu64 " ms)\n", k, cs->name,
-                   bi_ms() - t0);
+                   itest_ms() - t0);
             pass++;
         }
         fflush(stdout);
@@ -3343,8 +3165,11 @@ main(int argc, char **argv)
         printf("not ok %d - broker log: %s\n", ++k, t.why);
         fail++;
     }
-    if (fail > 0)
+    if (fail > 0) {
         bi_print_log(&t);
+        /* Counted by the harness too: it keeps the runtime directory. */
+        itest_check(false, "%d bad-input cases failed", fail);
+    }
     printf("%d passed, %d failed, %d skipped\n", pass, fail, skip);
     return fail > 0 ? 1 : 0;
 }

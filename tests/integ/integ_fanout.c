@@ -34,7 +34,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -46,7 +45,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -88,12 +86,7 @@ static struct it_client it_cl[IT_CLIENTS_MAX];
 static unsigned         it_ncl;
 static struct ua_arena  it_arena;
 
-static void it_on_signal(int sig);
-static void it_atexit(void);
-
 static void it_start_broker(void);
-static int it_http(const char *path, char **body);
-static bool it_json_u64(const char *from, const char *key, uint64_t *out);
 static bool it_worker_u64(int slot, const char *key, uint64_t *out);
 static bool it_fanout_u64(const char *key, uint64_t *out);
 static bool it_wait_health(unsigned ms);
@@ -111,58 +104,18 @@ static int it_run(char *const argv[], char *out, size_t cap);
 /* ------------------------------------------------------------ plumbing */
 
 static void
-it_on_signal(int sig)
-{
-    static const char msg[] = "integ_fanout: watchdog or signal: killing "
-                              "the broker's process group\n";
-
-    (void)sig;
-    (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
-    if (it_broker > 0)
-        kill(-it_broker, SIGKILL);
-    _exit(1);
-}
-
-static void
-it_atexit(void)
-{
-    char  line[1024];
-    FILE *f;
-
-    if (it_broker > 0) {
-        kill(-it_broker, SIGKILL);
-        kill(it_broker, SIGKILL);
-        while (waitpid(it_broker, NULL, 0) == -1 && errno == EINTR)
-            ;
-        it_broker = -1;
-    }
-    if (itest_failures() != 0 && it_log[0] != '\0'
-        && (f = fopen(it_log, "r")) != NULL) {
-        fprintf(stderr, "---- broker log\n");
-        while (fgets(line, sizeof(line), f) != NULL)
-            fputs(line, stderr);
-        fprintf(stderr, "---- end of broker log\n");
-        fclose(f);
-    }
-    /* it_dir itself goes with itest's scratch directories. */
-}
-
-static void
 it_start_broker(void)
 {
-    char        port[8], stats[32];
-    const char *tmp = getenv("TMPDIR");
-    int         fd;
+    char  port[8], stats[32];
+    /* A small pool, so that a stopped worker exhausts it quickly. */
+    char *argv[] = { it_bin, "-w", "2", "-p", port, "--stats", stats,
+                     "--runtime-dir", it_dir, "--vars", "1000",
+                     "--set", "fanout.blocks=64",
+                     "--set", "fanout.block_size=1024",
+                     "--set", "fanout.notif_ring_slots=32",
+                     "--set", "security.anonymous_write=true", NULL };
 
-    /* Short: the doorbells' ipc:// paths must fit in sun_path. */
-    snprintf(it_dir, sizeof(it_dir), "%s/uabf-XXXXXX",
-             tmp != NULL && tmp[0] != '\0' && strlen(tmp) < 60 ? tmp
-                                                               : "/tmp");
-    if (mkdtemp(it_dir) == NULL) {
-        it_dir[0] = '\0';
-        itest_fatal("mkdtemp: %s", strerror(errno));
-    }
-    itest_scratch(it_dir);
+    itest_tmpdir("uabf", it_dir, sizeof(it_dir));
     snprintf(it_log, sizeof(it_log), "%s/broker.log", it_dir);
     it_port = itest_free_port();
     it_sport = itest_free_port();
@@ -170,123 +123,16 @@ it_start_broker(void)
         itest_fatal("no free ports");
     snprintf(port, sizeof(port), "%u", it_port);
     snprintf(stats, sizeof(stats), "127.0.0.1:%u", it_sport);
-    fflush(NULL);
-    it_broker = fork();
-    if (it_broker == -1)
-        itest_fatal("fork: %s", strerror(errno));
-    if (it_broker == 0) {
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        fd = open(it_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd != -1) {
-            dup2(fd, STDOUT_FILENO);
-            dup2(fd, STDERR_FILENO);
-        }
-        /* A small pool, so that a stopped worker exhausts it quickly. */
-        execl(it_bin, it_bin, "-w", "2", "-p", port, "--stats", stats,
-              "--runtime-dir", it_dir, "--vars", "1000",
-              "--set", "fanout.blocks=64", "--set", "fanout.block_size=1024",
-              "--set", "fanout.notif_ring_slots=32",
-              "--set", "security.anonymous_write=true", (char *)NULL);
-        fprintf(stderr, "exec %s: %s\n", it_bin, strerror(errno));
-        _exit(127);
-    }
-    setpgid(it_broker, it_broker);
+    it_broker = itest_spawn(it_log, argv);
     printf("# broker %s pid %d, opc.tcp port %u, stats port %u\n", it_bin,
            (int)it_broker, it_port, it_sport);
-}
-
-/* GET path from the stats endpoint: the status code; *body malloc'd. */
-static int
-it_http(const char *path, char **body)
-{
-    struct sockaddr_in a;
-    struct pollfd      pfd;
-    char               req[256], *buf, *p;
-    size_t             len = 0, cap = 1 << 17;
-    uint64_t           deadline = itest_ms() + 5000;
-    int                fd, code = -1, n;
-
-    if (body != NULL)
-        *body = NULL;
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd == -1)
-        return -1;
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_port = htons(it_sport);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
-        close(fd);
-        return -1;
-    }
-    n = snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\n\r\n", path);
-    if (send(fd, req, (size_t)n, MSG_NOSIGNAL) != n
-        || (buf = malloc(cap)) == NULL) {
-        close(fd);
-        return -1;
-    }
-    pfd.fd = fd;
-    pfd.events = POLLIN;
-    for (;;) {
-        ssize_t  r;
-        uint64_t now = itest_ms();
-
-        if (now >= deadline || len + 1 >= cap
-            || poll(&pfd, 1, (int)(deadline - now)) <= 0)
-            break;
-        r = recv(fd, buf + len, cap - 1 - len, 0);
-        if (r <= 0)
-            break;
-        len += (size_t)r;
-    }
-    close(fd);
-    buf[len] = '\0';
-    if (sscanf(buf, "HTTP/%*d.%*d %d", &code) != 1)
-        code = -1;
-    p = strstr(buf, "\r\n\r\n");
-    if (body != NULL && p != NULL) {
-        memmove(buf, p + 4, strlen(p + 4) + 1);
-        *body = buf;
-    } else {
-        free(buf);
-    }
-    return code;
-}
-
-static bool
-it_json_u64(const char *from, const char *key, uint64_t *out)
-{
-    char        pat[128];
-    const char *p;
-    char       *end;
-
-    if (from == NULL)
-        return false;
-    snprintf(pat, sizeof(pat), "\"%s\": ", key);
-    p = strstr(from, pat);
-    if (p == NULL)
-        return false;
-    p += strlen(pat);
-    *out = strtoull(p, &end, 10);
-    return end != p;
 }
 
 /* A counter of worker slot's row in /stats. */
 static bool
 it_worker_u64(int slot, const char *key, uint64_t *out)
 {
-    char  pat[32], *body = NULL;
-    bool  ok;
-
-    if (it_http("/stats", &body) != 200 || body == NULL) {
-        free(body);
-        return false;
-    }
-    snprintf(pat, sizeof(pat), "{\"slot\": %d,", slot);
-    ok = it_json_u64(strstr(body, pat), key, out);
-    free(body);
-    return ok;
+    return itest_worker_u64(it_sport, slot, key, out);
 }
 
 /* A counter of the "fanout" object in /stats. */
@@ -296,11 +142,11 @@ it_fanout_u64(const char *key, uint64_t *out)
     char *body = NULL;
     bool  ok;
 
-    if (it_http("/stats", &body) != 200 || body == NULL) {
+    if (itest_http(it_sport, "GET", "/stats", &body) != 200 || body == NULL) {
         free(body);
         return false;
     }
-    ok = it_json_u64(strstr(body, "\"fanout\": {"), key, out);
+    ok = itest_json_u64(strstr(body, "\"fanout\": {"), key, out);
     free(body);
     return ok;
 }
@@ -308,18 +154,9 @@ it_fanout_u64(const char *key, uint64_t *out)
 static bool
 it_wait_health(unsigned ms)
 {
-    uint64_t end = itest_ms() + ms;
-    int      status;
-
-    while (itest_ms() < end) {
-        if (it_http("/health", NULL) == 200)
-            return true;
-        if (waitpid(it_broker, &status, WNOHANG) == it_broker) {
-            it_broker = -1;
-            return false;
-        }
-        itest_sleep_ms(50);
-    }
+    if (itest_wait_health(it_sport, it_broker, ms))
+        return true;
+    it_broker = -1;
     return false;
 }
 
@@ -1029,56 +866,27 @@ it_dead_worker(struct it_client *a)
 static void
 it_stop_broker(void)
 {
-    uint64_t end = itest_ms() + IT_STOP_WAIT_MS + 2000;
-    int      status = 0;
-    pid_t    r = 0;
-
-    kill(it_broker, SIGTERM);
-    while (itest_ms() < end) {
-        r = waitpid(it_broker, &status, WNOHANG);
-        if (r == it_broker)
-            break;
-        itest_sleep_ms(20);
-    }
-    if (itest_check(r == it_broker && WIFEXITED(status)
-                     && WEXITSTATUS(status) == 0,
-                 "SIGTERM: the broker exits 0"))
-        it_broker = -1;
+    itest_check(itest_stop(it_broker, IT_STOP_WAIT_MS + 2000) == 0,
+                "SIGTERM: the broker exits 0");
+    it_broker = -1;
 }
 
 int
 main(int argc, char **argv)
 {
     struct it_client *per[IT_WORKERS] = { NULL, NULL };
-    struct sigaction  sa;
-    const char       *env = getenv("UABROKER_BIN");
-    char              buf[PATH_MAX];
     void             *abuf;
 
     itest_init("integ_fanout");
     (void)argc;
     setvbuf(stdout, NULL, _IOLBF, 0);
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = it_on_signal;
-    sigaction(SIGALRM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sa.sa_handler = SIG_IGN;
-    sigaction(SIGPIPE, &sa, NULL);
-    alarm(IT_WATCHDOG_S);
-    atexit(it_atexit);
+    signal(SIGPIPE, SIG_IGN);
+    itest_guard(IT_WATCHDOG_S, it_log);
     abuf = malloc(IT_ARENA);
     if (abuf == NULL)
         itest_fatal("out of memory");
     ua_arena_init(&it_arena, abuf, IT_ARENA);
-    if (env != NULL && env[0] != '\0') {
-        snprintf(it_bin, sizeof(it_bin), "%s", env);
-    } else {
-        snprintf(buf, sizeof(buf), "%s", argv[0]);
-        snprintf(it_bin, sizeof(it_bin), "%s/../../uabroker", dirname(buf));
-    }
-    if (access(it_bin, X_OK) != 0)
-        itest_fatal("%s: %s (build it first)", it_bin, strerror(errno));
+    itest_broker_bin(argv[0], it_bin, sizeof(it_bin));
     it_start_broker();
     if (!itest_check(it_wait_health(IT_HEALTH_WAIT_MS),
                   "/health 200 after start"))

@@ -134,8 +134,6 @@ static size_t          ir_server_cert_len;
 static uint32_t        ir_rtt[IR_RTT_MAX];      /* µs */
 
 static void ir_start_broker(const char *bin);
-static int ir_http_stats(char **body);
-static bool ir_json_u64(const char *from, const char *key, uint64_t *v);
 static struct ir_row ir_stats(void);
 static ua_status ir_read_time(struct uaconn *c);
 static ua_status ir_endpoints(struct uaconn *c);
@@ -177,79 +175,6 @@ ir_start_broker(const char *bin)
 }
 
 /* GET /stats: 0 and *body (malloc'd), or -1. */
-static int
-ir_http_stats(char **body)
-{
-    static const char  req[] = "GET /stats HTTP/1.0\r\nHost: 127.0.0.1\r\n"
-                               "\r\n";
-    struct sockaddr_in a;
-    struct pollfd      pfd;
-    size_t             len = 0, cap = 1 << 20;
-    uint64_t           deadline = itest_ms() + 5000;
-    char              *buf, *p;
-    int                fd;
-
-    *body = NULL;
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd == -1)
-        return -1;
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_port = htons(ir_sport);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0
-        || send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL)
-               != (ssize_t)(sizeof(req) - 1)) {
-        close(fd);
-        return -1;
-    }
-    buf = malloc(cap);
-    if (buf == NULL) {
-        close(fd);
-        return -1;
-    }
-    pfd.fd = fd;
-    pfd.events = POLLIN;
-    while (len + 1 < cap) {
-        uint64_t now = itest_ms();
-        ssize_t  r;
-
-        if (now >= deadline || poll(&pfd, 1, (int)(deadline - now)) <= 0)
-            break;
-        r = recv(fd, buf + len, cap - 1 - len, 0);
-        if (r <= 0)
-            break;
-        len += (size_t)r;
-    }
-    close(fd);
-    buf[len] = '\0';
-    p = strstr(buf, "\r\n\r\n");
-    if (strncmp(buf, "HTTP/1.", 7) != 0 || strstr(buf, " 200 ") == NULL
-        || p == NULL) {
-        free(buf);
-        return -1;
-    }
-    memmove(buf, p + 4, strlen(p + 4) + 1);
-    *body = buf;
-    return 0;
-}
-
-/* "key": N after from. */
-static bool
-ir_json_u64(const char *from, const char *key, uint64_t *v)
-{
-    char               pat[64];
-    const char        *p;
-    unsigned long long n;
-
-    snprintf(pat, sizeof(pat), "\"%s\": ", key);
-    p = from != NULL ? strstr(from, pat) : NULL;
-    if (p == NULL || sscanf(p + strlen(pat), "%llu", &n) != 1)
-        return false;
-    *v = n;
-    return true;
-}
-
 /* Worker 0's row of /stats. */
 static struct ir_row
 ir_stats(void)
@@ -259,15 +184,18 @@ ir_stats(void)
     const char   *row, *p;
 
     memset(&r, 0, sizeof(r));
-    if (ir_http_stats(&body) != 0)
+    if (itest_http(ir_sport, "GET", "/stats", &body) != 200
+        || body == NULL) {
+        free(body);
         return r;
+    }
     row = strstr(body, "{\"slot\": 0,");
-    r.ok = row != NULL && ir_json_u64(row, "pid", &r.pid)
-           && ir_json_u64(row, "allocations", &r.allocations)
-           && ir_json_u64(row, "rsa_private_ops", &r.rsa_ops)
-           && ir_json_u64(row, "loop_rsa_ops_max", &r.rsa_cb_max)
-           && ir_json_u64(row, "loop_stall_max_us", &r.stall_max_us)
-           && ir_json_u64(row, "loop_rsa_cpu_max_us", &r.rsa_cpu_max_us);
+    r.ok = row != NULL && itest_json_u64(row, "pid", &r.pid)
+           && itest_json_u64(row, "allocations", &r.allocations)
+           && itest_json_u64(row, "rsa_private_ops", &r.rsa_ops)
+           && itest_json_u64(row, "loop_rsa_ops_max", &r.rsa_cb_max)
+           && itest_json_u64(row, "loop_stall_max_us", &r.stall_max_us)
+           && itest_json_u64(row, "loop_rsa_cpu_max_us", &r.rsa_cpu_max_us);
     p = row != NULL ? strstr(row, "\"loop_iterations_us\": ") : NULL;
     p = p != NULL ? strstr(p, "\"buckets\": [") : NULL;
     if (p == NULL) {

@@ -23,13 +23,13 @@
  *
  * Prints "ok N - what" / "FAIL N - what" per check and a closing
  * "integ_server: N passed, M failed"; exits non-zero on any failure.  The
- * broker's process group is killed on every way out (atexit, SIGALRM
- * watchdog, SIGINT/SIGTERM), and its log is printed on failure.
+ * broker's process group is killed on every way out (tests/lib/itest's
+ * guard: exit, watchdog, SIGINT/SIGTERM), and its log is printed on
+ * failure.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -42,7 +42,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -98,16 +97,8 @@ static unsigned         it_ncl;
 static struct ua_arena  it_arena;
 static char             it_app_uri[512];
 
-static void it_kill_group(void);
-static void it_on_signal(int sig);
-static void it_atexit(void);
-static void it_dump_log(void);
 
-static void it_broker_path(const char *argv0, char *out, size_t len);
 static void it_start_broker(const char *bin);
-static int it_http(const char *method, const char *path, char **body);
-static const char *it_json_find(const char *from, const char *key);
-static bool it_json_u64(const char *from, const char *key, uint64_t *out);
 static bool it_stats(struct it_worker w[IT_WORKERS], char **json);
 static bool it_wait_health(unsigned ms);
 static struct it_client *it_connect(void);
@@ -138,83 +129,13 @@ static void it_stop_broker(void);
 /* ------------------------------------------------------------ plumbing */
 
 static void
-it_kill_group(void)
-{
-    if (it_broker > 0) {
-        kill(-it_broker, SIGKILL);
-        kill(it_broker, SIGKILL);
-        while (waitpid(it_broker, NULL, 0) == -1 && errno == EINTR)
-            ;
-        it_broker = -1;
-    }
-}
-
-static void
-it_on_signal(int sig)
-{
-    static const char msg[] = "integ_server: watchdog or signal: killing "
-                              "the broker's process group\n";
-
-    (void)sig;
-    (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
-    if (it_broker > 0)
-        kill(-it_broker, SIGKILL);
-    _exit(1);
-}
-
-static void
-it_atexit(void)
-{
-    it_kill_group();
-    if (itest_failures() != 0)
-        it_dump_log();
-    /* it_dir itself goes with itest's scratch directories. */
-}
-
-static void
-it_dump_log(void)
-{
-    char  line[1024];
-    FILE *f;
-
-    if (it_log[0] == '\0' || (f = fopen(it_log, "r")) == NULL)
-        return;
-    fprintf(stderr, "---- broker log\n");
-    while (fgets(line, sizeof(line), f) != NULL)
-        fputs(line, stderr);
-    fprintf(stderr, "---- end of broker log\n");
-    fclose(f);
-}
-
-/* <build dir>/tests/integ/integ_server -> <build dir>/uabroker. */
-static void
-it_broker_path(const char *argv0, char *out, size_t len)
-{
-    char        buf[PATH_MAX];
-    const char *env = getenv("UABROKER_BIN");
-
-    if (env != NULL && env[0] != '\0') {
-        snprintf(out, len, "%s", env);
-        return;
-    }
-    snprintf(buf, sizeof(buf), "%s", argv0);
-    snprintf(out, len, "%s/../../uabroker", dirname(buf));
-}
-
-static void
 it_start_broker(const char *bin)
 {
-    char        port[8], stats[32], vars[] = "1000";
-    const char *tmp = getenv("TMPDIR");
-    int         fd;
+    char  port[8], stats[32], vars[] = "1000";
+    char *argv[] = { (char *)bin, "-w", "2", "-p", port, "--stats", stats,
+                     "--runtime-dir", it_dir, "--vars", vars, NULL };
 
-    snprintf(it_dir, sizeof(it_dir), "%s/uabroker-integ-XXXXXX",
-             tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
-    if (mkdtemp(it_dir) == NULL) {
-        it_dir[0] = '\0';
-        itest_fatal("mkdtemp: %s", strerror(errno));
-    }
-    itest_scratch(it_dir);
+    itest_tmpdir("uabroker-integ", it_dir, sizeof(it_dir));
     snprintf(it_log, sizeof(it_log), "%s/broker.log", it_dir);
     it_port = itest_free_port();
     it_sport = itest_free_port();
@@ -222,130 +143,15 @@ it_start_broker(const char *bin)
         itest_fatal("no free ports");
     snprintf(port, sizeof(port), "%u", it_port);
     snprintf(stats, sizeof(stats), "127.0.0.1:%u", it_sport);
-    fflush(NULL);
-    it_broker = fork();
-    if (it_broker == -1)
-        itest_fatal("fork: %s", strerror(errno));
-    if (it_broker == 0) {
-        /* Its own process group: the test kills the whole group; and it
-         * dies with the test, whatever kills the test. */
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        fd = open(it_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd != -1) {
-            dup2(fd, STDOUT_FILENO);
-            dup2(fd, STDERR_FILENO);
-        }
-        execl(bin, bin, "-w", "2", "-p", port, "--stats", stats,
-              "--runtime-dir", it_dir, "--vars", vars, (char *)NULL);
-        fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
-        _exit(127);
-    }
-    setpgid(it_broker, it_broker);
+    it_broker = itest_spawn(it_log, argv);
     printf("# broker %s pid %d, opc.tcp port %u, stats port %u\n", bin,
            (int)it_broker, it_port, it_sport);
 }
 
-/*
- * One HTTP/1.0 exchange with the stats endpoint.  Returns the status code
- * (-1: no answer); *body (malloc'd, NUL-terminated) when body != NULL.
- */
 static int
 it_http(const char *method, const char *path, char **body)
 {
-    struct sockaddr_in a;
-    struct pollfd      pfd;
-    char               req[256], *buf;
-    size_t             len = 0, cap = 1 << 16;
-    uint64_t           deadline = itest_ms() + 5000;
-    int                fd, code = -1, n;
-    char              *p;
-
-    if (body != NULL)
-        *body = NULL;
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd == -1)
-        return -1;
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_port = htons(it_sport);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
-        close(fd);
-        return -1;
-    }
-    n = snprintf(req, sizeof(req), "%s %s HTTP/1.0\r\nHost: 127.0.0.1\r\n"
-                 "\r\n", method, path);
-    if (send(fd, req, (size_t)n, MSG_NOSIGNAL) != n) {
-        close(fd);
-        return -1;
-    }
-    buf = malloc(cap);
-    if (buf == NULL) {
-        close(fd);
-        return -1;
-    }
-    pfd.fd = fd;
-    pfd.events = POLLIN;
-    for (;;) {
-        ssize_t r;
-        uint64_t now = itest_ms();
-
-        if (now >= deadline || poll(&pfd, 1, (int)(deadline - now)) <= 0)
-            break;
-        if (len + 1 >= cap) {
-            char *nb = realloc(buf, cap * 2);
-
-            if (nb == NULL)
-                break;
-            buf = nb;
-            cap *= 2;
-        }
-        r = recv(fd, buf + len, cap - 1 - len, 0);
-        if (r <= 0)
-            break;
-        len += (size_t)r;
-    }
-    close(fd);
-    buf[len] = '\0';
-    if (sscanf(buf, "HTTP/%*d.%*d %d", &code) != 1)
-        code = -1;
-    p = strstr(buf, "\r\n\r\n");
-    if (body != NULL && p != NULL) {
-        memmove(buf, p + 4, strlen(p + 4) + 1);
-        *body = buf;
-    } else if (body != NULL && code != -1) {
-        buf[0] = '\0';
-        *body = buf;
-    } else {
-        free(buf);
-    }
-    return code;
-}
-
-/* The first `"key": ` at or after from (NULL: none). */
-static const char *
-it_json_find(const char *from, const char *key)
-{
-    char pat[128];
-
-    if (from == NULL)
-        return NULL;
-    snprintf(pat, sizeof(pat), "\"%s\": ", key);
-    from = strstr(from, pat);
-    return from != NULL ? from + strlen(pat) : NULL;
-}
-
-static bool
-it_json_u64(const char *from, const char *key, uint64_t *out)
-{
-    const char *p = it_json_find(from, key);
-    char       *end;
-
-    if (p == NULL)
-        return false;
-    *out = strtoull(p, &end, 10);
-    return end != p;
+    return itest_http(it_sport, method, path, body);
 }
 
 /* GET /stats, parse both worker rows.  *json (may be NULL) keeps the body. */
@@ -367,11 +173,11 @@ it_stats(struct it_worker w[IT_WORKERS], char **json)
         snprintf(pat, sizeof(pat), "{\"slot\": %u,", i);
         row = strstr(body, pat);
         memset(&w[i], 0, sizeof(w[i]));
-        s = it_json_find(row, "state");
-        if (row == NULL || s == NULL || !it_json_u64(row, "pid", &pid)
-            || !it_json_u64(row, "restarts", &w[i].restarts)
-            || !it_json_u64(row, "connections", &w[i].connections)
-            || !it_json_u64(row, "connections_total",
+        s = itest_json_find(row, "state");
+        if (row == NULL || s == NULL || !itest_json_u64(row, "pid", &pid)
+            || !itest_json_u64(row, "restarts", &w[i].restarts)
+            || !itest_json_u64(row, "connections", &w[i].connections)
+            || !itest_json_u64(row, "connections_total",
                             &w[i].connections_total)) {
             ok = false;
             continue;
@@ -389,18 +195,9 @@ it_stats(struct it_worker w[IT_WORKERS], char **json)
 static bool
 it_wait_health(unsigned ms)
 {
-    uint64_t end = itest_ms() + ms;
-    int      status;
-
-    while (itest_ms() < end) {
-        if (it_http("GET", "/health", NULL) == 200)
-            return true;
-        if (waitpid(it_broker, &status, WNOHANG) == it_broker) {
-            it_broker = -1;
-            return false;
-        }
-        itest_sleep_ms(50);
-    }
+    if (itest_wait_health(it_sport, it_broker, ms))
+        return true;
+    it_broker = -1;
     return false;
 }
 
@@ -1137,28 +934,28 @@ it_counters(void)
     if (!itest_check(it_stats(w, &json), "GET /stats parses"))
         return;
     totals = strstr(json, "\"totals\"");
-    reqs = it_json_find(totals, "requests");
+    reqs = itest_json_find(totals, "requests");
     for (size_t i = 0; i < sizeof(svc) / sizeof(svc[0]); i++) {
-        ok = it_json_u64(reqs, svc[i], &v) && v >= 1;
+        ok = itest_json_u64(reqs, svc[i], &v) && v >= 1;
         itest_check(ok, "/stats totals: %s requests counted (%llu)", svc[i],
                  (unsigned long long)(ok ? v : 0));
     }
-    it_json_u64(reqs, "Read", &reads);
+    itest_json_u64(reqs, "Read", &reads);
     itest_check(reads >= 20, "/stats totals: %llu Reads",
              (unsigned long long)reads);
     /* (The values are read before the calls that print them.) */
-    ok = it_json_u64(totals, "bad_requests", &bad) && bad >= 2;
+    ok = itest_json_u64(totals, "bad_requests", &bad) && bad >= 2;
     itest_check(ok, "/stats totals: bad_requests %llu (the unsupported "
              "services)", (unsigned long long)bad);
-    ok = it_json_u64(totals, "connections", &conns) && conns == it_ncl;
+    ok = itest_json_u64(totals, "connections", &conns) && conns == it_ncl;
     itest_check(ok, "/stats totals: %llu connections open = %u clients",
              (unsigned long long)conns, it_ncl);
     itest_check(w[0].connections >= 1 && w[1].connections >= 1,
              "/stats: both workers hold connections (%llu, %llu)",
              (unsigned long long)w[0].connections,
              (unsigned long long)w[1].connections);
-    p = it_json_find(totals, "latency_us");
-    itest_check(it_json_u64(it_json_find(p, "Read"), "count", &v) && v >= 1,
+    p = itest_json_find(totals, "latency_us");
+    itest_check(itest_json_u64(itest_json_find(p, "Read"), "count", &v) && v >= 1,
              "/stats totals: a latency histogram for Read");
     free(json);
     json = NULL;
@@ -1200,7 +997,7 @@ it_counters(void)
             (void)it_read(&it_cl[i], &rv, 1, &resp);
     }
     if (it_stats(w, &json)) {
-        it_json_u64(strstr(json, "\"totals\""), "allocations", &a0);
+        itest_json_u64(strstr(json, "\"totals\""), "allocations", &a0);
         free(json);
         json = NULL;
     }
@@ -1210,7 +1007,7 @@ it_counters(void)
             if (it_read(&it_cl[i], &rv, 1, &resp) != UA_GOOD)
                 ok = false;
     if (it_stats(w, &json)) {
-        it_json_u64(strstr(json, "\"totals\""), "allocations", &a1);
+        itest_json_u64(strstr(json, "\"totals\""), "allocations", &a1);
         free(json);
     }
     itest_check(ok && a0 != 0 && a1 == a0,
@@ -1366,10 +1163,9 @@ static void
 it_stop_broker(void)
 {
     struct it_worker w[IT_WORKERS];
-    uint64_t         start, end;
-    int              status = 0, pids[IT_WORKERS] = { 0, 0 };
-    bool             exited = false, gone = true;
-    pid_t            r;
+    uint64_t         start;
+    int              status, pids[IT_WORKERS] = { 0, 0 };
+    bool             gone = true;
 
     if (it_stats(w, NULL))
         for (int i = 0; i < IT_WORKERS; i++)
@@ -1379,24 +1175,11 @@ it_stop_broker(void)
         if (it_cl[i].used)
             uaconn_close(&it_cl[i].c);
     start = itest_ms();
-    kill(it_broker, SIGTERM);
-    end = start + IT_STOP_WAIT_MS;
-    while (itest_ms() < end) {
-        r = waitpid(it_broker, &status, WNOHANG);
-        if (r == it_broker) {
-            exited = true;
-            break;
-        }
-        itest_sleep_ms(20);
-    }
-    itest_check(exited && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-             "SIGTERM: the broker exited %s %d in %llu ms",
-             exited && WIFSIGNALED(status) ? "on signal" : "with code",
-             exited ? (WIFSIGNALED(status) ? WTERMSIG(status)
-                                           : WEXITSTATUS(status)) : -1,
-             (unsigned long long)(itest_ms() - start));
-    if (exited)
-        it_broker = -1;
+    status = itest_stop(it_broker, IT_STOP_WAIT_MS);
+    itest_check(status == 0, "SIGTERM: the broker exited %d in %llu ms "
+                "(-1: killed after the wait or by a signal)", status,
+                (unsigned long long)(itest_ms() - start));
+    it_broker = -1;
     for (int i = 0; i < IT_WORKERS; i++)
         if (pids[i] > 0 && kill(pids[i], 0) == 0)
             gone = false;
@@ -1411,7 +1194,6 @@ main(int argc, char **argv)
 {
     struct it_worker  w[IT_WORKERS];
     struct it_client *first[IT_WORKERS] = { NULL, NULL };
-    struct sigaction  sa;
     char              bin[PATH_MAX];
     void             *abuf;
     int               per[IT_WORKERS] = { 0, 0 };
@@ -1419,28 +1201,14 @@ main(int argc, char **argv)
     itest_init("integ_server");
     (void)argc;
     setvbuf(stdout, NULL, _IOLBF, 0);
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = it_on_signal;
-    sigaction(SIGALRM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sa.sa_flags = SA_RESETHAND;
-    sigaction(SIGSEGV, &sa, NULL);
-    sigaction(SIGBUS, &sa, NULL);
-    sigaction(SIGABRT, &sa, NULL);
-    sa.sa_flags = 0;
-    sa.sa_handler = SIG_IGN;
-    sigaction(SIGPIPE, &sa, NULL);
-    alarm(IT_WATCHDOG_S);
-    atexit(it_atexit);
+    signal(SIGPIPE, SIG_IGN);
+    itest_guard(IT_WATCHDOG_S, it_log);
     abuf = malloc(IT_ARENA);
     if (abuf == NULL)
         itest_fatal("out of memory");
     ua_arena_init(&it_arena, abuf, IT_ARENA);
 
-    it_broker_path(argv[0], bin, sizeof(bin));
-    if (access(bin, X_OK) != 0)
-        itest_fatal("%s: %s (build it first)", bin, strerror(errno));
+    itest_broker_bin(argv[0], bin, sizeof(bin));
     it_start_broker(bin);
 
     /* 1. Up and healthy. */

@@ -54,7 +54,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -111,13 +110,9 @@ static struct is_client is_cl[IS_CLIENTS_MAX];
 static unsigned         is_ncl;
 static struct ua_arena  is_arena;
 
-static void is_kill_group(void);
-static void is_on_signal(int sig);
-static void is_atexit(void);
 
 static void is_start_broker(const char *bin, bool limits);
-static int is_http(const char *path, char **body);
-static bool is_json_u64(const char *from, const char *key, uint64_t *out);
+static void is_stop_broker(const char *what);
 static bool is_worker_u64(int slot, const char *key, uint64_t *out);
 static bool is_wait_health(unsigned ms);
 static struct is_client *is_connect(void);
@@ -135,58 +130,26 @@ static void is_limits(const char *bin);
 
 /* ------------------------------------------------------------ harness */
 
-static void
-is_kill_group(void)
-{
-    if (is_broker > 0) {
-        kill(-is_broker, SIGKILL);
-        waitpid(is_broker, NULL, 0);
-        is_broker = -1;
-    }
-}
-
-static void
-is_on_signal(int sig)
-{
-    (void)sig;
-    if (is_broker > 0)
-        kill(-is_broker, SIGKILL);
-    _exit(3);
-}
-
-static void
-is_atexit(void)
-{
-    is_kill_group();
-    if (itest_failures() > 0 && is_log[0] != '\0') {
-        FILE *f = fopen(is_log, "r");
-        char  line[512];
-
-        if (f != NULL) {
-            fprintf(stderr, "---- broker log\n");
-            while (fgets(line, sizeof(line), f) != NULL)
-                fputs(line, stderr);
-            fclose(f);
-        }
-    }
-    /* is_dir itself goes with itest's scratch directories. */
-}
-
 /* limits: the small server-wide limits of step 7. */
 static void
 is_start_broker(const char *bin, bool limits)
 {
-    char        port[8], stats[32];
-    const char *tmp = getenv("TMPDIR");
-    int         fd;
+    char  port[8], stats[32];
+    char *argv_limits[] = {
+        (char *)bin, "-w", "2", "-p", port, "--stats", stats,
+        "--runtime-dir", is_dir, "--vars", "10",
+        "--set", "limits.max_sessions=" IS_STR(IS_LIM_SESSIONS),
+        "--set", "limits.max_subscriptions=" IS_STR(IS_LIM_SUBS), NULL
+    };
+    char *argv_sub[] = {
+        (char *)bin, "-w", "2", "-p", port, "--stats", stats,
+        "--runtime-dir", is_dir, "--vars", "100",
+        "--set", "limits.min_sampling_interval_ms=0",
+        "--set", "limits.min_publishing_interval_ms=20",
+        "--set", "security.anonymous_write=true", NULL
+    };
 
-    snprintf(is_dir, sizeof(is_dir), "%s/uabroker-integsub-XXXXXX",
-             tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
-    if (mkdtemp(is_dir) == NULL) {
-        is_dir[0] = '\0';
-        itest_fatal("mkdtemp: %s", strerror(errno));
-    }
-    itest_scratch(is_dir);
+    itest_tmpdir("uabroker-integsub", is_dir, sizeof(is_dir));
     snprintf(is_log, sizeof(is_log), "%s/broker.log", is_dir);
     is_port = itest_free_port();
     is_sport = itest_free_port();
@@ -194,162 +157,35 @@ is_start_broker(const char *bin, bool limits)
         itest_fatal("no free ports");
     snprintf(port, sizeof(port), "%u", is_port);
     snprintf(stats, sizeof(stats), "127.0.0.1:%u", is_sport);
-    fflush(NULL);
-    is_broker = fork();
-    if (is_broker == -1)
-        itest_fatal("fork: %s", strerror(errno));
-    if (is_broker == 0) {
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        fd = open(is_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd != -1) {
-            dup2(fd, STDOUT_FILENO);
-            dup2(fd, STDERR_FILENO);
-        }
-        if (limits)
-            execl(bin, bin, "-w", "2", "-p", port, "--stats", stats,
-                  "--runtime-dir", is_dir, "--vars", "10",
-                  "--set", "limits.max_sessions=" IS_STR(IS_LIM_SESSIONS),
-                  "--set", "limits.max_subscriptions=" IS_STR(IS_LIM_SUBS),
-                  (char *)NULL);
-        else
-            execl(bin, bin, "-w", "2", "-p", port, "--stats", stats,
-              "--runtime-dir", is_dir, "--vars", "100",
-              "--set", "limits.min_sampling_interval_ms=0",
-              "--set", "limits.min_publishing_interval_ms=20",
-              "--set", "security.anonymous_write=true", (char *)NULL);
-        fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
-        _exit(127);
-    }
-    setpgid(is_broker, is_broker);
+    is_broker = itest_spawn(is_log, limits ? argv_limits : argv_sub);
     printf("# broker %s pid %d, opc.tcp port %u, stats port %u\n", bin,
            (int)is_broker, is_port, is_sport);
 }
 
-/* GET path from the stats endpoint: the status (-1: none); *body (malloc). */
-static int
-is_http(const char *path, char **body)
+/* SIGTERM the broker (when running): it must exit 0 within 5 s. */
+static void
+is_stop_broker(const char *what)
 {
-    struct sockaddr_in a;
-    struct pollfd      pfd;
-    char               req[256], *buf;
-    size_t             len = 0, cap = 1 << 16;
-    uint64_t           deadline = itest_ms() + 5000;
-    int                fd, code = -1, n;
-    char              *p;
-
-    *body = NULL;
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd == -1)
-        return -1;
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_port = htons(is_sport);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
-        close(fd);
-        return -1;
-    }
-    n = snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: x\r\n\r\n",
-                 path);
-    if (write(fd, req, (size_t)n) != n) {
-        close(fd);
-        return -1;
-    }
-    buf = malloc(cap);
-    if (buf == NULL) {
-        close(fd);
-        return -1;
-    }
-    for (;;) {
-        ssize_t r;
-
-        pfd.fd = fd;
-        pfd.events = POLLIN;
-        if (itest_ms() >= deadline
-            || poll(&pfd, 1, (int)(deadline - itest_ms())) <= 0)
-            break;
-        if (len + 4096 >= cap) {
-            char *nb = realloc(buf, cap * 2);
-
-            if (nb == NULL)
-                break;
-            buf = nb;
-            cap *= 2;
-        }
-        r = read(fd, buf + len, cap - len - 1);
-        if (r <= 0)
-            break;
-        len += (size_t)r;
-    }
-    close(fd);
-    buf[len] = '\0';
-    if (sscanf(buf, "HTTP/%*s %d", &code) != 1)
-        code = -1;
-    p = strstr(buf, "\r\n\r\n");
-    if (p != NULL) {
-        memmove(buf, p + 4, strlen(p + 4) + 1);
-        *body = buf;
-    } else {
-        free(buf);
-    }
-    return code;
-}
-
-static bool
-is_json_u64(const char *from, const char *key, uint64_t *out)
-{
-    char        pat[128];
-    const char *p;
-    char       *end;
-
-    if (from == NULL)
-        return false;
-    snprintf(pat, sizeof(pat), "\"%s\": ", key);
-    p = strstr(from, pat);
-    if (p == NULL)
-        return false;
-    p += strlen(pat);
-    *out = strtoull(p, &end, 10);
-    return end != p;
+    if (is_broker <= 0)
+        return;
+    itest_check(itest_stop(is_broker, 5000) == 0,
+                "%sSIGTERM: the broker exits 0", what);
+    is_broker = -1;
 }
 
 /* A number of worker slot's row in /stats. */
 static bool
 is_worker_u64(int slot, const char *key, uint64_t *out)
 {
-    char  pat[32], *body = NULL;
-    bool  ok;
-
-    if (is_http("/stats", &body) != 200 || body == NULL) {
-        free(body);
-        return false;
-    }
-    snprintf(pat, sizeof(pat), "{\"slot\": %d,", slot);
-    ok = is_json_u64(strstr(body, pat), key, out);
-    free(body);
-    return ok;
+    return itest_worker_u64(is_sport, slot, key, out);
 }
 
 static bool
 is_wait_health(unsigned ms)
 {
-    uint64_t end = itest_ms() + ms;
-    char    *body;
-    int      status;
-
-    while (itest_ms() < end) {
-        int code = is_http("/health", &body);
-
-        free(body);
-        if (code == 200)
-            return true;
-        if (waitpid(is_broker, &status, WNOHANG) == is_broker) {
-            is_broker = -1;
-            return false;
-        }
-        itest_sleep_ms(50);
-    }
+    if (itest_wait_health(is_sport, is_broker, ms))
+        return true;
+    is_broker = -1;
     return false;
 }
 
@@ -612,9 +448,9 @@ is_blocks_free(unsigned ms, uint64_t *free_n, uint64_t *total)
         char *body = NULL;
 
         *free_n = *total = 0;
-        if (is_http("/stats", &body) == 200 && body != NULL
-            && is_json_u64(body, "blocks_total", total)
-            && is_json_u64(body, "blocks_free", free_n)
+        if (itest_http(is_sport, "GET", "/stats", &body) == 200 && body != NULL
+            && itest_json_u64(body, "blocks_total", total)
+            && itest_json_u64(body, "blocks_free", free_n)
             && *total > 0 && *free_n == *total) {
             free(body);
             return true;
@@ -959,7 +795,6 @@ is_limits(const char *bin)
     struct is_lim *a, *b;
     uint64_t       pid1 = 0, restarts = 0, r, pid;
     unsigned       k, n, tries;
-    int            status = 0;
     bool           ok;
     ua_status      s;
 
@@ -1086,23 +921,7 @@ is_limits(const char *bin)
 stop:
     for (unsigned i = 0; i < IS_LIM_TRIES; i++)
         is_lim_close(&is_lc[i]);
-    if (is_broker > 0) {
-        uint64_t end = itest_ms() + 5000;
-        bool     gone = false;
-
-        kill(is_broker, SIGTERM);
-        while (itest_ms() < end) {
-            if (waitpid(is_broker, &status, WNOHANG) == is_broker) {
-                gone = true;
-                break;
-            }
-            itest_sleep_ms(20);
-        }
-        itest_check(gone && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                    "limits: SIGTERM: the broker exits 0");
-        if (gone)
-            is_broker = -1;
-    }
+    is_stop_broker("limits: ");
 }
 
 /* ------------------------------------------------------------ main */
@@ -1113,7 +932,6 @@ main(int argc, char **argv)
     struct is_client *writer = NULL, *sub[IS_WORKERS] = { NULL };
     struct is_client *silent[IS_WORKERS] = { NULL };
     char              bin[PATH_MAX];
-    const char       *env = getenv("UABROKER_BIN");
     uint8_t          *abuf;
     uint64_t          free_n, total, a0, a1, pid1 = 0, restarts = 0, n0;
     uint64_t          t0;
@@ -1123,28 +941,12 @@ main(int argc, char **argv)
     itest_init("integ_sub");
     (void)argc;
     signal(SIGPIPE, SIG_IGN);
-    signal(SIGINT, is_on_signal);
-    signal(SIGTERM, is_on_signal);
-    signal(SIGALRM, is_on_signal);
-    alarm(IS_WATCHDOG_S);
-    atexit(is_atexit);
+    itest_guard(IS_WATCHDOG_S, is_log);
     abuf = malloc(IS_ARENA);
     if (abuf == NULL)
         itest_fatal("malloc");
     ua_arena_init(&is_arena, abuf, IS_ARENA);
-    if (env != NULL && env[0] != '\0') {
-        snprintf(bin, sizeof(bin), "%s", env);
-    } else {
-        /* build[/san]/tests/integ/integ_sub -> build[/san]/uabroker */
-        snprintf(bin, sizeof(bin), "%s", argv[0]);
-        for (int k = 0; k < 3; k++) {
-            char *p = strrchr(bin, '/');
-
-            if (p != NULL)
-                *p = '\0';
-        }
-        strncat(bin, "/uabroker", sizeof(bin) - strlen(bin) - 1);
-    }
+    itest_broker_bin(argv[0], bin, sizeof(bin));
     is_start_broker(bin, false);
     if (!itest_check(is_wait_health(IS_WAIT_MS), "broker healthy"))
         itest_fatal("no /health");
@@ -1303,24 +1105,7 @@ main(int argc, char **argv)
         uaconn_clear(&is_cl[i].c);
         free(is_cl[i].abuf);
     }
-    if (is_broker > 0) {
-        int      status = 0;
-        uint64_t end = itest_ms() + 5000;
-        bool     gone = false;
-
-        kill(is_broker, SIGTERM);
-        while (itest_ms() < end) {
-            if (waitpid(is_broker, &status, WNOHANG) == is_broker) {
-                gone = true;
-                break;
-            }
-            itest_sleep_ms(20);
-        }
-        itest_check(gone && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                 "SIGTERM: the broker exits 0");
-        if (gone)
-            is_broker = -1;
-    }
+    is_stop_broker("");
 
     /* 7. Server-wide limits. */
     is_limits(bin);

@@ -10,8 +10,9 @@
 #include <ftw.h>
 #include <libgen.h>
 #include <limits.h>
-#include <signal.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,6 +297,17 @@ itest_kill(pid_t pid)
     itest_forget(pid);
 }
 
+bool
+itest_alive(pid_t pid)
+{
+    int status;
+
+    if (waitpid(pid, &status, WNOHANG) != pid)
+        return true;
+    itest_forget(pid);
+    return false;
+}
+
 int
 itest_wait(pid_t pid)
 {
@@ -340,6 +352,8 @@ itest_broker_bin(const char *argv0, char *out, size_t cap)
     }
     snprintf(buf, sizeof(buf), "%s", argv0);
     snprintf(out, cap, "%s/../../uabroker", dirname(buf));
+    if (access(out, X_OK) != 0)
+        itest_fatal("%s: %s (build it first)", out, strerror(errno));
 }
 
 void
@@ -347,8 +361,12 @@ itest_tmpdir(const char *prefix, char *out, size_t cap)
 {
     const char *tmp = getenv("TMPDIR");
 
+    /* Short: the broker's doorbell sockets (ipc://) live in it and their
+     * paths must fit in sun_path, so a long $TMPDIR is not used. */
     snprintf(out, cap, "%s/%s-XXXXXX",
-             tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp", prefix);
+             tmp != NULL && tmp[0] != '\0' && strlen(tmp) < 60 ? tmp
+                                                               : "/tmp",
+             prefix);
     if (mkdtemp(out) == NULL) {
         out[0] = '\0';
         itest_fatal("mkdtemp: %s", strerror(errno));
@@ -380,4 +398,128 @@ itest_write_file(const char *path, const uint8_t *buf, size_t len)
     if (fclose(f) != 0)
         rc = -1;
     return rc;
+}
+
+int
+itest_http(uint16_t port, const char *method, const char *path, char **body)
+{
+    struct sockaddr_in a;
+    struct pollfd      pfd;
+    char               req[256], *buf, *p;
+    size_t             len = 0, cap = 1 << 16;
+    uint64_t           deadline = itest_ms() + 5000;
+    int                fd, code = -1, n;
+
+    if (body != NULL)
+        *body = NULL;
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd == -1)
+        return -1;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    n = snprintf(req, sizeof(req), "%s %s HTTP/1.0\r\nHost: 127.0.0.1\r\n"
+                 "\r\n", method, path);
+    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || n < 0
+        || (size_t)n >= sizeof(req)
+        || send(fd, req, (size_t)n, MSG_NOSIGNAL) != n
+        || (buf = malloc(cap)) == NULL) {
+        close(fd);
+        return -1;
+    }
+    pfd.fd = fd;
+    pfd.events = POLLIN;
+    for (;;) {
+        ssize_t  r;
+        uint64_t now = itest_ms();
+
+        if (now >= deadline || poll(&pfd, 1, (int)(deadline - now)) <= 0)
+            break;
+        if (len + 1 >= cap) {
+            char *nb = cap < (16u << 20) ? realloc(buf, cap * 2) : NULL;
+
+            if (nb == NULL)
+                break;
+            buf = nb;
+            cap *= 2;
+        }
+        r = recv(fd, buf + len, cap - 1 - len, 0);
+        if (r <= 0)
+            break;
+        len += (size_t)r;
+    }
+    close(fd);
+    buf[len] = '\0';
+    if (sscanf(buf, "HTTP/%*d.%*d %d", &code) != 1)
+        code = -1;
+    p = strstr(buf, "\r\n\r\n");
+    if (body != NULL && p != NULL) {
+        memmove(buf, p + 4, strlen(p + 4) + 1);
+        *body = buf;
+    } else if (body != NULL && code != -1) {
+        buf[0] = '\0';
+        *body = buf;
+    } else {
+        free(buf);
+    }
+    return code;
+}
+
+const char *
+itest_json_find(const char *from, const char *key)
+{
+    char pat[128];
+
+    if (from == NULL)
+        return NULL;
+    snprintf(pat, sizeof(pat), "\"%s\": ", key);
+    from = strstr(from, pat);
+    return from != NULL ? from + strlen(pat) : NULL;
+}
+
+bool
+itest_json_u64(const char *from, const char *key, uint64_t *out)
+{
+    const char *p = itest_json_find(from, key);
+    char       *end;
+
+    if (p == NULL)
+        return false;
+    *out = strtoull(p, &end, 10);
+    return end != p;
+}
+
+bool
+itest_worker_u64(uint16_t sport, int slot, const char *key, uint64_t *out)
+{
+    char  pat[32], *body = NULL;
+    bool  ok;
+
+    if (itest_http(sport, "GET", "/stats", &body) != 200 || body == NULL) {
+        free(body);
+        return false;
+    }
+    snprintf(pat, sizeof(pat), "{\"slot\": %d,", slot);
+    ok = itest_json_u64(strstr(body, pat), key, out);
+    free(body);
+    return ok;
+}
+
+bool
+itest_wait_health(uint16_t sport, pid_t broker, unsigned ms)
+{
+    uint64_t end = itest_ms() + ms;
+    int      status;
+
+    while (itest_ms() < end) {
+        if (itest_http(sport, "GET", "/health", NULL) == 200)
+            return true;
+        if (broker > 0 && waitpid(broker, &status, WNOHANG) == broker) {
+            itest_forget(broker);
+            return false;
+        }
+        itest_sleep_ms(50);
+    }
+    return false;
 }

@@ -70,6 +70,9 @@ pid_t itest_spawn(const char *log, char *const argv[]);
 /* Kill pid as well on every way out (a child that leads no group). */
 void itest_own(pid_t pid);
 
+/* Whether pid still runs (when it ended: reaped and forgotten). */
+bool itest_alive(pid_t pid);
+
 /* Wait for pid to end by itself, forget it; its wait status. */
 int itest_wait(pid_t pid);
 
@@ -93,5 +96,23 @@ void itest_tmpdir(const char *prefix, char *out, size_t cap);
  * too big).  Write len bytes to path (created or truncated): 0 or -1. */
 int itest_read_file(const char *path, uint8_t *buf, size_t cap, size_t *len);
 int itest_write_file(const char *path, const uint8_t *buf, size_t len);
+
+/*
+ * The broker's stats endpoint on 127.0.0.1:sport.  itest_http(): one
+ * HTTP/1.0 exchange; the status code (-1: no answer), *body (malloc'd,
+ * NUL-terminated, the part after the headers) when body != NULL.
+ * itest_json_find(): just after the first `"key": ` at or after from (NULL:
+ * none; from may be NULL); itest_json_u64() parses the number there.
+ * itest_worker_u64(): a counter of worker slot's row of GET /stats.
+ * itest_wait_health(): poll GET /health until 200 (true), ms passing or
+ * broker (when > 0) having exited (false; it is then reaped and forgotten).
+ */
+int itest_http(uint16_t sport, const char *method, const char *path,
+               char **body);
+const char *itest_json_find(const char *from, const char *key);
+bool itest_json_u64(const char *from, const char *key, uint64_t *out);
+bool itest_worker_u64(uint16_t sport, int slot, const char *key,
+                      uint64_t *out);
+bool itest_wait_health(uint16_t sport, pid_t broker, unsigned ms);
 
 #endif /* ITEST_H */
