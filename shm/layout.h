@@ -28,7 +28,8 @@
 #include <stdint.h>
 
 #define SHM_MAGIC          0x52424155u     /* "UABR" */
-#define SHM_LAYOUT_VERSION 6u      /* 6: loop and RSA counters in the worker row */
+#define SHM_LAYOUT_VERSION 7u      /* 7: SHM_R_THROTTLE, throttle keys in
+                                    * the config snapshot */
 #define SHM_CACHELINE      128
 #define SHM_NONE           0xFFFFFFFFu     /* no node, no slot, no offset */
 
@@ -49,6 +50,7 @@ enum shm_region {
     SHM_R_BLOCKS,           /* struct shm_blockpool, then the blocks */
     SHM_R_FANOUT,           /* struct shm_fanout, then lost masks[nslots] */
     SHM_R_PKI,              /* struct shm_pki, list halves, mailboxes */
+    SHM_R_THROTTLE,         /* struct shm_throttle, then its entries */
     SHM_R_MAX = 16
 };
 
@@ -257,6 +259,17 @@ struct shm_config {
     uint32_t max_keep_alive_count;
     uint32_t max_lifetime_count;
     uint32_t pad2;
+    /* Throttling (shm/throttle.h): OPN security failures per client IP
+     * address, failed logins per client ApplicationUri (threshold 0:
+     * off), and the server-wide accept rate (0: unlimited). */
+    uint32_t failure_threshold;
+    uint32_t failure_window_ms;
+    uint32_t failure_block_ms;
+    uint32_t login_failure_threshold;
+    uint32_t login_failure_window_ms;
+    uint32_t login_failure_block_ms;
+    uint32_t accept_rate;               /* connections per second */
+    uint32_t accept_burst;              /* connections at once */
 };
 
 /* Services counted per worker (the index into the per-service arrays). */
@@ -704,5 +717,91 @@ struct shm_pki {
     uint8_t          cert[SHM_PKI_CERT_MAX];
     uint8_t          key[SHM_PKI_KEY_MAX];
 };
+
+/* ------------------------------------------------ throttle (SHM_R_THROTTLE)
+ *
+ * Failures per client, shared by every worker (shm/throttle.c has the
+ * protocol): a fixed open-addressing table of 16-byte entries, each a
+ * 64-bit tag (a keyed hash of the key: an IP address, or a client's
+ * ApplicationUri; 0 = never used) and a 64-bit state word changed only by
+ * CAS, so a worker killed at any instruction leaves every entry whole:
+ *
+ *   state  63        50 49  48 47     40 39                            0
+ *         +------------+------+---------+-------------------------------+
+ *         | generation | kind |  fails  | t: monotonic ms (40 bits)     |
+ *         +------------+------+---------+-------------------------------+
+ *   kind   IDLE    nothing counted (t unused)
+ *          COUNT   `fails` failures in the window that started at t
+ *          BLOCKED blocked until t
+ *          CLAIM   a worker is writing a new tag since t (a lease: past
+ *                  SHM_THROTTLE_LEASE_MS anybody may claim it again)
+ *
+ * Then the server-wide accept limiter (GCRA: one theoretical arrival time
+ * in µs, CAS) and one line of counters per worker slot (W: that worker;
+ * R: broker).  W header: the creator, then the broker before any worker
+ * starts (seed, stale_ms); read-only afterwards.
+ */
+#define SHM_THROTTLE_MAGIC       0x4C545448u    /* "HTTL" */
+#define SHM_THROTTLE_PROBE       8u             /* entries a key may use */
+#define SHM_THROTTLE_ENTRIES_MIN 64u
+#define SHM_THROTTLE_ENTRIES_MAX (1u << 22)
+#define SHM_THROTTLE_LEASE_MS    1000u          /* a CLAIM older: stale */
+
+#define SHM_THR_T_BITS     40
+#define SHM_THR_T_MASK     ((UINT64_C(1) << SHM_THR_T_BITS) - 1)
+#define SHM_THR_FAILS_SHIFT 40
+#define SHM_THR_FAILS_MAX  255u
+#define SHM_THR_KIND_SHIFT 48
+#define SHM_THR_GEN_SHIFT  50
+#define SHM_THR_GEN_MASK   ((UINT64_C(1) << 14) - 1)
+
+enum shm_throttle_kind {
+    SHM_THR_IDLE = 0,
+    SHM_THR_COUNT,
+    SHM_THR_BLOCKED,
+    SHM_THR_CLAIM
+};
+
+/* The per-worker counters, summed by /stats. */
+enum shm_throttle_counter {
+    SHM_THR_C_OPN_FAILURES = 0, /* OPN security failures counted */
+    SHM_THR_C_LOGIN_FAILURES,   /* failed logins counted */
+    SHM_THR_C_BLOCKS,           /* blocks begun (a key reached its threshold) */
+    SHM_THR_C_REFUSED_BLOCKED,  /* connections refused: their IP blocked */
+    SHM_THR_C_LOGINS_BLOCKED,   /* logins refused: their client blocked */
+    SHM_THR_C_REFUSED_RATE,     /* connections refused: accept rate */
+    SHM_THR_C_TABLE_FULL,       /* failures not counted: every entry of
+                                 * the key's neighbourhood blocked */
+    SHM_THR_C_MAX
+};
+
+struct shm_throttle_entry {
+    _Atomic uint64_t tag;       /* keyed hash of the key; 0: never used */
+    _Atomic uint64_t state;     /* see above */
+};
+static_assert(sizeof(struct shm_throttle_entry) == 16, "entry size");
+
+struct shm_throttle_worker {
+    alignas(SHM_CACHELINE) _Atomic uint64_t c[SHM_THR_C_MAX];
+};
+static_assert(sizeof(struct shm_throttle_worker) == SHM_CACHELINE, "pad");
+
+struct shm_throttle {
+    alignas(SHM_CACHELINE) uint32_t magic;      /* SHM_THROTTLE_MAGIC */
+    uint32_t nentries;                          /* a power of two */
+    uint32_t mask;                              /* nentries - 1 */
+    uint32_t pad;
+    uint64_t seed[2];                           /* the tags' hash key */
+    uint64_t stale_ms;                          /* the longest window */
+    alignas(SHM_CACHELINE) _Atomic uint64_t accept_tat_us;
+                                                /* W: every worker (CAS) */
+    struct shm_throttle_worker w[SHM_WORKERS_MAX];
+    /* struct shm_throttle_entry entries[nentries] follow, aligned */
+};
+static_assert(sizeof(struct shm_throttle) == (2 + SHM_WORKERS_MAX)
+                                              * SHM_CACHELINE,
+              "shm_throttle size");
+static_assert(offsetof(struct shm_throttle, accept_tat_us) == SHM_CACHELINE,
+              "the limiter on its own line");
 
 #endif /* SHM_LAYOUT_H */

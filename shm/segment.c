@@ -13,6 +13,7 @@
 #include "fanout.h"
 #include "pki.h"
 #include "ring.h"
+#include "throttle.h"
 
 static uint64_t shm_segment_align(uint64_t x);
 static void shm_segment_regions(const struct shm_plan *p,
@@ -51,6 +52,7 @@ shm_segment_regions(const struct shm_plan *p, struct shm_region_desc *r,
     sizes[SHM_R_BLOCKS] = shm_blockpool_bytes(p->blocks, p->block_size);
     sizes[SHM_R_FANOUT] = shm_fanout_region_bytes(p);
     sizes[SHM_R_PKI] = shm_pki_region_bytes(p);
+    sizes[SHM_R_THROTTLE] = shm_throttle_region_bytes(p);
     for (int i = 0; i < SHM_R_MAX; i++) {
         r[i].off = off;
         r[i].size = sizes[i];
@@ -121,6 +123,9 @@ shm_segment_create(struct shm_segment *s, const struct shm_plan *p,
                                      r[SHM_R_FANOUT].size, p->slots);
     if (err == 0 && r[SHM_R_PKI].size != 0)
         shm_pki_region_init(shm_segment_region(s, SHM_R_PKI), p);
+    if (err == 0 && r[SHM_R_THROTTLE].size != 0)
+        err = shm_throttle_region_init(shm_segment_region(s, SHM_R_THROTTLE),
+                                       r[SHM_R_THROTTLE].size, p);
     if (err != 0) {
         shm_segment_close(s);
         return err;

@@ -43,6 +43,9 @@ struct shm_plan {
      */
     uint32_t pki_list_bytes;
     uint32_t pki_workers;
+    /* Failure throttle (shm/throttle.c): entries (rounded up to a power
+     * of two).  0: no SHM_R_THROTTLE region. */
+    uint32_t throttle_entries;
 };
 
 /* A mapping of the segment in this process. */
