@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include "fanout.h"
@@ -26,6 +27,7 @@
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
 #include "proto/version.h"
+#include "shm/throttle.h"
 
 #define BK_NS0_URI        "http://opcfoundation.org/UA/"
 #define BK_ENC_BUF        (64 * 1024)
@@ -42,6 +44,9 @@ static int bk_as_build_demo(struct bk_addrspace *as,
                             int64_t now, char *err, size_t errlen);
 static int bk_as_live_init(struct bk_addrspace *as, const struct bk_config *c,
                            int64_t now);
+static int bk_as_throttle_init(struct bk_addrspace *as,
+                               const struct bk_config *c, char *err,
+                               size_t errlen);
 static uint32_t bk_as_add_node(struct bk_addrspace *as, const char *id,
                                uint8_t nc, const char *name, uint32_t parent,
                                uint32_t reftype, uint32_t typedef_id);
@@ -141,6 +146,8 @@ bk_addrspace_plan(const struct bk_config *c, struct shm_plan *p)
     /* Certificates, key and trust lists for the workers (broker/pki.c). */
     p->pki_list_bytes = BK_PKI_LIST_BYTES;
     p->pki_workers = c->workers;
+    /* Failures per client, shared by the workers (shm/throttle.h). */
+    p->throttle_entries = c->throttle_entries;
 }
 
 int
@@ -957,6 +964,31 @@ bk_addrspace_tick(struct bk_addrspace *as, int64_t now)
     bk_as_diagnostics(as, now);
 }
 
+/*
+ * The shared failure table (shm/throttle.h), before any worker starts:
+ * a fresh SipHash key (nobody outside can aim addresses at one entry) and
+ * the longest window, past which a count is free for another key.
+ */
+static int
+bk_as_throttle_init(struct bk_addrspace *as, const struct bk_config *c,
+                    char *err, size_t errlen)
+{
+    struct shm_throttle *t = shm_throttle_of(&as->seg);
+    uint64_t             seed[2];
+    uint32_t             stale = c->failure_window_ms;
+
+    if (t == NULL)
+        return 0;
+    if (getrandom(seed, sizeof(seed), 0) != (ssize_t)sizeof(seed)) {
+        snprintf(err, errlen, "getrandom() failed: %s", strerror(errno));
+        return -1;
+    }
+    if (c->login_failure_window_ms > stale)
+        stale = c->login_failure_window_ms;
+    shm_throttle_configure(t, seed, stale);
+    return 0;
+}
+
 int
 bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
                    int64_t now, char *err, size_t errlen)
@@ -989,6 +1021,8 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
         goto fail;
     }
     bk_config_snapshot(c, shm_segment_region(&as->seg, SHM_R_CONFIG));
+    if (bk_as_throttle_init(as, c, err, errlen) != 0)
+        goto fail;
     if (bk_as_live_init(as, c, now) != 0) {
         snprintf(err, errlen, "address space: Server values do not fit");
         goto fail;

@@ -97,6 +97,12 @@ static const struct bk_conf_key bk_conf_keys[] = {
         1000, 3600000, "shortest secure channel token lifetime granted"),
     U32("limits", "max_token_lifetime_ms", max_token_lifetime_ms, "3600000",
         10000, 86400000, "longest secure channel token lifetime granted"),
+    U32("limits", "accept_rate", accept_rate, "200", 0, 1000000,
+        "new TCP connections accepted per second, all workers together, "
+        "after accept_burst at once; more get ERR BadTcpServerTooBusy; "
+        "0 = no limit"),
+    U32("limits", "accept_burst", accept_burst, "1000", 1, 1000000,
+        "connections accepted at once before accept_rate applies"),
     U32("limits", "max_translate_path_elements",
         max_translate_path_elements, "32", 1, 1000,
         "most elements in one RelativePath of TranslateBrowsePaths"),
@@ -198,6 +204,25 @@ static const struct bk_conf_key bk_conf_keys[] = {
     STR("security", "users_file", users_file, "users",
         "users file (name:role:pbkdf2-sha256:iter:salt:hash); a relative "
         "path is beside pki_dir"),
+    U32("security", "failure_threshold", failure_threshold, "3", 0, 255,
+        "OpenSecureChannel security failures from one IP address within "
+        "failure_window_ms that block it (0 = never)"),
+    U32("security", "failure_window_ms", failure_window_ms, "10000", 100,
+        86400000, "window of failure_threshold"),
+    U32("security", "failure_block_ms", failure_block_ms, "30000", 100,
+        86400000, "how long a blocked IP address gets ERR "
+        "BadTcpServerTooBusy on connect"),
+    U32("security", "login_failure_threshold", login_failure_threshold, "3",
+        0, 255, "failed UserName logins of one client (ApplicationUri) "
+        "within login_failure_window_ms that block it (0 = never)"),
+    U32("security", "login_failure_window_ms", login_failure_window_ms,
+        "10000", 100, 86400000, "window of login_failure_threshold"),
+    U32("security", "login_failure_block_ms", login_failure_block_ms,
+        "30000", 100, 86400000, "how long a blocked client's logins get "
+        "BadUserAccessDenied"),
+    U32("security", "throttle_entries", throttle_entries, "4096", 64,
+        4194304, "clients (IP addresses and ApplicationUris) the shared "
+        "failure table tracks at once (a power of two: rounded up)"),
 };
 
 #define BK_CONF_NKEYS (sizeof(bk_conf_keys) / sizeof(bk_conf_keys[0]))
@@ -420,6 +445,14 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
     BK_SNAP(max_translate_path_elements);
     BK_SNAP(min_publishing_interval_ms);
     BK_SNAP(min_sampling_interval_ms);
+    BK_SNAP(failure_threshold);
+    BK_SNAP(failure_window_ms);
+    BK_SNAP(failure_block_ms);
+    BK_SNAP(login_failure_threshold);
+    BK_SNAP(login_failure_window_ms);
+    BK_SNAP(login_failure_block_ms);
+    BK_SNAP(accept_rate);
+    BK_SNAP(accept_burst);
 #undef BK_SNAP
     s->pending_writes = c->fanout_pending_writes;
 }

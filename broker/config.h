@@ -90,6 +90,17 @@ struct bk_config {
     uint32_t certificate_days;
     uint32_t rejected_max;
     char     users_file[BK_CONF_STR_MAX];   /* relative: beside pki_dir */
+    /* [security]: throttling (shm/throttle.h) */
+    uint32_t failure_threshold;             /* OPN failures per IP; 0 off */
+    uint32_t failure_window_ms;
+    uint32_t failure_block_ms;
+    uint32_t login_failure_threshold;       /* per ApplicationUri; 0 off */
+    uint32_t login_failure_window_ms;
+    uint32_t login_failure_block_ms;
+    uint32_t throttle_entries;              /* shared table size */
+    /* [limits]: accepting */
+    uint32_t accept_rate;                   /* per second; 0 unlimited */
+    uint32_t accept_burst;
 };
 
 /* Fill c with the defaults. */

@@ -29,6 +29,7 @@
 #include "fanout.h"
 #include "proto/version.h"
 #include "shm/layout.h"
+#include "shm/throttle.h"
 
 static const char bk_stats_log[] = "uabroker";
 
@@ -139,6 +140,29 @@ static const struct bk_stats_counter_desc bk_stats_fanout_desc[BK_SF_MAX] = {
       "values taken from the feed" },
 };
 
+/* The shared throttle's counters (SHM_R_THROTTLE, summed over workers),
+ * indexed by enum shm_throttle_counter; then the blocks running now. */
+#define BK_ST_MAX (SHM_THR_C_MAX + 1)
+
+static const struct bk_stats_counter_desc bk_stats_throttle_desc[BK_ST_MAX] = {
+    { "opn_failures", "throttle_opn_failures_total", "counter",
+      "OpenSecureChannel security failures counted against IP addresses" },
+    { "login_failures", "throttle_login_failures_total", "counter",
+      "failed UserName logins counted against clients" },
+    { "blocks", "throttle_blocks_total", "counter",
+      "IP addresses and clients blocked (reached their failure threshold)" },
+    { "refused_blocked", "throttle_refused_blocked_total", "counter",
+      "connections and OPNs refused: their IP address was blocked" },
+    { "logins_blocked", "throttle_logins_blocked_total", "counter",
+      "logins refused with BadUserAccessDenied: their client was blocked" },
+    { "refused_rate", "throttle_refused_rate_total", "counter",
+      "connections refused by the accept rate limit" },
+    { "table_full", "throttle_table_full_total", "counter",
+      "failures not counted: the failure table's entries were all blocked" },
+    { "blocked_now", "throttle_blocked", "gauge",
+      "IP addresses and clients blocked now" },
+};
+
 /* Service names, indexed by enum shm_svc (Part 4 service names). */
 static const char *const bk_stats_svc[SHM_SVC_MAX] = {
     [SHM_SVC_OTHER] = "Other",
@@ -207,6 +231,8 @@ static void bk_stats_fanout_read(const struct bk_addrspace *as,
                                  struct bk_stats_fanout *o);
 static void bk_stats_json_fanout(const struct bk_addrspace *as,
                                  struct evbuffer *b);
+static bool bk_stats_throttle_read(const struct bk_addrspace *as,
+                                   uint64_t *v);
 static void bk_stats_json_row(struct evbuffer *b,
                               const struct bk_stats_row *r);
 static void bk_stats_json(const struct bk_stats *st,
@@ -480,12 +506,39 @@ bk_stats_json_fanout(const struct bk_addrspace *as, struct evbuffer *b)
 {
     struct bk_stats_fanout fo;
 
+    uint64_t               th[BK_ST_MAX];
+
     bk_stats_fanout_read(as, &fo);
     evbuffer_add_printf(b, " \"fanout\": {");
     for (int k = 0; k < BK_SF_MAX; k++)
         evbuffer_add_printf(b, "%s\"%s\": %" PRIu64, k ? ", " : "",
                             bk_stats_fanout_desc[k].json, fo.v[k]);
-    evbuffer_add_printf(b, "},\n \"workers\": [");
+    evbuffer_add_printf(b, "},\n");
+    if (bk_stats_throttle_read(as, th)) {
+        evbuffer_add_printf(b, " \"throttle\": {");
+        for (int k = 0; k < BK_ST_MAX; k++)
+            evbuffer_add_printf(b, "%s\"%s\": %" PRIu64, k ? ", " : "",
+                                bk_stats_throttle_desc[k].json, th[k]);
+        evbuffer_add_printf(b, "},\n");
+    }
+    evbuffer_add_printf(b, " \"workers\": [");
+}
+
+/* ------------------------------------------------------------ throttle */
+
+/* The throttle's counters into v[BK_ST_MAX]; false when there is none. */
+static bool
+bk_stats_throttle_read(const struct bk_addrspace *as, uint64_t *v)
+{
+    const struct shm_throttle *t = shm_throttle_of(&as->seg);
+
+    memset(v, 0, BK_ST_MAX * sizeof(*v));
+    if (t == NULL)
+        return false;
+    for (int k = 0; k < SHM_THR_C_MAX; k++)
+        v[k] = shm_throttle_total(t, (enum shm_throttle_counter)k);
+    v[SHM_THR_C_MAX] = shm_throttle_blocked_count(t, bk_stats_ms());
+    return true;
 }
 
 /* ------------------------------------------------------------ JSON */
@@ -615,6 +668,19 @@ bk_stats_prom(const struct bk_stats *st, const struct bk_stats_view *v,
             bk_stats_prom_family(b, d->metric, d->type, d->help);
             evbuffer_add_printf(b, "uabroker_%s %" PRIu64 "\n", d->metric,
                                 fo.v[k]);
+        }
+    }
+    {
+        uint64_t th[BK_ST_MAX];
+        bool     on = bk_stats_throttle_read(as, th);
+
+        for (int k = 0; on && k < BK_ST_MAX; k++) {
+            const struct bk_stats_counter_desc *d =
+                &bk_stats_throttle_desc[k];
+
+            bk_stats_prom_family(b, d->metric, d->type, d->help);
+            evbuffer_add_printf(b, "uabroker_%s %" PRIu64 "\n", d->metric,
+                                th[k]);
         }
     }
 

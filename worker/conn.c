@@ -34,6 +34,7 @@
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
+#include "shm/throttle.h"
 #include "session.h"
 #include "svc.h"
 
@@ -55,7 +56,12 @@ static void wk_conn_rsa_cpu(struct wk_conns *cs, uint64_t cpu0,
                             uint64_t ops0);
 static bool wk_conn_may_sign(const struct ua_sc_msg *msg);
 static void wk_conn_on_accept(evutil_socket_t fd, short what, void *arg);
-static void wk_conn_refuse(struct wk_conns *cs, int fd);
+static void wk_conn_refuse(int fd, ua_status st, const char *reason);
+static uint64_t wk_conn_peer_tag(struct wk_conns *cs,
+                                 const struct sockaddr_storage *ss);
+static bool wk_conn_admit(struct wk_conns *cs, int fd, uint64_t tag);
+static bool wk_conn_security_failure(ua_status st);
+static void wk_conn_opn_failed(struct wk_conn *c, ua_status st);
 static struct wk_conn *wk_conn_get(struct wk_conns *cs);
 static bool wk_conn_has_session(struct wk_conns *cs, const struct wk_conn *c);
 static void wk_conn_open(struct wk_conns *cs, struct wk_conn *c, int fd);
@@ -375,14 +381,19 @@ wk_conn_clear(struct wk_conns *cs)
 static void
 wk_conn_on_accept(evutil_socket_t lfd, short what, void *arg)
 {
-    struct wk_conns *cs = arg;
-    struct wk_conn  *c;
-    int              fd;
+    struct wk_conns        *cs = arg;
+    struct wk_conn         *c;
+    struct sockaddr_storage ss;
+    socklen_t               sl;
+    uint64_t                tag;
+    int                     fd;
 
     (void)what;
     wk_conn_iteration(cs);
     for (int i = 0; i < WK_CONN_ACCEPT_BATCH && cs->accepting; i++) {
-        fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        sl = sizeof(ss);
+        fd = accept4(lfd, (struct sockaddr *)&ss, &sl,
+                     SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd == -1) {
             if (errno == EINTR || errno == ECONNABORTED)
                 continue;
@@ -399,26 +410,142 @@ wk_conn_on_accept(evutil_socket_t lfd, short what, void *arg)
             }
             break;
         }
+        if (sl > sizeof(ss))
+            ss.ss_family = AF_UNSPEC;
+        tag = wk_conn_peer_tag(cs, &ss);
+        if (!wk_conn_admit(cs, fd, tag))
+            continue;
         c = wk_conn_get(cs);
         if (c == NULL) {
-            wk_conn_refuse(cs, fd);
+            wk_conn_refuse(fd, UA_BAD_TCP_SERVER_TOO_BUSY,
+                           "too many channels");
+            wk_conn_stat_add(&cs->w->row->rejected_connections, 1);
             continue;
         }
         wk_conn_open(cs, c, fd);
+        c->peer_tag = tag;
     }
 }
 
-/* Every connection carries a session: tell the client and hang up. */
+/* Tell the client why (an ERR) and hang up, before it sent anything. */
 static void
-wk_conn_refuse(struct wk_conns *cs, int fd)
+wk_conn_refuse(int fd, ua_status st, const char *reason)
 {
     uint8_t          buf[64];
     struct ua_sc_out out = { buf, sizeof(buf), 0 };
 
-    ua_sc_write_err(&out, UA_BAD_TCP_SERVER_TOO_BUSY, "too many channels");
+    ua_sc_write_err(&out, st, reason);
     (void)send(fd, buf, out.len, MSG_NOSIGNAL | MSG_DONTWAIT);
     close(fd);
-    wk_conn_stat_add(&cs->w->row->rejected_connections, 1);
+}
+
+/*
+ * The tag of the peer's address in the shared throttle: IPv4 as the
+ * IPv4-mapped IPv6 address, so a dual-stack listener and an IPv4 one
+ * give one key per host.  0 (never throttled) for anything else.
+ */
+static uint64_t
+wk_conn_peer_tag(struct wk_conns *cs, const struct sockaddr_storage *ss)
+{
+    uint8_t a[16];
+
+    if (cs->w->throttle == NULL)
+        return 0;
+    if (ss->ss_family == AF_INET6) {
+        memcpy(a, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
+    } else if (ss->ss_family == AF_INET) {
+        memset(a, 0, 10);
+        a[10] = a[11] = 0xff;
+        memcpy(a + 12, &((const struct sockaddr_in *)ss)->sin_addr, 4);
+    } else {
+        return 0;
+    }
+    return shm_throttle_tag(cs->w->throttle, SHM_THR_KEY_IP, a, sizeof(a));
+}
+
+/*
+ * Whether a new connection from tag may be served: its address is not
+ * blocked (security.failure_*) and the server-wide accept rate
+ * (limits.accept_rate) has room.  Otherwise it gets ERR
+ * BadTcpServerTooBusy at once (Part 6 §7.1.5: the client is to retry
+ * later, which is what a block or a full rate asks of it; nothing of its
+ * own was checked, so nothing about its security is said), is closed
+ * before it costs any RSA work, and is counted.
+ */
+static bool
+wk_conn_admit(struct wk_conns *cs, int fd, uint64_t tag)
+{
+    struct wk_worker        *w = cs->w;
+    struct shm_throttle     *t = w->throttle;
+    const struct shm_config *conf = w->conf;
+
+    if (t == NULL)
+        return true;
+    if (tag != 0 && conf->failure_threshold != 0
+        && shm_throttle_blocked(t, tag, w->now_ms)) {
+        wk_conn_refuse(fd, UA_BAD_TCP_SERVER_TOO_BUSY, "try later");
+        shm_throttle_count(t, w->slot, SHM_THR_C_REFUSED_BLOCKED);
+        return false;
+    }
+    if (!shm_throttle_accept(t, conf->accept_rate, conf->accept_burst,
+                             w->now_ns / 1000u)) {
+        wk_conn_refuse(fd, UA_BAD_TCP_SERVER_TOO_BUSY, "try later");
+        shm_throttle_count(t, w->slot, SHM_THR_C_REFUSED_RATE);
+        return false;
+    }
+    return true;
+}
+
+/*
+ * The OPN results that count against the peer's address: the security
+ * checks (a bad RSA block, padding or signature all give
+ * BadSecurityChecksFailed) and certificate rejections.
+ */
+static bool
+wk_conn_security_failure(ua_status st)
+{
+    switch (st & 0xFFFF0000u) {
+    case UA_BAD_SECURITY_CHECKS_FAILED:
+    case UA_BAD_CERTIFICATE_INVALID:
+    case UA_BAD_CERTIFICATE_POLICY_CHECK_FAILED:
+    case UA_BAD_CERTIFICATE_TIME_INVALID:
+    case UA_BAD_CERTIFICATE_ISSUER_TIME_INVALID:
+    case UA_BAD_CERTIFICATE_HOST_NAME_INVALID:
+    case UA_BAD_CERTIFICATE_URI_INVALID:
+    case UA_BAD_CERTIFICATE_USE_NOT_ALLOWED:
+    case UA_BAD_CERTIFICATE_ISSUER_USE_NOT_ALLOWED:
+    case UA_BAD_CERTIFICATE_UNTRUSTED:
+    case UA_BAD_CERTIFICATE_REVOCATION_UNKNOWN:
+    case UA_BAD_CERTIFICATE_ISSUER_REVOCATION_UNKNOWN:
+    case UA_BAD_CERTIFICATE_REVOKED:
+    case UA_BAD_CERTIFICATE_ISSUER_REVOKED:
+    case UA_BAD_CERTIFICATE_CHAIN_INCOMPLETE:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* An OPN step of c ended with st: a security failure counts against its
+ * peer's address (security.failure_*). */
+static void
+wk_conn_opn_failed(struct wk_conn *c, ua_status st)
+{
+    struct wk_worker        *w = c->cs->w;
+    struct shm_throttle_rule r = { w->conf->failure_threshold,
+                                   w->conf->failure_window_ms,
+                                   w->conf->failure_block_ms };
+    int                      rc;
+
+    if (w->throttle == NULL || c->peer_tag == 0 || r.threshold == 0
+        || !wk_conn_security_failure(st))
+        return;
+    shm_throttle_count(w->throttle, w->slot, SHM_THR_C_OPN_FAILURES);
+    rc = shm_throttle_fail(w->throttle, c->peer_tag, &r, w->now_ms);
+    if (rc == -ENOSPC)
+        shm_throttle_count(w->throttle, w->slot, SHM_THR_C_TABLE_FULL);
+    else if (rc == 1)
+        shm_throttle_count(w->throttle, w->slot, SHM_THR_C_BLOCKS);
 }
 
 /*
@@ -843,13 +970,25 @@ wk_conn_step(struct wk_conn *c)
     out = (struct ua_sc_out){ c->out, c->out_cap, c->out_len };
     switch (c->stage) {
     case WK_STAGE_OPN:
+        if (c->sc.state != UA_SC_OPEN && c->peer_tag != 0
+            && cs->w->conf->failure_threshold != 0
+            && shm_throttle_blocked(cs->w->throttle, c->peer_tag,
+                                    cs->w->now_ms)) {
+            /* Blocked since it connected: no RSA work for it either. */
+            shm_throttle_count(cs->w->throttle, cs->w->slot,
+                               SHM_THR_C_REFUSED_BLOCKED);
+            wk_conn_fail(c, UA_BAD_TCP_SERVER_TOO_BUSY);
+            return;
+        }
         st = ua_sc_process(&c->sc, c->in, c->stage_len, cs->w->now_ms, &out,
                            &msg);
+        wk_conn_opn_failed(c, st);
         rc = wk_conn_sc_result(c, out.len, st);
         c->stage = WK_STAGE_RESUME;
         break;
     case WK_STAGE_RESUME:
         st = ua_sc_resume(&c->sc, cs->w->now_ms, &out);
+        wk_conn_opn_failed(c, st);
         rc = wk_conn_sc_result(c, out.len, st);
         break;
     case WK_STAGE_REQUEST:

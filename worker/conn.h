@@ -152,6 +152,8 @@ struct wk_conn {
     struct wk_conn   *next_dirty;
     struct wk_conn   *next_closing;
     uint32_t          gen;          /* +1 on every open: wk_conn_ref check */
+    uint64_t          peer_tag;     /* the peer IP address's tag in the
+                                     * shared throttle; 0: none */
     struct wk_login   login;        /* the held ActivateSession's UserName
                                      * check, between steps */
 };

@@ -39,6 +39,7 @@
 #include "shm/layout.h"
 #include "shm/nodestore.h"
 #include "shm/segment.h"
+#include "shm/throttle.h"
 #include "shm/value.h"
 #include "worker.h"
 
@@ -184,6 +185,7 @@ wk_main_attach(struct wk_worker *w, int segfd, unsigned slot)
     w->row = (struct shm_worker *)shm_segment_region(&w->seg, SHM_R_WORKERS)
              + slot;
     w->budget = shm_limits_of(&w->seg);
+    w->throttle = shm_throttle_of(&w->seg);
     if (w->conf->workers != 0 && slot >= w->conf->workers) {
         fprintf(stderr, "uaworker %u: slot beyond the %u workers\n", slot,
                 w->conf->workers);

@@ -104,8 +104,9 @@ struct wk_session {
     /* Created on a secured channel (worker/svc_session.c): the client's
      * certificate (leaf) and its thumbprint; ActivateSession verifies the
      * clientSignature with it and only on a channel of that certificate. */
-    uint64_t              client_key;       /* hash of the client's
-                                               ApplicationUri (throttle) */
+    uint64_t              client_key;       /* tag of the client's
+                                               ApplicationUri in the shared
+                                               throttle; 0: none */
     uint16_t              cert_len;         /* 0: not secured */
     uint8_t               cert_thumb[20];
     uint8_t               cert[WK_SESSION_CERT_MAX];

@@ -12,6 +12,7 @@
  * channel of the same certificate.  UserName tokens against the users
  * table, X509 tokens against trusted_users/; roles in session->user.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +21,7 @@
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
+#include "shm/throttle.h"
 #include "conn.h"
 #include "pki.h"
 #include "session.h"
@@ -33,27 +35,12 @@
 #define WK_POLICY_USERNAME  "username"      /* svc_discovery.c offers it */
 #define WK_POLICY_X509      "x509"          /* svc_discovery.c offers it */
 #define WK_RSA15_URI        "http://www.w3.org/2001/04/xmlenc#rsa-1_5"
-/* Failed logins: WK_THROTTLE_FAILS within WK_THROTTLE_WINDOW_MS block
- * that client (its ApplicationUri) for WK_THROTTLE_BLOCK_MS. */
-#define WK_THROTTLE_SLOTS     64
-#define WK_THROTTLE_FAILS     3
-#define WK_THROTTLE_WINDOW_MS 10000
-#define WK_THROTTLE_BLOCK_MS  30000
 #define WK_DUMMY_ITERATIONS   10000         /* BK_USERS_ITERATIONS */
 /* PBKDF2 iterations per loop step: ~1.5 ms of one core here (~0.6 µs
  * each: two SHA-256 compressions), under one RSA-2048 private-key
  * operation (~2 ms, DESIGN §4). */
 #define WK_PBKDF2_SLICE       2500
 #define WK_SECRET_MAX         4096          /* encrypted password bytes */
-
-struct wk_throttle {
-    uint64_t key;
-    uint64_t first_ms;
-    uint64_t until_ms;
-    uint32_t fails;
-};
-
-static struct wk_throttle wk_throttle[WK_THROTTLE_SLOTS];
 
 static ua_status wk_svc_identity(struct wk_svc_ctx *ctx,
                                  struct wk_session *s,
@@ -64,11 +51,9 @@ static ua_status wk_svc_x509(struct wk_svc_ctx *ctx, struct wk_session *s,
                              const struct ua_x509_identity_token *t,
                              const struct ua_signature_data *sig,
                              enum wk_session_user *user);
-static uint64_t wk_svc_client_key(const struct ua_string *uri);
-static struct wk_throttle *wk_svc_throttle(struct wk_svc_ctx *ctx,
-                                           uint64_t key);
-static bool wk_svc_throttle_fail(struct wk_svc_ctx *ctx,
-                                 struct wk_throttle *t);
+static uint64_t wk_svc_client_key(const struct wk_svc_ctx *ctx,
+                                  const struct ua_string *uri);
+static bool wk_svc_throttle_fail(struct wk_svc_ctx *ctx, uint64_t key);
 static ua_status wk_svc_username_decrypt(
     struct wk_svc_ctx *ctx, struct wk_session *s,
     const struct ua_user_name_identity_token *t, struct wk_login *l,
@@ -257,7 +242,7 @@ wk_svc_create_session(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
     }
     s->max_response = req->max_response_message_size;
     s->client_key = wk_svc_client_key(
-        &req->client_description.application_uri);
+        ctx, &req->client_description.application_uri);
     resp->server_certificate.len = -1;
     resp->server_signature.algorithm.len = -1;
     resp->server_signature.signature.len = -1;
@@ -283,39 +268,21 @@ wk_svc_create_session(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
     resp->max_request_message_size = ctx->w->conf->max_message_size;
 }
 
-/* FNV-1a of the client's ApplicationUri: the throttle's key. */
+/*
+ * The login throttle's key of a client: the tag of its ApplicationUri in
+ * the failure table shared by every worker (shm/throttle.h), so a client
+ * gets the same number of tries whichever workers its connections land
+ * on.  0 (never throttled) without a table (unit tests).
+ */
 static uint64_t
-wk_svc_client_key(const struct ua_string *uri)
+wk_svc_client_key(const struct wk_svc_ctx *ctx, const struct ua_string *uri)
 {
-    uint64_t h = UINT64_C(14695981039346656037);
+    struct shm_throttle *t = ctx->w->throttle;
 
-    for (int32_t i = 0; i < uri->len; i++) {
-        h ^= uri->data[i];
-        h *= UINT64_C(1099511628211);
-    }
-    return h | 1;               /* never 0: 0 marks a free slot */
-}
-
-/* The throttle slot of key (a free or the oldest one when it has none). */
-static struct wk_throttle *
-wk_svc_throttle(struct wk_svc_ctx *ctx, uint64_t key)
-{
-    struct wk_throttle *t, *victim = &wk_throttle[0];
-    uint64_t            now = ctx->w->now_ms;
-
-    for (size_t i = 0; i < WK_THROTTLE_SLOTS; i++) {
-        t = &wk_throttle[i];
-        if (t->key == key)
-            return t;
-        if (t->key == 0 || (t->until_ms < now
-                            && t->first_ms + WK_THROTTLE_WINDOW_MS < now))
-            victim = t;
-        else if (victim->key != 0 && t->first_ms < victim->first_ms)
-            victim = t;
-    }
-    memset(victim, 0, sizeof(*victim));
-    victim->key = key;
-    return victim;
+    if (t == NULL)
+        return 0;
+    return shm_throttle_tag(t, SHM_THR_KEY_CLIENT, uri->data,
+                            uri->len > 0 ? (size_t)uri->len : 0);
 }
 
 void
@@ -329,22 +296,28 @@ wk_login_clear(struct wk_login *l)
     ua_crypto_wipe(l, sizeof(*l));
 }
 
-/* Count one failed login of t's client; true when that blocks it. */
+/*
+ * Count one failed login of the client `key` in the shared table (rule:
+ * security.login_failure_*); true when this failure began its block.
+ */
 static bool
-wk_svc_throttle_fail(struct wk_svc_ctx *ctx, struct wk_throttle *t)
+wk_svc_throttle_fail(struct wk_svc_ctx *ctx, uint64_t key)
 {
-    uint64_t now = ctx->w->now_ms;
+    struct wk_worker        *w = ctx->w;
+    struct shm_throttle_rule r = { w->conf->login_failure_threshold,
+                                   w->conf->login_failure_window_ms,
+                                   w->conf->login_failure_block_ms };
+    int                      rc;
 
-    if (t->fails == 0 || t->first_ms + WK_THROTTLE_WINDOW_MS < now) {
-        t->fails = 0;
-        t->first_ms = now;
-    }
-    if (++t->fails >= WK_THROTTLE_FAILS) {
-        t->until_ms = now + WK_THROTTLE_BLOCK_MS;
-        t->fails = 0;
-        return true;
-    }
-    return false;
+    if (w->throttle == NULL || key == 0 || r.threshold == 0)
+        return false;
+    rc = shm_throttle_fail(w->throttle, key, &r, w->now_ms);
+    if (rc == -ENOSPC)
+        shm_throttle_count(w->throttle, w->slot, SHM_THR_C_TABLE_FULL);
+    if (rc != 1)
+        return false;
+    shm_throttle_count(w->throttle, w->slot, SHM_THR_C_BLOCKS);
+    return true;
 }
 
 /*
@@ -379,7 +352,6 @@ wk_svc_username(struct wk_svc_ctx *ctx, struct wk_session *s,
 {
     struct wk_pki          *k = ctx->w->pki;
     const struct ua_policy *pol = ctx->ch->policy, *dec = NULL;
-    struct wk_throttle     *th;
     struct wk_login         one, *l = wk_conn_login(ctx);
     size_t                  kb;
     uint64_t                now = ctx->w->now_ms;
@@ -393,9 +365,13 @@ wk_svc_username(struct wk_svc_ctx *ctx, struct wk_session *s,
         return UA_BAD_IDENTITY_TOKEN_REJECTED;      /* not offered */
     if (!ua_string_eq(&t->policy_id, WK_POLICY_USERNAME))
         return UA_BAD_IDENTITY_TOKEN_INVALID;
-    th = wk_svc_throttle(ctx, s->client_key);
-    if (th->until_ms > now)
+    if (ctx->w->throttle != NULL && s->client_key != 0
+        && ctx->w->conf->login_failure_threshold != 0
+        && shm_throttle_blocked(ctx->w->throttle, s->client_key, now)) {
+        shm_throttle_count(ctx->w->throttle, ctx->w->slot,
+                           SHM_THR_C_LOGINS_BLOCKED);
         return UA_BAD_USER_ACCESS_DENIED;
+    }
     if (ua_crypto_policy_is_none(pol))
         pol = ua_crypto_policy_get(UA_POLICY_BASIC256SHA256);
     if (ua_string_eq(&t->encryption_algorithm, pol->asym_enc_uri))
@@ -428,7 +404,7 @@ wk_svc_username(struct wk_svc_ctx *ctx, struct wk_session *s,
             memcpy(l->secret, t->password.data, l->secret_len);
         }
     }
-    l->blocked = wk_svc_throttle_fail(ctx, th);
+    l->blocked = wk_svc_throttle_fail(ctx, s->client_key);
     l->phase = WK_LOGIN_DECRYPTING;
     if (l != &one)
         return wk_svc_username_decrypt(ctx, s, t, l, true);
@@ -558,7 +534,6 @@ static ua_status
 wk_svc_username_step(struct wk_svc_ctx *ctx, struct wk_session *s,
                      struct wk_login *l, enum wk_session_user *user)
 {
-    struct wk_throttle *th;
     uint8_t             hash[UA_PBKDF2_STEP_OUT_MAX];
     uint8_t             role;
     bool                done = false, ok, blocked;
@@ -579,12 +554,17 @@ wk_svc_username_step(struct wk_svc_ctx *ctx, struct wk_session *s,
     blocked = l->blocked;
     ua_crypto_wipe(hash, sizeof(hash));
     wk_login_clear(l);
-    if (!ok)
+    if (!ok) {
+        if (ctx->w->throttle != NULL)
+            shm_throttle_count(ctx->w->throttle, ctx->w->slot,
+                               SHM_THR_C_LOGIN_FAILURES);
         return UA_BAD_IDENTITY_TOKEN_INVALID;   /* counted at the start */
-    th = wk_svc_throttle(ctx, s->client_key);
-    th->fails = 0;
-    if (blocked)
-        th->until_ms = 0;               /* the block was this attempt's */
+    }
+    /* The client's failures are forgotten; a block stays unless it was
+     * this attempt's own (counted at its start). */
+    if (ctx->w->throttle != NULL && s->client_key != 0)
+        shm_throttle_forget(ctx->w->throttle, s->client_key, blocked,
+                            ctx->w->now_ms);
     *user = role == SHM_ROLE_OPERATOR ? WK_USER_OPERATOR : WK_USER_VIEWER;
     return UA_GOOD;
 }

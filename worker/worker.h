@@ -46,6 +46,8 @@ struct wk_worker {
     struct shm_limits        *budget;       /* server-wide budgets
                                              * (shm/limits.h); NULL: the
                                              * pools alone limit */
+    struct shm_throttle      *throttle;     /* failures per client, shared
+                                             * (shm/throttle.h); NULL: none */
     struct ua_limits          limits;       /* decoding limits from conf */
     struct ua_sc_config       sc_conf;      /* channel limits from conf */
     struct event_base        *base;
