@@ -592,6 +592,7 @@ bk_stats_json(const struct bk_stats *st, const struct bk_stats_view *v,
               struct evbuffer *b)
 {
     const struct bk_addrspace *as = st->as;
+    struct shm_throttle       *th;
 
     evbuffer_add_printf(b,
         "{\"broker\": {\"pid\": %d, \"version\": \"%s\", \"uptime_s\": %"
@@ -602,6 +603,7 @@ bk_stats_json(const struct bk_stats *st, const struct bk_stats_view *v,
         as->ns.nrefs, as->vals.nslots, as->seg.size, v->total.restarts,
         (uint64_t)as->vals.hdr->vheap.bytes_used);
     bk_stats_json_fanout(as, b);
+    th = shm_throttle_of(&as->seg);
     for (unsigned i = 0; i < v->n; i++) {
         const struct bk_stats_row *r = &v->rows[i];
         int64_t age = r->heartbeat != 0 ? (v->now_dt - r->heartbeat) / 10000
@@ -614,6 +616,17 @@ bk_stats_json(const struct bk_stats *st, const struct bk_stats_view *v,
             i ? "," : "", i, (int)r->pid, bk_stats_state(st, i, r),
             bk_stats_uptime_s(v, r), r->restarts, age);
         bk_stats_json_row(b, r);
+        if (th != NULL) {
+            /* This worker's share of the throttle's counters. */
+            evbuffer_add_printf(b, ", \"throttle\": {");
+            for (int k = 0; k < SHM_THR_C_MAX; k++)
+                evbuffer_add_printf(b, "%s\"%s\": %" PRIu64, k ? ", " : "",
+                                    bk_stats_throttle_desc[k].json,
+                                    atomic_load_explicit(
+                                        &th->w[i].c[k],
+                                        memory_order_relaxed));
+            evbuffer_add_printf(b, "}");
+        }
         evbuffer_add_printf(b, "}");
     }
     evbuffer_add_printf(b, "\n ],\n \"totals\": {\"restarts\": %u, ",

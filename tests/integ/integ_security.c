@@ -25,7 +25,12 @@
  *      sent at once on six connections: three tries, three refused;
  *   7. X509 user tokens: a certificate in trusted_users/certs logs in
  *      (role viewer: no Write), one that is not there is
- *      BadIdentityTokenRejected.
+ *      BadIdentityTokenRejected;
+ *   8. then a broker with 2 workers on the same directory: per-IP
+ *      throttling of OPN security failures (2 and still served, 3 and
+ *      every new connection of 127.0.0.1 is refused by either worker,
+ *      127.0.0.2 served, served again after the block) and failed
+ *      logins counted over both workers (see is_throttle).
  *
  * Prints "ok N - what" / "FAIL N - what" and a closing "integ_security:
  * N passed, M failed"; exits non-zero on any failure.  The broker's
@@ -67,7 +72,7 @@
 #define IS_ARENA      (4u << 20)
 #define IS_PKI_SRC    "tests/unit/proto/pki/der/"
 #define IS_PARALLEL   6
-#define IS_THROTTLE_FAILS 3     /* WK_THROTTLE_FAILS */
+#define IS_THROTTLE_FAILS 3     /* security.login_failure_threshold */
 
 static pid_t           is_broker = -1;
 static char            is_dir[PATH_MAX];
@@ -77,6 +82,8 @@ static uint16_t        is_port, is_sport;
 static struct ua_arena is_arena;
 static uint8_t         is_server_cert[UA_CERT_DER_MAX];
 static size_t          is_server_cert_len;
+static const char     *is_src;          /* client source address; NULL:
+                                         * the kernel's (127.0.0.1) */
 
 
 static void is_start_broker(const char *bin);
@@ -98,6 +105,10 @@ static ua_status is_secure(const struct ua_policy *p, uint8_t mode,
                            const uint8_t *cert, size_t cert_len,
                            struct ua_crypto_key *key, const char *uri,
                            ua_status *sig);
+static int is_stats_workers(const char *key, unsigned long *v, int max);
+static ua_status is_refused(const char *src, uint64_t *ms);
+static void is_throttle(const char *bin, const uint8_t *app, size_t app_len,
+                        struct ua_crypto_key *key, const char *uri);
 
 static void
 is_start_broker(const char *bin)
@@ -367,6 +378,7 @@ is_login(const struct ua_policy *p, uint8_t mode, const uint8_t *cert,
     sec.server_cert = is_server_cert;
     sec.server_cert_len = is_server_cert_len;
     uaconn_init(&c);
+    c.src_addr = is_src;
     c.sec = p != NULL ? &sec : NULL;
     c.app_uri = uri;
     c.user = user;
@@ -431,6 +443,7 @@ is_secure(const struct ua_policy *p, uint8_t mode, const uint8_t *cert,
     sec.server_cert = is_server_cert;
     sec.server_cert_len = is_server_cert_len;
     uaconn_init(&c);
+    c.src_addr = is_src;
     c.sec = &sec;
     c.app_uri = uri;
     c.server_sig_status = UA_BAD_UNEXPECTED_ERROR;
@@ -445,6 +458,271 @@ is_secure(const struct ua_policy *p, uint8_t mode, const uint8_t *cert,
     ua_client_clear(&c.cl);
     uaconn_clear(&c);
     return s;
+}
+
+/*
+ * The value of `key` in each worker's "throttle" object of /stats (in
+ * slot order): the number of workers found, -1 when /stats cannot be had.
+ */
+static int
+is_stats_workers(const char *key, unsigned long *v, int max)
+{
+    static char        buf[1 << 20];
+    struct sockaddr_in sa = { .sin_family = AF_INET };
+    const char         req[] = "GET /stats HTTP/1.0\r\n\r\n";
+    const char        *p, *q;
+    size_t             len = 0;
+    ssize_t            r;
+    char               pat[64];
+    int                fd, n = 0;
+
+    sa.sin_port = htons(is_sport);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd == -1)
+        return -1;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1
+        || write(fd, req, sizeof(req) - 1) != (ssize_t)(sizeof(req) - 1)) {
+        close(fd);
+        return -1;
+    }
+    while (len < sizeof(buf) - 1
+           && (r = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+        len += (size_t)r;
+    close(fd);
+    buf[len] = '\0';
+    snprintf(pat, sizeof(pat), "\"%s\": ", key);
+    p = strstr(buf, "\"workers\": [");
+    while (p != NULL && n < max && (p = strstr(p, "\"throttle\": {")) != NULL) {
+        q = strstr(p, pat);
+        if (q == NULL)
+            break;
+        v[n++] = strtoul(q + strlen(pat), NULL, 10);
+        p = q;
+    }
+    return p == NULL && n == 0 ? -1 : n;
+}
+
+/*
+ * Connect from src and send nothing: a refused connection gets an ERR at
+ * once.  Its status (BadCommunicationError when the connection was not
+ * refused: nothing came within 2 s, or no ERR), *ms the time it took.
+ */
+static ua_status
+is_refused(const char *src, uint64_t *ms)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET }, la = { 0 };
+    uint8_t            b[64];
+    uint64_t           t0 = itest_ms();
+    ssize_t            r = 0;
+    size_t             len = 0;
+    int                fd;
+
+    *ms = 0;
+    sa.sin_port = htons(is_port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    la.sin_family = AF_INET;
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd == -1 || inet_pton(AF_INET, src, &la.sin_addr) != 1
+        || bind(fd, (struct sockaddr *)&la, sizeof(la)) == -1
+        || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
+        if (fd != -1)
+            close(fd);
+        return UA_BAD_COMMUNICATION_ERROR;
+    }
+    {
+        struct timeval tv = { 2, 0 };
+
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    }
+    while (len < 16 && (r = read(fd, b + len, sizeof(b) - len)) > 0)
+        len += (size_t)r;
+    close(fd);
+    *ms = itest_ms() - t0;
+    if (len < 12 || memcmp(b, "ERRF", 4) != 0)
+        return UA_BAD_COMMUNICATION_ERROR;
+    return (ua_status)b[8] | (ua_status)b[9] << 8 | (ua_status)b[10] << 16
+           | (ua_status)b[11] << 24;
+}
+
+/*
+ * 8. Throttling on a broker with two workers (the same runtime directory,
+ * so the same certificates), its blocks short: two OPN security failures
+ * from 127.0.0.1 (an untrusted certificate) and it is still served; the
+ * third blocks it: every new connection from it, on either worker, gets
+ * ERR BadTcpServerTooBusy at once, and so does an OPN on a connection it
+ * opened before; 127.0.0.2 is served meanwhile; after the block
+ * 127.0.0.1 is served again.  Failed logins of one client count on both
+ * workers together: two and the right password works; three and every
+ * login of that client, on either worker, is BadUserAccessDenied.
+ */
+#define IS_BLOCK_MS      4000
+#define IS_BOTH_TRIES    40
+
+static void
+is_throttle(const char *bin, const uint8_t *app, size_t app_len,
+            struct ua_crypto_key *key, const char *uri)
+{
+    static uint8_t              bad[UA_CERT_DER_MAX];
+    static struct ua_crypto_key bkey;
+    const struct ua_policy     *b256 = ua_crypto_policy_get(
+        UA_POLICY_BASIC256SHA256);
+    struct ua_client_security   sec;
+    struct ua_cert_params       cp;
+    struct uaconn               pre;
+    unsigned long               n[2];
+    uint64_t                    ms, slowest = 0, t_block;
+    size_t                      bad_len;
+    char                        port[8], stats[32], blk[64];
+    ua_status                   s, sig, w;
+    int                         tries, wrong = 0;
+
+    is_port = itest_free_port();
+    is_sport = itest_free_port();
+    if (is_port == 0 || is_sport == 0 || is_port == is_sport)
+        itest_fatal("no free ports");
+    snprintf(port, sizeof(port), "%u", is_port);
+    snprintf(stats, sizeof(stats), "127.0.0.1:%u", is_sport);
+    snprintf(blk, sizeof(blk), "security.failure_block_ms=%u", IS_BLOCK_MS);
+    {
+        char *const argv[] = { (char *)bin, "-w", "2", "-p", port, "--stats",
+                                stats, "--runtime-dir", is_run, "--vars", "10",
+                                "--set", blk, NULL };
+
+        is_broker = itest_spawn(is_log, argv);
+    }
+    printf("# broker (2 workers) pid %d, opc.tcp port %u\n", (int)is_broker,
+           is_port);
+    memset(&cp, 0, sizeof(cp));
+    cp.app_uri = "urn:integ:security:bad";
+    cp.common_name = "integ_security bad";
+    cp.not_before = (int64_t)time(NULL) - 3600;
+    cp.days = 2;
+    if (ua_crypto_key_generate(&bkey, 2048) != UA_GOOD
+        || ua_cert_create(&cp, &bkey, bad, sizeof(bad), &bad_len) != UA_GOOD)
+        itest_fatal("cannot make a client certificate");
+    s = UA_BAD_TIMEOUT;
+    for (int i = 0; i < IS_START_MS / 100 && s != UA_GOOD; i++) {
+        itest_sleep_ms(100);
+        s = is_secure(b256, UA_MESSAGESECURITYMODE_SIGNANDENCRYPT, app,
+                      app_len, key, uri, &sig);
+    }
+    if (s != UA_GOOD)
+        itest_fatal("2 workers: no secured session: 0x%08X", s);
+
+    /* A connection of 127.0.0.1 that sends its OPN after the block. */
+    memset(&sec, 0, sizeof(sec));
+    sec.policy = b256;
+    sec.mode = UA_MESSAGESECURITYMODE_SIGNANDENCRYPT;
+    sec.cert = app;
+    sec.cert_len = app_len;
+    sec.key = key;
+    sec.server_cert = is_server_cert;
+    sec.server_cert_len = is_server_cert_len;
+    uaconn_init(&pre);
+    pre.sec = &sec;
+    pre.app_uri = uri;
+    s = uaconn_connect(&pre, "127.0.0.1", is_port) == 0
+            ? uaconn_hello(&pre, NULL) : UA_BAD_COMMUNICATION_ERROR;
+    itest_check(s == UA_GOOD, "a connection of 127.0.0.1 says HEL: 0x%08X",
+                s);
+
+    /* At the limit: threshold - 1 failures, still served. */
+    for (int i = 0; i < 2; i++) {
+        s = is_secure(b256, UA_MESSAGESECURITYMODE_SIGNANDENCRYPT, bad,
+                      bad_len, &bkey, cp.app_uri, &sig);
+        itest_check(s == UA_BAD_SECURITY_CHECKS_FAILED,
+                    "untrusted OPN %d from 127.0.0.1: 0x%08X", i + 1, s);
+    }
+    s = is_secure(b256, UA_MESSAGESECURITYMODE_SIGNANDENCRYPT, app, app_len,
+                  key, uri, &sig);
+    itest_check(s == UA_GOOD, "2 failures (threshold 3): 127.0.0.1 still "
+                "served: 0x%08X", s);
+    s = is_secure(b256, UA_MESSAGESECURITYMODE_SIGNANDENCRYPT, bad, bad_len,
+                  &bkey, cp.app_uri, &sig);
+    t_block = itest_ms();
+    itest_check(s == UA_BAD_SECURITY_CHECKS_FAILED,
+                "untrusted OPN 3 from 127.0.0.1: 0x%08X", s);
+
+    /* Blocked: refused at once, by both workers. */
+    n[0] = n[1] = 0;
+    for (tries = 0; tries < IS_BOTH_TRIES && (n[0] == 0 || n[1] == 0);
+         tries++) {
+        s = is_refused("127.0.0.1", &ms);
+        if (s != UA_BAD_TCP_SERVER_TOO_BUSY)
+            wrong++;
+        if (ms > slowest)
+            slowest = ms;
+        if (is_stats_workers("refused_blocked", n, 2) != 2)
+            n[0] = n[1] = 0;
+    }
+    itest_check(wrong == 0 && n[0] > 0 && n[1] > 0,
+                "blocked 127.0.0.1: %d connections, %d not refused with "
+                "BadTcpServerTooBusy; refused by worker 0: %lu, worker 1: "
+                "%lu", tries, wrong, n[0], n[1]);
+    itest_check(slowest < 1000, "refused within %llu ms",
+                (unsigned long long)slowest);
+    s = uaconn_open(&pre, 0);
+    itest_check(s == UA_BAD_TCP_SERVER_TOO_BUSY,
+                "OPN on a connection opened before the block: 0x%08X "
+                "(BadTcpServerTooBusy)", s);
+    ua_client_clear(&pre.cl);
+    uaconn_clear(&pre);
+    is_src = "127.0.0.2";
+    s = is_secure(b256, UA_MESSAGESECURITYMODE_SIGNANDENCRYPT, app, app_len,
+                  key, uri, &sig);
+    is_src = NULL;
+    itest_check(s == UA_GOOD, "127.0.0.2 is served meanwhile: 0x%08X", s);
+    itest_check(itest_ms() - t_block < IS_BLOCK_MS,
+                "(the checks above ran within the block)");
+
+    /* After the block. */
+    ms = itest_ms() - t_block;
+    if (ms < IS_BLOCK_MS + 300)
+        itest_sleep_ms((unsigned)(IS_BLOCK_MS + 300 - ms));
+    s = is_secure(b256, UA_MESSAGESECURITYMODE_SIGNANDENCRYPT, app, app_len,
+                  key, uri, &sig);
+    itest_check(s == UA_GOOD, "after the block 127.0.0.1 is served: "
+                "0x%08X", s);
+
+    /* Logins: two failures and the right password works ... */
+    for (int i = 0; i < 2; i++) {
+        s = is_login(NULL, 0, NULL, 0, NULL, "urn:integ:edge", "op",
+                     "wrong", false, &w, NULL);
+        itest_check(s == UA_BAD_IDENTITY_TOKEN_INVALID,
+                    "2 workers: wrong password %d: 0x%08X", i + 1, s);
+    }
+    s = is_login(NULL, 0, NULL, 0, NULL, "urn:integ:edge", "op", "op-secret",
+                 false, &w, NULL);
+    itest_check(s == UA_GOOD, "2 failed logins (threshold 3), then the right "
+                "password: 0x%08X", s);
+    /* ... three, counted on both workers together, block the client. */
+    for (int i = 0; i < 3; i++) {
+        s = is_login(NULL, 0, NULL, 0, NULL, "urn:integ:global", "op",
+                     "wrong", false, &w, NULL);
+        itest_check(s == UA_BAD_IDENTITY_TOKEN_INVALID,
+                    "2 workers: wrong password %d of another client: "
+                    "0x%08X", i + 1, s);
+    }
+    wrong = 0;
+    n[0] = n[1] = 0;
+    for (tries = 0; tries < IS_BOTH_TRIES && (n[0] == 0 || n[1] == 0);
+         tries++) {
+        s = is_login(NULL, 0, NULL, 0, NULL, "urn:integ:global", "op",
+                     "op-secret", false, &w, NULL);
+        if (s != UA_BAD_USER_ACCESS_DENIED)
+            wrong++;
+        if (is_stats_workers("logins_blocked", n, 2) != 2)
+            n[0] = n[1] = 0;
+    }
+    itest_check(wrong == 0 && n[0] > 0 && n[1] > 0,
+                "blocked client: %d logins, %d not BadUserAccessDenied; "
+                "refused by worker 0: %lu, worker 1: %lu", tries, wrong,
+                n[0], n[1]);
+    itest_check(itest_stop(is_broker, 5000) == 0,
+                "SIGTERM: the 2-worker broker exits 0");
+    is_broker = -1;
+    ua_crypto_key_clear(&bkey);
 }
 
 int
@@ -683,6 +961,9 @@ main(int argc, char **argv)
     itest_check(itest_stop(is_broker, 5000) == 0,
                 "SIGTERM: the broker exits 0");
     is_broker = -1;
+
+    /* 8. Throttling across two workers. */
+    is_throttle(bin, app, app_len, &key, uri);
     ua_crypto_key_clear(&key);
     ua_crypto_key_clear(&fkey);
     ua_crypto_key_clear(&ukey);

@@ -14,6 +14,7 @@
  */
 #include "uaconn.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -276,6 +277,17 @@ uaconn_connect(struct uaconn *c, const char *host, uint16_t port)
         if (fd == -1) {
             rc = -errno;
             continue;
+        }
+        if (c->src_addr != NULL && ai->ai_family == AF_INET) {
+            struct sockaddr_in sa = { .sin_family = AF_INET };
+
+            if (inet_pton(AF_INET, c->src_addr, &sa.sin_addr) != 1
+                || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
+                rc = -EADDRNOTAVAIL;
+                close(fd);
+                fd = -1;
+                continue;
+            }
         }
         if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
             break;

@@ -98,6 +98,9 @@ struct uaconn {
      * nothing (uaconn_activate_send, then uaconn_activate_wait): several
      * connections' logins can reach the server at once. */
     bool              activate_later;
+    /* src_addr != NULL: the local IPv4 address to connect from (another
+     * loopback address than 127.0.0.1: the server sees another client). */
+    const char       *src_addr;
     uint32_t          activate_id;
     size_t            activate_len;     /* encoded bytes in wbuf */
 };
