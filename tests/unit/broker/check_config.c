@@ -152,6 +152,25 @@ START_TEST(test_snapshot_and_write)
     ck_assert_uint_eq(s.max_monitored_item_queue_size, 100);
     ck_assert_uint_eq(s.max_retransmission_queue, 20);
     ck_assert_str_eq(s.application_uri, "urn:snap");
+    /* The throttle's keys reach the workers (defaults like .NET's: 3
+     * failures in 10 s block for 30 s; 200 connections/s). */
+    ck_assert_uint_eq(s.failure_threshold, 3);
+    ck_assert_uint_eq(s.failure_window_ms, 10000);
+    ck_assert_uint_eq(s.failure_block_ms, 30000);
+    ck_assert_uint_eq(s.login_failure_threshold, 3);
+    ck_assert_uint_eq(s.login_failure_window_ms, 10000);
+    ck_assert_uint_eq(s.login_failure_block_ms, 30000);
+    ck_assert_uint_eq(s.accept_rate, 200);
+    ck_assert_uint_eq(s.accept_burst, 1000);
+    ck_assert_int_eq(bk_config_set(&c, "security.failure_threshold", "256",
+                                   err, sizeof(err)), -1);
+    ck_assert_int_eq(bk_config_set(&c, "failure_block_ms", "1500", err,
+                                   sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_set(&c, "accept_rate", "0", err,
+                                   sizeof(err)), 0);
+    bk_config_snapshot(&c, &s);
+    ck_assert_uint_eq(s.failure_block_ms, 1500);
+    ck_assert_uint_eq(s.accept_rate, 0);
     /* What --print-config writes reads back to the same settings. */
     strcpy(path, "/tmp/uabroker-conf-XXXXXX");
     fd = mkstemp(path);
