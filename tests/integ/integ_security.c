@@ -30,7 +30,10 @@
  *      throttling of OPN security failures (2 and still served, 3 and
  *      every new connection of 127.0.0.1 is refused by either worker,
  *      127.0.0.2 served, served again after the block) and failed
- *      logins counted over both workers (see is_throttle).
+ *      logins counted over both workers (see is_throttle);
+ *   9. a broker accepting 5 connections a second after 10: a burst of 30
+ *      connects is shed with ERR BadTcpServerTooBusy, an established
+ *      session keeps working (see is_accept_rate).
  *
  * Prints "ok N - what" / "FAIL N - what" and a closing "integ_security:
  * N passed, M failed"; exits non-zero on any failure.  The broker's
@@ -67,7 +70,7 @@
 #include "tests/lib/itest.h"
 #include "tests/lib/uaconn.h"
 
-#define IS_WATCHDOG_S 120
+#define IS_WATCHDOG_S 180
 #define IS_START_MS   30000
 #define IS_ARENA      (4u << 20)
 #define IS_PKI_SRC    "tests/unit/proto/pki/der/"
@@ -109,6 +112,7 @@ static int is_stats_workers(const char *key, unsigned long *v, int max);
 static ua_status is_refused(const char *src, uint64_t *ms);
 static void is_throttle(const char *bin, const uint8_t *app, size_t app_len,
                         struct ua_crypto_key *key, const char *uri);
+static void is_accept_rate(const char *bin);
 
 static void
 is_start_broker(const char *bin)
@@ -725,6 +729,112 @@ is_throttle(const char *bin, const uint8_t *app, size_t app_len,
     ua_crypto_key_clear(&bkey);
 }
 
+/*
+ * 9. The accept rate (SECURITY.md (b) 10 and 86 in miniature): a broker
+ * taking 5 connections a second after a burst of 10.  An established
+ * session first; then 30 connects at once: about 10 are taken, the rest
+ * get ERR BadTcpServerTooBusy at once and /stats counts them; the session
+ * keeps reading; a second later a new session is served.
+ */
+#define IS_FLOOD 30
+
+static void
+is_accept_rate(const char *bin)
+{
+    static int         fds[IS_FLOOD];
+    struct sockaddr_in sa = { .sin_family = AF_INET };
+    struct uaconn      ctl;
+    unsigned long      n[2];
+    uint64_t           t0;
+    uint8_t            b[64];
+    char               port[8], stats[32];
+    ua_status          s = UA_BAD_TIMEOUT;
+    int                refused = 0, taken = 0, other = 0;
+    ssize_t            r;
+
+    is_port = itest_free_port();
+    is_sport = itest_free_port();
+    if (is_port == 0 || is_sport == 0 || is_port == is_sport)
+        itest_fatal("no free ports");
+    snprintf(port, sizeof(port), "%u", is_port);
+    snprintf(stats, sizeof(stats), "127.0.0.1:%u", is_sport);
+    {
+        char *const argv[] = { (char *)bin, "-w", "1", "-p", port, "--stats",
+                                stats, "--runtime-dir", is_run, "--vars", "10",
+                                "--set", "limits.accept_rate=5",
+                                "--set", "limits.accept_burst=10", NULL };
+
+        is_broker = itest_spawn(is_log, argv);
+    }
+    for (int i = 0; i < IS_START_MS / 200 && s != UA_GOOD; i++) {
+        itest_sleep_ms(200);
+        uaconn_init(&ctl);
+        s = uaconn_start(&ctl, "127.0.0.1", is_port);
+        if (s != UA_GOOD)
+            uaconn_clear(&ctl);
+    }
+    if (s != UA_GOOD)
+        itest_fatal("accept rate: no session: 0x%08X", s);
+    /* The burst back (the start-up took some). */
+    itest_sleep_ms(2500);
+    sa.sin_port = htons(is_port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    t0 = itest_ms();
+    for (int i = 0; i < IS_FLOOD; i++) {
+        fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fds[i] == -1
+            || connect(fds[i], (struct sockaddr *)&sa, sizeof(sa)) == -1)
+            itest_fatal("connect: %s", strerror(errno));
+    }
+    itest_sleep_ms(300);
+    for (int i = 0; i < IS_FLOOD; i++) {
+        r = recv(fds[i], b, sizeof(b), MSG_DONTWAIT);
+        if (r >= 12 && memcmp(b, "ERRF", 4) == 0
+            && ((ua_status)b[8] | (ua_status)b[9] << 8
+                | (ua_status)b[10] << 16 | (ua_status)b[11] << 24)
+                   == UA_BAD_TCP_SERVER_TOO_BUSY)
+            refused++;
+        else if (r == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            taken++;
+        else
+            other++;
+        close(fds[i]);
+    }
+    /* 10 at once, then one per 200 ms while they arrived and were read. */
+    itest_check(other == 0 && taken >= 10
+                    && taken <= 10 + 1 + (int)((itest_ms() - t0) / 200),
+                "%d connects at once (rate 5/s, burst 10): %d taken, %d "
+                "refused with BadTcpServerTooBusy, %d other", IS_FLOOD,
+                taken, refused, other);
+    if (is_stats_workers("refused_rate", n, 1) != 1)
+        n[0] = ULONG_MAX;
+    itest_check(n[0] == (unsigned long)refused,
+                "/stats throttle.refused_rate %lu (want %d)", n[0], refused);
+    s = is_read_time(&ctl);
+    itest_check(s == UA_GOOD, "the established session keeps reading: "
+                "0x%08X", s);
+    uaconn_close_session(&ctl);
+    uaconn_close(&ctl);
+    ua_client_clear(&ctl.cl);
+    uaconn_clear(&ctl);
+    itest_sleep_ms(1000);
+    uaconn_init(&ctl);
+    s = uaconn_start(&ctl, "127.0.0.1", is_port);
+    if (s == UA_GOOD)
+        s = is_read_time(&ctl);
+    itest_check(s == UA_GOOD, "a second later a new session is served: "
+                "0x%08X", s);
+    if (s == UA_GOOD) {
+        uaconn_close_session(&ctl);
+        uaconn_close(&ctl);
+    }
+    ua_client_clear(&ctl.cl);
+    uaconn_clear(&ctl);
+    itest_check(itest_stop(is_broker, 5000) == 0,
+                "SIGTERM: the rate-limited broker exits 0");
+    is_broker = -1;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -964,6 +1074,8 @@ main(int argc, char **argv)
 
     /* 8. Throttling across two workers. */
     is_throttle(bin, app, app_len, &key, uri);
+    /* 9. The accept rate. */
+    is_accept_rate(bin);
     ua_crypto_key_clear(&key);
     ua_crypto_key_clear(&fkey);
     ua_crypto_key_clear(&ukey);
