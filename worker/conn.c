@@ -427,15 +427,22 @@ wk_conn_on_accept(evutil_socket_t lfd, short what, void *arg)
     }
 }
 
-/* Tell the client why (an ERR) and hang up, before it sent anything. */
+/*
+ * Tell the client why (an ERR) and hang up.  What it sent already (its
+ * HEL) is read first: closing with unread input would reset the
+ * connection, and the reset could cost the client our ERR.
+ */
 static void
 wk_conn_refuse(int fd, ua_status st, const char *reason)
 {
-    uint8_t          buf[64];
-    struct ua_sc_out out = { buf, sizeof(buf), 0 };
+    uint8_t          buf[256];
+    struct ua_sc_out out = { buf, 64, 0 };
 
     ua_sc_write_err(&out, st, reason);
     (void)send(fd, buf, out.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    for (int i = 0; i < WK_CONN_DRAIN_MAX; i++)
+        if (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) <= 0)
+            break;
     close(fd);
 }
 

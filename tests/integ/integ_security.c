@@ -666,6 +666,15 @@ is_throttle(const char *bin, const uint8_t *app, size_t app_len,
                 "%lu", tries, wrong, n[0], n[1]);
     itest_check(slowest < 1000, "refused within %llu ms",
                 (unsigned long long)slowest);
+    wrong = 0;
+    for (int i = 0; i < 10; i++) {
+        s = is_secure(b256, UA_MESSAGESECURITYMODE_SIGNANDENCRYPT, app,
+                      app_len, key, uri, &sig);
+        if (s != UA_BAD_TCP_SERVER_TOO_BUSY)
+            wrong++;
+    }
+    itest_check(wrong == 0, "blocked 127.0.0.1, a client that sends HEL at "
+                "once: %d of 10 did not read BadTcpServerTooBusy", wrong);
     s = uaconn_open(&pre, 0);
     itest_check(s == UA_BAD_TCP_SERVER_TOO_BUSY,
                 "OPN on a connection opened before the block: 0x%08X "
