@@ -220,6 +220,10 @@ static const struct bk_conf_key bk_conf_keys[] = {
     U32("security", "login_failure_block_ms", login_failure_block_ms,
         "30000", 100, 86400000, "how long a blocked client's logins get "
         "BadUserAccessDenied"),
+    U32("security", "login_failure_ip_threshold", login_failure_ip_threshold,
+        "10", 0, 255, "failed UserName logins from one IP address (any "
+        "ApplicationUri) within login_failure_window_ms that block its "
+        "logins for login_failure_block_ms (0 = never)"),
     U32("security", "throttle_entries", throttle_entries, "4096", 64,
         4194304, "clients (IP addresses and ApplicationUris) the shared "
         "failure table tracks at once (a power of two: rounded up)"),
@@ -451,6 +455,7 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
     BK_SNAP(login_failure_threshold);
     BK_SNAP(login_failure_window_ms);
     BK_SNAP(login_failure_block_ms);
+    BK_SNAP(login_failure_ip_threshold);
     BK_SNAP(accept_rate);
     BK_SNAP(accept_burst);
 #undef BK_SNAP

@@ -97,6 +97,7 @@ struct bk_config {
     uint32_t login_failure_threshold;       /* per ApplicationUri; 0 off */
     uint32_t login_failure_window_ms;
     uint32_t login_failure_block_ms;
+    uint32_t login_failure_ip_threshold;    /* per IP address; 0 off */
     uint32_t throttle_entries;              /* shared table size */
     /* [limits]: accepting */
     uint32_t accept_rate;                   /* per second; 0 unlimited */

@@ -154,7 +154,8 @@ static const struct bk_stats_counter_desc bk_stats_throttle_desc[BK_ST_MAX] = {
     { "refused_blocked", "throttle_refused_blocked_total", "counter",
       "connections and OPNs refused: their IP address was blocked" },
     { "logins_blocked", "throttle_logins_blocked_total", "counter",
-      "logins refused with BadUserAccessDenied: their client was blocked" },
+      "logins refused with BadUserAccessDenied: their client or "
+      "address was blocked" },
     { "refused_rate", "throttle_refused_rate_total", "counter",
       "connections refused by the accept rate limit" },
     { "table_full", "throttle_table_full_total", "counter",

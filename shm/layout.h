@@ -28,8 +28,9 @@
 #include <stdint.h>
 
 #define SHM_MAGIC          0x52424155u     /* "UABR" */
-#define SHM_LAYOUT_VERSION 7u      /* 7: SHM_R_THROTTLE, throttle keys in
-                                    * the config snapshot */
+#define SHM_LAYOUT_VERSION 8u      /* 7: SHM_R_THROTTLE, throttle keys in
+                                    * the config snapshot; 8: failed logins
+                                    * per IP address */
 #define SHM_CACHELINE      128
 #define SHM_NONE           0xFFFFFFFFu     /* no node, no slot, no offset */
 
@@ -260,7 +261,8 @@ struct shm_config {
     uint32_t max_lifetime_count;
     uint32_t pad2;
     /* Throttling (shm/throttle.h): OPN security failures per client IP
-     * address, failed logins per client ApplicationUri (threshold 0:
+     * address, failed logins per client ApplicationUri and per client IP
+     * address (its own threshold, the same window and block; threshold 0:
      * off), and the server-wide accept rate (0: unlimited). */
     uint32_t failure_threshold;
     uint32_t failure_window_ms;
@@ -270,6 +272,8 @@ struct shm_config {
     uint32_t login_failure_block_ms;
     uint32_t accept_rate;               /* connections per second */
     uint32_t accept_burst;              /* connections at once */
+    uint32_t login_failure_ip_threshold;
+    uint32_t pad3;
 };
 
 /* Services counted per worker (the index into the per-service arrays). */
@@ -722,8 +726,8 @@ struct shm_pki {
  *
  * Failures per client, shared by every worker (shm/throttle.c has the
  * protocol): a fixed open-addressing table of 16-byte entries, each a
- * 64-bit tag (a keyed hash of the key: an IP address, or a client's
- * ApplicationUri; 0 = never used) and a 64-bit state word changed only by
+ * 64-bit tag (a keyed hash of the key: an IP address, for OPN failures
+ * or for failed logins, or a client's ApplicationUri; 0 = never used) and a 64-bit state word changed only by
  * CAS, so a worker killed at any instruction leaves every entry whole:
  *
  *   state  63        50 49  48 47     40 39                            0

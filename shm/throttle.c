@@ -403,6 +403,58 @@ shm_throttle_forget(struct shm_throttle *t, uint64_t tag, bool unblock,
     }
 }
 
+void
+shm_throttle_undo(struct shm_throttle *t, uint64_t tag,
+                  const struct shm_throttle_rule *r, bool unblock,
+                  uint64_t now_ms)
+{
+    struct shm_throttle_entry *e, *es = shm_throttle_entries(t);
+    uint64_t                   s, ns, now = shm_throttle_now(now_ms);
+    uint32_t                   threshold = r->threshold < SHM_THR_FAILS_MAX
+                                               ? r->threshold
+                                               : SHM_THR_FAILS_MAX;
+    unsigned                   k, fails;
+    bool                       mine = false;
+
+    for (uint32_t j = 0; j < SHM_THROTTLE_PROBE; j++) {
+        e = &es[(tag + j) & t->mask];
+        for (unsigned tries = 0; tries < SHM_THR_RETRIES; tries++) {
+            s = atomic_load_explicit(&e->state, memory_order_acquire);
+            k = shm_throttle_kind(s);
+            if ((k != SHM_THR_COUNT && k != SHM_THR_BLOCKED)
+                || atomic_load_explicit(&e->tag, memory_order_acquire)
+                       != tag)
+                break;
+            if (k == SHM_THR_BLOCKED) {
+                if (!unblock || now >= shm_throttle_t(s))
+                    return;             /* not ours, or over anyway */
+                fails = threshold > 1 ? threshold - 1 : 0;
+                ns = shm_throttle_pack(shm_throttle_gen(s),
+                                       fails > 0 ? SHM_THR_COUNT
+                                                 : SHM_THR_IDLE,
+                                       fails, fails > 0 ? now : 0);
+            } else {
+                fails = shm_throttle_fails(s);
+                if (fails == 0)
+                    return;
+                fails--;
+                ns = shm_throttle_pack(shm_throttle_gen(s),
+                                       fails > 0 ? SHM_THR_COUNT
+                                                 : SHM_THR_IDLE,
+                                       fails,
+                                       fails > 0 ? shm_throttle_t(s) : 0);
+            }
+            if (atomic_compare_exchange_strong_explicit(
+                    &e->state, &s, ns, memory_order_acq_rel,
+                    memory_order_relaxed))
+                return;
+            mine = true;                /* changed under us: again */
+        }
+        if (mine)
+            return;                     /* only the tag's first entry */
+    }
+}
+
 uint32_t
 shm_throttle_blocked_count(const struct shm_throttle *t, uint64_t now_ms)
 {

@@ -2,8 +2,8 @@
  * shm/throttle.h: failures per client, shared by every worker, and the
  * server-wide accept limiter (struct shm_throttle in shm/layout.h).
  *
- * A key is an IP address (OPN security failures) or a client's
- * ApplicationUri (failed logins), turned into a 64-bit tag by SipHash-2-4
+ * A key is an IP address (OPN security failures; failed logins, in a key
+ * space of their own) or a client's ApplicationUri (failed logins), turned into a 64-bit tag by SipHash-2-4
  * under a key the broker draws at start (so nobody outside can aim two
  * addresses at one entry).  Each tag may use the SHM_THROTTLE_PROBE entries
  * that follow its hash.  A rule {threshold, window, block}: `threshold`
@@ -30,7 +30,9 @@
 /* What a tag stands for (hashed in, so kinds never share an entry). */
 enum shm_throttle_key_kind {
     SHM_THR_KEY_IP = 1,         /* 16 bytes: IPv6, or IPv4 as ::ffff:a.b.c.d */
-    SHM_THR_KEY_CLIENT          /* a client's ApplicationUri */
+    SHM_THR_KEY_CLIENT,         /* a client's ApplicationUri */
+    SHM_THR_KEY_LOGIN_IP        /* failed logins of an IP address: 16
+                                 * bytes as SHM_THR_KEY_IP */
 };
 
 /* When failures of one key block it. threshold 0: never. */
@@ -84,6 +86,18 @@ int shm_throttle_fail(struct shm_throttle *t, uint64_t tag,
  */
 void shm_throttle_forget(struct shm_throttle *t, uint64_t tag, bool unblock,
                          uint64_t now_ms);
+
+/*
+ * A success of tag after one failure of its own counted at its start
+ * under rule r (shm_throttle_fail): that one failure is taken back, the
+ * others stay (a key shared by many clients: one's success does not clear
+ * another's failures).  When that failure began a running block
+ * (`unblock`), the block is lifted and the key left at threshold - 1
+ * failures in a window starting now.
+ */
+void shm_throttle_undo(struct shm_throttle *t, uint64_t tag,
+                       const struct shm_throttle_rule *r, bool unblock,
+                       uint64_t now_ms);
 
 /*
  * The accept limiter (GCRA): true when one more connection may be taken at

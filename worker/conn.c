@@ -58,7 +58,8 @@ static bool wk_conn_may_sign(const struct ua_sc_msg *msg);
 static void wk_conn_on_accept(evutil_socket_t fd, short what, void *arg);
 static void wk_conn_refuse(int fd, ua_status st, const char *reason);
 static uint64_t wk_conn_peer_tag(struct wk_conns *cs,
-                                 const struct sockaddr_storage *ss);
+                                 const struct sockaddr_storage *ss,
+                                 enum shm_throttle_key_kind kind);
 static bool wk_conn_admit(struct wk_conns *cs, int fd, uint64_t tag);
 static bool wk_conn_security_failure(ua_status st);
 static void wk_conn_opn_failed(struct wk_conn *c, ua_status st);
@@ -412,7 +413,7 @@ wk_conn_on_accept(evutil_socket_t lfd, short what, void *arg)
         }
         if (sl > sizeof(ss))
             ss.ss_family = AF_UNSPEC;
-        tag = wk_conn_peer_tag(cs, &ss);
+        tag = wk_conn_peer_tag(cs, &ss, SHM_THR_KEY_IP);
         if (!wk_conn_admit(cs, fd, tag))
             continue;
         c = wk_conn_get(cs);
@@ -424,6 +425,9 @@ wk_conn_on_accept(evutil_socket_t lfd, short what, void *arg)
         }
         wk_conn_open(cs, c, fd);
         c->peer_tag = tag;
+        c->login_tag = cs->w->conf->login_failure_ip_threshold != 0
+                           ? wk_conn_peer_tag(cs, &ss, SHM_THR_KEY_LOGIN_IP)
+                           : 0;
     }
 }
 
@@ -447,12 +451,14 @@ wk_conn_refuse(int fd, ua_status st, const char *reason)
 }
 
 /*
- * The tag of the peer's address in the shared throttle: IPv4 as the
- * IPv4-mapped IPv6 address, so a dual-stack listener and an IPv4 one
- * give one key per host.  0 (never throttled) for anything else.
+ * The tag of the peer's address in the shared throttle, in the key space
+ * `kind` (OPN failures or failed logins): IPv4 as the IPv4-mapped IPv6
+ * address, so a dual-stack listener and an IPv4 one give one key per
+ * host.  0 (never throttled) for anything else.
  */
 static uint64_t
-wk_conn_peer_tag(struct wk_conns *cs, const struct sockaddr_storage *ss)
+wk_conn_peer_tag(struct wk_conns *cs, const struct sockaddr_storage *ss,
+                 enum shm_throttle_key_kind kind)
 {
     uint8_t a[16];
 
@@ -467,7 +473,7 @@ wk_conn_peer_tag(struct wk_conns *cs, const struct sockaddr_storage *ss)
     } else {
         return 0;
     }
-    return shm_throttle_tag(cs->w->throttle, SHM_THR_KEY_IP, a, sizeof(a));
+    return shm_throttle_tag(cs->w->throttle, kind, a, sizeof(a));
 }
 
 /*
@@ -1151,6 +1157,17 @@ wk_conn_login(struct wk_svc_ctx *ctx)
     if (c == NULL || &c->sc != ctx->ch || c->stage != WK_STAGE_REQUEST)
         return NULL;
     return &c->login;
+}
+
+uint64_t
+wk_conn_login_tag(const struct wk_svc_ctx *ctx)
+{
+    struct wk_conns *cs = ctx->w->conns;
+    struct wk_conn  *c = cs != NULL ? cs->dispatching : NULL;
+
+    if (c == NULL || &c->sc != ctx->ch)
+        return 0;
+    return c->login_tag;
 }
 
 /* The connection of ref if it is still the request's, else NULL. */

@@ -154,6 +154,8 @@ struct wk_conn {
     uint32_t          gen;          /* +1 on every open: wk_conn_ref check */
     uint64_t          peer_tag;     /* the peer IP address's tag in the
                                      * shared throttle; 0: none */
+    uint64_t          login_tag;    /* its tag for failed logins (another
+                                     * key space); 0: none */
     struct wk_login   login;        /* the held ActivateSession's UserName
                                      * check, between steps */
 };
@@ -280,6 +282,13 @@ int wk_conn_defer(struct wk_svc_ctx *ctx, struct wk_conn_ref *ref);
  * dispatched, or NULL (not dispatched from a step: do the work at once).
  */
 struct wk_login *wk_conn_login(struct wk_svc_ctx *ctx);
+/*
+ * The failed-login key of the peer address of the connection whose
+ * request is being dispatched (shm/throttle.h, SHM_THR_KEY_LOGIN_IP), or
+ * 0 (none: not dispatched by the connection layer, no IPv4/IPv6 peer, or
+ * security.login_failure_ip_threshold 0).
+ */
+uint64_t wk_conn_login_tag(const struct wk_svc_ctx *ctx);
 
 /*
  * Answer a pending request: encode resp (of type t; its ResponseHeader's

@@ -58,6 +58,8 @@ struct wk_login {
     uint8_t          hash_len;      /* bytes of hash to compare */
     bool             blocked;       /* its provisional failure blocked the
                                      * client (undone if it succeeds) */
+    bool             ip_blocked;    /* ... blocked the peer address's
+                                     * logins (undone if it succeeds) */
     uint8_t          enc;           /* DECRYPTING: enum ua_rsa_enc */
     bool             bad;           /* DECRYPTING: a block failed */
     uint16_t         block;         /* DECRYPTING: the next block */

@@ -53,7 +53,8 @@ static ua_status wk_svc_x509(struct wk_svc_ctx *ctx, struct wk_session *s,
                              enum wk_session_user *user);
 static uint64_t wk_svc_client_key(const struct wk_svc_ctx *ctx,
                                   const struct ua_string *uri);
-static bool wk_svc_throttle_fail(struct wk_svc_ctx *ctx, uint64_t key);
+static bool wk_svc_throttle_fail(struct wk_svc_ctx *ctx, uint64_t key,
+                                 uint32_t threshold);
 static ua_status wk_svc_username_decrypt(
     struct wk_svc_ctx *ctx, struct wk_session *s,
     const struct ua_user_name_identity_token *t, struct wk_login *l,
@@ -297,14 +298,16 @@ wk_login_clear(struct wk_login *l)
 }
 
 /*
- * Count one failed login of the client `key` in the shared table (rule:
+ * Count one failed login of `key` in the shared table (a client's
+ * ApplicationUri, threshold security.login_failure_threshold, or a peer
+ * address, security.login_failure_ip_threshold; the window and block of
  * security.login_failure_*); true when this failure began its block.
  */
 static bool
-wk_svc_throttle_fail(struct wk_svc_ctx *ctx, uint64_t key)
+wk_svc_throttle_fail(struct wk_svc_ctx *ctx, uint64_t key, uint32_t threshold)
 {
     struct wk_worker        *w = ctx->w;
-    struct shm_throttle_rule r = { w->conf->login_failure_threshold,
+    struct shm_throttle_rule r = { threshold,
                                    w->conf->login_failure_window_ms,
                                    w->conf->login_failure_block_ms };
     int                      rc;
@@ -340,10 +343,13 @@ wk_svc_throttle_fail(struct wk_svc_ctx *ctx, uint64_t key)
  * copy of the secret.
  * PBKDF2 output beyond its first block is not computed: a stored hash
  * longer than 32 bytes is compared on its first 32 (block 1 of PBKDF2).
- * The throttle counts the attempt as a failure when it starts (undone
- * when it succeeds): logins of one client in parallel on several
- * connections get no more tries than one after another, and a login cut
- * short by a closed connection counts as failed.
+ * The throttle counts the attempt as a failure when it starts, against
+ * the client (its ApplicationUri) and against the peer address (undone
+ * when it succeeds: the client's failures are forgotten, the address
+ * loses only this attempt's): logins of one client, or of one address
+ * under ever new ApplicationUris, in parallel on several connections get
+ * no more tries than one after another, and a login cut short by a
+ * closed connection counts as failed.
  */
 static ua_status
 wk_svc_username(struct wk_svc_ctx *ctx, struct wk_session *s,
@@ -355,6 +361,7 @@ wk_svc_username(struct wk_svc_ctx *ctx, struct wk_session *s,
     struct wk_login         one, *l = wk_conn_login(ctx);
     size_t                  kb;
     uint64_t                now = ctx->w->now_ms;
+    uint64_t                ip_key = wk_conn_login_tag(ctx);
     ua_status               st;
 
     if (l != NULL && l->phase == WK_LOGIN_HASHING)
@@ -365,9 +372,15 @@ wk_svc_username(struct wk_svc_ctx *ctx, struct wk_session *s,
         return UA_BAD_IDENTITY_TOKEN_REJECTED;      /* not offered */
     if (!ua_string_eq(&t->policy_id, WK_POLICY_USERNAME))
         return UA_BAD_IDENTITY_TOKEN_INVALID;
-    if (ctx->w->throttle != NULL && s->client_key != 0
-        && ctx->w->conf->login_failure_threshold != 0
-        && shm_throttle_blocked(ctx->w->throttle, s->client_key, now)) {
+    /* A blocked client (ApplicationUri) or peer address: refused without
+     * any work (Part 4 §5.6.3: BadUserAccessDenied, the user may not log
+     * in now; it says nothing about the credentials). */
+    if (ctx->w->throttle != NULL
+        && ((s->client_key != 0
+             && ctx->w->conf->login_failure_threshold != 0
+             && shm_throttle_blocked(ctx->w->throttle, s->client_key, now))
+            || (ip_key != 0
+                && shm_throttle_blocked(ctx->w->throttle, ip_key, now)))) {
         shm_throttle_count(ctx->w->throttle, ctx->w->slot,
                            SHM_THR_C_LOGINS_BLOCKED);
         return UA_BAD_USER_ACCESS_DENIED;
@@ -404,7 +417,10 @@ wk_svc_username(struct wk_svc_ctx *ctx, struct wk_session *s,
             memcpy(l->secret, t->password.data, l->secret_len);
         }
     }
-    l->blocked = wk_svc_throttle_fail(ctx, s->client_key);
+    l->blocked = wk_svc_throttle_fail(
+        ctx, s->client_key, ctx->w->conf->login_failure_threshold);
+    l->ip_blocked = wk_svc_throttle_fail(
+        ctx, ip_key, ctx->w->conf->login_failure_ip_threshold);
     l->phase = WK_LOGIN_DECRYPTING;
     if (l != &one)
         return wk_svc_username_decrypt(ctx, s, t, l, true);
@@ -536,7 +552,11 @@ wk_svc_username_step(struct wk_svc_ctx *ctx, struct wk_session *s,
 {
     uint8_t             hash[UA_PBKDF2_STEP_OUT_MAX];
     uint8_t             role;
-    bool                done = false, ok, blocked;
+    bool                done = false, ok, blocked, ip_blocked;
+    uint64_t            ip_key = wk_conn_login_tag(ctx);
+    struct shm_throttle_rule r = { ctx->w->conf->login_failure_ip_threshold,
+                                   ctx->w->conf->login_failure_window_ms,
+                                   ctx->w->conf->login_failure_block_ms };
 
     memset(hash, 0, sizeof(hash));
     if (ua_crypto_pbkdf2_step(&l->kdf, WK_PBKDF2_SLICE, hash, &done)
@@ -552,6 +572,7 @@ wk_svc_username_step(struct wk_svc_ctx *ctx, struct wk_session *s,
          && ua_crypto_memeq(hash, l->hash, l->hash_len);
     role = l->role;
     blocked = l->blocked;
+    ip_blocked = l->ip_blocked;
     ua_crypto_wipe(hash, sizeof(hash));
     wk_login_clear(l);
     if (!ok) {
@@ -565,6 +586,11 @@ wk_svc_username_step(struct wk_svc_ctx *ctx, struct wk_session *s,
     if (ctx->w->throttle != NULL && s->client_key != 0)
         shm_throttle_forget(ctx->w->throttle, s->client_key, blocked,
                             ctx->w->now_ms);
+    /* The address's count loses this attempt's own failure only: others
+     * behind it (a NAT) keep theirs. */
+    if (ctx->w->throttle != NULL && ip_key != 0 && r.threshold != 0)
+        shm_throttle_undo(ctx->w->throttle, ip_key, &r, ip_blocked,
+                          ctx->w->now_ms);
     *user = role == SHM_ROLE_OPERATOR ? WK_USER_OPERATOR : WK_USER_VIEWER;
     return UA_GOOD;
 }

@@ -31,7 +31,11 @@
  *      every new connection of 127.0.0.1 is refused by either worker,
  *      127.0.0.2 served, served again after the block) and failed
  *      logins counted over both workers (see is_throttle);
- *   9. a broker accepting 5 connections a second after 10: a burst of 30
+ *   9. failed logins counted per source address too: a brute force from
+ *      127.0.0.1 under a new ApplicationUri each time is stopped at
+ *      security.login_failure_ip_threshold (default 10), 127.0.0.2 logs
+ *      in meanwhile (see is_login_ip);
+ *  10. a broker accepting 5 connections a second after 10: a burst of 30
  *      connects is shed with ERR BadTcpServerTooBusy, an established
  *      session keeps working (see is_accept_rate).
  *
@@ -112,6 +116,7 @@ static int is_stats_workers(const char *key, unsigned long *v, int max);
 static ua_status is_refused(const char *src, uint64_t *ms);
 static void is_throttle(const char *bin, const uint8_t *app, size_t app_len,
                         struct ua_crypto_key *key, const char *uri);
+static void is_login_ip(const char *bin);
 static void is_accept_rate(const char *bin);
 
 static void
@@ -739,7 +744,108 @@ is_throttle(const char *bin, const uint8_t *app, size_t app_len,
 }
 
 /*
- * 9. The accept rate (SECURITY.md (b) 10 and 86 in miniature): a broker
+ * 9. Failed logins per source address, on a broker with two workers and
+ * the default thresholds (3 per ApplicationUri, 10 per address; the
+ * window made longer than the test).  127.0.0.1 tries a wrong password
+ * under a new ApplicationUri each time, so the per-client count never
+ * reaches 3: 9 failures (threshold - 1) and the right password still logs
+ * in (and takes back only its own provisional failure: the 9 stay); the
+ * 10th failure blocks the address: every UserName login from it, on
+ * either worker, whatever its ApplicationUri and password, is
+ * BadUserAccessDenied, while 127.0.0.2 logs in and 127.0.0.1 may still
+ * open anonymous sessions.
+ */
+#define IS_IP_FAILS 10          /* login_failure_ip_threshold's default */
+
+static void
+is_login_ip(const char *bin)
+{
+    unsigned long n[2];
+    char          port[8], stats[32], app[64];
+    ua_status     s = UA_BAD_TIMEOUT, w;
+    int           tries, wrong = 0, k = 0;
+
+    is_port = itest_free_port();
+    is_sport = itest_free_port();
+    if (is_port == 0 || is_sport == 0 || is_port == is_sport)
+        itest_fatal("no free ports");
+    snprintf(port, sizeof(port), "%u", is_port);
+    snprintf(stats, sizeof(stats), "127.0.0.1:%u", is_sport);
+    {
+        char *const argv[] = { (char *)bin, "-w", "2", "-p", port, "--stats",
+                                stats, "--runtime-dir", is_run, "--vars", "10",
+                                "--set", "security.login_failure_window_ms="
+                                         "120000", NULL };
+
+        is_broker = itest_spawn(is_log, argv);
+    }
+    printf("# broker (2 workers, login throttle per address) pid %d, "
+           "opc.tcp port %u\n", (int)is_broker, is_port);
+    for (int i = 0; i < IS_START_MS / 100 && s != UA_GOOD; i++) {
+        itest_sleep_ms(100);
+        s = is_login(NULL, 0, NULL, 0, NULL, NULL, NULL, NULL, false, &w,
+                     NULL);
+    }
+    if (s != UA_GOOD)
+        itest_fatal("login per address: no session: 0x%08X", s);
+
+    /* threshold - 1 failures, each under a fresh ApplicationUri ... */
+    for (int i = 0; i < IS_IP_FAILS - 1; i++) {
+        snprintf(app, sizeof(app), "urn:integ:rotate:%d", k++);
+        s = is_login(NULL, 0, NULL, 0, NULL, app, "op", "wrong", false, &w,
+                     NULL);
+        if (s != UA_BAD_IDENTITY_TOKEN_INVALID)
+            wrong++;
+    }
+    itest_check(wrong == 0, "%d wrong passwords from 127.0.0.1 under %d "
+                "ApplicationUris: %d not BadIdentityTokenInvalid",
+                IS_IP_FAILS - 1, IS_IP_FAILS - 1, wrong);
+    /* ... still allowed ... */
+    snprintf(app, sizeof(app), "urn:integ:rotate:%d", k++);
+    s = is_login(NULL, 0, NULL, 0, NULL, app, "op", "op-secret", false, &w,
+                 NULL);
+    itest_check(s == UA_GOOD, "%d failures of 127.0.0.1 (threshold %d): the "
+                "right password logs in: 0x%08X", IS_IP_FAILS - 1,
+                IS_IP_FAILS, s);
+    /* ... the threshold-th blocks the address (the success above took
+     * back its own failure only). */
+    snprintf(app, sizeof(app), "urn:integ:rotate:%d", k++);
+    s = is_login(NULL, 0, NULL, 0, NULL, app, "op", "wrong", false, &w,
+                 NULL);
+    itest_check(s == UA_BAD_IDENTITY_TOKEN_INVALID,
+                "wrong password %d from 127.0.0.1: 0x%08X", IS_IP_FAILS, s);
+    wrong = 0;
+    n[0] = n[1] = 0;
+    for (tries = 0; tries < IS_BOTH_TRIES && (n[0] == 0 || n[1] == 0);
+         tries++) {
+        snprintf(app, sizeof(app), "urn:integ:rotate:%d", k++);
+        s = is_login(NULL, 0, NULL, 0, NULL, app, "op", "op-secret", false,
+                     &w, NULL);
+        if (s != UA_BAD_USER_ACCESS_DENIED)
+            wrong++;
+        if (is_stats_workers("logins_blocked", n, 2) != 2)
+            n[0] = n[1] = 0;
+    }
+    itest_check(wrong == 0 && n[0] > 0 && n[1] > 0,
+                "127.0.0.1 blocked: %d logins (the right password, a new "
+                "ApplicationUri each), %d not BadUserAccessDenied; refused "
+                "by worker 0: %lu, worker 1: %lu", tries, wrong, n[0], n[1]);
+    s = is_login(NULL, 0, NULL, 0, NULL, NULL, NULL, NULL, false, &w, NULL);
+    itest_check(s == UA_GOOD, "127.0.0.1 blocked: an anonymous session "
+                "(no credentials) still works: 0x%08X", s);
+    is_src = "127.0.0.2";
+    s = is_login(NULL, 0, NULL, 0, NULL, "urn:integ:rotate:0", "op",
+                 "op-secret", false, &w, NULL);
+    is_src = NULL;
+    itest_check(s == UA_GOOD, "127.0.0.2 logs in meanwhile (an "
+                "ApplicationUri 127.0.0.1 failed with): 0x%08X", s);
+    itest_check(itest_stop(is_broker, 5000) == 0,
+                "SIGTERM: the login-throttled broker exits 0");
+    is_broker = -1;
+}
+
+/*
+ * 10. The accept rate (SECURITY.md (b) 10 and 86 in miniature): a broker
  * taking 5 connections a second after a burst of 10.  An established
  * session first; then 30 connects at once: about 10 are taken, the rest
  * get ERR BadTcpServerTooBusy at once and /stats counts them; the session
@@ -1083,7 +1189,9 @@ main(int argc, char **argv)
 
     /* 8. Throttling across two workers. */
     is_throttle(bin, app, app_len, &key, uri);
-    /* 9. The accept rate. */
+    /* 9. Failed logins per source address. */
+    is_login_ip(bin);
+    /* 10. The accept rate. */
     is_accept_rate(bin);
     ua_crypto_key_clear(&key);
     ua_crypto_key_clear(&fkey);

@@ -160,6 +160,7 @@ START_TEST(test_snapshot_and_write)
     ck_assert_uint_eq(s.login_failure_threshold, 3);
     ck_assert_uint_eq(s.login_failure_window_ms, 10000);
     ck_assert_uint_eq(s.login_failure_block_ms, 30000);
+    ck_assert_uint_eq(s.login_failure_ip_threshold, 10);
     ck_assert_uint_eq(s.accept_rate, 200);
     ck_assert_uint_eq(s.accept_burst, 1000);
     ck_assert_int_eq(bk_config_set(&c, "security.failure_threshold", "256",

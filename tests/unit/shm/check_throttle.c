@@ -2,7 +2,8 @@
  * tests/unit/shm/check_throttle.c: shm/throttle.c, the failure table
  * shared by the workers and the accept limiter: the threshold exactly
  * (N-1 failures do not block, N do), the window, the block's end, keys
- * and kinds apart, forget, a neighbourhood full of counts (the oldest is
+ * and kinds apart, forget, undo (one failure taken back, a block of its
+ * own lifted to threshold - 1), a neighbourhood full of counts (the oldest is
  * evicted) or of blocks (not counted), a claim left by a killed worker,
  * the segment region, and two processes hammering one table.
  */
@@ -164,6 +165,56 @@ same_hood(uint32_t i)
 {
     return ((uint64_t)(i + 1) << 32) | 8u;
 }
+
+/* A success taking back its own provisional failure (the per-address
+ * login key): only that one, the others stay. */
+START_TEST(test_undo)
+{
+    size_t               n;
+    struct shm_throttle *t = table_new(64, &n);
+    uint8_t              a16[16] = { [10] = 0xff, [11] = 0xff, [12] = 127,
+                                     [15] = 1 };
+    uint64_t a = shm_throttle_tag(t, SHM_THR_KEY_LOGIN_IP, a16, 16);
+    uint64_t o = shm_throttle_tag(t, SHM_THR_KEY_IP, a16, 16);
+
+    /* Another key space for the same address: its own tag and count. */
+    ck_assert_uint_ne(a, o);
+    ck_assert_int_eq(shm_throttle_fail(t, o, &rule_3, 1000), 0);
+    ck_assert_int_eq(shm_throttle_fail(t, o, &rule_3, 1000), 0);
+    /* Two failures, then a success's own third one undone: two stay. */
+    ck_assert_int_eq(shm_throttle_fail(t, a, &rule_3, 1000), 0);
+    ck_assert_int_eq(shm_throttle_fail(t, a, &rule_3, 1000), 0);
+    ck_assert_int_eq(shm_throttle_fail(t, a, &rule_3, 1000), 1);
+    ck_assert(shm_throttle_blocked(t, a, 1000));
+    ck_assert(!shm_throttle_blocked(t, o, 1000));
+    shm_throttle_undo(t, a, &rule_3, true, 1100);
+    ck_assert(!shm_throttle_blocked(t, a, 1100));
+    /* threshold - 1 left: the next failure blocks. */
+    ck_assert_int_eq(shm_throttle_fail(t, a, &rule_3, 1200), 1);
+    ck_assert(shm_throttle_blocked(t, a, 1200));
+    /* A block not of the undoer's making stays. */
+    shm_throttle_undo(t, a, &rule_3, false, 1300);
+    ck_assert(shm_throttle_blocked(t, a, 1300));
+    /* A count: one taken back per undo, never below zero. */
+    ck_assert_int_eq(shm_throttle_fail(t, a, &rule_3, 40000), 0);
+    ck_assert_int_eq(shm_throttle_fail(t, a, &rule_3, 40000), 0);
+    shm_throttle_undo(t, a, &rule_3, false, 40000);
+    ck_assert_int_eq(shm_throttle_fail(t, a, &rule_3, 40000), 0);
+    ck_assert(!shm_throttle_blocked(t, a, 40000));
+    ck_assert_int_eq(shm_throttle_fail(t, a, &rule_3, 40000), 1);
+    ck_assert(shm_throttle_blocked(t, a, 40000));
+    shm_throttle_undo(t, a, &rule_3, true, 40000);
+    shm_throttle_undo(t, a, &rule_3, false, 40000);
+    shm_throttle_undo(t, a, &rule_3, false, 40000);
+    shm_throttle_undo(t, a, &rule_3, false, 40000);
+    ck_assert_int_eq(shm_throttle_fail(t, a, &rule_3, 40000), 0);
+    ck_assert_int_eq(shm_throttle_fail(t, a, &rule_3, 40000), 0);
+    ck_assert(!shm_throttle_blocked(t, a, 40000));
+    /* The other key space was never touched: its third failure blocks. */
+    ck_assert_int_eq(shm_throttle_fail(t, o, &rule_3, 1000), 1);
+    munmap(t, n);
+}
+END_TEST
 
 START_TEST(test_full_of_counts)
 {
@@ -403,6 +454,7 @@ throttle_suite(void)
     tcase_add_test(tc, test_threshold);
     tcase_add_test(tc, test_window);
     tcase_add_test(tc, test_forget);
+    tcase_add_test(tc, test_undo);
     tcase_add_test(tc, test_full_of_counts);
     tcase_add_test(tc, test_full_of_blocks);
     tcase_add_test(tc, test_dead_claim);
