@@ -217,6 +217,10 @@ CHECK_PROGS += $(INTEG_ATTACK)
 # reader on one worker; /stats loop fields (tests/integ/integ_rsa.c).
 INTEG_RSA := $(B)/tests/integ/integ_rsa
 CHECK_PROGS += $(INTEG_RSA)
+# A connect flood against the accept limiter while a subscription keeps
+# publishing (SECURITY.md (b) 10/86; tests/integ/integ_flood.c).
+INTEG_FLOOD := $(B)/tests/integ/integ_flood
+CHECK_PROGS += $(INTEG_FLOOD)
 # >>> (end of the integration/interop spot)
 
 # integ_server: its own objects + tests/lib/uaconn.c + libproto.a; it
@@ -245,6 +249,19 @@ $(INTEG_FANOUT): $(INTEG_FANOUT_OBJS) $(LIBPROTO) $(LIBSHM) | $(UABROKER) \
 
 ifneq ($(filter run check,$(MAKECMDGOALS)),)
 $(INTEG_FANOUT_OBJS): | deps
+endif
+
+# integ_flood: its own objects + tests/lib/uaconn.c + libproto.a.
+INTEG_FLOOD_OBJS := $(B)/tests/integ/integ_flood.o \
+                    $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
+
+$(INTEG_FLOOD): $(INTEG_FLOOD_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_FLOOD_OBJS) \
+	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
+
+ifneq ($(filter run check,$(MAKECMDGOALS)),)
+$(INTEG_FLOOD_OBJS): | deps
 endif
 
 # integ_security: its own objects + tests/lib/uaconn.c + libproto.a.
