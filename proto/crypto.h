@@ -161,9 +161,12 @@ ua_status ua_crypto_p_hash(enum ua_hash h, const uint8_t *secret,
 
 /* ------------------------------------------------------------ RSA keys */
 
-/* Storage for one RSA key, private or public (wolfSSL's RsaKey, 8696
- * bytes, plus a header); crypto_wolf.c checks the size at compile time. */
-#define UA_CRYPTO_KEY_SIZE 8960
+/* Storage for one RSA key, private or public: the public half as bytes
+ * (up to UA_RSA_MAX_BYTES of modulus) plus a header; a private key also
+ * owns a heap copy of wolfSSL's RsaKey (8.7 KB, with its CRT parameters),
+ * made when it is loaded or generated and freed by ua_crypto_key_clear.
+ * crypto_wolf.c checks the size at compile time. */
+#define UA_CRYPTO_KEY_SIZE 544
 
 struct ua_crypto_key {
     _Alignas(16) unsigned char opaque[UA_CRYPTO_KEY_SIZE];

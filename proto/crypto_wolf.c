@@ -59,7 +59,12 @@ static int ua_wolf_hash_type(enum ua_hash h);
 static int ua_wolf_hmac_type(enum ua_hash h);
 static struct ua_wolf_key *ua_wolf_key(struct ua_crypto_key *k);
 static const struct ua_wolf_key *ua_wolf_key_c(const struct ua_crypto_key *k);
-static ua_status ua_wolf_key_finish(struct ua_wolf_key *w, bool priv);
+static ua_status ua_wolf_key_public(struct ua_wolf_key *w, const byte *n,
+                                    word32 nsz, const byte *e, word32 esz);
+static ua_status ua_wolf_key_private(struct ua_wolf_key *w, RsaKey *rsa);
+static int ua_wolf_pub(const struct ua_wolf_key *w, RsaKey *tmp,
+                       RsaKey **use);
+static void ua_wolf_pub_done(RsaKey *tmp, RsaKey *use);
 static ua_status ua_wolf_rsa_public_from_dc(RsaKey *rsa, DecodedCert *dc);
 static struct ua_wolf_cipher *ua_wolf_cipher(struct ua_cipher *c);
 static int ua_wolf_cm_rc(int rc);
@@ -70,15 +75,31 @@ static bool ua_wolf_inside(const uint8_t *p, size_t n, const uint8_t *der,
 #define UA_WOLF_KEY_MAGIC    0x75614b59u   /* "uaKY" */
 #define UA_WOLF_CIPHER_MAGIC 0x75614359u   /* "uaCY" */
 
-/* A key in struct ua_crypto_key's storage. */
+/* The largest public exponent kept (65537 takes 3 bytes). */
+#define UA_WOLF_E_MAX 8
+
+/*
+ * A key in struct ua_crypto_key's storage.  Every key keeps its public
+ * half as bytes (modulus and exponent, big-endian, no leading zeros): a
+ * public key is nothing more, so the peer key a channel holds takes ~0.5 KB
+ * instead of wolfSSL's 8.7 KB RsaKey, and a public-key operation builds
+ * the RsaKey on the stack (wc_RsaPublicKeyDecodeRaw: ~13k instructions
+ * against ~460k for the operation).  A private key also owns a heap RsaKey
+ * with its CRT parameters, made when it is loaded or generated (a cold
+ * path: the worker loads its key once) and freed by ua_crypto_key_clear.
+ */
 struct ua_wolf_key {
-    uint32_t magic;         /* UA_WOLF_KEY_MAGIC while rsa is initialised */
-    uint8_t  priv;          /* holds the private part */
-    RsaKey   rsa;
+    uint32_t magic;         /* UA_WOLF_KEY_MAGIC while the key is live */
+    uint8_t  priv;          /* rsa holds the private part */
+    uint8_t  e_len;
+    uint16_t n_len;         /* modulus bytes: the key's size */
+    RsaKey  *rsa;           /* private keys only (heap), else NULL */
+    uint8_t  n[UA_RSA_MAX_BYTES];
+    uint8_t  e[UA_WOLF_E_MAX];
 };
 
 static_assert(sizeof(struct ua_wolf_key) <= UA_CRYPTO_KEY_SIZE,
-              "UA_CRYPTO_KEY_SIZE too small for this wolfSSL");
+              "UA_CRYPTO_KEY_SIZE too small");
 static_assert(_Alignof(struct ua_wolf_key) <= 16, "key alignment");
 
 /* A SHA-1 or SHA-256 state (the hashes of the symmetric policies). */
@@ -503,36 +524,129 @@ ua_wolf_key_c(const struct ua_crypto_key *k)
     return w->magic == UA_WOLF_KEY_MAGIC ? w : NULL;
 }
 
-/* Check the size of a freshly decoded key, attach the RNG, mark it live;
- * on failure free it.  w->rsa is initialised. */
-static ua_status
-ua_wolf_key_finish(struct ua_wolf_key *w, bool priv)
+/* Big-endian bytes without their leading zeros. */
+static void
+ua_wolf_strip(const byte **p, word32 *n)
 {
-    int     bytes = wc_RsaEncryptSize(&w->rsa);
-    WC_RNG *rng;
+    while (*n > 0 && **p == 0) {
+        (*p)++;
+        (*n)--;
+    }
+}
 
-    if (bytes < UA_RSA_MIN_BITS / 8 || bytes > UA_RSA_MAX_BYTES) {
-        wc_FreeRsaKey(&w->rsa);
-        ua_crypto_wipe(w, sizeof(*w));
+/*
+ * Make w (wiped) a live public key of modulus n and exponent e (big-endian,
+ * leading zeros allowed).  Sizes outside UA_RSA_MIN_BITS..UA_RSA_MAX_BITS
+ * and exponents longer than UA_WOLF_E_MAX bytes are BadNotSupported.
+ */
+static ua_status
+ua_wolf_key_public(struct ua_wolf_key *w, const byte *n, word32 nsz,
+                   const byte *e, word32 esz)
+{
+    ua_wolf_strip(&n, &nsz);
+    ua_wolf_strip(&e, &esz);
+    if (nsz < UA_RSA_MIN_BITS / 8 || nsz > UA_RSA_MAX_BYTES || esz == 0
+        || esz > UA_WOLF_E_MAX)
         return UA_BAD_NOT_SUPPORTED;
-    }
-    if (priv) {
-        rng = ua_wolf_rng();
-        if (rng == NULL || wc_RsaSetRNG(&w->rsa, rng) != 0) {
-            wc_FreeRsaKey(&w->rsa);
-            ua_crypto_wipe(w, sizeof(*w));
-            return UA_BAD_INTERNAL_ERROR;
-        }
-    }
-    w->priv = priv;
+    memcpy(w->n, n, nsz);
+    memcpy(w->e, e, esz);
+    w->n_len = (uint16_t)nsz;
+    w->e_len = (uint8_t)esz;
+    w->priv = 0;
+    w->rsa = NULL;
     w->magic = UA_WOLF_KEY_MAGIC;
     return UA_GOOD;
+}
+
+/*
+ * Make w (wiped) a live private key that owns rsa (a heap RsaKey, decoded
+ * or generated): its public half copied out, the process RNG attached
+ * (blinding, DEPS gotcha 2).  On failure rsa is freed and w stays wiped.
+ */
+static ua_status
+ua_wolf_key_private(struct ua_wolf_key *w, RsaKey *rsa)
+{
+    byte      n[UA_RSA_MAX_BYTES], e[UA_WOLF_E_MAX];
+    word32    nsz = sizeof(n), esz = sizeof(e);
+    WC_RNG   *rng = ua_wolf_rng();
+    ua_status rc = UA_BAD_INTERNAL_ERROR;
+    int       bytes = wc_RsaEncryptSize(rsa);
+
+    if (bytes < UA_RSA_MIN_BITS / 8 || bytes > UA_RSA_MAX_BYTES)
+        rc = UA_BAD_NOT_SUPPORTED;
+    else if (wc_RsaFlattenPublicKey(rsa, e, &esz, n, &nsz) != 0)
+        rc = UA_BAD_NOT_SUPPORTED;      /* e.g. an exponent over 8 bytes */
+    else if (rng != NULL && wc_RsaSetRNG(rsa, rng) == 0)
+        rc = ua_wolf_key_public(w, n, nsz, e, esz);
+    if (rc != UA_GOOD) {
+        wc_FreeRsaKey(rsa);
+        ua_crypto_wipe(rsa, sizeof(*rsa));
+        free(rsa);
+        ua_crypto_wipe(w, sizeof(*w));
+        return rc;
+    }
+    w->rsa = rsa;
+    w->priv = 1;
+    return UA_GOOD;
+}
+
+/*
+ * The RsaKey a public-key operation runs on: a private key's own, else
+ * tmp made from the bytes.  0 or a wolfSSL error; ua_wolf_pub_done after.
+ */
+static int
+ua_wolf_pub(const struct ua_wolf_key *w, RsaKey *tmp, RsaKey **use)
+{
+    int r;
+
+    if (w->rsa != NULL) {
+        *use = w->rsa;
+        return 0;
+    }
+    *use = tmp;
+    r = wc_InitRsaKey(tmp, NULL);
+    if (r != 0)
+        return r;
+    r = wc_RsaPublicKeyDecodeRaw(w->n, w->n_len, w->e, w->e_len, tmp);
+    if (r != 0)
+        wc_FreeRsaKey(tmp);
+    return r;
+}
+
+static void
+ua_wolf_pub_done(RsaKey *tmp, RsaKey *use)
+{
+    if (use == tmp)
+        wc_FreeRsaKey(tmp);
+}
+
+/* A fresh heap RsaKey, initialised; NULL when out of memory. */
+static RsaKey *
+ua_wolf_rsa_new(void)
+{
+    RsaKey *rsa = malloc(sizeof(*rsa));
+
+    if (rsa != NULL && wc_InitRsaKey(rsa, NULL) != 0) {
+        free(rsa);
+        rsa = NULL;
+    }
+    return rsa;
+}
+
+/* Free a heap RsaKey that no key owns yet. */
+static void
+ua_wolf_rsa_free(RsaKey *rsa)
+{
+    wc_FreeRsaKey(rsa);
+    ua_crypto_wipe(rsa, sizeof(*rsa));
+    free(rsa);
 }
 
 ua_status
 ua_crypto_key_load(struct ua_crypto_key *k, const uint8_t *buf, size_t len)
 {
     struct ua_wolf_key *w;
+    RsaKey             *rsa;
     uint8_t             der[8192];
     const uint8_t      *d = buf;
     size_t              i = 0;
@@ -555,19 +669,19 @@ ua_crypto_key_load(struct ua_crypto_key *k, const uint8_t *buf, size_t len)
         d = der;
         dlen = (word32)r;
     }
-    if (wc_InitRsaKey(&w->rsa, NULL) != 0) {
+    rsa = ua_wolf_rsa_new();
+    if (rsa == NULL) {
         ua_crypto_wipe(der, sizeof(der));
-        return UA_BAD_INTERNAL_ERROR;
+        return UA_BAD_OUT_OF_MEMORY;
     }
     /* Takes PKCS#1 RSAPrivateKey and PKCS#8 PrivateKeyInfo alike. */
-    r = wc_RsaPrivateKeyDecode(d, &idx, &w->rsa, dlen);
+    r = wc_RsaPrivateKeyDecode(d, &idx, rsa, dlen);
     ua_crypto_wipe(der, sizeof(der));
     if (r != 0) {
-        wc_FreeRsaKey(&w->rsa);
-        ua_crypto_wipe(w, sizeof(*w));
+        ua_wolf_rsa_free(rsa);
         return UA_BAD_DECODING_ERROR;
     }
-    return ua_wolf_key_finish(w, true);
+    return ua_wolf_key_private(w, rsa);
 }
 
 ua_status
@@ -575,21 +689,25 @@ ua_crypto_key_load_public(struct ua_crypto_key *k, const uint8_t *der,
                           size_t len)
 {
     struct ua_wolf_key *w;
-    word32              idx = 0;
+    RsaKey              rsa;
+    byte                n[UA_RSA_MAX_BYTES], e[UA_WOLF_E_MAX];
+    word32              idx = 0, nsz = sizeof(n), esz = sizeof(e);
+    ua_status           rc = UA_BAD_DECODING_ERROR;
 
     if (k == NULL || der == NULL || len == 0 || len > UINT32_MAX)
         return UA_BAD_INVALID_ARGUMENT;
     ua_crypto_key_clear(k);         /* a key held before is replaced */
     w = (struct ua_wolf_key *)(void *)k->opaque;
-    if (wc_InitRsaKey(&w->rsa, NULL) != 0)
+    if (wc_InitRsaKey(&rsa, NULL) != 0)
         return UA_BAD_INTERNAL_ERROR;
     /* SubjectPublicKeyInfo or a bare RSAPublicKey. */
-    if (wc_RsaPublicKeyDecode(der, &idx, &w->rsa, (word32)len) != 0) {
-        wc_FreeRsaKey(&w->rsa);
-        ua_crypto_wipe(w, sizeof(*w));
-        return UA_BAD_DECODING_ERROR;
+    if (wc_RsaPublicKeyDecode(der, &idx, &rsa, (word32)len) == 0) {
+        rc = UA_BAD_NOT_SUPPORTED;
+        if (wc_RsaFlattenPublicKey(&rsa, e, &esz, n, &nsz) == 0)
+            rc = ua_wolf_key_public(w, n, nsz, e, esz);
     }
-    return ua_wolf_key_finish(w, false);
+    wc_FreeRsaKey(&rsa);
+    return rc;
 }
 
 /* The RSA public key of a parsed certificate into an initialised rsa. */
@@ -614,7 +732,9 @@ ua_crypto_key_from_cert(struct ua_crypto_key *k, const uint8_t *der,
 {
     struct ua_wolf_key *w;
     DecodedCert         dc;
-    ua_status           rc;
+    const byte         *n = NULL, *e = NULL;
+    word32              nsz = 0, esz = 0, idx = 0;
+    ua_status           rc = UA_BAD_NOT_SUPPORTED;
 
     if (k == NULL || der == NULL || len == 0 || len > UINT32_MAX)
         return UA_BAD_INVALID_ARGUMENT;
@@ -625,24 +745,23 @@ ua_crypto_key_from_cert(struct ua_crypto_key *k, const uint8_t *der,
         wc_FreeDecodedCert(&dc);
         return UA_BAD_CERTIFICATE_INVALID;
     }
-    if (wc_InitRsaKey(&w->rsa, NULL) != 0) {
-        wc_FreeDecodedCert(&dc);
-        return UA_BAD_INTERNAL_ERROR;
+    /* dc.publicKey is a bare RSAPublicKey (a copy wolfSSL owns): the
+     * modulus and exponent are read in place, no RsaKey is made. */
+    if (dc.keyOID == RSAk) {
+        rc = UA_BAD_DECODING_ERROR;
+        if (wc_RsaPublicKeyDecode_ex(dc.publicKey, &idx, dc.pubKeySize, &n,
+                                     &nsz, &e, &esz) == 0)
+            rc = ua_wolf_key_public(w, n, nsz, e, esz);
     }
-    rc = ua_wolf_rsa_public_from_dc(&w->rsa, &dc);
     wc_FreeDecodedCert(&dc);
-    if (rc != UA_GOOD) {
-        wc_FreeRsaKey(&w->rsa);
-        ua_crypto_wipe(w, sizeof(*w));
-        return rc;
-    }
-    return ua_wolf_key_finish(w, false);
+    return rc;
 }
 
 ua_status
 ua_crypto_key_generate(struct ua_crypto_key *k, unsigned bits)
 {
     struct ua_wolf_key *w;
+    RsaKey             *rsa;
     WC_RNG             *rng = ua_wolf_rng();
 
     if (k == NULL || bits < UA_RSA_MIN_BITS || bits > UA_RSA_MAX_BITS
@@ -652,14 +771,14 @@ ua_crypto_key_generate(struct ua_crypto_key *k, unsigned bits)
         return UA_BAD_INTERNAL_ERROR;
     ua_crypto_key_clear(k);         /* a key held before is replaced */
     w = (struct ua_wolf_key *)(void *)k->opaque;
-    if (wc_InitRsaKey(&w->rsa, NULL) != 0)
-        return UA_BAD_INTERNAL_ERROR;
-    if (wc_MakeRsaKey(&w->rsa, (int)bits, WC_RSA_EXPONENT, rng) != 0) {
-        wc_FreeRsaKey(&w->rsa);
-        ua_crypto_wipe(w, sizeof(*w));
+    rsa = ua_wolf_rsa_new();
+    if (rsa == NULL)
+        return UA_BAD_OUT_OF_MEMORY;
+    if (wc_MakeRsaKey(rsa, (int)bits, WC_RSA_EXPONENT, rng) != 0) {
+        ua_wolf_rsa_free(rsa);
         return UA_BAD_INTERNAL_ERROR;
     }
-    return ua_wolf_key_finish(w, true);
+    return ua_wolf_key_private(w, rsa);
 }
 
 ua_status
@@ -672,7 +791,7 @@ ua_crypto_key_write(struct ua_crypto_key *k, bool pem, uint8_t *out,
 
     if (w == NULL || !w->priv || out == NULL || len == NULL)
         return UA_BAD_INVALID_ARGUMENT;
-    r = wc_RsaKeyToDer(&w->rsa, der, sizeof(der));
+    r = wc_RsaKeyToDer(w->rsa, der, sizeof(der));
     if (r <= 0) {
         ua_crypto_wipe(der, sizeof(der));
         return UA_BAD_INTERNAL_ERROR;
@@ -710,12 +829,8 @@ size_t
 ua_crypto_key_bytes(const struct ua_crypto_key *k)
 {
     const struct ua_wolf_key *w = ua_wolf_key_c(k);
-    int                       r;
 
-    if (w == NULL)
-        return 0;
-    r = wc_RsaEncryptSize(&w->rsa);
-    return r > 0 ? (size_t)r : 0;
+    return w != NULL ? w->n_len : 0;
 }
 
 bool
@@ -734,8 +849,8 @@ ua_crypto_key_clear(struct ua_crypto_key *k)
     if (k == NULL)
         return;
     w = ua_wolf_key(k);
-    if (w != NULL)
-        wc_FreeRsaKey(&w->rsa);
+    if (w != NULL && w->rsa != NULL)
+        ua_wolf_rsa_free(w->rsa);
     ua_crypto_wipe(k->opaque, sizeof(k->opaque));
 }
 
@@ -756,11 +871,11 @@ ua_crypto_rsa_sign(struct ua_crypto_key *k, enum ua_rsa_sig a,
     if (w == NULL || !w->priv || sig == NULL || sig_len == NULL
         || len > UINT32_MAX || (len != 0 && data == NULL))
         return UA_BAD_INVALID_ARGUMENT;
-    kb = (size_t)wc_RsaEncryptSize(&w->rsa);
+    kb = w->n_len;
     if (cap < kb)
         return UA_BAD_ENCODING_LIMITS_EXCEEDED;
     rng = ua_wolf_rng();
-    if (rng == NULL || wc_RsaSetRNG(&w->rsa, rng) != 0)
+    if (rng == NULL || wc_RsaSetRNG(w->rsa, rng) != 0)
         return UA_BAD_INTERNAL_ERROR;
     ua_wolf_private_ops++;
     switch (a) {
@@ -770,8 +885,8 @@ ua_crypto_rsa_sign(struct ua_crypto_key *k, enum ua_rsa_sig a,
         r = wc_SignatureGenerate(a == UA_RSA_SIG_PKCS1_SHA1
                                      ? WC_HASH_TYPE_SHA : WC_HASH_TYPE_SHA256,
                                  WC_SIGNATURE_TYPE_RSA_W_ENC, data,
-                                 (word32)len, sig, &sl, &w->rsa,
-                                 sizeof(w->rsa), rng);
+                                 (word32)len, sig, &sl, w->rsa,
+                                 sizeof(*w->rsa), rng);
         if (r != 0)
             return UA_BAD_INTERNAL_ERROR;
         *sig_len = sl;
@@ -782,7 +897,7 @@ ua_crypto_rsa_sign(struct ua_crypto_key *k, enum ua_rsa_sig a,
         /* Salt as long as the digest, as Part 7 wants for RsaPss. */
         r = wc_RsaPSS_Sign_ex(h, sizeof(h), sig, (word32)cap,
                               WC_HASH_TYPE_SHA256, WC_MGF1SHA256,
-                              WC_SHA256_DIGEST_SIZE, &w->rsa, rng);
+                              WC_SHA256_DIGEST_SIZE, w->rsa, rng);
         if (r <= 0)
             return UA_BAD_INTERNAL_ERROR;
         *sig_len = (size_t)r;
@@ -799,33 +914,40 @@ ua_crypto_rsa_verify(struct ua_crypto_key *k, enum ua_rsa_sig a,
     struct ua_wolf_key *w = ua_wolf_key(k);
     uint8_t             h[WC_SHA256_DIGEST_SIZE];
     uint8_t             s[UA_RSA_MAX_BYTES], o[UA_RSA_MAX_BYTES];
+    RsaKey              tmp, *rsa;
     size_t              kb;
+    ua_status           rc;
     int                 r;
 
     if (w == NULL || len > UINT32_MAX || (len != 0 && data == NULL))
         return UA_BAD_INVALID_ARGUMENT;
-    kb = (size_t)wc_RsaEncryptSize(&w->rsa);
+    kb = w->n_len;
     if (sig == NULL || sig_len != kb)
         return UA_BAD_SECURITY_CHECKS_FAILED;
-    switch (a) {
-    case UA_RSA_SIG_PKCS1_SHA1:
-    case UA_RSA_SIG_PKCS1_SHA256:
-        r = wc_SignatureVerify(a == UA_RSA_SIG_PKCS1_SHA1
-                                   ? WC_HASH_TYPE_SHA : WC_HASH_TYPE_SHA256,
-                               WC_SIGNATURE_TYPE_RSA_W_ENC, data,
-                               (word32)len, sig, (word32)sig_len, &w->rsa,
-                               sizeof(w->rsa));
-        return r == 0 ? UA_GOOD : UA_BAD_SECURITY_CHECKS_FAILED;
-    case UA_RSA_SIG_PSS_SHA256:
-        if (wc_Sha256Hash(data, (word32)len, h) != 0)
-            return UA_BAD_INTERNAL_ERROR;
+    if (a != UA_RSA_SIG_PKCS1_SHA1 && a != UA_RSA_SIG_PKCS1_SHA256
+        && a != UA_RSA_SIG_PSS_SHA256)
+        return UA_BAD_INVALID_ARGUMENT;
+    if (a == UA_RSA_SIG_PSS_SHA256
+        && wc_Sha256Hash(data, (word32)len, h) != 0)
+        return UA_BAD_INTERNAL_ERROR;
+    if (ua_wolf_pub(w, &tmp, &rsa) != 0)
+        return UA_BAD_INTERNAL_ERROR;
+    if (a == UA_RSA_SIG_PSS_SHA256) {
         memcpy(s, sig, sig_len);
         r = wc_RsaPSS_VerifyCheck(s, (word32)sig_len, o, sizeof(o), h,
                                   sizeof(h), WC_HASH_TYPE_SHA256,
-                                  WC_MGF1SHA256, &w->rsa);
-        return r >= 0 ? UA_GOOD : UA_BAD_SECURITY_CHECKS_FAILED;
+                                  WC_MGF1SHA256, rsa);
+        rc = r >= 0 ? UA_GOOD : UA_BAD_SECURITY_CHECKS_FAILED;
+    } else {
+        r = wc_SignatureVerify(a == UA_RSA_SIG_PKCS1_SHA1
+                                   ? WC_HASH_TYPE_SHA : WC_HASH_TYPE_SHA256,
+                               WC_SIGNATURE_TYPE_RSA_W_ENC, data,
+                               (word32)len, sig, (word32)sig_len, rsa,
+                               sizeof(*rsa));
+        rc = r == 0 ? UA_GOOD : UA_BAD_SECURITY_CHECKS_FAILED;
     }
-    return UA_BAD_INVALID_ARGUMENT;
+    ua_wolf_pub_done(&tmp, rsa);
+    return rc;
 }
 
 /* wolfSSL's padding, hash and MGF for an encryption scheme. */
@@ -858,14 +980,16 @@ ua_crypto_rsa_encrypt(struct ua_crypto_key *k, enum ua_rsa_enc a,
 {
     struct ua_wolf_key *w = ua_wolf_key(k);
     uint8_t             blk[UA_RSA_MAX_BYTES];
+    RsaKey              tmp, *rsa;
     WC_RNG             *rng;
     size_t              kb, pb, nb, need, i, n;
+    ua_status           rc = UA_GOOD;
     int                 pad, hash, mgf, r;
 
     if (w == NULL || in == NULL || out == NULL || out_len == NULL
         || len == 0 || a > UA_RSA_ENC_OAEP_SHA256)
         return UA_BAD_INVALID_ARGUMENT;
-    kb = (size_t)wc_RsaEncryptSize(&w->rsa);
+    kb = w->n_len;
     pb = ua_crypto_rsa_plain_block(a, kb);
     if (pb == 0)
         return UA_BAD_INVALID_ARGUMENT;
@@ -880,18 +1004,25 @@ ua_crypto_rsa_encrypt(struct ua_crypto_key *k, enum ua_rsa_enc a,
     if (rng == NULL)
         return UA_BAD_INTERNAL_ERROR;
     ua_wolf_rsa_enc_params(a, &pad, &hash, &mgf);
+    if (ua_wolf_pub(w, &tmp, &rsa) != 0)
+        return UA_BAD_INTERNAL_ERROR;
     /* Last block first: ciphertext block i lands at i*kb, at or past
      * plaintext block i (at i*pb), and only after blocks > i were read. */
     for (i = nb; i-- > 0;) {
         n = i == nb - 1 ? len - i * pb : pb;
         memcpy(blk, in + i * pb, n);
         r = wc_RsaPublicEncrypt_ex(blk, (word32)n, out + i * kb, (word32)kb,
-                                   &w->rsa, rng, pad,
-                                   (enum wc_HashType)hash, mgf, NULL, 0);
+                                   rsa, rng, pad, (enum wc_HashType)hash,
+                                   mgf, NULL, 0);
         if (r != (int)kb) {
-            ua_crypto_wipe(blk, sizeof(blk));
-            return UA_BAD_INTERNAL_ERROR;
+            rc = UA_BAD_INTERNAL_ERROR;
+            break;
         }
+    }
+    ua_wolf_pub_done(&tmp, rsa);
+    if (rc != UA_GOOD) {
+        ua_crypto_wipe(blk, sizeof(blk));
+        return rc;
     }
     ua_crypto_wipe(blk, sizeof(blk));
     *out_len = need;
@@ -912,20 +1043,20 @@ ua_crypto_rsa_decrypt_block(struct ua_crypto_key *k, enum ua_rsa_enc a,
     if (w == NULL || !w->priv || buf == NULL || pos == NULL || bad == NULL
         || a > UA_RSA_ENC_OAEP_SHA256)
         return UA_BAD_INVALID_ARGUMENT;
-    kb = (size_t)wc_RsaEncryptSize(&w->rsa);
+    kb = w->n_len;
     pb = ua_crypto_rsa_plain_block(a, kb);
     if (pb == 0 || len == 0 || len % kb != 0 || i >= len / kb
         || *pos > i * pb)
         return UA_BAD_INVALID_ARGUMENT;
     rng = ua_wolf_rng();
-    if (rng == NULL || wc_RsaSetRNG(&w->rsa, rng) != 0)
+    if (rng == NULL || wc_RsaSetRNG(w->rsa, rng) != 0)
         return UA_BAD_INTERNAL_ERROR;
     ua_wolf_rsa_enc_params(a, &pad, &hash, &mgf);
     ua_wolf_private_ops++;
     /* Plaintext block i is written at *pos <= i * pb, before ciphertext
      * block i + 1 at (i + 1) * kb. */
     r = wc_RsaPrivateDecrypt_ex(buf + i * kb, (word32)kb, blk, sizeof(blk),
-                                &w->rsa, pad, (enum wc_HashType)hash, mgf,
+                                w->rsa, pad, (enum wc_HashType)hash, mgf,
                                 NULL, 0);
     if (r < 0 || (size_t)r > pb) {
         *bad = true;
@@ -950,7 +1081,7 @@ ua_crypto_rsa_decrypt(struct ua_crypto_key *k, enum ua_rsa_enc a,
         || a > UA_RSA_ENC_OAEP_SHA256)
         return UA_BAD_INVALID_ARGUMENT;
     *out_len = 0;
-    kb = (size_t)wc_RsaEncryptSize(&w->rsa);
+    kb = w->n_len;
     pb = ua_crypto_rsa_plain_block(a, kb);
     if (pb == 0 || len == 0 || len % kb != 0)
         return UA_BAD_SECURITY_CHECKS_FAILED;
@@ -1641,12 +1772,12 @@ ua_crypto_x509_make_self(const struct ua_x509_req *r,
     if ((r->key_usage != NULL && wc_SetKeyUsage(cert, r->key_usage) != 0)
         || (r->ext_key_usage != NULL
             && wc_SetExtKeyUsage(cert, r->ext_key_usage) != 0)
-        || wc_SetSubjectKeyIdFromPublicKey(cert, &w->rsa, NULL) != 0
-        || wc_SetAuthKeyIdFromPublicKey(cert, &w->rsa, NULL) != 0)
+        || wc_SetSubjectKeyIdFromPublicKey(cert, w->rsa, NULL) != 0
+        || wc_SetAuthKeyIdFromPublicKey(cert, w->rsa, NULL) != 0)
         goto done;
-    if (wc_RsaSetRNG(&w->rsa, rng) != 0)
+    if (wc_RsaSetRNG(w->rsa, rng) != 0)
         goto done;
-    n = wc_MakeSelfCert(cert, out, (word32)cap, &w->rsa, rng);
+    n = wc_MakeSelfCert(cert, out, (word32)cap, w->rsa, rng);
     if (n == BUFFER_E) {
         rc = UA_BAD_ENCODING_LIMITS_EXCEEDED;
         goto done;

@@ -258,7 +258,8 @@ struct ua_sc {
     /* The public key of the SenderCertificate whose SHA-256 is
      * peer_key_hash, parsed once when an OPN brings that certificate and
      * kept (no re-parse in the OPN's later steps, at a Renew by the same
-     * certificate, at ActivateSession); cleared by ua_sc_clear. */
+     * certificate, at ActivateSession); cleared by ua_sc_clear.  A public
+     * key is its modulus and exponent (~0.5 KB), not an RsaKey. */
     uint8_t                    peer_key_hash[UA_SHA256_LEN];
     struct ua_crypto_key       peer_key;
 };
