@@ -41,6 +41,9 @@ static ua_status ub_disc_wait(int fd, struct ua_client *cl, uint8_t *rbuf,
 static ua_status ub_server_cert_check(struct ub *b,
                                       const struct ua_endpoint_description *e);
 static double ub_cpu_now_us(void);
+static double ub_thread_cpu_us(void);
+static bool ub_rsa_server_keys(struct ub *b, struct ua_crypto_key **priv,
+                               struct ua_crypto_key **pub);
 
 /* ------------------------------------------------------------ security */
 
@@ -548,6 +551,16 @@ ub_cpu_now_us(void)
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
+/* This thread's CPU time in µs. */
+static double
+ub_thread_cpu_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
 enum ub_rsa_op { UB_RSA_SIGN, UB_RSA_DECRYPT, UB_RSA_VERIFY, UB_RSA_ENCRYPT,
                  UB_RSA_CERT };
 
@@ -620,6 +633,26 @@ ub_rsa_cost(const struct ua_policy *p, enum ub_rsa_op op,
  * match, else one made for this), public ones with our certificate's key
  * (the server works with that one).  Client: the other way round.
  */
+/*
+ * The keys the server's operations are timed with: ours when the server
+ * certificate's size is ours, else key2 (made by ub_rsa_measure).  false
+ * when key2 is needed but missing.
+ */
+static bool
+ub_rsa_server_keys(struct ub *b, struct ua_crypto_key **priv,
+                   struct ua_crypto_key **pub)
+{
+    *priv = &b->key;
+    *pub = &b->cpub;
+    if (b->server_bits == ua_crypto_key_bits(&b->key))
+        return true;
+    if (ua_crypto_key_bits(&b->key2) != b->server_bits)
+        return false;
+    *priv = &b->key2;
+    *pub = &b->key2pub;
+    return true;
+}
+
 int
 ub_rsa_measure(struct ub *b, struct ub_rsa *r)
 {
@@ -653,9 +686,9 @@ ub_rsa_measure(struct ub *b, struct ub_rsa *r)
             if (st != UA_GOOD)
                 return -1;
         }
-        spriv = &b->key2;
-        spub = &b->key2pub;
     }
+    if (!ub_rsa_server_keys(b, &spriv, &spub))
+        return -1;
     r->sign_us = ub_rsa_cost(p, UB_RSA_SIGN, spriv, spub);
     r->decrypt_us = ub_rsa_cost(p, UB_RSA_DECRYPT, spriv, spub);
     r->verify_us = ub_rsa_cost(p, UB_RSA_VERIFY, &b->key, &b->cpub);
@@ -669,6 +702,65 @@ ub_rsa_measure(struct ub *b, struct ub_rsa *r)
             && r->encrypt_us > 0 && r->cert_us > 0 && r->csign_us > 0
             && r->cdecrypt_us > 0 && r->cverify_us > 0 && r->cencrypt_us > 0;
     return r->ok ? 0 : -1;
+}
+
+/*
+ * One in-window sample (struct ub_rsa_win): the policy's signature and one
+ * block's decryption with the server-sized key, as ub_rsa_cost does them,
+ * each done twice and the second timed with this thread's CPU clock (the
+ * first brings the code and the key back into the caches our own loop
+ * took: a cost of this process, not of the operation).  A failure stops
+ * the sampling (the report then says so).
+ */
+void
+ub_rsa_sample(struct ub *b)
+{
+    struct ub_rsa_win      *w = &b->rsaw;
+    const struct ua_policy *p = b->policy;
+    struct ua_crypto_key   *priv, *pub;
+    uint8_t                 work[2 * UA_RSA_MAX_BYTES];
+    size_t                  n, pb;
+    double                  t0, ts, sign = 0, dec = 0;
+    bool                    ok = true;
+
+    if (w->failed)
+        return;
+    if (p == NULL || !ub_rsa_server_keys(b, &priv, &pub)) {
+        w->failed = true;
+        return;
+    }
+    if (!w->ready) {
+        pb = ua_crypto_rsa_plain_block(p->asym_enc, ua_crypto_key_bytes(pub));
+        if (pb == 0 || ua_crypto_random(w->data, sizeof(w->data)) != UA_GOOD
+            || p->asym_encrypt(pub, w->data, pb, w->ct, sizeof(w->ct),
+                               &w->ctl) != UA_GOOD
+            || w->ctl > sizeof(work)) {
+            w->failed = true;
+            return;
+        }
+        w->ready = true;
+    }
+    t0 = ub_thread_cpu_us();
+    for (int k = 0; k < 2 && ok; k++) {
+        ts = ub_thread_cpu_us();
+        ok = p->asym_sign(priv, w->data, sizeof(w->data), work,
+                          sizeof(work), &n) == UA_GOOD;
+        sign = ub_thread_cpu_us() - ts;
+    }
+    for (int k = 0; k < 2 && ok; k++) {
+        memcpy(work, w->ct, w->ctl);
+        ts = ub_thread_cpu_us();
+        ok = p->asym_decrypt(priv, work, w->ctl, &n) == UA_GOOD;
+        dec = ub_thread_cpu_us() - ts;
+    }
+    w->cpu_sum += ub_thread_cpu_us() - t0;
+    if (!ok) {
+        w->failed = true;
+        return;
+    }
+    w->sign_sum += sign;
+    w->decrypt_sum += dec;
+    w->n++;
 }
 
 /*
@@ -693,16 +785,25 @@ ub_rsa_measure(struct ub *b, struct ub_rsa *r)
  * handshake CPU that is RSA.  The client's RSA work (N + 2 public, M + 2
  * private ops) is on the same cores: machine_ceiling is what the
  * machine's cores allow for both sides' RSA alone.
+ *
+ * The same with the private-key costs sampled inside the window (struct
+ * ub_rsa_win: the mean of the samples, the public ones as above):
+ * server_rsa_us/hs_window and ratio_window.  The server's CPU is a mean
+ * over the window, on a machine whose speed drifts by 10-20 % within
+ * seconds when other work shares it; the lowest of ten batches taken
+ * before and after is compared with it above, the window's own mean here.
  */
 void
 ub_rsa_report(FILE *f, struct ub *b, double hs, double srv_us, double secs)
 {
     const struct ub_rsa *r0 = &b->rsa0, *r1 = &b->rsa1;
     uint32_t N = b->opn_req_blocks, M = b->opn_resp_blocks;
+    const struct ub_rsa_win *w = &b->rsaw;
     double   sign, dec, ver, enc, cert, cs, cd, cv, ce, srsa, crsa;
-    double   cores = 0, ceil = 0;
+    double   cores = 0, ceil = 0, wsign = 0, wdec = 0, wrsa = 0;
     long     ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    char     per[32] = "-", cl[32] = "-", ratio[32] = "-";
+    char     per[32] = "-", cl[32] = "-", ratio[32] = "-", wr[32] = "-";
+    char     wcl[32] = "-";
 
     if (!r0->ok || !r1->ok || N == 0 || M == 0) {
         fprintf(f, "rsa_ceiling: not measured (%s)\n",
@@ -721,6 +822,11 @@ ub_rsa_report(FILE *f, struct ub *b, double hs, double srv_us, double secs)
     ce = fmin(r0->cencrypt_us, r1->cencrypt_us);
     srsa = N * dec + 2 * sign + cert + 2 * ver + M * enc;
     crsa = M * cd + 2 * cs + N * ce + 2 * cv;
+    if (!w->failed && w->n > 0) {
+        wsign = w->sign_sum / w->n;
+        wdec = w->decrypt_sum / w->n;
+        wrsa = N * wdec + 2 * wsign + cert + 2 * ver + M * enc;
+    }
     if (secs > 0 && srv_us > 0)
         cores = srv_us / secs / 1e6;
     if (cores > 0 && hs > 0) {
@@ -728,6 +834,10 @@ ub_rsa_report(FILE *f, struct ub *b, double hs, double srv_us, double secs)
         snprintf(per, sizeof(per), "%.0f", srv_us / (hs * secs));
         snprintf(cl, sizeof(cl), "%.0f", ceil);
         snprintf(ratio, sizeof(ratio), "%.3f", hs / ceil);
+        if (wrsa > 0) {
+            snprintf(wcl, sizeof(wcl), "%.0f", cores * 1e6 / wrsa);
+            snprintf(wr, sizeof(wr), "%.3f", wrsa / (srv_us / (hs * secs)));
+        }
     }
     fprintf(f, "rsa_ceiling: policy=%s server_private_ops/hs=%u "
            "server_public_ops/hs=%u sign_us=%.0f decrypt_us/block=%.0f "
@@ -736,9 +846,13 @@ ub_rsa_report(FILE *f, struct ub *b, double hs, double srv_us, double secs)
            "decrypt_us_before/after=%.0f/%.0f server_rsa_us/hs=%.0f "
            "server_cpu_us/hs=%s server_cores=%.2f ceiling_hs/s=%s "
            "measured_hs/s=%.0f ratio=%s client_rsa_us/hs=%.0f "
-           "machine_ceiling_hs/s=%.0f\n",
+           "machine_ceiling_hs/s=%.0f window_samples=%u "
+           "sign_us_window=%.0f decrypt_us_window=%.0f "
+           "server_rsa_us/hs_window=%.0f ceiling_hs/s_window=%s "
+           "ratio_window=%s\n",
            b->policy->name, N + 2, M + 3, sign, dec, ver, enc, cert,
            r0->sign_us, r1->sign_us, r0->decrypt_us, r1->decrypt_us, srsa,
            per, cores, cl, hs, ratio, crsa,
-           ncpu > 0 ? (double)ncpu * 1e6 / (srsa + crsa) : 0.0);
+           ncpu > 0 ? (double)ncpu * 1e6 / (srsa + crsa) : 0.0,
+           w->failed ? 0 : w->n, wsign, wdec, wrsa, wcl, wr);
 }
