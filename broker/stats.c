@@ -54,6 +54,7 @@ enum bk_stats_counter {
     BK_SC_OVERFLOWS,
     BK_SC_WRITE_OPS,
     BK_SC_RSA_OPS,
+    BK_SC_RSA_CPU,
     BK_SC_STALL_MAX,            /* maxima: the totals take the largest */
     BK_SC_RSA_CB_MAX,
     BK_SC_RSA_CPU_MAX,
@@ -91,6 +92,9 @@ static const struct bk_stats_counter_desc bk_stats_counters[BK_SC_MAX] = {
       "WriteValues sent to the broker" },
     { "rsa_private_ops", "rsa_private_ops_total", "counter",
       "RSA private-key operations (signatures, decrypted blocks)" },
+    { "rsa_cpu_us", "rsa_cpu_microseconds_total", "counter",
+      "CPU time inside RSA operations (private and public, certificate "
+      "signature checks)" },
     { "loop_stall_max_us", "loop_stall_max_microseconds", "gauge",
       "longest event-loop iteration (first callback to flush) since the "
       "worker started" },
@@ -395,6 +399,7 @@ bk_stats_read_row(const struct shm_worker *r, struct bk_stats_row *o)
     o->c[BK_SC_OVERFLOWS] = BK_L(overflows);
     o->c[BK_SC_WRITE_OPS] = BK_L(write_ops);
     o->c[BK_SC_RSA_OPS] = BK_L(rsa_private_ops);
+    o->c[BK_SC_RSA_CPU] = BK_L(rsa_cpu_us);
     o->c[BK_SC_STALL_MAX] = BK_L(loop_stall_max_us);
     o->c[BK_SC_RSA_CB_MAX] = BK_L(loop_rsa_ops_max);
     o->c[BK_SC_RSA_CPU_MAX] = BK_L(loop_rsa_cpu_max_us);

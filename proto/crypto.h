@@ -80,6 +80,15 @@ ua_status ua_crypto_random(uint8_t *buf, size_t n);
  */
 uint64_t ua_crypto_private_ops(void);
 
+/*
+ * CPU time (ns, this thread's clock) this process has spent inside the
+ * RSA operations: ua_crypto_rsa_sign, _verify, _encrypt, _decrypt(_block),
+ * ua_crypto_x509_signed_by and ua_crypto_cm_verify (each call timed once,
+ * two clock reads).  The worker publishes it, so a benchmark can set the
+ * RSA work of a run against the server's whole CPU in that same run.
+ */
+uint64_t ua_crypto_rsa_cpu_ns(void);
+
 /* ------------------------------------------------------------ pure */
 
 /* Compare n bytes in time that depends on n only (nonces, MACs). */

@@ -152,6 +152,8 @@ static pid_t  ua_wolf_rng_pid;      /* owner of ua_wolf_rng_obj; 0: none */
 static bool   ua_wolf_lib;          /* wolfSSL_Init() done */
 static time_t ua_wolf_when;
 static uint64_t ua_wolf_private_ops;    /* see ua_crypto_private_ops() */
+static uint64_t ua_wolf_rsa_ns;         /* see ua_crypto_rsa_cpu_ns() */
+static unsigned ua_wolf_rsa_depth;      /* nested timed calls: the outer */
 
 /* ------------------------------------------------------------ process */
 
@@ -210,6 +212,37 @@ uint64_t
 ua_crypto_private_ops(void)
 {
     return ua_wolf_private_ops;
+}
+
+uint64_t
+ua_crypto_rsa_cpu_ns(void)
+{
+    return ua_wolf_rsa_ns;
+}
+
+/* This thread's CPU time (a syscall, ~0.3 us: only around RSA work). */
+static uint64_t
+ua_wolf_cpu_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Around each public-key operation: its CPU time to ua_wolf_rsa_ns, once
+ * when one calls another (decrypt -> decrypt_block). */
+static uint64_t
+ua_wolf_rsa_begin(void)
+{
+    return ua_wolf_rsa_depth++ == 0 ? ua_wolf_cpu_ns() : 0;
+}
+
+static void
+ua_wolf_rsa_end(uint64_t t0)
+{
+    if (--ua_wolf_rsa_depth == 0)
+        ua_wolf_rsa_ns += ua_wolf_cpu_ns() - t0;
 }
 
 ua_status
@@ -856,10 +889,10 @@ ua_crypto_key_clear(struct ua_crypto_key *k)
 
 /* ------------------------------------------------------------ RSA ops */
 
-ua_status
-ua_crypto_rsa_sign(struct ua_crypto_key *k, enum ua_rsa_sig a,
-                   const uint8_t *data, size_t len, uint8_t *sig, size_t cap,
-                   size_t *sig_len)
+static ua_status
+ua_wolf_rsa_sign_op(struct ua_crypto_key *k, enum ua_rsa_sig a,
+                    const uint8_t *data, size_t len, uint8_t *sig, size_t cap,
+                    size_t *sig_len)
 {
     struct ua_wolf_key *w = ua_wolf_key(k);
     uint8_t             h[WC_SHA256_DIGEST_SIZE];
@@ -907,9 +940,21 @@ ua_crypto_rsa_sign(struct ua_crypto_key *k, enum ua_rsa_sig a,
 }
 
 ua_status
-ua_crypto_rsa_verify(struct ua_crypto_key *k, enum ua_rsa_sig a,
-                     const uint8_t *data, size_t len, const uint8_t *sig,
-                     size_t sig_len)
+ua_crypto_rsa_sign(struct ua_crypto_key *k, enum ua_rsa_sig a,
+                   const uint8_t *data, size_t len, uint8_t *sig, size_t cap,
+                   size_t *sig_len)
+{
+    uint64_t t0 = ua_wolf_rsa_begin();
+    ua_status r = ua_wolf_rsa_sign_op(k, a, data, len, sig, cap, sig_len);
+
+    ua_wolf_rsa_end(t0);
+    return r;
+}
+
+static ua_status
+ua_wolf_rsa_verify_op(struct ua_crypto_key *k, enum ua_rsa_sig a,
+                      const uint8_t *data, size_t len, const uint8_t *sig,
+                      size_t sig_len)
 {
     struct ua_wolf_key *w = ua_wolf_key(k);
     uint8_t             h[WC_SHA256_DIGEST_SIZE];
@@ -950,6 +995,18 @@ ua_crypto_rsa_verify(struct ua_crypto_key *k, enum ua_rsa_sig a,
     return rc;
 }
 
+ua_status
+ua_crypto_rsa_verify(struct ua_crypto_key *k, enum ua_rsa_sig a,
+                     const uint8_t *data, size_t len, const uint8_t *sig,
+                     size_t sig_len)
+{
+    uint64_t t0 = ua_wolf_rsa_begin();
+    ua_status r = ua_wolf_rsa_verify_op(k, a, data, len, sig, sig_len);
+
+    ua_wolf_rsa_end(t0);
+    return r;
+}
+
 /* wolfSSL's padding, hash and MGF for an encryption scheme. */
 static void
 ua_wolf_rsa_enc_params(enum ua_rsa_enc a, int *pad, int *hash, int *mgf)
@@ -973,10 +1030,10 @@ ua_wolf_rsa_enc_params(enum ua_rsa_enc a, int *pad, int *hash, int *mgf)
     *mgf = WC_MGF1NONE;
 }
 
-ua_status
-ua_crypto_rsa_encrypt(struct ua_crypto_key *k, enum ua_rsa_enc a,
-                      const uint8_t *in, size_t len, uint8_t *out,
-                      size_t cap, size_t *out_len)
+static ua_status
+ua_wolf_rsa_encrypt_op(struct ua_crypto_key *k, enum ua_rsa_enc a,
+                       const uint8_t *in, size_t len, uint8_t *out,
+                       size_t cap, size_t *out_len)
 {
     struct ua_wolf_key *w = ua_wolf_key(k);
     uint8_t             blk[UA_RSA_MAX_BYTES];
@@ -1030,9 +1087,21 @@ ua_crypto_rsa_encrypt(struct ua_crypto_key *k, enum ua_rsa_enc a,
 }
 
 ua_status
-ua_crypto_rsa_decrypt_block(struct ua_crypto_key *k, enum ua_rsa_enc a,
-                            uint8_t *buf, size_t len, size_t i, size_t *pos,
-                            bool *bad)
+ua_crypto_rsa_encrypt(struct ua_crypto_key *k, enum ua_rsa_enc a,
+                      const uint8_t *in, size_t len, uint8_t *out,
+                      size_t cap, size_t *out_len)
+{
+    uint64_t t0 = ua_wolf_rsa_begin();
+    ua_status r = ua_wolf_rsa_encrypt_op(k, a, in, len, out, cap, out_len);
+
+    ua_wolf_rsa_end(t0);
+    return r;
+}
+
+static ua_status
+ua_wolf_rsa_decrypt_block_op(struct ua_crypto_key *k, enum ua_rsa_enc a,
+                             uint8_t *buf, size_t len, size_t i, size_t *pos,
+                             bool *bad)
 {
     struct ua_wolf_key *w = ua_wolf_key(k);
     uint8_t             blk[UA_RSA_MAX_BYTES];
@@ -1066,6 +1135,18 @@ ua_crypto_rsa_decrypt_block(struct ua_crypto_key *k, enum ua_rsa_enc a,
     *pos += (size_t)r;
     ua_crypto_wipe(blk, sizeof(blk));
     return UA_GOOD;
+}
+
+ua_status
+ua_crypto_rsa_decrypt_block(struct ua_crypto_key *k, enum ua_rsa_enc a,
+                            uint8_t *buf, size_t len, size_t i, size_t *pos,
+                            bool *bad)
+{
+    uint64_t t0 = ua_wolf_rsa_begin();
+    ua_status r = ua_wolf_rsa_decrypt_block_op(k, a, buf, len, i, pos, bad);
+
+    ua_wolf_rsa_end(t0);
+    return r;
 }
 
 ua_status
@@ -1492,9 +1573,9 @@ ua_crypto_x509_parse(const uint8_t *der, size_t len, struct ua_cert *c)
  * the bytes between wolfSSL's certBegin and sigIndex, hashed with the
  * algorithm child names, PKCS#1 v1.5.  No CertManager, no dates.
  */
-bool
-ua_crypto_x509_signed_by(const struct ua_cert *child,
-                         const struct ua_cert *issuer)
+static bool
+ua_wolf_x509_signed_by_op(const struct ua_cert *child,
+                          const struct ua_cert *issuer)
 {
     DecodedCert       dc, di;
     DecodedCert      *ik = &di;
@@ -1552,6 +1633,17 @@ out:
     wc_FreeDecodedCert(&di);
     wc_FreeDecodedCert(&dc);
     return ok;
+}
+
+bool
+ua_crypto_x509_signed_by(const struct ua_cert *child,
+                         const struct ua_cert *issuer)
+{
+    uint64_t t0 = ua_wolf_rsa_begin();
+    bool r = ua_wolf_x509_signed_by_op(child, issuer);
+
+    ua_wolf_rsa_end(t0);
+    return r;
 }
 
 /* ------------------------------------------------------------ CertManager */
@@ -1643,9 +1735,9 @@ ua_crypto_cm_add_ca(struct ua_crypto_cm *cm, const uint8_t *der,
     return ua_wolf_cm_rc(r);
 }
 
-int
-ua_crypto_cm_verify(struct ua_crypto_cm *cm, const uint8_t *der, size_t len,
-                    int64_t when)
+static int
+ua_wolf_cm_verify_op(struct ua_crypto_cm *cm, const uint8_t *der, size_t len,
+                     int64_t when)
 {
     int r;
 
@@ -1657,6 +1749,17 @@ ua_crypto_cm_verify(struct ua_crypto_cm *cm, const uint8_t *der, size_t len,
                                         WOLFSSL_FILETYPE_ASN1);
     ua_wolf_time_reset();
     return ua_wolf_cm_rc(r);
+}
+
+int
+ua_crypto_cm_verify(struct ua_crypto_cm *cm, const uint8_t *der, size_t len,
+                    int64_t when)
+{
+    uint64_t t0 = ua_wolf_rsa_begin();
+    int r = ua_wolf_cm_verify_op(cm, der, len, when);
+
+    ua_wolf_rsa_end(t0);
+    return r;
 }
 
 int

@@ -28,9 +28,9 @@
 #include <stdint.h>
 
 #define SHM_MAGIC          0x52424155u     /* "UABR" */
-#define SHM_LAYOUT_VERSION 8u      /* 7: SHM_R_THROTTLE, throttle keys in
+#define SHM_LAYOUT_VERSION 9u      /* 7: SHM_R_THROTTLE, throttle keys in
                                     * the config snapshot; 8: failed logins
-                                    * per IP address */
+                                    * per IP address; 9: rsa_cpu_us */
 #define SHM_CACHELINE      128
 #define SHM_NONE           0xFFFFFFFFu     /* no node, no slot, no offset */
 
@@ -352,8 +352,11 @@ struct shm_worker {
      * iteration did (1 by design); the most CPU time one RSA step took
      * (an OPN stage, a CreateSession or ActivateSession: CPU, so
      * preemption does not count); every iteration's busy time, bucket b
-     * = [2^b, 2^(b+1)) µs. */
+     * = [2^b, 2^(b+1)) µs.  rsa_cpu_us: the CPU time spent inside the
+     * RSA operations themselves (ua_crypto_rsa_cpu_ns), for setting a
+     * run's RSA work against the worker's whole CPU. */
     _Atomic uint64_t rsa_private_ops;
+    _Atomic uint64_t rsa_cpu_us;
     _Atomic uint64_t loop_stall_max_us;
     _Atomic uint64_t loop_rsa_ops_max;
     _Atomic uint64_t loop_rsa_cpu_max_us;

@@ -189,6 +189,9 @@ wk_conn_iteration_end(struct wk_conns *cs)
         cs->ops_seen = ops;
         atomic_store_explicit(&row->rsa_private_ops, ops,
                               memory_order_relaxed);
+        atomic_store_explicit(&row->rsa_cpu_us,
+                              ua_crypto_rsa_cpu_ns() / 1000u,
+                              memory_order_relaxed);
         if (ops - cs->iter_ops > cs->iter_ops_max) {
             cs->iter_ops_max = ops - cs->iter_ops;
             atomic_store_explicit(&row->loop_rsa_ops_max, cs->iter_ops_max,
@@ -221,10 +224,16 @@ wk_conn_rsa_cpu(struct wk_conns *cs, uint64_t cpu0, uint64_t ops0)
 {
     uint64_t us;
 
-    /* Published before the reply leaves (the tick would do it after). */
-    if (ua_crypto_private_ops() != ops0)
+    /* Published before the reply leaves (the tick would do it after);
+     * the public-key operations of a step with none are published with
+     * the next one that has one. */
+    if (ua_crypto_private_ops() != ops0) {
         atomic_store_explicit(&cs->w->row->rsa_private_ops,
                               ua_crypto_private_ops(), memory_order_relaxed);
+        atomic_store_explicit(&cs->w->row->rsa_cpu_us,
+                              ua_crypto_rsa_cpu_ns() / 1000u,
+                              memory_order_relaxed);
+    }
     us = wk_conn_cpu_us() - cpu0;
     if (us > cs->rsa_cpu_max_us) {
         cs->rsa_cpu_max_us = us;

@@ -689,7 +689,8 @@ ub_js_num_after(const char *p, const char *key, uint64_t *v)
  * GET /stats from the uabroker stats endpoint (blocking, bounded by
  * UB_STATS_MS; called at the window's edges only) and take from it:
  * every "pid" (the broker's and each worker's: their CPU is the server's)
- * and, inside the "workers" array, the sum of the "allocations" counters.
+ * and, inside the "workers" array, the sums of the "allocations" and
+ * "rsa_cpu_us" counters.
  */
 static bool
 ub_stats_fetch(struct ub *b, struct ub_stats_sample *st)
@@ -779,6 +780,10 @@ ub_stats_fetch(struct ub *b, struct ub_stats_sample *st)
                        && ub_js_num_after(p, "allocations", &v)) {
                 st->allocations += v;
                 st->ok = true;
+            } else if (wdepth >= 0
+                       && ub_js_num_after(p, "rsa_cpu_us", &v)) {
+                st->rsa_cpu_us += v;
+                st->rsa_cpu_seen = true;
             } else if (strncmp(p, "\"workers\"", 9) == 0) {
                 const char *q = ub_js_ws(p + 9);
 

@@ -162,6 +162,8 @@ struct ub_rsa_win {
 struct ub_stats_sample {
     bool     ok;
     uint64_t allocations;       /* sum over the workers */
+    uint64_t rsa_cpu_us;        /* sum over the workers: CPU inside RSA */
+    bool     rsa_cpu_seen;
     int      npids;
     int      pids[UB_PIDS_MAX];
 };

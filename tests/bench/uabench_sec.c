@@ -792,6 +792,13 @@ ub_rsa_sample(struct ub *b)
  * over the window, on a machine whose speed drifts by 10-20 % within
  * seconds when other work shares it; the lowest of ten batches taken
  * before and after is compared with it above, the window's own mean here.
+ *
+ * And as the server itself measured it, when it is uabroker: the workers
+ * time every RSA operation they do (their thread's CPU clock around each
+ * call, /stats rsa_cpu_us), so server_rsa_us/hs_server is the CPU the RSA
+ * operations took in this very window and ratio_server = that /
+ * server_cpu_us/hs: the share of the server's handshake CPU that went to
+ * RSA, the rest being everything else a handshake costs.
  */
 void
 ub_rsa_report(FILE *f, struct ub *b, double hs, double srv_us, double secs)
@@ -803,7 +810,7 @@ ub_rsa_report(FILE *f, struct ub *b, double hs, double srv_us, double secs)
     double   cores = 0, ceil = 0, wsign = 0, wdec = 0, wrsa = 0;
     long     ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     char     per[32] = "-", cl[32] = "-", ratio[32] = "-", wr[32] = "-";
-    char     wcl[32] = "-";
+    char     wcl[32] = "-", srsa_s[32] = "-", sratio[32] = "-";
 
     if (!r0->ok || !r1->ok || N == 0 || M == 0) {
         fprintf(f, "rsa_ceiling: not measured (%s)\n",
@@ -834,6 +841,15 @@ ub_rsa_report(FILE *f, struct ub *b, double hs, double srv_us, double secs)
         snprintf(per, sizeof(per), "%.0f", srv_us / (hs * secs));
         snprintf(cl, sizeof(cl), "%.0f", ceil);
         snprintf(ratio, sizeof(ratio), "%.3f", hs / ceil);
+        if (b->st0.rsa_cpu_seen && b->st1.rsa_cpu_seen
+            && b->st1.rsa_cpu_us > b->st0.rsa_cpu_us) {
+            double m = (double)(b->st1.rsa_cpu_us - b->st0.rsa_cpu_us)
+                       / (hs * secs);
+
+            snprintf(srsa_s, sizeof(srsa_s), "%.0f", m);
+            snprintf(sratio, sizeof(sratio), "%.3f",
+                     m / (srv_us / (hs * secs)));
+        }
         if (wrsa > 0) {
             snprintf(wcl, sizeof(wcl), "%.0f", cores * 1e6 / wrsa);
             snprintf(wr, sizeof(wr), "%.3f", wrsa / (srv_us / (hs * secs)));
@@ -849,10 +865,11 @@ ub_rsa_report(FILE *f, struct ub *b, double hs, double srv_us, double secs)
            "machine_ceiling_hs/s=%.0f window_samples=%u "
            "sign_us_window=%.0f decrypt_us_window=%.0f "
            "server_rsa_us/hs_window=%.0f ceiling_hs/s_window=%s "
-           "ratio_window=%s\n",
+           "ratio_window=%s server_rsa_us/hs_server=%s ratio_server=%s\n",
            b->policy->name, N + 2, M + 3, sign, dec, ver, enc, cert,
            r0->sign_us, r1->sign_us, r0->decrypt_us, r1->decrypt_us, srsa,
            per, cores, cl, hs, ratio, crsa,
            ncpu > 0 ? (double)ncpu * 1e6 / (srsa + crsa) : 0.0,
-           w->failed ? 0 : w->n, wsign, wdec, wrsa, wcl, wr);
+           w->failed ? 0 : w->n, wsign, wdec, wrsa, wcl, wr, srsa_s,
+           sratio);
 }

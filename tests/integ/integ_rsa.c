@@ -114,6 +114,7 @@ struct ir_row {
     uint64_t pid;
     uint64_t allocations;
     uint64_t rsa_ops;
+    uint64_t rsa_cpu_us;
     uint64_t rsa_cpu_max_us;
     uint64_t rsa_cb_max;
     uint64_t stall_max_us;
@@ -193,6 +194,7 @@ ir_stats(void)
     r.ok = row != NULL && itest_json_u64(row, "pid", &r.pid)
            && itest_json_u64(row, "allocations", &r.allocations)
            && itest_json_u64(row, "rsa_private_ops", &r.rsa_ops)
+           && itest_json_u64(row, "rsa_cpu_us", &r.rsa_cpu_us)
            && itest_json_u64(row, "loop_rsa_ops_max", &r.rsa_cb_max)
            && itest_json_u64(row, "loop_stall_max_us", &r.stall_max_us)
            && itest_json_u64(row, "loop_rsa_cpu_max_us", &r.rsa_cpu_max_us);
@@ -563,6 +565,7 @@ main(int argc, char **argv)
     size_t               app_len, key_len, n = 0, slow = 0;
     uint32_t             counts[4] = { 0, 0, 0, 0 };
     uint64_t             end, t0, slow4 = 0, ops, op_us;
+    uint64_t             wcpu0, wcpu1, rsa_ms;
     uint32_t             cal[IR_CALIBRATE];
     int                  ncal = 0;
     int                  pfd[2];
@@ -627,6 +630,7 @@ main(int argc, char **argv)
     if (s != UA_GOOD)
         itest_fatal("GetEndpoints: no server certificate: 0x%08X", s);
     before = ir_stats();
+    wcpu0 = ir_proc_cpu_ms(before.pid);
 
     if (pipe(pfd) != 0)
         itest_fatal("pipe: %s", strerror(errno));
@@ -691,6 +695,7 @@ main(int argc, char **argv)
     }
     close(pfd[0]);
     after = ir_stats();
+    wcpu1 = ir_proc_cpu_ms(after.pid);
     while (ncal < IR_CALIBRATE)
         cal[ncal++] = ir_sign_cpu_us(&key);
     qsort(cal, IR_CALIBRATE, sizeof(cal[0]), ir_cmp_u32);
@@ -734,6 +739,19 @@ main(int argc, char **argv)
                 "rsa_private_ops grew by %llu: at least 4 per secured "
                 "session (%u), 3 per OPN (%u), 1 per UserName login (%u)",
                 (unsigned long long)ops, counts[0], counts[2], counts[3]);
+    /* rsa_cpu_us: each private-key operation took at least a quarter of
+     * the signature timed here, and all of it fits in the worker's CPU
+     * (/proc, whole ticks: one tick of slack). */
+    rsa_ms = (after.rsa_cpu_us - before.rsa_cpu_us) / 1000u;
+    itest_check(after.ok && after.pid == before.pid
+                && (after.rsa_cpu_us - before.rsa_cpu_us) * 4u
+                       >= ops * op_us
+                && rsa_ms <= wcpu1 - wcpu0 + 10u,
+                "rsa_cpu_us grew by %llu ms: at least a quarter of %llu "
+                "us for each of the %llu operations, within the worker's "
+                "%llu ms of CPU", (unsigned long long)rsa_ms,
+                (unsigned long long)op_us, (unsigned long long)ops,
+                (unsigned long long)(wcpu1 - wcpu0));
     itest_check(after.ok && (double)after.rsa_cpu_max_us
                                 < IR_CPU_FACTOR * (double)op_us,
                 "the most CPU one step of RSA or password work took in the "
