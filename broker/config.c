@@ -124,6 +124,9 @@ static const struct bk_conf_key bk_conf_keys[] = {
         "OperationLimits MaxMonitoredItemsPerCall"),
     U32("limits", "max_references_per_node", max_references_per_node, "1000",
         1, 1000000, "most references in one Browse result"),
+    U32("limits", "browse_cache_kb", browse_cache_kb, "256", 0, 1048576,
+        "each worker's cache of encoded Browse results (whole results of "
+        "up to 4 KB), in KiB; 0: no cache"),
     U32("limits", "max_subscriptions", max_subscriptions, "500", 1, 1000000,
         "subscriptions, all workers together "
         "(ServerCapabilities MaxSubscriptions)"),
@@ -431,6 +434,7 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
     BK_SNAP(max_nodes_per_method_call);
     BK_SNAP(max_monitored_items_per_call);
     BK_SNAP(max_references_per_node);
+    BK_SNAP(browse_cache_kb);
     BK_SNAP(max_subscriptions);
     BK_SNAP(max_subscriptions_per_session);
     BK_SNAP(max_monitored_items);

@@ -55,6 +55,7 @@ struct bk_config {
     uint32_t max_nodes_per_method_call;
     uint32_t max_monitored_items_per_call;
     uint32_t max_references_per_node;   /* Browse page size cap */
+    uint32_t browse_cache_kb;           /* worker's Browse cache, 0: off */
     /* [limits]: subscriptions */
     uint32_t max_subscriptions;
     uint32_t max_subscriptions_per_session;

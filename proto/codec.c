@@ -811,6 +811,20 @@ ua_enc_array(struct ua_enc *e, const void *data, int32_t n,
         return;
     }
     ua_enc_i32(e, n);
+    if (t == &ua_types[UA_TYPE_REFERENCEDESCRIPTION] && n > 0
+        && ((const struct ua_reference_description *)data)
+                   ->reference_type_id.idtype == UA_IDTYPE_ENCODED) {
+        /* Encoded beforehand (UA_IDTYPE_ENCODED): copy. */
+        const struct ua_string *b
+            = &((const struct ua_reference_description *)data)
+                   ->browse_name.name;
+
+        if (b->len <= 0 || b->data == NULL)
+            ua_enc_fail(e, UA_BAD_ENCODING_ERROR);
+        else
+            ua_enc_raw(e, b->data, (size_t)b->len);
+        return;
+    }
     if (ua_wire_is_memory(t)) {
         ua_enc_raw(e, data, (size_t)n * t->size);
         return;
@@ -1404,9 +1418,11 @@ ua_dec_write_values(struct ua_dec *d, struct ua_write_value *wv, int32_t len)
 }
 
 /*
- * The RequestHeader in its usual shape (a null auditEntryId, no additional
- * header) with one bounds check after the token; false, with nothing
- * consumed, for any other shape: the general path decodes it.
+ * The RequestHeader in its usual shape (a null or empty auditEntryId, no
+ * additional header) with one bounds check after the token; false, with
+ * nothing consumed, for any other shape: the general path decodes it.  An
+ * empty auditEntryId comes out as the general path makes it: length 0,
+ * data where its bytes would be.
  */
 #define UA_REQHDR_TAIL 27   /* ts, handle, diag, audit, timeout, extobj */
 
@@ -1423,15 +1439,17 @@ ua_dec_request_header_fast(struct ua_dec *d, struct ua_request_header *h)
     }
     p = d->p;
     memcpy(&audit, p + 16, 4);
-    if (audit != -1 || p[24] != 0x00 || p[25] != 0x00 || p[26] != 0x00) {
+    if ((audit != -1 && audit != 0) || p[24] != 0x00 || p[25] != 0x00
+        || p[26] != 0x00) {
         d->p = start;
         return false;
     }
     memcpy(&h->timestamp, p, 8);
     memcpy(&h->request_handle, p + 8, 4);
     memcpy(&h->return_diagnostics, p + 12, 4);
-    h->audit_entry_id.len = -1;
-    h->audit_entry_id.data = NULL;
+    h->audit_entry_id.len = audit;
+    h->audit_entry_id.data = audit == 0 ? (uint8_t *)(uintptr_t)(p + 20)
+                                        : NULL;
     memcpy(&h->timeout_hint, p + 20, 4);
     memset(&h->additional_header, 0, sizeof(h->additional_header));
     h->additional_header.type_id.idtype = UA_IDTYPE_NUMERIC;
@@ -1582,6 +1600,26 @@ ua_dec_array(struct ua_dec *d, void **data, int32_t *n,
             UA_TRY(ua_dec_raw(d, &rv->data_encoding.ns, 2));
             UA_TRY(ua_dec_string(d, &rv->data_encoding.name,
                                  d->lim->max_string_len));
+        }
+        return UA_GOOD;
+    }
+    if (t == &ua_types[UA_TYPE_BROWSEDESCRIPTION]
+        && d->depth + 2 <= d->max_depth) {
+        /* Browse: the members in order, without the table (the same
+         * checks: NodeIds as ua_dec_nodeid reads them, a non-zero byte is
+         * true, the enum and masks as they come). */
+        struct ua_browse_description *bd = (struct ua_browse_description *)p;
+
+        for (int32_t i = 0; i < len; i++, bd++) {
+            uint8_t b;
+
+            UA_TRY(ua_dec_nodeid(d, &bd->node_id, NULL));
+            UA_TRY(ua_dec_raw(d, &bd->browse_direction, 4));
+            UA_TRY(ua_dec_nodeid(d, &bd->reference_type_id, NULL));
+            UA_TRY(ua_dec_u8(d, &b));
+            bd->include_subtypes = b != 0;
+            UA_TRY(ua_dec_raw(d, &bd->node_class_mask, 4));
+            UA_TRY(ua_dec_raw(d, &bd->result_mask, 4));
         }
         return UA_GOOD;
     }

@@ -117,6 +117,15 @@ enum ua_idtype {
 };
 
 /*
+ * Not on the wire: in references[0].reference_type_id of a BrowseResult,
+ * the whole ReferenceDescription array is encoded already (a worker's
+ * Browse cache): references[0].browse_name.name holds the bytes of all
+ * n_references descriptions, which the encoder copies; no other element or
+ * field is read.  Encoders only: a decoder never produces this idtype.
+ */
+#define UA_IDTYPE_ENCODED 0xFF
+
+/*
  * The encoder picks the compact forms (two-byte, four-byte) itself; the
  * decoder accepts all six encodings and always yields this one shape.
  */

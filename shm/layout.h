@@ -28,9 +28,10 @@
 #include <stdint.h>
 
 #define SHM_MAGIC          0x52424155u     /* "UABR" */
-#define SHM_LAYOUT_VERSION 9u      /* 7: SHM_R_THROTTLE, throttle keys in
+#define SHM_LAYOUT_VERSION 10u     /* 7: SHM_R_THROTTLE, throttle keys in
                                     * the config snapshot; 8: failed logins
-                                    * per IP address; 9: rsa_cpu_us */
+                                    * per IP address; 9: rsa_cpu_us;
+                                    * 10: browse_cache_kb in the config */
 #define SHM_CACHELINE      128
 #define SHM_NONE           0xFFFFFFFFu     /* no node, no slot, no offset */
 
@@ -259,7 +260,7 @@ struct shm_config {
     uint32_t max_monitored_item_queue_size;
     uint32_t max_keep_alive_count;
     uint32_t max_lifetime_count;
-    uint32_t pad2;
+    uint32_t browse_cache_kb;           /* worker's Browse cache, 0: off */
     /* Throttling (shm/throttle.h): OPN security failures per client IP
      * address, failed logins per client ApplicationUri and per client IP
      * address (its own threshold, the same window and block; threshold 0:

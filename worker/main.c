@@ -276,6 +276,12 @@ main(int argc, char **argv)
                 strerror(-rc));
         goto out_seg;
     }
+    rc = wk_svc_browse_cache_init(w);
+    if (rc != 0) {
+        fprintf(stderr, "uaworker %u: browse cache: %s\n", w->slot,
+                strerror(-rc));
+        goto out_sessions;
+    }
     w->base = event_base_new();
     if (w->base == NULL) {
         fprintf(stderr, "uaworker %u: event_base_new() failed\n", w->slot);
@@ -331,6 +337,7 @@ out_base:
     event_base_free(w->base);
     w->base = NULL;
 out_sessions:
+    wk_svc_browse_cache_fini(w);
     wk_session_fini(w);
 out_seg:
     wk_pki_fini(&m.pki);

@@ -123,4 +123,15 @@ ua_status wk_svc_dispatch(struct wk_worker *w, struct ua_sc *ch,
 extern const struct wk_svc_desc wk_svc_table[];
 extern const size_t             wk_svc_table_len;
 
+/*
+ * The Browse cache (worker/svc_browse.c): conf->browse_cache_kb of encoded
+ * whole Browse results, allocated once at start.  0 or -ENOMEM; 0 KiB
+ * leaves w->bcache NULL (no cache).
+ */
+int wk_svc_browse_cache_init(struct wk_worker *w);
+void wk_svc_browse_cache_fini(struct wk_worker *w);
+
+/* Browse operations answered from the cache so far. */
+uint64_t wk_svc_browse_cache_hits(const struct wk_worker *w);
+
 #endif /* WK_SVC_H */

@@ -54,13 +54,29 @@
  * path that would run out is BadQueryTooComplex (§5.9.4.4: "requires too
  * many resources") and spends nothing.
  *
+ * The Browse cache (conf->browse_cache_kb per worker, allocated at start,
+ * direct-mapped entries of WK_BCACHE_ENTRY bytes): a Browse operation whose
+ * result is whole (every matching reference, no continuation point) leaves
+ * its ReferenceDescriptions encoded in the entry of its parameters (node,
+ * direction, referenceTypeId, includeSubtypes, nodeClassMask, resultMask).
+ * The next Browse with the same parameters, a page size that holds them and
+ * scan budget for the node's references copies those bytes into the
+ * request arena as a UA_IDTYPE_ENCODED array (proto/types.h) and spends
+ * the same budget the walk would have.  The node store never changes after
+ * the broker built it and nothing in a ReferenceDescription depends on the
+ * session, so an entry never goes stale.  A result larger than an entry is
+ * not kept; BrowseNext never uses the cache.
+ *
  * RegisterNodes returns the NodeIds it was given (Part 4 §5.9.5 allows it:
  * our lookups are already one hash probe) and counts them per session;
  * nothing is stored, so there is nothing to limit beyond the per-call
  * operation limit.
  */
+#include <assert.h>
+#include <errno.h>
 #include <string.h>
 
+#include "proto/codec.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
 #include "session.h"
@@ -69,6 +85,34 @@
 #define WK_TRANSLATE_MAX 256        /* nodes per step; Part 4: >= 10 */
 #define WK_SVC_SCAN_MIN  (1u << 16) /* references examined per request */
 #define WK_SVC_SCAN_MAX  (1u << 24)
+#define WK_BCACHE_ENTRY  4096u      /* bytes per cache entry, header too */
+#define WK_BCACHE_DESC_MIN 18u      /* smallest encoded ReferenceDescription */
+
+/*
+ * One cached Browse result: the operation's parameters, then its
+ * ReferenceDescriptions as encoded on the wire (without the array length).
+ */
+struct wk_bcache_entry {
+    uint32_t node;              /* SHM_NONE: empty */
+    uint32_t reftype;           /* SHM_NONE: any */
+    uint32_t node_class_mask;
+    uint32_t result_mask;       /* & UA_BROWSERESULTMASK_ALL */
+    uint8_t  direction;
+    uint8_t  include_subtypes;  /* false when reftype is SHM_NONE */
+    uint8_t  pad[2];
+    uint32_t nrefs;             /* descriptions in bytes[] */
+    uint32_t len;               /* bytes used */
+    uint32_t pad2;
+    uint8_t  bytes[WK_BCACHE_ENTRY - 32];
+};
+static_assert(sizeof(struct wk_bcache_entry) == WK_BCACHE_ENTRY,
+              "wk_bcache_entry size");
+
+struct wk_bcache {
+    struct wk_bcache_entry *e;
+    uint32_t                mask;       /* entries - 1 */
+    uint64_t                hits;
+};
 
 static ua_status wk_svc_browse_one(struct wk_svc_ctx *ctx,
                                    const struct ua_browse_description *bd,
@@ -85,6 +129,17 @@ static void wk_svc_ref_fill(const struct wk_worker *w, uint32_t result_mask,
 static ua_status wk_svc_browse_page(struct wk_svc_ctx *ctx,
                                     struct wk_session_cp *c, uint32_t *budget,
                                     struct ua_browse_result *res, bool *more);
+static void wk_svc_bcache_key(const struct wk_session_cp *c,
+                              struct wk_bcache_entry *k);
+static struct wk_bcache_entry *wk_svc_bcache_slot(struct wk_bcache *bc,
+                                                  const struct wk_bcache_entry
+                                                      *k);
+static bool wk_svc_bcache_get(struct wk_svc_ctx *ctx,
+                              const struct wk_session_cp *c,
+                              uint32_t *budget, struct ua_browse_result *res);
+static void wk_svc_bcache_put(struct wk_svc_ctx *ctx,
+                              const struct wk_session_cp *c,
+                              const struct ua_browse_result *res);
 static ua_status wk_svc_cp_out(struct wk_svc_ctx *ctx,
                                const struct wk_session_cp *c,
                                struct ua_browse_result *res);
@@ -248,6 +303,150 @@ wk_svc_browse_page(struct wk_svc_ctx *ctx, struct wk_session_cp *c,
     return UA_GOOD;
 }
 
+/* ------------------------------------------------------------------ */
+/* The Browse cache (see the file comment)                             */
+/* ------------------------------------------------------------------ */
+
+int
+wk_svc_browse_cache_init(struct wk_worker *w)
+{
+    uint64_t          n = (uint64_t)w->conf->browse_cache_kb * 1024
+                          / WK_BCACHE_ENTRY;
+    struct wk_bcache *bc;
+
+    w->bcache = NULL;
+    if (n == 0)
+        return 0;
+    while (n & (n - 1))
+        n &= n - 1;                     /* a power of two, rounded down */
+    bc = wk_alloc(w, sizeof(*bc));
+    if (bc == NULL)
+        return -ENOMEM;
+    bc->e = wk_alloc(w, (size_t)n * sizeof(*bc->e));
+    if (bc->e == NULL) {
+        wk_free(w, bc);
+        return -ENOMEM;
+    }
+    for (uint64_t i = 0; i < n; i++)
+        bc->e[i].node = SHM_NONE;
+    bc->mask = (uint32_t)(n - 1);
+    bc->hits = 0;
+    w->bcache = bc;
+    return 0;
+}
+
+void
+wk_svc_browse_cache_fini(struct wk_worker *w)
+{
+    if (w->bcache == NULL)
+        return;
+    wk_free(w, w->bcache->e);
+    wk_free(w, w->bcache);
+    w->bcache = NULL;
+}
+
+uint64_t
+wk_svc_browse_cache_hits(const struct wk_worker *w)
+{
+    return w->bcache != NULL ? w->bcache->hits : 0;
+}
+
+/* c's parameters as an entry's key (the fields before nrefs). */
+static void
+wk_svc_bcache_key(const struct wk_session_cp *c, struct wk_bcache_entry *k)
+{
+    k->node = c->node;
+    k->reftype = c->reftype;
+    k->node_class_mask = c->node_class_mask;
+    k->result_mask = c->result_mask & UA_BROWSERESULTMASK_ALL;
+    k->direction = c->direction;
+    k->include_subtypes = c->reftype != SHM_NONE && c->include_subtypes;
+    k->pad[0] = k->pad[1] = 0;
+}
+
+static struct wk_bcache_entry *
+wk_svc_bcache_slot(struct wk_bcache *bc, const struct wk_bcache_entry *k)
+{
+    uint64_t h = ((uint64_t)k->node << 32 | k->reftype)
+                 ^ ((uint64_t)k->node_class_mask << 40)
+                 ^ ((uint64_t)k->result_mask << 8)
+                 ^ ((uint64_t)k->direction << 2 | k->include_subtypes);
+
+    h *= UINT64_C(0x9e3779b97f4a7c15);
+    return &bc->e[(uint32_t)(h >> 32) & bc->mask];
+}
+
+/*
+ * The whole result of c (a first page) from the cache into res, spending
+ * the budget the walk would have; false when it is not there, does not fit
+ * c->max or the budget, or the arena is full (the walk then decides).
+ */
+static bool
+wk_svc_bcache_get(struct wk_svc_ctx *ctx, const struct wk_session_cp *c,
+                  uint32_t *budget, struct ua_browse_result *res)
+{
+    const struct wk_worker          *w = ctx->w;
+    const struct wk_bcache_entry    *e;
+    struct wk_bcache_entry           k;
+    struct ua_reference_description *r;
+    uint32_t                         nrefs = w->ns.nodes[c->node].nrefs;
+    uint8_t                         *b;
+
+    wk_svc_bcache_key(c, &k);
+    e = wk_svc_bcache_slot(w->bcache, &k);
+    if (e->node != k.node || e->reftype != k.reftype
+        || e->node_class_mask != k.node_class_mask
+        || e->result_mask != k.result_mask || e->direction != k.direction
+        || e->include_subtypes != k.include_subtypes
+        || e->nrefs > c->max || nrefs > *budget)
+        return false;
+    r = ua_arena_alloc(ctx->arena, sizeof(*r));
+    b = ua_arena_alloc(ctx->arena, e->len);
+    if (r == NULL || b == NULL)
+        return false;
+    /* A copy: a later operation of this request may refill the entry. */
+    memcpy(b, e->bytes, e->len);
+    memset(r, 0, sizeof(*r));
+    r->reference_type_id.idtype = UA_IDTYPE_ENCODED;
+    r->browse_name.name.len = (int32_t)e->len;
+    r->browse_name.name.data = b;
+    res->n_references = (int32_t)e->nrefs;
+    res->references = r;
+    *budget -= nrefs;
+    ctx->w->bcache->hits++;
+    return true;
+}
+
+/*
+ * Keep res, the whole result of c, in c's entry (replacing what was
+ * there); a result that does not fit an entry leaves it empty.
+ */
+static void
+wk_svc_bcache_put(struct wk_svc_ctx *ctx, const struct wk_session_cp *c,
+                  const struct ua_browse_result *res)
+{
+    struct wk_bcache_entry *e, k;
+    size_t                  pos = 0, len;
+
+    if (res->n_references <= 0
+        || (uint32_t)res->n_references
+               > sizeof(e->bytes) / WK_BCACHE_DESC_MIN)
+        return;
+    wk_svc_bcache_key(c, &k);
+    e = wk_svc_bcache_slot(ctx->w->bcache, &k);
+    e->node = SHM_NONE;
+    for (int32_t i = 0; i < res->n_references; i++) {
+        if (ua_encode(&res->references[i],
+                      &ua_types[UA_TYPE_REFERENCEDESCRIPTION], e->bytes + pos,
+                      sizeof(e->bytes) - pos, &len) != UA_GOOD)
+            return;
+        pos += len;
+    }
+    memcpy(e, &k, offsetof(struct wk_bcache_entry, nrefs));
+    e->nrefs = (uint32_t)res->n_references;
+    e->len = (uint32_t)pos;
+}
+
 /* c's bytes, in the arena, as res's continuationPoint. */
 static ua_status
 wk_svc_cp_out(struct wk_svc_ctx *ctx, const struct wk_session_cp *c,
@@ -295,7 +494,11 @@ wk_svc_browse_one(struct wk_svc_ctx *ctx,
     c.result_mask = bd->result_mask;
     c.direction = (uint8_t)bd->browse_direction;
     c.include_subtypes = bd->include_subtypes;
+    if (w->bcache != NULL && wk_svc_bcache_get(ctx, &c, budget, res))
+        return UA_GOOD;
     s = wk_svc_browse_page(ctx, &c, budget, res, &more);
+    if (s == UA_GOOD && !more && w->bcache != NULL)
+        wk_svc_bcache_put(ctx, &c, res);
     if (s != UA_GOOD || !more)
         return s;
     cp = wk_session_cp_alloc(w, ctx->session);

@@ -33,6 +33,7 @@ struct wk_conn;
 struct wk_conns;
 struct wk_fanout;
 struct wk_pki;
+struct wk_bcache;
 struct event_base;
 
 /* The whole worker. */
@@ -66,6 +67,8 @@ struct wk_worker {
     struct wk_fanout         *fanout;
     /* Certificate, key, trust lists (worker/pki.c); NULL: None only. */
     struct wk_pki            *pki;
+    /* Encoded Browse results (worker/svc_browse.c); NULL: no cache. */
+    struct wk_bcache         *bcache;
     volatile int              stopping;
 };
 

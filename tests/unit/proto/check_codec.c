@@ -1164,6 +1164,163 @@ START_TEST(test_refdesc_fast_match)
 END_TEST
 
 /*
+ * BrowseDescription arrays take a fast path: every NodeId form, boolean
+ * bytes other than 0 and 1, any enum value decode as the table path
+ * decodes one BrowseDescription alone, and a request cut anywhere is
+ * undecodable.
+ */
+START_TEST(test_browse_descriptions_fast)
+{
+    enum { N = 12 };
+    static struct ua_browse_description bd[N];
+    static uint8_t                      msg[4096], dbuf[1 << 16];
+    static const struct ua_guid         gu = { 1, 2, 3, { 4, 5, 6, 7 } };
+    struct ua_browse_request            req, out;
+    struct ua_arena                     a;
+    size_t                              len, off, used;
+    const struct ua_type *bt = &ua_types[UA_TYPE_BROWSEDESCRIPTION];
+
+    memset(&req, 0, sizeof(req));
+    req.request_header.audit_entry_id.len = -1;
+    req.request_header.additional_header.body.len = -1;
+    for (int i = 0; i < N; i++) {
+        struct ua_nodeid *n = &bd[i].node_id, *r = &bd[i].reference_type_id;
+
+        memset(&bd[i], 0, sizeof(bd[i]));
+        switch (i % 6) {
+        case 0: *n = ua_nodeid_num(0, 2253); break;          /* 4-byte */
+        case 1: *n = ua_nodeid_num(0, 85); break;            /* 2-byte */
+        case 2: *n = ua_nodeid_num(300, 70000); break;       /* full */
+        case 3:
+            n->ns = 1;
+            n->idtype = UA_IDTYPE_STRING;
+            n->id.str = ua_string_from("Demo.Static.Scalar");
+            break;
+        case 4:
+            n->ns = 2;
+            n->idtype = UA_IDTYPE_GUID;
+            n->id.guid = gu;
+            break;
+        default:
+            n->ns = 3;
+            n->idtype = UA_IDTYPE_OPAQUE;
+            n->id.str = ua_string_from("\x01\x02");
+            break;
+        }
+        *r = ua_nodeid_num((uint16_t)(i % 2), (uint32_t)(33 + i * 100));
+        bd[i].browse_direction = i - 2;             /* -2 .. 9 */
+        bd[i].include_subtypes = i & 1;
+        bd[i].node_class_mask = 0xFFu << i;
+        bd[i].result_mask = (uint32_t)i * 7;
+    }
+    req.n_nodes_to_browse = N;
+    req.nodes_to_browse = bd;
+    ck_assert_uint_eq(ua_encode(&req, &ua_types[UA_TYPE_BROWSEREQUEST], msg,
+                                sizeof(msg), &len), UA_GOOD);
+    /* includeSubtypes of the last as 0x02: true all the same. */
+    ck_assert_uint_eq(msg[len - 9], 1);
+    msg[len - 9] = 2;
+    ua_arena_init(&a, dbuf, sizeof(dbuf));
+    ck_assert_uint_eq(ua_decode(msg, len, NULL, &out,
+                                &ua_types[UA_TYPE_BROWSEREQUEST], &a, NULL),
+                      UA_GOOD);
+    ck_assert_int_eq(out.n_nodes_to_browse, N);
+    /* The descriptions start after the header, view, max and count. */
+    off = len;
+    for (int i = N - 1; i >= 0; i--) {
+        size_t n1;
+
+        ck_assert_uint_eq(ua_encode(&bd[i], bt, NULL, 0, &n1),
+                          UA_BAD_ENCODING_LIMITS_EXCEEDED);
+        off -= n1;
+    }
+    for (int i = 0; i < N; i++) {
+        struct ua_browse_description one;
+        const struct ua_browse_description *f = &out.nodes_to_browse[i];
+
+        ck_assert_uint_eq(ua_decode(msg + off, len - off, &used, &one, bt,
+                                    &a, NULL), UA_GOOD);
+        off += used;
+        ck_assert(ua_nodeid_equal(&f->node_id, &one.node_id));
+        ck_assert(ua_nodeid_equal(&f->node_id, &bd[i].node_id));
+        ck_assert(ua_nodeid_equal(&f->reference_type_id,
+                                  &one.reference_type_id));
+        ck_assert_int_eq(f->browse_direction, one.browse_direction);
+        ck_assert_int_eq(f->browse_direction, bd[i].browse_direction);
+        ck_assert(f->include_subtypes == one.include_subtypes);
+        ck_assert(f->include_subtypes == (i == N - 1 || (i & 1)));
+        ck_assert_uint_eq(f->node_class_mask, one.node_class_mask);
+        ck_assert_uint_eq(f->result_mask, bd[i].result_mask);
+    }
+    ck_assert_uint_eq(off, len);
+    for (size_t cut = 0; cut < len; cut++) {
+        ua_arena_init(&a, dbuf, sizeof(dbuf));
+        ck_assert_uint_ne(ua_decode(msg, cut, NULL, &out,
+                                    &ua_types[UA_TYPE_BROWSEREQUEST], &a,
+                                    NULL), UA_GOOD);
+    }
+}
+END_TEST
+
+/*
+ * A ReferenceDescription array encoded beforehand (UA_IDTYPE_ENCODED, the
+ * worker's Browse cache): the encoder writes the count and copies the
+ * bytes, the same BrowseResult bytes as the structures give; no bytes is
+ * an encoding error, not an empty array.
+ */
+START_TEST(test_refdesc_encoded)
+{
+    static struct ua_reference_description rd[3];
+    static uint8_t full[1024], pre[1024], out[1024];
+    struct ua_reference_description        m;
+    struct ua_browse_result                br;
+    size_t                                 len, n1, k = 0, olen;
+
+    for (int i = 0; i < 3; i++) {
+        memset(&rd[i], 0, sizeof(rd[i]));
+        rd[i].reference_type_id = ua_nodeid_num(0, 47);
+        rd[i].is_forward = true;
+        rd[i].node_id.node = ua_nodeid_num(0, 2256 + (uint32_t)i);
+        rd[i].node_id.ns_uri.len = -1;
+        rd[i].browse_name.name = ua_string_from("ServerStatus");
+        rd[i].display_name.mask = UA_LT_TEXT;
+        rd[i].display_name.text = ua_string_from("ServerStatus");
+        rd[i].node_class = 2;
+        rd[i].type_definition.node = ua_nodeid_num(0, 2138);
+        rd[i].type_definition.ns_uri.len = -1;
+        ck_assert_uint_eq(ua_encode(&rd[i],
+                                    &ua_types[UA_TYPE_REFERENCEDESCRIPTION],
+                                    pre + k, sizeof(pre) - k, &n1), UA_GOOD);
+        k += n1;
+    }
+    memset(&br, 0, sizeof(br));
+    br.continuation_point.len = -1;
+    br.n_references = 3;
+    br.references = rd;
+    ck_assert_uint_eq(ua_encode(&br, &ua_types[UA_TYPE_BROWSERESULT], full,
+                                sizeof(full), &len), UA_GOOD);
+    memset(&m, 0, sizeof(m));
+    m.reference_type_id.idtype = UA_IDTYPE_ENCODED;
+    m.browse_name.name.len = (int32_t)k;
+    m.browse_name.name.data = pre;
+    br.references = &m;
+    ck_assert_uint_eq(ua_encoded_size(&br, &ua_types[UA_TYPE_BROWSERESULT]),
+                      len);
+    ck_assert_uint_eq(ua_encode(&br, &ua_types[UA_TYPE_BROWSERESULT], out,
+                                sizeof(out), &olen), UA_GOOD);
+    ck_assert_uint_eq(olen, len);
+    ck_assert_mem_eq(out, full, len);
+    /* Too small a buffer: the limit, as for the structures. */
+    ck_assert_uint_eq(ua_encode(&br, &ua_types[UA_TYPE_BROWSERESULT], out,
+                                len - 1, &olen),
+                      UA_BAD_ENCODING_LIMITS_EXCEEDED);
+    m.browse_name.name.len = 0;
+    ck_assert_uint_eq(ua_encode(&br, &ua_types[UA_TYPE_BROWSERESULT], out,
+                                sizeof(out), &olen), UA_BAD_ENCODING_ERROR);
+}
+END_TEST
+
+/*
  * The smallest wire sizes the decoder assumes for ReadValueId (16 bytes)
  * and BrowseDescription (17) before it allocates an array: n minimal
  * elements in n * min bytes decode; n + 1 claimed over the same bytes are
@@ -1271,6 +1428,41 @@ START_TEST(test_headers)
     for (size_t n = 0; n < sizeof(rq_audit); n++) {
         memcpy(cut, rq_audit, n);
         ck_assert_uint_ne(dec(cut, n, UA_TYPE_REQUESTHEADER, NULL), UA_GOOD);
+    }
+    /* An empty auditEntryId (length 0, as a zeroed request encodes): the
+     * fields of the null one, the empty string where its bytes would be,
+     * and truncations fail the same. */
+    {
+        uint8_t                  e[sizeof(rq_usual)];
+        struct ua_request_header h;
+        struct ua_arena          a;
+        static uint8_t           abuf[4096];
+        size_t                   used;
+
+        memcpy(e, rq_usual, sizeof(e));
+        memset(e + 4 + 16, 0, 4);
+        ua_arena_init(&a, abuf, sizeof(abuf));
+        memset(&h, 0xA5, sizeof(h));
+        ck_assert_uint_eq(ua_decode(e, sizeof(e), &used, &h,
+                                    &ua_types[UA_TYPE_REQUESTHEADER], &a,
+                                    NULL), UA_GOOD);
+        ck_assert_uint_eq(used, sizeof(e));
+        ck_assert_int_eq(h.audit_entry_id.len, 0);
+        ck_assert_ptr_eq(h.audit_entry_id.data, e + 4 + 20);
+        ck_assert_uint_eq(h.request_handle, 42);
+        ck_assert_uint_eq(h.timeout_hint, 10000);
+        ck_assert_uint_eq((uint64_t)h.timestamp, 0x0102030405060708u);
+        ck_assert_uint_eq(h.return_diagnostics, 0);
+        ck_assert_uint_eq(h.additional_header.encoding, UA_EO_NONE);
+        ck_assert_uint_eq(h.additional_header.type_id.id.num, 0);
+        ck_assert(ua_nodeid_equal(&h.authentication_token,
+                                  &(struct ua_nodeid){ .ns = 1,
+                                                       .id.num = 12345 }));
+        for (size_t n = 0; n < sizeof(e); n++) {
+            memcpy(cut, e, n);
+            ck_assert_uint_ne(dec(cut, n, UA_TYPE_REQUESTHEADER, NULL),
+                              UA_GOOD);
+        }
     }
 
     memset(&rs, 0, sizeof(rs));
@@ -1388,6 +1580,8 @@ codec_suite(void)
     tcase_add_test(tc, test_datavalue_encoded);
     tcase_add_test(tc, test_read_value_ids);
     tcase_add_test(tc, test_refdesc_fast_match);
+    tcase_add_test(tc, test_refdesc_encoded);
+    tcase_add_test(tc, test_browse_descriptions_fast);
     tcase_add_test(tc, test_wire_min_constants);
     tcase_add_test(tc, test_headers);
     tcase_add_test(tc, test_diaginfo);

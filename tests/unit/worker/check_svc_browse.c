@@ -5,7 +5,9 @@
  * result mask; paging with continuation points up to
  * BadNoContinuationPoints, release, forged and foreign points (SECURITY.md
  * 68); TranslateBrowsePathsToNodeIds, including an 8000-element path
- * (SECURITY.md 67); RegisterNodes / UnregisterNodes.
+ * (SECURITY.md 67); RegisterNodes / UnregisterNodes; the Browse cache
+ * (answers equal to the walk's, the page size and scan budget still
+ * decide, an entry refilled by a later operation of the same request).
  *
  * Server's references in the 1.05.03 NodeSet (+ our Demo namespace):
  *   inverse  Organizes from Objects (85)
@@ -794,6 +796,206 @@ START_TEST(test_scan_budget)
 }
 END_TEST
 
+/* ------------------------------------------------------- Browse cache */
+
+/* a and b (n results each) carry the same statuses, references (compared
+ * encoded) and continuation points (present or not: ids differ). */
+static void
+same_results(const struct ua_browse_result *a,
+             const struct ua_browse_result *b, int32_t n)
+{
+    static uint8_t ea[1 << 16], eb[1 << 16];
+    size_t         la, lb;
+
+    for (int32_t i = 0; i < n; i++) {
+        ck_assert_uint_eq(a[i].status_code, b[i].status_code);
+        ck_assert_int_eq(a[i].n_references, b[i].n_references);
+        ck_assert_int_eq(a[i].continuation_point.len,
+                         b[i].continuation_point.len);
+        for (int32_t j = 0; j < a[i].n_references; j++) {
+            const struct ua_type *t =
+                &ua_types[UA_TYPE_REFERENCEDESCRIPTION];
+
+            ck_assert_uint_eq(ua_encode(&a[i].references[j], t, ea,
+                                        sizeof(ea), &la), UA_GOOD);
+            ck_assert_uint_eq(ua_encode(&b[i].references[j], t, eb,
+                                        sizeof(eb), &lb), UA_GOOD);
+            ck_assert_uint_eq(la, lb);
+            ck_assert_mem_eq(ea, eb, la);
+        }
+    }
+}
+
+/* Browse d (n operations) with the cache set aside, then twice with it:
+ * every answer the same; the hits the second run added (the first run's
+ * in *fill_hits when not NULL). */
+static uint64_t
+cache_vs_walk(struct ua_browse_description *d, int32_t n, uint32_t max,
+              uint64_t *fill_hits)
+{
+    struct ua_browse_response walk, fill, hit;
+    struct wk_bcache         *bc = fx.w.bcache;
+    uint64_t                  h0;
+
+    fx.w.bcache = NULL;
+    ck_assert_uint_eq(browse_n(&tok, d, n, max, &walk), UA_GOOD);
+    fx.w.bcache = bc;
+    h0 = wk_svc_browse_cache_hits(&fx.w);
+    ck_assert_uint_eq(browse_n(&tok, d, n, max, &fill), UA_GOOD);
+    if (fill_hits != NULL)
+        *fill_hits = wk_svc_browse_cache_hits(&fx.w) - h0;
+    h0 = wk_svc_browse_cache_hits(&fx.w);
+    ck_assert_uint_eq(browse_n(&tok, d, n, max, &hit), UA_GOOD);
+    ck_assert_int_eq(walk.n_results, n);
+    ck_assert_int_eq(fill.n_results, n);
+    ck_assert_int_eq(hit.n_results, n);
+    same_results(walk.results, fill.results, n);
+    same_results(walk.results, hit.results, n);
+    return wk_svc_browse_cache_hits(&fx.w) - h0;
+}
+
+START_TEST(test_cache_same_answers)
+{
+    struct ua_browse_description d[6];
+
+    ck_assert_ptr_nonnull(fx.w.bcache);
+    d[0] = bdesc(fx_ns0(UA_NS0ID_SERVER), UA_BROWSEDIRECTION_BOTH, 0, false);
+    d[1] = bdesc(fx_ns0(UA_NS0ID_SERVER), UA_BROWSEDIRECTION_FORWARD,
+                 UA_NS0ID_HIERARCHICALREFERENCES, true);
+    d[2] = bdesc(fx_ns0(UA_NS0ID_SERVER), UA_BROWSEDIRECTION_INVERSE, 0,
+                 false);
+    d[3] = d[1];
+    d[3].node_class_mask = UA_NODECLASS_VARIABLE;
+    d[3].result_mask = UA_BROWSERESULTMASK_BROWSENAME
+                       | UA_BROWSERESULTMASK_TYPEDEFINITION;
+    d[4] = bdesc(fx_ns1("Demo.Static.Scalar"), UA_BROWSEDIRECTION_FORWARD,
+                 0, false);
+    d[5] = bdesc(fx_ns0(UA_NS0ID_OBJECTSFOLDER), UA_BROWSEDIRECTION_FORWARD,
+                 UA_NS0ID_ORGANIZES, false);
+    /* Each operation alone, then all in one request. */
+    for (int32_t i = 0; i < 6; i++)
+        ck_assert_uint_eq(cache_vs_walk(&d[i], 1, 0, NULL), 1);
+    ck_assert_uint_eq(cache_vs_walk(d, 6, 0, NULL), 6);
+    /* Same node, other resultMask or direction: other entries, still
+     * answered right (a key missing a parameter would mix them up). */
+    d[0].result_mask = UA_BROWSERESULTMASK_NODECLASS;
+    ck_assert_uint_eq(cache_vs_walk(&d[0], 1, 0, NULL), 1);
+    d[0].browse_direction = UA_BROWSEDIRECTION_FORWARD;
+    ck_assert_uint_eq(cache_vs_walk(&d[0], 1, 0, NULL), 1);
+}
+END_TEST
+
+START_TEST(test_cache_page_size)
+{
+    struct ua_browse_description d;
+    struct ua_browse_result      r;
+    uint64_t                     h0;
+
+    d = bdesc(fx_ns0(UA_NS0ID_SERVER), UA_BROWSEDIRECTION_FORWARD,
+              UA_NS0ID_HIERARCHICALREFERENCES, true);
+    r = browse1(d, 0);                  /* fills the entry */
+    ck_assert_int_eq(r.n_references, SERVER_FWD_HIER);
+    h0 = wk_svc_browse_cache_hits(&fx.w);
+    /* A smaller page: the walk, with a continuation point. */
+    r = browse1(d, SERVER_FWD_HIER - 1);
+    ck_assert_uint_eq(wk_svc_browse_cache_hits(&fx.w), h0);
+    ck_assert_int_eq(r.n_references, SERVER_FWD_HIER - 1);
+    ck_assert_int_eq(r.continuation_point.len, WK_SESSION_CP_BYTES);
+    /* Exactly the size: from the cache, no point. */
+    r = browse1(d, SERVER_FWD_HIER);
+    ck_assert_uint_eq(wk_svc_browse_cache_hits(&fx.w), h0 + 1);
+    ck_assert_int_eq(r.n_references, SERVER_FWD_HIER);
+    ck_assert_int_eq(r.continuation_point.len, -1);
+    ck_assert(has_target(&r, UA_NS0ID_SERVER_SERVERSTATUS));
+}
+END_TEST
+
+static void
+tweak_budget(struct bk_config *c)
+{
+    /* Budget 16384 x 4 = 65536 references examined per request. */
+    c->max_nodes_per_browse = 16384;
+    c->max_references_per_node = 4;
+}
+
+START_TEST(test_cache_budget)
+{
+    enum { N = 2600 };              /* 2600 x 26 references > 65536 */
+    static struct ua_browse_description d[N];
+
+    fx_teardown();
+    fx_setup_with(tweak_budget);
+    tok = fx_session(CH);
+    /* The Server's 4 Methods out of its 26 references: a whole result
+     * that fits the page, but each costs 26 of the budget.  Cached or not,
+     * the operations past the budget end early with a continuation point
+     * (as many as the session holds), then BadNoContinuationPoints. */
+    for (int i = 0; i < N; i++) {
+        d[i] = bdesc(fx_ns0(UA_NS0ID_SERVER), UA_BROWSEDIRECTION_BOTH, 0,
+                     false);
+        d[i].node_class_mask = UA_NODECLASS_METHOD;
+    }
+    {
+        struct ua_browse_response walk, hit;
+        struct wk_bcache         *bc = fx.w.bcache;
+        struct ua_nodeid          tok_b = fx_session(CH_B);
+        struct ua_browse_request  req;
+        uint64_t                  h0;
+
+        fx.w.bcache = NULL;
+        ck_assert_uint_eq(browse_n(&tok, d, N, 0, &walk), UA_GOOD);
+        fx.w.bcache = bc;
+        h0 = wk_svc_browse_cache_hits(&fx.w);
+        memset(&req, 0, sizeof(req));
+        req.n_nodes_to_browse = N;
+        req.nodes_to_browse = d;
+        ck_assert_uint_eq(fx_call(CH_B, &tok_b, UA_TYPE_BROWSEREQUEST, &req,
+                                  UA_TYPE_BROWSERESPONSE, &hit), UA_GOOD);
+        same_results(walk.results, hit.results, N);
+        ck_assert_uint_eq(walk.results[0].status_code, UA_GOOD);
+        ck_assert_int_eq(walk.results[0].n_references, 4);
+        ck_assert_int_eq(walk.results[N - 1].n_references, 0);
+        ck_assert_uint_eq(walk.results[N - 1].status_code,
+                          UA_BAD_NO_CONTINUATION_POINTS);
+        /* The first filled the entry, the rest within budget hit. */
+        ck_assert_uint_eq(wk_svc_browse_cache_hits(&fx.w) - h0,
+                          65536 / 26 - 1);
+    }
+}
+END_TEST
+
+static void
+tweak_one_entry(struct bk_config *c)
+{
+    c->browse_cache_kb = 4;         /* one entry: every key shares it */
+}
+
+START_TEST(test_cache_refilled_in_request)
+{
+    struct ua_browse_description d[3];
+    uint64_t                     fill;
+
+    fx_teardown();
+    fx_setup_with(tweak_one_entry);
+    tok = fx_session(CH);
+    d[0] = bdesc(fx_ns0(UA_NS0ID_SERVER), UA_BROWSEDIRECTION_FORWARD,
+                 UA_NS0ID_HIERARCHICALREFERENCES, true);
+    d[1] = bdesc(fx_ns0(UA_NS0ID_OBJECTSFOLDER), UA_BROWSEDIRECTION_FORWARD,
+                 0, false);
+    d[2] = d[0];
+    /* Fill with d[0]; then d[0] hits and d[1] refills the one entry in the
+     * same request: d[0]'s answer must not change under it. */
+    browse1(d[0], 0);
+    ck_assert_uint_eq(cache_vs_walk(d, 2, 0, &fill), 0);
+    ck_assert_uint_eq(fill, 1);
+    /* d[0], d[1], d[0]: the third finds d[1]'s entry, walks, refills
+     * (so each run starts with d[0]'s entry: one hit each). */
+    browse1(d[0], 0);
+    ck_assert_uint_eq(cache_vs_walk(d, 3, 0, &fill), 1);
+    ck_assert_uint_eq(fill, 1);
+}
+END_TEST
+
 static Suite *
 svc_browse_suite(void)
 {
@@ -840,6 +1042,10 @@ svc_browse_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_scan_budget);
+    tcase_add_test(tc, test_cache_same_answers);
+    tcase_add_test(tc, test_cache_page_size);
+    tcase_add_test(tc, test_cache_budget);
+    tcase_add_test(tc, test_cache_refilled_in_request);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -99,6 +99,7 @@ fx_setup_with(fx_tweak_fn tweak)
     fx.w.now_dt = FX_NOW_DT;
     fx.w.next_channel_id = FX_CHANNELS + 1;
     ck_assert_int_eq(wk_session_init(&fx.w), 0);
+    ck_assert_int_eq(wk_svc_browse_cache_init(&fx.w), 0);
     for (int i = 0; i < FX_CHANNELS; i++)
         fx.ch[i].channel_id = (uint32_t)i + 1;
 
@@ -122,6 +123,7 @@ fx_setup(void)
 static inline void
 fx_teardown(void)
 {
+    wk_svc_browse_cache_fini(&fx.w);
     wk_session_fini(&fx.w);
     bk_addrspace_close(&fx.as);
     free(fx.abuf);
