@@ -176,6 +176,9 @@ static const struct bk_conf_key bk_conf_keys[] = {
         "bounds one written value"),
     U32("fanout", "pending_writes", fanout_pending_writes, "256", 1, 65535,
         "Write requests in flight per worker (more: BadServerTooBusy)"),
+    U32("fanout", "linger_us", fanout_linger_us, "100", 0, 10000,
+        "after work on its rings a process waits this long for more "
+        "before it asks for a doorbell (0: ask at once)"),
     STR("feed", "listen", feed_listen, "",
         "feed socket (nanomsg NN_PULL); empty = ipc://<runtime_dir>/feed.ipc,"
         " or tcp://ADDR:PORT"),
@@ -464,6 +467,7 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
     BK_SNAP(accept_burst);
 #undef BK_SNAP
     s->pending_writes = c->fanout_pending_writes;
+    s->linger_us = c->fanout_linger_us;
 }
 
 void

@@ -77,6 +77,7 @@ struct bk_config {
     uint32_t fanout_reply_ring_slots;   /* broker -> worker slots */
     uint32_t fanout_msg_slot_size;      /* bytes per request/reply slot */
     uint32_t fanout_pending_writes;     /* Writes in flight per worker */
+    uint32_t fanout_linger_us;          /* wait for more before a bell */
     /* [feed] */
     char     feed_listen[BK_CONF_STR_MAX];  /* "": the runtime dir's */
     uint32_t feed_max_batch_bytes;

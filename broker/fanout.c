@@ -11,6 +11,12 @@
  *      slot.  Store-then-load on both sides with a full fence (the RMW is
  *      one) between: the broker sees the bit, or the worker's read sees
  *      the new value.  [notify fence <-> shm_interest_set]
+ *      While a request record is applied (f->defer), the masks of its
+ *      small changes are loaded after one fence for the whole record
+ *      (bk_fanout_settle): every slot store still precedes the fence and
+ *      every mask load follows it.  A worker that set its bit between two
+ *      changes of one slot may get both; it drops a record older than
+ *      the value it read (worker/monitem.c).
  *  (2) Lost marks are published (shm_fanout_lost_publish, release) only at
  *      the end of an iteration, after the block of that iteration was
  *      pushed: a worker that sees lost_seq move and then drains its ring
@@ -25,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
 
 #include "proto/codec.h"
 #include "proto/status_gen.h"
@@ -38,16 +46,25 @@ static int bk_fanout_rundir(const char *dir, char *err, size_t errlen);
 static void bk_fanout_on_bell(evutil_socket_t fd, short what, void *arg);
 static inline void bk_fanout_count(_Atomic uint64_t *c, uint64_t n);
 static void bk_fanout_lost(struct bk_fanout *f, uint32_t slot, uint64_t mask);
+static void bk_fanout_add(struct bk_fanout *f, uint32_t slot, uint64_t mask,
+                          const void *bytes, uint32_t len,
+                          const struct shm_value *m);
+static void bk_fanout_settle(struct bk_fanout *f);
+static inline void bk_fanout_copy16(uint8_t *dst, const uint8_t *src,
+                                    uint32_t len);
 static int bk_fanout_take_block(struct bk_fanout *f);
 static void bk_fanout_write_rec(struct bk_fanout *f,
                                 struct bk_fanout_worker *fw, uint32_t len);
-static void bk_fanout_drain(struct bk_fanout *f, struct bk_fanout_worker *fw);
+static uint32_t bk_fanout_drain(struct bk_fanout *f,
+                                struct bk_fanout_worker *fw);
 static bool bk_fanout_result(struct bk_fanout_worker *fw, uint32_t id,
                              uint32_t op, ua_status st);
 static void bk_fanout_push_replies(struct bk_fanout_worker *fw);
 static void bk_fanout_close_results(struct bk_fanout_worker *fw);
 static uint32_t bk_fanout_room(const struct bk_fanout_worker *fw);
 static void bk_fanout_on_retry(evutil_socket_t fd, short what, void *arg);
+static void bk_fanout_on_linger(evutil_socket_t fd, short what, void *arg);
+static void bk_fanout_linger_arm(struct bk_fanout *f, uint32_t us);
 
 static const char bk_log[] = "uabroker";
 
@@ -84,6 +101,7 @@ bk_fanout_init(struct bk_fanout *f, struct bk_addrspace *as,
     int rc;
 
     memset(f, 0, sizeof(*f));
+    f->linger_fd = -1;
     f->as = as;
     f->base = base;
     f->conf = c;
@@ -109,6 +127,7 @@ bk_fanout_init(struct bk_fanout *f, struct bk_addrspace *as,
     f->rec_cap = shm_blockpool_capacity(f->pool.block_size);
     f->cur_max = f->rec_cap / sizeof(struct shm_block_rec) + 1;
     f->rec = malloc(f->rec_cap);
+    f->pend = malloc(BK_FANOUT_PEND_MAX * sizeof(*f->pend));
     f->cur_slots = malloc((size_t)f->cur_max * sizeof(*f->cur_slots));
     for (unsigned i = 0; i < c->workers && i < SHM_WORKERS_MAX; i++) {
         struct bk_fanout_worker *fw = &f->w[i];
@@ -150,11 +169,26 @@ bk_fanout_init(struct bk_fanout *f, struct bk_addrspace *as,
     f->arena_cap = 3 * (size_t)f->in_cap + (1u << 20);
     f->in = malloc(f->in_cap);
     f->arena_buf = malloc(f->arena_cap);
-    if (f->rec == NULL || f->cur_slots == NULL || f->in == NULL
+    if (f->rec == NULL || f->pend == NULL || f->cur_slots == NULL
+        || f->in == NULL
         || f->arena_buf == NULL)
         goto nomem;
     ua_arena_init(&f->arena, f->arena_buf, f->arena_cap);
     evtimer_assign(&f->retry, base, bk_fanout_on_retry, f);
+    f->linger_us = c->fanout_linger_us;
+    if (f->linger_us != 0) {
+        f->linger_fd = timerfd_create(CLOCK_MONOTONIC,
+                                      TFD_NONBLOCK | TFD_CLOEXEC);
+        if (f->linger_fd == -1) {
+            snprintf(err, errlen, "timerfd_create() failed: %s",
+                     strerror(errno));
+            goto fail;
+        }
+        event_assign(&f->linger, base, f->linger_fd, EV_READ | EV_PERSIST,
+                     bk_fanout_on_linger, f);
+        if (event_add(&f->linger, NULL) != 0)
+            goto nomem;
+    }
     as->fanout = f;
     return 0;
 nomem:
@@ -181,11 +215,19 @@ bk_fanout_clear(struct bk_fanout *f)
         f->as->fanout = NULL;
     if (f->in != NULL)
         evtimer_del(&f->retry);
+    if (f->linger_fd != -1) {
+        event_del(&f->linger);
+        close(f->linger_fd);
+        f->linger_fd = -1;
+    }
     free(f->rec);
+    free(f->pend);
     free(f->cur_slots);
     free(f->in);
     free(f->arena_buf);
     f->rec = NULL;
+    f->pend = NULL;
+    f->pend_n = 0;
     f->cur_slots = NULL;
     f->in = NULL;
     f->arena_buf = NULL;
@@ -310,20 +352,86 @@ bk_fanout_take_block(struct bk_fanout *f)
     return 0;
 }
 
+/* len (0..16) bytes without a call; never reads past src + len. */
+static inline void
+bk_fanout_copy16(uint8_t *dst, const uint8_t *src, uint32_t len)
+{
+    uint64_t a, b;
+    uint32_t x, y;
+
+    if (len >= 8) {
+        memcpy(&a, src, 8);
+        memcpy(&b, src + len - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + len - 8, &b, 8);
+    } else if (len >= 4) {
+        memcpy(&x, src, 4);
+        memcpy(&y, src + len - 4, 4);
+        memcpy(dst, &x, 4);
+        memcpy(dst + len - 4, &y, 4);
+    } else if (len != 0) {
+        dst[0] = src[0];
+        dst[len >> 1] = src[len >> 1];
+        dst[len - 1] = src[len - 1];
+    }
+}
+
 void
 bk_fanout_notify(struct bk_fanout *f, uint32_t slot, const void *bytes,
                  uint32_t len, const struct shm_value *m)
 {
     uint64_t mask;
-    size_t   n;
 
+    if (f->defer && len <= BK_FANOUT_PEND_BYTES && f->pend != NULL) {
+        struct bk_fanout_pend *p;
+
+        if (f->pend_n == BK_FANOUT_PEND_MAX)
+            bk_fanout_settle(f);
+        p = &f->pend[f->pend_n++];
+        p->slot = slot;
+        p->len = len;
+        p->m = *m;
+        bk_fanout_copy16(p->bytes, bytes, len);
+        return;
+    }
+    if (f->pend_n != 0)
+        bk_fanout_settle(f);            /* older changes first */
     /* Slot stored, then the mask: contract (1) at the top. */
     atomic_thread_fence(memory_order_seq_cst);
     mask = atomic_load_explicit(&f->as->vals.interest[slot],
                                 memory_order_relaxed)
            & f->up_mask;
-    if (mask == 0)
-        return;
+    if (mask != 0)
+        bk_fanout_add(f, slot, mask, bytes, len, m);
+}
+
+/* The deferred changes: one fence, then their masks (contract (1)). */
+static void
+bk_fanout_settle(struct bk_fanout *f)
+{
+    const _Atomic uint64_t *interest = f->as->vals.interest;
+    uint32_t                n = f->pend_n;
+
+    f->pend_n = 0;
+    atomic_thread_fence(memory_order_seq_cst);
+    for (uint32_t i = 0; i < n; i++) {
+        const struct bk_fanout_pend *p = &f->pend[i];
+        uint64_t                     mask;
+
+        mask = atomic_load_explicit(&interest[p->slot], memory_order_relaxed)
+               & f->up_mask;
+        if (mask != 0)
+            bk_fanout_add(f, p->slot, mask, p->bytes, p->len, &p->m);
+    }
+}
+
+/* A record of slot's change into the block, for the workers in mask. */
+static void
+bk_fanout_add(struct bk_fanout *f, uint32_t slot, uint64_t mask,
+              const void *bytes, uint32_t len, const struct shm_value *m)
+{
+    size_t n;
+
     if ((uint64_t)len + SHM_FO_DV_EXTRA + sizeof(struct shm_block_rec)
         > f->rec_cap) {
         bk_fanout_lost(f, slot, mask);      /* never fits in a block */
@@ -357,6 +465,8 @@ bk_fanout_flush(struct bk_fanout *f)
     struct shm_fanout *sh = f->fo.sh;
     uint64_t           mask, m;
 
+    if (f->pend_n != 0)
+        bk_fanout_settle(f);
     if (!f->filling)
         return;
     f->filling = false;
@@ -510,6 +620,7 @@ bk_fanout_write_rec(struct bk_fanout *f, struct bk_fanout_worker *fw,
     ua_status           st;
 
     memcpy(&rec, f->in, sizeof(rec));
+    f->defer = true;
     for (uint32_t k = 0; k < rec.nops; k++) {
         uint64_t n;
 
@@ -533,29 +644,35 @@ bk_fanout_write_rec(struct bk_fanout *f, struct bk_fanout_worker *fw,
         (void)bk_fanout_result(fw, rec.id, wop.op, st);
         off += (uint32_t)n;
     }
+    f->defer = false;
+    if (f->pend_n != 0)
+        bk_fanout_settle(f);
     bk_fanout_count(&f->fo.sh->writes, rec.nops);
 }
 
-/* Take fw's Write records, apply them, gather their results. */
-static void
+/*
+ * Take fw's Write records, apply them, gather their results.  The number
+ * of records taken.
+ */
+static uint32_t
 bk_fanout_drain(struct bk_fanout *f, struct bk_fanout_worker *fw)
 {
     const uint32_t    ss = fw->req.slot_size;
     struct shm_fo_hdr h;
-    int               rc;
+    int               rc, k;
 
-    for (int k = 0; k < BK_FANOUT_REQ_BATCH; k++) {
+    for (k = 0; k < BK_FANOUT_REQ_BATCH; k++) {
         /* Room for the results of the largest record before taking one. */
         if (bk_fanout_room(fw) < f->res_need) {
             bk_fanout_push_replies(fw);
             if (bk_fanout_room(fw) < f->res_need) {
                 fw->stuck = true;
-                return;
+                return (uint32_t)k;
             }
         }
         rc = shm_ring_pop_spsc(&fw->req, f->in);
         if (rc != 0)
-            return;
+            return (uint32_t)k;
         memcpy(&h, f->in, sizeof(h));
         if (!shm_fo_hdr_ok(&h, ss, fw->req.size)
             || (uint64_t)h.nslots * ss > f->in_cap
@@ -566,11 +683,12 @@ bk_fanout_drain(struct bk_fanout *f, struct bk_fanout_worker *fw)
             fprintf(stderr, "%s: worker %u: bad request record; dropping "
                     "its request ring\n", bk_log, fw->slot);
             (void)shm_ring_discard_spsc(&fw->req);
-            return;
+            return (uint32_t)k + 1;
         }
         if (h.kind == SHM_FO_WRITE && h.len >= sizeof(struct shm_fo_write))
             bk_fanout_write_rec(f, fw, h.len);
     }
+    return (uint32_t)k;
 }
 
 /* ------------------------------------------------------------ the loop */
@@ -578,15 +696,16 @@ bk_fanout_drain(struct bk_fanout *f, struct bk_fanout_worker *fw)
 bool
 bk_fanout_prepare(struct bk_fanout *f, int64_t now)
 {
-    bool sleep = true;
-    bool a, b;
+    bool     sleep = true, linger;
+    bool     a, b;
+    uint32_t took = 0;
 
     if (f->n == 0)
         return true;
     f->now = now;
     for (unsigned i = 0; i < f->n; i++)
         if (f->w[i].up)
-            bk_fanout_drain(f, &f->w[i]);
+            took += bk_fanout_drain(f, &f->w[i]);
     bk_fanout_flush(f);
     for (unsigned i = 0; i < f->n; i++)
         if (f->w[i].up
@@ -595,6 +714,18 @@ bk_fanout_prepare(struct bk_fanout *f, int64_t now)
     for (uint64_t m = f->lost_pending & f->up_mask; m != 0; m &= m - 1)
         shm_fanout_lost_publish(&f->fo, (uint32_t)__builtin_ctzll(m));
     f->lost_pending = 0;
+    /*
+     * Linger: several requests came in this iteration (or one while we
+     * lingered already): more are likely soon.  Leave the rings unmarked
+     * (a worker pushing now rings no bell) and block at most linger_us;
+     * the iteration after that finds requests (linger again) or none
+     * (mark the rings and sleep).  A lone request from sleep does not
+     * linger: a single client's next Write comes a round trip later, and
+     * would only wait for the timer.
+     */
+    linger = (took >= 2 || (took == 1 && f->lingering))
+             && f->linger_fd != -1;
+    f->lingering = linger;
     for (unsigned i = 0; i < f->n; i++) {
         struct bk_fanout_worker *fw = &f->w[i];
 
@@ -615,11 +746,45 @@ bk_fanout_prepare(struct bk_fanout *f, int64_t now)
 
             if (!evtimer_pending(&f->retry, NULL))
                 evtimer_add(&f->retry, &tv);
+        } else if (linger) {
+            if (shm_ring_count_spsc(&fw->req) != 0)
+                sleep = false;
         } else if (!shm_ring_sleep_prepare(&fw->req)) {
             sleep = false;
         }
     }
+    if (linger && sleep)
+        bk_fanout_linger_arm(f, f->linger_us);
+    else if (!linger && f->linger_armed)
+        bk_fanout_linger_arm(f, 0);
     return sleep;
+}
+
+/* Arm the linger timer for us microseconds (0: disarm). */
+static void
+bk_fanout_linger_arm(struct bk_fanout *f, uint32_t us)
+{
+    struct itimerspec its;
+
+    memset(&its, 0, sizeof(its));
+    its.it_value.tv_sec = (time_t)(us / 1000000);
+    its.it_value.tv_nsec = (long)(us % 1000000) * 1000;
+    if (timerfd_settime(f->linger_fd, 0, &its, NULL) == 0)
+        f->linger_armed = us != 0;
+}
+
+/* The linger timer expired: clear it; the next prepare looks again. */
+static void
+bk_fanout_on_linger(evutil_socket_t fd, short what, void *arg)
+{
+    struct bk_fanout *f = arg;
+    uint64_t          n;
+
+    (void)what;
+    f->linger_armed = false;
+    if (read(fd, &n, sizeof(n)) == -1 && errno != EAGAIN)
+        fprintf(stderr, "%s: read(timerfd) failed: %s\n", bk_log,
+                strerror(errno));
 }
 
 /* Only there to end a blocking iteration while a worker is stuck. */

@@ -7,6 +7,8 @@
  *   (any source)     slot was written, full fence between) non-zero?
  *                    append (slot, DataValue) to the block being filled;
  *                    a full block is flushed and another one taken
+ *                    (small changes of one Write record: masks loaded
+ *                    after one fence for the record, bk_fanout_settle)
  *
  *   every loop iteration, before the broker may block (bk_fanout_prepare):
  *     1. drain every worker's request ring: apply each Write
@@ -21,6 +23,9 @@
  *     5. ring a worker's doorbell only when shm_ring_needs_bell() says it
  *        sleeps on a ring we pushed to;
  *     6. mark every request ring sleeping; block only if all stayed empty.
+ *        After an iteration that took several requests (or one while
+ *        lingering): linger instead (leave the rings unmarked, block at
+ *        most fanout.linger_us, look again).
  *
  * Nothing is ever lost silently: every value a worker with interest did
  * not get is counted (blocks_exhausted, ring_full, notifications_dropped in
@@ -83,6 +88,21 @@ struct bk_fanout_worker {
     uint32_t             open_max;      /* and the most it may take */
 };
 
+/*
+ * A change of a client Write waiting for its interest mask: the Writes of
+ * one request record are stored first and their masks loaded after one
+ * fence for all of them (fanout.c, contract (1)).  Small values only.
+ */
+#define BK_FANOUT_PEND_BYTES 16
+#define BK_FANOUT_PEND_MAX   256
+
+struct bk_fanout_pend {
+    uint32_t         slot;
+    uint32_t         len;
+    struct shm_value m;
+    uint8_t          bytes[BK_FANOUT_PEND_BYTES];
+};
+
 struct bk_fanout {
     struct bk_addrspace    *as;
     struct event_base      *base;
@@ -102,6 +122,10 @@ struct bk_fanout {
     uint8_t                *rec;        /* one record's DataValue */
     uint32_t                rec_cap;
     uint64_t                lost_pending;   /* workers to tell at flush */
+    /* Changes stored, masks not loaded yet (only while defer is set). */
+    bool                    defer;
+    uint32_t                pend_n;
+    struct bk_fanout_pend  *pend;       /* [BK_FANOUT_PEND_MAX] */
     /* Applying Writes. */
     int64_t                 now;        /* DateTime of this iteration */
     struct ua_arena         arena;
@@ -112,6 +136,14 @@ struct bk_fanout {
     uint32_t                res_need;   /* reply outbox room one request
                                            record's results may take */
     struct event            retry;      /* a stuck worker: look again */
+    /* Lingering (fanout.linger_us): after an iteration that took requests
+     * the request rings are not marked sleeping; the loop blocks at most
+     * linger_us, and only an iteration that found none marks them. */
+    struct event            linger;     /* on linger_fd */
+    int                     linger_fd;  /* timerfd, -1: no lingering */
+    uint32_t                linger_us;
+    bool                    linger_armed;
+    bool                    lingering;  /* the last iteration lingered */
 };
 
 /*
@@ -140,7 +172,10 @@ void bk_fanout_worker_dead(struct bk_fanout *f, unsigned slot);
 /*
  * A value change of slot: len bytes of encoded Variant with m's status and
  * timestamps, already stored (bk_addrspace_write_value calls this, and
- * nothing else should).
+ * nothing else should).  While the broker applies a request record
+ * (f->defer) a small change is copied aside and its mask loaded with the
+ * record's others after one fence; anything else first settles those, so
+ * the records of a slot keep their order.
  */
 void bk_fanout_notify(struct bk_fanout *f, uint32_t slot, const void *bytes,
                       uint32_t len, const struct shm_value *m);

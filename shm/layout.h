@@ -28,10 +28,11 @@
 #include <stdint.h>
 
 #define SHM_MAGIC          0x52424155u     /* "UABR" */
-#define SHM_LAYOUT_VERSION 10u     /* 7: SHM_R_THROTTLE, throttle keys in
+#define SHM_LAYOUT_VERSION 11u     /* 7: SHM_R_THROTTLE, throttle keys in
                                     * the config snapshot; 8: failed logins
                                     * per IP address; 9: rsa_cpu_us;
-                                    * 10: browse_cache_kb in the config */
+                                    * 10: browse_cache_kb in the config;
+                                    * 11: fanout.linger_us in the config */
 #define SHM_CACHELINE      128
 #define SHM_NONE           0xFFFFFFFFu     /* no node, no slot, no offset */
 
@@ -274,7 +275,7 @@ struct shm_config {
     uint32_t accept_rate;               /* connections per second */
     uint32_t accept_burst;              /* connections at once */
     uint32_t login_failure_ip_threshold;
-    uint32_t pad3;
+    uint32_t linger_us;                 /* fanout.linger_us */
 };
 
 /* Services counted per worker (the index into the per-service arrays). */

@@ -16,6 +16,8 @@
 static int shm_vheap_class(uint32_t len);
 static uint32_t shm_vheap_alloc(struct shm_values *v, int cls);
 static void shm_vheap_free(struct shm_values *v, uint32_t off);
+static inline void shm_value_copy_inl(uint8_t *dst, const uint8_t *src,
+                                      uint32_t len);
 
 static inline void
 shm_cpu_relax(void)
@@ -93,6 +95,36 @@ shm_vheap_free(struct shm_values *v, uint32_t off)
     vh->bytes_used -= UINT64_C(1) << (SHM_VHEAP_MIN_SHIFT + b->cls);
 }
 
+/*
+ * len (1..SHM_VALUE_INLINE) bytes into a slot's inline bytes without a
+ * call: overlapping word copies that never read past src + len (a reader
+ * ignores the inline bytes past len).  Most values are 2..9 bytes.
+ */
+static inline void
+shm_value_copy_inl(uint8_t *dst, const uint8_t *src, uint32_t len)
+{
+    uint64_t a, b, c;
+    uint32_t x, y;
+
+    if (len >= 8) {
+        memcpy(&a, src, 8);
+        memcpy(&b, src + (len > 16 ? 8 : len - 8), 8);
+        memcpy(&c, src + len - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + (len > 16 ? 8 : len - 8), &b, 8);
+        memcpy(dst + len - 8, &c, 8);
+    } else if (len >= 4) {
+        memcpy(&x, src, 4);
+        memcpy(&y, src + len - 4, 4);
+        memcpy(dst, &x, 4);
+        memcpy(dst + len - 4, &y, 4);
+    } else {
+        dst[0] = src[0];
+        dst[len >> 1] = src[len >> 1];
+        dst[len - 1] = src[len - 1];
+    }
+}
+
 int
 shm_value_write(struct shm_values *v, uint32_t i, const void *bytes,
                 uint32_t len, const struct shm_value *meta)
@@ -142,7 +174,7 @@ shm_value_write(struct shm_values *v, uint32_t i, const void *bytes,
     if (heap != 0)
         memcpy(v->heap + heap + sizeof(struct shm_vblock), bytes, len);
     else if (len != 0)
-        memcpy(s->inl, bytes, len);
+        shm_value_copy_inl(s->inl, bytes, len);
     /* Publish; pairs with the acquire load in shm_value_read(). */
     atomic_store_explicit(&s->seq, seq + 1, memory_order_release);
 

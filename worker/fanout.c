@@ -16,7 +16,11 @@
  *      whose last result came in is answered (wk_conn_respond);
  *   5. ring the broker if we pushed and it sleeps (shm_ring_needs_bell);
  *   6. mark both inbound rings sleeping (shm_ring_sleep_prepare): block
- *      only if both stayed empty.
+ *      only if both stayed empty.  Linger (fanout.linger_us): while
+ *      two or more Writes are with the broker and this iteration pushed
+ *      requests or took results, the reply ring is not marked; the loop blocks at
+ *      most linger_us (a timerfd) and the broker's results come without a
+ *      doorbell.  An iteration that moved nothing marks it as before.
  *
  * After the iteration the wake function clears the marks.  The doorbell's
  * fd sits in the loop; its callback only drains the doorbell (DESIGN §3:
@@ -32,6 +36,8 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
 
 #include "proto/codec.h"
 #include "proto/status_gen.h"
@@ -44,12 +50,14 @@
 
 static void wk_fanout_on_bell(evutil_socket_t fd, short what, void *arg);
 static void wk_fanout_on_retry(evutil_socket_t fd, short what, void *arg);
+static void wk_fanout_on_linger(evutil_socket_t fd, short what, void *arg);
+static void wk_fanout_linger_arm(struct wk_fanout *f, uint32_t us);
 static bool wk_fanout_prepare(struct wk_worker *w, void *arg);
 static void wk_fanout_wake(struct wk_worker *w, void *arg);
 static void wk_fanout_push(struct wk_fanout *f);
 static bool wk_fanout_drain_notif(struct wk_fanout *f);
 static void wk_fanout_lost(struct wk_fanout *f);
-static void wk_fanout_drain_replies(struct wk_fanout *f);
+static bool wk_fanout_drain_replies(struct wk_fanout *f);
 static void wk_fanout_results(struct wk_fanout *f,
                               const struct shm_fo_results *r,
                               const uint8_t *codes);
@@ -125,6 +133,7 @@ wk_fanout_init(struct wk_fanout *f, struct wk_worker *w, struct wk_conns *cs)
 
     memset(f, 0, sizeof(*f));
     f->w = w;
+    f->linger_fd = -1;
     f->bell.sock = -1;
     f->bell.fd = -1;
     f->free_write = UINT32_MAX;
@@ -177,6 +186,22 @@ wk_fanout_init(struct wk_fanout *f, struct wk_worker *w, struct wk_conns *cs)
     event_assign(&f->bell_ev, w->base, shm_doorbell_fd(&f->bell),
                  EV_READ | EV_PERSIST, wk_fanout_on_bell, f);
     evtimer_assign(&f->retry_ev, w->base, wk_fanout_on_retry, f);
+    f->linger_us = c->linger_us;
+    if (f->linger_us != 0) {
+        /* libevent's timers round to the millisecond under epoll. */
+        f->linger_fd = timerfd_create(CLOCK_MONOTONIC,
+                                      TFD_NONBLOCK | TFD_CLOEXEC);
+        if (f->linger_fd == -1) {
+            rc = -errno;
+            goto fail;
+        }
+        event_assign(&f->linger_ev, w->base, f->linger_fd,
+                     EV_READ | EV_PERSIST, wk_fanout_on_linger, f);
+        if (event_add(&f->linger_ev, NULL) != 0) {
+            rc = -ENOMEM;
+            goto fail;
+        }
+    }
     if (event_add(&f->bell_ev, NULL) != 0) {
         rc = -ENOMEM;
         goto fail;
@@ -209,6 +234,11 @@ wk_fanout_clear(struct wk_fanout *f)
     }
     if (event_initialized(&f->retry_ev))
         event_del(&f->retry_ev);
+    if (f->linger_fd != -1) {
+        if (event_initialized(&f->linger_ev))
+            event_del(&f->linger_ev);
+        close(f->linger_fd);
+    }
     if (f->writes != NULL)
         for (uint32_t i = 0; i < f->nwrites; i++)
             wk_free(w, f->writes[i].results);
@@ -220,6 +250,7 @@ wk_fanout_clear(struct wk_fanout *f)
     if (w->fanout == f)
         w->fanout = NULL;
     memset(f, 0, sizeof(*f));
+    f->linger_fd = -1;
     f->bell.sock = -1;
     f->bell.fd = -1;
     f->open_off = UINT32_MAX;
@@ -247,23 +278,50 @@ wk_fanout_on_retry(evutil_socket_t fd, short what, void *arg)
     (void)arg;
 }
 
+/* Arm the linger timer for us microseconds (0: disarm). */
+static void
+wk_fanout_linger_arm(struct wk_fanout *f, uint32_t us)
+{
+    struct itimerspec its;
+
+    memset(&its, 0, sizeof(its));
+    its.it_value.tv_sec = (time_t)(us / 1000000);
+    its.it_value.tv_nsec = (long)(us % 1000000) * 1000;
+    if (timerfd_settime(f->linger_fd, 0, &its, NULL) == 0)
+        f->linger_armed = us != 0;
+}
+
+/* The linger timer expired: clear it; the next prepare looks again. */
+static void
+wk_fanout_on_linger(evutil_socket_t fd, short what, void *arg)
+{
+    struct wk_fanout *f = arg;
+    uint64_t          n;
+
+    (void)what;
+    f->linger_armed = false;
+    (void)read(fd, &n, sizeof(n));      /* EAGAIN: nothing to clear */
+}
+
 static bool
 wk_fanout_prepare(struct wk_worker *w, void *arg)
 {
     struct wk_fanout *f = arg;
     uint64_t          lost;
-    bool              more, sleep;
+    bool              more, sleep, moved, linger;
 
     (void)w;
     if (f->outbox_len != 0)
         wk_fanout_push(f);
+    moved = f->bell_owed;
     lost = shm_fanout_lost_seq(&f->fo, f->w->slot);
     more = wk_fanout_drain_notif(f);
     if (!more && lost != f->lost_seen) {
         f->lost_seen = lost;
         wk_fanout_lost(f);
     }
-    wk_fanout_drain_replies(f);
+    if (wk_fanout_drain_replies(f))
+        moved = true;
     if (f->bell_owed) {
         f->bell_owed = false;
         if (shm_ring_needs_bell(&f->req))
@@ -278,9 +336,21 @@ wk_fanout_prepare(struct wk_worker *w, void *arg)
     }
     if (more)
         return false;
+    /* Several Writes with the broker: a lone one would only wait for
+     * the timer where a doorbell brings its result sooner. */
+    linger = f->linger_fd != -1 && moved && f->inflight >= 2;
     sleep = shm_ring_sleep_prepare(&f->notif);
-    if (!shm_ring_sleep_prepare(&f->reply))
-        sleep = false;
+    if (linger) {
+        if (shm_ring_count_spsc(&f->reply) != 0)
+            sleep = false;
+        else if (sleep)
+            wk_fanout_linger_arm(f, f->linger_us);
+    } else {
+        if (!shm_ring_sleep_prepare(&f->reply))
+            sleep = false;
+        if (f->linger_armed)
+            wk_fanout_linger_arm(f, 0);
+    }
     return sleep;
 }
 
@@ -358,30 +428,32 @@ wk_fanout_lost(struct wk_fanout *f)
 
 /* ------------------------------------------------------------ replies */
 
-static void
+/* Take the broker's results; true when any record came. */
+static bool
 wk_fanout_drain_replies(struct wk_fanout *f)
 {
     const uint32_t    ss = f->reply.slot_size;
     struct shm_fo_hdr h;
+    bool              took = false;
     int               rc;
 
-    for (;;) {
+    for (;; took = true) {
         rc = shm_ring_pop_spsc(&f->reply, f->in);
         if (rc != 0)
-            return;
+            return took;
         memcpy(&h, f->in, sizeof(h));
         if (!shm_fo_hdr_ok(&h, ss, f->reply.size)
             || (uint64_t)h.nslots * ss > f->in_cap) {
             /* A broker that writes garbage: drop the ring's contents. */
             (void)shm_ring_discard_spsc(&f->reply);
-            return;
+            return true;
         }
         if (h.nslots > 1) {
             /* The producer pushed the whole record at once. */
             rc = shm_ring_pop_n_spsc(&f->reply, f->in + ss, h.nslots - 1u);
             if (rc != (int)h.nslots - 1) {
                 (void)shm_ring_discard_spsc(&f->reply);
-                return;
+                return true;
             }
         }
         if (h.kind == SHM_FO_RESULTS
@@ -442,6 +514,7 @@ wk_fanout_write_done(struct wk_fanout *f, struct wk_fanout_write *pw)
     pw->id = 0;
     pw->next_free = f->free_write;
     f->free_write = (uint32_t)(pw - f->writes);
+    f->inflight--;
 }
 
 /* ------------------------------------------------------------ writes */
@@ -453,26 +526,25 @@ wk_fanout_write_done(struct wk_fanout *f, struct wk_fanout_write *pw)
 static size_t
 wk_fanout_fixed_size(const struct ua_datavalue *dv)
 {
+    /* Encoded sizes of the fixed-size built-in types (0: not one). */
+    static const uint8_t size[UA_BT_DATETIME + 1] = {
+        [UA_BT_BOOLEAN] = 1, [UA_BT_SBYTE] = 1, [UA_BT_BYTE] = 1,
+        [UA_BT_INT16] = 2, [UA_BT_UINT16] = 2,
+        [UA_BT_INT32] = 4, [UA_BT_UINT32] = 4, [UA_BT_FLOAT] = 4,
+        [UA_BT_INT64] = 8, [UA_BT_UINT64] = 8, [UA_BT_DOUBLE] = 8,
+        [UA_BT_DATETIME] = 8,
+    };
     const struct ua_variant *v = &dv->value;
 
     if (dv->mask != UA_DV_VALUE || v->is_array || v->data == NULL)
         return 0;
-    switch (v->type) {
-    case UA_BT_BOOLEAN:
-        return *(const uint8_t *)v->data <= 1 ? 1 : 0;
-    case UA_BT_SBYTE: case UA_BT_BYTE:
-        return 1;
-    case UA_BT_INT16: case UA_BT_UINT16:
-        return 2;
-    case UA_BT_INT32: case UA_BT_UINT32: case UA_BT_FLOAT:
-    case UA_BT_STATUSCODE:
+    if (v->type == UA_BT_STATUSCODE)
         return 4;
-    case UA_BT_INT64: case UA_BT_UINT64: case UA_BT_DOUBLE:
-    case UA_BT_DATETIME:
-        return 8;
-    default:
+    if (v->type > UA_BT_DATETIME)
         return 0;
-    }
+    if (v->type == UA_BT_BOOLEAN && *(const uint8_t *)v->data > 1)
+        return 0;
+    return size[v->type];
 }
 
 int
@@ -491,6 +563,7 @@ wk_fanout_write_begin(struct wk_fanout *f, const struct wk_conn_ref *ref,
     if (f->write_seq == 0)
         f->write_seq = 1;
     pw->id = i | (uint32_t)f->write_seq << 16;
+    f->inflight++;
     pw->ref = *ref;
     pw->n = n;
     pw->left = n;
@@ -541,13 +614,30 @@ wk_fanout_write_add(struct wk_fanout *f, int id, uint32_t op, uint32_t node,
         /* The common case without the codec: mask, type, the value. */
         q[0] = UA_DV_VALUE;
         q[1] = dv->value.type;
-        memcpy(q + 2, dv->value.data, fixed);   /* little-endian host */
+        /* little-endian host; constant sizes: no call */
+        switch (fixed) {
+        case 1:
+            q[2] = *(const uint8_t *)dv->value.data;
+            break;
+        case 2:
+            memcpy(q + 2, dv->value.data, 2);
+            break;
+        case 4:
+            memcpy(q + 2, dv->value.data, 4);
+            break;
+        default:
+            memcpy(q + 2, dv->value.data, 8);
+            break;
+        }
         dvlen = 2 + fixed;
     } else if (ua_encode(dv, &ua_types[UA_TYPE_DATAVALUE], q,
                          room - (size_t)(q - p), &dvlen) != UA_GOOD) {
         /* Too big for what is left; for a whole record, for good. */
         size_t need = ua_encoded_size(dv, &ua_types[UA_TYPE_DATAVALUE]);
 
+        /* The encoder may have left bytes past the record's data. */
+        if (open)
+            memset(p + len, 0, (size_t)f->open_nslots * ss - len);
         if (need == 0)
             return UA_BAD_ENCODING_LIMITS_EXCEEDED;
         if (sizeof(rec) + shm_fo_wop_bytes(rlen, (uint32_t)need)
@@ -561,8 +651,16 @@ wk_fanout_write_add(struct wk_fanout *f, int id, uint32_t op, uint32_t node,
         return UA_BAD_SERVER_TOO_BUSY;
     }
     oplen = shm_fo_wop_bytes(rlen, (uint32_t)dvlen);
-    nslots = shm_fo_slots(len + oplen, ss);
+    /* The open record's slots, or one more, without a division. */
+    if (open && len + oplen <= (uint64_t)f->open_nslots * ss)
+        nslots = f->open_nslots;
+    else if (open && len + oplen <= (uint64_t)(f->open_nslots + 1) * ss)
+        nslots = f->open_nslots + 1;
+    else
+        nslots = shm_fo_slots(len + oplen, ss);
     if (nslots > maxslots || (uint64_t)nslots * ss > room) {
+        if (open)           /* as above: no stale bytes in its tail */
+            memset(p + len, 0, (size_t)f->open_nslots * ss - len);
         if (open) {
             f->open_off = UINT32_MAX;
             return wk_fanout_write_add(f, id, op, node, attr, range, dv);
@@ -578,9 +676,15 @@ wk_fanout_write_add(struct wk_fanout *f, int id, uint32_t op, uint32_t node,
     memcpy(p + len, &wop, sizeof(wop));
     if (rlen != 0)
         memcpy(p + len + sizeof(wop), range->data, rlen);
-    /* Zero the padding and the last slot's tail: no stale bytes travel. */
-    memset(q + dvlen, 0, (size_t)nslots * ss - (len + sizeof(wop) + rlen
-                                                 + dvlen));
+    /*
+     * Zero the padding and the last slot's tail: no stale bytes travel.
+     * Only when the record gets a slot: the slots it has are zero past
+     * its data already (the op that took each one zeroed it to its end,
+     * and a failed op clears what it left, above).
+     */
+    if (!open || nslots != f->open_nslots)
+        memset(q + dvlen, 0, (size_t)nslots * ss - (len + sizeof(wop) + rlen
+                                                     + dvlen));
     if (!open) {
         memset(&rec, 0, sizeof(rec));
         rec.hdr.kind = SHM_FO_WRITE;
@@ -600,6 +704,7 @@ wk_fanout_write_add(struct wk_fanout *f, int id, uint32_t op, uint32_t node,
     }
     f->open_off = start;
     f->open_id = (uint32_t)id;
+    f->open_nslots = nslots;
     f->outbox_len = start + nslots * ss;
     wk_fanout_count(&f->w->row->write_ops, 1);
     return UA_GOOD;

@@ -124,6 +124,12 @@ struct wk_fanout {
     struct event              retry_ev;     /* outbox waiting for room */
     uint64_t                  lost_seen;
     bool                      bell_owed;    /* pushed since the last bell */
+    /* Lingering on the reply ring (fanout.linger_us): see fanout.c. */
+    struct event              linger_ev;    /* on linger_fd */
+    int                       linger_fd;    /* timerfd, -1: no lingering */
+    uint32_t                  linger_us;
+    bool                      linger_armed;
+    uint32_t                  inflight;     /* Writes sent to the broker */
     /* Pending Writes: a fixed pool of conf->pending_writes. */
     struct wk_fanout_write   *writes;
     uint32_t                  nwrites;
@@ -138,6 +144,7 @@ struct wk_fanout {
     uint32_t                  open_id;      /* its pending Write */
     uint32_t                  open_len;     /* its bytes so far */
     uint32_t                  open_nops;    /* its operations so far */
+    uint32_t                  open_nslots;  /* its ring slots so far */
     uint32_t                  slot_size;    /* request ring slots */
     /* Reply records and handles popped, DataValue encoding. */
     uint8_t                  *in;

@@ -14,10 +14,18 @@
  *   - a dead worker: its ring emptied, its references reclaimed, its
  *     interest bits cleared; no push to it afterwards;
  *   - Write records in, result records out (packed per request), malformed
- *     records refused.
+ *     records refused; the watched changes of one record (masks loaded
+ *     after one fence) keep their order, a slot written twice included;
+ *   - linger (fanout.linger_us): after an iteration that took several
+ *     requests (or one while lingering) the request ring stays unmarked (a
+ *     pushing worker needs no bell) but the loop never blocks without the
+ *     linger timer; a lone request does not linger; the first iteration
+ *     that finds nothing marks the ring, and the next push asks for a
+ *     bell.
  */
 #include <check.h>
 #include <errno.h>
+#include <time.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -390,6 +398,116 @@ START_TEST(test_bad_record)
 }
 END_TEST
 
+/* Two Writes of one record to the same watched slot, and one to another. */
+START_TEST(test_write_watched_order)
+{
+    struct shm_ring_ref      r0;
+    struct shm_block_handle  h;
+    struct shm_block_iter    it;
+    struct shm_blockpool_ref pool;
+    uint32_t                 nodes[3] = { node_of("v0"), node_of("v2"),
+                                          node_of("v0") };
+    int32_t                  vals[3] = { 5, 6, 7 };
+    uint32_t                 want_slot[3] = { slot_of("v0"), slot_of("v2"),
+                                              slot_of("v0") };
+    const uint8_t           *bytes;
+    uint32_t                 s, len, n = 0;
+    int32_t                  v;
+
+    shm_interest_set(&as.vals, slot_of("v0"), 0);
+    shm_interest_set(&as.vals, slot_of("v2"), 0);
+    push_write(1, 0x10004, 3, nodes, vals);
+    (void)bk_fanout_prepare(&fo, T0 + 60);
+    bk_fanout_wake(&fo);
+    worker_ring(0, &r0);
+    ck_assert_int_eq(shm_ring_pop_spsc(&r0, &h), 0);
+    ck_assert_int_eq(shm_blockpool_locate(&pool, &as.seg), 0);
+    ck_assert_int_eq(shm_blockpool_open(&pool, h, 0, &it), 0);
+    while (shm_blockpool_next(&it, &s, &bytes, &len) == 1) {
+        ck_assert_uint_lt(n, 3);
+        ck_assert_uint_eq(s, want_slot[n]);
+        /* mask, Variant type, the Int32 */
+        ck_assert_uint_ge(len, 6);
+        ck_assert_uint_eq(bytes[1], UA_BT_INT32);
+        memcpy(&v, bytes + 2, 4);
+        ck_assert_int_eq(v, vals[n]);
+        n++;
+    }
+    ck_assert_uint_eq(n, 3);
+    ck_assert_int_eq(shm_blockpool_release(&pool, h, 0), 0);
+    ck_assert_uint_eq(atomic_load(&fo.fo.sh->notifications), 3);
+}
+END_TEST
+
+static double
+mono_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Worker 0's request ring as its producer, for needs_bell. */
+static bool
+worker_needs_bell(struct shm_ring_ref *req)
+{
+    return shm_ring_needs_bell(req);
+}
+
+START_TEST(test_linger)
+{
+    struct shm_ring_ref req;
+    uint32_t            nodes[1] = { node_of("v0") };
+    int32_t             vals[1] = { 1 };
+    double              t;
+
+    ck_assert_uint_ne(conf.fanout_linger_us, 0);
+    ck_assert_int_eq(shm_ring_locate(&req, &as.seg, 0, SHM_RING_REQ), 0);
+    /* Idle: prepare marks the ring; a push asks for a bell. */
+    ck_assert(bk_fanout_prepare(&fo, T0));
+    ck_assert(!fo.linger_armed);
+    push_write(0, 0x10001, 1, nodes, vals);
+    ck_assert(worker_needs_bell(&req));
+    bk_fanout_wake(&fo);
+    /* A lone request does not linger (a lone client keeps its bells). */
+    ck_assert(bk_fanout_prepare(&fo, T0 + 1));
+    ck_assert_uint_eq(atomic_load(&req.sh->consumer_sleeping) & 1u, 1);
+    ck_assert(!fo.linger_armed);
+    bk_fanout_wake(&fo);
+    /* Two at once: linger: no mark, a timer. */
+    push_write(0, 0x10002, 1, nodes, vals);
+    push_write(0, 0x10003, 1, nodes, vals);
+    ck_assert(bk_fanout_prepare(&fo, T0 + 2));
+    ck_assert_uint_eq(atomic_load(&fo.fo.sh->writes), 3);
+    ck_assert_uint_eq(atomic_load(&req.sh->consumer_sleeping) & 1u, 0);
+    ck_assert(fo.linger_armed);
+    vals[0] = 2;
+    push_write(0, 0x10004, 1, nodes, vals);
+    ck_assert(!worker_needs_bell(&req));     /* found without a bell */
+    /* The blocking iteration ends by the timer (a lost wake-up would
+     * block here for good). */
+    t = mono_s();
+    ck_assert_int_ne(event_base_loop(base, EVLOOP_ONCE), -1);
+    ck_assert_double_lt(mono_s() - t, 5.0);
+    bk_fanout_wake(&fo);
+    /* One while lingering: linger on. */
+    ck_assert(bk_fanout_prepare(&fo, T0 + 3));
+    ck_assert_uint_eq(atomic_load(&fo.fo.sh->writes), 4);
+    ck_assert_uint_eq(atomic_load(&req.sh->consumer_sleeping) & 1u, 0);
+    ck_assert(fo.linger_armed);
+    ck_assert_int_ne(event_base_loop(base, EVLOOP_ONCE), -1);
+    bk_fanout_wake(&fo);
+    /* Nothing came: marked again, no timer; the next push rings. */
+    ck_assert(bk_fanout_prepare(&fo, T0 + 4));
+    ck_assert_uint_eq(atomic_load(&req.sh->consumer_sleeping) & 1u, 1);
+    ck_assert(!fo.linger_armed);
+    push_write(0, 0x10005, 1, nodes, vals);
+    ck_assert(worker_needs_bell(&req));
+    bk_fanout_wake(&fo);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -413,6 +531,8 @@ main(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_write_records);
     tcase_add_test(tc, test_bad_record);
+    tcase_add_test(tc, test_write_watched_order);
+    tcase_add_test(tc, test_linger);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -133,9 +133,12 @@ START_TEST(test_inline)
 {
     struct shm_segment s;
     struct shm_values  v;
-    static const uint32_t lens[] = { 0, 1, 5, 8, 23, SHM_VALUE_INLINE };
+    uint32_t           lens[SHM_VALUE_INLINE + 1];
 
-    vseg(&s, &v, 8, 4096);
+    /* Every inline length: the slot copy takes words of 1, 4 and 8. */
+    for (uint32_t k = 0; k <= SHM_VALUE_INLINE; k++)
+        lens[k] = k;
+    vseg(&s, &v, 32, 4096);
     for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++)
         roundtrip(&v, (uint32_t)k, lens[k], (uint32_t)k);
     /* Inline values never touch the heap. */
@@ -144,6 +147,8 @@ START_TEST(test_inline)
     /* Rewrite a slot with a shorter value; the old bytes do not show. */
     roundtrip(&v, 0, SHM_VALUE_INLINE, 40);
     roundtrip(&v, 0, 3, 41);
+    roundtrip(&v, 0, 17, 42);
+    roundtrip(&v, 0, 9, 43);
     /* Every slot kept its own value. */
     for (size_t k = 1; k < sizeof(lens) / sizeof(lens[0]); k++) {
         uint8_t          want[SHM_VALUE_INLINE], got[SHM_VALUE_INLINE];
@@ -161,13 +166,13 @@ START_TEST(test_inline)
         uint8_t          b[4] = { 1, 2, 3, 4 };
 
         m.flags = 0xFFFFFFFFu;
-        ck_assert_int_eq(shm_value_write(&v, 7, b, 4, &m), 0);
-        ck_assert_uint_eq(v.slots[7].flags & SHM_VF_HEAP, 0);
-        ck_assert_int_eq(shm_value_read(&v, 7, &r, b, sizeof(b)), 0);
+        ck_assert_int_eq(shm_value_write(&v, 30, b, 4, &m), 0);
+        ck_assert_uint_eq(v.slots[30].flags & SHM_VF_HEAP, 0);
+        ck_assert_int_eq(shm_value_read(&v, 30, &r, b, sizeof(b)), 0);
         ck_assert_uint_eq(r.flags, SHM_VF_SOURCE_TS | SHM_VF_SERVER_TS);
         m.flags = 0;
-        ck_assert_int_eq(shm_value_write(&v, 7, b, 4, &m), 0);
-        ck_assert_int_eq(shm_value_read(&v, 7, &r, b, sizeof(b)), 0);
+        ck_assert_int_eq(shm_value_write(&v, 30, b, 4, &m), 0);
+        ck_assert_int_eq(shm_value_read(&v, 30, &r, b, sizeof(b)), 0);
         ck_assert_uint_eq(r.flags, 0);
     }
     /* A never-written slot reads as an empty value. */
