@@ -28,11 +28,13 @@
 #include <stdint.h>
 
 #define SHM_MAGIC          0x52424155u     /* "UABR" */
-#define SHM_LAYOUT_VERSION 11u     /* 7: SHM_R_THROTTLE, throttle keys in
+#define SHM_LAYOUT_VERSION 12u     /* 7: SHM_R_THROTTLE, throttle keys in
                                     * the config snapshot; 8: failed logins
                                     * per IP address; 9: rsa_cpu_us;
                                     * 10: browse_cache_kb in the config;
-                                    * 11: fanout.linger_us in the config */
+                                    * 11: fanout.linger_us in the config;
+                                    * 12: the claim's generation in a
+                                    * throttle tag */
 #define SHM_CACHELINE      128
 #define SHM_NONE           0xFFFFFFFFu     /* no node, no slot, no offset */
 
@@ -732,8 +734,16 @@ struct shm_pki {
  * Failures per client, shared by every worker (shm/throttle.c has the
  * protocol): a fixed open-addressing table of 16-byte entries, each a
  * 64-bit tag (a keyed hash of the key: an IP address, for OPN failures
- * or for failed logins, or a client's ApplicationUri; 0 = never used) and a 64-bit state word changed only by
- * CAS, so a worker killed at any instruction leaves every entry whole:
+ * or for failed logins, or a client's ApplicationUri; 0 = never used)
+ * and a 64-bit state word changed only by CAS, so a worker killed at any
+ * instruction leaves every entry whole:
+ *
+ *   tag    63                                          14 13          0
+ *         +----------------------------------------------+------------+
+ *         | the key's hash (bits 63..14)                 | generation |
+ *         +----------------------------------------------+------------+
+ *          generation: of the claim that wrote the tag; the entry is the
+ *          key's only while the state has the same generation
  *
  *   state  63        50 49  48 47     40 39                            0
  *         +------------+------+---------+-------------------------------+
@@ -763,6 +773,9 @@ struct shm_pki {
 #define SHM_THR_KIND_SHIFT 48
 #define SHM_THR_GEN_SHIFT  50
 #define SHM_THR_GEN_MASK   ((UINT64_C(1) << 14) - 1)
+#define SHM_THR_TAG_GEN    SHM_THR_GEN_MASK    /* the tag word's low bits:
+                                                * the generation of the
+                                                * claim that wrote it */
 
 enum shm_throttle_kind {
     SHM_THR_IDLE = 0,
@@ -785,7 +798,9 @@ enum shm_throttle_counter {
 };
 
 struct shm_throttle_entry {
-    _Atomic uint64_t tag;       /* keyed hash of the key; 0: never used */
+    _Atomic uint64_t tag;       /* keyed hash of the key, its low bits
+                                 * the generation of the claim that wrote
+                                 * it (SHM_THR_TAG_GEN); 0: never used */
     _Atomic uint64_t state;     /* see above */
 };
 static_assert(sizeof(struct shm_throttle_entry) == 16, "entry size");

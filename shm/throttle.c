@@ -2,24 +2,34 @@
  * shm/throttle.c: the failure table and the accept limiter (see
  * throttle.h; the entry layout is in layout.h).
  *
- * Ordering contract.  An entry's state word changes only by CAS (or, by
- * the worker holding its CLAIM, by a release store).  Its tag changes only
- * while the state is CLAIM, by the claimer:
+ * Ordering contract.  An entry's state word changes only by CAS.  Its tag
+ * word changes only while the state is CLAIM, by the claimer, and carries
+ * the generation of the claim that wrote it in its low bits
+ * (SHM_THR_TAG_GEN):
  *
- *   claim:  CAS state S -> CLAIM(gen(S) + 1, now)     (acq_rel)
- *           store tag = new                          (release)
- *           store state = first state, gen(S) + 1     (release; pairs with
- *                                                      the readers' acquire
- *                                                      load of state)
- *   reader: s = load state (acquire), then tag = load tag (acquire)
+ *   claim:  CAS state S -> C = CLAIM(g = gen(S) + 1, now)     (acq_rel)
+ *           store tag = new | g                               (release)
+ *           CAS state C -> first state, generation g          (acq_rel;
+ *                                               pairs with the readers'
+ *                                               acquire load of state)
+ *   reader: s = load state (acquire), then tag = load tag (acquire); the
+ *           entry is the key's only when the tag matches the key AND its
+ *           generation is gen(s)
  *
  * A reader that sees the new state therefore sees the new tag.  A reader
- * that read S and then the old tag will CAS from S, which fails once the
- * claim began (the generation makes S never come back: 2^14 claims of the
- * same entry would have to happen between the two loads).  So a failure is
- * never counted on another key's entry.  A claimer killed between its
- * steps leaves CLAIM, stale after SHM_THROTTLE_LEASE_MS; its key's
- * failure is lost (the block comes later, never earlier).
+ * that read S and then the new tag sees two generations: no match (it
+ * would otherwise see a block of the old key as the new key's).  A reader
+ * that read S and the old tag will CAS from S, which fails once the claim
+ * began (the generation makes S never come back: 2^14 claims of the same
+ * entry would have to happen between the two loads).  A claimer stopped
+ * past SHM_THROTTLE_LEASE_MS loses its claim to the next one: its final
+ * CAS fails (the failure is counted again from the start), and its late
+ * tag store, should it land after the next claimer's, carries a
+ * generation no state has, so that entry matches no key until it is
+ * stale.  So a failure is never counted on another key's entry, nor a
+ * block seen on one.  A claimer killed between its steps leaves CLAIM,
+ * stale after SHM_THROTTLE_LEASE_MS; its key's failure is lost (the block
+ * comes later, never earlier).
  *
  * Two workers claiming entries for the same new key at the same instant
  * may make two entries of one tag; later failures go to the first one in
@@ -49,6 +59,8 @@ static inline unsigned shm_throttle_fails(uint64_t s);
 static inline uint64_t shm_throttle_t(uint64_t s);
 static inline uint64_t shm_throttle_gen(uint64_t s);
 static inline uint64_t shm_throttle_now(uint64_t now_ms);
+static inline bool shm_throttle_match(const struct shm_throttle_entry *e,
+                                      uint64_t s, uint64_t tag);
 static bool shm_throttle_stale(const struct shm_throttle *t, uint64_t s,
                                uint64_t now);
 static uint64_t shm_throttle_next(uint64_t s, uint64_t gen,
@@ -148,6 +160,21 @@ static inline uint64_t
 shm_throttle_now(uint64_t now_ms)
 {
     return now_ms < SHM_THR_T_MASK ? now_ms : SHM_THR_T_MASK - 1;
+}
+
+/*
+ * Whether entry e, read in state s (load acquire, before this), is tag's:
+ * the tag word's key bits and the generation of the claim that wrote it
+ * (see the contract at the top).
+ */
+static inline bool
+shm_throttle_match(const struct shm_throttle_entry *e, uint64_t s,
+                   uint64_t tag)
+{
+    uint64_t w = atomic_load_explicit(&e->tag, memory_order_acquire);
+
+    return (w & ~SHM_THR_TAG_GEN) == (tag & ~SHM_THR_TAG_GEN)
+           && (w & SHM_THR_TAG_GEN) == shm_throttle_gen(s);
 }
 
 /*
@@ -284,7 +311,8 @@ shm_throttle_tag(const struct shm_throttle *t,
     uint64_t h = shm_throttle_siphash(t->seed[0],
                                       t->seed[1] ^ (uint64_t)kind, key, len);
 
-    return h != 0 ? h : 1;
+    /* The bits an entry keeps (the others hold its generation). */
+    return (h & ~SHM_THR_TAG_GEN) != 0 ? h : h | (SHM_THR_TAG_GEN + 1);
 }
 
 /* ------------------------------------------------------------ table */
@@ -300,8 +328,7 @@ shm_throttle_blocked(const struct shm_throttle *t, uint64_t tag,
         e = &es[(tag + j) & t->mask];
         s = atomic_load_explicit(&e->state, memory_order_acquire);
         if (shm_throttle_kind(s) == SHM_THR_BLOCKED
-            && now < shm_throttle_t(s)
-            && atomic_load_explicit(&e->tag, memory_order_acquire) == tag)
+            && now < shm_throttle_t(s) && shm_throttle_match(e, s, tag))
             return true;
     }
     return false;
@@ -326,8 +353,7 @@ shm_throttle_fail(struct shm_throttle *t, uint64_t tag,
             /* State first, then tag: see the contract at the top. */
             s = atomic_load_explicit(&e->state, memory_order_acquire);
             if (shm_throttle_kind(s) != SHM_THR_CLAIM
-                && atomic_load_explicit(&e->tag, memory_order_acquire)
-                       == tag) {
+                && shm_throttle_match(e, s, tag)) {
                 mine = e;
                 ms = s;
                 break;
@@ -359,17 +385,21 @@ shm_throttle_fail(struct shm_throttle *t, uint64_t tag,
         }
         if (victim == NULL)
             return -ENOSPC;                     /* all blocked */
-        gen = shm_throttle_gen(vs) + 1;
+        gen = (shm_throttle_gen(vs) + 1) & SHM_THR_GEN_MASK;
+        s = shm_throttle_pack(gen, SHM_THR_CLAIM, 0, now);
         if (!atomic_compare_exchange_strong_explicit(
-                &victim->state, &vs,
-                shm_throttle_pack(gen, SHM_THR_CLAIM, 0, now),
-                memory_order_acq_rel, memory_order_relaxed))
+                &victim->state, &vs, s, memory_order_acq_rel,
+                memory_order_relaxed))
             continue;
-        atomic_store_explicit(&victim->tag, tag, memory_order_release);
+        atomic_store_explicit(&victim->tag, (tag & ~SHM_THR_TAG_GEN) | gen,
+                              memory_order_release);
         ns = shm_throttle_next(0, gen, r, now, &began);
-        /* Pairs with the acquire loads of state in every reader. */
-        atomic_store_explicit(&victim->state, ns, memory_order_release);
-        return began ? 1 : 0;
+        /* Pairs with the acquire loads of state in every reader.  A CAS:
+         * stopped past the lease, we may have lost the claim. */
+        if (atomic_compare_exchange_strong_explicit(
+                &victim->state, &s, ns, memory_order_acq_rel,
+                memory_order_relaxed))
+            return began ? 1 : 0;
     }
     return -EAGAIN;
 }
@@ -388,8 +418,7 @@ shm_throttle_forget(struct shm_throttle *t, uint64_t tag, bool unblock,
             s = atomic_load_explicit(&e->state, memory_order_acquire);
             k = shm_throttle_kind(s);
             if ((k != SHM_THR_COUNT && k != SHM_THR_BLOCKED)
-                || atomic_load_explicit(&e->tag, memory_order_acquire)
-                       != tag)
+                || !shm_throttle_match(e, s, tag))
                 break;
             if (k == SHM_THR_BLOCKED && now < shm_throttle_t(s) && !unblock)
                 break;                          /* someone else's block */
@@ -422,8 +451,7 @@ shm_throttle_undo(struct shm_throttle *t, uint64_t tag,
             s = atomic_load_explicit(&e->state, memory_order_acquire);
             k = shm_throttle_kind(s);
             if ((k != SHM_THR_COUNT && k != SHM_THR_BLOCKED)
-                || atomic_load_explicit(&e->tag, memory_order_acquire)
-                       != tag)
+                || !shm_throttle_match(e, s, tag))
                 break;
             if (k == SHM_THR_BLOCKED) {
                 if (!unblock || now >= shm_throttle_t(s))

@@ -692,7 +692,8 @@ is_throttle(const char *bin, const uint8_t *app, size_t app_len,
     is_src = NULL;
     itest_check(s == UA_GOOD, "127.0.0.2 is served meanwhile: 0x%08X", s);
     itest_check(itest_ms() - t_block < IS_BLOCK_MS,
-                "(the checks above ran within the block)");
+                "(the checks above ran within the block: %llu ms of %u)",
+                (unsigned long long)(itest_ms() - t_block), IS_BLOCK_MS);
 
     /* After the block. */
     ms = itest_ms() - t_block;
@@ -849,9 +850,13 @@ is_login_ip(const char *bin)
  * taking 5 connections a second after a burst of 10.  An established
  * session first; then 30 connects at once: about 10 are taken, the rest
  * get ERR BadTcpServerTooBusy at once and /stats counts them; the session
- * keeps reading; a second later a new session is served.
+ * keeps reading; a second later a new session is served.  The answers
+ * are read once the worker has taken or refused all 30 (its
+ * connections_total and throttle.refused_rate in /stats): a connection
+ * still in the listen queue would look taken.
  */
-#define IS_FLOOD 30
+#define IS_FLOOD    30
+#define IS_FLOOD_MS 20000       /* for the worker to see all 30 */
 
 static void
 is_accept_rate(const char *bin)
@@ -860,7 +865,7 @@ is_accept_rate(const char *bin)
     struct sockaddr_in sa = { .sin_family = AF_INET };
     struct uaconn      ctl;
     unsigned long      n[2];
-    uint64_t           t0;
+    uint64_t           t0, conn0 = 0, conn = 0, ref0 = 0, ref = 0;
     uint8_t            b[64];
     char               port[8], stats[32];
     ua_status          s = UA_BAD_TIMEOUT;
@@ -892,6 +897,9 @@ is_accept_rate(const char *bin)
         itest_fatal("accept rate: no session: 0x%08X", s);
     /* The burst back (the start-up took some). */
     itest_sleep_ms(2500);
+    if (!itest_worker_u64(is_sport, 0, "connections_total", &conn0)
+        || !itest_worker_u64(is_sport, 0, "refused_rate", &ref0))
+        itest_fatal("accept rate: no connections_total in /stats");
     sa.sin_port = htons(is_port);
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     t0 = itest_ms();
@@ -901,7 +909,17 @@ is_accept_rate(const char *bin)
             || connect(fds[i], (struct sockaddr *)&sa, sizeof(sa)) == -1)
             itest_fatal("connect: %s", strerror(errno));
     }
-    itest_sleep_ms(300);
+    /* Until the worker took or refused every one. */
+    do {
+        itest_sleep_ms(50);
+        if (!itest_worker_u64(is_sport, 0, "connections_total", &conn)
+            || !itest_worker_u64(is_sport, 0, "refused_rate", &ref))
+            conn = conn0, ref = ref0;
+        ref -= ref0;
+    } while (conn - conn0 + ref < IS_FLOOD && itest_ms() - t0 < IS_FLOOD_MS);
+    itest_check(conn - conn0 + ref == IS_FLOOD, "the worker took %llu and "
+                "refused %llu of %d connects", (unsigned long long)(conn
+                - conn0), (unsigned long long)ref, IS_FLOOD);
     for (int i = 0; i < IS_FLOOD; i++) {
         r = recv(fds[i], b, sizeof(b), MSG_DONTWAIT);
         if (r >= 12 && memcmp(b, "ERRF", 4) == 0
@@ -923,7 +941,7 @@ is_accept_rate(const char *bin)
                 taken, refused, other);
     if (is_stats_workers("refused_rate", n, 1) != 1)
         n[0] = ULONG_MAX;
-    itest_check(n[0] == (unsigned long)refused,
+    itest_check(n[0] - ref0 == (unsigned long)refused,
                 "/stats throttle.refused_rate %lu (want %d)", n[0], refused);
     s = is_read_time(&ctl);
     itest_check(s == UA_GOOD, "the established session keeps reading: "

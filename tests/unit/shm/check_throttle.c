@@ -5,7 +5,8 @@
  * and kinds apart, forget, undo (one failure taken back, a block of its
  * own lifted to threshold - 1), a neighbourhood full of counts (the oldest is
  * evicted) or of blocks (not counted), a claim left by a killed worker,
- * the segment region, and two processes hammering one table.
+ * the segment region, two processes hammering one table, and two whose
+ * clocks are far apart taking each other's claims and blocks.
  */
 #include <check.h>
 #include <errno.h>
@@ -443,6 +444,90 @@ START_TEST(test_two_processes)
 }
 END_TEST
 
+/*
+ * Two processes whose clocks are far apart, on a small table: to the one
+ * ahead (B, LEASE_MS and a block later) every claim of the one behind (A)
+ * is past its lease and every block A began is over, so B takes A's
+ * entries while A is in the middle of writing them, as a worker would
+ * take a claim from one stopped for a second.  A key must never get
+ * another key's count or block.  A blocks each of its fresh keys at its
+ * first failure; B gives each of its fresh keys 2 failures (threshold 3:
+ * never a block) and publishes the key it is on, and A checks that key is
+ * not blocked in its own view, where A's blocks are running.
+ */
+#define SKEW_KEYS 2000000u
+
+static uint64_t
+skew_tag(const struct shm_throttle *t, uint32_t who, uint32_t i)
+{
+    uint32_t k[2] = { who, i };
+
+    return shm_throttle_tag(t, SHM_THR_KEY_CLIENT, k, sizeof(k));
+}
+
+START_TEST(test_skewed_clocks)
+{
+    size_t                   n;
+    struct shm_throttle     *t = table_new(64, &n);
+    struct shm_throttle_rule one = { 1, 1000000, 2000 };
+    struct shm_throttle_rule three = { 3, 1000000, 2000 };
+    uint64_t                 seed[2] = { 7, 9 };
+    uint64_t                 now_a = 1000;
+    uint64_t                 now_b = now_a + 2000 + SHM_THROTTLE_LEASE_MS;
+    _Atomic uint32_t        *shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+                                           MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    pid_t                    pid[2];
+    int                      st;
+
+    ck_assert_ptr_ne(shared, MAP_FAILED);
+    /* Counts stay for the whole test: only claims and blocks go stale. */
+    shm_throttle_configure(t, seed, 1000000);
+    pid[0] = fork();
+    ck_assert_int_ne(pid[0], -1);
+    if (pid[0] == 0) {                  /* A, behind */
+        hammer_barrier(&shared[0], 2);
+        for (uint32_t i = 0; atomic_load(&shared[1]) < SKEW_KEYS; i++) {
+            uint32_t b = atomic_load(&shared[1]);
+
+            (void)shm_throttle_fail(t, skew_tag(t, 0, i), &one, now_a);
+            if (shm_throttle_blocked(t, skew_tag(t, 1, b), now_a)) {
+                atomic_store(&shared[2], b + 1);
+                _exit(5);
+            }
+        }
+        _exit(0);
+    }
+    pid[1] = fork();
+    ck_assert_int_ne(pid[1], -1);
+    if (pid[1] == 0) {                  /* B, ahead */
+        hammer_barrier(&shared[0], 2);
+        for (uint32_t i = 0; i < SKEW_KEYS; i++) {
+            uint64_t tag = skew_tag(t, 1, i);
+
+            atomic_store(&shared[1], i);
+            if (shm_throttle_fail(t, tag, &three, now_b) == 1
+                || shm_throttle_fail(t, tag, &three, now_b) == 1) {
+                atomic_store(&shared[3], i + 1);
+                atomic_store(&shared[1], SKEW_KEYS);
+                _exit(6);
+            }
+        }
+        atomic_store(&shared[1], SKEW_KEYS);
+        _exit(0);
+    }
+    for (unsigned i = 0; i < 2; i++) {
+        ck_assert_int_eq(waitpid(pid[i], &st, 0), pid[i]);
+        ck_assert(WIFEXITED(st));
+        ck_assert_msg(WEXITSTATUS(st) == 0,
+                      "process %u: exit %d (B key %u blocked for A, B key "
+                      "%u blocked by 2 failures)", i, WEXITSTATUS(st),
+                      atomic_load(&shared[2]), atomic_load(&shared[3]));
+    }
+    munmap((void *)shared, 4096);
+    munmap(t, n);
+}
+END_TEST
+
 static Suite *
 throttle_suite(void)
 {
@@ -465,6 +550,7 @@ throttle_suite(void)
     tc = tcase_create("processes");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_two_processes);
+    tcase_add_test(tc, test_skewed_clocks);
     suite_add_tcase(s, tc);
     return s;
 }
