@@ -521,6 +521,26 @@ bench-addrspace: $(BENCH_ADDRSPACE) build/uabroker
 	./$(BENCH_ADDRSPACE) $(BENCH_ARGS)
 	sh tests/bench/bench_build.sh build/uabroker $(BENCH_ARGS)
 
+# The worker's notification path in memory (tests/bench/bench_sub.c): CPU
+# ns per delivered notification for the fan-out and for Publish, the shape
+# of the sub row without sockets; BENCH_ARGS="[items [subs [changes per
+# publish [publishes]]]]".  Run it under callgrind for instructions.
+BENCH_SUB := build/bench/bench_sub
+
+build/tests/bench/bench_sub.o: LIB_CPPFLAGS += $(CHECK_CFLAGS)
+
+$(BENCH_SUB): build/tests/bench/bench_sub.o build/libworker.a \
+              build/libbroker.a build/libshm.a build/libproto.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) -o $@ $^ $(INIH_LIBS) \
+	  $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(CHECK_LIBS) -lm
+
+.PHONY: bench-sub
+bench-sub: $(BENCH_SUB)
+	./$(BENCH_SUB) $(BENCH_ARGS)
+
+-include $(wildcard build/tests/bench/bench_sub.d)
+
 # Message security on the secure channel state machines in memory: server
 # CPU per Read round trip for None and every RSA policy x Sign /
 # SignAndEncrypt, and per OpenSecureChannel (tests/bench/bench_sc_security.c).

@@ -437,20 +437,22 @@ wk_fanout_on_value(struct wk_worker *w, uint32_t slot, const uint8_t *dv,
     i = st->slot_head[slot];
     if (i == WK_NIL || !wk_mi_parse(st, dv, len, &r))
         return;
-    while (i != WK_NIL) {
-        struct wk_mi *mi = &st->items[i];
-
-        i = mi->lnext;
-        if (i != WK_NIL)
-            __builtin_prefetch(&st->items[i]);
-        if (mi->mode == UA_MONITORINGMODE_DISABLED)
-            continue;
-        if (mi->flags & WK_MI_READ)
-            wk_mi_read_take(st, mi, NULL, false, false);    /* IndexRange */
-        else
-            wk_mi_take(st, mi, &r, &v, false, false);
-    }
+    /* The common items inline (monitem_queue.c); the others come back
+     * through wk_mi_take_any(). */
+    wk_mi_fanout(st, i, &r, &v);
     wk_val_done(st, v);
+}
+
+void
+wk_mi_take_any(struct wk_subs *st, struct wk_mi *mi, const struct wk_rec *r,
+               uint32_t *vref)
+{
+    if (mi->mode == UA_MONITORINGMODE_DISABLED)
+        return;
+    if (mi->flags & WK_MI_READ)
+        wk_mi_read_take(st, mi, NULL, false, false);    /* IndexRange */
+    else
+        wk_mi_take(st, mi, r, vref, false, false);
 }
 
 void

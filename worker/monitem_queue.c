@@ -22,6 +22,17 @@
  * it (the latest of an interval wins).  An exhausted pool loses a value
  * the way a full queue does, Overflow bit included.
  *
+ * The fan-out path (wk_mi_fanout, once per record and worker) walks the
+ * slot's items and does, inline, everything the common item needs: the
+ * stale check, the default filter (StatusValue, no deadband), remembering
+ * the value, and an append or a replacement in its queue.  An item that
+ * is not common (another mode, a deadband or another trigger, triggered
+ * items, an IndexRange, an overflow to report) or a queue operation that
+ * is not (a full longer queue, exhausted pools) takes the general path:
+ * wk_mi_take_any (monitem.c), wk_mi_enqueue.  Both give the same result;
+ * the inline one only leaves out calls and the tests no common item
+ * needs.
+ *
  * Counts: sub->nqueued is the number of entries in reportable items
  * (REPORTING, or SAMPLING and triggered), which are exactly the items on
  * the subscription's ready list with entries.
@@ -455,6 +466,118 @@ wk_mi_enqueue(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi,
     }
 }
 
+/*
+ * The fan-out path.  An item is taken inline when it is on its slot's
+ * list, REPORTING, with the default filter (StatusValue, no deadband), no
+ * IndexRange, no triggered items and no overflow to report; everything
+ * else about it goes through the general wk_mi_take_any().  Inline, for
+ * such an item, is exactly what the general path does: the stale check,
+ * the StatusValue filter, remembering the value, and a queue append (room
+ * in the queue) or replacement (inside the sampling interval of the
+ * newest value, or a queue of 1); a full longer queue or an exhausted
+ * pool go the general way.
+ */
+#define WK_MI_FAST_MASK (WK_MI_ON_SLOT | WK_MI_READ | WK_MI_LINKED \
+                         | WK_MI_OVERFLOW)
+
+static inline bool
+wk_mi_fast(const struct wk_mi *mi)
+{
+    return (mi->flags & WK_MI_FAST_MASK) == WK_MI_ON_SLOT
+           && mi->mode == UA_MONITORINGMODE_REPORTING
+           && mi->dbtype == UA_DEADBANDTYPE_NONE
+           && mi->trigger == UA_DATACHANGETRIGGER_STATUSVALUE;
+}
+
+void
+wk_mi_fanout(struct wk_subs *st, uint32_t i, const struct wk_rec *r,
+             uint32_t *vref)
+{
+    struct wk_mi   *items = st->items;
+    struct wk_ents *ep = &st->ents;
+    uint64_t        now = st->w->now_ms;
+    uint64_t        k0 = r->key[0], k1 = r->key[1];
+    bool            srv = (r->mask & UA_DV_SERVER_TS) != 0;
+
+    while (i != WK_NIL) {
+        struct wk_mi  *mi = &items[i];
+        struct wk_sub *sub;
+        uint64_t       lk[2];
+        uint32_t       e, old, idx = i;
+        bool           repl;
+
+        i = mi->lnext;
+        if (i != WK_NIL)
+            __builtin_prefetch(&items[i]);
+        if (!srv || !wk_mi_fast(mi)) {
+            wk_mi_take_any(st, mi, r, vref);
+            continue;
+        }
+        if (r->srv_ts < mi->wm_ts) {
+            st->stale++;
+            continue;
+        }
+        mi->wm_ts = r->srv_ts;
+        memcpy(lk, mi->lastv, sizeof(lk));
+        if ((mi->flags & WK_MI_HAS_LAST) && r->status == mi->last_status
+            && lk[0] == k0 && lk[1] == k1)
+            continue;               /* StatusValue: nothing changed */
+        memcpy(mi->lastv, r->key, sizeof(mi->lastv));
+        mi->last_status = r->status;
+        mi->flags |= WK_MI_HAS_LAST;
+        sub = &st->subs[mi->sub];
+        /* Which queue operation (wk_mi_enqueue's order): a replacement
+         * inside the sampling interval, a queue of 1 keeping the newest,
+         * or an append; the rest (a full longer queue, no room in the
+         * pools) is left to wk_mi_enqueue, before anything changed. */
+        repl = mi->interval_ms > 0 && mi->qlen > 0 && now < mi->next_ms;
+        if ((!repl && mi->qlen >= mi->qsize && mi->qsize > 1)
+            || (!repl && mi->qlen < mi->qsize && ep->used == ep->cap)
+            || (*vref == WK_NIL
+                && wk_cells_need(sizeof(struct wk_val) + r->len)
+                       > st->cells.cap - st->cells.used)) {
+            wk_mi_enqueue(st, sub, mi, r, vref, false);
+            continue;
+        }
+        if (*vref == WK_NIL)
+            *vref = wk_val_make(st, r);     /* room checked above */
+        wk_val(st, *vref)->refs++;
+        if (!repl && mi->interval_ms > 0 && now >= mi->next_ms)
+            mi->next_ms = now + mi->interval_ms;    /* a new interval */
+        if (repl || mi->qlen >= mi->qsize) {
+            /* The newest queued value is replaced (keeping its Overflow
+             * bit inside an interval; a queue of 1 never shows one). */
+            e = mi->qtail;
+            old = ep->e[e].val;
+            ep->e[e].val = *vref | (repl ? old & WK_QE_OVERFLOW : 0);
+            wk_val_unref(st, old & WK_QE_VAL);
+            continue;
+        }
+        ep->used++;
+        e = ep->nfree > 0 ? ep->stack[--ep->nfree] : ep->hw++;
+        ep->e[e].val = *vref;
+        ep->e[e].next = WK_NIL;
+        if (mi->qtail != WK_NIL)
+            ep->e[mi->qtail].next = e;
+        else
+            mi->qhead = e;
+        mi->qtail = e;
+        mi->qlen++;
+        sub->nqueued++;
+        if (!(mi->flags & WK_MI_READY)) {
+            mi->flags |= WK_MI_READY;
+            mi->rnext = WK_NIL;
+            if (sub->rtail != WK_NIL)
+                items[sub->rtail].rnext = idx;
+            else
+                sub->rhead = idx;
+            sub->rtail = idx;
+        }
+        if (sub->nqueued == 1)
+            wk_sub_ready(st, sub);
+    }
+}
+
 void
 wk_mi_queue_trim(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi)
 {
@@ -522,20 +645,34 @@ wk_mi_emit(struct wk_subs *st, struct wk_sub *sub, uint32_t max, size_t cap,
 
     if (cap > st->out_cap)
         cap = st->out_cap;
+    if (sub->rhead != WK_NIL && st->items[sub->rhead].rnext != WK_NIL) {
+        const struct wk_mi *nx = &st->items[st->items[sub->rhead].rnext];
+
+        __builtin_prefetch(nx);
+        __builtin_prefetch((const char *)nx + 64);
+    }
     while (sub->rhead != WK_NIL && n < max) {
         struct wk_mi *mi = &st->items[sub->rhead];
 
-        /* The next ready item and its first value load while this one is
-         * copied (they were written a publishing interval ago). */
+        /* A pipeline over the ready list (written a publishing interval
+         * ago, often out of the caches): both lines of the item after the
+         * next one load while this one is copied, and the next one's
+         * first entry, its lines loaded by the previous step. */
         if (mi->rnext != WK_NIL) {
             const struct wk_mi *nx = &st->items[mi->rnext];
 
-            __builtin_prefetch(nx);
             if (nx->qhead != WK_NIL)
                 __builtin_prefetch(&st->ents.e[nx->qhead]);
+            if (nx->rnext != WK_NIL) {
+                const struct wk_mi *nn = &st->items[nx->rnext];
+
+                __builtin_prefetch(nn);
+                __builtin_prefetch((const char *)nn + 64);
+            }
         }
         while (mi->qlen > 0 && n < max) {
-            const struct wk_qent *q = &st->ents.e[mi->qhead];
+            uint32_t              e = mi->qhead;
+            const struct wk_qent *q = &st->ents.e[e];
             uint32_t              vi = q->val & WK_QE_VAL;
             const struct wk_val  *val = wk_val(st, vi);
             bool                  ovf = (q->val & WK_QE_OVERFLOW) != 0;
@@ -569,10 +706,18 @@ wk_mi_emit(struct wk_subs *st, struct wk_sub *sub, uint32_t max, size_t cap,
                                      ovf);
                 pos += 4 + dl;
             }
-            wk_mi_qpop(st, mi);
+            /* wk_mi_qpop() inline: the entry and its value let go. */
+            mi->qhead = q->next;
+            mi->qlen--;
+            st->ents.stack[st->ents.nfree++] = e;
+            st->ents.used--;
+            if (--((struct wk_val *)(void *)val)->refs == 0)
+                wk_cells_free(&st->cells, vi);
             sub->nqueued--;
             n++;
         }
+        if (mi->qhead == WK_NIL)
+            mi->qtail = WK_NIL;
         if (mi->qlen > 0)
             break;                  /* max reached: it stays first */
         sub->rhead = mi->rnext;

@@ -106,6 +106,11 @@ static int32_t wk_sub_avail(struct wk_subs *st, const struct wk_sub *sub,
 static void wk_sub_retx_add(struct wk_subs *st, struct wk_sub *sub,
                             uint32_t seq, int64_t time, uint32_t type,
                             const uint8_t *body, uint32_t len);
+static uint32_t wk_sub_rstore_cap(const struct wk_sub_limits *l);
+static struct wk_rmsg *wk_sub_rmsg(struct wk_subs *st, uint64_t at);
+static void wk_sub_rstore_gc(struct wk_subs *st);
+static bool wk_sub_rstore_evict(struct wk_subs *st);
+static int64_t wk_sub_rstore_alloc(struct wk_subs *st, uint32_t need);
 static int wk_sub_retx_find(const struct wk_subs *st,
                             const struct wk_sub *sub, uint32_t seq);
 static void wk_sub_retx_drop(struct wk_subs *st, struct wk_sub *sub,
@@ -256,16 +261,14 @@ wk_sub_init(struct wk_worker *w)
     st->cells.c = wk_sub_alloc_lines(st, (size_t)st->lim.cells
                                              * sizeof(struct wk_cell),
                                      &st->cells_mem);
-    st->rcells.c = wk_sub_alloc_mem(st, (size_t)st->lim.rcells
-                                            * sizeof(struct wk_cell));
+    st->rstore.cap = wk_sub_rstore_cap(&st->lim);
+    st->rstore.buf = wk_sub_alloc_mem(st, st->rstore.cap);
     st->cells.stack = wk_sub_alloc_mem(st, (size_t)st->lim.cells
                                                * sizeof(uint32_t));
     st->ents.e = wk_sub_alloc_mem(st, (size_t)st->lim.cells
                                           * sizeof(struct wk_qent));
     st->ents.stack = wk_sub_alloc_mem(st, (size_t)st->lim.cells
                                               * sizeof(uint32_t));
-    st->rcells.stack = wk_sub_alloc_mem(st, (size_t)st->lim.rcells
-                                                * sizeof(uint32_t));
     st->links = wk_sub_alloc_mem(st, (size_t)st->lim.links
                                          * sizeof(*st->links));
     st->out = wk_sub_alloc_mem(st, st->out_cap);
@@ -277,9 +280,9 @@ wk_sub_init(struct wk_worker *w)
     if (st->subs == NULL || st->retx_all == NULL || st->heap == NULL
         || st->ss == NULL || st->pub_all == NULL || st->items == NULL
         || st->slot_head == NULL || st->cells.c == NULL
-        || st->rcells.c == NULL || st->cells.stack == NULL
+        || st->rstore.buf == NULL || st->cells.stack == NULL
         || st->ents.e == NULL || st->ents.stack == NULL
-        || st->rcells.stack == NULL || st->links == NULL || st->out == NULL
+        || st->links == NULL || st->out == NULL
         || st->tmp == NULL || st->arena_buf == NULL || st->acks_out == NULL
         || st->seqs_out == NULL) {
         wk_sub_fini(w);
@@ -288,7 +291,6 @@ wk_sub_init(struct wk_worker *w)
     ua_arena_init(&st->arena, st->arena_buf, 2 * msg + 65536);
     st->cells.cap = st->lim.cells;
     st->ents.cap = st->lim.cells;
-    st->rcells.cap = st->lim.rcells;
     memset(st->ss, 0, (size_t)nss * sizeof(*st->ss));
     for (uint32_t i = 0; i < nss; i++) {
         st->ss[i].shead = WK_NIL;
@@ -328,11 +330,10 @@ wk_sub_fini(struct wk_worker *w)
     wk_free(w, st->items_mem);
     wk_free(w, st->slot_head);
     wk_free(w, st->cells_mem);
-    wk_free(w, st->rcells.c);
+    wk_free(w, st->rstore.buf);
     wk_free(w, st->cells.stack);
     wk_free(w, st->ents.e);
     wk_free(w, st->ents.stack);
-    wk_free(w, st->rcells.stack);
     wk_free(w, st->links);
     wk_free(w, st->out);
     wk_free(w, st->tmp);
@@ -375,10 +376,11 @@ wk_sub_mem(struct wk_worker *w, struct wk_sub_mem *m)
     m->items_used = st->nitems;
     m->cells_used = st->cells.used;
     m->entries_used = st->ents.used;
-    m->retx_cells_used = st->rcells.used;
+    m->retx_cells_used = (uint32_t)((st->rstore.tail - st->rstore.head
+                                     + WK_CELL_SIZE - 1) / WK_CELL_SIZE);
     m->subs_used = st->nsubs;
     m->cells_cap = st->cells.cap;
-    m->retx_cells_cap = st->rcells.cap;
+    m->retx_cells_cap = st->rstore.cap / WK_CELL_SIZE;
     m->allocations = st->allocations;
 }
 
@@ -1107,29 +1109,140 @@ wk_sub_send_notice(struct wk_subs *st, struct wk_subsess *e,
 /* retransmission queue                                                */
 /* ------------------------------------------------------------------ */
 
-/* Keep a sent message; the oldest goes when the queue or the cells are
- * full (Republish of it is then BadMessageNotAvailable). */
+/* The store's size: lim->rcells units of a cell (the budget of
+ * WK_SUB_RCELLS_PER_MSG per kept message), at most 2 GiB (uint32_t
+ * offsets). */
+static uint32_t
+wk_sub_rstore_cap(const struct wk_sub_limits *l)
+{
+    uint64_t cap = (uint64_t)l->rcells * WK_CELL_SIZE;
+
+    if (cap > (UINT64_C(1) << 31))
+        cap = UINT64_C(1) << 31;
+    cap &= ~(uint64_t)(WK_RMSG_ALIGN - 1);
+    return cap < 4 * WK_RMSG_ALIGN ? 4 * WK_RMSG_ALIGN : (uint32_t)cap;
+}
+
+/* The record at free-running offset at. */
+static struct wk_rmsg *
+wk_sub_rmsg(struct wk_subs *st, uint64_t at)
+{
+    return (struct wk_rmsg *)(void *)(st->rstore.buf
+                                      + at % st->rstore.cap);
+}
+
+/* Move head over the records let go. */
+static void
+wk_sub_rstore_gc(struct wk_subs *st)
+{
+    struct wk_rstore *rs = &st->rstore;
+
+    while (rs->head != rs->tail) {
+        const struct wk_rmsg *m = wk_sub_rmsg(st, rs->head);
+
+        if (m->sub != WK_NIL)
+            break;
+        rs->head += m->size;
+    }
+}
+
+/* Drop the oldest message kept (its subscription's oldest); false when
+ * there is none. */
+static bool
+wk_sub_rstore_evict(struct wk_subs *st)
+{
+    struct wk_rmsg *m;
+    struct wk_sub  *sub;
+    int             k;
+
+    wk_sub_rstore_gc(st);
+    if (st->rstore.head == st->rstore.tail)
+        return false;
+    m = wk_sub_rmsg(st, st->rstore.head);
+    sub = m->sub < st->lim.max_subs ? &st->subs[m->sub] : NULL;
+    k = sub != NULL && sub->used ? wk_sub_retx_find(st, sub, m->seq) : -1;
+    if (k >= 0
+        && sub->retx[(sub->retx_head + (uint32_t)k) % st->lim.max_retx].off
+               == (uint32_t)(st->rstore.head % st->rstore.cap))
+        wk_sub_retx_drop(st, sub, (uint32_t)k);
+    else
+        m->sub = WK_NIL;        /* NEVER: a record nobody holds */
+    wk_sub_rstore_gc(st);
+    return true;
+}
+
+/*
+ * Room for a record of need bytes (a multiple of WK_RMSG_ALIGN) at the
+ * tail, dropping the oldest messages as needed: its offset in buf, or -1
+ * when it cannot fit at all.  The caller writes it and moves tail.
+ */
+static int64_t
+wk_sub_rstore_alloc(struct wk_subs *st, uint32_t need)
+{
+    struct wk_rstore *rs = &st->rstore;
+
+    if (need > rs->cap)
+        return -1;
+    for (;;) {
+        uint32_t at = (uint32_t)(rs->tail % rs->cap);
+        uint32_t to_end = rs->cap - at;
+        uint64_t room = rs->cap - (rs->tail - rs->head);
+
+        if (to_end < need) {
+            /* The end of the buffer is too short: skip it. */
+            if (room >= to_end) {
+                struct wk_rmsg *m = wk_sub_rmsg(st, rs->tail);
+
+                m->size = to_end;
+                m->sub = WK_NIL;
+                m->seq = 0;
+                m->len = 0;
+                rs->tail += to_end;
+                wk_sub_rstore_gc(st);
+                continue;
+            }
+        } else if (room >= need) {
+            return at;
+        }
+        if (!wk_sub_rstore_evict(st))
+            return -1;
+    }
+}
+
+/* Keep a sent message; the oldest goes when the queue is full, and the
+ * worker's oldest (any subscription's) when the store is (Republish of it
+ * is then BadMessageNotAvailable). */
 static void
 wk_sub_retx_add(struct wk_subs *st, struct wk_sub *sub, uint32_t seq,
                 int64_t time, uint32_t type, const uint8_t *body,
                 uint32_t len)
 {
     struct wk_retx *r;
-    uint32_t        cells;
+    struct wk_rmsg *m;
+    uint64_t        need64 = ((uint64_t)len + sizeof(*m) + WK_RMSG_ALIGN
+                              - 1) & ~(uint64_t)(WK_RMSG_ALIGN - 1);
+    int64_t         at;
 
     if (st->lim.max_retx == 0)
         return;
     if (sub->retx_n == st->lim.max_retx)
         wk_sub_retx_drop(st, sub, 0);
-    while ((cells = wk_cells_put(&st->rcells, NULL, 0, body, len)) == WK_NIL
-           && sub->retx_n > 0)
-        wk_sub_retx_drop(st, sub, 0);
-    if (cells == WK_NIL)
+    at = need64 <= st->rstore.cap
+             ? wk_sub_rstore_alloc(st, (uint32_t)need64) : -1;
+    if (at < 0)
         return;                     /* cannot keep this one */
+    m = (struct wk_rmsg *)(void *)(st->rstore.buf + at);
+    m->size = (uint32_t)need64;
+    m->sub = (uint32_t)(sub - st->subs);
+    m->seq = seq;
+    m->len = len;
+    if (len > 0)
+        memcpy(m + 1, body, len);
+    st->rstore.tail += need64;
     r = &sub->retx[(sub->retx_head + sub->retx_n) % st->lim.max_retx];
     r->seq = seq;
     r->len = len;
-    r->cells = cells;
+    r->off = (uint32_t)at;
     r->type = type;
     r->time = time;
     sub->retx_n++;
@@ -1151,7 +1264,8 @@ wk_sub_retx_drop(struct wk_subs *st, struct wk_sub *sub, uint32_t k)
 {
     uint32_t max = st->lim.max_retx;
 
-    wk_cells_free(&st->rcells, sub->retx[(sub->retx_head + k) % max].cells);
+    ((struct wk_rmsg *)(void *)(st->rstore.buf
+        + sub->retx[(sub->retx_head + k) % max].off))->sub = WK_NIL;
     if (k == 0) {
         sub->retx_head = (uint16_t)((sub->retx_head + 1) % max);
     } else {
@@ -1160,6 +1274,7 @@ wk_sub_retx_drop(struct wk_subs *st, struct wk_sub *sub, uint32_t k)
                 = sub->retx[(sub->retx_head + j + 1) % max];
     }
     sub->retx_n--;
+    wk_sub_rstore_gc(st);
 }
 
 /* One SubscriptionAcknowledgement of session sess (Part 4 §5.13.5). */
@@ -1388,7 +1503,9 @@ wk_sub_republish(struct wk_svc_ctx *ctx,
         resp->response_header.service_result = UA_BAD_OUT_OF_MEMORY;
         return;
     }
-    wk_cells_get(&st->rcells, r->cells, 0, body, r->len);
+    memcpy(body, (const struct wk_rmsg *)(const void *)(st->rstore.buf
+                                                        + r->off) + 1,
+           r->len);
     memset(eo, 0, sizeof(*eo));
     eo->type_id = ua_nodeid_num(0, r->type);
     eo->encoding = UA_EO_BYTES;

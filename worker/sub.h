@@ -122,10 +122,10 @@ struct wk_sub_mem {
     uint32_t items_used;
     uint32_t cells_used;        /* value cells in use */
     uint32_t entries_used;      /* queued notifications */
-    uint32_t retx_cells_used;   /* retransmission cells in use */
+    uint32_t retx_cells_used;   /* retransmission store in use (64 B) */
     uint32_t subs_used;
     uint32_t cells_cap;
-    uint32_t retx_cells_cap;
+    uint32_t retx_cells_cap;    /* its size (64 B units) */
     uint64_t allocations;       /* wk_alloc calls made by wk_sub_init */
 };
 void wk_sub_mem(struct wk_worker *w, struct wk_sub_mem *m);

@@ -18,7 +18,7 @@
  *               every monitored item that queued it (refcounted; chained
  *               when longer than one cell)
  *   ents[]      queue entries, 8 bytes: a value and the next entry
- *   rcells      cells of the retransmission queues
+ *   rstore      the retransmission queues' messages, one byte ring
  *   links[]     SetTriggering links
  *
  * A monitored item (struct wk_mi, 128 bytes) with queueSize 1 and a value
@@ -259,9 +259,39 @@ enum wk_sub_state {
 struct wk_retx {
     uint32_t seq;
     uint32_t len;               /* notification body bytes */
-    uint32_t cells;             /* chain in rcells, WK_NIL */
+    uint32_t off;               /* its struct wk_rmsg in the store */
     uint32_t type;              /* the body's DefaultBinary encoding id */
     int64_t  time;              /* publishTime */
+};
+
+/*
+ * The retransmission store: the bodies of every kept message of the
+ * worker in one byte ring, in the order they were kept, each after its
+ * header (a record of `size` bytes, a multiple of WK_RMSG_ALIGN):
+ *
+ *   buf: | hdr body | hdr(dropped) body | hdr body |  ...  | skip |
+ *          ^head                                  ^tail (mod cap)
+ *
+ * A message is copied in with one memcpy and let go in O(1) (its header's
+ * sub becomes WK_NIL); head moves over let-go records.  When the ring is
+ * full the oldest message kept by the worker goes (its subscription's
+ * oldest), whoever owns it.  A record never wraps: the end of the buffer
+ * that is too short for the next one becomes a skip record.
+ */
+#define WK_RMSG_ALIGN 16u
+
+struct wk_rmsg {
+    uint32_t size;              /* header + body, padded */
+    uint32_t sub;               /* owner (subs[] index), WK_NIL: let go */
+    uint32_t seq;
+    uint32_t len;               /* body bytes */
+};
+static_assert(sizeof(struct wk_rmsg) == WK_RMSG_ALIGN, "rmsg header");
+
+struct wk_rstore {
+    uint8_t  *buf;
+    uint32_t  cap;              /* bytes, a multiple of WK_RMSG_ALIGN */
+    uint64_t  head, tail;       /* free-running byte offsets */
 };
 
 /*
@@ -364,7 +394,7 @@ struct wk_subs {
     uint64_t              sampled_due;  /* ms, UINT64_MAX: none */
     struct wk_cells       cells;
     struct wk_ents        ents;
-    struct wk_cells       rcells;
+    struct wk_rstore      rstore;
     struct wk_link       *links;
     uint32_t              links_hw, links_free, nlinks;
     /* Scratch: message bodies, Read results, comparisons. */
@@ -492,6 +522,18 @@ void wk_mi_queue_trim(struct wk_subs *st, struct wk_sub *sub,
  */
 void wk_mi_enqueue(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi,
                    const struct wk_rec *r, uint32_t *vref, bool overflow);
+/*
+ * Record r of one slot to every item on the slot's list from item i (the
+ * fan-out path, once per record and worker): the common item (REPORTING,
+ * no deadband, trigger StatusValue, no triggers, no IndexRange, room in
+ * its queue) is filtered and queued inline; every other one goes through
+ * wk_mi_take_any().  *vref as for wk_mi_enqueue().
+ */
+void wk_mi_fanout(struct wk_subs *st, uint32_t i, const struct wk_rec *r,
+                  uint32_t *vref);
+/* monitem.c: one record for one item, any item (the general path). */
+void wk_mi_take_any(struct wk_subs *st, struct wk_mi *mi,
+                    const struct wk_rec *r, uint32_t *vref);
 /* The caller is done with the value it made for one record: freed when
  * no entry took it. */
 void wk_val_done(struct wk_subs *st, uint32_t v);

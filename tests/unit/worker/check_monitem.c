@@ -263,6 +263,63 @@ START_TEST(test_sampling_latest_per_interval)
 }
 END_TEST
 
+/* A value replaced inside its sampling interval keeps the Overflow bit
+ * the one it replaces carried (the fan-out's inline replacement). */
+START_TEST(test_sampling_replace_keeps_overflow)
+{
+    struct ua_nodeid                          v = sf_var(1);
+    uint32_t                                  sub = sf_create_sub(CH, &tok,
+                                                                  1000);
+    struct sf_mi                              p = { .mode = -1, .ttr = -1,
+                                                    .queue = 2,
+                                                    .discard_oldest = false,
+                                                    .sampling = 100 };
+    const struct ua_data_change_notification *d;
+
+    sf_item(CH, &tok, sub, v, 1, &p);   /* t=0: the initial value */
+    fx.w.now_ms += 100;
+    sf_change_d(v, 2);                  /* t=100: queue full (2) */
+    fx.w.now_ms += 100;
+    sf_change_d(v, 3);                  /* t=200: replaces 2, with the bit */
+    fx.w.now_ms += 50;
+    sf_change_d(v, 4);                  /* t=250: same interval: replaces 3 */
+    fx.w.now_ms -= 250;
+    d = data_tick(1000);
+    ck_assert_int_eq(d->n_monitored_items, 2);
+    ck_assert(sf_num(d, 1) == 4);
+    ck_assert(!overflow(d, 0) && overflow(d, 1));
+}
+END_TEST
+
+/* A value into an empty queue inside the interval its predecessor (sent
+ * already) opened is queued and does not start an interval of its own:
+ * the next change after that interval is a new sample. */
+START_TEST(test_sampling_empty_queue_keeps_interval)
+{
+    struct ua_nodeid                          v = sf_var(1);
+    uint32_t                                  sub = sf_create_sub(CH, &tok,
+                                                                  100);
+    struct sf_mi                              p = { .mode = -1, .ttr = -1,
+                                                    .queue = 10,
+                                                    .sampling = 500 };
+    const struct ua_data_change_notification *d;
+
+    sf_item(CH, &tok, sub, v, 1, &p);   /* t=0: opens [0, 500) */
+    d = data_tick(100);
+    ck_assert_int_eq(d->n_monitored_items, 1);
+    fx.w.now_ms += 50;                  /* t=150, the queue is empty */
+    fx.w.now_dt += 1;
+    sf_change_d(v, 2);
+    fx.w.now_ms += 400;                 /* t=550: the next interval */
+    fx.w.now_dt += 1;
+    sf_change_d(v, 3);
+    fx.w.now_ms -= 450;
+    d = data_tick(100);
+    ck_assert_int_eq(d->n_monitored_items, 2);
+    ck_assert(sf_num(d, 0) == 2 && sf_num(d, 1) == 3);
+}
+END_TEST
+
 START_TEST(test_sampling_revision)
 {
     uint32_t                               sub = sf_create_sub(CH, &tok, 250);
@@ -1010,6 +1067,8 @@ monitem_suite(void)
     tc = tcase_create("sampling");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_sampling_latest_per_interval);
+    tcase_add_test(tc, test_sampling_replace_keeps_overflow);
+    tcase_add_test(tc, test_sampling_empty_queue_keeps_interval);
     tcase_add_test(tc, test_sampling_revision);
     tcase_add_test(tc, test_sampling_configured_minimum);
     suite_add_tcase(s, tc);
