@@ -89,6 +89,21 @@ uint64_t ua_crypto_private_ops(void);
  */
 uint64_t ua_crypto_rsa_cpu_ns(void);
 
+/*
+ * The work this process's crypto did, for tests that prove a failure costs
+ * what a success costs (no timing oracle, SECURITY.md (b) 24/32/36):
+ * symmetric MAC checks and decryptions (calls and bytes), RSA
+ * verifications and private-key operations.  Plain counters, process
+ * state like the RNG.
+ */
+struct ua_crypto_work {
+    uint64_t mac_checks, mac_bytes;
+    uint64_t decrypts, decrypt_bytes;
+    uint64_t rsa_verifies;
+    uint64_t rsa_private;
+};
+void ua_crypto_work(struct ua_crypto_work *out);
+
 /* ------------------------------------------------------------ pure */
 
 /* Compare n bytes in time that depends on n only (nonces, MACs). */

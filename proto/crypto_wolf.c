@@ -154,6 +154,7 @@ static time_t ua_wolf_when;
 static uint64_t ua_wolf_private_ops;    /* see ua_crypto_private_ops() */
 static uint64_t ua_wolf_rsa_ns;         /* see ua_crypto_rsa_cpu_ns() */
 static unsigned ua_wolf_rsa_depth;      /* nested timed calls: the outer */
+static struct ua_crypto_work ua_wolf_work;  /* see ua_crypto_work() */
 
 /* ------------------------------------------------------------ process */
 
@@ -218,6 +219,13 @@ uint64_t
 ua_crypto_rsa_cpu_ns(void)
 {
     return ua_wolf_rsa_ns;
+}
+
+void
+ua_crypto_work(struct ua_crypto_work *out)
+{
+    *out = ua_wolf_work;
+    out->rsa_private = ua_wolf_private_ops;
 }
 
 /* This thread's CPU time (a syscall, ~0.3 us: only around RSA work). */
@@ -972,6 +980,7 @@ ua_wolf_rsa_verify_op(struct ua_crypto_key *k, enum ua_rsa_sig a,
     if (a != UA_RSA_SIG_PKCS1_SHA1 && a != UA_RSA_SIG_PKCS1_SHA256
         && a != UA_RSA_SIG_PSS_SHA256)
         return UA_BAD_INVALID_ARGUMENT;
+    ua_wolf_work.rsa_verifies++;
     if (a == UA_RSA_SIG_PSS_SHA256
         && wc_Sha256Hash(data, (word32)len, h) != 0)
         return UA_BAD_INTERNAL_ERROR;
@@ -1406,6 +1415,8 @@ ua_crypto_cipher_verify(struct ua_cipher *c, const uint8_t *data,
     if (w == NULL || sig == NULL || len > UINT32_MAX
         || (len != 0 && data == NULL))
         return UA_BAD_INVALID_ARGUMENT;
+    ua_wolf_work.mac_checks++;
+    ua_wolf_work.mac_bytes += len;
     if (ua_wolf_dir_mac(&w->recv, data, (word32)len, mac) != 0)
         return UA_BAD_INTERNAL_ERROR;
     ok = ua_crypto_memeq(mac, sig, w->policy->sym_sig_len);
@@ -1438,6 +1449,8 @@ ua_crypto_cipher_decrypt(struct ua_cipher *c, uint8_t *buf, size_t len)
     if (w == NULL || len % 16 != 0 || len > UINT32_MAX
         || (len != 0 && buf == NULL))
         return UA_BAD_INVALID_ARGUMENT;
+    ua_wolf_work.decrypts++;
+    ua_wolf_work.decrypt_bytes += len;
     if (len == 0)
         return UA_GOOD;
     if (wc_AesSetIV(&w->recv.aes, w->recv.iv) != 0

@@ -934,6 +934,73 @@ START_TEST(test_bad_padding)
 }
 END_TEST
 
+/*
+ * No timing oracle, by the work done: a chunk whose HMAC is wrong and one
+ * whose padding lies under a valid HMAC cost the server exactly what an
+ * intact chunk of the same size costs, one decryption and one MAC check
+ * over the same bytes (SECURITY.md (b) 32).  A server that skipped the MAC
+ * once the padding was known to be bad, or stopped at a bad MAC before
+ * decrypting, fails here.
+ */
+START_TEST(test_oracle_same_work)
+{
+    /* intact, padding that lies, HMAC that lies (same length each) */
+    static const uint8_t footers[3][4] = {
+        { 3, 3, 3, 3 }, { 3, 3, 3, 2 }, { 3, 3, 3, 3 },
+    };
+    struct ua_crypto_work w0, w1, d[3];
+    const struct ua_policy *p;
+    struct ua_cipher       *c;
+    uint8_t                *b;
+
+    for (int k = 0; k < 3; k++) {
+        size_t    end;
+        ua_status st;
+
+        ss_init(SS_APP, SS_3072, UA_POLICY_BASIC256SHA256,
+                UA_MESSAGESECURITYMODE_SIGNANDENCRYPT);
+        ss_open();
+        p = h->cl.policy;
+        c = &h->cl.cipher[h->cl.cipher_cur];
+        b = h->cbuf;
+        memcpy(b, "MSGF", 4);
+        ss_wr32(b + 8, h->cl.channel_id);
+        ss_wr32(b + 12, h->cl.token_id);
+        ss_wr32(b + 16, ++h->cl.send_seq);
+        ss_wr32(b + 20, 99);
+        memset(b + UA_SC_SYM_HEADER, 0x41, 20);
+        end = UA_SC_SYM_HEADER + 20;
+        memcpy(b + end, footers[k], 4);
+        end += 4;
+        ss_wr32(b + 4, (uint32_t)(end + p->sym_sig_len));
+        ck_assert_uint_eq(p->sym_sign(c, b, end, b + end), UA_GOOD);
+        if (k == 2)
+            b[end + 5] ^= 0x01;             /* the HMAC lies */
+        ck_assert_uint_eq(p->sym_encrypt(c, b + 16,
+                                         end + p->sym_sig_len - 16),
+                          UA_GOOD);
+        h->cout.len = end + p->sym_sig_len;
+        ua_crypto_work(&w0);
+        st = ss_to_server();
+        ua_crypto_work(&w1);
+        ck_assert_uint_eq(st, k == 0 ? UA_GOOD : SCF);
+        d[k].mac_checks = w1.mac_checks - w0.mac_checks;
+        d[k].mac_bytes = w1.mac_bytes - w0.mac_bytes;
+        d[k].decrypts = w1.decrypts - w0.decrypts;
+        d[k].decrypt_bytes = w1.decrypt_bytes - w0.decrypt_bytes;
+    }
+    ck_assert_uint_eq(d[0].mac_checks, 1);
+    ck_assert_uint_eq(d[0].decrypts, 1);
+    ck_assert_uint_ne(d[0].mac_bytes, 0);
+    for (int k = 1; k < 3; k++) {
+        ck_assert_uint_eq(d[k].mac_checks, d[0].mac_checks);
+        ck_assert_uint_eq(d[k].mac_bytes, d[0].mac_bytes);
+        ck_assert_uint_eq(d[k].decrypts, d[0].decrypts);
+        ck_assert_uint_eq(d[k].decrypt_bytes, d[0].decrypt_bytes);
+    }
+}
+END_TEST
+
 /* A captured chunk sent again, byte for byte: authentic, but replayed. */
 START_TEST(test_replay)
 {
@@ -996,6 +1063,49 @@ START_TEST(test_tampered_opn)
         ck_assert_uint_eq(ss_to_server(), SCF);
         ck_assert_uint_eq(h->ch.detail, SCF);
         ck_assert_uint_eq(h->ch.state, UA_SC_CLOSED);
+    }
+}
+END_TEST
+
+/*
+ * The same for the OPN's RSA (SECURITY.md (b) 36): an intact request, one
+ * whose first RSA block and one whose last block no longer decrypt, all
+ * cost every block's private-key operation and the signature check; the
+ * two failures cost the same.
+ */
+START_TEST(test_oracle_same_work_opn)
+{
+    struct ua_crypto_work w0, w1;
+    uint64_t              priv[3], ver[3];
+
+    for (int k = 0; k < 3; k++) {
+        size_t    n;
+        ua_status st;
+
+        ss_init(SS_APP, SS_3072, UA_POLICY_BASIC256SHA256,
+                UA_MESSAGESECURITYMODE_SIGNANDENCRYPT);
+        ss_hello();
+        ck_assert_uint_eq(ua_client_open(&h->cl,
+                                         UA_SECURITYTOKENREQUESTTYPE_ISSUE, 0,
+                                         NULL, &h->cout), UA_GOOD);
+        n = h->cout.len;
+        if (k == 1)
+            h->cbuf[n - 300] ^= 0x01;       /* a block before the last */
+        else if (k == 2)
+            h->cbuf[n - 100] ^= 0x01;       /* inside the last block */
+        ua_crypto_work(&w0);
+        st = ss_to_server();
+        ua_crypto_work(&w1);
+        ck_assert_uint_eq(st, k == 0 ? UA_GOOD : SCF);
+        priv[k] = w1.rsa_private - w0.rsa_private;
+        ver[k] = w1.rsa_verifies - w0.rsa_verifies;
+    }
+    /* Intact: the blocks, then the response's signature. */
+    ck_assert_uint_ge(priv[0], 3);
+    ck_assert_uint_eq(ver[0], 1);
+    for (int k = 1; k < 3; k++) {
+        ck_assert_uint_eq(priv[k], priv[0] - 1);
+        ck_assert_uint_eq(ver[k], 1);
     }
 }
 END_TEST
@@ -1576,6 +1686,8 @@ ss_suite(void)
     tcase_set_timeout(tc, SS_TIMEOUT);
     tcase_add_loop_test(tc, test_tampered_msg, 0, SS_NMATRIX);
     tcase_add_test(tc, test_bad_padding);
+    tcase_add_test(tc, test_oracle_same_work);
+    tcase_add_test(tc, test_oracle_same_work_opn);
     tcase_add_test(tc, test_replay);
     tcase_add_test(tc, test_tampered_opn);
     suite_add_tcase(s, tc);
