@@ -31,7 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "proto/codec.h"
@@ -177,11 +176,11 @@ bk_fanout_init(struct bk_fanout *f, struct bk_addrspace *as,
     evtimer_assign(&f->retry, base, bk_fanout_on_retry, f);
     f->linger_us = c->fanout_linger_us;
     if (f->linger_us != 0) {
-        f->linger_fd = timerfd_create(CLOCK_MONOTONIC,
-                                      TFD_NONBLOCK | TFD_CLOEXEC);
-        if (f->linger_fd == -1) {
+        f->linger_fd = shm_linger_open();
+        if (f->linger_fd < 0) {
             snprintf(err, errlen, "timerfd_create() failed: %s",
-                     strerror(errno));
+                     strerror(-f->linger_fd));
+            f->linger_fd = -1;
             goto fail;
         }
         event_assign(&f->linger, base, f->linger_fd, EV_READ | EV_PERSIST,
@@ -764,12 +763,7 @@ bk_fanout_prepare(struct bk_fanout *f, int64_t now)
 static void
 bk_fanout_linger_arm(struct bk_fanout *f, uint32_t us)
 {
-    struct itimerspec its;
-
-    memset(&its, 0, sizeof(its));
-    its.it_value.tv_sec = (time_t)(us / 1000000);
-    its.it_value.tv_nsec = (long)(us % 1000000) * 1000;
-    if (timerfd_settime(f->linger_fd, 0, &its, NULL) == 0)
+    if (shm_linger_arm(f->linger_fd, us) == 0)
         f->linger_armed = us != 0;
 }
 
@@ -778,13 +772,10 @@ static void
 bk_fanout_on_linger(evutil_socket_t fd, short what, void *arg)
 {
     struct bk_fanout *f = arg;
-    uint64_t          n;
 
     (void)what;
     f->linger_armed = false;
-    if (read(fd, &n, sizeof(n)) == -1 && errno != EAGAIN)
-        fprintf(stderr, "%s: read(timerfd) failed: %s\n", bk_log,
-                strerror(errno));
+    shm_linger_clear(fd);
 }
 
 /* Only there to end a blocking iteration while a worker is stuck. */

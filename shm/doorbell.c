@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <nanomsg/nn.h>
@@ -192,4 +193,31 @@ shm_doorbell_close(struct shm_doorbell *d)
     d->sock = -1;
     d->fd = -1;
     d->bound = false;
+}
+
+int
+shm_linger_open(void)
+{
+    int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+
+    return fd == -1 ? -errno : fd;
+}
+
+int
+shm_linger_arm(int fd, uint32_t us)
+{
+    struct itimerspec its;
+
+    memset(&its, 0, sizeof(its));
+    its.it_value.tv_sec = (time_t)(us / 1000000);
+    its.it_value.tv_nsec = (long)(us % 1000000) * 1000;
+    return timerfd_settime(fd, 0, &its, NULL) == 0 ? 0 : -errno;
+}
+
+void
+shm_linger_clear(int fd)
+{
+    uint64_t n;
+
+    (void)!read(fd, &n, sizeof(n));     /* EAGAIN: nothing to clear */
 }

@@ -29,6 +29,7 @@
 #define SHM_DOORBELL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /* ipc:// paths are Unix socket paths (sun_path): dir + "/" + name < this. */
 #define SHM_DOORBELL_PATH_MAX 100
@@ -77,5 +78,17 @@ int shm_doorbell_drain(struct shm_doorbell *d);
 
 /* Close (removes a bound socket file); safe on a closed doorbell. */
 void shm_doorbell_close(struct shm_doorbell *d);
+
+/*
+ * The linger timer of a ring's consumer (docs/design-notes.md, Fan-out
+ * transport): a non-blocking CLOCK_MONOTONIC timerfd for the event loop,
+ * because libevent rounds its epoll timeouts up to a millisecond.
+ * shm_linger_open: the fd, or -errno.  shm_linger_arm: fire once in us
+ * microseconds (0 disarms); 0, or -errno.  shm_linger_clear: consume an
+ * expiry (nothing to consume is fine).
+ */
+int shm_linger_open(void);
+int shm_linger_arm(int fd, uint32_t us);
+void shm_linger_clear(int fd);
 
 #endif /* SHM_DOORBELL_H */

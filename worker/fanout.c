@@ -36,7 +36,6 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "proto/codec.h"
@@ -189,10 +188,10 @@ wk_fanout_init(struct wk_fanout *f, struct wk_worker *w, struct wk_conns *cs)
     f->linger_us = c->linger_us;
     if (f->linger_us != 0) {
         /* libevent's timers round to the millisecond under epoll. */
-        f->linger_fd = timerfd_create(CLOCK_MONOTONIC,
-                                      TFD_NONBLOCK | TFD_CLOEXEC);
-        if (f->linger_fd == -1) {
-            rc = -errno;
+        f->linger_fd = shm_linger_open();
+        if (f->linger_fd < 0) {
+            rc = f->linger_fd;
+            f->linger_fd = -1;
             goto fail;
         }
         event_assign(&f->linger_ev, w->base, f->linger_fd,
@@ -282,12 +281,7 @@ wk_fanout_on_retry(evutil_socket_t fd, short what, void *arg)
 static void
 wk_fanout_linger_arm(struct wk_fanout *f, uint32_t us)
 {
-    struct itimerspec its;
-
-    memset(&its, 0, sizeof(its));
-    its.it_value.tv_sec = (time_t)(us / 1000000);
-    its.it_value.tv_nsec = (long)(us % 1000000) * 1000;
-    if (timerfd_settime(f->linger_fd, 0, &its, NULL) == 0)
+    if (shm_linger_arm(f->linger_fd, us) == 0)
         f->linger_armed = us != 0;
 }
 
@@ -296,11 +290,10 @@ static void
 wk_fanout_on_linger(evutil_socket_t fd, short what, void *arg)
 {
     struct wk_fanout *f = arg;
-    uint64_t          n;
 
     (void)what;
     f->linger_armed = false;
-    (void)read(fd, &n, sizeof(n));      /* EAGAIN: nothing to clear */
+    shm_linger_clear(fd);
 }
 
 static bool

@@ -198,6 +198,30 @@ parent_ping(const char *dir, const char *name, int pings, pid_t child)
     return t0;
 }
 
+/* The linger timer: fires once after its time, not before; 0 disarms;
+ * clearing an unfired or already cleared timer is harmless. */
+START_TEST(test_linger_timer)
+{
+    struct pollfd p;
+    int           fd = shm_linger_open();
+
+    ck_assert_int_ge(fd, 0);
+    p.fd = fd;
+    p.events = POLLIN;
+    shm_linger_clear(fd);                   /* nothing to clear */
+    ck_assert_int_eq(poll(&p, 1, 0), 0);
+    ck_assert_int_eq(shm_linger_arm(fd, 200000), 0);     /* 200 ms */
+    ck_assert_int_eq(poll(&p, 1, 20), 0);   /* not yet */
+    ck_assert_int_eq(shm_linger_arm(fd, 0), 0);          /* disarmed */
+    ck_assert_int_eq(poll(&p, 1, 300), 0);
+    ck_assert_int_eq(shm_linger_arm(fd, 100), 0);        /* 100 us */
+    ck_assert_int_eq(poll(&p, 1, 5000), 1);
+    shm_linger_clear(fd);
+    ck_assert_int_eq(poll(&p, 1, 0), 0);    /* consumed, fired once */
+    close(fd);
+}
+END_TEST
+
 START_TEST(test_forked_child)
 {
     char   dir[PATH_MAX];
@@ -419,6 +443,7 @@ doorbell_suite(void)
     tcase_set_timeout(tc, 20);
     tcase_add_test(tc, test_names);
     tcase_add_test(tc, test_ring_never_blocks);
+    tcase_add_test(tc, test_linger_timer);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("parent and child");
