@@ -197,7 +197,13 @@ uint32_t
 shm_nodestore_lookup(const struct shm_nodestore *ns,
                      const struct shm_nodekey *key)
 {
-    uint32_t h = shm_nodekey_hash_inl(key);
+    return shm_nodestore_lookup_hashed(ns, key, shm_nodekey_hash_inl(key));
+}
+
+uint32_t
+shm_nodestore_lookup_hashed(const struct shm_nodestore *ns,
+                            const struct shm_nodekey *key, uint32_t h)
+{
     uint32_t i = h & ns->index_mask;
 
     for (uint32_t probes = 0; probes <= ns->index_mask; probes++) {

@@ -69,6 +69,23 @@ int shm_nodestore_open(struct shm_nodestore *ns, const struct shm_segment *s);
 uint32_t shm_nodestore_lookup(const struct shm_nodestore *ns,
                               const struct shm_nodekey *key);
 
+/*
+ * The same for a key whose hash h (shm_nodekey_hash) is known already: a
+ * caller with many keys hashes each a few keys ahead and prefetches its
+ * index entry (shm_nodestore_prefetch), so the entries' cache misses
+ * overlap instead of waiting one after the other.
+ */
+uint32_t shm_nodestore_lookup_hashed(const struct shm_nodestore *ns,
+                                     const struct shm_nodekey *key,
+                                     uint32_t h);
+
+/* A hint only: the index entry a key of hash h starts its probe at. */
+static inline void
+shm_nodestore_prefetch(const struct shm_nodestore *ns, uint32_t h)
+{
+    __builtin_prefetch(&ns->index[h & ns->index_mask]);
+}
+
 /* Node i's NodeId as a key (bytes point into the segment). */
 void shm_nodestore_key(const struct shm_nodestore *ns, uint32_t i,
                        struct shm_nodekey *key);

@@ -316,29 +316,41 @@ wk_svc_dispatch(struct wk_worker *w, struct ua_sc *ch,
 /* helpers (svc_int.h)                                                 */
 /* ------------------------------------------------------------------ */
 
-uint32_t
-wk_svc_lookup(const struct wk_worker *w, const struct ua_nodeid *n)
+bool
+wk_svc_key(const struct ua_nodeid *n, struct shm_nodekey *k)
 {
-    struct shm_nodekey k = { .ns = n->ns, .idtype = n->idtype };
-
+    k->ns = n->ns;
+    k->idtype = n->idtype;
+    k->num = 0;
+    k->bytes = NULL;
+    k->len = 0;
     switch (n->idtype) {
     case UA_IDTYPE_NUMERIC:
-        k.num = n->id.num;
-        break;
+        k->num = n->id.num;
+        return true;
     case UA_IDTYPE_STRING:
     case UA_IDTYPE_OPAQUE:
         if (n->id.str.len < 0 || (n->id.str.len > 0 && !n->id.str.data))
-            return SHM_NONE;
-        k.bytes = n->id.str.data;
-        k.len = (uint32_t)n->id.str.len;
-        break;
+            return false;
+        k->bytes = n->id.str.data;
+        k->len = (uint32_t)n->id.str.len;
+        return true;
     case UA_IDTYPE_GUID:
-        k.bytes = (const uint8_t *)&n->id.guid;
-        k.len = sizeof(n->id.guid);
-        break;
+        k->bytes = (const uint8_t *)&n->id.guid;
+        k->len = sizeof(n->id.guid);
+        return true;
     default:
-        return SHM_NONE;
+        return false;
     }
+}
+
+uint32_t
+wk_svc_lookup(const struct wk_worker *w, const struct ua_nodeid *n)
+{
+    struct shm_nodekey k;
+
+    if (!wk_svc_key(n, &k))
+        return SHM_NONE;
     return shm_nodestore_lookup(&w->ns, &k);
 }
 

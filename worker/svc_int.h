@@ -68,6 +68,12 @@ wk_svc_nodeid_is_null(const struct ua_nodeid *n)
 /* The node index of n, or SHM_NONE. */
 uint32_t wk_svc_lookup(const struct wk_worker *w, const struct ua_nodeid *n);
 
+/*
+ * n as a node store key: false for a NodeId no node can have (a bad
+ * length, an unknown identifier type), whose lookup is SHM_NONE.
+ */
+bool wk_svc_key(const struct ua_nodeid *n, struct shm_nodekey *k);
+
 /* Node i's NodeId, BrowseName, DisplayName (pointing into the store). */
 void wk_svc_node_id(const struct wk_worker *w, uint32_t i,
                     struct ua_nodeid *out);

@@ -31,6 +31,31 @@
 #include "proto/types_gen.h"
 #include "svc_int.h"
 
+/*
+ * NodeIds are hashed this many WriteValues ahead of their lookup and
+ * their index entries prefetched (shm_nodestore_lookup_hashed): a lookup
+ * waits mostly on its index entry, and this way the entries of the next
+ * few are already on their way while one WriteValue is encoded.
+ */
+#define WK_WRITE_AHEAD 4
+
+struct wk_write_key {
+    struct shm_nodekey key;
+    uint32_t           hash;
+    bool               ok;          /* false: no node has it */
+};
+
+static inline void
+wk_write_key(const struct wk_worker *w, const struct ua_nodeid *id,
+             struct wk_write_key *k)
+{
+    k->ok = wk_svc_key(id, &k->key);
+    if (k->ok) {
+        k->hash = shm_nodekey_hash(&k->key);
+        shm_nodestore_prefetch(&w->ns, k->hash);
+    }
+}
+
 void
 wk_svc_write(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
 {
@@ -42,6 +67,7 @@ wk_svc_write(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
     struct wk_conn_ref             ref;
     int32_t                        n = req->n_nodes_to_write;
     int                            id;
+    struct wk_write_key            ahead[WK_WRITE_AHEAD];
     bool                           may = wk_session_may_write(w,
                                                               ctx->session);
 
@@ -63,11 +89,20 @@ wk_svc_write(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
         rh->service_result = UA_BAD_SERVER_TOO_BUSY;
         return;
     }
+    for (int32_t i = 0; i < n && i < WK_WRITE_AHEAD; i++)
+        wk_write_key(w, &req->nodes_to_write[i].node_id, &ahead[i]);
     for (int32_t i = 0; i < n; i++) {
         const struct ua_write_value *wv = &req->nodes_to_write[i];
-        uint32_t                     node = wk_svc_lookup(w, &wv->node_id);
+        struct wk_write_key         *k = &ahead[i % WK_WRITE_AHEAD];
+        uint32_t                     node = SHM_NONE;
         ua_status                    st;
 
+        if (k->ok)
+            node = shm_nodestore_lookup_hashed(&w->ns, &k->key, k->hash);
+        /* Its slot now hashes (and prefetches) the key WK_WRITE_AHEAD on. */
+        if (i + WK_WRITE_AHEAD < n)
+            wk_write_key(w, &req->nodes_to_write[i + WK_WRITE_AHEAD].node_id,
+                         k);
         if (!may)
             st = UA_BAD_USER_ACCESS_DENIED;     /* a reader's session */
         else if (node == SHM_NONE)

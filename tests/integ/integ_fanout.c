@@ -517,6 +517,88 @@ it_static(struct it_client *a, struct it_client *b)
              ok, total);
 }
 
+/*
+ * 4b. One Write of many WriteValues, the known ones between NodeIds
+ * answered without the broker (unknown, a null String identifier, a type
+ * no node has): the worker looks NodeIds up a few WriteValues ahead of
+ * the one it encodes (worker/svc_write.c), so each result and each value
+ * must still land on its own WriteValue's node.  Run twice with other
+ * values so a value written by an earlier test cannot pass for this one.
+ */
+#define IT_MIXED_N 23
+
+static void
+it_mixed_write(struct it_client *a, struct it_client *b)
+{
+    struct ua_write_value    wv[IT_MIXED_N];
+    struct ua_write_response resp;
+    ua_status                want[IT_MIXED_N], got[IT_MIXED_N];
+    int32_t                  iv[IT_MIXED_N];
+    char                     names[IT_MIXED_N][12];
+    unsigned                 bad = 0, readbad = 0;
+
+    for (int round = 0; round < 2; round++) {
+        memset(wv, 0, sizeof(wv));
+        for (int k = 0; k < IT_MIXED_N; k++) {
+            /* Even vN are Int32: v200, v202, ... (distinct nodes). */
+            snprintf(names[k], sizeof(names[k]), "v%d", 200 + 2 * k);
+            wv[k].node_id = it_str_id(1, names[k]);
+            want[k] = UA_GOOD;
+            switch (k % 7) {
+            case 2:
+                snprintf(names[k], sizeof(names[k]), "nope%d", k);
+                wv[k].node_id = it_str_id(1, names[k]);
+                want[k] = UA_BAD_NODE_ID_UNKNOWN;
+                break;
+            case 4:
+                wv[k].node_id.id.str.len = -1;  /* null identifier */
+                wv[k].node_id.id.str.data = NULL;
+                want[k] = UA_BAD_NODE_ID_UNKNOWN;
+                break;
+            case 5:
+                /* v(odd) is Double: a known node the broker refuses. */
+                snprintf(names[k], sizeof(names[k]), "v%d", 201 + 2 * k);
+                wv[k].node_id = it_str_id(1, names[k]);
+                want[k] = UA_BAD_TYPE_MISMATCH;
+                break;
+            default:
+                break;
+            }
+            wv[k].attribute_id = UA_ATTR_VALUE;
+            wv[k].index_range.len = -1;
+            wv[k].value.mask = UA_DV_VALUE;
+            iv[k] = 7000 * (round + 1) + k;
+            ua_variant_set_scalar(&wv[k].value.value, &iv[k], UA_BT_INT32);
+        }
+        if (it_write(a, wv, IT_MIXED_N, &resp) != UA_GOOD
+            || resp.n_results != IT_MIXED_N) {
+            bad++;
+            continue;
+        }
+        memcpy(got, resp.results, sizeof(got));   /* before the arena goes */
+        for (int k = 0; k < IT_MIXED_N; k++) {
+            struct ua_datavalue dv;
+
+            if (got[k] != want[k]) {
+                printf("# round %d op %d: 0x%08X, want 0x%08X\n", round, k,
+                       got[k], want[k]);
+                bad++;
+            }
+            if (want[k] != UA_GOOD)
+                continue;
+            /* Read back on the other worker: this node got this value. */
+            if (it_read1(b, wv[k].node_id, &dv) != UA_GOOD
+                || dv.value.type != UA_BT_INT32 || dv.value.data == NULL
+                || *(const int32_t *)dv.value.data != iv[k])
+                readbad++;
+        }
+    }
+    itest_check(bad == 0, "a Write of %d with unknown NodeIds between: "
+                "each result its own (%u wrong)", IT_MIXED_N, bad);
+    itest_check(readbad == 0, "... and each value on its own node "
+                "(%u wrong)", readbad);
+}
+
 /* 4. The refusals. */
 static void
 it_refusals(struct it_client *a)
@@ -908,6 +990,7 @@ main(int argc, char **argv)
     it_ryw(per[0], per[1]);
     it_static(per[0], per[1]);
     it_refusals(per[0]);
+    it_mixed_write(per[0], per[1]);
     it_feed(per[1]);
     it_allocations(per[0]);
     it_dead_worker(per[0]);

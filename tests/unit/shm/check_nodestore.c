@@ -90,10 +90,19 @@ add_or_fail(struct shm_nodestore *ns, struct shm_nodekey k, uint8_t nc)
     return i;
 }
 
+/*
+ * Every lookup of these tests both ways: whole (shm_nodestore_lookup) and
+ * with the hash computed ahead (shm_nodestore_lookup_hashed, the Write
+ * path's); they must agree, found or not.
+ */
 static uint32_t
 lookup(const struct shm_nodestore *ns, struct shm_nodekey k)
 {
-    return shm_nodestore_lookup(ns, &k);
+    uint32_t a = shm_nodestore_lookup(ns, &k);
+    uint32_t b = shm_nodestore_lookup_hashed(ns, &k, shm_nodekey_hash(&k));
+
+    ck_assert_uint_eq(a, b);
+    return a;
 }
 
 /* ------------------------------------------------------------------ */
@@ -316,7 +325,7 @@ small_verify(const struct small *m, const struct shm_nodestore *st)
            && k.num == I_OBJECTS_FOLDER && k.bytes == NULL);
     for (uint32_t i = 0; i < st->nnodes; i++) {
         shm_nodestore_key(st, i, &k);
-        EXPECT(shm_nodestore_lookup(st, &k) == i);
+        EXPECT(lookup(st, k) == i);
     }
 
     /* Node classes and the fields add() promises. */
@@ -947,13 +956,13 @@ START_TEST(test_hash_collision)
         ck_assert_int_eq(shm_nodestore_build_init(&st, &seg), 0);
         ia = add_or_fail(&st, a.k, SHM_NC_OBJECT);
         /* Same hash, other NodeId: absent ... */
-        ck_assert_msg(shm_nodestore_lookup(&st, &b.k) == SHM_NONE,
+        ck_assert_msg(lookup(&st, b.k) == SHM_NONE,
                       "family %zu: colliding key found", f);
         /* ... and addable: not a duplicate. */
         ib = add_or_fail(&st, b.k, SHM_NC_VARIABLE);
         ck_assert_int_eq(shm_nodestore_finish(&st), 0);
-        ck_assert_uint_eq(shm_nodestore_lookup(&st, &a.k), ia);
-        ck_assert_uint_eq(shm_nodestore_lookup(&st, &b.k), ib);
+        ck_assert_uint_eq(lookup(&st, a.k), ia);
+        ck_assert_uint_eq(lookup(&st, b.k), ib);
         ck_assert_uint_eq(st.nodes[ib].node_class, SHM_NC_VARIABLE);
         shm_segment_close(&seg);
     }
