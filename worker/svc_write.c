@@ -100,7 +100,7 @@ wk_svc_write(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
         if (k->ok)
             node = shm_nodestore_lookup_hashed(&w->ns, &k->key, k->hash);
         /* Its slot now hashes (and prefetches) the key WK_WRITE_AHEAD on. */
-        if (i + WK_WRITE_AHEAD < n)
+        if (i < n - WK_WRITE_AHEAD)
             wk_write_key(w, &req->nodes_to_write[i + WK_WRITE_AHEAD].node_id,
                          k);
         if (!may)
