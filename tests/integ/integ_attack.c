@@ -399,28 +399,7 @@ ia_activate_ok(struct ia_conn *ic, uint8_t *nonce)
 static ua_status
 ia_read(struct ia_conn *ic)
 {
-    struct ua_read_value_id rv;
-    struct ua_read_request  req;
-    struct ua_read_response resp;
-    ua_status               s;
-
-    memset(&rv, 0, sizeof(rv));
-    rv.index_range.len = -1;
-    rv.data_encoding.name.len = -1;
-    rv.attribute_id = UA_ATTR_VALUE;
-    rv.node_id = ua_nodeid_num(0, UA_NS0ID_SERVER_SERVERSTATUS_CURRENTTIME);
-    memset(&req, 0, sizeof(req));
-    req.request_header.audit_entry_id.len = -1;
-    req.timestamps_to_return = UA_TIMESTAMPSTORETURN_BOTH;
-    req.n_nodes_to_read = 1;
-    req.nodes_to_read = &rv;
-    ua_arena_reset(&ia_arena);
-    s = uaconn_call(&ic->c, &ua_types[UA_TYPE_READREQUEST], &req,
-                    &ua_types[UA_TYPE_READRESPONSE], &resp, &ia_arena);
-    if (s == UA_GOOD && (resp.n_results != 1 || resp.results[0].status != 0))
-        s = resp.n_results == 1 ? resp.results[0].status
-                                : UA_BAD_UNEXPECTED_ERROR;
-    return s;
+    return uaconn_read_time(&ic->c, &ia_arena);
 }
 
 /* A Read request encoded as the next MSG chunk of ic into buf (not sent);
@@ -1483,29 +1462,12 @@ ia_endpoints(void)
     uaconn_clear(&c);
 }
 
-static void
-ia_mkdirs(const char *path)
-{
-    char p[PATH_MAX + 256];
-
-    snprintf(p, sizeof(p), "%s", path);
-    for (char *q = p + 1; *q != '\0'; q++) {
-        if (*q == '/') {
-            *q = '\0';
-            mkdir(p, 0700);
-            *q = '/';
-        }
-    }
-    mkdir(p, 0700);
-}
-
 int
 main(int argc, char **argv)
 {
-    static uint8_t keyder[8192], expired[UA_CERT_DER_MAX];
-    struct ua_cert cert;
+    static uint8_t expired[UA_CERT_DER_MAX];
     char           bin[PATH_MAX], path[PATH_MAX + 128];
-    size_t         key_len, expired_len;
+    size_t         expired_len;
     ua_status      s;
 
     itest_init("integ_attack");
@@ -1517,16 +1479,8 @@ main(int argc, char **argv)
         itest_fatal("ua_crypto_init");
     ia_b256 = ua_crypto_policy_get(UA_POLICY_BASIC256SHA256);
     itest_broker_bin(argv[0], bin, sizeof(bin));
-    if (itest_read_file(IA_PKI_SRC "app.der", ia_app, sizeof(ia_app),
-                     &ia_app_len) != 0
-        || itest_read_file(IA_PKI_SRC "app.key.der", keyder, sizeof(keyder),
-                        &key_len) != 0
-        || ua_crypto_key_load(&ia_key, keyder, key_len) != UA_GOOD
-        || ua_cert_parse(ia_app, ia_app_len, &cert) != UA_GOOD
-        || cert.uri == NULL || cert.uri_len >= sizeof(ia_uri))
-        itest_fatal("cannot load " IA_PKI_SRC "app.der / app.key.der");
-    memcpy(ia_uri, cert.uri, cert.uri_len);
-    ia_uri[cert.uri_len] = '\0';
+    itest_client_identity(IA_PKI_SRC, ia_app, sizeof(ia_app), &ia_app_len,
+                          &ia_key, ia_uri, sizeof(ia_uri));
     if (ua_crypto_key_generate(&ia_okey, 2048) != UA_GOOD)
         itest_fatal("key");
     ia_other_len = ia_make_cert(&ia_okey, ia_ouri, "integ_attack other",
@@ -1540,7 +1494,7 @@ main(int argc, char **argv)
     snprintf(ia_run, sizeof(ia_run), "%s/run", ia_dir);
     snprintf(ia_log, sizeof(ia_log), "%s/broker.log", ia_dir);
     snprintf(path, sizeof(path), "%s/pki/trusted/certs", ia_run);
-    ia_mkdirs(path);
+    itest_mkdirs(path);
     snprintf(path, sizeof(path), "%s/pki/trusted/certs/app.der", ia_run);
     if (itest_write_file(path, ia_app, ia_app_len) != 0)
         itest_fatal("cannot write %s", path);

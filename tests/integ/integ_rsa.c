@@ -221,27 +221,7 @@ ir_stats(void)
 static ua_status
 ir_read_time(struct uaconn *c)
 {
-    struct ua_read_value_id rv;
-    struct ua_read_request  req;
-    struct ua_read_response resp;
-    ua_status               s;
-
-    memset(&rv, 0, sizeof(rv));
-    rv.index_range.len = -1;
-    rv.data_encoding.name.len = -1;
-    rv.attribute_id = UA_ATTR_VALUE;
-    rv.node_id = ua_nodeid_num(0, UA_NS0ID_SERVER_SERVERSTATUS_CURRENTTIME);
-    memset(&req, 0, sizeof(req));
-    req.request_header.audit_entry_id.len = -1;
-    req.timestamps_to_return = UA_TIMESTAMPSTORETURN_BOTH;
-    req.n_nodes_to_read = 1;
-    req.nodes_to_read = &rv;
-    ua_arena_reset(&ir_arena);
-    s = uaconn_call(c, &ua_types[UA_TYPE_READREQUEST], &req,
-                    &ua_types[UA_TYPE_READRESPONSE], &resp, &ir_arena);
-    if (s == UA_GOOD && (resp.n_results != 1 || resp.results[0].status != 0))
-        s = UA_BAD_UNEXPECTED_ERROR;
-    return s;
+    return uaconn_read_time(c, &ir_arena);
 }
 
 /* GetEndpoints: the server certificate of a secured endpoint. */
@@ -555,14 +535,13 @@ ir_cmp_u32(const void *a, const void *b)
 int
 main(int argc, char **argv)
 {
-    static uint8_t       app[UA_CERT_DER_MAX], keyder[8192];
+    static uint8_t       app[UA_CERT_DER_MAX];
     static struct ua_crypto_key key;
-    struct ua_cert       cert;
     struct uaconn        c;
     struct ir_row        before, after;
     char                 bin[PATH_MAX], path[PATH_MAX + 128];
     char                 uri[256];
-    size_t               app_len, key_len, n = 0, slow = 0;
+    size_t               app_len, n = 0, slow = 0;
     uint32_t             counts[4] = { 0, 0, 0, 0 };
     uint64_t             end, t0, slow4 = 0, ops, op_us;
     uint64_t             wcpu0, wcpu1, rsa_ms;
@@ -578,29 +557,15 @@ main(int argc, char **argv)
     if (ua_crypto_init() != UA_GOOD)
         itest_fatal("ua_crypto_init");
     itest_broker_bin(argv[0], bin, sizeof(bin));
-    if (itest_read_file(IR_PKI_SRC "app.der", app, sizeof(app), &app_len) != 0
-        || itest_read_file(IR_PKI_SRC "app.key.der", keyder, sizeof(keyder),
-                        &key_len) != 0
-        || ua_crypto_key_load(&key, keyder, key_len) != UA_GOOD
-        || ua_cert_parse(app, app_len, &cert) != UA_GOOD
-        || cert.uri == NULL || cert.uri_len >= sizeof(uri))
-        itest_fatal("cannot load " IR_PKI_SRC "app.der / app.key.der");
-    memcpy(uri, cert.uri, cert.uri_len);
-    uri[cert.uri_len] = '\0';
+    itest_client_identity(IR_PKI_SRC, app, sizeof(app), &app_len, &key, uri,
+                          sizeof(uri));
 
     /* The runtime directory with the client certificate trusted. */
     itest_tmpdir("uabroker-rsa", ir_dir, sizeof(ir_dir));
     snprintf(ir_run, sizeof(ir_run), "%s/run", ir_dir);
     snprintf(ir_log, sizeof(ir_log), "%s/broker.log", ir_dir);
     snprintf(path, sizeof(path), "%s/run/pki/trusted/certs", ir_dir);
-    for (char *p = path + strlen(ir_dir) + 1; *p != '\0'; p++) {
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(path, 0700);
-            *p = '/';
-        }
-    }
-    mkdir(path, 0700);
+    itest_mkdirs(path);
     snprintf(path, sizeof(path), "%s/run/pki/trusted/certs/app.der", ir_dir);
     {
         FILE *f = fopen(path, "wb");

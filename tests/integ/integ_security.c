@@ -145,28 +145,7 @@ is_start_broker(const char *bin)
 static ua_status
 is_read_time(struct uaconn *c)
 {
-    struct ua_read_value_id rv;
-    struct ua_read_request  req;
-    struct ua_read_response resp;
-    ua_status               s;
-
-    memset(&rv, 0, sizeof(rv));
-    rv.index_range.len = -1;
-    rv.data_encoding.name.len = -1;
-    rv.attribute_id = UA_ATTR_VALUE;
-    rv.node_id = ua_nodeid_num(0, UA_NS0ID_SERVER_SERVERSTATUS_CURRENTTIME);
-    memset(&req, 0, sizeof(req));
-    req.request_header.audit_entry_id.len = -1;
-    req.timestamps_to_return = UA_TIMESTAMPSTORETURN_BOTH;
-    req.n_nodes_to_read = 1;
-    req.nodes_to_read = &rv;
-    ua_arena_reset(&is_arena);
-    s = uaconn_call(c, &ua_types[UA_TYPE_READREQUEST], &req,
-                    &ua_types[UA_TYPE_READRESPONSE], &resp, &is_arena);
-    if (s == UA_GOOD && (resp.n_results != 1 || resp.results[0].status != 0))
-        s = resp.n_results == 1 ? resp.results[0].status
-                                : UA_BAD_UNEXPECTED_ERROR;
-    return s;
+    return uaconn_read_time(c, &is_arena);
 }
 
 static void
@@ -971,7 +950,7 @@ is_accept_rate(const char *bin)
 int
 main(int argc, char **argv)
 {
-    static uint8_t        app[UA_CERT_DER_MAX], keyder[8192];
+    static uint8_t        app[UA_CERT_DER_MAX];
     static uint8_t        fresh[UA_CERT_DER_MAX];
     static struct ua_crypto_key key, fkey, ukey;
     static uint8_t        ucert[UA_CERT_DER_MAX];
@@ -991,12 +970,12 @@ main(int argc, char **argv)
     };
     const struct ua_policy *b256 = ua_crypto_policy_get(
         UA_POLICY_BASIC256SHA256);
-    struct ua_cert          cert;
     struct ua_cert_params   cp;
-    char                    bin[PATH_MAX], buf[PATH_MAX], path[PATH_MAX + 128];
+    char                    bin[PATH_MAX], buf[PATH_MAX + 128];
+    char                    path[PATH_MAX + 128];
     char                    uri[256], name[UA_CERT_REJECTED_NAME_LEN];
     uint8_t                 thumb[UA_CERT_THUMB_LEN];
-    size_t                  app_len, key_len, fresh_len;
+    size_t                  app_len, fresh_len;
     struct stat             st;
     ua_status               s, sig;
     bool                    found = false;
@@ -1009,29 +988,15 @@ main(int argc, char **argv)
         itest_fatal("ua_crypto_init");
     itest_broker_bin(argv[0], bin, sizeof(bin));
     /* The client's certificate and key (tests/unit/proto/pki). */
-    if (itest_read_file(IS_PKI_SRC "app.der", app, sizeof(app), &app_len) != 0
-        || itest_read_file(IS_PKI_SRC "app.key.der", keyder, sizeof(keyder),
-                        &key_len) != 0
-        || ua_crypto_key_load(&key, keyder, key_len) != UA_GOOD
-        || ua_cert_parse(app, app_len, &cert) != UA_GOOD
-        || cert.uri == NULL || cert.uri_len >= sizeof(uri))
-        itest_fatal("cannot load " IS_PKI_SRC "app.der / app.key.der");
-    memcpy(uri, cert.uri, cert.uri_len);
-    uri[cert.uri_len] = '\0';
+    itest_client_identity(IS_PKI_SRC, app, sizeof(app), &app_len, &key, uri,
+                          sizeof(uri));
 
     /* The runtime directory with the client certificate trusted. */
     itest_tmpdir("uabroker-sec", is_dir, sizeof(is_dir));
     snprintf(is_run, sizeof(is_run), "%s/run", is_dir);
     snprintf(is_log, sizeof(is_log), "%s/broker.log", is_dir);
     snprintf(path, sizeof(path), "%s/run/pki/trusted/certs", is_dir);
-    for (char *p = path + strlen(is_dir) + 1; *p != '\0'; p++) {
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(path, 0700);
-            *p = '/';
-        }
-    }
-    mkdir(path, 0700);
+    itest_mkdirs(path);
     snprintf(path, sizeof(path), "%s/run/pki/trusted/certs/app.der", is_dir);
     if (itest_write_file(path, app, app_len) != 0)
         itest_fatal("cannot write %s", path);

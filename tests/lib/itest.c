@@ -4,6 +4,10 @@
  */
 #include "itest.h"
 
+#include "proto/cert.h"
+#include "proto/crypto.h"
+#include "proto/status_gen.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +23,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -522,4 +527,47 @@ itest_wait_health(uint16_t sport, pid_t broker, unsigned ms)
         itest_sleep_ms(50);
     }
     return false;
+}
+
+void
+itest_mkdirs(const char *path)
+{
+    char        p[PATH_MAX];
+    struct stat st;
+
+    snprintf(p, sizeof(p), "%s", path);
+    for (char *q = p + 1; *q != '\0'; q++) {
+        if (*q == '/') {
+            *q = '\0';
+            mkdir(p, 0700);
+            *q = '/';
+        }
+    }
+    mkdir(p, 0700);
+    if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode))
+        itest_fatal("cannot make the directory %s", p);
+}
+
+void
+itest_client_identity(const char *dir, uint8_t *cert, size_t cap,
+                      size_t *len, struct ua_crypto_key *key, char *uri,
+                      size_t uri_cap)
+{
+    static uint8_t keyder[8192];
+    char           path[PATH_MAX];
+    struct ua_cert c;
+    size_t         key_len;
+
+    snprintf(path, sizeof(path), "%s/app.der", dir);
+    if (itest_read_file(path, cert, cap, len) != 0
+        || ua_cert_parse(cert, *len, &c) != UA_GOOD || c.uri == NULL
+        || c.uri_len >= uri_cap)
+        itest_fatal("cannot load %s", path);
+    memcpy(uri, c.uri, c.uri_len);
+    uri[c.uri_len] = '\0';
+    snprintf(path, sizeof(path), "%s/app.key.der", dir);
+    if (itest_read_file(path, keyder, sizeof(keyder), &key_len) != 0
+        || ua_crypto_key_load(key, keyder, key_len) != UA_GOOD)
+        itest_fatal("cannot load %s", path);
+    ua_crypto_wipe(keyder, key_len);
 }

@@ -115,4 +115,18 @@ bool itest_worker_u64(uint16_t sport, int slot, const char *key,
                       uint64_t *out);
 bool itest_wait_health(uint16_t sport, pid_t broker, unsigned ms);
 
+/* mkdir -p path (mode 0700); fatal when path is not a directory after. */
+void itest_mkdirs(const char *path);
+
+/*
+ * The test client identity in dir (tests/unit/proto/pki): dir/app.der into
+ * cert (cap bytes; *len set), dir/app.key.der loaded into key, the
+ * certificate's ApplicationUri into uri (NUL-terminated); fatal when any
+ * of it fails.  Needs proto/ (ua_crypto_init() first).
+ */
+struct ua_crypto_key;
+void itest_client_identity(const char *dir, uint8_t *cert, size_t cap,
+                           size_t *len, struct ua_crypto_key *key,
+                           char *uri, size_t uri_cap);
+
 #endif /* ITEST_H */

@@ -30,6 +30,8 @@
 
 #include "proto/codec.h"
 #include "proto/crypto.h"
+#include "proto/attrs_gen.h"
+#include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
 
@@ -965,4 +967,31 @@ uaconn_raw_closed(struct uaconn *c)
         /* EOF, a reset or no socket at all: closed; a timeout: open. */
         return r != -ETIMEDOUT;
     }
+}
+
+ua_status
+uaconn_read_time(struct uaconn *c, struct ua_arena *arena)
+{
+    struct ua_read_value_id rv;
+    struct ua_read_request  req;
+    struct ua_read_response resp;
+    ua_status               s;
+
+    memset(&rv, 0, sizeof(rv));
+    rv.index_range.len = -1;
+    rv.data_encoding.name.len = -1;
+    rv.attribute_id = UA_ATTR_VALUE;
+    rv.node_id = ua_nodeid_num(0, UA_NS0ID_SERVER_SERVERSTATUS_CURRENTTIME);
+    memset(&req, 0, sizeof(req));
+    req.request_header.audit_entry_id.len = -1;
+    req.timestamps_to_return = UA_TIMESTAMPSTORETURN_BOTH;
+    req.n_nodes_to_read = 1;
+    req.nodes_to_read = &rv;
+    ua_arena_reset(arena);
+    s = uaconn_call(c, &ua_types[UA_TYPE_READREQUEST], &req,
+                    &ua_types[UA_TYPE_READRESPONSE], &resp, arena);
+    if (s == UA_GOOD && (resp.n_results != 1 || resp.results[0].status != 0))
+        s = resp.n_results == 1 ? resp.results[0].status
+                                : UA_BAD_UNEXPECTED_ERROR;
+    return s;
 }

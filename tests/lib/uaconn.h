@@ -160,6 +160,10 @@ ua_status uaconn_recv(struct uaconn *c, struct ua_client_event *ev);
 /* CloseSession(deleteSubscriptions = true). */
 ua_status uaconn_close_session(struct uaconn *c);
 
+/* Read Server_ServerStatus_CurrentTime's Value (arena reset first): the
+ * service result, else the operation's status (Bad when not one result). */
+ua_status uaconn_read_time(struct uaconn *c, struct ua_arena *arena);
+
 /* With activate_later: send the encoded ActivateSession; wait for its
  * response (its ServiceResult, or a transport/channel error). */
 ua_status uaconn_activate_send(struct uaconn *c);
