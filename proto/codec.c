@@ -1097,6 +1097,23 @@ ua_dec_extobj(struct ua_dec *d, struct ua_extobj *x)
     return UA_GOOD;
 }
 
+/* A DataValue's fields after its Value, as mask m says. */
+static ua_status
+ua_dec_datavalue_tail(struct ua_dec *d, struct ua_datavalue *dv, uint8_t m)
+{
+    if (m & UA_DV_STATUS)
+        UA_TRY(ua_dec_raw(d, &dv->status, 4));
+    if (m & UA_DV_SOURCE_TS)
+        UA_TRY(ua_dec_raw(d, &dv->source_ts, 8));
+    if (m & UA_DV_SOURCE_PS)
+        UA_TRY(ua_dec_raw(d, &dv->source_ps, 2));
+    if (m & UA_DV_SERVER_TS)
+        UA_TRY(ua_dec_raw(d, &dv->server_ts, 8));
+    if (m & UA_DV_SERVER_PS)
+        UA_TRY(ua_dec_raw(d, &dv->server_ps, 2));
+    return UA_GOOD;
+}
+
 static ua_status
 ua_dec_datavalue(struct ua_dec *d, struct ua_datavalue *dv)
 {
@@ -1109,17 +1126,7 @@ ua_dec_datavalue(struct ua_dec *d, struct ua_datavalue *dv)
     dv->value.ndims = -1;
     if (m & UA_DV_VALUE)
         UA_TRY(ua_dec_value(d, &dv->value, &ua_types[UA_TYPE_VARIANT]));
-    if (m & UA_DV_STATUS)
-        UA_TRY(ua_dec_raw(d, &dv->status, 4));
-    if (m & UA_DV_SOURCE_TS)
-        UA_TRY(ua_dec_raw(d, &dv->source_ts, 8));
-    if (m & UA_DV_SOURCE_PS)
-        UA_TRY(ua_dec_raw(d, &dv->source_ps, 2));
-    if (m & UA_DV_SERVER_TS)
-        UA_TRY(ua_dec_raw(d, &dv->server_ts, 8));
-    if (m & UA_DV_SERVER_PS)
-        UA_TRY(ua_dec_raw(d, &dv->server_ps, 2));
-    return UA_GOOD;
+    return ua_dec_datavalue_tail(d, dv, m);
 }
 
 static ua_status
@@ -1380,17 +1387,7 @@ ua_dec_datavalue_fast(struct ua_dec *d, struct ua_datavalue *dv)
             UA_TRY(ua_dec_value(d, &dv->value, &ua_types[UA_TYPE_VARIANT]));
         }
     }
-    if (m & UA_DV_STATUS)
-        UA_TRY(ua_dec_raw(d, &dv->status, 4));
-    if (m & UA_DV_SOURCE_TS)
-        UA_TRY(ua_dec_raw(d, &dv->source_ts, 8));
-    if (m & UA_DV_SOURCE_PS)
-        UA_TRY(ua_dec_raw(d, &dv->source_ps, 2));
-    if (m & UA_DV_SERVER_TS)
-        UA_TRY(ua_dec_raw(d, &dv->server_ts, 8));
-    if (m & UA_DV_SERVER_PS)
-        UA_TRY(ua_dec_raw(d, &dv->server_ps, 2));
-    return UA_GOOD;
+    return ua_dec_datavalue_tail(d, dv, m);
 }
 
 /*

@@ -238,7 +238,7 @@ ua_wolf_cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Around each public-key operation: its CPU time to ua_wolf_rsa_ns, once
+/* Around each RSA operation: its CPU time to ua_wolf_rsa_ns, once
  * when one calls another (decrypt -> decrypt_block). */
 static uint64_t
 ua_wolf_rsa_begin(void)
