@@ -508,6 +508,36 @@ START_TEST(test_linger)
 }
 END_TEST
 
+/* fanout.linger_us = 0: no timer at all; the ring is marked after any
+ * iteration, so every Write that finds the broker asleep rings. */
+START_TEST(test_linger_off)
+{
+    struct shm_ring_ref req;
+    uint32_t            nodes[1] = { node_of("v0") };
+    int32_t             vals[1] = { 1 };
+    char                err[256];
+
+    bk_fanout_clear(&fo);
+    conf.fanout_linger_us = 0;
+    ck_assert_msg(bk_fanout_init(&fo, &as, base, &conf, err,
+                                 sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(bk_fanout_worker_start(&fo, 0), 0);
+    ck_assert_int_eq(bk_fanout_worker_start(&fo, 1), 0);
+    ck_assert_int_eq(fo.linger_fd, -1);
+    ck_assert_int_eq(shm_ring_locate(&req, &as.seg, 0, SHM_RING_REQ), 0);
+    push_write(0, 0x10001, 1, nodes, vals);
+    push_write(0, 0x10002, 1, nodes, vals);
+    push_write(0, 0x10003, 1, nodes, vals);
+    ck_assert(bk_fanout_prepare(&fo, T0));
+    ck_assert_uint_eq(atomic_load(&fo.fo.sh->writes), 3);
+    ck_assert_uint_eq(atomic_load(&req.sh->consumer_sleeping) & 1u, 1);
+    ck_assert(!fo.linger_armed);
+    push_write(0, 0x10004, 1, nodes, vals);
+    ck_assert(worker_needs_bell(&req));
+    bk_fanout_wake(&fo);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -533,6 +563,7 @@ main(void)
     tcase_add_test(tc, test_bad_record);
     tcase_add_test(tc, test_write_watched_order);
     tcase_add_test(tc, test_linger);
+    tcase_add_test(tc, test_linger_off);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -965,6 +965,33 @@ START_TEST(test_cache_budget)
 END_TEST
 
 static void
+tweak_no_cache(struct bk_config *c)
+{
+    c->browse_cache_kb = 0;
+}
+
+/* limits.browse_cache_kb = 0: no cache; every Browse walks, and answers
+ * as before. */
+START_TEST(test_cache_off)
+{
+    struct ua_browse_description d;
+    struct ua_browse_result      r;
+
+    fx_teardown();
+    fx_setup_with(tweak_no_cache);
+    tok = fx_session(CH);
+    d = bdesc(fx_ns0(UA_NS0ID_SERVER), UA_BROWSEDIRECTION_FORWARD,
+              UA_NS0ID_HIERARCHICALREFERENCES, true);
+    for (int i = 0; i < 3; i++) {
+        r = browse1(d, 0);
+        ck_assert_int_eq(r.n_references, SERVER_FWD_HIER);
+        ck_assert(has_target(&r, UA_NS0ID_SERVER_SERVERSTATUS));
+    }
+    ck_assert_uint_eq(wk_svc_browse_cache_hits(&fx.w), 0);
+}
+END_TEST
+
+static void
 tweak_one_entry(struct bk_config *c)
 {
     c->browse_cache_kb = 4;         /* one entry: every key shares it */
@@ -1044,6 +1071,7 @@ svc_browse_suite(void)
     tcase_add_test(tc, test_scan_budget);
     tcase_add_test(tc, test_cache_same_answers);
     tcase_add_test(tc, test_cache_page_size);
+    tcase_add_test(tc, test_cache_off);
     tcase_add_test(tc, test_cache_budget);
     tcase_add_test(tc, test_cache_refilled_in_request);
     suite_add_tcase(s, tc);
