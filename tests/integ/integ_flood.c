@@ -366,49 +366,16 @@ fl_counter(void)
 static ua_status
 fl_subscribe(struct uaconn *c)
 {
-    struct ua_create_subscription_request     cs;
-    struct ua_create_subscription_response    csr;
-    struct ua_create_monitored_items_request  cm;
-    struct ua_create_monitored_items_response cmr;
-    struct ua_monitored_item_create_request   it;
-    ua_status                                 s;
+    struct ua_create_subscription_response csr;
+    ua_status                              s;
 
-    memset(&cs, 0, sizeof(cs));
-    cs.requested_publishing_interval = FL_INTERVAL_MS;
-    cs.requested_lifetime_count = 600;
-    cs.requested_max_keep_alive_count = 1;
-    cs.publishing_enabled = true;
-    ua_arena_reset(&fl_arena);
-    s = uaconn_call(c, &ua_types[UA_TYPE_CREATESUBSCRIPTIONREQUEST], &cs,
-                    &ua_types[UA_TYPE_CREATESUBSCRIPTIONRESPONSE], &csr,
-                    &fl_arena);
-    if (s != UA_GOOD)
-        return s;
-    if (csr.revised_publishing_interval != FL_INTERVAL_MS
-        || csr.revised_max_keep_alive_count != 1)
-        return UA_BAD_UNEXPECTED_ERROR;
-    memset(&it, 0, sizeof(it));
-    it.item_to_monitor.node_id = fl_counter();
-    it.item_to_monitor.attribute_id = UA_ATTR_VALUE;
-    it.item_to_monitor.index_range.len = -1;
-    it.item_to_monitor.data_encoding.name.len = -1;
-    it.monitoring_mode = UA_MONITORINGMODE_REPORTING;
-    it.requested_parameters.client_handle = 1;
-    it.requested_parameters.sampling_interval = 0;
-    it.requested_parameters.queue_size = 100;
-    it.requested_parameters.discard_oldest = true;
-    memset(&cm, 0, sizeof(cm));
-    cm.subscription_id = csr.subscription_id;
-    cm.timestamps_to_return = UA_TIMESTAMPSTORETURN_BOTH;
-    cm.n_items_to_create = 1;
-    cm.items_to_create = &it;
-    s = uaconn_call(c, &ua_types[UA_TYPE_CREATEMONITOREDITEMSREQUEST], &cm,
-                    &ua_types[UA_TYPE_CREATEMONITOREDITEMSRESPONSE], &cmr,
-                    &fl_arena);
-    if (s != UA_GOOD)
-        return s;
-    return cmr.n_results == 1 ? cmr.results[0].status_code
-                              : UA_BAD_UNEXPECTED_ERROR;
+    s = uaconn_subscribe1(c, &fl_arena, FL_INTERVAL_MS, 600, 1, fl_counter(),
+                          &csr);
+    if (s == UA_GOOD
+        && (csr.revised_publishing_interval != FL_INTERVAL_MS
+            || csr.revised_max_keep_alive_count != 1))
+        s = UA_BAD_UNEXPECTED_ERROR;
+    return s;
 }
 
 struct fl_pub {

@@ -241,47 +241,15 @@ is_v0(void)
 static ua_status
 is_subscribe(struct is_client *cl, double interval, uint32_t lifetime)
 {
-    struct ua_create_subscription_request     cs;
-    struct ua_create_subscription_response    csr;
-    struct ua_create_monitored_items_request  cm;
-    struct ua_create_monitored_items_response cmr;
-    struct ua_monitored_item_create_request   it;
-    ua_status                                 s;
+    struct ua_create_subscription_response csr;
+    ua_status                              s;
 
-    memset(&cs, 0, sizeof(cs));
-    cs.requested_publishing_interval = interval;
-    cs.requested_lifetime_count = lifetime;
-    cs.requested_max_keep_alive_count = 10;
-    cs.publishing_enabled = true;
-    ua_arena_reset(&is_arena);
-    s = uaconn_call(&cl->c, &ua_types[UA_TYPE_CREATESUBSCRIPTIONREQUEST],
-                    &cs, &ua_types[UA_TYPE_CREATESUBSCRIPTIONRESPONSE], &csr,
-                    &is_arena);
-    if (s != UA_GOOD)
-        return s;
-    cl->sub = csr.subscription_id;
-    memset(&it, 0, sizeof(it));
-    it.item_to_monitor.node_id = is_v0();
-    it.item_to_monitor.attribute_id = UA_ATTR_VALUE;
-    it.item_to_monitor.index_range.len = -1;
-    it.item_to_monitor.data_encoding.name.len = -1;
-    it.monitoring_mode = UA_MONITORINGMODE_REPORTING;
-    it.requested_parameters.client_handle = 1;
-    it.requested_parameters.sampling_interval = 0;
-    it.requested_parameters.queue_size = 100;
-    it.requested_parameters.discard_oldest = true;
-    memset(&cm, 0, sizeof(cm));
-    cm.subscription_id = cl->sub;
-    cm.timestamps_to_return = UA_TIMESTAMPSTORETURN_BOTH;
-    cm.n_items_to_create = 1;
-    cm.items_to_create = &it;
-    s = uaconn_call(&cl->c, &ua_types[UA_TYPE_CREATEMONITOREDITEMSREQUEST],
-                    &cm, &ua_types[UA_TYPE_CREATEMONITOREDITEMSRESPONSE],
-                    &cmr, &is_arena);
-    if (s != UA_GOOD)
-        return s;
-    return cmr.n_results == 1 ? cmr.results[0].status_code
-                              : UA_BAD_UNEXPECTED_ERROR;
+    memset(&csr, 0, sizeof(csr));
+    s = uaconn_subscribe1(&cl->c, &is_arena, interval, lifetime, 10, is_v0(),
+                          &csr);
+    if (csr.subscription_id != 0)
+        cl->sub = csr.subscription_id;
+    return s;
 }
 
 /* ------------------------------------------------------------ subscriber */

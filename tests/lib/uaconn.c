@@ -995,3 +995,50 @@ uaconn_read_time(struct uaconn *c, struct ua_arena *arena)
                                 : UA_BAD_UNEXPECTED_ERROR;
     return s;
 }
+
+ua_status
+uaconn_subscribe1(struct uaconn *c, struct ua_arena *arena, double interval,
+                  uint32_t lifetime, uint32_t keep_alive,
+                  struct ua_nodeid node,
+                  struct ua_create_subscription_response *sub)
+{
+    struct ua_create_subscription_request     cs;
+    struct ua_create_monitored_items_request  cm;
+    struct ua_create_monitored_items_response cmr;
+    struct ua_monitored_item_create_request   it;
+    ua_status                                 s;
+
+    memset(&cs, 0, sizeof(cs));
+    cs.requested_publishing_interval = interval;
+    cs.requested_lifetime_count = lifetime;
+    cs.requested_max_keep_alive_count = keep_alive;
+    cs.publishing_enabled = true;
+    ua_arena_reset(arena);
+    s = uaconn_call(c, &ua_types[UA_TYPE_CREATESUBSCRIPTIONREQUEST], &cs,
+                    &ua_types[UA_TYPE_CREATESUBSCRIPTIONRESPONSE], sub,
+                    arena);
+    if (s != UA_GOOD)
+        return s;
+    memset(&it, 0, sizeof(it));
+    it.item_to_monitor.node_id = node;
+    it.item_to_monitor.attribute_id = UA_ATTR_VALUE;
+    it.item_to_monitor.index_range.len = -1;
+    it.item_to_monitor.data_encoding.name.len = -1;
+    it.monitoring_mode = UA_MONITORINGMODE_REPORTING;
+    it.requested_parameters.client_handle = 1;
+    it.requested_parameters.sampling_interval = 0;
+    it.requested_parameters.queue_size = 100;
+    it.requested_parameters.discard_oldest = true;
+    memset(&cm, 0, sizeof(cm));
+    cm.subscription_id = sub->subscription_id;
+    cm.timestamps_to_return = UA_TIMESTAMPSTORETURN_BOTH;
+    cm.n_items_to_create = 1;
+    cm.items_to_create = &it;
+    s = uaconn_call(c, &ua_types[UA_TYPE_CREATEMONITOREDITEMSREQUEST], &cm,
+                    &ua_types[UA_TYPE_CREATEMONITOREDITEMSRESPONSE], &cmr,
+                    arena);
+    if (s != UA_GOOD)
+        return s;
+    return cmr.n_results == 1 ? cmr.results[0].status_code
+                              : UA_BAD_UNEXPECTED_ERROR;
+}
