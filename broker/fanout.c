@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proto/codec.h"
@@ -155,6 +156,18 @@ bk_fanout_init(struct bk_fanout *f, struct bk_addrspace *as,
 
         f->res_need = (uint32_t)(ops * 4 + (ops / per + 2)
                                  * (sizeof(struct shm_fo_results) + ss));
+    }
+    /*
+     * Blocks left to workers' promises: at most half of a notification
+     * ring, and all workers together at most half of the pool, so that
+     * deferring never runs the pool dry for the others.
+     */
+    if (f->n != 0) {
+        uint32_t dm = f->w[0].notif.size / 2;
+
+        if (f->pool.nblocks / (2 * f->n) < dm)
+            dm = f->pool.nblocks / (2 * f->n);
+        f->defer_max = dm;
     }
     for (unsigned i = 0; i < f->n; i++) {
         struct bk_fanout_worker *fw = &f->w[i];
@@ -337,6 +350,16 @@ bk_fanout_lost(struct bk_fanout *f, uint32_t slot, uint64_t mask)
     }
 }
 
+/* CLOCK_MONOTONIC in ms: the workers' clock (their now_ms). */
+static uint64_t
+bk_fanout_mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 /* Start a block.  0, or -ENOSPC (pool exhausted, counted). */
 static int
 bk_fanout_take_block(struct bk_fanout *f)
@@ -345,6 +368,7 @@ bk_fanout_take_block(struct bk_fanout *f)
         bk_fanout_count(&f->fo.sh->blocks_exhausted, 1);
         return -ENOSPC;
     }
+    shm_blockpool_set_ms(&f->pool, f->cur, bk_fanout_mono_ms());
     f->filling = true;
     f->cur_mask = 0;
     f->cur_n = 0;
@@ -698,6 +722,7 @@ bk_fanout_prepare(struct bk_fanout *f, int64_t now)
     bool     sleep = true, linger;
     bool     a, b;
     uint32_t took = 0;
+    uint64_t mono = 0;
 
     if (f->n == 0)
         return true;
@@ -731,8 +756,12 @@ bk_fanout_prepare(struct bk_fanout *f, int64_t now)
         if (!fw->up)
             continue;
         if (fw->pushed_notif || fw->pushed_reply) {
-            /* Both evaluated: each remembers the sleep it rang for. */
-            a = fw->pushed_notif && shm_ring_needs_bell(&fw->notif);
+            /* Both evaluated: each remembers the sleep it rang for.  A
+             * worker's promise covers blocks, not Write results. */
+            if (fw->pushed_notif && mono == 0)
+                mono = bk_fanout_mono_ms();
+            a = fw->pushed_notif
+                && shm_ring_needs_bell_by(&fw->notif, mono, f->defer_max);
             b = fw->pushed_reply && shm_ring_needs_bell(&fw->reply);
             if (a || b)
                 (void)shm_doorbell_ring(&fw->bell);

@@ -144,6 +144,11 @@ struct bk_fanout {
     uint32_t                linger_us;
     bool                    linger_armed;
     bool                    lingering;  /* the last iteration lingered */
+    /* A worker asleep with a promise to wake by a time (its next
+     * publishing tick) gets no bell for blocks alone before then, while
+     * fewer than defer_max handles wait in its ring (shm/ring.h
+     * shm_ring_needs_bell_by). */
+    uint32_t                defer_max;
 };
 
 /*

@@ -118,6 +118,8 @@ enum bk_stats_fanout_counter {
     BK_SF_RECLAIMED,
     BK_SF_WRITES,
     BK_SF_FEED,
+    BK_SF_BELLS,
+    BK_SF_DEFERRED,
     BK_SF_MAX
 };
 
@@ -142,6 +144,11 @@ static const struct bk_stats_counter_desc bk_stats_fanout_desc[BK_SF_MAX] = {
       "WriteValues the broker applied (any result)" },
     { "feed_values", "fanout_feed_values_total", "counter",
       "values taken from the feed" },
+    { "notif_bells", "fanout_notif_bells_total", "counter",
+      "doorbells rung for blocks pushed to a sleeping worker" },
+    { "notif_bells_deferred", "fanout_notif_bells_deferred_total",
+      "counter", "block pushes left unrung: the worker wakes for its next "
+      "publishing tick anyway" },
 };
 
 /* The shared throttle's counters (SHM_R_THROTTLE, summed over workers),
@@ -504,6 +511,14 @@ bk_stats_fanout_read(const struct bk_addrspace *as, struct bk_stats_fanout *o)
     o->v[BK_SF_FEED] = BK_F(feed_values);
     o->v[BK_SF_RECLAIMED] = atomic_load_explicit(&f->pool.sh->reclaimed,
                                                  memory_order_relaxed);
+    for (unsigned i = 0; i < f->n; i++) {
+        const struct shm_ring *r = f->w[i].notif.sh;
+
+        o->v[BK_SF_BELLS] += atomic_load_explicit(&r->bells,
+                                                  memory_order_relaxed);
+        o->v[BK_SF_DEFERRED] += atomic_load_explicit(&r->deferred,
+                                                     memory_order_relaxed);
+    }
 #undef BK_F
 }
 

@@ -222,6 +222,7 @@ shm_blockpool_alloc(struct shm_blockpool_ref *p, struct shm_block_handle *h)
         atomic_store_explicit(&b->state, SHM_BS_FILLING, memory_order_relaxed);
         atomic_store_explicit(&b->used, 0, memory_order_relaxed);
         atomic_store_explicit(&b->nrecs, 0, memory_order_relaxed);
+        atomic_store_explicit(&b->ms, 0, memory_order_relaxed);
         p->hand = i;
         shm_blockpool_count(&sh->allocs, 1);
         if (probe != 0)
@@ -280,6 +281,17 @@ shm_blockpool_append(struct shm_blockpool_ref *p, struct shm_block_handle h,
         &b->nrecs, atomic_load_explicit(&b->nrecs, memory_order_relaxed) + 1,
         memory_order_relaxed);
     return 0;
+}
+
+void
+shm_blockpool_set_ms(struct shm_blockpool_ref *p, struct shm_block_handle h,
+                     uint64_t ms)
+{
+    struct shm_block *b = shm_blockpool_filling(p, h);
+
+    /* Published with the records (the release in publish). */
+    if (b != NULL)
+        atomic_store_explicit(&b->ms, ms, memory_order_relaxed);
 }
 
 uint32_t
@@ -424,6 +436,7 @@ shm_blockpool_open(struct shm_blockpool_ref *p, struct shm_block_handle h,
     }
     it->p = (const uint8_t *)b + sizeof(*b);
     it->end = it->p + used;
+    it->ms = atomic_load_explicit(&b->ms, memory_order_relaxed);
     return 0;
 }
 

@@ -49,6 +49,7 @@ struct shm_block_iter {
     const uint8_t    *p;
     const uint8_t    *end;
     _Atomic uint64_t *corrupt;          /* the walker's counter */
+    uint64_t          ms;               /* the block's time (its ms) */
 };
 
 /*
@@ -107,6 +108,13 @@ int shm_blockpool_alloc(struct shm_blockpool_ref *p,
 int shm_blockpool_append(struct shm_blockpool_ref *p,
                          struct shm_block_handle h, uint32_t slot,
                          const void *bytes, uint32_t len);
+
+/*
+ * Stamp the FILLING block h with the time of its changes (CLOCK_MONOTONIC
+ * ms): what a worker that drains it late takes as their time.
+ */
+void shm_blockpool_set_ms(struct shm_blockpool_ref *p,
+                          struct shm_block_handle h, uint64_t ms);
 
 /* Records and bytes appended so far to the FILLING block h (0 if not). */
 uint32_t shm_blockpool_nrecs(const struct shm_blockpool_ref *p,

@@ -28,13 +28,14 @@
 #include <stdint.h>
 
 #define SHM_MAGIC          0x52424155u     /* "UABR" */
-#define SHM_LAYOUT_VERSION 12u     /* 7: SHM_R_THROTTLE, throttle keys in
+#define SHM_LAYOUT_VERSION 13u     /* 7: SHM_R_THROTTLE, throttle keys in
                                     * the config snapshot; 8: failed logins
                                     * per IP address; 9: rsa_cpu_us;
                                     * 10: browse_cache_kb in the config;
                                     * 11: fanout.linger_us in the config;
                                     * 12: the claim's generation in a
-                                    * throttle tag */
+                                    * throttle tag; 13: a ring consumer's
+                                    * wake-by promise, a block's time */
 #define SHM_CACHELINE      128
 #define SHM_NONE           0xFFFFFFFFu     /* no node, no slot, no offset */
 
@@ -445,8 +446,8 @@ static_assert(offsetof(struct shm_header, regions) == 16, "header");
  *   line 0  magic size mask slot_size          W: creator, then read-only
  *   line 1  tail                               W: producer   R: consumer
  *   line 2  head                               W: consumer   R: producer
- *   line 3  consumer_sleeping sleeps           W: consumer   R: producer
- *   line 4  full bells                         W: producer   R: stats
+ *   line 3  consumer_sleeping sleeps wake_ms   W: consumer   R: producer
+ *   line 4  full bells deferred                W: producer   R: stats
  *   slots   [size][slot_size]                  W: producer   R: consumer
  *
  * The producer's counters are off the tail's line: a producer retrying a
@@ -464,8 +465,12 @@ struct shm_ring {
                                      * every sleep and every wake */
     uint32_t pad3;
     _Atomic uint64_t sleeps;        /* times the consumer went to sleep */
+    _Atomic uint64_t wake_ms;       /* the sleeping consumer wakes by then
+                                     * anyway (CLOCK_MONOTONIC ms; 0: no
+                                     * promise): shm_ring_needs_bell_by() */
     alignas(SHM_CACHELINE) _Atomic uint64_t full;   /* pushes refused */
     _Atomic uint64_t bells;         /* doorbells the producer was told to ring */
+    _Atomic uint64_t deferred;      /* bells left to the consumer's promise */
 };
 static_assert(sizeof(struct shm_ring) == 5 * SHM_CACHELINE, "shm_ring size");
 static_assert(alignof(struct shm_ring) == SHM_CACHELINE, "shm_ring align");
@@ -548,6 +553,9 @@ struct shm_block {
     _Atomic uint32_t state; /* enum shm_block_state; W: broker */
     _Atomic uint32_t used;  /* record bytes; W: broker while FILLING */
     _Atomic uint32_t nrecs; /* records; W: broker while FILLING */
+    _Atomic uint64_t ms;    /* CLOCK_MONOTONIC ms of its first change (the
+                             * time a worker that drains it late takes for
+                             * those changes); W: broker while FILLING */
 };
 static_assert(sizeof(struct shm_block) == SHM_CACHELINE, "block header");
 static_assert(offsetof(struct shm_block, holders) == 0, "holders first");

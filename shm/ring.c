@@ -24,6 +24,17 @@
  *  (4) The consumer drains its doorbell before it clears the mark and looks
  *      at the ring again, so a ring that arrives after the look is still
  *      pending when it next blocks (no wake-up is consumed unseen).
+ *  (5) A promise (shm_ring_sleep_prepare_by): the consumer stores wake_ms,
+ *      then release-stores the new odd mark; the producer acquire-loads
+ *      the mark, loads wake_ms, and loads the mark again.  Seeing mark s
+ *      (acquire) it sees at least the promise stored before s; seeing s
+ *      again after reading wake_ms, no later sleep has stored another
+ *      promise over it (the next sleep stores its promise only after the
+ *      consumer woke from s, which moves the mark to even first).  A
+ *      deferred bell is not remembered: the next push asks again.  The
+ *      consumer keeps its promise (it blocks at most until wake_ms and
+ *      then looks at the ring), so a deferred item waits no longer than
+ *      that.
  *
  * consumer_sleeping counts: +1 on every sleep (to odd) and every wake (to
  * even).  The producer remembers the odd value it last rang for and rings
@@ -271,12 +282,23 @@ shm_ring_count_spsc(struct shm_ring_ref *r)
 bool
 shm_ring_sleep_prepare(struct shm_ring_ref *r)
 {
+    return shm_ring_sleep_prepare_by(r, 0);
+}
+
+bool
+shm_ring_sleep_prepare_by(struct shm_ring_ref *r, uint64_t wake_ms)
+{
     struct shm_ring *sh = r->sh;
     uint32_t         s = (r->sleep_seq + 1) | 1u;  /* a new odd value */
     uint32_t         tail;
 
     r->sleep_seq = s;
-    atomic_store_explicit(&sh->consumer_sleeping, s, memory_order_relaxed);
+    /*
+     * The promise before the mark, the mark with release order: a
+     * producer that sees this mark (acquire) sees this promise (5).
+     */
+    atomic_store_explicit(&sh->wake_ms, wake_ms, memory_order_relaxed);
+    atomic_store_explicit(&sh->consumer_sleeping, s, memory_order_release);
     /*
      * Mark, then look: pairs with the fence in shm_ring_needs_bell() (the
      * producer stores tail, then looks at the mark).
@@ -325,6 +347,39 @@ shm_ring_needs_bell(struct shm_ring_ref *r)
     s = atomic_load_explicit(&sh->consumer_sleeping, memory_order_relaxed);
     if ((s & 1u) == 0 || s == r->bell_seq)
         return false;
+    r->bell_seq = s;
+    atomic_store_explicit(
+        &sh->bells, atomic_load_explicit(&sh->bells, memory_order_relaxed) + 1,
+        memory_order_relaxed);
+    return true;
+}
+
+bool
+shm_ring_needs_bell_by(struct shm_ring_ref *r, uint64_t now_ms,
+                       uint32_t max_wait)
+{
+    struct shm_ring *sh = r->sh;
+    uint32_t         s;
+    uint64_t         by;
+
+    atomic_thread_fence(memory_order_seq_cst);     /* as in needs_bell */
+    s = atomic_load_explicit(&sh->consumer_sleeping, memory_order_acquire);
+    if ((s & 1u) == 0 || s == r->bell_seq)
+        return false;
+    by = atomic_load_explicit(&sh->wake_ms, memory_order_relaxed);
+    /* Only the same sleep's promise counts: a mark read again unchanged
+     * after the promise means the promise was this sleep's (5). */
+    if (by != 0 && now_ms < by
+        && r->tail - atomic_load_explicit(&sh->head, memory_order_relaxed)
+               < max_wait
+        && atomic_load_explicit(&sh->consumer_sleeping,
+                                memory_order_acquire) == s) {
+        atomic_store_explicit(
+            &sh->deferred,
+            atomic_load_explicit(&sh->deferred, memory_order_relaxed) + 1,
+            memory_order_relaxed);
+        return false;
+    }
     r->bell_seq = s;
     atomic_store_explicit(
         &sh->bells, atomic_load_explicit(&sh->bells, memory_order_relaxed) + 1,

@@ -115,6 +115,13 @@ uint32_t shm_ring_count_spsc(struct shm_ring_ref *r);
  */
 bool shm_ring_sleep_prepare(struct shm_ring_ref *r);
 
+/*
+ * Consumer: shm_ring_sleep_prepare(), promising producers that it wakes
+ * by wake_ms anyway (CLOCK_MONOTONIC ms; 0: no promise) and then looks at
+ * the ring: shm_ring_needs_bell_by() may leave it unrung until then.
+ */
+bool shm_ring_sleep_prepare_by(struct shm_ring_ref *r, uint64_t wake_ms);
+
 /* Consumer, after waking (and after draining the doorbell): unmark. */
 void shm_ring_wake_clear(struct shm_ring_ref *r);
 
@@ -124,6 +131,15 @@ void shm_ring_wake_clear(struct shm_ring_ref *r);
  * most one true per sleep of the consumer (counted in sh->bells).
  */
 bool shm_ring_needs_bell(struct shm_ring_ref *r);
+
+/*
+ * Producer: shm_ring_needs_bell(), except that a consumer asleep with a
+ * promise (shm_ring_sleep_prepare_by) is left to it while now_ms is before
+ * the promised time and fewer than max_wait items wait: false, counted in
+ * sh->deferred, and a later call for the same sleep may still ring.
+ */
+bool shm_ring_needs_bell_by(struct shm_ring_ref *r, uint64_t now_ms,
+                            uint32_t max_wait);
 
 /*
  * Consumer: drop every waiting item (head := tail).  The number dropped;

@@ -91,6 +91,20 @@ wk_fanout_on_overflow(struct wk_worker *w, uint32_t slot)
     (void)slot;
 }
 
+__attribute__((weak)) void
+wk_fanout_on_time(struct wk_worker *w, uint64_t ms)
+{
+    (void)w;
+    (void)ms;
+}
+
+__attribute__((weak)) uint64_t
+wk_fanout_wake_by(struct wk_worker *w)
+{
+    (void)w;
+    return 0;
+}
+
 /* ------------------------------------------------------------ helpers */
 
 static inline void
@@ -332,7 +346,7 @@ wk_fanout_prepare(struct wk_worker *w, void *arg)
     /* Several Writes with the broker: a lone one would only wait for
      * the timer where a doorbell brings its result sooner. */
     linger = f->linger_fd != -1 && moved && f->inflight >= 2;
-    sleep = shm_ring_sleep_prepare(&f->notif);
+    sleep = shm_ring_sleep_prepare_by(&f->notif, wk_fanout_wake_by(f->w));
     if (linger) {
         if (shm_ring_count_spsc(&f->reply) != 0)
             sleep = false;
@@ -359,6 +373,13 @@ wk_fanout_wake(struct wk_worker *w, void *arg)
 
 /* ------------------------------------------------------------ notifications */
 
+void
+wk_fanout_drain(struct wk_fanout *f)
+{
+    while (wk_fanout_drain_notif(f))
+        ;
+}
+
 /* Drain up to WK_FANOUT_DRAIN_MAX handles; true when more may be waiting. */
 static bool
 wk_fanout_drain_notif(struct wk_fanout *f)
@@ -382,6 +403,7 @@ wk_fanout_drain_notif(struct wk_fanout *f)
             /* Stale and corrupt handles are counted by the pool. */
             if (shm_blockpool_open(&f->pool, h, w->slot, &it) != 0)
                 continue;
+            wk_fanout_on_time(w, it.ms <= w->now_ms ? it.ms : w->now_ms);
             while ((rc = shm_blockpool_next(&it, &slot, &bytes, &len)) == 1) {
                 if ((shm_interest_get(&w->vals, slot) & f->bit) == 0)
                     continue;           /* another worker's slot */
@@ -394,6 +416,7 @@ wk_fanout_drain_notif(struct wk_fanout *f)
         }
     }
     if (blocks != 0) {
+        wk_fanout_on_time(w, 0);
         wk_fanout_count(&w->row->notif_blocks, blocks);
         wk_fanout_count(&w->row->notifications, recs);
     }

@@ -45,6 +45,21 @@
  *     every later record of the slot whose server timestamp is not newer
  *     than that value's.  Only for slots our interest bit is set on.
  *
+ * wk_fanout_on_time(w, ms)
+ *     The records that follow, until the next call, were applied by the
+ *     broker at ms (CLOCK_MONOTONIC ms, at or before w->now_ms); 0 after a
+ *     drain: from then on, now.  Sampling intervals count from it, not
+ *     from when the worker drained the block, which may be later (below).
+ *
+ * wk_fanout_wake_by(w)
+ *     The time (CLOCK_MONOTONIC ms) by which this worker wakes anyway and
+ *     drains its notification ring with wk_fanout_drain() before anything
+ *     of its subscriptions is due: no subscription publishes before it.
+ *     0: no such time.  Asked before each sleep; the broker then leaves
+ *     blocks alone (no bell) until that time (shm_ring_needs_bell_by),
+ *     so a worker whose subscriptions publish every 100 ms wakes for its
+ *     publishing ticks, not for every block in between.
+ *
  * Interest bits (DESIGN §2 "no lost update on subscribe"): set yours with
  * shm_interest_set() BEFORE reading the initial value (shm_value_read or
  * wk_fanout_current); clear it with shm_interest_clear() when the last
@@ -83,6 +98,8 @@
 void wk_fanout_on_value(struct wk_worker *w, uint32_t slot,
                         const uint8_t *dv, uint32_t len);
 void wk_fanout_on_overflow(struct wk_worker *w, uint32_t slot);
+void wk_fanout_on_time(struct wk_worker *w, uint64_t ms);
+uint64_t wk_fanout_wake_by(struct wk_worker *w);
 
 /* --- for the subscriptions code ------------------------------------- */
 
@@ -166,6 +183,12 @@ int wk_fanout_init(struct wk_fanout *f, struct wk_worker *w,
 
 /* Close the doorbell and free the pools. */
 void wk_fanout_clear(struct wk_fanout *f);
+
+/*
+ * Drain the notification ring now (the publishing timer, before it
+ * publishes: blocks whose bell the broker deferred are queued first).
+ */
+void wk_fanout_drain(struct wk_fanout *f);
 
 /* Is the Write path available? */
 static inline bool

@@ -394,7 +394,7 @@ void
 wk_mi_enqueue(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi,
               const struct wk_rec *r, uint32_t *vref, bool overflow)
 {
-    uint64_t now = st->w->now_ms;
+    uint64_t now = WK_SUB_NOW(st);
     uint32_t flag = 0, v, e;
     bool     rep = wk_mi_reportable(mi);
 
@@ -495,7 +495,7 @@ wk_mi_fanout(struct wk_subs *st, uint32_t i, const struct wk_rec *r,
 {
     struct wk_mi   *items = st->items;
     struct wk_ents *ep = &st->ents;
-    uint64_t        now = st->w->now_ms;
+    uint64_t        now = WK_SUB_NOW(st);
     uint64_t        k0 = r->key[0], k1 = r->key[1];
     bool            srv = (r->mask & UA_DV_SERVER_TS) != 0;
 

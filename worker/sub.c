@@ -49,6 +49,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "fanout.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
@@ -67,6 +68,8 @@ static void *wk_sub_alloc_mem(struct wk_subs *st, size_t n);
 static void wk_sub_limits(const struct shm_config *c,
                           struct wk_sub_limits *l);
 static void wk_sub_on_timer(evutil_socket_t fd, short what, void *arg);
+static void wk_sub_period_add(struct wk_subs *st, uint32_t p);
+static void wk_sub_period_del(struct wk_subs *st, uint32_t p);
 static void wk_sub_arm(struct wk_subs *st);
 static void wk_sub_heap_swap(struct wk_subs *st, uint32_t a, uint32_t b);
 static void wk_sub_heap_up(struct wk_subs *st, uint32_t i);
@@ -397,7 +400,87 @@ wk_sub_on_timer(evutil_socket_t fd, short what, void *arg)
     (void)what;
     st->timer_set = false;
     wk_clock_update(st->w);
+    /* Blocks the broker left to our promise (wk_fanout_wake_by) first. */
+    if (st->w->fanout != NULL)
+        wk_fanout_drain(st->w->fanout);
     wk_sub_run(st->w);
+}
+
+/* ------------------------------------------------------------------ */
+/* the promise to the broker (worker/fanout.h)                         */
+/* ------------------------------------------------------------------ */
+
+static void
+wk_sub_period_add(struct wk_subs *st, uint32_t p)
+{
+    int free_at = -1;
+
+    for (int i = 0; i < WK_SUB_PERIODS; i++) {
+        if (st->per_n[i] != 0 && st->per_ms[i] == p) {
+            st->per_n[i]++;
+            return;
+        }
+        if (st->per_n[i] == 0 && free_at < 0)
+            free_at = i;
+    }
+    if (free_at < 0) {
+        st->per_over++;
+        return;
+    }
+    st->per_ms[free_at] = p;
+    st->per_n[free_at] = 1;
+}
+
+static void
+wk_sub_period_del(struct wk_subs *st, uint32_t p)
+{
+    for (int i = 0; i < WK_SUB_PERIODS; i++) {
+        if (st->per_n[i] != 0 && st->per_ms[i] == p) {
+            st->per_n[i]--;
+            return;
+        }
+    }
+    if (st->per_over > 0)
+        st->per_over--;
+}
+
+/*
+ * Every subscription ticks on multiples of its period (wk_sub_phase), so
+ * the next tick of any of them is the least next multiple over the
+ * periods in use.  The timer is due no later than that: until then no
+ * subscription can publish, and the timer's first act is to drain the
+ * ring.  A subscription idling towards its keep-alive has its timer far
+ * out: then there is no promise, and the first block of a change rings
+ * as always (pulling that timer in, wk_sub_ready).
+ */
+uint64_t
+wk_fanout_wake_by(struct wk_worker *w)
+{
+    struct wk_subs *st = wk_subs_get(w);
+    uint64_t        now, due;
+
+    if (st == NULL || !st->timer_set || st->per_over != 0 || st->nsubs == 0)
+        return 0;
+    now = w->now_ms;
+    due = st->timer_due;
+    if (due <= now)
+        return 0;
+    for (int i = 0; i < WK_SUB_PERIODS; i++) {
+        uint64_t p = st->per_ms[i];
+
+        if (st->per_n[i] != 0 && p != 0 && (now / p + 1) * p < due)
+            return 0;
+    }
+    return due;
+}
+
+void
+wk_fanout_on_time(struct wk_worker *w, uint64_t ms)
+{
+    struct wk_subs *st = wk_subs_get(w);
+
+    if (st != NULL)
+        st->rec_ms = ms;
 }
 
 /* Arm the libevent timer for the earliest thing due (heap top, sampler). */
@@ -574,6 +657,7 @@ wk_sub_delete(struct wk_subs *st, struct wk_sub *sub)
         wk_sub_retx_drop(st, sub, 0);
     wk_sub_heap_del(st, sub);
     wk_sub_ss_unlink(st, sub);
+    wk_sub_period_del(st, sub->period);
     memset(sub, 0, sizeof(*sub));
     sub->id = id;
     sub->heap = WK_NIL;
@@ -693,8 +777,9 @@ wk_sub_ready(struct wk_subs *st, struct wk_sub *sub)
 
     if (sub->state != WK_SUB_NORMAL || !sub->enabled)
         return;
-    /* The next tick after now, not one of those the timer slept over. */
-    next = sub->t0 + (wk_sub_tick_now(sub, st->w->now_ms) + 1) * sub->period;
+    /* The next tick after the change (now, or when the broker applied a
+     * block drained late), not one of those the timer slept over. */
+    next = sub->t0 + (wk_sub_tick_now(sub, WK_SUB_NOW(st)) + 1) * sub->period;
     if (next < sub->due) {
         sub->due = next;
         wk_sub_heap_fix(st, sub);
@@ -1319,6 +1404,7 @@ wk_sub_create(struct wk_svc_ctx *ctx,
     sub->interval = wk_sub_revise_interval(&st->lim,
                                            req->requested_publishing_interval);
     sub->period = (uint32_t)ceil(sub->interval);
+    wk_sub_period_add(st, sub->period);
     sub->keepalive = wk_sub_revise_keepalive(
         &st->lim, req->requested_max_keep_alive_count);
     sub->lifetime = wk_sub_revise_lifetime(&st->lim, sub->interval,
@@ -1360,8 +1446,10 @@ wk_sub_modify(struct wk_svc_ctx *ctx,
     iv = wk_sub_revise_interval(&st->lim, req->requested_publishing_interval);
     if (iv != sub->interval) {
         /* A new timer: ticks count from now. */
+        wk_sub_period_del(st, sub->period);
         sub->interval = iv;
         sub->period = (uint32_t)ceil(iv);
+        wk_sub_period_add(st, sub->period);
         sub->t0 = wk_sub_phase(ctx->w->now_ms, sub->period);
         sub->k_done = 0;
     }

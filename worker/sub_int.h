@@ -367,6 +367,12 @@ struct wk_subsess {
 
 /* ------------------------------------------------------------ all */
 
+#define WK_SUB_PERIODS 8          /* distinct publishing intervals tracked */
+
+/* The time sampling intervals count from: the changes' (wk_fanout_on_time),
+ * else now. */
+#define WK_SUB_NOW(st) ((st)->rec_ms != 0 ? (st)->rec_ms : (st)->w->now_ms)
+
 struct wk_subs {
     struct wk_worker     *w;
     struct wk_sub_limits  lim;
@@ -412,6 +418,15 @@ struct wk_subs {
     bool                  timer_on;
     bool                  timer_set;
     uint64_t              timer_due;
+    /* Publishing intervals in use (ticks are their multiples): the next
+     * tick of any subscription, for wk_fanout_wake_by().  per_over counts
+     * subscriptions whose interval found no entry (then: no promise). */
+    uint32_t              per_ms[WK_SUB_PERIODS];
+    uint32_t              per_n[WK_SUB_PERIODS];
+    uint32_t              per_over;
+    /* The time of the changes being handed over (wk_fanout_on_time),
+     * 0: now. */
+    uint64_t              rec_ms;
     uint64_t              allocations;
     /* Counters (tests, stats). */
     uint64_t              dropped;      /* notifications lost to pools */

@@ -393,6 +393,68 @@ START_TEST(test_bell_protocol)
 }
 END_TEST
 
+/* A promise to wake by a time (shm_ring_sleep_prepare_by). */
+START_TEST(test_bell_by_promise)
+{
+    struct shm_ring_ref p, c;
+    struct item16       it = item16(9);
+    uint64_t            b;
+    uint8_t            *m = ring_new(16, 16, &b);
+    struct shm_ring    *sh = (struct shm_ring *)m;
+
+    ck_assert_int_eq(shm_ring_attach(&p, m, b, 16), 0);
+    ck_assert_int_eq(shm_ring_attach(&c, m, b, 16), 0);
+    /* Asleep, wakes by 1000: pushes before then are left to it while
+     * fewer than 3 items wait; each one counted, none remembered. */
+    ck_assert(shm_ring_sleep_prepare_by(&c, 1000));
+    ck_assert_int_eq(shm_ring_push_spsc(&p, &it), 0);
+    ck_assert(!shm_ring_needs_bell_by(&p, 999, 3));
+    ck_assert_int_eq(shm_ring_push_spsc(&p, &it), 0);
+    ck_assert(!shm_ring_needs_bell_by(&p, 999, 3));
+    ck_assert_uint_eq(atomic_load(&sh->deferred), 2);
+    ck_assert_uint_eq(atomic_load(&sh->bells), 0);
+    /* The third waiting item: ring, once for this sleep. */
+    ck_assert_int_eq(shm_ring_push_spsc(&p, &it), 0);
+    ck_assert(shm_ring_needs_bell_by(&p, 999, 3));
+    ck_assert(!shm_ring_needs_bell_by(&p, 999, 3));
+    ck_assert(!shm_ring_needs_bell(&p));
+    ck_assert_uint_eq(atomic_load(&sh->bells), 1);
+    shm_ring_wake_clear(&c);
+    ck_assert_int_eq(shm_ring_pop_n_spsc(&c, &it, 1), 1);
+    ck_assert_int_eq(shm_ring_pop_n_spsc(&c, &it, 1), 1);
+    ck_assert_int_eq(shm_ring_pop_n_spsc(&c, &it, 1), 1);
+    /* The promised time reached: ring. */
+    ck_assert(shm_ring_sleep_prepare_by(&c, 1000));
+    ck_assert_int_eq(shm_ring_push_spsc(&p, &it), 0);
+    ck_assert(shm_ring_needs_bell_by(&p, 1000, 3));
+    shm_ring_wake_clear(&c);
+    ck_assert_int_eq(shm_ring_pop_n_spsc(&c, &it, 1), 1);
+    /* No promise (0), or the plain call: ring at once. */
+    ck_assert(shm_ring_sleep_prepare_by(&c, 0));
+    ck_assert_int_eq(shm_ring_push_spsc(&p, &it), 0);
+    ck_assert(shm_ring_needs_bell_by(&p, 5, 3));
+    shm_ring_wake_clear(&c);
+    ck_assert_int_eq(shm_ring_pop_n_spsc(&c, &it, 1), 1);
+    ck_assert(shm_ring_sleep_prepare_by(&c, 1000));
+    ck_assert_int_eq(shm_ring_push_spsc(&p, &it), 0);
+    ck_assert(shm_ring_needs_bell(&p));
+    shm_ring_wake_clear(&c);
+    ck_assert_int_eq(shm_ring_pop_n_spsc(&c, &it, 1), 1);
+    /* A later sleep without a promise does not inherit the old one. */
+    ck_assert(shm_ring_sleep_prepare(&c));
+    ck_assert_uint_eq(atomic_load(&sh->wake_ms), 0);
+    ck_assert_int_eq(shm_ring_push_spsc(&p, &it), 0);
+    ck_assert(shm_ring_needs_bell_by(&p, 5, 3));
+    /* Awake: nothing to ring, nothing deferred. */
+    shm_ring_wake_clear(&c);
+    ck_assert_int_eq(shm_ring_push_spsc(&p, &it), 0);
+    ck_assert(!shm_ring_needs_bell_by(&p, 5, 3));
+    ck_assert_uint_eq(atomic_load(&sh->deferred), 2);
+    ck_assert_uint_eq(atomic_load(&sh->bells), 5);
+    free(m);
+}
+END_TEST
+
 START_TEST(test_discard_and_reset)
 {
     struct shm_ring_ref p, c, c2;
@@ -792,6 +854,149 @@ START_TEST(test_lost_wakeup_pipe)
 }
 END_TEST
 
+/*
+ * Lost wake-up with promises: the consumer's sleeps mix no promise, a
+ * long promise (it blocks up to LW_TIMEOUT, so only the max_wait rule can
+ * wake it early) and a short one (1-2 ms, it wakes by itself).  The
+ * producer asks shm_ring_needs_bell_by with its own clock.  Lost: a
+ * sleep without a promise that timed out with items waiting, or a long
+ * promise that timed out with max_wait or more waiting (a stale promise
+ * must never hold back a bell the current sleep needs).
+ */
+#define LWP_ITEMS (400u * 1000)
+#define LWP_MAX   16u
+
+static uint64_t
+lwp_ms(void)
+{
+    return (uint64_t)(fu_now() * 1000.0);
+}
+
+static int
+lwp_producer(int fd, int bell, unsigned seed)
+{
+    struct shm_segment  s;
+    struct shm_ring_ref r;
+    struct rec32        buf[8];
+    uint64_t            seq = 0;
+    unsigned            spins = 0;
+
+    if (shm_segment_attach(&s, fd, 1) != 0
+        || shm_ring_locate(&r, &s, 0, SHM_RING_REQ) != 0)
+        return 10;
+    while (seq < LWP_ITEMS) {
+        uint32_t k = (uint32_t)(rand_r(&seed) % 8) + 1;
+        uint32_t d = (uint32_t)rand_r(&seed) % 100;
+        int      rc;
+
+        if (k > LWP_ITEMS - seq)
+            k = (uint32_t)(LWP_ITEMS - seq);
+        for (uint32_t i = 0; i < k; i++)
+            rec32_make(&buf[i], seq + i);
+        while ((rc = shm_ring_push_n_spsc(&r, buf, k)) == -ENOSPC)
+            fu_backoff(&spins);
+        if (rc != 0)
+            return 11;
+        spins = 0;
+        seq += k;
+        if (shm_ring_needs_bell_by(&r, lwp_ms(), LWP_MAX)
+            && write(bell, "b", 1) == -1 && errno != EAGAIN)
+            return 12;
+        if (d < 60)
+            fu_spin_ns((uint64_t)(rand_r(&seed) % 2000));
+        else if (d < 95)
+            fu_spin_ns(2000 + (uint64_t)(rand_r(&seed) % 18000));
+        else
+            fu_spin_ns(50000 + (uint64_t)(rand_r(&seed) % 50000));
+    }
+    return 0;
+}
+
+START_TEST(test_lost_wakeup_promise)
+{
+    struct shm_segment  s;
+    struct shm_ring_ref r;
+    struct rec32        buf[64];
+    struct shm_plan     p = plan_stress;
+    uint64_t            next = 0, bad = 0, lost = 0, kept = 0, n = 0;
+    unsigned            seed = 99;
+    struct pollfd       pfd;
+    char                junk[256];
+    int                 pipefd[2], rc;
+    pid_t               pid;
+
+    p.req_ring_slots = 256;
+    ck_assert_int_eq(shm_segment_create(&s, &p, "check_ring"), 0);
+    ck_assert_int_eq(shm_ring_locate(&r, &s, 0, SHM_RING_REQ), 0);
+    ck_assert_int_eq(pipe2(pipefd, O_NONBLOCK | O_CLOEXEC), 0);
+    pid = fu_fork();
+    ck_assert_int_ne(pid, -1);
+    if (pid == 0) {
+        close(pipefd[0]);
+        _exit(lwp_producer(s.fd, pipefd[1], 8765));
+    }
+    close(pipefd[1]);
+    pfd.fd = pipefd[0];
+    pfd.events = POLLIN;
+    while (next < LWP_ITEMS) {
+        uint64_t by = 0;
+        int      kind, tmo = LW_TIMEOUT;
+
+        rc = shm_ring_pop_n_spsc(&r, buf, 64);
+        if (rc > 0) {
+            for (int i = 0; i < rc; i++) {
+                if (buf[i].seq != next || !rec32_ok(&buf[i]))
+                    bad++;
+                next = buf[i].seq + 1;
+            }
+            continue;
+        }
+        ck_assert_int_eq(rc, -EAGAIN);
+        kind = (int)(rand_r(&seed) % 3);
+        if (kind == 1) {
+            by = lwp_ms() + LW_TIMEOUT;
+        } else if (kind == 2) {
+            tmo = 1 + (int)(rand_r(&seed) % 2);
+            by = lwp_ms() + (uint64_t)tmo;
+        }
+        if (!shm_ring_sleep_prepare_by(&r, by))
+            continue;
+        n++;
+        rc = poll(&pfd, 1, tmo);
+        if (rc == 0) {
+            uint32_t waiting = shm_ring_count_spsc(&r);
+
+            if ((kind == 0 && waiting != 0)
+                || (kind == 1 && waiting >= LWP_MAX))
+                lost++;
+            else if (kind == 2 && waiting != 0)
+                kept++;             /* woke by itself, as promised */
+        }
+        while (read(pipefd[0], junk, sizeof(junk)) > 0)
+            ;
+        shm_ring_wake_clear(&r);
+        if (lost != 0)
+            break;
+    }
+    ck_assert_int_eq(fu_wait(pid), 0);
+    printf("ring lost-wakeup (promises): %u hand-offs, %llu sleeps, "
+           "%llu bells, %llu deferred, %llu short promises kept with "
+           "items waiting, %llu lost\n",
+           LWP_ITEMS, (unsigned long long)n,
+           (unsigned long long)atomic_load(&r.sh->bells),
+           (unsigned long long)atomic_load(&r.sh->deferred),
+           (unsigned long long)kept, (unsigned long long)lost);
+    fflush(stdout);
+    ck_assert_uint_eq(lost, 0);
+    ck_assert_uint_eq(bad, 0);
+    ck_assert_uint_eq(next, LWP_ITEMS);
+    ck_assert_uint_gt(atomic_load(&r.sh->deferred), 100);
+    ck_assert_uint_gt(atomic_load(&r.sh->bells), 100);
+    close(pipefd[0]);
+    shm_segment_close(&s);
+}
+END_TEST
+
 static Suite *
 ring_suite(void)
 {
@@ -813,6 +1018,7 @@ ring_suite(void)
 
     tc = tcase_create("sleep and bell");
     tcase_add_test(tc, test_bell_protocol);
+    tcase_add_test(tc, test_bell_by_promise);
     tcase_add_test(tc, test_discard_and_reset);
     suite_add_tcase(s, tc);
 
@@ -825,6 +1031,7 @@ ring_suite(void)
     tcase_add_test(tc, test_fork_stress_single);
     tcase_add_test(tc, test_fork_stress_batched);
     tcase_add_test(tc, test_lost_wakeup_pipe);
+    tcase_add_test(tc, test_lost_wakeup_promise);
     suite_add_tcase(s, tc);
     return s;
 }
