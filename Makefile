@@ -221,6 +221,10 @@ CHECK_PROGS += $(INTEG_RSA)
 # publishing (SECURITY.md (b) 10/86; tests/integ/integ_flood.c).
 INTEG_FLOOD := $(B)/tests/integ/integ_flood
 CHECK_PROGS += $(INTEG_FLOOD)
+# A worker's promise to wake by its next publishing tick: deferred bells,
+# no value late, sampling from the changes' time (integ_wakeby.c).
+INTEG_WAKEBY := $(B)/tests/integ/integ_wakeby
+CHECK_PROGS += $(INTEG_WAKEBY)
 # >>> (end of the integration/interop spot)
 
 # integ_server: its own objects + tests/lib/uaconn.c + libproto.a; it
@@ -262,6 +266,19 @@ $(INTEG_FLOOD): $(INTEG_FLOOD_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
 
 ifneq ($(filter run check,$(MAKECMDGOALS)),)
 $(INTEG_FLOOD_OBJS): | deps
+endif
+
+# integ_wakeby: its own objects + tests/lib/uaconn.c + libproto.a.
+INTEG_WAKEBY_OBJS := $(B)/tests/integ/integ_wakeby.o \
+                     $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
+
+$(INTEG_WAKEBY): $(INTEG_WAKEBY_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_WAKEBY_OBJS) \
+	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
+
+ifneq ($(filter run check,$(MAKECMDGOALS)),)
+$(INTEG_WAKEBY_OBJS): | deps
 endif
 
 # integ_security: its own objects + tests/lib/uaconn.c + libproto.a.

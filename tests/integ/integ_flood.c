@@ -370,7 +370,7 @@ fl_subscribe(struct uaconn *c)
     ua_status                              s;
 
     s = uaconn_subscribe1(c, &fl_arena, FL_INTERVAL_MS, 600, 1, fl_counter(),
-                          &csr);
+                          0, &csr);
     if (s == UA_GOOD
         && (csr.revised_publishing_interval != FL_INTERVAL_MS
             || csr.revised_max_keep_alive_count != 1))

@@ -246,7 +246,7 @@ is_subscribe(struct is_client *cl, double interval, uint32_t lifetime)
 
     memset(&csr, 0, sizeof(csr));
     s = uaconn_subscribe1(&cl->c, &is_arena, interval, lifetime, 10, is_v0(),
-                          &csr);
+                          0, &csr);
     if (csr.subscription_id != 0)
         cl->sub = csr.subscription_id;
     return s;

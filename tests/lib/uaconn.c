@@ -999,7 +999,7 @@ uaconn_read_time(struct uaconn *c, struct ua_arena *arena)
 ua_status
 uaconn_subscribe1(struct uaconn *c, struct ua_arena *arena, double interval,
                   uint32_t lifetime, uint32_t keep_alive,
-                  struct ua_nodeid node,
+                  struct ua_nodeid node, double sampling,
                   struct ua_create_subscription_response *sub)
 {
     struct ua_create_subscription_request     cs;
@@ -1026,7 +1026,7 @@ uaconn_subscribe1(struct uaconn *c, struct ua_arena *arena, double interval,
     it.item_to_monitor.data_encoding.name.len = -1;
     it.monitoring_mode = UA_MONITORINGMODE_REPORTING;
     it.requested_parameters.client_handle = 1;
-    it.requested_parameters.sampling_interval = 0;
+    it.requested_parameters.sampling_interval = sampling;
     it.requested_parameters.queue_size = 100;
     it.requested_parameters.discard_oldest = true;
     memset(&cm, 0, sizeof(cm));

@@ -169,13 +169,14 @@ struct ua_create_subscription_response;
 /*
  * CreateSubscription (interval ms, lifetime and keep-alive counts,
  * publishing on), then one monitored item on node's Value (client handle
- * 1, sampling 0, queue 100, discardOldest): the first Bad status, else the
+ * 1, sampling ms, queue 100, discardOldest): the first Bad status, else the
  * item's.  *sub gets the subscription's response (its id and revisions)
  * when it was created.  The arena is reset first.
  */
 ua_status uaconn_subscribe1(struct uaconn *c, struct ua_arena *arena,
                             double interval, uint32_t lifetime,
                             uint32_t keep_alive, struct ua_nodeid node,
+                            double sampling,
                             struct ua_create_subscription_response *sub);
 
 /* With activate_later: send the encoded ActivateSession; wait for its

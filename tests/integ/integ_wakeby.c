@@ -1,0 +1,317 @@
+/*
+ * tests/integ/integ_wakeby.c: a worker's promise to wake by its next
+ * publishing tick (worker/fanout.h wk_fanout_wake_by, shm/ring.h
+ * shm_ring_needs_bell_by), on loopback.
+ *
+ * Starts `uabroker -w 1` with the simulation changing every WB_SIM_MS and
+ * samplingInterval 0 allowed; two clients on the one worker subscribe to
+ * ns=1;s=Demo.Simulation.Counter at a WB_PUB_MS publishing interval:
+ * A samples every change (samplingInterval 0), B every WB_SAMPLE_MS.  No
+ * client writes, so nothing but the blocks and the publishing timer wakes
+ * the worker.  For WB_RUN_MS both keep Publish requests in flight.
+ *
+ * Asserted:
+ *   1. A gets every Counter value once, in order, none with the Overflow
+ *      bit, and none later than one publishing interval (plus slack)
+ *      after the broker stamped it: deferring the bells delays nothing
+ *      beyond the tick that publishes it;
+ *   2. the broker deferred bells: /stats fanout notif_bells_deferred > 0,
+ *      and it rang fewer bells than half the blocks it published (without
+ *      the promise a sleeping worker is rung for every block);
+ *   3. B's values come one per sampling interval, counted from when the
+ *      broker applied each change, not from when the worker drained the
+ *      block at its tick: at least WB_B_MIN over the run (a drain-time
+ *      clock leaves about one per publishing interval).
+ *
+ * Prints "ok N - what" / "FAIL N - what" and "integ_wakeby: N passed, M
+ * failed"; exits non-zero on any failure.
+ */
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto/arena.h"
+#include "proto/status_gen.h"
+#include "proto/types.h"
+#include "proto/types_gen.h"
+#include "tests/lib/itest.h"
+#include "tests/lib/uaconn.h"
+
+#define WB_SIM_MS     "20"
+#define WB_PUB_MS     200
+#define WB_SAMPLE_MS  60
+#define WB_RUN_MS     3000
+#define WB_INFLIGHT   3
+#define WB_LATE_MS    (WB_PUB_MS + 150)
+#define WB_B_MIN      ((WB_RUN_MS / WB_SAMPLE_MS) * 6 / 10)
+#define WB_ARENA      (1u << 20)
+#define WB_WATCHDOG_S 60
+
+struct wb_client {
+    struct uaconn   c;
+    uint32_t        pending;        /* Publish requests in flight */
+    uint64_t        values, overflows, wrong, gaps, late;
+    int64_t         last;           /* the last Counter value, -1: none */
+    int64_t         max_age_ms;
+    bool            have_ack;
+    struct ua_subscription_acknowledgement ack;
+};
+
+static struct ua_arena wb_arena;
+static char            wb_dir[PATH_MAX], wb_run[PATH_MAX + 8];
+static char            wb_log[PATH_MAX + 16];
+
+static struct ua_nodeid
+wb_counter(void)
+{
+    struct ua_nodeid n;
+
+    memset(&n, 0, sizeof(n));
+    n.ns = 1;
+    n.idtype = UA_IDTYPE_STRING;
+    n.id.str = ua_string_from("Demo.Simulation.Counter");
+    return n;
+}
+
+/* Now as an OPC UA DateTime (100 ns since 1601). */
+static int64_t
+wb_datetime(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 10000000 + ts.tv_nsec / 100
+           + INT64_C(116444736000000000);
+}
+
+static void
+wb_publish(struct wb_client *cl)
+{
+    struct ua_publish_request req;
+    uint32_t                  id;
+
+    memset(&req, 0, sizeof(req));
+    if (cl->have_ack) {
+        req.n_subscription_acknowledgements = 1;
+        req.subscription_acknowledgements = &cl->ack;
+        cl->have_ack = false;
+    }
+    if (uaconn_send(&cl->c, &ua_types[UA_TYPE_PUBLISHREQUEST], &req, &id)
+        != UA_GOOD)
+        itest_fatal("cannot send a Publish request");
+    cl->pending++;
+}
+
+/* One PublishResponse of cl: count its Counter values. */
+static void
+wb_take(struct wb_client *cl)
+{
+    struct ua_client_event                ev;
+    struct ua_publish_response            resp;
+    const struct ua_notification_message *m;
+    ua_status                             s;
+
+    s = uaconn_recv(&cl->c, &ev);
+    if (s != UA_GOOD)
+        itest_fatal("receive: 0x%08X", s);
+    if (ev.kind != UA_CLIENT_EV_MSG)
+        return;
+    ua_arena_reset(&wb_arena);
+    s = ua_client_decode(&cl->c.cl, &ev, &ua_types[UA_TYPE_PUBLISHRESPONSE],
+                         &resp, &wb_arena);
+    if (s != UA_GOOD || resp.response_header.service_result != UA_GOOD)
+        itest_fatal("PublishResponse: 0x%08X / 0x%08X", s,
+                    resp.response_header.service_result);
+    cl->pending--;
+    m = &resp.notification_message;
+    for (int32_t k = 0; k < m->n_notification_data; k++) {
+        const struct ua_data_change_notification *d;
+
+        if (m->notification_data[k].type
+            != &ua_types[UA_TYPE_DATACHANGENOTIFICATION])
+            continue;
+        d = m->notification_data[k].obj;
+        for (int32_t j = 0; j < d->n_monitored_items; j++) {
+            const struct ua_datavalue *v = &d->monitored_items[j].value;
+            int64_t                    x, age;
+
+            if ((v->mask & UA_DV_STATUS) && (v->status & 0x0480) != 0)
+                cl->overflows++;
+            if (!(v->mask & UA_DV_VALUE) || v->value.type != UA_BT_UINT32
+                || v->value.is_array) {
+                cl->wrong++;
+                continue;
+            }
+            x = *(const uint32_t *)v->value.data;
+            if (cl->last >= 0 && x <= cl->last)
+                cl->wrong++;
+            if (cl->last >= 0 && x != cl->last + 1)
+                cl->gaps++;
+            cl->last = x;
+            cl->values++;
+            if (v->mask & UA_DV_SOURCE_TS) {
+                age = (wb_datetime() - v->source_ts) / 10000;
+                if (age > cl->max_age_ms)
+                    cl->max_age_ms = age;
+                if (age > WB_LATE_MS)
+                    cl->late++;
+            }
+        }
+    }
+    if (m->n_notification_data > 0) {
+        cl->ack.subscription_id = resp.subscription_id;
+        cl->ack.sequence_number = m->sequence_number;
+        cl->have_ack = true;
+    }
+}
+
+static void
+wb_connect(struct wb_client *cl, uint16_t port, double sampling)
+{
+    struct ua_create_subscription_response csr;
+    ua_status                              s = UA_BAD_TIMEOUT;
+
+    memset(cl, 0, sizeof(*cl));
+    cl->last = -1;
+    for (int i = 0; i < 25 && s != UA_GOOD; i++) {
+        uaconn_init(&cl->c);
+        s = uaconn_start(&cl->c, "127.0.0.1", port);
+        if (s != UA_GOOD) {
+            uaconn_clear(&cl->c);
+            itest_sleep_ms(200);
+        }
+    }
+    if (s != UA_GOOD)
+        itest_fatal("no session: 0x%08X", s);
+    memset(&csr, 0, sizeof(csr));
+    s = uaconn_subscribe1(&cl->c, &wb_arena, WB_PUB_MS, 100, 10,
+                          wb_counter(), sampling, &csr);
+    if (s != UA_GOOD)
+        itest_fatal("no subscription (sampling %.0f ms): 0x%08X", sampling,
+                    s);
+}
+
+static bool
+wb_fanout_u64(uint16_t sport, const char *key, uint64_t *out)
+{
+    char *body = NULL;
+    bool  ok;
+
+    if (itest_http(sport, "GET", "/stats", &body) != 200) {
+        free(body);
+        return false;
+    }
+    ok = itest_json_u64(itest_json_find(body, "fanout"), key, out);
+    free(body);
+    return ok;
+}
+
+int
+main(int argc, char **argv)
+{
+    struct wb_client a, b;
+    char             bin[PATH_MAX], port[8], stats[32];
+    uint64_t         blocks0 = 0, blocks1 = 0, bells0 = 0, bells1 = 0;
+    uint64_t         def0 = 0, def1 = 0, end;
+    uint16_t         oport, sport;
+    pid_t            broker;
+
+    itest_init("integ_wakeby");
+    (void)argc;
+    itest_guard(WB_WATCHDOG_S, wb_log);
+    ua_arena_init(&wb_arena, malloc(WB_ARENA), WB_ARENA);
+    itest_broker_bin(argv[0], bin, sizeof(bin));
+    itest_tmpdir("uabroker-wakeby", wb_dir, sizeof(wb_dir));
+    snprintf(wb_run, sizeof(wb_run), "%s/run", wb_dir);
+    snprintf(wb_log, sizeof(wb_log), "%s/broker.log", wb_dir);
+    oport = itest_free_port();
+    sport = itest_free_port();
+    if (oport == 0 || sport == 0 || oport == sport)
+        itest_fatal("no free ports");
+    snprintf(port, sizeof(port), "%u", oport);
+    snprintf(stats, sizeof(stats), "127.0.0.1:%u", sport);
+    {
+        char *const av[] = { bin, "-w", "1", "-p", port, "--stats", stats,
+                             "--runtime-dir", wb_run, "--vars", "10",
+                             "--set",
+                             "addrspace.simulation_interval_ms=" WB_SIM_MS,
+                             "--set", "limits.min_sampling_interval_ms=0",
+                             NULL };
+
+        broker = itest_spawn(wb_log, av);
+    }
+    printf("# broker %s pid %d, opc.tcp port %u\n", bin, (int)broker, oport);
+    if (!itest_wait_health(sport, broker, 10000))
+        itest_fatal("the broker is not healthy");
+
+    wb_connect(&a, oport, 0);
+    wb_connect(&b, oport, WB_SAMPLE_MS);
+    for (int i = 0; i < WB_INFLIGHT; i++) {
+        wb_publish(&a);
+        wb_publish(&b);
+    }
+    /* Settle (the first messages carry the initial values), then count. */
+    end = itest_ms() + 2 * WB_PUB_MS;
+    while (itest_ms() < end) {
+        wb_take(&a);
+        wb_publish(&a);
+        wb_take(&b);
+        wb_publish(&b);
+    }
+    a.values = a.gaps = a.late = 0;
+    a.max_age_ms = 0;
+    b.values = 0;
+    if (!wb_fanout_u64(sport, "blocks", &blocks0)
+        || !wb_fanout_u64(sport, "notif_bells", &bells0)
+        || !wb_fanout_u64(sport, "notif_bells_deferred", &def0))
+        itest_fatal("no fanout counters in /stats");
+    end = itest_ms() + WB_RUN_MS;
+    while (itest_ms() < end) {
+        wb_take(&a);
+        wb_publish(&a);
+        wb_take(&b);
+        wb_publish(&b);
+    }
+    if (!wb_fanout_u64(sport, "blocks", &blocks1)
+        || !wb_fanout_u64(sport, "notif_bells", &bells1)
+        || !wb_fanout_u64(sport, "notif_bells_deferred", &def1))
+        itest_fatal("no fanout counters in /stats");
+    printf("# A: %llu values, %llu gaps, %llu overflows, oldest %lld ms; "
+           "B (sampling %d ms): %llu values; broker: %llu blocks, %llu "
+           "bells, %llu deferred\n",
+           (unsigned long long)a.values, (unsigned long long)a.gaps,
+           (unsigned long long)a.overflows, (long long)a.max_age_ms,
+           WB_SAMPLE_MS, (unsigned long long)b.values,
+           (unsigned long long)(blocks1 - blocks0),
+           (unsigned long long)(bells1 - bells0),
+           (unsigned long long)(def1 - def0));
+
+    itest_check(a.values >= (WB_RUN_MS / 20) / 2 && a.gaps == 0
+                    && a.wrong == 0 && a.overflows == 0,
+                "every Counter value once, in order, no Overflow bit "
+                "(%llu values)", (unsigned long long)a.values);
+    itest_check(a.late == 0,
+                "no value later than %d ms after the broker stamped it "
+                "(oldest %lld ms)", WB_LATE_MS, (long long)a.max_age_ms);
+    itest_check(def1 > def0, "the broker deferred bells (%llu)",
+                (unsigned long long)(def1 - def0));
+    itest_check(2 * (bells1 - bells0) < blocks1 - blocks0,
+                "fewer bells than half the blocks (%llu bells, %llu blocks)",
+                (unsigned long long)(bells1 - bells0),
+                (unsigned long long)(blocks1 - blocks0));
+    itest_check(b.values >= WB_B_MIN && b.wrong == 0,
+                "sampling every %d ms counts from the changes: %llu values "
+                "(at least %d)", WB_SAMPLE_MS, (unsigned long long)b.values,
+                WB_B_MIN);
+    (void)uaconn_close(&a.c);
+    (void)uaconn_close(&b.c);
+    uaconn_clear(&a.c);
+    uaconn_clear(&b.c);
+    itest_check(itest_stop(broker, 5000) == 0, "SIGTERM: the broker exits 0");
+    return itest_finish();
+}
