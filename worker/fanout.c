@@ -21,6 +21,9 @@
  *      requests or took results, the reply ring is not marked; the loop blocks at
  *      most linger_us (a timerfd) and the broker's results come without a
  *      doorbell.  An iteration that moved nothing marks it as before.
+ *      The notification ring is marked with a promise: the time the
+ *      publishing timer wakes us anyway (wk_fanout_wake_by, the subs'
+ *      code); the broker rings for blocks alone only after it.
  *
  * After the iteration the wake function clears the marks.  The doorbell's
  * fd sits in the loop; its callback only drains the doorbell (DESIGN §3:
