@@ -760,7 +760,8 @@ wk_sub_schedule(struct wk_subs *st, struct wk_sub *sub)
 
     if (sub->state == WK_SUB_LATE) {
         k = sub->life_left > 0 ? sub->life_left : 1;
-    } else if ((sub->enabled && sub->nqueued > 0) || !sub->sent) {
+    } else if ((sub->enabled && sub->nqueued > 0) || !sub->sent
+               || sub->hot) {
         k = 1;
     } else {
         k = sub->keepalive > sub->idle ? sub->keepalive - sub->idle : 1;
@@ -826,6 +827,13 @@ wk_sub_expire(struct wk_subs *st, struct wk_sub *sub)
             sub->state = WK_SUB_LATE;
             sub->late_since = st->w->now_ms;
             wk_sub_touch_ss(st, &st->ss[sub->sess]);
+            wk_sub_schedule(st, sub);
+            return;
+        }
+        if (sub->hot) {
+            /* The tick after a message with notifications, and nothing
+             * came: idle from now on (towards the keep-alive). */
+            sub->hot = 0;
             wk_sub_schedule(st, sub);
             return;
         }
@@ -1145,8 +1153,10 @@ wk_sub_send(struct wk_subs *st, struct wk_subsess *e, struct wk_sub *sub,
         resp.notification_message.n_notification_data = 1;
         resp.notification_message.notification_data = &eo;
         resp.more_notifications = sub->enabled && sub->nqueued > 0;
+        sub->hot = 1;
     } else {
         /* Keep-alive: no data, the sequence number that comes next. */
+        sub->hot = 0;
         resp.notification_message.sequence_number = wk_sub_next_seq(sub);
         resp.notification_message.n_notification_data = 0;
     }

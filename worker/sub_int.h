@@ -328,7 +328,10 @@ struct wk_sub {
     uint8_t  sent;              /* MessageSent */
     uint8_t  user;              /* owner identity (enum wk_session_user) */
     uint8_t  used;
-    uint8_t  pad[2];
+    uint8_t  hot;               /* the last message carried notifications:
+                                 * the next tick is looked at (changes go
+                                 * on, most likely; wk_fanout_wake_by) */
+    uint8_t  pad[1];
     struct wk_retx *retx;       /* [lim.max_retx] */
 };
 
