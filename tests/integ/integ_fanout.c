@@ -870,7 +870,16 @@ it_dead_worker(struct it_client *a)
             iv = i;
             (void)it_write(a, &wv, 1, &resp);
         }
-        itest_sleep_ms(200);
+        /* A worker with subscriptions may take them as late as its next
+         * publishing tick (it promised the broker to wake by then). */
+        for (int w = 0; w < 30; w++) {
+            itest_sleep_ms(100);
+            ok = it_worker_u64(victim, "notifications", &notif)
+                 && notif >= 100 && it_fanout_u64("blocks_total", &total)
+                 && it_fanout_u64("blocks_free", &freeb) && freeb == total;
+            if (ok)
+                break;
+        }
         ok = it_worker_u64(victim, "notifications", &notif) && notif >= 100;
         itest_check(ok, "worker %d received %llu notifications and released "
                  "their blocks", victim, (unsigned long long)notif);
