@@ -221,6 +221,10 @@ CHECK_PROGS += $(INTEG_RSA)
 # publishing (SECURITY.md (b) 10/86; tests/integ/integ_flood.c).
 INTEG_FLOOD := $(B)/tests/integ/integ_flood
 CHECK_PROGS += $(INTEG_FLOOD)
+# The simulated Demo.Vars (addrspace.simulation_vars): the limit, every
+# tick in Read and over a subscription (tests/integ/integ_sim.c).
+INTEG_SIM := $(B)/tests/integ/integ_sim
+CHECK_PROGS += $(INTEG_SIM)
 # >>> (end of the integration/interop spot)
 
 # integ_server: its own objects + tests/lib/uaconn.c + libproto.a; it
@@ -262,6 +266,19 @@ $(INTEG_FLOOD): $(INTEG_FLOOD_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
 
 ifneq ($(filter run check,$(MAKECMDGOALS)),)
 $(INTEG_FLOOD_OBJS): | deps
+endif
+
+# integ_sim: its own objects + tests/lib/uaconn.c + libproto.a.
+INTEG_SIM_OBJS := $(B)/tests/integ/integ_sim.o \
+                  $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
+
+$(INTEG_SIM): $(INTEG_SIM_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_SIM_OBJS) \
+	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
+
+ifneq ($(filter run check,$(MAKECMDGOALS)),)
+$(INTEG_SIM_OBJS): | deps
 endif
 
 # integ_security: its own objects + tests/lib/uaconn.c + libproto.a.
