@@ -1202,7 +1202,7 @@ main(int argc, char **argv)
             break;
         }
         timeout = 100;
-        if (b.is_sub && wait_ms < (uint64_t)timeout)
+        if (b.is_sub && !b.source_sim && wait_ms < (uint64_t)timeout)
             timeout = (int)wait_ms;
         if (b.phase != UB_SETUP && deadline > now
             && (deadline - now) / 1000000u < (uint64_t)timeout)
