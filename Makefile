@@ -225,6 +225,10 @@ CHECK_PROGS += $(INTEG_FLOOD)
 # no value late, sampling from the changes' time (integ_wakeby.c).
 INTEG_WAKEBY := $(B)/tests/integ/integ_wakeby
 CHECK_PROGS += $(INTEG_WAKEBY)
+# The simulated Demo.Vars (addrspace.simulation_vars): the limit, every
+# tick in Read and over a subscription (tests/integ/integ_sim.c).
+INTEG_SIM := $(B)/tests/integ/integ_sim
+CHECK_PROGS += $(INTEG_SIM)
 # >>> (end of the integration/interop spot)
 
 # integ_server: its own objects + tests/lib/uaconn.c + libproto.a; it
@@ -279,6 +283,19 @@ $(INTEG_WAKEBY): $(INTEG_WAKEBY_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
 
 ifneq ($(filter run check,$(MAKECMDGOALS)),)
 $(INTEG_WAKEBY_OBJS): | deps
+endif
+
+# integ_sim: its own objects + tests/lib/uaconn.c + libproto.a.
+INTEG_SIM_OBJS := $(B)/tests/integ/integ_sim.o \
+                  $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
+
+$(INTEG_SIM): $(INTEG_SIM_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_SIM_OBJS) \
+	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
+
+ifneq ($(filter run check,$(MAKECMDGOALS)),)
+$(INTEG_SIM_OBJS): | deps
 endif
 
 # integ_security: its own objects + tests/lib/uaconn.c + libproto.a.

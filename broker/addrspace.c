@@ -666,6 +666,7 @@ bk_as_build_demo(struct bk_addrspace *as, const struct bk_config *c,
     }
     as->vars = c->vars;
     as->ns1_vars_first = as->ns.nnodes;
+    as->vars_slot_first = slot;
     for (uint32_t v = 0; v < c->vars; v++) {
         int len = snprintf(id, sizeof(id), "v%u", v);
 

@@ -35,6 +35,8 @@ struct bk_addrspace {
     struct shm_values    vals;
     uint32_t             ns1_vars_first;    /* node index of v0 */
     uint32_t             vars;
+    uint32_t             vars_slot_first;   /* value slot of v0; v<i>'s
+                                               is this + i */
     uint32_t             sim_slot[BK_SIM_MAX];
     int64_t              start_time;        /* DateTime */
     uint64_t             diag_last[2];      /* sessions, rejected + 1 */

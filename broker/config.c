@@ -67,6 +67,9 @@ static const struct bk_conf_key bk_conf_keys[] = {
         "shared-memory heap for values larger than 24 bytes, MiB"),
     DBL("addrspace", "simulation_interval_ms", simulation_interval_ms,
         "1000", 10, 3600000, "how often the Simulation variables change"),
+    U32("addrspace", "simulation_vars", simulation_vars, "0", 0, 10000000,
+        "the first N Demo.Vars variables (v0 ...) change at every "
+        "simulation tick too: Int32 +1, Double +1.0; at most vars"),
     U32("limits", "max_string_length", max_string_length, "1048576", 1024,
         16777216, "longest String accepted (bytes)"),
     U32("limits", "max_bytestring_length", max_bytestring_length, "1048576",
@@ -394,6 +397,22 @@ bk_config_set(struct bk_config *c, const char *name, const char *value,
         return -1;
     }
     return bk_config_apply(c, k, value, err, errlen);
+}
+
+int
+bk_config_check(const struct bk_config *c, char *err, size_t errlen)
+{
+    if (c->max_secure_channels < c->max_sessions + 1) {
+        snprintf(err, errlen, "limits.max_secure_channels must be at least "
+                 "limits.max_sessions + 1 (Part 4 §5.6.2)");
+        return -1;
+    }
+    if (c->simulation_vars > c->vars) {
+        snprintf(err, errlen, "addrspace.simulation_vars (%u) must not "
+                 "exceed addrspace.vars (%u)", c->simulation_vars, c->vars);
+        return -1;
+    }
+    return 0;
 }
 
 void

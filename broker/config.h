@@ -29,6 +29,7 @@ struct bk_config {
     uint32_t vars;                  /* Objects/Demo/Vars size */
     uint32_t value_heap_mb;         /* value heap beyond the initial values */
     double   simulation_interval_ms;
+    uint32_t simulation_vars;       /* v0 .. v<n-1> change every tick */
     /* [limits]: encoding */
     uint32_t max_string_length;
     uint32_t max_bytestring_length;
@@ -122,6 +123,14 @@ int bk_config_load(struct bk_config *c, const char *path, char *err,
  */
 int bk_config_set(struct bk_config *c, const char *name, const char *value,
                   char *err, size_t errlen);
+
+/*
+ * The rules between settings that the key table's bounds cannot say
+ * (limits.max_secure_channels >= limits.max_sessions + 1,
+ * addrspace.simulation_vars <= addrspace.vars): 0, or -1 with a message
+ * in err.
+ */
+int bk_config_check(const struct bk_config *c, char *err, size_t errlen);
 
 /* Fill in what defaults to the host (application_uri, hostname). */
 void bk_config_finish(struct bk_config *c);

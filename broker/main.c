@@ -3,7 +3,8 @@
  *
  * Reads the configuration (file, then command line), builds the address
  * space into shared memory, then runs its event loop: the live Server nodes
- * tick every second, the Simulation variables change at their configured
+ * tick every second, the Simulation variables (and the first
+ * addrspace.simulation_vars of Demo.Vars) change at their configured
  * rate, the supervisor keeps one uaworker per slot running (broker/
  * supervisor.c), the fan-out applies Writes and sends value changes to
  * the workers (broker/fanout.c), the feed takes values (broker/feed.c)
@@ -77,6 +78,7 @@ static int bk_feed_word(int argc, char **argv);
 static int64_t bk_now(void);
 static void bk_on_tick(evutil_socket_t fd, short what, void *arg);
 static void bk_on_sim(evutil_socket_t fd, short what, void *arg);
+static void bk_sim_vars(struct bk_main *m, int64_t now);
 static void bk_on_signal(evutil_socket_t fd, short what, void *arg);
 static void bk_on_stopped(void *arg);
 static void bk_on_hup(evutil_socket_t fd, short what, void *arg);
@@ -309,6 +311,38 @@ bk_on_sim(evutil_socket_t fd, short what, void *arg)
                               UA_BT_DOUBLE, &sine, now);
     bk_addrspace_write_scalar(&m->as, m->as.sim_slot[BK_SIM_RANDOM],
                               UA_BT_DOUBLE, &rnd, now);
+    bk_sim_vars(m, now);
+}
+
+/*
+ * The first addrspace.simulation_vars of Demo.Vars: v<i> is its initial
+ * value plus the tick count (the Counter's value), so every tick changes
+ * each of them by one: Int32 (even i) i + ticks, wrapping; Double (odd i)
+ * i + 0.5 + ticks.  A client's Write to one of them lasts until the next
+ * tick.  One pass over their slots (consecutive), through the path of
+ * every value change (bk_addrspace_write_value: the slot, then the
+ * fan-out), nothing allocated.
+ */
+static void
+bk_sim_vars(struct bk_main *m, int64_t now)
+{
+    uint32_t n = m->conf.simulation_vars;
+    uint32_t slot = m->as.vars_slot_first;
+    uint32_t ticks = m->counter;
+
+    if (n > m->as.vars)
+        n = m->as.vars;             /* bk_config_check refuses it anyway */
+    for (uint32_t i = 0; i < n; i++, slot++) {
+        if (i % 2) {
+            double d = i + 0.5 + ticks;
+
+            bk_addrspace_write_scalar(&m->as, slot, UA_BT_DOUBLE, &d, now);
+        } else {
+            int32_t x = (int32_t)(i + ticks);
+
+            bk_addrspace_write_scalar(&m->as, slot, UA_BT_INT32, &x, now);
+        }
+    }
 }
 
 /* SIGTERM / SIGINT: stop the workers, then the loop; twice: kill them. */
@@ -468,9 +502,8 @@ main(int argc, char **argv)
     bk_config_finish(&m.conf);
     /* The snapshot the workers read carries the real count. */
     m.conf.workers = bk_supervisor_count(m.conf.workers);
-    if (m.conf.max_secure_channels < m.conf.max_sessions + 1) {
-        fprintf(stderr, "%s: limits.max_secure_channels must be at least "
-                "limits.max_sessions + 1 (Part 4 §5.6.2)\n", bk_prog);
+    if (bk_config_check(&m.conf, err, sizeof(err)) != 0) {
+        fprintf(stderr, "%s: %s\n", bk_prog, err);
         return 2;
     }
     {

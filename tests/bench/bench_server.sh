@@ -35,7 +35,14 @@
 #               ratio_window, from its samples inside it, shown beside it)
 #   sub      20 sessions x 100 items, 100 ms publishing, 50 changes/s
 #            each (a broker that queues every change:
-#            limits.min_sampling_interval_ms=0), depth 4
+#            limits.min_sampling_interval_ms=0), depth 4; the broker's
+#            simulation changes the variables (addrspace.simulation_vars
+#            100, simulation_interval_ms 20; uabench --source sim)
+#   sub-write   the same load with uabench's writer session as the source
+#            (one Write of the 100 variables 50 times a second, --source
+#            write), as before the simulation could drive it: shown, not
+#            judged (the writer's own Writes, ~300 µs of server CPU each
+#            for one lone request, dominate it)
 #   fanout   20 sessions x the same 1,000 items, 10 changes/s each, with
 #            -w 1 and then -w 2 (the rows fanout-w1, fanout-w2)
 #
@@ -233,12 +240,15 @@ stop_broker
 
 # Subscriptions: brokers of their own that queue every change (no
 # coalescing inside a sampling interval) and let uabench's anonymous
-# writer write, on the same ports.
+# writer write, on the same ports.  start_sub_broker WORKERS [OPTION...]:
+# the options go to the broker too.
 start_sub_broker() {
-    "$broker" -w "$1" -p "$port" --stats "127.0.0.1:$sport" \
+    sub_w=$1
+    shift
+    "$broker" -w "$sub_w" -p "$port" --stats "127.0.0.1:$sport" \
         --runtime-dir "$tmp/run" \
         --set limits.min_sampling_interval_ms=0 \
-        --set security.anonymous_write=true >"$tmp/broker.log" 2>&1 &
+        --set security.anonymous_write=true "$@" >"$tmp/broker.log" 2>&1 &
     pid=$!
     n=0
     until timeout 5 "$bench" --url "$url" --sessions 1 --seconds 0.2 \
@@ -252,9 +262,16 @@ start_sub_broker() {
         sleep 0.5
     done
 }
-start_sub_broker "$workers"
+# sub: the simulation changes v0 .. v99 every 20 ms (50 changes/s each).
+start_sub_broker "$workers" --set addrspace.simulation_vars=100 \
+    --set addrspace.simulation_interval_ms=20
 run --scenario sub --sessions 20 --items 100 --depth 4 --interval 100 \
-    --rate 50
+    --rate 50 --source sim
+stop_broker
+# sub-write: uabench's writer session changes them (no simulated Vars).
+start_sub_broker "$workers"
+run --as sub-write --scenario sub --sessions 20 --items 100 --depth 4 \
+    --interval 100 --rate 50 --source write
 stop_broker
 for w in 1 2; do
     start_sub_broker "$w"
@@ -322,8 +339,14 @@ END {
     printf " and the latency runs from the source timestamp the broker gave"
     printf " the written value to the read() that brought it to the"
     printf " subscriber (it includes the wait for the publishing interval:"
-    printf " half of 100 ms on average).  fanout-wN: the same load on a"
-    printf " broker with N workers.\n"
+    printf " half of 100 ms on average).  What changes the variables:"
+    printf " in the sub row the broker'"'"'s simulation (addrspace.simulation_vars"
+    printf " 100, a tick every 20 ms: 50 changes/s of each, no client"
+    printf " writes; uabench --source sim), in sub-write and the fanout rows"
+    printf " uabench'"'"'s writer session (one Write of all the watched"
+    printf " variables, 50 (sub-write) or 10 (fanout) times a second), whose"
+    printf " own Writes are in the server CPU too; the target judges the sub"
+    printf " row.  fanout-wN: the same load on a broker with N workers.\n"
     printf "\nread1-sec, connect-sec: over Basic256Sha256 SignAndEncrypt"
     printf " channels (uabench --security, a client certificate in the"
     printf " trust list of the broker).  connect, connect-sec: an op is one"

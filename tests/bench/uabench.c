@@ -38,14 +38,21 @@
  * subscription scenarios (sub, fanout) an op is one delivered notification
  * (a MonitoredItemNotification in a PublishResponse) and the latency is
  * from the value's source timestamp (the broker stamps it when it applies
- * the writer's Write) to the read() that brought the notification (both
- * clocks are this machine's CLOCK_REALTIME):
+ * the writer's Write, or at its simulation tick) to the read() that
+ * brought the notification (both clocks are this machine's
+ * CLOCK_REALTIME):
  *
  *   sub      every session subscribes to --items variables (v0 ...) at
  *            --interval ms (samplingInterval 0, queue --queue) and keeps
  *            --depth Publish requests in flight, acknowledging what came;
- *            one more session, the writer, changes every one of those
- *            variables --rate times a second (one Write of all of them)
+ *            --source write (the default): one more session, the writer,
+ *            changes every one of those variables --rate times a second
+ *            (one Write of all of them); --source sim: no writer, the
+ *            server changes them itself (uabroker: addrspace.
+ *            simulation_vars >= --items, its simulation_interval_ms
+ *            sets the rate; --rate is then only the rate expected, for the
+ *            report, which also gives the rate seen: notifications per
+ *            second per watched variable)
  *   fanout   the same with 1,000 variables: K sessions (--sessions), spread
  *            over the workers, all watching the same 1,000 nodes
  *
@@ -90,6 +97,8 @@
  *   scenario=read1 sessions=20 depth=1 ops/s=... p50_us=... p90_us=...
  *   p99_us=... client_cpu_us/op=... server_cpu_us/op=... server_allocs/op=...
  *   errors=N other_load_cores=... security=None
+ * (sub and fanout: source=write or source=sim at the end, and the
+ * scenario's Markdown name says it too: "sub (source=sim)")
  * (connect with security: a second line, rsa_ceiling: ...)
  * or, with --markdown, one Markdown table row (--markdown-header prints the
  * header).  other_load_cores is the CPU the rest of the machine used during
@@ -180,6 +189,10 @@ ub_usage(FILE *f)
         "  --interval P         sub, fanout: publishing interval, ms (100)\n"
         "  --rate R             sub, fanout: changes per second of each "
         "variable (50)\n"
+        "  --source S           sub, fanout: what changes the variables:\n"
+        "                       write (a writer session, --rate Writes/s)\n"
+        "                       or sim (the server's simulation; --rate is\n"
+        "                       then only the rate expected) (write)\n"
         "  --queue Q            sub, fanout: monitored-item queue size (100)\n"
         "  --server-pid PID     add PID's utime+stime to the server CPU "
         "(repeatable)\n"
@@ -308,7 +321,7 @@ ub_args(struct ub *b, int argc, char **argv)
     enum { O_URL = 256, O_SESS, O_DEPTH, O_SECS, O_WARM, O_SCEN, O_NS,
            O_PREFIX, O_COUNT, O_TS, O_PID, O_STATS, O_MD, O_MDH, O_QUIET,
            O_HELP, O_ITEMS, O_INTERVAL, O_RATE, O_QUEUE, O_SECURITY, O_CERT,
-           O_KEY, O_WCERT, O_WKEY, O_TRUST };
+           O_KEY, O_WCERT, O_WKEY, O_TRUST, O_SOURCE };
     static const struct option opts[] = {
         { "url", required_argument, NULL, O_URL },
         { "sessions", required_argument, NULL, O_SESS },
@@ -336,10 +349,12 @@ ub_args(struct ub *b, int argc, char **argv)
         { "write-cert", required_argument, NULL, O_WCERT },
         { "write-key", required_argument, NULL, O_WKEY },
         { "server-trust", required_argument, NULL, O_TRUST },
+        { "source", required_argument, NULL, O_SOURCE },
         { NULL, 0, NULL, 0 }
     };
     int    c;
     double v;
+    bool   source_set = false;
 
     b->nsess = 1;
     b->depth = 1;
@@ -497,6 +512,18 @@ ub_args(struct ub *b, int argc, char **argv)
         case O_TRUST:
             b->trust_file = optarg;
             break;
+        case O_SOURCE:
+            if (strcmp(optarg, "write") == 0) {
+                b->source_sim = false;
+            } else if (strcmp(optarg, "sim") == 0) {
+                b->source_sim = true;
+            } else {
+                fprintf(stderr, "uabench: --source wants write or sim, not "
+                        "'%s'\n", optarg);
+                return -1;
+            }
+            source_set = true;
+            break;
         default:
             ub_usage(stderr);
             return -1;
@@ -521,6 +548,10 @@ ub_args(struct ub *b, int argc, char **argv)
     b->is_connect = b->sc->init == ub_connect_init;
     if (b->items == 0)
         b->items = ub_sub_items(b->sc);
+    if (source_set && !b->is_sub) {
+        fprintf(stderr, "uabench: --source is for sub and fanout\n");
+        return -1;
+    }
     if (b->is_sub && b->items > b->vars_count) {
         fprintf(stderr, "uabench: %s needs --vars-count >= --items (%u)\n",
                 b->sc->name, b->items);
@@ -929,7 +960,8 @@ ub_report(struct ub *b)
     double secs = (double)(b->t1_ns - b->t0_ns) / 1e9;
     double ops = (double)b->ops;
     double rate = secs > 0 ? ops / secs : 0;
-    char   cli[32], srv[32], alloc[32], other[32], sec[96], name[128];
+    char   cli[32], srv[32], alloc[32], other[32], sec[96], name[160];
+    char   src[32] = "";
 
     /* Our CPU less the in-window RSA samples (not part of the load). */
     if (ops > 0)
@@ -962,8 +994,14 @@ ub_report(struct ub *b)
                                                         : "SignAndEncrypt");
     else
         strcpy(sec, "None");
+    if (b->is_sub)
+        snprintf(src, sizeof(src), "source=%s",
+                 b->source_sim ? "sim" : "write");
     if (b->policy != NULL)
-        snprintf(name, sizeof(name), "%s (%s)", b->sc->name, sec);
+        snprintf(name, sizeof(name), "%s (%s%s%s)", b->sc->name, sec,
+                 src[0] != '\0' ? ", " : "", src);
+    else if (src[0] != '\0')
+        snprintf(name, sizeof(name), "%s (%s)", b->sc->name, src);
     else
         snprintf(name, sizeof(name), "%s", b->sc->name);
     if (b->markdown)
@@ -975,20 +1013,25 @@ ub_report(struct ub *b)
         printf("scenario=%s sessions=%u depth=%u ops/s=%.0f p50_us=%.1f "
                "p90_us=%.1f p99_us=%.1f client_cpu_us/op=%s "
                "server_cpu_us/op=%s server_allocs/op=%s errors=%" PRIu64
-               " other_load_cores=%s security=%s\n",
+               " other_load_cores=%s security=%s%s%s\n",
                b->sc->name, b->nsub, b->depth, rate, ub_hist_pct(b, 50),
                ub_hist_pct(b, 90), ub_hist_pct(b, 99), cli, srv, alloc,
-               b->errors, other, sec);
+               b->errors, other, sec, src[0] != '\0' ? " " : "", src);
     if (b->is_connect && b->policy != NULL) {
         /* A second line (stdout; stderr with --markdown). */
         ub_rsa_report(b->markdown ? stderr : stdout, b, rate,
                       b->srv_cpu_ok ? b->srv_cpu1 - b->srv_cpu0 : 0, secs);
     }
-    if (b->is_sub)
+    if (b->is_sub && b->nsub > 0)
         fprintf(stderr, "uabench: %s: %u items per session, interval %.0f "
-                "ms, %.0f changes/s per variable; %" PRIu64 " notifications"
-                " with the Overflow bit, %" PRIu64 " late Writes\n",
-                b->sc->name, b->items, b->interval, b->rate, b->overflows,
+                "ms, source %s, %.0f changes/s per variable %s, %.1f seen "
+                "(notifications/s per watched item); %" PRIu64
+                " notifications with the Overflow bit, %" PRIu64
+                " late Writes\n",
+                b->sc->name, b->items, b->interval,
+                b->source_sim ? "sim" : "write", b->rate,
+                b->source_sim ? "expected" : "written",
+                rate / ((double)b->nsub * b->items), b->overflows,
                 b->lag_writes);
     fflush(stdout);
     if (b->errors > 0 && !b->quiet)
@@ -1026,9 +1069,10 @@ main(int argc, char **argv)
                 gai_strerror(rc));
         return 2;
     }
-    /* sub, fanout: one more session, the writer (the last one). */
+    /* sub, fanout: one more session, the writer (the last one), unless
+     * the server's simulation changes the variables. */
     b.nsub = b.nsess;
-    if (b.is_sub)
+    if (b.is_sub && !b.source_sim)
         b.nsess++;
     /* "v0" ... "v<count-1>", in one block. */
     plen = strlen(b.vars_prefix);
@@ -1052,7 +1096,7 @@ main(int argc, char **argv)
     ua_arena_init(&b.arena, b.arena_buf, UB_ARENA);
     if (b.policy != NULL && ub_discover(&b) != 0)
         return 2;
-    if (b.is_sub && ub_sub_writer_init(&b) != 0) {
+    if (b.is_sub && !b.source_sim && ub_sub_writer_init(&b) != 0) {
         fprintf(stderr, "uabench: out of memory\n");
         return 2;
     }
@@ -1071,7 +1115,7 @@ main(int argc, char **argv)
     for (uint32_t i = 0; i < b.nsess; i++) {
         b.sess[i].idx = i;
         b.sess[i].fd = -1;
-        b.sess[i].writer = b.is_sub && i == b.nsess - 1;
+        b.sess[i].writer = b.is_sub && !b.source_sim && i == b.nsess - 1;
         if (ub_sess_start(&b, &b.sess[i]) != 0)
             ub_sess_kill(&b, &b.sess[i], UA_BAD_COMMUNICATION_ERROR,
                          "cannot start the connection");
@@ -1158,7 +1202,7 @@ main(int argc, char **argv)
             break;
         }
         timeout = 100;
-        if (b.is_sub && wait_ms < (uint64_t)timeout)
+        if (b.is_sub && !b.source_sim && wait_ms < (uint64_t)timeout)
             timeout = (int)wait_ms;
         if (b.phase != UB_SETUP && deadline > now
             && (deadline - now) / 1000000u < (uint64_t)timeout)
@@ -1184,7 +1228,7 @@ main(int argc, char **argv)
                 && evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP))
                 ub_sess_readable(&b, s);
         }
-        if (b.is_sub)
+        if (b.is_sub && !b.source_sim)
             wait_ms = ub_sub_write(&b);
         for (uint32_t i = 0; i < b.nflush; i++)
             ub_sess_flush(&b, b.flush[i]);

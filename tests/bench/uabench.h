@@ -98,8 +98,8 @@ struct ub_sess {
     void              *req;
     uint32_t           cursor;          /* rotation over the variables */
     uint32_t           next_renew_check_ms;
-    /* sub, fanout: the writer session, or a subscriber's acknowledgements
-     * for its next Publish. */
+    /* sub, fanout: the writer session (--source write), or a
+     * subscriber's acknowledgements for its next Publish. */
     bool               writer;
     uint64_t           write_next_ns;   /* writer: when the next Write goes */
     uint32_t           nacks;
@@ -185,6 +185,9 @@ struct ub {
     uint32_t                  items;            /* sub, fanout: --items */
     double                    interval;         /* --interval ms */
     double                    rate;             /* --rate changes/s */
+    bool                      source_sim;       /* --source sim: no writer,
+                                                   the server's simulation
+                                                   changes the variables */
     uint32_t                  queue;            /* --queue */
     uint32_t                  nsub;             /* subscriber sessions */
     bool                      is_sub;           /* sub, fanout */

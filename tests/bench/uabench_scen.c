@@ -2,8 +2,8 @@
  * tests/bench/uabench_scen.c: uabench's scenarios (tests/bench/uabench.c
  * describes the program), the rows of ub_scenarios[] and their functions:
  * read1, read100, browse, write100; sub and fanout (subscription setup,
- * Publish with acknowledgements, the writer session, notifications
- * counted from their source timestamps); connect (the handshake cycle and
+ * Publish with acknowledgements, the writer session of --source write,
+ * notifications counted from their source timestamps); connect (the handshake cycle and
  * the RSA blocks of its OPN messages).
  */
 #include "uabench.h"
@@ -60,7 +60,8 @@ const struct ub_scenario ub_scenarios[] = {
       UB_WRITE_N, ub_write100_init, ub_write_next, ub_write_status },
     { "sub", "each session subscribes to --items variables (100) at "
       "--interval ms and keeps --depth Publishes in flight; a writer "
-      "session changes them --rate times a second; op = a notification",
+      "session changes them --rate times a second (--source write), or "
+      "the server's simulation does (--source sim); op = a notification",
       UA_TYPE_PUBLISHREQUEST, UA_TYPE_PUBLISHRESPONSE, UA_TYPE_STATUSCODE,
       0, ub_sub_init, ub_sub_next, ub_sub_status },
     { "fanout", "sub with all sessions watching the same 1,000 variables",

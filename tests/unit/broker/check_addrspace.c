@@ -368,6 +368,15 @@ START_TEST(test_demo_namespace)
     ck_assert_uint_eq(v.type, UA_BT_DOUBLE);
     ck_assert(*(double *)v.data == 999.5);
     ck_assert_uint_eq(lookup_str(1, "v1000"), SHM_NONE);
+    /* The simulation finds v<n>'s slot at vars_slot_first + n. */
+    for (uint32_t n = 0; n < 1000; n += 333) {
+        char id[16];
+
+        snprintf(id, sizeof(id), "v%u", n);
+        i = lookup_str(1, id);
+        ck_assert_uint_eq(as.ns.nodes[i].u.var.slot,
+                          as.vars_slot_first + n);
+    }
     /* Static: a scalar and an array of every built-in type. */
     for (int bt = 1; bt <= 25; bt++) {
         static const char *const names[] = {

@@ -134,6 +134,42 @@ START_TEST(test_limits_at_bounds)
 }
 END_TEST
 
+/* The rules between keys (bk_config_check). */
+START_TEST(test_check_across_keys)
+{
+    struct bk_config c;
+    char             err[256];
+
+    bk_config_defaults(&c);
+    ck_assert_uint_eq(c.simulation_vars, 0);
+    ck_assert_int_eq(bk_config_check(&c, err, sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_set(&c, "addrspace.vars", "10", err,
+                                   sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_set(&c, "addrspace.simulation_vars", "10",
+                                   err, sizeof(err)), 0);
+    ck_assert_uint_eq(c.simulation_vars, 10);
+    ck_assert_int_eq(bk_config_check(&c, err, sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_set(&c, "simulation_vars", "11", err,
+                                   sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_check(&c, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "simulation_vars"));
+    ck_assert_int_eq(bk_config_set(&c, "vars", "0", err, sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_set(&c, "simulation_vars", "1", err,
+                                   sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_check(&c, err, sizeof(err)), -1);
+    ck_assert_int_eq(bk_config_set(&c, "simulation_vars", "0", err,
+                                   sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_check(&c, err, sizeof(err)), 0);
+    /* limits.max_secure_channels >= limits.max_sessions + 1 */
+    c.max_sessions = 10;
+    c.max_secure_channels = 11;
+    ck_assert_int_eq(bk_config_check(&c, err, sizeof(err)), 0);
+    c.max_secure_channels = 10;
+    ck_assert_int_eq(bk_config_check(&c, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "max_secure_channels"));
+}
+END_TEST
+
 START_TEST(test_snapshot_and_write)
 {
     struct bk_config  c, d;
@@ -199,6 +235,7 @@ main(void)
     tcase_add_test(tc, test_load);
     tcase_add_test(tc, test_load_errors);
     tcase_add_test(tc, test_limits_at_bounds);
+    tcase_add_test(tc, test_check_across_keys);
     tcase_add_test(tc, test_snapshot_and_write);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
