@@ -301,6 +301,15 @@ ua_nodeid_num(uint16_t ns, uint32_t num)
     return n;
 }
 
+/* A String NodeId pointing at s (no copy). */
+static inline struct ua_nodeid
+ua_nodeid_str(uint16_t ns, const char *s)
+{
+    struct ua_nodeid n = { .ns = ns, .idtype = UA_IDTYPE_STRING };
+    n.id.str = ua_string_from(s);
+    return n;
+}
+
 /* Point v at one element of built-in type bt (no copy). */
 static inline void
 ua_variant_set_scalar(struct ua_variant *v, void *data, uint8_t bt)

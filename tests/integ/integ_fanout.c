@@ -91,7 +91,6 @@ static bool it_worker_u64(int slot, const char *key, uint64_t *out);
 static bool it_fanout_u64(const char *key, uint64_t *out);
 static bool it_wait_health(unsigned ms);
 static struct it_client *it_connect(void);
-static struct ua_nodeid it_str_id(uint16_t ns, const char *s);
 static ua_status it_write(struct it_client *cl, struct ua_write_value *wv,
                           int n, struct ua_write_response *resp);
 static ua_status it_write1(struct it_client *cl, struct ua_nodeid id,
@@ -187,17 +186,6 @@ it_connect(void)
     return cl;
 }
 
-static struct ua_nodeid
-it_str_id(uint16_t ns, const char *s)
-{
-    struct ua_nodeid n;
-
-    memset(&n, 0, sizeof(n));
-    n.ns = ns;
-    n.idtype = UA_IDTYPE_STRING;
-    n.id.str = ua_string_from(s);
-    return n;
-}
 
 static ua_status
 it_write(struct it_client *cl, struct ua_write_value *wv, int n,
@@ -318,8 +306,8 @@ it_ryw(struct it_client *a, struct it_client *b)
         ua_status         s;
 
         memset(wv, 0, sizeof(wv));
-        wv[0].node_id = it_str_id(1, "v0");
-        wv[1].node_id = it_str_id(1, "v1");
+        wv[0].node_id = ua_nodeid_str(1, "v0");
+        wv[1].node_id = ua_nodeid_str(1, "v1");
         for (int k = 0; k < 2; k++) {
             wv[k].attribute_id = UA_ATTR_VALUE;
             wv[k].index_range.len = -1;
@@ -334,14 +322,14 @@ it_ryw(struct it_client *a, struct it_client *b)
                 itest_check(false, "Write %d: 0x%08X", i, s);
             continue;
         }
-        s = it_read1(r, it_str_id(1, "v0"), &dv);
+        s = it_read1(r, ua_nodeid_str(1, "v0"), &dv);
         if (s != UA_GOOD || dv.value.type != UA_BT_INT32
             || *(int32_t *)dv.value.data != iv) {
             if (bad++ < 3)
                 itest_check(false, "Read v0 after Write %d: 0x%08X", i, s);
             continue;
         }
-        s = it_read1(r, it_str_id(1, "v1"), &dv);
+        s = it_read1(r, ua_nodeid_str(1, "v1"), &dv);
         if (s != UA_GOOD || dv.value.type != UA_BT_DOUBLE
             || *(double *)dv.value.data != dvv) {
             if (bad++ < 3)
@@ -488,11 +476,11 @@ it_static(struct it_client *a, struct it_client *b)
                 ua_variant_set_scalar(&v, mem, bt);
             }
             total++;
-            s = it_write1(a, it_str_id(1, id), UA_ATTR_VALUE, NULL, &v, 0);
+            s = it_write1(a, ua_nodeid_str(1, id), UA_ATTR_VALUE, NULL, &v, 0);
             if (!itest_check(s == UA_GOOD, "Write %s (%s): 0x%08X %s", id,
                           ua_types[bt - 1].name, s, ua_status_name(s)))
                 continue;
-            s = it_read1(b, it_str_id(1, id), &dv);
+            s = it_read1(b, ua_nodeid_str(1, id), &dv);
             same = s == UA_GOOD && dv.value.type == v.type
                    && dv.value.is_array == v.is_array
                    && (v.is_array
@@ -542,12 +530,12 @@ it_mixed_write(struct it_client *a, struct it_client *b)
         for (int k = 0; k < IT_MIXED_N; k++) {
             /* Even vN are Int32: v200, v202, ... (distinct nodes). */
             snprintf(names[k], sizeof(names[k]), "v%d", 200 + 2 * k);
-            wv[k].node_id = it_str_id(1, names[k]);
+            wv[k].node_id = ua_nodeid_str(1, names[k]);
             want[k] = UA_GOOD;
             switch (k % 7) {
             case 2:
                 snprintf(names[k], sizeof(names[k]), "nope%d", k);
-                wv[k].node_id = it_str_id(1, names[k]);
+                wv[k].node_id = ua_nodeid_str(1, names[k]);
                 want[k] = UA_BAD_NODE_ID_UNKNOWN;
                 break;
             case 4:
@@ -558,7 +546,7 @@ it_mixed_write(struct it_client *a, struct it_client *b)
             case 5:
                 /* v(odd) is Double: a known node the broker refuses. */
                 snprintf(names[k], sizeof(names[k]), "v%d", 201 + 2 * k);
-                wv[k].node_id = it_str_id(1, names[k]);
+                wv[k].node_id = ua_nodeid_str(1, names[k]);
                 want[k] = UA_BAD_TYPE_MISMATCH;
                 break;
             default:
@@ -613,36 +601,36 @@ it_refusals(struct it_client *a)
     ua_status                 s;
 
     ua_variant_set_scalar(&v, &d, UA_BT_DOUBLE);
-    s = it_write1(a, it_str_id(1, "v0"), UA_ATTR_VALUE, NULL, &v, 0);
+    s = it_write1(a, ua_nodeid_str(1, "v0"), UA_ATTR_VALUE, NULL, &v, 0);
     itest_check(s == UA_BAD_TYPE_MISMATCH, "Double to Int32 v0: "
              "BadTypeMismatch (0x%08X)", s);
     ua_variant_set_array(&v, arr, 3, UA_BT_INT32);
-    s = it_write1(a, it_str_id(1, "v0"), UA_ATTR_VALUE, NULL, &v, 0);
+    s = it_write1(a, ua_nodeid_str(1, "v0"), UA_ATTR_VALUE, NULL, &v, 0);
     itest_check(s == UA_BAD_TYPE_MISMATCH, "array to scalar v0: "
              "BadTypeMismatch (0x%08X)", s);
     ua_variant_set_scalar(&v, &i32, UA_BT_INT32);
-    s = it_write1(a, it_str_id(1, "Demo.Static.Array.Int32"), UA_ATTR_VALUE,
-                  NULL, &v, 0);
+    s = it_write1(a, ua_nodeid_str(1, "Demo.Static.Array.Int32"),
+                  UA_ATTR_VALUE, NULL, &v, 0);
     itest_check(s == UA_BAD_TYPE_MISMATCH, "scalar to an array variable: "
              "BadTypeMismatch (0x%08X)", s);
     s = it_write1(a, ua_nodeid_num(0, UA_NS0ID_SERVER_SERVICELEVEL),
                   UA_ATTR_VALUE, NULL, &v, 0);
     itest_check(s == UA_BAD_NOT_WRITABLE, "Server.ServiceLevel (read-only): "
              "BadNotWritable (0x%08X)", s);
-    s = it_write1(a, it_str_id(1, "v0"), UA_ATTR_DISPLAYNAME, NULL, &v, 0);
+    s = it_write1(a, ua_nodeid_str(1, "v0"), UA_ATTR_DISPLAYNAME, NULL, &v, 0);
     itest_check(s == UA_BAD_NOT_WRITABLE, "DisplayName of v0: BadNotWritable "
              "(0x%08X)", s);
-    s = it_write1(a, it_str_id(1, "v0"), UA_ATTR_SYMMETRIC, NULL, &v, 0);
+    s = it_write1(a, ua_nodeid_str(1, "v0"), UA_ATTR_SYMMETRIC, NULL, &v, 0);
     itest_check(s == UA_BAD_ATTRIBUTE_ID_INVALID, "Symmetric of a Variable: "
              "BadAttributeIdInvalid (0x%08X)", s);
-    s = it_write1(a, it_str_id(1, "nope"), UA_ATTR_VALUE, NULL, &v, 0);
+    s = it_write1(a, ua_nodeid_str(1, "nope"), UA_ATTR_VALUE, NULL, &v, 0);
     itest_check(s == UA_BAD_NODE_ID_UNKNOWN, "unknown node: BadNodeIdUnknown "
              "(0x%08X)", s);
-    s = it_write1(a, it_str_id(1, "v0"), UA_ATTR_VALUE, NULL, &v,
+    s = it_write1(a, ua_nodeid_str(1, "v0"), UA_ATTR_VALUE, NULL, &v,
                   UA_DV_SERVER_TS);
     itest_check(s == UA_BAD_WRITE_NOT_SUPPORTED, "ServerTimestamp: "
              "BadWriteNotSupported (0x%08X)", s);
-    s = it_write1(a, it_str_id(1, "v0"), UA_ATTR_VALUE, NULL, &v,
+    s = it_write1(a, ua_nodeid_str(1, "v0"), UA_ATTR_VALUE, NULL, &v,
                   UA_DV_SOURCE_TS);
     itest_check(s == UA_BAD_WRITE_NOT_SUPPORTED, "SourceTimestamp without "
              "TimestampWrite: BadWriteNotSupported (0x%08X)", s);
@@ -652,7 +640,7 @@ it_refusals(struct it_client *a)
     many = calloc(1001, sizeof(*many));
     if (many != NULL) {
         for (int k = 0; k < 1001; k++) {
-            many[k].node_id = it_str_id(1, "v0");
+            many[k].node_id = ua_nodeid_str(1, "v0");
             many[k].attribute_id = UA_ATTR_VALUE;
             many[k].index_range.len = -1;
             many[k].value.mask = UA_DV_VALUE;
@@ -670,25 +658,25 @@ it_refusals(struct it_client *a)
     }
     /* IndexRange: two elements of the Int32 array. */
     ua_variant_set_array(&v, arr, 3, UA_BT_INT32);
-    s = it_write1(a, it_str_id(1, "Demo.Static.Array.Int32"), UA_ATTR_VALUE,
-                  NULL, &v, 0);
+    s = it_write1(a, ua_nodeid_str(1, "Demo.Static.Array.Int32"),
+                  UA_ATTR_VALUE, NULL, &v, 0);
     ua_variant_set_array(&v, piece, 2, UA_BT_INT32);
-    s = s != UA_GOOD ? s : it_write1(a, it_str_id(1,
+    s = s != UA_GOOD ? s : it_write1(a, ua_nodeid_str(1,
                                      "Demo.Static.Array.Int32"),
                                      UA_ATTR_VALUE, "1:2", &v, 0);
     itest_check(s == UA_GOOD, "IndexRange 1:2 write: Good (0x%08X)", s);
-    s = it_read1(a, it_str_id(1, "Demo.Static.Array.Int32"), &dv);
+    s = it_read1(a, ua_nodeid_str(1, "Demo.Static.Array.Int32"), &dv);
     itest_check(s == UA_GOOD && dv.value.is_array && dv.value.n == 3
                  && ((int32_t *)dv.value.data)[0] == 1
                  && ((int32_t *)dv.value.data)[1] == 40
                  && ((int32_t *)dv.value.data)[2] == 41,
              "after it the array is [1, 40, 41]");
-    s = it_write1(a, it_str_id(1, "Demo.Static.Array.Int32"), UA_ATTR_VALUE,
-                  "2:3", &v, 0);
+    s = it_write1(a, ua_nodeid_str(1, "Demo.Static.Array.Int32"),
+                  UA_ATTR_VALUE, "2:3", &v, 0);
     itest_check(s == UA_BAD_INDEX_RANGE_NO_DATA, "IndexRange 2:3 past the end: "
              "BadIndexRangeNoData (0x%08X)", s);
-    s = it_write1(a, it_str_id(1, "Demo.Static.Array.Int32"), UA_ATTR_VALUE,
-                  "2:1", &v, 0);
+    s = it_write1(a, ua_nodeid_str(1, "Demo.Static.Array.Int32"),
+                  UA_ATTR_VALUE, "2:1", &v, 0);
     itest_check(s == UA_BAD_INDEX_RANGE_INVALID, "IndexRange 2:1: "
              "BadIndexRangeInvalid (0x%08X)", s);
 }
@@ -714,11 +702,11 @@ it_feed(struct it_client *b)
     itest_check(rc == 0 && strstr(out, "ok 2 failed 0") != NULL,
              "uabroker feed two lines: exit %d, \"%s\"", rc,
              strtok(out, "\n") != NULL ? out : "");
-    s = it_read1(b, it_str_id(1, "v2"), &dv);
+    s = it_read1(b, ua_nodeid_str(1, "v2"), &dv);
     itest_check(s == UA_GOOD && dv.value.type == UA_BT_INT32
                  && *(int32_t *)dv.value.data == 4242,
              "a Read then sees v2 = 4242 (0x%08X)", s);
-    s = it_read1(b, it_str_id(1, "v3"), &dv);
+    s = it_read1(b, ua_nodeid_str(1, "v3"), &dv);
     itest_check(s == UA_GOOD && dv.value.type == UA_BT_DOUBLE
                  && *(double *)dv.value.data == -0.5,
              "and v3 = -0.5 (0x%08X)", s);
@@ -730,7 +718,7 @@ it_feed(struct it_client *b)
     rc = it_run(argv3, out, sizeof(out));
     itest_check(rc == 0, "uabroker feed --push: exit %d", rc);
     for (int t = 0; t < 50; t++) {
-        s = it_read1(b, it_str_id(1, "v6"), &dv);
+        s = it_read1(b, ua_nodeid_str(1, "v6"), &dv);
         if (s == UA_GOOD && *(int32_t *)dv.value.data == -77)
             break;
         itest_sleep_ms(20);
@@ -754,7 +742,7 @@ it_allocations(struct it_client *a)
     memset(wv, 0, sizeof(wv));
     for (int k = 0; k < 100; k++) {
         snprintf(names[k], sizeof(names[k]), "v%d", k);
-        wv[k].node_id = it_str_id(1, names[k]);
+        wv[k].node_id = ua_nodeid_str(1, names[k]);
         wv[k].attribute_id = UA_ATTR_VALUE;
         wv[k].index_range.len = -1;
         wv[k].value.mask = UA_DV_VALUE;
@@ -861,7 +849,7 @@ it_dead_worker(struct it_client *a)
         int32_t                  iv = 0;
 
         memset(&wv, 0, sizeof(wv));
-        wv.node_id = it_str_id(1, "v10");
+        wv.node_id = ua_nodeid_str(1, "v10");
         wv.attribute_id = UA_ATTR_VALUE;
         wv.index_range.len = -1;
         wv.value.mask = UA_DV_VALUE;

@@ -351,17 +351,6 @@ fl_flood(uint16_t port, unsigned ms, int wfd)
 
 /* ------------------------------------------------------------ subscriber */
 
-static struct ua_nodeid
-fl_counter(void)
-{
-    struct ua_nodeid n;
-
-    memset(&n, 0, sizeof(n));
-    n.ns = 1;
-    n.idtype = UA_IDTYPE_STRING;
-    n.id.str = ua_string_from("Demo.Simulation.Counter");
-    return n;
-}
 
 static ua_status
 fl_subscribe(struct uaconn *c)
@@ -369,8 +358,9 @@ fl_subscribe(struct uaconn *c)
     struct ua_create_subscription_response csr;
     ua_status                              s;
 
-    s = uaconn_subscribe1(c, &fl_arena, FL_INTERVAL_MS, 600, 1, fl_counter(),
-                          0, &csr);
+    s = uaconn_subscribe1(c, &fl_arena, FL_INTERVAL_MS, 600, 1,
+                          ua_nodeid_str(1, "Demo.Simulation.Counter"), 0,
+                          &csr);
     if (s == UA_GOOD
         && (csr.revised_publishing_interval != FL_INTERVAL_MS
             || csr.revised_max_keep_alive_count != 1))
@@ -379,13 +369,11 @@ fl_subscribe(struct uaconn *c)
 }
 
 struct fl_pub {
-    uint64_t responses, keepalives, messages, values;
+    uint64_t responses, keepalives, messages;
     uint64_t max_gap_ms;
     uint64_t seq_breaks;        /* a data message's number not last + 1 */
-    uint64_t value_breaks;      /* a Counter value not last + 1 */
-    uint64_t overflows;
+    struct uaconn_seq q;        /* the Counter's values */
     uint32_t last_seq;
-    int64_t  last_value;        /* -1: none yet */
     uint64_t last_ms;
     ua_status error;
 };
@@ -437,31 +425,7 @@ fl_publish(struct uaconn *c, struct fl_pub *p, uint64_t until, int phase)
             ack.sequence_number = m->sequence_number;
             have_ack = true;
         }
-        for (int32_t k = 0; k < m->n_notification_data; k++) {
-            const struct ua_data_change_notification *d;
-
-            if (m->notification_data[k].type
-                != &ua_types[UA_TYPE_DATACHANGENOTIFICATION])
-                continue;
-            d = m->notification_data[k].obj;
-            for (int32_t j = 0; j < d->n_monitored_items; j++) {
-                const struct ua_datavalue *v = &d->monitored_items[j].value;
-                uint32_t                   x;
-
-                if ((v->mask & UA_DV_STATUS) && (v->status & 0x0480) != 0)
-                    p->overflows++;
-                if (!(v->mask & UA_DV_VALUE) || v->value.type != UA_BT_UINT32
-                    || v->value.is_array) {
-                    p->value_breaks++;
-                    continue;
-                }
-                x = *(const uint32_t *)v->value.data;
-                if (p->last_value >= 0 && (int64_t)x != p->last_value + 1)
-                    p->value_breaks++;
-                p->last_value = x;
-                p->values++;
-            }
-        }
+        uaconn_seq_take(&p->q, m);
         memset(&req, 0, sizeof(req));
         if (have_ack) {
             req.n_subscription_acknowledgements = 1;
@@ -525,14 +489,7 @@ main(int argc, char **argv)
         itest_fatal("the broker is not healthy");
 
     /* 1. The subscriber. */
-    for (int i = 0; i < FL_START_MS / 200 && s != UA_GOOD; i++) {
-        uaconn_init(&sub);
-        s = uaconn_start(&sub, "127.0.0.1", fl_port);
-        if (s != UA_GOOD) {
-            uaconn_clear(&sub);
-            itest_sleep_ms(200);
-        }
-    }
+    s = uaconn_start_retry(&sub, "127.0.0.1", fl_port, FL_START_MS);
     if (s != UA_GOOD)
         itest_fatal("no session: 0x%08X", s);
     s = fl_subscribe(&sub);
@@ -545,7 +502,7 @@ main(int argc, char **argv)
             != UA_GOOD)
             itest_fatal("Publish");
     memset(&pub, 0, sizeof(pub));
-    pub.last_value = -1;
+    uaconn_seq_init(&pub.q, UA_BT_UINT32);
     /* A second of normal publishing first; then the baseline. */
     fl_publish(&sub, &pub, itest_ms() + 1000, 0);
     fl_procs[0].pid = fl_broker;
@@ -560,7 +517,7 @@ main(int argc, char **argv)
                 "%llu ms", (unsigned long long)pub.responses,
                 (unsigned long long)pub.max_gap_ms);
     memset(&pub, 0, sizeof(pub));
-    pub.last_value = -1;
+    uaconn_seq_init(&pub.q, UA_BT_UINT32);
 
     /* 2. The flood, from a child. */
     if (pipe(pfd) != 0)
@@ -603,7 +560,7 @@ main(int argc, char **argv)
     printf("# subscriber: %llu PublishResponses (%llu keep-alives), %llu "
            "values, max gap %llu ms\n", (unsigned long long)pub.responses,
            (unsigned long long)pub.keepalives,
-           (unsigned long long)pub.values,
+           (unsigned long long)pub.q.values,
            (unsigned long long)pub.max_gap_ms);
     for (int i = 0; i < 1 + FL_WORKERS; i++)
         printf("# %s pid %d: RSS %llu -> max %llu -> %llu kB, fds %d -> "
@@ -664,12 +621,12 @@ main(int argc, char **argv)
                 "sequence numbers contiguous over %llu NotificationMessages "
                 "(%llu breaks)", (unsigned long long)pub.messages,
                 (unsigned long long)pub.seq_breaks);
-    itest_check(pub.value_breaks == 0 && pub.overflows == 0
-                    && pub.values > 0,
+    itest_check(pub.q.breaks == 0 && pub.q.overflows == 0
+                    && pub.q.values > 0,
                 "every Counter value once, in order: %llu values, %llu "
-                "breaks, %llu overflows", (unsigned long long)pub.values,
-                (unsigned long long)pub.value_breaks,
-                (unsigned long long)pub.overflows);
+                "breaks, %llu overflows", (unsigned long long)pub.q.values,
+                (unsigned long long)pub.q.breaks,
+                (unsigned long long)pub.q.overflows);
 
     /* Memory and descriptors bounded. */
     for (int i = 0; i < 1 + FL_WORKERS; i++) {

@@ -107,7 +107,6 @@ static ua_status it_read(struct it_client *cl, struct ua_read_value_id *ids,
                          int n, struct ua_read_response *resp);
 static ua_status it_read_one(struct it_client *cl, struct ua_nodeid id,
                              uint32_t attr, struct ua_datavalue *dv);
-static struct ua_nodeid it_str_id(uint16_t ns, const char *s);
 static void it_services(struct it_client *cl);
 static void it_discovery(struct it_client *cl);
 static void it_reads(struct it_client *cl);
@@ -230,17 +229,6 @@ it_connect(void)
     return cl;
 }
 
-static struct ua_nodeid
-it_str_id(uint16_t ns, const char *s)
-{
-    struct ua_nodeid n;
-
-    memset(&n, 0, sizeof(n));
-    n.ns = ns;
-    n.idtype = UA_IDTYPE_STRING;
-    n.id.str = ua_string_from(s);
-    return n;
-}
 
 static void
 it_read_ids_init(struct ua_read_value_id *ids, int n)
@@ -397,24 +385,24 @@ it_reads(struct it_client *cl)
     }
 
     /* The Vars: v0 = Int32 0, v1 = Double 1.5. */
-    s = it_read_one(cl, it_str_id(1, "v0"), UA_ATTR_VALUE, &dv);
+    s = it_read_one(cl, ua_nodeid_str(1, "v0"), UA_ATTR_VALUE, &dv);
     itest_check(s == UA_GOOD && dv.status == UA_GOOD
                  && dv.value.type == UA_BT_INT32 && !dv.value.is_array
                  && *(const int32_t *)dv.value.data == 0,
              "Read ns=1;s=v0 = Int32 0 (0x%08X, type %u)", s,
              s == UA_GOOD ? dv.value.type : 0);
-    s = it_read_one(cl, it_str_id(1, "v1"), UA_ATTR_VALUE, &dv);
+    s = it_read_one(cl, ua_nodeid_str(1, "v1"), UA_ATTR_VALUE, &dv);
     itest_check(s == UA_GOOD && dv.status == UA_GOOD
                  && dv.value.type == UA_BT_DOUBLE && !dv.value.is_array
                  && *(const double *)dv.value.data == 1.5,
              "Read ns=1;s=v1 = Double 1.5 (0x%08X, type %u)", s,
              s == UA_GOOD ? dv.value.type : 0);
-    s = it_read_one(cl, it_str_id(1, "v999"), UA_ATTR_VALUE, &dv);
+    s = it_read_one(cl, ua_nodeid_str(1, "v999"), UA_ATTR_VALUE, &dv);
     itest_check(s == UA_GOOD && dv.status == UA_GOOD
                  && dv.value.type == UA_BT_DOUBLE
                  && *(const double *)dv.value.data == 999.5,
              "Read ns=1;s=v999 = Double 999.5");
-    s = it_read_one(cl, it_str_id(1, "v1000"), UA_ATTR_VALUE, &dv);
+    s = it_read_one(cl, ua_nodeid_str(1, "v1000"), UA_ATTR_VALUE, &dv);
     itest_check(s == UA_GOOD && dv.status == UA_BAD_NODE_ID_UNKNOWN,
              "Read ns=1;s=v1000 (--vars 1000) = BadNodeIdUnknown");
 }
@@ -430,7 +418,7 @@ it_attributes(struct it_client *cl)
 
     it_read_ids_init(ids, UA_ATTR_MAX);
     for (int i = 0; i < UA_ATTR_MAX; i++) {
-        ids[i].node_id = it_str_id(1, "v7");
+        ids[i].node_id = ua_nodeid_str(1, "v7");
         ids[i].attribute_id = (uint32_t)i + 1;
     }
     s = it_read(cl, ids, UA_ATTR_MAX, &resp);
@@ -445,7 +433,7 @@ it_attributes(struct it_client *cl)
                       && !IT_A(a)->value.is_array)
     {
         const struct ua_nodeid *id = IT_A(UA_ATTR_NODEID)->value.data;
-        struct ua_nodeid        want = it_str_id(1, "v7");
+        struct ua_nodeid        want = ua_nodeid_str(1, "v7");
 
         itest_check(IT_OK(UA_ATTR_NODEID, UA_BT_NODEID)
                      && ua_nodeid_equal(id, &want),
@@ -718,7 +706,7 @@ it_register(struct it_client *cl)
     char                                sbuf[2][64];
     ua_status                           s;
 
-    ids[0] = it_str_id(1, "v0");
+    ids[0] = ua_nodeid_str(1, "v0");
     ids[1] = ua_nodeid_num(0, UA_NS0ID_SERVER_SERVERSTATUS_CURRENTTIME);
     memset(&req, 0, sizeof(req));
     req.request_header.audit_entry_id.len = -1;
@@ -783,7 +771,7 @@ it_unknown(struct it_client *cl)
                     &ua_types[UA_TYPE_QUERYFIRSTRESPONSE], &qfr, &it_arena);
     itest_check(s == UA_BAD_SERVICE_UNSUPPORTED,
              "QueryFirst = BadServiceUnsupported (0x%08X)", s);
-    s = it_read_one(cl, it_str_id(1, "v0"), UA_ATTR_VALUE, &dv);
+    s = it_read_one(cl, ua_nodeid_str(1, "v0"), UA_ATTR_VALUE, &dv);
     itest_check(s == UA_GOOD, "the channel still serves Reads after that");
 }
 
@@ -804,7 +792,7 @@ it_pipeline(struct it_client *cl)
     for (int i = 0; i < N && s == UA_GOOD; i++) {
         snprintf(name[i], sizeof(name[i]), "v%d", 2 * i);
         it_read_ids_init(&rv, 1);
-        rv.node_id = it_str_id(1, name[i]);
+        rv.node_id = ua_nodeid_str(1, name[i]);
         memset(&req, 0, sizeof(req));
         req.request_header.audit_entry_id.len = -1;
         req.timestamps_to_return = UA_TIMESTAMPSTORETURN_NEITHER;
@@ -864,7 +852,7 @@ it_large(struct it_client *cl)
         snprintf(names[i], sizeof(names[i]), "no-such-variable-%04d-"
                  "padding-padding-padding-padding-padding-padding-padding-"
                  "padding-padding", i);
-        ids[i].node_id = it_str_id(1, names[i]);
+        ids[i].node_id = ua_nodeid_str(1, names[i]);
     }
     s = it_read(cl, ids, N, &resp);
     good = 0;
@@ -885,13 +873,13 @@ it_session_cycle(struct it_client *cl)
 
     s = uaconn_close_session(&cl->c);
     itest_check(s == UA_GOOD, "worker %d: CloseSession: 0x%08X", cl->worker, s);
-    s = it_read_one(cl, it_str_id(1, "v0"), UA_ATTR_VALUE, &dv);
+    s = it_read_one(cl, ua_nodeid_str(1, "v0"), UA_ATTR_VALUE, &dv);
     itest_check(UA_STATUS_IS_BAD(s),
              "Read after CloseSession is refused (0x%08X)", s);
     s = uaconn_session(&cl->c);
     itest_check(s == UA_GOOD,
              "CreateSession + ActivateSession again: 0x%08X", s);
-    s = it_read_one(cl, it_str_id(1, "v1"), UA_ATTR_VALUE, &dv);
+    s = it_read_one(cl, ua_nodeid_str(1, "v1"), UA_ATTR_VALUE, &dv);
     itest_check(s == UA_GOOD && dv.value.type == UA_BT_DOUBLE,
              "Read on the new session");
 }
@@ -992,7 +980,7 @@ it_counters(void)
     /* Steady state: Reads cost no heap allocation in the workers. */
     for (unsigned i = 0; i < it_ncl; i++) {
         it_read_ids_init(&rv, 1);
-        rv.node_id = it_str_id(1, "v2");
+        rv.node_id = ua_nodeid_str(1, "v2");
         for (int k = 0; k < 5; k++)
             (void)it_read(&it_cl[i], &rv, 1, &resp);
     }
@@ -1128,13 +1116,13 @@ it_kill_worker(void)
 
         for (unsigned i = 0; i < it_ncl; i++)
             if (it_cl[i].worker == other
-                && it_read_one(&it_cl[i], it_str_id(1, "v0"), UA_ATTR_VALUE,
-                               &dv) != UA_GOOD)
+                && it_read_one(&it_cl[i], ua_nodeid_str(1, "v0"),
+                               UA_ATTR_VALUE, &dv) != UA_GOOD)
                 all = false;
         itest_check(all, "every client of worker %d still reads", other);
     }
     victim_cl->c.timeout_ms = 2000;
-    s = it_read_one(victim_cl, it_str_id(1, "v0"), UA_ATTR_VALUE, &dv);
+    s = it_read_one(victim_cl, ua_nodeid_str(1, "v0"), UA_ATTR_VALUE, &dv);
     itest_check(s != UA_GOOD, "a client of the killed worker lost its "
              "connection (0x%08X)", s);
     for (unsigned i = 0; i < it_ncl; i++)
@@ -1149,7 +1137,7 @@ it_kill_worker(void)
         if (cl == NULL)
             break;
         if (cl->worker == victim)
-            served = it_read_one(cl, it_str_id(1, "v1"), UA_ATTR_VALUE,
+            served = it_read_one(cl, ua_nodeid_str(1, "v1"), UA_ATTR_VALUE,
                                  &dv) == UA_GOOD
                      && dv.value.type == UA_BT_DOUBLE;
     }

@@ -63,17 +63,6 @@ struct im_snap {
     bool     ok;
 };
 
-static struct ua_nodeid
-im_id(const char *s)
-{
-    struct ua_nodeid n;
-
-    memset(&n, 0, sizeof(n));
-    n.ns = 1;
-    n.idtype = UA_IDTYPE_STRING;
-    n.id.str = ua_string_from(s);
-    return n;
-}
 
 /* `uabroker -t --vars 10 --set addrspace.simulation_vars=VALUE`: its exit
  * status; its output in out. */
@@ -113,7 +102,7 @@ im_read(struct uaconn *c, struct im_snap *sn)
     memset(sn, 0, sizeof(*sn));
     memset(rv, 0, sizeof(rv));
     for (int i = 0; i < 5; i++) {
-        rv[i].node_id = im_id(names[i]);
+        rv[i].node_id = ua_nodeid_str(1, names[i]);
         rv[i].attribute_id = UA_ATTR_VALUE;
         rv[i].index_range.len = -1;
         rv[i].data_encoding.name.len = -1;
@@ -173,12 +162,12 @@ im_publish(struct uaconn *c)
 {
     struct ua_subscription_acknowledgement ack;
     struct ua_publish_request              req;
-    uint64_t  until = itest_ms() + IM_PUB_MS, values = 0, breaks = 0;
-    uint64_t  ts_breaks = 0, overflows = 0;
-    int64_t   last = INT64_MIN, last_src = 0;
+    struct uaconn_seq                      q;
+    uint64_t  until = itest_ms() + IM_PUB_MS;
     uint32_t  id;
     ua_status s = UA_GOOD;
 
+    uaconn_seq_init(&q, UA_BT_INT32);
     memset(&req, 0, sizeof(req));
     for (int i = 0; i < IM_INFLIGHT && s == UA_GOOD; i++)
         s = uaconn_send(c, &ua_types[UA_TYPE_PUBLISHREQUEST], &req, &id);
@@ -196,34 +185,7 @@ im_publish(struct uaconn *c)
         if (s != UA_GOOD)
             break;
         m = &resp.notification_message;
-        for (int32_t k = 0; k < m->n_notification_data; k++) {
-            const struct ua_data_change_notification *d;
-
-            if (m->notification_data[k].type
-                != &ua_types[UA_TYPE_DATACHANGENOTIFICATION])
-                continue;
-            d = m->notification_data[k].obj;
-            for (int32_t j = 0; j < d->n_monitored_items; j++) {
-                const struct ua_datavalue *v = &d->monitored_items[j].value;
-                int64_t                    x;
-
-                if ((v->mask & UA_DV_STATUS) && (v->status & 0x0480) != 0)
-                    overflows++;
-                if (!(v->mask & UA_DV_VALUE) || v->value.type != UA_BT_INT32
-                    || v->value.is_array) {
-                    breaks++;
-                    continue;
-                }
-                x = *(const int32_t *)v->value.data;
-                if (last != INT64_MIN && x != last + 1)
-                    breaks++;
-                if (!(v->mask & UA_DV_SOURCE_TS) || v->source_ts <= last_src)
-                    ts_breaks++;
-                last = x;
-                last_src = v->source_ts;
-                values++;
-            }
-        }
+        uaconn_seq_take(&q, m);
         /* The next Publish acknowledges this message. */
         req.n_subscription_acknowledgements = 0;
         if (m->n_notification_data > 0) {
@@ -237,13 +199,15 @@ im_publish(struct uaconn *c)
     itest_check(s == UA_GOOD, "Publish on v0 for %u ms: 0x%08X", IM_PUB_MS,
                 s);
     /* 10 ms ticks: ~100 in the window; a busy machine may give fewer. */
-    itest_check(values >= IM_MIN_VALUES && breaks == 0 && overflows == 0,
+    itest_check(q.values >= IM_MIN_VALUES && q.breaks == 0
+                    && q.overflows == 0,
                 "v0 over a subscription: %llu values (>= %u), each the last "
                 "+ 1 (%llu breaks), %llu overflows",
-                (unsigned long long)values, IM_MIN_VALUES,
-                (unsigned long long)breaks, (unsigned long long)overflows);
-    itest_check(ts_breaks == 0, "every notification of v0 has a newer "
-                "source timestamp (%llu not)", (unsigned long long)ts_breaks);
+                (unsigned long long)q.values, IM_MIN_VALUES,
+                (unsigned long long)q.breaks, (unsigned long long)q.overflows);
+    itest_check(q.src_breaks == 0, "every notification of v0 has a newer "
+                "source timestamp (%llu not)",
+                (unsigned long long)q.src_breaks);
 }
 
 int
@@ -296,14 +260,7 @@ main(int argc, char **argv)
            oport);
     if (!itest_wait_health(sport, broker, IM_START_MS))
         itest_fatal("the broker is not healthy");
-    for (int i = 0; i < IM_START_MS / 200 && s != UA_GOOD; i++) {
-        uaconn_init(&c);
-        s = uaconn_start(&c, "127.0.0.1", oport);
-        if (s != UA_GOOD) {
-            uaconn_clear(&c);
-            itest_sleep_ms(200);
-        }
-    }
+    s = uaconn_start_retry(&c, "127.0.0.1", oport, IM_START_MS);
     if (s != UA_GOOD)
         itest_fatal("no session: 0x%08X", s);
 
@@ -339,8 +296,8 @@ main(int argc, char **argv)
                 a.val[3], b.val[3]);
 
     /* 4. Every tick over a subscription. */
-    s = uaconn_subscribe1(&c, &im_arena, IM_INTERVAL_MS, 600, 10, im_id("v0"),
-                          0, &csr);
+    s = uaconn_subscribe1(&c, &im_arena, IM_INTERVAL_MS, 600, 10,
+                          ua_nodeid_str(1, "v0"), 0, &csr);
     if (s != UA_GOOD)
         itest_fatal("no subscription on v0: 0x%08X", s);
     im_publish(&c);

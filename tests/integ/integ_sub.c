@@ -116,7 +116,6 @@ static void is_stop_broker(const char *what);
 static bool is_worker_u64(int slot, const char *key, uint64_t *out);
 static bool is_wait_health(unsigned ms);
 static struct is_client *is_connect(void);
-static struct ua_nodeid is_v0(void);
 static ua_status is_subscribe(struct is_client *cl, double interval,
                               uint32_t lifetime);
 static void *is_sub_thread(void *arg);
@@ -225,17 +224,6 @@ is_connect(void)
     return cl;
 }
 
-static struct ua_nodeid
-is_v0(void)
-{
-    struct ua_nodeid n;
-
-    memset(&n, 0, sizeof(n));
-    n.ns = 1;
-    n.idtype = UA_IDTYPE_STRING;
-    n.id.str = ua_string_from("v0");
-    return n;
-}
 
 /* A subscription on v0: every change (sampling 0, queue 100). */
 static ua_status
@@ -245,8 +233,8 @@ is_subscribe(struct is_client *cl, double interval, uint32_t lifetime)
     ua_status                              s;
 
     memset(&csr, 0, sizeof(csr));
-    s = uaconn_subscribe1(&cl->c, &is_arena, interval, lifetime, 10, is_v0(),
-                          0, &csr);
+    s = uaconn_subscribe1(&cl->c, &is_arena, interval, lifetime, 10,
+                          ua_nodeid_str(1, "v0"), 0, &csr);
     if (csr.subscription_id != 0)
         cl->sub = csr.subscription_id;
     return s;
@@ -377,7 +365,7 @@ is_write(struct is_client *cl, int32_t v)
     ua_status                s;
 
     memset(&wv, 0, sizeof(wv));
-    wv.node_id = is_v0();
+    wv.node_id = ua_nodeid_str(1, "v0");
     wv.attribute_id = UA_ATTR_VALUE;
     wv.index_range.len = -1;
     wv.value.mask = UA_DV_VALUE;
@@ -431,17 +419,6 @@ is_blocks_free(unsigned ms, uint64_t *free_n, uint64_t *total)
 
 /* ------------------------------------------------------------ deadband */
 
-static struct ua_nodeid
-is_str_id(const char *id)
-{
-    struct ua_nodeid n;
-
-    memset(&n, 0, sizeof(n));
-    n.ns = 1;
-    n.idtype = UA_IDTYPE_STRING;
-    n.id.str = ua_string_from(id);
-    return n;
-}
 
 static ua_status
 is_write_double(struct is_client *cl, const char *id, double v)
@@ -452,7 +429,7 @@ is_write_double(struct is_client *cl, const char *id, double v)
     ua_status                s;
 
     memset(&wv, 0, sizeof(wv));
-    wv.node_id = is_str_id(id);
+    wv.node_id = ua_nodeid_str(1, id);
     wv.attribute_id = UA_ATTR_VALUE;
     wv.index_range.len = -1;
     wv.value.mask = UA_DV_VALUE;
@@ -517,7 +494,7 @@ is_analog(struct is_client *writer)
     for (int k = 0; k < 2; k++) {
         struct ua_monitoring_parameters *mp = &it[k].requested_parameters;
 
-        it[k].item_to_monitor.node_id = is_str_id(k == 0
+        it[k].item_to_monitor.node_id = ua_nodeid_str(1, k == 0
                                                       ? "Demo.Analog.Double"
                                                       : "v1");
         it[k].item_to_monitor.attribute_id = UA_ATTR_VALUE;

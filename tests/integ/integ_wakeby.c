@@ -55,8 +55,8 @@
 struct wb_client {
     struct uaconn   c;
     uint32_t        pending;        /* Publish requests in flight */
-    uint64_t        values, overflows, wrong, gaps, late;
-    int64_t         last;           /* the last Counter value, -1: none */
+    struct uaconn_seq q;            /* the Counter's values */
+    uint64_t        late;
     int64_t         max_age_ms;
     bool            have_ack;
     struct ua_subscription_acknowledgement ack;
@@ -66,17 +66,6 @@ static struct ua_arena wb_arena;
 static char            wb_dir[PATH_MAX], wb_run[PATH_MAX + 8];
 static char            wb_log[PATH_MAX + 16];
 
-static struct ua_nodeid
-wb_counter(void)
-{
-    struct ua_nodeid n;
-
-    memset(&n, 0, sizeof(n));
-    n.ns = 1;
-    n.idtype = UA_IDTYPE_STRING;
-    n.id.str = ua_string_from("Demo.Simulation.Counter");
-    return n;
-}
 
 /* Now as an OPC UA DateTime (100 ns since 1601). */
 static int64_t
@@ -129,39 +118,13 @@ wb_take(struct wb_client *cl)
                     resp.response_header.service_result);
     cl->pending--;
     m = &resp.notification_message;
-    for (int32_t k = 0; k < m->n_notification_data; k++) {
-        const struct ua_data_change_notification *d;
+    if (uaconn_seq_take(&cl->q, m) > 0 && cl->q.oldest_src != INT64_MAX) {
+        int64_t age = (wb_datetime() - cl->q.oldest_src) / 10000;
 
-        if (m->notification_data[k].type
-            != &ua_types[UA_TYPE_DATACHANGENOTIFICATION])
-            continue;
-        d = m->notification_data[k].obj;
-        for (int32_t j = 0; j < d->n_monitored_items; j++) {
-            const struct ua_datavalue *v = &d->monitored_items[j].value;
-            int64_t                    x, age;
-
-            if ((v->mask & UA_DV_STATUS) && (v->status & 0x0480) != 0)
-                cl->overflows++;
-            if (!(v->mask & UA_DV_VALUE) || v->value.type != UA_BT_UINT32
-                || v->value.is_array) {
-                cl->wrong++;
-                continue;
-            }
-            x = *(const uint32_t *)v->value.data;
-            if (cl->last >= 0 && x <= cl->last)
-                cl->wrong++;
-            if (cl->last >= 0 && x != cl->last + 1)
-                cl->gaps++;
-            cl->last = x;
-            cl->values++;
-            if (v->mask & UA_DV_SOURCE_TS) {
-                age = (wb_datetime() - v->source_ts) / 10000;
-                if (age > cl->max_age_ms)
-                    cl->max_age_ms = age;
-                if (age > WB_LATE_MS)
-                    cl->late++;
-            }
-        }
+        if (age > cl->max_age_ms)
+            cl->max_age_ms = age;
+        if (age > WB_LATE_MS)
+            cl->late++;
     }
     if (m->n_notification_data > 0) {
         cl->ack.subscription_id = resp.subscription_id;
@@ -177,20 +140,14 @@ wb_connect(struct wb_client *cl, uint16_t port, double sampling)
     ua_status                              s = UA_BAD_TIMEOUT;
 
     memset(cl, 0, sizeof(*cl));
-    cl->last = -1;
-    for (int i = 0; i < 25 && s != UA_GOOD; i++) {
-        uaconn_init(&cl->c);
-        s = uaconn_start(&cl->c, "127.0.0.1", port);
-        if (s != UA_GOOD) {
-            uaconn_clear(&cl->c);
-            itest_sleep_ms(200);
-        }
-    }
+    uaconn_seq_init(&cl->q, UA_BT_UINT32);
+    s = uaconn_start_retry(&cl->c, "127.0.0.1", port, 5000);
     if (s != UA_GOOD)
         itest_fatal("no session: 0x%08X", s);
     memset(&csr, 0, sizeof(csr));
     s = uaconn_subscribe1(&cl->c, &wb_arena, WB_PUB_MS, 100, 10,
-                          wb_counter(), sampling, &csr);
+                          ua_nodeid_str(1, "Demo.Simulation.Counter"),
+                          sampling, &csr);
     if (s != UA_GOOD)
         itest_fatal("no subscription (sampling %.0f ms): 0x%08X", sampling,
                     s);
@@ -263,9 +220,9 @@ main(int argc, char **argv)
         wb_take(&b);
         wb_publish(&b);
     }
-    a.values = a.gaps = a.late = 0;
+    a.q.values = a.q.breaks = a.late = 0;
     a.max_age_ms = 0;
-    b.values = 0;
+    b.q.values = 0;
     if (!wb_fanout_u64(sport, "blocks", &blocks0)
         || !wb_fanout_u64(sport, "notif_bells", &bells0)
         || !wb_fanout_u64(sport, "notif_bells_deferred", &def0))
@@ -284,17 +241,17 @@ main(int argc, char **argv)
     printf("# A: %llu values, %llu gaps, %llu overflows, oldest %lld ms; "
            "B (sampling %d ms): %llu values; broker: %llu blocks, %llu "
            "bells, %llu deferred\n",
-           (unsigned long long)a.values, (unsigned long long)a.gaps,
-           (unsigned long long)a.overflows, (long long)a.max_age_ms,
-           WB_SAMPLE_MS, (unsigned long long)b.values,
+           (unsigned long long)a.q.values, (unsigned long long)a.q.breaks,
+           (unsigned long long)a.q.overflows, (long long)a.max_age_ms,
+           WB_SAMPLE_MS, (unsigned long long)b.q.values,
            (unsigned long long)(blocks1 - blocks0),
            (unsigned long long)(bells1 - bells0),
            (unsigned long long)(def1 - def0));
 
-    itest_check(a.values >= (WB_RUN_MS / 20) / 2 && a.gaps == 0
-                    && a.wrong == 0 && a.overflows == 0,
+    itest_check(a.q.values >= (WB_RUN_MS / 20) / 2 && a.q.breaks == 0
+                    && a.q.overflows == 0 && a.q.src_breaks == 0,
                 "every Counter value once, in order, no Overflow bit "
-                "(%llu values)", (unsigned long long)a.values);
+                "(%llu values)", (unsigned long long)a.q.values);
     itest_check(a.late == 0,
                 "no value later than %d ms after the broker stamped it "
                 "(oldest %lld ms)", WB_LATE_MS, (long long)a.max_age_ms);
@@ -304,9 +261,9 @@ main(int argc, char **argv)
                 "fewer bells than half the blocks (%llu bells, %llu blocks)",
                 (unsigned long long)(bells1 - bells0),
                 (unsigned long long)(blocks1 - blocks0));
-    itest_check(b.values >= WB_B_MIN && b.wrong == 0,
+    itest_check(b.q.values >= WB_B_MIN && b.q.src_breaks == 0,
                 "sampling every %d ms counts from the changes: %llu values "
-                "(at least %d)", WB_SAMPLE_MS, (unsigned long long)b.values,
+                "(at least %d)", WB_SAMPLE_MS, (unsigned long long)b.q.values,
                 WB_B_MIN);
     (void)uaconn_close(&a.c);
     (void)uaconn_close(&b.c);

@@ -839,6 +839,78 @@ uaconn_start(struct uaconn *c, const char *host, uint16_t port)
     return s;
 }
 
+void
+uaconn_seq_init(struct uaconn_seq *q, uint8_t type)
+{
+    memset(q, 0, sizeof(*q));
+    q->type = type;
+    q->last = INT64_MIN;
+    q->oldest_src = INT64_MAX;
+}
+
+uint32_t
+uaconn_seq_take(struct uaconn_seq *q, const struct ua_notification_message *m)
+{
+    uint32_t n = 0;
+
+    q->oldest_src = INT64_MAX;
+    for (int32_t k = 0; k < m->n_notification_data; k++) {
+        const struct ua_data_change_notification *d;
+
+        if (m->notification_data[k].type
+            != &ua_types[UA_TYPE_DATACHANGENOTIFICATION])
+            continue;
+        d = m->notification_data[k].obj;
+        for (int32_t j = 0; j < d->n_monitored_items; j++, n++) {
+            const struct ua_datavalue *v = &d->monitored_items[j].value;
+            int64_t                    x;
+
+            if ((v->mask & UA_DV_STATUS) && (v->status & 0x0480) != 0)
+                q->overflows++;
+            if (!(v->mask & UA_DV_SOURCE_TS) || v->source_ts <= q->last_src)
+                q->src_breaks++;
+            if (v->mask & UA_DV_SOURCE_TS) {
+                q->last_src = v->source_ts;
+                if (v->source_ts < q->oldest_src)
+                    q->oldest_src = v->source_ts;
+            }
+            if (!(v->mask & UA_DV_VALUE) || v->value.is_array
+                || v->value.type != q->type
+                || (q->type != UA_BT_INT32 && q->type != UA_BT_UINT32)) {
+                q->breaks++;
+                continue;
+            }
+            x = v->value.type == UA_BT_INT32
+                    ? *(const int32_t *)v->value.data
+                    : (int64_t)*(const uint32_t *)v->value.data;
+            if (q->last != INT64_MIN && x != q->last + 1)
+                q->breaks++;
+            q->last = x;
+            q->values++;
+        }
+    }
+    return n;
+}
+
+ua_status
+uaconn_start_retry(struct uaconn *c, const char *host, uint16_t port,
+                   unsigned ms)
+{
+    struct timespec pause = { 0, 200 * 1000000L };
+    ua_status       s = UA_BAD_TIMEOUT;
+
+    for (unsigned t = 0; t == 0 || t < ms / 200; t++) {
+        if (t != 0)
+            nanosleep(&pause, NULL);
+        uaconn_init(c);
+        s = uaconn_start(c, host, port);
+        if (s == UA_GOOD)
+            return s;
+        uaconn_clear(c);
+    }
+    return s;
+}
+
 ua_status
 uaconn_close_session(struct uaconn *c)
 {

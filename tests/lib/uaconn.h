@@ -138,6 +138,11 @@ ua_status uaconn_session(struct uaconn *c);
  * connect failure as UA_BAD_COMMUNICATION_ERROR). */
 ua_status uaconn_start(struct uaconn *c, const char *host, uint16_t port);
 
+/* uaconn_init + uaconn_start, tried every 200 ms for up to ms (a broker
+ * still starting): the last status; on failure c is cleared. */
+ua_status uaconn_start_retry(struct uaconn *c, const char *host,
+                             uint16_t port, unsigned ms);
+
 /*
  * Send req (type req_t, RequestHeader filled from the session) and wait
  * for its response, decoded as resp_t into resp in arena a.  Returns the
@@ -178,6 +183,30 @@ ua_status uaconn_subscribe1(struct uaconn *c, struct ua_arena *arena,
                             uint32_t keep_alive, struct ua_nodeid node,
                             double sampling,
                             struct ua_create_subscription_response *sub);
+
+/*
+ * The values one monitored item reports, checked as a sequence: each a
+ * scalar of the integer type given to uaconn_seq_init (Int32 or UInt32)
+ * one more than the last (a counter).
+ * uaconn_seq_take() runs every MonitoredItemNotification of m's
+ * DataChangeNotifications through q and returns how many there were.
+ */
+struct uaconn_seq {
+    uint8_t  type;              /* UA_BT_INT32 or UA_BT_UINT32 */
+    int64_t  last;              /* INT64_MIN: none yet */
+    int64_t  last_src;          /* its source timestamp (0: none) */
+    int64_t  oldest_src;        /* the oldest source timestamp of the last
+                                 * message taken (INT64_MAX: none) */
+    uint64_t values;
+    uint64_t breaks;            /* not a scalar of type, or not last + 1 */
+    uint64_t src_breaks;        /* no source timestamp, or not newer */
+    uint64_t overflows;         /* with the Overflow InfoBits */
+};
+
+struct ua_notification_message;
+void uaconn_seq_init(struct uaconn_seq *q, uint8_t type);
+uint32_t uaconn_seq_take(struct uaconn_seq *q,
+                         const struct ua_notification_message *m);
 
 /* With activate_later: send the encoded ActivateSession; wait for its
  * response (its ServiceResult, or a transport/channel error). */

@@ -736,9 +736,18 @@ END_TEST
  */
 #define LW_ITEMS   (1200u * 1000)
 #define LW_TIMEOUT 2000             /* ms */
+#define LWP_ITEMS  (400u * 1000)    /* the promise variant */
+#define LWP_MAX    16u
 
+static uint64_t
+lwp_ms(void)
+{
+    return (uint64_t)(fu_now() * 1000.0);
+}
+
+/* promise: ask shm_ring_needs_bell_by (its own clock, LWP_MAX). */
 static int
-lw_producer(int fd, int bell, unsigned seed)
+lw_producer(int fd, int bell, unsigned seed, uint64_t items, bool promise)
 {
     struct shm_segment  s;
     struct shm_ring_ref r;
@@ -749,13 +758,13 @@ lw_producer(int fd, int bell, unsigned seed)
     if (shm_segment_attach(&s, fd, 1) != 0
         || shm_ring_locate(&r, &s, 0, SHM_RING_REQ) != 0)
         return 10;
-    while (seq < LW_ITEMS) {
+    while (seq < items) {
         uint32_t k = (uint32_t)(rand_r(&seed) % 8) + 1;
         uint32_t d = (uint32_t)rand_r(&seed) % 100;
         int      rc;
 
-        if (k > LW_ITEMS - seq)
-            k = (uint32_t)(LW_ITEMS - seq);
+        if (k > items - seq)
+            k = (uint32_t)(items - seq);
         for (uint32_t i = 0; i < k; i++)
             rec32_make(&buf[i], seq + i);
         while ((rc = shm_ring_push_n_spsc(&r, buf, k)) == -ENOSPC)
@@ -764,8 +773,9 @@ lw_producer(int fd, int bell, unsigned seed)
             return 11;
         spins = 0;
         seq += k;
-        if (shm_ring_needs_bell(&r) && write(bell, "b", 1) == -1
-            && errno != EAGAIN)
+        if ((promise ? shm_ring_needs_bell_by(&r, lwp_ms(), LWP_MAX)
+                     : shm_ring_needs_bell(&r))
+            && write(bell, "b", 1) == -1 && errno != EAGAIN)
             return 12;
         /* Mostly back-to-back, sometimes long enough for a real sleep. */
         if (d < 60)
@@ -800,7 +810,7 @@ START_TEST(test_lost_wakeup_pipe)
     ck_assert_int_ne(pid, -1);
     if (pid == 0) {
         close(pipefd[0]);
-        _exit(lw_producer(s.fd, pipefd[1], 4321));
+        _exit(lw_producer(s.fd, pipefd[1], 4321, LW_ITEMS, false));
     }
     close(pipefd[1]);
     pfd.fd = pipefd[0];
@@ -863,54 +873,7 @@ END_TEST
  * promise that timed out with max_wait or more waiting (a stale promise
  * must never hold back a bell the current sleep needs).
  */
-#define LWP_ITEMS (400u * 1000)
-#define LWP_MAX   16u
 
-static uint64_t
-lwp_ms(void)
-{
-    return (uint64_t)(fu_now() * 1000.0);
-}
-
-static int
-lwp_producer(int fd, int bell, unsigned seed)
-{
-    struct shm_segment  s;
-    struct shm_ring_ref r;
-    struct rec32        buf[8];
-    uint64_t            seq = 0;
-    unsigned            spins = 0;
-
-    if (shm_segment_attach(&s, fd, 1) != 0
-        || shm_ring_locate(&r, &s, 0, SHM_RING_REQ) != 0)
-        return 10;
-    while (seq < LWP_ITEMS) {
-        uint32_t k = (uint32_t)(rand_r(&seed) % 8) + 1;
-        uint32_t d = (uint32_t)rand_r(&seed) % 100;
-        int      rc;
-
-        if (k > LWP_ITEMS - seq)
-            k = (uint32_t)(LWP_ITEMS - seq);
-        for (uint32_t i = 0; i < k; i++)
-            rec32_make(&buf[i], seq + i);
-        while ((rc = shm_ring_push_n_spsc(&r, buf, k)) == -ENOSPC)
-            fu_backoff(&spins);
-        if (rc != 0)
-            return 11;
-        spins = 0;
-        seq += k;
-        if (shm_ring_needs_bell_by(&r, lwp_ms(), LWP_MAX)
-            && write(bell, "b", 1) == -1 && errno != EAGAIN)
-            return 12;
-        if (d < 60)
-            fu_spin_ns((uint64_t)(rand_r(&seed) % 2000));
-        else if (d < 95)
-            fu_spin_ns(2000 + (uint64_t)(rand_r(&seed) % 18000));
-        else
-            fu_spin_ns(50000 + (uint64_t)(rand_r(&seed) % 50000));
-    }
-    return 0;
-}
 
 START_TEST(test_lost_wakeup_promise)
 {
@@ -933,7 +896,7 @@ START_TEST(test_lost_wakeup_promise)
     ck_assert_int_ne(pid, -1);
     if (pid == 0) {
         close(pipefd[0]);
-        _exit(lwp_producer(s.fd, pipefd[1], 8765));
+        _exit(lw_producer(s.fd, pipefd[1], 8765, LWP_ITEMS, true));
     }
     close(pipefd[1]);
     pfd.fd = pipefd[0];
