@@ -719,7 +719,7 @@ bk_as_build_date(void)
     tm.tm_mon = (int)(m - months) / 3;
     tm.tm_year -= 1900;
     secs = timegm(&tm);
-    return (int64_t)secs * 10000000 + INT64_C(116444736000000000);
+    return (int64_t)secs * 10000000 + UA_DATETIME_UNIX_EPOCH;
 }
 
 /* ServerStatus as one structure value and as its children. */

@@ -62,7 +62,6 @@ static ua_status bk_feed_value(const struct shm_nodestore *ns, uint32_t node,
                                size_t whylen);
 static void bk_feed_on_pull(evutil_socket_t fd, short what, void *arg);
 static void bk_feed_on_rep(evutil_socket_t fd, short what, void *arg);
-static int64_t bk_feed_now(void);
 static void bk_feed_url(const struct bk_config *c, const char *name,
                         char *url, size_t cap);
 
@@ -79,16 +78,6 @@ bk_feed_why(char *why, size_t whylen, ua_status st, const char *fmt, ...)
         va_end(ap);
     }
     return st;
-}
-
-static int64_t
-bk_feed_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 10000000 + ts.tv_nsec / 100
-           + INT64_C(116444736000000000);
 }
 
 static int
@@ -254,7 +243,7 @@ bk_feed_datetime(const char *s, size_t n, int64_t *dt)
         days = (int64_t)era * 146097 + (int64_t)doe - 719468;
     }
     secs = days * 86400 + f[3] * 3600 + f[4] * 60 + f[5] - off;
-    *dt = secs * 10000000 + frac + INT64_C(116444736000000000);
+    *dt = secs * 10000000 + frac + UA_DATETIME_UNIX_EPOCH;
     return 0;
 }
 
@@ -1049,7 +1038,7 @@ bk_feed_on_pull(evutil_socket_t s, short what, void *arg)
         if (n < 0)
             return;
         bk_feed_batch(fd->as, (const char *)fd->buf, (size_t)n,
-                      bk_feed_now(), &fd->arena, NULL, 0, &res);
+                      ua_datetime_now(), &fd->arena, NULL, 0, &res);
     }
 }
 
@@ -1073,7 +1062,7 @@ bk_feed_on_rep(evutil_socket_t s, short what, void *arg)
         }
         return;
     }
-    bk_feed_batch(fd->as, (const char *)fd->buf, (size_t)n, bk_feed_now(),
+    bk_feed_batch(fd->as, (const char *)fd->buf, (size_t)n, ua_datetime_now(),
                   &fd->arena, fd->report, fd->report_cap - 40, &res);
     len = strlen(fd->report);
     snprintf(fd->report + len, fd->report_cap - len, "ok %u failed %u\n",

@@ -75,7 +75,6 @@ struct bk_main {
 static void bk_usage(FILE *f);
 static int bk_args(struct bk_main *m, int argc, char **argv, int *mode);
 static int bk_feed_word(int argc, char **argv);
-static int64_t bk_now(void);
 static void bk_on_tick(evutil_socket_t fd, short what, void *arg);
 static void bk_on_sim(evutil_socket_t fd, short what, void *arg);
 static void bk_sim_vars(struct bk_main *m, int64_t now);
@@ -247,16 +246,6 @@ bk_feed_word(int argc, char **argv)
 }
 
 /* Now as an OPC UA DateTime (100 ns ticks since 1601-01-01 UTC). */
-static int64_t
-bk_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 10000000 + ts.tv_nsec / 100
-           + INT64_C(116444736000000000);
-}
-
 static void
 bk_on_tick(evutil_socket_t fd, short what, void *arg)
 {
@@ -264,7 +253,7 @@ bk_on_tick(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    bk_addrspace_tick(&m->as, bk_now());
+    bk_addrspace_tick(&m->as, ua_datetime_now());
     (void)bk_pki_drain(&m->pki);
 }
 
@@ -290,7 +279,7 @@ static void
 bk_on_sim(evutil_socket_t fd, short what, void *arg)
 {
     struct bk_main *m = arg;
-    int64_t         now = bk_now();
+    int64_t         now = ua_datetime_now();
     double          ramp, sine, rnd;
 
     (void)fd;
@@ -378,7 +367,7 @@ bk_loop(struct bk_main *m)
     int  rc;
 
     for (;;) {
-        sleep = bk_fanout_prepare(&m->fo, bk_now());
+        sleep = bk_fanout_prepare(&m->fo, ua_datetime_now());
         rc = event_base_loop(m->base, sleep ? EVLOOP_ONCE : EVLOOP_NONBLOCK);
         if (rc == -1)
             return -1;
@@ -430,7 +419,7 @@ bk_run(struct bk_main *m)
     }
     simtv.tv_sec = (time_t)(ms / 1000);
     simtv.tv_usec = (suseconds_t)(fmod(ms, 1000.0) * 1000);
-    m->rng = (uint64_t)bk_now() | 1;
+    m->rng = (uint64_t)ua_datetime_now() | 1;
     event_assign(&m->tick, m->base, -1, EV_PERSIST, bk_on_tick, m);
     event_assign(&m->sim, m->base, -1, EV_PERSIST, bk_on_sim, m);
     evsignal_assign(&m->sigint, m->base, SIGINT, bk_on_signal, m);
@@ -529,7 +518,7 @@ main(int argc, char **argv)
     if (m.pki.created)
         fprintf(stderr, "%s: pki: created the application certificate "
                 "%s/own/certs/%s\n", bk_prog, m.pki.dir, BK_PKI_CERT_NAME);
-    if (bk_addrspace_build(&m.as, &m.conf, bk_now(), err, sizeof(err)) != 0) {
+    if (bk_addrspace_build(&m.as, &m.conf, ua_datetime_now(), err, sizeof(err)) != 0) {
         fprintf(stderr, "%s: %s\n", bk_prog, err);
         bk_pki_clear(&m.pki);
         return 1;

@@ -27,13 +27,13 @@
 #include <event2/http.h>
 
 #include "fanout.h"
+#include "proto/types.h"
 #include "proto/version.h"
 #include "shm/layout.h"
 #include "shm/throttle.h"
 
 static const char bk_stats_log[] = "uabroker";
 
-#define BK_STATS_DT_UNIX  INT64_C(116444736000000000)
 #define BK_STATS_TIMEOUT  10        /* seconds a stats client may idle */
 #define BK_STATS_CLIENT_MS 5000     /* `uabroker stats`: each wait */
 #define BK_STATS_RESP_MAX (4u << 20)
@@ -229,7 +229,6 @@ struct bk_stats_view {
     struct bk_stats_row total;
 };
 
-static int64_t bk_stats_now_dt(void);
 static uint64_t bk_stats_ms(void);
 static void bk_stats_read_row(const struct shm_worker *r,
                               struct bk_stats_row *o);
@@ -259,16 +258,6 @@ static void bk_stats_reply(struct evhttp_request *req, int code,
                            const char *reason, const char *type,
                            struct evbuffer *b);
 static void bk_stats_on_request(struct evhttp_request *req, void *arg);
-
-static int64_t
-bk_stats_now_dt(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return BK_STATS_DT_UNIX + (int64_t)ts.tv_sec * 10000000
-           + ts.tv_nsec / 100;
-}
 
 static uint64_t
 bk_stats_ms(void)
@@ -431,7 +420,7 @@ bk_stats_view(const struct bk_stats *st)
     if (v == NULL)
         return NULL;
     v->n = st->sv->n;
-    v->now_dt = bk_stats_now_dt();
+    v->now_dt = ua_datetime_now();
     v->uptime_s = (bk_stats_ms() - st->start_ms) / 1000;
     t = &v->total;
     for (unsigned i = 0; i < v->n; i++) {

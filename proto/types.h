@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* An OPC UA StatusCode (Part 4 §7.39); the names are in proto/status_gen.h. */
 typedef uint32_t ua_status;
@@ -299,6 +300,21 @@ ua_nodeid_num(uint16_t ns, uint32_t num)
     struct ua_nodeid n = { .ns = ns, .idtype = UA_IDTYPE_NUMERIC };
     n.id.num = num;
     return n;
+}
+
+/* 1970-01-01 as a DateTime (100 ns ticks since 1601-01-01 UTC, Part 6
+ * §5.2.2.5). */
+#define UA_DATETIME_UNIX_EPOCH INT64_C(116444736000000000)
+
+/* CLOCK_REALTIME now as a DateTime. */
+static inline int64_t
+ua_datetime_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return UA_DATETIME_UNIX_EPOCH + (int64_t)ts.tv_sec * 10000000
+           + ts.tv_nsec / 100;
 }
 
 /* A String NodeId pointing at s (no copy). */

@@ -11,8 +11,7 @@
 
 #include <time.h>
 
-/* 1601-01-01 to 1970-01-01 in 100 ns ticks. */
-#define WK_DT_UNIX_EPOCH INT64_C(116444736000000000)
+#include "proto/types.h"
 
 void
 wk_clock_update(struct wk_worker *w)
@@ -23,6 +22,6 @@ wk_clock_update(struct wk_worker *w)
     w->now_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     w->now_ms = w->now_ns / 1000000u;
     clock_gettime(CLOCK_REALTIME, &ts);
-    w->now_dt = WK_DT_UNIX_EPOCH + (int64_t)ts.tv_sec * 10000000
+    w->now_dt = UA_DATETIME_UNIX_EPOCH + (int64_t)ts.tv_sec * 10000000
                 + ts.tv_nsec / 100;
 }

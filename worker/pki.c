@@ -14,8 +14,6 @@
 #include "shm/pki.h"
 #include "worker.h"
 
-#define WK_PKI_DT_UNIX_EPOCH INT64_C(116444736000000000)
-
 static int wk_pki_refresh(struct wk_pki *k);
 static bool wk_pki_is_own(const struct wk_pki *k, const uint8_t *chain,
                           size_t len);
@@ -146,7 +144,7 @@ wk_pki_validate(void *ctx, const uint8_t *chain, size_t len,
                 "application certificate: refused\n", k->w->slot);
         return UA_BAD_CERTIFICATE_USE_NOT_ALLOWED;
     }
-    now = (k->w->now_dt - WK_PKI_DT_UNIX_EPOCH) / 10000000;
+    now = (k->w->now_dt - UA_DATETIME_UNIX_EPOCH) / 10000000;
     ua_cert_check_init(&chk, p, now);
     chk.role = UA_CERT_ROLE_CLIENT;
     memset(&v, 0, sizeof(v));
@@ -179,7 +177,7 @@ wk_pki_validate_user(struct wk_pki *k, const uint8_t *der, size_t len,
     if (k == NULL || k->shm == NULL || wk_pki_refresh(k) != 0)
         return UA_BAD_CERTIFICATE_UNTRUSTED;
     ua_cert_check_init(&chk, p,
-                       (k->w->now_dt - WK_PKI_DT_UNIX_EPOCH) / 10000000);
+                       (k->w->now_dt - UA_DATETIME_UNIX_EPOCH) / 10000000);
     chk.role = UA_CERT_ROLE_USER;
     return ua_cert_validate(der, len, &k->user_store, &chk, NULL);
 }

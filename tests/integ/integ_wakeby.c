@@ -67,16 +67,6 @@ static char            wb_dir[PATH_MAX], wb_run[PATH_MAX + 8];
 static char            wb_log[PATH_MAX + 16];
 
 
-/* Now as an OPC UA DateTime (100 ns since 1601). */
-static int64_t
-wb_datetime(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 10000000 + ts.tv_nsec / 100
-           + INT64_C(116444736000000000);
-}
 
 static void
 wb_publish(struct wb_client *cl)
@@ -119,7 +109,7 @@ wb_take(struct wb_client *cl)
     cl->pending--;
     m = &resp.notification_message;
     if (uaconn_seq_take(&cl->q, m) > 0 && cl->q.oldest_src != INT64_MAX) {
-        int64_t age = (wb_datetime() - cl->q.oldest_src) / 10000;
+        int64_t age = (ua_datetime_now() - cl->q.oldest_src) / 10000;
 
         if (age > cl->max_age_ms)
             cl->max_age_ms = age;
