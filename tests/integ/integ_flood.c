@@ -453,7 +453,7 @@ main(int argc, char **argv)
     struct fl_pub             pub;
     uint64_t                  u, refused_rate = 0, rejected = 0, bound;
     uint64_t                  t_flood, t_done;
-    char                      bin[PATH_MAX], port[8], stats[32];
+    char                      bin[PATH_MAX];
     ua_status                 s = UA_BAD_TIMEOUT;
     uint32_t                  id;
     int                       pfd[2], status;
@@ -468,25 +468,15 @@ main(int argc, char **argv)
     itest_tmpdir("uabroker-flood", fl_dir, sizeof(fl_dir));
     snprintf(fl_run, sizeof(fl_run), "%s/run", fl_dir);
     snprintf(fl_log, sizeof(fl_log), "%s/broker.log", fl_dir);
-    fl_port = itest_free_port();
-    fl_sport = itest_free_port();
-    if (fl_port == 0 || fl_sport == 0 || fl_port == fl_sport)
-        itest_fatal("no free ports");
-    snprintf(port, sizeof(port), "%u", fl_port);
-    snprintf(stats, sizeof(stats), "127.0.0.1:%u", fl_sport);
     {
-        char *const av[] = { bin, "-w", "2", "-p", port, "--stats", stats,
-                             "--runtime-dir", fl_run, "--vars", "10",
-                             "--set",
-                             "addrspace.simulation_interval_ms=" FL_SIM_MS,
-                             NULL };
+        const char *const extra[] = {
+            "--vars", "10",
+            "--set", "addrspace.simulation_interval_ms=" FL_SIM_MS, NULL
+        };
 
-        fl_broker = itest_spawn(fl_log, av);
+        fl_broker = itest_broker_start(bin, 2, fl_run, fl_log, extra,
+                                       FL_START_MS, &fl_port, &fl_sport);
     }
-    printf("# broker %s pid %d, opc.tcp port %u\n", bin, (int)fl_broker,
-           fl_port);
-    if (!itest_wait_health(fl_sport, fl_broker, FL_START_MS))
-        itest_fatal("the broker is not healthy");
 
     /* 1. The subscriber. */
     s = uaconn_start_retry(&sub, "127.0.0.1", fl_port, FL_START_MS);

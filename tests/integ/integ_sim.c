@@ -216,7 +216,7 @@ main(int argc, char **argv)
     struct ua_create_subscription_response csr;
     struct im_snap a, b;
     struct uaconn  c;
-    char           out[4096], port[8], stats[32];
+    char           out[4096];
     uint16_t       oport, sport;
     ua_status      s = UA_BAD_TIMEOUT;
     pid_t          broker;
@@ -240,26 +240,17 @@ main(int argc, char **argv)
                 "(exit %d)", rc);
 
     /* 2. The broker. */
-    oport = itest_free_port();
-    sport = itest_free_port();
-    if (oport == 0 || sport == 0 || oport == sport)
-        itest_fatal("no free ports");
-    snprintf(port, sizeof(port), "%u", oport);
-    snprintf(stats, sizeof(stats), "127.0.0.1:%u", sport);
     {
-        char *const av[] = { im_bin, "-w", "1", "-p", port, "--stats", stats,
-                             "--runtime-dir", im_dir, "--vars", "10",
-                             "--set", "addrspace.simulation_vars=" IM_SIM_VARS_S,
-                             "--set", "addrspace.simulation_interval_ms=10",
-                             "--set", "limits.min_sampling_interval_ms=0",
-                             NULL };
+        const char *const extra[] = {
+            "--vars", "10",
+            "--set", "addrspace.simulation_vars=" IM_SIM_VARS_S,
+            "--set", "addrspace.simulation_interval_ms=10",
+            "--set", "limits.min_sampling_interval_ms=0", NULL
+        };
 
-        broker = itest_spawn(im_log, av);
+        broker = itest_broker_start(im_bin, 1, im_dir, im_log, extra,
+                                    IM_START_MS, &oport, &sport);
     }
-    printf("# broker %s pid %d, opc.tcp port %u\n", im_bin, (int)broker,
-           oport);
-    if (!itest_wait_health(sport, broker, IM_START_MS))
-        itest_fatal("the broker is not healthy");
     s = uaconn_start_retry(&c, "127.0.0.1", oport, IM_START_MS);
     if (s != UA_GOOD)
         itest_fatal("no session: 0x%08X", s);

@@ -162,7 +162,7 @@ int
 main(int argc, char **argv)
 {
     struct wb_client a, b;
-    char             bin[PATH_MAX], port[8], stats[32];
+    char             bin[PATH_MAX];
     uint64_t         blocks0 = 0, blocks1 = 0, bells0 = 0, bells1 = 0;
     uint64_t         def0 = 0, def1 = 0, end;
     uint16_t         oport, sport;
@@ -176,25 +176,16 @@ main(int argc, char **argv)
     itest_tmpdir("uabroker-wakeby", wb_dir, sizeof(wb_dir));
     snprintf(wb_run, sizeof(wb_run), "%s/run", wb_dir);
     snprintf(wb_log, sizeof(wb_log), "%s/broker.log", wb_dir);
-    oport = itest_free_port();
-    sport = itest_free_port();
-    if (oport == 0 || sport == 0 || oport == sport)
-        itest_fatal("no free ports");
-    snprintf(port, sizeof(port), "%u", oport);
-    snprintf(stats, sizeof(stats), "127.0.0.1:%u", sport);
     {
-        char *const av[] = { bin, "-w", "1", "-p", port, "--stats", stats,
-                             "--runtime-dir", wb_run, "--vars", "10",
-                             "--set",
-                             "addrspace.simulation_interval_ms=" WB_SIM_MS,
-                             "--set", "limits.min_sampling_interval_ms=0",
-                             NULL };
+        const char *const extra[] = {
+            "--vars", "10",
+            "--set", "addrspace.simulation_interval_ms=" WB_SIM_MS,
+            "--set", "limits.min_sampling_interval_ms=0", NULL
+        };
 
-        broker = itest_spawn(wb_log, av);
+        broker = itest_broker_start(bin, 1, wb_run, wb_log, extra, 10000,
+                                    &oport, &sport);
     }
-    printf("# broker %s pid %d, opc.tcp port %u\n", bin, (int)broker, oport);
-    if (!itest_wait_health(sport, broker, 10000))
-        itest_fatal("the broker is not healthy");
 
     wb_connect(&a, oport, 0);
     wb_connect(&b, oport, WB_SAMPLE_MS);

@@ -571,3 +571,43 @@ itest_client_identity(const char *dir, uint8_t *cert, size_t cap,
         itest_fatal("cannot load %s", path);
     ua_crypto_wipe(keyder, key_len);
 }
+
+pid_t
+itest_broker_start(const char *bin, unsigned workers, const char *dir,
+                   const char *log, const char *const *extra, unsigned ms,
+                   uint16_t *port, uint16_t *sport)
+{
+    char        w[16], p[8], st[32];
+    const char *av[64];
+    size_t      n = 0;
+    pid_t       pid;
+
+    *port = itest_free_port();
+    *sport = itest_free_port();
+    if (*port == 0 || *sport == 0 || *port == *sport)
+        itest_fatal("no free ports");
+    snprintf(w, sizeof(w), "%u", workers);
+    snprintf(p, sizeof(p), "%u", *port);
+    snprintf(st, sizeof(st), "127.0.0.1:%u", *sport);
+    av[n++] = bin;
+    av[n++] = "-w";
+    av[n++] = w;
+    av[n++] = "-p";
+    av[n++] = p;
+    av[n++] = "--stats";
+    av[n++] = st;
+    av[n++] = "--runtime-dir";
+    av[n++] = dir;
+    for (size_t i = 0; extra != NULL && extra[i] != NULL; i++) {
+        if (n == sizeof(av) / sizeof(av[0]) - 1)
+            itest_fatal("too many broker arguments");
+        av[n++] = extra[i];
+    }
+    av[n] = NULL;
+    pid = itest_spawn(log, (char *const *)av);
+    printf("# broker %s pid %d, opc.tcp port %u, stats port %u\n", bin,
+           (int)pid, *port, *sport);
+    if (!itest_wait_health(*sport, pid, ms))
+        itest_fatal("the broker is not healthy");
+    return pid;
+}

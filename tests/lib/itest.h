@@ -115,6 +115,16 @@ bool itest_worker_u64(uint16_t sport, int slot, const char *key,
                       uint64_t *out);
 bool itest_wait_health(uint16_t sport, pid_t broker, unsigned ms);
 
+/*
+ * Start `bin -w workers -p PORT --stats 127.0.0.1:SPORT --runtime-dir dir`
+ * followed by extra (NULL-terminated, may be NULL) on two free loopback
+ * ports, its output in log (itest_spawn), and wait up to ms for /health:
+ * fatal when it does not come.  The pid; *port and *sport get the ports.
+ */
+pid_t itest_broker_start(const char *bin, unsigned workers, const char *dir,
+                         const char *log, const char *const *extra,
+                         unsigned ms, uint16_t *port, uint16_t *sport);
+
 /* mkdir -p path (mode 0700); fatal when path is not a directory after. */
 void itest_mkdirs(const char *path);
 
