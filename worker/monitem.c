@@ -137,7 +137,8 @@ wk_mi_alloc(struct wk_subs *st)
     mi->id = st->item_bits >= 32 ? idx + 1
                                   : (gen << st->item_bits) | ((idx + 1) & mask);
     mi->flags = WK_MI_USED;
-    mi->lnext = mi->lprev = mi->snext = mi->sprev = mi->rnext = WK_NIL;
+    st->lnext[idx] = WK_NIL;
+    mi->lprev = mi->snext = mi->sprev = mi->rnext = WK_NIL;
     mi->qhead = mi->qtail = mi->links = mi->range = WK_NIL;
     mi->slot = SHM_NONE;
     st->nitems++;
@@ -225,7 +226,7 @@ wk_mi_slot_add(struct wk_subs *st, struct wk_mi *mi)
     if (head == WK_NIL)
         shm_interest_set(&st->w->vals, mi->slot, st->w->slot);
     mi->lprev = WK_NIL;
-    mi->lnext = head;
+    st->lnext[idx] = head;
     if (head != WK_NIL)
         st->items[head].lprev = idx;
     st->slot_head[mi->slot] = idx;
@@ -236,15 +237,17 @@ wk_mi_slot_add(struct wk_subs *st, struct wk_mi *mi)
 static void
 wk_mi_slot_del(struct wk_subs *st, struct wk_mi *mi)
 {
+    uint32_t idx = wk_mi_idx(st, mi), next = st->lnext[idx];
+
     if (!(mi->flags & WK_MI_ON_SLOT))
         return;
     if (mi->lprev != WK_NIL)
-        st->items[mi->lprev].lnext = mi->lnext;
+        st->lnext[mi->lprev] = next;
     else
-        st->slot_head[mi->slot] = mi->lnext;
-    if (mi->lnext != WK_NIL)
-        st->items[mi->lnext].lprev = mi->lprev;
-    mi->lnext = mi->lprev = WK_NIL;
+        st->slot_head[mi->slot] = next;
+    if (next != WK_NIL)
+        st->items[next].lprev = mi->lprev;
+    st->lnext[idx] = mi->lprev = WK_NIL;
     mi->flags &= (uint16_t)~WK_MI_ON_SLOT;
     if (st->slot_head[mi->slot] == WK_NIL)
         shm_interest_clear(&st->w->vals, mi->slot, st->w->slot);
@@ -256,7 +259,7 @@ wk_mi_sampled_add(struct wk_subs *st, struct wk_mi *mi)
     uint32_t idx = wk_mi_idx(st, mi), head = st->sampled_head;
 
     mi->lprev = WK_NIL;
-    mi->lnext = head;
+    st->lnext[idx] = head;
     if (head != WK_NIL)
         st->items[head].lprev = idx;
     st->sampled_head = idx;
@@ -268,15 +271,17 @@ wk_mi_sampled_add(struct wk_subs *st, struct wk_mi *mi)
 static void
 wk_mi_sampled_del(struct wk_subs *st, struct wk_mi *mi)
 {
+    uint32_t idx = wk_mi_idx(st, mi), next = st->lnext[idx];
+
     if (!(mi->flags & WK_MI_ON_SAMPLED))
         return;
     if (mi->lprev != WK_NIL)
-        st->items[mi->lprev].lnext = mi->lnext;
+        st->lnext[mi->lprev] = next;
     else
-        st->sampled_head = mi->lnext;
-    if (mi->lnext != WK_NIL)
-        st->items[mi->lnext].lprev = mi->lprev;
-    mi->lnext = mi->lprev = WK_NIL;
+        st->sampled_head = next;
+    if (next != WK_NIL)
+        st->items[next].lprev = mi->lprev;
+    st->lnext[idx] = mi->lprev = WK_NIL;
     mi->flags &= (uint16_t)~WK_MI_ON_SAMPLED;
 }
 
@@ -470,7 +475,7 @@ wk_fanout_on_overflow(struct wk_worker *w, uint32_t slot)
     for (i = st->slot_head[slot]; i != WK_NIL;) {
         struct wk_mi *mi = &st->items[i];
 
-        i = mi->lnext;
+        i = st->lnext[i];
         if (mi->mode == UA_MONITORINGMODE_DISABLED)
             continue;
         if (mi->flags & WK_MI_READ) {
@@ -503,7 +508,7 @@ wk_mi_sample_due(struct wk_subs *st)
     for (uint32_t i = st->sampled_head; i != WK_NIL;) {
         struct wk_mi *mi = &st->items[i];
 
-        i = mi->lnext;
+        i = st->lnext[i];
         if (mi->mode != UA_MONITORINGMODE_DISABLED && now >= mi->next_ms) {
             mi->next_ms = now + (mi->interval_ms ? mi->interval_ms : 1);
             wk_mi_read_take(st, mi, NULL, false, false);

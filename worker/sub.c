@@ -258,6 +258,8 @@ wk_sub_init(struct wk_worker *w)
                                    &st->items_mem);
     st->slot_head = wk_sub_alloc_mem(st, (size_t)(w->vals.nslots + 1)
                                              * sizeof(uint32_t));
+    st->lnext = wk_sub_alloc_mem(st, (size_t)st->lim.max_items
+                                         * sizeof(uint32_t));
     st->cells.c = wk_sub_alloc_lines(st, (size_t)st->lim.cells
                                              * sizeof(struct wk_cell),
                                      &st->cells_mem);
@@ -279,7 +281,8 @@ wk_sub_init(struct wk_worker *w)
                                             * sizeof(uint32_t));
     if (st->subs == NULL || st->retx_all == NULL || st->heap == NULL
         || st->ss == NULL || st->pub_all == NULL || st->items == NULL
-        || st->slot_head == NULL || st->cells.c == NULL
+        || st->slot_head == NULL || st->lnext == NULL
+        || st->cells.c == NULL
         || st->rstore.buf == NULL || st->cells.stack == NULL
         || st->ents.e == NULL || st->ents.stack == NULL
         || st->links == NULL || st->out == NULL
@@ -329,6 +332,7 @@ wk_sub_fini(struct wk_worker *w)
     wk_free(w, st->pub_all);
     wk_free(w, st->items_mem);
     wk_free(w, st->slot_head);
+    wk_free(w, st->lnext);
     wk_free(w, st->cells_mem);
     wk_free(w, st->rstore.buf);
     wk_free(w, st->cells.stack);
@@ -367,7 +371,7 @@ wk_sub_mem(struct wk_worker *w, struct wk_sub_mem *m)
     struct wk_subs *st = wk_subs_get(w);
 
     memset(m, 0, sizeof(*m));
-    m->item_bytes = sizeof(struct wk_mi);
+    m->item_bytes = sizeof(struct wk_mi) + sizeof(uint32_t);  /* + lnext */
     m->cell_bytes = sizeof(struct wk_cell);
     m->entry_bytes = sizeof(struct wk_qent);
     m->sub_bytes = sizeof(struct wk_sub);

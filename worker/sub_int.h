@@ -13,6 +13,9 @@
  *   items[]     struct wk_mi, conf->max_monitored_items
  *   slot_head[] per value slot: the first item on it (this worker's
  *               interest bit is set exactly while the list is not empty)
+ *   lnext[]     per item: the next item on its slot's (or the sampled)
+ *               list, 4 bytes apart so that a slot's chain is read from a
+ *               few hot lines and the items' own lines load in parallel
  *   cells       64-byte cells holding values: a record's DataValue as the
  *               broker encoded it, copied ONCE per worker and shared by
  *               every monitored item that queued it (refcounted; chained
@@ -21,12 +24,12 @@
  *   rstore      the retransmission queues' messages, one byte ring
  *   links[]     SetTriggering links
  *
- * A monitored item (struct wk_mi, 128 bytes) with queueSize 1 and a value
- * waiting holds one entry (8 bytes + 4 on the free stack) and at most one
- * value (64 + 4 bytes, shared with the other items that took the same
- * change): 208 bytes of server memory at worst, 140 when K items share
- * the values (+4 bytes per value slot of the address space for
- * slot_head, shared by every item).
+ * A monitored item (struct wk_mi, 128 bytes, and its lnext[] link, 4)
+ * with queueSize 1 and a value waiting holds one entry (8 bytes + 4 on
+ * the free stack) and at most one value (64 + 4 bytes, shared with the
+ * other items that took the same change): 212 bytes of server memory at
+ * worst, 144 when K items share the values (+4 bytes per value slot of
+ * the address space for slot_head, shared by every item).
  *
  * Ids: a monitored item id is (generation << bits) | (index + 1), a
  * subscription id also carries the worker slot in its top 6 bits, so an
@@ -204,7 +207,7 @@ wk_cell(const struct wk_cells *p, uint32_t i)
  */
 struct wk_mi {
     /* line 1: the fan-out path */
-    uint32_t lnext;
+    uint32_t pad0;
     uint32_t sub;               /* index in subs[] */
     uint32_t qtail;             /* newest queued entry (ents[]) */
     uint32_t interval_ms;       /* revised sampling interval, 0: any */
@@ -389,6 +392,7 @@ struct wk_subs {
     uint32_t              items_hw, items_free, nitems;
     uint8_t               item_bits;
     uint32_t             *slot_head;
+    uint32_t             *lnext;        /* [lim.max_items] */
     uint32_t              nslots;
     uint32_t              sampled_head;
     uint64_t              sampled_due;  /* ms, UINT64_MAX: none */
