@@ -137,8 +137,7 @@ wk_mi_alloc(struct wk_subs *st)
     mi->id = st->item_bits >= 32 ? idx + 1
                                   : (gen << st->item_bits) | ((idx + 1) & mask);
     mi->flags = WK_MI_USED;
-    st->lnext[idx] = WK_NIL;
-    mi->lprev = mi->snext = mi->sprev = mi->rnext = WK_NIL;
+    mi->lpos = mi->snext = mi->sprev = mi->rnext = WK_NIL;
     mi->qhead = mi->qtail = mi->links = mi->range = WK_NIL;
     mi->slot = SHM_NONE;
     st->nitems++;
@@ -185,6 +184,8 @@ wk_mi_init(struct wk_subs *st)
         st->item_bits++;
     st->items_free = WK_NIL;
     st->sampled_head = WK_NIL;
+    st->chunks_hw = 0;
+    st->chunks_free = WK_NIL;
     st->sampled_due = UINT64_MAX;
     st->links_free = WK_NIL;
     st->nslots = st->w->vals.nslots;
@@ -216,20 +217,73 @@ wk_mi_fini(struct wk_subs *st)
 /* lists                                                               */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Item idx joins the list *head (sub_int.h, struct wk_chunk): in the first
+ * chunk, or a new first chunk when that one is full.  There is always a
+ * chunk: a list of k items holds at most k chunks, and there are as many
+ * chunks as items.
+ */
+static void
+wk_list_add(struct wk_subs *st, uint32_t *head, uint32_t idx)
+{
+    uint32_t         h = *head, p = WK_CHUNK_ITEMS;
+    struct wk_chunk *c = NULL;
+
+    if (h != WK_NIL) {
+        c = &st->chunks[h];
+        for (p = 0; p < WK_CHUNK_ITEMS && c->it[p] != WK_NIL; p++)
+            ;
+    }
+    if (p == WK_CHUNK_ITEMS) {
+        if (st->chunks_free != WK_NIL) {
+            h = st->chunks_free;
+            st->chunks_free = st->chunks[h].next;
+        } else {
+            h = st->chunks_hw++;
+        }
+        c = &st->chunks[h];
+        c->next = *head;
+        for (p = 0; p < WK_CHUNK_ITEMS; p++)
+            c->it[p] = WK_NIL;
+        *head = h;
+        p = 0;
+    }
+    c->it[p] = idx;
+    st->items[idx].lpos = h * 8 + p;
+}
+
+/* Item idx leaves the list *head: the last item of the first chunk takes
+ * its place; a first chunk left empty is freed. */
+static void
+wk_list_del(struct wk_subs *st, uint32_t *head, uint32_t idx)
+{
+    uint32_t         pos = st->items[idx].lpos, h = *head, last, moved;
+    struct wk_chunk *hc = &st->chunks[h];
+
+    for (last = WK_CHUNK_ITEMS - 1; hc->it[last] == WK_NIL; last--)
+        ;
+    moved = hc->it[last];
+    hc->it[last] = WK_NIL;
+    if (moved != idx) {
+        st->chunks[pos / 8].it[pos % 8] = moved;
+        st->items[moved].lpos = pos;
+    }
+    if (last == 0) {
+        *head = hc->next;
+        hc->next = st->chunks_free;
+        st->chunks_free = h;
+    }
+    st->items[idx].lpos = WK_NIL;
+}
+
 /* Put mi on its slot's list; the first item there sets our interest bit
  * (seq_cst, before the caller reads the slot: DESIGN §2). */
 static void
 wk_mi_slot_add(struct wk_subs *st, struct wk_mi *mi)
 {
-    uint32_t idx = wk_mi_idx(st, mi), head = st->slot_head[mi->slot];
-
-    if (head == WK_NIL)
+    if (st->slot_head[mi->slot] == WK_NIL)
         shm_interest_set(&st->w->vals, mi->slot, st->w->slot);
-    mi->lprev = WK_NIL;
-    st->lnext[idx] = head;
-    if (head != WK_NIL)
-        st->items[head].lprev = idx;
-    st->slot_head[mi->slot] = idx;
+    wk_list_add(st, &st->slot_head[mi->slot], wk_mi_idx(st, mi));
     mi->flags |= WK_MI_ON_SLOT;
 }
 
@@ -237,17 +291,9 @@ wk_mi_slot_add(struct wk_subs *st, struct wk_mi *mi)
 static void
 wk_mi_slot_del(struct wk_subs *st, struct wk_mi *mi)
 {
-    uint32_t idx = wk_mi_idx(st, mi), next = st->lnext[idx];
-
     if (!(mi->flags & WK_MI_ON_SLOT))
         return;
-    if (mi->lprev != WK_NIL)
-        st->lnext[mi->lprev] = next;
-    else
-        st->slot_head[mi->slot] = next;
-    if (next != WK_NIL)
-        st->items[next].lprev = mi->lprev;
-    st->lnext[idx] = mi->lprev = WK_NIL;
+    wk_list_del(st, &st->slot_head[mi->slot], wk_mi_idx(st, mi));
     mi->flags &= (uint16_t)~WK_MI_ON_SLOT;
     if (st->slot_head[mi->slot] == WK_NIL)
         shm_interest_clear(&st->w->vals, mi->slot, st->w->slot);
@@ -256,13 +302,7 @@ wk_mi_slot_del(struct wk_subs *st, struct wk_mi *mi)
 static void
 wk_mi_sampled_add(struct wk_subs *st, struct wk_mi *mi)
 {
-    uint32_t idx = wk_mi_idx(st, mi), head = st->sampled_head;
-
-    mi->lprev = WK_NIL;
-    st->lnext[idx] = head;
-    if (head != WK_NIL)
-        st->items[head].lprev = idx;
-    st->sampled_head = idx;
+    wk_list_add(st, &st->sampled_head, wk_mi_idx(st, mi));
     mi->flags |= WK_MI_ON_SAMPLED;
     if (mi->next_ms < st->sampled_due)
         st->sampled_due = mi->next_ms;
@@ -271,17 +311,9 @@ wk_mi_sampled_add(struct wk_subs *st, struct wk_mi *mi)
 static void
 wk_mi_sampled_del(struct wk_subs *st, struct wk_mi *mi)
 {
-    uint32_t idx = wk_mi_idx(st, mi), next = st->lnext[idx];
-
     if (!(mi->flags & WK_MI_ON_SAMPLED))
         return;
-    if (mi->lprev != WK_NIL)
-        st->lnext[mi->lprev] = next;
-    else
-        st->sampled_head = next;
-    if (next != WK_NIL)
-        st->items[next].lprev = mi->lprev;
-    st->lnext[idx] = mi->lprev = WK_NIL;
+    wk_list_del(st, &st->sampled_head, wk_mi_idx(st, mi));
     mi->flags &= (uint16_t)~WK_MI_ON_SAMPLED;
 }
 
@@ -472,24 +504,28 @@ wk_fanout_on_overflow(struct wk_worker *w, uint32_t slot)
         return;
     /* Changes were lost: the current value goes out with the Overflow
      * bit, whatever the filter says (the client must see the gap). */
-    for (i = st->slot_head[slot]; i != WK_NIL;) {
-        struct wk_mi *mi = &st->items[i];
+    for (i = st->slot_head[slot]; i != WK_NIL; i = st->chunks[i].next) {
+        const struct wk_chunk *c = &st->chunks[i];
 
-        i = st->lnext[i];
-        if (mi->mode == UA_MONITORINGMODE_DISABLED)
-            continue;
-        if (mi->flags & WK_MI_READ) {
-            wk_mi_read_take(st, mi, NULL, true, true);
-            have = false;           /* the arena was reused */
-            continue;
+        for (uint32_t p = 0; p < WK_CHUNK_ITEMS && c->it[p] != WK_NIL;
+             p++) {
+            struct wk_mi *mi = &st->items[c->it[p]];
+
+            if (mi->mode == UA_MONITORINGMODE_DISABLED)
+                continue;
+            if (mi->flags & WK_MI_READ) {
+                wk_mi_read_take(st, mi, NULL, true, true);
+                have = false;           /* the arena was reused */
+                continue;
+            }
+            if (!have) {
+                wk_val_done(st, v);
+                v = WK_NIL;
+                wk_mi_read_item(st, mi, NULL, &r);
+                have = true;
+            }
+            wk_mi_take(st, mi, &r, &v, true, true);
         }
-        if (!have) {
-            wk_val_done(st, v);
-            v = WK_NIL;
-            wk_mi_read_item(st, mi, NULL, &r);
-            have = true;
-        }
-        wk_mi_take(st, mi, &r, &v, true, true);
     }
     wk_val_done(st, v);
 }
@@ -505,16 +541,20 @@ wk_mi_sample_due(struct wk_subs *st)
 
     if (now < st->sampled_due)
         return;
-    for (uint32_t i = st->sampled_head; i != WK_NIL;) {
-        struct wk_mi *mi = &st->items[i];
+    for (uint32_t i = st->sampled_head; i != WK_NIL; i = st->chunks[i].next) {
+        const struct wk_chunk *c = &st->chunks[i];
 
-        i = st->lnext[i];
-        if (mi->mode != UA_MONITORINGMODE_DISABLED && now >= mi->next_ms) {
-            mi->next_ms = now + (mi->interval_ms ? mi->interval_ms : 1);
-            wk_mi_read_take(st, mi, NULL, false, false);
+        for (uint32_t p = 0; p < WK_CHUNK_ITEMS && c->it[p] != WK_NIL;
+             p++) {
+            struct wk_mi *mi = &st->items[c->it[p]];
+
+            if (mi->mode != UA_MONITORINGMODE_DISABLED && now >= mi->next_ms) {
+                mi->next_ms = now + (mi->interval_ms ? mi->interval_ms : 1);
+                wk_mi_read_take(st, mi, NULL, false, false);
+            }
+            if (mi->next_ms < due)
+                due = mi->next_ms;
         }
-        if (mi->next_ms < due)
-            due = mi->next_ms;
     }
     st->sampled_due = due;
 }

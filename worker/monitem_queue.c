@@ -491,37 +491,41 @@ wk_mi_fast(const struct wk_mi *mi)
 }
 
 /*
- * A slot's items are taken WK_MI_BATCH at a time: their indices first,
- * from lnext[] (4 bytes an item: 16 items a line, far fewer lines than
- * the items' own, so more often in the caches), each item's line
+ * A slot's items are taken up to WK_MI_BATCH at a time: their indices
+ * first, from the slot's chunks (7 a chunk, sub_int.h), each item's line
  * prefetched as its index is read; then, those lines arriving, the lines
  * each item touches next; then the items one after the other.  The items
  * of a slot are far apart (one per subscription) and cold after the
- * worker slept; walking their own links would wait for each line in
+ * worker slept; a chain through the items would wait for each line in
  * turn, this way their loads overlap.  Nothing here changes a slot's
  * list (only the services do), so the indices stay valid.
  */
 #define WK_MI_BATCH 32
 
 void
-wk_mi_fanout(struct wk_subs *st, uint32_t i, const struct wk_rec *r,
+wk_mi_fanout(struct wk_subs *st, uint32_t c, const struct wk_rec *r,
              uint32_t *vref)
 {
     struct wk_mi   *items = st->items;
-    const uint32_t *lnext = st->lnext;
     struct wk_ents *ep = &st->ents;
     uint64_t        now = st->w->now_ms;
     uint64_t        k0 = r->key[0], k1 = r->key[1];
     bool            srv = (r->mask & UA_DV_SERVER_TS) != 0;
     uint32_t        batch[WK_MI_BATCH], n, k;
 
-    while (i != WK_NIL) {
+    while (c != WK_NIL) {
         n = 0;
         do {
-            __builtin_prefetch(&items[i]);
-            batch[n++] = i;
-            i = lnext[i];
-        } while (i != WK_NIL && n < WK_MI_BATCH);
+            const struct wk_chunk *ch = &st->chunks[c];
+
+            c = ch->next;
+            if (c != WK_NIL)
+                __builtin_prefetch(&st->chunks[c]);
+            for (k = 0; k < WK_CHUNK_ITEMS && ch->it[k] != WK_NIL; k++) {
+                __builtin_prefetch(&items[ch->it[k]]);
+                batch[n++] = ch->it[k];
+            }
+        } while (c != WK_NIL && n + WK_CHUNK_ITEMS <= WK_MI_BATCH);
         /* Then, their lines arriving together, what an append touches
          * next: the newest entry, the subscription, the entries the free
          * stack gives next. */

@@ -258,8 +258,9 @@ wk_sub_init(struct wk_worker *w)
                                    &st->items_mem);
     st->slot_head = wk_sub_alloc_mem(st, (size_t)(w->vals.nslots + 1)
                                              * sizeof(uint32_t));
-    st->lnext = wk_sub_alloc_mem(st, (size_t)st->lim.max_items
-                                         * sizeof(uint32_t));
+    st->chunks = wk_sub_alloc_lines(st, (size_t)st->lim.max_items
+                                            * sizeof(struct wk_chunk),
+                                    &st->chunks_mem);
     st->cells.c = wk_sub_alloc_lines(st, (size_t)st->lim.cells
                                              * sizeof(struct wk_cell),
                                      &st->cells_mem);
@@ -281,7 +282,7 @@ wk_sub_init(struct wk_worker *w)
                                             * sizeof(uint32_t));
     if (st->subs == NULL || st->retx_all == NULL || st->heap == NULL
         || st->ss == NULL || st->pub_all == NULL || st->items == NULL
-        || st->slot_head == NULL || st->lnext == NULL
+        || st->slot_head == NULL || st->chunks == NULL
         || st->cells.c == NULL
         || st->rstore.buf == NULL || st->cells.stack == NULL
         || st->ents.e == NULL || st->ents.stack == NULL
@@ -332,7 +333,7 @@ wk_sub_fini(struct wk_worker *w)
     wk_free(w, st->pub_all);
     wk_free(w, st->items_mem);
     wk_free(w, st->slot_head);
-    wk_free(w, st->lnext);
+    wk_free(w, st->chunks_mem);
     wk_free(w, st->cells_mem);
     wk_free(w, st->rstore.buf);
     wk_free(w, st->cells.stack);
@@ -371,7 +372,8 @@ wk_sub_mem(struct wk_worker *w, struct wk_sub_mem *m)
     struct wk_subs *st = wk_subs_get(w);
 
     memset(m, 0, sizeof(*m));
-    m->item_bytes = sizeof(struct wk_mi) + sizeof(uint32_t);  /* + lnext */
+    /* An item and, at worst (alone on its slot), a chunk. */
+    m->item_bytes = sizeof(struct wk_mi) + sizeof(struct wk_chunk);
     m->cell_bytes = sizeof(struct wk_cell);
     m->entry_bytes = sizeof(struct wk_qent);
     m->sub_bytes = sizeof(struct wk_sub);

@@ -776,9 +776,10 @@ slot_items_are(struct ua_nodeid v, double d, const bool *live, uint32_t n)
 }
 
 /*
- * The fan-out walks a slot's items in batches (monitem_queue.c): items
- * added and deleted in any order, more of them than a batch, leave exactly
- * the live ones on the slot, each notified once.
+ * A slot's items are a list of chunks (sub_int.h), walked by the fan-out
+ * in batches (monitem_queue.c): items added and deleted in any order,
+ * more of them than a batch, leave exactly the live ones on the slot,
+ * each notified once.
  */
 START_TEST(test_slot_list_add_delete_any_order)
 {
