@@ -217,34 +217,82 @@ wk_mi_fini(struct wk_subs *st)
 /* lists                                                               */
 /* ------------------------------------------------------------------ */
 
+/* A new chunk holding nothing, before first; its index. */
+static uint32_t
+wk_chunk_new(struct wk_subs *st, uint32_t first)
+{
+    uint32_t         h;
+    struct wk_chunk *c;
+
+    if (st->chunks_free != WK_NIL) {
+        h = st->chunks_free;
+        st->chunks_free = st->chunks[h].next;
+    } else {
+        h = st->chunks_hw++;
+    }
+    c = &st->chunks[h];
+    c->next = first;
+    for (uint32_t p = 0; p < WK_CHUNK_ITEMS; p++)
+        c->it[p] = WK_NIL;
+    return h;
+}
+
+static void
+wk_chunk_free(struct wk_subs *st, uint32_t h)
+{
+    st->chunks[h].next = st->chunks_free;
+    st->chunks_free = h;
+}
+
+/* The items of the list at *i (a head or a chunk), WK_NIL after the last
+ * one; *i moves to what follows.  one: room for a lone item. */
+static const uint32_t *
+wk_list_step(const struct wk_subs *st, uint32_t *i, uint32_t one[2])
+{
+    const struct wk_chunk *c;
+
+    if (*i & WK_LIST_ONE) {
+        one[0] = *i & ~WK_LIST_ONE;
+        one[1] = WK_NIL;
+        *i = WK_NIL;
+        return one;
+    }
+    c = &st->chunks[*i];
+    *i = c->next;
+    return c->it;
+}
+
 /*
- * Item idx joins the list *head (sub_int.h, struct wk_chunk): in the first
- * chunk, or a new first chunk when that one is full.  There is always a
- * chunk: a list of k items holds at most k chunks, and there are as many
- * chunks as items.
+ * Item idx joins the list *head (sub_int.h, struct wk_chunk): alone, in
+ * the head itself; else in the first chunk, or a new first chunk when
+ * that one is full.  There is always a chunk: a list of k >= 2 items
+ * holds at most k / 2 chunks, and there are half as many chunks as items.
  */
 static void
 wk_list_add(struct wk_subs *st, uint32_t *head, uint32_t idx)
 {
-    uint32_t         h = *head, p = WK_CHUNK_ITEMS;
-    struct wk_chunk *c = NULL;
+    uint32_t         h = *head, p = 0;
+    struct wk_chunk *c;
 
-    if (h != WK_NIL) {
-        c = &st->chunks[h];
-        for (p = 0; p < WK_CHUNK_ITEMS && c->it[p] != WK_NIL; p++)
-            ;
+    if (h == WK_NIL) {
+        *head = idx | WK_LIST_ONE;
+        st->items[idx].lpos = WK_NIL;
+        return;
     }
+    if (h & WK_LIST_ONE) {
+        uint32_t one = h & ~WK_LIST_ONE;
+
+        h = wk_chunk_new(st, WK_NIL);
+        st->chunks[h].it[0] = one;
+        st->items[one].lpos = h * 8;
+        *head = h;
+    }
+    c = &st->chunks[h];
+    while (p < WK_CHUNK_ITEMS && c->it[p] != WK_NIL)
+        p++;
     if (p == WK_CHUNK_ITEMS) {
-        if (st->chunks_free != WK_NIL) {
-            h = st->chunks_free;
-            st->chunks_free = st->chunks[h].next;
-        } else {
-            h = st->chunks_hw++;
-        }
+        h = wk_chunk_new(st, h);
         c = &st->chunks[h];
-        c->next = *head;
-        for (p = 0; p < WK_CHUNK_ITEMS; p++)
-            c->it[p] = WK_NIL;
         *head = h;
         p = 0;
     }
@@ -253,13 +301,20 @@ wk_list_add(struct wk_subs *st, uint32_t *head, uint32_t idx)
 }
 
 /* Item idx leaves the list *head: the last item of the first chunk takes
- * its place; a first chunk left empty is freed. */
+ * its place; a first chunk left empty is freed, and the last item of a
+ * list goes back into the head. */
 static void
 wk_list_del(struct wk_subs *st, uint32_t *head, uint32_t idx)
 {
     uint32_t         pos = st->items[idx].lpos, h = *head, last, moved;
-    struct wk_chunk *hc = &st->chunks[h];
+    struct wk_chunk *hc;
 
+    st->items[idx].lpos = WK_NIL;
+    if (h & WK_LIST_ONE) {
+        *head = WK_NIL;             /* idx was alone */
+        return;
+    }
+    hc = &st->chunks[h];
     for (last = WK_CHUNK_ITEMS - 1; hc->it[last] == WK_NIL; last--)
         ;
     moved = hc->it[last];
@@ -270,10 +325,16 @@ wk_list_del(struct wk_subs *st, uint32_t *head, uint32_t idx)
     }
     if (last == 0) {
         *head = hc->next;
-        hc->next = st->chunks_free;
-        st->chunks_free = h;
+        wk_chunk_free(st, h);
+        h = *head;
+        hc = h != WK_NIL ? &st->chunks[h] : NULL;
     }
-    st->items[idx].lpos = WK_NIL;
+    if (hc != NULL && hc->next == WK_NIL && hc->it[1] == WK_NIL) {
+        /* One item left: back into the head, no chunk. */
+        *head = hc->it[0] | WK_LIST_ONE;
+        st->items[hc->it[0]].lpos = WK_NIL;
+        wk_chunk_free(st, h);
+    }
 }
 
 /* Put mi on its slot's list; the first item there sets our interest bit
@@ -497,19 +558,18 @@ wk_fanout_on_overflow(struct wk_worker *w, uint32_t slot)
 {
     struct wk_subs *st = wk_subs_get(w);
     struct wk_rec   r;
-    uint32_t        i, v = WK_NIL;
+    uint32_t        i, v = WK_NIL, one[2];
     bool            have = false;
 
     if (st == NULL || slot >= st->nslots)
         return;
     /* Changes were lost: the current value goes out with the Overflow
      * bit, whatever the filter says (the client must see the gap). */
-    for (i = st->slot_head[slot]; i != WK_NIL; i = st->chunks[i].next) {
-        const struct wk_chunk *c = &st->chunks[i];
+    for (i = st->slot_head[slot]; i != WK_NIL;) {
+        const uint32_t *it = wk_list_step(st, &i, one);
 
-        for (uint32_t p = 0; p < WK_CHUNK_ITEMS && c->it[p] != WK_NIL;
-             p++) {
-            struct wk_mi *mi = &st->items[c->it[p]];
+        for (uint32_t p = 0; p < WK_CHUNK_ITEMS && it[p] != WK_NIL; p++) {
+            struct wk_mi *mi = &st->items[it[p]];
 
             if (mi->mode == UA_MONITORINGMODE_DISABLED)
                 continue;
@@ -538,15 +598,15 @@ void
 wk_mi_sample_due(struct wk_subs *st)
 {
     uint64_t now = st->w->now_ms, due = UINT64_MAX;
+    uint32_t one[2];
 
     if (now < st->sampled_due)
         return;
-    for (uint32_t i = st->sampled_head; i != WK_NIL; i = st->chunks[i].next) {
-        const struct wk_chunk *c = &st->chunks[i];
+    for (uint32_t i = st->sampled_head; i != WK_NIL;) {
+        const uint32_t *it = wk_list_step(st, &i, one);
 
-        for (uint32_t p = 0; p < WK_CHUNK_ITEMS && c->it[p] != WK_NIL;
-             p++) {
-            struct wk_mi *mi = &st->items[c->it[p]];
+        for (uint32_t p = 0; p < WK_CHUNK_ITEMS && it[p] != WK_NIL; p++) {
+            struct wk_mi *mi = &st->items[it[p]];
 
             if (mi->mode != UA_MONITORINGMODE_DISABLED && now >= mi->next_ms) {
                 mi->next_ms = now + (mi->interval_ms ? mi->interval_ms : 1);

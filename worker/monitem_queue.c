@@ -492,7 +492,8 @@ wk_mi_fast(const struct wk_mi *mi)
 
 /*
  * A slot's items are taken up to WK_MI_BATCH at a time: their indices
- * first, from the slot's chunks (7 a chunk, sub_int.h), each item's line
+ * first, from the slot's chunks (7 a chunk, or a lone item in the head:
+ * sub_int.h), each item's line
  * prefetched as its index is read; then, those lines arriving, the lines
  * each item touches next; then the items one after the other.  The items
  * of a slot are far apart (one per subscription) and cold after the
@@ -516,8 +517,15 @@ wk_mi_fanout(struct wk_subs *st, uint32_t c, const struct wk_rec *r,
     while (c != WK_NIL) {
         n = 0;
         do {
-            const struct wk_chunk *ch = &st->chunks[c];
+            const struct wk_chunk *ch;
 
+            if (c & WK_LIST_ONE) {
+                /* One item (a whole list: c was its head). */
+                batch[n++] = c & ~WK_LIST_ONE;
+                c = WK_NIL;
+                break;
+            }
+            ch = &st->chunks[c];
             c = ch->next;
             if (c != WK_NIL)
                 __builtin_prefetch(&st->chunks[c]);

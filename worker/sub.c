@@ -258,7 +258,7 @@ wk_sub_init(struct wk_worker *w)
                                    &st->items_mem);
     st->slot_head = wk_sub_alloc_mem(st, (size_t)(w->vals.nslots + 1)
                                              * sizeof(uint32_t));
-    st->chunks = wk_sub_alloc_lines(st, (size_t)st->lim.max_items
+    st->chunks = wk_sub_alloc_lines(st, ((size_t)st->lim.max_items / 2 + 1)
                                             * sizeof(struct wk_chunk),
                                     &st->chunks_mem);
     st->cells.c = wk_sub_alloc_lines(st, (size_t)st->lim.cells
@@ -372,8 +372,8 @@ wk_sub_mem(struct wk_worker *w, struct wk_sub_mem *m)
     struct wk_subs *st = wk_subs_get(w);
 
     memset(m, 0, sizeof(*m));
-    /* An item and, at worst (alone on its slot), a chunk. */
-    m->item_bytes = sizeof(struct wk_mi) + sizeof(struct wk_chunk);
+    /* An item and, at worst (two on a slot), half a chunk. */
+    m->item_bytes = sizeof(struct wk_mi) + sizeof(struct wk_chunk) / 2;
     m->cell_bytes = sizeof(struct wk_cell);
     m->entry_bytes = sizeof(struct wk_qent);
     m->sub_bytes = sizeof(struct wk_sub);

@@ -11,13 +11,13 @@
  *   ss[]        struct wk_subsess, one per session slot: the session's
  *               subscriptions and its queue of pending Publish requests
  *   items[]     struct wk_mi, conf->max_monitored_items
- *   slot_head[] per value slot: its items, a list of chunks (WK_NIL:
- *               none; this worker's interest bit is set exactly while
- *               the list is not empty)
- *   chunks[]    struct wk_chunk, lim.max_items: 32-byte chunks of 7 item
- *               indices, the lists of a slot's items (and of the sampled
- *               items), so that a slot's items are found in a line or
- *               two and their own lines load side by side
+ *   slot_head[] per value slot: its items, a list (WK_NIL: none; this
+ *               worker's interest bit is set exactly while the list is
+ *               not empty)
+ *   chunks[]    struct wk_chunk, lim.max_items / 2 + 1: 32-byte chunks of
+ *               7 item indices, the lists of 2 items or more (a slot's,
+ *               the sampled items), so that a slot's items are found in a
+ *               line or two and their own lines load side by side
  *   cells       64-byte cells holding values: a record's DataValue as the
  *               broker encoded it, copied ONCE per worker and shared by
  *               every monitored item that queued it (refcounted; chained
@@ -26,11 +26,11 @@
  *   rstore      the retransmission queues' messages, one byte ring
  *   links[]     SetTriggering links
  *
- * A monitored item (struct wk_mi, 128 bytes, and a chunk at worst, 32:
- * an item alone on its slot) with queueSize 1 and a value waiting holds
- * one entry (8 bytes + 4 on the free stack) and at most one value (64 +
- * 4 bytes, shared with the other items that took the same change): 240
- * bytes of server memory at worst, 172 when K items share the values (+4
+ * A monitored item (struct wk_mi, 128 bytes, and half a chunk at worst,
+ * 16: two items on a slot) with queueSize 1 and a value waiting holds one
+ * entry (8 bytes + 4 on the free stack) and at most one value (64 + 4
+ * bytes, shared with the other items that took the same change): 224
+ * bytes of server memory at worst, 156 when K items share the values (+4
  * bytes per value slot of the address space for slot_head, shared by
  * every item).
  *
@@ -230,7 +230,7 @@ struct wk_mi {
     uint32_t client_handle;
     uint32_t node;              /* node index */
     uint32_t slot;              /* value slot, or SHM_NONE */
-    uint32_t lpos;              /* chunk * 8 + place in it */
+    uint32_t lpos;              /* chunk * 8 + place in it; WK_NIL */
     uint32_t snext, sprev;
     uint32_t rnext;
     uint32_t qhead;             /* oldest queued entry (ents[]) */
@@ -249,13 +249,16 @@ static_assert(sizeof(struct wk_mi) == 128, "monitored item size");
 static_assert(offsetof(struct wk_mi, id) == 64, "fan-out fields on line 1");
 
 /*
- * A piece of a list of items (a slot's, the sampled ones): the first
- * chunk of a list is the only one that may have room, its items at the
- * front (WK_NIL after them); every chunk after it is full.  An item
- * joins the first chunk (a new one when it is full); one that leaves is
- * replaced by the last item of the first chunk.
+ * A list of items (a slot's, the sampled ones): its head is WK_NIL (no
+ * item), WK_LIST_ONE | the item (one item: no chunk, nothing more to
+ * load), or the first of its chunks.  The first chunk is the only one
+ * that may have room, its items at the front (WK_NIL after them); every
+ * chunk after it is full.  An item joins the first chunk (a new one when
+ * it is full); one that leaves is replaced by the last item of the first
+ * chunk; the last item of a list goes back into the head.
  */
 #define WK_CHUNK_ITEMS 7
+#define WK_LIST_ONE    0x80000000u  /* item and chunk indices < 2^28 */
 
 struct wk_chunk {
     uint32_t next;
@@ -410,7 +413,7 @@ struct wk_subs {
     uint32_t              items_hw, items_free, nitems;
     uint8_t               item_bits;
     uint32_t             *slot_head;
-    struct wk_chunk      *chunks;       /* [lim.max_items], line-aligned */
+    struct wk_chunk      *chunks;       /* [max_items / 2 + 1], aligned */
     void                 *chunks_mem;
     uint32_t              chunks_hw, chunks_free;
     uint32_t              nslots;
@@ -547,8 +550,8 @@ void wk_mi_queue_trim(struct wk_subs *st, struct wk_sub *sub,
 void wk_mi_enqueue(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi,
                    const struct wk_rec *r, uint32_t *vref, bool overflow);
 /*
- * Record r of one slot to every item on the slot's list, its first chunk
- * c (the fan-out path, once per record and worker): the common item
+ * Record r of one slot to every item on the slot's list, its head c
+ * (the fan-out path, once per record and worker): the common item
  * (REPORTING, no deadband, trigger StatusValue, no triggers, no
  * IndexRange, room in its queue) is filtered and queued inline; every
  * other one goes through wk_mi_take_any().  *vref as for wk_mi_enqueue().

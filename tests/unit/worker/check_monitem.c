@@ -821,6 +821,22 @@ START_TEST(test_slot_list_add_delete_any_order)
                 live[h] = false;
             }
     ck_assert_uint_eq(shm_interest_get(&fx.w.vals, slot) & 1, 0);
+    /* One item, two, one again (a lone item needs no chunk), two. */
+    id[1] = sf_item(CH, &tok, sub, v, 1, NULL);
+    id[2] = sf_item(CH, &tok, sub, v, 2, NULL);
+    live[1] = live[2] = true;
+    data_tick(100);
+    slot_items_are(v, 4.0, live, 128);
+    del_item(sub, id[1]);
+    live[1] = false;
+    slot_items_are(v, 5.0, live, 128);
+    id[3] = sf_item(CH, &tok, sub, v, 3, NULL);
+    live[3] = true;
+    data_tick(100);
+    slot_items_are(v, 6.0, live, 128);
+    del_item(sub, id[3]);
+    live[3] = false;
+    slot_items_are(v, 7.0, live, 128);
 }
 END_TEST
 
