@@ -137,7 +137,7 @@ wk_mi_alloc(struct wk_subs *st)
     mi->id = st->item_bits >= 32 ? idx + 1
                                   : (gen << st->item_bits) | ((idx + 1) & mask);
     mi->flags = WK_MI_USED;
-    mi->lnext = mi->lprev = mi->snext = mi->sprev = mi->rnext = WK_NIL;
+    mi->lpos = mi->snext = mi->sprev = mi->rnext = WK_NIL;
     mi->qhead = mi->qtail = mi->links = mi->range = WK_NIL;
     mi->slot = SHM_NONE;
     st->nitems++;
@@ -184,6 +184,8 @@ wk_mi_init(struct wk_subs *st)
         st->item_bits++;
     st->items_free = WK_NIL;
     st->sampled_head = WK_NIL;
+    st->chunks_hw = 0;
+    st->chunks_free = WK_NIL;
     st->sampled_due = UINT64_MAX;
     st->links_free = WK_NIL;
     st->nslots = st->w->vals.nslots;
@@ -215,20 +217,134 @@ wk_mi_fini(struct wk_subs *st)
 /* lists                                                               */
 /* ------------------------------------------------------------------ */
 
+/* A new chunk holding nothing, before first; its index. */
+static uint32_t
+wk_chunk_new(struct wk_subs *st, uint32_t first)
+{
+    uint32_t         h;
+    struct wk_chunk *c;
+
+    if (st->chunks_free != WK_NIL) {
+        h = st->chunks_free;
+        st->chunks_free = st->chunks[h].next;
+    } else {
+        h = st->chunks_hw++;
+    }
+    c = &st->chunks[h];
+    c->next = first;
+    for (uint32_t p = 0; p < WK_CHUNK_ITEMS; p++)
+        c->it[p] = WK_NIL;
+    return h;
+}
+
+static void
+wk_chunk_free(struct wk_subs *st, uint32_t h)
+{
+    st->chunks[h].next = st->chunks_free;
+    st->chunks_free = h;
+}
+
+/* The items of the list at *i (a head or a chunk), WK_NIL after the last
+ * one; *i moves to what follows.  one: room for a lone item. */
+static const uint32_t *
+wk_list_step(const struct wk_subs *st, uint32_t *i, uint32_t one[2])
+{
+    const struct wk_chunk *c;
+
+    if (*i & WK_LIST_ONE) {
+        one[0] = *i & ~WK_LIST_ONE;
+        one[1] = WK_NIL;
+        *i = WK_NIL;
+        return one;
+    }
+    c = &st->chunks[*i];
+    *i = c->next;
+    return c->it;
+}
+
+/*
+ * Item idx joins the list *head (sub_int.h, struct wk_chunk): alone, in
+ * the head itself; else in the first chunk, or a new first chunk when
+ * that one is full.  There is always a chunk: a list of k >= 2 items
+ * holds at most k / 2 chunks, and there are half as many chunks as items.
+ */
+static void
+wk_list_add(struct wk_subs *st, uint32_t *head, uint32_t idx)
+{
+    uint32_t         h = *head, p = 0;
+    struct wk_chunk *c;
+
+    if (h == WK_NIL) {
+        *head = idx | WK_LIST_ONE;
+        st->items[idx].lpos = WK_NIL;
+        return;
+    }
+    if (h & WK_LIST_ONE) {
+        uint32_t one = h & ~WK_LIST_ONE;
+
+        h = wk_chunk_new(st, WK_NIL);
+        st->chunks[h].it[0] = one;
+        st->items[one].lpos = h * 8;
+        *head = h;
+    }
+    c = &st->chunks[h];
+    while (p < WK_CHUNK_ITEMS && c->it[p] != WK_NIL)
+        p++;
+    if (p == WK_CHUNK_ITEMS) {
+        h = wk_chunk_new(st, h);
+        c = &st->chunks[h];
+        *head = h;
+        p = 0;
+    }
+    c->it[p] = idx;
+    st->items[idx].lpos = h * 8 + p;
+}
+
+/* Item idx leaves the list *head: the last item of the first chunk takes
+ * its place; a first chunk left empty is freed, and the last item of a
+ * list goes back into the head. */
+static void
+wk_list_del(struct wk_subs *st, uint32_t *head, uint32_t idx)
+{
+    uint32_t         pos = st->items[idx].lpos, h = *head, last, moved;
+    struct wk_chunk *hc;
+
+    st->items[idx].lpos = WK_NIL;
+    if (h & WK_LIST_ONE) {
+        *head = WK_NIL;             /* idx was alone */
+        return;
+    }
+    hc = &st->chunks[h];
+    for (last = WK_CHUNK_ITEMS - 1; hc->it[last] == WK_NIL; last--)
+        ;
+    moved = hc->it[last];
+    hc->it[last] = WK_NIL;
+    if (moved != idx) {
+        st->chunks[pos / 8].it[pos % 8] = moved;
+        st->items[moved].lpos = pos;
+    }
+    if (last == 0) {
+        *head = hc->next;
+        wk_chunk_free(st, h);
+        h = *head;
+        hc = h != WK_NIL ? &st->chunks[h] : NULL;
+    }
+    if (hc != NULL && hc->next == WK_NIL && hc->it[1] == WK_NIL) {
+        /* One item left: back into the head, no chunk. */
+        *head = hc->it[0] | WK_LIST_ONE;
+        st->items[hc->it[0]].lpos = WK_NIL;
+        wk_chunk_free(st, h);
+    }
+}
+
 /* Put mi on its slot's list; the first item there sets our interest bit
  * (seq_cst, before the caller reads the slot: DESIGN §2). */
 static void
 wk_mi_slot_add(struct wk_subs *st, struct wk_mi *mi)
 {
-    uint32_t idx = wk_mi_idx(st, mi), head = st->slot_head[mi->slot];
-
-    if (head == WK_NIL)
+    if (st->slot_head[mi->slot] == WK_NIL)
         shm_interest_set(&st->w->vals, mi->slot, st->w->slot);
-    mi->lprev = WK_NIL;
-    mi->lnext = head;
-    if (head != WK_NIL)
-        st->items[head].lprev = idx;
-    st->slot_head[mi->slot] = idx;
+    wk_list_add(st, &st->slot_head[mi->slot], wk_mi_idx(st, mi));
     mi->flags |= WK_MI_ON_SLOT;
 }
 
@@ -238,13 +354,7 @@ wk_mi_slot_del(struct wk_subs *st, struct wk_mi *mi)
 {
     if (!(mi->flags & WK_MI_ON_SLOT))
         return;
-    if (mi->lprev != WK_NIL)
-        st->items[mi->lprev].lnext = mi->lnext;
-    else
-        st->slot_head[mi->slot] = mi->lnext;
-    if (mi->lnext != WK_NIL)
-        st->items[mi->lnext].lprev = mi->lprev;
-    mi->lnext = mi->lprev = WK_NIL;
+    wk_list_del(st, &st->slot_head[mi->slot], wk_mi_idx(st, mi));
     mi->flags &= (uint16_t)~WK_MI_ON_SLOT;
     if (st->slot_head[mi->slot] == WK_NIL)
         shm_interest_clear(&st->w->vals, mi->slot, st->w->slot);
@@ -253,13 +363,7 @@ wk_mi_slot_del(struct wk_subs *st, struct wk_mi *mi)
 static void
 wk_mi_sampled_add(struct wk_subs *st, struct wk_mi *mi)
 {
-    uint32_t idx = wk_mi_idx(st, mi), head = st->sampled_head;
-
-    mi->lprev = WK_NIL;
-    mi->lnext = head;
-    if (head != WK_NIL)
-        st->items[head].lprev = idx;
-    st->sampled_head = idx;
+    wk_list_add(st, &st->sampled_head, wk_mi_idx(st, mi));
     mi->flags |= WK_MI_ON_SAMPLED;
     if (mi->next_ms < st->sampled_due)
         st->sampled_due = mi->next_ms;
@@ -270,13 +374,7 @@ wk_mi_sampled_del(struct wk_subs *st, struct wk_mi *mi)
 {
     if (!(mi->flags & WK_MI_ON_SAMPLED))
         return;
-    if (mi->lprev != WK_NIL)
-        st->items[mi->lprev].lnext = mi->lnext;
-    else
-        st->sampled_head = mi->lnext;
-    if (mi->lnext != WK_NIL)
-        st->items[mi->lnext].lprev = mi->lprev;
-    mi->lnext = mi->lprev = WK_NIL;
+    wk_list_del(st, &st->sampled_head, wk_mi_idx(st, mi));
     mi->flags &= (uint16_t)~WK_MI_ON_SAMPLED;
 }
 
@@ -460,7 +558,7 @@ wk_fanout_on_overflow(struct wk_worker *w, uint32_t slot)
 {
     struct wk_subs *st = wk_subs_get(w);
     struct wk_rec   r;
-    uint32_t        i, v = WK_NIL;
+    uint32_t        i, v = WK_NIL, one[2];
     bool            have = false;
 
     if (st == NULL || slot >= st->nslots)
@@ -468,23 +566,26 @@ wk_fanout_on_overflow(struct wk_worker *w, uint32_t slot)
     /* Changes were lost: the current value goes out with the Overflow
      * bit, whatever the filter says (the client must see the gap). */
     for (i = st->slot_head[slot]; i != WK_NIL;) {
-        struct wk_mi *mi = &st->items[i];
+        const uint32_t *it = wk_list_step(st, &i, one);
 
-        i = mi->lnext;
-        if (mi->mode == UA_MONITORINGMODE_DISABLED)
-            continue;
-        if (mi->flags & WK_MI_READ) {
-            wk_mi_read_take(st, mi, NULL, true, true);
-            have = false;           /* the arena was reused */
-            continue;
+        for (uint32_t p = 0; p < WK_CHUNK_ITEMS && it[p] != WK_NIL; p++) {
+            struct wk_mi *mi = &st->items[it[p]];
+
+            if (mi->mode == UA_MONITORINGMODE_DISABLED)
+                continue;
+            if (mi->flags & WK_MI_READ) {
+                wk_mi_read_take(st, mi, NULL, true, true);
+                have = false;           /* the arena was reused */
+                continue;
+            }
+            if (!have) {
+                wk_val_done(st, v);
+                v = WK_NIL;
+                wk_mi_read_item(st, mi, NULL, &r);
+                have = true;
+            }
+            wk_mi_take(st, mi, &r, &v, true, true);
         }
-        if (!have) {
-            wk_val_done(st, v);
-            v = WK_NIL;
-            wk_mi_read_item(st, mi, NULL, &r);
-            have = true;
-        }
-        wk_mi_take(st, mi, &r, &v, true, true);
     }
     wk_val_done(st, v);
 }
@@ -497,19 +598,23 @@ void
 wk_mi_sample_due(struct wk_subs *st)
 {
     uint64_t now = st->w->now_ms, due = UINT64_MAX;
+    uint32_t one[2];
 
     if (now < st->sampled_due)
         return;
     for (uint32_t i = st->sampled_head; i != WK_NIL;) {
-        struct wk_mi *mi = &st->items[i];
+        const uint32_t *it = wk_list_step(st, &i, one);
 
-        i = mi->lnext;
-        if (mi->mode != UA_MONITORINGMODE_DISABLED && now >= mi->next_ms) {
-            mi->next_ms = now + (mi->interval_ms ? mi->interval_ms : 1);
-            wk_mi_read_take(st, mi, NULL, false, false);
+        for (uint32_t p = 0; p < WK_CHUNK_ITEMS && it[p] != WK_NIL; p++) {
+            struct wk_mi *mi = &st->items[it[p]];
+
+            if (mi->mode != UA_MONITORINGMODE_DISABLED && now >= mi->next_ms) {
+                mi->next_ms = now + (mi->interval_ms ? mi->interval_ms : 1);
+                wk_mi_read_take(st, mi, NULL, false, false);
+            }
+            if (mi->next_ms < due)
+                due = mi->next_ms;
         }
-        if (mi->next_ms < due)
-            due = mi->next_ms;
     }
     st->sampled_due = due;
 }

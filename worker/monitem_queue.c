@@ -23,7 +23,8 @@
  * the way a full queue does, Overflow bit included.
  *
  * The fan-out path (wk_mi_fanout, once per record and worker) walks the
- * slot's items and does, inline, everything the common item needs: the
+ * slot's items (a batch at a time, their cache lines loading side by
+ * side) and does, inline, everything the common item needs: the
  * stale check, the default filter (StatusValue, no deadband), remembering
  * the value, and an append or a replacement in its queue.  An item that
  * is not common (another mode, a deadband or another trigger, triggered
@@ -489,8 +490,21 @@ wk_mi_fast(const struct wk_mi *mi)
            && mi->trigger == UA_DATACHANGETRIGGER_STATUSVALUE;
 }
 
+/*
+ * A slot's items are taken up to WK_MI_BATCH at a time: their indices
+ * first, from the slot's chunks (7 a chunk, or a lone item in the head:
+ * sub_int.h), each item's line
+ * prefetched as its index is read; then, those lines arriving, the lines
+ * each item touches next; then the items one after the other.  The items
+ * of a slot are far apart (one per subscription) and cold after the
+ * worker slept; a chain through the items would wait for each line in
+ * turn, this way their loads overlap.  Nothing here changes a slot's
+ * list (only the services do), so the indices stay valid.
+ */
+#define WK_MI_BATCH 32
+
 void
-wk_mi_fanout(struct wk_subs *st, uint32_t i, const struct wk_rec *r,
+wk_mi_fanout(struct wk_subs *st, uint32_t c, const struct wk_rec *r,
              uint32_t *vref)
 {
     struct wk_mi   *items = st->items;
@@ -498,83 +512,117 @@ wk_mi_fanout(struct wk_subs *st, uint32_t i, const struct wk_rec *r,
     uint64_t        now = WK_SUB_NOW(st);
     uint64_t        k0 = r->key[0], k1 = r->key[1];
     bool            srv = (r->mask & UA_DV_SERVER_TS) != 0;
+    uint32_t        batch[WK_MI_BATCH], n, k;
 
-    while (i != WK_NIL) {
-        struct wk_mi  *mi = &items[i];
-        struct wk_sub *sub;
-        uint64_t       lk[2];
-        uint32_t       e, old, idx = i;
-        bool           repl;
+    while (c != WK_NIL) {
+        n = 0;
+        do {
+            const struct wk_chunk *ch;
 
-        i = mi->lnext;
-        if (i != WK_NIL)
-            __builtin_prefetch(&items[i]);
-        if (!srv || !wk_mi_fast(mi)) {
-            wk_mi_take_any(st, mi, r, vref);
-            continue;
+            if (c & WK_LIST_ONE) {
+                /* One item (a whole list: c was its head). */
+                batch[n++] = c & ~WK_LIST_ONE;
+                c = WK_NIL;
+                break;
+            }
+            ch = &st->chunks[c];
+            c = ch->next;
+            if (c != WK_NIL)
+                __builtin_prefetch(&st->chunks[c]);
+            for (k = 0; k < WK_CHUNK_ITEMS && ch->it[k] != WK_NIL; k++) {
+                __builtin_prefetch(&items[ch->it[k]]);
+                batch[n++] = ch->it[k];
+            }
+        } while (c != WK_NIL && n + WK_CHUNK_ITEMS <= WK_MI_BATCH);
+        /* Then, their lines arriving together, what an append touches
+         * next: the newest entry, the subscription, the entries the free
+         * stack gives next. */
+        for (k = 0; k < n; k++) {
+            const struct wk_mi *m = &items[batch[k]];
+
+            if (m->qtail != WK_NIL)
+                __builtin_prefetch(&ep->e[m->qtail]);
+            __builtin_prefetch(&st->subs[m->sub]);
+            if (k < ep->nfree)
+                __builtin_prefetch(&ep->e[ep->stack[ep->nfree - 1 - k]]);
         }
-        if (r->srv_ts < mi->wm_ts) {
-            st->stale++;
-            continue;
-        }
-        mi->wm_ts = r->srv_ts;
-        memcpy(lk, mi->lastv, sizeof(lk));
-        if ((mi->flags & WK_MI_HAS_LAST) && r->status == mi->last_status
-            && lk[0] == k0 && lk[1] == k1)
-            continue;               /* StatusValue: nothing changed */
-        memcpy(mi->lastv, r->key, sizeof(mi->lastv));
-        mi->last_status = r->status;
-        mi->flags |= WK_MI_HAS_LAST;
-        sub = &st->subs[mi->sub];
-        /* Which queue operation (wk_mi_enqueue's order): a replacement
-         * inside the sampling interval, a queue of 1 keeping the newest,
-         * or an append; the rest (a full longer queue, no room in the
-         * pools) is left to wk_mi_enqueue, before anything changed. */
-        repl = mi->interval_ms > 0 && mi->qlen > 0 && now < mi->next_ms;
-        if ((!repl && mi->qlen >= mi->qsize && mi->qsize > 1)
-            || (!repl && mi->qlen < mi->qsize && ep->used == ep->cap)
-            || (*vref == WK_NIL
-                && wk_cells_need(sizeof(struct wk_val) + r->len)
-                       > st->cells.cap - st->cells.used)) {
-            wk_mi_enqueue(st, sub, mi, r, vref, false);
-            continue;
-        }
-        if (*vref == WK_NIL)
-            *vref = wk_val_make(st, r);     /* room checked above */
-        wk_val(st, *vref)->refs++;
-        if (!repl && mi->interval_ms > 0 && now >= mi->next_ms)
-            mi->next_ms = now + mi->interval_ms;    /* a new interval */
-        if (repl || mi->qlen >= mi->qsize) {
-            /* The newest queued value is replaced (keeping its Overflow
-             * bit inside an interval; a queue of 1 never shows one). */
-            e = mi->qtail;
-            old = ep->e[e].val;
-            ep->e[e].val = *vref | (repl ? old & WK_QE_OVERFLOW : 0);
-            wk_val_unref(st, old & WK_QE_VAL);
-            continue;
-        }
-        ep->used++;
-        e = ep->nfree > 0 ? ep->stack[--ep->nfree] : ep->hw++;
-        ep->e[e].val = *vref;
-        ep->e[e].next = WK_NIL;
-        if (mi->qtail != WK_NIL)
-            ep->e[mi->qtail].next = e;
-        else
-            mi->qhead = e;
-        mi->qtail = e;
-        mi->qlen++;
-        sub->nqueued++;
-        if (!(mi->flags & WK_MI_READY)) {
-            mi->flags |= WK_MI_READY;
-            mi->rnext = WK_NIL;
-            if (sub->rtail != WK_NIL)
-                items[sub->rtail].rnext = idx;
+        for (k = 0; k < n; k++) {
+            uint32_t       idx = batch[k];
+            struct wk_mi  *mi = &items[idx];
+            struct wk_sub *sub;
+            uint64_t       lk[2];
+            uint32_t       e, old;
+            bool           repl;
+
+            if (!srv || !wk_mi_fast(mi)) {
+                wk_mi_take_any(st, mi, r, vref);
+                continue;
+            }
+            if (r->srv_ts < mi->wm_ts) {
+                st->stale++;
+                continue;
+            }
+            mi->wm_ts = r->srv_ts;
+            memcpy(lk, mi->lastv, sizeof(lk));
+            if ((mi->flags & WK_MI_HAS_LAST) && r->status == mi->last_status
+                && lk[0] == k0 && lk[1] == k1)
+                continue;           /* StatusValue: nothing changed */
+            memcpy(mi->lastv, r->key, sizeof(mi->lastv));
+            mi->last_status = r->status;
+            mi->flags |= WK_MI_HAS_LAST;
+            sub = &st->subs[mi->sub];
+            /* Which queue operation (wk_mi_enqueue's order): a
+             * replacement inside the sampling interval, a queue of 1
+             * keeping the newest, or an append; the rest (a full longer
+             * queue, no room in the pools) is left to wk_mi_enqueue,
+             * before anything changed. */
+            repl = mi->interval_ms > 0 && mi->qlen > 0 && now < mi->next_ms;
+            if ((!repl && mi->qlen >= mi->qsize && mi->qsize > 1)
+                || (!repl && mi->qlen < mi->qsize && ep->used == ep->cap)
+                || (*vref == WK_NIL
+                    && wk_cells_need(sizeof(struct wk_val) + r->len)
+                           > st->cells.cap - st->cells.used)) {
+                wk_mi_enqueue(st, sub, mi, r, vref, false);
+                continue;
+            }
+            if (*vref == WK_NIL)
+                *vref = wk_val_make(st, r);     /* room checked above */
+            wk_val(st, *vref)->refs++;
+            if (!repl && mi->interval_ms > 0 && now >= mi->next_ms)
+                mi->next_ms = now + mi->interval_ms;    /* a new interval */
+            if (repl || mi->qlen >= mi->qsize) {
+                /* The newest queued value is replaced (keeping its
+                 * Overflow bit inside an interval; a queue of 1 never
+                 * shows one). */
+                e = mi->qtail;
+                old = ep->e[e].val;
+                ep->e[e].val = *vref | (repl ? old & WK_QE_OVERFLOW : 0);
+                wk_val_unref(st, old & WK_QE_VAL);
+                continue;
+            }
+            ep->used++;
+            e = ep->nfree > 0 ? ep->stack[--ep->nfree] : ep->hw++;
+            ep->e[e].val = *vref;
+            ep->e[e].next = WK_NIL;
+            if (mi->qtail != WK_NIL)
+                ep->e[mi->qtail].next = e;
             else
-                sub->rhead = idx;
-            sub->rtail = idx;
+                mi->qhead = e;
+            mi->qtail = e;
+            mi->qlen++;
+            sub->nqueued++;
+            if (!(mi->flags & WK_MI_READY)) {
+                mi->flags |= WK_MI_READY;
+                mi->rnext = WK_NIL;
+                if (sub->rtail != WK_NIL)
+                    items[sub->rtail].rnext = idx;
+                else
+                    sub->rhead = idx;
+                sub->rtail = idx;
+            }
+            if (sub->nqueued == 1)
+                wk_sub_ready(st, sub);
         }
-        if (sub->nqueued == 1)
-            wk_sub_ready(st, sub);
     }
 }
 

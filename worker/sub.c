@@ -261,6 +261,9 @@ wk_sub_init(struct wk_worker *w)
                                    &st->items_mem);
     st->slot_head = wk_sub_alloc_mem(st, (size_t)(w->vals.nslots + 1)
                                              * sizeof(uint32_t));
+    st->chunks = wk_sub_alloc_lines(st, ((size_t)st->lim.max_items / 2 + 1)
+                                            * sizeof(struct wk_chunk),
+                                    &st->chunks_mem);
     st->cells.c = wk_sub_alloc_lines(st, (size_t)st->lim.cells
                                              * sizeof(struct wk_cell),
                                      &st->cells_mem);
@@ -282,7 +285,8 @@ wk_sub_init(struct wk_worker *w)
                                             * sizeof(uint32_t));
     if (st->subs == NULL || st->retx_all == NULL || st->heap == NULL
         || st->ss == NULL || st->pub_all == NULL || st->items == NULL
-        || st->slot_head == NULL || st->cells.c == NULL
+        || st->slot_head == NULL || st->chunks == NULL
+        || st->cells.c == NULL
         || st->rstore.buf == NULL || st->cells.stack == NULL
         || st->ents.e == NULL || st->ents.stack == NULL
         || st->links == NULL || st->out == NULL
@@ -332,6 +336,7 @@ wk_sub_fini(struct wk_worker *w)
     wk_free(w, st->pub_all);
     wk_free(w, st->items_mem);
     wk_free(w, st->slot_head);
+    wk_free(w, st->chunks_mem);
     wk_free(w, st->cells_mem);
     wk_free(w, st->rstore.buf);
     wk_free(w, st->cells.stack);
@@ -370,7 +375,8 @@ wk_sub_mem(struct wk_worker *w, struct wk_sub_mem *m)
     struct wk_subs *st = wk_subs_get(w);
 
     memset(m, 0, sizeof(*m));
-    m->item_bytes = sizeof(struct wk_mi);
+    /* An item and, at worst (two on a slot), half a chunk. */
+    m->item_bytes = sizeof(struct wk_mi) + sizeof(struct wk_chunk) / 2;
     m->cell_bytes = sizeof(struct wk_cell);
     m->entry_bytes = sizeof(struct wk_qent);
     m->sub_bytes = sizeof(struct wk_sub);

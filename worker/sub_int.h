@@ -11,8 +11,13 @@
  *   ss[]        struct wk_subsess, one per session slot: the session's
  *               subscriptions and its queue of pending Publish requests
  *   items[]     struct wk_mi, conf->max_monitored_items
- *   slot_head[] per value slot: the first item on it (this worker's
- *               interest bit is set exactly while the list is not empty)
+ *   slot_head[] per value slot: its items, a list (WK_NIL: none; this
+ *               worker's interest bit is set exactly while the list is
+ *               not empty)
+ *   chunks[]    struct wk_chunk, lim.max_items / 2 + 1: 32-byte chunks of
+ *               7 item indices, the lists of 2 items or more (a slot's,
+ *               the sampled items), so that a slot's items are found in a
+ *               line or two and their own lines load side by side
  *   cells       64-byte cells holding values: a record's DataValue as the
  *               broker encoded it, copied ONCE per worker and shared by
  *               every monitored item that queued it (refcounted; chained
@@ -21,12 +26,13 @@
  *   rstore      the retransmission queues' messages, one byte ring
  *   links[]     SetTriggering links
  *
- * A monitored item (struct wk_mi, 128 bytes) with queueSize 1 and a value
- * waiting holds one entry (8 bytes + 4 on the free stack) and at most one
- * value (64 + 4 bytes, shared with the other items that took the same
- * change): 208 bytes of server memory at worst, 140 when K items share
- * the values (+4 bytes per value slot of the address space for
- * slot_head, shared by every item).
+ * A monitored item (struct wk_mi, 128 bytes, and half a chunk at worst,
+ * 16: two items on a slot) with queueSize 1 and a value waiting holds one
+ * entry (8 bytes + 4 on the free stack) and at most one value (64 + 4
+ * bytes, shared with the other items that took the same change): 224
+ * bytes of server memory at worst, 156 when K items share the values (+4
+ * bytes per value slot of the address space for slot_head, shared by
+ * every item).
  *
  * Ids: a monitored item id is (generation << bits) | (index + 1), a
  * subscription id also carries the worker slot in its top 6 bits, so an
@@ -196,15 +202,15 @@ wk_cell(const struct wk_cells *p, uint32_t i)
  * value of its slot needs on the fan-out path (filter, stale check,
  * queue tail, sampling interval), so K items watching one node cost K
  * lines per change; the second what publishing, the services and the
- * deadband use.  Lists are intrusive (indices):
- *   lnext/lprev  slot_head[slot] list, or the sampled list (WK_MI_READ
- *                items not on a slot)
+ * deadband use.  Lists (indices):
+ *   lpos         where the item is in slot_head[slot]'s chunks, or the
+ *                sampled list's (WK_MI_READ items not on a slot)
  *   snext/sprev  its subscription's items; free list through snext
  *   rnext        its subscription's ready list
  */
 struct wk_mi {
     /* line 1: the fan-out path */
-    uint32_t lnext;
+    uint32_t pad0;
     uint32_t sub;               /* index in subs[] */
     uint32_t qtail;             /* newest queued entry (ents[]) */
     uint32_t interval_ms;       /* revised sampling interval, 0: any */
@@ -224,7 +230,7 @@ struct wk_mi {
     uint32_t client_handle;
     uint32_t node;              /* node index */
     uint32_t slot;              /* value slot, or SHM_NONE */
-    uint32_t lprev;
+    uint32_t lpos;              /* chunk * 8 + place in it; WK_NIL */
     uint32_t snext, sprev;
     uint32_t rnext;
     uint32_t qhead;             /* oldest queued entry (ents[]) */
@@ -241,6 +247,24 @@ struct wk_mi {
 };
 static_assert(sizeof(struct wk_mi) == 128, "monitored item size");
 static_assert(offsetof(struct wk_mi, id) == 64, "fan-out fields on line 1");
+
+/*
+ * A list of items (a slot's, the sampled ones): its head is WK_NIL (no
+ * item), WK_LIST_ONE | the item (one item: no chunk, nothing more to
+ * load), or the first of its chunks.  The first chunk is the only one
+ * that may have room, its items at the front (WK_NIL after them); every
+ * chunk after it is full.  An item joins the first chunk (a new one when
+ * it is full); one that leaves is replaced by the last item of the first
+ * chunk; the last item of a list goes back into the head.
+ */
+#define WK_CHUNK_ITEMS 7
+#define WK_LIST_ONE    0x80000000u  /* item and chunk indices < 2^28 */
+
+struct wk_chunk {
+    uint32_t next;
+    uint32_t it[WK_CHUNK_ITEMS];
+};
+static_assert(sizeof(struct wk_chunk) == 32, "chunk: half a line");
 
 /* One SetTriggering link: triggering item -> the item `to` (an id). */
 struct wk_link {
@@ -398,6 +422,9 @@ struct wk_subs {
     uint32_t              items_hw, items_free, nitems;
     uint8_t               item_bits;
     uint32_t             *slot_head;
+    struct wk_chunk      *chunks;       /* [max_items / 2 + 1], aligned */
+    void                 *chunks_mem;
+    uint32_t              chunks_hw, chunks_free;
     uint32_t              nslots;
     uint32_t              sampled_head;
     uint64_t              sampled_due;  /* ms, UINT64_MAX: none */
@@ -541,13 +568,13 @@ void wk_mi_queue_trim(struct wk_subs *st, struct wk_sub *sub,
 void wk_mi_enqueue(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi,
                    const struct wk_rec *r, uint32_t *vref, bool overflow);
 /*
- * Record r of one slot to every item on the slot's list from item i (the
- * fan-out path, once per record and worker): the common item (REPORTING,
- * no deadband, trigger StatusValue, no triggers, no IndexRange, room in
- * its queue) is filtered and queued inline; every other one goes through
- * wk_mi_take_any().  *vref as for wk_mi_enqueue().
+ * Record r of one slot to every item on the slot's list, its head c
+ * (the fan-out path, once per record and worker): the common item
+ * (REPORTING, no deadband, trigger StatusValue, no triggers, no
+ * IndexRange, room in its queue) is filtered and queued inline; every
+ * other one goes through wk_mi_take_any().  *vref as for wk_mi_enqueue().
  */
-void wk_mi_fanout(struct wk_subs *st, uint32_t i, const struct wk_rec *r,
+void wk_mi_fanout(struct wk_subs *st, uint32_t c, const struct wk_rec *r,
                   uint32_t *vref);
 /* monitem.c: one record for one item, any item (the general path). */
 void wk_mi_take_any(struct wk_subs *st, struct wk_mi *mi,

@@ -133,8 +133,12 @@ bs_evict(void)
 {
     static uint8_t k;
 
-    if (bs_pollute > 0)
-        memset(bs_junk, ++k, bs_pollute);
+    /* A store to every line, one at a time: a memset of the same size
+     * (rep stos) left this path almost as fast as no pollution at all
+     * (fan-out 13 ns against 10; this way 22-27, the real server 30-55). */
+    k++;
+    for (size_t i = 0; i < bs_pollute; i += 64)
+        bs_junk[i] = (uint8_t)(bs_junk[i] + k);
 }
 static int      bs_rc;
 

@@ -734,6 +734,112 @@ START_TEST(test_interest_bit_before_initial_read)
 }
 END_TEST
 
+/* Delete one item by id through the service. */
+static void
+del_item(uint32_t sub, uint32_t id)
+{
+    struct ua_delete_monitored_items_request  req;
+    struct ua_delete_monitored_items_response resp;
+
+    memset(&req, 0, sizeof(req));
+    req.subscription_id = sub;
+    req.n_monitored_item_ids = 1;
+    req.monitored_item_ids = &id;
+    ck_assert_uint_eq(sf_call(CH, &tok, UA_TYPE_DELETEMONITOREDITEMSREQUEST,
+                              &req, UA_TYPE_DELETEMONITOREDITEMSRESPONSE,
+                              &resp), UA_GOOD);
+    ck_assert_uint_eq(resp.results[0], UA_GOOD);
+}
+
+/* A change reaches exactly the items in live[] (by client handle). */
+static void
+slot_items_are(struct ua_nodeid v, double d, const bool *live, uint32_t n)
+{
+    const struct ua_data_change_notification *dcn;
+    uint32_t                                  want = 0;
+    bool                                      seen[128];
+
+    memset(seen, 0, sizeof(seen));
+    for (uint32_t h = 0; h < n; h++)
+        want += live[h];
+    sf_change_d(v, d);
+    dcn = data_tick(100);
+    ck_assert_int_eq(dcn->n_monitored_items, (int32_t)want);
+    for (int32_t k = 0; k < dcn->n_monitored_items; k++) {
+        uint32_t h = dcn->monitored_items[k].client_handle;
+
+        ck_assert_uint_lt(h, n);
+        ck_assert_msg(live[h] && !seen[h], "item %u", h);
+        seen[h] = true;
+        ck_assert(sf_num(dcn, k) == d);
+    }
+}
+
+/*
+ * A slot's items are a list of chunks (sub_int.h), walked by the fan-out
+ * in batches (monitem_queue.c): items added and deleted in any order,
+ * more of them than a batch, leave exactly the live ones on the slot,
+ * each notified once.
+ */
+START_TEST(test_slot_list_add_delete_any_order)
+{
+    struct ua_nodeid v = sf_var(3);
+    uint32_t         slot = sf_slot(v), sub = sf_create_sub(CH, &tok, 100);
+    static const uint32_t gone[] = { 79, 0, 40, 41, 31, 32, 33, 64, 10,
+                                     63, 1, 78 };
+    uint32_t         id[128];
+    bool             live[128];
+
+    memset(live, 0, sizeof(live));
+    for (uint32_t h = 0; h < 80; h++) {
+        id[h] = sf_item(CH, &tok, sub, v, h, NULL);
+        live[h] = true;
+    }
+    data_tick(100);                 /* the initial values */
+    slot_items_are(v, 1.0, live, 128);
+    for (size_t k = 0; k < sizeof(gone) / sizeof(gone[0]); k++) {
+        del_item(sub, id[gone[k]]);
+        live[gone[k]] = false;
+    }
+    slot_items_are(v, 2.0, live, 128);
+    for (uint32_t h = 100; h < 110; h++) {
+        id[h] = sf_item(CH, &tok, sub, v, h, NULL);
+        live[h] = true;
+    }
+    del_item(sub, id[105]);
+    live[105] = false;
+    del_item(sub, id[109]);
+    live[109] = false;
+    data_tick(100);                 /* the new items' initial values */
+    slot_items_are(v, 3.0, live, 128);
+    /* All of them, odd handles first: the slot ends empty. */
+    for (uint32_t pass = 0; pass < 2; pass++)
+        for (uint32_t h = 0; h < 128; h++)
+            if (live[h] && h % 2 != pass) {
+                ck_assert_uint_eq(shm_interest_get(&fx.w.vals, slot) & 1, 1);
+                del_item(sub, id[h]);
+                live[h] = false;
+            }
+    ck_assert_uint_eq(shm_interest_get(&fx.w.vals, slot) & 1, 0);
+    /* One item, two, one again (a lone item needs no chunk), two. */
+    id[1] = sf_item(CH, &tok, sub, v, 1, NULL);
+    id[2] = sf_item(CH, &tok, sub, v, 2, NULL);
+    live[1] = live[2] = true;
+    data_tick(100);
+    slot_items_are(v, 4.0, live, 128);
+    del_item(sub, id[1]);
+    live[1] = false;
+    slot_items_are(v, 5.0, live, 128);
+    id[3] = sf_item(CH, &tok, sub, v, 3, NULL);
+    live[3] = true;
+    data_tick(100);
+    slot_items_are(v, 6.0, live, 128);
+    del_item(sub, id[3]);
+    live[3] = false;
+    slot_items_are(v, 7.0, live, 128);
+}
+END_TEST
+
 START_TEST(test_stale_and_duplicate_records)
 {
     struct ua_nodeid                          v = sf_var(1);
@@ -1089,6 +1195,7 @@ monitem_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_timestamps_to_return);
     tcase_add_test(tc, test_interest_bit_before_initial_read);
+    tcase_add_test(tc, test_slot_list_add_delete_any_order);
     tcase_add_test(tc, test_stale_and_duplicate_records);
     tcase_add_test(tc, test_overflow_hook);
     tcase_add_test(tc, test_modes_and_triggering);
