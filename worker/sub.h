@@ -115,7 +115,9 @@ void wk_sub_set_io(struct wk_worker *w, const struct wk_sub_io *io);
 
 /* Memory accounting, for tests, benchmarks and docs. */
 struct wk_sub_mem {
-    size_t item_bytes;          /* sizeof one monitored item */
+    size_t item_bytes;          /* one monitored item, with its share of
+                                 * the slot list chunks (at most half a
+                                 * chunk) */
     size_t cell_bytes;          /* one value cell (+4 on its free stack) */
     size_t entry_bytes;         /* one queue entry (+4 on its free stack) */
     size_t sub_bytes;           /* sizeof one subscription */
