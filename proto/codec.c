@@ -1391,6 +1391,124 @@ ua_dec_datavalue_fast(struct ua_dec *d, struct ua_datavalue *dv)
 }
 
 /*
+ * The common WriteValue in one step: a NodeId in one of its four usual
+ * forms, a null IndexRange, a DataValue that is a Value alone (mask byte
+ * exactly 0x01), a scalar of a fixed-size built-in type; one bounds check
+ * instead of one per field.  True when it decoded wv (and moved d->p);
+ * false, with nothing consumed, for any other shape or anything short or
+ * over a limit: the general path then decodes it and reports what is
+ * wrong.  What it makes is what the general path makes (check_codec
+ * test_write_values_fast_decode).
+ */
+#define UA_WV_TAIL 10       /* attributeId, indexRange, mask, Variant byte */
+
+static inline bool
+ua_dec_write_value_fast(struct ua_dec *d, struct ua_write_value *wv)
+{
+    const uint8_t     *p = d->p, *q;
+    size_t             left = (size_t)(d->end - p), idlen, fs;
+    int32_t            sl = 0, ir;
+    uint16_t           u16;
+    uint8_t            b;
+    void              *data;
+    struct ua_variant *v;
+
+    if (left < 2 + UA_WV_TAIL + 1)
+        return false;
+    switch (p[0]) {
+    case 0x00:
+        idlen = 2;
+        break;
+    case 0x01:
+        idlen = 4;
+        break;
+    case 0x02:
+        idlen = 7;
+        break;
+    case 0x03:
+        if (left < 7 + UA_WV_TAIL + 1)
+            return false;
+        memcpy(&sl, p + 3, 4);
+        if (sl < 0 || sl > d->lim->max_string_len
+            || (size_t)sl > left - 7 - UA_WV_TAIL - 1)
+            return false;
+        idlen = 7 + (size_t)sl;
+        break;
+    default:
+        return false;
+    }
+    if (left < idlen + UA_WV_TAIL + 1)
+        return false;
+    q = p + idlen;
+    memcpy(&ir, q + 4, 4);
+    if (ir != -1 || q[8] != UA_DV_VALUE)
+        return false;
+    b = q[9];
+    fs = ua_fixed_size(b);
+    if (fs == 0 || left - idlen - UA_WV_TAIL < fs)
+        return false;
+    data = ua_dec_alloc(d, ua_types[b - 1].size);
+    if (data == NULL)
+        return false;
+    switch (p[0]) {
+    case 0x00:
+        wv->node_id.ns = 0;
+        wv->node_id.id.num = p[1];
+        wv->node_id.idtype = UA_IDTYPE_NUMERIC;
+        break;
+    case 0x01:
+        memcpy(&u16, p + 2, 2);
+        wv->node_id.ns = p[1];
+        wv->node_id.id.num = u16;
+        wv->node_id.idtype = UA_IDTYPE_NUMERIC;
+        break;
+    case 0x02:
+        memcpy(&wv->node_id.ns, p + 1, 2);
+        memcpy(&wv->node_id.id.num, p + 3, 4);
+        wv->node_id.idtype = UA_IDTYPE_NUMERIC;
+        break;
+    default:
+        memcpy(&wv->node_id.ns, p + 1, 2);
+        wv->node_id.idtype = UA_IDTYPE_STRING;
+        wv->node_id.id.str.len = sl;
+        wv->node_id.id.str.data = (uint8_t *)(uintptr_t)(p + 7);
+        break;
+    }
+    memcpy(&wv->attribute_id, q, 4);
+    wv->index_range.len = -1;
+    wv->index_range.data = NULL;
+    memset(&wv->value, 0, sizeof(wv->value));
+    wv->value.mask = UA_DV_VALUE;
+    v = &wv->value.value;
+    v->ndims = -1;
+    v->type = b;
+    v->data = data;
+    /* Constant sizes: moves, no call. */
+    switch (fs) {
+    case 1:
+        if (b == UA_BT_BOOLEAN)
+            *(bool *)data = q[10] != 0;
+        else
+            memcpy(data, q + 10, 1);
+        break;
+    case 2:
+        memcpy(data, q + 10, 2);
+        break;
+    case 4:
+        memcpy(data, q + 10, 4);
+        break;
+    case 8:
+        memcpy(data, q + 10, 8);
+        break;
+    default:
+        memcpy(data, q + 10, 16);
+        break;
+    }
+    d->p = q + UA_WV_TAIL + fs;
+    return true;
+}
+
+/*
  * Decode fast path for Write: len WriteValues, their members in order,
  * without the table.  The table path nests WriteValue, DataValue and
  * Variant one level each; the caller checked that all three fit.
@@ -1402,6 +1520,8 @@ ua_dec_write_values(struct ua_dec *d, struct ua_write_value *wv, int32_t len)
 
     d->depth += 2;                      /* WriteValue, DataValue */
     for (int32_t i = 0; i < len && s == UA_GOOD; i++, wv++) {
+        if (ua_dec_write_value_fast(d, wv))
+            continue;
         s = ua_dec_nodeid(d, &wv->node_id, NULL);
         if (s == UA_GOOD)
             s = ua_dec_raw(d, &wv->attribute_id, 4);
