@@ -51,7 +51,7 @@ wk_write_key(const struct wk_worker *w, const struct ua_nodeid *id,
 {
     k->ok = wk_svc_key(id, &k->key);
     if (k->ok) {
-        k->hash = shm_nodekey_hash(&k->key);
+        k->hash = shm_nodekey_hash_inl(&k->key);
         shm_nodestore_prefetch(&w->ns, k->hash);
     }
 }
