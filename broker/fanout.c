@@ -40,6 +40,8 @@
 #define BK_FANOUT_REQ_BATCH   4096      /* request records per worker per
                                            iteration: others get a turn */
 #define BK_FANOUT_RETRY_US    1000      /* a full reply ring: look again */
+#define BK_FANOUT_NODE_AHEAD  8         /* Write look-ahead, operations */
+#define BK_FANOUT_SLOT_AHEAD  4
 
 static int bk_fanout_rundir(const char *dir, char *err, size_t errlen);
 static void bk_fanout_on_bell(evutil_socket_t fd, short what, void *arg);
@@ -56,8 +58,10 @@ static void bk_fanout_write_rec(struct bk_fanout *f,
                                 struct bk_fanout_worker *fw, uint32_t len);
 static uint32_t bk_fanout_drain(struct bk_fanout *f,
                                 struct bk_fanout_worker *fw);
-static bool bk_fanout_result(struct bk_fanout_worker *fw, uint32_t id,
-                             uint32_t op, ua_status st);
+static inline bool bk_fanout_result(struct bk_fanout_worker *fw,
+                                    uint32_t id, uint32_t op, ua_status st);
+static bool bk_fanout_result_open(struct bk_fanout_worker *fw, uint32_t id,
+                                  uint32_t op, ua_status st);
 static void bk_fanout_push_replies(struct bk_fanout_worker *fw);
 static void bk_fanout_close_results(struct bk_fanout_worker *fw);
 static uint32_t bk_fanout_room(const struct bk_fanout_worker *fw);
@@ -541,13 +545,11 @@ bk_fanout_close_results(struct bk_fanout_worker *fw)
  * else in a new record.  false when there is no room (the caller checked
  * room before taking the request, so only a broker bug).
  */
-static bool
+static inline bool
 bk_fanout_result(struct bk_fanout_worker *fw, uint32_t id, uint32_t op,
                  ua_status st)
 {
-    const uint32_t ss = fw->reply.slot_size;
-    uint64_t       max;
-
+    /* Inline, the common case: the next result of the open record. */
     if (fw->open_off != UINT32_MAX && fw->open_id == id
         && fw->open_first + fw->open_count == op
         && fw->open_len + 4 <= fw->open_max) {
@@ -556,6 +558,17 @@ bk_fanout_result(struct bk_fanout_worker *fw, uint32_t id, uint32_t op,
         fw->open_count++;
         return true;
     }
+    return bk_fanout_result_open(fw, id, op, st);
+}
+
+/* bk_fanout_result() when it starts a record. */
+static bool
+bk_fanout_result_open(struct bk_fanout_worker *fw, uint32_t id, uint32_t op,
+                      ua_status st)
+{
+    const uint32_t ss = fw->reply.slot_size;
+    uint64_t       max;
+
     bk_fanout_close_results(fw);
     if (fw->out_len + (uint64_t)shm_fo_slots(sizeof(struct shm_fo_results)
                                              + 4, ss) * ss > fw->out_cap)
@@ -607,6 +620,29 @@ bk_fanout_push_replies(struct bk_fanout_worker *fw)
     fw->stuck = fw->out_cap - fw->out_len < fw->f->res_need;
 }
 
+/*
+ * The operation at off of a record of len bytes in in: its node into
+ * *node and the offset of the next one; 0 when there is none (off 0, or
+ * the operation does not fit).  For the look-ahead only: the apply loop
+ * checks each operation itself.
+ */
+static inline uint32_t
+bk_fanout_wop_next(const uint8_t *in, uint32_t len, uint32_t off,
+                   uint32_t *node)
+{
+    struct shm_fo_wop wop;
+    uint64_t          n;
+
+    if (off == 0 || len - off < sizeof(wop))
+        return 0;
+    memcpy(&wop, in + off, sizeof(wop));
+    n = shm_fo_wop_bytes(wop.range_len, wop.dv_len);
+    if (n > len - off)
+        return 0;
+    *node = wop.node;
+    return off + (uint32_t)n;
+}
+
 /* Apply the operations of one SHM_FO_WRITE record in f->in. */
 static void
 bk_fanout_write_rec(struct bk_fanout *f, struct bk_fanout_worker *fw,
@@ -616,12 +652,36 @@ bk_fanout_write_rec(struct bk_fanout *f, struct bk_fanout_worker *fw,
     struct shm_fo_wop   wop;
     struct bk_write_req r;
     uint32_t            off = sizeof(rec);
+    uint32_t            pn = sizeof(rec), ps = sizeof(rec), node;
     ua_status           st;
 
     memcpy(&rec, f->in, sizeof(rec));
     f->defer = true;
+    /*
+     * Look-ahead: the node-store entry of the operation
+     * BK_FANOUT_NODE_AHEAD on is prefetched, and the value slot of the
+     * one BK_FANOUT_SLOT_AHEAD on (its entry is in by then), so the
+     * cache misses of several operations overlap.
+     */
+    for (uint32_t k = 0; k < BK_FANOUT_NODE_AHEAD && pn != 0; k++) {
+        pn = bk_fanout_wop_next(f->in, len, pn, &node);
+        if (pn != 0)
+            bk_write_prefetch_node(f->as, node);
+    }
+    for (uint32_t k = 0; k < BK_FANOUT_SLOT_AHEAD && ps != 0; k++) {
+        ps = bk_fanout_wop_next(f->in, len, ps, &node);
+        if (ps != 0)
+            bk_write_prefetch_slot(f->as, node);
+    }
     for (uint32_t k = 0; k < rec.nops; k++) {
         uint64_t n;
+
+        pn = bk_fanout_wop_next(f->in, len, pn, &node);
+        if (pn != 0)
+            bk_write_prefetch_node(f->as, node);
+        ps = bk_fanout_wop_next(f->in, len, ps, &node);
+        if (ps != 0)
+            bk_write_prefetch_slot(f->as, node);
 
         if (len - off < sizeof(wop))
             break;                      /* truncated: the rest is lost */
