@@ -1479,8 +1479,12 @@ ua_dec_write_value_fast(struct ua_dec *d, struct ua_write_value *wv)
     /* Field by field: a memset of the DataValue is a `rep stos`, whose
      * start costs more than these stores. */
     wv->value.mask = UA_DV_VALUE;
-    wv->value.value = (struct ua_variant){ .type = b, .ndims = -1,
-                                           .data = data };
+    wv->value.value.type = b;
+    wv->value.value.is_array = 0;
+    wv->value.value.n = 0;
+    wv->value.value.ndims = -1;
+    wv->value.value.dims = NULL;
+    wv->value.value.data = data;
     wv->value.status = 0;
     wv->value.source_ts = 0;
     wv->value.server_ts = 0;
