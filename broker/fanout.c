@@ -60,6 +60,10 @@ static uint32_t bk_fanout_drain(struct bk_fanout *f,
                                 struct bk_fanout_worker *fw);
 static inline bool bk_fanout_result(struct bk_fanout_worker *fw,
                                     uint32_t id, uint32_t op, ua_status st);
+static void bk_fanout_notify_any(struct bk_fanout *f, uint32_t slot,
+                                 const void *bytes, uint32_t len,
+                                 const struct shm_value *m)
+    __attribute__((noinline));
 static bool bk_fanout_result_open(struct bk_fanout_worker *fw, uint32_t id,
                                   uint32_t op, ua_status st);
 static void bk_fanout_push_replies(struct bk_fanout_worker *fw);
@@ -382,6 +386,26 @@ bk_fanout_copy16(uint8_t *dst, const uint8_t *src, uint32_t len)
 void
 bk_fanout_notify(struct bk_fanout *f, uint32_t slot, const void *bytes,
                  uint32_t len, const struct shm_value *m)
+{
+    /* The Write's case, kept lean (no frame for the other path's calls):
+     * deferred while the pending array has room. */
+    if (f->defer && len <= BK_FANOUT_PEND_BYTES && f->pend != NULL
+        && f->pend_n < BK_FANOUT_PEND_MAX) {
+        struct bk_fanout_pend *p = &f->pend[f->pend_n++];
+
+        p->slot = slot;
+        p->len = len;
+        p->m = *m;
+        bk_fanout_copy16(p->bytes, bytes, len);
+        return;
+    }
+    bk_fanout_notify_any(f, slot, bytes, len, m);
+}
+
+/* bk_fanout_notify(), every case. */
+static void
+bk_fanout_notify_any(struct bk_fanout *f, uint32_t slot, const void *bytes,
+                     uint32_t len, const struct shm_value *m)
 {
     uint64_t mask;
 
