@@ -40,8 +40,6 @@
 #define BK_FANOUT_REQ_BATCH   4096      /* request records per worker per
                                            iteration: others get a turn */
 #define BK_FANOUT_RETRY_US    1000      /* a full reply ring: look again */
-#define BK_FANOUT_NODE_AHEAD  8         /* Write look-ahead, operations */
-#define BK_FANOUT_SLOT_AHEAD  4
 
 static int bk_fanout_rundir(const char *dir, char *err, size_t errlen);
 static void bk_fanout_on_bell(evutil_socket_t fd, short what, void *arg);
@@ -644,29 +642,6 @@ bk_fanout_push_replies(struct bk_fanout_worker *fw)
     fw->stuck = fw->out_cap - fw->out_len < fw->f->res_need;
 }
 
-/*
- * The operation at off of a record of len bytes in in: its node into
- * *node and the offset of the next one; 0 when there is none (off 0, or
- * the operation does not fit).  For the look-ahead only: the apply loop
- * checks each operation itself.
- */
-static inline uint32_t
-bk_fanout_wop_next(const uint8_t *in, uint32_t len, uint32_t off,
-                   uint32_t *node)
-{
-    struct shm_fo_wop wop;
-    uint64_t          n;
-
-    if (off == 0 || len - off < sizeof(wop))
-        return 0;
-    memcpy(&wop, in + off, sizeof(wop));
-    n = shm_fo_wop_bytes(wop.range_len, wop.dv_len);
-    if (n > len - off)
-        return 0;
-    *node = wop.node;
-    return off + (uint32_t)n;
-}
-
 /* Apply the operations of one SHM_FO_WRITE record in f->in. */
 static void
 bk_fanout_write_rec(struct bk_fanout *f, struct bk_fanout_worker *fw,
@@ -676,36 +651,12 @@ bk_fanout_write_rec(struct bk_fanout *f, struct bk_fanout_worker *fw,
     struct shm_fo_wop   wop;
     struct bk_write_req r;
     uint32_t            off = sizeof(rec);
-    uint32_t            pn = sizeof(rec), ps = sizeof(rec), node;
     ua_status           st;
 
     memcpy(&rec, f->in, sizeof(rec));
     f->defer = true;
-    /*
-     * Look-ahead: the node-store entry of the operation
-     * BK_FANOUT_NODE_AHEAD on is prefetched, and the value slot of the
-     * one BK_FANOUT_SLOT_AHEAD on (its entry is in by then), so the
-     * cache misses of several operations overlap.
-     */
-    for (uint32_t k = 0; k < BK_FANOUT_NODE_AHEAD && pn != 0; k++) {
-        pn = bk_fanout_wop_next(f->in, len, pn, &node);
-        if (pn != 0)
-            bk_write_prefetch_node(f->as, node);
-    }
-    for (uint32_t k = 0; k < BK_FANOUT_SLOT_AHEAD && ps != 0; k++) {
-        ps = bk_fanout_wop_next(f->in, len, ps, &node);
-        if (ps != 0)
-            bk_write_prefetch_slot(f->as, node);
-    }
     for (uint32_t k = 0; k < rec.nops; k++) {
         uint64_t n;
-
-        pn = bk_fanout_wop_next(f->in, len, pn, &node);
-        if (pn != 0)
-            bk_write_prefetch_node(f->as, node);
-        ps = bk_fanout_wop_next(f->in, len, ps, &node);
-        if (ps != 0)
-            bk_write_prefetch_slot(f->as, node);
 
         if (len - off < sizeof(wop))
             break;                      /* truncated: the rest is lost */

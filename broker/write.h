@@ -123,34 +123,4 @@ bool bk_write_rank_ok(const struct shm_nodestore *ns, uint32_t i,
 ua_status bk_write_apply(struct bk_addrspace *as, const struct bk_write_req *r,
                          struct ua_arena *a, int64_t now);
 
-/*
- * Hints only, for a caller applying many WriteValues: bring node's
- * node-store entry into the cache (a few operations ahead), and later
- * (once that entry is in) its value slot.  Out-of-range indices are
- * ignored; nothing is checked or changed.
- */
-static inline void
-bk_write_prefetch_node(const struct bk_addrspace *as, uint32_t node)
-{
-    if (node < as->ns.nnodes) {
-        const char *p = (const char *)&as->ns.nodes[node];
-
-        __builtin_prefetch(p);
-        __builtin_prefetch(p + sizeof(struct shm_node) - 1);
-    }
-}
-
-static inline void
-bk_write_prefetch_slot(const struct bk_addrspace *as, uint32_t node)
-{
-    uint32_t slot;
-
-    if (node >= as->ns.nnodes
-        || as->ns.nodes[node].node_class != SHM_NC_VARIABLE)
-        return;
-    slot = as->ns.nodes[node].u.var.slot;
-    if (slot < as->vals.nslots)
-        __builtin_prefetch(&as->vals.slots[slot], 1);
-}
-
 #endif /* BK_WRITE_H */
