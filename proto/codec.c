@@ -1401,9 +1401,14 @@ ua_dec_datavalue_fast(struct ua_dec *d, struct ua_datavalue *dv)
  * test_write_values_fast_decode).
  */
 #define UA_WV_TAIL 10       /* attributeId, indexRange, mask, Variant byte */
+#define UA_WV_SCALAR 8      /* bytes per WriteValue after the array for its
+                               scalar (ua_dec_array) */
+_Static_assert(sizeof(struct ua_write_value) % UA_WV_SCALAR == 0,
+               "the scalars after a WriteValue array stay 8-aligned");
 
 static inline bool
-ua_dec_write_value_fast(struct ua_dec *d, struct ua_write_value *wv)
+ua_dec_write_value_fast(struct ua_dec *d, struct ua_write_value *wv,
+                        uint8_t *slot)
 {
     const uint8_t     *p = d->p, *q;
     size_t             left = (size_t)(d->end - p), idlen, fs;
@@ -1446,7 +1451,9 @@ ua_dec_write_value_fast(struct ua_dec *d, struct ua_write_value *wv)
     fs = ua_fixed_size(b);
     if (fs == 0 || left - idlen - UA_WV_TAIL < fs)
         return false;
-    data = ua_dec_alloc(d, ua_types[b - 1].size);
+    /* Up to UA_WV_SCALAR bytes in the WriteValue's own slot (a GUID from
+     * the arena). */
+    data = fs <= UA_WV_SCALAR ? slot : ua_dec_alloc(d, ua_types[b - 1].size);
     if (data == NULL)
         return false;
     switch (p[0]) {
@@ -1518,16 +1525,19 @@ ua_dec_write_value_fast(struct ua_dec *d, struct ua_write_value *wv)
 /*
  * Decode fast path for Write: len WriteValues, their members in order,
  * without the table.  The table path nests WriteValue, DataValue and
- * Variant one level each; the caller checked that all three fit.
+ * Variant one level each; the caller checked that all three fit.  slots:
+ * UA_WV_SCALAR bytes per WriteValue for the one-step decoder's scalar.
  */
 static ua_status
-ua_dec_write_values(struct ua_dec *d, struct ua_write_value *wv, int32_t len)
+ua_dec_write_values(struct ua_dec *d, struct ua_write_value *wv, int32_t len,
+                    uint8_t *slots)
 {
     ua_status s = UA_GOOD;
 
     d->depth += 2;                      /* WriteValue, DataValue */
-    for (int32_t i = 0; i < len && s == UA_GOOD; i++, wv++) {
-        if (ua_dec_write_value_fast(d, wv))
+    for (int32_t i = 0; i < len && s == UA_GOOD;
+         i++, wv++, slots += UA_WV_SCALAR) {
+        if (ua_dec_write_value_fast(d, wv, slots))
             continue;
         s = ua_dec_nodeid(d, &wv->node_id, NULL);
         if (s == UA_GOOD)
@@ -1675,8 +1685,9 @@ ua_dec_array(struct ua_dec *d, void **data, int32_t *n,
              const struct ua_type *t)
 {
     int32_t  len;
-    size_t   left, min;
+    size_t   left, min, extra;
     uint8_t *p;
+    bool     wv;
 
     UA_TRY(ua_dec_i32(d, &len));
     *data = NULL;
@@ -1701,7 +1712,11 @@ ua_dec_array(struct ua_dec *d, void **data, int32_t *n,
         return UA_BAD_DECODING_ERROR;
     if (len > d->lim->max_array_len)
         return UA_BAD_ENCODING_LIMITS_EXCEEDED;
-    p = ua_dec_alloc(d, (size_t)len * t->size);
+    /* WriteValues: UA_WV_SCALAR bytes each after the array for their
+     * scalars, one allocation instead of one per value. */
+    wv = t == &ua_types[UA_TYPE_WRITEVALUE] && d->depth + 3 <= d->max_depth;
+    extra = wv ? UA_WV_SCALAR : 0;
+    p = ua_dec_alloc(d, (size_t)len * (t->size + extra));
     if (p == NULL)
         return UA_BAD_OUT_OF_MEMORY;
     *data = p;
@@ -1747,8 +1762,9 @@ ua_dec_array(struct ua_dec *d, void **data, int32_t *n,
         }
         return UA_GOOD;
     }
-    if (t == &ua_types[UA_TYPE_WRITEVALUE] && d->depth + 3 <= d->max_depth)
-        return ua_dec_write_values(d, (struct ua_write_value *)p, len);
+    if (wv)
+        return ua_dec_write_values(d, (struct ua_write_value *)p, len,
+                                   p + (size_t)len * t->size);
     for (int32_t i = 0; i < len; i++)
         UA_TRY(ua_dec_value(d, p + (size_t)i * t->size, t));
     return UA_GOOD;
