@@ -57,8 +57,14 @@ static void bk_fanout_write_rec(struct bk_fanout *f,
                                 struct bk_fanout_worker *fw, uint32_t len);
 static uint32_t bk_fanout_drain(struct bk_fanout *f,
                                 struct bk_fanout_worker *fw);
-static bool bk_fanout_result(struct bk_fanout_worker *fw, uint32_t id,
-                             uint32_t op, ua_status st);
+static inline bool bk_fanout_result(struct bk_fanout_worker *fw,
+                                    uint32_t id, uint32_t op, ua_status st);
+static void bk_fanout_notify_any(struct bk_fanout *f, uint32_t slot,
+                                 const void *bytes, uint32_t len,
+                                 const struct shm_value *m)
+    __attribute__((noinline));
+static bool bk_fanout_result_open(struct bk_fanout_worker *fw, uint32_t id,
+                                  uint32_t op, ua_status st);
 static void bk_fanout_push_replies(struct bk_fanout_worker *fw);
 static void bk_fanout_close_results(struct bk_fanout_worker *fw);
 static uint32_t bk_fanout_room(const struct bk_fanout_worker *fw);
@@ -403,6 +409,26 @@ void
 bk_fanout_notify(struct bk_fanout *f, uint32_t slot, const void *bytes,
                  uint32_t len, const struct shm_value *m)
 {
+    /* The Write's case, kept lean (no frame for the other path's calls):
+     * deferred while the pending array has room. */
+    if (f->defer && len <= BK_FANOUT_PEND_BYTES && f->pend != NULL
+        && f->pend_n < BK_FANOUT_PEND_MAX) {
+        struct bk_fanout_pend *p = &f->pend[f->pend_n++];
+
+        p->slot = slot;
+        p->len = len;
+        p->m = *m;
+        bk_fanout_copy16(p->bytes, bytes, len);
+        return;
+    }
+    bk_fanout_notify_any(f, slot, bytes, len, m);
+}
+
+/* bk_fanout_notify(), every case. */
+static void
+bk_fanout_notify_any(struct bk_fanout *f, uint32_t slot, const void *bytes,
+                     uint32_t len, const struct shm_value *m)
+{
     uint64_t mask;
 
     if (f->defer && len <= BK_FANOUT_PEND_BYTES && f->pend != NULL) {
@@ -565,13 +591,11 @@ bk_fanout_close_results(struct bk_fanout_worker *fw)
  * else in a new record.  false when there is no room (the caller checked
  * room before taking the request, so only a broker bug).
  */
-static bool
+static inline bool
 bk_fanout_result(struct bk_fanout_worker *fw, uint32_t id, uint32_t op,
                  ua_status st)
 {
-    const uint32_t ss = fw->reply.slot_size;
-    uint64_t       max;
-
+    /* Inline, the common case: the next result of the open record. */
     if (fw->open_off != UINT32_MAX && fw->open_id == id
         && fw->open_first + fw->open_count == op
         && fw->open_len + 4 <= fw->open_max) {
@@ -580,6 +604,17 @@ bk_fanout_result(struct bk_fanout_worker *fw, uint32_t id, uint32_t op,
         fw->open_count++;
         return true;
     }
+    return bk_fanout_result_open(fw, id, op, st);
+}
+
+/* bk_fanout_result() when it starts a record. */
+static bool
+bk_fanout_result_open(struct bk_fanout_worker *fw, uint32_t id, uint32_t op,
+                      ua_status st)
+{
+    const uint32_t ss = fw->reply.slot_size;
+    uint64_t       max;
+
     bk_fanout_close_results(fw);
     if (fw->out_len + (uint64_t)shm_fo_slots(sizeof(struct shm_fo_results)
                                              + 4, ss) * ss > fw->out_cap)

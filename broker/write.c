@@ -18,7 +18,8 @@
 #define BK_WRITE_BOUND (UINT64_C(1) << 40)
 
 static bool bk_write_attr_valid(uint8_t node_class, uint32_t aid);
-static uint32_t bk_write_ns0_id(const struct shm_nodestore *ns, uint32_t i);
+static inline uint32_t bk_write_ns0_id(const struct shm_nodestore *ns,
+                                       uint32_t i);
 static bool bk_write_struct_ok(const struct shm_nodestore *ns, uint32_t dt,
                                const struct ua_variant *v);
 static ua_status bk_write_decode(const struct bk_write_req *r,
@@ -28,6 +29,9 @@ static int bk_write_fixed_size(uint8_t bt);
 static ua_status bk_write_check_scalar(const struct shm_nodestore *ns,
                                        uint32_t node, uint32_t attr,
                                        uint8_t bt);
+static ua_status bk_write_apply_any(struct bk_addrspace *as,
+                                    const struct bk_write_req *r,
+                                    struct ua_arena *a, int64_t now);
 static ua_status bk_write_fast(struct bk_addrspace *as,
                                const struct bk_write_req *r, int64_t now,
                                bool *done);
@@ -139,7 +143,7 @@ bk_write_range_parse(const uint8_t *p, uint32_t len, struct bk_write_range *r)
 }
 
 /* ns=0 numeric id of node i, or 0. */
-static uint32_t
+static inline uint32_t
 bk_write_ns0_id(const struct shm_nodestore *ns, uint32_t i)
 {
     const struct shm_node *n;
@@ -306,8 +310,11 @@ bk_write_check_scalar(const struct shm_nodestore *ns, uint32_t node,
 
     if (s != UA_GOOD)
         return s;
-    /* bk_write_type_ok() for a scalar of bt (never an ExtensionObject). */
-    root = bk_write_type_root(ns, n->u.var.data_type);
+    /* bk_write_type_ok() for a scalar of bt (never an ExtensionObject).
+     * A built-in DataType is its own root: no call for it. */
+    root = bk_write_ns0_id(ns, n->u.var.data_type);
+    if (root < 1 || root > UA_NS0ID_ENUMERATION)
+        root = bk_write_type_root(ns, n->u.var.data_type);
     switch (root) {
     case UA_NS0ID_BASEDATATYPE:
         ok = true;
@@ -561,6 +568,27 @@ ua_status
 bk_write_apply(struct bk_addrspace *as, const struct bk_write_req *r,
                struct ua_arena *a, int64_t now)
 {
+    ua_status s;
+    bool      done;
+
+    /* The checks that need no decoding come first (cheap refusals). */
+    if (r->node >= as->ns.nnodes)
+        return UA_BAD_NODE_ID_UNKNOWN;
+    s = bk_write_fast(as, r, now, &done);
+    if (done)
+        return s;
+    return bk_write_apply_any(as, r, a, now);
+}
+
+/*
+ * bk_write_apply() past the fast path: decode, check, an IndexRange
+ * merged, store.  Its own function: its locals (a DataValue, a parsed
+ * range) would make every fast-path call pay their frame.
+ */
+static ua_status
+bk_write_apply_any(struct bk_addrspace *as, const struct bk_write_req *r,
+                   struct ua_arena *a, int64_t now)
+{
     const struct shm_nodestore *ns = &as->ns;
     struct ua_datavalue         dv;
     struct bk_write_range       rg;
@@ -570,14 +598,6 @@ bk_write_apply(struct bk_addrspace *as, const struct bk_write_req *r,
     ua_status                   s;
     int                         rc;
 
-    bool                        done;
-
-    /* The checks that need no decoding come first (cheap refusals). */
-    if (r->node >= ns->nnodes)
-        return UA_BAD_NODE_ID_UNKNOWN;
-    s = bk_write_fast(as, r, now, &done);
-    if (done)
-        return s;
     if (r->range_len != 0) {
         s = bk_write_range_parse(r->range, r->range_len, &rg);
         if (s != UA_GOOD) {

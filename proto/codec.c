@@ -1391,17 +1391,154 @@ ua_dec_datavalue_fast(struct ua_dec *d, struct ua_datavalue *dv)
 }
 
 /*
+ * The common WriteValue in one step: a NodeId in one of its four usual
+ * forms, a null IndexRange, a DataValue that is a Value alone (mask byte
+ * exactly 0x01), a scalar of a fixed-size built-in type; one bounds check
+ * instead of one per field.  True when it decoded wv (and moved d->p);
+ * false, with nothing consumed, for any other shape or anything short or
+ * over a limit: the general path then decodes it and reports what is
+ * wrong.  What it makes is what the general path makes (check_codec
+ * test_write_values_fast_decode).
+ */
+#define UA_WV_TAIL 10       /* attributeId, indexRange, mask, Variant byte */
+#define UA_WV_SCALAR 8      /* bytes per WriteValue after the array for its
+                               scalar (ua_dec_array) */
+_Static_assert(sizeof(struct ua_write_value) % UA_WV_SCALAR == 0,
+               "the scalars after a WriteValue array stay 8-aligned");
+
+static inline bool
+ua_dec_write_value_fast(struct ua_dec *d, struct ua_write_value *wv,
+                        uint8_t *slot)
+{
+    const uint8_t     *p = d->p, *q;
+    size_t             left = (size_t)(d->end - p), idlen, fs;
+    int32_t            sl = 0, ir;
+    uint16_t           u16;
+    uint8_t            b;
+    void              *data;
+
+    if (left < 2 + UA_WV_TAIL + 1)
+        return false;
+    switch (p[0]) {
+    case 0x00:
+        idlen = 2;
+        break;
+    case 0x01:
+        idlen = 4;
+        break;
+    case 0x02:
+        idlen = 7;
+        break;
+    case 0x03:
+        if (left < 7 + UA_WV_TAIL + 1)
+            return false;
+        memcpy(&sl, p + 3, 4);
+        if (sl < 0 || sl > d->lim->max_string_len
+            || (size_t)sl > left - 7 - UA_WV_TAIL - 1)
+            return false;
+        idlen = 7 + (size_t)sl;
+        break;
+    default:
+        return false;
+    }
+    if (left < idlen + UA_WV_TAIL + 1)
+        return false;
+    q = p + idlen;
+    memcpy(&ir, q + 4, 4);
+    if (ir != -1 || q[8] != UA_DV_VALUE)
+        return false;
+    b = q[9];
+    fs = ua_fixed_size(b);
+    if (fs == 0 || left - idlen - UA_WV_TAIL < fs)
+        return false;
+    /* Up to UA_WV_SCALAR bytes in the WriteValue's own slot (a GUID from
+     * the arena). */
+    data = fs <= UA_WV_SCALAR ? slot : ua_dec_alloc(d, ua_types[b - 1].size);
+    if (data == NULL)
+        return false;
+    switch (p[0]) {
+    case 0x00:
+        wv->node_id.ns = 0;
+        wv->node_id.id.num = p[1];
+        wv->node_id.idtype = UA_IDTYPE_NUMERIC;
+        break;
+    case 0x01:
+        memcpy(&u16, p + 2, 2);
+        wv->node_id.ns = p[1];
+        wv->node_id.id.num = u16;
+        wv->node_id.idtype = UA_IDTYPE_NUMERIC;
+        break;
+    case 0x02:
+        memcpy(&wv->node_id.ns, p + 1, 2);
+        memcpy(&wv->node_id.id.num, p + 3, 4);
+        wv->node_id.idtype = UA_IDTYPE_NUMERIC;
+        break;
+    default:
+        memcpy(&wv->node_id.ns, p + 1, 2);
+        wv->node_id.idtype = UA_IDTYPE_STRING;
+        wv->node_id.id.str.len = sl;
+        wv->node_id.id.str.data = (uint8_t *)(uintptr_t)(p + 7);
+        break;
+    }
+    memcpy(&wv->attribute_id, q, 4);
+    wv->index_range.len = -1;
+    wv->index_range.data = NULL;
+    /* Field by field: a memset of the DataValue is a `rep stos`, whose
+     * start costs more than these stores. */
+    wv->value.mask = UA_DV_VALUE;
+    wv->value.value.type = b;
+    wv->value.value.is_array = 0;
+    wv->value.value.n = 0;
+    wv->value.value.ndims = -1;
+    wv->value.value.dims = NULL;
+    wv->value.value.data = data;
+    wv->value.status = 0;
+    wv->value.source_ts = 0;
+    wv->value.server_ts = 0;
+    wv->value.source_ps = 0;
+    wv->value.server_ps = 0;
+    /* Constant sizes: moves, no call. */
+    switch (fs) {
+    case 1:
+        if (b == UA_BT_BOOLEAN)
+            *(bool *)data = q[10] != 0;
+        else
+            memcpy(data, q + 10, 1);
+        break;
+    case 2:
+        memcpy(data, q + 10, 2);
+        break;
+    case 4:
+        memcpy(data, q + 10, 4);
+        break;
+    case 8:
+        memcpy(data, q + 10, 8);
+        break;
+    default:
+        memcpy(data, q + 10, 16);
+        break;
+    }
+    d->p = q + UA_WV_TAIL + fs;
+    return true;
+}
+
+/*
  * Decode fast path for Write: len WriteValues, their members in order,
  * without the table.  The table path nests WriteValue, DataValue and
- * Variant one level each; the caller checked that all three fit.
+ * Variant one level each; the caller checked that all three fit.  slots:
+ * UA_WV_SCALAR bytes per WriteValue for the one-step decoder's scalar.
  */
 static ua_status
-ua_dec_write_values(struct ua_dec *d, struct ua_write_value *wv, int32_t len)
+ua_dec_write_values(struct ua_dec *d, struct ua_write_value *wv, int32_t len,
+                    uint8_t *slots)
 {
     ua_status s = UA_GOOD;
 
     d->depth += 2;                      /* WriteValue, DataValue */
-    for (int32_t i = 0; i < len && s == UA_GOOD; i++, wv++) {
+    for (int32_t i = 0; i < len && s == UA_GOOD;
+         i++, wv++, slots += UA_WV_SCALAR) {
+        if (ua_dec_write_value_fast(d, wv, slots))
+            continue;
         s = ua_dec_nodeid(d, &wv->node_id, NULL);
         if (s == UA_GOOD)
             s = ua_dec_raw(d, &wv->attribute_id, 4);
@@ -1548,8 +1685,9 @@ ua_dec_array(struct ua_dec *d, void **data, int32_t *n,
              const struct ua_type *t)
 {
     int32_t  len;
-    size_t   left, min;
+    size_t   left, min, extra;
     uint8_t *p;
+    bool     wv;
 
     UA_TRY(ua_dec_i32(d, &len));
     *data = NULL;
@@ -1574,7 +1712,11 @@ ua_dec_array(struct ua_dec *d, void **data, int32_t *n,
         return UA_BAD_DECODING_ERROR;
     if (len > d->lim->max_array_len)
         return UA_BAD_ENCODING_LIMITS_EXCEEDED;
-    p = ua_dec_alloc(d, (size_t)len * t->size);
+    /* WriteValues: UA_WV_SCALAR bytes each after the array for their
+     * scalars, one allocation instead of one per value. */
+    wv = t == &ua_types[UA_TYPE_WRITEVALUE] && d->depth + 3 <= d->max_depth;
+    extra = wv ? UA_WV_SCALAR : 0;
+    p = ua_dec_alloc(d, (size_t)len * (t->size + extra));
     if (p == NULL)
         return UA_BAD_OUT_OF_MEMORY;
     *data = p;
@@ -1620,8 +1762,9 @@ ua_dec_array(struct ua_dec *d, void **data, int32_t *n,
         }
         return UA_GOOD;
     }
-    if (t == &ua_types[UA_TYPE_WRITEVALUE] && d->depth + 3 <= d->max_depth)
-        return ua_dec_write_values(d, (struct ua_write_value *)p, len);
+    if (wv)
+        return ua_dec_write_values(d, (struct ua_write_value *)p, len,
+                                   p + (size_t)len * t->size);
     for (int32_t i = 0; i < len; i++)
         UA_TRY(ua_dec_value(d, p + (size_t)i * t->size, t));
     return UA_GOOD;

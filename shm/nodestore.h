@@ -69,15 +69,147 @@ int shm_nodestore_open(struct shm_nodestore *ns, const struct shm_segment *s);
 uint32_t shm_nodestore_lookup(const struct shm_nodestore *ns,
                               const struct shm_nodekey *key);
 
+/* --- the index's hash and key comparison (inline for the lookups) --- */
+
+static inline uint64_t
+shm_mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    x ^= x >> 33;
+    x *= UINT64_C(0xc4ceb9fe1a85ec53);
+    x ^= x >> 33;
+    return x;
+}
+
+static inline uint64_t
+shm_load64(const uint8_t *p)
+{
+    uint64_t x;
+
+    memcpy(&x, p, 8);
+    return x;
+}
+
+static inline uint32_t
+shm_load32(const uint8_t *p)
+{
+    uint32_t x;
+
+    memcpy(&x, p, 4);
+    return x;
+}
+
+/*
+ * Identifier bytes, a word at a time: NodeId strings are short ("v17",
+ * "Demo.Static.Int32"), and a byte loop with a multiply per byte was a
+ * tenth of a Read.  16 bytes per round; the last 1..16 are read as two
+ * overlapping words, never past p + n.  The length is mixed in first, so
+ * the overlap cannot make two lengths collide systematically.
+ */
+static inline uint32_t
+shm_bytes_hash(const uint8_t *p, uint32_t n, uint32_t seed)
+{
+    uint64_t h = (UINT64_C(0x9e3779b97f4a7c15) ^ seed) + n;
+    uint64_t a, b;
+
+    while (n > 16) {
+        h = (h ^ shm_load64(p)) * UINT64_C(0xff51afd7ed558ccd);
+        h = (h ^ (h >> 29) ^ shm_load64(p + 8))
+            * UINT64_C(0xc4ceb9fe1a85ec53);
+        p += 16;
+        n -= 16;
+    }
+    if (n >= 8) {
+        a = shm_load64(p);
+        b = shm_load64(p + n - 8);
+    } else if (n >= 4) {
+        a = shm_load32(p);
+        b = shm_load32(p + n - 4);
+    } else if (n > 0) {
+        a = (uint64_t)p[0] | (uint64_t)p[n >> 1] << 8
+            | (uint64_t)p[n - 1] << 16;
+        b = 0;
+    } else {
+        a = b = 0;
+    }
+    h = (h ^ a) * UINT64_C(0xff51afd7ed558ccd);
+    h = (h ^ (h >> 29) ^ b) * UINT64_C(0xc4ceb9fe1a85ec53);
+    return (uint32_t)shm_mix64(h);
+}
+
+/* shm_nodekey_hash(), inline. */
+static inline uint32_t
+shm_nodekey_hash_inl(const struct shm_nodekey *key)
+{
+    if (key->idtype == SHM_ID_NUMERIC)
+        return (uint32_t)shm_mix64(((uint64_t)key->ns << 32) | key->num);
+    return shm_bytes_hash(key->bytes, key->len,
+                          ((uint32_t)key->ns << 8) | key->idtype);
+}
+
+/* a[n] == b[n] without a call for the short identifiers NodeIds have. */
+static inline bool
+shm_bytes_eq(const uint8_t *a, const uint8_t *b, uint32_t n)
+{
+    if (n >= 8 && n <= 16)
+        return shm_load64(a) == shm_load64(b)
+               && shm_load64(a + n - 8) == shm_load64(b + n - 8);
+    if (n >= 4 && n < 8)
+        return shm_load32(a) == shm_load32(b)
+               && shm_load32(a + n - 4) == shm_load32(b + n - 4);
+    if (n < 4)      /* bytes 0, n/2 and n-1 are all of them ("v17") */
+        return n == 0
+               || (a[0] == b[0] && a[n >> 1] == b[n >> 1]
+                   && a[n - 1] == b[n - 1]);
+    return memcmp(a, b, n) == 0;
+}
+
+static inline bool
+shm_node_matches(const struct shm_nodestore *ns, const struct shm_node *n,
+                 const struct shm_nodekey *key)
+{
+    uint32_t off, len;
+
+    if (n->ns != key->ns || n->idtype != key->idtype)
+        return false;
+    if (key->idtype == SHM_ID_NUMERIC)
+        return n->id == key->num;
+    /* shm_nodestore_string, inlined: off == 0 or out of the heap fails. */
+    off = n->id;
+    if (off == 0 || (uint64_t)off + 4 + key->len > ns->strings_size)
+        return false;
+    memcpy(&len, ns->strings + off, 4);
+    return len == key->len
+           && shm_bytes_eq(ns->strings + off + 4, key->bytes, len);
+}
+
 /*
  * The same for a key whose hash h (shm_nodekey_hash) is known already: a
  * caller with many keys hashes each a few keys ahead and prefetches its
  * index entry (shm_nodestore_prefetch), so the entries' cache misses
- * overlap instead of waiting one after the other.
+ * overlap instead of waiting one after the other.  Inline, as are the
+ * hash and the key comparison above: a Write resolves a NodeId per
+ * WriteValue, and the calls cost about as much as the probe.
  */
-uint32_t shm_nodestore_lookup_hashed(const struct shm_nodestore *ns,
-                                     const struct shm_nodekey *key,
-                                     uint32_t h);
+static inline uint32_t
+shm_nodestore_lookup_hashed(const struct shm_nodestore *ns,
+                            const struct shm_nodekey *key, uint32_t h)
+{
+    uint32_t i = h & ns->index_mask;
+
+    for (uint32_t probes = 0; probes <= ns->index_mask; probes++) {
+        const struct shm_index_entry *e = &ns->index[i];
+
+        if (e->node == SHM_NONE)
+            return SHM_NONE;
+        if (e->hash == h && e->node < ns->nnodes
+            && shm_node_matches(ns, &ns->nodes[e->node], key))
+            return e->node;
+        i = (i + 1) & ns->index_mask;
+    }
+    return SHM_NONE;
+}
 
 /* A hint only: the index entry a key of hash h starts its probe at. */
 static inline void

@@ -68,7 +68,6 @@ static struct wk_fanout_write *wk_fanout_write_of(struct wk_fanout *f,
 static void wk_fanout_write_done(struct wk_fanout *f,
                                  struct wk_fanout_write *pw);
 static inline void wk_fanout_count(_Atomic uint64_t *c, uint64_t n);
-static size_t wk_fanout_fixed_size(const struct ua_datavalue *dv);
 
 /* ------------------------------------------------ the subscriptions hooks
  *
@@ -538,34 +537,6 @@ wk_fanout_write_done(struct wk_fanout *f, struct wk_fanout_write *pw)
 
 /* ------------------------------------------------------------ writes */
 
-/*
- * The encoded size of dv's value when dv is a Value alone, a scalar of a
- * fixed-size built-in type (Boolean as 0 or 1); else 0.
- */
-static size_t
-wk_fanout_fixed_size(const struct ua_datavalue *dv)
-{
-    /* Encoded sizes of the fixed-size built-in types (0: not one). */
-    static const uint8_t size[UA_BT_DATETIME + 1] = {
-        [UA_BT_BOOLEAN] = 1, [UA_BT_SBYTE] = 1, [UA_BT_BYTE] = 1,
-        [UA_BT_INT16] = 2, [UA_BT_UINT16] = 2,
-        [UA_BT_INT32] = 4, [UA_BT_UINT32] = 4, [UA_BT_FLOAT] = 4,
-        [UA_BT_INT64] = 8, [UA_BT_UINT64] = 8, [UA_BT_DOUBLE] = 8,
-        [UA_BT_DATETIME] = 8,
-    };
-    const struct ua_variant *v = &dv->value;
-
-    if (dv->mask != UA_DV_VALUE || v->is_array || v->data == NULL)
-        return 0;
-    if (v->type == UA_BT_STATUSCODE)
-        return 4;
-    if (v->type > UA_BT_DATETIME)
-        return 0;
-    if (v->type == UA_BT_BOOLEAN && *(const uint8_t *)v->data > 1)
-        return 0;
-    return size[v->type];
-}
-
 int
 wk_fanout_write_begin(struct wk_fanout *f, const struct wk_conn_ref *ref,
                       uint32_t n)
@@ -592,8 +563,9 @@ wk_fanout_write_begin(struct wk_fanout *f, const struct wk_conn_ref *ref,
     return (int)pw->id;
 }
 
+/* wk_fanout_write_add(), every case (worker/fanout.h). */
 ua_status
-wk_fanout_write_add(struct wk_fanout *f, int id, uint32_t op, uint32_t node,
+wk_fanout_write_any(struct wk_fanout *f, int id, uint32_t op, uint32_t node,
                     uint32_t attr, const struct ua_string *range,
                     const struct ua_datavalue *dv)
 {
@@ -665,7 +637,7 @@ wk_fanout_write_add(struct wk_fanout *f, int id, uint32_t op, uint32_t node,
         if (open) {
             /* Another record for the rest of this request. */
             f->open_off = UINT32_MAX;
-            return wk_fanout_write_add(f, id, op, node, attr, range, dv);
+            return wk_fanout_write_any(f, id, op, node, attr, range, dv);
         }
         return UA_BAD_SERVER_TOO_BUSY;
     }
@@ -682,7 +654,7 @@ wk_fanout_write_add(struct wk_fanout *f, int id, uint32_t op, uint32_t node,
             memset(p + len, 0, (size_t)f->open_nslots * ss - len);
         if (open) {
             f->open_off = UINT32_MAX;
-            return wk_fanout_write_add(f, id, op, node, attr, range, dv);
+            return wk_fanout_write_any(f, id, op, node, attr, range, dv);
         }
         return nslots > maxslots ? UA_BAD_REQUEST_TOO_LARGE
                                  : UA_BAD_SERVER_TOO_BUSY;

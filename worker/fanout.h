@@ -81,11 +81,14 @@
 #ifndef WK_FANOUT_H
 #define WK_FANOUT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "conn.h"
+#include "proto/status_gen.h"
 #include "proto/types.h"
 #include "shm/blockpool.h"
 #include "shm/doorbell.h"
@@ -214,7 +217,14 @@ int wk_fanout_write_begin(struct wk_fanout *f, const struct wk_conn_ref *ref,
  * SHM_FO_RANGE_MAX: BadIndexRangeInvalid; no room left in the outbox:
  * BadServerTooBusy).
  */
-ua_status wk_fanout_write_add(struct wk_fanout *f, int id, uint32_t op,
+static inline ua_status wk_fanout_write_add(struct wk_fanout *f, int id,
+                                           uint32_t op, uint32_t node,
+                                           uint32_t attr,
+                                           const struct ua_string *range,
+                                           const struct ua_datavalue *dv);
+
+/* wk_fanout_write_add(), every case (the inline one's fallback). */
+ua_status wk_fanout_write_any(struct wk_fanout *f, int id, uint32_t op,
                               uint32_t node, uint32_t attr,
                               const struct ua_string *range,
                               const struct ua_datavalue *dv);
@@ -229,5 +239,125 @@ void wk_fanout_write_result(struct wk_fanout *f, int id, uint32_t op,
  * when the last result is in (at once when all were answered here).
  */
 void wk_fanout_write_commit(struct wk_fanout *f, int id);
+
+/* ------------------------------------------- the inline Write path */
+
+/*
+ * The encoded size of dv's value when dv is a Value alone, a scalar of a
+ * fixed-size built-in type (Boolean as 0 or 1); else 0.
+ */
+static inline size_t
+wk_fanout_fixed_size(const struct ua_datavalue *dv)
+{
+    /* Encoded sizes of the fixed-size built-in types (0: not one). */
+    static const uint8_t size[UA_BT_DATETIME + 1] = {
+        [UA_BT_BOOLEAN] = 1, [UA_BT_SBYTE] = 1, [UA_BT_BYTE] = 1,
+        [UA_BT_INT16] = 2, [UA_BT_UINT16] = 2,
+        [UA_BT_INT32] = 4, [UA_BT_UINT32] = 4, [UA_BT_FLOAT] = 4,
+        [UA_BT_INT64] = 8, [UA_BT_UINT64] = 8, [UA_BT_DOUBLE] = 8,
+        [UA_BT_DATETIME] = 8,
+    };
+    const struct ua_variant *v = &dv->value;
+
+    if (dv->mask != UA_DV_VALUE || v->is_array || v->data == NULL)
+        return 0;
+    if (v->type == UA_BT_STATUSCODE)
+        return 4;
+    if (v->type > UA_BT_DATETIME)
+        return 0;
+    if (v->type == UA_BT_BOOLEAN && *(const uint8_t *)v->data > 1)
+        return 0;
+    return size[v->type];
+}
+
+/*
+ * wk_fanout_write_add() for the common operation: a Value alone, a
+ * fixed-size scalar, no IndexRange, continuing this Write's open record
+ * in its slots or one more.  The same bytes as the general path
+ * (wk_fanout_write_any) without its set-up (inline: the Write loop calls
+ * it per WriteValue); false, nothing changed, for anything else.
+ */
+static inline bool
+wk_fanout_write_fixed(struct wk_fanout *f, uint32_t op, uint32_t node,
+                      uint32_t attr, const struct ua_datavalue *dv,
+                      size_t fixed)
+{
+    const uint64_t    ss = f->slot_size;
+    struct shm_fo_wop wop;
+    uint32_t          len = f->open_len, nslots = f->open_nslots;
+    uint32_t          dvlen = 2 + (uint32_t)fixed;
+    uint32_t          oplen = (uint32_t)shm_fo_wop_bytes(0, dvlen);
+    uint8_t          *p, *q;
+
+    if (len + oplen > nslots * ss) {
+        nslots++;
+        if (len + oplen > nslots * ss || nslots > UINT16_MAX
+            || nslots > f->req.size
+            || f->open_off + nslots * ss > f->outbox_cap)
+            return false;
+    }
+    p = f->outbox + f->open_off;
+    q = p + len;
+    wop.op = op;
+    wop.node = node;
+    wop.dv_len = dvlen;
+    wop.attr = attr > UINT16_MAX ? UINT16_MAX : (uint16_t)attr;
+    wop.range_len = 0;
+    memcpy(q, &wop, sizeof(wop));
+    q += sizeof(wop);
+    q[0] = UA_DV_VALUE;
+    q[1] = dv->value.type;
+    /* little-endian host; constant sizes: no call */
+    switch (fixed) {
+    case 1:
+        q[2] = *(const uint8_t *)dv->value.data;
+        break;
+    case 2:
+        memcpy(q + 2, dv->value.data, 2);
+        break;
+    case 4:
+        memcpy(q + 2, dv->value.data, 4);
+        break;
+    default:
+        memcpy(q + 2, dv->value.data, 8);
+        break;
+    }
+    /* A new slot: zero its tail (the record's other slots are zero past
+     * its data already, as in the general path). */
+    if (nslots != f->open_nslots)
+        memset(q + dvlen, 0, nslots * ss - (len + sizeof(wop) + dvlen));
+    f->open_nops++;
+    f->open_len = len + oplen;
+    f->open_nslots = nslots;
+    {
+        uint16_t ns16 = (uint16_t)nslots;
+
+        memcpy(p + offsetof(struct shm_fo_write, hdr.nslots), &ns16, 2);
+        memcpy(p + offsetof(struct shm_fo_write, hdr.len), &f->open_len, 4);
+        memcpy(p + offsetof(struct shm_fo_write, nops), &f->open_nops, 4);
+    }
+    f->outbox_len = f->open_off + nslots * (uint32_t)ss;
+    /* single writer: as wk_fanout_count() */
+    atomic_store_explicit(&f->w->row->write_ops,
+                          atomic_load_explicit(&f->w->row->write_ops,
+                                               memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    return true;
+}
+
+static inline ua_status
+wk_fanout_write_add(struct wk_fanout *f, int id, uint32_t op, uint32_t node,
+                    uint32_t attr, const struct ua_string *range,
+                    const struct ua_datavalue *dv)
+{
+    size_t fixed;
+
+    if (f->open_off != UINT32_MAX && f->open_id == (uint32_t)id
+        && (range == NULL || range->len <= 0)
+        && (fixed = wk_fanout_fixed_size(dv)) != 0
+        && wk_fanout_write_fixed(f, op, node, attr, dv, fixed))
+        return UA_GOOD;
+    return wk_fanout_write_any(f, id, op, node, attr, range, dv);
+}
 
 #endif /* WK_FANOUT_H */

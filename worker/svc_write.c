@@ -49,9 +49,28 @@ static inline void
 wk_write_key(const struct wk_worker *w, const struct ua_nodeid *id,
              struct wk_write_key *k)
 {
-    k->ok = wk_svc_key(id, &k->key);
+    /* wk_svc_key() for the usual String and numeric NodeIds without the
+     * call; the same key (its other cases there). */
+    if (id->idtype == UA_IDTYPE_STRING && id->id.str.len >= 0
+        && (id->id.str.len == 0 || id->id.str.data != NULL)) {
+        k->key.ns = id->ns;
+        k->key.idtype = id->idtype;
+        k->key.num = 0;
+        k->key.bytes = id->id.str.data;
+        k->key.len = (uint32_t)id->id.str.len;
+        k->ok = true;
+    } else if (id->idtype == UA_IDTYPE_NUMERIC) {
+        k->key.ns = id->ns;
+        k->key.idtype = id->idtype;
+        k->key.num = id->id.num;
+        k->key.bytes = NULL;
+        k->key.len = 0;
+        k->ok = true;
+    } else {
+        k->ok = wk_svc_key(id, &k->key);
+    }
     if (k->ok) {
-        k->hash = shm_nodekey_hash(&k->key);
+        k->hash = shm_nodekey_hash_inl(&k->key);
         shm_nodestore_prefetch(&w->ns, k->hash);
     }
 }

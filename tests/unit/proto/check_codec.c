@@ -822,6 +822,171 @@ START_TEST(test_write_values_fast_decode)
 END_TEST
 
 /*
+ * The one-step WriteValue (ua_dec_write_value_fast): every NodeId form it
+ * takes or hands over (2-, 4-, 7-byte numeric, String, empty String, null
+ * String) times every fixed-size scalar type and a Boolean sent as 2, plus
+ * the shapes it must leave to the general path (a reserved mask bit, an
+ * empty IndexRange, a Variant array bit): each WriteValue of the whole
+ * request equals the same bytes decoded alone by the table path (fields,
+ * the String's place in the buffer, the re-encoding); every prefix of the
+ * request is a BadDecodingError; a String NodeId over max_string_len is
+ * refused as the table path refuses it.
+ */
+START_TEST(test_write_values_fast_shapes)
+{
+    enum { NID = 6, NTY = 15, NODD = 3, N = NID * NTY + NODD };
+    static const uint8_t types[NTY] = {
+        UA_BT_BOOLEAN, UA_BT_SBYTE, UA_BT_BYTE, UA_BT_INT16, UA_BT_UINT16,
+        UA_BT_INT32, UA_BT_UINT32, UA_BT_INT64, UA_BT_UINT64, UA_BT_FLOAT,
+        UA_BT_DOUBLE, UA_BT_DATETIME, UA_BT_STATUSCODE, UA_BT_GUID,
+        UA_BT_BOOLEAN };
+    static struct ua_write_value   wv[N];
+    static struct ua_write_request req, back;
+    static uint8_t                 full[16384], a[256], b[256];
+    static uint8_t                 vals[N][16];
+    static size_t                  at[N + 1];
+    struct ua_limits               lim = ua_limits_default;
+    size_t                         len, hdr, used, la, lb;
+
+    memset(&req, 0, sizeof(req));
+    ck_assert_uint_eq(ua_encode(&req, &ua_types[UA_TYPE_WRITEREQUEST], full,
+                                sizeof(full), &hdr), UA_GOOD);
+    hdr -= 4;
+    for (int i = 0; i < N; i++) {
+        struct ua_nodeid *id = &wv[i].node_id;
+
+        memset(&wv[i], 0, sizeof(wv[i]));
+        switch (i % NID) {
+        case 0: *id = ua_nodeid_num(0, 200); break;
+        case 1: *id = ua_nodeid_num(1, 300); break;
+        case 2: *id = ua_nodeid_num(2, 70000); break;
+        case 3:
+            *id = ua_nodeid_num(1, 0);
+            id->idtype = UA_IDTYPE_STRING;
+            id->id.str = ua_string_from("v17");
+            break;
+        case 4:
+            *id = ua_nodeid_num(1, 0);
+            id->idtype = UA_IDTYPE_STRING;
+            id->id.str = (struct ua_string){ 0, (uint8_t *)"" };
+            break;
+        default:
+            *id = ua_nodeid_num(1, 0);
+            id->idtype = UA_IDTYPE_STRING;
+            id->id.str = (struct ua_string){ -1, NULL };
+            break;
+        }
+        wv[i].attribute_id = 13;
+        wv[i].index_range = (struct ua_string){ -1, NULL };
+        wv[i].value.mask = UA_DV_VALUE;
+        for (int k = 0; k < 16; k++)
+            vals[i][k] = (uint8_t)(i * 7 + k + 1);
+        vals[i][0] = 1;             /* a Boolean's byte: 1, patched to 2 */
+        ua_variant_set_scalar(&wv[i].value.value, vals[i],
+                              i < NID * NTY ? types[i / NID] : UA_BT_INT32);
+    }
+    /* The odd ones (Int32 values): an empty IndexRange; the others are
+     * patched below (a reserved mask bit, the Variant's array bit). */
+    wv[NID * NTY].index_range = (struct ua_string){ 0, (uint8_t *)"" };
+    req.n_nodes_to_write = N;
+    req.nodes_to_write = wv;
+    ck_assert_uint_eq(ua_encode(&req, &ua_types[UA_TYPE_WRITEREQUEST], full,
+                                sizeof(full), &len), UA_GOOD);
+    /* Where each WriteValue starts (table path, one at a time). */
+    at[0] = hdr + 4;
+    for (int i = 0; i < N; i++) {
+        ck_assert_uint_eq(ua_encode(&wv[i], &ua_types[UA_TYPE_WRITEVALUE], a,
+                                    sizeof(a), &la), UA_GOOD);
+        at[i + 1] = at[i] + la;
+    }
+    ck_assert_uint_eq(at[N], len);
+    /* The last NTY-block's Booleans as 2; a reserved mask bit (0x41) on
+     * NODD 1, the array bit on NODD 2 (with an element count of 1). */
+    for (int i = NID * (NTY - 1); i < NID * NTY; i++) {
+        ck_assert_uint_eq(full[at[i + 1] - 2], UA_BT_BOOLEAN);
+        ck_assert_uint_eq(full[at[i + 1] - 1], 1);
+        full[at[i + 1] - 1] = 2;
+    }
+    ck_assert_uint_eq(full[at[N - 2] - 6], UA_DV_VALUE);
+    ck_assert_uint_eq(full[at[N - 1] - 6], UA_DV_VALUE);
+    full[at[N - 1] - 6] = 0x41;
+    {
+        /* NODD 2: mask, 0x86 (Int32 array), count 1, the Int32. */
+        uint8_t  tail[10] = { UA_DV_VALUE, 0x80 | UA_BT_INT32, 1, 0, 0, 0 };
+
+        memcpy(tail + 6, vals[N - 1], 4);
+        memcpy(full + at[N] - 6, tail, 10);
+        len += 4;
+        at[N] += 4;
+    }
+    ua_arena_reset(&arena);
+    ck_assert_uint_eq(ua_decode(full, len, &used, &back,
+                                &ua_types[UA_TYPE_WRITEREQUEST], &arena,
+                                NULL), UA_GOOD);
+    ck_assert_uint_eq(used, len);
+    ck_assert_int_eq(back.n_nodes_to_write, N);
+    for (int i = 0; i < N; i++) {
+        static struct ua_write_value t;
+        static uint8_t               abuf[4096];
+        const struct ua_write_value *f = &back.nodes_to_write[i];
+        struct ua_arena              ta;
+
+        ua_arena_init(&ta, abuf, sizeof(abuf));
+        ck_assert_uint_eq(ua_decode(full + at[i], len - at[i], &used, &t,
+                                    &ua_types[UA_TYPE_WRITEVALUE], &ta,
+                                    NULL), UA_GOOD);
+        ck_assert_uint_eq(used, at[i + 1] - at[i]);
+        ck_assert_uint_eq(f->node_id.idtype, t.node_id.idtype);
+        ck_assert_uint_eq(f->node_id.ns, t.node_id.ns);
+        if (t.node_id.idtype == UA_IDTYPE_STRING) {
+            ck_assert_int_eq(f->node_id.id.str.len, t.node_id.id.str.len);
+            ck_assert_ptr_eq(f->node_id.id.str.data, t.node_id.id.str.data);
+        } else {
+            ck_assert_uint_eq(f->node_id.id.num, t.node_id.id.num);
+        }
+        ck_assert_uint_eq(f->attribute_id, t.attribute_id);
+        ck_assert_int_eq(f->index_range.len, t.index_range.len);
+        ck_assert_ptr_eq(f->index_range.data, t.index_range.data);
+        ck_assert_uint_eq(f->value.mask, t.value.mask);
+        ck_assert_uint_eq(f->value.value.type, t.value.value.type);
+        ck_assert_uint_eq(f->value.value.is_array, t.value.value.is_array);
+        ck_assert_int_eq(f->value.value.n, t.value.value.n);
+        ck_assert_int_eq(f->value.value.ndims, t.value.value.ndims);
+        if (!t.value.value.is_array && t.value.value.data != NULL)
+            ck_assert_mem_eq(f->value.value.data, t.value.value.data,
+                             ua_types[t.value.value.type - 1].size);
+        ck_assert_uint_eq(ua_encode(f, &ua_types[UA_TYPE_WRITEVALUE], a,
+                                    sizeof(a), &la), UA_GOOD);
+        ck_assert_uint_eq(ua_encode(&t, &ua_types[UA_TYPE_WRITEVALUE], b,
+                                    sizeof(b), &lb), UA_GOOD);
+        ck_assert_uint_eq(la, lb);
+        ck_assert_mem_eq(a, b, la);
+    }
+    /* A Boolean sent as 2 is true, as the table path makes it. */
+    ck_assert(*(bool *)back.nodes_to_write[NID * (NTY - 1)].value.value.data);
+    /* Every prefix: a decoding error. */
+    for (size_t cut = hdr + 4; cut < len; cut++) {
+        ua_arena_reset(&arena);
+        ck_assert_uint_eq(ua_decode(full, cut, NULL, &back,
+                                    &ua_types[UA_TYPE_WRITEREQUEST], &arena,
+                                    NULL), UA_BAD_DECODING_ERROR);
+    }
+    /* "v17" over a max_string_len of 2: refused as the table path does. */
+    lim.max_string_len = 2;
+    req.n_nodes_to_write = 1;
+    req.nodes_to_write = &wv[3];
+    ck_assert_uint_eq(ua_encode(&req, &ua_types[UA_TYPE_WRITEREQUEST], full,
+                                sizeof(full), &len), UA_GOOD);
+    ck_assert_uint_eq(dec(full + hdr + 4, len - hdr - 4, UA_TYPE_WRITEVALUE,
+                          &lim), UA_BAD_ENCODING_LIMITS_EXCEEDED);
+    ck_assert_uint_eq(dec(full, len, UA_TYPE_WRITEREQUEST, &lim),
+                      UA_BAD_ENCODING_LIMITS_EXCEEDED);
+    lim.max_string_len = 3;
+    ck_assert_uint_eq(dec(full, len, UA_TYPE_WRITEREQUEST, &lim), UA_GOOD);
+}
+END_TEST
+
+/*
  * The hand-written array fast paths (DataValue, MonitoredItemNotification)
  * write exactly what the table path writes for each element, at every
  * buffer size.
@@ -1617,6 +1782,7 @@ codec_suite(void)
     tcase_add_test(tc, test_encode_too_small);
     tcase_add_test(tc, test_fast_paths_match);
     tcase_add_test(tc, test_write_values_fast_decode);
+    tcase_add_test(tc, test_write_values_fast_shapes);
     suite_add_tcase(s, tc);
     return s;
 }
