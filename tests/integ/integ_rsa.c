@@ -29,7 +29,7 @@
  *   2. rsa_private_ops grew by at least 4 per session, 3 per replayed
  *      OPN and 1 per UserName login: the load was real;
  *   3. loop_rsa_cpu_max_us, the most CPU time one piece of RSA work took
- *      in the loop, is below IR_CPU_FACTOR x the CPU time of one RSA-2048
+ *      in the loop, is below IR_CPU_FACTOR (4) x the CPU time of one RSA-2048
  *      signature measured here during the run (the median of
  *      IR_CALIBRATE): one
  *      operation and its small change, where the inline OPN took 3 and
@@ -93,7 +93,11 @@
 #define IR_RTT_MAX      1000000
 #define IR_SLOW_MS      3
 #define IR_CALIBRATE    15
-#define IR_CPU_FACTOR   2.75
+/* Below the ~6 signatures of a UserName login's decryption and PBKDF2 in
+ * one step; above the 3.2 x seen once for one operation under load (a
+ * thread's CPU clock also runs while the host steals its vCPU).  Three
+ * operations in one step are caught by loop_rsa_ops_max (check 1). */
+#define IR_CPU_FACTOR   4.0
 #define IR_P99_MS       250
 #define IR_MIN_SESSIONS 10
 #define IR_REPLAYS      3
