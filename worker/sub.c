@@ -407,7 +407,7 @@ wk_sub_on_timer(evutil_socket_t fd, short what, void *arg)
     st->timer_set = false;
     wk_clock_update(st->w);
     /* Blocks the broker left to our promise (wk_fanout_wake_by) first. */
-    if (st->w->fanout != NULL)
+    if (wk_fanout_on(st->w->fanout))
         wk_fanout_drain(st->w->fanout);
     wk_sub_run(st->w);
 }
