@@ -218,6 +218,32 @@ shm_nodestore_prefetch(const struct shm_nodestore *ns, uint32_t h)
     __builtin_prefetch(&ns->index[h & ns->index_mask]);
 }
 
+/*
+ * Hints only, for a key hashed ahead (a few lookups later): the node the
+ * first index entry of hash h names, once that entry is cached; then the
+ * bytes of that node's String identifier, once the node is.  A pipeline
+ * of them turns a lookup's three dependent misses (entry, node, string)
+ * into overlapped ones.
+ */
+static inline void
+shm_nodestore_prefetch_node(const struct shm_nodestore *ns, uint32_t h)
+{
+    uint32_t n = ns->index[h & ns->index_mask].node;
+
+    if (n < ns->nnodes)
+        __builtin_prefetch(&ns->nodes[n]);
+}
+
+static inline void
+shm_nodestore_prefetch_id(const struct shm_nodestore *ns, uint32_t h)
+{
+    uint32_t n = ns->index[h & ns->index_mask].node;
+
+    if (n < ns->nnodes && ns->nodes[n].idtype != SHM_ID_NUMERIC
+        && ns->nodes[n].id < ns->strings_size)
+        __builtin_prefetch(ns->strings + ns->nodes[n].id);
+}
+
 /* Node i's NodeId as a key (bytes point into the segment). */
 void shm_nodestore_key(const struct shm_nodestore *ns, uint32_t i,
                        struct shm_nodekey *key);
