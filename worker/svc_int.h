@@ -74,6 +74,96 @@ uint32_t wk_svc_lookup(const struct wk_worker *w, const struct ua_nodeid *n);
  */
 bool wk_svc_key(const struct ua_nodeid *n, struct shm_nodekey *k);
 
+/*
+ * Lookups of n NodeIds (at first, first + stride, ...) pipelined three
+ * deep: a key is hashed and its index entry prefetched WK_SVC_AHEAD
+ * operations before its lookup, that entry's node half as far ahead, the
+ * node's identifier bytes a quarter as far: a lookup's three dependent
+ * misses (entry, node, string) overlap with the work of the operations
+ * before it.  wk_svc_pipe_init() once, then wk_svc_pipe_lookup() for
+ * i = 0, 1, ... n - 1 in order: node i's index or SHM_NONE.
+ */
+#define WK_SVC_AHEAD 8
+
+struct wk_svc_pipe {
+    const struct wk_worker *w;
+    const uint8_t          *first;
+    size_t                  stride;
+    int32_t                 n;
+    struct {
+        struct shm_nodekey key;
+        uint32_t           hash;
+        bool               ok;      /* false: no node has it */
+    } k[WK_SVC_AHEAD];
+};
+
+static inline void
+wk_svc_pipe_key(struct wk_svc_pipe *p, int32_t i)
+{
+    const struct ua_nodeid *id = (const struct ua_nodeid *)(const void *)
+        (p->first + (size_t)i * p->stride);
+    struct shm_nodekey     *key = &p->k[i % WK_SVC_AHEAD].key;
+    bool                    ok = true;
+
+    /* wk_svc_key() for the usual String and numeric NodeIds without the
+     * call; the same key (its other cases there). */
+    if (id->idtype == UA_IDTYPE_STRING && id->id.str.len >= 0
+        && (id->id.str.len == 0 || id->id.str.data != NULL)) {
+        key->ns = id->ns;
+        key->idtype = id->idtype;
+        key->num = 0;
+        key->bytes = id->id.str.data;
+        key->len = (uint32_t)id->id.str.len;
+    } else if (id->idtype == UA_IDTYPE_NUMERIC) {
+        key->ns = id->ns;
+        key->idtype = id->idtype;
+        key->num = id->id.num;
+        key->bytes = NULL;
+        key->len = 0;
+    } else {
+        ok = wk_svc_key(id, key);
+    }
+    p->k[i % WK_SVC_AHEAD].ok = ok;
+    if (ok) {
+        p->k[i % WK_SVC_AHEAD].hash = shm_nodekey_hash_inl(key);
+        shm_nodestore_prefetch(&p->w->ns, p->k[i % WK_SVC_AHEAD].hash);
+    }
+}
+
+static inline void
+wk_svc_pipe_init(struct wk_svc_pipe *p, const struct wk_worker *w,
+                 const void *first, size_t stride, int32_t n)
+{
+    p->w = w;
+    p->first = first;
+    p->stride = stride;
+    p->n = n;
+    for (int32_t i = 0; i < n && i < WK_SVC_AHEAD; i++)
+        wk_svc_pipe_key(p, i);
+}
+
+static inline uint32_t
+wk_svc_pipe_lookup(struct wk_svc_pipe *p, int32_t i)
+{
+    const struct shm_nodestore *ns = &p->w->ns;
+    uint32_t                    node = SHM_NONE;
+    int32_t                     j;
+
+    if (p->k[i % WK_SVC_AHEAD].ok)
+        node = shm_nodestore_lookup_hashed(ns, &p->k[i % WK_SVC_AHEAD].key,
+                                           p->k[i % WK_SVC_AHEAD].hash);
+    /* Its entry now takes the key WK_SVC_AHEAD on. */
+    if (i + WK_SVC_AHEAD < p->n)
+        wk_svc_pipe_key(p, i + WK_SVC_AHEAD);
+    j = i + WK_SVC_AHEAD / 2;
+    if (j < p->n && p->k[j % WK_SVC_AHEAD].ok)
+        shm_nodestore_prefetch_node(ns, p->k[j % WK_SVC_AHEAD].hash);
+    j = i + WK_SVC_AHEAD / 4;
+    if (j < p->n && p->k[j % WK_SVC_AHEAD].ok)
+        shm_nodestore_prefetch_id(ns, p->k[j % WK_SVC_AHEAD].hash);
+    return node;
+}
+
 /* Node i's NodeId, BrowseName, DisplayName (pointing into the store). */
 void wk_svc_node_id(const struct wk_worker *w, uint32_t i,
                     struct ua_nodeid *out);

@@ -96,12 +96,12 @@ struct wk_range {
 };
 
 static inline ua_status wk_svc_read_value(struct wk_svc_ctx *ctx,
-                                          const struct ua_read_value_id *rv,
-                                          int32_t ttr,
+                                          uint32_t i, int32_t ttr,
                                           struct ua_datavalue *dv);
 static ua_status wk_svc_read_one(struct wk_svc_ctx *ctx,
                                  const struct ua_read_value_id *rv,
-                                 int32_t ttr, struct ua_datavalue *dv);
+                                 uint32_t i, int32_t ttr,
+                                 struct ua_datavalue *dv);
 static bool wk_svc_attr_valid(uint8_t node_class, uint32_t aid);
 static ua_status wk_svc_encoding_check(const struct ua_qualifiedname *q,
                                        uint32_t aid);
@@ -184,6 +184,7 @@ wk_svc_read(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
     struct ua_response_header    *rh = &resp->response_header;
     struct ua_datavalue          *dv;
     int32_t                       n = req->n_nodes_to_read;
+    struct wk_svc_pipe            pipe;
 
     if (req->timestamps_to_return < UA_TIMESTAMPSTORETURN_SOURCE
         || req->timestamps_to_return > UA_TIMESTAMPSTORETURN_NEITHER) {
@@ -207,18 +208,22 @@ wk_svc_read(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
         rh->service_result = UA_BAD_OUT_OF_MEMORY;
         return;
     }
+    wk_svc_pipe_init(&pipe, ctx->w, &req->nodes_to_read[0].node_id,
+                     sizeof(req->nodes_to_read[0]), n);
     for (int32_t i = 0; i < n; i++) {
         const struct ua_read_value_id *rv = &req->nodes_to_read[i];
+        uint32_t                       node = wk_svc_pipe_lookup(&pipe, i);
         ua_status                      s;
 
         memset(&dv[i], 0, sizeof(dv[i]));
         dv[i].value.ndims = -1;
         if (rv->attribute_id == UA_ATTR_VALUE && rv->index_range.len <= 0
             && rv->data_encoding.ns == 0 && rv->data_encoding.name.len <= 0)
-            s = wk_svc_read_value(ctx, rv, req->timestamps_to_return,
+            s = wk_svc_read_value(ctx, node, req->timestamps_to_return,
                                   &dv[i]);
         else
-            s = wk_svc_read_one(ctx, rv, req->timestamps_to_return, &dv[i]);
+            s = wk_svc_read_one(ctx, rv, node, req->timestamps_to_return,
+                                &dv[i]);
         if (s != UA_GOOD) {
             /* A failed operation: its status, nothing else. */
             memset(&dv[i], 0, sizeof(dv[i]));
@@ -257,10 +262,9 @@ wk_svc_encoding_check(const struct ua_qualifiedname *q, uint32_t aid)
  * the ones that shape makes moot.
  */
 static inline ua_status
-wk_svc_read_value(struct wk_svc_ctx *ctx, const struct ua_read_value_id *rv,
-                  int32_t ttr, struct ua_datavalue *dv)
+wk_svc_read_value(struct wk_svc_ctx *ctx, uint32_t i, int32_t ttr,
+                  struct ua_datavalue *dv)
 {
-    uint32_t               i = wk_svc_lookup(ctx->w, &rv->node_id);
     const struct shm_node *n;
     ua_status              s;
 
@@ -275,19 +279,19 @@ wk_svc_read_value(struct wk_svc_ctx *ctx, const struct ua_read_value_id *rv,
     return wk_svc_value(ctx, i, NULL, ttr, dv);
 }
 
-/* One ReadValueId into dv; a Bad return is the operation's status. */
+/* One ReadValueId (its node i, or SHM_NONE) into dv; a Bad return is the
+ * operation's status. */
 static ua_status
 wk_svc_read_one(struct wk_svc_ctx *ctx, const struct ua_read_value_id *rv,
-                int32_t ttr, struct ua_datavalue *dv)
+                uint32_t i, int32_t ttr, struct ua_datavalue *dv)
 {
     struct wk_worker      *w = ctx->w;
     const struct shm_node *n;
     struct wk_range        range, *r = NULL;
     struct ua_variant      v;
-    uint32_t               i, aid = rv->attribute_id;
+    uint32_t               aid = rv->attribute_id;
     ua_status              s;
 
-    i = wk_svc_lookup(w, &rv->node_id);
     if (i == SHM_NONE)
         return UA_BAD_NODE_ID_UNKNOWN;
     n = &w->ns.nodes[i];

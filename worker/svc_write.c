@@ -21,7 +21,8 @@
  * without the fan-out rings BadServiceUnsupported.
  *
  * No heap: the pending Write and its results live in the fan-out's pool,
- * the records are encoded straight into its outbox.
+ * the records are encoded straight into its outbox.  The lookups are
+ * pipelined (wk_svc_pipe, svc_int.h).
  */
 #include <string.h>
 
@@ -30,50 +31,6 @@
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
 #include "svc_int.h"
-
-/*
- * NodeIds are hashed this many WriteValues ahead of their lookup and
- * their index entries prefetched (shm_nodestore_lookup_hashed): a lookup
- * waits mostly on its index entry, and this way the entries of the next
- * few are already on their way while one WriteValue is encoded.
- */
-#define WK_WRITE_AHEAD 8
-
-struct wk_write_key {
-    struct shm_nodekey key;
-    uint32_t           hash;
-    bool               ok;          /* false: no node has it */
-};
-
-static inline void
-wk_write_key(const struct wk_worker *w, const struct ua_nodeid *id,
-             struct wk_write_key *k)
-{
-    /* wk_svc_key() for the usual String and numeric NodeIds without the
-     * call; the same key (its other cases there). */
-    if (id->idtype == UA_IDTYPE_STRING && id->id.str.len >= 0
-        && (id->id.str.len == 0 || id->id.str.data != NULL)) {
-        k->key.ns = id->ns;
-        k->key.idtype = id->idtype;
-        k->key.num = 0;
-        k->key.bytes = id->id.str.data;
-        k->key.len = (uint32_t)id->id.str.len;
-        k->ok = true;
-    } else if (id->idtype == UA_IDTYPE_NUMERIC) {
-        k->key.ns = id->ns;
-        k->key.idtype = id->idtype;
-        k->key.num = id->id.num;
-        k->key.bytes = NULL;
-        k->key.len = 0;
-        k->ok = true;
-    } else {
-        k->ok = wk_svc_key(id, &k->key);
-    }
-    if (k->ok) {
-        k->hash = shm_nodekey_hash_inl(&k->key);
-        shm_nodestore_prefetch(&w->ns, k->hash);
-    }
-}
 
 void
 wk_svc_write(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
@@ -86,7 +43,7 @@ wk_svc_write(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
     struct wk_conn_ref             ref;
     int32_t                        n = req->n_nodes_to_write;
     int                            id;
-    struct wk_write_key            ahead[WK_WRITE_AHEAD];
+    struct wk_svc_pipe             pipe;
     bool                           may = wk_session_may_write(w,
                                                               ctx->session);
 
@@ -108,30 +65,13 @@ wk_svc_write(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
         rh->service_result = UA_BAD_SERVER_TOO_BUSY;
         return;
     }
-    for (int32_t i = 0; i < n && i < WK_WRITE_AHEAD; i++)
-        wk_write_key(w, &req->nodes_to_write[i].node_id, &ahead[i]);
+    wk_svc_pipe_init(&pipe, w, &req->nodes_to_write[0].node_id,
+                     sizeof(req->nodes_to_write[0]), n);
     for (int32_t i = 0; i < n; i++) {
         const struct ua_write_value *wv = &req->nodes_to_write[i];
-        struct wk_write_key         *k = &ahead[i % WK_WRITE_AHEAD];
-        uint32_t                     node = SHM_NONE;
+        uint32_t                     node = wk_svc_pipe_lookup(&pipe, i);
         ua_status                    st;
 
-        if (k->ok)
-            node = shm_nodestore_lookup_hashed(&w->ns, &k->key, k->hash);
-        /* Its slot now hashes (and prefetches) the key WK_WRITE_AHEAD on;
-         * the node of the one half as far on, and the identifier of the
-         * one a quarter as far on, are fetched meanwhile. */
-        if (i < n - WK_WRITE_AHEAD)
-            wk_write_key(w, &req->nodes_to_write[i + WK_WRITE_AHEAD].node_id,
-                         k);
-        if (i + WK_WRITE_AHEAD / 2 < n
-            && ahead[(i + WK_WRITE_AHEAD / 2) % WK_WRITE_AHEAD].ok)
-            shm_nodestore_prefetch_node(
-                &w->ns, ahead[(i + WK_WRITE_AHEAD / 2) % WK_WRITE_AHEAD].hash);
-        if (i + WK_WRITE_AHEAD / 4 < n
-            && ahead[(i + WK_WRITE_AHEAD / 4) % WK_WRITE_AHEAD].ok)
-            shm_nodestore_prefetch_id(
-                &w->ns, ahead[(i + WK_WRITE_AHEAD / 4) % WK_WRITE_AHEAD].hash);
         if (!may)
             st = UA_BAD_USER_ACCESS_DENIED;     /* a reader's session */
         else if (node == SHM_NONE)
