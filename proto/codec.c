@@ -1406,19 +1406,19 @@ ua_dec_datavalue_fast(struct ua_dec *d, struct ua_datavalue *dv)
 _Static_assert(sizeof(struct ua_write_value) % UA_WV_SCALAR == 0,
                "the scalars after a WriteValue array stay 8-aligned");
 
-static inline bool
-ua_dec_write_value_fast(struct ua_dec *d, struct ua_write_value *wv,
-                        uint8_t *slot)
+/*
+ * The usual NodeIds of a fast path (TwoByte, FourByte, Numeric, String):
+ * the wire length of the one at p when it and tail more bytes fit in left
+ * (a String's length within the limit, *sl set), else 0; then its fields.
+ */
+static inline size_t
+ua_dec_usual_nodeid_len(const struct ua_dec *d, const uint8_t *p,
+                        size_t left, size_t tail, int32_t *sl)
 {
-    const uint8_t     *p = d->p, *q;
-    size_t             left = (size_t)(d->end - p), idlen, fs;
-    int32_t            sl = 0, ir;
-    uint16_t           u16;
-    uint8_t            b;
-    void              *data;
+    size_t idlen;
 
-    if (left < 2 + UA_WV_TAIL + 1)
-        return false;
+    if (left < 2 + tail)
+        return 0;
     switch (p[0]) {
     case 0x00:
         idlen = 2;
@@ -1430,18 +1430,63 @@ ua_dec_write_value_fast(struct ua_dec *d, struct ua_write_value *wv,
         idlen = 7;
         break;
     case 0x03:
-        if (left < 7 + UA_WV_TAIL + 1)
-            return false;
-        memcpy(&sl, p + 3, 4);
-        if (sl < 0 || sl > d->lim->max_string_len
-            || (size_t)sl > left - 7 - UA_WV_TAIL - 1)
-            return false;
-        idlen = 7 + (size_t)sl;
+        if (left < 7 + tail)
+            return 0;
+        memcpy(sl, p + 3, 4);
+        if (*sl < 0 || *sl > d->lim->max_string_len
+            || (size_t)*sl > left - 7 - tail)
+            return 0;
+        idlen = 7 + (size_t)*sl;
         break;
     default:
-        return false;
+        return 0;
     }
-    if (left < idlen + UA_WV_TAIL + 1)
+    return left < idlen + tail ? 0 : idlen;
+}
+
+static inline void
+ua_dec_usual_nodeid_set(struct ua_nodeid *n, const uint8_t *p, int32_t sl)
+{
+    uint16_t u16;
+
+    switch (p[0]) {
+    case 0x00:
+        n->ns = 0;
+        n->id.num = p[1];
+        n->idtype = UA_IDTYPE_NUMERIC;
+        break;
+    case 0x01:
+        memcpy(&u16, p + 2, 2);
+        n->ns = p[1];
+        n->id.num = u16;
+        n->idtype = UA_IDTYPE_NUMERIC;
+        break;
+    case 0x02:
+        memcpy(&n->ns, p + 1, 2);
+        memcpy(&n->id.num, p + 3, 4);
+        n->idtype = UA_IDTYPE_NUMERIC;
+        break;
+    default:
+        memcpy(&n->ns, p + 1, 2);
+        n->idtype = UA_IDTYPE_STRING;
+        n->id.str.len = sl;
+        n->id.str.data = (uint8_t *)(uintptr_t)(p + 7);
+        break;
+    }
+}
+
+static inline bool
+ua_dec_write_value_fast(struct ua_dec *d, struct ua_write_value *wv,
+                        uint8_t *slot)
+{
+    const uint8_t     *p = d->p, *q;
+    size_t             left = (size_t)(d->end - p), idlen, fs;
+    int32_t            sl = 0, ir;
+    uint8_t            b;
+    void              *data;
+
+    idlen = ua_dec_usual_nodeid_len(d, p, left, UA_WV_TAIL + 1, &sl);
+    if (idlen == 0)
         return false;
     q = p + idlen;
     memcpy(&ir, q + 4, 4);
@@ -1456,30 +1501,7 @@ ua_dec_write_value_fast(struct ua_dec *d, struct ua_write_value *wv,
     data = fs <= UA_WV_SCALAR ? slot : ua_dec_alloc(d, ua_types[b - 1].size);
     if (data == NULL)
         return false;
-    switch (p[0]) {
-    case 0x00:
-        wv->node_id.ns = 0;
-        wv->node_id.id.num = p[1];
-        wv->node_id.idtype = UA_IDTYPE_NUMERIC;
-        break;
-    case 0x01:
-        memcpy(&u16, p + 2, 2);
-        wv->node_id.ns = p[1];
-        wv->node_id.id.num = u16;
-        wv->node_id.idtype = UA_IDTYPE_NUMERIC;
-        break;
-    case 0x02:
-        memcpy(&wv->node_id.ns, p + 1, 2);
-        memcpy(&wv->node_id.id.num, p + 3, 4);
-        wv->node_id.idtype = UA_IDTYPE_NUMERIC;
-        break;
-    default:
-        memcpy(&wv->node_id.ns, p + 1, 2);
-        wv->node_id.idtype = UA_IDTYPE_STRING;
-        wv->node_id.id.str.len = sl;
-        wv->node_id.id.str.data = (uint8_t *)(uintptr_t)(p + 7);
-        break;
-    }
+    ua_dec_usual_nodeid_set(&wv->node_id, p, sl);
     memcpy(&wv->attribute_id, q, 4);
     wv->index_range.len = -1;
     wv->index_range.data = NULL;
@@ -1613,63 +1635,16 @@ ua_dec_read_value_id_fast(struct ua_dec *d, struct ua_read_value_id *rv)
     const uint8_t *p = d->p, *q;
     size_t         left = (size_t)(d->end - p), idlen;
     int32_t        sl = 0, ir, dn;
-    uint16_t       u16;
 
-    if (left < 2 + UA_RVID_TAIL)
-        return false;
-    switch (p[0]) {
-    case 0x00:
-        idlen = 2;
-        break;
-    case 0x01:
-        idlen = 4;
-        break;
-    case 0x02:
-        idlen = 7;
-        break;
-    case 0x03:
-        if (left < 7 + UA_RVID_TAIL)
-            return false;
-        memcpy(&sl, p + 3, 4);
-        if (sl < 0 || sl > d->lim->max_string_len
-            || (size_t)sl > left - 7 - UA_RVID_TAIL)
-            return false;
-        idlen = 7 + (size_t)sl;
-        break;
-    default:
-        return false;
-    }
-    if (left < idlen + UA_RVID_TAIL)
+    idlen = ua_dec_usual_nodeid_len(d, p, left, UA_RVID_TAIL, &sl);
+    if (idlen == 0)
         return false;
     q = p + idlen;
     memcpy(&ir, q + 4, 4);
     memcpy(&dn, q + 10, 4);
     if (ir != -1 || dn != -1)
         return false;
-    switch (p[0]) {
-    case 0x00:
-        rv->node_id.ns = 0;
-        rv->node_id.id.num = p[1];
-        rv->node_id.idtype = UA_IDTYPE_NUMERIC;
-        break;
-    case 0x01:
-        memcpy(&u16, p + 2, 2);
-        rv->node_id.ns = p[1];
-        rv->node_id.id.num = u16;
-        rv->node_id.idtype = UA_IDTYPE_NUMERIC;
-        break;
-    case 0x02:
-        memcpy(&rv->node_id.ns, p + 1, 2);
-        memcpy(&rv->node_id.id.num, p + 3, 4);
-        rv->node_id.idtype = UA_IDTYPE_NUMERIC;
-        break;
-    default:
-        memcpy(&rv->node_id.ns, p + 1, 2);
-        rv->node_id.idtype = UA_IDTYPE_STRING;
-        rv->node_id.id.str.len = sl;
-        rv->node_id.id.str.data = (uint8_t *)(uintptr_t)(p + 7);
-        break;
-    }
+    ua_dec_usual_nodeid_set(&rv->node_id, p, sl);
     memcpy(&rv->attribute_id, q, 4);
     rv->index_range.len = -1;
     rv->index_range.data = NULL;
