@@ -603,23 +603,7 @@ wk_fanout_write_any(struct wk_fanout *f, int id, uint32_t op, uint32_t node,
     fixed = wk_fanout_fixed_size(dv);
     if (fixed != 0 && room >= len + shm_fo_wop_bytes(rlen, 2 + fixed)) {
         /* The common case without the codec: mask, type, the value. */
-        q[0] = UA_DV_VALUE;
-        q[1] = dv->value.type;
-        /* little-endian host; constant sizes: no call */
-        switch (fixed) {
-        case 1:
-            q[2] = *(const uint8_t *)dv->value.data;
-            break;
-        case 2:
-            memcpy(q + 2, dv->value.data, 2);
-            break;
-        case 4:
-            memcpy(q + 2, dv->value.data, 4);
-            break;
-        default:
-            memcpy(q + 2, dv->value.data, 8);
-            break;
-        }
+        wk_fanout_put_fixed(q, dv, fixed);
         dvlen = 2 + fixed;
     } else if (ua_encode(dv, &ua_types[UA_TYPE_DATAVALUE], q,
                          room - (size_t)(q - p), &dvlen) != UA_GOOD) {

@@ -270,6 +270,29 @@ wk_fanout_fixed_size(const struct ua_datavalue *dv)
     return size[v->type];
 }
 
+/* A Value-only DataValue of a fixed-size scalar (fixed bytes) at q:
+ * mask, type, the value (little-endian host; constant sizes, no call). */
+static inline void
+wk_fanout_put_fixed(uint8_t *q, const struct ua_datavalue *dv, uint32_t fixed)
+{
+    q[0] = UA_DV_VALUE;
+    q[1] = dv->value.type;
+    switch (fixed) {
+    case 1:
+        q[2] = *(const uint8_t *)dv->value.data;
+        break;
+    case 2:
+        memcpy(q + 2, dv->value.data, 2);
+        break;
+    case 4:
+        memcpy(q + 2, dv->value.data, 4);
+        break;
+    default:
+        memcpy(q + 2, dv->value.data, 8);
+        break;
+    }
+}
+
 /*
  * wk_fanout_write_add() for the common operation: a Value alone, a
  * fixed-size scalar, no IndexRange, continuing this Write's open record
@@ -305,23 +328,7 @@ wk_fanout_write_fixed(struct wk_fanout *f, uint32_t op, uint32_t node,
     wop.range_len = 0;
     memcpy(q, &wop, sizeof(wop));
     q += sizeof(wop);
-    q[0] = UA_DV_VALUE;
-    q[1] = dv->value.type;
-    /* little-endian host; constant sizes: no call */
-    switch (fixed) {
-    case 1:
-        q[2] = *(const uint8_t *)dv->value.data;
-        break;
-    case 2:
-        memcpy(q + 2, dv->value.data, 2);
-        break;
-    case 4:
-        memcpy(q + 2, dv->value.data, 4);
-        break;
-    default:
-        memcpy(q + 2, dv->value.data, 8);
-        break;
-    }
+    wk_fanout_put_fixed(q, dv, fixed);
     /* A new slot: zero its tail (the record's other slots are zero past
      * its data already, as in the general path). */
     if (nslots != f->open_nslots)
