@@ -788,43 +788,68 @@ lw_producer(int fd, int bell, unsigned seed, uint64_t items, bool promise)
     return 0;
 }
 
-START_TEST(test_lost_wakeup_pipe)
+/*
+ * A lost-wakeup run's set-up: the segment, its request ring, a pipe as
+ * the doorbell (pfd its read end) and the producer forked (items, seed,
+ * promise as in lw_producer).  The producer's pid.
+ */
+static pid_t
+lw_start(struct shm_segment *s, struct shm_ring_ref *r, struct pollfd *pfd,
+         unsigned seed, uint64_t items, bool promise)
 {
-    struct shm_segment  s;
-    struct shm_ring_ref r;
-    struct rec32        buf[64];
-    struct shm_plan     p = plan_stress;
-    uint64_t            next = 0, bad = 0, lost = 0, idle = 0, wakes = 0;
-    struct pollfd       pfd;
-    char                junk[256];
-    int                 pipefd[2], rc;
-    double              t0;
-    pid_t               pid;
+    struct shm_plan p = plan_stress;
+    int             pipefd[2];
+    pid_t           pid;
 
     p.req_ring_slots = 256;
-    ck_assert_int_eq(shm_segment_create(&s, &p, "check_ring"), 0);
-    ck_assert_int_eq(shm_ring_locate(&r, &s, 0, SHM_RING_REQ), 0);
+    ck_assert_int_eq(shm_segment_create(s, &p, "check_ring"), 0);
+    ck_assert_int_eq(shm_ring_locate(r, s, 0, SHM_RING_REQ), 0);
     ck_assert_int_eq(pipe2(pipefd, O_NONBLOCK | O_CLOEXEC), 0);
-    t0 = fu_now();
     pid = fu_fork();
     ck_assert_int_ne(pid, -1);
     if (pid == 0) {
         close(pipefd[0]);
-        _exit(lw_producer(s.fd, pipefd[1], 4321, LW_ITEMS, false));
+        _exit(lw_producer(s->fd, pipefd[1], seed, items, promise));
     }
     close(pipefd[1]);
-    pfd.fd = pipefd[0];
-    pfd.events = POLLIN;
+    pfd->fd = pipefd[0];
+    pfd->events = POLLIN;
+    return pid;
+}
+
+/* Pop what waits, checking each record is *next, intact (*bad counts
+ * those that are not): the pop's result. */
+static int
+lw_take(struct shm_ring_ref *r, uint64_t *next, uint64_t *bad)
+{
+    struct rec32 buf[64];
+    int          rc = shm_ring_pop_n_spsc(r, buf, 64);
+
+    for (int i = 0; i < rc; i++) {
+        if (buf[i].seq != *next || !rec32_ok(&buf[i]))
+            (*bad)++;
+        *next = buf[i].seq + 1;
+    }
+    return rc;
+}
+
+START_TEST(test_lost_wakeup_pipe)
+{
+    struct shm_segment  s;
+    struct shm_ring_ref r;
+    uint64_t            next = 0, bad = 0, lost = 0, idle = 0, wakes = 0;
+    struct pollfd       pfd;
+    char                junk[256];
+    int                 rc;
+    double              t0;
+    pid_t               pid;
+
+    t0 = fu_now();
+    pid = lw_start(&s, &r, &pfd, 4321, LW_ITEMS, false);
     while (next < LW_ITEMS) {
-        rc = shm_ring_pop_n_spsc(&r, buf, 64);
-        if (rc > 0) {
-            for (int i = 0; i < rc; i++) {
-                if (buf[i].seq != next || !rec32_ok(&buf[i]))
-                    bad++;
-                next = buf[i].seq + 1;
-            }
+        rc = lw_take(&r, &next, &bad);
+        if (rc > 0)
             continue;
-        }
         ck_assert_int_eq(rc, -EAGAIN);
         if (!shm_ring_sleep_prepare(&r))
             continue;
@@ -838,7 +863,7 @@ START_TEST(test_lost_wakeup_pipe)
             wakes++;
         }
         /* Latch discipline: reset the doorbell, then unmark, then look. */
-        while (read(pipefd[0], junk, sizeof(junk)) > 0)
+        while (read(pfd.fd, junk, sizeof(junk)) > 0)
             ;
         shm_ring_wake_clear(&r);
         if (lost != 0)
@@ -859,7 +884,7 @@ START_TEST(test_lost_wakeup_pipe)
     ck_assert_uint_eq(bad, 0);
     ck_assert_uint_eq(next, LW_ITEMS);
     ck_assert_uint_gt(atomic_load(&r.sh->sleeps), 1000);
-    close(pipefd[0]);
+    close(pfd.fd);
     shm_segment_close(&s);
 }
 END_TEST
@@ -879,41 +904,21 @@ START_TEST(test_lost_wakeup_promise)
 {
     struct shm_segment  s;
     struct shm_ring_ref r;
-    struct rec32        buf[64];
-    struct shm_plan     p = plan_stress;
     uint64_t            next = 0, bad = 0, lost = 0, kept = 0, n = 0;
     unsigned            seed = 99;
     struct pollfd       pfd;
     char                junk[256];
-    int                 pipefd[2], rc;
+    int                 rc;
     pid_t               pid;
 
-    p.req_ring_slots = 256;
-    ck_assert_int_eq(shm_segment_create(&s, &p, "check_ring"), 0);
-    ck_assert_int_eq(shm_ring_locate(&r, &s, 0, SHM_RING_REQ), 0);
-    ck_assert_int_eq(pipe2(pipefd, O_NONBLOCK | O_CLOEXEC), 0);
-    pid = fu_fork();
-    ck_assert_int_ne(pid, -1);
-    if (pid == 0) {
-        close(pipefd[0]);
-        _exit(lw_producer(s.fd, pipefd[1], 8765, LWP_ITEMS, true));
-    }
-    close(pipefd[1]);
-    pfd.fd = pipefd[0];
-    pfd.events = POLLIN;
+    pid = lw_start(&s, &r, &pfd, 8765, LWP_ITEMS, true);
     while (next < LWP_ITEMS) {
         uint64_t by = 0;
         int      kind, tmo = LW_TIMEOUT;
 
-        rc = shm_ring_pop_n_spsc(&r, buf, 64);
-        if (rc > 0) {
-            for (int i = 0; i < rc; i++) {
-                if (buf[i].seq != next || !rec32_ok(&buf[i]))
-                    bad++;
-                next = buf[i].seq + 1;
-            }
+        rc = lw_take(&r, &next, &bad);
+        if (rc > 0)
             continue;
-        }
         ck_assert_int_eq(rc, -EAGAIN);
         kind = (int)(rand_r(&seed) % 3);
         if (kind == 1) {
@@ -935,7 +940,7 @@ START_TEST(test_lost_wakeup_promise)
             else if (kind == 2 && waiting != 0)
                 kept++;             /* woke by itself, as promised */
         }
-        while (read(pipefd[0], junk, sizeof(junk)) > 0)
+        while (read(pfd.fd, junk, sizeof(junk)) > 0)
             ;
         shm_ring_wake_clear(&r);
         if (lost != 0)
@@ -955,7 +960,7 @@ START_TEST(test_lost_wakeup_promise)
     ck_assert_uint_eq(next, LWP_ITEMS);
     ck_assert_uint_gt(atomic_load(&r.sh->deferred), 100);
     ck_assert_uint_gt(atomic_load(&r.sh->bells), 100);
-    close(pipefd[0]);
+    close(pfd.fd);
     shm_segment_close(&s);
 }
 END_TEST
