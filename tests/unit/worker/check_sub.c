@@ -899,6 +899,75 @@ START_TEST(test_idle_subscriptions_cost_one_wakeup_per_keepalive)
 }
 END_TEST
 
+/* ------------------------------------------------- the promise to wake */
+
+/* The least next tick over the periods of subs[0..n). */
+static uint64_t
+least_next_tick(struct wk_subs *st, const uint32_t *subs, int n)
+{
+    uint64_t now = fx.w.now_ms, least = UINT64_MAX;
+
+    for (int i = 0; i < n; i++) {
+        uint64_t p = wk_sub_find(st, subs[i])->period;
+
+        if ((now / p + 1) * p < least)
+            least = (now / p + 1) * p;
+    }
+    return least;
+}
+
+/*
+ * wk_fanout_wake_by(): the timer's due time when no subscription ticks
+ * before it, else 0; 0 without a timer, and 0 once more distinct
+ * intervals are in use than it tracks (WK_SUB_PERIODS), until one goes.
+ */
+START_TEST(test_wake_by_promise)
+{
+    struct ua_delete_subscriptions_request  dreq;
+    struct ua_delete_subscriptions_response dresp;
+    struct wk_subs                         *st;
+    uint32_t                                subs[WK_SUB_PERIODS + 1];
+    uint64_t                                least;
+
+    subs[0] = sub_ka(100, 10, 100, 0, 0);
+    st = wk_subs_get(&fx.w);
+    ck_assert_ptr_nonnull(st);
+    st->timer_set = false;
+    ck_assert_uint_eq(wk_fanout_wake_by(&fx.w), 0);     /* no timer */
+    least = least_next_tick(st, subs, 1);
+    st->timer_set = true;
+    st->timer_due = least;
+    ck_assert_uint_eq(wk_fanout_wake_by(&fx.w), least);
+    st->timer_due = least + 1;                          /* a tick before */
+    ck_assert_uint_eq(wk_fanout_wake_by(&fx.w), 0);
+    st->timer_due = fx.w.now_ms;                        /* due already */
+    ck_assert_uint_eq(wk_fanout_wake_by(&fx.w), 0);
+    /* Up to WK_SUB_PERIODS distinct intervals: the least next tick. */
+    for (int i = 1; i < WK_SUB_PERIODS; i++)
+        subs[i] = sub_ka(100 + 37 * i, 10, 100, 0, 0);
+    least = least_next_tick(st, subs, WK_SUB_PERIODS);
+    st->timer_due = least;
+    ck_assert_uint_eq(wk_fanout_wake_by(&fx.w), least);
+    /* One more: untracked, so no promise, even at the least next tick. */
+    subs[WK_SUB_PERIODS] = sub_ka(100 + 37 * WK_SUB_PERIODS, 10, 100, 0, 0);
+    least = least_next_tick(st, subs, WK_SUB_PERIODS + 1);
+    st->timer_due = least;
+    ck_assert_uint_eq(wk_fanout_wake_by(&fx.w), 0);
+    /* Deleted again: tracked intervals only, a promise again. */
+    memset(&dreq, 0, sizeof(dreq));
+    dreq.n_subscription_ids = 1;
+    dreq.subscription_ids = &subs[WK_SUB_PERIODS];
+    ck_assert_uint_eq(sf_call(CH, &tok, UA_TYPE_DELETESUBSCRIPTIONSREQUEST,
+                              &dreq, UA_TYPE_DELETESUBSCRIPTIONSRESPONSE,
+                              &dresp), UA_GOOD);
+    ck_assert_uint_eq(dresp.results[0], UA_GOOD);
+    least = least_next_tick(st, subs, WK_SUB_PERIODS);
+    st->timer_due = least;
+    ck_assert_uint_eq(wk_fanout_wake_by(&fx.w), least);
+    st->timer_set = false;
+}
+END_TEST
+
 static Suite *
 sub_suite(void)
 {
@@ -910,6 +979,7 @@ sub_suite(void)
     tcase_add_test(tc, test_revision);
     tcase_add_test(tc, test_pools_line_aligned);
     tcase_add_test(tc, test_first_keepalive_then_count);
+    tcase_add_test(tc, test_wake_by_promise);
     tcase_add_test(tc, test_sequence_numbers);
     tcase_add_test(tc, test_late_publish_answered_at_once);
     tcase_add_test(tc, test_lifetime_expiry);
