@@ -336,22 +336,7 @@ shm_ring_wake_clear(struct shm_ring_ref *r)
 bool
 shm_ring_needs_bell(struct shm_ring_ref *r)
 {
-    struct shm_ring *sh = r->sh;
-    uint32_t         s;
-
-    /*
-     * Publish, then look at the mark: pairs with the fence in
-     * shm_ring_sleep_prepare().
-     */
-    atomic_thread_fence(memory_order_seq_cst);
-    s = atomic_load_explicit(&sh->consumer_sleeping, memory_order_relaxed);
-    if ((s & 1u) == 0 || s == r->bell_seq)
-        return false;
-    r->bell_seq = s;
-    atomic_store_explicit(
-        &sh->bells, atomic_load_explicit(&sh->bells, memory_order_relaxed) + 1,
-        memory_order_relaxed);
-    return true;
+    return shm_ring_needs_bell_by(r, 0, 0);     /* no promise honoured */
 }
 
 bool
@@ -362,7 +347,11 @@ shm_ring_needs_bell_by(struct shm_ring_ref *r, uint64_t now_ms,
     uint32_t         s;
     uint64_t         by;
 
-    atomic_thread_fence(memory_order_seq_cst);     /* as in needs_bell */
+    /*
+     * Publish, then look at the mark: pairs with the fence in
+     * shm_ring_sleep_prepare_by() (3).
+     */
+    atomic_thread_fence(memory_order_seq_cst);
     s = atomic_load_explicit(&sh->consumer_sleeping, memory_order_acquire);
     if ((s & 1u) == 0 || s == r->bell_seq)
         return false;
