@@ -28,6 +28,7 @@
 #include "proto/types_gen.h"
 #include "proto/version.h"
 #include "shm/throttle.h"
+#include "write.h"
 
 #define BK_NS0_URI        "http://opcfoundation.org/UA/"
 #define BK_ENC_BUF        (64 * 1024)
@@ -54,6 +55,11 @@ static uint32_t bk_as_add_variable(struct bk_addrspace *as, const char *id,
                                    const char *name, uint32_t parent,
                                    uint32_t data_type, int32_t rank,
                                    uint8_t access);
+
+static int bk_as_write_small_any(struct bk_addrspace *as, uint32_t slot,
+                                 const uint8_t *bytes, uint32_t len,
+                                 int64_t now, int64_t sts, bool store)
+    __attribute__((noinline));
 
 static uint8_t bk_as_encbuf[BK_ENC_BUF];
 
@@ -179,6 +185,48 @@ bk_addrspace_write_value(struct bk_addrspace *as, uint32_t slot,
     if (rc == 0 && as->fanout != NULL)
         bk_fanout_notify(as->fanout, slot, bytes, len, use);
     return rc;
+}
+
+int
+bk_addrspace_write_small(struct bk_addrspace *as, uint32_t slot,
+                         const uint8_t *bytes, uint32_t len, int64_t now)
+{
+    int64_t prev, sts;
+
+    /* bk_addrspace_write_value()'s ServerTimestamp rule. */
+    prev = atomic_load_explicit(&as->vals.slots[slot].server_ts,
+                                memory_order_relaxed);
+    sts = now > prev ? now : prev + 1;
+    if (!shm_value_write_small(&as->vals, slot, bytes, len, now, sts))
+        return bk_as_write_small_any(as, slot, bytes, len, now, sts, true);
+    if (as->fanout != NULL
+        && !bk_fanout_notify_small(as->fanout, slot, bytes, len, now, sts))
+        return bk_as_write_small_any(as, slot, bytes, len, now, sts, false);
+    return 0;
+}
+
+/*
+ * bk_addrspace_write_small() past its inline case: the slot's old value
+ * lives in the heap (store) or the change cannot wait in the pending
+ * array (notify only, the slot is written).  Out of line: its struct
+ * would give the common case a frame.
+ */
+static int
+bk_as_write_small_any(struct bk_addrspace *as, uint32_t slot,
+                      const uint8_t *bytes, uint32_t len, int64_t now,
+                      int64_t sts, bool store)
+{
+    struct shm_value m = { 0 };
+
+    m.status = UA_GOOD;
+    m.flags = SHM_VF_SOURCE_TS | SHM_VF_SERVER_TS;
+    m.source_ts = now;
+    m.server_ts = sts;
+    m.len = len;
+    if (store)
+        return bk_addrspace_write_value(as, slot, bytes, len, &m);
+    bk_fanout_notify(as->fanout, slot, bytes, len, &m);
+    return 0;
 }
 
 int
@@ -1028,6 +1076,10 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
         snprintf(err, errlen, "address space: Server values do not fit");
         goto fail;
     }
+    if (bk_write_nodes_build(as) != 0) {
+        snprintf(err, errlen, "address space: out of memory");
+        goto fail;
+    }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     as->build_seconds = (double)(t1.tv_sec - t0.tv_sec)
                         + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -1041,5 +1093,7 @@ fail:
 void
 bk_addrspace_close(struct bk_addrspace *as)
 {
+    free(as->wnodes);
+    as->wnodes = NULL;
     shm_segment_close(&as->seg);
 }

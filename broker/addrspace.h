@@ -27,6 +27,7 @@ enum bk_sim {
 };
 
 struct bk_fanout;
+struct bk_write_node;
 
 /* The broker's handle on the address space. */
 struct bk_addrspace {
@@ -44,6 +45,9 @@ struct bk_addrspace {
     /* Where value changes are announced (broker/fanout.c); NULL: nowhere
      * (the build, unit tests without the fan-out). */
     struct bk_fanout    *fanout;
+    /* [ns.nnodes]: what the Write fast path needs of each node
+     * (broker/write.h), built with the address space. */
+    struct bk_write_node *wnodes;
 };
 
 /* How big the segment must be for c. */
@@ -90,6 +94,18 @@ int bk_addrspace_write_raw(struct bk_addrspace *as, uint32_t slot,
 int bk_addrspace_write_value(struct bk_addrspace *as, uint32_t slot,
                              const void *bytes, uint32_t len,
                              const struct shm_value *m);
+
+/*
+ * bk_addrspace_write_value() of the Write fast path's value (write.c):
+ * len (1..16) bytes of encoded Variant into slot (valid: the caller took
+ * it from as->wnodes), status Good, SourceTimestamp now, no picoseconds.
+ * The same slot contents, the same ServerTimestamp rule and the same
+ * notification, without building a struct shm_value and without a call
+ * on its common path.  0 or -errno as bk_addrspace_write_value().
+ */
+int bk_addrspace_write_small(struct bk_addrspace *as, uint32_t slot,
+                             const uint8_t *bytes, uint32_t len,
+                             int64_t now);
 
 /* Update the live Server nodes (CurrentTime, ServerStatus) to now. */
 void bk_addrspace_tick(struct bk_addrspace *as, int64_t now);

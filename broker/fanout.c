@@ -50,8 +50,6 @@ static void bk_fanout_add(struct bk_fanout *f, uint32_t slot, uint64_t mask,
                           const void *bytes, uint32_t len,
                           const struct shm_value *m);
 static void bk_fanout_settle(struct bk_fanout *f);
-static inline void bk_fanout_copy16(uint8_t *dst, const uint8_t *src,
-                                    uint32_t len);
 static int bk_fanout_take_block(struct bk_fanout *f);
 static void bk_fanout_write_rec(struct bk_fanout *f,
                                 struct bk_fanout_worker *fw, uint32_t len);
@@ -381,30 +379,6 @@ bk_fanout_take_block(struct bk_fanout *f)
     return 0;
 }
 
-/* len (0..16) bytes without a call; never reads past src + len. */
-static inline void
-bk_fanout_copy16(uint8_t *dst, const uint8_t *src, uint32_t len)
-{
-    uint64_t a, b;
-    uint32_t x, y;
-
-    if (len >= 8) {
-        memcpy(&a, src, 8);
-        memcpy(&b, src + len - 8, 8);
-        memcpy(dst, &a, 8);
-        memcpy(dst + len - 8, &b, 8);
-    } else if (len >= 4) {
-        memcpy(&x, src, 4);
-        memcpy(&y, src + len - 4, 4);
-        memcpy(dst, &x, 4);
-        memcpy(dst + len - 4, &y, 4);
-    } else if (len != 0) {
-        dst[0] = src[0];
-        dst[len >> 1] = src[len >> 1];
-        dst[len - 1] = src[len - 1];
-    }
-}
-
 void
 bk_fanout_notify(struct bk_fanout *f, uint32_t slot, const void *bytes,
                  uint32_t len, const struct shm_value *m)
@@ -418,7 +392,7 @@ bk_fanout_notify(struct bk_fanout *f, uint32_t slot, const void *bytes,
         p->slot = slot;
         p->len = len;
         p->m = *m;
-        bk_fanout_copy16(p->bytes, bytes, len);
+        shm_value_copy16(p->bytes, bytes, len);
         return;
     }
     bk_fanout_notify_any(f, slot, bytes, len, m);
@@ -440,7 +414,7 @@ bk_fanout_notify_any(struct bk_fanout *f, uint32_t slot, const void *bytes,
         p->slot = slot;
         p->len = len;
         p->m = *m;
-        bk_fanout_copy16(p->bytes, bytes, len);
+        shm_value_copy16(p->bytes, bytes, len);
         return;
     }
     if (f->pend_n != 0)
@@ -666,19 +640,62 @@ bk_fanout_push_replies(struct bk_fanout_worker *fw)
     fw->stuck = fw->out_cap - fw->out_len < fw->f->res_need;
 }
 
+/*
+ * The open results record of fw while a request record's loop appends to
+ * it: the next result goes to p when its operation is next and p < end.
+ * bk_fanout_cur_load() takes it from fw (nothing to append to when the
+ * open record is another request's), bk_fanout_cur_store() gives back
+ * what was appended; the loop calls bk_fanout_result() in between only.
+ */
+struct bk_fanout_cur {
+    uint8_t *start;
+    uint8_t *p;
+    uint8_t *end;
+    uint32_t next;
+};
+
+static inline void
+bk_fanout_cur_load(struct bk_fanout_worker *fw, uint32_t id,
+                   struct bk_fanout_cur *c)
+{
+    if (fw->open_off == UINT32_MAX || fw->open_id != id) {
+        c->start = c->p = c->end = NULL;
+        c->next = 0;
+        return;
+    }
+    c->start = c->p = fw->out + fw->open_off + fw->open_len;
+    c->end = c->p + ((fw->open_max - fw->open_len) & ~3u);
+    c->next = fw->open_first + fw->open_count;
+}
+
+static inline void
+bk_fanout_cur_store(struct bk_fanout_worker *fw, struct bk_fanout_cur *c)
+{
+    uint32_t n;
+
+    if (c->p == c->start)
+        return;
+    n = (uint32_t)(c->p - c->start);
+    fw->open_len += n;
+    fw->open_count += n / 4;
+    c->start = c->p;
+}
+
 /* Apply the operations of one SHM_FO_WRITE record in f->in. */
 static void
 bk_fanout_write_rec(struct bk_fanout *f, struct bk_fanout_worker *fw,
                     uint32_t len)
 {
-    struct shm_fo_write rec;
-    struct shm_fo_wop   wop;
-    struct bk_write_req r;
-    uint32_t            off = sizeof(rec);
-    ua_status           st;
+    struct shm_fo_write  rec;
+    struct shm_fo_wop    wop;
+    struct bk_write_req  r;
+    struct bk_fanout_cur c;
+    uint32_t             off = sizeof(rec);
+    ua_status            st;
 
     memcpy(&rec, f->in, sizeof(rec));
     f->defer = true;
+    bk_fanout_cur_load(fw, rec.id, &c);
     for (uint32_t k = 0; k < rec.nops; k++) {
         uint64_t n;
 
@@ -687,7 +704,9 @@ bk_fanout_write_rec(struct bk_fanout *f, struct bk_fanout_worker *fw,
         memcpy(&wop, f->in + off, sizeof(wop));
         n = shm_fo_wop_bytes(wop.range_len, wop.dv_len);
         if (n > len - off) {
+            bk_fanout_cur_store(fw, &c);
             (void)bk_fanout_result(fw, rec.id, wop.op, UA_BAD_DECODING_ERROR);
+            bk_fanout_cur_load(fw, rec.id, &c);
             break;
         }
         r.node = wop.node;
@@ -699,9 +718,19 @@ bk_fanout_write_rec(struct bk_fanout *f, struct bk_fanout_worker *fw,
         st = bk_write_apply(f->as, &r, &f->arena, f->now);
         if (f->arena.used != 0)
             ua_arena_reset(&f->arena);
-        (void)bk_fanout_result(fw, rec.id, wop.op, st);
+        /* Most results are the next of the open record: a store. */
+        if (wop.op == c.next && c.p < c.end) {
+            memcpy(c.p, &st, 4);
+            c.p += 4;
+            c.next++;
+        } else {
+            bk_fanout_cur_store(fw, &c);
+            (void)bk_fanout_result(fw, rec.id, wop.op, st);
+            bk_fanout_cur_load(fw, rec.id, &c);
+        }
         off += (uint32_t)n;
     }
+    bk_fanout_cur_store(fw, &c);
     f->defer = false;
     if (f->pend_n != 0)
         bk_fanout_settle(f);

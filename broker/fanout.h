@@ -186,6 +186,40 @@ void bk_fanout_notify(struct bk_fanout *f, uint32_t slot, const void *bytes,
                       uint32_t len, const struct shm_value *m);
 
 /*
+ * bk_fanout_notify() of bk_addrspace_write_small()'s change, inline: len
+ * (1..16) bytes, status Good, the two timestamps, no picoseconds.  Only
+ * the deferred case (a request record being applied, room in the pending
+ * array): then true, and the change waits in the array exactly as
+ * bk_fanout_notify() would have put it there.  false: nothing done, call
+ * bk_fanout_notify().
+ */
+static inline bool
+bk_fanout_notify_small(struct bk_fanout *f, uint32_t slot,
+                       const uint8_t *bytes, uint32_t len, int64_t source_ts,
+                       int64_t server_ts)
+{
+    struct bk_fanout_pend *p;
+
+    /* defer is set only by the Write path of an initialised fan-out,
+     * which has its pending array. */
+    if (!f->defer || f->pend_n >= BK_FANOUT_PEND_MAX
+        || len > BK_FANOUT_PEND_BYTES)
+        return false;
+    p = &f->pend[f->pend_n++];
+    p->slot = slot;
+    p->len = len;
+    p->m.status = 0;                    /* Good */
+    p->m.flags = SHM_VF_SOURCE_TS | SHM_VF_SERVER_TS;
+    p->m.source_ts = source_ts;
+    p->m.server_ts = server_ts;
+    p->m.source_ps = 0;
+    p->m.server_ps = 0;
+    p->m.len = len;
+    shm_value_copy16(p->bytes, bytes, len);
+    return true;
+}
+
+/*
  * The work of one iteration, before the loop may block (top comment);
  * now is the DateTime for Writes.  true when every request ring stayed
  * empty and is marked sleeping; false when more work is waiting.

@@ -7,6 +7,7 @@
 #include "write.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "proto/attrs_gen.h"
@@ -25,16 +26,9 @@ static bool bk_write_struct_ok(const struct shm_nodestore *ns, uint32_t dt,
 static ua_status bk_write_decode(const struct bk_write_req *r,
                                  struct ua_arena *a, struct ua_datavalue *dv,
                                  const uint8_t **vbytes, size_t *vlen);
-static int bk_write_fixed_size(uint8_t bt);
-static ua_status bk_write_check_scalar(const struct shm_nodestore *ns,
-                                       uint32_t node, uint32_t attr,
-                                       uint8_t bt);
 static ua_status bk_write_apply_any(struct bk_addrspace *as,
                                     const struct bk_write_req *r,
                                     struct ua_arena *a, int64_t now);
-static ua_status bk_write_fast(struct bk_addrspace *as,
-                               const struct bk_write_req *r, int64_t now,
-                               bool *done);
 static ua_status bk_write_splice(struct bk_addrspace *as, uint32_t node,
                                  const struct bk_write_range *rg,
                                  const struct ua_variant *piece,
@@ -292,63 +286,6 @@ bk_write_node_ok(const struct shm_node *n, uint32_t attr)
     return UA_GOOD;
 }
 
-/*
- * bk_write_check() for a DataValue that is a Value alone, a scalar of the
- * fixed-size built-in type bt, no IndexRange: the same statuses without
- * building the DataValue.  (No status or timestamps to check; a scalar
- * fits ValueRank -1, -2 and -3 only, whatever the ArrayDimensions.)
- */
-static ua_status
-bk_write_check_scalar(const struct shm_nodestore *ns, uint32_t node,
-                      uint32_t attr, uint8_t bt)
-{
-    const struct shm_node *n = &ns->nodes[node];
-    int32_t                rank;
-    uint32_t               root;
-    bool                   ok;
-    ua_status              s = bk_write_node_ok(n, attr);
-
-    if (s != UA_GOOD)
-        return s;
-    /* bk_write_type_ok() for a scalar of bt (never an ExtensionObject).
-     * A built-in DataType is its own root: no call for it. */
-    root = bk_write_ns0_id(ns, n->u.var.data_type);
-    if (root < 1 || root > UA_NS0ID_ENUMERATION)
-        root = bk_write_type_root(ns, n->u.var.data_type);
-    switch (root) {
-    case UA_NS0ID_BASEDATATYPE:
-        ok = true;
-        break;
-    case UA_NS0ID_NUMBER:
-        ok = bt >= UA_BT_SBYTE && bt <= UA_BT_DOUBLE;
-        break;
-    case UA_NS0ID_INTEGER:
-        ok = bt == UA_BT_SBYTE || bt == UA_BT_INT16 || bt == UA_BT_INT32
-             || bt == UA_BT_INT64;
-        break;
-    case UA_NS0ID_UINTEGER:
-        ok = bt == UA_BT_BYTE || bt == UA_BT_UINT16 || bt == UA_BT_UINT32
-             || bt == UA_BT_UINT64;
-        break;
-    case UA_NS0ID_ENUMERATION:
-        ok = bt == UA_BT_INT32;
-        break;
-    case 0:
-    case UA_NS0ID_STRUCTURE:
-        ok = false;
-        break;
-    default:
-        ok = bt == root;            /* built-in ids are DataType ids */
-        break;
-    }
-    if (!ok)
-        return UA_BAD_TYPE_MISMATCH;
-    rank = n->u.var.value_rank;
-    if (rank != -1 && rank != -2 && rank != -3)
-        return UA_BAD_TYPE_MISMATCH;
-    return UA_GOOD;
-}
-
 ua_status
 bk_write_check(const struct shm_nodestore *ns, uint32_t node, uint32_t attr,
                const struct ua_datavalue *dv, bool has_range)
@@ -501,82 +438,92 @@ bk_write_splice(struct bk_addrspace *as, uint32_t node,
     return UA_GOOD;
 }
 
-/* Encoded size of a scalar of built-in bt when it is fixed, else 0. */
-static int
-bk_write_fixed_size(uint8_t bt)
-{
-    switch (bt) {
-    case UA_BT_BOOLEAN: case UA_BT_SBYTE: case UA_BT_BYTE:
-        return 1;
-    case UA_BT_INT16: case UA_BT_UINT16:
-        return 2;
-    case UA_BT_INT32: case UA_BT_UINT32: case UA_BT_FLOAT:
-    case UA_BT_STATUSCODE:
-        return 4;
-    case UA_BT_INT64: case UA_BT_UINT64: case UA_BT_DOUBLE:
-    case UA_BT_DATETIME:
-        return 8;
-    default:
-        return 0;
-    }
-}
-
 /*
- * The common Write, without the codec: no IndexRange, a DataValue that is
- * a Value alone, a scalar of a fixed-size built-in type.  *done false: not
- * such a Write (the caller takes the general path).  The same checks, the
- * same result as the general path.
+ * The DataValue bytes of a Value alone that is a scalar of fixed-size
+ * built-in type bt (mask, Variant encoding byte bt, value), by the
+ * Variant's encoding byte; 0 for any other (an array flag in the byte
+ * makes it >= 64).  These are the types of struct bk_write_node.types.
  */
-static ua_status
-bk_write_fast(struct bk_addrspace *as, const struct bk_write_req *r,
-              int64_t now, bool *done)
-{
-    struct shm_value    m;
-    ua_status           s;
-    int                 size;
+static const uint8_t bk_write_small_dv[256] = {
+    [UA_BT_BOOLEAN] = 3, [UA_BT_SBYTE] = 3, [UA_BT_BYTE] = 3,
+    [UA_BT_INT16] = 4, [UA_BT_UINT16] = 4,
+    [UA_BT_INT32] = 6, [UA_BT_UINT32] = 6, [UA_BT_FLOAT] = 6,
+    [UA_BT_STATUSCODE] = 6,
+    [UA_BT_INT64] = 10, [UA_BT_UINT64] = 10, [UA_BT_DOUBLE] = 10,
+    [UA_BT_DATETIME] = 10,
+};
 
-    *done = false;
-    if (r->range_len != 0 || r->dv_len < 2 || r->dv[0] != UA_DV_VALUE
-        || (r->dv[1] & 0xC0) != 0)
-        return UA_GOOD;
-    size = bk_write_fixed_size(r->dv[1]);
-    if (size == 0 || r->dv_len != 2u + (uint32_t)size)
-        return UA_GOOD;
-    if (r->dv[1] == UA_BT_BOOLEAN && r->dv[2] > 1)
-        return UA_GOOD;                 /* the codec's business */
-    *done = true;
-    s = bk_write_check_scalar(&as->ns, r->node, r->attr, r->dv[1]);
-    if (s != UA_GOOD)
-        return s;
-    memset(&m, 0, sizeof(m));
-    m.status = UA_GOOD;
-    m.flags = SHM_VF_SOURCE_TS | SHM_VF_SERVER_TS;
-    m.source_ts = now;
-    m.server_ts = now;
-    switch (bk_addrspace_write_value(as, as->ns.nodes[r->node].u.var.slot,
-                                     r->dv + 1, r->dv_len - 1, &m)) {
-    case 0:
-        return UA_GOOD;
-    case -ENOSPC:
-        return UA_BAD_OUT_OF_MEMORY;
-    default:
-        return UA_BAD_INTERNAL_ERROR;
+int
+bk_write_nodes_build(struct bk_addrspace *as)
+{
+    const struct shm_nodestore *ns = &as->ns;
+    struct bk_write_node       *t;
+    uint8_t                     val[8] = { 0 };
+
+    t = calloc(ns->nnodes != 0 ? ns->nnodes : 1, sizeof(*t));
+    if (t == NULL)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < ns->nnodes; i++) {
+        const struct shm_node *n = &ns->nodes[i];
+
+        t[i].slot = SHM_NONE;
+        if (n->node_class != SHM_NC_VARIABLE
+            || n->u.var.slot >= as->vals.nslots)
+            continue;                   /* the general path's business */
+        t[i].slot = n->u.var.slot;
+        /* The general path's own checks decide, so the two cannot
+         * disagree; the value's content plays no part in them. */
+        for (unsigned bt = 1; bt < 32; bt++) {
+            struct ua_datavalue dv;
+
+            if (bk_write_small_dv[bt] == 0)
+                continue;
+            memset(&dv, 0, sizeof(dv));
+            dv.mask = UA_DV_VALUE;
+            ua_variant_set_scalar(&dv.value, val, (uint8_t)bt);
+            if (bk_write_check(ns, i, UA_ATTR_VALUE, &dv, false) == UA_GOOD)
+                t[i].types |= UINT32_C(1) << bt;
+        }
     }
+    free(as->wnodes);
+    as->wnodes = t;
+    return 0;
 }
 
 ua_status
 bk_write_apply(struct bk_addrspace *as, const struct bk_write_req *r,
                struct ua_arena *a, int64_t now)
 {
-    ua_status s;
-    bool      done;
+    const uint8_t *dv = r->dv;
+    uint32_t       bt;
 
-    /* The checks that need no decoding come first (cheap refusals). */
     if (r->node >= as->ns.nnodes)
         return UA_BAD_NODE_ID_UNKNOWN;
-    s = bk_write_fast(as, r, now, &done);
-    if (done)
-        return s;
+    /*
+     * The fast path: the Value alone, a scalar of a fixed-size type the
+     * node is known to take (as->wnodes, from bk_write_check itself), no
+     * IndexRange.  Nothing to decode, nothing to check but that: store
+     * the Variant bytes as they are.  A Boolean other than 0 or 1 is the
+     * codec's business.  Anything else, refusals included, takes the
+     * general path, which gives them their statuses.
+     */
+    if (r->attr == UA_ATTR_VALUE && r->range_len == 0 && r->dv_len >= 3
+        && dv[0] == UA_DV_VALUE) {
+        bt = dv[1];
+        if (bk_write_small_dv[bt] == r->dv_len
+            && (as->wnodes[r->node].types >> bt & 1) != 0
+            && (bt != UA_BT_BOOLEAN || dv[2] <= 1)) {
+            switch (bk_addrspace_write_small(as, as->wnodes[r->node].slot,
+                                             dv + 1, r->dv_len - 1, now)) {
+            case 0:
+                return UA_GOOD;
+            case -ENOSPC:
+                return UA_BAD_OUT_OF_MEMORY;
+            default:
+                return UA_BAD_INTERNAL_ERROR;
+            }
+        }
+    }
     return bk_write_apply_any(as, r, a, now);
 }
 

@@ -116,6 +116,26 @@ bool bk_write_rank_ok(const struct shm_nodestore *ns, uint32_t i,
                       const struct ua_variant *v);
 
 /*
+ * What the fast path of bk_write_apply() needs of one node, worked out
+ * once, after the address space is built, by bk_write_check() itself: the
+ * node's value slot and the fixed-size built-in types bt (Boolean ..
+ * DateTime, StatusCode) for which a DataValue that is a scalar of bt
+ * alone, without IndexRange, passes every check (bit bt set).  A node
+ * with no bit set (not a writable Variable, a DataType that takes none of
+ * them, a ValueRank that takes no scalar) never takes the fast path.
+ */
+struct bk_write_node {
+    uint32_t slot;
+    uint32_t types;
+};
+
+/*
+ * Build as->wnodes for the node store as it stands (broker, once, at the
+ * end of the build; the store is read-only afterwards).  0 or -ENOMEM.
+ */
+int bk_write_nodes_build(struct bk_addrspace *as);
+
+/*
  * Check and apply r at DateTime now: decode (in a, reset by the caller),
  * check, merge an IndexRange into the current value, store.  The
  * operation's status.

@@ -14,8 +14,10 @@
 #ifndef SHM_VALUE_H
 #define SHM_VALUE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "layout.h"
 #include "segment.h"
@@ -62,6 +64,70 @@ int shm_value_write(struct shm_values *v, uint32_t i, const void *bytes,
  */
 int shm_value_read(const struct shm_values *v, uint32_t i,
                    struct shm_value *out, void *buf, size_t cap);
+
+/*
+ * len (0..16) bytes from src to dst without a call: two overlapping word
+ * copies that never read past src + len nor write past dst + len.  Most
+ * values are 2..9 bytes.
+ */
+static inline void
+shm_value_copy16(uint8_t *dst, const uint8_t *src, uint32_t len)
+{
+    uint64_t a, b;
+    uint32_t x, y;
+
+    if (len >= 8) {
+        memcpy(&a, src, 8);
+        memcpy(&b, src + len - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + len - 8, &b, 8);
+    } else if (len >= 4) {
+        memcpy(&x, src, 4);
+        memcpy(&y, src + len - 4, 4);
+        memcpy(dst, &x, 4);
+        memcpy(dst + len - 4, &y, 4);
+    } else if (len != 0) {
+        dst[0] = src[0];
+        dst[len >> 1] = src[len >> 1];
+        dst[len - 1] = src[len - 1];
+    }
+}
+
+/*
+ * shm_value_write() of the common small value, inline for the broker's
+ * Write fast path: len (1..16) bytes into a valid slot i,
+ * status Good, both timestamps, no picoseconds.  The same seqlock
+ * protocol and the same slot contents as shm_value_write() (the ordering
+ * contract above).  false, nothing written, when the slot's value lives in
+ * the heap now: shm_value_write() frees that block.
+ */
+static inline bool
+shm_value_write_small(struct shm_values *v, uint32_t i, const uint8_t *bytes,
+                      uint32_t len, int64_t source_ts, int64_t server_ts)
+{
+    struct shm_value_slot *s = &v->slots[i];
+    uint32_t               seq;
+
+    if (atomic_load_explicit(&s->flags, memory_order_relaxed) & SHM_VF_HEAP)
+        return false;
+    /* seq | 1: see shm_value_write() (a writer that died mid-write). */
+    seq = atomic_load_explicit(&s->seq, memory_order_relaxed) | 1u;
+    atomic_store_explicit(&s->seq, seq, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&s->len, len, memory_order_relaxed);
+    atomic_store_explicit(&s->heap, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->status, 0, memory_order_relaxed);   /* Good */
+    atomic_store_explicit(&s->source_ts, source_ts, memory_order_relaxed);
+    atomic_store_explicit(&s->server_ts, server_ts, memory_order_relaxed);
+    atomic_store_explicit(&s->source_ps, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->server_ps, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->flags, SHM_VF_SOURCE_TS | SHM_VF_SERVER_TS,
+                          memory_order_relaxed);
+    shm_value_copy16(s->inl, bytes, len);
+    /* Publish; pairs with the acquire load in shm_value_read(). */
+    atomic_store_explicit(&s->seq, seq + 1, memory_order_release);
+    return true;
+}
 
 /* Interest masks: one bit per worker slot (atomic OR / AND-NOT). */
 static inline void
