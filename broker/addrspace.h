@@ -101,7 +101,10 @@ int bk_addrspace_write_value(struct bk_addrspace *as, uint32_t slot,
  * it from as->wnodes), status Good, SourceTimestamp now, no picoseconds.
  * The same slot contents, the same ServerTimestamp rule and the same
  * notification, without building a struct shm_value and without a call
- * on its common path.  0 or -errno as bk_addrspace_write_value().
+ * on its common path.  While the fan-out applies a request record the
+ * change waits for its interest mask with bytes uncopied: they must stay
+ * as they are until the record is done (they are the record's own).  0 or
+ * -errno as bk_addrspace_write_value().
  */
 int bk_addrspace_write_small(struct bk_addrspace *as, uint32_t slot,
                              const uint8_t *bytes, uint32_t len,

@@ -392,7 +392,8 @@ bk_fanout_notify(struct bk_fanout *f, uint32_t slot, const void *bytes,
         p->slot = slot;
         p->len = len;
         p->m = *m;
-        shm_value_copy16(p->bytes, bytes, len);
+        shm_value_copy16(p->copy, bytes, len);
+        p->bytes = p->copy;
         return;
     }
     bk_fanout_notify_any(f, slot, bytes, len, m);
@@ -414,7 +415,8 @@ bk_fanout_notify_any(struct bk_fanout *f, uint32_t slot, const void *bytes,
         p->slot = slot;
         p->len = len;
         p->m = *m;
-        shm_value_copy16(p->bytes, bytes, len);
+        shm_value_copy16(p->copy, bytes, len);
+        p->bytes = p->copy;
         return;
     }
     if (f->pend_n != 0)
@@ -709,15 +711,18 @@ bk_fanout_write_rec(struct bk_fanout *f, struct bk_fanout_worker *fw,
             bk_fanout_cur_load(fw, rec.id, &c);
             break;
         }
-        r.node = wop.node;
-        r.attr = wop.attr;
         r.range = f->in + off + sizeof(wop);
-        r.range_len = wop.range_len;
         r.dv = r.range + wop.range_len;
-        r.dv_len = wop.dv_len;
-        st = bk_write_apply(f->as, &r, &f->arena, f->now);
-        if (f->arena.used != 0)
-            ua_arena_reset(&f->arena);
+        if (!bk_write_apply_small(f->as, wop.node, wop.attr, wop.range_len,
+                                  r.dv, wop.dv_len, f->now, &st)) {
+            r.node = wop.node;
+            r.attr = wop.attr;
+            r.range_len = wop.range_len;
+            r.dv_len = wop.dv_len;
+            st = bk_write_apply(f->as, &r, &f->arena, f->now);
+            if (f->arena.used != 0)
+                ua_arena_reset(&f->arena);
+        }
         /* Most results are the next of the open record: a store. */
         if (wop.op == c.next && c.p < c.end) {
             memcpy(c.p, &st, 4);

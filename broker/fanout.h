@@ -92,6 +92,9 @@ struct bk_fanout_worker {
  * A change of a client Write waiting for its interest mask: the Writes of
  * one request record are stored first and their masks loaded after one
  * fence for all of them (fanout.c, contract (1)).  Small values only.
+ * bytes points at copy, or, for the Write fast path's changes
+ * (bk_fanout_notify_small), at the Variant in the request record itself,
+ * which stays as it is until the record's changes are settled.
  */
 #define BK_FANOUT_PEND_BYTES 16
 #define BK_FANOUT_PEND_MAX   256
@@ -99,8 +102,9 @@ struct bk_fanout_worker {
 struct bk_fanout_pend {
     uint32_t         slot;
     uint32_t         len;
+    const uint8_t   *bytes;             /* len bytes of encoded Variant */
     struct shm_value m;
-    uint8_t          bytes[BK_FANOUT_PEND_BYTES];
+    uint8_t          copy[BK_FANOUT_PEND_BYTES];
 };
 
 struct bk_fanout {
@@ -189,8 +193,10 @@ void bk_fanout_notify(struct bk_fanout *f, uint32_t slot, const void *bytes,
  * bk_fanout_notify() of bk_addrspace_write_small()'s change, inline: len
  * (1..16) bytes, status Good, the two timestamps, no picoseconds.  Only
  * the deferred case (a request record being applied, room in the pending
- * array): then true, and the change waits in the array exactly as
- * bk_fanout_notify() would have put it there.  false: nothing done, call
+ * array): then true, and the change waits in the array as
+ * bk_fanout_notify() would have put it there, except that its bytes are
+ * not copied: they must stay as they are until the record's changes are
+ * settled (they are the record's own).  false: nothing done, call
  * bk_fanout_notify().
  */
 static inline bool
@@ -208,6 +214,7 @@ bk_fanout_notify_small(struct bk_fanout *f, uint32_t slot,
     p = &f->pend[f->pend_n++];
     p->slot = slot;
     p->len = len;
+    p->bytes = bytes;
     p->m.status = 0;                    /* Good */
     p->m.flags = SHM_VF_SOURCE_TS | SHM_VF_SERVER_TS;
     p->m.source_ts = source_ts;
@@ -215,7 +222,6 @@ bk_fanout_notify_small(struct bk_fanout *f, uint32_t slot,
     p->m.source_ps = 0;
     p->m.server_ps = 0;
     p->m.len = len;
-    shm_value_copy16(p->bytes, bytes, len);
     return true;
 }
 

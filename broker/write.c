@@ -438,13 +438,8 @@ bk_write_splice(struct bk_addrspace *as, uint32_t node,
     return UA_GOOD;
 }
 
-/*
- * The DataValue bytes of a Value alone that is a scalar of fixed-size
- * built-in type bt (mask, Variant encoding byte bt, value), by the
- * Variant's encoding byte; 0 for any other (an array flag in the byte
- * makes it >= 64).  These are the types of struct bk_write_node.types.
- */
-static const uint8_t bk_write_small_dv[256] = {
+/* An array flag in the encoding byte makes it >= 64: 0 there. */
+const uint8_t bk_write_small_dv[256] = {
     [UA_BT_BOOLEAN] = 3, [UA_BT_SBYTE] = 3, [UA_BT_BYTE] = 3,
     [UA_BT_INT16] = 4, [UA_BT_UINT16] = 4,
     [UA_BT_INT32] = 6, [UA_BT_UINT32] = 6, [UA_BT_FLOAT] = 6,
@@ -494,36 +489,13 @@ ua_status
 bk_write_apply(struct bk_addrspace *as, const struct bk_write_req *r,
                struct ua_arena *a, int64_t now)
 {
-    const uint8_t *dv = r->dv;
-    uint32_t       bt;
+    ua_status s;
 
     if (r->node >= as->ns.nnodes)
         return UA_BAD_NODE_ID_UNKNOWN;
-    /*
-     * The fast path: the Value alone, a scalar of a fixed-size type the
-     * node is known to take (as->wnodes, from bk_write_check itself), no
-     * IndexRange.  Nothing to decode, nothing to check but that: store
-     * the Variant bytes as they are.  A Boolean other than 0 or 1 is the
-     * codec's business.  Anything else, refusals included, takes the
-     * general path, which gives them their statuses.
-     */
-    if (r->attr == UA_ATTR_VALUE && r->range_len == 0 && r->dv_len >= 3
-        && dv[0] == UA_DV_VALUE) {
-        bt = dv[1];
-        if (bk_write_small_dv[bt] == r->dv_len
-            && (as->wnodes[r->node].types >> bt & 1) != 0
-            && (bt != UA_BT_BOOLEAN || dv[2] <= 1)) {
-            switch (bk_addrspace_write_small(as, as->wnodes[r->node].slot,
-                                             dv + 1, r->dv_len - 1, now)) {
-            case 0:
-                return UA_GOOD;
-            case -ENOSPC:
-                return UA_BAD_OUT_OF_MEMORY;
-            default:
-                return UA_BAD_INTERNAL_ERROR;
-            }
-        }
-    }
+    if (bk_write_apply_small(as, r->node, r->attr, r->range_len, r->dv,
+                             r->dv_len, now, &s))
+        return s;
     return bk_write_apply_any(as, r, a, now);
 }
 

@@ -48,11 +48,15 @@
 #ifndef BK_WRITE_H
 #define BK_WRITE_H
 
+#include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "addrspace.h"
 #include "proto/arena.h"
+#include "proto/attrs_gen.h"
 #include "proto/codec.h"
+#include "proto/status_gen.h"
 #include "proto/types.h"
 
 /* AccessLevelEx bits (Part 3 §8.58). */
@@ -134,6 +138,46 @@ struct bk_write_node {
  * end of the build; the store is read-only afterwards).  0 or -ENOMEM.
  */
 int bk_write_nodes_build(struct bk_addrspace *as);
+
+/*
+ * The DataValue length of a fast-path Write by its Variant encoding byte
+ * (write.c): a Value alone, a scalar of fixed-size built-in type bt; 0
+ * for any other byte.  The types of struct bk_write_node.types.
+ */
+extern const uint8_t bk_write_small_dv[256];
+
+/*
+ * The fast path of bk_write_apply(), inline for the request-record loop
+ * (broker/fanout.c), which asks it before it builds a struct
+ * bk_write_req: a WriteValue of the Value alone, a scalar of a fixed-size
+ * type node is known to take (as->wnodes), no IndexRange.  Then stores the
+ * Variant bytes as they are (bk_addrspace_write_small), sets *st and
+ * returns true.  false for anything else, refusals included: only
+ * bk_write_apply() gives those their statuses.  A Boolean other than 0
+ * or 1 is the codec's business.
+ */
+static inline bool
+bk_write_apply_small(struct bk_addrspace *as, uint32_t node, uint32_t attr,
+                     uint32_t range_len, const uint8_t *dv, uint32_t dv_len,
+                     int64_t now, ua_status *st)
+{
+    const struct bk_write_node *wn;
+    uint32_t                    bt;
+    int                         rc;
+
+    if (attr != UA_ATTR_VALUE || range_len != 0 || dv_len < 3
+        || dv[0] != UA_DV_VALUE || node >= as->ns.nnodes)
+        return false;
+    bt = dv[1];
+    wn = &as->wnodes[node];
+    if (bk_write_small_dv[bt] != dv_len || (wn->types >> bt & 1) == 0
+        || (bt == UA_BT_BOOLEAN && dv[2] > 1))
+        return false;
+    rc = bk_addrspace_write_small(as, wn->slot, dv + 1, dv_len - 1, now);
+    *st = rc == 0 ? UA_GOOD
+          : rc == -ENOSPC ? UA_BAD_OUT_OF_MEMORY : UA_BAD_INTERNAL_ERROR;
+    return true;
+}
 
 /*
  * Check and apply r at DateTime now: decode (in a, reset by the caller),
