@@ -56,11 +56,6 @@ static uint32_t bk_as_add_variable(struct bk_addrspace *as, const char *id,
                                    uint32_t data_type, int32_t rank,
                                    uint8_t access);
 
-static int bk_as_write_small_any(struct bk_addrspace *as, uint32_t slot,
-                                 const uint8_t *bytes, uint32_t len,
-                                 int64_t now, int64_t sts, bool store)
-    __attribute__((noinline));
-
 static uint8_t bk_as_encbuf[BK_ENC_BUF];
 
 /* Node index of ns=0;i=id: namespace 0 is loaded first, in table order. */
@@ -187,34 +182,15 @@ bk_addrspace_write_value(struct bk_addrspace *as, uint32_t slot,
     return rc;
 }
 
-int
-bk_addrspace_write_small(struct bk_addrspace *as, uint32_t slot,
-                         const uint8_t *bytes, uint32_t len, int64_t now)
-{
-    int64_t prev, sts;
-
-    /* bk_addrspace_write_value()'s ServerTimestamp rule. */
-    prev = atomic_load_explicit(&as->vals.slots[slot].server_ts,
-                                memory_order_relaxed);
-    sts = now > prev ? now : prev + 1;
-    if (!shm_value_write_small(&as->vals, slot, bytes, len, now, sts))
-        return bk_as_write_small_any(as, slot, bytes, len, now, sts, true);
-    if (as->fanout != NULL
-        && !bk_fanout_notify_small(as->fanout, slot, bytes, len, now, sts))
-        return bk_as_write_small_any(as, slot, bytes, len, now, sts, false);
-    return 0;
-}
-
 /*
  * bk_addrspace_write_small() past its inline case: the slot's old value
  * lives in the heap (store) or the change cannot wait in the pending
- * array (notify only, the slot is written).  Out of line: its struct
- * would give the common case a frame.
+ * array (notify only, the slot is written).
  */
-static int
-bk_as_write_small_any(struct bk_addrspace *as, uint32_t slot,
-                      const uint8_t *bytes, uint32_t len, int64_t now,
-                      int64_t sts, bool store)
+int
+bk_addrspace_write_small_any(struct bk_addrspace *as, uint32_t slot,
+                             const uint8_t *bytes, uint32_t len, int64_t now,
+                             int64_t sts, bool store)
 {
     struct shm_value m = { 0 };
 

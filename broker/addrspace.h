@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "fanout.h"
 #include "shm/nodestore.h"
 #include "shm/segment.h"
 #include "shm/value.h"
@@ -95,20 +96,41 @@ int bk_addrspace_write_value(struct bk_addrspace *as, uint32_t slot,
                              const void *bytes, uint32_t len,
                              const struct shm_value *m);
 
+/* bk_addrspace_write_small() past its inline case (addrspace.c). */
+int bk_addrspace_write_small_any(struct bk_addrspace *as, uint32_t slot,
+                                 const uint8_t *bytes, uint32_t len,
+                                 int64_t now, int64_t sts, bool store);
+
 /*
  * bk_addrspace_write_value() of the Write fast path's value (write.c):
  * len (1..16) bytes of encoded Variant into slot (valid: the caller took
  * it from as->wnodes), status Good, SourceTimestamp now, no picoseconds.
  * The same slot contents, the same ServerTimestamp rule and the same
- * notification, without building a struct shm_value and without a call
- * on its common path.  While the fan-out applies a request record the
- * change waits for its interest mask with bytes uncopied: they must stay
- * as they are until the record is done (they are the record's own).  0 or
- * -errno as bk_addrspace_write_value().
+ * notification, inline and without building a struct shm_value: it is
+ * the inner loop of a Write of many values.  While the fan-out applies a
+ * request record the change waits for its interest mask with bytes
+ * uncopied: they must stay as they are until the record is done (they
+ * are the record's own).  0 or -errno as bk_addrspace_write_value().
  */
-int bk_addrspace_write_small(struct bk_addrspace *as, uint32_t slot,
-                             const uint8_t *bytes, uint32_t len,
-                             int64_t now);
+static inline __attribute__((always_inline)) int
+bk_addrspace_write_small(struct bk_addrspace *as, uint32_t slot,
+                         const uint8_t *bytes, uint32_t len, int64_t now)
+{
+    int64_t prev, sts;
+
+    /* bk_addrspace_write_value()'s ServerTimestamp rule. */
+    prev = atomic_load_explicit(&as->vals.slots[slot].server_ts,
+                                memory_order_relaxed);
+    sts = now > prev ? now : prev + 1;
+    if (!shm_value_write_small(&as->vals, slot, bytes, len, now, sts))
+        return bk_addrspace_write_small_any(as, slot, bytes, len, now, sts,
+                                            true);
+    if (as->fanout != NULL
+        && !bk_fanout_notify_small(as->fanout, slot, bytes, len, now, sts))
+        return bk_addrspace_write_small_any(as, slot, bytes, len, now, sts,
+                                            false);
+    return 0;
+}
 
 /* Update the live Server nodes (CurrentTime, ServerStatus) to now. */
 void bk_addrspace_tick(struct bk_addrspace *as, int64_t now);

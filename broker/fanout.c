@@ -184,9 +184,12 @@ bk_fanout_init(struct bk_fanout *f, struct bk_addrspace *as,
     /* One Write's decoded value and its merge with the current one. */
     f->arena_cap = 3 * (size_t)f->in_cap + (1u << 20);
     f->in = malloc(f->in_cap);
+    /* A record's operations take 16 bytes each at least. */
+    f->res_max = f->in_cap / sizeof(struct shm_fo_wop) + 1;
+    f->res = malloc((size_t)f->res_max * sizeof(*f->res));
     f->arena_buf = malloc(f->arena_cap);
     if (f->rec == NULL || f->pend == NULL || f->cur_slots == NULL
-        || f->in == NULL
+        || f->in == NULL || f->res == NULL
         || f->arena_buf == NULL)
         goto nomem;
     ua_arena_init(&f->arena, f->arena_buf, f->arena_cap);
@@ -240,12 +243,14 @@ bk_fanout_clear(struct bk_fanout *f)
     free(f->pend);
     free(f->cur_slots);
     free(f->in);
+    free(f->res);
     free(f->arena_buf);
     f->rec = NULL;
     f->pend = NULL;
     f->pend_n = 0;
     f->cur_slots = NULL;
     f->in = NULL;
+    f->res = NULL;
     f->arena_buf = NULL;
     f->n = 0;
     f->up_mask = 0;
@@ -688,57 +693,33 @@ static void
 bk_fanout_write_rec(struct bk_fanout *f, struct bk_fanout_worker *fw,
                     uint32_t len)
 {
-    struct shm_fo_write  rec;
-    struct shm_fo_wop    wop;
-    struct bk_write_req  r;
-    struct bk_fanout_cur c;
-    uint32_t             off = sizeof(rec);
-    ua_status            st;
+    struct shm_fo_write           rec;
+    struct bk_fanout_cur          c;
+    const struct bk_write_result *res = f->res;
+    uint32_t                      n;
 
     memcpy(&rec, f->in, sizeof(rec));
     f->defer = true;
+    n = bk_write_apply_ops(f->as, f->in + sizeof(rec), len - sizeof(rec),
+                           rec.nops < f->res_max ? rec.nops : f->res_max,
+                           &f->arena, f->now, f->res);
+    f->defer = false;
+    if (f->pend_n != 0)
+        bk_fanout_settle(f);
     bk_fanout_cur_load(fw, rec.id, &c);
-    for (uint32_t k = 0; k < rec.nops; k++) {
-        uint64_t n;
-
-        if (len - off < sizeof(wop))
-            break;                      /* truncated: the rest is lost */
-        memcpy(&wop, f->in + off, sizeof(wop));
-        n = shm_fo_wop_bytes(wop.range_len, wop.dv_len);
-        if (n > len - off) {
-            bk_fanout_cur_store(fw, &c);
-            (void)bk_fanout_result(fw, rec.id, wop.op, UA_BAD_DECODING_ERROR);
-            bk_fanout_cur_load(fw, rec.id, &c);
-            break;
-        }
-        r.range = f->in + off + sizeof(wop);
-        r.dv = r.range + wop.range_len;
-        if (!bk_write_apply_small(f->as, wop.node, wop.attr, wop.range_len,
-                                  r.dv, wop.dv_len, f->now, &st)) {
-            r.node = wop.node;
-            r.attr = wop.attr;
-            r.range_len = wop.range_len;
-            r.dv_len = wop.dv_len;
-            st = bk_write_apply(f->as, &r, &f->arena, f->now);
-            if (f->arena.used != 0)
-                ua_arena_reset(&f->arena);
-        }
+    for (uint32_t k = 0; k < n; k++) {
         /* Most results are the next of the open record: a store. */
-        if (wop.op == c.next && c.p < c.end) {
-            memcpy(c.p, &st, 4);
+        if (res[k].op == c.next && c.p < c.end) {
+            memcpy(c.p, &res[k].st, 4);
             c.p += 4;
             c.next++;
         } else {
             bk_fanout_cur_store(fw, &c);
-            (void)bk_fanout_result(fw, rec.id, wop.op, st);
+            (void)bk_fanout_result(fw, rec.id, res[k].op, res[k].st);
             bk_fanout_cur_load(fw, rec.id, &c);
         }
-        off += (uint32_t)n;
     }
     bk_fanout_cur_store(fw, &c);
-    f->defer = false;
-    if (f->pend_n != 0)
-        bk_fanout_settle(f);
     bk_fanout_count(&f->fo.sh->writes, rec.nops);
 }
 

@@ -51,15 +51,18 @@
 #include <event2/event.h>
 #include <event2/event_struct.h>
 
-#include "addrspace.h"
 #include "config.h"
 #include "proto/arena.h"
 #include "shm/blockpool.h"
 #include "shm/doorbell.h"
 #include "shm/fanout.h"
 #include "shm/ring.h"
+#include "shm/value.h"
 
+/* addrspace.h includes this header (for bk_addrspace_write_small). */
+struct bk_addrspace;
 struct bk_fanout;
+struct bk_write_result;
 
 /* The broker's side of one worker slot. */
 struct bk_fanout_worker {
@@ -137,6 +140,8 @@ struct bk_fanout {
     size_t                  arena_cap;
     uint8_t                *in;         /* one request record */
     uint32_t                in_cap;
+    struct bk_write_result *res;        /* its operations' results */
+    uint32_t                res_max;
     uint32_t                res_need;   /* reply outbox room one request
                                            record's results may take */
     struct event            retry;      /* a stuck worker: look again */
@@ -199,7 +204,7 @@ void bk_fanout_notify(struct bk_fanout *f, uint32_t slot, const void *bytes,
  * settled (they are the record's own).  false: nothing done, call
  * bk_fanout_notify().
  */
-static inline bool
+static inline __attribute__((always_inline)) bool
 bk_fanout_notify_small(struct bk_fanout *f, uint32_t slot,
                        const uint8_t *bytes, uint32_t len, int64_t source_ts,
                        int64_t server_ts)

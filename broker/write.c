@@ -14,6 +14,7 @@
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
+#include "shm/fanout.h"
 #include "shm/value.h"
 
 #define BK_WRITE_BOUND (UINT64_C(1) << 40)
@@ -26,6 +27,16 @@ static bool bk_write_struct_ok(const struct shm_nodestore *ns, uint32_t dt,
 static ua_status bk_write_decode(const struct bk_write_req *r,
                                  struct ua_arena *a, struct ua_datavalue *dv,
                                  const uint8_t **vbytes, size_t *vlen);
+static inline bool bk_write_apply_small(struct bk_addrspace *as,
+                                        uint32_t node, uint32_t attr,
+                                        uint32_t range_len,
+                                        const uint8_t *dv, uint32_t dv_len,
+                                        int64_t now, ua_status *st);
+static ua_status bk_write_apply_wop(struct bk_addrspace *as,
+                                    const struct shm_fo_wop *wop,
+                                    const uint8_t *range, const uint8_t *dv,
+                                    struct ua_arena *a, int64_t now)
+    __attribute__((noinline));
 static ua_status bk_write_apply_any(struct bk_addrspace *as,
                                     const struct bk_write_req *r,
                                     struct ua_arena *a, int64_t now);
@@ -438,8 +449,13 @@ bk_write_splice(struct bk_addrspace *as, uint32_t node,
     return UA_GOOD;
 }
 
-/* An array flag in the encoding byte makes it >= 64: 0 there. */
-const uint8_t bk_write_small_dv[256] = {
+/*
+ * The DataValue length of a fast-path Write by its Variant encoding byte:
+ * a Value alone, a scalar of fixed-size built-in type bt (mask, encoding
+ * byte, value); 0 for any other byte (an array flag makes it >= 64).
+ * These are the types of struct bk_write_node.types.
+ */
+static const uint8_t bk_write_small_dv[256] = {
     [UA_BT_BOOLEAN] = 3, [UA_BT_SBYTE] = 3, [UA_BT_BYTE] = 3,
     [UA_BT_INT16] = 4, [UA_BT_UINT16] = 4,
     [UA_BT_INT32] = 6, [UA_BT_UINT32] = 6, [UA_BT_FLOAT] = 6,
@@ -483,6 +499,90 @@ bk_write_nodes_build(struct bk_addrspace *as)
     free(as->wnodes);
     as->wnodes = t;
     return 0;
+}
+
+/*
+ * The fast path: a WriteValue of the Value alone, a scalar of a
+ * fixed-size type node is known to take (as->wnodes, worked out by
+ * bk_write_check itself), no IndexRange.  Nothing to decode and nothing
+ * else to check: store the Variant bytes as they are
+ * (bk_addrspace_write_small), set *st, true.  false for anything else,
+ * refusals included: bk_write_apply_any() gives those their statuses.  A
+ * Boolean other than 0 or 1 is the codec's business.
+ */
+static inline __attribute__((always_inline)) bool
+bk_write_apply_small(struct bk_addrspace *as, uint32_t node, uint32_t attr,
+                     uint32_t range_len, const uint8_t *dv, uint32_t dv_len,
+                     int64_t now, ua_status *st)
+{
+    const struct bk_write_node *wn;
+    uint32_t                    bt;
+    int                         rc;
+
+    if (attr != UA_ATTR_VALUE || range_len != 0 || dv_len < 3
+        || dv[0] != UA_DV_VALUE || node >= as->ns.nnodes)
+        return false;
+    bt = dv[1];
+    wn = &as->wnodes[node];
+    if (bk_write_small_dv[bt] != dv_len || (wn->types >> bt & 1) == 0
+        || (bt == UA_BT_BOOLEAN && dv[2] > 1))
+        return false;
+    rc = bk_addrspace_write_small(as, wn->slot, dv + 1, dv_len - 1, now);
+    *st = rc == 0 ? UA_GOOD
+          : rc == -ENOSPC ? UA_BAD_OUT_OF_MEMORY : UA_BAD_INTERNAL_ERROR;
+    return true;
+}
+
+uint32_t
+bk_write_apply_ops(struct bk_addrspace *as, const uint8_t *p, uint32_t len,
+                   uint32_t nops, struct ua_arena *a, int64_t now,
+                   struct bk_write_result *res)
+{
+    uint32_t off = 0, k;
+
+    for (k = 0; k < nops; k++) {
+        struct shm_fo_wop wop;
+        const uint8_t    *range, *dv;
+        uint64_t          n;
+
+        if (len - off < sizeof(wop))
+            break;                      /* truncated: the rest is lost */
+        memcpy(&wop, p + off, sizeof(wop));
+        res[k].op = wop.op;
+        n = shm_fo_wop_bytes(wop.range_len, wop.dv_len);
+        if (n > len - off) {
+            res[k++].st = UA_BAD_DECODING_ERROR;
+            break;
+        }
+        range = p + off + sizeof(wop);
+        dv = range + wop.range_len;
+        if (!bk_write_apply_small(as, wop.node, wop.attr, wop.range_len, dv,
+                                  wop.dv_len, now, &res[k].st))
+            res[k].st = bk_write_apply_wop(as, &wop, range, dv, a, now);
+        off += (uint32_t)n;
+    }
+    return k;
+}
+
+/* bk_write_apply() of an operation of a record; out of the loop's way. */
+static ua_status
+bk_write_apply_wop(struct bk_addrspace *as, const struct shm_fo_wop *wop,
+                   const uint8_t *range, const uint8_t *dv,
+                   struct ua_arena *a, int64_t now)
+{
+    struct bk_write_req r;
+    ua_status           s;
+
+    r.node = wop->node;
+    r.attr = wop->attr;
+    r.range = range;
+    r.range_len = wop->range_len;
+    r.dv = dv;
+    r.dv_len = wop->dv_len;
+    s = bk_write_apply(as, &r, a, now);
+    if (a->used != 0)
+        ua_arena_reset(a);
+    return s;
 }
 
 ua_status

@@ -48,15 +48,12 @@
 #ifndef BK_WRITE_H
 #define BK_WRITE_H
 
-#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "addrspace.h"
 #include "proto/arena.h"
-#include "proto/attrs_gen.h"
 #include "proto/codec.h"
-#include "proto/status_gen.h"
 #include "proto/types.h"
 
 /* AccessLevelEx bits (Part 3 §8.58). */
@@ -139,45 +136,27 @@ struct bk_write_node {
  */
 int bk_write_nodes_build(struct bk_addrspace *as);
 
-/*
- * The DataValue length of a fast-path Write by its Variant encoding byte
- * (write.c): a Value alone, a scalar of fixed-size built-in type bt; 0
- * for any other byte.  The types of struct bk_write_node.types.
- */
-extern const uint8_t bk_write_small_dv[256];
+/* The result of one operation of a request record. */
+struct bk_write_result {
+    uint32_t  op;               /* its index in the WriteRequest */
+    ua_status st;
+};
 
 /*
- * The fast path of bk_write_apply(), inline for the request-record loop
- * (broker/fanout.c), which asks it before it builds a struct
- * bk_write_req: a WriteValue of the Value alone, a scalar of a fixed-size
- * type node is known to take (as->wnodes), no IndexRange.  Then stores the
- * Variant bytes as they are (bk_addrspace_write_small), sets *st and
- * returns true.  false for anything else, refusals included: only
- * bk_write_apply() gives those their statuses.  A Boolean other than 0
- * or 1 is the codec's business.
+ * Apply the operations of one SHM_FO_WRITE record (shm/fanout.h) at
+ * DateTime now: p, the len bytes after its struct shm_fo_write; nops, the
+ * operations it says it holds.  res[k] gets the k-th operation's index
+ * and status.  The number of results: fewer than nops when the record is
+ * truncated (an operation whose bytes do not fit gets BadDecodingError
+ * and ends the record; one whose header does not fit is lost).  a is
+ * reset after each operation that used it.  The common operation (the
+ * Value alone, a scalar of a fixed-size type the node takes, no
+ * IndexRange) takes a path with no decoding and no call; every other
+ * one is bk_write_apply()'s.
  */
-static inline bool
-bk_write_apply_small(struct bk_addrspace *as, uint32_t node, uint32_t attr,
-                     uint32_t range_len, const uint8_t *dv, uint32_t dv_len,
-                     int64_t now, ua_status *st)
-{
-    const struct bk_write_node *wn;
-    uint32_t                    bt;
-    int                         rc;
-
-    if (attr != UA_ATTR_VALUE || range_len != 0 || dv_len < 3
-        || dv[0] != UA_DV_VALUE || node >= as->ns.nnodes)
-        return false;
-    bt = dv[1];
-    wn = &as->wnodes[node];
-    if (bk_write_small_dv[bt] != dv_len || (wn->types >> bt & 1) == 0
-        || (bt == UA_BT_BOOLEAN && dv[2] > 1))
-        return false;
-    rc = bk_addrspace_write_small(as, wn->slot, dv + 1, dv_len - 1, now);
-    *st = rc == 0 ? UA_GOOD
-          : rc == -ENOSPC ? UA_BAD_OUT_OF_MEMORY : UA_BAD_INTERNAL_ERROR;
-    return true;
-}
+uint32_t bk_write_apply_ops(struct bk_addrspace *as, const uint8_t *p,
+                            uint32_t len, uint32_t nops, struct ua_arena *a,
+                            int64_t now, struct bk_write_result *res);
 
 /*
  * Check and apply r at DateTime now: decode (in a, reset by the caller),

@@ -101,7 +101,7 @@ shm_value_copy16(uint8_t *dst, const uint8_t *src, uint32_t len)
  * contract above).  false, nothing written, when the slot's value lives in
  * the heap now: shm_value_write() frees that block.
  */
-static inline bool
+static inline __attribute__((always_inline)) bool
 shm_value_write_small(struct shm_values *v, uint32_t i, const uint8_t *bytes,
                       uint32_t len, int64_t source_ts, int64_t server_ts)
 {
