@@ -51,6 +51,8 @@ static struct bk_fanout    fo;
 static struct event_base  *base;
 static char                dir[64];
 
+static uint32_t            req_slots = 64;
+
 static void
 setup(void)
 {
@@ -63,7 +65,7 @@ setup(void)
     conf.fanout_blocks = 24;
     conf.fanout_block_size = 1024;
     conf.fanout_notif_ring_slots = 16;
-    conf.fanout_req_ring_slots = 64;
+    conf.fanout_req_ring_slots = req_slots;
     conf.fanout_reply_ring_slots = 64;
     snprintf(dir, sizeof(dir), "/tmp/uabf-unit-XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -439,6 +441,180 @@ START_TEST(test_write_watched_order)
 }
 END_TEST
 
+/* setup() with a request ring that takes a record of 300 Writes. */
+static void
+setup_big(void)
+{
+    req_slots = 256;
+    setup();
+    req_slots = 64;
+}
+
+/*
+ * A SHM_FO_WRITE record of nops operations op k -> nodes[k] with the
+ * encoded DataValue dvs[k] (lens[k] bytes), pushed as worker w.
+ */
+static void
+push_write_dvs(unsigned w, uint32_t id, uint32_t nops, const uint32_t *nodes,
+               const uint8_t *const *dvs, const uint32_t *lens)
+{
+    static uint8_t      buf[256 * 64];
+    struct shm_ring_ref req;
+    struct shm_fo_write rec;
+    uint32_t            off = sizeof(rec), ss;
+
+    ck_assert_int_eq(shm_ring_locate(&req, &as.seg, w, SHM_RING_REQ), 0);
+    ss = req.slot_size;
+    memset(buf, 0, sizeof(buf));
+    for (uint32_t k = 0; k < nops; k++) {
+        struct shm_fo_wop wop = { .op = k, .node = nodes[k],
+                                  .dv_len = lens[k], .attr = 13,
+                                  .range_len = 0 };
+
+        ck_assert_uint_le(off + shm_fo_wop_bytes(0, lens[k]), sizeof(buf));
+        memcpy(buf + off, &wop, sizeof(wop));
+        memcpy(buf + off + sizeof(wop), dvs[k], lens[k]);
+        off += (uint32_t)shm_fo_wop_bytes(0, lens[k]);
+    }
+    memset(&rec, 0, sizeof(rec));
+    rec.hdr.kind = SHM_FO_WRITE;
+    rec.hdr.len = off;
+    rec.hdr.nslots = (uint16_t)shm_fo_slots(off, ss);
+    rec.id = id;
+    rec.nops = nops;
+    memcpy(buf, &rec, sizeof(rec));
+    ck_assert_int_eq(shm_ring_push_n_spsc(&req, buf, rec.hdr.nslots), 0);
+}
+
+/*
+ * Worker w's notifications of this iteration, decoded in order: slot[i],
+ * the DataValue dv[i] (values in a), at most max; the count.  Every block
+ * is released.
+ */
+static uint32_t
+take_notifs(unsigned w, uint32_t *slot, struct ua_datavalue *dv,
+            uint32_t max, struct ua_arena *a)
+{
+    struct shm_ring_ref      r;
+    struct shm_block_handle  h;
+    struct shm_block_iter    it;
+    struct shm_blockpool_ref pool;
+    const uint8_t           *bytes;
+    uint32_t                 s, len, n = 0;
+
+    worker_ring(w, &r);
+    ck_assert_int_eq(shm_blockpool_locate(&pool, &as.seg), 0);
+    while (shm_ring_pop_spsc(&r, &h) == 0) {
+        ck_assert_int_eq(shm_blockpool_open(&pool, h, w, &it), 0);
+        while (shm_blockpool_next(&it, &s, &bytes, &len) == 1) {
+            ck_assert_uint_lt(n, max);
+            slot[n] = s;
+            ck_assert_uint_eq(ua_decode(bytes, len, NULL, &dv[n],
+                                        &ua_types[UA_TYPE_DATAVALUE], a,
+                                        NULL), UA_GOOD);
+            n++;
+        }
+        ck_assert_int_eq(shm_blockpool_release(&pool, h, w), 0);
+    }
+    return n;
+}
+
+/*
+ * The Write fast path's changes (a Value alone) and the general path's (a
+ * Good StatusCode in the DataValue: decoded) of one record, interleaved on
+ * two watched slots: the same notifications, in the order of the Writes;
+ * a refused Write makes none.
+ */
+START_TEST(test_write_fast_general_notify)
+{
+    static uint8_t      abuf[1 << 16];
+    struct ua_arena     a;
+    uint32_t            v0 = node_of("v0"), v2 = node_of("v2");
+    uint32_t            s0 = slot_of("v0"), s2 = slot_of("v2");
+    /* mask, Int32, value (4), then a Good StatusCode for the general
+     * form; a Double for v0 (an Int32): BadTypeMismatch. */
+    static const uint8_t f5[] = { 1, 6, 5, 0, 0, 0 };
+    static const uint8_t g5[] = { 3, 6, 5, 0, 0, 0, 0, 0, 0, 0 };
+    static const uint8_t f6[] = { 1, 6, 6, 0, 0, 0 };
+    static const uint8_t f7[] = { 1, 6, 7, 0, 0, 0 };
+    static const uint8_t g8[] = { 3, 6, 8, 0, 0, 0, 0, 0, 0, 0 };
+    static const uint8_t fd[] = { 1, 11, 0, 0, 0, 0, 0, 0, 0xF0, 0x3F };
+    const uint8_t      *dvs[6] = { f5, g5, f6, f7, g8, fd };
+    uint32_t            lens[6] = { 6, 10, 6, 6, 10, 10 };
+    uint32_t            nodes[6] = { v0, v0, v2, v0, v2, v0 };
+    uint32_t            want_slot[5] = { s0, s0, s2, s0, s2 };
+    int32_t             want_val[5] = { 5, 5, 6, 7, 8 };
+    int64_t             want_ts[5] = { T0 + 70, T0 + 71, T0 + 70, T0 + 72,
+                                       T0 + 71 };
+    uint32_t            slot[8];
+    struct ua_datavalue dv[8];
+    uint32_t            n;
+
+    ua_arena_init(&a, abuf, sizeof(abuf));
+    shm_interest_set(&as.vals, s0, 0);
+    shm_interest_set(&as.vals, s2, 0);
+    push_write_dvs(1, 0x10005, 6, nodes, dvs, lens);
+    (void)bk_fanout_prepare(&fo, T0 + 70);
+    bk_fanout_wake(&fo);
+    n = take_notifs(0, slot, dv, 8, &a);
+    ck_assert_uint_eq(n, 5);
+    for (uint32_t k = 0; k < n; k++) {
+        ck_assert_uint_eq(slot[k], want_slot[k]);
+        ck_assert_uint_eq(dv[k].mask, UA_DV_VALUE | UA_DV_SOURCE_TS
+                                          | UA_DV_SERVER_TS);
+        ck_assert_uint_eq(dv[k].value.type, UA_BT_INT32);
+        ck_assert(!dv[k].value.is_array);
+        ck_assert_int_eq(*(int32_t *)dv[k].value.data, want_val[k]);
+        ck_assert_int_eq(dv[k].source_ts, T0 + 70);
+        ck_assert_int_eq(dv[k].server_ts, want_ts[k]);
+    }
+    ck_assert_uint_eq(atomic_load(&fo.fo.sh->notifications), 5);
+}
+END_TEST
+
+/*
+ * More watched fast-path changes in one record than the pending array
+ * holds (BK_FANOUT_PEND_MAX): every one notified, in order, with the
+ * value it wrote (the deferred ones point into the record until it is
+ * settled, the ones past the array's room are copied).
+ */
+START_TEST(test_write_fast_pend_full)
+{
+    static uint8_t             abuf[1 << 20];
+    static uint8_t             dvb[300][6];
+    static const uint8_t      *dvs[300];
+    static uint32_t            lens[300], nodes[300], slot[320];
+    static struct ua_datavalue dv[320];
+    struct ua_arena            a;
+    uint32_t                   v0 = node_of("v0"), s0 = slot_of("v0"), n;
+
+    ck_assert_uint_gt(300, BK_FANOUT_PEND_MAX);
+    ua_arena_init(&a, abuf, sizeof(abuf));
+    for (uint32_t k = 0; k < 300; k++) {
+        int32_t v = (int32_t)(1000 + k);
+
+        dvb[k][0] = UA_DV_VALUE;
+        dvb[k][1] = UA_BT_INT32;
+        memcpy(&dvb[k][2], &v, 4);
+        dvs[k] = dvb[k];
+        lens[k] = 6;
+        nodes[k] = v0;
+    }
+    shm_interest_set(&as.vals, s0, 0);
+    push_write_dvs(1, 0x10006, 300, nodes, dvs, lens);
+    (void)bk_fanout_prepare(&fo, T0 + 80);
+    bk_fanout_wake(&fo);
+    n = take_notifs(0, slot, dv, 320, &a);
+    ck_assert_uint_eq(n, 300);
+    for (uint32_t k = 0; k < n; k++) {
+        ck_assert_uint_eq(slot[k], s0);
+        ck_assert_int_eq(*(int32_t *)dv[k].value.data, (int32_t)(1000 + k));
+        ck_assert_int_eq(dv[k].server_ts, T0 + 80 + k);
+    }
+    ck_assert_uint_eq(atomic_load(&fo.fo.sh->writes), 300);
+}
+END_TEST
+
 static double
 mono_s(void)
 {
@@ -564,6 +740,12 @@ main(void)
     tcase_add_test(tc, test_write_watched_order);
     tcase_add_test(tc, test_linger);
     tcase_add_test(tc, test_linger_off);
+    tcase_add_test(tc, test_write_fast_general_notify);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("Long Writes");
+    tcase_add_checked_fixture(tc, setup_big, teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_write_fast_pend_full);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

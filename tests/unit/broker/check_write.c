@@ -643,6 +643,247 @@ START_TEST(test_fast_path_statuses)
 }
 END_TEST
 
+/* bk_write_apply of encoded DataValue bytes at now; the arena kept. */
+static ua_status
+apply_raw(uint32_t node, const uint8_t *dv, size_t len, int64_t now)
+{
+    struct bk_write_req r;
+
+    memset(&r, 0, sizeof(r));
+    r.node = node;
+    r.attr = UA_ATTR_VALUE;
+    r.dv = dv;
+    r.dv_len = (uint32_t)len;
+    return bk_write_apply(&as, &r, &arena, now);
+}
+
+/* Encode a scalar of bt (value bytes val) as a DataValue with mask. */
+static size_t
+enc_scalar(uint8_t *buf, size_t cap, uint8_t bt, void *val, uint8_t mask)
+{
+    struct ua_datavalue dv;
+    size_t              len;
+
+    memset(&dv, 0, sizeof(dv));
+    dv.mask = mask;
+    dv.status = UA_GOOD;
+    ua_variant_set_scalar(&dv.value, val, bt);
+    ck_assert_uint_eq(ua_encode(&dv, &ua_types[UA_TYPE_DATAVALUE], buf, cap,
+                                &len), UA_GOOD);
+    ck_assert_uint_eq(buf[0], mask);
+    return len;
+}
+
+/* The fixed-size built-in types of the fast path. */
+static const uint8_t fixed_bts[] = {
+    UA_BT_BOOLEAN, UA_BT_SBYTE, UA_BT_BYTE, UA_BT_INT16, UA_BT_UINT16,
+    UA_BT_INT32, UA_BT_UINT32, UA_BT_INT64, UA_BT_UINT64, UA_BT_FLOAT,
+    UA_BT_DOUBLE, UA_BT_DATETIME, UA_BT_STATUSCODE };
+
+#define B(bt) (UINT32_C(1) << (bt))
+#define NUMBERS (B(UA_BT_SBYTE) | B(UA_BT_BYTE) | B(UA_BT_INT16) \
+                 | B(UA_BT_UINT16) | B(UA_BT_INT32) | B(UA_BT_UINT32) \
+                 | B(UA_BT_INT64) | B(UA_BT_UINT64) | B(UA_BT_FLOAT) \
+                 | B(UA_BT_DOUBLE))
+
+/*
+ * The Write fast path against the general path, on two writable Variables
+ * (v0, v1) given every DataType, ValueRank and access of the table in turn
+ * (its per-node entry rebuilt each time, as the build does): for every
+ * fixed-size type, the same DataValue once as the fast path takes it
+ * (the Value alone) and once with a Good StatusCode in it (the general
+ * path: decoded and checked).  Same status; on Good the same slot
+ * contents (bytes, status, flags, both timestamps = now); the fast one
+ * decoded nothing (it was taken), the general one did.  The accepted
+ * types are also checked against the type rule of write.h, so a fast
+ * path and a general path that agree on a wrong answer fail too.
+ */
+START_TEST(test_fast_matches_general)
+{
+    static const struct {
+        uint32_t dt;
+        uint32_t takes;         /* fixed-size scalars it accepts */
+    } dts[] = {
+        { UA_NS0ID_BOOLEAN, B(UA_BT_BOOLEAN) },
+        { UA_NS0ID_SBYTE, B(UA_BT_SBYTE) },
+        { UA_NS0ID_BYTE, B(UA_BT_BYTE) },
+        { UA_NS0ID_INT16, B(UA_BT_INT16) },
+        { UA_NS0ID_UINT16, B(UA_BT_UINT16) },
+        { UA_NS0ID_INT32, B(UA_BT_INT32) },
+        { UA_NS0ID_UINT32, B(UA_BT_UINT32) },
+        { UA_NS0ID_INT64, B(UA_BT_INT64) },
+        { UA_NS0ID_UINT64, B(UA_BT_UINT64) },
+        { UA_NS0ID_FLOAT, B(UA_BT_FLOAT) },
+        { UA_NS0ID_DOUBLE, B(UA_BT_DOUBLE) },
+        { UA_NS0ID_DATETIME, B(UA_BT_DATETIME) },
+        { UA_NS0ID_STATUSCODE, B(UA_BT_STATUSCODE) },
+        { UA_NS0ID_NUMBER, NUMBERS },
+        { UA_NS0ID_INTEGER, B(UA_BT_SBYTE) | B(UA_BT_INT16)
+                            | B(UA_BT_INT32) | B(UA_BT_INT64) },
+        { UA_NS0ID_UINTEGER, B(UA_BT_BYTE) | B(UA_BT_UINT16)
+                             | B(UA_BT_UINT32) | B(UA_BT_UINT64) },
+        { UA_NS0ID_BASEDATATYPE, 0xFFFFFFFFu },
+        { UA_NS0ID_ENUMERATION, B(UA_BT_INT32) },
+        { UA_NS0ID_SERVERSTATE, B(UA_BT_INT32) },   /* an enumeration */
+        { UA_NS0ID_DURATION, B(UA_BT_DOUBLE) },     /* Double's subtype */
+        { UA_NS0ID_UTCTIME, B(UA_BT_DATETIME) },    /* DateTime's */
+        { UA_NS0ID_STRING, 0 },
+        { UA_NS0ID_GUID, 0 },
+        { UA_NS0ID_STRUCTURE, 0 },
+        { UA_NS0ID_BUILDINFO, 0 },
+    };
+    static const int32_t ranks[] = { -1, -2, -3, 0, 1, 2, -4 };
+    static const struct {
+        uint8_t   al, ual;
+        ua_status refusal;      /* UA_GOOD: writable */
+    } accs[] = {
+        { 3, 3, UA_GOOD },
+        { 2, 2, UA_GOOD },                      /* CurrentWrite alone */
+        { 1, 1, UA_BAD_NOT_WRITABLE },
+        { 1, 3, UA_BAD_NOT_WRITABLE },
+        { 3, 1, UA_BAD_USER_ACCESS_DENIED },
+    };
+    uint8_t          fast[64], gen[64], b1[64], b2[64];
+    uint8_t          val[16];
+    int64_t          now = T0 + 10000;
+    uint32_t         goods = 0, cases = 0;
+    /* Two nodes (an even and an odd index, v0 and v1 are neighbours),
+     * so that a slot taken from the wrong entry shows. */
+    const char      *names[2] = { "v0", "v1" };
+
+    for (size_t k = 0; k < sizeof(val); k++)
+        val[k] = (uint8_t)(0xA1 + 7 * k);
+    for (size_t d = 0; d < 2 * sizeof(dts) / sizeof(dts[0]); d++) {
+        uint32_t         node = str(names[d & 1]);
+        uint32_t         slot = as.ns.nodes[node].u.var.slot;
+        struct shm_node *n = &as.ns.nodes[node];
+
+        for (size_t r = 0; r < sizeof(ranks) / sizeof(ranks[0]); r++) {
+            for (size_t c = 0; c < sizeof(accs) / sizeof(accs[0]); c++) {
+                n->u.var.data_type = num(dts[d / 2].dt);
+                n->u.var.value_rank = ranks[r];
+                n->access_level_ex = accs[c].al;
+                n->user_access_level = accs[c].ual;
+                ck_assert_int_eq(bk_write_nodes_build(&as), 0);
+                for (size_t k = 0; k < sizeof(fixed_bts); k++) {
+                    uint8_t          bt = fixed_bts[k];
+                    size_t           lf, lg, used_f, used_g;
+                    ua_status        sf, sg, want;
+                    struct shm_value m1, m2;
+                    int64_t          t1 = now += 10, t2 = now += 10;
+
+                    val[0] = bt == UA_BT_BOOLEAN ? 1 : 0x5A;
+                    lf = enc_scalar(fast, sizeof(fast), bt, val,
+                                    UA_DV_VALUE);
+                    lg = enc_scalar(gen, sizeof(gen), bt, val,
+                                    UA_DV_VALUE | UA_DV_STATUS);
+                    ua_arena_reset(&arena);
+                    sf = apply_raw(node, fast, lf, t1);
+                    used_f = arena.used;
+                    ck_assert_int_eq(shm_value_read(&as.vals, slot, &m1, b1,
+                                                    sizeof(b1)), 0);
+                    ua_arena_reset(&arena);
+                    sg = apply_raw(node, gen, lg, t2);
+                    used_g = arena.used;
+                    ck_assert_int_eq(shm_value_read(&as.vals, slot, &m2, b2,
+                                                    sizeof(b2)), 0);
+                    ua_arena_reset(&arena);
+                    /* What write.h's rules say. */
+                    want = accs[c].refusal;
+                    if (want == UA_GOOD
+                        && (!(dts[d / 2].takes & B(bt)) || ranks[r] >= 0
+                            || ranks[r] < -3))
+                        want = UA_BAD_TYPE_MISMATCH;
+                    ck_assert_msg(sf == want && sg == want,
+                                  "dt %u rank %d al %u/%u bt %u: fast "
+                                  "0x%08X general 0x%08X want 0x%08X",
+                                  dts[d / 2].dt, ranks[r], accs[c].al,
+                                  accs[c].ual, bt, sf, sg, want);
+                    cases++;
+                    if (want != UA_GOOD)
+                        continue;
+                    goods++;
+                    ck_assert_uint_eq(used_f, 0);       /* nothing decoded */
+                    ck_assert_uint_gt(used_g, 0);
+                    ck_assert_uint_eq(m1.len, lf - 1);
+                    ck_assert_mem_eq(b1, fast + 1, lf - 1);
+                    ck_assert_uint_eq(m2.len, m1.len);
+                    ck_assert_mem_eq(b2, b1, m1.len);
+                    ck_assert_uint_eq(m1.status, UA_GOOD);
+                    ck_assert_uint_eq(m2.status, UA_GOOD);
+                    ck_assert_uint_eq(m1.flags, m2.flags);
+                    ck_assert_int_eq(m1.source_ts, t1);
+                    ck_assert_int_eq(m1.server_ts, t1);
+                    ck_assert_int_eq(m2.source_ts, t2);
+                    ck_assert_int_eq(m2.server_ts, t2);
+                    ck_assert_uint_eq(m1.source_ps, 0);
+                    ck_assert_uint_eq(m1.server_ps, 0);
+                    ck_assert_uint_eq(m2.source_ps, 0);
+                    ck_assert_uint_eq(m2.server_ps, 0);
+                }
+            }
+        }
+    }
+    ck_assert_uint_gt(goods, 100);
+    ck_assert_uint_gt(cases, 2 * goods);
+}
+END_TEST
+
+/*
+ * The fast path's ServerTimestamp rule is the general path's: a second
+ * Write of a slot at the same now gets now + 1 tick, whichever path made
+ * the first; and a Boolean that is neither 0 nor 1 is not the fast
+ * path's (it gets what the codec says, like any decoded Boolean).
+ */
+START_TEST(test_fast_server_ts_and_bool)
+{
+    uint32_t         v0 = str("v0"), slot = as.ns.nodes[v0].u.var.slot;
+    uint32_t         bnode = str("Demo.Static.Scalar.Boolean");
+    int32_t          i32 = 7;
+    uint8_t          fast[32], gen[32], b[32];
+    size_t           lf, lg;
+    struct shm_value m;
+    int64_t          t = T0 + 5000;
+    ua_status        s2;
+
+    lf = enc_scalar(fast, sizeof(fast), UA_BT_INT32, &i32, UA_DV_VALUE);
+    lg = enc_scalar(gen, sizeof(gen), UA_BT_INT32, &i32,
+                    UA_DV_VALUE | UA_DV_STATUS);
+    ck_assert_uint_eq(apply_raw(v0, fast, lf, t), UA_GOOD);
+    ck_assert_uint_eq(apply_raw(v0, gen, lg, t), UA_GOOD);
+    ck_assert_uint_eq(apply_raw(v0, fast, lf, t), UA_GOOD);
+    ua_arena_reset(&arena);
+    ck_assert_int_eq(shm_value_read(&as.vals, slot, &m, b, sizeof(b)), 0);
+    ck_assert_int_eq(m.server_ts, t + 2);
+    ck_assert_int_eq(m.source_ts, t);
+    /* An earlier now than the slot's: still later than the slot's. */
+    ck_assert_uint_eq(apply_raw(v0, fast, lf, t - 100), UA_GOOD);
+    ck_assert_int_eq(shm_value_read(&as.vals, slot, &m, b, sizeof(b)), 0);
+    ck_assert_int_eq(m.server_ts, t + 3);
+    ck_assert_int_eq(m.source_ts, t - 100);
+    /* Boolean 2: decoded (not the fast path's), and the same as the
+     * general path's answer for it. */
+    ck_assert_uint_ne(bnode, SHM_NONE);
+    fast[0] = UA_DV_VALUE;
+    fast[1] = UA_BT_BOOLEAN;
+    fast[2] = 2;
+    memcpy(gen, fast, 3);
+    gen[0] = UA_DV_VALUE | UA_DV_STATUS;
+    memset(gen + 3, 0, 4);                          /* Good */
+    ua_arena_reset(&arena);
+    s2 = apply_raw(bnode, fast, 3, t);
+    ck_assert_uint_gt(arena.used, 0);              /* it was decoded */
+    ua_arena_reset(&arena);
+    ck_assert_int_eq(shm_value_read(&as.vals, as.ns.nodes[bnode].u.var.slot,
+                                    &m, b, sizeof(b)), 0);
+    ck_assert_uint_eq(apply_raw(bnode, gen, 7, t), s2);
+    ua_arena_reset(&arena);
+    ck_assert_int_eq(shm_value_read(&as.vals, as.ns.nodes[bnode].u.var.slot,
+                                    &m, gen, sizeof(gen)), 0);
+    ck_assert_mem_eq(b, gen, m.len);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -656,6 +897,8 @@ main(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_range_parse);
     tcase_add_test(tc, test_fast_path_statuses);
+    tcase_add_test(tc, test_fast_matches_general);
+    tcase_add_test(tc, test_fast_server_ts_and_bool);
     tcase_add_test(tc, test_type_builtins);
     tcase_add_test(tc, test_type_abstract);
     tcase_add_test(tc, test_type_structures);
