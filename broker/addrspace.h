@@ -84,7 +84,9 @@ int bk_addrspace_write_raw(struct bk_addrspace *as, uint32_t slot,
 
 /*
  * THE one function every value change goes through (client Writes, the
- * feed, the simulation, the live Server nodes): store len bytes of encoded
+ * feed, the simulation, the live Server nodes; the Write fast path's
+ * changes take bk_addrspace_write_small(), its inline form for one case,
+ * which does exactly what this does for them): store len bytes of encoded
  * Variant with m's status and timestamps in slot, then hand the change to
  * the fan-out (bk_fanout_notify: a notification record if any worker has
  * interest).  The server timestamp is made strictly increasing per slot

@@ -11,6 +11,8 @@
  *      slot.  Store-then-load on both sides with a full fence (the RMW is
  *      one) between: the broker sees the bit, or the worker's read sees
  *      the new value.  [notify fence <-> shm_interest_set]
+ *      The Write fast path's bk_addrspace_write_small does the same store,
+ *      then defers the change (bk_fanout_notify_small) as below.
  *      While a request record is applied (f->defer), the masks of its
  *      small changes are loaded after one fence for the whole record
  *      (bk_fanout_settle): every slot store still precedes the fence and

@@ -8,12 +8,15 @@
  *                    append (slot, DataValue) to the block being filled;
  *                    a full block is flushed and another one taken
  *                    (small changes of one Write record: masks loaded
- *                    after one fence for the record, bk_fanout_settle)
+ *                    after one fence for the record, bk_fanout_settle;
+ *                    the Write fast path's point into the record
+ *                    instead of being copied aside)
  *
  *   every loop iteration, before the broker may block (bk_fanout_prepare):
- *     1. drain every worker's request ring: apply each Write
- *        (broker/write.c), gather its result into that worker's reply
- *        outbox (consecutive operations of one request share a record);
+ *     1. drain every worker's request ring: apply each record's Writes
+ *        (bk_write_apply_ops, broker/write.c), gather their results into
+ *        that worker's reply outbox (consecutive operations of one
+ *        request share a record);
  *     2. flush the block: publish it to the union of its records' interest
  *        masks (live workers only), push its handle to each of those
  *        workers' notification rings;

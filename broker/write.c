@@ -1,8 +1,23 @@
 /*
- * broker/write.c: checks and application of one WriteValue (write.h).
+ * broker/write.c: checks and application of WriteValues (write.h).
+ *
+ * Two paths, one answer.  The general path (bk_write_apply_any) decodes
+ * the DataValue, checks it (bk_write_check) and stores it through
+ * bk_addrspace_write_value().  The fast path (bk_write_apply_small) takes
+ * the WriteValue nearly every client sends, the Value alone, a scalar of a
+ * fixed-size built-in type, no IndexRange, when the node is known to take
+ * that type: as->wnodes, one entry per node built once after the address
+ * space (bk_write_nodes_build), holds the node's value slot and the set of
+ * such types bk_write_check() itself accepts for it, so the per-write
+ * checks are a table lookup and the two paths cannot disagree.  It stores
+ * the Variant bytes as they came (bk_addrspace_write_small: the same slot
+ * contents, ServerTimestamp rule and notification, inline).  Anything it
+ * does not take, refusals included, goes the general way, which gives
+ * every status.  bk_write_apply_ops() runs a request record's operations
+ * in one loop with the fast path inline (no call per operation).
  *
  * Broker only, on its loop; everything decoded lives in the caller's
- * arena.  No heap.
+ * arena.  No heap but the node table, allocated once at start-up.
  */
 #include "write.h"
 

@@ -6,7 +6,11 @@
  * node index, AttributeId, IndexRange text and the encoded DataValue.
  * bk_write_apply() decodes the DataValue, checks it (bk_write_check) and
  * stores the new value through bk_addrspace_write_value(), the one function
- * every value change goes through (it also makes the notification records).
+ * every value change goes through (it also makes the notification records)
+ * -- except the common WriteValue (the Value alone, a scalar of a
+ * fixed-size type the node takes, no IndexRange), which is decided from a
+ * per-node table bk_write_check() filled at start-up and stored through
+ * bk_addrspace_write_small(), the same steps inline (write.c).
  *
  * Operation results, in this order:
  *   BadNodeIdUnknown        node index outside the store
