@@ -70,6 +70,21 @@ static const struct ua_limits bk_write_slot_limits = {
     .max_message_size = SIZE_MAX,
 };
 
+/*
+ * The DataValue length of a fast-path Write by its Variant encoding byte:
+ * a Value alone, a scalar of fixed-size built-in type bt (mask, encoding
+ * byte, value); 0 for any other byte (an array flag makes it >= 64).
+ * These are the types of struct bk_write_node.types.
+ */
+static const uint8_t bk_write_small_dv[256] = {
+    [UA_BT_BOOLEAN] = 3, [UA_BT_SBYTE] = 3, [UA_BT_BYTE] = 3,
+    [UA_BT_INT16] = 4, [UA_BT_UINT16] = 4,
+    [UA_BT_INT32] = 6, [UA_BT_UINT32] = 6, [UA_BT_FLOAT] = 6,
+    [UA_BT_STATUSCODE] = 6,
+    [UA_BT_INT64] = 10, [UA_BT_UINT64] = 10, [UA_BT_DOUBLE] = 10,
+    [UA_BT_DATETIME] = 10,
+};
+
 #define NC_OBJ   SHM_NC_OBJECT
 #define NC_VAR   SHM_NC_VARIABLE
 #define NC_MET   SHM_NC_METHOD
@@ -463,21 +478,6 @@ bk_write_splice(struct bk_addrspace *as, uint32_t node,
     *out = enc;
     return UA_GOOD;
 }
-
-/*
- * The DataValue length of a fast-path Write by its Variant encoding byte:
- * a Value alone, a scalar of fixed-size built-in type bt (mask, encoding
- * byte, value); 0 for any other byte (an array flag makes it >= 64).
- * These are the types of struct bk_write_node.types.
- */
-static const uint8_t bk_write_small_dv[256] = {
-    [UA_BT_BOOLEAN] = 3, [UA_BT_SBYTE] = 3, [UA_BT_BYTE] = 3,
-    [UA_BT_INT16] = 4, [UA_BT_UINT16] = 4,
-    [UA_BT_INT32] = 6, [UA_BT_UINT32] = 6, [UA_BT_FLOAT] = 6,
-    [UA_BT_STATUSCODE] = 6,
-    [UA_BT_INT64] = 10, [UA_BT_UINT64] = 10, [UA_BT_DOUBLE] = 10,
-    [UA_BT_DATETIME] = 10,
-};
 
 int
 bk_write_nodes_build(struct bk_addrspace *as)
