@@ -44,6 +44,7 @@ wk_svc_write(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
     int32_t                        n = req->n_nodes_to_write;
     int                            id;
     struct wk_svc_pipe             pipe;
+    struct wk_fanout_run           run;
     bool                           may = wk_session_may_write(w,
                                                               ctx->session);
 
@@ -65,23 +66,31 @@ wk_svc_write(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
         rh->service_result = UA_BAD_SERVER_TOO_BUSY;
         return;
     }
+    if (!may) {
+        /* A reader's session: every operation, without a lookup. */
+        for (int32_t i = 0; i < n; i++)
+            wk_fanout_write_result(f, id, (uint32_t)i,
+                                   UA_BAD_USER_ACCESS_DENIED);
+        wk_fanout_write_commit(f, id);
+        return;
+    }
     wk_svc_pipe_init(&pipe, w, &req->nodes_to_write[0].node_id,
                      sizeof(req->nodes_to_write[0]), n);
+    wk_fanout_run_open(f, id, &run);
     for (int32_t i = 0; i < n; i++) {
         const struct ua_write_value *wv = &req->nodes_to_write[i];
         uint32_t                     node = wk_svc_pipe_lookup(&pipe, i);
         ua_status                    st;
 
-        if (!may)
-            st = UA_BAD_USER_ACCESS_DENIED;     /* a reader's session */
-        else if (node == SHM_NONE)
+        if (node == SHM_NONE)
             st = UA_BAD_NODE_ID_UNKNOWN;
         else
-            st = wk_fanout_write_add(f, id, (uint32_t)i, node,
-                                     wv->attribute_id, &wv->index_range,
-                                     &wv->value);
+            st = wk_fanout_run_add(f, &run, id, (uint32_t)i, node,
+                                   wv->attribute_id, &wv->index_range,
+                                   &wv->value);
         if (st != UA_GOOD)
             wk_fanout_write_result(f, id, (uint32_t)i, st);
     }
+    wk_fanout_run_close(f, &run);
     wk_fanout_write_commit(f, id);
 }
