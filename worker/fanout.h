@@ -243,21 +243,19 @@ void wk_fanout_write_commit(struct wk_fanout *f, int id);
 static inline size_t
 wk_fanout_fixed_size(const struct ua_datavalue *dv)
 {
-    /* Encoded sizes of the fixed-size built-in types (0: not one). */
-    static const uint8_t size[UA_BT_DATETIME + 1] = {
+    /* Encoded sizes of the fixed-size built-in types (0: not one; GUID
+     * and the types between DateTime and StatusCode are not). */
+    static const uint8_t size[UA_BT_STATUSCODE + 1] = {
         [UA_BT_BOOLEAN] = 1, [UA_BT_SBYTE] = 1, [UA_BT_BYTE] = 1,
         [UA_BT_INT16] = 2, [UA_BT_UINT16] = 2,
         [UA_BT_INT32] = 4, [UA_BT_UINT32] = 4, [UA_BT_FLOAT] = 4,
         [UA_BT_INT64] = 8, [UA_BT_UINT64] = 8, [UA_BT_DOUBLE] = 8,
-        [UA_BT_DATETIME] = 8,
+        [UA_BT_DATETIME] = 8, [UA_BT_STATUSCODE] = 4,
     };
     const struct ua_variant *v = &dv->value;
 
-    if (dv->mask != UA_DV_VALUE || v->is_array || v->data == NULL)
-        return 0;
-    if (v->type == UA_BT_STATUSCODE)
-        return 4;
-    if (v->type > UA_BT_DATETIME)
+    if (dv->mask != UA_DV_VALUE || v->is_array || v->data == NULL
+        || v->type > UA_BT_STATUSCODE)
         return 0;
     if (v->type == UA_BT_BOOLEAN && *(const uint8_t *)v->data > 1)
         return 0;
