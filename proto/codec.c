@@ -1394,8 +1394,9 @@ ua_dec_datavalue_fast(struct ua_dec *d, struct ua_datavalue *dv)
  * The common WriteValue in one step: a NodeId in one of its four usual
  * forms, a null IndexRange, a DataValue that is a Value alone (mask byte
  * exactly 0x01), a scalar of a fixed-size built-in type; one bounds check
- * instead of one per field.  True when it decoded wv (and moved d->p);
- * false, with nothing consumed (its NodeId perhaps set), for any other
+ * instead of one per field.  The position after it when it decoded wv
+ * from p (d only for a GUID's arena space); NULL, with nothing consumed
+ * (its NodeId perhaps set), for any other
  * shape or anything short or over a limit: the general path then decodes
  * all of it and reports what is wrong.  What it makes is what the general
  * path makes (check_codec test_write_values_fast_decode).
@@ -1411,10 +1412,11 @@ _Static_assert(sizeof(struct ua_write_value) % UA_WV_SCALAR == 0,
  * the wire length of the one at p when it and tail more bytes fit in left
  * (a String's length within the limit), n set from it; else 0, n perhaps
  * partly set (the caller's general path then decodes it again, all of
- * it).  One switch that measures and sets: the form is read once.
+ * it).  One switch that measures and sets: the form is read once.  max_sl:
+ * the String limit, which a caller in a loop keeps in a register.
  */
 static inline size_t
-ua_dec_usual_nodeid(const struct ua_dec *d, const uint8_t *p, size_t left,
+ua_dec_usual_nodeid(int32_t max_sl, const uint8_t *p, size_t left,
                     size_t tail, struct ua_nodeid *n)
 {
     uint16_t u16;
@@ -1447,8 +1449,7 @@ ua_dec_usual_nodeid(const struct ua_dec *d, const uint8_t *p, size_t left,
         if (left < 7 + tail)
             return 0;
         memcpy(&sl, p + 3, 4);
-        if (sl < 0 || sl > d->lim->max_string_len
-            || (size_t)sl > left - 7 - tail)
+        if (sl < 0 || sl > max_sl || (size_t)sl > left - 7 - tail)
             return 0;
         memcpy(&n->ns, p + 1, 2);
         n->idtype = UA_IDTYPE_STRING;
@@ -1460,32 +1461,34 @@ ua_dec_usual_nodeid(const struct ua_dec *d, const uint8_t *p, size_t left,
     }
 }
 
-static inline bool
-ua_dec_write_value_fast(struct ua_dec *d, struct ua_write_value *wv,
-                        uint8_t *slot)
+static inline const uint8_t *
+ua_dec_write_value_fast(struct ua_dec *d, const uint8_t *p,
+                        const uint8_t *end, int32_t max_sl,
+                        struct ua_write_value *wv, uint8_t *slot)
 {
-    const uint8_t     *p = d->p, *q;
-    size_t             left = (size_t)(d->end - p), idlen, fs;
+    const uint8_t     *q;
+    size_t             left = (size_t)(end - p), idlen, fs;
     int32_t            ir;
     uint8_t            b;
     void              *data;
 
-    idlen = ua_dec_usual_nodeid(d, p, left, UA_WV_TAIL + 1, &wv->node_id);
+    idlen = ua_dec_usual_nodeid(max_sl, p, left, UA_WV_TAIL + 1,
+                                &wv->node_id);
     if (idlen == 0)
-        return false;
+        return NULL;
     q = p + idlen;
     memcpy(&ir, q + 4, 4);
     if (ir != -1 || q[8] != UA_DV_VALUE)
-        return false;
+        return NULL;
     b = q[9];
     fs = ua_fixed_size(b);
     if (fs == 0 || left - idlen - UA_WV_TAIL < fs)
-        return false;
+        return NULL;
     /* Up to UA_WV_SCALAR bytes in the WriteValue's own slot (a GUID from
      * the arena). */
     data = fs <= UA_WV_SCALAR ? slot : ua_dec_alloc(d, ua_types[b - 1].size);
     if (data == NULL)
-        return false;
+        return NULL;
     memcpy(&wv->attribute_id, q, 4);
     wv->index_range.len = -1;
     wv->index_range.data = NULL;
@@ -1524,8 +1527,7 @@ ua_dec_write_value_fast(struct ua_dec *d, struct ua_write_value *wv,
         memcpy(data, q + 10, 16);
         break;
     }
-    d->p = q + UA_WV_TAIL + fs;
-    return true;
+    return q + UA_WV_TAIL + fs;
 }
 
 /*
@@ -1538,13 +1540,21 @@ static ua_status
 ua_dec_write_values(struct ua_dec *d, struct ua_write_value *wv, int32_t len,
                     uint8_t *slots)
 {
-    ua_status s = UA_GOOD;
+    ua_status      s = UA_GOOD;
+    /* The position, the end and the String limit in locals: d's fields
+     * are loaded again after every store through a pointer otherwise. */
+    const uint8_t *p = d->p, *np, *end = d->end;
+    int32_t        max_sl = d->lim->max_string_len;
 
     d->depth += 2;                      /* WriteValue, DataValue */
     for (int32_t i = 0; i < len && s == UA_GOOD;
          i++, wv++, slots += UA_WV_SCALAR) {
-        if (ua_dec_write_value_fast(d, wv, slots))
+        np = ua_dec_write_value_fast(d, p, end, max_sl, wv, slots);
+        if (np != NULL) {
+            p = np;
             continue;
+        }
+        d->p = p;
         s = ua_dec_nodeid(d, &wv->node_id, NULL);
         if (s == UA_GOOD)
             s = ua_dec_raw(d, &wv->attribute_id, 4);
@@ -1552,7 +1562,9 @@ ua_dec_write_values(struct ua_dec *d, struct ua_write_value *wv, int32_t len,
             s = ua_dec_string(d, &wv->index_range, d->lim->max_string_len);
         if (s == UA_GOOD)
             s = ua_dec_datavalue_fast(d, &wv->value);
+        p = d->p;
     }
+    d->p = p;
     d->depth -= 2;
     return s;
 }
@@ -1621,7 +1633,8 @@ ua_dec_read_value_id_fast(struct ua_dec *d, struct ua_read_value_id *rv)
     size_t         left = (size_t)(d->end - p), idlen;
     int32_t        ir, dn;
 
-    idlen = ua_dec_usual_nodeid(d, p, left, UA_RVID_TAIL, &rv->node_id);
+    idlen = ua_dec_usual_nodeid(d->lim->max_string_len, p, left,
+                                UA_RVID_TAIL, &rv->node_id);
     if (idlen == 0)
         return false;
     q = p + idlen;
