@@ -302,12 +302,12 @@ wk_fanout_put_fixed(uint8_t *q, const struct ua_datavalue *dv, uint32_t fixed)
  */
 struct wk_fanout_run {
     uint8_t  *rec;          /* the open record, NULL: none (nothing fits) */
-    uint32_t  len;          /* its bytes so far */
-    uint32_t  limit;        /* the bytes it may grow to: its slots may not
-                             * pass the ring's size, UINT16_MAX or the
+    uint8_t  *cur;          /* where its next operation goes */
+    uint32_t  room;         /* the bytes it may still take: its slots may
+                             * not pass the ring's size, UINT16_MAX or the
                              * outbox */
     uint32_t  nops;         /* its operations so far */
-    uint32_t  added;        /* operations this run added */
+    uint32_t  nops0;        /* ... when the run opened */
 };
 
 /* Out of line: wk_fanout_run_close() when the run added operations. */
@@ -320,36 +320,39 @@ wk_fanout_run_open(const struct wk_fanout *f, int id, struct wk_fanout_run *r)
 {
     uint64_t ss = f->slot_size, maxslots, room;
 
-    r->added = 0;
     if (f->open_off == UINT32_MAX || f->open_id != (uint32_t)id) {
-        r->rec = NULL;
-        r->len = r->limit = r->nops = 0;    /* nothing fits */
+        r->rec = r->cur = NULL;
+        r->room = r->nops = r->nops0 = 0;   /* nothing fits */
         return;
     }
     r->rec = f->outbox + f->open_off;
-    r->len = f->open_len;
-    r->nops = f->open_nops;
+    r->cur = r->rec + f->open_len;
+    r->nops = r->nops0 = f->open_nops;
     /* Whole slots only: len fits in k slots iff len <= k * ss. */
     maxslots = f->req.size < UINT16_MAX ? f->req.size : UINT16_MAX;
     room = (f->outbox_cap - f->open_off) / ss;
     if (room < maxslots)
         maxslots = room;
-    r->limit = maxslots * ss > UINT32_MAX ? UINT32_MAX
-                                          : (uint32_t)(maxslots * ss);
+    room = maxslots * ss;
+    if (room > UINT32_MAX)
+        room = UINT32_MAX;
+    /* open_len <= its slots' bytes <= room (checked when it took them) */
+    r->room = (uint32_t)room - f->open_len;
 }
 
 /* Bring f up to date with the run (before anything else reads it). */
 static inline void
 wk_fanout_run_close(struct wk_fanout *f, const struct wk_fanout_run *r)
 {
-    if (r->added != 0)
-        wk_fanout_run_end(f, r->len, r->nops, r->added);
+    if (r->nops != r->nops0)
+        wk_fanout_run_end(f, (uint32_t)(r->cur - r->rec), r->nops,
+                          r->nops - r->nops0);
 }
 
 /*
  * The common operation (the caller checked: no IndexRange) appended to the
  * run: true; false, nothing changed, when dv is not a fixed-size scalar
- * alone or the record cannot take it (no run, or it would pass r->limit).
+ * alone or the record cannot take it (no run, or no room left).
  */
 static inline bool
 wk_fanout_run_fixed(struct wk_fanout_run *r, uint32_t op, uint32_t node,
@@ -358,16 +361,15 @@ wk_fanout_run_fixed(struct wk_fanout_run *r, uint32_t op, uint32_t node,
     uint32_t          fixed = (uint32_t)wk_fanout_fixed_size(dv), oplen;
     uint32_t          zero = 0;
     struct shm_fo_wop wop;
-    uint8_t          *q;
+    uint8_t          *q = r->cur;
 
     if (fixed == 0)
         return false;
-    /* shm_fo_wop_bytes(0, 2 + fixed); r->len <= r->limit always. */
+    /* shm_fo_wop_bytes(0, 2 + fixed) */
     oplen = (uint32_t)(sizeof(wop) + 2 + fixed + SHM_FO_WOP_ALIGN - 1)
             & ~(SHM_FO_WOP_ALIGN - 1);
-    if (oplen > r->limit - r->len)
+    if (oplen > r->room)
         return false;
-    q = r->rec + r->len;
     /* The padding: zero the op's last word first, the DataValue then
      * overwrites what of it is not padding (no stale bytes travel). */
     memcpy(q + oplen - 4, &zero, 4);
@@ -378,9 +380,9 @@ wk_fanout_run_fixed(struct wk_fanout_run *r, uint32_t op, uint32_t node,
     wop.range_len = 0;
     memcpy(q, &wop, sizeof(wop));
     wk_fanout_put_fixed(q + sizeof(wop), dv, fixed);
-    r->len += oplen;
+    r->cur = q + oplen;
+    r->room -= oplen;
     r->nops++;
-    r->added++;
     return true;
 }
 
