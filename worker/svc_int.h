@@ -87,10 +87,21 @@ bool wk_svc_key(const struct ua_nodeid *n, struct shm_nodekey *k);
                                mask, not a signed % */
 
 struct wk_svc_pipe_key {
-    struct shm_nodekey key;
+    struct shm_nodekey key;         /* WK_SVC_NO_KEY's idtype: no node */
     uint32_t           hash;
-    bool               ok;          /* false: no node has it */
 };
+
+/*
+ * The key of a NodeId no node can have (wk_svc_key false): an identifier
+ * type no node has (none of SHM_ID_*), so its lookup fails like any
+ * unknown NodeId's and the stages need no flag to test.
+ */
+#define WK_SVC_NO_KEY_IDTYPE 0xFF
+_Static_assert(WK_SVC_NO_KEY_IDTYPE > SHM_ID_NUMERIC
+               && WK_SVC_NO_KEY_IDTYPE > SHM_ID_STRING
+               && WK_SVC_NO_KEY_IDTYPE > SHM_ID_GUID
+               && WK_SVC_NO_KEY_IDTYPE > SHM_ID_OPAQUE,
+               "WK_SVC_NO_KEY_IDTYPE: no node's identifier type");
 
 struct wk_svc_pipe {
     const struct shm_nodestore *ns;
@@ -112,7 +123,6 @@ wk_svc_pipe_key(struct wk_svc_pipe *p, uint32_t i)
         (p->first + (size_t)i * p->stride);
     struct wk_svc_pipe_key *e = &p->k[i & (WK_SVC_AHEAD - 1)];
     struct shm_nodekey      key;
-    bool                    ok = true;
 
     /* wk_svc_key() for the usual String and numeric NodeIds without the
      * call; the same key (its other cases there).  Built in a local and
@@ -130,15 +140,16 @@ wk_svc_pipe_key(struct wk_svc_pipe *p, uint32_t i)
         key.num = id->id.num;
         key.bytes = NULL;
         key.len = 0;
-    } else {
-        ok = wk_svc_key(id, &key);
+    } else if (!wk_svc_key(id, &key)) {
+        key.ns = 0;
+        key.idtype = WK_SVC_NO_KEY_IDTYPE;
+        key.num = 0;
+        key.bytes = NULL;
+        key.len = 0;
     }
-    e->ok = ok;
-    if (ok) {
-        e->key = key;
-        e->hash = shm_nodekey_hash_inl(&key);
-        shm_nodestore_prefetch(p->ns, e->hash);
-    }
+    e->key = key;
+    e->hash = shm_nodekey_hash_inl(&key);
+    shm_nodestore_prefetch(p->ns, e->hash);
 }
 
 static inline void
@@ -159,18 +170,17 @@ wk_svc_pipe_lookup(struct wk_svc_pipe *p, int32_t i_)
     const struct shm_nodestore   *ns = p->ns;
     uint32_t                      i = (uint32_t)i_, j;
     const struct wk_svc_pipe_key *e = &p->k[i & (WK_SVC_AHEAD - 1)];
-    uint32_t                      node = SHM_NONE;
+    uint32_t                      node;
 
-    if (e->ok)
-        node = shm_nodestore_lookup_hashed(ns, &e->key, e->hash);
+    node = shm_nodestore_lookup_hashed(ns, &e->key, e->hash);
     /* Its entry now takes the key WK_SVC_AHEAD on. */
     if (i + WK_SVC_AHEAD < p->n)
         wk_svc_pipe_key(p, i + WK_SVC_AHEAD);
     j = i + WK_SVC_AHEAD / 2;
-    if (j < p->n && p->k[j & (WK_SVC_AHEAD - 1)].ok)
+    if (j < p->n)
         shm_nodestore_prefetch_node(ns, p->k[j & (WK_SVC_AHEAD - 1)].hash);
     j = i + WK_SVC_AHEAD / 4;
-    if (j < p->n && p->k[j & (WK_SVC_AHEAD - 1)].ok)
+    if (j < p->n)
         shm_nodestore_prefetch_id(ns, p->k[j & (WK_SVC_AHEAD - 1)].hash);
     return node;
 }
