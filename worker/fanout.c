@@ -563,8 +563,19 @@ wk_fanout_write_begin(struct wk_fanout *f, const struct wk_conn_ref *ref,
     pw->n = n;
     pw->left = n;
     pw->next_free = UINT32_MAX;
-    for (uint32_t k = 0; k < n; k++)
-        pw->results[k] = UA_BAD_INTERNAL_ERROR;
+    /* Every result is set before the response leaves; this one stays only
+     * if a broker answered an operation twice and another never.  Two at
+     * a time: the loop runs per WriteValue. */
+    {
+        const uint64_t two = (uint64_t)UA_BAD_INTERNAL_ERROR << 32
+                             | UA_BAD_INTERNAL_ERROR;
+        uint32_t       k;
+
+        for (k = 0; k + 1 < n; k += 2)
+            memcpy(&pw->results[k], &two, 8);
+        if (k < n)
+            pw->results[k] = UA_BAD_INTERNAL_ERROR;
+    }
     return (int)pw->id;
 }
 

@@ -42,6 +42,9 @@ wk_svc_write(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
     struct wk_fanout              *f = w->fanout;
     struct wk_conn_ref             ref;
     int32_t                        n = req->n_nodes_to_write;
+    /* In a local: the loop's stores through byte pointers would make
+     * the compiler load it from req again per WriteValue. */
+    const struct ua_write_value   *wvs = req->nodes_to_write;
     int                            id;
     struct wk_svc_pipe             pipe;
     struct wk_fanout_run           run;
@@ -74,11 +77,10 @@ wk_svc_write(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
         wk_fanout_write_commit(f, id);
         return;
     }
-    wk_svc_pipe_init(&pipe, w, &req->nodes_to_write[0].node_id,
-                     sizeof(req->nodes_to_write[0]), n);
+    wk_svc_pipe_init(&pipe, w, &wvs[0].node_id, sizeof(wvs[0]), n);
     wk_fanout_run_open(f, id, &run);
     for (int32_t i = 0; i < n; i++) {
-        const struct ua_write_value *wv = &req->nodes_to_write[i];
+        const struct ua_write_value *wv = &wvs[i];
         uint32_t                     node = wk_svc_pipe_lookup(&pipe, i);
         ua_status                    st;
 
