@@ -104,7 +104,10 @@ _Static_assert(WK_SVC_NO_KEY_IDTYPE > SHM_ID_NUMERIC
                "WK_SVC_NO_KEY_IDTYPE: no node's identifier type");
 
 struct wk_svc_pipe {
-    const struct shm_nodestore *ns;
+    /* A copy: the caller's stores through byte pointers (a Write's
+     * records) would make the compiler load the store's fields from the
+     * worker again per lookup; a local's cannot change under them. */
+    struct shm_nodestore        ns;
     const uint8_t              *first;
     size_t                      stride;
     uint32_t                    n;
@@ -149,14 +152,14 @@ wk_svc_pipe_key(struct wk_svc_pipe *p, uint32_t i)
     }
     e->key = key;
     e->hash = shm_nodekey_hash_inl(&key);
-    shm_nodestore_prefetch(p->ns, e->hash);
+    shm_nodestore_prefetch(&p->ns, e->hash);
 }
 
 static inline void
 wk_svc_pipe_init(struct wk_svc_pipe *p, const struct wk_worker *w,
                  const void *first, size_t stride, int32_t n)
 {
-    p->ns = &w->ns;
+    p->ns = w->ns;
     p->first = first;
     p->stride = stride;
     p->n = n > 0 ? (uint32_t)n : 0;
@@ -167,7 +170,7 @@ wk_svc_pipe_init(struct wk_svc_pipe *p, const struct wk_worker *w,
 static inline uint32_t
 wk_svc_pipe_lookup(struct wk_svc_pipe *p, int32_t i_)
 {
-    const struct shm_nodestore   *ns = p->ns;
+    const struct shm_nodestore   *ns = &p->ns;
     uint32_t                      i = (uint32_t)i_, j;
     const struct wk_svc_pipe_key *e = &p->k[i & (WK_SVC_AHEAD - 1)];
     uint32_t                      node;
