@@ -22,7 +22,14 @@
  *
  * No heap: the pending Write and its results live in the fan-out's pool,
  * the records are encoded straight into its outbox.  The lookups are
- * pipelined (wk_svc_pipe, svc_int.h).
+ * pipelined (wk_svc_pipe, svc_int.h).  The usual WriteValue (a Value
+ * alone, a fixed-size scalar, no IndexRange) is appended through a run
+ * (struct wk_fanout_run, fanout.h): the open record's state stays in
+ * locals through the loop and the record's header, tail and counters are
+ * brought up to date once, when the run closes; anything else closes the
+ * run, takes the general path (wk_fanout_write_any) and opens it again.
+ * The same record bytes either way (check_svc_write).  A reader's session
+ * is answered without lookups.
  */
 #include <string.h>
 
