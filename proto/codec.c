@@ -1394,11 +1394,12 @@ ua_dec_datavalue_fast(struct ua_dec *d, struct ua_datavalue *dv)
  * The common WriteValue in one step: a NodeId in one of its four usual
  * forms, a null IndexRange, a DataValue that is a Value alone (mask byte
  * exactly 0x01), a scalar of a fixed-size built-in type; one bounds check
- * instead of one per field.  True when it decoded wv (and moved d->p);
- * false, with nothing consumed, for any other shape or anything short or
- * over a limit: the general path then decodes it and reports what is
- * wrong.  What it makes is what the general path makes (check_codec
- * test_write_values_fast_decode).
+ * instead of one per field.  The position after it when it decoded wv
+ * from p (d only for a GUID's arena space); NULL, with nothing consumed
+ * (its NodeId perhaps set), for any other
+ * shape or anything short or over a limit: the general path then decodes
+ * all of it and reports what is wrong.  What it makes is what the general
+ * path makes (check_codec test_write_values_fast_decode).
  */
 #define UA_WV_TAIL 10       /* attributeId, indexRange, mask, Variant byte */
 #define UA_WV_SCALAR 8      /* bytes per WriteValue after the array for its
@@ -1409,99 +1410,85 @@ _Static_assert(sizeof(struct ua_write_value) % UA_WV_SCALAR == 0,
 /*
  * The usual NodeIds of a fast path (TwoByte, FourByte, Numeric, String):
  * the wire length of the one at p when it and tail more bytes fit in left
- * (a String's length within the limit, *sl set), else 0; then its fields.
+ * (a String's length within the limit), n set from it; else 0, n perhaps
+ * partly set (the caller's general path then decodes it again, all of
+ * it).  One switch that measures and sets: the form is read once.  max_sl:
+ * the String limit, which a caller in a loop keeps in a register.
  */
 static inline size_t
-ua_dec_usual_nodeid_len(const struct ua_dec *d, const uint8_t *p,
-                        size_t left, size_t tail, int32_t *sl)
+ua_dec_usual_nodeid(int32_t max_sl, const uint8_t *p, size_t left,
+                    size_t tail, struct ua_nodeid *n)
 {
-    size_t idlen;
+    uint16_t u16;
+    int32_t  sl;
 
     if (left < 2 + tail)
         return 0;
     switch (p[0]) {
     case 0x00:
-        idlen = 2;
-        break;
+        n->ns = 0;
+        n->idtype = UA_IDTYPE_NUMERIC;
+        n->id.num = p[1];
+        return 2;
     case 0x01:
-        idlen = 4;
-        break;
+        if (left < 4 + tail)
+            return 0;
+        memcpy(&u16, p + 2, 2);
+        n->ns = p[1];
+        n->idtype = UA_IDTYPE_NUMERIC;
+        n->id.num = u16;
+        return 4;
     case 0x02:
-        idlen = 7;
-        break;
+        if (left < 7 + tail)
+            return 0;
+        memcpy(&n->ns, p + 1, 2);
+        n->idtype = UA_IDTYPE_NUMERIC;
+        memcpy(&n->id.num, p + 3, 4);
+        return 7;
     case 0x03:
         if (left < 7 + tail)
             return 0;
-        memcpy(sl, p + 3, 4);
-        if (*sl < 0 || *sl > d->lim->max_string_len
-            || (size_t)*sl > left - 7 - tail)
+        memcpy(&sl, p + 3, 4);
+        if (sl < 0 || sl > max_sl || (size_t)sl > left - 7 - tail)
             return 0;
-        idlen = 7 + (size_t)*sl;
-        break;
-    default:
-        return 0;
-    }
-    return left < idlen + tail ? 0 : idlen;
-}
-
-static inline void
-ua_dec_usual_nodeid_set(struct ua_nodeid *n, const uint8_t *p, int32_t sl)
-{
-    uint16_t u16;
-
-    switch (p[0]) {
-    case 0x00:
-        n->ns = 0;
-        n->id.num = p[1];
-        n->idtype = UA_IDTYPE_NUMERIC;
-        break;
-    case 0x01:
-        memcpy(&u16, p + 2, 2);
-        n->ns = p[1];
-        n->id.num = u16;
-        n->idtype = UA_IDTYPE_NUMERIC;
-        break;
-    case 0x02:
-        memcpy(&n->ns, p + 1, 2);
-        memcpy(&n->id.num, p + 3, 4);
-        n->idtype = UA_IDTYPE_NUMERIC;
-        break;
-    default:
         memcpy(&n->ns, p + 1, 2);
         n->idtype = UA_IDTYPE_STRING;
         n->id.str.len = sl;
         n->id.str.data = (uint8_t *)(uintptr_t)(p + 7);
-        break;
+        return 7 + (size_t)sl;
+    default:
+        return 0;
     }
 }
 
-static inline bool
-ua_dec_write_value_fast(struct ua_dec *d, struct ua_write_value *wv,
-                        uint8_t *slot)
+static inline const uint8_t *
+ua_dec_write_value_fast(struct ua_dec *d, const uint8_t *p,
+                        const uint8_t *end, int32_t max_sl,
+                        struct ua_write_value *wv, uint8_t *slot)
 {
-    const uint8_t     *p = d->p, *q;
-    size_t             left = (size_t)(d->end - p), idlen, fs;
-    int32_t            sl = 0, ir;
+    const uint8_t     *q;
+    size_t             left = (size_t)(end - p), idlen, fs;
+    int32_t            ir;
     uint8_t            b;
     void              *data;
 
-    idlen = ua_dec_usual_nodeid_len(d, p, left, UA_WV_TAIL + 1, &sl);
+    idlen = ua_dec_usual_nodeid(max_sl, p, left, UA_WV_TAIL + 1,
+                                &wv->node_id);
     if (idlen == 0)
-        return false;
+        return NULL;
     q = p + idlen;
     memcpy(&ir, q + 4, 4);
     if (ir != -1 || q[8] != UA_DV_VALUE)
-        return false;
+        return NULL;
     b = q[9];
     fs = ua_fixed_size(b);
     if (fs == 0 || left - idlen - UA_WV_TAIL < fs)
-        return false;
+        return NULL;
     /* Up to UA_WV_SCALAR bytes in the WriteValue's own slot (a GUID from
      * the arena). */
     data = fs <= UA_WV_SCALAR ? slot : ua_dec_alloc(d, ua_types[b - 1].size);
     if (data == NULL)
-        return false;
-    ua_dec_usual_nodeid_set(&wv->node_id, p, sl);
+        return NULL;
     memcpy(&wv->attribute_id, q, 4);
     wv->index_range.len = -1;
     wv->index_range.data = NULL;
@@ -1519,29 +1506,21 @@ ua_dec_write_value_fast(struct ua_dec *d, struct ua_write_value *wv,
     wv->value.server_ts = 0;
     wv->value.source_ps = 0;
     wv->value.server_ps = 0;
-    /* Constant sizes: moves, no call. */
-    switch (fs) {
-    case 1:
-        if (b == UA_BT_BOOLEAN)
-            *(bool *)data = q[10] != 0;
-        else
-            memcpy(data, q + 10, 1);
-        break;
-    case 2:
-        memcpy(data, q + 10, 2);
-        break;
-    case 4:
-        memcpy(data, q + 10, 4);
-        break;
-    case 8:
+    /* Constant sizes: moves, no call; tests, not a switch, whose jump
+     * table cost more than the usual 8- and 4-byte values' two tests. */
+    if (fs == 8)
         memcpy(data, q + 10, 8);
-        break;
-    default:
+    else if (fs == 4)
+        memcpy(data, q + 10, 4);
+    else if (fs == 2)
+        memcpy(data, q + 10, 2);
+    else if (fs == 16)
         memcpy(data, q + 10, 16);
-        break;
-    }
-    d->p = q + UA_WV_TAIL + fs;
-    return true;
+    else if (b == UA_BT_BOOLEAN)
+        *(bool *)data = q[10] != 0;
+    else
+        memcpy(data, q + 10, 1);
+    return q + UA_WV_TAIL + fs;
 }
 
 /*
@@ -1554,13 +1533,21 @@ static ua_status
 ua_dec_write_values(struct ua_dec *d, struct ua_write_value *wv, int32_t len,
                     uint8_t *slots)
 {
-    ua_status s = UA_GOOD;
+    ua_status      s = UA_GOOD;
+    /* The position, the end and the String limit in locals: d's fields
+     * are loaded again after every store through a pointer otherwise. */
+    const uint8_t *p = d->p, *np, *end = d->end;
+    int32_t        max_sl = d->lim->max_string_len;
+    const struct ua_write_value *last = wv + len;
 
     d->depth += 2;                      /* WriteValue, DataValue */
-    for (int32_t i = 0; i < len && s == UA_GOOD;
-         i++, wv++, slots += UA_WV_SCALAR) {
-        if (ua_dec_write_value_fast(d, wv, slots))
+    for (; wv < last && s == UA_GOOD; wv++, slots += UA_WV_SCALAR) {
+        np = ua_dec_write_value_fast(d, p, end, max_sl, wv, slots);
+        if (np != NULL) {
+            p = np;
             continue;
+        }
+        d->p = p;
         s = ua_dec_nodeid(d, &wv->node_id, NULL);
         if (s == UA_GOOD)
             s = ua_dec_raw(d, &wv->attribute_id, 4);
@@ -1568,7 +1555,9 @@ ua_dec_write_values(struct ua_dec *d, struct ua_write_value *wv, int32_t len,
             s = ua_dec_string(d, &wv->index_range, d->lim->max_string_len);
         if (s == UA_GOOD)
             s = ua_dec_datavalue_fast(d, &wv->value);
+        p = d->p;
     }
+    d->p = p;
     d->depth -= 2;
     return s;
 }
@@ -1619,8 +1608,9 @@ ua_dec_request_header_fast(struct ua_dec *d, struct ua_request_header *h)
  * The common ReadValueId in one step: a numeric or String NodeId, no
  * IndexRange, a null DataEncoding name; one bounds check instead of one per
  * field.  True when it decoded rv (and moved d->p); false, with nothing
- * consumed, for any other shape or anything short or over a limit: the
- * general path then decodes it and reports what is wrong.
+ * consumed (its NodeId perhaps set), for any other shape or anything short
+ * or over a limit: the general path then decodes all of it and reports
+ * what is wrong.
  */
 #define UA_RVID_TAIL 14     /* attributeId, indexRange, dataEncoding */
 /* ua_wire_min of ReadValueId (NodeId 2, UInt32, String, QualifiedName 6)
@@ -1634,9 +1624,10 @@ ua_dec_read_value_id_fast(struct ua_dec *d, struct ua_read_value_id *rv)
 {
     const uint8_t *p = d->p, *q;
     size_t         left = (size_t)(d->end - p), idlen;
-    int32_t        sl = 0, ir, dn;
+    int32_t        ir, dn;
 
-    idlen = ua_dec_usual_nodeid_len(d, p, left, UA_RVID_TAIL, &sl);
+    idlen = ua_dec_usual_nodeid(d->lim->max_string_len, p, left,
+                                UA_RVID_TAIL, &rv->node_id);
     if (idlen == 0)
         return false;
     q = p + idlen;
@@ -1644,7 +1635,6 @@ ua_dec_read_value_id_fast(struct ua_dec *d, struct ua_read_value_id *rv)
     memcpy(&dn, q + 10, 4);
     if (ir != -1 || dn != -1)
         return false;
-    ua_dec_usual_nodeid_set(&rv->node_id, p, sl);
     memcpy(&rv->attribute_id, q, 4);
     rv->index_range.len = -1;
     rv->index_range.data = NULL;

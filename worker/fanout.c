@@ -500,16 +500,21 @@ wk_fanout_results(struct wk_fanout *f, const struct shm_fo_results *r,
                   const uint8_t *codes)
 {
     struct wk_fanout_write *pw = wk_fanout_write_of(f, r->id);
+    uint32_t                k;
 
     if (pw == NULL)
         return;                         /* answered or dropped already */
-    for (uint32_t k = 0; k < r->count; k++) {
-        uint32_t op = r->first_op + k;
-
-        if (op >= pw->n || pw->left == 0)
-            break;
-        memcpy(&pw->results[op], codes + 4 * (size_t)k, 4);
-        pw->left--;
+    /* The codes of operations first_op.. as far as the Write has
+     * operations and results to come, in one copy (a broker that sends
+     * more cannot write past the results or complete a Write twice). */
+    if (r->first_op < pw->n) {
+        k = r->count;
+        if (k > pw->n - r->first_op)
+            k = pw->n - r->first_op;
+        if (k > pw->left)
+            k = pw->left;
+        memcpy(&pw->results[r->first_op], codes, 4 * (size_t)k);
+        pw->left -= k;
     }
     if (pw->left == 0)
         wk_fanout_write_done(f, pw);
@@ -558,12 +563,23 @@ wk_fanout_write_begin(struct wk_fanout *f, const struct wk_conn_ref *ref,
     pw->n = n;
     pw->left = n;
     pw->next_free = UINT32_MAX;
-    for (uint32_t k = 0; k < n; k++)
-        pw->results[k] = UA_BAD_INTERNAL_ERROR;
+    /* Every result is set before the response leaves; this one stays only
+     * if a broker answered an operation twice and another never.  Two at
+     * a time: the loop runs per WriteValue. */
+    {
+        const uint64_t two = (uint64_t)UA_BAD_INTERNAL_ERROR << 32
+                             | UA_BAD_INTERNAL_ERROR;
+        uint32_t       k;
+
+        for (k = 0; k + 1 < n; k += 2)
+            memcpy(&pw->results[k], &two, 8);
+        if (k < n)
+            pw->results[k] = UA_BAD_INTERNAL_ERROR;
+    }
     return (int)pw->id;
 }
 
-/* wk_fanout_write_add(), every case (worker/fanout.h). */
+/* Every operation of a Write, worker/fanout.h (the run's fallback). */
 ua_status
 wk_fanout_write_any(struct wk_fanout *f, int id, uint32_t op, uint32_t node,
                     uint32_t attr, const struct ua_string *range,
@@ -683,6 +699,30 @@ wk_fanout_write_any(struct wk_fanout *f, int id, uint32_t op, uint32_t node,
     f->outbox_len = start + nslots * ss;
     wk_fanout_count(&f->w->row->write_ops, 1);
     return UA_GOOD;
+}
+
+/* wk_fanout_run_close(), worker/fanout.h: the run's operations are in
+ * the open record's bytes; now its header, its last slot's tail and f. */
+void
+wk_fanout_run_end(struct wk_fanout *f, uint32_t len, uint32_t nops,
+                  uint32_t added)
+{
+    const uint32_t ss = f->slot_size;
+    uint8_t       *p = f->outbox + f->open_off;
+    uint32_t       nslots = shm_fo_slots(len, ss);
+    uint16_t       ns16 = (uint16_t)nslots;
+
+    /* Every byte up to len was stored by an operation (padding
+     * included); past it, up to the end of the last slot, zero. */
+    memset(p + len, 0, (size_t)nslots * ss - len);
+    memcpy(p + offsetof(struct shm_fo_write, hdr.nslots), &ns16, 2);
+    memcpy(p + offsetof(struct shm_fo_write, hdr.len), &len, 4);
+    memcpy(p + offsetof(struct shm_fo_write, nops), &nops, 4);
+    f->open_len = len;
+    f->open_nops = nops;
+    f->open_nslots = nslots;
+    f->outbox_len = f->open_off + nslots * ss;
+    wk_fanout_count(&f->w->row->write_ops, added);
 }
 
 void

@@ -215,15 +215,9 @@ int wk_fanout_write_begin(struct wk_fanout *f, const struct wk_conn_ref *ref,
  * status for the operation when it cannot travel (a value larger than the
  * request ring: BadRequestTooLarge; an IndexRange longer than
  * SHM_FO_RANGE_MAX: BadIndexRangeInvalid; no room left in the outbox:
- * BadServerTooBusy).
+ * BadServerTooBusy).  Every case; the Write loop takes the common one
+ * through a run (wk_fanout_run_add, below) and this as its fallback.
  */
-static inline ua_status wk_fanout_write_add(struct wk_fanout *f, int id,
-                                           uint32_t op, uint32_t node,
-                                           uint32_t attr,
-                                           const struct ua_string *range,
-                                           const struct ua_datavalue *dv);
-
-/* wk_fanout_write_add(), every case (the inline one's fallback). */
 ua_status wk_fanout_write_any(struct wk_fanout *f, int id, uint32_t op,
                               uint32_t node, uint32_t attr,
                               const struct ua_string *range,
@@ -249,21 +243,19 @@ void wk_fanout_write_commit(struct wk_fanout *f, int id);
 static inline size_t
 wk_fanout_fixed_size(const struct ua_datavalue *dv)
 {
-    /* Encoded sizes of the fixed-size built-in types (0: not one). */
-    static const uint8_t size[UA_BT_DATETIME + 1] = {
+    /* Encoded sizes of the fixed-size built-in types (0: not one; GUID
+     * and the types between DateTime and StatusCode are not). */
+    static const uint8_t size[UA_BT_STATUSCODE + 1] = {
         [UA_BT_BOOLEAN] = 1, [UA_BT_SBYTE] = 1, [UA_BT_BYTE] = 1,
         [UA_BT_INT16] = 2, [UA_BT_UINT16] = 2,
         [UA_BT_INT32] = 4, [UA_BT_UINT32] = 4, [UA_BT_FLOAT] = 4,
         [UA_BT_INT64] = 8, [UA_BT_UINT64] = 8, [UA_BT_DOUBLE] = 8,
-        [UA_BT_DATETIME] = 8,
+        [UA_BT_DATETIME] = 8, [UA_BT_STATUSCODE] = 4,
     };
     const struct ua_variant *v = &dv->value;
 
-    if (dv->mask != UA_DV_VALUE || v->is_array || v->data == NULL)
-        return 0;
-    if (v->type == UA_BT_STATUSCODE)
-        return 4;
-    if (v->type > UA_BT_DATETIME)
+    if (dv->mask != UA_DV_VALUE || v->is_array || v->data == NULL
+        || v->type > UA_BT_STATUSCODE)
         return 0;
     if (v->type == UA_BT_BOOLEAN && *(const uint8_t *)v->data > 1)
         return 0;
@@ -277,94 +269,140 @@ wk_fanout_put_fixed(uint8_t *q, const struct ua_datavalue *dv, uint32_t fixed)
 {
     q[0] = UA_DV_VALUE;
     q[1] = dv->value.type;
-    switch (fixed) {
-    case 1:
-        q[2] = *(const uint8_t *)dv->value.data;
-        break;
-    case 2:
-        memcpy(q + 2, dv->value.data, 2);
-        break;
-    case 4:
-        memcpy(q + 2, dv->value.data, 4);
-        break;
-    default:
+    /* Tests, not a switch: its jump table cost more than the two tests
+     * the usual 8- and 4-byte values take. */
+    if (fixed == 8)
         memcpy(q + 2, dv->value.data, 8);
-        break;
-    }
+    else if (fixed == 4)
+        memcpy(q + 2, dv->value.data, 4);
+    else if (fixed == 2)
+        memcpy(q + 2, dv->value.data, 2);
+    else
+        q[2] = *(const uint8_t *)dv->value.data;
 }
 
 /*
- * wk_fanout_write_add() for the common operation: a Value alone, a
- * fixed-size scalar, no IndexRange, continuing this Write's open record
- * in its slots or one more.  The same bytes as the general path
- * (wk_fanout_write_any) without its set-up (inline: the Write loop calls
- * it per WriteValue); false, nothing changed, for anything else.
+ * A run: the common operations of one Write (a Value alone, a fixed-size
+ * scalar, no IndexRange) appended to its open record with the record's
+ * state in a local struct, which the compiler keeps in registers through
+ * the Write loop, instead of in f: every store into the outbox may alias
+ * f, so state kept there is loaded and stored again per operation.  Per
+ * operation only its struct shm_fo_wop, its DataValue and its padding are
+ * stored.  The header's nslots, len and nops, the zero tail of its last
+ * slot, f->open_*, the outbox length and the write_ops counter are brought
+ * up to date once, by wk_fanout_run_close(), which must run before
+ * anything else looks at the outbox or f->open_* (wk_fanout_write_any,
+ * _commit); wk_fanout_write_result() may run in between.  The record
+ * bytes are exactly those wk_fanout_write_any() makes (check_svc_write
+ * test_run_same_records).
+ */
+struct wk_fanout_run {
+    uint8_t  *rec;          /* the open record, NULL: none (nothing fits) */
+    uint8_t  *cur;          /* where its next operation goes */
+    uint32_t  room;         /* the bytes it may still take: its slots may
+                             * not pass the ring's size, UINT16_MAX or the
+                             * outbox */
+    uint32_t  nops;         /* its operations so far */
+    uint32_t  nops0;        /* ... when the run opened */
+};
+
+/* Out of line: wk_fanout_run_close() when the run added operations. */
+void wk_fanout_run_end(struct wk_fanout *f, uint32_t len, uint32_t nops,
+                       uint32_t added);
+
+/* Continue Write id's open record, if it is the open one (else no run). */
+static inline void
+wk_fanout_run_open(const struct wk_fanout *f, int id, struct wk_fanout_run *r)
+{
+    uint64_t ss = f->slot_size, maxslots, room;
+
+    if (f->open_off == UINT32_MAX || f->open_id != (uint32_t)id) {
+        r->rec = r->cur = NULL;
+        r->room = r->nops = r->nops0 = 0;   /* nothing fits */
+        return;
+    }
+    r->rec = f->outbox + f->open_off;
+    r->cur = r->rec + f->open_len;
+    r->nops = r->nops0 = f->open_nops;
+    /* Whole slots only: len fits in k slots iff len <= k * ss. */
+    maxslots = f->req.size < UINT16_MAX ? f->req.size : UINT16_MAX;
+    room = (f->outbox_cap - f->open_off) / ss;
+    if (room < maxslots)
+        maxslots = room;
+    room = maxslots * ss;
+    if (room > UINT32_MAX)
+        room = UINT32_MAX;
+    /* open_len <= its slots' bytes <= room (checked when it took them) */
+    r->room = (uint32_t)room - f->open_len;
+}
+
+/* Bring f up to date with the run (before anything else reads it). */
+static inline void
+wk_fanout_run_close(struct wk_fanout *f, const struct wk_fanout_run *r)
+{
+    if (r->nops != r->nops0)
+        wk_fanout_run_end(f, (uint32_t)(r->cur - r->rec), r->nops,
+                          r->nops - r->nops0);
+}
+
+/*
+ * The common operation (the caller checked: no IndexRange) appended to the
+ * run: true; false, nothing changed, when dv is not a fixed-size scalar
+ * alone or the record cannot take it (no run, or no room left).
  */
 static inline bool
-wk_fanout_write_fixed(struct wk_fanout *f, uint32_t op, uint32_t node,
-                      uint32_t attr, const struct ua_datavalue *dv,
-                      size_t fixed)
+wk_fanout_run_fixed(struct wk_fanout_run *r, uint32_t op, uint32_t node,
+                    uint32_t attr, const struct ua_datavalue *dv)
 {
-    const uint64_t    ss = f->slot_size;
+    uint32_t          fixed = (uint32_t)wk_fanout_fixed_size(dv), oplen;
+    uint32_t          zero = 0;
     struct shm_fo_wop wop;
-    uint32_t          len = f->open_len, nslots = f->open_nslots;
-    uint32_t          dvlen = 2 + (uint32_t)fixed;
-    uint32_t          oplen = (uint32_t)shm_fo_wop_bytes(0, dvlen);
-    uint8_t          *p, *q;
+    uint8_t          *q = r->cur;
 
-    if (len + oplen > nslots * ss) {
-        nslots++;
-        if (len + oplen > nslots * ss || nslots > UINT16_MAX
-            || nslots > f->req.size
-            || f->open_off + nslots * ss > f->outbox_cap)
-            return false;
-    }
-    p = f->outbox + f->open_off;
-    q = p + len;
+    if (fixed == 0)
+        return false;
+    /* shm_fo_wop_bytes(0, 2 + fixed) */
+    oplen = (uint32_t)(sizeof(wop) + 2 + fixed + SHM_FO_WOP_ALIGN - 1)
+            & ~(SHM_FO_WOP_ALIGN - 1);
+    if (oplen > r->room)
+        return false;
+    /* The padding: zero the op's last word first, the DataValue then
+     * overwrites what of it is not padding (no stale bytes travel). */
+    memcpy(q + oplen - 4, &zero, 4);
     wop.op = op;
     wop.node = node;
-    wop.dv_len = dvlen;
+    wop.dv_len = 2 + fixed;
     wop.attr = attr > UINT16_MAX ? UINT16_MAX : (uint16_t)attr;
     wop.range_len = 0;
     memcpy(q, &wop, sizeof(wop));
-    q += sizeof(wop);
-    wk_fanout_put_fixed(q, dv, fixed);
-    /* A new slot: zero its tail (the record's other slots are zero past
-     * its data already, as in the general path). */
-    if (nslots != f->open_nslots)
-        memset(q + dvlen, 0, nslots * ss - (len + sizeof(wop) + dvlen));
-    f->open_nops++;
-    f->open_len = len + oplen;
-    f->open_nslots = nslots;
-    {
-        uint16_t ns16 = (uint16_t)nslots;
-
-        memcpy(p + offsetof(struct shm_fo_write, hdr.nslots), &ns16, 2);
-        memcpy(p + offsetof(struct shm_fo_write, hdr.len), &f->open_len, 4);
-        memcpy(p + offsetof(struct shm_fo_write, nops), &f->open_nops, 4);
-    }
-    f->outbox_len = f->open_off + nslots * (uint32_t)ss;
-    /* single writer: as wk_fanout_count() */
-    atomic_store_explicit(&f->w->row->write_ops,
-                          atomic_load_explicit(&f->w->row->write_ops,
-                                               memory_order_relaxed) + 1,
-                          memory_order_relaxed);
+    wk_fanout_put_fixed(q + sizeof(wop), dv, fixed);
+    r->cur = q + oplen;
+    r->room -= oplen;
+    r->nops++;
     return true;
 }
 
+/*
+ * Queue operation op of Write id (as wk_fanout_write_any, the same result
+ * and record bytes): through run r when it can, else r is closed, the
+ * general path takes it and r is opened again (on the record that path
+ * left open, perhaps a new one).
+ */
 static inline ua_status
-wk_fanout_write_add(struct wk_fanout *f, int id, uint32_t op, uint32_t node,
-                    uint32_t attr, const struct ua_string *range,
-                    const struct ua_datavalue *dv)
+wk_fanout_run_add(struct wk_fanout *f, struct wk_fanout_run *r, int id,
+                  uint32_t op, uint32_t node, uint32_t attr,
+                  const struct ua_string *range,
+                  const struct ua_datavalue *dv)
 {
-    size_t fixed;
+    ua_status st;
 
-    if (f->open_off != UINT32_MAX && f->open_id == (uint32_t)id
-        && (range == NULL || range->len <= 0)
-        && (fixed = wk_fanout_fixed_size(dv)) != 0
-        && wk_fanout_write_fixed(f, op, node, attr, dv, fixed))
+    if ((range == NULL || range->len <= 0)
+        && wk_fanout_run_fixed(r, op, node, attr, dv))
         return UA_GOOD;
-    return wk_fanout_write_any(f, id, op, node, attr, range, dv);
+    wk_fanout_run_close(f, r);
+    st = wk_fanout_write_any(f, id, op, node, attr, range, dv);
+    wk_fanout_run_open(f, id, r);
+    return st;
 }
 
 #endif /* WK_FANOUT_H */

@@ -83,84 +83,108 @@ bool wk_svc_key(const struct ua_nodeid *n, struct shm_nodekey *k);
  * before it.  wk_svc_pipe_init() once, then wk_svc_pipe_lookup() for
  * i = 0, 1, ... n - 1 in order: node i's index or SHM_NONE.
  */
-#define WK_SVC_AHEAD 8
+#define WK_SVC_AHEAD 8      /* a power of two: the ring is indexed by a
+                               mask, not a signed % */
 
-struct wk_svc_pipe {
-    const struct wk_worker *w;
-    const uint8_t          *first;
-    size_t                  stride;
-    int32_t                 n;
-    struct {
-        struct shm_nodekey key;
-        uint32_t           hash;
-        bool               ok;      /* false: no node has it */
-    } k[WK_SVC_AHEAD];
+struct wk_svc_pipe_key {
+    struct shm_nodekey key;         /* WK_SVC_NO_KEY's idtype: no node */
+    uint32_t           hash;
 };
 
-static inline void
-wk_svc_pipe_key(struct wk_svc_pipe *p, int32_t i)
+/*
+ * The key of a NodeId no node can have (wk_svc_key false): an identifier
+ * type no node has (none of SHM_ID_*), so its lookup fails like any
+ * unknown NodeId's and the stages need no flag to test.
+ */
+#define WK_SVC_NO_KEY_IDTYPE 0xFF
+_Static_assert(WK_SVC_NO_KEY_IDTYPE > SHM_ID_NUMERIC
+               && WK_SVC_NO_KEY_IDTYPE > SHM_ID_STRING
+               && WK_SVC_NO_KEY_IDTYPE > SHM_ID_GUID
+               && WK_SVC_NO_KEY_IDTYPE > SHM_ID_OPAQUE,
+               "WK_SVC_NO_KEY_IDTYPE: no node's identifier type");
+
+struct wk_svc_pipe {
+    /* A copy: the caller's stores through byte pointers (a Write's
+     * records) would make the compiler load the store's fields from the
+     * worker again per lookup; a local's cannot change under them. */
+    struct shm_nodestore        ns;
+    const uint8_t              *first;
+    size_t                      stride;
+    uint32_t                    n;
+    struct wk_svc_pipe_key      k[WK_SVC_AHEAD];
+};
+
+_Static_assert((WK_SVC_AHEAD & (WK_SVC_AHEAD - 1)) == 0 && WK_SVC_AHEAD >= 4,
+               "WK_SVC_AHEAD: a power of two, a quarter of it at least 1");
+
+/* Always inline: a call frame per key cost more than the key (GCC, as
+ * __builtin_prefetch). */
+static inline __attribute__((always_inline)) void
+wk_svc_pipe_key(struct wk_svc_pipe *p, uint32_t i)
 {
     const struct ua_nodeid *id = (const struct ua_nodeid *)(const void *)
         (p->first + (size_t)i * p->stride);
-    struct shm_nodekey     *key = &p->k[i % WK_SVC_AHEAD].key;
-    bool                    ok = true;
+    struct wk_svc_pipe_key *e = &p->k[i & (WK_SVC_AHEAD - 1)];
+    struct shm_nodekey      key;
 
     /* wk_svc_key() for the usual String and numeric NodeIds without the
-     * call; the same key (its other cases there). */
+     * call; the same key (its other cases there).  Built in a local and
+     * stored once: the hash reads registers, not the stores just made. */
     if (id->idtype == UA_IDTYPE_STRING && id->id.str.len >= 0
         && (id->id.str.len == 0 || id->id.str.data != NULL)) {
-        key->ns = id->ns;
-        key->idtype = id->idtype;
-        key->num = 0;
-        key->bytes = id->id.str.data;
-        key->len = (uint32_t)id->id.str.len;
+        key.ns = id->ns;
+        key.idtype = id->idtype;
+        key.num = 0;
+        key.bytes = id->id.str.data;
+        key.len = (uint32_t)id->id.str.len;
     } else if (id->idtype == UA_IDTYPE_NUMERIC) {
-        key->ns = id->ns;
-        key->idtype = id->idtype;
-        key->num = id->id.num;
-        key->bytes = NULL;
-        key->len = 0;
-    } else {
-        ok = wk_svc_key(id, key);
+        key.ns = id->ns;
+        key.idtype = id->idtype;
+        key.num = id->id.num;
+        key.bytes = NULL;
+        key.len = 0;
+    } else if (!wk_svc_key(id, &key)) {
+        key.ns = 0;
+        key.idtype = WK_SVC_NO_KEY_IDTYPE;
+        key.num = 0;
+        key.bytes = NULL;
+        key.len = 0;
     }
-    p->k[i % WK_SVC_AHEAD].ok = ok;
-    if (ok) {
-        p->k[i % WK_SVC_AHEAD].hash = shm_nodekey_hash_inl(key);
-        shm_nodestore_prefetch(&p->w->ns, p->k[i % WK_SVC_AHEAD].hash);
-    }
+    e->key = key;
+    e->hash = shm_nodekey_hash_inl(&key);
+    shm_nodestore_prefetch(&p->ns, e->hash);
 }
 
 static inline void
 wk_svc_pipe_init(struct wk_svc_pipe *p, const struct wk_worker *w,
                  const void *first, size_t stride, int32_t n)
 {
-    p->w = w;
+    p->ns = w->ns;
     p->first = first;
     p->stride = stride;
-    p->n = n;
-    for (int32_t i = 0; i < n && i < WK_SVC_AHEAD; i++)
+    p->n = n > 0 ? (uint32_t)n : 0;
+    for (uint32_t i = 0; i < p->n && i < WK_SVC_AHEAD; i++)
         wk_svc_pipe_key(p, i);
 }
 
 static inline uint32_t
-wk_svc_pipe_lookup(struct wk_svc_pipe *p, int32_t i)
+wk_svc_pipe_lookup(struct wk_svc_pipe *p, int32_t i_)
 {
-    const struct shm_nodestore *ns = &p->w->ns;
-    uint32_t                    node = SHM_NONE;
-    int32_t                     j;
+    const struct shm_nodestore   *ns = &p->ns;
+    uint32_t                      i = (uint32_t)i_, j;
+    const struct wk_svc_pipe_key *e = &p->k[i & (WK_SVC_AHEAD - 1)];
+    uint32_t                      node;
 
-    if (p->k[i % WK_SVC_AHEAD].ok)
-        node = shm_nodestore_lookup_hashed(ns, &p->k[i % WK_SVC_AHEAD].key,
-                                           p->k[i % WK_SVC_AHEAD].hash);
+    node = shm_nodestore_lookup_hashed(ns, &e->key, e->hash);
     /* Its entry now takes the key WK_SVC_AHEAD on. */
     if (i + WK_SVC_AHEAD < p->n)
         wk_svc_pipe_key(p, i + WK_SVC_AHEAD);
     j = i + WK_SVC_AHEAD / 2;
-    if (j < p->n && p->k[j % WK_SVC_AHEAD].ok)
-        shm_nodestore_prefetch_node(ns, p->k[j % WK_SVC_AHEAD].hash);
+    if (j < p->n)
+        shm_nodestore_prefetch_node(ns, p->k[j & (WK_SVC_AHEAD - 1)].hash);
     j = i + WK_SVC_AHEAD / 4;
-    if (j < p->n && p->k[j % WK_SVC_AHEAD].ok)
-        shm_nodestore_prefetch_id(ns, p->k[j % WK_SVC_AHEAD].hash);
+    if (j < p->n)
+        shm_nodestore_prefetch_id(ns, p->k[j & (WK_SVC_AHEAD - 1)].hash);
     return node;
 }
 

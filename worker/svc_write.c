@@ -22,7 +22,14 @@
  *
  * No heap: the pending Write and its results live in the fan-out's pool,
  * the records are encoded straight into its outbox.  The lookups are
- * pipelined (wk_svc_pipe, svc_int.h).
+ * pipelined (wk_svc_pipe, svc_int.h).  The usual WriteValue (a Value
+ * alone, a fixed-size scalar, no IndexRange) is appended through a run
+ * (struct wk_fanout_run, fanout.h): the open record's state stays in
+ * locals through the loop and the record's header, tail and counters are
+ * brought up to date once, when the run closes; anything else closes the
+ * run, takes the general path (wk_fanout_write_any) and opens it again.
+ * The same record bytes either way (check_svc_write).  A reader's session
+ * is answered without lookups.
  */
 #include <string.h>
 
@@ -42,8 +49,12 @@ wk_svc_write(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
     struct wk_fanout              *f = w->fanout;
     struct wk_conn_ref             ref;
     int32_t                        n = req->n_nodes_to_write;
+    /* In a local: the loop's stores through byte pointers would make
+     * the compiler load it from req again per WriteValue. */
+    const struct ua_write_value   *wvs = req->nodes_to_write;
     int                            id;
     struct wk_svc_pipe             pipe;
+    struct wk_fanout_run           run;
     bool                           may = wk_session_may_write(w,
                                                               ctx->session);
 
@@ -65,23 +76,30 @@ wk_svc_write(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
         rh->service_result = UA_BAD_SERVER_TOO_BUSY;
         return;
     }
-    wk_svc_pipe_init(&pipe, w, &req->nodes_to_write[0].node_id,
-                     sizeof(req->nodes_to_write[0]), n);
+    if (!may) {
+        /* A reader's session: every operation, without a lookup. */
+        for (int32_t i = 0; i < n; i++)
+            wk_fanout_write_result(f, id, (uint32_t)i,
+                                   UA_BAD_USER_ACCESS_DENIED);
+        wk_fanout_write_commit(f, id);
+        return;
+    }
+    wk_svc_pipe_init(&pipe, w, &wvs[0].node_id, sizeof(wvs[0]), n);
+    wk_fanout_run_open(f, id, &run);
     for (int32_t i = 0; i < n; i++) {
-        const struct ua_write_value *wv = &req->nodes_to_write[i];
+        const struct ua_write_value *wv = &wvs[i];
         uint32_t                     node = wk_svc_pipe_lookup(&pipe, i);
         ua_status                    st;
 
-        if (!may)
-            st = UA_BAD_USER_ACCESS_DENIED;     /* a reader's session */
-        else if (node == SHM_NONE)
+        if (node == SHM_NONE)
             st = UA_BAD_NODE_ID_UNKNOWN;
         else
-            st = wk_fanout_write_add(f, id, (uint32_t)i, node,
-                                     wv->attribute_id, &wv->index_range,
-                                     &wv->value);
+            st = wk_fanout_run_add(f, &run, id, (uint32_t)i, node,
+                                   wv->attribute_id, &wv->index_range,
+                                   &wv->value);
         if (st != UA_GOOD)
             wk_fanout_write_result(f, id, (uint32_t)i, st);
     }
+    wk_fanout_run_close(f, &run);
     wk_fanout_write_commit(f, id);
 }
