@@ -138,14 +138,23 @@ shm_bytes_hash(const uint8_t *p, uint32_t n, uint32_t seed)
     return (uint32_t)shm_mix64(h);
 }
 
+/* shm_nodekey_hash() of a key given by its fields (a caller holding them
+ * in registers need not store the key and read it back), inline. */
+static inline uint32_t
+shm_nodekey_hash_parts(uint16_t ns, uint8_t idtype, uint32_t num,
+                       const uint8_t *bytes, uint32_t len)
+{
+    if (idtype == SHM_ID_NUMERIC)
+        return (uint32_t)shm_mix64(((uint64_t)ns << 32) | num);
+    return shm_bytes_hash(bytes, len, ((uint32_t)ns << 8) | idtype);
+}
+
 /* shm_nodekey_hash(), inline. */
 static inline uint32_t
 shm_nodekey_hash_inl(const struct shm_nodekey *key)
 {
-    if (key->idtype == SHM_ID_NUMERIC)
-        return (uint32_t)shm_mix64(((uint64_t)key->ns << 32) | key->num);
-    return shm_bytes_hash(key->bytes, key->len,
-                          ((uint32_t)key->ns << 8) | key->idtype);
+    return shm_nodekey_hash_parts(key->ns, key->idtype, key->num,
+                                  key->bytes, key->len);
 }
 
 /* a[n] == b[n] without a call for the short identifiers NodeIds have. */

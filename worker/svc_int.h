@@ -125,34 +125,45 @@ wk_svc_pipe_key(struct wk_svc_pipe *p, uint32_t i)
     const struct ua_nodeid *id = (const struct ua_nodeid *)(const void *)
         (p->first + (size_t)i * p->stride);
     struct wk_svc_pipe_key *e = &p->k[i & (WK_SVC_AHEAD - 1)];
-    struct shm_nodekey      key;
+    const uint8_t          *bytes = NULL;
+    uint32_t                num = 0, len = 0, h;
+    uint16_t                ns = id->ns;
+    uint8_t                 idtype = id->idtype;
 
     /* wk_svc_key() for the usual String and numeric NodeIds without the
-     * call; the same key (its other cases there).  Built in a local and
-     * stored once: the hash reads registers, not the stores just made. */
-    if (id->idtype == UA_IDTYPE_STRING && id->id.str.len >= 0
+     * call; the same key (its other cases there).  The fields are stored
+     * into the entry one by one and hashed from registers: a key built in
+     * a local and copied whole was read back as one 16-byte load across
+     * its narrower stores, which the CPU cannot forward (a store-forwarding
+     * stall per key, a third of the Write loop's samples). */
+    if (idtype == UA_IDTYPE_STRING && id->id.str.len >= 0
         && (id->id.str.len == 0 || id->id.str.data != NULL)) {
-        key.ns = id->ns;
-        key.idtype = id->idtype;
-        key.num = 0;
-        key.bytes = id->id.str.data;
-        key.len = (uint32_t)id->id.str.len;
-    } else if (id->idtype == UA_IDTYPE_NUMERIC) {
-        key.ns = id->ns;
-        key.idtype = id->idtype;
-        key.num = id->id.num;
-        key.bytes = NULL;
-        key.len = 0;
-    } else if (!wk_svc_key(id, &key)) {
-        key.ns = 0;
-        key.idtype = WK_SVC_NO_KEY_IDTYPE;
-        key.num = 0;
-        key.bytes = NULL;
-        key.len = 0;
+        bytes = id->id.str.data;
+        len = (uint32_t)id->id.str.len;
+    } else if (idtype == UA_IDTYPE_NUMERIC) {
+        num = id->id.num;
+    } else {
+        struct shm_nodekey key;         /* the rare forms: by the call */
+
+        if (wk_svc_key(id, &key)) {
+            ns = key.ns;
+            idtype = key.idtype;
+            num = key.num;
+            bytes = key.bytes;
+            len = key.len;
+        } else {
+            ns = 0;
+            idtype = WK_SVC_NO_KEY_IDTYPE;
+        }
     }
-    e->key = key;
-    e->hash = shm_nodekey_hash_inl(&key);
-    shm_nodestore_prefetch(&p->ns, e->hash);
+    e->key.ns = ns;
+    e->key.idtype = idtype;
+    e->key.num = num;
+    e->key.bytes = bytes;
+    e->key.len = len;
+    h = shm_nodekey_hash_parts(ns, idtype, num, bytes, len);
+    e->hash = h;
+    shm_nodestore_prefetch(&p->ns, h);
 }
 
 static inline void
