@@ -10,6 +10,7 @@
 #   make fuzz            libFuzzer targets, $(FUZZ_SECONDS) s each (clang)
 #   make bench-codec     codec benchmark, -O2, never sanitized
 #   make bench           server benchmark (uabench), docs/benchmarks.md
+#   make bench-instr     write100's instructions per WriteValue (callgrind)
 #   make interop         interop tests with node-opcua (also in check)
 #   make deps            deploy/install-deps.sh
 #   make clean           rm -rf build
@@ -618,6 +619,13 @@ bench: $(UABENCH) build/uabroker build/uaworker
 	BENCH_SECONDS=$(or $(BENCH_SECONDS),10) \
 	BENCH_WORKERS=$(or $(BENCH_WORKERS),0) \
 	  sh tests/bench/bench_server.sh $(BENCH_SERVER_ARGS)
+
+# Instructions per WriteValue of write100 in the broker and the worker,
+# under callgrind (tests/bench/instr_write.sh; needs valgrind): the
+# figure of the Write path that does not move with the host.
+.PHONY: bench-instr
+bench-instr: $(UABENCH) build/uabroker build/uaworker
+	sh tests/bench/instr_write.sh
 
 -include $(wildcard $(patsubst %.o,%.d,$(UABENCH_OBJS) $(BADINPUT_OBJS)))
 
