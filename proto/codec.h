@@ -17,8 +17,10 @@
 #ifndef UA_CODEC_H
 #define UA_CODEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "arena.h"
 #include "types.h"
@@ -55,6 +57,84 @@ extern const struct ua_limits ua_limits_default;
 ua_status ua_decode(const uint8_t *buf, size_t len, size_t *used, void *dst,
                     const struct ua_type *t, struct ua_arena *a,
                     const struct ua_limits *lim);
+
+/*
+ * The usual WriteRequest, for a caller that takes it straight from its
+ * bytes (the worker's fused Write, worker/svc_write.c): a RequestHeader in
+ * the usual shape (no additionalHeader, a null or empty auditEntryId), then
+ * 1..max_n WriteValues, each a NodeId in one of the forms TwoByte,
+ * FourByte, Numeric, String (length >= 0), a null IndexRange and a
+ * DataValue that is a Value alone (mask 0x01), a scalar of a fixed-size
+ * built-in type of at most 8 bytes (not a Guid).  True, h decoded, *first
+ * at the first WriteValue and *n their number, when buf[len] is that and
+ * ua_decode() of a WriteRequest from it with lim would succeed; false for
+ * anything else, nothing decoded that the caller may use: ua_decode() then
+ * decodes it (and reports what is wrong).  The WriteValues of a true
+ * answer are walked without checks by ua_write_value_usual() and
+ * ua_write_value_tail().
+ */
+struct ua_request_header;              /* types_gen.h */
+
+bool ua_write_request_scan(const uint8_t *buf, size_t len,
+                           const struct ua_limits *lim, int32_t max_n,
+                           struct ua_request_header *h,
+                           const uint8_t **first, int32_t *n);
+
+/* The offsets in a usual WriteValue after its NodeId. */
+#define UA_WV_USUAL_ATTR   0        /* attributeId, uint32 */
+#define UA_WV_USUAL_TYPE   9        /* the Variant's built-in type */
+#define UA_WV_USUAL_VALUE  10       /* its value, 1..8 bytes */
+
+/*
+ * The NodeId of a usual WriteValue at p (ua_write_request_scan() said so)
+ * as its parts, what ua_decode() makes of it (the String's bytes in buf);
+ * the position after it, where the UA_WV_USUAL_* offsets start.  Inline:
+ * the caller's loop keeps the parts in registers.
+ */
+static inline const uint8_t *
+ua_write_value_usual(const uint8_t *p, uint16_t *ns, uint8_t *idtype,
+                     uint32_t *num, const uint8_t **bytes, uint32_t *len)
+{
+    uint16_t u16;
+    int32_t  sl;
+
+    *idtype = UA_IDTYPE_NUMERIC;
+    *bytes = NULL;
+    *len = 0;
+    switch (p[0]) {
+    case 0x00:
+        *ns = 0;
+        *num = p[1];
+        return p + 2;
+    case 0x01:
+        memcpy(&u16, p + 2, 2);
+        *ns = p[1];
+        *num = u16;
+        return p + 4;
+    case 0x02:
+        memcpy(ns, p + 1, 2);
+        memcpy(num, p + 3, 4);
+        return p + 7;
+    default:                        /* 0x03, the scan took no other */
+        memcpy(ns, p + 1, 2);
+        memcpy(&sl, p + 3, 4);
+        *idtype = UA_IDTYPE_STRING;
+        *num = 0;
+        *bytes = p + 7;
+        *len = (uint32_t)sl;
+        return p + 7 + (uint32_t)sl;
+    }
+}
+
+/*
+ * The next WriteValue after the one whose NodeId ended at q, given the
+ * encoded size of its value (1, 2, 4 or 8 for its type).
+ */
+static inline const uint8_t *
+ua_write_value_tail(const uint8_t *q, size_t fixed)
+{
+    return q + UA_WV_USUAL_VALUE + fixed;
+}
 
 /*
  * Encode src of type t into buf[cap].  On success *len is the bytes written.

@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fanout.h"
+#include "proto/codec.h"
 #include "proto/types.h"
 #include "proto/types_gen.h"
 #include "svc.h"
@@ -37,6 +39,21 @@ void wk_svc_register_nodes(struct wk_svc_ctx *ctx, const void *req,
 void wk_svc_unregister_nodes(struct wk_svc_ctx *ctx, const void *req,
                              void *resp);
 void wk_svc_write(struct wk_svc_ctx *ctx, const void *req, void *resp);
+bool wk_svc_write_scan(struct wk_svc_ctx *ctx, const uint8_t *body,
+                       size_t blen, struct ua_request_header *hdr);
+void wk_svc_write_raw(struct wk_svc_ctx *ctx, void *resp);
+
+/*
+ * The Write loops after the checks (w->fanout, Write id begun): the
+ * operations of n decoded WriteValues, or of n usual ones in their wire
+ * bytes (wk_svc_write_scan took them), queued or answered; the caller
+ * commits.  The same records and results for the same request
+ * (check_svc_write test_fused_same).
+ */
+void wk_svc_write_ops(struct wk_worker *w, int id,
+                      const struct ua_write_value *wvs, int32_t n);
+void wk_svc_write_ops_wire(struct wk_worker *w, int id, const uint8_t *raw,
+                           int32_t n);
 
 /*
  * The endpoint list we offer (GetEndpoints, CreateSession), built in the
@@ -89,6 +106,8 @@ bool wk_svc_key(const struct ua_nodeid *n, struct shm_nodekey *k);
 struct wk_svc_pipe_key {
     struct shm_nodekey key;         /* WK_SVC_NO_KEY's idtype: no node */
     uint32_t           hash;
+    const uint8_t     *tail;        /* wire pipe: the WriteValue's bytes
+                                       after its NodeId */
 };
 
 /*
@@ -109,13 +128,36 @@ struct wk_svc_pipe {
      * worker again per lookup; a local's cannot change under them. */
     struct shm_nodestore        ns;
     const uint8_t              *first;
-    size_t                      stride;
+    size_t                      stride;     /* 0: a wire pipe, first the
+                                               next WriteValue's bytes */
     uint32_t                    n;
     struct wk_svc_pipe_key      k[WK_SVC_AHEAD];
 };
 
 _Static_assert((WK_SVC_AHEAD & (WK_SVC_AHEAD - 1)) == 0 && WK_SVC_AHEAD >= 4,
                "WK_SVC_AHEAD: a power of two, a quarter of it at least 1");
+
+/* Key entry e from its parts: stored field by field and hashed from
+ * registers (a key built in a local and copied whole was read back as one
+ * 16-byte load across its narrower stores, which the CPU cannot forward:
+ * a store-forwarding stall per key, a third of the Write loop's samples),
+ * its index entry prefetched. */
+static inline __attribute__((always_inline)) void
+wk_svc_pipe_set(const struct wk_svc_pipe *p, struct wk_svc_pipe_key *e,
+                uint16_t ns, uint8_t idtype, uint32_t num,
+                const uint8_t *bytes, uint32_t len)
+{
+    uint32_t h;
+
+    e->key.ns = ns;
+    e->key.idtype = idtype;
+    e->key.num = num;
+    e->key.bytes = bytes;
+    e->key.len = len;
+    h = shm_nodekey_hash_parts(ns, idtype, num, bytes, len);
+    e->hash = h;
+    shm_nodestore_prefetch(&p->ns, h);
+}
 
 /* Always inline: a call frame per key cost more than the key (GCC, as
  * __builtin_prefetch). */
@@ -124,18 +166,13 @@ wk_svc_pipe_key(struct wk_svc_pipe *p, uint32_t i)
 {
     const struct ua_nodeid *id = (const struct ua_nodeid *)(const void *)
         (p->first + (size_t)i * p->stride);
-    struct wk_svc_pipe_key *e = &p->k[i & (WK_SVC_AHEAD - 1)];
     const uint8_t          *bytes = NULL;
-    uint32_t                num = 0, len = 0, h;
+    uint32_t                num = 0, len = 0;
     uint16_t                ns = id->ns;
     uint8_t                 idtype = id->idtype;
 
     /* wk_svc_key() for the usual String and numeric NodeIds without the
-     * call; the same key (its other cases there).  The fields are stored
-     * into the entry one by one and hashed from registers: a key built in
-     * a local and copied whole was read back as one 16-byte load across
-     * its narrower stores, which the CPU cannot forward (a store-forwarding
-     * stall per key, a third of the Write loop's samples). */
+     * call; the same key (its other cases there). */
     if (idtype == UA_IDTYPE_STRING && id->id.str.len >= 0
         && (id->id.str.len == 0 || id->id.str.data != NULL)) {
         bytes = id->id.str.data;
@@ -156,30 +193,46 @@ wk_svc_pipe_key(struct wk_svc_pipe *p, uint32_t i)
             idtype = WK_SVC_NO_KEY_IDTYPE;
         }
     }
-    e->key.ns = ns;
-    e->key.idtype = idtype;
-    e->key.num = num;
-    e->key.bytes = bytes;
-    e->key.len = len;
-    h = shm_nodekey_hash_parts(ns, idtype, num, bytes, len);
-    e->hash = h;
-    shm_nodestore_prefetch(&p->ns, h);
+    wk_svc_pipe_set(p, &p->k[i & (WK_SVC_AHEAD - 1)], ns, idtype, num,
+                    bytes, len);
 }
 
-static inline void
-wk_svc_pipe_init(struct wk_svc_pipe *p, const struct wk_worker *w,
-                 const void *first, size_t stride, int32_t n)
+/* The key of the next usual WriteValue in the wire (ua_write_value_usual,
+ * proto/codec.h: the same key as its decoded NodeId's), in order. */
+static inline __attribute__((always_inline)) void
+wk_svc_pipe_key_wire(struct wk_svc_pipe *p, uint32_t i)
+{
+    struct wk_svc_pipe_key *e = &p->k[i & (WK_SVC_AHEAD - 1)];
+    const uint8_t          *bytes, *q;
+    uint32_t                num, len;
+    uint16_t                ns;
+    uint8_t                 idtype;
+
+    q = ua_write_value_usual(p->first, &ns, &idtype, &num, &bytes, &len);
+    e->tail = q;
+    p->first = ua_write_value_tail(q,
+                                   wk_fanout_type_size(q[UA_WV_USUAL_TYPE]));
+    wk_svc_pipe_set(p, e, ns, idtype, num, bytes, len);
+}
+
+static inline __attribute__((always_inline)) void
+wk_svc_pipe_start(struct wk_svc_pipe *p, const struct wk_worker *w,
+                  const void *first, size_t stride, int32_t n)
 {
     p->ns = w->ns;
     p->first = first;
     p->stride = stride;
     p->n = n > 0 ? (uint32_t)n : 0;
-    for (uint32_t i = 0; i < p->n && i < WK_SVC_AHEAD; i++)
-        wk_svc_pipe_key(p, i);
+    for (uint32_t i = 0; i < p->n && i < WK_SVC_AHEAD; i++) {
+        if (stride == 0)
+            wk_svc_pipe_key_wire(p, i);
+        else
+            wk_svc_pipe_key(p, i);
+    }
 }
 
-static inline uint32_t
-wk_svc_pipe_lookup(struct wk_svc_pipe *p, int32_t i_)
+static inline __attribute__((always_inline)) uint32_t
+wk_svc_pipe_next(struct wk_svc_pipe *p, int32_t i_, bool wire)
 {
     const struct shm_nodestore   *ns = &p->ns;
     uint32_t                      i = (uint32_t)i_, j;
@@ -188,8 +241,12 @@ wk_svc_pipe_lookup(struct wk_svc_pipe *p, int32_t i_)
 
     node = shm_nodestore_lookup_hashed(ns, &e->key, e->hash);
     /* Its entry now takes the key WK_SVC_AHEAD on. */
-    if (i + WK_SVC_AHEAD < p->n)
-        wk_svc_pipe_key(p, i + WK_SVC_AHEAD);
+    if (i + WK_SVC_AHEAD < p->n) {
+        if (wire)
+            wk_svc_pipe_key_wire(p, i + WK_SVC_AHEAD);
+        else
+            wk_svc_pipe_key(p, i + WK_SVC_AHEAD);
+    }
     j = i + WK_SVC_AHEAD / 2;
     if (j < p->n)
         shm_nodestore_prefetch_node(ns, p->k[j & (WK_SVC_AHEAD - 1)].hash);
@@ -197,6 +254,41 @@ wk_svc_pipe_lookup(struct wk_svc_pipe *p, int32_t i_)
     if (j < p->n)
         shm_nodestore_prefetch_id(ns, p->k[j & (WK_SVC_AHEAD - 1)].hash);
     return node;
+}
+
+/* NodeIds at first, first + stride, ... */
+static inline void
+wk_svc_pipe_init(struct wk_svc_pipe *p, const struct wk_worker *w,
+                 const void *first, size_t stride, int32_t n)
+{
+    wk_svc_pipe_start(p, w, first, stride, n);
+}
+
+static inline uint32_t
+wk_svc_pipe_lookup(struct wk_svc_pipe *p, int32_t i)
+{
+    return wk_svc_pipe_next(p, i, false);
+}
+
+/*
+ * A wire pipe: the n usual WriteValues whose bytes start at first
+ * (ua_write_request_scan() took them), each one's lookup and *tail, its
+ * bytes after the NodeId (the UA_WV_USUAL_* offsets).
+ */
+static inline void
+wk_svc_pipe_init_wire(struct wk_svc_pipe *p, const struct wk_worker *w,
+                      const uint8_t *first, int32_t n)
+{
+    wk_svc_pipe_start(p, w, first, 0, n);
+}
+
+static inline uint32_t
+wk_svc_pipe_lookup_wire(struct wk_svc_pipe *p, int32_t i,
+                        const uint8_t **tail)
+{
+    /* Before the lookup's stage gives its entry to a later key. */
+    *tail = p->k[(uint32_t)i & (WK_SVC_AHEAD - 1)].tail;
+    return wk_svc_pipe_next(p, i, true);
 }
 
 /* Node i's NodeId, BrowseName, DisplayName (pointing into the store). */

@@ -31,6 +31,7 @@
  * The same record bytes either way (check_svc_write).  A reader's session
  * is answered without lookups.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "fanout.h"
@@ -39,51 +40,83 @@
 #include "proto/types_gen.h"
 #include "svc_int.h"
 
-void
-wk_svc_write(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
+static int wk_svc_write_start(struct wk_svc_ctx *ctx, int32_t n,
+                              struct ua_response_header *rh);
+static ua_status __attribute__((noinline))
+wk_svc_write_wire_any(struct wk_fanout *f,
+                                       struct wk_fanout_run *r, int id,
+                                       uint32_t op, uint32_t node,
+                                       uint32_t attr, uint8_t t,
+                                       const uint8_t *v, uint32_t fixed);
+
+/*
+ * What both forms do before their loop: the service-level checks, the
+ * deferral, the pending Write, a reader's answer.  Write id for the loop;
+ * -1 when the request is answered (rh's ServiceResult or every result).
+ */
+static int
+wk_svc_write_start(struct wk_svc_ctx *ctx, int32_t n,
+                   struct ua_response_header *rh)
 {
-    const struct ua_write_request *req = req_;
-    struct ua_write_response      *resp = resp_;
-    struct ua_response_header     *rh = &resp->response_header;
-    struct wk_worker              *w = ctx->w;
-    struct wk_fanout              *f = w->fanout;
-    struct wk_conn_ref             ref;
-    int32_t                        n = req->n_nodes_to_write;
-    /* In a local: the loop's stores through byte pointers would make
-     * the compiler load it from req again per WriteValue. */
-    const struct ua_write_value   *wvs = req->nodes_to_write;
-    int                            id;
-    struct wk_svc_pipe             pipe;
-    struct wk_fanout_run           run;
-    bool                           may = wk_session_may_write(w,
-                                                              ctx->session);
+    struct wk_worker  *w = ctx->w;
+    struct wk_fanout  *f = w->fanout;
+    struct wk_conn_ref ref;
+    int                id;
 
     if (n <= 0) {
         rh->service_result = UA_BAD_NOTHING_TO_DO;
-        return;
+        return -1;
     }
     if ((uint32_t)n > w->conf->max_nodes_per_write) {
         rh->service_result = UA_BAD_TOO_MANY_OPERATIONS;
-        return;
+        return -1;
     }
     if (!wk_fanout_on(f) || wk_conn_defer(ctx, &ref) != 0) {
         rh->service_result = UA_BAD_SERVICE_UNSUPPORTED;
-        return;
+        return -1;
     }
     id = wk_fanout_write_begin(f, &ref, (uint32_t)n);
     if (id < 0) {
         ctx->pending = false;           /* answered now after all */
         rh->service_result = UA_BAD_SERVER_TOO_BUSY;
-        return;
+        return -1;
     }
-    if (!may) {
+    if (!wk_session_may_write(w, ctx->session)) {
         /* A reader's session: every operation, without a lookup. */
         for (int32_t i = 0; i < n; i++)
             wk_fanout_write_result(f, id, (uint32_t)i,
                                    UA_BAD_USER_ACCESS_DENIED);
         wk_fanout_write_commit(f, id);
-        return;
+        return -1;
     }
+    return id;
+}
+
+void
+wk_svc_write(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
+{
+    const struct ua_write_request *req = req_;
+    struct ua_write_response      *resp = resp_;
+    int32_t                        n = req->n_nodes_to_write;
+    int                            id;
+
+    id = wk_svc_write_start(ctx, n, &resp->response_header);
+    if (id < 0)
+        return;
+    wk_svc_write_ops(ctx->w, id, req->nodes_to_write, n);
+    wk_fanout_write_commit(ctx->w->fanout, id);
+}
+
+/* Flattened: GCC left the node store's probe out of line in one of the
+ * two loops, whose call cost ~20 instructions per WriteValue. */
+__attribute__((flatten)) void
+wk_svc_write_ops(struct wk_worker *w, int id,
+                 const struct ua_write_value *wvs, int32_t n)
+{
+    struct wk_fanout    *f = w->fanout;
+    struct wk_svc_pipe   pipe;
+    struct wk_fanout_run run;
+
     wk_svc_pipe_init(&pipe, w, &wvs[0].node_id, sizeof(wvs[0]), n);
     wk_fanout_run_open(f, id, &run);
     for (int32_t i = 0; i < n; i++) {
@@ -101,5 +134,104 @@ wk_svc_write(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
             wk_fanout_write_result(f, id, (uint32_t)i, st);
     }
     wk_fanout_run_close(f, &run);
-    wk_fanout_write_commit(f, id);
+}
+
+/*
+ * The fused form's scan (wk_svc_scan_fn): a WriteRequest whose every
+ * WriteValue is the usual one (ua_write_request_scan, proto/codec.h) and
+ * within conf->max_nodes_per_write; anything else, including every error
+ * and limit, is declined and takes the decode and wk_svc_write().
+ */
+bool
+wk_svc_write_scan(struct wk_svc_ctx *ctx, const uint8_t *body, size_t blen,
+                  struct ua_request_header *hdr)
+{
+    const struct wk_worker *w = ctx->w;
+    uint32_t                max = w->conf->max_nodes_per_write;
+
+    return ua_write_request_scan(body, blen, &w->limits,
+                                 max > INT32_MAX ? INT32_MAX : (int32_t)max,
+                                 hdr, &ctx->raw, &ctx->raw_n);
+}
+
+/*
+ * The fused form (wk_svc_raw_fn): wk_svc_write()'s loop with each
+ * WriteValue read from the request's bytes, which the scan checked: the
+ * pipeline's key stage parses its NodeId, the run copies its value's wire
+ * bytes.  No decoded request, so none of its stores and loads.  The same
+ * records and results (check_svc_write test_fused_same).
+ */
+void
+wk_svc_write_raw(struct wk_svc_ctx *ctx, void *resp_)
+{
+    struct ua_write_response *resp = resp_;
+    int                       id;
+
+    id = wk_svc_write_start(ctx, ctx->raw_n, &resp->response_header);
+    if (id < 0)
+        return;
+    wk_svc_write_ops_wire(ctx->w, id, ctx->raw, ctx->raw_n);
+    wk_fanout_write_commit(ctx->w->fanout, id);
+}
+
+__attribute__((flatten)) void
+wk_svc_write_ops_wire(struct wk_worker *w, int id, const uint8_t *raw,
+                      int32_t n)
+{
+    struct wk_fanout    *f = w->fanout;
+    struct wk_svc_pipe   pipe;
+    struct wk_fanout_run run;
+
+    wk_svc_pipe_init_wire(&pipe, w, raw, n);
+    wk_fanout_run_open(f, id, &run);
+    for (int32_t i = 0; i < n; i++) {
+        const uint8_t *q;
+        uint32_t       node = wk_svc_pipe_lookup_wire(&pipe, i, &q);
+        uint8_t        t = q[UA_WV_USUAL_TYPE];
+        uint32_t       fixed = (uint32_t)wk_fanout_type_size(t), attr;
+        ua_status      st;
+
+        memcpy(&attr, q + UA_WV_USUAL_ATTR, 4);
+        if (node == SHM_NONE)
+            st = UA_BAD_NODE_ID_UNKNOWN;
+        else if (wk_fanout_run_wire(&run, (uint32_t)i, node, attr, t,
+                                    q + UA_WV_USUAL_VALUE, fixed))
+            continue;
+        else
+            st = wk_svc_write_wire_any(f, &run, id, (uint32_t)i, node, attr,
+                                       t, q + UA_WV_USUAL_VALUE, fixed);
+        if (st != UA_GOOD)
+            wk_fanout_write_result(f, id, (uint32_t)i, st);
+    }
+    wk_fanout_run_close(f, &run);
+}
+
+/*
+ * wk_fanout_run_add()'s fallback for a wire value the run cannot take
+ * (its record is full): the DataValue the decoder would have made, then
+ * the general path, as there.
+ */
+static ua_status
+wk_svc_write_wire_any(struct wk_fanout *f, struct wk_fanout_run *r, int id,
+                      uint32_t op, uint32_t node, uint32_t attr, uint8_t t,
+                      const uint8_t *v, uint32_t fixed)
+{
+    static const struct ua_string null_range = { -1, NULL };
+    struct ua_datavalue           dv;
+    _Alignas(8) uint8_t           val[8];       /* aligned, as decoded */
+    bool                          b = v[0] != 0;
+    ua_status                     st;
+
+    memcpy(val, v, fixed);
+    if (t == UA_BT_BOOLEAN)
+        memcpy(val, &b, 1);
+    memset(&dv, 0, sizeof(dv));
+    dv.mask = UA_DV_VALUE;
+    dv.value.type = t;
+    dv.value.ndims = -1;
+    dv.value.data = val;
+    wk_fanout_run_close(f, r);
+    st = wk_fanout_write_any(f, id, op, node, attr, &null_range, &dv);
+    wk_fanout_run_open(f, id, r);
+    return st;
 }
