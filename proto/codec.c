@@ -1736,70 +1736,41 @@ ua_dec_array(struct ua_dec *d, void **data, int32_t *n,
 }
 
 /*
- * ua_write_request_scan (codec.h): what ua_decode() of a WriteRequest does
- * with such bytes, checked the same way without storing anything but the
- * header.  Depth: the request at 1, its header at 2 (the fast header takes
- * no deeper level), the WriteValue fast path needs 1 + 3 levels: a
- * max_depth under 4 is left to ua_decode().
+ * ua_write_request_head (codec.h): what ua_decode() of a WriteRequest does
+ * with such bytes up to its WriteValues.  Depth: the request at 1, its
+ * header at 2 (the fast header takes no deeper level), the WriteValue fast
+ * path needs 1 + 3 levels: a max_depth under 4 is left to ua_decode().
+ * The usual WriteValue (ua_write_value_usual) is what
+ * ua_dec_write_value_fast() takes with no allocation, and it is never
+ * shorter than ua_wire_min() of a WriteValue: n of them fit the array's
+ * length check.
  */
 bool
-ua_write_request_scan(const uint8_t *buf, size_t len,
+ua_write_request_head(const uint8_t *buf, size_t len,
                       const struct ua_limits *lim, int32_t max_n,
                       struct ua_request_header *h, const uint8_t **first,
                       int32_t *n)
 {
-    struct ua_dec  d;
-    const uint8_t *p, *end = buf + len;
-    int32_t        cnt, max_sl;
-    size_t         idlen, fs;
+    struct ua_dec d;
+    int32_t       cnt;
 
     if (lim == NULL)
         lim = &ua_limits_default;
     if (len > lim->max_message_size || lim->max_depth < 4)
         return false;
     d.p = buf;
-    d.end = end;
+    d.end = buf + len;
     d.a = NULL;                         /* the header allocates nothing */
     d.lim = lim;
     d.depth = 2;
     d.max_depth = lim->max_depth;
-    if (!ua_dec_request_header_fast(&d, h) || (size_t)(end - d.p) < 4)
+    if (!ua_dec_request_header_fast(&d, h) || (size_t)(d.end - d.p) < 4)
         return false;
     memcpy(&cnt, d.p, 4);
     if (cnt <= 0 || cnt > max_n || cnt > lim->max_array_len)
         return false;
-    p = d.p + 4;
-    *first = p;
+    *first = d.p + 4;
     *n = cnt;
-    max_sl = lim->max_string_len;
-    /* ua_dec_usual_nodeid()'s and ua_dec_write_value_fast()'s checks
-     * without their stores (the NodeId's length by its form; a String's
-     * length added), one test per field. */
-    for (int32_t i = 0; i < cnt; i++) {
-        static const uint8_t idl[4] = { 2, 4, 7, 7 };
-        size_t               left = (size_t)(end - p);
-        const uint8_t       *q;
-        uint8_t              form = p[0];
-        int32_t              ir, sl;
-
-        if (form > 0x03 || left < (size_t)idl[form] + UA_WV_TAIL + 1)
-            return false;
-        idlen = idl[form];
-        if (form == 0x03) {
-            memcpy(&sl, p + 3, 4);
-            if (sl < 0 || sl > max_sl
-                || (size_t)sl > left - idlen - UA_WV_TAIL - 1)
-                return false;
-            idlen += (size_t)sl;
-        }
-        q = p + idlen;
-        memcpy(&ir, q + 4, 4);
-        fs = ua_fixed_size(q[9]);
-        if (ir != -1 || q[8] != UA_DV_VALUE || fs - 1 >= 8
-            || left - idlen - UA_WV_TAIL < fs)
-            return false;
-        p = q + UA_WV_TAIL + fs;
-    }
     return true;
 }
 

@@ -40,8 +40,9 @@ struct wk_svc_ctx {
     bool               again;       /* not answered: dispatch the held
                                      * request again in the next step
                                      * (a UserName login, struct wk_login) */
-    const uint8_t     *raw;         /* a scanned request (wk_svc_scan_fn):
-                                     * where its operations start */
+    const void        *raw;         /* a scanned request (wk_svc_scan_fn):
+                                     * what the scan made of its
+                                     * operations, in the arena */
     int32_t            raw_n;       /* ... and how many */
 };
 

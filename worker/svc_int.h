@@ -46,14 +46,15 @@ void wk_svc_write_raw(struct wk_svc_ctx *ctx, void *resp);
 /*
  * The Write loops after the checks (w->fanout, Write id begun): the
  * operations of n decoded WriteValues, or of n usual ones in their wire
- * bytes (wk_svc_write_scan took them), queued or answered; the caller
+ * bytes, their keys hashed by wk_svc_write_scan, queued or answered; the caller
  * commits.  The same records and results for the same request
  * (check_svc_write test_fused_same).
  */
 void wk_svc_write_ops(struct wk_worker *w, int id,
                       const struct ua_write_value *wvs, int32_t n);
-void wk_svc_write_ops_wire(struct wk_worker *w, int id, const uint8_t *raw,
-                           int32_t n);
+struct wk_svc_pipe_key;
+void wk_svc_write_ops_keys(struct wk_worker *w, int id,
+                           const struct wk_svc_pipe_key *k, int32_t n);
 
 /*
  * The endpoint list we offer (GetEndpoints, CreateSession), built in the
@@ -106,8 +107,9 @@ bool wk_svc_key(const struct ua_nodeid *n, struct shm_nodekey *k);
 struct wk_svc_pipe_key {
     struct shm_nodekey key;         /* WK_SVC_NO_KEY's idtype: no node */
     uint32_t           hash;
-    const uint8_t     *tail;        /* wire pipe: the WriteValue's bytes
-                                       after its NodeId */
+    const uint8_t     *tail;        /* the fused Write's keys: the
+                                       WriteValue's bytes after its
+                                       NodeId (svc_write.c) */
 };
 
 /*
@@ -128,8 +130,7 @@ struct wk_svc_pipe {
      * worker again per lookup; a local's cannot change under them. */
     struct shm_nodestore        ns;
     const uint8_t              *first;
-    size_t                      stride;     /* 0: a wire pipe, first the
-                                               next WriteValue's bytes */
+    size_t                      stride;
     uint32_t                    n;
     struct wk_svc_pipe_key      k[WK_SVC_AHEAD];
 };
@@ -143,7 +144,7 @@ _Static_assert((WK_SVC_AHEAD & (WK_SVC_AHEAD - 1)) == 0 && WK_SVC_AHEAD >= 4,
  * a store-forwarding stall per key, a third of the Write loop's samples),
  * its index entry prefetched. */
 static inline __attribute__((always_inline)) void
-wk_svc_pipe_set(const struct wk_svc_pipe *p, struct wk_svc_pipe_key *e,
+wk_svc_pipe_set(const struct shm_nodestore *nst, struct wk_svc_pipe_key *e,
                 uint16_t ns, uint8_t idtype, uint32_t num,
                 const uint8_t *bytes, uint32_t len)
 {
@@ -156,7 +157,7 @@ wk_svc_pipe_set(const struct wk_svc_pipe *p, struct wk_svc_pipe_key *e,
     e->key.len = len;
     h = shm_nodekey_hash_parts(ns, idtype, num, bytes, len);
     e->hash = h;
-    shm_nodestore_prefetch(&p->ns, h);
+    shm_nodestore_prefetch(nst, h);
 }
 
 /* Always inline: a call frame per key cost more than the key (GCC, as
@@ -193,46 +194,24 @@ wk_svc_pipe_key(struct wk_svc_pipe *p, uint32_t i)
             idtype = WK_SVC_NO_KEY_IDTYPE;
         }
     }
-    wk_svc_pipe_set(p, &p->k[i & (WK_SVC_AHEAD - 1)], ns, idtype, num,
+    wk_svc_pipe_set(&p->ns, &p->k[i & (WK_SVC_AHEAD - 1)], ns, idtype, num,
                     bytes, len);
 }
 
-/* The key of the next usual WriteValue in the wire (ua_write_value_usual,
- * proto/codec.h: the same key as its decoded NodeId's), in order. */
-static inline __attribute__((always_inline)) void
-wk_svc_pipe_key_wire(struct wk_svc_pipe *p, uint32_t i)
-{
-    struct wk_svc_pipe_key *e = &p->k[i & (WK_SVC_AHEAD - 1)];
-    const uint8_t          *bytes, *q;
-    uint32_t                num, len;
-    uint16_t                ns;
-    uint8_t                 idtype;
-
-    q = ua_write_value_usual(p->first, &ns, &idtype, &num, &bytes, &len);
-    e->tail = q;
-    p->first = ua_write_value_tail(q,
-                                   wk_fanout_type_size(q[UA_WV_USUAL_TYPE]));
-    wk_svc_pipe_set(p, e, ns, idtype, num, bytes, len);
-}
-
-static inline __attribute__((always_inline)) void
-wk_svc_pipe_start(struct wk_svc_pipe *p, const struct wk_worker *w,
-                  const void *first, size_t stride, int32_t n)
+static inline void
+wk_svc_pipe_init(struct wk_svc_pipe *p, const struct wk_worker *w,
+                 const void *first, size_t stride, int32_t n)
 {
     p->ns = w->ns;
     p->first = first;
     p->stride = stride;
     p->n = n > 0 ? (uint32_t)n : 0;
-    for (uint32_t i = 0; i < p->n && i < WK_SVC_AHEAD; i++) {
-        if (stride == 0)
-            wk_svc_pipe_key_wire(p, i);
-        else
-            wk_svc_pipe_key(p, i);
-    }
+    for (uint32_t i = 0; i < p->n && i < WK_SVC_AHEAD; i++)
+        wk_svc_pipe_key(p, i);
 }
 
-static inline __attribute__((always_inline)) uint32_t
-wk_svc_pipe_next(struct wk_svc_pipe *p, int32_t i_, bool wire)
+static inline uint32_t
+wk_svc_pipe_lookup(struct wk_svc_pipe *p, int32_t i_)
 {
     const struct shm_nodestore   *ns = &p->ns;
     uint32_t                      i = (uint32_t)i_, j;
@@ -241,12 +220,8 @@ wk_svc_pipe_next(struct wk_svc_pipe *p, int32_t i_, bool wire)
 
     node = shm_nodestore_lookup_hashed(ns, &e->key, e->hash);
     /* Its entry now takes the key WK_SVC_AHEAD on. */
-    if (i + WK_SVC_AHEAD < p->n) {
-        if (wire)
-            wk_svc_pipe_key_wire(p, i + WK_SVC_AHEAD);
-        else
-            wk_svc_pipe_key(p, i + WK_SVC_AHEAD);
-    }
+    if (i + WK_SVC_AHEAD < p->n)
+        wk_svc_pipe_key(p, i + WK_SVC_AHEAD);
     j = i + WK_SVC_AHEAD / 2;
     if (j < p->n)
         shm_nodestore_prefetch_node(ns, p->k[j & (WK_SVC_AHEAD - 1)].hash);
@@ -254,41 +229,6 @@ wk_svc_pipe_next(struct wk_svc_pipe *p, int32_t i_, bool wire)
     if (j < p->n)
         shm_nodestore_prefetch_id(ns, p->k[j & (WK_SVC_AHEAD - 1)].hash);
     return node;
-}
-
-/* NodeIds at first, first + stride, ... */
-static inline void
-wk_svc_pipe_init(struct wk_svc_pipe *p, const struct wk_worker *w,
-                 const void *first, size_t stride, int32_t n)
-{
-    wk_svc_pipe_start(p, w, first, stride, n);
-}
-
-static inline uint32_t
-wk_svc_pipe_lookup(struct wk_svc_pipe *p, int32_t i)
-{
-    return wk_svc_pipe_next(p, i, false);
-}
-
-/*
- * A wire pipe: the n usual WriteValues whose bytes start at first
- * (ua_write_request_scan() took them), each one's lookup and *tail, its
- * bytes after the NodeId (the UA_WV_USUAL_* offsets).
- */
-static inline void
-wk_svc_pipe_init_wire(struct wk_svc_pipe *p, const struct wk_worker *w,
-                      const uint8_t *first, int32_t n)
-{
-    wk_svc_pipe_start(p, w, first, 0, n);
-}
-
-static inline uint32_t
-wk_svc_pipe_lookup_wire(struct wk_svc_pipe *p, int32_t i,
-                        const uint8_t **tail)
-{
-    /* Before the lookup's stage gives its entry to a later key. */
-    *tail = p->k[(uint32_t)i & (WK_SVC_AHEAD - 1)].tail;
-    return wk_svc_pipe_next(p, i, true);
 }
 
 /* Node i's NodeId, BrowseName, DisplayName (pointing into the store). */

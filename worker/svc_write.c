@@ -138,28 +138,56 @@ wk_svc_write_ops(struct wk_worker *w, int id,
 
 /*
  * The fused form's scan (wk_svc_scan_fn): a WriteRequest whose every
- * WriteValue is the usual one (ua_write_request_scan, proto/codec.h) and
- * within conf->max_nodes_per_write; anything else, including every error
- * and limit, is declined and takes the decode and wk_svc_write().
+ * WriteValue is the usual one (ua_write_request_head and
+ * ua_write_value_usual, proto/codec.h) and at most
+ * conf->max_nodes_per_write of them; anything else, including every error
+ * and limit, is declined and takes the decode and wk_svc_write().  Taking
+ * them is the pipeline's first stage for all of them at once: each one's
+ * key hashed and its index entry prefetched into an array in the arena
+ * (ctx->raw), the loop's stages after it run from there.  Nothing outside
+ * the arena is touched before the request is known to be taken.
  */
 bool
 wk_svc_write_scan(struct wk_svc_ctx *ctx, const uint8_t *body, size_t blen,
                   struct ua_request_header *hdr)
 {
     const struct wk_worker *w = ctx->w;
+    const uint8_t          *p, *end = body + blen;
     uint32_t                max = w->conf->max_nodes_per_write;
+    int32_t                 n, max_sl = w->limits.max_string_len;
+    struct wk_svc_pipe_key *k;
+    /* A copy: the stores into k would make the compiler load the store's
+     * fields from w again per WriteValue. */
+    struct shm_nodestore    nst = w->ns;
 
-    return ua_write_request_scan(body, blen, &w->limits,
-                                 max > INT32_MAX ? INT32_MAX : (int32_t)max,
-                                 hdr, &ctx->raw, &ctx->raw_n);
+    if (!ua_write_request_head(body, blen, &w->limits,
+                               max > INT32_MAX ? INT32_MAX : (int32_t)max,
+                               hdr, &p, &n))
+        return false;
+    k = ua_arena_alloc(ctx->arena, (size_t)n * sizeof(*k));
+    if (k == NULL)
+        return false;
+    for (int32_t i = 0; i < n; i++) {
+        const uint8_t *bytes, *q;
+        uint32_t       num, len;
+        uint16_t       ns;
+        uint8_t        idtype;
+
+        p = ua_write_value_usual(p, end, max_sl, &ns, &idtype, &num, &bytes,
+                                 &len, &q);
+        if (p == NULL)
+            return false;
+        k[i].tail = q;
+        wk_svc_pipe_set(&nst, &k[i], ns, idtype, num, bytes, len);
+    }
+    ctx->raw = k;
+    ctx->raw_n = n;
+    return true;
 }
 
 /*
- * The fused form (wk_svc_raw_fn): wk_svc_write()'s loop with each
- * WriteValue read from the request's bytes, which the scan checked: the
- * pipeline's key stage parses its NodeId, the run copies its value's wire
- * bytes.  No decoded request, so none of its stores and loads.  The same
- * records and results (check_svc_write test_fused_same).
+ * The fused form (wk_svc_raw_fn): wk_svc_write() without the decoded
+ * request, from the keys the scan made.
  */
 void
 wk_svc_write_raw(struct wk_svc_ctx *ctx, void *resp_)
@@ -170,27 +198,44 @@ wk_svc_write_raw(struct wk_svc_ctx *ctx, void *resp_)
     id = wk_svc_write_start(ctx, ctx->raw_n, &resp->response_header);
     if (id < 0)
         return;
-    wk_svc_write_ops_wire(ctx->w, id, ctx->raw, ctx->raw_n);
+    wk_svc_write_ops_keys(ctx->w, id, ctx->raw, ctx->raw_n);
     wk_fanout_write_commit(ctx->w->fanout, id);
 }
 
+/*
+ * wk_svc_write_ops()'s loop over the scan's keys: the lookup pipeline's
+ * later stages (node, identifier prefetches, the probe) and the run, which
+ * copies each value's wire bytes.  No decoded request, so none of its
+ * stores and loads.
+ */
 __attribute__((flatten)) void
-wk_svc_write_ops_wire(struct wk_worker *w, int id, const uint8_t *raw,
-                      int32_t n)
+wk_svc_write_ops_keys(struct wk_worker *w, int id,
+                      const struct wk_svc_pipe_key *k, int32_t n)
 {
     struct wk_fanout    *f = w->fanout;
-    struct wk_svc_pipe   pipe;
     struct wk_fanout_run run;
+    /* A copy, as in wk_svc_pipe: the records' byte stores would make the
+     * compiler load the store's fields from w again per lookup. */
+    struct shm_nodestore nst = w->ns;
 
-    wk_svc_pipe_init_wire(&pipe, w, raw, n);
+    for (int32_t i = 0; i < n && i < WK_SVC_AHEAD / 2; i++) {
+        shm_nodestore_prefetch_node(&nst, k[i].hash);
+        if (i < WK_SVC_AHEAD / 4)
+            shm_nodestore_prefetch_id(&nst, k[i].hash);
+    }
     wk_fanout_run_open(f, id, &run);
     for (int32_t i = 0; i < n; i++) {
-        const uint8_t *q;
-        uint32_t       node = wk_svc_pipe_lookup_wire(&pipe, i, &q);
+        const uint8_t *q = k[i].tail;
+        uint32_t       node, attr, fixed;
         uint8_t        t = q[UA_WV_USUAL_TYPE];
-        uint32_t       fixed = (uint32_t)wk_fanout_type_size(t), attr;
         ua_status      st;
 
+        if (i + WK_SVC_AHEAD / 2 < n)
+            shm_nodestore_prefetch_node(&nst, k[i + WK_SVC_AHEAD / 2].hash);
+        if (i + WK_SVC_AHEAD / 4 < n)
+            shm_nodestore_prefetch_id(&nst, k[i + WK_SVC_AHEAD / 4].hash);
+        node = shm_nodestore_lookup_hashed(&nst, &k[i].key, k[i].hash);
+        fixed = (uint32_t)wk_fanout_type_size(t);
         memcpy(&attr, q + UA_WV_USUAL_ATTR, 4);
         if (node == SHM_NONE)
             st = UA_BAD_NODE_ID_UNKNOWN;
