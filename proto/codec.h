@@ -128,12 +128,13 @@ ua_write_value_usual(const uint8_t *p, const uint8_t *end, int32_t max_sl,
     *idtype = UA_IDTYPE_NUMERIC;
     *bytes = NULL;
     *len = 0;
-    /* The NodeId's bytes and UA_WV_USUAL_TAIL + 1 more fit, each form
-     * tested with its own length. */
+    /* The NodeId's bytes and UA_WV_USUAL_TAIL + 1 more fit: the shortest
+     * form's before its form byte is read, each longer one with its own
+     * length. */
+    if (left < 2 + UA_WV_USUAL_TAIL + 1)
+        return NULL;
     switch (p[0]) {
     case 0x00:
-        if (left < 2 + UA_WV_USUAL_TAIL + 1)
-            return NULL;
         *ns = 0;
         *num = p[1];
         idlen = 2;
