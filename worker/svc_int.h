@@ -13,8 +13,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "fanout.h"
-#include "proto/codec.h"
 #include "proto/types.h"
 #include "proto/types_gen.h"
 #include "svc.h"

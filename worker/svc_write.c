@@ -55,6 +55,7 @@
 
 #include "fanout.h"
 #include "session.h"
+#include "proto/codec.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
 #include "svc_int.h"
