@@ -140,7 +140,7 @@ _Static_assert((WK_SVC_AHEAD & (WK_SVC_AHEAD - 1)) == 0 && WK_SVC_AHEAD >= 4,
  * registers (a key built in a local and copied whole was read back as one
  * 16-byte load across its narrower stores, which the CPU cannot forward:
  * a store-forwarding stall per key, a third of the Write loop's samples),
- * its index entry prefetched. */
+ * its index entry prefetched (nst NULL: not now). */
 static inline __attribute__((always_inline)) void
 wk_svc_pipe_set(const struct shm_nodestore *nst, struct wk_svc_pipe_key *e,
                 uint16_t ns, uint8_t idtype, uint32_t num,
@@ -155,7 +155,8 @@ wk_svc_pipe_set(const struct shm_nodestore *nst, struct wk_svc_pipe_key *e,
     e->key.len = len;
     h = shm_nodekey_hash_parts(ns, idtype, num, bytes, len);
     e->hash = h;
-    shm_nodestore_prefetch(nst, h);
+    if (nst != NULL)
+        shm_nodestore_prefetch(nst, h);
 }
 
 /* Always inline: a call frame per key cost more than the key (GCC, as

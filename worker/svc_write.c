@@ -37,16 +37,17 @@
  * offers its bytes to wk_svc_write_scan() first (struct wk_svc_desc scan),
  * which walks them once (proto/codec.h ua_write_request_head,
  * ua_write_value_usual) and runs the lookup pipeline's first stage for all
- * of them: each key hashed, its index entry prefetched, stored with where
- * its value is in an array in the request arena.  Any WriteValue it does
+ * of them: each key hashed and stored with where its value is in an array
+ * in the request arena.  Any WriteValue it does
  * not take, any limit, anything short: it declines, having touched nothing
  * but the arena, and the request is decoded and takes wk_svc_write() as
  * before, so every status is the decoder's or this file's as it was.
  * Taken, the dispatch checks the session and calls wk_svc_write_raw(): the
- * same checks (wk_svc_write_start), then wk_svc_write_ops_keys(), the
- * pipeline's later stages and the run, which copies each value's wire
+ * same checks (wk_svc_write_start), then wk_svc_write_ops_keys(): the
+ * prefetches as far ahead as the pipeline makes them (index entry 8, node
+ * 4, identifier 2), the probe, and the run, which copies each value's wire
  * bytes.  It saves the decoded WriteValue array's stores, the loop's loads
- * of it and the NodeIds' second reading (callgrind, write100: ~357 -> ~318
+ * of it and the NodeIds' second reading (callgrind, write100: ~357 -> ~323
  * instructions per WriteValue in the worker).  check_svc_write
  * test_fused_* compare both forms' records, state and results.
  */
@@ -163,9 +164,11 @@ wk_svc_write_ops(struct wk_worker *w, int id,
  * conf->max_nodes_per_write of them; anything else, including every error
  * and limit, is declined and takes the decode and wk_svc_write().  Taking
  * them is the pipeline's first stage for all of them at once: each one's
- * key hashed and its index entry prefetched into an array in the arena
- * (ctx->raw), the loop's stages after it run from there.  Nothing outside
- * the arena is touched before the request is known to be taken.
+ * key hashed into an array in the arena (ctx->raw), the loop's stages
+ * after it run from there.  No prefetch here: all of a request's index
+ * entries at once came out no cheaper in CPU time than the pipeline's
+ * distance (A/B, write100), and the loop issues them 8 ahead.  Nothing
+ * outside the arena is touched before the request is known to be taken.
  */
 bool
 wk_svc_write_scan(struct wk_svc_ctx *ctx, const uint8_t *body, size_t blen,
@@ -176,9 +179,6 @@ wk_svc_write_scan(struct wk_svc_ctx *ctx, const uint8_t *body, size_t blen,
     uint32_t                max = w->conf->max_nodes_per_write;
     int32_t                 n, max_sl = w->limits.max_string_len;
     struct wk_svc_pipe_key *k;
-    /* A copy: the stores into k would make the compiler load the store's
-     * fields from w again per WriteValue. */
-    struct shm_nodestore    nst = w->ns;
 
     if (!ua_write_request_head(body, blen, &w->limits,
                                max > INT32_MAX ? INT32_MAX : (int32_t)max,
@@ -198,7 +198,7 @@ wk_svc_write_scan(struct wk_svc_ctx *ctx, const uint8_t *body, size_t blen,
         if (p == NULL)
             return false;
         k[i].tail = q;
-        wk_svc_pipe_set(&nst, &k[i], ns, idtype, num, bytes, len);
+        wk_svc_pipe_set(NULL, &k[i], ns, idtype, num, bytes, len);
     }
     ctx->raw = k;
     ctx->raw_n = n;
@@ -224,8 +224,9 @@ wk_svc_write_raw(struct wk_svc_ctx *ctx, void *resp_)
 
 /*
  * wk_svc_write_ops()'s loop over the scan's keys: the lookup pipeline's
- * later stages (node, identifier prefetches, the probe) and the run, which
- * copies each value's wire bytes.  No decoded request, so none of its
+ * prefetches at its distances (index entry WK_SVC_AHEAD on, node half as
+ * far, identifier a quarter), the probe, and the run, which copies each
+ * value's wire bytes.  No decoded request, so none of its
  * stores and loads.
  */
 __attribute__((flatten)) void
@@ -238,6 +239,8 @@ wk_svc_write_ops_keys(struct wk_worker *w, int id,
      * compiler load the store's fields from w again per lookup. */
     struct shm_nodestore nst = w->ns;
 
+    for (int32_t i = 0; i < n && i < WK_SVC_AHEAD; i++)
+        shm_nodestore_prefetch(&nst, k[i].hash);
     for (int32_t i = 0; i < n && i < WK_SVC_AHEAD / 2; i++) {
         shm_nodestore_prefetch_node(&nst, k[i].hash);
         if (i < WK_SVC_AHEAD / 4)
@@ -250,6 +253,8 @@ wk_svc_write_ops_keys(struct wk_worker *w, int id,
         uint8_t        t = q[UA_WV_USUAL_TYPE];
         ua_status      st;
 
+        if (i + WK_SVC_AHEAD < n)
+            shm_nodestore_prefetch(&nst, k[i + WK_SVC_AHEAD].hash);
         if (i + WK_SVC_AHEAD / 2 < n)
             shm_nodestore_prefetch_node(&nst, k[i + WK_SVC_AHEAD / 2].hash);
         if (i + WK_SVC_AHEAD / 4 < n)
