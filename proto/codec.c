@@ -1735,6 +1735,45 @@ ua_dec_array(struct ua_dec *d, void **data, int32_t *n,
     return UA_GOOD;
 }
 
+/*
+ * ua_write_request_head (codec.h): what ua_decode() of a WriteRequest does
+ * with such bytes up to its WriteValues.  Depth: the request at 1, its
+ * header at 2 (the fast header takes no deeper level), the WriteValue fast
+ * path needs 1 + 3 levels: a max_depth under 4 is left to ua_decode().
+ * The usual WriteValue (ua_write_value_usual) is what
+ * ua_dec_write_value_fast() takes with no allocation, and it is never
+ * shorter than ua_wire_min() of a WriteValue: n of them fit the array's
+ * length check.
+ */
+bool
+ua_write_request_head(const uint8_t *buf, size_t len,
+                      const struct ua_limits *lim, int32_t max_n,
+                      struct ua_request_header *h, const uint8_t **first,
+                      int32_t *n)
+{
+    struct ua_dec d;
+    int32_t       cnt;
+
+    if (lim == NULL)
+        lim = &ua_limits_default;
+    if (len > lim->max_message_size || lim->max_depth < 4)
+        return false;
+    d.p = buf;
+    d.end = buf + len;
+    d.a = NULL;                         /* the header allocates nothing */
+    d.lim = lim;
+    d.depth = 2;
+    d.max_depth = lim->max_depth;
+    if (!ua_dec_request_header_fast(&d, h) || (size_t)(d.end - d.p) < 4)
+        return false;
+    memcpy(&cnt, d.p, 4);
+    if (cnt <= 0 || cnt > max_n || cnt > lim->max_array_len)
+        return false;
+    *first = d.p + 4;
+    *n = cnt;
+    return true;
+}
+
 ua_status
 ua_decode(const uint8_t *buf, size_t len, size_t *used, void *dst,
           const struct ua_type *t, struct ua_arena *a,

@@ -619,7 +619,8 @@ wk_fanout_write_any(struct wk_fanout *f, int id, uint32_t op, uint32_t node,
     fixed = wk_fanout_fixed_size(dv);
     if (fixed != 0 && room >= len + shm_fo_wop_bytes(rlen, 2 + fixed)) {
         /* The common case without the codec: mask, type, the value. */
-        wk_fanout_put_fixed(q, dv, fixed);
+        wk_fanout_put_fixed(q, dv->value.type, dv->value.data,
+                            (uint32_t)fixed);
         dvlen = 2 + fixed;
     } else if (ua_encode(dv, &ua_types[UA_TYPE_DATAVALUE], q,
                          room - (size_t)(q - p), &dvlen) != UA_GOOD) {

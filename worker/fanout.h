@@ -237,11 +237,11 @@ void wk_fanout_write_commit(struct wk_fanout *f, int id);
 /* ------------------------------------------- the inline Write path */
 
 /*
- * The encoded size of dv's value when dv is a Value alone, a scalar of a
- * fixed-size built-in type (Boolean as 0 or 1); else 0.
+ * The encoded size of a scalar of built-in type t when it is one of the
+ * fixed-size types a run takes (1, 2, 4 or 8 bytes); else 0.
  */
 static inline size_t
-wk_fanout_fixed_size(const struct ua_datavalue *dv)
+wk_fanout_type_size(uint8_t t)
 {
     /* Encoded sizes of the fixed-size built-in types (0: not one; GUID
      * and the types between DateTime and StatusCode are not). */
@@ -252,33 +252,44 @@ wk_fanout_fixed_size(const struct ua_datavalue *dv)
         [UA_BT_INT64] = 8, [UA_BT_UINT64] = 8, [UA_BT_DOUBLE] = 8,
         [UA_BT_DATETIME] = 8, [UA_BT_STATUSCODE] = 4,
     };
+
+    return t <= UA_BT_STATUSCODE ? size[t] : 0;
+}
+
+/*
+ * The encoded size of dv's value when dv is a Value alone, a scalar of a
+ * fixed-size built-in type (Boolean as 0 or 1); else 0.
+ */
+static inline size_t
+wk_fanout_fixed_size(const struct ua_datavalue *dv)
+{
     const struct ua_variant *v = &dv->value;
 
-    if (dv->mask != UA_DV_VALUE || v->is_array || v->data == NULL
-        || v->type > UA_BT_STATUSCODE)
+    if (dv->mask != UA_DV_VALUE || v->is_array || v->data == NULL)
         return 0;
     if (v->type == UA_BT_BOOLEAN && *(const uint8_t *)v->data > 1)
         return 0;
-    return size[v->type];
+    return wk_fanout_type_size(v->type);
 }
 
 /* A Value-only DataValue of a fixed-size scalar (fixed bytes) at q:
- * mask, type, the value (little-endian host; constant sizes, no call). */
+ * mask, type, the value from v (the host's little-endian bytes, which are
+ * the wire's; constant sizes, no call). */
 static inline void
-wk_fanout_put_fixed(uint8_t *q, const struct ua_datavalue *dv, uint32_t fixed)
+wk_fanout_put_fixed(uint8_t *q, uint8_t type, const void *v, uint32_t fixed)
 {
     q[0] = UA_DV_VALUE;
-    q[1] = dv->value.type;
+    q[1] = type;
     /* Tests, not a switch: its jump table cost more than the two tests
      * the usual 8- and 4-byte values take. */
     if (fixed == 8)
-        memcpy(q + 2, dv->value.data, 8);
+        memcpy(q + 2, v, 8);
     else if (fixed == 4)
-        memcpy(q + 2, dv->value.data, 4);
+        memcpy(q + 2, v, 4);
     else if (fixed == 2)
-        memcpy(q + 2, dv->value.data, 2);
+        memcpy(q + 2, v, 2);
     else
-        q[2] = *(const uint8_t *)dv->value.data;
+        q[2] = *(const uint8_t *)v;
 }
 
 /*
@@ -346,26 +357,24 @@ wk_fanout_run_close(struct wk_fanout *f, const struct wk_fanout_run *r)
 }
 
 /*
- * The common operation (the caller checked: no IndexRange) appended to the
- * run: true; false, nothing changed, when dv is not a fixed-size scalar
- * alone or the record cannot take it (no run, or no room left).
+ * The struct shm_fo_wop of a common operation whose value takes fixed
+ * bytes, appended to the run with its padding: where its DataValue goes
+ * (2 + fixed bytes); NULL, nothing changed, when the record cannot take
+ * it (no run, or no room left).
  */
-static inline bool
-wk_fanout_run_fixed(struct wk_fanout_run *r, uint32_t op, uint32_t node,
-                    uint32_t attr, const struct ua_datavalue *dv)
+static inline uint8_t *
+wk_fanout_run_wop(struct wk_fanout_run *r, uint32_t op, uint32_t node,
+                  uint32_t attr, uint32_t fixed)
 {
-    uint32_t          fixed = (uint32_t)wk_fanout_fixed_size(dv), oplen;
-    uint32_t          zero = 0;
+    uint32_t          zero = 0, oplen;
     struct shm_fo_wop wop;
     uint8_t          *q = r->cur;
 
-    if (fixed == 0)
-        return false;
     /* shm_fo_wop_bytes(0, 2 + fixed) */
     oplen = (uint32_t)(sizeof(wop) + 2 + fixed + SHM_FO_WOP_ALIGN - 1)
             & ~(SHM_FO_WOP_ALIGN - 1);
     if (oplen > r->room)
-        return false;
+        return NULL;
     /* The padding: zero the op's last word first, the DataValue then
      * overwrites what of it is not padding (no stale bytes travel). */
     memcpy(q + oplen - 4, &zero, 4);
@@ -375,10 +384,50 @@ wk_fanout_run_fixed(struct wk_fanout_run *r, uint32_t op, uint32_t node,
     wop.attr = attr > UINT16_MAX ? UINT16_MAX : (uint16_t)attr;
     wop.range_len = 0;
     memcpy(q, &wop, sizeof(wop));
-    wk_fanout_put_fixed(q + sizeof(wop), dv, fixed);
     r->cur = q + oplen;
     r->room -= oplen;
     r->nops++;
+    return q + sizeof(wop);
+}
+
+/*
+ * The common operation (the caller checked: no IndexRange) appended to the
+ * run: true; false, nothing changed, when dv is not a fixed-size scalar
+ * alone or the record cannot take it (no run, or no room left).
+ */
+static inline bool
+wk_fanout_run_fixed(struct wk_fanout_run *r, uint32_t op, uint32_t node,
+                    uint32_t attr, const struct ua_datavalue *dv)
+{
+    uint32_t fixed = (uint32_t)wk_fanout_fixed_size(dv);
+    uint8_t *q;
+
+    if (fixed == 0)
+        return false;
+    q = wk_fanout_run_wop(r, op, node, attr, fixed);
+    if (q == NULL)
+        return false;
+    wk_fanout_put_fixed(q, dv->value.type, dv->value.data, fixed);
+    return true;
+}
+
+/*
+ * The same for a value still in its wire bytes (the fused Write,
+ * svc_write.c): a scalar of type t, fixed = wk_fanout_type_size(t) > 0
+ * bytes at v (a Boolean's byte made 0 or 1 as the decoder makes it).
+ */
+static inline bool
+wk_fanout_run_wire(struct wk_fanout_run *r, uint32_t op, uint32_t node,
+                   uint32_t attr, uint8_t t, const uint8_t *v,
+                   uint32_t fixed)
+{
+    uint8_t *q = wk_fanout_run_wop(r, op, node, attr, fixed);
+
+    if (q == NULL)
+        return false;
+    wk_fanout_put_fixed(q, t, v, fixed);
+    if (t == UA_BT_BOOLEAN)
+        q[2] = v[0] != 0;
     return true;
 }
 

@@ -9,6 +9,10 @@
  *                                       implemented -> ServiceFault
  *                                       BadServiceUnsupported (stays open)
  *   3. the whole request, w->limits     fails -> the RequestHeader alone:
+ *      (or, for a service with a scan,
+ *      its usual requests checked in
+ *      their bytes, not decoded: the
+ *      handler's raw form reads them)
  *                                       decodes -> ServiceFault with the
  *                                       decoder's status, requestHandle
  *                                       echoed, channel stays open;
@@ -66,7 +70,12 @@ static ua_status wk_svc_session(struct wk_worker *w, struct ua_sc *ch,
 #define WK_SVC(name, st, sess, fn)                                         \
     { UA_NS0ID_##name##REQUEST_ENCODING_DEFAULTBINARY,                     \
       UA_TYPE_##name##REQUEST, UA_TYPE_##name##RESPONSE, st,               \
-      WK_SVC_SESSION_##sess, fn }
+      WK_SVC_SESSION_##sess, fn, NULL, NULL }
+/* A service whose usual requests may skip the decode (wk_svc_scan_fn). */
+#define WK_SVC_RAW(name, st, sess, fn, scan, raw)                          \
+    { UA_NS0ID_##name##REQUEST_ENCODING_DEFAULTBINARY,                     \
+      UA_TYPE_##name##REQUEST, UA_TYPE_##name##RESPONSE, st,               \
+      WK_SVC_SESSION_##sess, fn, scan, raw }
 
 /*
  * Every request type of Part 4, sorted by DefaultBinary id.  A NULL handler
@@ -102,7 +111,8 @@ const struct wk_svc_desc wk_svc_table[] = {
     WK_SVC(QUERYNEXT, SHM_SVC_OTHER, ACTIVE, NULL),
     WK_SVC(READ, SHM_SVC_READ, ACTIVE, wk_svc_read),
     WK_SVC(HISTORYREAD, SHM_SVC_OTHER, ACTIVE, NULL),
-    WK_SVC(WRITE, SHM_SVC_WRITE, ACTIVE, wk_svc_write),
+    WK_SVC_RAW(WRITE, SHM_SVC_WRITE, ACTIVE, wk_svc_write,
+               wk_svc_write_scan, wk_svc_write_raw),
     WK_SVC(HISTORYUPDATE, SHM_SVC_OTHER, ACTIVE, NULL),
     WK_SVC(CALL, SHM_SVC_CALL, ACTIVE, wk_svc_call),
     WK_SVC(CREATEMONITOREDITEMS, SHM_SVC_CREATE_MONITORED_ITEMS, ACTIVE,
@@ -133,6 +143,7 @@ const struct wk_svc_desc wk_svc_table[] = {
 const size_t wk_svc_table_len = sizeof(wk_svc_table) / sizeof(wk_svc_table[0]);
 
 #undef WK_SVC
+#undef WK_SVC_RAW
 
 /* ------------------------------------------------------------------ */
 /* dispatch                                                            */
@@ -245,31 +256,35 @@ wk_svc_dispatch(struct wk_worker *w, struct ua_sc *ch,
                             d != NULL ? d->stat : SHM_SVC_OTHER);
     }
 
-    rt = &ua_types[d->request_type];
-    req = ua_arena_alloc(a, rt->size);
-    if (req == NULL)
-        return wk_svc_fault(w, res, fault, 0, UA_BAD_OUT_OF_MEMORY,
-                            d->stat);
-    s = ua_decode(body, blen, NULL, req, rt, a, &w->limits);
-    if (s != UA_GOOD) {
-        ua_status hs = ua_decode(body, blen, NULL, &hdr,
-                                 &ua_types[UA_TYPE_REQUESTHEADER], a,
-                                 &w->limits);
-
-        if (hs != UA_GOOD)
-            return UA_BAD_DECODING_ERROR;
-        return wk_svc_fault(w, res, fault, hdr.request_handle, s, d->stat);
-    }
-    /* Every request starts with its RequestHeader. */
-    memcpy(&hdr, req, sizeof(hdr));
-
     memset(&ctx, 0, sizeof(ctx));
     ctx.w = w;
     ctx.ch = ch;
     ctx.arena = a;
     ctx.request_id = msg->request_id;
-    ctx.request_handle = hdr.request_handle;
     ctx.stat = d->stat;
+    if (d->scan != NULL && d->scan(&ctx, body, blen, &hdr)) {
+        req = NULL;                     /* taken from the bytes: d->raw */
+    } else {
+        rt = &ua_types[d->request_type];
+        req = ua_arena_alloc(a, rt->size);
+        if (req == NULL)
+            return wk_svc_fault(w, res, fault, 0, UA_BAD_OUT_OF_MEMORY,
+                                d->stat);
+        s = ua_decode(body, blen, NULL, req, rt, a, &w->limits);
+        if (s != UA_GOOD) {
+            ua_status hs = ua_decode(body, blen, NULL, &hdr,
+                                     &ua_types[UA_TYPE_REQUESTHEADER], a,
+                                     &w->limits);
+
+            if (hs != UA_GOOD)
+                return UA_BAD_DECODING_ERROR;
+            return wk_svc_fault(w, res, fault, hdr.request_handle, s,
+                                d->stat);
+        }
+        /* Every request starts with its RequestHeader. */
+        memcpy(&hdr, req, sizeof(hdr));
+    }
+    ctx.request_handle = hdr.request_handle;
     if (d->session != WK_SVC_SESSION_NONE) {
         s = wk_svc_session(w, ch, d, &hdr, &ctx.session);
         if (s != UA_GOOD)
@@ -288,7 +303,10 @@ wk_svc_dispatch(struct wk_worker *w, struct ua_sc *ch,
     rh->timestamp = w->now_dt;
     rh->request_handle = hdr.request_handle;
     rh->service_result = UA_GOOD;
-    d->fn(&ctx, req, resp);
+    if (req != NULL)
+        d->fn(&ctx, req, resp);
+    else
+        d->raw(&ctx, resp);
 
     res->stat = d->stat;
     if (ctx.again) {

@@ -40,6 +40,10 @@ struct wk_svc_ctx {
     bool               again;       /* not answered: dispatch the held
                                      * request again in the next step
                                      * (a UserName login, struct wk_login) */
+    const void        *raw;         /* a scanned request (wk_svc_scan_fn):
+                                     * what the scan made of its
+                                     * operations, in the arena */
+    int32_t            raw_n;       /* ... and how many */
 };
 
 /*
@@ -83,13 +87,29 @@ void wk_login_clear(struct wk_login *l);
 typedef void (*wk_svc_fn)(struct wk_svc_ctx *ctx, const void *req,
                           void *resp);
 
+/*
+ * Optional, a service's usual requests taken straight from their bytes
+ * (the fused Write, worker/svc_write.c), skipping the decoded request:
+ * scan looks at the body after the type NodeId and either takes it (true:
+ * hdr decoded, ctx->raw and raw_n set, and decoding the body would have
+ * succeeded) or declines (false, nothing done: the table decode and fn
+ * take the request, as if there were no scan).  Taken, the dispatch goes
+ * on as for a decoded request (session, response) and calls raw instead
+ * of fn: the same answer fn would give.
+ */
+typedef bool (*wk_svc_scan_fn)(struct wk_svc_ctx *ctx, const uint8_t *body,
+                               size_t blen, struct ua_request_header *hdr);
+typedef void (*wk_svc_raw_fn)(struct wk_svc_ctx *ctx, void *resp);
+
 struct wk_svc_desc {
-    uint32_t   request_binary_id;   /* *_Encoding_DefaultBinary */
-    uint16_t   request_type;        /* index into ua_types[] */
-    uint16_t   response_type;
-    uint8_t    stat;                /* enum shm_svc */
-    uint8_t    session;             /* needs an activated session */
-    wk_svc_fn  fn;
+    uint32_t        request_binary_id;  /* *_Encoding_DefaultBinary */
+    uint16_t        request_type;       /* index into ua_types[] */
+    uint16_t        response_type;
+    uint8_t         stat;               /* enum shm_svc */
+    uint8_t         session;            /* needs an activated session */
+    wk_svc_fn       fn;
+    wk_svc_scan_fn  scan;               /* NULL for most */
+    wk_svc_raw_fn   raw;
 };
 
 /* The result of one dispatch, ready for ua_sc_send(). */

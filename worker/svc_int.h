@@ -37,6 +37,22 @@ void wk_svc_register_nodes(struct wk_svc_ctx *ctx, const void *req,
 void wk_svc_unregister_nodes(struct wk_svc_ctx *ctx, const void *req,
                              void *resp);
 void wk_svc_write(struct wk_svc_ctx *ctx, const void *req, void *resp);
+bool wk_svc_write_scan(struct wk_svc_ctx *ctx, const uint8_t *body,
+                       size_t blen, struct ua_request_header *hdr);
+void wk_svc_write_raw(struct wk_svc_ctx *ctx, void *resp);
+
+/*
+ * The Write loops after the checks (w->fanout, Write id begun): the
+ * operations of n decoded WriteValues, or of n usual ones in their wire
+ * bytes, their keys hashed by wk_svc_write_scan, queued or answered; the caller
+ * commits.  The same records and results for the same request
+ * (check_svc_write test_fused_same).
+ */
+void wk_svc_write_ops(struct wk_worker *w, int id,
+                      const struct ua_write_value *wvs, int32_t n);
+struct wk_svc_pipe_key;
+void wk_svc_write_ops_keys(struct wk_worker *w, int id,
+                           const struct wk_svc_pipe_key *k, int32_t n);
 
 /*
  * The endpoint list we offer (GetEndpoints, CreateSession), built in the
@@ -89,6 +105,9 @@ bool wk_svc_key(const struct ua_nodeid *n, struct shm_nodekey *k);
 struct wk_svc_pipe_key {
     struct shm_nodekey key;         /* WK_SVC_NO_KEY's idtype: no node */
     uint32_t           hash;
+    const uint8_t     *tail;        /* the fused Write's keys: the
+                                       WriteValue's bytes after its
+                                       NodeId (svc_write.c) */
 };
 
 /*
@@ -117,6 +136,29 @@ struct wk_svc_pipe {
 _Static_assert((WK_SVC_AHEAD & (WK_SVC_AHEAD - 1)) == 0 && WK_SVC_AHEAD >= 4,
                "WK_SVC_AHEAD: a power of two, a quarter of it at least 1");
 
+/* Key entry e from its parts: stored field by field and hashed from
+ * registers (a key built in a local and copied whole was read back as one
+ * 16-byte load across its narrower stores, which the CPU cannot forward:
+ * a store-forwarding stall per key, a third of the Write loop's samples),
+ * its index entry prefetched (nst NULL: not now). */
+static inline __attribute__((always_inline)) void
+wk_svc_pipe_set(const struct shm_nodestore *nst, struct wk_svc_pipe_key *e,
+                uint16_t ns, uint8_t idtype, uint32_t num,
+                const uint8_t *bytes, uint32_t len)
+{
+    uint32_t h;
+
+    e->key.ns = ns;
+    e->key.idtype = idtype;
+    e->key.num = num;
+    e->key.bytes = bytes;
+    e->key.len = len;
+    h = shm_nodekey_hash_parts(ns, idtype, num, bytes, len);
+    e->hash = h;
+    if (nst != NULL)
+        shm_nodestore_prefetch(nst, h);
+}
+
 /* Always inline: a call frame per key cost more than the key (GCC, as
  * __builtin_prefetch). */
 static inline __attribute__((always_inline)) void
@@ -124,18 +166,13 @@ wk_svc_pipe_key(struct wk_svc_pipe *p, uint32_t i)
 {
     const struct ua_nodeid *id = (const struct ua_nodeid *)(const void *)
         (p->first + (size_t)i * p->stride);
-    struct wk_svc_pipe_key *e = &p->k[i & (WK_SVC_AHEAD - 1)];
     const uint8_t          *bytes = NULL;
-    uint32_t                num = 0, len = 0, h;
+    uint32_t                num = 0, len = 0;
     uint16_t                ns = id->ns;
     uint8_t                 idtype = id->idtype;
 
     /* wk_svc_key() for the usual String and numeric NodeIds without the
-     * call; the same key (its other cases there).  The fields are stored
-     * into the entry one by one and hashed from registers: a key built in
-     * a local and copied whole was read back as one 16-byte load across
-     * its narrower stores, which the CPU cannot forward (a store-forwarding
-     * stall per key, a third of the Write loop's samples). */
+     * call; the same key (its other cases there). */
     if (idtype == UA_IDTYPE_STRING && id->id.str.len >= 0
         && (id->id.str.len == 0 || id->id.str.data != NULL)) {
         bytes = id->id.str.data;
@@ -156,14 +193,8 @@ wk_svc_pipe_key(struct wk_svc_pipe *p, uint32_t i)
             idtype = WK_SVC_NO_KEY_IDTYPE;
         }
     }
-    e->key.ns = ns;
-    e->key.idtype = idtype;
-    e->key.num = num;
-    e->key.bytes = bytes;
-    e->key.len = len;
-    h = shm_nodekey_hash_parts(ns, idtype, num, bytes, len);
-    e->hash = h;
-    shm_nodestore_prefetch(&p->ns, h);
+    wk_svc_pipe_set(&p->ns, &p->k[i & (WK_SVC_AHEAD - 1)], ns, idtype, num,
+                    bytes, len);
 }
 
 static inline void

@@ -22,6 +22,10 @@
  * ua_encoded_size() bytes, decode again consuming every byte, compare equal
  * (ua_equal) and re-encode to the same bytes; any difference aborts.
  *
+ * A WriteRequest body is also walked as the worker's fused Write walks it
+ * (ua_write_request_head, ua_write_value_usual): when the walk takes it,
+ * the decode must succeed and hold the same WriteValues.
+ *
  * Only the two static arena buffers outlive a run; everything malloc'd is
  * freed before returning.
  */
@@ -36,6 +40,7 @@
 #include "proto/codec.h"
 #include "proto/status_gen.h"
 #include "proto/types.h"
+#include "proto/types_gen.h"
 
 #define FUZZ_ARENA (1u << 20)
 
@@ -45,6 +50,8 @@ static const struct ua_type *fuzz_pick(uint16_t sel);
 static uint8_t *fuzz_encode(const void *v, const struct ua_type *t,
                             size_t hint, size_t *len);
 static void fuzz_fail(const char *what, const struct ua_type *t, ua_status s);
+static bool fuzz_write_walk(const uint8_t *body, size_t blen,
+                            const struct ua_write_request *r);
 
 static uint8_t fuzz_arena1[FUZZ_ARENA] __attribute__((aligned(16)));
 static uint8_t fuzz_arena2[FUZZ_ARENA] __attribute__((aligned(16)));
@@ -110,6 +117,60 @@ fuzz_encode(const void *v, const struct ua_type *t, size_t hint, size_t *len)
     return buf;
 }
 
+/*
+ * The fused Write's walk of body: false when it declines; true when it
+ * takes it, then r (when not NULL, the decode's) must hold the same.
+ */
+static bool
+fuzz_write_walk(const uint8_t *body, size_t blen,
+                const struct ua_write_request *r)
+{
+    const struct ua_type    *t = &ua_types[UA_TYPE_WRITEREQUEST];
+    struct ua_request_header h;
+    const uint8_t           *p, *q, *bytes, *end = body + blen;
+    int32_t                  n;
+    uint32_t                 num, len, attr;
+    uint16_t                 ns;
+    uint8_t                  idtype;
+
+    if (!ua_write_request_head(body, blen, &ua_limits_default, INT32_MAX,
+                               &h, &p, &n))
+        return false;
+    if (r != NULL && (r->n_nodes_to_write != n
+                      || r->request_header.request_handle
+                             != h.request_handle))
+        fuzz_fail("fused Write: another header or count", t, UA_GOOD);
+    for (int32_t i = 0; i < n; i++) {
+        const struct ua_write_value *wv;
+        size_t                       fs;
+
+        p = ua_write_value_usual(p, end, ua_limits_default.max_string_len,
+                                 &ns, &idtype, &num, &bytes, &len, &q);
+        if (p == NULL)
+            return false;
+        if (r == NULL)
+            continue;
+        wv = &r->nodes_to_write[i];
+        fs = ua_write_usual_size(q[UA_WV_USUAL_TYPE]);
+        memcpy(&attr, q + UA_WV_USUAL_ATTR, 4);
+        if (wv->node_id.ns != ns || wv->node_id.idtype != idtype
+            || (idtype == UA_IDTYPE_NUMERIC && wv->node_id.id.num != num)
+            || (idtype == UA_IDTYPE_STRING
+                && (wv->node_id.id.str.len != (int32_t)len
+                    || wv->node_id.id.str.data != bytes))
+            || wv->attribute_id != attr || wv->index_range.len != -1
+            || wv->value.mask != UA_DV_VALUE || wv->value.value.is_array
+            || wv->value.value.type != q[UA_WV_USUAL_TYPE]
+            || (q[UA_WV_USUAL_TYPE] == UA_BT_BOOLEAN
+                    ? *(const bool *)wv->value.value.data
+                          != (q[UA_WV_USUAL_VALUE] != 0)
+                    : memcmp(wv->value.value.data, q + UA_WV_USUAL_VALUE,
+                             fs) != 0))
+            fuzz_fail("fused Write: another WriteValue", t, UA_GOOD);
+    }
+    return true;
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -132,6 +193,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (v1 == NULL)
         abort();
     s = ua_decode(body, blen, &used, v1, t, &a1, NULL);
+    if (t == &ua_types[UA_TYPE_WRITEREQUEST]
+        && fuzz_write_walk(body, blen, s == UA_GOOD ? v1 : NULL)
+        && s != UA_GOOD)
+        fuzz_fail("fused Write: the walk took what the decode refuses", t,
+                  s);
     if (s != UA_GOOD) {
         if (!UA_STATUS_IS_BAD(s))
             fuzz_fail("decode failed with a non-Bad status", t, s);
