@@ -60,6 +60,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cd "$root"
+. "$here/benchlib.sh"
 
 broker=${UABROKER:-build/uabroker}
 bench=${UABENCH:-build/bench/uabench}
@@ -114,20 +115,9 @@ cleanup() {
     stop_broker
     rm -rf "$tmp"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM HUP
+bench_traps
 
-# Two free ports of 127.0.0.1.
-ports=$(python3 -c '
-import socket
-a = socket.socket(); a.bind(("127.0.0.1", 0))
-b = socket.socket(); b.bind(("127.0.0.1", 0))
-print(a.getsockname()[1], b.getsockname()[1])')
-port=${ports% *}
-sport=${ports#* }
-url="opc.tcp://127.0.0.1:$port"
-stats="http://127.0.0.1:$sport"
+bench_ports
 
 mkdir -p "$tmp/run/pki/trusted/certs"
 # The client certificate of the secured rows, trusted by the broker.

@@ -19,6 +19,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cd "$root"
+. "$here/benchlib.sh"
 
 sessions=${1:-4}
 secs=${2:-8}
@@ -41,18 +42,9 @@ cleanup() {
     fi
     rm -rf "$tmp"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM HUP
+bench_traps
 
-ports=$(python3 -c '
-import socket
-a = socket.socket(); a.bind(("127.0.0.1", 0))
-b = socket.socket(); b.bind(("127.0.0.1", 0))
-print(a.getsockname()[1], b.getsockname()[1])')
-port=${ports% *}
-sport=${ports#* }
-url="opc.tcp://127.0.0.1:$port"
+bench_ports
 
 mkdir -p "$tmp/run"
 valgrind --tool=callgrind --compress-strings=no --trace-children=yes \

@@ -305,13 +305,16 @@ START_TEST(test_dead_worker)
 }
 END_TEST
 
-/* A SHM_FO_WRITE record of Int32 writes ops[i] -> node, pushed as worker w. */
+/*
+ * A SHM_FO_WRITE record of nops operations op k -> nodes[k] with the
+ * encoded DataValue dvs[k] (lens[k] bytes), pushed as worker w.
+ */
 static void
-push_write(unsigned w, uint32_t id, uint32_t nops, const uint32_t *nodes,
-           const int32_t *vals)
+push_write_dvs(unsigned w, uint32_t id, uint32_t nops, const uint32_t *nodes,
+               const uint8_t *const *dvs, const uint32_t *lens)
 {
+    static uint8_t      buf[256 * 64];
     struct shm_ring_ref req;
-    uint8_t             buf[64 * 64];
     struct shm_fo_write rec;
     uint32_t            off = sizeof(rec), ss;
 
@@ -319,14 +322,14 @@ push_write(unsigned w, uint32_t id, uint32_t nops, const uint32_t *nodes,
     ss = req.slot_size;
     memset(buf, 0, sizeof(buf));
     for (uint32_t k = 0; k < nops; k++) {
-        struct shm_fo_wop wop = { .op = k, .node = nodes[k], .dv_len = 6,
-                                  .attr = 13, .range_len = 0 };
+        struct shm_fo_wop wop = { .op = k, .node = nodes[k],
+                                  .dv_len = lens[k], .attr = 13,
+                                  .range_len = 0 };
 
+        ck_assert_uint_le(off + shm_fo_wop_bytes(0, lens[k]), sizeof(buf));
         memcpy(buf + off, &wop, sizeof(wop));
-        buf[off + sizeof(wop)] = UA_DV_VALUE;
-        buf[off + sizeof(wop) + 1] = UA_BT_INT32;
-        memcpy(buf + off + sizeof(wop) + 2, &vals[k], 4);
-        off += (uint32_t)shm_fo_wop_bytes(0, 6);
+        memcpy(buf + off + sizeof(wop), dvs[k], lens[k]);
+        off += (uint32_t)shm_fo_wop_bytes(0, lens[k]);
     }
     memset(&rec, 0, sizeof(rec));
     rec.hdr.kind = SHM_FO_WRITE;
@@ -336,6 +339,26 @@ push_write(unsigned w, uint32_t id, uint32_t nops, const uint32_t *nodes,
     rec.nops = nops;
     memcpy(buf, &rec, sizeof(rec));
     ck_assert_int_eq(shm_ring_push_n_spsc(&req, buf, rec.hdr.nslots), 0);
+}
+
+/* A SHM_FO_WRITE record of Int32 writes ops[i] -> node, pushed as worker w. */
+static void
+push_write(unsigned w, uint32_t id, uint32_t nops, const uint32_t *nodes,
+           const int32_t *vals)
+{
+    uint8_t        dv[128][6];
+    const uint8_t *dvs[128];
+    uint32_t       lens[128];
+
+    ck_assert_uint_le(nops, 128);
+    for (uint32_t k = 0; k < nops; k++) {
+        dv[k][0] = UA_DV_VALUE;
+        dv[k][1] = UA_BT_INT32;
+        memcpy(&dv[k][2], &vals[k], 4);
+        dvs[k] = dv[k];
+        lens[k] = 6;
+    }
+    push_write_dvs(w, id, nops, nodes, dvs, lens);
 }
 
 START_TEST(test_write_records)
@@ -448,42 +471,6 @@ setup_big(void)
     req_slots = 256;
     setup();
     req_slots = 64;
-}
-
-/*
- * A SHM_FO_WRITE record of nops operations op k -> nodes[k] with the
- * encoded DataValue dvs[k] (lens[k] bytes), pushed as worker w.
- */
-static void
-push_write_dvs(unsigned w, uint32_t id, uint32_t nops, const uint32_t *nodes,
-               const uint8_t *const *dvs, const uint32_t *lens)
-{
-    static uint8_t      buf[256 * 64];
-    struct shm_ring_ref req;
-    struct shm_fo_write rec;
-    uint32_t            off = sizeof(rec), ss;
-
-    ck_assert_int_eq(shm_ring_locate(&req, &as.seg, w, SHM_RING_REQ), 0);
-    ss = req.slot_size;
-    memset(buf, 0, sizeof(buf));
-    for (uint32_t k = 0; k < nops; k++) {
-        struct shm_fo_wop wop = { .op = k, .node = nodes[k],
-                                  .dv_len = lens[k], .attr = 13,
-                                  .range_len = 0 };
-
-        ck_assert_uint_le(off + shm_fo_wop_bytes(0, lens[k]), sizeof(buf));
-        memcpy(buf + off, &wop, sizeof(wop));
-        memcpy(buf + off + sizeof(wop), dvs[k], lens[k]);
-        off += (uint32_t)shm_fo_wop_bytes(0, lens[k]);
-    }
-    memset(&rec, 0, sizeof(rec));
-    rec.hdr.kind = SHM_FO_WRITE;
-    rec.hdr.len = off;
-    rec.hdr.nslots = (uint16_t)shm_fo_slots(off, ss);
-    rec.id = id;
-    rec.nops = nops;
-    memcpy(buf, &rec, sizeof(rec));
-    ck_assert_int_eq(shm_ring_push_n_spsc(&req, buf, rec.hdr.nslots), 0);
 }
 
 /*

@@ -276,6 +276,18 @@ fo_same(const struct wk_fanout *a, const struct wk_fanout *b,
                      a->writes[0].n * sizeof(ua_status));
 }
 
+/* The values the cases point at (fo_str, fo_big, fo_longrange). */
+static void
+fu_values(void)
+{
+    fo_str = ua_string_from("a string value");
+    memset(fo_big, 'b', sizeof(fo_big));
+    fo_bigbs.len = FO_BIG;
+    fo_bigbs.data = fo_big;
+    memset(fo_longrange, '1', SHM_FO_RANGE_MAX + 1);
+    fo_longrange[SHM_FO_RANGE_MAX + 1] = '\0';
+}
+
 /*
  * Slot sizes, ring sizes and outboxes that make records take new slots
  * on every alignment, end records at the ring's size (a new record for
@@ -296,12 +308,7 @@ START_TEST(test_run_same_records)
     uint64_t counted = 0;
     size_t   ncases = 0;
 
-    fo_str = ua_string_from("a string value");
-    memset(fo_big, 'b', sizeof(fo_big));
-    fo_bigbs.len = FO_BIG;
-    fo_bigbs.data = fo_big;
-    memset(fo_longrange, '1', SHM_FO_RANGE_MAX + 1);
-    fo_longrange[SHM_FO_RANGE_MAX + 1] = '\0';
+    fu_values();
     for (size_t c = 0; c < sizeof(cf) / sizeof(cf[0]); c++) {
         for (int pattern = 0; pattern < 3; pattern++) {
             struct wk_fanout a, b;
@@ -364,10 +371,7 @@ START_TEST(test_run_outcomes)
     uint32_t             attr;
     int                  id;
 
-    fo_bigbs.len = FO_BIG;
-    fo_bigbs.data = fo_big;
-    memset(fo_longrange, '1', SHM_FO_RANGE_MAX + 1);
-    fo_longrange[SHM_FO_RANGE_MAX + 1] = '\0';
+    fu_values();
     fo_make(&f, 64, 8, 4096);
     memset(&ref, 0, sizeof(ref));
     id = wk_fanout_write_begin(&f, &ref, 4);
@@ -499,17 +503,6 @@ fu_nid(int k)
         n.id.str.data = NULL;
         return n;
     }
-}
-
-static void
-fu_values(void)
-{
-    fo_str = ua_string_from("a string value");
-    memset(fo_big, 'b', sizeof(fo_big));
-    fo_bigbs.len = FO_BIG;
-    fo_bigbs.data = fo_big;
-    memset(fo_longrange, '1', SHM_FO_RANGE_MAX + 1);
-    fo_longrange[SHM_FO_RANGE_MAX + 1] = '\0';
 }
 
 static size_t
