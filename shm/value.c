@@ -97,32 +97,25 @@ shm_vheap_free(struct shm_values *v, uint32_t off)
 
 /*
  * len (1..SHM_VALUE_INLINE) bytes into a slot's inline bytes without a
- * call: overlapping word copies that never read past src + len (a reader
+ * call: shm_value_copy16() (shm/value.h) up to 16 bytes, three
+ * overlapping words above, never reading past src + len (a reader
  * ignores the inline bytes past len).  Most values are 2..9 bytes.
  */
 static inline void
 shm_value_copy_inl(uint8_t *dst, const uint8_t *src, uint32_t len)
 {
     uint64_t a, b, c;
-    uint32_t x, y;
 
-    if (len >= 8) {
-        memcpy(&a, src, 8);
-        memcpy(&b, src + (len > 16 ? 8 : len - 8), 8);
-        memcpy(&c, src + len - 8, 8);
-        memcpy(dst, &a, 8);
-        memcpy(dst + (len > 16 ? 8 : len - 8), &b, 8);
-        memcpy(dst + len - 8, &c, 8);
-    } else if (len >= 4) {
-        memcpy(&x, src, 4);
-        memcpy(&y, src + len - 4, 4);
-        memcpy(dst, &x, 4);
-        memcpy(dst + len - 4, &y, 4);
-    } else {
-        dst[0] = src[0];
-        dst[len >> 1] = src[len >> 1];
-        dst[len - 1] = src[len - 1];
+    if (len <= 16) {
+        shm_value_copy16(dst, src, len);
+        return;
     }
+    memcpy(&a, src, 8);
+    memcpy(&b, src + 8, 8);
+    memcpy(&c, src + len - 8, 8);
+    memcpy(dst, &a, 8);
+    memcpy(dst + 8, &b, 8);
+    memcpy(dst + len - 8, &c, 8);
 }
 
 int
