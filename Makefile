@@ -28,6 +28,39 @@ FUZZ_CC   ?= clang
 PYTHON    ?= python3
 PKG       ?= pkg-config
 SCHEMA    ?= ../shared/opcua-schema
+DEPS_CMD  ?= sh deploy/install-deps.sh
+
+# ---------------------------------------------------------------- phase 1
+#
+# `make run` and `make check` must work on a machine that has none of the
+# packages yet.  The libraries' flags come from pkg-config, and make asks
+# it while it reads this file (the unit-test rules name their libraries in
+# their prerequisites), so the packages must be installed before make
+# reads the rest of it.  Phase 1 therefore reads nothing else: it installs
+# what is missing ($(DEPS_CMD); check also wants the test tools and
+# Node.js) and runs make again on the same goals with UA_DEPS_DONE=1
+# (phase 2), which reads the whole file and finds pkg-config's answers.
+# tests/build/check_fresh.sh proves it with a pkg-config that knows no
+# package until the install step has run.
+ifneq ($(filter run check,$(MAKECMDGOALS)),)
+ifneq ($(UA_DEPS_DONE),1)
+UA_PHASE1 := 1
+endif
+endif
+
+ifeq ($(UA_PHASE1),1)
+
+UA_DEPS_GROUPS := $(if $(filter check,$(MAKECMDGOALS)),--node --test)
+
+.PHONY: $(MAKECMDGOALS) ua-phase2
+ua-phase2:
+	@$(DEPS_CMD) $(UA_DEPS_GROUPS)
+	@$(MAKE) --no-print-directory UA_DEPS_DONE=1 $(MAKECMDGOALS)
+
+$(MAKECMDGOALS): ua-phase2
+	@:
+
+else # phase 2, or any other goal: the whole Makefile
 
 # ---------------------------------------------------------------- flags
 
@@ -50,8 +83,8 @@ endif
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
              -fno-sanitize-recover=undefined
 
-# pkg-config runs on first use, inside a recipe: `make check` on a fresh
-# machine installs pkg-config and the libraries (deps) before anything asks.
+# pkg-config runs once per variable, on first use (see phase 1 above for
+# why `make run` and `make check` install the packages before that).
 pkg = $(eval $(1) := $$(shell $(PKG) $(2)))$($(1))
 EVENT_CFLAGS   = $(call pkg,EVENT_CFLAGS,--cflags libevent)
 EVENT_LIBS     = $(call pkg,EVENT_LIBS,--libs libevent)
@@ -230,6 +263,9 @@ CHECK_PROGS += $(INTEG_WAKEBY)
 # tick in Read and over a subscription (tests/integ/integ_sim.c).
 INTEG_SIM := $(B)/tests/integ/integ_sim
 CHECK_PROGS += $(INTEG_SIM)
+# `make run` on a machine without the packages: installs, then builds
+# (phase 1 at the top; tests/build/check_fresh.sh).
+CHECK_PROGS += tests/build/check_fresh.sh
 # >>> (end of the integration/interop spot)
 
 # integ_server: its own objects + tests/lib/uaconn.c + libproto.a; it
@@ -242,9 +278,6 @@ $(INTEG_SERVER): $(INTEG_SERVER_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -pthread -o $@ \
 	  $(INTEG_SERVER_OBJS) $(LIBPROTO) $(WOLFSSL_LIBS) -lm
 
-ifneq ($(filter run check,$(MAKECMDGOALS)),)
-$(INTEG_SERVER_OBJS): | deps
-endif
 
 # integ_fanout: like integ_server, plus libshm.a (it attaches the segment
 # to set interest bits of a worker it then stops and kills).
@@ -256,9 +289,6 @@ $(INTEG_FANOUT): $(INTEG_FANOUT_OBJS) $(LIBPROTO) $(LIBSHM) | $(UABROKER) \
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_FANOUT_OBJS) \
 	  $(LIBSHM) $(LIBPROTO) $(NANOMSG_LIBS) $(WOLFSSL_LIBS) -lm
 
-ifneq ($(filter run check,$(MAKECMDGOALS)),)
-$(INTEG_FANOUT_OBJS): | deps
-endif
 
 # integ_flood: its own objects + tests/lib/uaconn.c + libproto.a.
 INTEG_FLOOD_OBJS := $(B)/tests/integ/integ_flood.o \
@@ -269,9 +299,6 @@ $(INTEG_FLOOD): $(INTEG_FLOOD_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_FLOOD_OBJS) \
 	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
 
-ifneq ($(filter run check,$(MAKECMDGOALS)),)
-$(INTEG_FLOOD_OBJS): | deps
-endif
 
 # integ_wakeby: its own objects + tests/lib/uaconn.c + libproto.a.
 INTEG_WAKEBY_OBJS := $(B)/tests/integ/integ_wakeby.o \
@@ -282,9 +309,6 @@ $(INTEG_WAKEBY): $(INTEG_WAKEBY_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_WAKEBY_OBJS) \
 	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
 
-ifneq ($(filter run check,$(MAKECMDGOALS)),)
-$(INTEG_WAKEBY_OBJS): | deps
-endif
 
 # integ_sim: its own objects + tests/lib/uaconn.c + libproto.a.
 INTEG_SIM_OBJS := $(B)/tests/integ/integ_sim.o \
@@ -295,9 +319,6 @@ $(INTEG_SIM): $(INTEG_SIM_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_SIM_OBJS) \
 	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
 
-ifneq ($(filter run check,$(MAKECMDGOALS)),)
-$(INTEG_SIM_OBJS): | deps
-endif
 
 # integ_security: its own objects + tests/lib/uaconn.c + libproto.a.
 INTEG_SECURITY_OBJS := $(B)/tests/integ/integ_security.o \
@@ -309,9 +330,6 @@ $(INTEG_SECURITY): $(INTEG_SECURITY_OBJS) $(LIBPROTO) | $(UABROKER) \
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_SECURITY_OBJS) \
 	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
 
-ifneq ($(filter run check,$(MAKECMDGOALS)),)
-$(INTEG_SECURITY_OBJS): | deps
-endif
 
 # integ_attack: its own objects + tests/lib/uaconn.c + libproto.a.
 INTEG_ATTACK_OBJS := $(B)/tests/integ/integ_attack.o \
@@ -322,9 +340,6 @@ $(INTEG_ATTACK): $(INTEG_ATTACK_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_ATTACK_OBJS) \
 	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
 
-ifneq ($(filter run check,$(MAKECMDGOALS)),)
-$(INTEG_ATTACK_OBJS): | deps
-endif
 
 # integ_rsa: its own objects + tests/lib/uaconn.c + libproto.a.
 INTEG_RSA_OBJS := $(B)/tests/integ/integ_rsa.o $(B)/tests/lib/uaconn.o \
@@ -335,9 +350,6 @@ $(INTEG_RSA): $(INTEG_RSA_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_RSA_OBJS) \
 	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
 
-ifneq ($(filter run check,$(MAKECMDGOALS)),)
-$(INTEG_RSA_OBJS): | deps
-endif
 
 # integ_sub: its own objects + tests/lib/uaconn.c + libproto.a, threads.
 INTEG_SUB_OBJS := $(B)/tests/integ/integ_sub.o $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
@@ -347,9 +359,6 @@ $(INTEG_SUB): $(INTEG_SUB_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -pthread -o $@ $(INTEG_SUB_OBJS) \
 	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
 
-ifneq ($(filter run check,$(MAKECMDGOALS)),)
-$(INTEG_SUB_OBJS): | deps
-endif
 
 # Check's per-test timeouts (default 4 s, or a suite's own) stretched for
 # the slower sanitized build; an explicit CK_TIMEOUT_MULTIPLIER wins.
@@ -358,11 +367,6 @@ CK_TIMEOUT_MULTIPLIER ?= 3
 export CK_TIMEOUT_MULTIPLIER
 endif
 
-# run and check install missing packages first: every object waits for deps.
-ifneq ($(filter run check,$(MAKECMDGOALS)),)
-$(PROTO_OBJS) $(SHM_OBJS) $(BROKER_OBJS) $(WORKER_OBJS) $(UNIT_TESTS:=.o): \
-  | deps
-endif
 
 .PHONY: check check-unit
 check: check-unit
@@ -404,9 +408,6 @@ $(BADINPUT): $(BADINPUT_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(BADINPUT_OBJS) \
 	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
 
-ifneq ($(filter run check,$(MAKECMDGOALS)),)
-$(BADINPUT_OBJS): | deps
-endif
 
 # ---------------------------------------------------------------- interop
 #
@@ -417,7 +418,7 @@ endif
 
 .PHONY: interop
 interop: $(UABROKER) $(UAWORKER)
-	@sh deploy/install-deps.sh --node
+	@$(DEPS_CMD) --node
 	UABROKER=$(UABROKER) sh tests/interop/run.sh
 
 # ---------------------------------------------------------------- run, deps
@@ -427,7 +428,7 @@ run: all
 	./$(UABROKER) $(RUN_ARGS)
 
 deps:
-	sh deploy/install-deps.sh
+	$(DEPS_CMD)
 
 # ---------------------------------------------------------------- regen
 #
@@ -645,3 +646,5 @@ clean:
     $(FUZZ_PROTO_OBJS) $(patsubst %.c,build/fuzz/obj/%.o,$(FUZZ_SRCS)) \
     $(call objs,build,$(wildcard tests/integ/*.c tests/lib/*.c)) \
     $(call objs,build/san,$(wildcard tests/integ/*.c tests/lib/*.c))))
+
+endif # phase 1 / phase 2
