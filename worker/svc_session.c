@@ -327,8 +327,10 @@ wk_svc_throttle_fail(struct wk_svc_ctx *ctx, uint64_t key, uint32_t threshold)
  * A UserNameIdentityToken (Part 4 §7.41.3): the password encrypted with
  * our key by the channel's policy (or Basic256Sha256, the token policy of
  * our None endpoint), legacy layout length | password | serverNonce.
- * Every failure after the throttle is BadIdentityTokenInvalid after the
- * same work: decryption of every block (when the algorithm and length
+ * Every failure after the throttle (a wrong password, an unknown user, a
+ * secret that does not decrypt or parse) is BadIdentityTokenRejected
+ * (Part 4 Table 176: the token is well-formed but the server refuses it;
+ * one code for all, so no user enumeration) after the same work: decryption of every block (when the algorithm and length
  * are acceptable; a block that fails does not stop it), one PBKDF2 (a
  * dummy one for an unknown user, with the first user's iteration count)
  * and a constant-time comparison.  rsa-1_5 is refused without decrypting
@@ -579,7 +581,7 @@ wk_svc_username_step(struct wk_svc_ctx *ctx, struct wk_session *s,
         if (ctx->w->throttle != NULL)
             shm_throttle_count(ctx->w->throttle, ctx->w->slot,
                                SHM_THR_C_LOGIN_FAILURES);
-        return UA_BAD_IDENTITY_TOKEN_INVALID;   /* counted at the start */
+        return UA_BAD_IDENTITY_TOKEN_REJECTED;  /* counted at the start */
     }
     /* The client's failures are forgotten; a block stays unless it was
      * this attempt's own (counted at its start). */

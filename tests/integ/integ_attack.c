@@ -52,7 +52,7 @@
  *               by a PKCS#1 v1.5-conformant block: the same ERR bytes;
  *   secret      UserName secrets: rsa-1_5 named, the length field too
  *               large, a foreign serverNonce, the previous serverNonce,
- *               an unknown user: all BadIdentityTokenInvalid, the right
+ *               an unknown user: all BadIdentityTokenRejected, the right
  *               one Good; the application certificate as an X509 user
  *               (BadIdentityTokenRejected);
  *   certs       expired and trusted: BadCertificateTimeInvalid; garbage
@@ -1215,8 +1215,8 @@ ia_secrets(void)
                   v[i].kind == 1 ? 1 : 0,
                   v[i].kind == 0 ? IA_RSA15_URI : NULL, &tok);
         s = ia_activate(&a, NULL, 0, &tok, NULL);
-        itest_check(s == UA_BAD_IDENTITY_TOKEN_INVALID, "secret: %s: 0x%08X "
-                    "(BadIdentityTokenInvalid)", v[i].what, s);
+        itest_check(s == UA_BAD_IDENTITY_TOKEN_REJECTED, "secret: %s: 0x%08X "
+                    "(BadIdentityTokenRejected)", v[i].what, s);
         /* The same session with the right secret. */
         ia_secret(ia_b256, "op", "op-secret", a.snonce, 0, NULL, &tok);
         s = ia_activate(&a, NULL, 0, &tok, NULL);

@@ -41,7 +41,7 @@
  *      percentile round trip below IR_P99_MS (a wedge, not a measure: the
  *      sanitizer build on a busy host is slow);
  *   5. afterwards, IR_LONG_USER with a wrong password of the same length:
- *      BadIdentityTokenInvalid;
+ *      BadIdentityTokenRejected;
  *   6. afterwards, on one Basic256Sha256 SignAndEncrypt session and on one
  *      None session: IR_READS Reads of one node after a warm-up cost the
  *      worker no heap allocation (its allocations counter is flat), and
@@ -738,7 +738,7 @@ main(int argc, char **argv)
     c.user = IR_LONG_USER;
     c.password = ir_long_pw;
     s = uaconn_start(&c, "127.0.0.1", ir_port);
-    itest_check(s == UA_BAD_IDENTITY_TOKEN_INVALID,
+    itest_check(s == UA_BAD_IDENTITY_TOKEN_REJECTED,
                 "%s with a wrong %d-byte password: 0x%08X (%s)",
                 IR_LONG_USER, IR_LONG_PW_LEN, s, ua_status_name(s));
     if (s == UA_GOOD) {

@@ -20,7 +20,7 @@
  *      viewer logs in on None (password encrypted with Basic256Sha256) and
  *      may not write; an operator logs in on Basic256Sha256
  *      SignAndEncrypt and writes; a wrong password is
- *      BadIdentityTokenInvalid, the fourth try within 10 s
+ *      BadIdentityTokenRejected, the fourth try within 10 s
  *      BadUserAccessDenied (throttled); six wrong logins of another client
  *      sent at once on six connections: three tries, three refused;
  *   7. X509 user tokens: a certificate in trusted_users/certs logs in
@@ -244,7 +244,7 @@ is_user_line(FILE *f, const char *name, const char *role, const char *pw)
  * IS_PARALLEL wrong-password logins of one client on as many None
  * connections, their ActivateSessions sent at once: the worker runs them
  * in steps, interleaved, yet the throttle lets exactly
- * IS_THROTTLE_FAILS of them try (BadIdentityTokenInvalid) and refuses the
+ * IS_THROTTLE_FAILS of them try (BadIdentityTokenRejected) and refuses the
  * rest (BadUserAccessDenied), as if they had come one after another.
  */
 static void
@@ -270,7 +270,7 @@ is_parallel_logins(void)
     for (int i = 0; i < IS_PARALLEL; i++) {
         if (s[i] == UA_GOOD)
             s[i] = uaconn_activate_wait(&c[i]);
-        if (s[i] == UA_BAD_IDENTITY_TOKEN_INVALID)
+        if (s[i] == UA_BAD_IDENTITY_TOKEN_REJECTED)
             invalid++;
         else if (s[i] == UA_BAD_USER_ACCESS_DENIED)
             denied++;
@@ -281,7 +281,7 @@ is_parallel_logins(void)
     itest_check(ready == IS_PARALLEL && invalid == IS_THROTTLE_FAILS
                 && denied == IS_PARALLEL - IS_THROTTLE_FAILS,
                 "%d parallel wrong logins of one client: %d sessions, %d "
-                "BadIdentityTokenInvalid (want %d), %d BadUserAccessDenied",
+                "BadIdentityTokenRejected (want %d), %d BadUserAccessDenied",
                 IS_PARALLEL, ready, invalid, IS_THROTTLE_FAILS, denied);
 }
 
@@ -687,7 +687,7 @@ is_throttle(const char *bin, const uint8_t *app, size_t app_len,
     for (int i = 0; i < 2; i++) {
         s = is_login(NULL, 0, NULL, 0, NULL, "urn:integ:edge", "op",
                      "wrong", false, &w, NULL);
-        itest_check(s == UA_BAD_IDENTITY_TOKEN_INVALID,
+        itest_check(s == UA_BAD_IDENTITY_TOKEN_REJECTED,
                     "2 workers: wrong password %d: 0x%08X", i + 1, s);
     }
     s = is_login(NULL, 0, NULL, 0, NULL, "urn:integ:edge", "op", "op-secret",
@@ -698,7 +698,7 @@ is_throttle(const char *bin, const uint8_t *app, size_t app_len,
     for (int i = 0; i < 3; i++) {
         s = is_login(NULL, 0, NULL, 0, NULL, "urn:integ:global", "op",
                      "wrong", false, &w, NULL);
-        itest_check(s == UA_BAD_IDENTITY_TOKEN_INVALID,
+        itest_check(s == UA_BAD_IDENTITY_TOKEN_REJECTED,
                     "2 workers: wrong password %d of another client: "
                     "0x%08X", i + 1, s);
     }
@@ -774,11 +774,11 @@ is_login_ip(const char *bin)
         snprintf(app, sizeof(app), "urn:integ:rotate:%d", k++);
         s = is_login(NULL, 0, NULL, 0, NULL, app, "op", "wrong", false, &w,
                      NULL);
-        if (s != UA_BAD_IDENTITY_TOKEN_INVALID)
+        if (s != UA_BAD_IDENTITY_TOKEN_REJECTED)
             wrong++;
     }
     itest_check(wrong == 0, "%d wrong passwords from 127.0.0.1 under %d "
-                "ApplicationUris: %d not BadIdentityTokenInvalid",
+                "ApplicationUris: %d not BadIdentityTokenRejected",
                 IS_IP_FAILS - 1, IS_IP_FAILS - 1, wrong);
     /* ... still allowed ... */
     snprintf(app, sizeof(app), "urn:integ:rotate:%d", k++);
@@ -792,7 +792,7 @@ is_login_ip(const char *bin)
     snprintf(app, sizeof(app), "urn:integ:rotate:%d", k++);
     s = is_login(NULL, 0, NULL, 0, NULL, app, "op", "wrong", false, &w,
                  NULL);
-    itest_check(s == UA_BAD_IDENTITY_TOKEN_INVALID,
+    itest_check(s == UA_BAD_IDENTITY_TOKEN_REJECTED,
                 "wrong password %d from 127.0.0.1: 0x%08X", IS_IP_FAILS, s);
     wrong = 0;
     n[0] = n[1] = 0;
@@ -1126,7 +1126,7 @@ main(int argc, char **argv)
         itest_check(s == UA_GOOD, "operator on Aes256_Sha256_RsaPss Sign "
                  "(OAEP-SHA256 secret): 0x%08X", s);
         for (int i = 0; i < 4; i++) {
-            ua_status want = i < 3 ? UA_BAD_IDENTITY_TOKEN_INVALID
+            ua_status want = i < 3 ? UA_BAD_IDENTITY_TOKEN_REJECTED
                                    : UA_BAD_USER_ACCESS_DENIED;
 
             s = is_login(NULL, 0, NULL, 0, NULL, "urn:integ:throttled",

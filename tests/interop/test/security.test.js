@@ -18,7 +18,7 @@
 //    channel an anonymous, a UserName and an X509 session, each reading
 //    CurrentTime and UserAccessLevel (the operator may write, the X509
 //    user is a viewer: security.x509_role's default).
-// 3. A wrong password: BadIdentityTokenInvalid (docs/configuration.md:
+// 3. A wrong password, and an unknown user: BadIdentityTokenRejected (docs/configuration.md:
 //    every password failure gives that code; the fourth within 10 s is
 //    BadUserAccessDenied); an X509 user certificate that is not in
 //    trusted_users/: BadIdentityTokenRejected.
@@ -233,7 +233,7 @@ describe("security: trust list, policies x modes, user tokens", { skip }, () => 
         }
     }
 
-    it("refuses a wrong password (BadIdentityTokenInvalid)", async () => {
+    it("refuses a wrong password and an unknown user alike (BadIdentityTokenRejected)", async () => {
         const client = makeClient(SecurityPolicy.Aes256_Sha256_RsaPss,
                                   MessageSecurityMode.SignAndEncrypt);
         await client.connect(URL);
@@ -242,7 +242,14 @@ describe("security: trust list, policies x modes, user tokens", { skip }, () => 
                 type: UserTokenType.UserName,
                 userName: "interop",
                 password: PASSWORD + "-wrong",
-            }), /BadIdentityTokenInvalid/);
+            }), /BadIdentityTokenRejected/);
+            // No user enumeration: a user that does not exist reads the
+            // same (two failures: under security.login_failure_threshold).
+            await assert.rejects(client.createSession({
+                type: UserTokenType.UserName,
+                userName: "nobody-here",
+                password: PASSWORD,
+            }), /BadIdentityTokenRejected/);
             // The right one still works on the same channel.
             const op = await client.createSession({
                 type: UserTokenType.UserName,
