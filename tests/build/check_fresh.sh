@@ -53,7 +53,10 @@ EOT
 chmod +x "$tmp/bin/pkg-config" "$tmp/bin/install-deps"
 
 out=$tmp/make.out
-if ! make -C "$tmp/src" -j2 run PKG="$tmp/bin/pkg-config" \
+# A make of its own, as a user's: nothing of the make check that runs this
+# (its UA_DEPS_DONE, SAN, jobserver) may reach it.
+if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES \
+        -u UA_DEPS_DONE -u SAN make -C "$tmp/src" -j2 run PKG="$tmp/bin/pkg-config" \
         DEPS_CMD="$tmp/bin/install-deps" RUN_ARGS=--version \
         > "$out" 2>&1; then
     tail -20 "$out" >&2
