@@ -15,10 +15,10 @@
 
 set -eu
 
-base="libevent-dev libwolfssl-dev libnanomsg-dev libinih-dev libxml2-dev libmosquitto-dev check pkg-config python3"
+base="gcc libc6-dev libevent-dev libwolfssl-dev libnanomsg-dev libinih-dev libxml2-dev libmosquitto-dev check pkg-config python3"
 fuzz="clang libclang-rt-14-dev"
 node="nodejs npm"
-test="mosquitto prometheus"
+test="git mosquitto prometheus"
 
 usage() {
     sed -n '2,14s/^# \{0,1\}//p' "$0"

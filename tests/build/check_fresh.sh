@@ -13,7 +13,7 @@
 # --version, and the install step must have run before any pkg-config
 # question got an answer.
 #
-# Run from the repository root (make check does); needs git and the real
+# Run from the repository root (make check does); needs the real
 # pkg-config with the packages installed (make check's phase 1 did that).
 
 set -eu
@@ -30,8 +30,13 @@ fail() {
 real=$(command -v pkg-config) || fail "pkg-config not found"
 mkdir -p "$tmp/src" "$tmp/bin"
 # The tree as a clone would have it (tracked and new files, not build/).
-git ls-files -co --exclude-standard -z | (cd "$root" && xargs -0 tar -cf -) \
-    | tar -xf - -C "$tmp/src"
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git ls-files -co --exclude-standard -z \
+        | (cd "$root" && xargs -0 tar -cf -) | tar -xf - -C "$tmp/src"
+else
+    tar -cf - --exclude=./build --exclude=node_modules . \
+        | tar -xf - -C "$tmp/src"
+fi
 [ -f "$tmp/src/Makefile" ] || fail "no copy of the tree"
 
 mark=$tmp/installed
