@@ -63,9 +63,11 @@ CHECK_CFLAGS   = $(call pkg,CHECK_CFLAGS,--cflags check)
 CHECK_LIBS     = $(call pkg,CHECK_LIBS,--libs check)
 INIH_CFLAGS    = $(call pkg,INIH_CFLAGS,--cflags inih)
 INIH_LIBS      = $(call pkg,INIH_LIBS,--libs inih)
+MOSQUITTO_CFLAGS = $(call pkg,MOSQUITTO_CFLAGS,--cflags libmosquitto)
+MOSQUITTO_LIBS   = $(call pkg,MOSQUITTO_LIBS,--libs libmosquitto)
 
 LIB_CPPFLAGS = $(EVENT_CFLAGS) $(WOLFSSL_CFLAGS) $(NANOMSG_CFLAGS) \
-               $(INIH_CFLAGS)
+               $(INIH_CFLAGS) $(MOSQUITTO_CFLAGS)
 build/tests/unit/%.o build/san/tests/unit/%.o: LIB_CPPFLAGS += $(CHECK_CFLAGS)
 
 # Plain objects live in build/, sanitized ones in build/san/.  Both pattern
@@ -133,7 +135,7 @@ APP_LIBS = $(LIBSHM) $(LIBPROTO) $(EVENT_LIBS) $(NANOMSG_LIBS) \
 
 $(UABROKER): $(B)/broker/main.o $(LIBBROKER) $(LIBSHM) $(LIBPROTO)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(B)/broker/main.o \
-	  $(LIBBROKER) $(APP_LIBS) $(INIH_LIBS)
+	  $(LIBBROKER) $(APP_LIBS) $(INIH_LIBS) $(MOSQUITTO_LIBS)
 
 $(UAWORKER): $(B)/worker/main.o $(LIBWORKER) $(LIBSHM) $(LIBPROTO)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(B)/worker/main.o \
@@ -153,7 +155,7 @@ UNIT_LIBS_proto  = $(WOLFSSL_LIBS)
 UNIT_LIBS_shm    = $(NANOMSG_LIBS)
 # broker/ and worker/ stand on proto/ and shm/ (DESIGN.md §5).
 UNIT_LIBS_broker = $(B)/libshm.a $(B)/libproto.a $(INIH_LIBS) $(EVENT_LIBS) \
-                   $(NANOMSG_LIBS) $(WOLFSSL_LIBS)
+                   $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(MOSQUITTO_LIBS)
 # Worker tests may build the real address space with libbroker as fixture.
 UNIT_LIBS_worker = $(B)/libbroker.a $(B)/libshm.a $(B)/libproto.a \
                    $(INIH_LIBS) $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS)
@@ -230,6 +232,10 @@ CHECK_PROGS += $(INTEG_WAKEBY)
 # tick in Read and over a subscription (tests/integ/integ_sim.c).
 INTEG_SIM := $(B)/tests/integ/integ_sim
 CHECK_PROGS += $(INTEG_SIM)
+# The MQTT feed: two brokers fed by one mosquitto, the size limit, the
+# MQTT broker killed and restarted (tests/integ/integ_mqtt.c).
+INTEG_MQTT := $(B)/tests/integ/integ_mqtt
+CHECK_PROGS += $(INTEG_MQTT)
 # >>> (end of the integration/interop spot)
 
 # integ_server: its own objects + tests/lib/uaconn.c + libproto.a; it
@@ -298,6 +304,24 @@ $(INTEG_SIM): $(INTEG_SIM_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
 ifneq ($(filter run check,$(MAKECMDGOALS)),)
 $(INTEG_SIM_OBJS): | deps
 endif
+
+# integ_mqtt: its own objects + tests/lib/uaconn.c + libproto.a, and
+# libmosquitto (it publishes); mosquitto itself from install-deps --test.
+INTEG_MQTT_OBJS := $(B)/tests/integ/integ_mqtt.o \
+                   $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
+
+$(INTEG_MQTT): $(INTEG_MQTT_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_MQTT_OBJS) \
+	  $(LIBPROTO) $(MOSQUITTO_LIBS) $(WOLFSSL_LIBS) -lm
+
+ifneq ($(filter run check,$(MAKECMDGOALS)),)
+$(INTEG_MQTT_OBJS): | deps deps-test
+endif
+
+.PHONY: deps-test
+deps-test:
+	sh deploy/install-deps.sh --test
 
 # integ_security: its own objects + tests/lib/uaconn.c + libproto.a.
 INTEG_SECURITY_OBJS := $(B)/tests/integ/integ_security.o \

@@ -1,12 +1,13 @@
 #!/bin/sh
 # deploy/install-deps.sh: install the Debian 12 packages uabroker needs.
 #
-#   deploy/install-deps.sh [--fuzz] [--node]
+#   deploy/install-deps.sh [--fuzz] [--node] [--test]
 #
 # Always: the build and unit-test dependencies, and python3 for the
 # generators (make regen).  --fuzz adds clang and its sanitizer/libFuzzer
 # runtime (make fuzz); --node adds Node.js and npm (interop tests, test
-# vector scripts).
+# vector scripts); --test adds what only tests run (mosquitto, the MQTT
+# broker of tests/integ/integ_mqtt.c; `make check` asks for it).
 #
 # Nothing missing: exits 0 silently.  Something missing: as root, runs
 # apt-get update and apt-get install; otherwise prints the exact apt-get
@@ -14,9 +15,10 @@
 
 set -eu
 
-base="libevent-dev libwolfssl-dev libnanomsg-dev libinih-dev check pkg-config python3"
+base="libevent-dev libwolfssl-dev libnanomsg-dev libinih-dev libmosquitto-dev check pkg-config python3"
 fuzz="clang libclang-rt-14-dev"
 node="nodejs npm"
+test="mosquitto"
 
 usage() {
     sed -n '2,13s/^# \{0,1\}//p' "$0"
@@ -27,6 +29,7 @@ for arg in "$@"; do
     case $arg in
     --fuzz) want="$want $fuzz" ;;
     --node) want="$want $node" ;;
+    --test) want="$want $test" ;;
     -h|--help) usage; exit 0 ;;
     *) echo "install-deps: unknown option: $arg" >&2; usage >&2; exit 2 ;;
     esac
