@@ -520,14 +520,11 @@ bk_mqtt_read_password(const char *path, char *out, size_t cap, char *err,
 }
 
 int
-bk_mqtt_init(struct bk_mqtt *m, struct event_base *base,
-             struct bk_addrspace *as, const struct bk_config *c, char *err,
-             size_t errlen)
+bk_mqtt_prepare(struct bk_mqtt *m, struct bk_addrspace *as,
+                const struct bk_config *c, char *err, size_t errlen)
 {
-    char           pw[BK_MQTT_PASSWORD_MAX];
-    struct timeval misc = { BK_MQTT_MISC_MS / 1000,
-                            (BK_MQTT_MISC_MS % 1000) * 1000 };
-    int            rc;
+    size_t arena_cap;
+    int    rc;
 
     memset(m, 0, sizeof(*m));
     m->fd = -1;
@@ -536,7 +533,6 @@ bk_mqtt_init(struct bk_mqtt *m, struct event_base *base,
     if (!m->on)
         return 0;
     m->as = as;
-    m->base = base;
     snprintf(m->topic, sizeof(m->topic), "%s", c->mqtt_topic);
     rc = bk_mqtt_topic_prefix(m->topic);
     m->node_topics = rc >= 0;
@@ -557,33 +553,52 @@ bk_mqtt_init(struct bk_mqtt *m, struct event_base *base,
     m->line_cap = (size_t)m->max_payload + BK_MQTT_TOPIC_MAX + 2;
     m->line = malloc(m->line_cap);
     /* As the feed's: a line's value and its encoding (reset per line). */
-    m->arena_buf = malloc(2 * (size_t)m->max_payload + (256u << 10));
+    arena_cap = 2 * (size_t)m->max_payload + (256u << 10);
+    m->arena_buf = malloc(arena_cap);
     if (m->line == NULL || m->arena_buf == NULL) {
-        bk_mqtt_err(err, errlen, "mqtt: out of memory");
-        goto fail;
+        bk_mqtt_clear(m);
+        return bk_mqtt_err(err, errlen, "mqtt: out of memory");
     }
-    ua_arena_init(&m->arena, m->arena_buf,
-                  2 * (size_t)m->max_payload + (256u << 10));
+    ua_arena_init(&m->arena, m->arena_buf, arena_cap);
+    return 0;
+}
+
+int
+bk_mqtt_init(struct bk_mqtt *m, struct event_base *base,
+             struct bk_addrspace *as, const struct bk_config *c, char *err,
+             size_t errlen)
+{
+    char           pw[BK_MQTT_PASSWORD_MAX];
+    struct timeval misc = { BK_MQTT_MISC_MS / 1000,
+                            (BK_MQTT_MISC_MS % 1000) * 1000 };
+    int            rc;
+
+    if (bk_mqtt_prepare(m, as, c, err, errlen) != 0)
+        return -1;
+    if (!m->on)
+        return 0;
+    m->base = base;
     mosquitto_lib_init();
+    m->lib = true;
     m->mosq = mosquitto_new(m->client_id, true, m);
     if (m->mosq == NULL) {
         bk_mqtt_err(err, errlen, "mqtt: mosquitto_new(): %s",
                     strerror(errno));
-        goto fail_lib;
+        goto fail;
     }
     if (c->mqtt_username[0] != '\0') {
         pw[0] = '\0';
         if (c->mqtt_password_file[0] != '\0'
             && bk_mqtt_read_password(c->mqtt_password_file, pw, sizeof(pw),
                                      err, errlen) != 0)
-            goto fail_lib;
+            goto fail;
         rc = mosquitto_username_pw_set(m->mosq, c->mqtt_username,
                                        pw[0] != '\0' ? pw : NULL);
         memset(pw, 0, sizeof(pw));
         if (rc != MOSQ_ERR_SUCCESS) {
             bk_mqtt_err(err, errlen, "mqtt.username: %s",
                         mosquitto_strerror(rc));
-            goto fail_lib;
+            goto fail;
         }
     }
     if (m->to.tls) {
@@ -593,7 +608,7 @@ bk_mqtt_init(struct bk_mqtt *m, struct event_base *base,
             bk_mqtt_err(err, errlen, "mqtt.tls_ca %s: %s", c->mqtt_tls_ca,
                         rc == MOSQ_ERR_ERRNO ? strerror(errno)
                                              : mosquitto_strerror(rc));
-            goto fail_lib;
+            goto fail;
         }
     }
     mosquitto_connect_callback_set(m->mosq, bk_mqtt_cb_connect);
@@ -603,42 +618,38 @@ bk_mqtt_init(struct bk_mqtt *m, struct event_base *base,
     event_assign(&m->misc, base, -1, EV_PERSIST, bk_mqtt_on_misc, m);
     event_assign(&m->retry, base, -1, 0, bk_mqtt_on_retry, m);
     event_add(&m->misc, &misc);
+    m->events = true;
     fprintf(stderr, "%s: feeding from %s:%u%s, topic %s\n", BK_MQTT_LOG,
             m->to.host, m->to.port, m->to.tls ? " (TLS)" : "", m->topic);
     bk_mqtt_try(m);
     return 0;
-fail_lib:
-    if (m->mosq != NULL)
-        mosquitto_destroy(m->mosq);
-    m->mosq = NULL;
-    mosquitto_lib_cleanup();
 fail:
-    free(m->line);
-    free(m->arena_buf);
-    m->line = NULL;
-    m->arena_buf = NULL;
-    m->on = false;
+    bk_mqtt_clear(m);
     return -1;
 }
 
 void
 bk_mqtt_clear(struct bk_mqtt *m)
 {
-    if (!m->on)
-        return;
     m->stopping = true;
-    if (m->state == BK_MQTT_UP)
+    if (m->mosq != NULL && m->state == BK_MQTT_UP)
         (void)mosquitto_disconnect(m->mosq);  /* best effort, written now */
     if (m->fd != -1) {
         event_del(&m->rd);
         event_del(&m->wr);
         m->fd = -1;
     }
-    event_del(&m->misc);
-    event_del(&m->retry);
-    mosquitto_destroy(m->mosq);
+    if (m->events) {
+        event_del(&m->misc);
+        event_del(&m->retry);
+        m->events = false;
+    }
+    if (m->mosq != NULL)
+        mosquitto_destroy(m->mosq);
     m->mosq = NULL;
-    mosquitto_lib_cleanup();
+    if (m->lib)
+        mosquitto_lib_cleanup();
+    m->lib = false;
     free(m->line);
     free(m->arena_buf);
     m->line = NULL;

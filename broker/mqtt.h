@@ -85,6 +85,8 @@ struct bk_mqtt {
     bool                    refusal_logged;
     bool                    oversize_logged;
     bool                    stopping;
+    bool                    lib;        /* mosquitto_lib_init() done */
+    bool                    events;     /* misc and retry assigned */
     uint32_t                backoff_ms;
     uint64_t                rng;
     struct bk_mqtt_target   to;
@@ -149,6 +151,15 @@ void bk_mqtt_apply(struct bk_mqtt *m, const char *topic, const void *payload,
                    size_t len, int64_t now);
 
 /*
+ * The part of bk_mqtt_init() that needs no connection: the settings
+ * (bk_mqtt_check), the topic, the buffers.  m->on false when the MQTT feed
+ * is off.  0, or -1 with a message in err.  Tests use it alone to drive
+ * bk_mqtt_apply(); bk_mqtt_clear() frees it.
+ */
+int bk_mqtt_prepare(struct bk_mqtt *m, struct bk_addrspace *as,
+                    const struct bk_config *c, char *err, size_t errlen);
+
+/*
  * Set up the MQTT feed from c on base (nothing when mqtt.url and
  * mqtt.host are empty: m->on false) and start connecting.  Connection
  * failures are not errors (they are retried); 0, or -1 with a message in
@@ -158,7 +169,8 @@ int bk_mqtt_init(struct bk_mqtt *m, struct event_base *base,
                  struct bk_addrspace *as, const struct bk_config *c,
                  char *err, size_t errlen);
 
-/* Disconnect (DISCONNECT when connected), stop the events, free. */
+/* Disconnect (DISCONNECT when connected), stop the events, free; after
+ * bk_mqtt_prepare() or bk_mqtt_init(), whether they succeeded or not. */
 void bk_mqtt_clear(struct bk_mqtt *m);
 
 #endif /* BK_MQTT_H */
