@@ -7,7 +7,8 @@
 # generators (make regen).  --fuzz adds clang and its sanitizer/libFuzzer
 # runtime (make fuzz); --node adds Node.js and npm (interop tests, test
 # vector scripts); --test adds what only tests run (mosquitto, the MQTT
-# broker of tests/integ/integ_mqtt.c; `make check` asks for it).
+# broker of tests/integ/integ_mqtt.c, and openssl for its test
+# certificates; `make check` asks for it).
 #
 # Nothing missing: exits 0 silently.  Something missing: as root, runs
 # apt-get update and apt-get install; otherwise prints the exact apt-get
@@ -18,7 +19,7 @@ set -eu
 base="libevent-dev libwolfssl-dev libnanomsg-dev libinih-dev libmosquitto-dev check pkg-config python3"
 fuzz="clang libclang-rt-14-dev"
 node="nodejs npm"
-test="mosquitto"
+test="mosquitto openssl"
 
 usage() {
     sed -n '2,13s/^# \{0,1\}//p' "$0"

@@ -6,7 +6,7 @@
  *      mqtt[s]://, mqtts:// without mqtt.tls_ca, reconnect_min_ms over
  *      reconnect_max_ms (exit 2, the message names the key);
  *   2. starts mosquitto (a config file: `listener PORT 127.0.0.1`,
- *      `allow_anonymous true`) and two brokers (-w 1 each, own ports and
+ *      `allow_anonymous true`; a TLS listener for step 7) and two brokers (-w 1 each, own ports and
  *      runtime dirs, mqtt.max_payload_bytes 256, reconnect 100..500 ms);
  *      both report mqtt.connected 1 in /stats;
  *   3. publishes (QoS 1, libmosquitto) a batch on uabroker/feed/plc1: an
@@ -22,10 +22,16 @@
  *      again on the same port: both reconnect (reconnects 1), a new value
  *      arrives on both; each broker logged the loss once, not per retry;
  *   6. /metrics carries the uabroker_mqtt_* families with HELP and TYPE;
- *   7. SIGTERM: both brokers exit 0.
+ *   7. TLS: mosquitto has a second listener with a certificate of a test CA
+ *      (made with the openssl command); a third broker with
+ *      mqtt.url=mqtts://127.0.0.1:PORT and that CA in mqtt.tls_ca connects
+ *      and gets a value published on the plain listener; a fourth, with
+ *      another CA, never connects (the certificate is checked);
+ *   8. SIGTERM: every broker exits 0.
  *
  * mosquitto is $MOSQUITTO_BIN, else `mosquitto` on PATH, else
- * /usr/sbin/mosquitto (Debian's package; deploy/install-deps.sh --test).
+ * /usr/sbin/mosquitto (Debian's package; deploy/install-deps.sh --test,
+ * which installs openssl too: $OPENSSL_BIN, else `openssl` on PATH).
  * Prints "ok N - what" / "FAIL N - what" and "integ_mqtt: N passed, M
  * failed"; exits non-zero on any failure.
  */
@@ -83,40 +89,44 @@ struct iq_snap {
 static char             iq_dir[PATH_MAX - 64];
 static char             iq_bin[PATH_MAX];
 static char             iq_mosq[PATH_MAX];
+static char             iq_openssl_bin[PATH_MAX];
 static char             iq_mosq_conf[PATH_MAX + 16];
 static char             iq_mosq_log[PATH_MAX + 16];
 static uint16_t         iq_mport;
+static uint16_t         iq_tport;   /* mosquitto's TLS listener */
 static pid_t            iq_mosq_pid = -1;
 static struct iq_broker iq_b[IQ_NB];
 static struct ua_arena  iq_arena;
 static bool             iq_published;
 
-static void
-iq_find_mosquitto(void)
+/* $env, else name on PATH, else fallback (may be NULL) into out; false
+ * when none is executable. */
+static bool
+iq_find(const char *env, const char *name, const char *fallback, char *out,
+        size_t cap)
 {
-    const char *env = getenv("MOSQUITTO_BIN");
+    const char *e = getenv(env);
     const char *path = getenv("PATH");
 
-    if (env != NULL && env[0] != '\0') {
-        snprintf(iq_mosq, sizeof(iq_mosq), "%s", env);
-        return;
+    if (e != NULL && e[0] != '\0') {
+        snprintf(out, cap, "%s", e);
+        return access(out, X_OK) == 0;
     }
     while (path != NULL && *path != '\0') {
-        const char *e = strchr(path, ':');
-        size_t      n = e != NULL ? (size_t)(e - path) : strlen(path);
+        const char *c = strchr(path, ':');
+        size_t      n = c != NULL ? (size_t)(c - path) : strlen(path);
 
-        if (n > 0 && n + 11 < sizeof(iq_mosq)) {
-            snprintf(iq_mosq, sizeof(iq_mosq), "%.*s/mosquitto", (int)n,
-                     path);
-            if (access(iq_mosq, X_OK) == 0)
-                return;
+        if (n > 0 && n + strlen(name) + 2 < cap) {
+            snprintf(out, cap, "%.*s/%s", (int)n, path, name);
+            if (access(out, X_OK) == 0)
+                return true;
         }
-        path = e != NULL ? e + 1 : NULL;
+        path = c != NULL ? c + 1 : NULL;
     }
-    snprintf(iq_mosq, sizeof(iq_mosq), "/usr/sbin/mosquitto");
-    if (access(iq_mosq, X_OK) != 0)
-        itest_fatal("no mosquitto (set MOSQUITTO_BIN, or install Debian's "
-                    "mosquitto: deploy/install-deps.sh --test)");
+    if (fallback == NULL)
+        return false;
+    snprintf(out, cap, "%s", fallback);
+    return access(out, X_OK) == 0;
 }
 
 /* Whether something accepts TCP connections on 127.0.0.1:port. */
@@ -574,17 +584,146 @@ iq_step_metrics(void)
     }
 }
 
+/* Run the openssl command with args (NULL-terminated after "openssl"):
+ * true when it exits 0. */
+static bool
+iq_openssl(const char *const *args)
+{
+    char *av[24], log[PATH_MAX + 16];
+    int   n = 0, st;
+
+    av[n++] = iq_openssl_bin;
+    for (int i = 0; args[i] != NULL && n < 23; i++)
+        av[n++] = (char *)(uintptr_t)args[i];
+    av[n] = NULL;
+    snprintf(log, sizeof(log), "%s/openssl.log", iq_dir);
+    st = itest_wait(itest_spawn(log, av));
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* A CA (name.pem, name.key) and, when srv, a server certificate of it for
+ * 127.0.0.1 and localhost (srv.pem, srv.key). */
+static void
+iq_make_ca(const char *name, bool srv)
+{
+    char key[PATH_MAX], pem[PATH_MAX], subj[64], skey[PATH_MAX],
+         spem[PATH_MAX], csr[PATH_MAX], ext[PATH_MAX];
+    static const char san[] = "subjectAltName=IP:127.0.0.1,DNS:localhost\n";
+
+    snprintf(key, sizeof(key), "%.4000s/%s.key", iq_dir, name);
+    snprintf(pem, sizeof(pem), "%.4000s/%s.pem", iq_dir, name);
+    snprintf(subj, sizeof(subj), "/CN=uabroker test %s", name);
+    {
+        const char *const a[] = { "req", "-x509", "-newkey", "rsa:2048",
+                                  "-nodes", "-days", "2", "-subj", subj,
+                                  "-keyout", key, "-out", pem, NULL };
+
+        if (!iq_openssl(a))
+            itest_fatal("openssl req -x509 (%s) failed", name);
+    }
+    if (!srv)
+        return;
+    snprintf(skey, sizeof(skey), "%.4000s/srv.key", iq_dir);
+    snprintf(spem, sizeof(spem), "%.4000s/srv.pem", iq_dir);
+    snprintf(csr, sizeof(csr), "%.4000s/srv.csr", iq_dir);
+    snprintf(ext, sizeof(ext), "%.4000s/srv.ext", iq_dir);
+    if (itest_write_file(ext, (const uint8_t *)san, strlen(san)) != 0)
+        itest_fatal("cannot write %s", ext);
+    {
+        const char *const a[] = { "req", "-newkey", "rsa:2048", "-nodes",
+                                  "-subj", "/CN=localhost", "-keyout", skey,
+                                  "-out", csr, NULL };
+        const char *const b[] = { "x509", "-req", "-in", csr, "-CA", pem,
+                                  "-CAkey", key, "-CAcreateserial",
+                                  "-days", "2", "-extfile", ext, "-out",
+                                  spem, NULL };
+
+        if (!iq_openssl(a) || !iq_openssl(b))
+            itest_fatal("openssl: the server certificate failed");
+    }
+}
+
+/* 7. TLS: the right CA connects and gets values, another CA does not. */
+static void
+iq_step_tls(void)
+{
+    struct iq_broker t[2];
+    char             url[64], ca[2][PATH_MAX + 32];
+    uint64_t         until;
+    bool             up = false;
+
+    snprintf(url, sizeof(url), "mqtt.url=mqtts://127.0.0.1:%u", iq_tport);
+    snprintf(ca[0], sizeof(ca[0]), "mqtt.tls_ca=%.4000s/ca.pem", iq_dir);
+    snprintf(ca[1], sizeof(ca[1]), "mqtt.tls_ca=%.4000s/other.pem", iq_dir);
+    for (int i = 0; i < 2; i++) {
+        const char *const extra[] = {
+            "--set", url, "--set", ca[i],
+            "--set", "mqtt.reconnect_min_ms=100",
+            "--set", "mqtt.reconnect_max_ms=500", NULL
+        };
+
+        memset(&t[i], 0, sizeof(t[i]));
+        snprintf(t[i].dir, sizeof(t[i].dir), "%.4000s/t%d", iq_dir, i);
+        itest_mkdirs(t[i].dir);
+        snprintf(t[i].log, sizeof(t[i].log), "%.4000s/t%d/broker.log",
+                 iq_dir, i);
+        t[i].pid = itest_broker_start(iq_bin, 1, t[i].dir, t[i].log, extra,
+                                      IQ_START_MS, &t[i].port, &t[i].sport);
+    }
+    until = itest_ms() + IQ_WAIT_MS;
+    while (!(up = iq_stat(&t[0], "connected") == 1) && itest_ms() < until)
+        itest_sleep_ms(50);
+    itest_check(up, "mqtts:// with the server's CA in mqtt.tls_ca: "
+                "connected and subscribed");
+    if (up) {
+        struct iq_snap sn;
+        ua_status      s;
+        bool           got = false;
+
+        s = uaconn_start_retry(&t[0].c, "127.0.0.1", t[0].port,
+                               IQ_START_MS);
+        itest_check(iq_publish("uabroker/feed/ns=1;s=v6", "66", 2),
+                    "published 66 on uabroker/feed/ns=1;s=v6");
+        if (s == UA_GOOD) {
+            got = iq_wait_int(&t[0], 3, 66, &sn);
+            uaconn_close(&t[0].c);
+            ua_client_clear(&t[0].c.cl);
+            uaconn_clear(&t[0].c);
+        }
+        itest_check(got, "over TLS: v6 %d (66)", got ? 66 : sn.v[3]);
+    }
+    /* The other one: refused, said once however many attempts follow. */
+    until = itest_ms() + IQ_WAIT_MS;
+    while (iq_count_in(t[1].log, "mqtt: cannot reach") == 0
+           && itest_ms() < until)
+        itest_sleep_ms(50);
+    itest_sleep_ms(1000);
+    itest_check(iq_stat(&t[1], "connected") == 0
+                    && iq_count_in(t[1].log, "mqtt: cannot reach") == 1
+                    && iq_count_in(t[1].log, "mqtt: connected") == 0,
+                "mqtts:// with another CA: never connected, said once");
+    for (int i = 0; i < 2; i++)
+        itest_check(itest_stop(t[i].pid, 5000) == 0,
+                    "TLS broker %d: SIGTERM, exit 0", i);
+}
+
 int
 main(int argc, char **argv)
 {
-    char conf[256];
+    char conf[PATH_MAX * 2];
 
     itest_init("integ_mqtt");
     (void)argc;
     itest_guard(IQ_WATCHDOG_S, NULL);
     ua_arena_init(&iq_arena, malloc(IQ_ARENA), IQ_ARENA);
     itest_broker_bin(argv[0], iq_bin, sizeof(iq_bin));
-    iq_find_mosquitto();
+    if (!iq_find("MOSQUITTO_BIN", "mosquitto", "/usr/sbin/mosquitto",
+                 iq_mosq, sizeof(iq_mosq)))
+        itest_fatal("no mosquitto (set MOSQUITTO_BIN, or install Debian's "
+                    "mosquitto: deploy/install-deps.sh --test)");
+    if (!iq_find("OPENSSL_BIN", "openssl", NULL, iq_openssl_bin,
+                 sizeof(iq_openssl_bin)))
+        itest_fatal("no openssl command (deploy/install-deps.sh --test)");
     itest_tmpdir("uabroker-mqtt", iq_dir, sizeof(iq_dir));
     mosquitto_lib_init();
 
@@ -598,8 +737,20 @@ main(int argc, char **argv)
     snprintf(iq_mosq_conf, sizeof(iq_mosq_conf), "%s/mosquitto.conf",
              iq_dir);
     snprintf(iq_mosq_log, sizeof(iq_mosq_log), "%s/mosquitto.log", iq_dir);
-    snprintf(conf, sizeof(conf), "listener %u 127.0.0.1\n"
-             "allow_anonymous true\npersistence false\n", iq_mport);
+    iq_tport = itest_free_port();
+    if (iq_tport == 0 || iq_tport == iq_mport)
+        itest_fatal("no second free port");
+    iq_make_ca("ca", true);
+    iq_make_ca("other", false);
+    /* As root mosquitto would drop to its own user, which cannot read the
+     * key in this 0700 directory: stay. */
+    snprintf(conf, sizeof(conf), "%sper_listener_settings false\n"
+             "allow_anonymous true\npersistence false\n"
+             "listener %u 127.0.0.1\n"
+             "listener %u 127.0.0.1\ncafile %.1000s/ca.pem\n"
+             "certfile %.1000s/srv.pem\nkeyfile %.1000s/srv.key\n",
+             geteuid() == 0 ? "user root\n" : "", iq_mport, iq_tport, iq_dir,
+             iq_dir, iq_dir);
     if (itest_write_file(iq_mosq_conf, (const uint8_t *)conf, strlen(conf))
             != 0)
         itest_fatal("cannot write %s", iq_mosq_conf);
@@ -613,8 +764,9 @@ main(int argc, char **argv)
     iq_step_limit();
     iq_step_reconnect();
     iq_step_metrics();
+    iq_step_tls();
 
-    /* 7. The end. */
+    /* 8. The end. */
     for (int i = 0; i < IQ_NB; i++) {
         uaconn_close(&iq_b[i].c);
         ua_client_clear(&iq_b[i].c.cl);
