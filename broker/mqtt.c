@@ -51,6 +51,8 @@ static void bk_mqtt_cb_subscribe(struct mosquitto *mosq, void *obj, int mid,
                                  int n, const int *granted);
 static void bk_mqtt_cb_message(struct mosquitto *mosq, void *obj,
                                const struct mosquitto_message *msg);
+static void bk_mqtt_cb_log(struct mosquitto *mosq, void *obj, int level,
+                           const char *str);
 
 /* ------------------------------------------------------------ pure */
 
@@ -316,13 +318,15 @@ bk_mqtt_down(struct bk_mqtt *m)
     if (m->stopping)
         return;
     if (!m->down_logged) {
-        fprintf(stderr, "%s: %s %s:%u (%s); retrying, backoff %u..%u ms; the "
-                "OPC UA side serves on\n", BK_MQTT_LOG,
+        fprintf(stderr, "%s: %s %s:%u (%s%s%s); retrying, backoff %u..%u "
+                "ms; the OPC UA side serves on\n", BK_MQTT_LOG,
                 was_up ? "lost" : "cannot reach", m->to.host, m->to.port,
                 m->why[0] != '\0' ? m->why : "connection closed",
+                m->lib_err[0] != '\0' ? ": " : "", m->lib_err,
                 m->reconnect_min_ms, m->reconnect_max_ms);
         m->down_logged = true;
     }
+    m->lib_err[0] = '\0';
     if (was_up)
         m->backoff_ms = m->reconnect_min_ms;
     bk_mqtt_schedule(m);
@@ -494,6 +498,18 @@ bk_mqtt_cb_disconnect(struct mosquitto *mosq, void *obj, int rc)
     m->lost = true;
 }
 
+/* libmosquitto's own error lines (a TLS failure's OpenSSL reason): the
+ * last one goes with the next "cannot reach" / "lost" line. */
+static void
+bk_mqtt_cb_log(struct mosquitto *mosq, void *obj, int level, const char *str)
+{
+    struct bk_mqtt *m = obj;
+
+    (void)mosq;
+    if ((level & MOSQ_LOG_ERR) && str != NULL)
+        snprintf(m->lib_err, sizeof(m->lib_err), "%s", str);
+}
+
 /* ------------------------------------------------------------ set-up */
 
 /* The first line of path (a password), without its line end. */
@@ -615,6 +631,7 @@ bk_mqtt_init(struct bk_mqtt *m, struct event_base *base,
     mosquitto_disconnect_callback_set(m->mosq, bk_mqtt_cb_disconnect);
     mosquitto_subscribe_callback_set(m->mosq, bk_mqtt_cb_subscribe);
     mosquitto_message_callback_set(m->mosq, bk_mqtt_cb_message);
+    mosquitto_log_callback_set(m->mosq, bk_mqtt_cb_log);
     event_assign(&m->misc, base, -1, EV_PERSIST, bk_mqtt_on_misc, m);
     event_assign(&m->retry, base, -1, 0, bk_mqtt_on_retry, m);
     event_add(&m->misc, &misc);

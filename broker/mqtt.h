@@ -100,6 +100,7 @@ struct bk_mqtt {
     uint32_t                reconnect_min_ms;
     uint32_t                reconnect_max_ms;
     char                    why[320];   /* the last failure, for the log */
+    char                    lib_err[256];   /* libmosquitto's last error */
     char                   *line;       /* one per-node line */
     size_t                  line_cap;
     struct ua_arena         arena;
