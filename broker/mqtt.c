@@ -232,8 +232,17 @@ bk_mqtt_apply(struct bk_mqtt *m, const char *topic, const void *payload,
     if (m->node_topics
         && bk_mqtt_topic_node(m->topic, (int)m->prefix_len, topic, &id,
                               &idlen)) {
-        /* One value: NODEID=PAYLOAD, a line of its own. */
+        /* One value: NODEID=PAYLOAD, a line of its own.  The feed ends a
+         * string identifier at its first '=': one holding '=' would name
+         * another node, so it is refused here. */
+        const char *sid = id, *semi;
+
+        if (idlen > 3 && memcmp(id, "ns=", 3) == 0
+            && (semi = memchr(id, ';', idlen)) != NULL)
+            sid = semi + 1;             /* the topic's NUL ends it */
         if (memchr(text, '\n', len) != NULL || memchr(id, '\n', idlen)
+            || (sid[0] == 's' && sid[1] == '='
+                && memchr(sid + 2, '=', idlen - (size_t)(sid + 2 - id)))
             || idlen + 1 + len > m->line_cap) {
             m->c.lines_refused++;
             return;

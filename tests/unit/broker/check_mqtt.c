@@ -256,10 +256,15 @@ START_TEST(test_apply)
     bk_mqtt_apply(&mq, "uabroker/feed/ns=1;s=nope", "1", 1, T0);
     ck_assert_int_eq(v_int(4), -5);
     ck_assert_uint_eq(mq.c.lines_refused, 4);
+    /* A string identifier with '=' would name another node: refused. */
+    bk_mqtt_apply(&mq, "uabroker/feed/ns=1;s=v4=x", "8", 1, T0);
+    bk_mqtt_apply(&mq, "uabroker/feed/s=v4=x", "8", 1, T0);
+    ck_assert_int_eq(v_int(4), -5);
+    ck_assert_uint_eq(mq.c.lines_refused, 6);
     /* Empty: nothing (a retained message cleared). */
     bk_mqtt_apply(&mq, "uabroker/feed/ns=1;s=v4", "", 0, T0);
-    ck_assert_uint_eq(mq.c.messages, 6);
-    ck_assert_uint_eq(mq.c.lines_refused, 4);
+    ck_assert_uint_eq(mq.c.messages, 8);
+    ck_assert_uint_eq(mq.c.lines_refused, 6);
     ck_assert_uint_eq(mq.c.lines_applied, 3);
     /* The limit (64): at it applied, one byte over refused. */
     memset(at, '#', sizeof(at));
@@ -271,7 +276,7 @@ START_TEST(test_apply)
     ck_assert_int_eq(v_int(6), 11);
     ck_assert_uint_eq(mq.c.payloads_too_large, 1);
     ck_assert_uint_eq(mq.c.lines_applied, 4);
-    ck_assert_uint_eq(mq.c.messages, 8);
+    ck_assert_uint_eq(mq.c.messages, 10);
 }
 END_TEST
 
