@@ -36,6 +36,8 @@ static int bk_mqtt_err(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int bk_mqtt_read_password(const char *path, char *out, size_t cap,
                                  char *err, size_t errlen);
+static void bk_mqtt_log(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
 static void bk_mqtt_why(struct bk_mqtt *m, const char *what, int rc);
 static void bk_mqtt_schedule(struct bk_mqtt *m);
 static void bk_mqtt_down(struct bk_mqtt *m);
@@ -219,10 +221,10 @@ bk_mqtt_apply(struct bk_mqtt *m, const char *topic, const void *payload,
     if (len > m->max_payload) {
         m->c.payloads_too_large++;
         if (!m->oversize_logged) {
-            fprintf(stderr, "%s: a message on %s of %zu bytes refused: "
-                    "more than mqtt.max_payload_bytes (%u); further ones "
-                    "are only counted\n", BK_MQTT_LOG, topic, len,
-                    m->max_payload);
+            bk_mqtt_log(BK_MQTT_LOG ": a message on %.200s of %zu bytes "
+                        "refused: more than mqtt.max_payload_bytes (%u); "
+                        "further ones are only counted", topic, len,
+                        m->max_payload);
             m->oversize_logged = true;
         }
         return;
@@ -258,15 +260,32 @@ bk_mqtt_apply(struct bk_mqtt *m, const char *topic, const void *payload,
     m->c.lines_applied += res.ok;
     m->c.lines_refused += res.failed;
     if (want && res.failed != 0) {
-        size_t k = strlen(report);
+        char *nl = strchr(report, '\n');
 
-        while (k > 0 && report[k - 1] == '\n')
-            report[--k] = '\0';
-        fprintf(stderr, "%s: a line on %s refused: %s; further refusals "
-                "are only counted (/stats mqtt.lines_refused)\n",
-                BK_MQTT_LOG, topic, report);
+        if (nl != NULL)
+            *nl = '\0';                 /* the first refused line only */
+        bk_mqtt_log(BK_MQTT_LOG ": a line on %.200s refused: %s; further "
+                    "refusals are only counted (/stats mqtt.lines_refused)",
+                    topic, report);
         m->refusal_logged = true;
     }
+}
+
+/* One line on stderr; what came from the network (topics, values in a
+ * reason) may hold control characters: they are printed as '?'. */
+static void
+bk_mqtt_log(const char *fmt, ...)
+{
+    char    line[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    for (char *p = line; *p != '\0'; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
+    fprintf(stderr, "%s\n", line);
 }
 
 static void
