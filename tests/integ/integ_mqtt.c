@@ -6,8 +6,9 @@
  *      mqtt[s]://, mqtts:// without mqtt.tls_ca, reconnect_min_ms over
  *      reconnect_max_ms (exit 2, the message names the key);
  *   2. starts mosquitto (a config file: `listener PORT 127.0.0.1`,
- *      `allow_anonymous true`; a TLS listener for step 7) and two brokers (-w 1 each, own ports and
- *      runtime dirs, mqtt.max_payload_bytes 256, reconnect 100..500 ms);
+ *      `allow_anonymous true`; a TLS listener for step 7) and two brokers
+ *      (-w 1 each, own ports and runtime dirs, mqtt.max_payload_bytes 256,
+ *      reconnect 100..500 ms);
  *      both report mqtt.connected 1 in /stats;
  *   3. publishes (QoS 1, libmosquitto) a batch on uabroker/feed/plc1: an
  *      Int32, a Double with status and ts, a quoted String, a line for a
