@@ -522,7 +522,10 @@ bk_mqtt_cb_disconnect(struct mosquitto *mosq, void *obj, int rc)
 
     (void)mosq;
     if (rc != 0 && m->why[0] == '\0')
-        snprintf(m->why, sizeof(m->why), "%s", mosquitto_strerror(rc));
+        snprintf(m->why, sizeof(m->why), "%s",
+                 rc == MOSQ_ERR_KEEPALIVE
+                     ? "no answer within the keepalive"
+                     : mosquitto_strerror(rc));
     m->lost = true;
 }
 

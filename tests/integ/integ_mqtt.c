@@ -28,7 +28,9 @@
  *      mqtt.url=mqtts://127.0.0.1:PORT and that CA in mqtt.tls_ca connects
  *      and gets a value published on the plain listener; a fourth, with
  *      another CA, never connects (the certificate is checked);
- *   8. SIGTERM: every broker exits 0.
+ *   8. a peer that accepts TCP and never answers CONNECT (keepalive 5 s):
+ *      the broker drops it and connects again, and says so once;
+ *   9. SIGTERM: every broker exits 0.
  *
  * mosquitto is $MOSQUITTO_BIN, else `mosquitto` on PATH, else
  * /usr/sbin/mosquitto (Debian's package; deploy/install-deps.sh --test,
@@ -708,6 +710,67 @@ iq_step_tls(void)
                     "TLS broker %d: SIGTERM, exit 0", i);
 }
 
+/* 8. A peer that takes the TCP connection and never answers CONNECT: the
+ * broker gives up after about its keepalive and tries again. */
+static void
+iq_step_silent(void)
+{
+    struct sockaddr_in sa;
+    struct iq_broker   t;
+    char               port[64];
+    int                ls, fds[16], nfd = 0;
+    uint64_t           until;
+    socklen_t          sl = sizeof(sa);
+
+    ls = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (ls == -1 || bind(ls, (struct sockaddr *)&sa, sizeof(sa)) != 0
+        || listen(ls, 16) != 0
+        || getsockname(ls, (struct sockaddr *)&sa, &sl) != 0)
+        itest_fatal("silent listener: %s", strerror(errno));
+    snprintf(port, sizeof(port), "mqtt.port=%u", ntohs(sa.sin_port));
+    {
+        const char *const extra[] = {
+            "--set", "mqtt.host=127.0.0.1", "--set", port,
+            "--set", "mqtt.keepalive=5",
+            "--set", "mqtt.reconnect_min_ms=100",
+            "--set", "mqtt.reconnect_max_ms=500", NULL
+        };
+
+        memset(&t, 0, sizeof(t));
+        snprintf(t.dir, sizeof(t.dir), "%.4000s/s0", iq_dir);
+        itest_mkdirs(t.dir);
+        snprintf(t.log, sizeof(t.log), "%.4000s/s0/broker.log", iq_dir);
+        t.pid = itest_broker_start(iq_bin, 1, t.dir, t.log, extra,
+                                   IQ_START_MS, &t.port, &t.sport);
+    }
+    /* Keep every connection open, answer nothing. */
+    until = itest_ms() + 20000;
+    while (nfd < 2 && itest_ms() < until) {
+        int fd = accept(ls, NULL, NULL);
+
+        if (fd != -1 && nfd < 16)
+            fds[nfd++] = fd;
+        else if (fd != -1)
+            close(fd);
+        itest_sleep_ms(20);
+    }
+    itest_check(nfd >= 2 && iq_stat(&t, "connected") == 0
+                    && iq_count_in(t.log, "mqtt: cannot reach") == 1
+                    && iq_count_in(t.log, "no answer within the keepalive")
+                           == 1,
+                "a peer that never answers CONNECT: dropped after the "
+                "keepalive, connected again (%d connections), said once",
+                nfd);
+    for (int i = 0; i < nfd; i++)
+        close(fds[i]);
+    close(ls);
+    itest_check(itest_stop(t.pid, 5000) == 0, "silent-peer broker: "
+                "SIGTERM, exit 0");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -766,8 +829,9 @@ main(int argc, char **argv)
     iq_step_reconnect();
     iq_step_metrics();
     iq_step_tls();
+    iq_step_silent();
 
-    /* 8. The end. */
+    /* 9. The end. */
     for (int i = 0; i < IQ_NB; i++) {
         uaconn_close(&iq_b[i].c);
         ua_client_clear(&iq_b[i].c.cl);
