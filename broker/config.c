@@ -201,6 +201,9 @@ static const struct bk_conf_key bk_conf_keys[] = {
     STR("mqtt", "client_id", mqtt_client_id, "",
         "MQTT client identifier; empty = uabroker-<hostname>-<pid> (each "
         "uabroker needs its own)"),
+    BOOL("mqtt", "clean_session", mqtt_clean_session, "true",
+         "false: the MQTT broker keeps the session (subscription, QoS 1/2 "
+         "messages) while this uabroker is away; needs client_id"),
     U32("mqtt", "qos", mqtt_qos, "1", 0, 2,
         "QoS of the subscription (0, 1 or 2)"),
     STR("mqtt", "username", mqtt_username, "",

@@ -88,6 +88,7 @@ struct bk_config {
     uint32_t mqtt_port;
     char     mqtt_topic[BK_CONF_STR_MAX];       /* subscription filter */
     char     mqtt_client_id[BK_CONF_STR_MAX];   /* "": from host and pid */
+    uint32_t mqtt_clean_session;                /* bool */
     uint32_t mqtt_qos;
     char     mqtt_username[BK_CONF_STR_MAX];
     char     mqtt_password_file[BK_CONF_STR_MAX];

@@ -159,6 +159,11 @@ bk_mqtt_check(const struct bk_config *c, struct bk_mqtt_target *t, bool *on,
         return bk_mqtt_err(err, errlen, "mqtt.topic: \"%s\" is not an MQTT "
                            "topic filter (+ and # are whole levels, # the "
                            "last)", c->mqtt_topic);
+    if (!c->mqtt_clean_session && c->mqtt_client_id[0] == '\0')
+        return bk_mqtt_err(err, errlen, "mqtt.clean_session false needs "
+                           "mqtt.client_id (the default one changes at "
+                           "every start: the session would never be "
+                           "resumed)");
     if (c->mqtt_password_file[0] != '\0' && c->mqtt_username[0] == '\0')
         return bk_mqtt_err(err, errlen, "mqtt.password_file needs "
                            "mqtt.username");
@@ -627,7 +632,7 @@ bk_mqtt_init(struct bk_mqtt *m, struct event_base *base,
     m->base = base;
     mosquitto_lib_init();
     m->lib = true;
-    m->mosq = mosquitto_new(m->client_id, true, m);
+    m->mosq = mosquitto_new(m->client_id, c->mqtt_clean_session != 0, m);
     if (m->mosq == NULL) {
         bk_mqtt_err(err, errlen, "mqtt: mosquitto_new(): %s",
                     strerror(errno));

@@ -30,7 +30,10 @@
  *      another CA, never connects (the certificate is checked);
  *   8. a peer that accepts TCP and never answers CONNECT (keepalive 5 s):
  *      the broker drops it and connects again, and says so once;
- *   9. SIGTERM: every broker exits 0.
+ *   9. mqtt.clean_session false with a client_id: a broker stopped, a
+ *      QoS 1 value published meanwhile, the broker started again: the
+ *      value arrives (the MQTT broker kept the session);
+ *  10. SIGTERM: every broker exits 0.
  *
  * mosquitto is $MOSQUITTO_BIN, else `mosquitto` on PATH, else
  * /usr/sbin/mosquitto (Debian's package; deploy/install-deps.sh --test,
@@ -771,6 +774,92 @@ iq_step_silent(void)
                 "SIGTERM, exit 0");
 }
 
+/* One Read of Int32 node ns=1;s=name on c: its value, or INT32_MIN. */
+static int32_t
+iq_read_int(struct uaconn *c, const char *name)
+{
+    struct ua_read_value_id rv;
+    struct ua_read_request  req;
+    struct ua_read_response resp;
+
+    memset(&rv, 0, sizeof(rv));
+    rv.node_id = ua_nodeid_str(1, name);
+    rv.attribute_id = UA_ATTR_VALUE;
+    rv.index_range.len = -1;
+    rv.data_encoding.name.len = -1;
+    memset(&req, 0, sizeof(req));
+    req.request_header.audit_entry_id.len = -1;
+    req.timestamps_to_return = UA_TIMESTAMPSTORETURN_NEITHER;
+    req.n_nodes_to_read = 1;
+    req.nodes_to_read = &rv;
+    ua_arena_reset(&iq_arena);
+    if (uaconn_call(c, &ua_types[UA_TYPE_READREQUEST], &req,
+                    &ua_types[UA_TYPE_READRESPONSE], &resp, &iq_arena)
+            != UA_GOOD
+        || resp.n_results != 1 || !(resp.results[0].mask & UA_DV_VALUE)
+        || resp.results[0].value.is_array
+        || resp.results[0].value.type != UA_BT_INT32)
+        return INT32_MIN;
+    return *(const int32_t *)resp.results[0].value.data;
+}
+
+/* Start (or start again) the broker of step 9 in t->dir. */
+static void
+iq_persist_start(struct iq_broker *t, const char *port)
+{
+    const char *const extra[] = {
+        "--set", "mqtt.host=127.0.0.1", "--set", port,
+        "--set", "mqtt.client_id=uabroker-integ-persist",
+        "--set", "mqtt.clean_session=false",
+        "--set", "mqtt.reconnect_min_ms=100",
+        "--set", "mqtt.reconnect_max_ms=500", NULL
+    };
+
+    t->pid = itest_broker_start(iq_bin, 1, t->dir, t->log, extra,
+                                IQ_START_MS, &t->port, &t->sport);
+}
+
+/* 9. mqtt.clean_session false: a QoS 1 value published while the broker
+ * is stopped arrives when it starts again with its client_id. */
+static void
+iq_step_persist(void)
+{
+    struct iq_broker t;
+    char             port[64];
+    uint64_t         until;
+    bool             up = false, got = false;
+    ua_status        s;
+
+    memset(&t, 0, sizeof(t));
+    snprintf(port, sizeof(port), "mqtt.port=%u", iq_mport);
+    snprintf(t.dir, sizeof(t.dir), "%.4000s/p0", iq_dir);
+    itest_mkdirs(t.dir);
+    snprintf(t.log, sizeof(t.log), "%.4000s/p0/broker.log", iq_dir);
+    iq_persist_start(&t, port);
+    until = itest_ms() + IQ_WAIT_MS;
+    while (!(up = iq_stat(&t, "connected") == 1) && itest_ms() < until)
+        itest_sleep_ms(50);
+    itest_check(up, "clean_session false: connected and subscribed");
+    itest_check(itest_stop(t.pid, 5000) == 0, "clean_session false: "
+                "SIGTERM, exit 0 (the MQTT session stays)");
+    itest_check(iq_publish("uabroker/feed/plc3", "ns=1;s=v8=88", 12),
+                "published v8=88 while that broker is stopped");
+    iq_persist_start(&t, port);
+    s = uaconn_start_retry(&t.c, "127.0.0.1", t.port, IQ_START_MS);
+    if (s == UA_GOOD) {
+        until = itest_ms() + IQ_WAIT_MS;
+        while (!(got = iq_read_int(&t.c, "v8") == 88) && itest_ms() < until)
+            itest_sleep_ms(50);
+        uaconn_close(&t.c);
+        ua_client_clear(&t.c.cl);
+        uaconn_clear(&t.c);
+    }
+    itest_check(got, "started again with the same client_id: the value "
+                "published meanwhile arrived (v8 88)");
+    itest_check(itest_stop(t.pid, 5000) == 0, "clean_session false, "
+                "second run: SIGTERM, exit 0");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -830,8 +919,9 @@ main(int argc, char **argv)
     iq_step_metrics();
     iq_step_tls();
     iq_step_silent();
+    iq_step_persist();
 
-    /* 9. The end. */
+    /* 10. The end. */
     for (int i = 0; i < IQ_NB; i++) {
         uaconn_close(&iq_b[i].c);
         ua_client_clear(&iq_b[i].c.cl);

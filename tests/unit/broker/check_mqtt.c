@@ -122,6 +122,12 @@ START_TEST(test_check)
     ck_assert_ptr_nonnull(strstr(err, "mqtt.username"));
     strcpy(c.mqtt_username, "u");
     ck_assert_int_eq(bk_mqtt_check(&c, &t, &on, err, sizeof(err)), 0);
+    /* A kept session needs a client_id of its own. */
+    c.mqtt_clean_session = 0;
+    ck_assert_int_eq(bk_mqtt_check(&c, &t, &on, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "mqtt.client_id"));
+    strcpy(c.mqtt_client_id, "host7");
+    ck_assert_int_eq(bk_mqtt_check(&c, &t, &on, err, sizeof(err)), 0);
     /* The backoff: min <= max, equal is fine. */
     c.mqtt_reconnect_min_ms = 1001;
     c.mqtt_reconnect_max_ms = 1000;
