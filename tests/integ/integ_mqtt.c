@@ -27,7 +27,10 @@
  *      (made with the openssl command); a third broker with
  *      mqtt.url=mqtts://127.0.0.1:PORT and that CA in mqtt.tls_ca connects
  *      and gets a value published on the plain listener; a fourth, with
- *      another CA, never connects (the certificate is checked);
+ *      another CA, never connects (the certificate is checked); then a
+ *      third listener with a password file (mosquitto_passwd): the right
+ *      mqtt.username / mqtt.password_file connects and gets a value, a
+ *      wrong password is refused (not authorised) and said once;
  *   8. a peer that accepts TCP and never answers CONNECT (keepalive 5 s):
  *      the broker drops it and connects again, and says so once;
  *   9. mqtt.clean_session false with a client_id: a broker stopped, a
@@ -96,10 +99,12 @@ static char             iq_dir[PATH_MAX - 64];
 static char             iq_bin[PATH_MAX];
 static char             iq_mosq[PATH_MAX];
 static char             iq_openssl_bin[PATH_MAX];
+static char             iq_passwd_bin[PATH_MAX];
 static char             iq_mosq_conf[PATH_MAX + 16];
 static char             iq_mosq_log[PATH_MAX + 16];
 static uint16_t         iq_mport;
 static uint16_t         iq_tport;   /* mosquitto's TLS listener */
+static uint16_t         iq_aport;   /* ... and its password listener */
 static pid_t            iq_mosq_pid = -1;
 static struct iq_broker iq_b[IQ_NB];
 static struct ua_arena  iq_arena;
@@ -285,6 +290,35 @@ iq_read(struct iq_broker *b, struct iq_snap *sn)
         }
     }
     sn->ok = true;
+}
+
+/* One Read of Int32 node ns=1;s=name on c: its value, or INT32_MIN. */
+static int32_t
+iq_read_int(struct uaconn *c, const char *name)
+{
+    struct ua_read_value_id rv;
+    struct ua_read_request  req;
+    struct ua_read_response resp;
+
+    memset(&rv, 0, sizeof(rv));
+    rv.node_id = ua_nodeid_str(1, name);
+    rv.attribute_id = UA_ATTR_VALUE;
+    rv.index_range.len = -1;
+    rv.data_encoding.name.len = -1;
+    memset(&req, 0, sizeof(req));
+    req.request_header.audit_entry_id.len = -1;
+    req.timestamps_to_return = UA_TIMESTAMPSTORETURN_NEITHER;
+    req.n_nodes_to_read = 1;
+    req.nodes_to_read = &rv;
+    ua_arena_reset(&iq_arena);
+    if (uaconn_call(c, &ua_types[UA_TYPE_READREQUEST], &req,
+                    &ua_types[UA_TYPE_READRESPONSE], &resp, &iq_arena)
+            != UA_GOOD
+        || resp.n_results != 1 || !(resp.results[0].mask & UA_DV_VALUE)
+        || resp.results[0].value.is_array
+        || resp.results[0].value.type != UA_BT_INT32)
+        return INT32_MIN;
+    return *(const int32_t *)resp.results[0].value.data;
 }
 
 /* A counter of /stats "mqtt" of broker b, or UINT64_MAX. */
@@ -713,6 +747,73 @@ iq_step_tls(void)
                     "TLS broker %d: SIGTERM, exit 0", i);
 }
 
+/* 7b. User name and password: the right password connects and gets
+ * values, a wrong one is refused (once in the log). */
+static void
+iq_step_auth(void)
+{
+    struct iq_broker t[2];
+    char             port[64], pf[2][PATH_MAX + 32], pw[PATH_MAX];
+    uint64_t         until;
+    bool             up = false, got = false;
+
+    for (int i = 0; i < 2; i++) {
+        snprintf(pw, sizeof(pw), "%.4000s/pw%d", iq_dir, i);
+        if (itest_write_file(pw, (const uint8_t *)(i ? "wrong\n"
+                                                      : "s3cret\n"),
+                             i ? 6 : 7) != 0)
+            itest_fatal("cannot write %s", pw);
+        snprintf(pf[i], sizeof(pf[i]), "mqtt.password_file=%s", pw);
+    }
+    snprintf(port, sizeof(port), "mqtt.port=%u", iq_aport);
+    for (int i = 0; i < 2; i++) {
+        const char *const extra[] = {
+            "--set", "mqtt.host=127.0.0.1", "--set", port,
+            "--set", "mqtt.username=feeder", "--set", pf[i],
+            "--set", "mqtt.reconnect_min_ms=100",
+            "--set", "mqtt.reconnect_max_ms=500", NULL
+        };
+
+        memset(&t[i], 0, sizeof(t[i]));
+        snprintf(t[i].dir, sizeof(t[i].dir), "%.4000s/a%d", iq_dir, i);
+        itest_mkdirs(t[i].dir);
+        snprintf(t[i].log, sizeof(t[i].log), "%.4000s/a%d/broker.log",
+                 iq_dir, i);
+        t[i].pid = itest_broker_start(iq_bin, 1, t[i].dir, t[i].log, extra,
+                                      IQ_START_MS, &t[i].port, &t[i].sport);
+    }
+    until = itest_ms() + IQ_WAIT_MS;
+    while (!(up = iq_stat(&t[0], "connected") == 1) && itest_ms() < until)
+        itest_sleep_ms(50);
+    itest_check(up, "mqtt.username and the right mqtt.password_file: "
+                "connected and subscribed");
+    if (up && uaconn_start_retry(&t[0].c, "127.0.0.1", t[0].port,
+                                 IQ_START_MS) == UA_GOOD) {
+        itest_check(iq_publish("uabroker/feed/ns=1;s=v10", "1010", 4),
+                    "published 1010 on uabroker/feed/ns=1;s=v10");
+        until = itest_ms() + IQ_WAIT_MS;
+        while (!(got = iq_read_int(&t[0].c, "v10") == 1010)
+               && itest_ms() < until)
+            itest_sleep_ms(50);
+        uaconn_close(&t[0].c);
+        ua_client_clear(&t[0].c.cl);
+        uaconn_clear(&t[0].c);
+    }
+    itest_check(got, "with a password: v10 1010 arrived");
+    until = itest_ms() + IQ_WAIT_MS;
+    while (iq_count_in(t[1].log, "mqtt: cannot reach") == 0
+           && itest_ms() < until)
+        itest_sleep_ms(50);
+    itest_sleep_ms(1000);
+    itest_check(iq_stat(&t[1], "connected") == 0
+                    && iq_count_in(t[1].log, "mqtt: cannot reach") == 1
+                    && iq_count_in(t[1].log, "not authorised") == 1,
+                "a wrong password: refused (not authorised), said once");
+    for (int i = 0; i < 2; i++)
+        itest_check(itest_stop(t[i].pid, 5000) == 0,
+                    "password broker %d: SIGTERM, exit 0", i);
+}
+
 /* 8. A peer that takes the TCP connection and never answers CONNECT: the
  * broker gives up after about its keepalive and tries again. */
 static void
@@ -772,35 +873,6 @@ iq_step_silent(void)
     close(ls);
     itest_check(itest_stop(t.pid, 5000) == 0, "silent-peer broker: "
                 "SIGTERM, exit 0");
-}
-
-/* One Read of Int32 node ns=1;s=name on c: its value, or INT32_MIN. */
-static int32_t
-iq_read_int(struct uaconn *c, const char *name)
-{
-    struct ua_read_value_id rv;
-    struct ua_read_request  req;
-    struct ua_read_response resp;
-
-    memset(&rv, 0, sizeof(rv));
-    rv.node_id = ua_nodeid_str(1, name);
-    rv.attribute_id = UA_ATTR_VALUE;
-    rv.index_range.len = -1;
-    rv.data_encoding.name.len = -1;
-    memset(&req, 0, sizeof(req));
-    req.request_header.audit_entry_id.len = -1;
-    req.timestamps_to_return = UA_TIMESTAMPSTORETURN_NEITHER;
-    req.n_nodes_to_read = 1;
-    req.nodes_to_read = &rv;
-    ua_arena_reset(&iq_arena);
-    if (uaconn_call(c, &ua_types[UA_TYPE_READREQUEST], &req,
-                    &ua_types[UA_TYPE_READRESPONSE], &resp, &iq_arena)
-            != UA_GOOD
-        || resp.n_results != 1 || !(resp.results[0].mask & UA_DV_VALUE)
-        || resp.results[0].value.is_array
-        || resp.results[0].value.type != UA_BT_INT32)
-        return INT32_MIN;
-    return *(const int32_t *)resp.results[0].value.data;
 }
 
 /* Start (or start again) the broker of step 9 in t->dir. */
@@ -877,6 +949,10 @@ main(int argc, char **argv)
     if (!iq_find("OPENSSL_BIN", "openssl", NULL, iq_openssl_bin,
                  sizeof(iq_openssl_bin)))
         itest_fatal("no openssl command (deploy/install-deps.sh --test)");
+    if (!iq_find("MOSQUITTO_PASSWD_BIN", "mosquitto_passwd",
+                 "/usr/bin/mosquitto_passwd", iq_passwd_bin,
+                 sizeof(iq_passwd_bin)))
+        itest_fatal("no mosquitto_passwd (Debian's mosquitto)");
     itest_tmpdir("uabroker-mqtt", iq_dir, sizeof(iq_dir));
     mosquitto_lib_init();
 
@@ -893,17 +969,40 @@ main(int argc, char **argv)
     iq_tport = itest_free_port();
     if (iq_tport == 0 || iq_tport == iq_mport)
         itest_fatal("no second free port");
+    iq_aport = itest_free_port();
+    if (iq_aport == 0 || iq_aport == iq_mport || iq_aport == iq_tport)
+        itest_fatal("no third free port");
     iq_make_ca("ca", true);
     iq_make_ca("other", false);
+    {
+        char        pwf[PATH_MAX];
+        const char *av[8];
+        int         st;
+
+        snprintf(pwf, sizeof(pwf), "%.4000s/passwd", iq_dir);
+        av[0] = iq_passwd_bin;
+        av[1] = "-b";
+        av[2] = "-c";
+        av[3] = pwf;
+        av[4] = "feeder";
+        av[5] = "s3cret";
+        av[6] = NULL;
+        st = itest_wait(itest_spawn(iq_mosq_log, (char *const *)av));
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            itest_fatal("mosquitto_passwd failed");
+    }
     /* As root mosquitto would drop to its own user, which cannot read the
      * key in this 0700 directory: stay. */
-    snprintf(conf, sizeof(conf), "%sper_listener_settings false\n"
-             "allow_anonymous true\npersistence false\n"
-             "listener %u 127.0.0.1\n"
-             "listener %u 127.0.0.1\ncafile %.1000s/ca.pem\n"
-             "certfile %.1000s/srv.pem\nkeyfile %.1000s/srv.key\n",
+    snprintf(conf, sizeof(conf), "%sper_listener_settings true\n"
+             "persistence false\n"
+             "listener %u 127.0.0.1\nallow_anonymous true\n"
+             "listener %u 127.0.0.1\nallow_anonymous true\n"
+             "cafile %.1000s/ca.pem\n"
+             "certfile %.1000s/srv.pem\nkeyfile %.1000s/srv.key\n"
+             "listener %u 127.0.0.1\nallow_anonymous false\n"
+             "password_file %.1000s/passwd\n",
              geteuid() == 0 ? "user root\n" : "", iq_mport, iq_tport, iq_dir,
-             iq_dir, iq_dir);
+             iq_dir, iq_dir, iq_aport, iq_dir);
     if (itest_write_file(iq_mosq_conf, (const uint8_t *)conf, strlen(conf))
             != 0)
         itest_fatal("cannot write %s", iq_mosq_conf);
@@ -918,6 +1017,7 @@ main(int argc, char **argv)
     iq_step_reconnect();
     iq_step_metrics();
     iq_step_tls();
+    iq_step_auth();
     iq_step_silent();
     iq_step_persist();
 
