@@ -233,7 +233,8 @@ CHECK_PROGS += $(INTEG_WAKEBY)
 INTEG_SIM := $(B)/tests/integ/integ_sim
 CHECK_PROGS += $(INTEG_SIM)
 # The MQTT feed: two brokers fed by one mosquitto, the size limit, the
-# MQTT broker killed and restarted (tests/integ/integ_mqtt.c).
+# MQTT broker killed and restarted, TLS, a password, a silent peer, a kept
+# session (tests/integ/integ_mqtt.c).
 INTEG_MQTT := $(B)/tests/integ/integ_mqtt
 CHECK_PROGS += $(INTEG_MQTT)
 # >>> (end of the integration/interop spot)
