@@ -96,9 +96,11 @@ CHECK_CFLAGS   = $(call pkg,CHECK_CFLAGS,--cflags check)
 CHECK_LIBS     = $(call pkg,CHECK_LIBS,--libs check)
 INIH_CFLAGS    = $(call pkg,INIH_CFLAGS,--cflags inih)
 INIH_LIBS      = $(call pkg,INIH_LIBS,--libs inih)
+MOSQUITTO_CFLAGS = $(call pkg,MOSQUITTO_CFLAGS,--cflags libmosquitto)
+MOSQUITTO_LIBS   = $(call pkg,MOSQUITTO_LIBS,--libs libmosquitto)
 
 LIB_CPPFLAGS = $(EVENT_CFLAGS) $(WOLFSSL_CFLAGS) $(NANOMSG_CFLAGS) \
-               $(INIH_CFLAGS)
+               $(INIH_CFLAGS) $(MOSQUITTO_CFLAGS)
 build/tests/unit/%.o build/san/tests/unit/%.o: LIB_CPPFLAGS += $(CHECK_CFLAGS)
 
 # Plain objects live in build/, sanitized ones in build/san/.  Both pattern
@@ -166,7 +168,7 @@ APP_LIBS = $(LIBSHM) $(LIBPROTO) $(EVENT_LIBS) $(NANOMSG_LIBS) \
 
 $(UABROKER): $(B)/broker/main.o $(LIBBROKER) $(LIBSHM) $(LIBPROTO)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(B)/broker/main.o \
-	  $(LIBBROKER) $(APP_LIBS) $(INIH_LIBS)
+	  $(LIBBROKER) $(APP_LIBS) $(INIH_LIBS) $(MOSQUITTO_LIBS)
 
 $(UAWORKER): $(B)/worker/main.o $(LIBWORKER) $(LIBSHM) $(LIBPROTO)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(B)/worker/main.o \
@@ -186,7 +188,7 @@ UNIT_LIBS_proto  = $(WOLFSSL_LIBS)
 UNIT_LIBS_shm    = $(NANOMSG_LIBS)
 # broker/ and worker/ stand on proto/ and shm/ (DESIGN.md §5).
 UNIT_LIBS_broker = $(B)/libshm.a $(B)/libproto.a $(INIH_LIBS) $(EVENT_LIBS) \
-                   $(NANOMSG_LIBS) $(WOLFSSL_LIBS)
+                   $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(MOSQUITTO_LIBS)
 # Worker tests may build the real address space with libbroker as fixture.
 UNIT_LIBS_worker = $(B)/libbroker.a $(B)/libshm.a $(B)/libproto.a \
                    $(INIH_LIBS) $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS)
@@ -263,6 +265,11 @@ CHECK_PROGS += $(INTEG_WAKEBY)
 # tick in Read and over a subscription (tests/integ/integ_sim.c).
 INTEG_SIM := $(B)/tests/integ/integ_sim
 CHECK_PROGS += $(INTEG_SIM)
+# The MQTT feed: two brokers fed by one mosquitto, the size limit, the
+# MQTT broker killed and restarted, TLS, a password, a silent peer, a kept
+# session (tests/integ/integ_mqtt.c).
+INTEG_MQTT := $(B)/tests/integ/integ_mqtt
+CHECK_PROGS += $(INTEG_MQTT)
 # `make run` on a machine without the packages: installs, then builds
 # (phase 1 at the top; tests/build/check_fresh.sh).
 CHECK_PROGS += tests/build/check_fresh.sh
@@ -319,6 +326,16 @@ $(INTEG_SIM): $(INTEG_SIM_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_SIM_OBJS) \
 	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
 
+
+# integ_mqtt: its own objects + tests/lib/uaconn.c + libproto.a, and
+# libmosquitto (it publishes); mosquitto itself from install-deps --test.
+INTEG_MQTT_OBJS := $(B)/tests/integ/integ_mqtt.o \
+                   $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
+
+$(INTEG_MQTT): $(INTEG_MQTT_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_MQTT_OBJS) \
+	  $(LIBPROTO) $(MOSQUITTO_LIBS) $(WOLFSSL_LIBS) -lm
 
 # integ_security: its own objects + tests/lib/uaconn.c + libproto.a.
 INTEG_SECURITY_OBJS := $(B)/tests/integ/integ_security.o \

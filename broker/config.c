@@ -187,6 +187,42 @@ static const struct bk_conf_key bk_conf_keys[] = {
         " or tcp://ADDR:PORT"),
     U32("feed", "max_batch_bytes", feed_max_batch_bytes, "1048576", 1024,
         16777216, "largest feed message (a batch of lines)"),
+    STR("mqtt", "url", mqtt_url, "",
+        "MQTT broker to take feed values from: mqtt://HOST[:PORT] or "
+        "mqtts://HOST[:PORT] (TLS, with tls_ca); empty (and host empty) = "
+        "no MQTT feed; exclusive with host"),
+    STR("mqtt", "host", mqtt_host, "",
+        "MQTT broker host (instead of url), with port; empty = off"),
+    U32("mqtt", "port", mqtt_port, "1883", 1, 65535,
+        "MQTT broker port, with host"),
+    STR("mqtt", "topic", mqtt_topic, "uabroker/feed/#",
+        "subscription (topic filter); a message is a feed batch, or on "
+        "<prefix>/<NodeId> one value of that node (docs/feed.md)"),
+    STR("mqtt", "client_id", mqtt_client_id, "",
+        "MQTT client identifier; empty = uabroker-<hostname>-<pid> (each "
+        "uabroker needs its own)"),
+    BOOL("mqtt", "clean_session", mqtt_clean_session, "true",
+         "false: the MQTT broker keeps the session (subscription, QoS 1/2 "
+         "messages) while this uabroker is away; needs client_id"),
+    U32("mqtt", "qos", mqtt_qos, "1", 0, 2,
+        "QoS of the subscription (0, 1 or 2)"),
+    STR("mqtt", "username", mqtt_username, "",
+        "MQTT user name; empty = none"),
+    STR("mqtt", "password_file", mqtt_password_file, "",
+        "file whose first line is the MQTT password (with username)"),
+    STR("mqtt", "tls_ca", mqtt_tls_ca, "",
+        "CA certificate file (PEM) of the MQTT broker; set = TLS"),
+    U32("mqtt", "keepalive", mqtt_keepalive, "30", 5, 65535,
+        "MQTT keepalive, seconds; a connection that stops answering is "
+        "dropped within about two keepalives and made again"),
+    U32("mqtt", "max_payload_bytes", mqtt_max_payload_bytes, "1048576", 16,
+        16777216, "largest MQTT message payload applied; larger ones are "
+        "refused and counted"),
+    U32("mqtt", "reconnect_min_ms", mqtt_reconnect_min_ms, "500", 10,
+        3600000, "first wait before connecting again to the MQTT broker; "
+        "doubles per failure"),
+    U32("mqtt", "reconnect_max_ms", mqtt_reconnect_max_ms, "30000", 10,
+        3600000, "longest wait between two connection attempts"),
     STR("security", "pki_dir", pki_dir, "pki",
         "PKI directory (own/ trusted/ issuers/ rejected/); a relative path "
         "is under server.runtime_dir"),

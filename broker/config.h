@@ -82,6 +82,21 @@ struct bk_config {
     /* [feed] */
     char     feed_listen[BK_CONF_STR_MAX];  /* "": the runtime dir's */
     uint32_t feed_max_batch_bytes;
+    /* [mqtt] (broker/mqtt.c): empty url and host = off */
+    char     mqtt_url[BK_CONF_STR_MAX];         /* mqtt[s]://HOST[:PORT] */
+    char     mqtt_host[BK_CONF_STR_MAX];
+    uint32_t mqtt_port;
+    char     mqtt_topic[BK_CONF_STR_MAX];       /* subscription filter */
+    char     mqtt_client_id[BK_CONF_STR_MAX];   /* "": from host and pid */
+    uint32_t mqtt_clean_session;                /* bool */
+    uint32_t mqtt_qos;
+    char     mqtt_username[BK_CONF_STR_MAX];
+    char     mqtt_password_file[BK_CONF_STR_MAX];
+    char     mqtt_tls_ca[BK_CONF_STR_MAX];      /* set: TLS */
+    uint32_t mqtt_keepalive;                    /* seconds */
+    uint32_t mqtt_max_payload_bytes;
+    uint32_t mqtt_reconnect_min_ms;
+    uint32_t mqtt_reconnect_max_ms;
     /* [security] (broker/pki.c) */
     char     pki_dir[BK_CONF_STR_MAX];      /* relative: under runtime_dir */
     char     policies[BK_CONF_STR_MAX];     /* "None, Basic256Sha256, ..." */

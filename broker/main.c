@@ -7,7 +7,8 @@
  * addrspace.simulation_vars of Demo.Vars) change at their configured
  * rate, the supervisor keeps one uaworker per slot running (broker/
  * supervisor.c), the fan-out applies Writes and sends value changes to
- * the workers (broker/fanout.c), the feed takes values (broker/feed.c)
+ * the workers (broker/fanout.c), the feed takes values (broker/feed.c,
+ * and from an MQTT broker: broker/mqtt.c)
  * and the stats endpoint answers /stats, /metrics and /health
  * (broker/stats.c).  Before the address space: the PKI directory and the
  * application certificate (broker/pki.c); SIGHUP reloads the trust lists
@@ -41,6 +42,7 @@
 #include "config.h"
 #include "fanout.h"
 #include "feed.h"
+#include "mqtt.h"
 #include "pki.h"
 #include "users.h"
 #include "stats.h"
@@ -63,6 +65,7 @@ struct bk_main {
     struct bk_supervisor sv;
     struct bk_fanout     fo;
     struct bk_feed       feed;
+    struct bk_mqtt       mqtt;
     struct bk_stats      stats;
     const char          *stats_addr;    /* `stats` mode: ADDR:PORT */
     const char          *passwd_name;   /* `passwd` mode: NAME [ROLE] */
@@ -412,11 +415,17 @@ bk_run(struct bk_main *m)
         fprintf(stderr, "%s: %s\n", bk_prog, err);
         goto out_fo;
     }
-    if (bk_stats_init(&m->stats, m->base, m->conf.stats_listen, &m->as,
-                      &m->sv, err, sizeof(err)) != 0) {
+    if (bk_mqtt_init(&m->mqtt, m->base, &m->as, &m->conf, err,
+                     sizeof(err)) != 0) {
         fprintf(stderr, "%s: %s\n", bk_prog, err);
         goto out_feed;
     }
+    if (bk_stats_init(&m->stats, m->base, m->conf.stats_listen, &m->as,
+                      &m->sv, err, sizeof(err)) != 0) {
+        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        goto out_mqtt;
+    }
+    m->stats.mqtt = &m->mqtt;
     simtv.tv_sec = (time_t)(ms / 1000);
     simtv.tv_usec = (suseconds_t)(fmod(ms, 1000.0) * 1000);
     m->rng = (uint64_t)ua_datetime_now() | 1;
@@ -447,6 +456,8 @@ bk_run(struct bk_main *m)
     event_del(&m->sigterm);
     event_del(&m->sighup);
     bk_stats_clear(&m->stats);
+out_mqtt:
+    bk_mqtt_clear(&m->mqtt);
 out_feed:
     bk_feed_clear(&m->feed);
 out_fo:
@@ -494,6 +505,14 @@ main(int argc, char **argv)
     if (bk_config_check(&m.conf, err, sizeof(err)) != 0) {
         fprintf(stderr, "%s: %s\n", bk_prog, err);
         return 2;
+    }
+    {
+        bool on;
+
+        if (bk_mqtt_check(&m.conf, NULL, &on, err, sizeof(err)) != 0) {
+            fprintf(stderr, "%s: %s\n", bk_prog, err);
+            return 2;
+        }
     }
     {
         uint32_t offers;

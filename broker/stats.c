@@ -27,6 +27,7 @@
 #include <event2/http.h>
 
 #include "fanout.h"
+#include "mqtt.h"
 #include "proto/types.h"
 #include "proto/version.h"
 #include "shm/layout.h"
@@ -175,6 +176,33 @@ static const struct bk_stats_counter_desc bk_stats_throttle_desc[BK_ST_MAX] = {
       "IP addresses and clients blocked now" },
 };
 
+/* The MQTT feed's counters (broker/mqtt.h), when it is configured. */
+enum bk_stats_mqtt_counter {
+    BK_SM_CONNECTED = 0,
+    BK_SM_MESSAGES,
+    BK_SM_APPLIED,
+    BK_SM_REFUSED,
+    BK_SM_TOO_LARGE,
+    BK_SM_RECONNECTS,
+    BK_SM_MAX
+};
+
+static const struct bk_stats_counter_desc bk_stats_mqtt_desc[BK_SM_MAX] = {
+    { "connected", "mqtt_connected", "gauge",
+      "1 while connected to the MQTT broker and subscribed" },
+    { "messages", "mqtt_messages_total", "counter",
+      "MQTT messages received on the subscription" },
+    { "lines_applied", "mqtt_lines_applied_total", "counter",
+      "feed lines from MQTT messages applied" },
+    { "lines_refused", "mqtt_lines_refused_total", "counter",
+      "feed lines from MQTT messages refused (bad line, unknown node, "
+      "type)" },
+    { "payloads_too_large", "mqtt_payloads_too_large_total", "counter",
+      "MQTT messages refused: payload over mqtt.max_payload_bytes" },
+    { "reconnects", "mqtt_reconnects_total", "counter",
+      "MQTT sessions made again after the first one" },
+};
+
 /* Service names, indexed by enum shm_svc (Part 4 service names). */
 static const char *const bk_stats_svc[SHM_SVC_MAX] = {
     [SHM_SVC_OTHER] = "Other",
@@ -244,6 +272,7 @@ static void bk_stats_json_fanout(const struct bk_addrspace *as,
                                  struct evbuffer *b);
 static bool bk_stats_throttle_read(const struct bk_addrspace *as,
                                    uint64_t *v);
+static bool bk_stats_mqtt_read(const struct bk_stats *st, uint64_t *v);
 static void bk_stats_json_row(struct evbuffer *b,
                               const struct bk_stats_row *r);
 static void bk_stats_json(const struct bk_stats *st,
@@ -531,7 +560,6 @@ bk_stats_json_fanout(const struct bk_addrspace *as, struct evbuffer *b)
                                 bk_stats_throttle_desc[k].json, th[k]);
         evbuffer_add_printf(b, "},\n");
     }
-    evbuffer_add_printf(b, " \"workers\": [");
 }
 
 /* ------------------------------------------------------------ throttle */
@@ -548,6 +576,26 @@ bk_stats_throttle_read(const struct bk_addrspace *as, uint64_t *v)
     for (int k = 0; k < SHM_THR_C_MAX; k++)
         v[k] = shm_throttle_total(t, (enum shm_throttle_counter)k);
     v[SHM_THR_C_MAX] = shm_throttle_blocked_count(t, bk_stats_ms());
+    return true;
+}
+
+/* ------------------------------------------------------------ MQTT */
+
+/* The MQTT feed's counters into v[BK_SM_MAX]; false when it is off. */
+static bool
+bk_stats_mqtt_read(const struct bk_stats *st, uint64_t *v)
+{
+    const struct bk_mqtt *m = st->mqtt;
+
+    memset(v, 0, BK_SM_MAX * sizeof(*v));
+    if (m == NULL || !m->on)
+        return false;
+    v[BK_SM_CONNECTED] = m->c.connected;
+    v[BK_SM_MESSAGES] = m->c.messages;
+    v[BK_SM_APPLIED] = m->c.lines_applied;
+    v[BK_SM_REFUSED] = m->c.lines_refused;
+    v[BK_SM_TOO_LARGE] = m->c.payloads_too_large;
+    v[BK_SM_RECONNECTS] = m->c.reconnects;
     return true;
 }
 
@@ -613,6 +661,18 @@ bk_stats_json(const struct bk_stats *st, const struct bk_stats_view *v,
         as->ns.nrefs, as->vals.nslots, as->seg.size, v->total.restarts,
         (uint64_t)as->vals.hdr->vheap.bytes_used);
     bk_stats_json_fanout(as, b);
+    {
+        uint64_t mq[BK_SM_MAX];
+
+        if (bk_stats_mqtt_read(st, mq)) {
+            evbuffer_add_printf(b, " \"mqtt\": {");
+            for (int k = 0; k < BK_SM_MAX; k++)
+                evbuffer_add_printf(b, "%s\"%s\": %" PRIu64, k ? ", " : "",
+                                    bk_stats_mqtt_desc[k].json, mq[k]);
+            evbuffer_add_printf(b, "},\n");
+        }
+    }
+    evbuffer_add_printf(b, " \"workers\": [");
     th = shm_throttle_of(&as->seg);
     for (unsigned i = 0; i < v->n; i++) {
         const struct bk_stats_row *r = &v->rows[i];
@@ -704,6 +764,18 @@ bk_stats_prom(const struct bk_stats *st, const struct bk_stats_view *v,
             bk_stats_prom_family(b, d->metric, d->type, d->help);
             evbuffer_add_printf(b, "uabroker_%s %" PRIu64 "\n", d->metric,
                                 th[k]);
+        }
+    }
+    {
+        uint64_t mq[BK_SM_MAX];
+        bool     on = bk_stats_mqtt_read(st, mq);
+
+        for (int k = 0; on && k < BK_SM_MAX; k++) {
+            const struct bk_stats_counter_desc *d = &bk_stats_mqtt_desc[k];
+
+            bk_stats_prom_family(b, d->metric, d->type, d->help);
+            evbuffer_add_printf(b, "uabroker_%s %" PRIu64 "\n", d->metric,
+                                mq[k]);
         }
     }
 

@@ -7,7 +7,9 @@
 # generators (make regen).  --fuzz adds clang and its sanitizer/libFuzzer
 # runtime (make fuzz); --node adds Node.js and npm (interop tests, test
 # vector scripts); --test adds the programs the tests run beside the
-# broker (an MQTT broker, promtool).  `make check` asks for --node --test.
+# broker (mosquitto, the MQTT broker of tests/integ/integ_mqtt.c, openssl
+# for its test certificates, promtool from prometheus, git).  `make check`
+# asks for --node --test.
 #
 # Nothing missing: exits 0 silently.  Something missing: as root, runs
 # apt-get update and apt-get install; otherwise prints the exact apt-get
@@ -18,10 +20,10 @@ set -eu
 base="gcc libc6-dev libevent-dev libwolfssl-dev libnanomsg-dev libinih-dev libxml2-dev libmosquitto-dev check pkg-config python3"
 fuzz="clang libclang-rt-14-dev"
 node="nodejs npm"
-test="git mosquitto prometheus"
+test="git mosquitto openssl prometheus"
 
 usage() {
-    sed -n '2,14s/^# \{0,1\}//p' "$0"
+    sed -n '2,16s/^# \{0,1\}//p' "$0"
 }
 
 want=$base
