@@ -187,6 +187,20 @@ static const struct bk_conf_key bk_conf_keys[] = {
         " or tcp://ADDR:PORT"),
     U32("feed", "max_batch_bytes", feed_max_batch_bytes, "1048576", 1024,
         16777216, "largest feed message (a batch of lines)"),
+    STR("methods", "listen", methods_listen, "",
+        "socket of the method owner (nanomsg NN_PAIR, docs/feed.md "
+        "Methods); empty = ipc://<runtime_dir>/methods.ipc, or "
+        "tcp://ADDR:PORT"),
+    U32("methods", "timeout_ms", methods_timeout_ms, "5000", 10, 600000,
+        "how long a forwarded method call waits for its owner's answer "
+        "(then BadTimeout)"),
+    U32("methods", "pending_calls", methods_pending_calls, "32", 1, 4096,
+        "Call requests with forwarded methods in flight per worker "
+        "(more: BadResourceUnavailable)"),
+    U32("methods", "max_call_bytes", methods_max_call_bytes, "65536", 4096,
+        16777216, "bytes one forwarded method's input arguments and one "
+        "Call's results may take (more: BadRequestTooLarge / "
+        "BadResponseTooLarge)"),
     STR("security", "pki_dir", pki_dir, "pki",
         "PKI directory (own/ trusted/ issuers/ rejected/); a relative path "
         "is under server.runtime_dir"),
@@ -487,6 +501,8 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
 #undef BK_SNAP
     s->pending_writes = c->fanout_pending_writes;
     s->linger_us = c->fanout_linger_us;
+    s->pending_calls = c->methods_pending_calls;
+    s->max_call_bytes = c->methods_max_call_bytes;
 }
 
 void

@@ -82,6 +82,11 @@ struct bk_config {
     /* [feed] */
     char     feed_listen[BK_CONF_STR_MAX];  /* "": the runtime dir's */
     uint32_t feed_max_batch_bytes;
+    /* [methods] (broker/methods.c) */
+    char     methods_listen[BK_CONF_STR_MAX];   /* "": the runtime dir's */
+    uint32_t methods_timeout_ms;
+    uint32_t methods_pending_calls;     /* Calls in flight per worker */
+    uint32_t methods_max_call_bytes;    /* one Call's arguments/results */
     /* [security] (broker/pki.c) */
     char     pki_dir[BK_CONF_STR_MAX];      /* relative: under runtime_dir */
     char     policies[BK_CONF_STR_MAX];     /* "None, Basic256Sha256, ..." */
