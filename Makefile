@@ -230,6 +230,11 @@ CHECK_PROGS += $(INTEG_WAKEBY)
 # tick in Read and over a subscription (tests/integ/integ_sim.c).
 INTEG_SIM := $(B)/tests/integ/integ_sim
 CHECK_PROGS += $(INTEG_SIM)
+# Method calls forwarded to the method owner (`uabroker methods --exec`):
+# outputs on both workers, BadTimeout, argument checks, a Read not
+# stalled behind a waiting Call (tests/integ/integ_methods.c).
+INTEG_METHODS := $(B)/tests/integ/integ_methods
+CHECK_PROGS += $(INTEG_METHODS)
 # >>> (end of the integration/interop spot)
 
 # integ_server: its own objects + tests/lib/uaconn.c + libproto.a; it
@@ -297,6 +302,19 @@ $(INTEG_SIM): $(INTEG_SIM_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
 
 ifneq ($(filter run check,$(MAKECMDGOALS)),)
 $(INTEG_SIM_OBJS): | deps
+endif
+
+# integ_methods: its own objects + tests/lib/uaconn.c + libproto.a.
+INTEG_METHODS_OBJS := $(B)/tests/integ/integ_methods.o \
+                      $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
+
+$(INTEG_METHODS): $(INTEG_METHODS_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_METHODS_OBJS) \
+	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
+
+ifneq ($(filter run check,$(MAKECMDGOALS)),)
+$(INTEG_METHODS_OBJS): | deps
 endif
 
 # integ_security: its own objects + tests/lib/uaconn.c + libproto.a.

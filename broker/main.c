@@ -17,6 +17,9 @@
  *   uabroker [options] stats [ADDR:PORT]   print a running broker's /stats
  *   uabroker [options] feed [--push] [--url URL] (LINE... | -)
  *                                      send values to a running broker
+ *   uabroker [options] methods [--url URL] (--exec PROGRAM | --stdio)
+ *                                      serve its method calls
+ *                                      (broker/methods.c)
  *   uabroker [options] passwd NAME [operator|viewer]
  *                                      add or change a user (broker/users.c)
  *
@@ -41,6 +44,7 @@
 #include "config.h"
 #include "fanout.h"
 #include "feed.h"
+#include "methods.h"
 #include "pki.h"
 #include "users.h"
 #include "stats.h"
@@ -63,6 +67,7 @@ struct bk_main {
     struct bk_supervisor sv;
     struct bk_fanout     fo;
     struct bk_feed       feed;
+    struct bk_methods    methods;
     struct bk_stats      stats;
     const char          *stats_addr;    /* `stats` mode: ADDR:PORT */
     const char          *passwd_name;   /* `passwd` mode: NAME [ROLE] */
@@ -99,6 +104,9 @@ bk_usage(FILE *f)
         "       %s [options] feed [--push] [--url URL] (LINE... | -)\n"
         "                      send values to a running broker "
         "(docs/feed.md)\n"
+        "       %s [options] methods [--url URL] (--exec PROGRAM | --stdio)\n"
+        "                      serve a running broker's method calls "
+        "(docs/feed.md)\n"
         "       %s [options] passwd NAME [operator|viewer]\n"
         "                      add or change a user (password on stdin)\n"
         "\n"
@@ -116,7 +124,7 @@ bk_usage(FILE *f)
         "  --version           show the version and exit\n"
         "\n"
         "Stats endpoint: GET /stats (JSON), /metrics (Prometheus), /health.\n",
-        bk_prog, bk_prog, bk_prog, bk_prog, BK_WORKERS_MAX);
+        bk_prog, bk_prog, bk_prog, bk_prog, bk_prog, BK_WORKERS_MAX);
 }
 
 static int
@@ -232,7 +240,7 @@ bk_feed_word(int argc, char **argv)
         const char *a = argv[i];
         bool        skip = false;
 
-        if (strcmp(a, "feed") == 0)
+        if (strcmp(a, "feed") == 0 || strcmp(a, "methods") == 0)
             return i;
         if (a[0] != '-')
             return 0;                   /* another operand: not feed mode */
@@ -412,10 +420,15 @@ bk_run(struct bk_main *m)
         fprintf(stderr, "%s: %s\n", bk_prog, err);
         goto out_fo;
     }
+    if (bk_methods_init(&m->methods, m->base, &m->as, &m->fo, &m->conf,
+                        err, sizeof(err)) != 0) {
+        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        goto out_feed;
+    }
     if (bk_stats_init(&m->stats, m->base, m->conf.stats_listen, &m->as,
                       &m->sv, err, sizeof(err)) != 0) {
         fprintf(stderr, "%s: %s\n", bk_prog, err);
-        goto out_feed;
+        goto out_methods;
     }
     simtv.tv_sec = (time_t)(ms / 1000);
     simtv.tv_usec = (suseconds_t)(fmod(ms, 1000.0) * 1000);
@@ -447,6 +460,8 @@ bk_run(struct bk_main *m)
     event_del(&m->sigterm);
     event_del(&m->sighup);
     bk_stats_clear(&m->stats);
+out_methods:
+    bk_methods_clear(&m->methods);
 out_feed:
     bk_feed_clear(&m->feed);
 out_fo:
@@ -473,6 +488,9 @@ main(int argc, char **argv)
     feed_at = bk_feed_word(argc, argv);
     if (bk_args(&m, feed_at != 0 ? feed_at : argc, argv, &mode) != 0)
         return 2;
+    if (feed_at != 0 && strcmp(argv[feed_at], "methods") == 0)
+        return bk_methods_command(&m.conf, argc - feed_at - 1,
+                                  argv + feed_at + 1, stdin, stdout, stderr);
     if (feed_at != 0)
         return bk_feed_command(&m.conf, argc - feed_at - 1,
                                argv + feed_at + 1, stdin, stdout, stderr);
