@@ -1647,6 +1647,10 @@ bk_nsx_file_load(struct bk_nodeset *s, const char *path, char *err,
             break;
         }
         if (type == XML_READER_TYPE_ELEMENT && !root) {
+            xmlNodePtr cur = xmlTextReaderCurrentNode(r);
+
+            if (cur != NULL && bk_nsx_line(cur) > 0)
+                line = bk_nsx_line(cur);
             if (strcmp((const char *)xmlTextReaderConstLocalName(r),
                        "UANodeSet") != 0) {
                 rc = bk_nsx_fail(&f, line, "not a NodeSet (<%s>, expected "
