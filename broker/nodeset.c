@@ -1668,7 +1668,8 @@ bk_nsx_file_load(struct bk_nodeset *s, const char *path, char *err,
                 rc = -1;
                 break;
             }
-            f.doc = xmlTextReaderCurrentDoc(r);
+            /* Not xmlTextReaderCurrentDoc(): it would keep every node. */
+            f.doc = el->doc;
             if (bk_nsx_element(&f, el) != 0) {
                 rc = -1;
                 break;
