@@ -63,10 +63,15 @@ CHECK_CFLAGS   = $(call pkg,CHECK_CFLAGS,--cflags check)
 CHECK_LIBS     = $(call pkg,CHECK_LIBS,--libs check)
 INIH_CFLAGS    = $(call pkg,INIH_CFLAGS,--cflags inih)
 INIH_LIBS      = $(call pkg,INIH_LIBS,--libs inih)
+# libxml2: the broker's NodeSet importer (broker/nodeset.c) only.
+XML2_CFLAGS    = $(call pkg,XML2_CFLAGS,--cflags libxml-2.0)
+XML2_LIBS      = $(call pkg,XML2_LIBS,--libs libxml-2.0)
 
 LIB_CPPFLAGS = $(EVENT_CFLAGS) $(WOLFSSL_CFLAGS) $(NANOMSG_CFLAGS) \
                $(INIH_CFLAGS)
 build/tests/unit/%.o build/san/tests/unit/%.o: LIB_CPPFLAGS += $(CHECK_CFLAGS)
+build/broker/nodeset.o build/san/broker/nodeset.o: \
+  LIB_CPPFLAGS += $(XML2_CFLAGS)
 
 # Plain objects live in build/, sanitized ones in build/san/.  Both pattern
 # rules exist side by side; bench-codec always links the plain libproto.a.
@@ -133,7 +138,7 @@ APP_LIBS = $(LIBSHM) $(LIBPROTO) $(EVENT_LIBS) $(NANOMSG_LIBS) \
 
 $(UABROKER): $(B)/broker/main.o $(LIBBROKER) $(LIBSHM) $(LIBPROTO)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(B)/broker/main.o \
-	  $(LIBBROKER) $(APP_LIBS) $(INIH_LIBS)
+	  $(LIBBROKER) $(APP_LIBS) $(INIH_LIBS) $(XML2_LIBS)
 
 $(UAWORKER): $(B)/worker/main.o $(LIBWORKER) $(LIBSHM) $(LIBPROTO)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(B)/worker/main.o \
@@ -153,10 +158,11 @@ UNIT_LIBS_proto  = $(WOLFSSL_LIBS)
 UNIT_LIBS_shm    = $(NANOMSG_LIBS)
 # broker/ and worker/ stand on proto/ and shm/ (DESIGN.md §5).
 UNIT_LIBS_broker = $(B)/libshm.a $(B)/libproto.a $(INIH_LIBS) $(EVENT_LIBS) \
-                   $(NANOMSG_LIBS) $(WOLFSSL_LIBS)
+                   $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(XML2_LIBS)
 # Worker tests may build the real address space with libbroker as fixture.
 UNIT_LIBS_worker = $(B)/libbroker.a $(B)/libshm.a $(B)/libproto.a \
-                   $(INIH_LIBS) $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS)
+                   $(INIH_LIBS) $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS) \
+                   $(XML2_LIBS)
 
 UNIT_SRCS    := $(sort $(wildcard tests/unit/*/check_*.c))
 UNIT_MODULES := $(sort $(patsubst tests/unit/%/,%,$(dir $(UNIT_SRCS))))
@@ -586,7 +592,8 @@ $(BENCH_SUB): build/tests/bench/bench_sub.o build/libworker.a \
               build/libbroker.a build/libshm.a build/libproto.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) -o $@ $^ $(INIH_LIBS) \
-	  $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(CHECK_LIBS) -lm
+	  $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(XML2_LIBS) \
+	  $(CHECK_LIBS) -lm
 
 .PHONY: bench-sub
 bench-sub: $(BENCH_SUB)

@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #define BK_CONF_STR_MAX 256
+#define BK_CONF_PATHS_MAX 4096      /* addrspace.nodesets */
 
 struct bk_config {
     /* [server] */
@@ -30,6 +31,8 @@ struct bk_config {
     uint32_t value_heap_mb;         /* value heap beyond the initial values */
     double   simulation_interval_ms;
     uint32_t simulation_vars;       /* v0 .. v<n-1> change every tick */
+    char     nodesets[BK_CONF_PATHS_MAX];   /* NodeSet2 files, in order */
+    uint32_t max_nodeset_nodes;     /* nodes of all the files together */
     /* [limits]: encoding */
     uint32_t max_string_length;
     uint32_t max_bytestring_length;

@@ -116,6 +116,9 @@ bk_usage(FILE *f)
         "  --stats ADDR:PORT   stats endpoint (stats.listen)\n"
         "  --runtime-dir DIR   sockets directory (server.runtime_dir)\n"
         "  --vars N            Objects/Demo/Vars size (addrspace.vars)\n"
+        "  --nodeset FILE      import a NodeSet2 XML file too "
+        "(addrspace.nodesets;\n"
+        "                      repeatable, in order)\n"
         "  --set SECTION.KEY=VALUE   any other setting\n"
         "  -t                  check the configuration and exit\n"
         "  --print-config      print the configuration in effect and exit\n"
@@ -131,7 +134,7 @@ static int
 bk_args(struct bk_main *m, int argc, char **argv, int *mode)
 {
     enum { O_STATS = 256, O_RUNDIR, O_VARS, O_SET, O_PRINT, O_ONCE, O_HELP,
-           O_VERSION };
+           O_VERSION, O_NODESET };
     static const struct option opts[] = {
         { "stats", required_argument, NULL, O_STATS },
         { "runtime-dir", required_argument, NULL, O_RUNDIR },
@@ -141,6 +144,7 @@ bk_args(struct bk_main *m, int argc, char **argv, int *mode)
         { "once", no_argument, NULL, O_ONCE },
         { "help", no_argument, NULL, O_HELP },
         { "version", no_argument, NULL, O_VERSION },
+        { "nodeset", required_argument, NULL, O_NODESET },
         { NULL, 0, NULL, 0 }
     };
     char        err[512];
@@ -184,6 +188,21 @@ bk_args(struct bk_main *m, int argc, char **argv, int *mode)
                 fprintf(stderr, "%s: %s\n", bk_prog, err);
                 return -1;
             }
+            continue;
+        }
+        case O_NODESET: {
+            /* Appended to addrspace.nodesets (the file's come first). */
+            size_t have = strlen(m->conf.nodesets);
+
+            if (strchr(optarg, ' ') != NULL || strchr(optarg, '\t') != NULL
+                || have + 1 + strlen(optarg) >= sizeof(m->conf.nodesets)) {
+                fprintf(stderr, "%s: --nodeset %s: a path without spaces, "
+                        "all of them together under %zu bytes\n", bk_prog,
+                        optarg, sizeof(m->conf.nodesets));
+                return -1;
+            }
+            snprintf(m->conf.nodesets + have, sizeof(m->conf.nodesets) - have,
+                     "%s%s", have != 0 ? " " : "", optarg);
             continue;
         }
         case 't': *mode = BK_MODE_CHECK; continue;
@@ -234,7 +253,7 @@ bk_feed_word(int argc, char **argv)
 {
     static const char *const with_arg[] = { "-c", "-p", "-w", "--stats",
                                             "--runtime-dir", "--vars",
-                                            "--set" };
+                                            "--set", "--nodeset" };
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -524,6 +543,15 @@ main(int argc, char **argv)
         }
     }
     if (mode == BK_MODE_CHECK) {
+        /* The nodesets are configuration too: build them once. */
+        if (m.conf.nodesets[0] != '\0') {
+            if (bk_addrspace_build(&m.as, &m.conf, ua_datetime_now(), err,
+                                   sizeof(err)) != 0) {
+                fprintf(stderr, "%s: %s\n", bk_prog, err);
+                return m.as.nodeset_failed ? 2 : 1;
+            }
+            bk_addrspace_close(&m.as);
+        }
         printf("%s: configuration ok\n", bk_prog);
         return 0;
     }
@@ -539,7 +567,8 @@ main(int argc, char **argv)
     if (bk_addrspace_build(&m.as, &m.conf, ua_datetime_now(), err, sizeof(err)) != 0) {
         fprintf(stderr, "%s: %s\n", bk_prog, err);
         bk_pki_clear(&m.pki);
-        return 1;
+        /* A bad nodeset is a configuration error. */
+        return m.as.nodeset_failed ? 2 : 1;
     }
     if (mode == BK_MODE_SERVE
         && bk_pki_publish(&m.pki, &m.as.seg, err, sizeof(err)) != 0) {

@@ -14,7 +14,7 @@
 
 set -eu
 
-base="libevent-dev libwolfssl-dev libnanomsg-dev libinih-dev check pkg-config python3"
+base="libevent-dev libwolfssl-dev libnanomsg-dev libinih-dev check pkg-config python3 libxml2-dev"
 fuzz="clang libclang-rt-14-dev"
 node="nodejs npm"
 

@@ -7,7 +7,8 @@
 #   shm/     shm/ headers, libc/system, nanomsg (shm/doorbell.c and
 #            shm/feed.c only)
 #   worker/  proto/, shm/, worker/ headers, libevent, libc/system
-#   broker/  proto/, shm/, broker/ headers, libevent, libc/system
+#   broker/  proto/, shm/, broker/ headers, libevent, libc/system;
+#            libxml2 in broker/nodeset.c only
 #   nothing outside worker/ (broker/) includes worker/ (broker/) headers;
 #   proto/ and shm/ never include each other; only tests/ includes tests/.
 #
@@ -86,6 +87,8 @@ function libof(h) {
         return "check"
     if (h == "ini.h")
         return "inih"
+    if (h ~ /^libxml\//)
+        return "libxml2"
     if ((h in sysh) || h ~ /intrin\.h$/ \
         || h ~ /^(sys|bits|linux|asm|asm-generic|gnu)\// \
         || h ~ /^(net|netinet|arpa|netpacket)\//)
@@ -200,6 +203,8 @@ FNR == 1 {
             report("Check is for tests/ only")
         else if (lib == "inih" && file != "broker/config.c")
             report("libinih may be included only by broker/config.c")
+        else if (lib == "libxml2" && file != "broker/nodeset.c")
+            report("libxml2 may be included only by broker/nodeset.c")
         else if (lib == "other" && (mod in proj))
             report("not a libc/system header nor a library " mod "/ may use")
         next
