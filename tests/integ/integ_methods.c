@@ -3,17 +3,21 @@
  * (worker/svc_call.c, broker/methods.c, docs/feed.md "Methods"), on
  * loopback.
  *
- *   1. starts `uabroker -w 2` with methods.timeout_ms 1000 (anonymous
- *      sessions may call: security.anonymous_write);
- *   2. before any owner: Server.SetSubscriptionDurable (a namespace-0
- *      method the worker does not serve, so forwarded) is answered at
- *      once, BadNotImplemented (no owner ever connected);
+ *   1. starts `uabroker -w 2 --nodeset tank.xml` (a small model written
+ *      here: Objects/Tank with a method Add(a Double, b UInt32) -> sum
+ *      Double) with methods.timeout_ms 1000 (anonymous sessions may call:
+ *      security.anonymous_write); the model's namespace index from
+ *      NamespaceArray;
+ *   2. before any owner: Tank.Add is answered at once BadNoCommunication,
+ *      Server.SetSubscriptionDurable (a namespace-0 method the worker does
+ *      not serve, so forwarded too) BadNotImplemented;
  *   3. starts `uabroker methods --exec handler.sh` (a shell script: the
- *      output is the sum of the two arguments; subscriptionId 999 sleeps
- *      past the timeout);
- *   4. a client on each worker (told apart by /stats): the Call on both
- *      returns Good with output a + b;
- *   5. an Int32 for the UInt32 argument: BadInvalidArgument with
+ *      output is the sum of the two arguments; Add with a = -1 answers
+ *      status=BadOutOfRange; subscriptionId 999 sleeps past the timeout);
+ *   4. a client on each worker (told apart by /stats): Tank.Add and
+ *      SetSubscriptionDurable on both return Good with output a + b; the
+ *      owner's own status comes through;
+ *   5. an Int32 for the Double argument: BadInvalidArgument with
  *      inputArgumentResults [BadTypeMismatch, Good], without the owner;
  *   6. a call the owner does not answer in time: BadTimeout after about
  *      methods.timeout_ms; meanwhile a Read sent after it on the same
@@ -56,7 +60,159 @@ static char            im_log[PATH_MAX + 16];
 static char            im_olog[PATH_MAX + 16];
 static char            im_bin[PATH_MAX];
 static uint16_t        im_sport;
+static uint16_t        im_ns;          /* the model's namespace index */
 static struct ua_arena im_arena;
+
+#define IM_URI "http://example.com/UA/IntegTank/"
+
+/* The model: Objects/Tank, its method Add(a Double, b UInt32) -> sum. */
+static const char im_model[] =
+    "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+    "<UANodeSet xmlns=\"http://opcfoundation.org/UA/2011/03/UANodeSet.xsd\"\n"
+    "  xmlns:uax=\"http://opcfoundation.org/UA/2008/02/Types.xsd\">\n"
+    "  <NamespaceUris><Uri>" IM_URI "</Uri></NamespaceUris>\n"
+    "  <Aliases>\n"
+    "    <Alias Alias=\"Argument\">i=296</Alias>\n"
+    "    <Alias Alias=\"Organizes\">i=35</Alias>\n"
+    "    <Alias Alias=\"HasTypeDefinition\">i=40</Alias>\n"
+    "    <Alias Alias=\"HasProperty\">i=46</Alias>\n"
+    "    <Alias Alias=\"HasComponent\">i=47</Alias>\n"
+    "  </Aliases>\n"
+    "  <UAObject NodeId=\"ns=1;s=Tank\" BrowseName=\"1:Tank\">\n"
+    "    <DisplayName>Tank</DisplayName>\n"
+    "    <References>\n"
+    "      <Reference ReferenceType=\"Organizes\" IsForward=\"false\">"
+    "i=85</Reference>\n"
+    "      <Reference ReferenceType=\"HasTypeDefinition\">i=58</Reference>\n"
+    "      <Reference ReferenceType=\"HasComponent\">ns=1;s=Tank.Add"
+    "</Reference>\n"
+    "    </References>\n"
+    "  </UAObject>\n"
+    "  <UAMethod NodeId=\"ns=1;s=Tank.Add\" BrowseName=\"1:Add\" "
+    "ParentNodeId=\"ns=1;s=Tank\">\n"
+    "    <DisplayName>Add</DisplayName>\n"
+    "    <References>\n"
+    "      <Reference ReferenceType=\"HasProperty\">ns=1;s=Tank.Add.In"
+    "</Reference>\n"
+    "      <Reference ReferenceType=\"HasProperty\">ns=1;s=Tank.Add.Out"
+    "</Reference>\n"
+    "    </References>\n"
+    "  </UAMethod>\n"
+    "  <UAVariable NodeId=\"ns=1;s=Tank.Add.In\" BrowseName=\"InputArguments\""
+    " ParentNodeId=\"ns=1;s=Tank.Add\" DataType=\"Argument\" "
+    "ValueRank=\"1\" ArrayDimensions=\"2\">\n"
+    "    <DisplayName>InputArguments</DisplayName>\n"
+    "    <References><Reference ReferenceType=\"HasTypeDefinition\">i=68"
+    "</Reference></References>\n"
+    "    <Value><uax:ListOfExtensionObject>\n"
+    "      <uax:ExtensionObject><uax:TypeId><uax:Identifier>i=297"
+    "</uax:Identifier></uax:TypeId><uax:Body><uax:Argument>"
+    "<uax:Name>a</uax:Name><uax:DataType><uax:Identifier>i=11"
+    "</uax:Identifier></uax:DataType><uax:ValueRank>-1</uax:ValueRank>"
+    "<uax:ArrayDimensions/></uax:Argument></uax:Body></uax:ExtensionObject>\n"
+    "      <uax:ExtensionObject><uax:TypeId><uax:Identifier>i=297"
+    "</uax:Identifier></uax:TypeId><uax:Body><uax:Argument>"
+    "<uax:Name>b</uax:Name><uax:DataType><uax:Identifier>i=7"
+    "</uax:Identifier></uax:DataType><uax:ValueRank>-1</uax:ValueRank>"
+    "<uax:ArrayDimensions/></uax:Argument></uax:Body></uax:ExtensionObject>\n"
+    "    </uax:ListOfExtensionObject></Value>\n"
+    "  </UAVariable>\n"
+    "  <UAVariable NodeId=\"ns=1;s=Tank.Add.Out\" "
+    "BrowseName=\"OutputArguments\" ParentNodeId=\"ns=1;s=Tank.Add\" "
+    "DataType=\"Argument\" ValueRank=\"1\" ArrayDimensions=\"1\">\n"
+    "    <DisplayName>OutputArguments</DisplayName>\n"
+    "    <References><Reference ReferenceType=\"HasTypeDefinition\">i=68"
+    "</Reference></References>\n"
+    "    <Value><uax:ListOfExtensionObject>\n"
+    "      <uax:ExtensionObject><uax:TypeId><uax:Identifier>i=297"
+    "</uax:Identifier></uax:TypeId><uax:Body><uax:Argument>"
+    "<uax:Name>sum</uax:Name><uax:DataType><uax:Identifier>i=11"
+    "</uax:Identifier></uax:DataType><uax:ValueRank>-1</uax:ValueRank>"
+    "<uax:ArrayDimensions/></uax:Argument></uax:Body></uax:ExtensionObject>\n"
+    "    </uax:ListOfExtensionObject></Value>\n"
+    "  </UAVariable>\n"
+    "</UANodeSet>\n";
+
+/* Tank.Add(a, b): its one result; a_i32: a as an Int32. */
+static struct ua_call_method_result
+im_add(struct uaconn *c, double a, uint32_t b, bool a_i32)
+{
+    struct ua_call_request        req;
+    struct ua_call_method_request m;
+    struct ua_call_response       resp;
+    struct ua_variant             args[2];
+    struct ua_call_method_result  r;
+    int32_t                       ai = (int32_t)a;
+    ua_status                     s;
+
+    memset(&m, 0, sizeof(m));
+    m.object_id = ua_nodeid_str(im_ns, "Tank");
+    m.method_id = ua_nodeid_str(im_ns, "Tank.Add");
+    if (a_i32)
+        ua_variant_set_scalar(&args[0], &ai, UA_BT_INT32);
+    else
+        ua_variant_set_scalar(&args[0], &a, UA_BT_DOUBLE);
+    ua_variant_set_scalar(&args[1], &b, UA_BT_UINT32);
+    m.n_input_arguments = 2;
+    m.input_arguments = args;
+    memset(&req, 0, sizeof(req));
+    req.request_header.audit_entry_id.len = -1;
+    req.n_methods_to_call = 1;
+    req.methods_to_call = &m;
+    memset(&r, 0, sizeof(r));
+    ua_arena_reset(&im_arena);
+    s = uaconn_call(c, &ua_types[UA_TYPE_CALLREQUEST], &req,
+                    &ua_types[UA_TYPE_CALLRESPONSE], &resp, &im_arena);
+    if (s != UA_GOOD || resp.n_results != 1) {
+        r.status_code = s != UA_GOOD ? s : UA_BAD_UNEXPECTED_ERROR;
+        return r;
+    }
+    return resp.results[0];
+}
+
+/* The Double output of r, or -1e300. */
+static double
+im_dout(const struct ua_call_method_result *r)
+{
+    if (r->status_code != UA_GOOD || r->n_output_arguments != 1
+        || r->output_arguments[0].type != UA_BT_DOUBLE
+        || r->output_arguments[0].is_array)
+        return -1e300;
+    return *(const double *)r->output_arguments[0].data;
+}
+
+/* The model's namespace index from Server.NamespaceArray; 0: absent. */
+static uint16_t
+im_find_ns(struct uaconn *c)
+{
+    struct ua_read_value_id rv;
+    struct ua_read_request  req;
+    struct ua_read_response resp;
+    const struct ua_string *u;
+
+    memset(&rv, 0, sizeof(rv));
+    rv.node_id = ua_nodeid_num(0, UA_NS0ID_SERVER_NAMESPACEARRAY);
+    rv.attribute_id = UA_ATTR_VALUE;
+    rv.index_range.len = -1;
+    rv.data_encoding.name.len = -1;
+    memset(&req, 0, sizeof(req));
+    req.request_header.audit_entry_id.len = -1;
+    req.n_nodes_to_read = 1;
+    req.nodes_to_read = &rv;
+    ua_arena_reset(&im_arena);
+    if (uaconn_call(c, &ua_types[UA_TYPE_READREQUEST], &req,
+                    &ua_types[UA_TYPE_READRESPONSE], &resp, &im_arena)
+            != UA_GOOD
+        || resp.n_results != 1 || resp.results[0].value.type != UA_BT_STRING
+        || !resp.results[0].value.is_array)
+        return 0;
+    u = resp.results[0].value.data;
+    for (int32_t i = 0; i < resp.results[0].value.n; i++)
+        if (u[i].len == (int32_t)strlen(IM_URI)
+            && memcmp(u[i].data, IM_URI, strlen(IM_URI)) == 0)
+            return (uint16_t)i;
+    return 0;
+}
 
 /* One Call of Server.SetSubscriptionDurable(a, b); b_i32: b as Int32. */
 static void
@@ -131,9 +287,14 @@ im_handler(char *path, size_t cap)
 {
     static const char script[] =
         "#!/bin/sh\n"
-        "# integ_methods: SetSubscriptionDurable(a, b) -> a + b\n"
-        "if [ \"$2\" = 999 ]; then sleep 3; fi\n"
-        "echo $(($2 + $3))\n";
+        "# integ_methods: $1 the method, $2 $3 its arguments\n"
+        "case \"$1\" in\n"
+        "*Tank.Add)\n"
+        "    if [ \"$2\" = -1 ]; then echo status=BadOutOfRange; exit 0; fi\n"
+        "    awk \"BEGIN { printf \\\"%.17g\\\\n\\\", $2 + $3 }\" ;;\n"
+        "*)  if [ \"$2\" = 999 ]; then sleep 3; fi\n"
+        "    echo $(($2 + $3)) ;;\n"
+        "esac\n";
 
     snprintf(path, cap, "%s/handler.sh", im_dir);
     if (itest_write_file(path, (const uint8_t *)script, strlen(script)) != 0
@@ -244,9 +405,16 @@ main(int argc, char **argv)
     snprintf(im_log, sizeof(im_log), "%s/broker.log", im_dir);
     snprintf(im_olog, sizeof(im_olog), "%s/owner.log", im_dir);
 
-    /* 1. The broker. */
+    /* 1. The broker, with the model. */
     {
+        static char model[PATH_MAX + 16];
+
+        snprintf(model, sizeof(model), "%s/tank.xml", im_dir);
+        if (itest_write_file(model, (const uint8_t *)im_model,
+                             strlen(im_model)) != 0)
+            itest_fatal("cannot write %s", model);
         const char *const extra[] = {
+            "--nodeset", model,
             "--set", "methods.timeout_ms=1000",
             "--set", "security.anonymous_write=true", NULL
         };
@@ -259,10 +427,19 @@ main(int argc, char **argv)
         itest_fatal("no session");
     ncl = 1;
 
+    im_ns = im_find_ns(&cl[0]);
+    itest_check(im_ns != 0, "the model's namespace is %u", im_ns);
+
     /* 2. No owner yet. */
     {
         uint64_t t0 = itest_ms();
 
+        r = im_add(&cl[0], 1.5, 2, false);
+        itest_check(r.status_code == UA_BAD_NO_COMMUNICATION
+                        && itest_ms() - t0 < 500,
+                    "before any owner: Tank.Add BadNoCommunication at once "
+                    "(0x%08X)", r.status_code);
+        t0 = itest_ms();
         r = im_call(&cl[0], 1, 2, false);
         itest_check(r.status_code == UA_BAD_NOT_IMPLEMENTED
                         && itest_ms() - t0 < 500,
@@ -307,19 +484,28 @@ main(int argc, char **argv)
     if (on[0] == NULL || on[1] == NULL)
         itest_fatal("no client on each worker after %d connections", ncl);
     for (int w = 0; w < 2; w++) {
+        r = im_add(on[w], 40.25 + w, 2, false);
+        itest_check(im_dout(&r) == 42.25 + w,
+                    "worker %d: Tank.Add -> Good, %.2f + 2 = %g (0x%08X)", w,
+                    40.25 + w, im_dout(&r), r.status_code);
         r = im_call(on[w], 40 + (uint32_t)w, 2, false);
         itest_check(im_out(&r) == 42u + (uint32_t)w,
-                    "worker %d: Call -> Good, %u + 2 = %u (0x%08X)", w,
-                    40 + w, im_out(&r), r.status_code);
+                    "worker %d: SetSubscriptionDurable -> Good, %u + 2 = %u "
+                    "(0x%08X)", w, 40 + w, im_out(&r), r.status_code);
     }
+    r = im_add(on[1], -1, 2, false);
+    itest_check(r.status_code == UA_BAD_OUT_OF_RANGE
+                    && r.n_output_arguments == 0,
+                "the owner's status=BadOutOfRange comes through (0x%08X)",
+                r.status_code);
 
-    /* 5. The wrong type. */
-    r = im_call(on[1], 5, 6, true);
+    /* 5. The wrong type: an Int32 for the Double. */
+    r = im_add(on[1], 5, 6, true);
     itest_check(r.status_code == UA_BAD_INVALID_ARGUMENT
                     && r.n_input_argument_results == 2
                     && r.input_argument_results[0] == UA_BAD_TYPE_MISMATCH
                     && r.input_argument_results[1] == UA_GOOD,
-                "an Int32 for the UInt32: BadInvalidArgument (0x%08X), "
+                "an Int32 for the Double: BadInvalidArgument (0x%08X), "
                 "inputArgumentResults [BadTypeMismatch, Good]",
                 r.status_code);
 
@@ -334,7 +520,7 @@ main(int argc, char **argv)
     /* 7. The counters. */
     up = im_fanout_u64("methods_calls", &v)
          && im_fanout_u64("methods_timeouts", &v2);
-    itest_check(up && v >= 6 && v2 == 1, "/stats: methods_calls %llu, "
+    itest_check(up && v >= 9 && v2 == 1, "/stats: methods_calls %llu, "
                 "methods_timeouts %llu", (unsigned long long)v,
                 (unsigned long long)v2);
     up = im_fanout_u64("methods_no_owner", &v);
