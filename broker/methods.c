@@ -970,8 +970,15 @@ bk_methods_command(const struct bk_config *c, int argc, char **argv,
         };
         int           n;
 
-        if (poll(pf, stdio ? 2 : 1, BK_METHODS_POLL_MS) < 0 && errno != EINTR)
+        n = poll(pf, stdio ? 2 : 1, BK_METHODS_POLL_MS);
+        if (n < 0 && errno != EINTR)
             break;
+        if (n == 0) {
+            /* Idle: hello again, so a restarted broker knows its owner
+             * (before any message it answers BadNoCommunication). */
+            (void)shm_feed_send(&mc.sock, "hello\n", 6);
+            continue;
+        }
         if (pf[0].revents != 0) {
             n = shm_feed_recv(&mc.sock, mc.buf, mc.cap, -1);
             if (n > 0 && !stdio) {
