@@ -70,6 +70,8 @@ stop_broker() {
     pid=
 }
 cleanup() {
+    # The method owner (test/methods.test.js), if it was started.
+    [ -z "${mpid:-}" ] || kill "$mpid" 2>/dev/null || true
     stop_broker
     rm -rf "$tmp"
 }
@@ -147,6 +149,13 @@ function health() {
     cat "$tmp/broker.log" >&2
     exit 1
 fi
+
+# test/methods.test.js: the method owner serving the model's Start
+# method, `uabroker methods --exec methods/handler.sh` (docs/feed.md
+# "Methods"); killed by cleanup.
+"$broker" --runtime-dir "$tmp/run" methods \
+    --exec "$here/methods/handler.sh" >"$tmp/methods.log" 2>&1 &
+mpid=$!
 
 say "broker up (pid $pid); running node --test"
 rc=0
