@@ -735,7 +735,7 @@ bk_fanout_call_reply(struct bk_fanout *f, unsigned worker, uint32_t gen,
 {
     struct bk_fanout_worker  *fw;
     struct shm_fo_call_result r;
-    uint32_t                  ss, nslots;
+    uint32_t                  ss, nslots, reserve;
     uint64_t                  len = sizeof(r) + (uint64_t)out_len;
     uint8_t                  *p;
 
@@ -749,11 +749,15 @@ bk_fanout_call_reply(struct bk_fanout *f, unsigned worker, uint32_t gen,
     if (nslots > fw->reply.size || nslots > UINT16_MAX)
         return -EMSGSIZE;
     bk_fanout_close_results(fw);
-    /* The room a Write record's results may need stays free. */
-    if ((uint64_t)fw->out_len + (uint64_t)nslots * ss + f->res_need
+    /* The room a Write record's results may need stays free; an answer
+     * given while its record is taken may use it (the drain made sure of
+     * that room before it took the record, and looks again before the
+     * next). */
+    reserve = f->calling ? 0 : f->res_need;
+    if ((uint64_t)fw->out_len + (uint64_t)nslots * ss + reserve
         > fw->out_cap) {
         bk_fanout_push_replies(fw);
-        if ((uint64_t)fw->out_len + (uint64_t)nslots * ss + f->res_need
+        if ((uint64_t)fw->out_len + (uint64_t)nslots * ss + reserve
             > fw->out_cap) {
             if (!evtimer_pending(&f->retry, NULL)) {
                 struct timeval tv = { 0, BK_FANOUT_RETRY_US };
@@ -789,7 +793,9 @@ bk_fanout_call_rec(struct bk_fanout *f, struct bk_fanout_worker *fw,
     struct shm_fo_call rec;
 
     if (f->on_call != NULL) {
+        f->calling = true;
         f->on_call(f->call_arg, fw->slot, f->in, len);
+        f->calling = false;
         return;
     }
     memcpy(&rec, f->in, sizeof(rec));

@@ -173,6 +173,7 @@ struct bk_fanout {
                                      const uint8_t *rec, uint32_t len);
     void                  (*on_flush)(void *arg);
     void                   *call_arg;
+    bool                    calling;    /* inside on_call */
     struct {
         uint64_t calls;                 /* forwarded methods received */
         uint64_t answered;              /* answers from the owner taken */
@@ -267,7 +268,8 @@ void bk_fanout_wake(struct bk_fanout *f);
  * The answer to method op of pending Call id of worker (whose generation
  * was gen when it asked): a SHM_FO_CALL_RESULT into its reply outbox,
  * pushed with the iteration's replies.  0; -EPIPE when that worker is
- * gone (dropped); -ENOSPC when the outbox has no room now (retry);
+ * gone (dropped); -ENOSPC when the outbox has no room now (retry; never
+ * for a result without outputs given from inside on_call);
  * -EMSGSIZE when the record is larger than the reply ring.
  */
 int bk_fanout_call_reply(struct bk_fanout *f, unsigned worker, uint32_t gen,

@@ -240,9 +240,8 @@ bk_methods_answer(struct bk_methods *m, unsigned worker, uint32_t gen,
     c.wid = wid;
     c.op = op;
     c.status = st;
-    /* A result without outputs is one slot: the room kept for a Write
-     * record's results covers it, so -ENOSPC cannot last; drop it then
-     * (the worker's Call would wait forever otherwise: never). */
+    /* From inside the fan-out's on_call (the only caller): a result
+     * without outputs always finds room (bk_fanout_call_reply). */
     (void)m->deliver(m, &c);
 }
 
