@@ -68,7 +68,8 @@ cap_deliver(struct bk_methods *mm, const struct bk_methods_call *c)
     ck_assert_uint_lt(ngot, MAX_GOT);
     got[ngot] = *c;
     ck_assert_uint_le(c->out_len, sizeof(got_out[0]));
-    memcpy(got_out[ngot], c->out, c->out_len);
+    if (c->out_len != 0)
+        memcpy(got_out[ngot], c->out, c->out_len);
     ngot++;
     return 0;
 }
