@@ -5,7 +5,8 @@
  *
  * A call: the worker's SHM_FO_CALL record (input arguments checked by the
  * worker against InputArguments) takes a slot of the call table, is
- * printed as "call ID OBJECT METHOD" and one VALUE line per argument and
+ * printed as "call ID", the object's and the method's NodeIds on a line
+ * each and one VALUE line per argument, and
  * sent (never blocking: a PAIR socket with a zero send timeout).  Its
  * answer, "result ID STATUS" and VALUE lines, is parsed against the
  * method's OutputArguments (read from the node store, like the worker
@@ -324,11 +325,12 @@ bk_methods_on_call(struct bk_methods *m, unsigned worker,
                           UA_BAD_RESOURCE_UNAVAILABLE);
         return;
     }
-    /* The message: call ID OBJECT METHOD, then one line per argument. */
+    /* The message: call ID, OBJECT, METHOD, then one line per argument
+     * (a NodeId's string identifier may hold spaces). */
     c = &m->calls[m->free_call];
     ua_arena_reset(&m->arena);
     off = 0;
-    k = snprintf(m->msg, m->msg_cap, "call %u ",
+    k = snprintf(m->msg, m->msg_cap, "call %u\n",
                  (unsigned)(m->round * m->ncalls
                             + (uint32_t)(c - m->calls)));
     off = (size_t)k;
@@ -354,7 +356,7 @@ bk_methods_on_call(struct bk_methods *m, unsigned worker,
             off += strlen(m->msg + off);
             if (off + 2 >= m->msg_cap)
                 goto too_large;
-            m->msg[off++] = j == 0 ? ' ' : '\n';
+            m->msg[off++] = '\n';
         }
     }
     p = rec + sizeof(r);
@@ -812,20 +814,26 @@ bk_mcmd_exec(struct bk_mcmd *c, size_t n)
     const char *st = "Good";
     char    *out;
 
+    char   *line[3];
+
     c->buf[n] = '\0';
-    nl = strchr(p, '\n');
-    if (nl != NULL)
+    /* call ID, OBJECT, METHOD: a line each. */
+    for (int k = 0; k < 3; k++) {
+        nl = strchr(p, '\n');
+        if (nl == NULL)
+            return;
         *nl = '\0';
-    if (strncmp(p, "call ", 5) != 0)
+        line[k] = p;
+        p = nl + 1;
+    }
+    if (strncmp(line[0], "call ", 5) != 0)
         return;
-    id = strtok(p + 5, " ");
-    obj = strtok(NULL, " ");
-    meth = strtok(NULL, " ");
-    if (id == NULL || obj == NULL || meth == NULL)
-        return;
+    id = line[0] + 5;
+    obj = line[1];
+    meth = line[2];
     argv[argc++] = (char *)(uintptr_t)c->program;
     argv[argc++] = meth;
-    for (p = nl != NULL ? nl + 1 : end; p < end && argc < 258; p = nl + 1) {
+    for (; p < end && argc < 258; p = nl + 1) {
         nl = strchr(p, '\n');
         if (nl == NULL)
             nl = end;

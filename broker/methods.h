@@ -9,7 +9,9 @@
  * nanomsg PAIR peer).  Many calls are in flight at once; each carries a
  * call id:
  *
- *   broker -> owner    call ID OBJECT_NODEID METHOD_NODEID
+ *   broker -> owner    call ID
+ *                      OBJECT_NODEID
+ *                      METHOD_NODEID
  *                      VALUE                      one per input argument
  *   owner -> broker    result ID STATUS
  *                      VALUE                      one per output argument
@@ -150,12 +152,14 @@ bool bk_methods_status(const char *s, size_t n, ua_status *out);
  * `uabroker [options] methods [--url URL] (--exec PROGRAM | --stdio)`:
  * serve the method calls of the broker whose configuration is c (see
  * docs/feed.md "Methods").  --exec: PROGRAM runs once per call with
- * argv METHOD_NODEID OBJECT_NODEID ARG...; the lines it prints are the
- * output arguments, a first line status=STATUS sets the status (else
- * exit 0 Good, other exit codes BadInternalError).  --stdio: the
- * protocol itself, calls on stdout and answers read from stdin (for a
- * coprocess).  Runs until the broker's socket goes away for good or
- * SIGTERM.  Exit code 2 for a usage error.
+ * argv METHOD_NODEID ARG... (UABROKER_OBJECT: the object's NodeId); the
+ * lines it prints are the output arguments, a first line status=STATUS
+ * sets the status (else exit 0 Good, other exit codes BadInternalError);
+ * one still running after methods.timeout_ms is killed.  --stdio: the
+ * protocol itself, each call on stdout followed by a line "end", answers
+ * read from stdin, each followed by "end" (a coprocess).  Runs until
+ * SIGTERM (or, --stdio, the end of stdin).  Exit code 2 for a usage
+ * error or no socket.
  */
 int bk_methods_command(const struct bk_config *c, int argc, char **argv,
                        FILE *in, FILE *out, FILE *err);

@@ -547,5 +547,25 @@ main(int argc, char **argv)
     rc = itest_stop(broker, 10000);
     itest_check(WIFEXITED(rc) && WEXITSTATUS(rc) == 0,
                 "SIGTERM: the broker exits 0 (status 0x%x)", rc);
+    /* A sanitizer build (SAN=1) reports into the logs. */
+    {
+        static uint8_t text[1 << 20];
+        const char    *logs[2] = { im_log, im_olog };
+        bool           clean = true;
+
+        for (int k = 0; k < 2; k++) {
+            size_t len = 0;
+
+            if (itest_read_file(logs[k], text, sizeof(text) - 1, &len) != 0)
+                continue;
+            text[len] = '\0';
+            if (strstr((char *)text, "AddressSanitizer") != NULL
+                || strstr((char *)text, "LeakSanitizer") != NULL
+                || strstr((char *)text, "runtime error:") != NULL)
+                clean = false;
+        }
+        itest_check(clean, "no sanitizer report in the broker's and the "
+                    "owner's logs");
+    }
     return itest_finish();
 }

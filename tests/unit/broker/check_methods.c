@@ -165,7 +165,7 @@ sent_id(void)
 {
     unsigned id = 0;
 
-    ck_assert_int_eq(sscanf(sent, "call %u ", &id), 1);
+    ck_assert_int_eq(sscanf(sent, "call %u\n", &id), 1);
     return id;
 }
 
@@ -223,7 +223,7 @@ START_TEST(test_message_and_answer)
     {
         char want[128];
 
-        snprintf(want, sizeof(want), "call %u i=2253 i=12749\n7\n5\n", id);
+        snprintf(want, sizeof(want), "call %u\ni=2253\ni=12749\n7\n5\n", id);
         ck_assert_str_eq(sent, want);
     }
     ck_assert_uint_eq(ngot, 0);
