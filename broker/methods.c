@@ -923,8 +923,7 @@ bk_methods_command(const struct bk_config *c, int argc, char **argv,
     char           url[BK_FEED_URL_MAX + 16];
     const char    *force_url = NULL;
     bool           stdio = false;
-    char          *line = NULL;
-    size_t         lcap = 0, alen = 0;
+    size_t         alen = 0;
     int            rc, code = 2;
     struct sigaction sa;
 
@@ -1000,22 +999,38 @@ bk_methods_command(const struct bk_config *c, int argc, char **argv,
             }
         }
         if (stdio && pf[1].revents != 0) {
-            ssize_t got = getline(&line, &lcap, in);
+            /* Raw reads (stdio's buffer would hide lines from poll):
+             * every answer up to its "end" line goes out whole. */
+            ssize_t got = read(fileno(in), mc.ans + alen, mc.acap - alen);
 
-            if (got < 0)
+            if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN))
                 break;                  /* the coprocess is done */
-            if (strcmp(line, "end\n") == 0 || strcmp(line, "end") == 0) {
-                if (alen != 0)
-                    (void)shm_feed_send(&mc.sock, mc.ans, alen);
-                alen = 0;
-            } else if (alen + (size_t)got < mc.acap) {
-                memcpy(mc.ans + alen, line, (size_t)got);
+            if (got > 0)
                 alen += (size_t)got;
+            for (size_t i = 0; i < alen;) {
+                char  *nl = memchr(mc.ans + i, '\n', alen - i);
+                size_t ll, rest;
+
+                if (nl == NULL)
+                    break;
+                ll = (size_t)(nl - (mc.ans + i));
+                if ((ll == 3 && memcmp(mc.ans + i, "end", 3) == 0)
+                    || (ll == 4 && memcmp(mc.ans + i, "end\r", 4) == 0)) {
+                    if (i != 0)
+                        (void)shm_feed_send(&mc.sock, mc.ans, i);
+                    rest = alen - (i + ll + 1);
+                    memmove(mc.ans, nl + 1, rest);
+                    alen = rest;
+                    i = 0;
+                    continue;
+                }
+                i += ll + 1;
             }
+            if (alen == mc.acap)
+                alen = 0;               /* an answer too long: dropped */
         }
     }
 out:
-    free(line);
     free(mc.buf);
     free(mc.ans);
     shm_feed_close(&mc.sock);

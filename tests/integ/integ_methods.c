@@ -24,7 +24,10 @@
  *      channel is answered at once (the worker is not stalled);
  *   7. /stats counts the calls, the timeout and the no-owner refusal;
  *      /metrics has uabroker_methods_calls_total;
- *   8. SIGTERM: the broker exits 0.
+ *   8. the owner replaced by `uabroker methods --stdio` with a shell
+ *      coprocess speaking the protocol: three Calls in flight at once, each
+ *      answered with its own sum;
+ *   9. SIGTERM: the broker exits 0; no sanitizer report in the logs.
  *
  * Prints "ok N - what" / "FAIL N - what" and "integ_methods: N passed, M
  * failed"; exits non-zero on any failure.
@@ -383,6 +386,78 @@ im_timeout(struct uaconn *c)
                 (unsigned long long)(t_call - t0), IM_TIMEOUT_MS);
 }
 
+/* `uabroker methods --stdio` with a shell coprocess on two fifos (it
+ * answers a + b for every call); the shell's pid (its group is killed). */
+static pid_t
+im_stdio_owner(void)
+{
+    static char cmd[4 * PATH_MAX + 512];
+    static const char co[] =
+        "#!/bin/sh\n"
+        "# integ_methods: the protocol on stdin/stdout (docs/feed.md)\n"
+        "while read -r l; do\n"
+        "  case \"$l\" in\n"
+        "  call\\ *) id=${l#call }; n=0; a=0; b=0 ;;\n"
+        "  end) printf 'result %s Good\\n%s\\nend\\n' \"$id\" $((a + b)) ;;\n"
+        "  *) n=$((n + 1))\n"
+        "     if [ $n -eq 3 ]; then a=$l; elif [ $n -eq 4 ]; then b=$l; fi ;;\n"
+        "  esac\n"
+        "done\n";
+    char path[PATH_MAX + 16];
+
+    snprintf(path, sizeof(path), "%s/co.sh", im_dir);
+    if (itest_write_file(path, (const uint8_t *)co, strlen(co)) != 0
+        || chmod(path, 0700) != 0)
+        itest_fatal("cannot write %s", path);
+    snprintf(cmd, sizeof(cmd),
+             "d='%s'; mkfifo \"$d/f1\" \"$d/f2\" && "
+             "{ \"$d/co.sh\" < \"$d/f1\" > \"$d/f2\" & } && "
+             "exec '%s' --runtime-dir \"$d\" methods --stdio "
+             "> \"$d/f1\" < \"$d/f2\"", im_dir, im_bin);
+    {
+        char *const av[] = { "/bin/sh", "-c", cmd, NULL };
+
+        return itest_spawn(im_olog, av);
+    }
+}
+
+/* Three Calls sent at once on c, then their answers (any order). */
+static void
+im_three(struct uaconn *c)
+{
+    struct ua_call_request        req[3];
+    struct ua_call_method_request m[3];
+    struct ua_variant             args[3][2];
+    uint32_t                      a[3] = { 100, 200, 300 }, b = 5, id[3];
+    unsigned                      ok = 0, seen = 0;
+    uint64_t                      t0 = itest_ms();
+
+    ua_arena_reset(&im_arena);
+    for (int k = 0; k < 3; k++) {
+        im_request(&req[k], &m[k], args[k], &a[k], &b, false);
+        if (uaconn_send(c, &ua_types[UA_TYPE_CALLREQUEST], &req[k], &id[k])
+            != UA_GOOD)
+            itest_fatal("sending three Calls failed");
+    }
+    while (seen < 3 && itest_ms() - t0 < 10000) {
+        struct ua_client_event  ev;
+        struct ua_call_response cr;
+
+        if (uaconn_recv(c, &ev) != UA_GOOD)
+            break;
+        for (int k = 0; k < 3; k++) {
+            if (ev.request_id != id[k])
+                continue;
+            seen++;
+            if (im_decode(&ev, UA_TYPE_CALLRESPONSE, &cr)
+                && cr.n_results == 1 && im_out(&cr.results[0]) == a[k] + b)
+                ok++;
+        }
+    }
+    itest_check(ok == 3, "--stdio: three Calls in flight at once, each "
+                "answered with its own sum (%u of 3)", ok);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -540,7 +615,18 @@ main(int argc, char **argv)
         free(body);
     }
 
-    /* 8. Stop. */
+    /* 8. A coprocess behind --stdio. */
+    itest_kill(owner);
+    owner = im_stdio_owner();
+    up = false;
+    for (uint64_t t0 = itest_ms(); !up && itest_ms() - t0 < 15000;) {
+        r = im_call(on[0], 1, 1, false);
+        up = im_out(&r) == 2;
+    }
+    itest_check(up, "--stdio: the coprocess answers 1 + 1 = 2");
+    im_three(on[1]);
+
+    /* 9. Stop. */
     for (int i = 0; i < ncl; i++)
         uaconn_clear(&cl[i]);
     itest_kill(owner);
