@@ -999,8 +999,8 @@ bk_feed_put_quoted(struct bk_feed_out *o, const struct ua_string *s)
 static void
 bk_feed_put_b64(struct bk_feed_out *o, const uint8_t *d, int32_t n)
 {
-    static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                            "0123456789+/";
+    static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                            "abcdefghijklmnopqrstuvwxyz0123456789+/";
 
     for (int32_t i = 0; i < n && o->ok; i += 3) {
         uint32_t v = (uint32_t)d[i] << 16;

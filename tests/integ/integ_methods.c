@@ -15,8 +15,9 @@
  *      output is the sum of the two arguments; Add with a = -1 answers
  *      status=BadOutOfRange; subscriptionId 999 sleeps past the timeout);
  *   4. a client on each worker (told apart by /stats): Tank.Add and
- *      SetSubscriptionDurable on both return Good with output a + b; the
- *      owner's own status comes through;
+ *      SetSubscriptionDurable on both return Good with output a + b; 50
+ *      more cost the worker no heap allocation; the owner's own status
+ *      comes through;
  *   5. an Int32 for the Double argument: BadInvalidArgument with
  *      inputArgumentResults [BadTypeMismatch, Good], without the owner;
  *   6. a call the owner does not answer in time: BadTimeout after about
@@ -568,6 +569,21 @@ main(int argc, char **argv)
                     "worker %d: SetSubscriptionDurable -> Good, %u + 2 = %u "
                     "(0x%08X)", w, 40 + w, im_out(&r), r.status_code);
     }
+    /* No heap per call in the worker: 50 more cost no allocation. */
+    {
+        uint64_t a0 = 0, a1 = 0;
+        unsigned good = 0;
+
+        itest_worker_u64(im_sport, 0, "allocations", &a0);
+        for (int k = 0; k < 50; k++) {
+            r = im_add(on[0], k, 1, false);
+            good += im_dout(&r) == k + 1.0;
+        }
+        itest_worker_u64(im_sport, 0, "allocations", &a1);
+        itest_check(good == 50 && a1 == a0, "50 more Calls on worker 0: all "
+                    "Good, %llu worker allocations",
+                    (unsigned long long)(a1 - a0));
+    }
     r = im_add(on[1], -1, 2, false);
     itest_check(r.status_code == UA_BAD_OUT_OF_RANGE
                     && r.n_output_arguments == 0,
@@ -595,7 +611,7 @@ main(int argc, char **argv)
     /* 7. The counters. */
     up = im_fanout_u64("methods_calls", &v)
          && im_fanout_u64("methods_timeouts", &v2);
-    itest_check(up && v >= 9 && v2 == 1, "/stats: methods_calls %llu, "
+    itest_check(up && v >= 59 && v2 == 1, "/stats: methods_calls %llu, "
                 "methods_timeouts %llu", (unsigned long long)v,
                 (unsigned long long)v2);
     up = im_fanout_u64("methods_no_owner", &v);
