@@ -34,9 +34,8 @@ struct shm_feed {
 
 /*
  * Broker: bind a PULL, REP or PAIR socket at url (ipc://PATH or
- * tcp://ADDR:PORT)
- * taking messages of at most max_bytes (larger ones are refused by the
- * transport).  An ipc:// path's directory must exist.  0 or -errno
+ * tcp://ADDR:PORT) taking messages of at most max_bytes (larger ones are
+ * refused by the transport).  An ipc:// path's directory must exist.  0 or -errno
  * (-EINVAL for another kind or a bad url, -EADDRINUSE, ...).
  */
 int shm_feed_bind(struct shm_feed *f, enum shm_feed_kind kind,
