@@ -294,6 +294,8 @@ bk_as_build_ns0(struct bk_addrspace *as, int64_t now, char *err,
         n->dn_locale = g->display_locale == 0
                            ? 0 : bk_as_str(as, bk_ns0_strings
                                                    + g->display_locale);
+        if (g->description != 0)
+            n->desc_text = bk_as_str(as, bk_ns0_strings + g->description);
         n->flags = g->flags & (SHM_NF_ABSTRACT | SHM_NF_SYMMETRIC
                                | SHM_NF_CONTAINS_NO_LOOPS
                                | SHM_NF_HISTORIZING | SHM_NF_EXECUTABLE);

@@ -914,6 +914,25 @@ START_TEST(test_node_limit)
 }
 END_TEST
 
+/* Namespace 0's own Descriptions, from the schema's NodeSet. */
+START_TEST(test_ns0_descriptions)
+{
+    build_ok("");
+    ck_assert(str_is(node(lookup_num(0, UA_NS0ID_OBJECTSFOLDER))->desc_text,
+                     "The browse entry point when looking for objects in "
+                     "the server address space."));
+    ck_assert(str_is(node(lookup_num(0, UA_NS0ID_MODELLINGRULE_MANDATORY))
+                         ->desc_text,
+                     "Specifies that an instance with the attributes and "
+                     "references of the instance declaration must appear "
+                     "when a type is instantiated."));
+    ck_assert(str_is(node(lookup_num(0, UA_NS0ID_MODELLINGRULE_MANDATORY))
+                         ->desc_locale, NULL));
+    /* A node the NodeSet gives none: none. */
+    ck_assert(str_is(node(lookup_num(0, UA_NS0ID_SERVER))->desc_text, NULL));
+}
+END_TEST
+
 START_TEST(test_config_paths)
 {
     char        path[128], want[400], cerr[256];
@@ -959,6 +978,7 @@ main(void)
         { "Hostile XML", test_hostile_xml },
         { "Node limit", test_node_limit },
         { "Paths beside the config file", test_config_paths },
+        { "Namespace 0 Descriptions", test_ns0_descriptions },
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
