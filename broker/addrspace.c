@@ -1087,7 +1087,10 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
         }
     }
     if (shm_nodestore_finish(&as->ns) != 0) {
-        snprintf(err, errlen, "address space: references do not fit");
+        snprintf(err, errlen, "address space: references do not fit, or "
+                 "more than %d reference types", SHM_REFTYPES_MAX);
+        /* Only the nodesets can add reference types. */
+        as->nodeset_failed = c->nodesets[0] != '\0';
         goto fail;
     }
     if (bk_nodeset_values(as->nodesets, as, now, err, errlen) != 0) {

@@ -106,6 +106,8 @@ struct bk_nodeset {
     uint32_t            nuris;
     char              **files;
     uint32_t            nfiles;
+    char              **models;     /* ModelUris of the files so far */
+    uint32_t            nmodels;
     uint32_t            max_nodes;
     uint64_t            strings;
     uint64_t            vheap;
@@ -600,7 +602,9 @@ bk_nsx_parse_nodeid(struct bk_nsx_file *f, int line, const char *s,
             out->len = (uint32_t)strlen(v);
             out->off = bk_nsx_heap_put(f->s, v, out->len, false);
             f->s->strings += (4 + out->len + 3) & ~(size_t)3;
-            return out->off == 0 && out->len ? -1 : 0;
+            if (out->off == 0 && out->len != 0)
+                return bk_nsx_fail(f, line, "out of memory");
+            return 0;
         case 'g': {
             struct ua_guid g;
             uint8_t        b[16];
@@ -722,9 +726,11 @@ bk_nsx_idstr(const struct bk_nodeset *s, const struct bk_nsx_id *id,
 
 /* ------------------------------------------------------------ values */
 
+/* A NodeId value; its identifier bytes are copied into the scratch (the
+ * heap they were parsed into may move). */
 static int
-bk_nsx_nodeid_value(struct bk_nsx_file *f, xmlNodePtr el,
-                    struct ua_nodeid *out)
+bk_nsx_nodeid_value(struct bk_nsx_file *f, struct bk_nsx_scratch *sc,
+                    xmlNodePtr el, struct ua_nodeid *out)
 {
     xmlNodePtr       idel = bk_nsx_child(el, "Identifier");
     char            *t;
@@ -742,9 +748,18 @@ bk_nsx_nodeid_value(struct bk_nsx_file *f, xmlNodePtr el,
                     : bk_nsx_parse_nodeid(f, bk_nsx_line(idel), t, false,
                                           &id);
     xmlFree(t);
-    if (rc == 0)
-        bk_nsx_to_ua(f->s, &id, out);
-    return rc;
+    if (rc != 0)
+        return rc;
+    bk_nsx_to_ua(f->s, &id, out);
+    if (out->idtype == UA_IDTYPE_STRING || out->idtype == UA_IDTYPE_OPAQUE) {
+        uint8_t *p = bk_nsx_scratch_alloc(sc, id.len + 1);
+
+        if (p == NULL)
+            return bk_nsx_fail(f, bk_nsx_line(el), "out of memory");
+        memcpy(p, f->s->heap + id.off, id.len);
+        out->id.str.data = p;
+    }
+    return 0;
 }
 
 /* A string member's text copied into the value's scratch memory. */
@@ -838,15 +853,34 @@ bk_nsx_extobj(struct bk_nsx_file *f, struct bk_nsx_scratch *sc,
     if (tid == NULL)
         return bk_nsx_fail(f, bk_nsx_line(el), "ExtensionObject without "
                            "TypeId");
-    if (bk_nsx_nodeid_value(f, tid, &id) != 0)
+    if (bk_nsx_nodeid_value(f, sc, tid, &id) != 0)
         return -1;
     t = id.ns == 0 && id.idtype == UA_IDTYPE_NUMERIC
             ? bk_nsx_eo_type(id.id.num) : NULL;
-    if (t == NULL || strcmp((const char *)b->name, t->name) != 0)
-        return bk_nsx_fail(f, bk_nsx_line(tid), "ExtensionObject of an "
-                           "unsupported type (TypeId %s, body <%s>)",
-                           id.ns == 0 && id.idtype == UA_IDTYPE_NUMERIC
-                               ? "ns=0" : "not in ns=0", (const char *)b->name);
+    if (t == NULL || strcmp((const char *)b->name, t->name) != 0) {
+        /* A structure we have no description of (a model's own): kept as
+         * the XML body it came as, TypeId its XML encoding (Part 6
+         * §5.2.2.15, encoding 2). */
+        xmlBufferPtr buf = xmlBufferCreate();
+        int          n;
+
+        if (buf == NULL || xmlNodeDump(buf, f->doc, b, 0, 0) < 0) {
+            xmlBufferFree(buf);
+            return bk_nsx_fail(f, bk_nsx_line(el), "out of memory");
+        }
+        n = xmlBufferLength(buf);
+        x->body.data = bk_nsx_scratch_alloc(sc, (size_t)n + 1);
+        if (x->body.data == NULL) {
+            xmlBufferFree(buf);
+            return bk_nsx_fail(f, bk_nsx_line(el), "out of memory");
+        }
+        memcpy(x->body.data, xmlBufferContent(buf), (size_t)n);
+        x->body.len = n;
+        xmlBufferFree(buf);
+        x->encoding = UA_EO_XML;
+        x->type_id = id;
+        return 0;
+    }
     x->obj = bk_nsx_scratch_alloc(sc, t->size);
     if (x->obj == NULL)
         return bk_nsx_fail(f, bk_nsx_line(el), "out of memory");
@@ -986,12 +1020,12 @@ bk_nsx_builtin(struct bk_nsx_file *f, struct bk_nsx_scratch *sc,
         break;
     }
     case UA_BT_NODEID:
-        return bk_nsx_nodeid_value(f, el, dst);
+        return bk_nsx_nodeid_value(f, sc, el, dst);
     case UA_BT_EXPANDEDNODEID: {
         struct ua_expandednodeid *x = dst;
 
         x->ns_uri.len = -1;
-        return bk_nsx_nodeid_value(f, el, &x->node);
+        return bk_nsx_nodeid_value(f, sc, el, &x->node);
     }
     case UA_BT_STATUSCODE: {
         xmlNodePtr c = bk_nsx_child(el, "Code");
@@ -1560,6 +1594,61 @@ bk_nsx_aliases(struct bk_nsx_file *f, xmlNodePtr el)
     return 0;
 }
 
+/*
+ * <Models>: every RequiredModel must be namespace 0 or a model of a file
+ * before (the order of addrspace.nodesets); then this file's own models
+ * count for the files after it.
+ */
+static int
+bk_nsx_models(struct bk_nsx_file *f, xmlNodePtr el)
+{
+    struct bk_nodeset *s = f->s;
+    uint32_t           before = s->nmodels;
+
+    for (xmlNodePtr m = bk_nsx_first(el); m != NULL; m = bk_nsx_next(m)) {
+        char  *uri;
+        char **p;
+
+        if (!bk_nsx_is(m, "Model"))
+            continue;
+        for (xmlNodePtr r = bk_nsx_first(m); r; r = bk_nsx_next(r)) {
+            char    *req;
+            uint32_t i;
+
+            if (!bk_nsx_is(r, "RequiredModel"))
+                continue;
+            req = bk_nsx_attr(r, "ModelUri");
+            if (req == NULL)
+                continue;
+            for (i = 0; i < before; i++)
+                if (strcmp(s->models[i], req) == 0)
+                    break;
+            if (i == before && strcmp(req, BK_NSX_NS0_URI) != 0) {
+                bk_nsx_fail(f, bk_nsx_line(r), "requires the model %s: "
+                            "list its NodeSet file before this one in "
+                            "addrspace.nodesets", req);
+                xmlFree(req);
+                return -1;
+            }
+            xmlFree(req);
+        }
+        uri = bk_nsx_attr(m, "ModelUri");
+        if (uri == NULL)
+            continue;
+        p = realloc(s->models, (s->nmodels + 1) * sizeof(*p));
+        if (p == NULL || (p[s->nmodels] = strdup(uri)) == NULL) {
+            if (p != NULL)
+                s->models = p;
+            xmlFree(uri);
+            return bk_nsx_fail(f, bk_nsx_line(m), "out of memory");
+        }
+        s->models = p;
+        s->nmodels++;
+        xmlFree(uri);
+    }
+    return 0;
+}
+
 static int
 bk_nsx_element(struct bk_nsx_file *f, xmlNodePtr el)
 {
@@ -1578,10 +1667,12 @@ bk_nsx_element(struct bk_nsx_file *f, xmlNodePtr el)
         return bk_nsx_namespaces(f, el);
     if (bk_nsx_is(el, "Aliases"))
         return bk_nsx_aliases(f, el);
+    if (bk_nsx_is(el, "Models"))
+        return bk_nsx_models(f, el);
     for (size_t i = 0; i < sizeof(cls) / sizeof(cls[0]); i++)
         if (bk_nsx_is(el, cls[i].name))
             return bk_nsx_uanode(f, el, cls[i].nc);
-    return 0;       /* Models, Extensions, ServerUris: nothing to keep */
+    return 0;       /* Extensions, ServerUris: nothing to keep */
 }
 
 /* libxml2's messages: the first error of a file into f->err. */
@@ -1751,6 +1842,9 @@ bk_nodeset_free(struct bk_nodeset *s)
         free(s->uris[i]);
     for (uint32_t i = 0; i < s->nfiles; i++)
         free(s->files[i]);
+    for (uint32_t i = 0; i < s->nmodels; i++)
+        free(s->models[i]);
+    free(s->models);
     free(s->uris);
     free(s->files);
     free(s->nodes);
