@@ -15,6 +15,7 @@ const assert = require("node:assert/strict");
 const os = require("node:os");
 const path = require("node:path");
 const fs = require("node:fs");
+const { spawnSync } = require("node:child_process");
 
 const {
     OPCUAClient,
@@ -226,5 +227,39 @@ describe("imported NodeSet (nodesets/plant.xml)", () => {
         });
         assert.equal(r.references.length, 1);
         isNs0(r.references[0].nodeId, 58);
+    });
+});
+
+// A bad model is a configuration error: `uabroker -t` says FILE:LINE and
+// exits 2, and so does a start with it (before anything is served).
+describe("a bad NodeSet stops the broker", () => {
+    const broker = process.env.UA_INTEROP_BROKER;
+    let dir;
+
+    before(() => {
+        dir = fs.mkdtempSync(path.join(os.tmpdir(), "uabroker-nodeset-"));
+    });
+    after(() => {
+        fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    it("uabroker -t validates --nodeset files", { skip: !broker }, () => {
+        const good = path.join(__dirname, "..", "nodesets", "plant.xml");
+        const ok = spawnSync(broker, ["-t", "--nodeset", good],
+            { encoding: "utf8" });
+        assert.equal(ok.status, 0, ok.stderr);
+        const bad = path.join(dir, "bad.xml");
+        fs.writeFileSync(bad, fs.readFileSync(good, "utf8").replace(
+            '<Reference ReferenceType="HasTypeDefinition">i=68</Reference>',
+            '<Reference ReferenceType="HasTypeDefinition">i=987654</Reference>'));
+        const line = fs.readFileSync(bad, "utf8").split("\n")
+            .findIndex((l) => l.includes("i=987654")) + 1;
+        for (const args of [["-t"], ["--once", "-w", "1"]]) {
+            const r = spawnSync(broker, [...args, "--nodeset", bad],
+                { encoding: "utf8" });
+            assert.equal(r.status, 2, `${args}: ${r.stderr}`);
+            assert.match(r.stderr, new RegExp(`bad\\.xml:${line}: unknown ` +
+                "reference target ns=0;i=987654"));
+        }
     });
 });
