@@ -31,6 +31,7 @@
 #include <libxml/xmlreader.h>
 
 #include "addrspace.h"
+#include "ns0_gen.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
@@ -812,7 +813,12 @@ bk_nsx_localized(struct bk_nsx_file *f, struct bk_nsx_scratch *sc,
     return 0;
 }
 
-/* The generated structure type an ExtensionObject's TypeId names. */
+/*
+ * The generated structure type an ExtensionObject's TypeId names: its
+ * Default XML encoding (what NodeSets write), Default Binary or the
+ * DataType itself.  The XML encoding's DataType is the source of the
+ * HasEncoding reference to it in namespace 0's tables.
+ */
 static const struct ua_type *
 bk_nsx_eo_type(uint32_t id)
 {
@@ -821,18 +827,35 @@ bk_nsx_eo_type(uint32_t id)
         { UA_NS0ID_RANGE_ENCODING_DEFAULTXML, UA_TYPE_RANGE },
         { UA_NS0ID_EUINFORMATION_ENCODING_DEFAULTXML, UA_TYPE_EUINFORMATION },
     };
-    const struct ua_type *t;
+    static uint32_t             last_id;
+    static const struct ua_type *last;
+    const struct ua_type        *t;
 
     for (size_t i = 0; i < sizeof(xml) / sizeof(xml[0]); i++)
         if (xml[i].xml == id)
             return &ua_types[xml[i].type];
+    if (id == last_id && last != NULL)
+        return last;
     t = ua_types_by_binary_id(id);
     if (t == NULL)
         t = ua_types_by_type_id(id);
-    /* The XML encoding id is the binary one minus one for most types. */
-    if (t == NULL && id < UINT32_MAX)
-        t = ua_types_by_binary_id(id + 1);
-    return t != NULL && t->kind == UA_KIND_STRUCT ? t : NULL;
+    for (size_t i = 0; t == NULL && i < BK_NS0_NODES; i++) {
+        const struct bk_ns0_node *n = &bk_ns0_nodes[i];
+
+        if (n->node_class != SHM_NC_DATATYPE)
+            continue;
+        for (uint32_t r = n->refs; r < n->refs + n->nrefs; r++)
+            if (bk_ns0_refs[r].type == UA_NS0ID_HASENCODING
+                && bk_ns0_refs[r].target == id) {
+                t = ua_types_by_type_id(n->id);
+                break;
+            }
+    }
+    if (t == NULL || t->kind != UA_KIND_STRUCT)
+        return NULL;
+    last_id = id;
+    last = t;
+    return t;
 }
 
 static int

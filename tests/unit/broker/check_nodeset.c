@@ -617,6 +617,13 @@ START_TEST(test_values_arrays)
             "</uax:ListOfFloat>")
         VAR(13, "i=15", "<uax:ListOfByteString><uax:ByteString>YWJj"
             "</uax:ByteString></uax:ListOfByteString>")
+        /* EnumValueType by its XML encoding id (EnumValues). */
+        VAR(16, "i=7594", "<uax:ListOfExtensionObject><uax:ExtensionObject>"
+            "<uax:TypeId><uax:Identifier>i=7616</uax:Identifier></uax:TypeId>"
+            "<uax:Body><uax:EnumValueType><uax:Value>3</uax:Value>"
+            "<uax:DisplayName><uax:Text>Three</uax:Text></uax:DisplayName>"
+            "</uax:EnumValueType></uax:Body></uax:ExtensionObject>"
+            "</uax:ListOfExtensionObject>")
         /* A structure of the model's own: kept as its XML body. */
         VAR(14, "i=22", "<uax:ExtensionObject><uax:TypeId><uax:Identifier>"
             "ns=1;s=MyStruct.Xml</uax:Identifier></uax:TypeId><uax:Body>"
@@ -699,6 +706,17 @@ START_TEST(test_values_arrays)
         ck_assert(x->body.len > 0);
         ck_assert_ptr_nonnull(memmem(x->body.data, (size_t)x->body.len,
                                      "<A>1</A>", 8));
+    }
+    ARRAY(16, UA_BT_EXTENSIONOBJECT, 1);
+    {
+        struct ua_extobj        *x = v.data;
+        struct ua_enum_value_type *e;
+
+        ck_assert_int_eq(x->encoding, UA_EO_DECODED);
+        ck_assert_ptr_eq(x->type, &ua_types[UA_TYPE_ENUMVALUETYPE]);
+        e = x->obj;
+        ck_assert(e->value == 3);
+        ck_assert(ustr_is(&e->display_name.text, "Three"));
     }
     ARRAY(15, UA_BT_NODEID, 2);
     ck_assert(ustr_is(&((struct ua_nodeid *)v.data)[0].id.str, "First"));
