@@ -176,6 +176,25 @@ describe("imported NodeSet (nodesets/plant.xml)", () => {
             AttributeIds.ArrayDimensions)), [3]);
     });
 
+    it("writes an imported variable and reads it back", async () => {
+        const speed = `ns=${ns};s=Plant.Pump1.Speed`;
+        const st = await session.write({ nodeId: speed,
+            attributeId: AttributeIds.Value,
+            value: { value: { dataType: DataType.Double, value: 1200.25 } } });
+        assert.equal(st.value, StatusCodes.Good.value, `${st}`);
+        assert.equal(await read(speed, AttributeIds.Value), 1200.25);
+        // Setpoints has AccessLevel 1 (CurrentRead): not writable.
+        const ro = await session.write({
+            nodeId: `ns=${ns};s=Plant.Pump1.Setpoints`,
+            attributeId: AttributeIds.Value,
+            value: { value: { dataType: DataType.Int32, arrayType: 1,
+                value: [1, 2, 3] } } });
+        assert.equal(ro.value, StatusCodes.BadNotWritable.value, `${ro}`);
+        await session.write({ nodeId: speed,
+            attributeId: AttributeIds.Value,
+            value: { value: { dataType: DataType.Double, value: 1450.5 } } });
+    });
+
     it("reads the method's InputArguments (Argument[])", async () => {
         const m = `ns=${ns};s=Plant.Pump1.Start`;
         assert.equal(await read(m, AttributeIds.NodeClass), NodeClass.Method);
