@@ -337,6 +337,8 @@ START_TEST(test_node_classes)
         "<UAVariable NodeId=\"ns=1;i=12\" BrowseName=\"1:OfDT\""
         " DataType=\"ns=1;i=8\"><Value><uax:Int32>3</uax:Int32></Value>"
         "</UAVariable>\n"
+        "<UAVariable NodeId=\"ns=1;i=14\" BrowseName=\"1:RW\""
+        " AccessLevel=\"3\" WriteMask=\"4\"/>\n"
         "<UAObject NodeId=\"ns=1;i=13\" BrowseName=\"1:Linked\"><References>"
         "<Reference ReferenceType=\"ns=1;i=9\">ns=1;i=1</Reference>"
         "</References></UAObject>\n" TAIL);
@@ -415,6 +417,12 @@ START_TEST(test_node_classes)
     ck_assert_uint_eq(n->node_class, SHM_NC_VIEW);
     ck_assert(n->flags & SHM_NF_CONTAINS_NO_LOOPS);
     ck_assert_uint_eq(n->event_notifier, 1);
+    /* UserAccessLevel and UserWriteMask absent: the node's own. */
+    n = node(lookup_num(2, 14));
+    ck_assert_uint_eq(n->access_level_ex, 3);
+    ck_assert_uint_eq(n->user_access_level, 3);
+    ck_assert_uint_eq(n->write_mask, 4);
+    ck_assert_uint_eq(n->user_write_mask, 4);
     /* A value of a DataType the file defines (Int32 underneath). */
     n = node(lookup_num(2, 12));
     ck_assert_uint_eq(n->u.var.data_type, lookup_num(2, 8));
