@@ -137,20 +137,80 @@ struct bk_nsx_scratch {
 
 static int bk_nsx_fail(struct bk_nsx_file *f, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static int bk_nsx_file_load(struct bk_nodeset *s, const char *path,
-                            char *err, size_t errlen);
-static int bk_nsx_element(struct bk_nsx_file *f, xmlNodePtr el);
-static int bk_nsx_uanode(struct bk_nsx_file *f, xmlNodePtr el, uint8_t nc);
-static int bk_nsx_value(struct bk_nsx_file *f, struct bk_nsx_node *n,
-                        xmlNodePtr el);
-static int bk_nsx_parse_nodeid(struct bk_nsx_file *f, int line,
-                               const char *s, bool alias,
-                               struct bk_nsx_id *out);
+static int bk_nsx_line(xmlNodePtr el);
+static void *bk_nsx_scratch_alloc(struct bk_nsx_scratch *sc, size_t size);
+static void bk_nsx_scratch_free(struct bk_nsx_scratch *sc);
+static uint32_t bk_nsx_heap_put(struct bk_nodeset *s, const void *b,
+                                size_t len, bool nul);
+static uint32_t bk_nsx_text(struct bk_nodeset *s, const char *t);
+static bool bk_nsx_is(xmlNodePtr n, const char *name);
+static xmlNodePtr bk_nsx_first(xmlNodePtr el);
+static xmlNodePtr bk_nsx_next(xmlNodePtr c);
+static xmlNodePtr bk_nsx_child(xmlNodePtr el, const char *name);
+static char *bk_nsx_content(xmlNodePtr el, bool trim);
+static char *bk_nsx_attr(xmlNodePtr el, const char *name);
+static int bk_nsx_int(const char *t, int64_t lo, int64_t hi, int64_t *out);
+static int bk_nsx_uint(const char *t, uint64_t hi, uint64_t *out);
+static int bk_nsx_bool(const char *t, bool *out);
+static int bk_nsx_attr_uint(struct bk_nsx_file *f, xmlNodePtr el,
+                            const char *name, uint64_t hi, uint64_t *out);
+static int bk_nsx_attr_bool(struct bk_nsx_file *f, xmlNodePtr el,
+                            const char *name, bool *out);
+static int bk_nsx_b64val(int c);
+static int bk_nsx_base64(const char *t, uint8_t *out, size_t *len);
+static int bk_nsx_guid(const char *t, struct ua_guid *g);
+static int bk_nsx_datetime(const char *t, int64_t *out);
+static int bk_nsx_uri_index(struct bk_nodeset *s, const char *uri);
+static int bk_nsx_map_ns(struct bk_nsx_file *f, int line, uint64_t fns,
+                         uint16_t *out);
+static int bk_nsx_parse_nodeid(struct bk_nsx_file *f, int line, const char *s,
+                               bool alias, struct bk_nsx_id *out);
+static int bk_nsx_attr_nodeid(struct bk_nsx_file *f, xmlNodePtr el,
+                              const char *name, struct bk_nsx_id *out);
+static void bk_nsx_to_ua(const struct bk_nodeset *s,
+                         const struct bk_nsx_id *id, struct ua_nodeid *out);
+static void bk_nsx_key(const struct bk_nodeset *s, const struct bk_nsx_id *id,
+                       struct shm_nodekey *k);
+static const char *bk_nsx_idstr(const struct bk_nodeset *s,
+                                const struct bk_nsx_id *id, char *buf,
+                                size_t len);
+static int bk_nsx_nodeid_value(struct bk_nsx_file *f,
+                               struct bk_nsx_scratch *sc, xmlNodePtr el,
+                               struct ua_nodeid *out);
+static int bk_nsx_string(struct bk_nsx_file *f, struct bk_nsx_scratch *sc,
+                         xmlNodePtr el, struct ua_string *out);
+static int bk_nsx_localized(struct bk_nsx_file *f, struct bk_nsx_scratch *sc,
+                            xmlNodePtr el, struct ua_localizedtext *lt);
+static const struct ua_type *bk_nsx_eo_type(uint32_t id);
+static int bk_nsx_extobj(struct bk_nsx_file *f, struct bk_nsx_scratch *sc,
+                         xmlNodePtr el, struct ua_extobj *x, int depth);
 static int bk_nsx_builtin(struct bk_nsx_file *f, struct bk_nsx_scratch *sc,
                           xmlNodePtr el, uint8_t bt, void *dst, int depth);
+static int bk_nsx_typed(struct bk_nsx_file *f, struct bk_nsx_scratch *sc,
+                        xmlNodePtr el, const struct ua_type *t, void *dst,
+                        int depth);
 static int bk_nsx_struct(struct bk_nsx_file *f, struct bk_nsx_scratch *sc,
                          xmlNodePtr el, const struct ua_type *t, void *dst,
                          int depth);
+static uint8_t bk_nsx_bt_of(const char *name, bool *array);
+static int bk_nsx_value(struct bk_nsx_file *f, struct bk_nsx_node *n,
+                        xmlNodePtr el);
+static int bk_nsx_text_el(struct bk_nsx_file *f, xmlNodePtr el, uint32_t *text,
+                          uint32_t *locale);
+static int bk_nsx_add_ref(struct bk_nsx_file *f, uint32_t src, xmlNodePtr r);
+static int bk_nsx_uanode(struct bk_nsx_file *f, xmlNodePtr el, uint8_t nc);
+static int bk_nsx_namespaces(struct bk_nsx_file *f, xmlNodePtr el);
+static int bk_nsx_aliases(struct bk_nsx_file *f, xmlNodePtr el);
+static int bk_nsx_models(struct bk_nsx_file *f, xmlNodePtr el);
+static int bk_nsx_element(struct bk_nsx_file *f, xmlNodePtr el);
+static void bk_nsx_xml_error(void *arg, xmlErrorPtr e);
+static int bk_nsx_file_load(struct bk_nodeset *s, const char *path, char *err,
+                            size_t errlen);
+static int bk_nsx_edge_cmp(const void *a, const void *b);
+static uint32_t bk_nsx_intern(struct bk_addrspace *as,
+                              const struct bk_nodeset *s, uint32_t off);
+static uint32_t bk_nsx_dt_base(const struct shm_nodestore *ns, uint32_t dt);
+static bool bk_nsx_type_ok(uint32_t base, uint8_t bt);
 
 static const char *const bk_nsx_bt_names[] = {
     NULL, "Boolean", "SByte", "Byte", "Int16", "UInt16", "Int32", "UInt32",
