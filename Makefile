@@ -11,6 +11,7 @@
 #   make bench-codec     codec benchmark, -O2, never sanitized
 #   make bench           server benchmark (uabench), docs/benchmarks.md
 #   make bench-instr     write100's instructions per WriteValue (callgrind)
+#   make bench-nodeset   NodeSet2 import of 100,000 nodes: time, bytes/node
 #   make interop         interop tests with node-opcua (also in check)
 #   make deps            deploy/install-deps.sh
 #   make clean           rm -rf build
@@ -579,6 +580,13 @@ $(BENCH_ADDRSPACE): build/tests/bench/bench_addrspace.o $(BENCHLIB_OBJ) \
 bench-addrspace: $(BENCH_ADDRSPACE) build/uabroker
 	./$(BENCH_ADDRSPACE) $(BENCH_ARGS)
 	sh tests/bench/bench_build.sh build/uabroker $(BENCH_ARGS)
+
+# NodeSet2 import: a 100,000-node model (tests/bench/gen_nodeset.py) built
+# with uabroker --once; import time and shared memory per node
+# (tests/bench/bench_nodeset.sh; BENCH_ARGS="[nodes]").
+.PHONY: bench-nodeset
+bench-nodeset: build/uabroker
+	sh tests/bench/bench_nodeset.sh build/uabroker $(BENCH_ARGS)
 
 # The worker's notification path in memory (tests/bench/bench_sub.c): CPU
 # ns per delivered notification for the fan-out and for Publish, the shape

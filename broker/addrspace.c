@@ -294,6 +294,8 @@ bk_as_build_ns0(struct bk_addrspace *as, int64_t now, char *err,
         n->dn_locale = g->display_locale == 0
                            ? 0 : bk_as_str(as, bk_ns0_strings
                                                    + g->display_locale);
+        if (g->description != 0)
+            n->desc_text = bk_as_str(as, bk_ns0_strings + g->description);
         n->flags = g->flags & (SHM_NF_ABSTRACT | SHM_NF_SYMMETRIC
                                | SHM_NF_CONTAINS_NO_LOOPS
                                | SHM_NF_HISTORIZING | SHM_NF_EXECUTABLE);
@@ -1085,7 +1087,10 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
         }
     }
     if (shm_nodestore_finish(&as->ns) != 0) {
-        snprintf(err, errlen, "address space: references do not fit");
+        snprintf(err, errlen, "address space: references do not fit, or "
+                 "more than %d reference types", SHM_REFTYPES_MAX);
+        /* Only the nodesets can add reference types. */
+        as->nodeset_failed = c->nodesets[0] != '\0';
         goto fail;
     }
     if (bk_nodeset_values(as->nodesets, as, now, err, errlen) != 0) {

@@ -31,6 +31,7 @@
 #include <libxml/xmlreader.h>
 
 #include "addrspace.h"
+#include "ns0_gen.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
@@ -106,6 +107,8 @@ struct bk_nodeset {
     uint32_t            nuris;
     char              **files;
     uint32_t            nfiles;
+    char              **models;     /* ModelUris of the files so far */
+    uint32_t            nmodels;
     uint32_t            max_nodes;
     uint64_t            strings;
     uint64_t            vheap;
@@ -134,20 +137,80 @@ struct bk_nsx_scratch {
 
 static int bk_nsx_fail(struct bk_nsx_file *f, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static int bk_nsx_file_load(struct bk_nodeset *s, const char *path,
-                            char *err, size_t errlen);
-static int bk_nsx_element(struct bk_nsx_file *f, xmlNodePtr el);
-static int bk_nsx_uanode(struct bk_nsx_file *f, xmlNodePtr el, uint8_t nc);
-static int bk_nsx_value(struct bk_nsx_file *f, struct bk_nsx_node *n,
-                        xmlNodePtr el);
-static int bk_nsx_parse_nodeid(struct bk_nsx_file *f, int line,
-                               const char *s, bool alias,
-                               struct bk_nsx_id *out);
+static int bk_nsx_line(xmlNodePtr el);
+static void *bk_nsx_scratch_alloc(struct bk_nsx_scratch *sc, size_t size);
+static void bk_nsx_scratch_free(struct bk_nsx_scratch *sc);
+static uint32_t bk_nsx_heap_put(struct bk_nodeset *s, const void *b,
+                                size_t len, bool nul);
+static uint32_t bk_nsx_text(struct bk_nodeset *s, const char *t);
+static bool bk_nsx_is(xmlNodePtr n, const char *name);
+static xmlNodePtr bk_nsx_first(xmlNodePtr el);
+static xmlNodePtr bk_nsx_next(xmlNodePtr c);
+static xmlNodePtr bk_nsx_child(xmlNodePtr el, const char *name);
+static char *bk_nsx_content(xmlNodePtr el, bool trim);
+static char *bk_nsx_attr(xmlNodePtr el, const char *name);
+static int bk_nsx_int(const char *t, int64_t lo, int64_t hi, int64_t *out);
+static int bk_nsx_uint(const char *t, uint64_t hi, uint64_t *out);
+static int bk_nsx_bool(const char *t, bool *out);
+static int bk_nsx_attr_uint(struct bk_nsx_file *f, xmlNodePtr el,
+                            const char *name, uint64_t hi, uint64_t *out);
+static int bk_nsx_attr_bool(struct bk_nsx_file *f, xmlNodePtr el,
+                            const char *name, bool *out);
+static int bk_nsx_b64val(int c);
+static int bk_nsx_base64(const char *t, uint8_t *out, size_t *len);
+static int bk_nsx_guid(const char *t, struct ua_guid *g);
+static int bk_nsx_datetime(const char *t, int64_t *out);
+static int bk_nsx_uri_index(struct bk_nodeset *s, const char *uri);
+static int bk_nsx_map_ns(struct bk_nsx_file *f, int line, uint64_t fns,
+                         uint16_t *out);
+static int bk_nsx_parse_nodeid(struct bk_nsx_file *f, int line, const char *s,
+                               bool alias, struct bk_nsx_id *out);
+static int bk_nsx_attr_nodeid(struct bk_nsx_file *f, xmlNodePtr el,
+                              const char *name, struct bk_nsx_id *out);
+static void bk_nsx_to_ua(const struct bk_nodeset *s,
+                         const struct bk_nsx_id *id, struct ua_nodeid *out);
+static void bk_nsx_key(const struct bk_nodeset *s, const struct bk_nsx_id *id,
+                       struct shm_nodekey *k);
+static const char *bk_nsx_idstr(const struct bk_nodeset *s,
+                                const struct bk_nsx_id *id, char *buf,
+                                size_t len);
+static int bk_nsx_nodeid_value(struct bk_nsx_file *f,
+                               struct bk_nsx_scratch *sc, xmlNodePtr el,
+                               struct ua_nodeid *out);
+static int bk_nsx_string(struct bk_nsx_file *f, struct bk_nsx_scratch *sc,
+                         xmlNodePtr el, struct ua_string *out);
+static int bk_nsx_localized(struct bk_nsx_file *f, struct bk_nsx_scratch *sc,
+                            xmlNodePtr el, struct ua_localizedtext *lt);
+static const struct ua_type *bk_nsx_eo_type(uint32_t id);
+static int bk_nsx_extobj(struct bk_nsx_file *f, struct bk_nsx_scratch *sc,
+                         xmlNodePtr el, struct ua_extobj *x, int depth);
 static int bk_nsx_builtin(struct bk_nsx_file *f, struct bk_nsx_scratch *sc,
                           xmlNodePtr el, uint8_t bt, void *dst, int depth);
+static int bk_nsx_typed(struct bk_nsx_file *f, struct bk_nsx_scratch *sc,
+                        xmlNodePtr el, const struct ua_type *t, void *dst,
+                        int depth);
 static int bk_nsx_struct(struct bk_nsx_file *f, struct bk_nsx_scratch *sc,
                          xmlNodePtr el, const struct ua_type *t, void *dst,
                          int depth);
+static uint8_t bk_nsx_bt_of(const char *name, bool *array);
+static int bk_nsx_value(struct bk_nsx_file *f, struct bk_nsx_node *n,
+                        xmlNodePtr el);
+static int bk_nsx_text_el(struct bk_nsx_file *f, xmlNodePtr el, uint32_t *text,
+                          uint32_t *locale);
+static int bk_nsx_add_ref(struct bk_nsx_file *f, uint32_t src, xmlNodePtr r);
+static int bk_nsx_uanode(struct bk_nsx_file *f, xmlNodePtr el, uint8_t nc);
+static int bk_nsx_namespaces(struct bk_nsx_file *f, xmlNodePtr el);
+static int bk_nsx_aliases(struct bk_nsx_file *f, xmlNodePtr el);
+static int bk_nsx_models(struct bk_nsx_file *f, xmlNodePtr el);
+static int bk_nsx_element(struct bk_nsx_file *f, xmlNodePtr el);
+static void bk_nsx_xml_error(void *arg, xmlErrorPtr e);
+static int bk_nsx_file_load(struct bk_nodeset *s, const char *path, char *err,
+                            size_t errlen);
+static int bk_nsx_edge_cmp(const void *a, const void *b);
+static uint32_t bk_nsx_intern(struct bk_addrspace *as,
+                              const struct bk_nodeset *s, uint32_t off);
+static uint32_t bk_nsx_dt_base(const struct shm_nodestore *ns, uint32_t dt);
+static bool bk_nsx_type_ok(uint32_t base, uint8_t bt);
 
 static const char *const bk_nsx_bt_names[] = {
     NULL, "Boolean", "SByte", "Byte", "Int16", "UInt16", "Int32", "UInt32",
@@ -600,7 +663,9 @@ bk_nsx_parse_nodeid(struct bk_nsx_file *f, int line, const char *s,
             out->len = (uint32_t)strlen(v);
             out->off = bk_nsx_heap_put(f->s, v, out->len, false);
             f->s->strings += (4 + out->len + 3) & ~(size_t)3;
-            return out->off == 0 && out->len ? -1 : 0;
+            if (out->off == 0 && out->len != 0)
+                return bk_nsx_fail(f, line, "out of memory");
+            return 0;
         case 'g': {
             struct ua_guid g;
             uint8_t        b[16];
@@ -722,9 +787,11 @@ bk_nsx_idstr(const struct bk_nodeset *s, const struct bk_nsx_id *id,
 
 /* ------------------------------------------------------------ values */
 
+/* A NodeId value; its identifier bytes are copied into the scratch (the
+ * heap they were parsed into may move). */
 static int
-bk_nsx_nodeid_value(struct bk_nsx_file *f, xmlNodePtr el,
-                    struct ua_nodeid *out)
+bk_nsx_nodeid_value(struct bk_nsx_file *f, struct bk_nsx_scratch *sc,
+                    xmlNodePtr el, struct ua_nodeid *out)
 {
     xmlNodePtr       idel = bk_nsx_child(el, "Identifier");
     char            *t;
@@ -742,9 +809,18 @@ bk_nsx_nodeid_value(struct bk_nsx_file *f, xmlNodePtr el,
                     : bk_nsx_parse_nodeid(f, bk_nsx_line(idel), t, false,
                                           &id);
     xmlFree(t);
-    if (rc == 0)
-        bk_nsx_to_ua(f->s, &id, out);
-    return rc;
+    if (rc != 0)
+        return rc;
+    bk_nsx_to_ua(f->s, &id, out);
+    if (out->idtype == UA_IDTYPE_STRING || out->idtype == UA_IDTYPE_OPAQUE) {
+        uint8_t *p = bk_nsx_scratch_alloc(sc, id.len + 1);
+
+        if (p == NULL)
+            return bk_nsx_fail(f, bk_nsx_line(el), "out of memory");
+        memcpy(p, f->s->heap + id.off, id.len);
+        out->id.str.data = p;
+    }
+    return 0;
 }
 
 /* A string member's text copied into the value's scratch memory. */
@@ -797,7 +873,12 @@ bk_nsx_localized(struct bk_nsx_file *f, struct bk_nsx_scratch *sc,
     return 0;
 }
 
-/* The generated structure type an ExtensionObject's TypeId names. */
+/*
+ * The generated structure type an ExtensionObject's TypeId names: its
+ * Default XML encoding (what NodeSets write), Default Binary or the
+ * DataType itself.  The XML encoding's DataType is the source of the
+ * HasEncoding reference to it in namespace 0's tables.
+ */
 static const struct ua_type *
 bk_nsx_eo_type(uint32_t id)
 {
@@ -806,18 +887,35 @@ bk_nsx_eo_type(uint32_t id)
         { UA_NS0ID_RANGE_ENCODING_DEFAULTXML, UA_TYPE_RANGE },
         { UA_NS0ID_EUINFORMATION_ENCODING_DEFAULTXML, UA_TYPE_EUINFORMATION },
     };
-    const struct ua_type *t;
+    static uint32_t             last_id;
+    static const struct ua_type *last;
+    const struct ua_type        *t;
 
     for (size_t i = 0; i < sizeof(xml) / sizeof(xml[0]); i++)
         if (xml[i].xml == id)
             return &ua_types[xml[i].type];
+    if (id == last_id && last != NULL)
+        return last;
     t = ua_types_by_binary_id(id);
     if (t == NULL)
         t = ua_types_by_type_id(id);
-    /* The XML encoding id is the binary one minus one for most types. */
-    if (t == NULL && id < UINT32_MAX)
-        t = ua_types_by_binary_id(id + 1);
-    return t != NULL && t->kind == UA_KIND_STRUCT ? t : NULL;
+    for (size_t i = 0; t == NULL && i < BK_NS0_NODES; i++) {
+        const struct bk_ns0_node *n = &bk_ns0_nodes[i];
+
+        if (n->node_class != SHM_NC_DATATYPE)
+            continue;
+        for (uint32_t r = n->refs; r < n->refs + n->nrefs; r++)
+            if (bk_ns0_refs[r].type == UA_NS0ID_HASENCODING
+                && bk_ns0_refs[r].target == id) {
+                t = ua_types_by_type_id(n->id);
+                break;
+            }
+    }
+    if (t == NULL || t->kind != UA_KIND_STRUCT)
+        return NULL;
+    last_id = id;
+    last = t;
+    return t;
 }
 
 static int
@@ -838,15 +936,34 @@ bk_nsx_extobj(struct bk_nsx_file *f, struct bk_nsx_scratch *sc,
     if (tid == NULL)
         return bk_nsx_fail(f, bk_nsx_line(el), "ExtensionObject without "
                            "TypeId");
-    if (bk_nsx_nodeid_value(f, tid, &id) != 0)
+    if (bk_nsx_nodeid_value(f, sc, tid, &id) != 0)
         return -1;
     t = id.ns == 0 && id.idtype == UA_IDTYPE_NUMERIC
             ? bk_nsx_eo_type(id.id.num) : NULL;
-    if (t == NULL || strcmp((const char *)b->name, t->name) != 0)
-        return bk_nsx_fail(f, bk_nsx_line(tid), "ExtensionObject of an "
-                           "unsupported type (TypeId %s, body <%s>)",
-                           id.ns == 0 && id.idtype == UA_IDTYPE_NUMERIC
-                               ? "ns=0" : "not in ns=0", (const char *)b->name);
+    if (t == NULL || strcmp((const char *)b->name, t->name) != 0) {
+        /* A structure we have no description of (a model's own): kept as
+         * the XML body it came as, TypeId its XML encoding (Part 6
+         * §5.2.2.15, encoding 2). */
+        xmlBufferPtr buf = xmlBufferCreate();
+        int          n;
+
+        if (buf == NULL || xmlNodeDump(buf, f->doc, b, 0, 0) < 0) {
+            xmlBufferFree(buf);
+            return bk_nsx_fail(f, bk_nsx_line(el), "out of memory");
+        }
+        n = xmlBufferLength(buf);
+        x->body.data = bk_nsx_scratch_alloc(sc, (size_t)n + 1);
+        if (x->body.data == NULL) {
+            xmlBufferFree(buf);
+            return bk_nsx_fail(f, bk_nsx_line(el), "out of memory");
+        }
+        memcpy(x->body.data, xmlBufferContent(buf), (size_t)n);
+        x->body.len = n;
+        xmlBufferFree(buf);
+        x->encoding = UA_EO_XML;
+        x->type_id = id;
+        return 0;
+    }
     x->obj = bk_nsx_scratch_alloc(sc, t->size);
     if (x->obj == NULL)
         return bk_nsx_fail(f, bk_nsx_line(el), "out of memory");
@@ -986,12 +1103,12 @@ bk_nsx_builtin(struct bk_nsx_file *f, struct bk_nsx_scratch *sc,
         break;
     }
     case UA_BT_NODEID:
-        return bk_nsx_nodeid_value(f, el, dst);
+        return bk_nsx_nodeid_value(f, sc, el, dst);
     case UA_BT_EXPANDEDNODEID: {
         struct ua_expandednodeid *x = dst;
 
         x->ns_uri.len = -1;
-        return bk_nsx_nodeid_value(f, el, &x->node);
+        return bk_nsx_nodeid_value(f, sc, el, &x->node);
     }
     case UA_BT_STATUSCODE: {
         xmlNodePtr c = bk_nsx_child(el, "Code");
@@ -1560,6 +1677,61 @@ bk_nsx_aliases(struct bk_nsx_file *f, xmlNodePtr el)
     return 0;
 }
 
+/*
+ * <Models>: every RequiredModel must be namespace 0 or a model of a file
+ * before (the order of addrspace.nodesets); then this file's own models
+ * count for the files after it.
+ */
+static int
+bk_nsx_models(struct bk_nsx_file *f, xmlNodePtr el)
+{
+    struct bk_nodeset *s = f->s;
+    uint32_t           before = s->nmodels;
+
+    for (xmlNodePtr m = bk_nsx_first(el); m != NULL; m = bk_nsx_next(m)) {
+        char  *uri;
+        char **p;
+
+        if (!bk_nsx_is(m, "Model"))
+            continue;
+        for (xmlNodePtr r = bk_nsx_first(m); r; r = bk_nsx_next(r)) {
+            char    *req;
+            uint32_t i;
+
+            if (!bk_nsx_is(r, "RequiredModel"))
+                continue;
+            req = bk_nsx_attr(r, "ModelUri");
+            if (req == NULL)
+                continue;
+            for (i = 0; i < before; i++)
+                if (strcmp(s->models[i], req) == 0)
+                    break;
+            if (i == before && strcmp(req, BK_NSX_NS0_URI) != 0) {
+                bk_nsx_fail(f, bk_nsx_line(r), "requires the model %s: "
+                            "list its NodeSet file before this one in "
+                            "addrspace.nodesets", req);
+                xmlFree(req);
+                return -1;
+            }
+            xmlFree(req);
+        }
+        uri = bk_nsx_attr(m, "ModelUri");
+        if (uri == NULL)
+            continue;
+        p = realloc(s->models, (s->nmodels + 1) * sizeof(*p));
+        if (p == NULL || (p[s->nmodels] = strdup(uri)) == NULL) {
+            if (p != NULL)
+                s->models = p;
+            xmlFree(uri);
+            return bk_nsx_fail(f, bk_nsx_line(m), "out of memory");
+        }
+        s->models = p;
+        s->nmodels++;
+        xmlFree(uri);
+    }
+    return 0;
+}
+
 static int
 bk_nsx_element(struct bk_nsx_file *f, xmlNodePtr el)
 {
@@ -1578,10 +1750,12 @@ bk_nsx_element(struct bk_nsx_file *f, xmlNodePtr el)
         return bk_nsx_namespaces(f, el);
     if (bk_nsx_is(el, "Aliases"))
         return bk_nsx_aliases(f, el);
+    if (bk_nsx_is(el, "Models"))
+        return bk_nsx_models(f, el);
     for (size_t i = 0; i < sizeof(cls) / sizeof(cls[0]); i++)
         if (bk_nsx_is(el, cls[i].name))
             return bk_nsx_uanode(f, el, cls[i].nc);
-    return 0;       /* Models, Extensions, ServerUris: nothing to keep */
+    return 0;       /* Extensions, ServerUris: nothing to keep */
 }
 
 /* libxml2's messages: the first error of a file into f->err. */
@@ -1751,6 +1925,9 @@ bk_nodeset_free(struct bk_nodeset *s)
         free(s->uris[i]);
     for (uint32_t i = 0; i < s->nfiles; i++)
         free(s->files[i]);
+    for (uint32_t i = 0; i < s->nmodels; i++)
+        free(s->models[i]);
+    free(s->models);
     free(s->uris);
     free(s->files);
     free(s->nodes);

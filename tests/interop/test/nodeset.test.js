@@ -15,6 +15,7 @@ const assert = require("node:assert/strict");
 const os = require("node:os");
 const path = require("node:path");
 const fs = require("node:fs");
+const { spawnSync } = require("node:child_process");
 
 const {
     OPCUAClient,
@@ -175,6 +176,25 @@ describe("imported NodeSet (nodesets/plant.xml)", () => {
             AttributeIds.ArrayDimensions)), [3]);
     });
 
+    it("writes an imported variable and reads it back", async () => {
+        const speed = `ns=${ns};s=Plant.Pump1.Speed`;
+        const st = await session.write({ nodeId: speed,
+            attributeId: AttributeIds.Value,
+            value: { value: { dataType: DataType.Double, value: 1200.25 } } });
+        assert.equal(st.value, StatusCodes.Good.value, `${st}`);
+        assert.equal(await read(speed, AttributeIds.Value), 1200.25);
+        // Setpoints has AccessLevel 1 (CurrentRead): not writable.
+        const ro = await session.write({
+            nodeId: `ns=${ns};s=Plant.Pump1.Setpoints`,
+            attributeId: AttributeIds.Value,
+            value: { value: { dataType: DataType.Int32, arrayType: 1,
+                value: [1, 2, 3] } } });
+        assert.equal(ro.value, StatusCodes.BadNotWritable.value, `${ro}`);
+        await session.write({ nodeId: speed,
+            attributeId: AttributeIds.Value,
+            value: { value: { dataType: DataType.Double, value: 1450.5 } } });
+    });
+
     it("reads the method's InputArguments (Argument[])", async () => {
         const m = `ns=${ns};s=Plant.Pump1.Start`;
         assert.equal(await read(m, AttributeIds.NodeClass), NodeClass.Method);
@@ -226,5 +246,39 @@ describe("imported NodeSet (nodesets/plant.xml)", () => {
         });
         assert.equal(r.references.length, 1);
         isNs0(r.references[0].nodeId, 58);
+    });
+});
+
+// A bad model is a configuration error: `uabroker -t` says FILE:LINE and
+// exits 2, and so does a start with it (before anything is served).
+describe("a bad NodeSet stops the broker", () => {
+    const broker = process.env.UA_INTEROP_BROKER;
+    let dir;
+
+    before(() => {
+        dir = fs.mkdtempSync(path.join(os.tmpdir(), "uabroker-nodeset-"));
+    });
+    after(() => {
+        fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    it("uabroker -t validates --nodeset files", { skip: !broker }, () => {
+        const good = path.join(__dirname, "..", "nodesets", "plant.xml");
+        const ok = spawnSync(broker, ["-t", "--nodeset", good],
+            { encoding: "utf8" });
+        assert.equal(ok.status, 0, ok.stderr);
+        const bad = path.join(dir, "bad.xml");
+        fs.writeFileSync(bad, fs.readFileSync(good, "utf8").replace(
+            '<Reference ReferenceType="HasTypeDefinition">i=68</Reference>',
+            '<Reference ReferenceType="HasTypeDefinition">i=987654</Reference>'));
+        const line = fs.readFileSync(bad, "utf8").split("\n")
+            .findIndex((l) => l.includes("i=987654")) + 1;
+        for (const args of [["-t"], ["--once", "-w", "1"]]) {
+            const r = spawnSync(broker, [...args, "--nodeset", bad],
+                { encoding: "utf8" });
+            assert.equal(r.status, 2, `${args}: ${r.stderr}`);
+            assert.match(r.stderr, new RegExp(`bad\\.xml:${line}: unknown ` +
+                "reference target ns=0;i=987654"));
+        }
     });
 });

@@ -337,6 +337,8 @@ START_TEST(test_node_classes)
         "<UAVariable NodeId=\"ns=1;i=12\" BrowseName=\"1:OfDT\""
         " DataType=\"ns=1;i=8\"><Value><uax:Int32>3</uax:Int32></Value>"
         "</UAVariable>\n"
+        "<UAVariable NodeId=\"ns=1;i=14\" BrowseName=\"1:RW\""
+        " AccessLevel=\"3\" WriteMask=\"4\"/>\n"
         "<UAObject NodeId=\"ns=1;i=13\" BrowseName=\"1:Linked\"><References>"
         "<Reference ReferenceType=\"ns=1;i=9\">ns=1;i=1</Reference>"
         "</References></UAObject>\n" TAIL);
@@ -415,6 +417,12 @@ START_TEST(test_node_classes)
     ck_assert_uint_eq(n->node_class, SHM_NC_VIEW);
     ck_assert(n->flags & SHM_NF_CONTAINS_NO_LOOPS);
     ck_assert_uint_eq(n->event_notifier, 1);
+    /* UserAccessLevel and UserWriteMask absent: the node's own. */
+    n = node(lookup_num(2, 14));
+    ck_assert_uint_eq(n->access_level_ex, 3);
+    ck_assert_uint_eq(n->user_access_level, 3);
+    ck_assert_uint_eq(n->write_mask, 4);
+    ck_assert_uint_eq(n->user_write_mask, 4);
     /* A value of a DataType the file defines (Int32 underneath). */
     n = node(lookup_num(2, 12));
     ck_assert_uint_eq(n->u.var.data_type, lookup_num(2, 8));
@@ -617,6 +625,22 @@ START_TEST(test_values_arrays)
             "</uax:ListOfFloat>")
         VAR(13, "i=15", "<uax:ListOfByteString><uax:ByteString>YWJj"
             "</uax:ByteString></uax:ListOfByteString>")
+        /* EnumValueType by its XML encoding id (EnumValues). */
+        VAR(16, "i=7594", "<uax:ListOfExtensionObject><uax:ExtensionObject>"
+            "<uax:TypeId><uax:Identifier>i=7616</uax:Identifier></uax:TypeId>"
+            "<uax:Body><uax:EnumValueType><uax:Value>3</uax:Value>"
+            "<uax:DisplayName><uax:Text>Three</uax:Text></uax:DisplayName>"
+            "</uax:EnumValueType></uax:Body></uax:ExtensionObject>"
+            "</uax:ListOfExtensionObject>")
+        /* A structure of the model's own: kept as its XML body. */
+        VAR(14, "i=22", "<uax:ExtensionObject><uax:TypeId><uax:Identifier>"
+            "ns=1;s=MyStruct.Xml</uax:Identifier></uax:TypeId><uax:Body>"
+            "<MyStruct xmlns=\"urn:x\"><A>1</A></MyStruct></uax:Body>"
+            "</uax:ExtensionObject>")
+        VAR(15, "i=17", "<uax:ListOfNodeId><uax:NodeId><uax:Identifier>"
+            "ns=1;s=First</uax:Identifier></uax:NodeId><uax:NodeId>"
+            "<uax:Identifier>ns=1;s=Second</uax:Identifier></uax:NodeId>"
+            "</uax:ListOfNodeId>")
         TAIL);
     struct ua_variant v;
 
@@ -679,6 +703,32 @@ START_TEST(test_values_arrays)
     ARRAY(12, UA_BT_FLOAT, 1);
     ARRAY(13, UA_BT_BYTESTRING, 1);
     ck_assert(ustr_is(&((struct ua_string *)v.data)[0], "abc"));
+    value_of(lookup_num(2, 14), &v);
+    ck_assert_int_eq(v.type, UA_BT_EXTENSIONOBJECT);
+    {
+        struct ua_extobj *x = v.data;
+
+        ck_assert_int_eq(x->encoding, UA_EO_XML);
+        ck_assert_uint_eq(x->type_id.ns, 2);
+        ck_assert(ustr_is(&x->type_id.id.str, "MyStruct.Xml"));
+        ck_assert(x->body.len > 0);
+        ck_assert_ptr_nonnull(memmem(x->body.data, (size_t)x->body.len,
+                                     "<A>1</A>", 8));
+    }
+    ARRAY(16, UA_BT_EXTENSIONOBJECT, 1);
+    {
+        struct ua_extobj        *x = v.data;
+        struct ua_enum_value_type *e;
+
+        ck_assert_int_eq(x->encoding, UA_EO_DECODED);
+        ck_assert_ptr_eq(x->type, &ua_types[UA_TYPE_ENUMVALUETYPE]);
+        e = x->obj;
+        ck_assert(e->value == 3);
+        ck_assert(ustr_is(&e->display_name.text, "Three"));
+    }
+    ARRAY(15, UA_BT_NODEID, 2);
+    ck_assert(ustr_is(&((struct ua_nodeid *)v.data)[0].id.str, "First"));
+    ck_assert(ustr_is(&((struct ua_nodeid *)v.data)[1].id.str, "Second"));
 #undef ARRAY
 }
 END_TEST
@@ -796,7 +846,7 @@ START_TEST(test_error_datatype_and_value)
         "<Value>\n<uax:ListOfInt32><uax:Int32>1</uax:Int32></uax:ListOfInt32>"
         "</Value></UAVariable>\n" TAIL);
     const char *g = put("g.xml", HEAD("<Uri>" URI_A "</Uri>")
-        "<UAVariable NodeId=\"ns=1;i=1\" BrowseName=\"1:A\" DataType=\"i=22\">"
+        "<UAVariable NodeId=\"ns=1;i=1\" BrowseName=\"1:A\" DataType=\"i=12\">"
         "<Value>\n<uax:ExtensionObject><uax:TypeId><uax:Identifier>ns=1;i=5"
         "</uax:Identifier></uax:TypeId><uax:Body><uax:Foo/></uax:Body>"
         "</uax:ExtensionObject></Value></UAVariable>\n" TAIL);
@@ -808,7 +858,8 @@ START_TEST(test_error_datatype_and_value)
     build_fails(d, d, 6, "\"256\" is not a Byte");
     build_fails(e, e, 6, "\"x\" is not a Int32");
     build_fails(f, f, 5, "a Int32 value does not match");
-    build_fails(g, g, 5, "ExtensionObject of an unsupported type");
+    build_fails(g, g, 5, "a ExtensionObject value does not match the "
+                "DataType ns=0;i=12");
 }
 END_TEST
 
@@ -836,6 +887,27 @@ START_TEST(test_error_duplicates)
     build_fails(c, c, 4, "duplicate NodeId ns=0;i=85 (a node of the "
                 "server's own)");
     build_fails(d, d, 4, "duplicate NodeId ns=1;s=Demo");
+}
+END_TEST
+
+START_TEST(test_error_required_model)
+{
+    const char *di = put("di.xml", HEAD("<Uri>" URI_A "</Uri>")
+        "<Models><Model ModelUri=\"" URI_A "\"><RequiredModel ModelUri="
+        "\"http://opcfoundation.org/UA/\"/></Model></Models>\n" TAIL);
+    const char *user = put("user.xml", HEAD("<Uri>" URI_B "</Uri><Uri>"
+                                            URI_A "</Uri>")
+        "<Models><Model ModelUri=\"" URI_B "\">\n"
+        "<RequiredModel ModelUri=\"" URI_A "\"/></Model></Models>\n" TAIL);
+    char        paths[300];
+
+    /* The model it needs after it, or not at all: an error. */
+    snprintf(paths, sizeof(paths), "%s %s", user, di);
+    build_fails(paths, user, 5, "requires the model " URI_A ": list its "
+                "NodeSet file before this one");
+    build_fails(user, user, 5, "requires the model");
+    snprintf(paths, sizeof(paths), "%s %s", di, user);
+    build_ok(paths);
 }
 END_TEST
 
@@ -914,6 +986,25 @@ START_TEST(test_node_limit)
 }
 END_TEST
 
+/* Namespace 0's own Descriptions, from the schema's NodeSet. */
+START_TEST(test_ns0_descriptions)
+{
+    build_ok("");
+    ck_assert(str_is(node(lookup_num(0, UA_NS0ID_OBJECTSFOLDER))->desc_text,
+                     "The browse entry point when looking for objects in "
+                     "the server address space."));
+    ck_assert(str_is(node(lookup_num(0, UA_NS0ID_MODELLINGRULE_MANDATORY))
+                         ->desc_text,
+                     "Specifies that an instance with the attributes and "
+                     "references of the instance declaration must appear "
+                     "when a type is instantiated."));
+    ck_assert(str_is(node(lookup_num(0, UA_NS0ID_MODELLINGRULE_MANDATORY))
+                         ->desc_locale, NULL));
+    /* A node the NodeSet gives none: none. */
+    ck_assert(str_is(node(lookup_num(0, UA_NS0ID_SERVER))->desc_text, NULL));
+}
+END_TEST
+
 START_TEST(test_config_paths)
 {
     char        path[128], want[400], cerr[256];
@@ -956,9 +1047,11 @@ main(void)
         { "DataType and value errors", test_error_datatype_and_value },
         { "Duplicate NodeIds", test_error_duplicates },
         { "Unknown aliases", test_error_alias },
+        { "Required models", test_error_required_model },
         { "Hostile XML", test_hostile_xml },
         { "Node limit", test_node_limit },
         { "Paths beside the config file", test_config_paths },
+        { "Namespace 0 Descriptions", test_ns0_descriptions },
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
