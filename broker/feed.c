@@ -955,6 +955,13 @@ struct bk_feed_out {
 
 static void bk_feed_put(struct bk_feed_out *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+static void bk_feed_put_quoted(struct bk_feed_out *o,
+                               const struct ua_string *s);
+static void bk_feed_put_b64(struct bk_feed_out *o, const uint8_t *d,
+                            int32_t n);
+static void bk_feed_put_guid(struct bk_feed_out *o, const struct ua_guid *g);
+static void bk_feed_put_elem(struct bk_feed_out *o, uint8_t bt,
+                             const void *p);
 
 static void
 bk_feed_put(struct bk_feed_out *o, const char *fmt, ...)

@@ -61,6 +61,8 @@ static bool bk_methods_rank_ok(const struct ua_argument *d,
                                const struct ua_variant *v);
 static uint32_t bk_methods_lookup(const struct shm_nodestore *ns,
                                   const struct ua_nodeid *id);
+struct bk_mcmd;
+static void bk_mcmd_exec(struct bk_mcmd *c, size_t n);
 static ua_status bk_methods_outputs(struct bk_methods *m,
                                     struct bk_methods_call *c,
                                     const char *p, const char *end);

@@ -98,6 +98,10 @@ static ua_status wk_svc_call_get_items(struct wk_svc_ctx *ctx,
 static bool wk_svc_call_component(const struct shm_nodestore *ns,
                                   uint32_t obj, uint32_t meth);
 static uint32_t wk_svc_call_ns0(const struct shm_nodestore *ns, uint32_t i);
+static uint32_t wk_svc_call_reftype(const struct shm_nodestore *ns,
+                                    uint32_t id);
+static uint32_t wk_svc_call_encoding_type(const struct shm_nodestore *ns,
+                                          uint32_t enc);
 static uint32_t wk_svc_call_type_root(const struct shm_nodestore *ns,
                                       uint32_t dt);
 static bool wk_svc_call_struct_ok(const struct wk_worker *w, uint32_t dt,
