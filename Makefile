@@ -11,6 +11,7 @@
 #   make bench-codec     codec benchmark, -O2, never sanitized
 #   make bench           server benchmark (uabench), docs/benchmarks.md
 #   make bench-instr     write100's instructions per WriteValue (callgrind)
+#   make bench-nodeset   NodeSet2 import of 100,000 nodes: time, bytes/node
 #   make interop         interop tests with node-opcua (also in check)
 #   make deps            deploy/install-deps.sh
 #   make clean           rm -rf build
@@ -98,10 +99,15 @@ INIH_CFLAGS    = $(call pkg,INIH_CFLAGS,--cflags inih)
 INIH_LIBS      = $(call pkg,INIH_LIBS,--libs inih)
 MOSQUITTO_CFLAGS = $(call pkg,MOSQUITTO_CFLAGS,--cflags libmosquitto)
 MOSQUITTO_LIBS   = $(call pkg,MOSQUITTO_LIBS,--libs libmosquitto)
+# libxml2: the broker's NodeSet importer (broker/nodeset.c) only.
+XML2_CFLAGS    = $(call pkg,XML2_CFLAGS,--cflags libxml-2.0)
+XML2_LIBS      = $(call pkg,XML2_LIBS,--libs libxml-2.0)
 
 LIB_CPPFLAGS = $(EVENT_CFLAGS) $(WOLFSSL_CFLAGS) $(NANOMSG_CFLAGS) \
                $(INIH_CFLAGS) $(MOSQUITTO_CFLAGS)
 build/tests/unit/%.o build/san/tests/unit/%.o: LIB_CPPFLAGS += $(CHECK_CFLAGS)
+build/broker/nodeset.o build/san/broker/nodeset.o: \
+  LIB_CPPFLAGS += $(XML2_CFLAGS)
 
 # Plain objects live in build/, sanitized ones in build/san/.  Both pattern
 # rules exist side by side; bench-codec always links the plain libproto.a.
@@ -168,7 +174,7 @@ APP_LIBS = $(LIBSHM) $(LIBPROTO) $(EVENT_LIBS) $(NANOMSG_LIBS) \
 
 $(UABROKER): $(B)/broker/main.o $(LIBBROKER) $(LIBSHM) $(LIBPROTO)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(B)/broker/main.o \
-	  $(LIBBROKER) $(APP_LIBS) $(INIH_LIBS) $(MOSQUITTO_LIBS)
+	  $(LIBBROKER) $(APP_LIBS) $(INIH_LIBS) $(MOSQUITTO_LIBS) $(XML2_LIBS)
 
 $(UAWORKER): $(B)/worker/main.o $(LIBWORKER) $(LIBSHM) $(LIBPROTO)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(B)/worker/main.o \
@@ -188,10 +194,12 @@ UNIT_LIBS_proto  = $(WOLFSSL_LIBS)
 UNIT_LIBS_shm    = $(NANOMSG_LIBS)
 # broker/ and worker/ stand on proto/ and shm/ (DESIGN.md §5).
 UNIT_LIBS_broker = $(B)/libshm.a $(B)/libproto.a $(INIH_LIBS) $(EVENT_LIBS) \
-                   $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(MOSQUITTO_LIBS)
+                   $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(MOSQUITTO_LIBS) \
+                   $(XML2_LIBS)
 # Worker tests may build the real address space with libbroker as fixture.
 UNIT_LIBS_worker = $(B)/libbroker.a $(B)/libshm.a $(B)/libproto.a \
-                   $(INIH_LIBS) $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS)
+                   $(INIH_LIBS) $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS) \
+                   $(XML2_LIBS)
 
 UNIT_SRCS    := $(sort $(wildcard tests/unit/*/check_*.c))
 UNIT_MODULES := $(sort $(patsubst tests/unit/%/,%,$(dir $(UNIT_SRCS))))
@@ -273,6 +281,11 @@ CHECK_PROGS += $(INTEG_MQTT)
 # `make run` on a machine without the packages: installs, then builds
 # (phase 1 at the top; tests/build/check_fresh.sh).
 CHECK_PROGS += tests/build/check_fresh.sh
+# Method calls forwarded to the method owner (`uabroker methods --exec`):
+# outputs on both workers, BadTimeout, argument checks, a Read not
+# stalled behind a waiting Call (tests/integ/integ_methods.c).
+INTEG_METHODS := $(B)/tests/integ/integ_methods
+CHECK_PROGS += $(INTEG_METHODS)
 # >>> (end of the integration/interop spot)
 
 # integ_server: its own objects + tests/lib/uaconn.c + libproto.a; it
@@ -336,6 +349,16 @@ $(INTEG_MQTT): $(INTEG_MQTT_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_MQTT_OBJS) \
 	  $(LIBPROTO) $(MOSQUITTO_LIBS) $(WOLFSSL_LIBS) -lm
+
+# integ_methods: its own objects + tests/lib/uaconn.c + libproto.a.
+INTEG_METHODS_OBJS := $(B)/tests/integ/integ_methods.o \
+                      $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
+
+$(INTEG_METHODS): $(INTEG_METHODS_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_METHODS_OBJS) \
+	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
+
 
 # integ_security: its own objects + tests/lib/uaconn.c + libproto.a.
 INTEG_SECURITY_OBJS := $(B)/tests/integ/integ_security.o \
@@ -574,6 +597,13 @@ bench-addrspace: $(BENCH_ADDRSPACE) build/uabroker
 	./$(BENCH_ADDRSPACE) $(BENCH_ARGS)
 	sh tests/bench/bench_build.sh build/uabroker $(BENCH_ARGS)
 
+# NodeSet2 import: a 100,000-node model (tests/bench/gen_nodeset.py) built
+# with uabroker --once; import time and shared memory per node
+# (tests/bench/bench_nodeset.sh; BENCH_ARGS="[nodes]").
+.PHONY: bench-nodeset
+bench-nodeset: build/uabroker
+	sh tests/bench/bench_nodeset.sh build/uabroker $(BENCH_ARGS)
+
 # The worker's notification path in memory (tests/bench/bench_sub.c): CPU
 # ns per delivered notification for the fan-out and for Publish, the shape
 # of the sub row without sockets; BENCH_ARGS="[items [subs [changes per
@@ -586,7 +616,8 @@ $(BENCH_SUB): build/tests/bench/bench_sub.o build/libworker.a \
               build/libbroker.a build/libshm.a build/libproto.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) -o $@ $^ $(INIH_LIBS) \
-	  $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(CHECK_LIBS) -lm
+	  $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(XML2_LIBS) \
+	  $(CHECK_LIBS) -lm
 
 .PHONY: bench-sub
 bench-sub: $(BENCH_SUB)

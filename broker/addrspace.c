@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "fanout.h"
+#include "nodeset.h"
 #include "ns0_gen.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
@@ -293,6 +294,8 @@ bk_as_build_ns0(struct bk_addrspace *as, int64_t now, char *err,
         n->dn_locale = g->display_locale == 0
                            ? 0 : bk_as_str(as, bk_ns0_strings
                                                    + g->display_locale);
+        if (g->description != 0)
+            n->desc_text = bk_as_str(as, bk_ns0_strings + g->description);
         n->flags = g->flags & (SHM_NF_ABSTRACT | SHM_NF_SYMMETRIC
                                | SHM_NF_CONTAINS_NO_LOOPS
                                | SHM_NF_HISTORIZING | SHM_NF_EXECUTABLE);
@@ -815,7 +818,8 @@ static int
 bk_as_live_init(struct bk_addrspace *as, const struct bk_config *c,
                 int64_t now)
 {
-    struct ua_string ns[2], locale = ua_string_from("en");
+    struct ua_string *ns, locale = ua_string_from("en");
+    uint32_t         nns = 2;
     struct ua_server_diagnostics_summary_data_type diag;
     uint8_t          service_level = 255;
     uint16_t         cps = (uint16_t)c->max_browse_continuation_points;
@@ -864,15 +868,26 @@ bk_as_live_init(struct bk_addrspace *as, const struct bk_config *c,
         UA_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_MAXNODESPERNODEMANAGEMENT,
     };
 
+    /* 0, 1 (this server), then the nodesets' namespaces in order. */
+    if (as->nodesets != NULL)
+        nns += bk_nodeset_nuris(as->nodesets);
+    ns = calloc(nns, sizeof(*ns));
+    if (ns == NULL)
+        return -1;
     ns[0] = ua_string_from(BK_NS0_URI);
     ns[1] = ua_string_from(c->application_uri);
+    for (uint32_t i = 2; i < nns; i++)
+        ns[i] = ua_string_from(bk_nodeset_uri(as->nodesets, i - 2));
     if (bk_addrspace_write_array(as, bk_addrspace_ns0_slot(as,
                                  UA_NS0ID_SERVER_NAMESPACEARRAY),
-                                 UA_BT_STRING, ns, 2, now) != 0
+                                 UA_BT_STRING, ns, (int32_t)nns, now) != 0
         || bk_addrspace_write_array(as, bk_addrspace_ns0_slot(as,
                                     UA_NS0ID_SERVER_SERVERARRAY),
-                                    UA_BT_STRING, &ns[1], 1, now) != 0)
+                                    UA_BT_STRING, &ns[1], 1, now) != 0) {
+        free(ns);
         return -1;
+    }
+    free(ns);
     bk_addrspace_write_scalar(as, bk_addrspace_ns0_slot(as,
                               UA_NS0ID_SERVER_SERVICELEVEL), UA_BT_BYTE,
                               &service_level, now);
@@ -1026,11 +1041,33 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
     memset(as, 0, sizeof(*as));
     as->seg.fd = -1;
     as->start_time = now;
+    /* The nodesets first: the segment is planned with their counts. */
+    if (bk_nodeset_load(&as->nodesets, c->nodesets, c->application_uri,
+                        c->max_nodeset_nodes, err, errlen) != 0) {
+        as->nodeset_failed = true;
+        bk_nodeset_free(as->nodesets);
+        as->nodesets = NULL;
+        return -1;
+    }
     bk_addrspace_plan(c, &p);
+    {
+        struct bk_nodeset_counts nc;
+
+        bk_nodeset_counts(as->nodesets, &nc);
+        p.nodes += nc.nodes;
+        p.refs += 2 * nc.refs;
+        p.strings += nc.strings + 8 * (uint64_t)nc.nodes;
+        p.slots += nc.slots;
+        /* The NamespaceArray grows by a string per namespace. */
+        p.vheap += nc.vheap + 4096
+                   + 2 * (uint64_t)bk_nodeset_nuris(as->nodesets) * 256;
+    }
     rc = shm_segment_create(&as->seg, &p, "uabroker");
     if (rc != 0) {
         snprintf(err, errlen, "shared memory (%zu bytes): %s",
                  shm_segment_size(&p), strerror(-rc));
+        bk_nodeset_free(as->nodesets);
+        as->nodesets = NULL;
         return -1;
     }
     if (shm_nodestore_build_init(&as->ns, &as->seg) != 0
@@ -1041,8 +1078,23 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
     rc = bk_as_build_ns0(as, now, err, errlen);
     if (rc < 0 || bk_as_build_demo(as, c, (uint32_t)rc, now, err, errlen) != 0)
         goto fail;
+    {
+        uint32_t slot = as->vars_slot_first + as->vars;
+
+        if (bk_nodeset_add(as->nodesets, as, &slot, err, errlen) != 0) {
+            as->nodeset_failed = true;
+            goto fail;
+        }
+    }
     if (shm_nodestore_finish(&as->ns) != 0) {
-        snprintf(err, errlen, "address space: references do not fit");
+        snprintf(err, errlen, "address space: references do not fit, or "
+                 "more than %d reference types", SHM_REFTYPES_MAX);
+        /* Only the nodesets can add reference types. */
+        as->nodeset_failed = c->nodesets[0] != '\0';
+        goto fail;
+    }
+    if (bk_nodeset_values(as->nodesets, as, now, err, errlen) != 0) {
+        as->nodeset_failed = true;
         goto fail;
     }
     bk_config_snapshot(c, shm_segment_region(&as->seg, SHM_R_CONFIG));
@@ -1056,11 +1108,15 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
         snprintf(err, errlen, "address space: out of memory");
         goto fail;
     }
+    bk_nodeset_free(as->nodesets);
+    as->nodesets = NULL;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     as->build_seconds = (double)(t1.tv_sec - t0.tv_sec)
                         + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     return 0;
 fail:
+    bk_nodeset_free(as->nodesets);
+    as->nodesets = NULL;
     shm_nodestore_build_abort(&as->ns);
     shm_segment_close(&as->seg);
     return -1;

@@ -9,6 +9,7 @@
 #ifndef BK_ADDRSPACE_H
 #define BK_ADDRSPACE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,6 +50,11 @@ struct bk_addrspace {
     /* [ns.nnodes]: what the Write fast path needs of each node
      * (broker/write.h), built with the address space. */
     struct bk_write_node *wnodes;
+    /* The build failed on addrspace.nodesets (a configuration error). */
+    bool                  nodeset_failed;
+    /* The imported nodesets while building (broker/nodeset.h), NULL
+     * after. */
+    struct bk_nodeset    *nodesets;
 };
 
 /* How big the segment must be for c. */

@@ -12,7 +12,8 @@
 
 #include "shm/layout.h"
 
-enum bk_conf_type { BK_CT_U32, BK_CT_DOUBLE, BK_CT_STR, BK_CT_BOOL };
+enum bk_conf_type { BK_CT_U32, BK_CT_DOUBLE, BK_CT_STR, BK_CT_BOOL,
+                    BK_CT_PATHS };
 
 struct bk_conf_key {
     const char        *section;
@@ -27,6 +28,7 @@ struct bk_conf_key {
 
 struct bk_conf_load {
     struct bk_config *c;
+    const char       *path;     /* the file: relative BK_CT_PATHS beside it */
     char             *err;
     size_t            errlen;
     int               failed;
@@ -38,6 +40,10 @@ static int bk_config_apply(struct bk_config *c, const struct bk_conf_key *k,
                            const char *value, char *err, size_t errlen);
 static int bk_config_ini_cb(void *user, const char *section, const char *name,
                             const char *value);
+static int bk_config_paths_beside(struct bk_config *c,
+                                  const struct bk_conf_key *k,
+                                  const char *value, const char *path,
+                                  char *err, size_t errlen);
 
 #define U32(s, k, f, d, lo, hi, h)                                         \
     { s, k, BK_CT_U32, offsetof(struct bk_config, f), d, lo, hi, h }
@@ -47,6 +53,8 @@ static int bk_config_ini_cb(void *user, const char *section, const char *name,
     { s, k, BK_CT_BOOL, offsetof(struct bk_config, f), d, 0, 1, h }
 #define STR(s, k, f, d, h)                                                 \
     { s, k, BK_CT_STR, offsetof(struct bk_config, f), d, 0, 0, h }
+#define PATHS(s, k, f, d, h)                                               \
+    { s, k, BK_CT_PATHS, offsetof(struct bk_config, f), d, 0, 0, h }
 
 static const struct bk_conf_key bk_conf_keys[] = {
     U32("server", "port", port, "4840", 1, 65535,
@@ -70,6 +78,11 @@ static const struct bk_conf_key bk_conf_keys[] = {
     U32("addrspace", "simulation_vars", simulation_vars, "0", 0, 10000000,
         "the first N Demo.Vars variables (v0 ...) change at every "
         "simulation tick too: Int32 +1, Double +1.0; at most vars"),
+    PATHS("addrspace", "nodesets", nodesets, "",
+          "NodeSet2 XML files imported at start, in order, space-separated "
+          "(relative: beside this file); empty = none"),
+    U32("addrspace", "max_nodeset_nodes", max_nodeset_nodes, "4000000", 1,
+        50000000, "nodes the nodesets may hold together"),
     U32("limits", "max_string_length", max_string_length, "1048576", 1024,
         16777216, "longest String accepted (bytes)"),
     U32("limits", "max_bytestring_length", max_bytestring_length, "1048576",
@@ -223,6 +236,20 @@ static const struct bk_conf_key bk_conf_keys[] = {
         "doubles per failure"),
     U32("mqtt", "reconnect_max_ms", mqtt_reconnect_max_ms, "30000", 10,
         3600000, "longest wait between two connection attempts"),
+    STR("methods", "listen", methods_listen, "",
+        "socket of the method owner (nanomsg NN_PAIR, docs/feed.md "
+        "Methods); empty = ipc://<runtime_dir>/methods.ipc, or "
+        "tcp://ADDR:PORT"),
+    U32("methods", "timeout_ms", methods_timeout_ms, "5000", 10, 600000,
+        "how long a forwarded method call waits for its owner's answer "
+        "(then BadTimeout)"),
+    U32("methods", "pending_calls", methods_pending_calls, "32", 1, 4096,
+        "Call requests with forwarded methods in flight per worker "
+        "(more: BadResourceUnavailable)"),
+    U32("methods", "max_call_bytes", methods_max_call_bytes, "65536", 4096,
+        16777216, "bytes one forwarded method's input arguments and one "
+        "Call's results may take (more: BadRequestTooLarge / "
+        "BadResponseTooLarge)"),
     STR("security", "pki_dir", pki_dir, "pki",
         "PKI directory (own/ trusted/ issuers/ rejected/); a relative path "
         "is under server.runtime_dir"),
@@ -304,6 +331,14 @@ bk_config_apply(struct bk_config *c, const struct bk_conf_key *k,
     double d;
 
     switch (k->type) {
+    case BK_CT_PATHS:
+        if (strlen(value) >= BK_CONF_PATHS_MAX) {
+            snprintf(err, errlen, "%s.%s: longer than %d bytes", k->section,
+                     k->key, BK_CONF_PATHS_MAX - 1);
+            return -1;
+        }
+        strcpy(field, value);
+        return 0;
     case BK_CT_STR:
         if (strlen(value) >= BK_CONF_STR_MAX) {
             snprintf(err, errlen, "%s.%s: longer than %d bytes", k->section,
@@ -380,6 +415,12 @@ bk_config_ini_cb(void *user, const char *section, const char *name,
         l->failed = 1;
         return 0;
     }
+    if (k->type == BK_CT_PATHS) {
+        if (bk_config_paths_beside(l->c, k, value, l->path, l->err,
+                                   l->errlen) != 0)
+            l->failed = 1;
+        return !l->failed;
+    }
     if (bk_config_apply(l->c, k, value, l->err, l->errlen) != 0) {
         l->failed = 1;
         return 0;
@@ -387,11 +428,52 @@ bk_config_ini_cb(void *user, const char *section, const char *name,
     return 1;
 }
 
+/*
+ * A list of paths from the file at path: relative ones become relative to
+ * that file's directory.
+ */
+static int
+bk_config_paths_beside(struct bk_config *c, const struct bk_conf_key *k,
+                       const char *value, const char *path, char *err,
+                       size_t errlen)
+{
+    const char *slash = strrchr(path, '/');
+    size_t      dlen = slash != NULL ? (size_t)(slash - path) + 1 : 0;
+    char        out[BK_CONF_PATHS_MAX];
+    size_t      n = 0;
+    const char *p = value;
+
+    out[0] = '\0';
+    while (*p != '\0') {
+        size_t len, pre;
+
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '\0')
+            break;
+        len = strcspn(p, " \t");
+        pre = *p == '/' ? 0 : dlen;
+        if (n + (n != 0) + pre + len >= sizeof(out)) {
+            snprintf(err, errlen, "%s.%s: longer than %d bytes", k->section,
+                     k->key, BK_CONF_PATHS_MAX - 1);
+            return -1;
+        }
+        if (n != 0)
+            out[n++] = ' ';
+        memcpy(out + n, path, pre);
+        memcpy(out + n + pre, p, len);
+        n += pre + len;
+        out[n] = '\0';
+        p += len;
+    }
+    return bk_config_apply(c, k, out, err, errlen);
+}
+
 int
 bk_config_load(struct bk_config *c, const char *path, char *err,
                size_t errlen)
 {
-    struct bk_conf_load l = { c, err, errlen, 0 };
+    struct bk_conf_load l = { c, path, err, errlen, 0 };
     int                 rc;
 
     rc = ini_parse(path, bk_config_ini_cb, &l);
@@ -523,6 +605,8 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
 #undef BK_SNAP
     s->pending_writes = c->fanout_pending_writes;
     s->linger_us = c->fanout_linger_us;
+    s->pending_calls = c->methods_pending_calls;
+    s->max_call_bytes = c->methods_max_call_bytes;
 }
 
 void
@@ -549,6 +633,7 @@ bk_config_write(const struct bk_config *c, FILE *f)
             fprintf(f, "%s = %g\n", k->key, *(const double *)field);
             break;
         case BK_CT_STR:
+        case BK_CT_PATHS:
             fprintf(f, "%s = %s\n", k->key, (const char *)field);
             break;
         case BK_CT_BOOL:

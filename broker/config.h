@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #define BK_CONF_STR_MAX 256
+#define BK_CONF_PATHS_MAX 4096      /* addrspace.nodesets */
 
 struct bk_config {
     /* [server] */
@@ -30,6 +31,8 @@ struct bk_config {
     uint32_t value_heap_mb;         /* value heap beyond the initial values */
     double   simulation_interval_ms;
     uint32_t simulation_vars;       /* v0 .. v<n-1> change every tick */
+    char     nodesets[BK_CONF_PATHS_MAX];   /* NodeSet2 files, in order */
+    uint32_t max_nodeset_nodes;     /* nodes of all the files together */
     /* [limits]: encoding */
     uint32_t max_string_length;
     uint32_t max_bytestring_length;
@@ -97,6 +100,11 @@ struct bk_config {
     uint32_t mqtt_max_payload_bytes;
     uint32_t mqtt_reconnect_min_ms;
     uint32_t mqtt_reconnect_max_ms;
+    /* [methods] (broker/methods.c) */
+    char     methods_listen[BK_CONF_STR_MAX];   /* "": the runtime dir's */
+    uint32_t methods_timeout_ms;
+    uint32_t methods_pending_calls;     /* Calls in flight per worker */
+    uint32_t methods_max_call_bytes;    /* one Call's arguments/results */
     /* [security] (broker/pki.c) */
     char     pki_dir[BK_CONF_STR_MAX];      /* relative: under runtime_dir */
     char     policies[BK_CONF_STR_MAX];     /* "None, Basic256Sha256, ..." */

@@ -57,6 +57,8 @@ static void bk_fanout_write_rec(struct bk_fanout *f,
                                 struct bk_fanout_worker *fw, uint32_t len);
 static uint32_t bk_fanout_drain(struct bk_fanout *f,
                                 struct bk_fanout_worker *fw);
+static void bk_fanout_call_rec(struct bk_fanout *f,
+                               struct bk_fanout_worker *fw, uint32_t len);
 static inline bool bk_fanout_result(struct bk_fanout_worker *fw,
                                     uint32_t id, uint32_t op, ua_status st);
 static void bk_fanout_notify_any(struct bk_fanout *f, uint32_t slot,
@@ -302,6 +304,7 @@ bk_fanout_worker_dead(struct bk_fanout *f, unsigned slot)
     /* 1. Stop pushing to it; 2. empty its rings; 3. drop its references
      * (blockpool.h "when a worker dies"). */
     fw->up = false;
+    fw->gen++;
     f->up_mask &= ~bit;
     (void)shm_ring_reset_dead_consumer(&fw->notif);
     (void)shm_ring_reset_dead_consumer(&fw->reply);
@@ -725,6 +728,81 @@ bk_fanout_write_rec(struct bk_fanout *f, struct bk_fanout_worker *fw,
     bk_fanout_count(&f->fo.sh->writes, rec.nops);
 }
 
+int
+bk_fanout_call_reply(struct bk_fanout *f, unsigned worker, uint32_t gen,
+                     uint32_t id, uint32_t op, ua_status st,
+                     const uint8_t *out, uint32_t out_len, uint32_t nout)
+{
+    struct bk_fanout_worker  *fw;
+    struct shm_fo_call_result r;
+    uint32_t                  ss, nslots, reserve;
+    uint64_t                  len = sizeof(r) + (uint64_t)out_len;
+    uint8_t                  *p;
+
+    if (worker >= f->n)
+        return -EPIPE;
+    fw = &f->w[worker];
+    if (!fw->up || fw->gen != gen || fw->out == NULL)
+        return -EPIPE;
+    ss = fw->reply.slot_size;
+    nslots = shm_fo_slots(len, ss);
+    if (nslots > fw->reply.size || nslots > UINT16_MAX)
+        return -EMSGSIZE;
+    bk_fanout_close_results(fw);
+    /* The room a Write record's results may need stays free; an answer
+     * given while its record is taken may use it (the drain made sure of
+     * that room before it took the record, and looks again before the
+     * next). */
+    reserve = f->calling ? 0 : f->res_need;
+    if ((uint64_t)fw->out_len + (uint64_t)nslots * ss + reserve
+        > fw->out_cap) {
+        bk_fanout_push_replies(fw);
+        if ((uint64_t)fw->out_len + (uint64_t)nslots * ss + reserve
+            > fw->out_cap) {
+            if (!evtimer_pending(&f->retry, NULL)) {
+                struct timeval tv = { 0, BK_FANOUT_RETRY_US };
+
+                evtimer_add(&f->retry, &tv);
+            }
+            return -ENOSPC;
+        }
+    }
+    p = fw->out + fw->out_len;
+    memset(&r, 0, sizeof(r));
+    r.hdr.kind = SHM_FO_CALL_RESULT;
+    r.hdr.nslots = (uint16_t)nslots;
+    r.hdr.len = (uint32_t)len;
+    r.id = id;
+    r.op = op;
+    r.status = st;
+    r.nout = nout;
+    r.out_len = out_len;
+    memcpy(p, &r, sizeof(r));
+    if (out_len != 0)
+        memcpy(p + sizeof(r), out, out_len);
+    memset(p + len, 0, (size_t)nslots * ss - (size_t)len);
+    fw->out_len += nslots * ss;
+    return 0;
+}
+
+/* One SHM_FO_CALL record in f->in: to the methods module. */
+static void
+bk_fanout_call_rec(struct bk_fanout *f, struct bk_fanout_worker *fw,
+                   uint32_t len)
+{
+    struct shm_fo_call rec;
+
+    if (f->on_call != NULL) {
+        f->calling = true;
+        f->on_call(f->call_arg, fw->slot, f->in, len);
+        f->calling = false;
+        return;
+    }
+    memcpy(&rec, f->in, sizeof(rec));
+    (void)bk_fanout_call_reply(f, fw->slot, fw->gen, rec.id, rec.op,
+                               UA_BAD_NOT_IMPLEMENTED, NULL, 0, 0);
+}
+
 /*
  * Take fw's Write records, apply them, gather their results.  The number
  * of records taken.
@@ -762,6 +840,9 @@ bk_fanout_drain(struct bk_fanout *f, struct bk_fanout_worker *fw)
         }
         if (h.kind == SHM_FO_WRITE && h.len >= sizeof(struct shm_fo_write))
             bk_fanout_write_rec(f, fw, h.len);
+        else if (h.kind == SHM_FO_CALL
+                 && h.len >= sizeof(struct shm_fo_call))
+            bk_fanout_call_rec(f, fw, h.len);
     }
     return (uint32_t)k;
 }
@@ -779,6 +860,8 @@ bk_fanout_prepare(struct bk_fanout *f, int64_t now)
     if (f->n == 0)
         return true;
     f->now = now;
+    if (f->on_flush != NULL)
+        f->on_flush(f->call_arg);       /* answers waiting for room */
     for (unsigned i = 0; i < f->n; i++)
         if (f->w[i].up)
             took += bk_fanout_drain(f, &f->w[i]);

@@ -56,6 +56,7 @@
 
 #include "config.h"
 #include "proto/arena.h"
+#include "proto/types.h"
 #include "shm/blockpool.h"
 #include "shm/doorbell.h"
 #include "shm/fanout.h"
@@ -81,6 +82,9 @@ struct bk_fanout_worker {
     bool                 pushed_notif;  /* this iteration */
     bool                 pushed_reply;
     bool                 stuck;         /* reply outbox full: wait */
+    uint32_t             gen;           /* +1 per death: a call's answer
+                                         * goes only to the worker that
+                                         * asked (bk_fanout_call_reply) */
     /* Results not pushed yet: whole SHM_FO_RESULTS records at slot
      * boundaries; the last one (at open_off) may still grow. */
     uint8_t             *out;
@@ -161,6 +165,23 @@ struct bk_fanout {
      * fewer than defer_max handles wait in its ring (shm/ring.h
      * shm_ring_needs_bell_by). */
     uint32_t                defer_max;
+    /* Method calls (SHM_FO_CALL records): handed to on_call (the methods
+     * module, broker/methods.c; NULL: answered BadNotImplemented); its
+     * answers it could not queue yet are retried by on_flush at the start
+     * of every iteration.  The counters are its own, for /stats. */
+    void                  (*on_call)(void *arg, unsigned worker,
+                                     const uint8_t *rec, uint32_t len);
+    void                  (*on_flush)(void *arg);
+    void                   *call_arg;
+    bool                    calling;    /* inside on_call */
+    struct {
+        uint64_t calls;                 /* forwarded methods received */
+        uint64_t answered;              /* answers from the owner taken */
+        uint64_t timeouts;              /* BadTimeout given */
+        uint64_t no_owner;              /* refused: no owner ever came */
+        uint64_t errors;                /* owner answers refused */
+        uint64_t late;                  /* answers after the timeout */
+    } mstat;
 };
 
 /*
@@ -242,6 +263,18 @@ bool bk_fanout_prepare(struct bk_fanout *f, int64_t now);
 
 /* After the iteration: clear the sleeping marks. */
 void bk_fanout_wake(struct bk_fanout *f);
+
+/*
+ * The answer to method op of pending Call id of worker (whose generation
+ * was gen when it asked): a SHM_FO_CALL_RESULT into its reply outbox,
+ * pushed with the iteration's replies.  0; -EPIPE when that worker is
+ * gone (dropped); -ENOSPC when the outbox has no room now (retry; never
+ * for a result without outputs given from inside on_call);
+ * -EMSGSIZE when the record is larger than the reply ring.
+ */
+int bk_fanout_call_reply(struct bk_fanout *f, unsigned worker, uint32_t gen,
+                         uint32_t id, uint32_t op, ua_status st,
+                         const uint8_t *out, uint32_t out_len, uint32_t nout);
 
 /* Flush the block being filled now (tests; prepare does it). */
 void bk_fanout_flush(struct bk_fanout *f);

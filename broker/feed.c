@@ -10,6 +10,7 @@
 #include "feed.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -618,7 +619,16 @@ bk_feed_value(const struct shm_nodestore *ns, uint32_t node, const char *s,
               size_t n, struct ua_arena *a, struct ua_variant *v, char *why,
               size_t whylen)
 {
-    uint32_t    root = bk_write_type_root(ns, ns->nodes[node].u.var.data_type);
+    return bk_feed_value_dt(ns, ns->nodes[node].u.var.data_type, s, n, a, v,
+                            why, whylen);
+}
+
+ua_status
+bk_feed_value_dt(const struct shm_nodestore *ns, uint32_t dt, const char *s,
+                 size_t n, struct ua_arena *a, struct ua_variant *v, char *why,
+                 size_t whylen)
+{
+    uint32_t    root = bk_write_type_root(ns, dt);
     uint8_t     bt = 0, got = 0;
     size_t      esz;
     ua_status   st;
@@ -931,6 +941,236 @@ bk_feed_batch(struct bk_addrspace *as, const char *text, size_t len,
                               atomic_load_explicit(&sh->feed_values,
                                                    memory_order_relaxed)
                                   + res->ok, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------ printing */
+
+/* A cursor for printing into buf[cap]; ok false once it overflowed. */
+struct bk_feed_out {
+    char  *p;
+    size_t len;
+    size_t cap;
+    bool   ok;
+};
+
+static void bk_feed_put(struct bk_feed_out *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void bk_feed_put_quoted(struct bk_feed_out *o,
+                               const struct ua_string *s);
+static void bk_feed_put_b64(struct bk_feed_out *o, const uint8_t *d,
+                            int32_t n);
+static void bk_feed_put_guid(struct bk_feed_out *o, const struct ua_guid *g);
+static void bk_feed_put_elem(struct bk_feed_out *o, uint8_t bt,
+                             const void *p);
+
+static void
+bk_feed_put(struct bk_feed_out *o, const char *fmt, ...)
+{
+    va_list ap;
+    int     k;
+
+    if (!o->ok)
+        return;
+    va_start(ap, fmt);
+    k = vsnprintf(o->p + o->len, o->cap - o->len, fmt, ap);
+    va_end(ap);
+    if (k < 0 || (size_t)k >= o->cap - o->len) {
+        o->ok = false;
+        return;
+    }
+    o->len += (size_t)k;
+}
+
+/* A quoted string, \\ \" \n \r \t escaped (what bk_feed_unquote takes). */
+static void
+bk_feed_put_quoted(struct bk_feed_out *o, const struct ua_string *s)
+{
+    bk_feed_put(o, "\"");
+    for (int32_t i = 0; i < s->len && o->ok; i++) {
+        char c = (char)s->data[i];
+
+        if (c == '"' || c == '\\')
+            bk_feed_put(o, "\\%c", c);
+        else if (c == '\n')
+            bk_feed_put(o, "\\n");
+        else if (c == '\r')
+            bk_feed_put(o, "\\r");
+        else if (c == '\t')
+            bk_feed_put(o, "\\t");
+        else
+            bk_feed_put(o, "%c", c);
+    }
+    bk_feed_put(o, "\"");
+}
+
+static void
+bk_feed_put_b64(struct bk_feed_out *o, const uint8_t *d, int32_t n)
+{
+    static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                            "abcdefghijklmnopqrstuvwxyz0123456789+/";
+
+    for (int32_t i = 0; i < n && o->ok; i += 3) {
+        uint32_t v = (uint32_t)d[i] << 16;
+        int      k = n - i;
+
+        if (k > 1)
+            v |= (uint32_t)d[i + 1] << 8;
+        if (k > 2)
+            v |= d[i + 2];
+        bk_feed_put(o, "%c%c%c%c", t[v >> 18 & 63], t[v >> 12 & 63],
+                    k > 1 ? t[v >> 6 & 63] : '=', k > 2 ? t[v & 63] : '=');
+    }
+}
+
+static void
+bk_feed_put_guid(struct bk_feed_out *o, const struct ua_guid *g)
+{
+    bk_feed_put(o, "%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                g->data1, g->data2, g->data3, g->data4[0], g->data4[1],
+                g->data4[2], g->data4[3], g->data4[4], g->data4[5],
+                g->data4[6], g->data4[7]);
+}
+
+void
+bk_feed_print_nodeid(const struct ua_nodeid *id, char *buf, size_t cap)
+{
+    struct bk_feed_out o = { buf, 0, cap, cap > 0 };
+
+    if (id->ns != 0)
+        bk_feed_put(&o, "ns=%u;", id->ns);
+    switch (id->idtype) {
+    case UA_IDTYPE_NUMERIC:
+        bk_feed_put(&o, "i=%u", id->id.num);
+        break;
+    case UA_IDTYPE_STRING:
+        bk_feed_put(&o, "s=%.*s", (int)id->id.str.len,
+                    (const char *)id->id.str.data);
+        break;
+    case UA_IDTYPE_GUID:
+        bk_feed_put(&o, "g=");
+        bk_feed_put_guid(&o, &id->id.guid);
+        break;
+    default:
+        bk_feed_put(&o, "b=");
+        bk_feed_put_b64(&o, id->id.str.data, id->id.str.len);
+        break;
+    }
+    if (!o.ok && cap > 0)
+        buf[0] = '\0';
+}
+
+/* One element of built-in type bt at p. */
+static void
+bk_feed_put_elem(struct bk_feed_out *o, uint8_t bt, const void *p)
+{
+    switch (bt) {
+    case UA_BT_BOOLEAN:
+        bk_feed_put(o, "%s", *(const bool *)p ? "true" : "false");
+        break;
+    case UA_BT_SBYTE:
+        bk_feed_put(o, "%d", *(const int8_t *)p);
+        break;
+    case UA_BT_BYTE:
+        bk_feed_put(o, "%u", *(const uint8_t *)p);
+        break;
+    case UA_BT_INT16:
+        bk_feed_put(o, "%d", *(const int16_t *)p);
+        break;
+    case UA_BT_UINT16:
+        bk_feed_put(o, "%u", *(const uint16_t *)p);
+        break;
+    case UA_BT_INT32:
+        bk_feed_put(o, "%" PRId32, *(const int32_t *)p);
+        break;
+    case UA_BT_UINT32:
+        bk_feed_put(o, "%" PRIu32, *(const uint32_t *)p);
+        break;
+    case UA_BT_STATUSCODE:
+        bk_feed_put(o, "0x%08" PRIX32, *(const uint32_t *)p);
+        break;
+    case UA_BT_INT64:
+        bk_feed_put(o, "%" PRId64, *(const int64_t *)p);
+        break;
+    case UA_BT_UINT64:
+        bk_feed_put(o, "%" PRIu64, *(const uint64_t *)p);
+        break;
+    case UA_BT_FLOAT:
+        bk_feed_put(o, "%.9g", (double)*(const float *)p);
+        break;
+    case UA_BT_DOUBLE:
+        bk_feed_put(o, "%.17g", *(const double *)p);
+        break;
+    case UA_BT_STRING:
+    case UA_BT_XMLELEMENT:
+        bk_feed_put_quoted(o, p);
+        break;
+    case UA_BT_LOCALIZEDTEXT:
+        bk_feed_put_quoted(o, &((const struct ua_localizedtext *)p)->text);
+        break;
+    case UA_BT_BYTESTRING: {
+        const struct ua_string *b = p;
+
+        bk_feed_put_b64(o, b->data, b->len > 0 ? b->len : 0);
+        break;
+    }
+    case UA_BT_GUID:
+        bk_feed_put_guid(o, p);
+        break;
+    case UA_BT_DATETIME: {
+        int64_t   dt = *(const int64_t *)p - UA_DATETIME_UNIX_EPOCH;
+        int64_t   secs = dt >= 0 ? dt / 10000000 : (dt - 9999999) / 10000000;
+        int64_t   frac = dt - secs * 10000000;
+        time_t    t = (time_t)secs;
+        struct tm tm;
+
+        if (gmtime_r(&t, &tm) == NULL) {
+            o->ok = false;
+            break;
+        }
+        bk_feed_put(o, "%04d-%02d-%02dT%02d:%02d:%02d.%07" PRId64 "Z",
+                    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                    tm.tm_min, tm.tm_sec, frac);
+        break;
+    }
+    case UA_BT_NODEID: {
+        char id[512];
+
+        bk_feed_print_nodeid(p, id, sizeof(id));
+        bk_feed_put(o, "%s", id);
+        break;
+    }
+    default:
+        o->ok = false;              /* the feed has no syntax for it */
+        break;
+    }
+}
+
+int
+bk_feed_print(const struct ua_variant *v, char *buf, size_t cap)
+{
+    struct bk_feed_out o = { buf, 0, cap, cap > 0 };
+    size_t             esz;
+
+    if (cap > 0)
+        buf[0] = '\0';
+    if (v->type == UA_BT_NULL)
+        return 0;                   /* an empty Variant: an empty line */
+    if (v->type > UA_BT_MAX)
+        return -1;
+    esz = ua_types[v->type - 1].size;
+    if (!v->is_array) {
+        bk_feed_put_elem(&o, v->type, v->data);
+    } else {
+        bk_feed_put(&o, "[");
+        for (int32_t k = 0; k < v->n && o.ok; k++) {
+            if (k != 0)
+                bk_feed_put(&o, ",");
+            bk_feed_put_elem(&o, v->type,
+                             (const uint8_t *)v->data + (size_t)k * esz);
+        }
+        bk_feed_put(&o, "]");
+    }
+    return o.ok ? (int)o.len : -1;
 }
 
 /* ------------------------------------------------------------ sockets */

@@ -86,6 +86,26 @@ ua_status bk_feed_parse_line(const struct shm_nodestore *ns, const char *line,
                              size_t whylen);
 
 /*
+ * The value text s[n] as a Variant typed by DataType node dt (scalar or
+ * [a,b,c]; the syntax of a line's VALUE), in a.  UA_GOOD, or the status
+ * with a reason in why.  The methods' output arguments use it
+ * (broker/methods.c).
+ */
+ua_status bk_feed_value_dt(const struct shm_nodestore *ns, uint32_t dt,
+                           const char *s, size_t n, struct ua_arena *a,
+                           struct ua_variant *v, char *why, size_t whylen);
+
+/*
+ * Print v in the VALUE syntax (what bk_feed_value_dt reads back) into
+ * buf[cap], NUL-terminated: its length, or -1 when it does not fit or has
+ * a type the syntax has no form for.  An empty Variant prints nothing.
+ */
+int bk_feed_print(const struct ua_variant *v, char *buf, size_t cap);
+
+/* A NodeId in its standard string form (i=, ns=1;s=, g=, b=) into buf. */
+void bk_feed_print_nodeid(const struct ua_nodeid *id, char *buf, size_t cap);
+
+/*
  * Parse and apply a batch (lines separated by \n, \r\n accepted) at
  * DateTime now.  A report line "line N: STATUS: reason\n" for each refused
  * line goes to report[rcap] (truncated when full; may be NULL); *res

@@ -18,6 +18,9 @@
  *   uabroker [options] stats [ADDR:PORT]   print a running broker's /stats
  *   uabroker [options] feed [--push] [--url URL] (LINE... | -)
  *                                      send values to a running broker
+ *   uabroker [options] methods [--url URL] (--exec PROGRAM | --stdio)
+ *                                      serve its method calls
+ *                                      (broker/methods.c)
  *   uabroker [options] passwd NAME [operator|viewer]
  *                                      add or change a user (broker/users.c)
  *
@@ -43,6 +46,7 @@
 #include "fanout.h"
 #include "feed.h"
 #include "mqtt.h"
+#include "methods.h"
 #include "pki.h"
 #include "users.h"
 #include "stats.h"
@@ -66,6 +70,7 @@ struct bk_main {
     struct bk_fanout     fo;
     struct bk_feed       feed;
     struct bk_mqtt       mqtt;
+    struct bk_methods    methods;
     struct bk_stats      stats;
     const char          *stats_addr;    /* `stats` mode: ADDR:PORT */
     const char          *passwd_name;   /* `passwd` mode: NAME [ROLE] */
@@ -102,6 +107,9 @@ bk_usage(FILE *f)
         "       %s [options] feed [--push] [--url URL] (LINE... | -)\n"
         "                      send values to a running broker "
         "(docs/feed.md)\n"
+        "       %s [options] methods [--url URL] (--exec PROGRAM | --stdio)\n"
+        "                      serve a running broker's method calls "
+        "(docs/feed.md)\n"
         "       %s [options] passwd NAME [operator|viewer]\n"
         "                      add or change a user (password on stdin)\n"
         "\n"
@@ -111,6 +119,9 @@ bk_usage(FILE *f)
         "  --stats ADDR:PORT   stats endpoint (stats.listen)\n"
         "  --runtime-dir DIR   sockets directory (server.runtime_dir)\n"
         "  --vars N            Objects/Demo/Vars size (addrspace.vars)\n"
+        "  --nodeset FILE      import a NodeSet2 XML file too "
+        "(addrspace.nodesets;\n"
+        "                      repeatable, in order)\n"
         "  --set SECTION.KEY=VALUE   any other setting\n"
         "  -t                  check the configuration and exit\n"
         "  --print-config      print the configuration in effect and exit\n"
@@ -119,14 +130,14 @@ bk_usage(FILE *f)
         "  --version           show the version and exit\n"
         "\n"
         "Stats endpoint: GET /stats (JSON), /metrics (Prometheus), /health.\n",
-        bk_prog, bk_prog, bk_prog, bk_prog, BK_WORKERS_MAX);
+        bk_prog, bk_prog, bk_prog, bk_prog, bk_prog, BK_WORKERS_MAX);
 }
 
 static int
 bk_args(struct bk_main *m, int argc, char **argv, int *mode)
 {
     enum { O_STATS = 256, O_RUNDIR, O_VARS, O_SET, O_PRINT, O_ONCE, O_HELP,
-           O_VERSION };
+           O_VERSION, O_NODESET };
     static const struct option opts[] = {
         { "stats", required_argument, NULL, O_STATS },
         { "runtime-dir", required_argument, NULL, O_RUNDIR },
@@ -136,6 +147,7 @@ bk_args(struct bk_main *m, int argc, char **argv, int *mode)
         { "once", no_argument, NULL, O_ONCE },
         { "help", no_argument, NULL, O_HELP },
         { "version", no_argument, NULL, O_VERSION },
+        { "nodeset", required_argument, NULL, O_NODESET },
         { NULL, 0, NULL, 0 }
     };
     char        err[512];
@@ -179,6 +191,21 @@ bk_args(struct bk_main *m, int argc, char **argv, int *mode)
                 fprintf(stderr, "%s: %s\n", bk_prog, err);
                 return -1;
             }
+            continue;
+        }
+        case O_NODESET: {
+            /* Appended to addrspace.nodesets (the file's come first). */
+            size_t have = strlen(m->conf.nodesets);
+
+            if (strchr(optarg, ' ') != NULL || strchr(optarg, '\t') != NULL
+                || have + 1 + strlen(optarg) >= sizeof(m->conf.nodesets)) {
+                fprintf(stderr, "%s: --nodeset %s: a path without spaces, "
+                        "all of them together under %zu bytes\n", bk_prog,
+                        optarg, sizeof(m->conf.nodesets));
+                return -1;
+            }
+            snprintf(m->conf.nodesets + have, sizeof(m->conf.nodesets) - have,
+                     "%s%s", have != 0 ? " " : "", optarg);
             continue;
         }
         case 't': *mode = BK_MODE_CHECK; continue;
@@ -229,13 +256,13 @@ bk_feed_word(int argc, char **argv)
 {
     static const char *const with_arg[] = { "-c", "-p", "-w", "--stats",
                                             "--runtime-dir", "--vars",
-                                            "--set" };
+                                            "--set", "--nodeset" };
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool        skip = false;
 
-        if (strcmp(a, "feed") == 0)
+        if (strcmp(a, "feed") == 0 || strcmp(a, "methods") == 0)
             return i;
         if (a[0] != '-')
             return 0;                   /* another operand: not feed mode */
@@ -420,10 +447,15 @@ bk_run(struct bk_main *m)
         fprintf(stderr, "%s: %s\n", bk_prog, err);
         goto out_feed;
     }
+    if (bk_methods_init(&m->methods, m->base, &m->as, &m->fo, &m->conf,
+                        err, sizeof(err)) != 0) {
+        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        goto out_mqtt;
+    }
     if (bk_stats_init(&m->stats, m->base, m->conf.stats_listen, &m->as,
                       &m->sv, err, sizeof(err)) != 0) {
         fprintf(stderr, "%s: %s\n", bk_prog, err);
-        goto out_mqtt;
+        goto out_methods;
     }
     m->stats.mqtt = &m->mqtt;
     simtv.tv_sec = (time_t)(ms / 1000);
@@ -456,6 +488,8 @@ bk_run(struct bk_main *m)
     event_del(&m->sigterm);
     event_del(&m->sighup);
     bk_stats_clear(&m->stats);
+out_methods:
+    bk_methods_clear(&m->methods);
 out_mqtt:
     bk_mqtt_clear(&m->mqtt);
 out_feed:
@@ -484,6 +518,9 @@ main(int argc, char **argv)
     feed_at = bk_feed_word(argc, argv);
     if (bk_args(&m, feed_at != 0 ? feed_at : argc, argv, &mode) != 0)
         return 2;
+    if (feed_at != 0 && strcmp(argv[feed_at], "methods") == 0)
+        return bk_methods_command(&m.conf, argc - feed_at - 1,
+                                  argv + feed_at + 1, stdin, stdout, stderr);
     if (feed_at != 0)
         return bk_feed_command(&m.conf, argc - feed_at - 1,
                                argv + feed_at + 1, stdin, stdout, stderr);
@@ -525,6 +562,15 @@ main(int argc, char **argv)
         }
     }
     if (mode == BK_MODE_CHECK) {
+        /* The nodesets are configuration too: build them once. */
+        if (m.conf.nodesets[0] != '\0') {
+            if (bk_addrspace_build(&m.as, &m.conf, ua_datetime_now(), err,
+                                   sizeof(err)) != 0) {
+                fprintf(stderr, "%s: %s\n", bk_prog, err);
+                return m.as.nodeset_failed ? 2 : 1;
+            }
+            bk_addrspace_close(&m.as);
+        }
         printf("%s: configuration ok\n", bk_prog);
         return 0;
     }
@@ -540,7 +586,8 @@ main(int argc, char **argv)
     if (bk_addrspace_build(&m.as, &m.conf, ua_datetime_now(), err, sizeof(err)) != 0) {
         fprintf(stderr, "%s: %s\n", bk_prog, err);
         bk_pki_clear(&m.pki);
-        return 1;
+        /* A bad nodeset is a configuration error. */
+        return m.as.nodeset_failed ? 2 : 1;
     }
     if (mode == BK_MODE_SERVE
         && bk_pki_publish(&m.pki, &m.as.seg, err, sizeof(err)) != 0) {

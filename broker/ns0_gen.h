@@ -40,7 +40,7 @@
  * at both ends.  Strings are offsets of NUL-terminated UTF-8 in
  * bk_ns0_strings (0 = absent).  A value is an OPC UA Binary Variant
  * (Part 6 §5.2.2.16) of value_len bytes at bk_ns0_values + value; nodes may
- * share identical values.  Descriptions are not included.
+ * share identical values.  Descriptions are text only (no Locale).
  */
 #ifndef BK_NS0_GEN_H
 #define BK_NS0_GEN_H
@@ -63,6 +63,7 @@ struct bk_ns0_node {
     uint32_t display_name;   /* offset in bk_ns0_strings (DisplayName text) */
     uint32_t display_locale; /* offset, 0 = no locale */
     uint32_t inverse_name;   /* ReferenceTypes: offset of InverseName text, 0 = none */
+    uint32_t description;    /* offset of the Description text, 0 = none */
     uint32_t data_type;      /* Variables/VariableTypes: ns0 numeric id of DataType (aliases resolved; default i=24) else 0 */
     int32_t  value_rank;     /* Variables/VariableTypes: ValueRank (default -1) else 0 */
     uint32_t array_dims;     /* index in bk_ns0_u32 of { n, dim_1..dim_n }, 0 = none (put a dummy 0 at bk_ns0_u32[0]) */
@@ -84,7 +85,7 @@ extern const uint8_t            bk_ns0_values[];
 extern const uint32_t           bk_ns0_u32[];
 #define BK_NS0_NODES 4956
 #define BK_NS0_REFS  11859
-#define BK_NS0_STRINGS_SIZE 31491
+#define BK_NS0_STRINGS_SIZE 38709
 #define BK_NS0_VALUES_SIZE 515066
 
 #endif /* BK_NS0_GEN_H */

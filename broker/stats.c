@@ -121,6 +121,12 @@ enum bk_stats_fanout_counter {
     BK_SF_FEED,
     BK_SF_BELLS,
     BK_SF_DEFERRED,
+    BK_SF_M_CALLS,                      /* broker/methods.c */
+    BK_SF_M_ANSWERED,
+    BK_SF_M_TIMEOUTS,
+    BK_SF_M_NO_OWNER,
+    BK_SF_M_ERRORS,
+    BK_SF_M_LATE,
     BK_SF_MAX
 };
 
@@ -150,6 +156,19 @@ static const struct bk_stats_counter_desc bk_stats_fanout_desc[BK_SF_MAX] = {
     { "notif_bells_deferred", "fanout_notif_bells_deferred_total",
       "counter", "block pushes left unrung: the worker wakes for its next "
       "publishing tick anyway" },
+    { "methods_calls", "methods_calls_total", "counter",
+      "method calls forwarded to the method owner (docs/feed.md Methods)" },
+    { "methods_answered", "methods_answered_total", "counter",
+      "answers the method owner gave in time" },
+    { "methods_timeouts", "methods_timeouts_total", "counter",
+      "method calls answered BadTimeout (methods.timeout_ms)" },
+    { "methods_no_owner", "methods_no_owner_total", "counter",
+      "method calls refused at once: no owner ever connected" },
+    { "methods_errors", "methods_errors_total", "counter",
+      "owner answers that did not parse or did not match the method's "
+      "OutputArguments (BadInternalError)" },
+    { "methods_late", "methods_late_total", "counter",
+      "owner answers dropped: after the timeout, or for no call" },
 };
 
 /* The shared throttle's counters (SHM_R_THROTTLE, summed over workers),
@@ -529,6 +548,12 @@ bk_stats_fanout_read(const struct bk_addrspace *as, struct bk_stats_fanout *o)
     o->v[BK_SF_FEED] = BK_F(feed_values);
     o->v[BK_SF_RECLAIMED] = atomic_load_explicit(&f->pool.sh->reclaimed,
                                                  memory_order_relaxed);
+    o->v[BK_SF_M_CALLS] = f->mstat.calls;
+    o->v[BK_SF_M_ANSWERED] = f->mstat.answered;
+    o->v[BK_SF_M_TIMEOUTS] = f->mstat.timeouts;
+    o->v[BK_SF_M_NO_OWNER] = f->mstat.no_owner;
+    o->v[BK_SF_M_ERRORS] = f->mstat.errors;
+    o->v[BK_SF_M_LATE] = f->mstat.late;
     for (unsigned i = 0; i < f->n; i++) {
         const struct shm_ring *r = f->w[i].notif.sh;
 

@@ -21,7 +21,17 @@
  *                       operations do not fit in one record takes several;
  *                       operations the worker answered itself are absent)
  *
+ *     SHM_FO_CALL       struct shm_fo_call, then args_len bytes: nargs
+ *                       encoded Variants (Part 6 §5.2.2.16), the input
+ *                       arguments of one method of a CallRequest, already
+ *                       checked against its InputArguments (one record
+ *                       per forwarded method; worker/svc_call.c)
+ *
  *   reply ring, broker -> worker
+ *     SHM_FO_CALL_RESULT  struct shm_fo_call_result, then out_len bytes:
+ *                       nout encoded Variants, the output arguments (only
+ *                       when status is Good) of method op of pending Call
+ *                       id (broker/methods.c)
  *     SHM_FO_RESULTS    struct shm_fo_results, then count uint32
  *                       StatusCodes: the results of operations
  *                       first_op .. first_op + count - 1 of request id
@@ -63,7 +73,9 @@
 enum shm_fo_kind {
     SHM_FO_NONE = 0,
     SHM_FO_WRITE = 1,           /* request ring */
-    SHM_FO_RESULTS = 2          /* reply ring */
+    SHM_FO_RESULTS = 2,         /* reply ring */
+    SHM_FO_CALL = 3,            /* request ring: a method call */
+    SHM_FO_CALL_RESULT = 4      /* reply ring: its answer */
 };
 
 /* The first 8 bytes of every record. */
@@ -112,6 +124,31 @@ struct shm_fo_results {
     uint32_t pad;
 };
 static_assert(sizeof(struct shm_fo_results) == 24, "fo results");
+
+/* One method to call (Part 4 §5.11.2), its nodes resolved by the worker;
+ * args_len bytes of nargs encoded Variants follow. */
+struct shm_fo_call {
+    struct shm_fo_hdr hdr;      /* kind SHM_FO_CALL */
+    uint32_t id;                /* the worker's pending-Call id */
+    uint32_t op;                /* index in the CallRequest */
+    uint32_t object;            /* node index of objectId */
+    uint32_t method;            /* node index of methodId */
+    uint32_t nargs;
+    uint32_t args_len;
+};
+static_assert(sizeof(struct shm_fo_call) == 32, "fo call");
+
+/* The answer to one SHM_FO_CALL; out_len bytes of nout Variants follow. */
+struct shm_fo_call_result {
+    struct shm_fo_hdr hdr;      /* kind SHM_FO_CALL_RESULT */
+    uint32_t id;
+    uint32_t op;
+    uint32_t status;            /* the method's StatusCode */
+    uint32_t nout;
+    uint32_t out_len;
+    uint32_t pad;
+};
+static_assert(sizeof(struct shm_fo_call_result) == 32, "fo call result");
 
 /* Slots a record of len bytes takes in slot_size-byte slots. */
 static inline uint32_t

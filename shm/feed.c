@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <nanomsg/nn.h>
+#include <nanomsg/pair.h>
 #include <nanomsg/pipeline.h>
 #include <nanomsg/reqrep.h>
 
@@ -42,11 +43,20 @@ shm_feed_bind(struct shm_feed *f, enum shm_feed_kind kind, const char *url,
         proto = NN_PULL;
     else if (kind == SHM_FEED_REP)
         proto = NN_REP;
+    else if (kind == SHM_FEED_PAIR)
+        proto = NN_PAIR;
     else
         return -EINVAL;
     f->sock = nn_socket(AF_SP, proto);
     if (f->sock == -1)
         return -nn_errno();
+    if (kind == SHM_FEED_PAIR) {
+        int zero = 0;           /* no peer, or a full pipe: fail at once */
+
+        if (nn_setsockopt(f->sock, NN_SOL_SOCKET, NN_SNDTIMEO, &zero,
+                          sizeof(zero)) == -1)
+            return shm_feed_fail(f);
+    }
     if (nn_setsockopt(f->sock, NN_SOL_SOCKET, NN_RCVMAXSIZE, &max_bytes,
                       sizeof(max_bytes)) == -1
         || nn_getsockopt(f->sock, NN_SOL_SOCKET, NN_RCVFD, &f->fd, &fdsz)
@@ -71,6 +81,8 @@ shm_feed_connect(struct shm_feed *f, enum shm_feed_kind kind,
         proto = NN_PUSH;
     else if (kind == SHM_FEED_REQ)
         proto = NN_REQ;
+    else if (kind == SHM_FEED_PAIR)
+        proto = NN_PAIR;
     else
         return -EINVAL;
     f->sock = nn_socket(AF_SP, proto);
@@ -82,6 +94,14 @@ shm_feed_connect(struct shm_feed *f, enum shm_feed_kind kind,
                          sizeof(timeout_ms)) == -1
         || nn_connect(f->sock, url) == -1)
         return shm_feed_fail(f);
+    if (kind == SHM_FEED_PAIR) {
+        size_t fdsz = sizeof(f->fd);
+
+        /* The method owner polls it with its other fds. */
+        if (nn_getsockopt(f->sock, NN_SOL_SOCKET, NN_RCVFD, &f->fd, &fdsz)
+            == -1)
+            return shm_feed_fail(f);
+    }
     return 0;
 }
 

@@ -21,7 +21,10 @@ enum shm_feed_kind {
     SHM_FEED_PULL = 0,          /* broker: batches, no answer */
     SHM_FEED_REP,               /* broker: batches answered with a report */
     SHM_FEED_PUSH,              /* client of PULL */
-    SHM_FEED_REQ                /* client of REP */
+    SHM_FEED_REQ,               /* client of REP */
+    SHM_FEED_PAIR               /* the methods socket (broker/methods.c):
+                                 * bound by the broker (sends never
+                                 * block), connected by the method owner */
 };
 
 struct shm_feed {
@@ -30,22 +33,22 @@ struct shm_feed {
 };
 
 /*
- * Broker: bind a PULL or REP socket at url (ipc://PATH or tcp://ADDR:PORT)
- * taking messages of at most max_bytes (larger ones are refused by the
- * transport).  An ipc:// path's directory must exist.  0 or -errno
+ * Broker: bind a PULL, REP or PAIR socket at url (ipc://PATH or
+ * tcp://ADDR:PORT) taking messages of at most max_bytes (larger ones are
+ * refused by the transport).  An ipc:// path's directory must exist.  0 or -errno
  * (-EINVAL for another kind or a bad url, -EADDRINUSE, ...).
  */
 int shm_feed_bind(struct shm_feed *f, enum shm_feed_kind kind,
                   const char *url, int max_bytes);
 
 /*
- * Client: connect a PUSH or REQ socket to url; sends wait up to
+ * Client: connect a PUSH, REQ or PAIR socket to url; sends wait up to
  * timeout_ms for the broker.  0 or -errno.
  */
 int shm_feed_connect(struct shm_feed *f, enum shm_feed_kind kind,
                      const char *url, int timeout_ms);
 
-/* The fd to poll for readability (broker sockets). */
+/* The fd to poll for readability (broker sockets, a connected PAIR). */
 int shm_feed_fd(const struct shm_feed *f);
 
 /*

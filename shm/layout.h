@@ -279,6 +279,8 @@ struct shm_config {
     uint32_t accept_burst;              /* connections at once */
     uint32_t login_failure_ip_threshold;
     uint32_t linger_us;                 /* fanout.linger_us */
+    uint32_t pending_calls;             /* methods.pending_calls */
+    uint32_t max_call_bytes;            /* methods.max_call_bytes */
 };
 
 /* Services counted per worker (the index into the per-service arrays). */

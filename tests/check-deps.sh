@@ -8,7 +8,8 @@
 #            shm/feed.c only)
 #   worker/  proto/, shm/, worker/ headers, libevent, libc/system
 #   broker/  proto/, shm/, broker/ headers, libevent, libc/system (inih
-#            in broker/config.c only, libmosquitto in broker/mqtt.c only)
+#            in broker/config.c only, libmosquitto in broker/mqtt.c only,
+#            libxml2 in broker/nodeset.c only)
 #   nothing outside worker/ (broker/) includes worker/ (broker/) headers;
 #   proto/ and shm/ never include each other; only tests/ includes tests/.
 #
@@ -89,6 +90,8 @@ function libof(h) {
         return "inih"
     if (h == "mosquitto.h")
         return "mosquitto"
+    if (h ~ /^libxml\//)
+        return "libxml2"
     if ((h in sysh) || h ~ /intrin\.h$/ \
         || h ~ /^(sys|bits|linux|asm|asm-generic|gnu)\// \
         || h ~ /^(net|netinet|arpa|netpacket)\//)
@@ -205,6 +208,8 @@ FNR == 1 {
             report("libinih may be included only by broker/config.c")
         else if (lib == "mosquitto" && file != "broker/mqtt.c")
             report("libmosquitto may be included only by broker/mqtt.c")
+        else if (lib == "libxml2" && file != "broker/nodeset.c")
+            report("libxml2 may be included only by broker/nodeset.c")
         else if (lib == "other" && (mod in proj))
             report("not a libc/system header nor a library " mod "/ may use")
         next

@@ -152,6 +152,7 @@ wk_fanout_init(struct wk_fanout *f, struct wk_worker *w, struct wk_conns *cs)
     f->bell.sock = -1;
     f->bell.fd = -1;
     f->free_write = UINT32_MAX;
+    f->free_call = UINT32_MAX;
     f->open_off = UINT32_MAX;
     rc = shm_ring_locate(&f->req, &w->seg, w->slot, SHM_RING_REQ);
     if (rc == -ENOENT)
@@ -182,6 +183,22 @@ wk_fanout_init(struct wk_fanout *f, struct wk_worker *w, struct wk_conns *cs)
         || f->handles == NULL || f->writes == NULL)
         goto nomem;
     memset(f->writes, 0, (size_t)f->nwrites * sizeof(*f->writes));
+    /* Pending Calls, each with its response arena. */
+    f->ncalls = c->pending_calls != 0 ? c->pending_calls : 1;
+    f->call_bytes = c->max_call_bytes != 0 ? c->max_call_bytes : 65536;
+    f->calls = wk_alloc(w, (size_t)f->ncalls * sizeof(*f->calls));
+    if (f->calls == NULL)
+        goto nomem;
+    memset(f->calls, 0, (size_t)f->ncalls * sizeof(*f->calls));
+    for (uint32_t i = f->ncalls; i-- > 0;) {
+        struct wk_fanout_call *pc = &f->calls[i];
+
+        pc->buf = wk_alloc(w, f->call_bytes);
+        if (pc->buf == NULL)
+            goto nomem;
+        pc->next_free = f->free_call;
+        f->free_call = i;
+    }
     for (uint32_t i = f->nwrites; i-- > 0;) {
         struct wk_fanout_write *pw = &f->writes[i];
 
@@ -258,6 +275,10 @@ wk_fanout_clear(struct wk_fanout *f)
         for (uint32_t i = 0; i < f->nwrites; i++)
             wk_free(w, f->writes[i].results);
     wk_free(w, f->writes);
+    if (f->calls != NULL)
+        for (uint32_t i = 0; i < f->ncalls; i++)
+            wk_free(w, f->calls[i].buf);
+    wk_free(w, f->calls);
     wk_free(w, f->handles);
     wk_free(w, f->scratch);
     wk_free(w, f->in);
@@ -481,6 +502,9 @@ wk_fanout_drain_replies(struct wk_fanout *f)
             memcpy(&r, f->in, sizeof(r));
             if (r.count <= (h.len - sizeof(r)) / 4)
                 wk_fanout_results(f, &r, f->in + sizeof(r));
+        } else if (h.kind == SHM_FO_CALL_RESULT
+                   && h.len >= sizeof(struct shm_fo_call_result)) {
+            wk_svc_call_reply(f->w, f->in, h.len);
         }
     }
 }
@@ -783,4 +807,147 @@ wk_fanout_push(struct wk_fanout *f)
         f->outbox_len -= off;
         f->bell_owed = true;
     }
+}
+
+/* ------------------------------------------------------------ calls */
+
+struct wk_fanout_call *
+wk_fanout_call_begin(struct wk_fanout *f, const struct wk_conn_ref *ref,
+                     uint32_t n)
+{
+    struct wk_fanout_call *pc;
+    uint32_t               i = f->free_call;
+
+    if (i == UINT32_MAX || n == 0
+        || n > f->w->conf->max_nodes_per_method_call)
+        return NULL;
+    pc = &f->calls[i];
+    ua_arena_init(&pc->arena, pc->buf, f->call_bytes);
+    pc->results = ua_arena_alloc(&pc->arena, (size_t)n
+                                                 * sizeof(*pc->results));
+    pc->methods = ua_arena_alloc(&pc->arena, (size_t)n * 4);
+    if (pc->results == NULL || pc->methods == NULL)
+        return NULL;                    /* n too large for call_bytes */
+    memset(pc->results, 0, (size_t)n * sizeof(*pc->results));
+    memset(pc->methods, 0xFF, (size_t)n * 4);
+    f->free_call = pc->next_free;
+    f->call_seq = (uint16_t)((f->call_seq + 1) & 0x7FFF);
+    if (f->call_seq == 0)
+        f->call_seq = 1;
+    pc->id = i | (uint32_t)f->call_seq << 16;
+    pc->ref = *ref;
+    pc->n = n;
+    pc->left = 0;
+    pc->next_free = UINT32_MAX;
+    return pc;
+}
+
+struct wk_fanout_call *
+wk_fanout_call_of(struct wk_fanout *f, uint32_t id)
+{
+    uint32_t i = id & 0xFFFFu;
+
+    if (id == 0 || f->calls == NULL || i >= f->ncalls
+        || f->calls[i].id != id)
+        return NULL;
+    return &f->calls[i];
+}
+
+ua_status
+wk_fanout_call_add(struct wk_fanout *f, struct wk_fanout_call *pc,
+                   uint32_t op, uint32_t object, uint32_t method,
+                   const struct ua_variant *args, int32_t nargs)
+{
+    const uint32_t     ss = f->slot_size;
+    struct shm_fo_call rec;
+    uint32_t           maxslots, nslots, start = f->outbox_len;
+    uint64_t           alen = 0, len;
+    uint8_t           *p;
+
+    if (op >= pc->n || ss == 0)
+        return UA_BAD_INTERNAL_ERROR;
+    for (int32_t k = 0; k < nargs; k++) {
+        size_t sz = ua_encoded_size(&args[k], &ua_types[UA_TYPE_VARIANT]);
+
+        if (sz == 0)
+            return UA_BAD_ENCODING_LIMITS_EXCEEDED;
+        alen += sz;
+    }
+    len = sizeof(rec) + alen;
+    maxslots = f->req.size < UINT16_MAX ? f->req.size : UINT16_MAX;
+    nslots = shm_fo_slots(len, ss);
+    if (alen > f->call_bytes || nslots > maxslots)
+        return UA_BAD_REQUEST_TOO_LARGE;
+    if ((uint64_t)start + (uint64_t)nslots * ss > f->outbox_cap)
+        return UA_BAD_RESOURCE_UNAVAILABLE;
+    p = f->outbox + start;
+    {
+        size_t off = sizeof(rec);
+
+        for (int32_t k = 0; k < nargs; k++) {
+            size_t used;
+
+            if (ua_encode(&args[k], &ua_types[UA_TYPE_VARIANT], p + off,
+                          (size_t)(len - off), &used) != UA_GOOD)
+                return UA_BAD_ENCODING_LIMITS_EXCEEDED;
+            off += used;
+        }
+    }
+    memset(p + len, 0, (size_t)nslots * ss - (size_t)len);
+    memset(&rec, 0, sizeof(rec));
+    rec.hdr.kind = SHM_FO_CALL;
+    rec.hdr.nslots = (uint16_t)nslots;
+    rec.hdr.len = (uint32_t)len;
+    rec.id = pc->id;
+    rec.op = op;
+    rec.object = object;
+    rec.method = method;
+    rec.nargs = (uint32_t)nargs;
+    rec.args_len = (uint32_t)alen;
+    memcpy(p, &rec, sizeof(rec));
+    /* A Write's open record before it is final: no Write continues it
+     * past this one. */
+    f->open_off = UINT32_MAX;
+    f->outbox_len = start + nslots * ss;
+    pc->methods[op] = method;
+    pc->left++;
+    return UA_GOOD;
+}
+
+/* Every answer is in: the CallResponse, then the pending Call is free. */
+static void
+wk_fanout_call_done(struct wk_fanout *f, struct wk_fanout_call *pc)
+{
+    struct ua_call_response resp;
+    wk_fanout_respond_fn    respond = f->respond != NULL ? f->respond
+                                                         : wk_conn_respond;
+
+    memset(&resp, 0, sizeof(resp));
+    resp.response_header.service_result = UA_GOOD;
+    resp.n_results = (int32_t)pc->n;
+    resp.results = pc->results;
+    /* -ESTALE: the client left meanwhile; the methods ran all the same. */
+    (void)respond(f->w, &pc->ref, &ua_types[UA_TYPE_CALLRESPONSE], &resp);
+    pc->id = 0;
+    pc->next_free = f->free_call;
+    f->free_call = (uint32_t)(pc - f->calls);
+}
+
+void
+wk_fanout_call_answered(struct wk_fanout *f, struct wk_fanout_call *pc)
+{
+    if (pc->left != 0)
+        pc->left--;
+    if (pc->left == 0)
+        wk_fanout_call_done(f, pc);
+}
+
+void
+wk_fanout_call_commit(struct wk_fanout *f, struct wk_fanout_call *pc)
+{
+    if (pc->left == 0) {
+        wk_fanout_call_done(f, pc);     /* nothing went to the broker */
+        return;
+    }
+    wk_fanout_push(f);
 }

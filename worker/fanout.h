@@ -130,6 +130,30 @@ struct wk_fanout_write {
     ua_status         *results;     /* [conf->max_nodes_per_write] */
 };
 
+/*
+ * One Call in flight with methods forwarded to the broker (its method
+ * owner answers them, broker/methods.c): the CallResponse being built, in
+ * its own arena (conf->max_call_bytes), so the results the worker made
+ * itself and the owner's output arguments outlive the request's arena.
+ */
+struct wk_fanout_call {
+    struct wk_conn_ref            ref;
+    uint32_t                      id;       /* index | sequence << 16;
+                                             * 0 = free */
+    uint32_t                      n;        /* methods of the request */
+    uint32_t                      left;     /* forwarded, not answered */
+    uint32_t                      next_free;
+    struct ua_call_method_result *results;  /* [n], in arena */
+    uint32_t                     *methods;  /* [n] node index, in arena */
+    struct ua_arena               arena;    /* over buf */
+    uint8_t                      *buf;
+};
+
+/* How a finished Call is answered (tests replace wk_conn_respond). */
+typedef int (*wk_fanout_respond_fn)(struct wk_worker *w,
+                                    const struct wk_conn_ref *ref,
+                                    const struct ua_type *t, void *resp);
+
 struct wk_fanout {
     struct wk_worker         *w;
     bool                      on;           /* the segment has our rings */
@@ -155,6 +179,13 @@ struct wk_fanout {
     uint32_t                  nwrites;
     uint32_t                  free_write;   /* index, UINT32_MAX: none */
     uint16_t                  write_seq;    /* 1..32767 */
+    /* Pending Calls: a fixed pool of conf->pending_calls. */
+    struct wk_fanout_call    *calls;
+    uint32_t                  ncalls;
+    uint32_t                  free_call;    /* index, UINT32_MAX: none */
+    uint16_t                  call_seq;     /* 1..32767 */
+    uint32_t                  call_bytes;   /* each one's arena */
+    wk_fanout_respond_fn      respond;      /* NULL: wk_conn_respond */
     /* Request records not pushed yet (whole records, in order). */
     uint8_t                  *outbox;
     uint32_t                  outbox_cap;   /* bytes: the ring's */
@@ -233,6 +264,52 @@ void wk_fanout_write_result(struct wk_fanout *f, int id, uint32_t op,
  * when the last result is in (at once when all were answered here).
  */
 void wk_fanout_write_commit(struct wk_fanout *f, int id);
+
+/* --- the Call path (worker/svc_call.c) ------------------------------ */
+
+/*
+ * Start a Call of n methods (n <= conf->max_nodes_per_method_call) that
+ * forwards some of them, answered through ref when the last forwarded one
+ * is answered.  Its results array (zeroed) and everything the response
+ * points at go into pc->arena.  NULL when every pending Call is in use.
+ */
+struct wk_fanout_call *wk_fanout_call_begin(struct wk_fanout *f,
+                                            const struct wk_conn_ref *ref,
+                                            uint32_t n);
+
+/*
+ * Queue method op of pending Call pc for the broker: one SHM_FO_CALL
+ * record with the node indices and the nargs input arguments encoded.
+ * UA_GOOD (the result comes with the reply); BadRequestTooLarge when the
+ * record would take more slots than the request ring has (or 65535) or
+ * the arguments more than conf->max_call_bytes; BadResourceUnavailable
+ * when the outbox has no room for it now; BadEncodingLimitsExceeded when
+ * an argument does not encode.
+ */
+ua_status wk_fanout_call_add(struct wk_fanout *f, struct wk_fanout_call *pc,
+                             uint32_t op, uint32_t object, uint32_t method,
+                             const struct ua_variant *args, int32_t nargs);
+
+/*
+ * Every method of pc is queued or answered: push what fits now; the
+ * CallResponse goes out when the last answer is in (at once when none
+ * was forwarded).
+ */
+void wk_fanout_call_commit(struct wk_fanout *f, struct wk_fanout_call *pc);
+
+/* The pending Call of id, or NULL (answered, dropped, never). */
+struct wk_fanout_call *wk_fanout_call_of(struct wk_fanout *f, uint32_t id);
+
+/* Method op of pc was answered (its result set): the response when it
+ * was the last one. */
+void wk_fanout_call_answered(struct wk_fanout *f, struct wk_fanout_call *pc);
+
+/*
+ * A SHM_FO_CALL_RESULT record (len bytes, header checked) from the reply
+ * ring: worker/svc_call.c sets the method's result, checking the outputs
+ * against the method's OutputArguments.
+ */
+void wk_svc_call_reply(struct wk_worker *w, const uint8_t *rec, uint32_t len);
 
 /* ------------------------------------------- the inline Write path */
 

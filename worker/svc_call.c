@@ -1,6 +1,7 @@
 /*
- * worker/svc_call.c: the Call service (Part 4 §5.11.2), for the two
- * methods of the Server object the subscriptions need:
+ * worker/svc_call.c: the Call service (Part 4 §5.11.2).
+ *
+ * Two methods of the Server object are served here, by the worker:
  *
  *   GetMonitoredItems (i=11492)   in: subscriptionId UInt32
  *                                 out: serverHandles UInt32[],
@@ -9,67 +10,267 @@
  *                                 (the next Publish carries the current
  *                                 value of every enabled item)
  *
+ * Every other method is forwarded: checked here, then sent to the broker
+ * as a SHM_FO_CALL record (shm/fanout.h) on the request ring; the broker
+ * hands it to the method's owner (broker/methods.c, docs/feed.md
+ * "Methods") and its answer comes back as a SHM_FO_CALL_RESULT on the
+ * reply ring (wk_svc_call_reply).  A Call with forwarded methods is
+ * pending (worker/conn.h) in a pending Call of the fan-out's pool
+ * (conf->pending_calls, worker/fanout.h), whose arena holds the whole
+ * response (the results made here too); the CallResponse leaves when
+ * the last forwarded method is answered.  The broker always answers (its
+ * timeout, methods.timeout_ms, is BadTimeout).  Local and forwarded
+ * methods may be mixed in one request; a client's other requests are
+ * served meanwhile.
+ *
  * Service results: no methodsToCall BadNothingToDo, more than
  * conf->max_nodes_per_method_call BadTooManyOperations (SECURITY.md 70).
  *
  * Operation results, in this order (the arguments are checked before the
  * method runs, SECURITY.md 70): objectId unknown BadNodeIdUnknown, not an
- * Object or ObjectType BadNodeIdInvalid; methodId unknown, not a Method,
- * or not one of the two above on the Server object BadMethodInvalid;
- * fewer input arguments BadArgumentsMissing, more BadTooManyArguments;
- * an argument that is not a scalar UInt32 BadInvalidArgument with
- * inputArgumentResults [BadTypeMismatch]; then the method's own:
- * BadSubscriptionIdInvalid, or BadUserAccessDenied for a subscription of
- * another session.
+ * Object or ObjectType BadNodeIdInvalid; methodId unknown or not a Method
+ * BadMethodInvalid; the method not a component (HasComponent or a
+ * subtype, forward from the object) of the object, of its TypeDefinition
+ * or of one of that type's supertypes BadMethodInvalid; Executable or
+ * UserExecutable false BadNotExecutable; the input arguments against the
+ * method's InputArguments property (absent: none): fewer
+ * BadArgumentsMissing, more BadTooManyArguments; any argument whose type
+ * or shape does not match BadInvalidArgument with inputArgumentResults
+ * (BadTypeMismatch for each offending one, Good for the others).
  *
- * Outputs live in the request arena; no heap.
+ * Type rule for an argument (the Write's, broker/write.h, no implicit
+ * conversion: Part 4 §5.11.2 "BadTypeMismatch: the argument's DataType
+ * does not match"): the Argument's DataType's supertype chain is walked
+ * to its first namespace-0 type with an id in 1..29; a built-in matches
+ * exactly (an Int32 is no Double), Number any of SByte..Double, Integer
+ * and UInteger the signed and unsigned integers, an Enumeration an Int32,
+ * BaseDataType anything, a Structure an ExtensionObject of that DataType
+ * or a subtype (by its decoded type, or by its encoding's HasEncoding
+ * DataType).  ValueRank (-1 scalar, -2 any, -3 scalar or one dimension,
+ * 0 one or more, n exactly n) and ArrayDimensions (each the most that
+ * dimension may hold, 0 any) as Part 3 §5.6.2.
+ *
+ * Then, forwarded methods only: a session that may not write
+ * (wk_session_may_write: anonymous unless security.anonymous_write, role
+ * viewer) BadUserAccessDenied; every pending Call in use
+ * BadResourceUnavailable; arguments too large for the request ring or
+ * conf->max_call_bytes BadRequestTooLarge; no room in the outbox now
+ * BadResourceUnavailable; a segment without the fan-out BadNotImplemented.
+ * The owner's answer: its status, or BadTimeout / BadNoCommunication
+ * from the broker; outputs that do not match the OutputArguments (count,
+ * type, shape) or do not decode BadInternalError (counted in the broker
+ * too).  The Server's own two: BadSubscriptionIdInvalid, or
+ * BadUserAccessDenied for a subscription of another session.
+ *
+ * Outputs live in the request arena, or in the pending Call's; no heap.
  */
+#include <errno.h>
 #include <string.h>
 
+#include "fanout.h"
+#include "session.h"
+#include "proto/codec.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
 #include "sub_int.h"
 #include "svc_int.h"
 
-static void wk_svc_call_one(struct wk_svc_ctx *ctx,
+#define WK_CALL_ARGS_READ 4096      /* first try at an Arguments value */
+
+static bool wk_svc_call_local(const struct ua_call_method_request *m);
+static uint32_t wk_svc_call_forwarded(struct wk_worker *w,
+                                      const struct ua_call_method_request *m);
+static void wk_svc_call_one(struct wk_svc_ctx *ctx, struct ua_arena *req_a,
+                            struct wk_fanout_call *pc, uint32_t op,
                             const struct ua_call_method_request *m,
                             struct ua_call_method_result *r);
 static ua_status wk_svc_call_args(struct wk_svc_ctx *ctx,
                                   const struct ua_call_method_request *m,
                                   struct ua_call_method_result *r,
                                   uint32_t *sub_id);
+static ua_status wk_svc_call_server(struct wk_svc_ctx *ctx,
+                                    const struct ua_call_method_request *m,
+                                    struct ua_call_method_result *r);
 static ua_status wk_svc_call_get_items(struct wk_svc_ctx *ctx,
                                        struct wk_subs *st, struct wk_sub *sub,
                                        struct ua_call_method_result *r);
+static bool wk_svc_call_component(const struct shm_nodestore *ns,
+                                  uint32_t obj, uint32_t meth);
+static uint32_t wk_svc_call_ns0(const struct shm_nodestore *ns, uint32_t i);
+static uint32_t wk_svc_call_reftype(const struct shm_nodestore *ns,
+                                    uint32_t id);
+static uint32_t wk_svc_call_encoding_type(const struct shm_nodestore *ns,
+                                          uint32_t enc);
+static uint32_t wk_svc_call_type_root(const struct shm_nodestore *ns,
+                                      uint32_t dt);
+static bool wk_svc_call_struct_ok(const struct wk_worker *w, uint32_t dt,
+                                  const struct ua_variant *v);
+static bool wk_svc_call_rank_ok(const struct ua_argument *d,
+                                const struct ua_variant *v);
+static ua_status wk_svc_call_check_in(struct wk_svc_ctx *ctx,
+                                      struct ua_arena *req_a, uint32_t meth,
+                                      const struct ua_call_method_request *m,
+                                      struct ua_call_method_result *r);
+
+/* ------------------------------------------------------------ the service */
 
 void
 wk_svc_call(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
 {
     const struct ua_call_request *req = req_;
     struct ua_call_response      *resp = resp_;
-    struct ua_response_header    *rh = &resp->response_header;
+    struct wk_conn_ref            ref;
+    bool                          fwd = false;
     int32_t                       n = req->n_methods_to_call;
+
+    if (n > 0 && (uint32_t)n <= ctx->w->conf->max_nodes_per_method_call
+        && wk_fanout_on(ctx->w->fanout))
+        for (int32_t i = 0; i < n && !fwd; i++)
+            fwd = wk_svc_call_forwarded(ctx->w, &req->methods_to_call[i])
+                  != SHM_NONE;
+    if (!fwd || wk_conn_defer(ctx, &ref) != 0) {
+        (void)wk_svc_call_ref(ctx, req, resp, NULL);
+        return;
+    }
+    if (!wk_svc_call_ref(ctx, req, resp, &ref))
+        ctx->pending = false;           /* answered now after all */
+}
+
+bool
+wk_svc_call_ref(struct wk_svc_ctx *ctx, const struct ua_call_request *req,
+                struct ua_call_response *resp, const struct wk_conn_ref *ref)
+{
+    struct ua_response_header *rh = &resp->response_header;
+    struct wk_fanout_call     *pc = NULL;
+    struct ua_arena           *keep = ctx->arena;
+    int32_t                    n = req->n_methods_to_call;
 
     if (n <= 0) {
         rh->service_result = UA_BAD_NOTHING_TO_DO;
-        return;
+        return false;
     }
     if ((uint32_t)n > ctx->w->conf->max_nodes_per_method_call) {
         rh->service_result = UA_BAD_TOO_MANY_OPERATIONS;
-        return;
+        return false;
     }
-    resp->results = ua_arena_alloc(ctx->arena,
-                                   (size_t)n * sizeof(*resp->results));
-    if (resp->results == NULL) {
-        rh->service_result = UA_BAD_OUT_OF_MEMORY;
-        return;
+    if (ref != NULL)
+        pc = wk_fanout_call_begin(ctx->w->fanout, ref, (uint32_t)n);
+    if (pc != NULL) {
+        /* Everything the response points at outlives the request. */
+        ctx->arena = &pc->arena;
+        resp->results = pc->results;
+    } else {
+        resp->results = ua_arena_alloc(ctx->arena,
+                                       (size_t)n * sizeof(*resp->results));
+        if (resp->results == NULL) {
+            rh->service_result = UA_BAD_OUT_OF_MEMORY;
+            return false;
+        }
+        memset(resp->results, 0, (size_t)n * sizeof(*resp->results));
     }
-    memset(resp->results, 0, (size_t)n * sizeof(*resp->results));
     resp->n_results = n;
     for (int32_t i = 0; i < n; i++)
-        wk_svc_call_one(ctx, &req->methods_to_call[i], &resp->results[i]);
+        wk_svc_call_one(ctx, keep, pc, (uint32_t)i, &req->methods_to_call[i],
+                        &resp->results[i]);
+    ctx->arena = keep;
+    if (pc == NULL)
+        return false;
+    wk_fanout_call_commit(ctx->w->fanout, pc);
+    return true;
 }
+
+/* ------------------------------------------------------------ one method */
+
+/* One of the two the worker serves itself (ids checked, not nodes). */
+static bool
+wk_svc_call_local(const struct ua_call_method_request *m)
+{
+    return m->object_id.ns == 0 && m->object_id.idtype == UA_IDTYPE_NUMERIC
+           && m->object_id.id.num == UA_NS0ID_SERVER
+           && m->method_id.ns == 0
+           && m->method_id.idtype == UA_IDTYPE_NUMERIC
+           && (m->method_id.id.num == UA_NS0ID_SERVER_GETMONITOREDITEMS
+               || m->method_id.id.num == UA_NS0ID_SERVER_RESENDDATA);
+}
+
+/* The method node of m when m would be forwarded (if it passes the
+ * checks), else SHM_NONE. */
+static uint32_t
+wk_svc_call_forwarded(struct wk_worker *w,
+                      const struct ua_call_method_request *m)
+{
+    uint32_t meth;
+
+    if (wk_svc_call_local(m))
+        return SHM_NONE;
+    meth = wk_svc_lookup(w, &m->method_id);
+    if (meth == SHM_NONE || w->ns.nodes[meth].node_class != SHM_NC_METHOD)
+        return SHM_NONE;
+    return meth;
+}
+
+static void
+wk_svc_call_one(struct wk_svc_ctx *ctx, struct ua_arena *req_a,
+                struct wk_fanout_call *pc, uint32_t op,
+                const struct ua_call_method_request *m,
+                struct ua_call_method_result *r)
+{
+    struct wk_worker       *w = ctx->w;
+    const struct shm_node  *mn;
+    uint32_t                obj, meth;
+    uint8_t                 nc;
+    ua_status               s;
+
+    obj = wk_svc_lookup(w, &m->object_id);
+    if (obj == SHM_NONE) {
+        r->status_code = UA_BAD_NODE_ID_UNKNOWN;
+        return;
+    }
+    nc = w->ns.nodes[obj].node_class;
+    if (nc != SHM_NC_OBJECT && nc != SHM_NC_OBJECTTYPE) {
+        r->status_code = UA_BAD_NODE_ID_INVALID;
+        return;
+    }
+    meth = wk_svc_lookup(w, &m->method_id);
+    if (meth == SHM_NONE || w->ns.nodes[meth].node_class != SHM_NC_METHOD
+        || !wk_svc_call_component(&w->ns, obj, meth)) {
+        r->status_code = UA_BAD_METHOD_INVALID;
+        return;
+    }
+    mn = &w->ns.nodes[meth];
+    if ((mn->flags & SHM_NF_EXECUTABLE) == 0
+        || (mn->flags & SHM_NF_USER_EXECUTABLE) == 0) {
+        r->status_code = UA_BAD_NOT_EXECUTABLE;
+        return;
+    }
+    if (wk_svc_call_local(m)) {
+        r->status_code = wk_svc_call_server(ctx, m, r);
+        return;
+    }
+    s = wk_svc_call_check_in(ctx, req_a, meth, m, r);
+    if (s != UA_GOOD) {
+        r->status_code = s;
+        return;
+    }
+    if (!wk_session_may_write(w, ctx->session)) {
+        r->status_code = UA_BAD_USER_ACCESS_DENIED;
+        return;
+    }
+    if (pc == NULL) {
+        r->status_code = wk_fanout_on(w->fanout)
+                             ? UA_BAD_RESOURCE_UNAVAILABLE
+                             : UA_BAD_NOT_IMPLEMENTED;
+        return;
+    }
+    s = wk_fanout_call_add(w->fanout, pc, op, obj, meth, m->input_arguments,
+                           m->n_input_arguments > 0 ? m->n_input_arguments
+                                                    : 0);
+    /* Good: its result comes with the broker's reply. */
+    r->status_code = s;
+}
+
+/* ------------------------------------------------------------ Server's */
 
 /* The one input argument both methods take: a scalar UInt32. */
 static ua_status
@@ -98,60 +299,30 @@ wk_svc_call_args(struct wk_svc_ctx *ctx, const struct ua_call_method_request *m,
     return UA_GOOD;
 }
 
-static void
-wk_svc_call_one(struct wk_svc_ctx *ctx, const struct ua_call_method_request *m,
-                struct ua_call_method_result *r)
+static ua_status
+wk_svc_call_server(struct wk_svc_ctx *ctx,
+                   const struct ua_call_method_request *m,
+                   struct ua_call_method_result *r)
 {
-    struct wk_worker *w = ctx->w;
-    struct wk_subs   *st;
-    struct wk_sub    *sub;
-    uint32_t          obj, meth, sub_id = 0, which = 0;
-    uint8_t           nc;
-    ua_status         s;
+    struct wk_subs *st;
+    struct wk_sub  *sub;
+    uint32_t        sub_id = 0;
+    ua_status       s;
 
-    obj = wk_svc_lookup(w, &m->object_id);
-    if (obj == SHM_NONE) {
-        r->status_code = UA_BAD_NODE_ID_UNKNOWN;
-        return;
-    }
-    nc = w->ns.nodes[obj].node_class;
-    if (nc != SHM_NC_OBJECT && nc != SHM_NC_OBJECTTYPE) {
-        r->status_code = UA_BAD_NODE_ID_INVALID;
-        return;
-    }
-    meth = wk_svc_lookup(w, &m->method_id);
-    if (meth == SHM_NONE || w->ns.nodes[meth].node_class != SHM_NC_METHOD
-        || m->object_id.ns != 0 || m->object_id.idtype != UA_IDTYPE_NUMERIC
-        || m->object_id.id.num != UA_NS0ID_SERVER
-        || m->method_id.ns != 0 || m->method_id.idtype != UA_IDTYPE_NUMERIC
-        || (m->method_id.id.num != UA_NS0ID_SERVER_GETMONITOREDITEMS
-            && m->method_id.id.num != UA_NS0ID_SERVER_RESENDDATA)) {
-        r->status_code = UA_BAD_METHOD_INVALID;
-        return;
-    }
-    which = m->method_id.id.num;
     s = wk_svc_call_args(ctx, m, r, &sub_id);
-    if (s != UA_GOOD) {
-        r->status_code = s;
-        return;
-    }
-    st = wk_subs_get(w);
+    if (s != UA_GOOD)
+        return s;
+    st = wk_subs_get(ctx->w);
     sub = st != NULL ? wk_sub_find(st, sub_id) : NULL;
-    if (sub == NULL) {
-        r->status_code = UA_BAD_SUBSCRIPTION_ID_INVALID;
-        return;
-    }
-    if (wk_sub_of_session(st, ctx->session, sub_id) == NULL) {
-        r->status_code = UA_BAD_USER_ACCESS_DENIED;
-        return;
-    }
+    if (sub == NULL)
+        return UA_BAD_SUBSCRIPTION_ID_INVALID;
+    if (wk_sub_of_session(st, ctx->session, sub_id) == NULL)
+        return UA_BAD_USER_ACCESS_DENIED;
     wk_sub_touch(st, sub);
-    if (which == UA_NS0ID_SERVER_GETMONITOREDITEMS) {
-        r->status_code = wk_svc_call_get_items(ctx, st, sub, r);
-        return;
-    }
+    if (m->method_id.id.num == UA_NS0ID_SERVER_GETMONITOREDITEMS)
+        return wk_svc_call_get_items(ctx, st, sub, r);
     wk_mi_resend(st, sub, ctx->session);
-    r->status_code = UA_GOOD;
+    return UA_GOOD;
 }
 
 /* serverHandles (our ids) and clientHandles of sub's items. */
@@ -177,4 +348,413 @@ wk_svc_call_get_items(struct wk_svc_ctx *ctx, struct wk_subs *st,
     r->n_output_arguments = 2;
     r->output_arguments = out;
     return UA_GOOD;
+}
+
+/* ------------------------------------------------------------ checks */
+
+/* The ns=0 numeric id of node i, or 0. */
+static uint32_t
+wk_svc_call_ns0(const struct shm_nodestore *ns, uint32_t i)
+{
+    const struct shm_node *n;
+
+    if (i >= ns->nnodes)
+        return 0;
+    n = &ns->nodes[i];
+    return n->ns == 0 && n->idtype == SHM_ID_NUMERIC ? n->id : 0;
+}
+
+/* The reftype index of ns=0 reference type id, or SHM_NONE. */
+static uint32_t
+wk_svc_call_reftype(const struct shm_nodestore *ns, uint32_t id)
+{
+    struct shm_nodekey k = { .ns = 0, .idtype = SHM_ID_NUMERIC, .num = id };
+    uint32_t           i = shm_nodestore_lookup(ns, &k);
+
+    return i == SHM_NONE ? SHM_NONE : shm_nodestore_reftype_of(ns, i);
+}
+
+/*
+ * Is meth a component of obj, of obj's TypeDefinition or of one of its
+ * supertypes (an inherited method: Part 4 §5.11.2 "the Method shall be a
+ * component of the Object or of its ObjectType")?  The method's inverse
+ * HasComponent references (a method has one or two parents).
+ */
+static bool
+wk_svc_call_component(const struct shm_nodestore *ns, uint32_t obj,
+                      uint32_t meth)
+{
+    const struct shm_node *mn = &ns->nodes[meth];
+    uint32_t               hc = wk_svc_call_reftype(ns, UA_NS0ID_HASCOMPONENT);
+    uint32_t               td = ns->nodes[obj].type_def;
+
+    if (hc == SHM_NONE)
+        return false;
+    for (uint32_t k = 0; k < mn->nrefs; k++) {
+        const struct shm_ref *r = &ns->refs[mn->refs + k];
+        uint32_t              t = r->target;
+
+        if ((r->flags & SHM_REF_INVERSE) == 0
+            || !shm_nodestore_reftype_is(ns, r->reftype, hc))
+            continue;
+        if (t == obj)
+            return true;
+        /* The type definition and its supertypes. */
+        for (uint32_t d = 0, x = td; d < 32 && x < ns->nnodes;
+             d++, x = ns->nodes[x].super)
+            if (t == x)
+                return true;
+    }
+    return false;
+}
+
+/*
+ * The Argument array of method meth's property named name (InputArguments
+ * or OutputArguments), decoded in a: UA_GOOD with *n = 0 when there is no
+ * such property; BadInternalError when its value is not an Argument array.
+ */
+ua_status
+wk_svc_call_argdefs(const struct wk_worker *w, uint32_t meth,
+                    const char *name, struct ua_arena *a,
+                    struct ua_argument **defs, int32_t *n)
+{
+    const struct shm_nodestore *ns = &w->ns;
+    const struct shm_node      *mn = &ns->nodes[meth];
+    uint32_t                    hp = wk_svc_call_reftype(ns,
+                                                         UA_NS0ID_HASPROPERTY);
+    uint32_t                    slot = SHM_NONE;
+    size_t                      nl = strlen(name), cap = WK_CALL_ARGS_READ;
+    struct shm_value            m;
+    struct ua_variant           v;
+    struct ua_argument         *out;
+    uint8_t                    *buf;
+    int                         rc;
+
+    *defs = NULL;
+    *n = 0;
+    for (uint32_t k = 0; k < mn->nrefs && hp != SHM_NONE; k++) {
+        const struct shm_ref  *r = &ns->refs[mn->refs + k];
+        const struct shm_node *pn;
+        const uint8_t         *bn;
+        uint32_t               bl;
+
+        if ((r->flags & SHM_REF_INVERSE) != 0
+            || !shm_nodestore_reftype_is(ns, r->reftype, hp)
+            || r->target >= ns->nnodes)
+            continue;
+        pn = &ns->nodes[r->target];
+        bn = shm_nodestore_string(ns, pn->browse_name, &bl);
+        if (pn->node_class == SHM_NC_VARIABLE && pn->browse_ns == 0
+            && bn != NULL && bl == nl && memcmp(bn, name, nl) == 0) {
+            slot = pn->u.var.slot;
+            break;
+        }
+    }
+    if (slot == SHM_NONE)
+        return UA_GOOD;
+    for (int tries = 0;; tries++) {
+        buf = ua_arena_alloc(a, cap);
+        if (buf == NULL)
+            return UA_BAD_OUT_OF_MEMORY;
+        rc = shm_value_read(&w->vals, slot, &m, buf, cap);
+        if (rc == -ENOSPC && tries < 4) {
+            cap = (size_t)m.len + 16;
+            continue;
+        }
+        if (rc == -EAGAIN && tries < 4)
+            continue;
+        break;
+    }
+    if (rc != 0)
+        return UA_BAD_INTERNAL_ERROR;
+    if (m.len == 0)
+        return UA_GOOD;                 /* no value: no arguments */
+    if (ua_decode(buf, m.len, NULL, &v, &ua_types[UA_TYPE_VARIANT], a,
+                  NULL) != UA_GOOD)
+        return UA_BAD_INTERNAL_ERROR;
+    if (v.type == UA_BT_NULL)
+        return UA_GOOD;
+    if (v.type != UA_BT_EXTENSIONOBJECT)
+        return UA_BAD_INTERNAL_ERROR;
+    {
+        int32_t                 cnt = v.is_array ? (v.n > 0 ? v.n : 0) : 1;
+        const struct ua_extobj *x = v.data;
+
+        out = ua_arena_alloc(a, (size_t)(cnt > 0 ? cnt : 1) * sizeof(*out));
+        if (out == NULL)
+            return UA_BAD_OUT_OF_MEMORY;
+        for (int32_t k = 0; k < cnt; k++) {
+            if (x[k].encoding == UA_EO_DECODED
+                && x[k].type == &ua_types[UA_TYPE_ARGUMENT]) {
+                memcpy(&out[k], x[k].obj, sizeof(out[k]));
+            } else if (x[k].encoding == UA_EO_BYTES && x[k].body.len > 0) {
+                if (ua_decode(x[k].body.data, (size_t)x[k].body.len, NULL,
+                              &out[k], &ua_types[UA_TYPE_ARGUMENT], a, NULL)
+                    != UA_GOOD)
+                    return UA_BAD_INTERNAL_ERROR;
+            } else {
+                return UA_BAD_INTERNAL_ERROR;
+            }
+        }
+        *defs = out;
+        *n = cnt;
+    }
+    return UA_GOOD;
+}
+
+/* As bk_write_type_root (broker/write.c): the first ns=0 type up dt's
+ * supertype chain with an id in 1..29, or 0. */
+static uint32_t
+wk_svc_call_type_root(const struct shm_nodestore *ns, uint32_t dt)
+{
+    for (int d = 0; d < 32 && dt < ns->nnodes; d++) {
+        uint32_t id = wk_svc_call_ns0(ns, dt);
+
+        if (id >= 1 && id <= UA_NS0ID_ENUMERATION)
+            return id;
+        dt = ns->nodes[dt].super;
+    }
+    return 0;
+}
+
+/* The DataType of an encoding node (its inverse HasEncoding), or
+ * SHM_NONE. */
+static uint32_t
+wk_svc_call_encoding_type(const struct shm_nodestore *ns, uint32_t enc)
+{
+    uint32_t               he = wk_svc_call_reftype(ns, UA_NS0ID_HASENCODING);
+    const struct shm_node *n = &ns->nodes[enc];
+
+    for (uint32_t k = 0; k < n->nrefs && he != SHM_NONE; k++) {
+        const struct shm_ref *r = &ns->refs[n->refs + k];
+
+        if ((r->flags & SHM_REF_INVERSE) != 0
+            && shm_nodestore_reftype_is(ns, r->reftype, he))
+            return r->target;
+    }
+    return SHM_NONE;
+}
+
+/* Every element an ExtensionObject of DataType dt or a subtype. */
+static bool
+wk_svc_call_struct_ok(const struct wk_worker *w, uint32_t dt,
+                      const struct ua_variant *v)
+{
+    const struct shm_nodestore *ns = &w->ns;
+    const struct ua_extobj     *x = v->data;
+    int32_t                     n = v->is_array ? (v->n > 0 ? v->n : 0) : 1;
+    bool                        any = wk_svc_call_ns0(ns, dt)
+                                      == UA_NS0ID_STRUCTURE;
+
+    for (int32_t k = 0; k < n; k++) {
+        uint32_t t;
+
+        if (any && x[k].encoding != UA_EO_NONE)
+            continue;
+        if (x[k].encoding == UA_EO_DECODED && x[k].type != NULL) {
+            struct shm_nodekey key = { .ns = 0, .idtype = SHM_ID_NUMERIC,
+                                       .num = x[k].type->type_id };
+
+            t = shm_nodestore_lookup(ns, &key);
+        } else if (x[k].encoding == UA_EO_BYTES) {
+            uint32_t enc = wk_svc_lookup(w, &x[k].type_id);
+
+            t = enc == SHM_NONE ? SHM_NONE
+                                : wk_svc_call_encoding_type(ns, enc);
+        } else {
+            return false;
+        }
+        if (t == SHM_NONE || !shm_nodestore_is_subtype(ns, t, dt))
+            return false;
+    }
+    return true;
+}
+
+/* v against the Argument's DataType (the rule at the top). */
+bool
+wk_svc_call_type_ok(const struct wk_worker *w, const struct ua_argument *d,
+                    const struct ua_variant *v)
+{
+    uint32_t dt = wk_svc_lookup(w, &d->data_type);
+    uint32_t root = dt == SHM_NONE ? 0 : wk_svc_call_type_root(&w->ns, dt);
+    uint8_t  bt = v->type;
+
+    if (root == UA_NS0ID_BASEDATATYPE)
+        return true;
+    if (bt == UA_BT_NULL || bt > UA_BT_MAX)
+        return false;
+    switch (root) {
+    case 0:
+        return false;
+    case UA_NS0ID_NUMBER:
+        return bt >= UA_BT_SBYTE && bt <= UA_BT_DOUBLE;
+    case UA_NS0ID_INTEGER:
+        return bt == UA_BT_SBYTE || bt == UA_BT_INT16 || bt == UA_BT_INT32
+               || bt == UA_BT_INT64;
+    case UA_NS0ID_UINTEGER:
+        return bt == UA_BT_BYTE || bt == UA_BT_UINT16 || bt == UA_BT_UINT32
+               || bt == UA_BT_UINT64;
+    case UA_NS0ID_ENUMERATION:
+        return bt == UA_BT_INT32;
+    case UA_NS0ID_STRUCTURE:
+        return bt == UA_BT_EXTENSIONOBJECT
+               && wk_svc_call_struct_ok(w, dt, v);
+    default:
+        return bt == root;          /* built-in ids are DataType ids */
+    }
+}
+
+/* v's shape against the Argument's ValueRank and ArrayDimensions. */
+static bool
+wk_svc_call_rank_ok(const struct ua_argument *d, const struct ua_variant *v)
+{
+    int32_t rank = d->value_rank;
+    int32_t nd = !v->is_array ? 0 : v->ndims > 0 ? v->ndims : 1;
+
+    switch (rank) {
+    case -1:                        /* Scalar */
+        if (nd != 0)
+            return false;
+        break;
+    case -2:                        /* Any */
+        break;
+    case -3:                        /* ScalarOrOneDimension */
+        if (nd > 1)
+            return false;
+        break;
+    case 0:                         /* OneOrMoreDimensions */
+        if (nd < 1)
+            return false;
+        break;
+    default:
+        if (rank < 0 || nd != rank)
+            return false;
+        break;
+    }
+    if (nd == 0 || d->n_array_dimensions != nd)
+        return true;
+    /* ArrayDimensions: the longest each dimension may be, 0 = any. */
+    for (int32_t k = 0; k < nd; k++) {
+        uint32_t got = v->ndims > 0 ? (uint32_t)v->dims[k]
+                                    : (uint32_t)(v->n > 0 ? v->n : 0);
+
+        if (d->array_dimensions[k] != 0 && got > d->array_dimensions[k])
+            return false;
+    }
+    return true;
+}
+
+bool
+wk_svc_call_arg_ok(const struct wk_worker *w, const struct ua_argument *d,
+                   const struct ua_variant *v)
+{
+    return wk_svc_call_type_ok(w, d, v) && wk_svc_call_rank_ok(d, v);
+}
+
+/* m's input arguments against meth's InputArguments (the top comment). */
+static ua_status
+wk_svc_call_check_in(struct wk_svc_ctx *ctx, struct ua_arena *req_a,
+                     uint32_t meth,
+                     const struct ua_call_method_request *m,
+                     struct ua_call_method_result *r)
+{
+    struct ua_argument *defs;
+    int32_t             nd, na = m->n_input_arguments > 0
+                                     ? m->n_input_arguments : 0;
+    ua_status           s, *res;
+    bool                bad = false;
+
+    /* The definitions are read in the request's arena (req_a): the
+     * response does not point at them. */
+    s = wk_svc_call_argdefs(ctx->w, meth, "InputArguments", req_a, &defs,
+                            &nd);
+    if (s != UA_GOOD)
+        return s;
+    if (na < nd)
+        return UA_BAD_ARGUMENTS_MISSING;
+    if (na > nd)
+        return UA_BAD_TOO_MANY_ARGUMENTS;
+    if (na == 0)
+        return UA_GOOD;
+    res = ua_arena_alloc(ctx->arena, (size_t)na * sizeof(*res));
+    if (res == NULL)
+        return UA_BAD_OUT_OF_MEMORY;
+    for (int32_t k = 0; k < na; k++) {
+        res[k] = wk_svc_call_arg_ok(ctx->w, &defs[k], &m->input_arguments[k])
+                     ? UA_GOOD : UA_BAD_TYPE_MISMATCH;
+        bad = bad || res[k] != UA_GOOD;
+    }
+    if (!bad)
+        return UA_GOOD;
+    r->input_argument_results = res;
+    r->n_input_argument_results = na;
+    return UA_BAD_INVALID_ARGUMENT;
+}
+
+/* ------------------------------------------------------------ replies */
+
+void
+wk_svc_call_reply(struct wk_worker *w, const uint8_t *rec, uint32_t len)
+{
+    struct wk_fanout             *f = w->fanout;
+    struct shm_fo_call_result     h;
+    struct wk_fanout_call        *pc;
+    struct ua_call_method_result *r;
+    struct ua_argument           *defs;
+    struct ua_variant            *out;
+    struct ua_arena               scratch;
+    const uint8_t                *p = rec + sizeof(h);
+    size_t                        left = len - sizeof(h), used;
+    uint32_t                      meth;
+    int32_t                       nd;
+    ua_status                     st;
+
+    memcpy(&h, rec, sizeof(h));
+    pc = f != NULL ? wk_fanout_call_of(f, h.id) : NULL;
+    if (pc == NULL || h.op >= pc->n || pc->methods[h.op] == SHM_NONE)
+        return;                         /* answered or dropped already */
+    r = &pc->results[h.op];
+    meth = pc->methods[h.op];
+    pc->methods[h.op] = SHM_NONE;       /* a second answer is dropped */
+    r->status_code = h.status;
+    if ((h.status & 0x80000000u) != 0) {
+        wk_fanout_call_answered(f, pc); /* Bad: no outputs */
+        return;
+    }
+    /* Outputs: checked against the OutputArguments (read in a scratch
+     * arena), decoded into the pending Call's arena. */
+    ua_arena_init(&scratch, f->scratch, f->scratch_cap);
+    st = wk_svc_call_argdefs(w, meth, "OutputArguments", &scratch, &defs,
+                             &nd);
+    if (st != UA_GOOD || h.out_len > left || (int32_t)h.nout != nd
+        || h.nout > (uint32_t)w->limits.max_array_len) {
+        r->status_code = UA_BAD_INTERNAL_ERROR;
+        wk_fanout_call_answered(f, pc);
+        return;
+    }
+    if (h.nout == 0) {
+        wk_fanout_call_answered(f, pc);
+        return;
+    }
+    out = ua_arena_alloc(&pc->arena, (size_t)h.nout * sizeof(*out));
+    left = h.out_len;
+    for (uint32_t k = 0; out != NULL && k < h.nout; k++) {
+        if (ua_decode(p, left, &used, &out[k], &ua_types[UA_TYPE_VARIANT],
+                      &pc->arena, &w->limits) != UA_GOOD
+            || !wk_svc_call_arg_ok(w, &defs[k], &out[k])) {
+            out = NULL;
+            break;
+        }
+        p += used;
+        left -= used;
+    }
+    if (out == NULL || left != 0) {
+        /* The broker checks them too: an owner's bad answer is counted
+         * there (methods_errors_total). */
+        r->status_code = UA_BAD_INTERNAL_ERROR;
+    } else {
+        r->output_arguments = out;
+        r->n_output_arguments = (int32_t)h.nout;
+    }
+    wk_fanout_call_answered(f, pc);
 }

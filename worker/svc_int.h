@@ -48,6 +48,35 @@ void wk_svc_write_raw(struct wk_svc_ctx *ctx, void *resp);
  * commits.  The same records and results for the same request
  * (check_svc_write test_fused_same).
  */
+/*
+ * The Call service (svc_call.c) with its deferral made by the caller: ref
+ * NULL when the request cannot wait (forwarded methods are then answered
+ * BadResourceUnavailable or BadNotImplemented).  true when the answer
+ * goes through ref (a pending Call); false when resp is the answer.
+ */
+struct wk_conn_ref;
+bool wk_svc_call_ref(struct wk_svc_ctx *ctx, const struct ua_call_request *req,
+                     struct ua_call_response *resp,
+                     const struct wk_conn_ref *ref);
+
+/*
+ * The Arguments of method meth's property name ("InputArguments",
+ * "OutputArguments"), decoded in a: UA_GOOD (*n 0 without the property),
+ * or BadInternalError for a value that is no Argument array.
+ */
+ua_status wk_svc_call_argdefs(const struct wk_worker *w, uint32_t meth,
+                              const char *name, struct ua_arena *a,
+                              struct ua_argument **defs, int32_t *n);
+
+/* v against Argument d: its DataType (svc_call.c's rule), and also its
+ * ValueRank and ArrayDimensions (_arg_ok). */
+bool wk_svc_call_type_ok(const struct wk_worker *w,
+                         const struct ua_argument *d,
+                         const struct ua_variant *v);
+bool wk_svc_call_arg_ok(const struct wk_worker *w,
+                        const struct ua_argument *d,
+                        const struct ua_variant *v);
+
 void wk_svc_write_ops(struct wk_worker *w, int id,
                       const struct ua_write_value *wvs, int32_t n);
 struct wk_svc_pipe_key;

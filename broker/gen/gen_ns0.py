@@ -13,9 +13,10 @@ order of those bodies) and writes, for the broker to load into the node store:
   bk_ns0_values[]   each Value as an OPC UA Binary Variant (Part 6 §5.2.2.16)
   bk_ns0_u32[]      ArrayDimensions as { n, dim_1 .. dim_n }; [0] is a dummy
 
-Descriptions and Documentation are left out on purpose (the Description
-fields inside Argument, EnumValueType and EUInformation values are part of
-the value and stay).  Attributes the node entry has no room for are counted
+Descriptions are kept (text only: namespace 0 gives none a Locale);
+Documentation is left out on purpose (the Description fields inside
+Argument, EnumValueType and EUInformation values are part of the value
+and stay).  Attributes the node entry has no room for are counted
 in the summary (see broker/gen/README.md).
 
 Python 3 standard library only; the output depends only on the input files.
@@ -68,18 +69,19 @@ FLAG_ATTRS = [
 ]
 
 # UANodeSet.xsd attributes and elements the node entry does not carry.
-# Description and Documentation are dropped by design.
+# Documentation is dropped by design.
 DROPPED_ATTRS = ('UserWriteMask', 'UserAccessLevel', 'UserExecutable',
                  'AccessRestrictions', 'MethodDeclarationId',
                  'ReleaseStatus', 'SymbolicName')
-DROPPED_ELEMS = ('Description', 'Documentation', 'Category',
+DROPPED_ELEMS = ('Documentation', 'Category',
                  'RolePermissions', 'Definition', 'Extensions',
                  'ArgumentDescription', 'Translation')
 KNOWN_ATTRS = {'NodeId', 'BrowseName', 'ParentNodeId', 'WriteMask',
                'EventNotifier', 'DataType', 'ValueRank', 'ArrayDimensions',
                'AccessLevel', 'MinimumSamplingInterval'} | \
     set(a for a, _, _, _ in FLAG_ATTRS) | set(DROPPED_ATTRS)
-KNOWN_ELEMS = {'DisplayName', 'References', 'Value', 'InverseName'} | \
+KNOWN_ELEMS = {'DisplayName', 'Description', 'References', 'Value',
+               'InverseName'} | \
     set(DROPPED_ELEMS)
 
 # Built-in type ids, Part 6 §5.1.2 Table 1.
@@ -403,7 +405,7 @@ class ValueEncoder:
 class Node:
     __slots__ = ('id', 'tag', 'node_class', 'flags', 'access_level',
                  'event_notifier', 'browse_name', 'display_name',
-                 'display_locale', 'inverse_name',
+                 'display_locale', 'inverse_name', 'description',
                  'data_type', 'value_rank', 'array_dims', 'value',
                  'value_type', 'write_mask', 'min_sampling', 'refs', 'parent')
 
@@ -459,6 +461,14 @@ def read_nodes(root, aliases, enc, stats):
         n.inverse_name = (inv[0].text or '') if inv else ''
         if inv and inv[0].get('Locale'):
             stats['dropped InverseName Locale'] += 1
+        desc = el.findall(NS_SET + 'Description')
+        if len(desc) > 1:
+            fail('%s: %d Descriptions (at most one expected)'
+                 % (what, len(desc)))
+        n.description = (desc[0].text or '') if desc else ''
+        if desc and desc[0].get('Locale'):
+            fail('%s: a Description Locale (the table has no room for it)'
+                 % what)
 
         n.flags = 0
         for attr, flag, tags, default in FLAG_ATTRS:
@@ -656,6 +666,7 @@ def build_tables(nodes):
         dn = sref(n.display_name)
         dl = sref(n.display_locale)
         inv = sref(n.inverse_name)
+        desc = sref(n.description)
         ad = 0
         if n.array_dims is not None:
             if n.array_dims not in dims_index:
@@ -673,7 +684,8 @@ def build_tables(nodes):
         first = len(refs)
         refs.extend(n.refs)
         rows.append((n, (n.id, n.node_class, n.flags, n.access_level,
-                         n.event_notifier, bn, dn, dl, inv, n.data_type,
+                         n.event_notifier, bn, dn, dl, inv, desc,
+                         n.data_type,
                          n.value_rank, ad, voff, vlen, n.write_mask, first,
                          len(n.refs), n.min_sampling)))
     # The literal's own NUL terminates the last string.
@@ -706,7 +718,7 @@ def gen_header(schema, nnodes, nrefs, strings_size, values_size):
  * at both ends.  Strings are offsets of NUL-terminated UTF-8 in
  * bk_ns0_strings (0 = absent).  A value is an OPC UA Binary Variant
  * (Part 6 §5.2.2.16) of value_len bytes at bk_ns0_values + value; nodes may
- * share identical values.  Descriptions are not included.
+ * share identical values.  Descriptions are text only (no Locale).
  */
 #ifndef BK_NS0_GEN_H
 #define BK_NS0_GEN_H
@@ -729,6 +741,7 @@ struct bk_ns0_node {
     uint32_t display_name;   /* offset in bk_ns0_strings (DisplayName text) */
     uint32_t display_locale; /* offset, 0 = no locale */
     uint32_t inverse_name;   /* ReferenceTypes: offset of InverseName text, 0 = none */
+    uint32_t description;    /* offset of the Description text, 0 = none */
     uint32_t data_type;      /* Variables/VariableTypes: ns0 numeric id of DataType (aliases resolved; default i=24) else 0 */
     int32_t  value_rank;     /* Variables/VariableTypes: ValueRank (default -1) else 0 */
     uint32_t array_dims;     /* index in bk_ns0_u32 of { n, dim_1..dim_n }, 0 = none (put a dummy 0 at bk_ns0_u32[0]) */
@@ -785,6 +798,7 @@ def gen_source(schema, order, rows, refs, strings, values, dims):
  * in the order of struct bk_ns0_node:
  *   { id, node_class, flags, access_level, event_notifier,
  *     browse_name, display_name, display_locale, inverse_name,
+ *     description,
  *     data_type, value_rank, array_dims, value, value_len,
  *     write_mask, refs, nrefs, min_sampling }
  * bk_ns0_strings and bk_ns0_values are string literals; the compiler's
@@ -803,7 +817,7 @@ const struct bk_ns0_node bk_ns0_nodes[] = {
              '%d,' % r[4], '%d,' % r[5], '%d,' % r[6], '%d,' % r[7],
              '%d,' % r[8], '%d,' % r[9], '%d,' % r[10], '%d,' % r[11],
              '%d,' % r[12], '%d,' % r[13], '%d,' % r[14], '%d,' % r[15],
-             '%d,' % r[16], c_double(r[17])]
+             '%d,' % r[16], '%d,' % r[17], c_double(r[18])]
         a[0] = '{ ' + a[0]
         a[-1] += ' },'
         o.append('\n'.join(wrap_items(a, '    ')).replace(

@@ -7,7 +7,8 @@
 # node_modules is missing (afterwards it runs offline), starts
 # build/uabroker (UABROKER overrides the path) with 2 workers on a free
 # port, its stats endpoint on another free port of 127.0.0.1 and a
-# temporary runtime directory, waits for it, runs the tests in test/ with
+# temporary runtime directory and the model nodesets/plant.xml
+# (--nodeset), waits for it, runs the tests in test/ with
 # node's built-in runner (the endpoint in UA_INTEROP_URL), then stops the
 # broker -- always, also when a test fails or the script is interrupted --
 # and exits non-zero when anything failed.  The broker's log is printed
@@ -92,6 +93,8 @@ stop_broker() {
     pid=
 }
 cleanup() {
+    # The method owner (test/methods.test.js), if it was started.
+    [ -z "${mpid:-}" ] || kill "$mpid" 2>/dev/null || true
     stop_broker
     rm -rf "$tmp"
 }
@@ -119,8 +122,10 @@ printf '%s\n' "$interop_pw" | "$broker" --runtime-dir "$tmp/run" \
     passwd interop operator >/dev/null
 say "starting $broker -w $workers -p $port --stats 127.0.0.1:$sport"
 # shellcheck disable=SC2086
+# test/nodeset.test.js reads the model of nodesets/plant.xml.
 "$broker" -w "$workers" -p "$port" --stats "127.0.0.1:$sport" \
     --runtime-dir "$tmp/run" --set security.anonymous_write=true \
+    --nodeset "$here/nodesets/plant.xml" \
     ${INTEROP_ARGS:-} >"$tmp/broker.log" 2>&1 &
 pid=$!
 
@@ -168,11 +173,19 @@ function health() {
     exit 1
 fi
 
+# test/methods.test.js: the method owner serving the model's Start
+# method, `uabroker methods --exec methods/handler.sh` (docs/feed.md
+# "Methods"); killed by cleanup.
+"$broker" --runtime-dir "$tmp/run" methods \
+    --exec "$here/methods/handler.sh" >"$tmp/methods.log" 2>&1 &
+mpid=$!
+
 say "broker up (pid $pid); running node --test"
 rc=0
 UA_INTEROP_URL="opc.tcp://127.0.0.1:$port" UA_INTEROP_PKI="$tmp/pki" \
 UA_INTEROP_BROKER_PKI="$tmp/run/pki" UA_INTEROP_BROKER_PID="$pid" \
 UA_INTEROP_PASSWORD="$interop_pw" UA_INTEROP_BROKER_LOG="$tmp/broker.log" \
+UA_INTEROP_BROKER="$broker" \
     timeout "$limit" node --test --test-concurrency=1 --test-timeout=120000 \
     ${INTEROP_TESTS:-test/} || rc=$?
 if ! kill -0 "$pid" 2>/dev/null; then

@@ -16,6 +16,11 @@
  *   - Write records in, result records out (packed per request), malformed
  *     records refused; the watched changes of one record (masks loaded
  *     after one fence) keep their order, a slot written twice included;
+ *   - method calls: a SHM_FO_CALL record without a methods module is
+ *     answered BadNotImplemented at once; with one it is handed over, and
+ *     bk_fanout_call_reply() queues SHM_FO_CALL_RESULT records (bytes,
+ *     zero tail) only to the worker generation that asked, refusing one
+ *     larger than the reply ring;
  *   - linger (fanout.linger_us): after an iteration that took several
  *     requests (or one while lingering) the request ring stays unmarked (a
  *     pushing worker needs no bell) but the loop never blocks without the
@@ -701,6 +706,123 @@ START_TEST(test_linger_off)
 }
 END_TEST
 
+/* A SHM_FO_CALL record (no arguments) pushed as worker w. */
+static void
+push_call(unsigned w, uint32_t id, uint32_t op)
+{
+    struct shm_ring_ref req;
+    struct shm_fo_call  rec;
+    uint8_t             buf[64];
+
+    ck_assert_int_eq(shm_ring_locate(&req, &as.seg, w, SHM_RING_REQ), 0);
+    memset(buf, 0, sizeof(buf));
+    memset(&rec, 0, sizeof(rec));
+    rec.hdr.kind = SHM_FO_CALL;
+    rec.hdr.len = sizeof(rec);
+    rec.hdr.nslots = 1;
+    rec.id = id;
+    rec.op = op;
+    memcpy(buf, &rec, sizeof(rec));
+    ck_assert_int_eq(shm_ring_push_spsc(&req, buf), 0);
+}
+
+static unsigned call_seen;
+static uint32_t call_seen_id;
+
+static void
+on_call(void *arg, unsigned worker, const uint8_t *rec, uint32_t len)
+{
+    struct shm_fo_call r;
+
+    ck_assert_ptr_eq(arg, &fo);
+    ck_assert_uint_eq(worker, 0);
+    ck_assert_uint_eq(len, sizeof(r));
+    memcpy(&r, rec, sizeof(r));
+    call_seen++;
+    call_seen_id = r.id;
+}
+
+START_TEST(test_call_records)
+{
+    struct shm_ring_ref       reply;
+    struct shm_fo_call_result r;
+    uint8_t                   buf[64 * 64], out[100];
+    uint32_t                  ss;
+    int                       n;
+
+    ck_assert_int_eq(shm_ring_locate(&reply, &as.seg, 0, SHM_RING_REPLY), 0);
+    ss = reply.slot_size;
+    /* No methods module: BadNotImplemented at once. */
+    push_call(0, 0x20001, 3);
+    (void)bk_fanout_prepare(&fo, T0 + 50);
+    bk_fanout_wake(&fo);
+    ck_assert_int_eq(shm_ring_pop_n_spsc(&reply, buf, 64), 1);
+    memcpy(&r, buf, sizeof(r));
+    ck_assert_uint_eq(r.hdr.kind, SHM_FO_CALL_RESULT);
+    ck_assert_uint_eq(r.hdr.len, sizeof(r));
+    ck_assert_uint_eq(r.id, 0x20001);
+    ck_assert_uint_eq(r.op, 3);
+    ck_assert_uint_eq(r.status, UA_BAD_NOT_IMPLEMENTED);
+    ck_assert_uint_eq(r.nout, 0);
+    /* Handed to the module. */
+    fo.on_call = on_call;
+    fo.call_arg = &fo;
+    push_call(0, 0x20002, 0);
+    (void)bk_fanout_prepare(&fo, T0 + 51);
+    bk_fanout_wake(&fo);
+    ck_assert_uint_eq(call_seen, 1);
+    ck_assert_uint_eq(call_seen_id, 0x20002);
+    ck_assert_int_eq(shm_ring_pop_n_spsc(&reply, buf, 64), -EAGAIN);
+    /* Its answer, with outputs over two slots. */
+    for (unsigned k = 0; k < sizeof(out); k++)
+        out[k] = (uint8_t)(k + 1);
+    ck_assert_int_eq(bk_fanout_call_reply(&fo, 0, fo.w[0].gen, 0x20002, 0,
+                                          UA_GOOD, out, sizeof(out), 2), 0);
+    (void)bk_fanout_prepare(&fo, T0 + 52);
+    bk_fanout_wake(&fo);
+    n = shm_ring_pop_n_spsc(&reply, buf, 64);
+    ck_assert_int_eq(n, (int)shm_fo_slots(sizeof(r) + sizeof(out), ss));
+    memcpy(&r, buf, sizeof(r));
+    ck_assert_uint_eq(r.hdr.nslots, (uint32_t)n);
+    ck_assert_uint_eq(r.hdr.len, sizeof(r) + sizeof(out));
+    ck_assert_uint_eq(r.status, UA_GOOD);
+    ck_assert_uint_eq(r.nout, 2);
+    ck_assert_uint_eq(r.out_len, sizeof(out));
+    ck_assert_mem_eq(buf + sizeof(r), out, sizeof(out));
+    for (uint32_t k = r.hdr.len; k < (uint32_t)n * ss; k++)
+        ck_assert_uint_eq(buf[k], 0);
+    /* Another generation of the worker, no such worker, a dead one. */
+    ck_assert_int_eq(bk_fanout_call_reply(&fo, 0, fo.w[0].gen + 1, 1, 0,
+                                          UA_GOOD, NULL, 0, 0), -EPIPE);
+    ck_assert_int_eq(bk_fanout_call_reply(&fo, 7, 0, 1, 0, UA_GOOD, NULL, 0,
+                                          0), -EPIPE);
+    {
+        uint32_t gen = fo.w[1].gen;
+
+        bk_fanout_worker_dead(&fo, 1);
+        ck_assert_uint_eq(fo.w[1].gen, gen + 1);
+        ck_assert_int_eq(bk_fanout_call_reply(&fo, 1, gen + 1, 1, 0,
+                                              UA_GOOD, NULL, 0, 0), -EPIPE);
+        ck_assert_int_eq(bk_fanout_worker_start(&fo, 1), 0);
+        /* The new worker is not the one that asked. */
+        ck_assert_int_eq(bk_fanout_call_reply(&fo, 1, gen, 1, 0, UA_GOOD,
+                                              NULL, 0, 0), -EPIPE);
+        ck_assert_int_eq(bk_fanout_call_reply(&fo, 1, gen + 1, 1, 0,
+                                              UA_GOOD, NULL, 0, 0), 0);
+    }
+    /* Larger than the reply ring. */
+    {
+        static uint8_t big[64 * 64 * 2];
+
+        ck_assert_int_eq(bk_fanout_call_reply(&fo, 0, fo.w[0].gen, 1, 0,
+                                              UA_GOOD, big, sizeof(big), 1),
+                         -EMSGSIZE);
+    }
+    fo.on_call = NULL;
+    fo.call_arg = NULL;
+}
+END_TEST
+
 int
 main(void)
 {
@@ -713,6 +835,7 @@ main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_unwatched);
+    tcase_add_test(tc, test_call_records);
     tcase_add_test(tc, test_watched_record);
     tcase_add_test(tc, test_ring_full_marks_lost);
     tcase_add_test(tc, test_pool_exhausted);
