@@ -230,6 +230,20 @@ CHECK_PROGS += $(INTEG_WAKEBY)
 # tick in Read and over a subscription (tests/integ/integ_sim.c).
 INTEG_SIM := $(B)/tests/integ/integ_sim
 CHECK_PROGS += $(INTEG_SIM)
+# Operations (issue 13): GET /metrics after traffic passes `promtool
+# check metrics` and our own exposition rules (tests/integ/integ_metrics.c;
+# promtool from deploy/install-deps.sh --test).
+INTEG_METRICS := $(B)/tests/integ/integ_metrics
+CHECK_PROGS += $(INTEG_METRICS)
+INTEG_METRICS_OBJS := $(B)/tests/integ/integ_metrics.o \
+                      $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
+$(INTEG_METRICS): $(INTEG_METRICS_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_METRICS_OBJS) \
+	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
+ifneq ($(filter run check,$(MAKECMDGOALS)),)
+$(INTEG_METRICS_OBJS): | deps
+endif
 # >>> (end of the integration/interop spot)
 
 # integ_server: its own objects + tests/lib/uaconn.c + libproto.a; it
@@ -427,7 +441,7 @@ run: all
 	./$(UABROKER) $(RUN_ARGS)
 
 deps:
-	sh deploy/install-deps.sh
+	sh deploy/install-deps.sh $(if $(filter check,$(MAKECMDGOALS)),--test)
 
 # ---------------------------------------------------------------- regen
 #

@@ -1,12 +1,13 @@
 #!/bin/sh
 # deploy/install-deps.sh: install the Debian 12 packages uabroker needs.
 #
-#   deploy/install-deps.sh [--fuzz] [--node]
+#   deploy/install-deps.sh [--fuzz] [--node] [--test]
 #
 # Always: the build and unit-test dependencies, and python3 for the
 # generators (make regen).  --fuzz adds clang and its sanitizer/libFuzzer
 # runtime (make fuzz); --node adds Node.js and npm (interop tests, test
-# vector scripts).
+# vector scripts); --test adds what only make check needs (promtool, from
+# the prometheus package, for the /metrics check).
 #
 # Nothing missing: exits 0 silently.  Something missing: as root, runs
 # apt-get update and apt-get install; otherwise prints the exact apt-get
@@ -17,6 +18,7 @@ set -eu
 base="libevent-dev libwolfssl-dev libnanomsg-dev libinih-dev check pkg-config python3"
 fuzz="clang libclang-rt-14-dev"
 node="nodejs npm"
+test="prometheus"
 
 usage() {
     sed -n '2,13s/^# \{0,1\}//p' "$0"
@@ -27,6 +29,7 @@ for arg in "$@"; do
     case $arg in
     --fuzz) want="$want $fuzz" ;;
     --node) want="$want $node" ;;
+    --test) want="$want $test" ;;
     -h|--help) usage; exit 0 ;;
     *) echo "install-deps: unknown option: $arg" >&2; usage >&2; exit 2 ;;
     esac
@@ -45,6 +48,7 @@ have() {
     case $1 in
     nodejs) command -v node >/dev/null 2>&1 && return 0 ;;
     npm|python3) command -v "$1" >/dev/null 2>&1 && return 0 ;;
+    prometheus) command -v promtool >/dev/null 2>&1 && return 0 ;;
     esac
     dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null | grep -q ' installed$'
 }

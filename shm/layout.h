@@ -369,6 +369,7 @@ struct shm_worker {
     _Atomic uint64_t requests[SHM_SVC_MAX];
     _Atomic uint64_t latency[SHM_SVC_MAX][SHM_LAT_BUCKETS];
     _Atomic uint64_t latency_sum_us[SHM_SVC_MAX];
+    _Atomic uint64_t loop_busy_us;      /* sum of loop_iterations' times */
 };
 static_assert(sizeof(struct shm_worker) % SHM_CACHELINE == 0, "pad");
 static_assert(offsetof(struct shm_worker, connections) == SHM_CACHELINE,
