@@ -244,6 +244,19 @@ $(INTEG_METRICS): $(INTEG_METRICS_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
 ifneq ($(filter run check,$(MAKECMDGOALS)),)
 $(INTEG_METRICS_OBJS): | deps
 endif
+# systemd's notification protocol: READY=1 once the workers serve,
+# RELOADING=1/READY=1 around SIGHUP, STOPPING=1 (tests/integ/integ_notify.c).
+INTEG_NOTIFY := $(B)/tests/integ/integ_notify
+CHECK_PROGS += $(INTEG_NOTIFY)
+INTEG_NOTIFY_OBJS := $(B)/tests/integ/integ_notify.o \
+                     $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
+$(INTEG_NOTIFY): $(INTEG_NOTIFY_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_NOTIFY_OBJS) \
+	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
+ifneq ($(filter run check,$(MAKECMDGOALS)),)
+$(INTEG_NOTIFY_OBJS): | deps
+endif
 # >>> (end of the integration/interop spot)
 
 # integ_server: its own objects + tests/lib/uaconn.c + libproto.a; it

@@ -12,6 +12,8 @@
  * (broker/stats.c).  Before the address space: the PKI directory and the
  * application certificate (broker/pki.c); SIGHUP reloads the trust lists
  * and the users file, the tick saves the workers' rejected certificates.
+ * Under systemd (Type=notify) it says READY=1 once every worker serves,
+ * RELOADING=1/READY=1 around SIGHUP, STOPPING=1 (broker/notify.c).
  *
  *   uabroker [options]                 serve
  *   uabroker [options] stats [ADDR:PORT]   print a running broker's /stats
@@ -28,6 +30,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +44,7 @@
 #include "config.h"
 #include "fanout.h"
 #include "feed.h"
+#include "notify.h"
 #include "pki.h"
 #include "users.h"
 #include "stats.h"
@@ -49,6 +53,7 @@
 #include "proto/version.h"
 
 #define BK_WORKERS_MAX 64
+#define BK_READY_POLL_MS 10     /* how often the start looks for READY */
 
 struct bk_main {
     struct bk_config     conf;
@@ -59,6 +64,7 @@ struct bk_main {
     struct event         sigint;
     struct event         sigterm;
     struct event         sighup;
+    struct event         ready;         /* polls the workers until all UP */
     struct bk_pki        pki;
     struct bk_supervisor sv;
     struct bk_fanout     fo;
@@ -81,6 +87,8 @@ static void bk_sim_vars(struct bk_main *m, int64_t now);
 static void bk_on_signal(evutil_socket_t fd, short what, void *arg);
 static void bk_on_stopped(void *arg);
 static void bk_on_hup(evutil_socket_t fd, short what, void *arg);
+static void bk_on_ready(evutil_socket_t fd, short what, void *arg);
+static bool bk_workers_up(const struct bk_main *m);
 static int bk_loop(struct bk_main *m);
 static int bk_run(struct bk_main *m);
 
@@ -267,12 +275,59 @@ bk_on_hup(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
+    bk_notify_reloading();
     rc = bk_pki_reload(&m->pki);
     fprintf(stderr, "%s: SIGHUP: trust list reloaded%s: %u trusted, %u "
             "CRLs, %u issuers, %u issuer CRLs, %u skipped\n", bk_prog,
             rc == 0 ? "" : " (with errors)", m->pki.n_trusted,
             m->pki.n_trusted_crls, m->pki.n_issuers, m->pki.n_issuer_crls,
             m->pki.n_skipped);
+    (void)bk_notify_fmt("READY=1\nSTATUS=serving opc.tcp://%s:%u with %u "
+                        "worker%s (reloaded)", m->conf.hostname, m->conf.port,
+                        m->sv.n, m->sv.n == 1 ? "" : "s");
+}
+
+/*
+ * Every worker slot that has not failed for good is UP (serving: its
+ * listener accepts and the worker reads it), and one at least.
+ */
+static bool
+bk_workers_up(const struct bk_main *m)
+{
+    unsigned up = 0;
+
+    for (unsigned i = 0; i < m->sv.n; i++) {
+        const struct shm_worker *r = bk_supervisor_row(&m->sv, i);
+
+        if (m->sv.slots[i].failed)
+            continue;
+        if (atomic_load_explicit(&r->state, memory_order_acquire)
+            != SHM_WS_UP)
+            return false;
+        up++;
+    }
+    return up > 0;
+}
+
+/* Until the workers are up: then READY=1 to systemd, once. */
+static void
+bk_on_ready(evutil_socket_t fd, short what, void *arg)
+{
+    struct bk_main *m = arg;
+
+    (void)fd;
+    (void)what;
+    if (m->sv.stopping) {
+        event_del(&m->ready);
+        return;
+    }
+    if (!bk_workers_up(m))
+        return;
+    event_del(&m->ready);
+    (void)bk_notify_fmt("READY=1\nSTATUS=serving opc.tcp://%s:%u with %u "
+                        "worker%s\nMAINPID=%ld", m->conf.hostname,
+                        m->conf.port, m->sv.n, m->sv.n == 1 ? "" : "s",
+                        (long)getpid());
 }
 
 static void
@@ -342,6 +397,7 @@ bk_on_signal(evutil_socket_t fd, short what, void *arg)
 
     (void)what;
     fprintf(stderr, "%s: signal %d, stopping\n", bk_prog, (int)fd);
+    (void)bk_notify("STOPPING=1\nSTATUS=stopping");
     bk_supervisor_stop(&m->sv, bk_on_stopped, m);
 }
 
@@ -382,6 +438,7 @@ bk_run(struct bk_main *m)
 {
     struct timeval   one = { 1, 0 };
     struct timeval   simtv;
+    struct timeval   ready_tv = { 0, BK_READY_POLL_MS * 1000 };
     struct sigaction sa;
     double           ms = m->conf.simulation_interval_ms;
     char             err[512];
@@ -430,6 +487,8 @@ bk_run(struct bk_main *m)
     event_add(&m->sim, &simtv);
     event_add(&m->sigint, NULL);
     event_add(&m->sigterm, NULL);
+    event_assign(&m->ready, m->base, -1, EV_PERSIST, bk_on_ready, m);
+    event_add(&m->ready, &ready_tv);
     fprintf(stderr, "%s: serving opc.tcp://%s:%u with %u worker%s; stats "
             "http://%s/stats; Ctrl-C stops\n", bk_prog, m->conf.hostname,
             m->conf.port, m->sv.n, m->sv.n == 1 ? "" : "s",
@@ -446,6 +505,7 @@ bk_run(struct bk_main *m)
     event_del(&m->sigint);
     event_del(&m->sigterm);
     event_del(&m->sighup);
+    event_del(&m->ready);
     bk_stats_clear(&m->stats);
 out_feed:
     bk_feed_clear(&m->feed);
