@@ -265,6 +265,20 @@ endif
 CHECK_INSTALL := tests/install/check_install.sh
 CHECK_PROGS += $(CHECK_INSTALL)
 $(CHECK_INSTALL): | $(UABROKER) $(UAWORKER)
+# SIGHUP re-reads the configuration file: live settings take effect,
+# restart-only ones are logged and kept, a broken file is refused
+# (tests/integ/integ_reload.c).
+INTEG_RELOAD := $(B)/tests/integ/integ_reload
+CHECK_PROGS += $(INTEG_RELOAD)
+INTEG_RELOAD_OBJS := $(B)/tests/integ/integ_reload.o \
+                     $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
+$(INTEG_RELOAD): $(INTEG_RELOAD_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_RELOAD_OBJS) \
+	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
+ifneq ($(filter run check,$(MAKECMDGOALS)),)
+$(INTEG_RELOAD_OBJS): | deps
+endif
 # >>> (end of the integration/interop spot)
 
 # integ_server: its own objects + tests/lib/uaconn.c + libproto.a; it
