@@ -128,7 +128,9 @@ bk_usage(FILE *f)
         "  --help              show this help and exit\n"
         "  --version           show the version and exit\n"
         "\n"
-        "Stats endpoint: GET /stats (JSON), /metrics (Prometheus), /health.\n",
+        "Stats endpoint: GET /stats (JSON), /metrics (Prometheus), /health.\n"
+        "SIGHUP re-reads the configuration (docs/operations.md Reload); "
+        "SIGTERM stops.\n",
         bk_prog, bk_prog, bk_prog, bk_prog, BK_WORKERS_MAX);
 }
 
