@@ -14,6 +14,8 @@
 #   make bench-nodeset   NodeSet2 import of 100,000 nodes: time, bytes/node
 #   make interop         interop tests with node-opcua (also in check)
 #   make deps            deploy/install-deps.sh
+#   make install         PREFIX (/usr/local), DESTDIR, BINDIR, SYSCONFDIR...
+#   make uninstall       the same files removed (not your uabroker.conf)
 #   make clean           rm -rf build
 #
 # Variables: SAN=1, WERROR=1 (implied by CI=true in the environment),
@@ -286,6 +288,44 @@ CHECK_PROGS += tests/build/check_fresh.sh
 # stalled behind a waiting Call (tests/integ/integ_methods.c).
 INTEG_METHODS := $(B)/tests/integ/integ_methods
 CHECK_PROGS += $(INTEG_METHODS)
+# Operations (issue 13): GET /metrics after traffic passes `promtool
+# check metrics` and our own exposition rules (tests/integ/integ_metrics.c;
+# promtool from deploy/install-deps.sh --test).
+INTEG_METRICS := $(B)/tests/integ/integ_metrics
+CHECK_PROGS += $(INTEG_METRICS)
+INTEG_METRICS_OBJS := $(B)/tests/integ/integ_metrics.o \
+                      $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
+$(INTEG_METRICS): $(INTEG_METRICS_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_METRICS_OBJS) \
+	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
+# systemd's notification protocol: READY=1 once the workers serve,
+# RELOADING=1/READY=1 around SIGHUP, STOPPING=1 (tests/integ/integ_notify.c).
+INTEG_NOTIFY := $(B)/tests/integ/integ_notify
+CHECK_PROGS += $(INTEG_NOTIFY)
+INTEG_NOTIFY_OBJS := $(B)/tests/integ/integ_notify.o \
+                     $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
+$(INTEG_NOTIFY): $(INTEG_NOTIFY_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_NOTIFY_OBJS) \
+	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
+# make install / uninstall into a scratch DESTDIR: the tree, the modes, the
+# unit (systemd-analyze verify when present), the installed broker serving
+# (tests/install/check_install.sh, a committed executable script).
+CHECK_INSTALL := tests/install/check_install.sh
+CHECK_PROGS += $(CHECK_INSTALL)
+$(CHECK_INSTALL): | $(UABROKER) $(UAWORKER)
+# SIGHUP re-reads the configuration file: live settings take effect,
+# restart-only ones are logged and kept, a broken file is refused
+# (tests/integ/integ_reload.c).
+INTEG_RELOAD := $(B)/tests/integ/integ_reload
+CHECK_PROGS += $(INTEG_RELOAD)
+INTEG_RELOAD_OBJS := $(B)/tests/integ/integ_reload.o \
+                     $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
+$(INTEG_RELOAD): $(INTEG_RELOAD_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_RELOAD_OBJS) \
+	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
 # >>> (end of the integration/interop spot)
 
 # integ_server: its own objects + tests/lib/uaconn.c + libproto.a; it
@@ -469,6 +509,64 @@ run: all
 
 deps:
 	$(DEPS_CMD)
+
+# ---------------------------------------------------------------- install
+#
+# make install [DESTDIR=...] [PREFIX=/usr/local]: uabroker and uaworker side
+# by side in BINDIR (the broker execs the uaworker next to its own binary),
+# the configuration in SYSCONFDIR/uabroker/uabroker.conf (deploy/
+# uabroker.conf with the sockets in /run/uabroker and the PKI in
+# /var/lib/uabroker, what the unit provides; an existing file is never
+# overwritten: the new one goes beside it as uabroker.conf.dist), the
+# systemd unit (deploy/uabroker.service.in, paths filled in) in
+# SYSTEMDUNITDIR, the sysusers.d entry of the uabroker user, the docs.
+# make uninstall removes all of that but a uabroker.conf (yours).
+
+PREFIX         ?= /usr/local
+BINDIR         ?= $(PREFIX)/bin
+SYSCONFDIR     ?= /etc
+DOCDIR         ?= $(PREFIX)/share/doc/uabroker
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR    ?= $(PREFIX)/lib/sysusers.d
+INSTALL        ?= install
+INSTALL_DOCS   := README.md docs/operations.md docs/configuration.md \
+                  docs/feed.md docs/interop.md docs/subscriptions.md
+
+.PHONY: install uninstall
+install: $(UABROKER) $(UAWORKER)
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR)/uabroker \
+	  $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(DOCDIR)
+	$(INSTALL) -m 0755 $(UABROKER) $(UAWORKER) $(DESTDIR)$(BINDIR)/
+	sed -e 's|^runtime_dir = .*|runtime_dir = /run/uabroker|' \
+	    -e 's|^pki_dir = .*|pki_dir = /var/lib/uabroker/pki|' \
+	    deploy/uabroker.conf > $(B)/uabroker.conf.install
+	@conf=$(DESTDIR)$(SYSCONFDIR)/uabroker/uabroker.conf; \
+	if [ -e "$$conf" ]; then \
+	    echo "install: $$conf exists, kept; the new one is" \
+	         "$$conf.dist"; \
+	    $(INSTALL) -m 0644 $(B)/uabroker.conf.install "$$conf.dist"; \
+	else \
+	    $(INSTALL) -m 0644 $(B)/uabroker.conf.install "$$conf"; \
+	fi
+	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+	    -e 's|@DOCDIR@|$(DOCDIR)|g' deploy/uabroker.service.in \
+	    > $(B)/uabroker.service
+	$(INSTALL) -m 0644 $(B)/uabroker.service $(DESTDIR)$(SYSTEMDUNITDIR)/
+	$(INSTALL) -m 0644 deploy/uabroker.sysusers \
+	  $(DESTDIR)$(SYSUSERSDIR)/uabroker.conf
+	$(INSTALL) -m 0644 $(INSTALL_DOCS) $(DESTDIR)$(DOCDIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/uabroker $(DESTDIR)$(BINDIR)/uaworker \
+	  $(DESTDIR)$(SYSTEMDUNITDIR)/uabroker.service \
+	  $(DESTDIR)$(SYSUSERSDIR)/uabroker.conf \
+	  $(DESTDIR)$(SYSCONFDIR)/uabroker/uabroker.conf.dist \
+	  $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(INSTALL_DOCS)))
+	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
+	@conf=$(DESTDIR)$(SYSCONFDIR)/uabroker/uabroker.conf; \
+	if [ -e "$$conf" ]; then \
+	    echo "uninstall: $$conf kept (remove it by hand)"; \
+	fi
 
 # ---------------------------------------------------------------- regen
 #

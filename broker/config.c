@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <ini.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,10 @@ static int bk_config_paths_beside(struct bk_config *c,
                                   const struct bk_conf_key *k,
                                   const char *value, const char *path,
                                   char *err, size_t errlen);
+static bool bk_config_live(const struct bk_conf_key *k);
+static void bk_config_format(const struct bk_config *c,
+                             const struct bk_conf_key *k, char *out,
+                             size_t cap);
 
 #define U32(s, k, f, d, lo, hi, h)                                         \
     { s, k, BK_CT_U32, offsetof(struct bk_config, f), d, lo, hi, h }
@@ -525,6 +530,12 @@ bk_config_check(const struct bk_config *c, char *err, size_t errlen)
                  "limits.max_sessions + 1 (Part 4 §5.6.2)");
         return -1;
     }
+    if (strcmp(c->x509_role, "viewer") != 0
+        && strcmp(c->x509_role, "operator") != 0) {
+        snprintf(err, errlen, "security.x509_role: \"%s\" is not viewer "
+                 "or operator", c->x509_role);
+        return -1;
+    }
     if (c->simulation_vars > c->vars) {
         snprintf(err, errlen, "addrspace.simulation_vars (%u) must not "
                  "exceed addrspace.vars (%u)", c->simulation_vars, c->vars);
@@ -642,4 +653,139 @@ bk_config_write(const struct bk_config *c, FILE *f)
             break;
         }
     }
+}
+
+/* ------------------------------------------------------------ reload */
+
+/*
+ * The settings a SIGHUP applies to the running broker (docs/operations.md
+ * "Reload"); every other one needs a restart.  Each is read where it is
+ * used: the broker's simulation timer, the PKI flags and users file it
+ * publishes (broker/pki.c), the throttle and accept-rate fields of the
+ * snapshot the workers read at every use (bk_config_snapshot_live).
+ */
+static const char *const bk_conf_live_keys[] = {
+    "addrspace.simulation_interval_ms",
+    "addrspace.simulation_vars",
+    "limits.accept_rate",
+    "limits.accept_burst",
+    "security.anonymous",
+    "security.anonymous_write",
+    "security.x509_role",
+    "security.rejected_max",
+    "security.users_file",
+    "security.failure_threshold",
+    "security.failure_window_ms",
+    "security.failure_block_ms",
+    "security.login_failure_threshold",
+    "security.login_failure_window_ms",
+    "security.login_failure_block_ms",
+    "security.login_failure_ip_threshold",
+};
+
+static bool
+bk_config_live(const struct bk_conf_key *k)
+{
+    size_t sl = strlen(k->section);
+
+    for (size_t i = 0; i < sizeof(bk_conf_live_keys)
+                           / sizeof(bk_conf_live_keys[0]); i++) {
+        const char *n = bk_conf_live_keys[i];
+
+        if (strncmp(n, k->section, sl) == 0 && n[sl] == '.'
+            && strcmp(n + sl + 1, k->key) == 0)
+            return true;
+    }
+    return false;
+}
+
+bool
+bk_config_is_live(const char *name)
+{
+    const struct bk_conf_key *k;
+    const char               *dot = strchr(name, '.');
+    char                      section[64];
+
+    if (dot == NULL || (size_t)(dot - name) >= sizeof(section))
+        return false;
+    memcpy(section, name, (size_t)(dot - name));
+    section[dot - name] = '\0';
+    k = bk_config_find(section, dot + 1);
+    return k != NULL && bk_config_live(k);
+}
+
+static void
+bk_config_format(const struct bk_config *c, const struct bk_conf_key *k,
+                 char *out, size_t cap)
+{
+    const void *field = (const char *)c + k->off;
+
+    switch (k->type) {
+    case BK_CT_U32:
+        snprintf(out, cap, "%u", *(const uint32_t *)field);
+        return;
+    case BK_CT_DOUBLE:
+        snprintf(out, cap, "%g", *(const double *)field);
+        return;
+    case BK_CT_STR:
+    case BK_CT_PATHS:
+        snprintf(out, cap, "\"%s\"", (const char *)field);
+        return;
+    case BK_CT_BOOL:
+        snprintf(out, cap, "%s", *(const uint32_t *)field ? "true" : "false");
+        return;
+    }
+    snprintf(out, cap, "?");
+}
+
+void
+bk_config_reload(struct bk_config *c, const struct bk_config *next,
+                 FILE *log, const char *prog, unsigned *applied,
+                 unsigned *restart)
+{
+    *applied = 0;
+    *restart = 0;
+    for (size_t i = 0; i < BK_CONF_NKEYS; i++) {
+        const struct bk_conf_key *k = &bk_conf_keys[i];
+        char                     *f = (char *)c + k->off;
+        const char               *g = (const char *)next + k->off;
+        bool   text = k->type == BK_CT_STR || k->type == BK_CT_PATHS;
+        size_t size = k->type == BK_CT_STR ? BK_CONF_STR_MAX
+                      : k->type == BK_CT_PATHS ? BK_CONF_PATHS_MAX
+                      : k->type == BK_CT_DOUBLE ? sizeof(double)
+                      : sizeof(uint32_t);
+        char was[BK_CONF_STR_MAX + 8], now[BK_CONF_STR_MAX + 8];
+
+        if (text ? strcmp(f, g) == 0 : memcmp(f, g, size) == 0)
+            continue;
+        bk_config_format(c, k, was, sizeof(was));
+        bk_config_format(next, k, now, sizeof(now));
+        if (bk_config_live(k)) {
+            memcpy(f, g, size);
+            (*applied)++;
+            fprintf(log, "%s: SIGHUP: %s.%s = %s (was %s)\n", prog,
+                    k->section, k->key, now, was);
+        } else {
+            (*restart)++;
+            fprintf(log, "%s: SIGHUP: %s.%s = %s needs a restart; the "
+                    "running %s stays\n", prog, k->section, k->key, now,
+                    was);
+        }
+    }
+}
+
+void
+bk_config_snapshot_live(const struct bk_config *c, struct shm_config *s)
+{
+#define BK_SNAP_LIVE(f) __atomic_store_n(&s->f, c->f, __ATOMIC_RELAXED)
+    BK_SNAP_LIVE(failure_threshold);
+    BK_SNAP_LIVE(failure_window_ms);
+    BK_SNAP_LIVE(failure_block_ms);
+    BK_SNAP_LIVE(login_failure_threshold);
+    BK_SNAP_LIVE(login_failure_window_ms);
+    BK_SNAP_LIVE(login_failure_block_ms);
+    BK_SNAP_LIVE(login_failure_ip_threshold);
+    BK_SNAP_LIVE(accept_rate);
+    BK_SNAP_LIVE(accept_burst);
+#undef BK_SNAP_LIVE
 }

@@ -10,6 +10,7 @@
 #ifndef BK_CONFIG_H
 #define BK_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -162,6 +163,24 @@ struct shm_config;
 
 /* Copy what workers need into the shared-memory snapshot. */
 void bk_config_snapshot(const struct bk_config *c, struct shm_config *s);
+
+/*
+ * SIGHUP: next is the configuration read again (checked).  Each setting
+ * that differs is logged to log ("prog: SIGHUP: section.key = ..."); a
+ * live one (bk_config_is_live) is copied into c, any other keeps its
+ * running value and is logged as needing a restart.  *applied and
+ * *restart count them.
+ */
+void bk_config_reload(struct bk_config *c, const struct bk_config *next,
+                      FILE *log, const char *prog, unsigned *applied,
+                      unsigned *restart);
+
+/* Whether "section.key" takes effect on SIGHUP. */
+bool bk_config_is_live(const char *name);
+
+/* Store the live settings the workers read into their snapshot, each
+ * with one atomic store (they read them at every use). */
+void bk_config_snapshot_live(const struct bk_config *c, struct shm_config *s);
 
 /* Write c as an INI file with a comment per key. */
 void bk_config_write(const struct bk_config *c, FILE *f);

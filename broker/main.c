@@ -13,6 +13,8 @@
  * (broker/stats.c).  Before the address space: the PKI directory and the
  * application certificate (broker/pki.c); SIGHUP reloads the trust lists
  * and the users file, the tick saves the workers' rejected certificates.
+ * Under systemd (Type=notify) it says READY=1 once every worker serves,
+ * RELOADING=1/READY=1 around SIGHUP, STOPPING=1 (broker/notify.c).
  *
  *   uabroker [options]                 serve
  *   uabroker [options] stats [ADDR:PORT]   print a running broker's /stats
@@ -32,6 +34,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +50,7 @@
 #include "feed.h"
 #include "mqtt.h"
 #include "methods.h"
+#include "notify.h"
 #include "pki.h"
 #include "users.h"
 #include "stats.h"
@@ -55,6 +59,7 @@
 #include "proto/version.h"
 
 #define BK_WORKERS_MAX 64
+#define BK_READY_POLL_MS 10     /* how often the start looks for READY */
 
 struct bk_main {
     struct bk_config     conf;
@@ -65,6 +70,7 @@ struct bk_main {
     struct event         sigint;
     struct event         sigterm;
     struct event         sighup;
+    struct event         ready;         /* polls the workers until all UP */
     struct bk_pki        pki;
     struct bk_supervisor sv;
     struct bk_fanout     fo;
@@ -73,6 +79,9 @@ struct bk_main {
     struct bk_methods    methods;
     struct bk_stats      stats;
     const char          *stats_addr;    /* `stats` mode: ADDR:PORT */
+    const char          *conf_file;     /* -c FILE, or NULL */
+    int                  argc;          /* the command line, for SIGHUP */
+    char               **argv;
     const char          *passwd_name;   /* `passwd` mode: NAME [ROLE] */
     const char          *passwd_role;
     uint32_t             counter;
@@ -81,7 +90,8 @@ struct bk_main {
 };
 
 static void bk_usage(FILE *f);
-static int bk_args(struct bk_main *m, int argc, char **argv, int *mode);
+static int bk_args(struct bk_main *m, struct bk_config *conf, int argc,
+                   char **argv, int *mode, char *err, size_t errlen);
 static int bk_feed_word(int argc, char **argv);
 static void bk_on_tick(evutil_socket_t fd, short what, void *arg);
 static void bk_on_sim(evutil_socket_t fd, short what, void *arg);
@@ -89,6 +99,9 @@ static void bk_sim_vars(struct bk_main *m, int64_t now);
 static void bk_on_signal(evutil_socket_t fd, short what, void *arg);
 static void bk_on_stopped(void *arg);
 static void bk_on_hup(evutil_socket_t fd, short what, void *arg);
+static void bk_reload(struct bk_main *m);
+static void bk_on_ready(evutil_socket_t fd, short what, void *arg);
+static bool bk_workers_up(const struct bk_main *m);
 static int bk_loop(struct bk_main *m);
 static int bk_run(struct bk_main *m);
 
@@ -129,12 +142,22 @@ bk_usage(FILE *f)
         "  --help              show this help and exit\n"
         "  --version           show the version and exit\n"
         "\n"
-        "Stats endpoint: GET /stats (JSON), /metrics (Prometheus), /health.\n",
+        "Stats endpoint: GET /stats (JSON), /metrics (Prometheus), /health.\n"
+        "SIGHUP re-reads the configuration (docs/operations.md Reload); "
+        "SIGTERM stops.\n",
         bk_prog, bk_prog, bk_prog, bk_prog, bk_prog, BK_WORKERS_MAX);
 }
 
+/*
+ * The configuration of argv into conf (over what conf holds: the
+ * defaults): the file of -c first, then the other options over it; the
+ * mode and its words into *mode and m.  0, or -1 with a message in err
+ * (empty when getopt and the usage have said it).  Run again at SIGHUP
+ * on the same argv (getopt starts over: optind 0).
+ */
 static int
-bk_args(struct bk_main *m, int argc, char **argv, int *mode)
+bk_args(struct bk_main *m, struct bk_config *conf, int argc, char **argv,
+        int *mode, char *err, size_t errlen)
 {
     enum { O_STATS = 256, O_RUNDIR, O_VARS, O_SET, O_PRINT, O_ONCE, O_HELP,
            O_VERSION, O_NODESET };
@@ -150,20 +173,20 @@ bk_args(struct bk_main *m, int argc, char **argv, int *mode)
         { "nodeset", required_argument, NULL, O_NODESET },
         { NULL, 0, NULL, 0 }
     };
-    char        err[512];
     const char *file = NULL;
     int         c;
 
+    err[0] = '\0';
     /* The file first, whatever the order: the command line overrides it. */
+    optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "c:p:w:t", opts, NULL)) != -1)
         if (c == 'c')
             file = optarg;
-    if (file != NULL && bk_config_load(&m->conf, file, err, sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s\n", bk_prog, err);
+    m->conf_file = file;
+    if (file != NULL && bk_config_load(conf, file, err, errlen) != 0)
         return -1;
-    }
-    optind = 1;
+    optind = 0;
     opterr = 1;
     while ((c = getopt_long(argc, argv, "c:p:w:t", opts, NULL)) != -1) {
         const char *key = NULL;
@@ -181,30 +204,27 @@ bk_args(struct bk_main *m, int argc, char **argv, int *mode)
             char *eq = strchr(optarg, '=');
 
             if (eq == NULL || (size_t)(eq - optarg) >= sizeof(kv)) {
-                fprintf(stderr, "%s: --set wants SECTION.KEY=VALUE\n",
-                        bk_prog);
+                snprintf(err, errlen, "--set wants SECTION.KEY=VALUE");
                 return -1;
             }
             memcpy(kv, optarg, (size_t)(eq - optarg));
             kv[eq - optarg] = '\0';
-            if (bk_config_set(&m->conf, kv, eq + 1, err, sizeof(err)) != 0) {
-                fprintf(stderr, "%s: %s\n", bk_prog, err);
+            if (bk_config_set(conf, kv, eq + 1, err, errlen) != 0)
                 return -1;
-            }
             continue;
         }
         case O_NODESET: {
             /* Appended to addrspace.nodesets (the file's come first). */
-            size_t have = strlen(m->conf.nodesets);
+            size_t have = strlen(conf->nodesets);
 
             if (strchr(optarg, ' ') != NULL || strchr(optarg, '\t') != NULL
-                || have + 1 + strlen(optarg) >= sizeof(m->conf.nodesets)) {
-                fprintf(stderr, "%s: --nodeset %s: a path without spaces, "
-                        "all of them together under %zu bytes\n", bk_prog,
-                        optarg, sizeof(m->conf.nodesets));
+                || have + 1 + strlen(optarg) >= sizeof(conf->nodesets)) {
+                snprintf(err, errlen, "--nodeset %s: a path without spaces, "
+                         "all of them together under %zu bytes", optarg,
+                         sizeof(conf->nodesets));
                 return -1;
             }
-            snprintf(m->conf.nodesets + have, sizeof(m->conf.nodesets) - have,
+            snprintf(conf->nodesets + have, sizeof(conf->nodesets) - have,
                      "%s%s", have != 0 ? " " : "", optarg);
             continue;
         }
@@ -219,10 +239,8 @@ bk_args(struct bk_main *m, int argc, char **argv, int *mode)
             bk_usage(stderr);
             return -1;
         }
-        if (bk_config_set(&m->conf, key, optarg, err, sizeof(err)) != 0) {
-            fprintf(stderr, "%s: %s\n", bk_prog, err);
+        if (bk_config_set(conf, key, optarg, err, errlen) != 0)
             return -1;
-        }
     }
     /* Modes named by a word: `stats [ADDR:PORT]`. */
     if (optind < argc && strcmp(argv[optind], "stats") == 0
@@ -240,8 +258,7 @@ bk_args(struct bk_main *m, int argc, char **argv, int *mode)
         return 0;
     }
     if (optind != argc) {
-        fprintf(stderr, "%s: unexpected argument \"%s\"\n", bk_prog,
-                argv[optind]);
+        snprintf(err, errlen, "unexpected argument \"%s\"", argv[optind]);
         return -1;
     }
     return 0;
@@ -287,8 +304,16 @@ bk_on_tick(evutil_socket_t fd, short what, void *arg)
     (void)bk_pki_drain(&m->pki);
 }
 
-/* SIGHUP: read the trust and issuer lists again (workers pick up the new
- * generation at their next certificate check). */
+/*
+ * SIGHUP: the configuration read again (defaults, the -c file, the
+ * command line over it, the checks of a start); refused whole when any of
+ * it fails, the running one kept.  Otherwise the live settings take effect
+ * (bk_config_reload logs each change; the others are logged as needing a
+ * restart and keep their running value): the workers' snapshot, the PKI
+ * flags, the simulation timer.  Then the trust and issuer lists and the
+ * users file are read again, whatever happened to the file.  systemd hears
+ * RELOADING=1 before and READY=1 after.
+ */
 static void
 bk_on_hup(evutil_socket_t fd, short what, void *arg)
 {
@@ -297,12 +322,111 @@ bk_on_hup(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
+    bk_notify_reloading();
+    bk_reload(m);
     rc = bk_pki_reload(&m->pki);
     fprintf(stderr, "%s: SIGHUP: trust list reloaded%s: %u trusted, %u "
-            "CRLs, %u issuers, %u issuer CRLs, %u skipped\n", bk_prog,
-            rc == 0 ? "" : " (with errors)", m->pki.n_trusted,
+            "CRLs, %u issuers, %u issuer CRLs, %u skipped, %u users\n",
+            bk_prog, rc == 0 ? "" : " (with errors)", m->pki.n_trusted,
             m->pki.n_trusted_crls, m->pki.n_issuers, m->pki.n_issuer_crls,
-            m->pki.n_skipped);
+            m->pki.n_skipped, m->pki.n_users);
+    (void)bk_notify_fmt("READY=1\nSTATUS=serving opc.tcp://%s:%u with %u "
+                        "worker%s (reloaded)", m->conf.hostname, m->conf.port,
+                        m->sv.n, m->sv.n == 1 ? "" : "s");
+}
+
+/* The configuration part of SIGHUP (see bk_on_hup). */
+static void
+bk_reload(struct bk_main *m)
+{
+    static struct bk_config next;
+    double                  ms = m->conf.simulation_interval_ms;
+    const char             *file = m->conf_file;
+    char                    err[512];
+    unsigned                applied, restart;
+    uint32_t                offers;
+    int                     mode = BK_MODE_SERVE;
+    int                     rc;
+
+    bk_config_defaults(&next);
+    rc = bk_args(m, &next, m->argc, m->argv, &mode, err, sizeof(err));
+    if (rc == 0) {
+        bk_config_finish(&next);
+        next.workers = bk_supervisor_count(next.workers);
+        rc = bk_config_check(&next, err, sizeof(err));
+    }
+    if (rc == 0)
+        rc = bk_pki_offers(next.policies, next.modes,
+                           next.allow_deprecated != 0, &offers, err,
+                           sizeof(err));
+    if (rc != 0) {
+        fprintf(stderr, "%s: SIGHUP: configuration refused, the running "
+                "one stays: %s\n", bk_prog,
+                err[0] != '\0' ? err : "bad command line");
+        return;
+    }
+    bk_config_reload(&m->conf, &next, stderr, bk_prog, &applied, &restart);
+    /* The live settings, where they are read. */
+    bk_config_snapshot_live(&m->conf,
+                            shm_segment_region(&m->as.seg, SHM_R_CONFIG));
+    if (bk_pki_update(&m->pki, &m->conf, err, sizeof(err)) != 0)
+        fprintf(stderr, "%s: SIGHUP: %s\n", bk_prog, err);
+    if (m->conf.simulation_interval_ms != ms) {
+        struct timeval tv;
+
+        ms = m->conf.simulation_interval_ms;
+        tv.tv_sec = (time_t)(ms / 1000);
+        tv.tv_usec = (suseconds_t)(fmod(ms, 1000.0) * 1000);
+        event_del(&m->sim);
+        event_add(&m->sim, &tv);
+    }
+    fprintf(stderr, "%s: SIGHUP: configuration reloaded from %s: %u "
+            "setting%s applied, %u need%s a restart\n", bk_prog,
+            file != NULL ? file : "the command line", applied,
+            applied == 1 ? "" : "s", restart, restart == 1 ? "s" : "");
+}
+
+/*
+ * Every worker slot that has not failed for good is UP (serving: its
+ * listener accepts and the worker reads it), and one at least.
+ */
+static bool
+bk_workers_up(const struct bk_main *m)
+{
+    unsigned up = 0;
+
+    for (unsigned i = 0; i < m->sv.n; i++) {
+        const struct shm_worker *r = bk_supervisor_row(&m->sv, i);
+
+        if (m->sv.slots[i].failed)
+            continue;
+        if (atomic_load_explicit(&r->state, memory_order_acquire)
+            != SHM_WS_UP)
+            return false;
+        up++;
+    }
+    return up > 0;
+}
+
+/* Until the workers are up: then READY=1 to systemd, once. */
+static void
+bk_on_ready(evutil_socket_t fd, short what, void *arg)
+{
+    struct bk_main *m = arg;
+
+    (void)fd;
+    (void)what;
+    if (m->sv.stopping) {
+        event_del(&m->ready);
+        return;
+    }
+    if (!bk_workers_up(m))
+        return;
+    event_del(&m->ready);
+    (void)bk_notify_fmt("READY=1\nSTATUS=serving opc.tcp://%s:%u with %u "
+                        "worker%s\nMAINPID=%ld", m->conf.hostname,
+                        m->conf.port, m->sv.n, m->sv.n == 1 ? "" : "s",
+                        (long)getpid());
 }
 
 static void
@@ -372,6 +496,7 @@ bk_on_signal(evutil_socket_t fd, short what, void *arg)
 
     (void)what;
     fprintf(stderr, "%s: signal %d, stopping\n", bk_prog, (int)fd);
+    (void)bk_notify("STOPPING=1\nSTATUS=stopping");
     bk_supervisor_stop(&m->sv, bk_on_stopped, m);
 }
 
@@ -412,6 +537,7 @@ bk_run(struct bk_main *m)
 {
     struct timeval   one = { 1, 0 };
     struct timeval   simtv;
+    struct timeval   ready_tv = { 0, BK_READY_POLL_MS * 1000 };
     struct sigaction sa;
     double           ms = m->conf.simulation_interval_ms;
     char             err[512];
@@ -471,6 +597,8 @@ bk_run(struct bk_main *m)
     event_add(&m->sim, &simtv);
     event_add(&m->sigint, NULL);
     event_add(&m->sigterm, NULL);
+    event_assign(&m->ready, m->base, -1, EV_PERSIST, bk_on_ready, m);
+    event_add(&m->ready, &ready_tv);
     fprintf(stderr, "%s: serving opc.tcp://%s:%u with %u worker%s; stats "
             "http://%s/stats; Ctrl-C stops\n", bk_prog, m->conf.hostname,
             m->conf.port, m->sv.n, m->sv.n == 1 ? "" : "s",
@@ -487,6 +615,7 @@ bk_run(struct bk_main *m)
     event_del(&m->sigint);
     event_del(&m->sigterm);
     event_del(&m->sighup);
+    event_del(&m->ready);
     bk_stats_clear(&m->stats);
 out_methods:
     bk_methods_clear(&m->methods);
@@ -516,8 +645,13 @@ main(int argc, char **argv)
     bk_config_defaults(&m.conf);
     /* `feed` takes the rest of the command line as its own. */
     feed_at = bk_feed_word(argc, argv);
-    if (bk_args(&m, feed_at != 0 ? feed_at : argc, argv, &mode) != 0)
+    m.argc = feed_at != 0 ? feed_at : argc;
+    m.argv = argv;
+    if (bk_args(&m, &m.conf, m.argc, argv, &mode, err, sizeof(err)) != 0) {
+        if (err[0] != '\0')
+            fprintf(stderr, "%s: %s\n", bk_prog, err);
         return 2;
+    }
     if (feed_at != 0 && strcmp(argv[feed_at], "methods") == 0)
         return bk_methods_command(&m.conf, argc - feed_at - 1,
                                   argv + feed_at + 1, stdin, stdout, stderr);

@@ -40,6 +40,8 @@ static int bk_pki_load_dir(struct bk_pki *k, struct shm_pki_half *h,
                            const char *sub, enum shm_pki_kind kind,
                            uint32_t *count);
 static void bk_pki_prune(struct bk_pki *k);
+static int bk_pki_settings(struct bk_pki *k, const struct bk_config *c,
+                           char *err, size_t errlen);
 
 /* ------------------------------------------------------------ config */
 
@@ -359,6 +361,49 @@ out:
     return rc;
 }
 
+/*
+ * What c says of the session rules and the files beside the lists: the
+ * flags (deprecated policies, anonymous, anonymous_write, x509_role),
+ * rejected_max and the users file's path.  0, or -1 with a message.
+ */
+static int
+bk_pki_settings(struct bk_pki *k, const struct bk_config *c, char *err,
+                size_t errlen)
+{
+    char users[sizeof(k->users_path)];
+
+    if (strcmp(c->x509_role, "operator") != 0
+        && strcmp(c->x509_role, "viewer") != 0) {
+        snprintf(err, errlen, "security.x509_role: \"%s\" is not viewer "
+                 "or operator", c->x509_role);
+        return -1;
+    }
+    if (bk_users_path(c, users, sizeof(users)) != 0) {
+        snprintf(err, errlen, "security.users_file: path too long");
+        return -1;
+    }
+    memcpy(k->users_path, users, sizeof(users));
+    k->flags = (c->allow_deprecated ? SHM_PKI_F_DEPRECATED : 0)
+               | (c->anonymous ? SHM_PKI_F_ANONYMOUS : 0)
+               | (c->anonymous_write ? SHM_PKI_F_ANON_WRITE : 0)
+               | (strcmp(c->x509_role, "operator") == 0
+                      ? SHM_PKI_F_X509_OPERATOR : 0);
+    k->rejected_max = c->rejected_max;
+    return 0;
+}
+
+int
+bk_pki_update(struct bk_pki *k, const struct bk_config *c, char *err,
+              size_t errlen)
+{
+    if (bk_pki_settings(k, c, err, errlen) != 0)
+        return -1;
+    /* Workers test the flags at each session step: one store. */
+    if (k->shm != NULL)
+        __atomic_store_n(&k->shm->flags, k->flags, __ATOMIC_RELAXED);
+    return 0;
+}
+
 int
 bk_pki_init(struct bk_pki *k, const struct bk_config *c, int64_t now,
             char *err, size_t errlen)
@@ -375,22 +420,8 @@ bk_pki_init(struct bk_pki *k, const struct bk_config *c, int64_t now,
         return -1;
     }
     k->offers = offers;
-    k->flags = (c->allow_deprecated ? SHM_PKI_F_DEPRECATED : 0)
-               | (c->anonymous ? SHM_PKI_F_ANONYMOUS : 0)
-               | (c->anonymous_write ? SHM_PKI_F_ANON_WRITE : 0)
-               | (strcmp(c->x509_role, "operator") == 0
-                      ? SHM_PKI_F_X509_OPERATOR : 0);
-    if (strcmp(c->x509_role, "operator") != 0
-        && strcmp(c->x509_role, "viewer") != 0) {
-        snprintf(err, errlen, "security.x509_role: \"%s\" is not viewer "
-                 "or operator", c->x509_role);
+    if (bk_pki_settings(k, c, err, errlen) != 0)
         return -1;
-    }
-    k->rejected_max = c->rejected_max;
-    if (bk_users_path(c, k->users_path, sizeof(k->users_path)) != 0) {
-        snprintf(err, errlen, "security.users_file: path too long");
-        return -1;
-    }
     s = ua_crypto_init();
     if (s != UA_GOOD) {
         snprintf(err, errlen, "pki: crypto init: %s", ua_status_name(s));

@@ -70,6 +70,15 @@ int bk_pki_path(const struct bk_config *c, char *out, size_t cap);
 int bk_pki_init(struct bk_pki *k, const struct bk_config *c, int64_t now,
                 char *err, size_t errlen);
 
+/*
+ * SIGHUP: take c's anonymous, anonymous_write, x509_role, rejected_max and
+ * users_file (its path, read by the next bk_pki_reload); the flags are
+ * published to the workers at once.  0, or -1 with a message in err
+ * (nothing changed).
+ */
+int bk_pki_update(struct bk_pki *k, const struct bk_config *c, char *err,
+                  size_t errlen);
+
 /* Write the certificate, key and lists into seg's SHM_R_PKI. */
 int bk_pki_publish(struct bk_pki *k, struct shm_segment *seg, char *err,
                    size_t errlen);

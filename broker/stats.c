@@ -66,7 +66,8 @@ struct bk_stats_counter_desc {
     const char *json;           /* key in /stats */
     const char *metric;         /* Prometheus name, after uabroker_ */
     const char *type;           /* gauge or counter */
-    const char *help;
+    const char *help;           /* a json key ending in _us counts µs:
+                                 * /metrics gives seconds */
 };
 
 static const struct bk_stats_counter_desc bk_stats_counters[BK_SC_MAX] = {
@@ -93,16 +94,16 @@ static const struct bk_stats_counter_desc bk_stats_counters[BK_SC_MAX] = {
       "WriteValues sent to the broker" },
     { "rsa_private_ops", "rsa_private_ops_total", "counter",
       "RSA private-key operations (signatures, decrypted blocks)" },
-    { "rsa_cpu_us", "rsa_cpu_microseconds_total", "counter",
+    { "rsa_cpu_us", "rsa_cpu_seconds_total", "counter",
       "CPU time inside RSA operations (private and public, certificate "
       "signature checks)" },
-    { "loop_stall_max_us", "loop_stall_max_microseconds", "gauge",
+    { "loop_stall_max_us", "loop_stall_max_seconds", "gauge",
       "longest event-loop iteration (first callback to flush) since the "
       "worker started" },
     { "loop_rsa_ops_max", "loop_rsa_ops_max", "gauge",
       "most RSA private-key operations one loop iteration did (1 by "
       "design)" },
-    { "loop_rsa_cpu_max_us", "loop_rsa_cpu_max_microseconds", "gauge",
+    { "loop_rsa_cpu_max_us", "loop_rsa_cpu_max_seconds", "gauge",
       "most CPU time one RSA step took (an OPN stage, CreateSession, "
       "ActivateSession)" },
 };
@@ -265,6 +266,7 @@ struct bk_stats_row {
     uint64_t latency[SHM_SVC_MAX][SHM_LAT_BUCKETS];
     uint64_t latency_sum_us[SHM_SVC_MAX];
     uint64_t loop[SHM_LAT_BUCKETS];     /* loop iteration busy times */
+    uint64_t loop_busy_us;              /* their sum */
 };
 
 /* Everything one request needs, read once. */
@@ -298,6 +300,7 @@ static void bk_stats_json(const struct bk_stats *st,
                           const struct bk_stats_view *v, struct evbuffer *b);
 static void bk_stats_prom_family(struct evbuffer *b, const char *name,
                                  const char *type, const char *help);
+static void bk_stats_prom_label(struct evbuffer *b, const char *s);
 static void bk_stats_prom(const struct bk_stats *st,
                           const struct bk_stats_view *v, struct evbuffer *b);
 static int bk_stats_health(const struct bk_stats *st,
@@ -449,6 +452,7 @@ bk_stats_read_row(const struct shm_worker *r, struct bk_stats_row *o)
     o->c[BK_SC_RSA_CPU_MAX] = BK_L(loop_rsa_cpu_max_us);
     for (int b = 0; b < SHM_LAT_BUCKETS; b++)
         o->loop[b] = BK_L(loop_iterations[b]);
+    o->loop_busy_us = BK_L(loop_busy_us);
     for (int i = 0; i < SHM_SVC_MAX; i++) {
         o->requests[i] = BK_L(requests[i]);
         o->latency_sum_us[i] = BK_L(latency_sum_us[i]);
@@ -740,6 +744,20 @@ bk_stats_prom_family(struct evbuffer *b, const char *name, const char *type,
                         name, help, name, type);
 }
 
+/* A label value, escaped as the text format wants (\\, \", \n). */
+static void
+bk_stats_prom_label(struct evbuffer *b, const char *s)
+{
+    for (; *s != '\0'; s++) {
+        if (*s == '\\' || *s == '"')
+            evbuffer_add_printf(b, "\\%c", *s);
+        else if (*s == '\n')
+            evbuffer_add(b, "\\n", 2);
+        else
+            evbuffer_add(b, s, 1);
+    }
+}
+
 static void
 bk_stats_prom(const struct bk_stats *st, const struct bk_stats_view *v,
               struct evbuffer *b)
@@ -747,7 +765,9 @@ bk_stats_prom(const struct bk_stats *st, const struct bk_stats_view *v,
     const struct bk_addrspace *as = st->as;
 
     bk_stats_prom_family(b, "info", "gauge", "build information");
-    evbuffer_add_printf(b, "uabroker_info{version=\"%s\"} 1\n", UA_VERSION);
+    evbuffer_add_printf(b, "uabroker_info{version=\"");
+    bk_stats_prom_label(b, UA_VERSION);
+    evbuffer_add_printf(b, "\"} 1\n");
     bk_stats_prom_family(b, "uptime_seconds", "gauge",
                          "seconds since the broker started");
     evbuffer_add_printf(b, "uabroker_uptime_seconds %" PRIu64 "\n",
@@ -822,11 +842,18 @@ bk_stats_prom(const struct bk_stats *st, const struct bk_stats_view *v,
                             bk_stats_uptime_s(v, &v->rows[i]));
     for (int k = 0; k < BK_SC_MAX; k++) {
         const struct bk_stats_counter_desc *d = &bk_stats_counters[k];
+        size_t                              jl = strlen(d->json);
+        bool us = jl > 3 && strcmp(d->json + jl - 3, "_us") == 0;
 
         bk_stats_prom_family(b, d->metric, d->type, d->help);
         for (unsigned i = 0; i < v->n; i++)
-            evbuffer_add_printf(b, "uabroker_%s{worker=\"%u\"} %" PRIu64
-                                "\n", d->metric, i, v->rows[i].c[k]);
+            if (us)
+                evbuffer_add_printf(b, "uabroker_%s{worker=\"%u\"} %.6f\n",
+                                    d->metric, i,
+                                    (double)v->rows[i].c[k] / 1e6);
+            else
+                evbuffer_add_printf(b, "uabroker_%s{worker=\"%u\"} %" PRIu64
+                                    "\n", d->metric, i, v->rows[i].c[k]);
     }
     bk_stats_prom_family(b, "loop_iteration_duration_seconds", "histogram",
                          "busy time of each event-loop iteration of the "
@@ -847,6 +874,9 @@ bk_stats_prom(const struct bk_stats *st, const struct bk_stats_view *v,
         evbuffer_add_printf(b, "uabroker_loop_iteration_duration_seconds_"
                             "bucket{worker=\"%u\",le=\"+Inf\"} %" PRIu64
                             "\n", i, cum);
+        evbuffer_add_printf(b, "uabroker_loop_iteration_duration_seconds_"
+                            "sum{worker=\"%u\"} %.6f\n", i,
+                            (double)r->loop_busy_us / 1e6);
         evbuffer_add_printf(b, "uabroker_loop_iteration_duration_seconds_"
                             "count{worker=\"%u\"} %" PRIu64 "\n", i, cum);
     }

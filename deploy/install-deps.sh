@@ -50,6 +50,7 @@ have() {
     case $1 in
     nodejs) command -v node >/dev/null 2>&1 && return 0 ;;
     npm|python3) command -v "$1" >/dev/null 2>&1 && return 0 ;;
+    prometheus) command -v promtool >/dev/null 2>&1 && return 0 ;;
     esac
     dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null | grep -q ' installed$'
 }

@@ -28,14 +28,15 @@
 #include <stdint.h>
 
 #define SHM_MAGIC          0x52424155u     /* "UABR" */
-#define SHM_LAYOUT_VERSION 13u     /* 7: SHM_R_THROTTLE, throttle keys in
+#define SHM_LAYOUT_VERSION 14u     /* 7: SHM_R_THROTTLE, throttle keys in
                                     * the config snapshot; 8: failed logins
                                     * per IP address; 9: rsa_cpu_us;
                                     * 10: browse_cache_kb in the config;
                                     * 11: fanout.linger_us in the config;
                                     * 12: the claim's generation in a
                                     * throttle tag; 13: a ring consumer's
-                                    * wake-by promise, a block's time */
+                                    * wake-by promise, a block's time;
+                                    * 14: a worker row's loop_busy_us */
 #define SHM_CACHELINE      128
 #define SHM_NONE           0xFFFFFFFFu     /* no node, no slot, no offset */
 
@@ -371,6 +372,7 @@ struct shm_worker {
     _Atomic uint64_t requests[SHM_SVC_MAX];
     _Atomic uint64_t latency[SHM_SVC_MAX][SHM_LAT_BUCKETS];
     _Atomic uint64_t latency_sum_us[SHM_SVC_MAX];
+    _Atomic uint64_t loop_busy_us;      /* sum of loop_iterations' times */
 };
 static_assert(sizeof(struct shm_worker) % SHM_CACHELINE == 0, "pad");
 static_assert(offsetof(struct shm_worker, connections) == SHM_CACHELINE,

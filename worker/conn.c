@@ -180,6 +180,7 @@ wk_conn_iteration_end(struct wk_conns *cs)
     uint64_t           ops = ua_crypto_private_ops();
 
     wk_conn_stat_add(&row->loop_iterations[wk_conn_bucket(us)], 1);
+    wk_conn_stat_add(&row->loop_busy_us, us);
     if (us > cs->stall_max_us) {
         cs->stall_max_us = us;
         atomic_store_explicit(&row->loop_stall_max_us, us,

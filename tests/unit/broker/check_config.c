@@ -222,6 +222,73 @@ START_TEST(test_snapshot_and_write)
 }
 END_TEST
 
+/* SIGHUP: live settings copied and logged, the others logged and kept. */
+START_TEST(test_reload_live_and_restart)
+{
+    struct bk_config  c, next;
+    struct shm_config snap;
+    char              err[256], *log = NULL;
+    size_t            loglen = 0;
+    unsigned          applied, restart;
+    FILE             *f;
+
+    ck_assert(bk_config_is_live("security.anonymous"));
+    ck_assert(bk_config_is_live("limits.accept_rate"));
+    ck_assert(bk_config_is_live("addrspace.simulation_interval_ms"));
+    ck_assert(!bk_config_is_live("server.port"));
+    ck_assert(!bk_config_is_live("addrspace.vars"));
+    ck_assert(!bk_config_is_live("security.pki_dir"));
+    ck_assert(!bk_config_is_live("no.such"));
+    ck_assert(!bk_config_is_live("port"));
+    bk_config_defaults(&c);
+    next = c;
+    ck_assert_int_eq(bk_config_set(&next, "server.port", "4841", err,
+                                   sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_set(&next, "security.anonymous", "false", err,
+                                   sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_set(&next, "security.users_file", "people",
+                                   err, sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_set(&next, "limits.accept_burst", "5", err,
+                                   sizeof(err)), 0);
+    f = open_memstream(&log, &loglen);
+    bk_config_reload(&c, &next, f, "t", &applied, &restart);
+    fclose(f);
+    ck_assert_uint_eq(applied, 3);
+    ck_assert_uint_eq(restart, 1);
+    ck_assert_uint_eq(c.port, 4840);
+    ck_assert_uint_eq(c.anonymous, 0);
+    ck_assert_str_eq(c.users_file, "people");
+    ck_assert_uint_eq(c.accept_burst, 5);
+    ck_assert_ptr_nonnull(strstr(log, "t: SIGHUP: server.port = 4841 needs "
+                                      "a restart; the running 4840 stays\n"));
+    ck_assert_ptr_nonnull(strstr(log, "t: SIGHUP: security.anonymous = "
+                                      "false (was true)\n"));
+    ck_assert_ptr_nonnull(strstr(log, "t: SIGHUP: security.users_file = "
+                                      "\"people\" (was \"users\")\n"));
+    free(log);
+    /* Nothing differs: nothing logged. */
+    log = NULL;
+    f = open_memstream(&log, &loglen);
+    next = c;
+    bk_config_reload(&c, &next, f, "t", &applied, &restart);
+    fclose(f);
+    ck_assert_uint_eq(applied + restart, 0);
+    ck_assert_uint_eq(loglen, 0);
+    free(log);
+    /* The workers' snapshot gets the live fields only. */
+    memset(&snap, 0, sizeof(snap));
+    bk_config_snapshot_live(&c, &snap);
+    ck_assert_uint_eq(snap.accept_burst, 5);
+    ck_assert_uint_eq(snap.accept_rate, 200);
+    ck_assert_uint_eq(snap.failure_threshold, 3);
+    ck_assert_uint_eq(snap.port, 0);
+    /* x509_role is checked with the other rules (-t, and SIGHUP). */
+    strcpy(c.x509_role, "admin");
+    ck_assert_int_eq(bk_config_check(&c, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "x509_role"));
+}
+END_TEST
+
 int
 main(void)
 {
@@ -237,6 +304,7 @@ main(void)
     tcase_add_test(tc, test_limits_at_bounds);
     tcase_add_test(tc, test_check_across_keys);
     tcase_add_test(tc, test_snapshot_and_write);
+    tcase_add_test(tc, test_reload_live_and_restart);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
