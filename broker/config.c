@@ -155,6 +155,11 @@ static const struct bk_conf_key bk_conf_keys[] = {
         max_monitored_item_queue_size, "100", 1, 100000,
         "largest queueSize granted (ServerCapabilities "
         "MaxMonitoredItemsQueueSize)"),
+    U32("limits", "max_event_queue_size", max_event_queue_size, "1000", 1,
+        100000, "largest queueSize granted to an event monitored item"),
+    U32("limits", "default_event_queue_size", default_event_queue_size,
+        "100", 1, 100000, "queueSize of an event monitored item that asks "
+        "0 (at most max_event_queue_size)"),
     U32("limits", "max_keep_alive_count", max_keep_alive_count, "100", 1,
         100000, "largest maxKeepAliveCount granted"),
     U32("limits", "max_lifetime_count", max_lifetime_count, "15000", 3,
@@ -465,6 +470,8 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
     BK_SNAP(max_notifications_per_publish);
     BK_SNAP(max_retransmission_queue);
     BK_SNAP(max_monitored_item_queue_size);
+    BK_SNAP(max_event_queue_size);
+    BK_SNAP(default_event_queue_size);
     BK_SNAP(max_keep_alive_count);
     BK_SNAP(max_lifetime_count);
     BK_SNAP(hello_timeout_ms);

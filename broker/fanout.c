@@ -312,6 +312,7 @@ bk_fanout_worker_dead(struct bk_fanout *f, unsigned slot)
         if (atomic_load_explicit(&v->interest[i], memory_order_relaxed) & bit)
             shm_interest_clear(v, i, slot);
     shm_fanout_forget_worker(&f->fo, slot);
+    atomic_fetch_and(&f->fo.sh->event_interest, ~bit);
     fw->out_len = 0;
     fw->open_off = UINT32_MAX;
     fw->stuck = false;
@@ -383,7 +384,59 @@ bk_fanout_take_block(struct bk_fanout *f)
     f->filling = true;
     f->cur_mask = 0;
     f->cur_n = 0;
+    f->cur_events = false;
     return 0;
+}
+
+/* Tell the workers in mask that they miss an event (at flush). */
+static void
+bk_fanout_event_lost(struct bk_fanout *f, uint64_t mask)
+{
+    struct shm_fanout *sh = f->fo.sh;
+
+    f->lost_pending |= mask;
+    bk_fanout_count(&sh->notifications_dropped,
+                    (uint64_t)__builtin_popcountll(mask));
+    for (uint64_t m = mask; m != 0; m &= m - 1) {
+        unsigned w = (unsigned)__builtin_ctzll(m);
+
+        shm_fanout_event_lost(&f->fo, w);
+        bk_fanout_count(&sh->w[w].dropped, 1);
+    }
+}
+
+void
+bk_fanout_event(struct bk_fanout *f, const uint8_t *rec, uint32_t len)
+{
+    uint64_t mask;
+
+    if (f->n == 0 || f->fo.sh == NULL)
+        return;
+    if (f->pend_n != 0)
+        bk_fanout_settle(f);            /* older changes first */
+    /* The event exists now, then the mask (shm_fanout_event_mask has the
+     * fence): a worker whose item came after the load missed nothing it
+     * could have had. */
+    mask = shm_fanout_event_mask(&f->fo) & f->up_mask;
+    if (mask == 0)
+        return;
+    if (!f->filling && bk_fanout_take_block(f) != 0) {
+        bk_fanout_event_lost(f, mask);
+        return;
+    }
+    if (shm_blockpool_append(&f->pool, f->cur, SHM_FO_EVENT_SLOT, rec, len)
+        != 0) {
+        bk_fanout_flush(f);
+        if (bk_fanout_take_block(f) != 0
+            || shm_blockpool_append(&f->pool, f->cur, SHM_FO_EVENT_SLOT, rec,
+                                    len) != 0) {
+            bk_fanout_event_lost(f, mask);
+            return;
+        }
+    }
+    f->cur_mask |= mask;
+    f->cur_events = true;
+    bk_fanout_count(&f->fo.sh->events, 1);
 }
 
 void
@@ -520,6 +573,10 @@ bk_fanout_flush(struct bk_fanout *f)
         (void)shm_blockpool_disown(&f->pool, f->cur, w);
         bk_fanout_count(&sh->ring_full, 1);
         bk_fanout_count(&sh->w[w].ring_full, 1);
+        if (f->cur_events
+            && (atomic_load_explicit(&sh->event_interest,
+                                     memory_order_relaxed) & bit))
+            bk_fanout_event_lost(f, bit);
         for (uint32_t k = 0; k < f->cur_n; k++) {
             uint32_t s = f->cur_slots[k];
 

@@ -129,6 +129,7 @@ struct bk_fanout {
     uint32_t               *cur_slots;  /* slots of its records */
     uint32_t                cur_n;
     uint32_t                cur_max;
+    bool                    cur_events; /* it holds event records */
     uint8_t                *rec;        /* one record's DataValue */
     uint32_t                rec_cap;
     uint64_t                lost_pending;   /* workers to tell at flush */
@@ -242,6 +243,14 @@ bool bk_fanout_prepare(struct bk_fanout *f, int64_t now);
 
 /* After the iteration: clear the sleeping marks. */
 void bk_fanout_wake(struct bk_fanout *f);
+
+/*
+ * An event record (shm/fanout.h SHM_FO_EVENT_SLOT; broker/event.h builds
+ * one) to every live worker with event interest, in the block being
+ * filled.  A worker it cannot reach (pool exhausted, record larger than
+ * a block, ring full at flush) is counted and told (events_lost).
+ */
+void bk_fanout_event(struct bk_fanout *f, const uint8_t *rec, uint32_t len);
 
 /* Flush the block being filled now (tests; prepare does it). */
 void bk_fanout_flush(struct bk_fanout *f);

@@ -150,6 +150,7 @@ rc=0
 UA_INTEROP_URL="opc.tcp://127.0.0.1:$port" UA_INTEROP_PKI="$tmp/pki" \
 UA_INTEROP_BROKER_PKI="$tmp/run/pki" UA_INTEROP_BROKER_PID="$pid" \
 UA_INTEROP_PASSWORD="$interop_pw" UA_INTEROP_BROKER_LOG="$tmp/broker.log" \
+UA_INTEROP_UABROKER="$broker" UA_INTEROP_RUNTIME="$tmp/run" \
     timeout "$limit" node --test --test-concurrency=1 --test-timeout=120000 \
     ${INTEROP_TESTS:-test/} || rc=$?
 if ! kill -0 "$pid" 2>/dev/null; then
