@@ -230,6 +230,10 @@ CHECK_PROGS += $(INTEG_WAKEBY)
 # tick in Read and over a subscription (tests/integ/integ_sim.c).
 INTEG_SIM := $(B)/tests/integ/integ_sim
 CHECK_PROGS += $(INTEG_SIM)
+# Events from the feed to clients on two workers, the event queue limit
+# and its overflow event (tests/integ/integ_event.c).
+INTEG_EVENT := $(B)/tests/integ/integ_event
+CHECK_PROGS += $(INTEG_EVENT)
 # >>> (end of the integration/interop spot)
 
 # integ_server: its own objects + tests/lib/uaconn.c + libproto.a; it
@@ -297,6 +301,19 @@ $(INTEG_SIM): $(INTEG_SIM_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
 
 ifneq ($(filter run check,$(MAKECMDGOALS)),)
 $(INTEG_SIM_OBJS): | deps
+endif
+
+# integ_event: its own objects + tests/lib/uaconn.c + libproto.a.
+INTEG_EVENT_OBJS := $(B)/tests/integ/integ_event.o \
+                    $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
+
+$(INTEG_EVENT): $(INTEG_EVENT_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_EVENT_OBJS) \
+	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
+
+ifneq ($(filter run check,$(MAKECMDGOALS)),)
+$(INTEG_EVENT_OBJS): | deps
 endif
 
 # integ_security: its own objects + tests/lib/uaconn.c + libproto.a.
