@@ -160,6 +160,8 @@ static const struct bk_conf_key bk_conf_keys[] = {
     U32("limits", "default_event_queue_size", default_event_queue_size,
         "100", 1, 100000, "queueSize of an event monitored item that asks "
         "0 (at most max_event_queue_size)"),
+    U32("limits", "max_filter_elements", max_filter_elements, "64", 1, 256,
+        "most ContentFilterElements in the where clause of an EventFilter"),
     U32("limits", "max_keep_alive_count", max_keep_alive_count, "100", 1,
         100000, "largest maxKeepAliveCount granted"),
     U32("limits", "max_lifetime_count", max_lifetime_count, "15000", 3,
@@ -472,6 +474,7 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
     BK_SNAP(max_monitored_item_queue_size);
     BK_SNAP(max_event_queue_size);
     BK_SNAP(default_event_queue_size);
+    BK_SNAP(max_filter_elements);
     BK_SNAP(max_keep_alive_count);
     BK_SNAP(max_lifetime_count);
     BK_SNAP(hello_timeout_ms);

@@ -109,6 +109,45 @@ wk_ev_path(const struct ua_simple_attribute_operand *op, char *out,
 }
 
 ua_status
+wk_ev_operand_path(struct wk_subs *st,
+                   const struct ua_simple_attribute_operand *op,
+                   uint32_t *type, char *path, uint16_t *plen)
+{
+    uint32_t base = wk_ev_lookup_ns0(st, UA_NS0ID_BASEEVENTTYPE);
+    int      pl = 0;
+
+    *type = SHM_NONE;
+    *plen = 0;
+    if (!wk_svc_nodeid_is_null(&op->type_definition_id)) {
+        uint32_t t = wk_svc_lookup(st->w, &op->type_definition_id);
+
+        if (t == SHM_NONE
+            || st->w->ns.nodes[t].node_class != SHM_NC_OBJECTTYPE
+            || base == SHM_NONE
+            || !shm_nodestore_is_subtype(&st->w->ns, t, base))
+            return UA_BAD_TYPE_DEFINITION_INVALID;
+        if (t != base)
+            *type = t;
+    }
+    if (op->attribute_id == UA_ATTR_VALUE) {
+        pl = wk_ev_path(op, path, SHM_FO_EV_PATH_MAX + 1);
+        if (pl <= 0)
+            return UA_BAD_BROWSE_NAME_INVALID;
+    } else if (op->attribute_id == UA_ATTR_NODEID) {
+        /* The ConditionId (empty path); none of our events is a
+         * condition, so it is always null. */
+        if (op->n_browse_path > 0)
+            return UA_BAD_ATTRIBUTE_ID_INVALID;
+    } else {
+        return UA_BAD_ATTRIBUTE_ID_INVALID;
+    }
+    if (op->index_range.len > 0)
+        return UA_BAD_INDEX_RANGE_INVALID;     /* not on event fields */
+    *plen = (uint16_t)pl;
+    return UA_GOOD;
+}
+
+ua_status
 wk_ev_node_ok(struct wk_subs *st, uint32_t node)
 {
     const struct shm_node *n = &st->w->ns.nodes[node];
@@ -144,7 +183,8 @@ wk_ev_filter(struct wk_subs *st, struct ua_arena *a, const struct ua_extobj *x,
     struct ua_event_filter_result *r = NULL;
     struct wk_ev_hdr               h;
     uint8_t                       *b = st->evc;
-    uint32_t                       pos = sizeof(h), base;
+    uint32_t                       pos = sizeof(h), where_off;
+    uint16_t                       nwhere = 0;
     bool                           bad = false;
 
     *chain = WK_NIL;
@@ -161,9 +201,6 @@ wk_ev_filter(struct wk_subs *st, struct ua_arena *a, const struct ua_extobj *x,
     ef = x->obj;
     if (ef->n_select_clauses <= 0 || ef->n_select_clauses > WK_EV_SELECT_MAX)
         return UA_BAD_EVENT_FILTER_INVALID;
-    if (ef->where_clause.n_elements > 0)
-        return UA_BAD_MONITORED_ITEM_FILTER_UNSUPPORTED;
-    base = wk_ev_lookup_ns0(st, UA_NS0ID_BASEEVENTTYPE);
     if (a != NULL) {
         r = ua_arena_alloc(a, sizeof(*r));
         if (r != NULL) {
@@ -180,44 +217,17 @@ wk_ev_filter(struct wk_subs *st, struct ua_arena *a, const struct ua_extobj *x,
         const struct ua_simple_attribute_operand *op = &ef->select_clauses[i];
         struct wk_ev_sel                          s;
         char                                      path[SHM_FO_EV_PATH_MAX + 1];
-        int                                       pl = 0;
-        ua_status                                 rc = UA_GOOD;
+        uint16_t                                  pl = 0;
+        ua_status                                 rc;
 
-        s.type = SHM_NONE;
+        rc = wk_ev_operand_path(st, op, &s.type, path, &pl);
         s.attr = (uint8_t)op->attribute_id;
-        if (!wk_svc_nodeid_is_null(&op->type_definition_id)) {
-            uint32_t t = wk_svc_lookup(st->w, &op->type_definition_id);
-
-            if (t == SHM_NONE
-                || st->w->ns.nodes[t].node_class != SHM_NC_OBJECTTYPE
-                || base == SHM_NONE
-                || !shm_nodestore_is_subtype(&st->w->ns, t, base))
-                rc = UA_BAD_TYPE_DEFINITION_INVALID;
-            else if (t != base)
-                s.type = t;
-        }
-        if (rc == UA_GOOD) {
-            if (op->attribute_id == UA_ATTR_VALUE) {
-                pl = wk_ev_path(op, path, sizeof(path));
-                if (pl <= 0)
-                    rc = UA_BAD_BROWSE_NAME_INVALID;
-            } else if (op->attribute_id == UA_ATTR_NODEID) {
-                /* The ConditionId (empty path); none of our events is a
-                 * condition, so it is always null. */
-                if (op->n_browse_path > 0)
-                    rc = UA_BAD_ATTRIBUTE_ID_INVALID;
-            } else {
-                rc = UA_BAD_ATTRIBUTE_ID_INVALID;
-            }
-        }
-        if (rc == UA_GOOD && op->index_range.len > 0)
-            rc = UA_BAD_INDEX_RANGE_INVALID;    /* not on event fields */
         if (rc != UA_GOOD) {
             bad = true;
             pl = 0;
         }
         s.ok = rc == UA_GOOD;
-        s.plen = (uint16_t)(pl > 0 ? pl : 0);
+        s.plen = pl;
         if (pos + sizeof(s) + s.plen > WK_EV_FILTER_MAX)
             return UA_BAD_EVENT_FILTER_INVALID;
         memcpy(b + pos, &s, sizeof(s));
@@ -226,9 +236,29 @@ wk_ev_filter(struct wk_subs *st, struct ua_arena *a, const struct ua_extobj *x,
         if (r != NULL)
             r->select_clause_results[i] = rc;
     }
+    where_off = pos;
+    {
+        struct ua_content_filter_result wr;
+        ua_status                       ws;
+
+        ws = wk_ev_where_compile(st, a, &ef->where_clause, b, &pos,
+                                 WK_EV_FILTER_MAX, &nwhere, &wr);
+        if (r != NULL)
+            r->where_clause_result = wr;
+        if (ws != UA_GOOD) {
+            if (r != NULL && wr.n_element_results > 0) {
+                fres->type_id = ua_nodeid_num(0,
+                    UA_NS0ID_EVENTFILTERRESULT_ENCODING_DEFAULTBINARY);
+                fres->encoding = UA_EO_DECODED;
+                fres->type = &ua_types[UA_TYPE_EVENTFILTERRESULT];
+                fres->obj = r;
+            }
+            return ws;
+        }
+    }
     h.nsel = (uint16_t)ef->n_select_clauses;
-    h.nwhere = 0;
-    h.where_off = pos;
+    h.nwhere = nwhere;
+    h.where_off = where_off;
     memcpy(b, &h, sizeof(h));
     *chain = wk_cells_put(&st->cells, &pos, 4, b, pos);
     if (*chain == WK_NIL)
@@ -468,6 +498,14 @@ wk_ev_take(struct wk_subs *st, struct wk_mi *mi, const struct shm_fo_ev *ev,
     evc = wk_ev_load(st, mi);
     if (evc == NULL)
         return;
+    {
+        struct wk_ev_hdr h;
+
+        memcpy(&h, evc, sizeof(h));
+        if (h.nwhere != 0
+            && !wk_ev_where_eval(st, evc + h.where_off, h.nwhere, ev, f, nf))
+            return;
+    }
     len = wk_ev_build(st, evc, ev, f, nf, st->tmp, half);
     if (mi->qlen >= mi->qsize + ((mi->flags & WK_MI_OVERFLOW) ? 1u : 0u)
         && !(mi->flags & WK_MI_OVERFLOW)) {

@@ -207,6 +207,10 @@ wk_sub_limits(const struct shm_config *c, struct wk_sub_limits *l)
                                              : WK_MI_EVQ_DEF;
     if (l->def_evq > l->max_evq)
         l->def_evq = l->max_evq;
+    l->max_where = c->max_filter_elements ? c->max_filter_elements
+                                          : WK_EV_WHERE_DEF;
+    if (l->max_where > WK_EV_WHERE_MAX)
+        l->max_where = WK_EV_WHERE_MAX;
     l->max_keepalive = c->max_keep_alive_count ? c->max_keep_alive_count
                                                : WK_SUB_KEEPALIVE_MAX_DEF;
     l->max_lifetime = c->max_lifetime_count ? c->max_lifetime_count
@@ -287,6 +291,7 @@ wk_sub_init(struct wk_worker *w)
     st->tmp = wk_sub_alloc_mem(st, st->tmp_cap);
     st->evf = wk_sub_alloc_mem(st, SHM_FO_EV_FIELDS_MAX * sizeof(*st->evf));
     st->evc = wk_sub_alloc_mem(st, WK_EV_FILTER_MAX);
+    st->evv = wk_sub_alloc_mem(st, WK_EV_WHERE_MAX * sizeof(*st->evv));
     st->arena_buf = wk_sub_alloc_mem(st, 2 * msg + 65536);
     st->acks_out = wk_sub_alloc_mem(st, WK_SUB_ACKS_MAX * sizeof(ua_status));
     st->seqs_out = wk_sub_alloc_mem(st, (size_t)st->lim.max_retx
@@ -299,7 +304,7 @@ wk_sub_init(struct wk_worker *w)
         || st->ents.e == NULL || st->ents.stack == NULL
         || st->links == NULL || st->out == NULL
         || st->tmp == NULL || st->arena_buf == NULL || st->acks_out == NULL
-        || st->evf == NULL || st->evc == NULL
+        || st->evf == NULL || st->evc == NULL || st->evv == NULL
         || st->seqs_out == NULL) {
         wk_sub_fini(w);
         return -ENOMEM;
@@ -356,6 +361,7 @@ wk_sub_fini(struct wk_worker *w)
     wk_free(w, st->tmp);
     wk_free(w, st->evf);
     wk_free(w, st->evc);
+    wk_free(w, st->evv);
     wk_free(w, st->arena_buf);
     wk_free(w, st->acks_out);
     wk_free(w, st->seqs_out);

@@ -73,6 +73,8 @@
 #define WK_MI_EVQ_DEF             100       /* default_event_queue_size */
 #define WK_EV_FILTER_MAX          8192      /* bytes of a compiled
                                                EventFilter */
+#define WK_EV_WHERE_MAX           256       /* where elements, hard cap */
+#define WK_EV_WHERE_DEF           64        /* max_filter_elements */
 #define WK_SUB_KEEPALIVE_MAX_DEF  100
 #define WK_SUB_KEEPALIVE_DEF      10        /* asked 0 */
 #define WK_SUB_LIFETIME_MAX_DEF   15000
@@ -103,6 +105,7 @@ struct wk_sub_limits {
     uint32_t max_queue;                 /* per monitored item */
     uint32_t max_evq;                   /* per event item */
     uint32_t def_evq;                   /* an event item asking 0 */
+    uint32_t max_where;                 /* where clause elements */
     uint32_t max_keepalive;
     uint32_t max_lifetime;
     uint32_t cells;
@@ -453,6 +456,7 @@ struct wk_subs {
     uint32_t              rt_hes;       /* reftypes HasEventSource, */
     uint32_t              rt_hc;        /* HasComponent (SHM_NONE) */
     uint64_t              ev_seq;       /* EventIds of our own events */
+    struct wk_fv         *evv;          /* [WK_EV_WHERE_MAX]: where results */
     uint64_t              sampled_due;  /* ms, UINT64_MAX: none */
     struct wk_cells       cells;
     struct wk_ents        ents;
@@ -645,6 +649,12 @@ uint32_t wk_mi_emit_events(struct wk_subs *st, struct wk_sub *sub,
 ua_status wk_ev_filter(struct wk_subs *st, struct ua_arena *a,
                        const struct ua_extobj *x, uint32_t *chain,
                        struct ua_extobj *fres);
+/* A select clause / SimpleAttributeOperand checked (Part 4 §7.22.3):
+ * its TypeDefinition node (SHM_NONE: BaseEventType) and path text
+ * (path[SHM_FO_EV_PATH_MAX + 1]); Good or the clause's status. */
+ua_status wk_ev_operand_path(struct wk_subs *st,
+                             const struct ua_simple_attribute_operand *op,
+                             uint32_t *type, char *path, uint16_t *plen);
 /* Can node be monitored for events (an Object, SubscribeToEvents)? */
 ua_status wk_ev_node_ok(struct wk_subs *st, uint32_t node);
 /* Revised queueSize of an event item. */
@@ -658,6 +668,41 @@ void wk_ev_take(struct wk_subs *st, struct wk_mi *mi,
                 const struct shm_fo_ev_field *f, uint32_t nf);
 /* Queue an EventQueueOverflow event for mi (events lost before it). */
 void wk_ev_overflow(struct wk_subs *st, struct wk_mi *mi);
+
+/* ------------------------------------------------- monitem_where.c */
+
+/* A value of the where clause: a view of Variant bytes (or a result). */
+struct wk_fv {
+    uint8_t        k;               /* WK_FV_* (monitem_where.c) */
+    uint8_t        bt;              /* built-in type it came from */
+    uint8_t        idt;             /* NodeId: identifier type */
+    uint8_t        pad;
+    uint16_t       ns;              /* NodeId, QualifiedName */
+    uint32_t       n;
+    const uint8_t *p;               /* strings, GUIDs, NodeId bytes */
+    union {
+        bool     b;
+        int64_t  i;
+        uint64_t u;
+        double   d;
+    } u;
+};
+
+/*
+ * Compile the where clause wc (Part 4 §7.7) into b[*pos..cap) (*pos
+ * moves; *nwhere its elements): Good; BadMonitoredItemFilterInvalid
+ * with res's element results (in a) naming the bad elements and
+ * operands; BadEventFilterInvalid past limits.max_filter_elements or
+ * when it does not fit.
+ */
+ua_status wk_ev_where_compile(struct wk_subs *st, struct ua_arena *a,
+                              const struct ua_content_filter *wc, uint8_t *b,
+                              uint32_t *pos, uint32_t cap, uint16_t *nwhere,
+                              struct ua_content_filter_result *res);
+/* Does the event pass the n compiled elements at w?  No allocation. */
+bool wk_ev_where_eval(struct wk_subs *st, const uint8_t *w, uint32_t n,
+                      const struct shm_fo_ev *ev,
+                      const struct shm_fo_ev_field *f, uint32_t nf);
 
 /* ------------------------------------------------- monitem.c */
 

@@ -10,7 +10,9 @@
 //   - refusals: an EventFilter on a Value (BadFilterNotAllowed), a
 //     DataChangeFilter on EventNotifier (BadFilterNotAllowed), an event
 //     item on a Variable (BadAttributeIdInvalid), a bad select clause
-//     (Good item, BadTypeDefinitionInvalid in the EventFilterResult).
+//     (Good item, BadTypeDefinitionInvalid in the EventFilterResult);
+//   - a where clause: Severity >= 500 AND OfType AuditEventType (i=2052):
+//     of four fed events only the two that match (one of a subtype) come.
 //
 // Run by tests/interop/run.sh (UA_INTEROP_URL, UA_INTEROP_PKI,
 // UA_INTEROP_UABROKER, UA_INTEROP_RUNTIME).
@@ -41,7 +43,14 @@ const {
     DeadbandType,
     EventFilter,
     SimpleAttributeOperand,
-    ExtensionObject,
+    ContentFilter,
+    ContentFilterElement,
+    FilterOperator,
+    LiteralOperand,
+    ElementOperand,
+    Variant,
+    DataType,
+    resolveNodeId,
 } = require("node-opcua");
 
 const URL = process.env.UA_INTEROP_URL;
@@ -210,6 +219,48 @@ describe("events", () => {
                 assert.equal(f[6].dataType, 0);     // null Variant
             }
             for (const sub of subs) await sub.terminate();
+        });
+
+    it("a where clause: Severity >= 500 AND OfType AuditEventType",
+        async () => {
+            const sub = await subscribe(sessions[0]);
+            const where = new ContentFilter({ elements: [
+                new ContentFilterElement({
+                    filterOperator: FilterOperator.And,
+                    filterOperands: [new ElementOperand({ index: 1 }),
+                        new ElementOperand({ index: 2 })],
+                }),
+                new ContentFilterElement({
+                    filterOperator: FilterOperator.GreaterThanOrEqual,
+                    filterOperands: [
+                        new SimpleAttributeOperand({
+                            typeDefinitionId: "i=2041",
+                            browsePath: [{ name: "Severity" }],
+                            attributeId: AttributeIds.Value,
+                        }),
+                        new LiteralOperand({ value: new Variant({
+                            dataType: DataType.UInt16, value: 500 }) }),
+                    ],
+                }),
+                new ContentFilterElement({
+                    filterOperator: FilterOperator.OfType,
+                    filterOperands: [new LiteralOperand({ value: new Variant({
+                        dataType: DataType.NodeId,
+                        value: resolveNodeId("i=2052") }) })],
+                }),
+            ] });
+            const m = await monitorServer(sub, ["Severity", "EventType"],
+                where);
+            const out = feed("event=i=2253;type=i=2052;severity=700",
+                "event=i=2253;type=i=2052;severity=300",
+                "event=i=2253;type=i=2041;severity=900",
+                "event=i=2253;type=i=2071;severity=600");
+            assert.match(out, /ok 4 failed 0/);
+            await until(() => m.got.length >= 2, 5000);
+            await sleep(300);
+            assert.deepEqual(m.got.map((f) => f[0].value), [700, 600]);
+            assert.equal(m.got[1][1].value.toString(), "ns=0;i=2071");
+            await sub.terminate();
         });
 
     it("refuses the wrong filters and nodes", async () => {
