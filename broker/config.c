@@ -243,6 +243,11 @@ static const struct bk_conf_key bk_conf_keys[] = {
     U32("security", "throttle_entries", throttle_entries, "4096", 64,
         4194304, "clients (IP addresses and ApplicationUris) the shared "
         "failure table tracks at once (a power of two: rounded up)"),
+    BOOL("events", "audit", events_audit, "false",
+         "the workers raise audit events for CreateSession, ActivateSession "
+         "and CloseSession (AuditCreateSessionEventType, "
+         "AuditActivateSessionEventType, AuditSessionEventType; Server "
+         "Auditing)"),
 };
 
 #define BK_CONF_NKEYS (sizeof(bk_conf_keys) / sizeof(bk_conf_keys[0]))
@@ -475,6 +480,7 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
     BK_SNAP(max_event_queue_size);
     BK_SNAP(default_event_queue_size);
     BK_SNAP(max_filter_elements);
+    s->events_audit = c->events_audit ? 1 : 0;
     BK_SNAP(max_keep_alive_count);
     BK_SNAP(max_lifetime_count);
     BK_SNAP(hello_timeout_ms);

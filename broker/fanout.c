@@ -71,6 +71,9 @@ static uint32_t bk_fanout_room(const struct bk_fanout_worker *fw);
 static void bk_fanout_on_retry(evutil_socket_t fd, short what, void *arg);
 static void bk_fanout_on_linger(evutil_socket_t fd, short what, void *arg);
 static void bk_fanout_linger_arm(struct bk_fanout *f, uint32_t us);
+static void bk_fanout_event_rec(struct bk_fanout *f,
+                                struct bk_fanout_worker *fw,
+                                const uint8_t *rec, uint32_t len);
 
 static const char bk_log[] = "uabroker";
 
@@ -403,6 +406,27 @@ bk_fanout_event_lost(struct bk_fanout *f, uint64_t mask)
         shm_fanout_event_lost(&f->fo, w);
         bk_fanout_count(&sh->w[w].dropped, 1);
     }
+}
+
+/*
+ * A worker's own event (SHM_FO_EVENT): fanned out like the feed's once
+ * its bytes are an event record naming nodes we have; else dropped and
+ * logged (a worker does not write garbage).
+ */
+static void
+bk_fanout_event_rec(struct bk_fanout *f, struct bk_fanout_worker *fw,
+                    const uint8_t *rec, uint32_t len)
+{
+    struct shm_fo_ev       ev;
+    struct shm_fo_ev_field fl[SHM_FO_EV_FIELDS_MAX];
+
+    if (shm_fo_ev_parse(rec, len, &ev, fl, SHM_FO_EV_FIELDS_MAX) < 0
+        || ev.source >= f->as->ns.nnodes || ev.type >= f->as->ns.nnodes) {
+        fprintf(stderr, "%s: worker %u: bad event record; dropped\n",
+                bk_log, fw->slot);
+        return;
+    }
+    bk_fanout_event(f, rec, len);
 }
 
 void
@@ -819,6 +843,9 @@ bk_fanout_drain(struct bk_fanout *f, struct bk_fanout_worker *fw)
         }
         if (h.kind == SHM_FO_WRITE && h.len >= sizeof(struct shm_fo_write))
             bk_fanout_write_rec(f, fw, h.len);
+        else if (h.kind == SHM_FO_EVENT && h.len > sizeof(h))
+            bk_fanout_event_rec(f, fw, f->in + sizeof(h),
+                                h.len - (uint32_t)sizeof(h));
     }
     return (uint32_t)k;
 }

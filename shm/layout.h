@@ -285,7 +285,7 @@ struct shm_config {
     uint32_t max_event_queue_size;      /* limits.max_event_queue_size */
     uint32_t default_event_queue_size;  /* limits.default_event_queue_size */
     uint32_t max_filter_elements;       /* limits.max_filter_elements */
-    uint32_t pad_events;
+    uint32_t events_audit;              /* events.audit: 1 raise them */
 };
 
 /* Services counted per worker (the index into the per-service arrays). */

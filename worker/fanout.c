@@ -107,6 +107,34 @@ wk_fanout_on_events_lost(struct wk_worker *w)
     (void)w;
 }
 
+int
+wk_fanout_send_event(struct wk_worker *w, const uint8_t *rec, uint32_t len)
+{
+    struct wk_fanout *f = w->fanout;
+    struct shm_fo_hdr h;
+    uint32_t          ss, nslots, start;
+
+    if (f == NULL || !f->on)
+        return -ENOTCONN;
+    ss = f->slot_size;
+    nslots = shm_fo_slots((uint64_t)len + sizeof(h), ss);
+    if (nslots > f->req.size || nslots > UINT16_MAX)
+        return -EMSGSIZE;
+    f->open_off = UINT32_MAX;           /* a Write after it starts anew */
+    start = f->outbox_len;
+    if ((uint64_t)start + (uint64_t)nslots * ss > f->outbox_cap)
+        return -ENOSPC;
+    h.kind = SHM_FO_EVENT;
+    h.nslots = (uint16_t)nslots;
+    h.len = (uint32_t)sizeof(h) + len;
+    memcpy(f->outbox + start, &h, sizeof(h));
+    memcpy(f->outbox + start + sizeof(h), rec, len);
+    memset(f->outbox + start + h.len, 0, (size_t)nslots * ss - h.len);
+    f->outbox_len = start + nslots * ss;
+    wk_fanout_push(f);
+    return 0;
+}
+
 void
 wk_fanout_event_interest(struct wk_worker *w, bool on)
 {

@@ -115,6 +115,16 @@ void wk_fanout_on_events_lost(struct wk_worker *w);
 
 /* --- for the subscriptions code ------------------------------------- */
 
+/*
+ * Send an event record (shm/fanout.h SHM_FO_EVENT_SLOT format) of ours to
+ * the broker, which fans it out like any event (a SHM_FO_EVENT request
+ * record).  0; -ENOTCONN without rings; -EMSGSIZE larger than the ring;
+ * -ENOSPC when the outbox is full (the event is lost: counted by the
+ * caller).
+ */
+int wk_fanout_send_event(struct wk_worker *w, const uint8_t *rec,
+                         uint32_t len);
+
 /* Set (on) or clear this worker's event-interest bit (shm/fanout.h). */
 void wk_fanout_event_interest(struct wk_worker *w, bool on);
 

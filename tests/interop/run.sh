@@ -98,6 +98,7 @@ say "starting $broker -w $workers -p $port --stats 127.0.0.1:$sport"
 # shellcheck disable=SC2086
 "$broker" -w "$workers" -p "$port" --stats "127.0.0.1:$sport" \
     --runtime-dir "$tmp/run" --set security.anonymous_write=true \
+    --set events.audit=true \
     ${INTEROP_ARGS:-} >"$tmp/broker.log" 2>&1 &
 pid=$!
 

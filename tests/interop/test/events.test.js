@@ -12,7 +12,12 @@
 //     item on a Variable (BadAttributeIdInvalid), a bad select clause
 //     (Good item, BadTypeDefinitionInvalid in the EventFilterResult);
 //   - a where clause: Severity >= 500 AND OfType AuditEventType (i=2052):
-//     of four fed events only the two that match (one of a subtype) come.
+//     of four fed events only the two that match (one of a subtype) come;
+//   - audit (run.sh sets events.audit): a client monitoring the Server
+//     sees another client's CreateSession, ActivateSession and
+//     CloseSession as AuditCreateSessionEventType (i=2071),
+//     AuditActivateSessionEventType (i=2075) and AuditSessionEventType
+//     (i=2069) events with their SessionId, Status and SourceName.
 //
 // Run by tests/interop/run.sh (UA_INTEROP_URL, UA_INTEROP_PKI,
 // UA_INTEROP_UABROKER, UA_INTEROP_RUNTIME).
@@ -262,6 +267,31 @@ describe("events", () => {
             assert.equal(m.got[1][1].value.toString(), "ns=0;i=2071");
             await sub.terminate();
         });
+
+    it("audit events of another client's session", async () => {
+        const sub = await subscribe(sessions[0]);
+        const m = await monitorServer(sub, ["EventType", "SourceName",
+            "SessionId", "Status", "ServerId", "ClientUserId"]);
+        const c = makeClient();
+        await c.connect(URL);
+        const s = await c.createSession();
+        const sid = s.sessionId.toString();
+        await s.close();
+        await c.disconnect();
+        await until(() => m.got.length >= 3, 5000);
+        const types = m.got.map((f) => f[0].value.toString());
+        assert.deepEqual(types, ["ns=0;i=2071", "ns=0;i=2075",
+            "ns=0;i=2069"]);
+        assert.deepEqual(m.got.map((f) => f[1].value), [
+            "Session/CreateSession", "Session/ActivateSession",
+            "Session/CloseSession"]);
+        for (const f of m.got) {
+            assert.equal(f[2].value.toString(), sid);
+            assert.equal(f[3].value, true);
+            assert.ok(f[4].value.length > 0, "ServerId");
+        }
+        await sub.terminate();
+    });
 
     it("refuses the wrong filters and nodes", async () => {
         const sub = await subscribe(sessions[0]);
