@@ -69,6 +69,16 @@ static uint32_t wk_ev_build(struct wk_subs *st, const uint8_t *evc,
 static uint32_t wk_ev_overflow_body(struct wk_subs *st, const uint8_t *evc,
                                     uint8_t *out, uint32_t cap);
 static const uint8_t *wk_ev_load(struct wk_subs *st, const struct wk_mi *mi);
+static uint32_t wk_ev_sys_body(struct wk_subs *st, const uint8_t *evc,
+                               uint16_t type, const char *source_name,
+                               const char *message, uint8_t *out,
+                               uint32_t cap);
+static void wk_ev_sys(struct wk_subs *st, struct wk_mi *mi, uint16_t type,
+                      const char *message);
+static ua_status wk_ev_refresh_args(struct wk_svc_ctx *ctx,
+                                    const struct ua_call_method_request *m,
+                                    struct ua_call_method_result *r,
+                                    uint32_t *ids, int32_t want);
 
 static uint32_t
 wk_ev_lookup_ns0(struct wk_subs *st, uint32_t id)
@@ -442,29 +452,41 @@ static uint32_t
 wk_ev_overflow_body(struct wk_subs *st, const uint8_t *evc, uint8_t *out,
                     uint32_t cap)
 {
+    return wk_ev_sys_body(st, evc, UA_NS0ID_EVENTQUEUEOVERFLOWEVENTTYPE,
+                          "Internal/EventQueueOverflow",
+                          "Event queue overflow", out, cap);
+}
+
+/*
+ * An event of the server's own (type a ns0 EventType with a 16-bit id:
+ * EventQueueOverflow, RefreshStart, RefreshEnd), SourceNode the Server,
+ * Severity 1, for the select clauses in evc, into out[cap]; its length.
+ */
+static uint32_t
+wk_ev_sys_body(struct wk_subs *st, const uint8_t *evc, uint16_t type,
+               const char *source_name, const char *message, uint8_t *out,
+               uint32_t cap)
+{
     uint8_t                rec[512], v[64];
-    struct shm_fo_ev       ev = { st->n_server,
-                                  wk_ev_lookup_ns0(st,
-                                      UA_NS0ID_EVENTQUEUEOVERFLOWEVENTTYPE),
+    struct shm_fo_ev       ev = { st->n_server, wk_ev_lookup_ns0(st, type),
                                   8 };
     struct shm_fo_ev_field f[8];
     uint32_t               pos = sizeof(ev), vl;
     uint64_t               id[2];
     int64_t                now = st->w->now_dt;
     uint16_t               sev = 1;
-    static const char      sn[] = "Internal/EventQueueOverflow";
-    static const char      msg[] = "Event queue overflow";
+    const char            *sn = source_name, *msg = message;
 
     id[0] = ++st->ev_seq ^ st->key[0];
     id[1] = st->key[1] ^ (uint64_t)now;
     memcpy(rec, &ev, sizeof(ev));
     vl = wk_ev_var_str(v, UA_BT_BYTESTRING, id, 16);
     pos += wk_ev_put_field(rec + pos, "0:EventId", v, vl);
-    vl = wk_ev_var_nodeid(v, UA_NS0ID_EVENTQUEUEOVERFLOWEVENTTYPE);
+    vl = wk_ev_var_nodeid(v, type);
     pos += wk_ev_put_field(rec + pos, "0:EventType", v, vl);
     vl = wk_ev_var_nodeid(v, UA_NS0ID_SERVER);
     pos += wk_ev_put_field(rec + pos, "0:SourceNode", v, vl);
-    vl = wk_ev_var_str(v, UA_BT_STRING, sn, sizeof(sn) - 1);
+    vl = wk_ev_var_str(v, UA_BT_STRING, sn, (uint32_t)strlen(sn));
     pos += wk_ev_put_field(rec + pos, "0:SourceName", v, vl);
     v[0] = UA_BT_DATETIME;
     memcpy(v + 1, &now, 8);
@@ -472,7 +494,7 @@ wk_ev_overflow_body(struct wk_subs *st, const uint8_t *evc, uint8_t *out,
     pos += wk_ev_put_field(rec + pos, "0:ReceiveTime", v, 9);
     v[0] = UA_BT_LOCALIZEDTEXT;
     v[1] = 0x02;                    /* text only */
-    vl = wk_ev_var_str(v + 1, 0, msg, sizeof(msg) - 1);
+    vl = wk_ev_var_str(v + 1, 0, msg, (uint32_t)strlen(msg));
     v[1] = 0x02;
     pos += wk_ev_put_field(rec + pos, "0:Message", v, vl + 1);
     v[0] = UA_BT_UINT16;
@@ -574,4 +596,134 @@ wk_fanout_on_events_lost(struct wk_worker *w)
         for (uint32_t p = 0; p < WK_CHUNK_ITEMS && it[p] != WK_NIL; p++)
             wk_ev_overflow(st, &st->items[it[p]]);
     }
+}
+
+/* ------------------------------------------------------------------ */
+/* ConditionRefresh, ConditionRefresh2 (Part 9 §5.5.7, §5.5.8)         */
+/* ------------------------------------------------------------------ */
+
+/* A RefreshStart / RefreshEnd event into mi's queue: the select clauses
+ * apply, the where clause does not (control events, like overflow). */
+static void
+wk_ev_sys(struct wk_subs *st, struct wk_mi *mi, uint16_t type,
+          const char *message)
+{
+    struct wk_sub *sub = &st->subs[mi->sub];
+    const uint8_t *evc;
+    uint32_t       half = (uint32_t)(st->tmp_cap / 2), len, olen = 0;
+    uint8_t       *ovf = NULL;
+
+    if (mi->mode == UA_MONITORINGMODE_DISABLED)
+        return;
+    evc = wk_ev_load(st, mi);
+    if (evc == NULL)
+        return;
+    len = wk_ev_sys_body(st, evc, type, "Server", message, st->tmp, half);
+    if (len == 0)
+        return;
+    if (mi->qlen >= mi->qsize + ((mi->flags & WK_MI_OVERFLOW) ? 1u : 0u)
+        && !(mi->flags & WK_MI_OVERFLOW)) {
+        ovf = st->tmp + half;
+        olen = wk_ev_overflow_body(st, evc, ovf, half);
+        if (olen == 0)
+            ovf = NULL;
+    }
+    wk_mi_event_enqueue(st, sub, mi, st->tmp, len, ovf, olen, false);
+}
+
+/* want scalar UInt32 input arguments into ids (Call's statuses). */
+static ua_status
+wk_ev_refresh_args(struct wk_svc_ctx *ctx,
+                   const struct ua_call_method_request *m,
+                   struct ua_call_method_result *r, uint32_t *ids,
+                   int32_t want)
+{
+    int32_t na = m->n_input_arguments > 0 ? m->n_input_arguments : 0;
+    bool    bad = false;
+
+    if (na < want)
+        return UA_BAD_ARGUMENTS_MISSING;
+    if (na > want)
+        return UA_BAD_TOO_MANY_ARGUMENTS;
+    r->input_argument_results = ua_arena_alloc(ctx->arena,
+                                               (size_t)na * sizeof(ua_status));
+    if (r->input_argument_results == NULL)
+        return UA_BAD_OUT_OF_MEMORY;
+    for (int32_t k = 0; k < na; k++) {
+        const struct ua_variant *a = &m->input_arguments[k];
+
+        r->input_argument_results[k] = UA_GOOD;
+        if (a->type != UA_BT_UINT32 || a->is_array || a->data == NULL) {
+            r->input_argument_results[k] = UA_BAD_TYPE_MISMATCH;
+            bad = true;
+            continue;
+        }
+        memcpy(&ids[k], a->data, 4);
+    }
+    if (bad) {
+        r->n_input_argument_results = na;
+        return UA_BAD_INVALID_ARGUMENT;
+    }
+    r->input_argument_results = NULL;
+    return UA_GOOD;
+}
+
+bool
+wk_ev_refresh_call(struct wk_svc_ctx *ctx,
+                   const struct ua_call_method_request *m,
+                   struct ua_call_method_result *r)
+{
+    struct wk_subs *st;
+    struct wk_sub  *sub;
+    struct wk_mi   *only = NULL;
+    uint32_t        ids[2] = { 0, 0 };
+    bool            two;
+    ua_status       s;
+
+    if (m->method_id.ns != 0 || m->method_id.idtype != UA_IDTYPE_NUMERIC
+        || (m->method_id.id.num != UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH
+            && m->method_id.id.num
+                   != UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH2)
+        || m->object_id.ns != 0 || m->object_id.idtype != UA_IDTYPE_NUMERIC
+        || m->object_id.id.num != UA_NS0ID_CONDITIONTYPE)
+        return false;               /* not ours: Call goes on */
+    two = m->method_id.id.num == UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH2;
+    s = wk_ev_refresh_args(ctx, m, r, ids, two ? 2 : 1);
+    if (s != UA_GOOD) {
+        r->status_code = s;
+        return true;
+    }
+    st = wk_subs_get(ctx->w);
+    sub = st != NULL ? wk_sub_find(st, ids[0]) : NULL;
+    if (sub == NULL) {
+        r->status_code = UA_BAD_SUBSCRIPTION_ID_INVALID;
+        return true;
+    }
+    if (wk_sub_of_session(st, ctx->session, ids[0]) == NULL) {
+        r->status_code = UA_BAD_USER_ACCESS_DENIED;
+        return true;
+    }
+    if (two) {
+        only = wk_mi_find(st, sub, ids[1]);
+        if (only == NULL || !(only->flags & WK_MI_EVENT)) {
+            r->status_code = UA_BAD_MONITORED_ITEM_ID_INVALID;
+            return true;
+        }
+    }
+    wk_sub_touch(st, sub);
+    /* RefreshStart, the retained conditions (none kept yet), RefreshEnd,
+     * into each event item of the subscription (or the one). */
+    for (uint32_t i = sub->ihead; i != WK_NIL;) {
+        struct wk_mi *mi = &st->items[i];
+
+        i = mi->snext;
+        if (!(mi->flags & WK_MI_EVENT) || (only != NULL && mi != only))
+            continue;
+        wk_ev_sys(st, mi, UA_NS0ID_REFRESHSTARTEVENTTYPE,
+                  "ConditionRefresh started");
+        wk_ev_sys(st, mi, UA_NS0ID_REFRESHENDEVENTTYPE,
+                  "ConditionRefresh ended");
+    }
+    r->status_code = UA_GOOD;
+    return true;
 }

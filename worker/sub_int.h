@@ -666,6 +666,15 @@ void wk_ev_del(struct wk_subs *st, struct wk_mi *mi);
 void wk_ev_take(struct wk_subs *st, struct wk_mi *mi,
                 const struct shm_fo_ev *ev,
                 const struct shm_fo_ev_field *f, uint32_t nf);
+/*
+ * Call of ConditionRefresh (i=3875) or ConditionRefresh2 (i=12912) on
+ * ConditionType (i=2782), Part 9 §5.5.7-8: false when m is neither (the
+ * Call goes on); else true with *r set: RefreshStart and RefreshEnd
+ * events queued into the subscription's event items (or the one item).
+ */
+bool wk_ev_refresh_call(struct wk_svc_ctx *ctx,
+                        const struct ua_call_method_request *m,
+                        struct ua_call_method_result *r);
 /* Queue an EventQueueOverflow event for mi (events lost before it). */
 void wk_ev_overflow(struct wk_subs *st, struct wk_mi *mi);
 

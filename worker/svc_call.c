@@ -109,6 +109,8 @@ wk_svc_call_one(struct wk_svc_ctx *ctx, const struct ua_call_method_request *m,
     uint8_t           nc;
     ua_status         s;
 
+    if (wk_ev_refresh_call(ctx, m, r))
+        return;                 /* ConditionRefresh(2): monitem_event.c */
     obj = wk_svc_lookup(w, &m->object_id);
     if (obj == SHM_NONE) {
         r->status_code = UA_BAD_NODE_ID_UNKNOWN;

@@ -17,7 +17,10 @@
 //     sees another client's CreateSession, ActivateSession and
 //     CloseSession as AuditCreateSessionEventType (i=2071),
 //     AuditActivateSessionEventType (i=2075) and AuditSessionEventType
-//     (i=2069) events with their SessionId, Status and SourceName.
+//     (i=2069) events with their SessionId, Status and SourceName;
+//   - ConditionRefresh (i=3875 on ConditionType i=2782) queues a
+//     RefreshStartEvent (i=2787) and a RefreshEndEvent (i=2788); another
+//     subscription id is BadSubscriptionIdInvalid.
 //
 // Run by tests/interop/run.sh (UA_INTEROP_URL, UA_INTEROP_PKI,
 // UA_INTEROP_UABROKER, UA_INTEROP_RUNTIME).
@@ -290,6 +293,28 @@ describe("events", () => {
             assert.equal(f[3].value, true);
             assert.ok(f[4].value.length > 0, "ServerId");
         }
+        await sub.terminate();
+    });
+
+    it("ConditionRefresh: RefreshStart, then RefreshEnd", async () => {
+        const sub = await subscribe(sessions[0]);
+        const m = await monitorServer(sub, ["EventType", "Severity"]);
+        const r = await sessions[0].call({
+            objectId: "i=2782", methodId: "i=3875",
+            inputArguments: [{ dataType: DataType.UInt32,
+                value: sub.subscriptionId }],
+        });
+        assert.equal(r.statusCode.value, StatusCodes.Good.value);
+        await until(() => m.got.length >= 2, 5000);
+        assert.deepEqual(m.got.map((f) => f[0].value.toString()),
+            ["ns=0;i=2787", "ns=0;i=2788"]);
+        const bad = await sessions[0].call({
+            objectId: "i=2782", methodId: "i=3875",
+            inputArguments: [{ dataType: DataType.UInt32,
+                value: sub.subscriptionId + 1000 }],
+        });
+        assert.equal(bad.statusCode.value,
+            StatusCodes.BadSubscriptionIdInvalid.value);
         await sub.terminate();
     });
 

@@ -585,6 +585,132 @@ START_TEST(test_events_and_data_in_turn)
 }
 END_TEST
 
+/* Call ConditionRefresh (n 1) or ConditionRefresh2 (n 2) on
+ * ConditionType with args; the operation's status. */
+static ua_status
+refresh(const struct ua_nodeid *t, int n, uint32_t a0, uint32_t a1,
+        bool bad_type)
+{
+    struct ua_call_request        req;
+    struct ua_call_response       resp;
+    struct ua_call_method_request m;
+    struct ua_variant             args[3];
+    uint32_t                      v[3] = { a0, a1, 0 };
+    double                        d = 1;
+
+    memset(&m, 0, sizeof(m));
+    m.object_id = ua_nodeid_num(0, UA_NS0ID_CONDITIONTYPE);
+    m.method_id = ua_nodeid_num(0, n >= 2
+                                       ? UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH2
+                                       : UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH);
+    for (int k = 0; k < 3; k++)
+        ua_variant_set_scalar(&args[k], &v[k], UA_BT_UINT32);
+    if (bad_type)
+        ua_variant_set_scalar(&args[0], &d, UA_BT_DOUBLE);
+    m.n_input_arguments = n == 3 ? 2 : n == 0 ? 0 : n;
+    if (n == 3) {               /* ConditionRefresh with two arguments */
+        m.method_id = ua_nodeid_num(0,
+                                    UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH);
+    }
+    m.input_arguments = args;
+    memset(&req, 0, sizeof(req));
+    req.n_methods_to_call = 1;
+    req.methods_to_call = &m;
+    ck_assert_uint_eq(sf_call(CH, t, UA_TYPE_CALLREQUEST, &req,
+                              UA_TYPE_CALLRESPONSE, &resp), UA_GOOD);
+    ck_assert_int_eq(resp.n_results, 1);
+    return resp.results[0].status_code;
+}
+
+START_TEST(test_condition_refresh)
+{
+    uint32_t                                 sub = sf_create_sub(CH, &tok,
+                                                                 100);
+    uint32_t                                 a, b;
+    const struct ua_event_notification_list *l;
+    struct ua_nodeid                         tok2;
+
+    a = ev_item_ok(sub, ua_nodeid_num(0, UA_NS0ID_SERVER), 1, 10, true);
+    b = ev_item_ok(sub, ua_nodeid_num(0, UA_NS0ID_SERVER), 2, 10, true);
+    (void)a;
+    /* Refresh: Start then End into both items. */
+    ck_assert_uint_eq(refresh(&tok, 1, sub, 0, false), UA_GOOD);
+    l = events_tick();
+    ck_assert_int_eq(l->n_events, 4);
+    {
+        int starts = 0, ends = 0;
+
+        for (int k = 0; k < 4; k++) {
+            uint32_t t = type_of(&l->events[k]);
+
+            if (t == UA_NS0ID_REFRESHSTARTEVENTTYPE)
+                starts++;
+            else if (t == UA_NS0ID_REFRESHENDEVENTTYPE)
+                ends++;
+        }
+        ck_assert_int_eq(starts, 2);
+        ck_assert_int_eq(ends, 2);
+        /* Each item: Start before End. */
+        for (uint32_t h = 1; h <= 2; h++) {
+            int first = -1, last = -1;
+
+            for (int k = 0; k < 4; k++)
+                if (l->events[k].client_handle == h) {
+                    if (first < 0)
+                        first = k;
+                    last = k;
+                }
+            ck_assert_uint_eq(type_of(&l->events[first]),
+                              UA_NS0ID_REFRESHSTARTEVENTTYPE);
+            ck_assert_uint_eq(type_of(&l->events[last]),
+                              UA_NS0ID_REFRESHENDEVENTTYPE);
+        }
+    }
+    /* Refresh2: only item b. */
+    ck_assert_uint_eq(refresh(&tok, 2, sub, b, false), UA_GOOD);
+    l = events_tick();
+    ck_assert_int_eq(l->n_events, 2);
+    ck_assert_uint_eq(l->events[0].client_handle, 2);
+    ck_assert_uint_eq(type_of(&l->events[0]), UA_NS0ID_REFRESHSTARTEVENTTYPE);
+    ck_assert_uint_eq(type_of(&l->events[1]), UA_NS0ID_REFRESHENDEVENTTYPE);
+    /* Refusals. */
+    ck_assert_uint_eq(refresh(&tok, 1, sub + 1000, 0, false),
+                      UA_BAD_SUBSCRIPTION_ID_INVALID);
+    ck_assert_uint_eq(refresh(&tok, 2, sub, b + 12345, false),
+                      UA_BAD_MONITORED_ITEM_ID_INVALID);
+    ck_assert_uint_eq(refresh(&tok, 0, 0, 0, false),
+                      UA_BAD_ARGUMENTS_MISSING);
+    ck_assert_uint_eq(refresh(&tok, 3, sub, 0, false),
+                      UA_BAD_TOO_MANY_ARGUMENTS);
+    ck_assert_uint_eq(refresh(&tok, 1, sub, 0, true),
+                      UA_BAD_INVALID_ARGUMENT);
+    /* Another session's subscription. */
+    tok2 = fx_session(&fx.ch[1]);
+    {
+        struct ua_call_request        req;
+        struct ua_call_response       resp;
+        struct ua_call_method_request m;
+        struct ua_variant             arg;
+
+        memset(&m, 0, sizeof(m));
+        m.object_id = ua_nodeid_num(0, UA_NS0ID_CONDITIONTYPE);
+        m.method_id = ua_nodeid_num(0,
+                                    UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH);
+        ua_variant_set_scalar(&arg, &sub, UA_BT_UINT32);
+        m.n_input_arguments = 1;
+        m.input_arguments = &arg;
+        memset(&req, 0, sizeof(req));
+        req.n_methods_to_call = 1;
+        req.methods_to_call = &m;
+        ck_assert_uint_eq(sf_call(&fx.ch[1], &tok2, UA_TYPE_CALLREQUEST,
+                                  &req, UA_TYPE_CALLRESPONSE, &resp),
+                          UA_GOOD);
+        ck_assert_uint_eq(resp.results[0].status_code,
+                          UA_BAD_USER_ACCESS_DENIED);
+    }
+}
+END_TEST
+
 int
 main(void)
 {
@@ -602,6 +728,7 @@ main(void)
     tcase_add_test(tc, test_queue_limit_and_overflow);
     tcase_add_test(tc, test_modify_mode_delete);
     tcase_add_test(tc, test_events_and_data_in_turn);
+    tcase_add_test(tc, test_condition_refresh);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
