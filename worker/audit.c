@@ -25,6 +25,8 @@
 #include "svc_int.h"
 #include "worker.h"
 
+#define WK_AUDIT_STR_MAX 256     /* bytes kept of ClientAuditEntryId, ... */
+
 static uint8_t  wk_audit_buf[WK_AUDIT_REC_MAX];
 static uint64_t wk_audit_seq;
 
@@ -180,6 +182,15 @@ wk_audit_session(struct wk_svc_ctx *ctx, uint32_t stat, const void *req,
     default:
         return;
     }
+    /* Bounded: a record must fit its buffer and a notification block
+     * (a longer id is cut, a certificate chain past the leaf's limit is
+     * left out). */
+    if (a.audit_entry_id.len > WK_AUDIT_STR_MAX)
+        a.audit_entry_id.len = WK_AUDIT_STR_MAX;
+    if (a.user_id.len > WK_AUDIT_STR_MAX)
+        a.user_id.len = WK_AUDIT_STR_MAX;
+    if (a.client_cert.len > WK_SESSION_CERT_MAX)
+        a.client_cert.len = -1;
     len = wk_audit_build(w, &a, wk_audit_buf, sizeof(wk_audit_buf));
     if (len != 0)
         (void)wk_fanout_send_event(w, wk_audit_buf, len);
