@@ -16,6 +16,8 @@
  *   Value + IndexRange    each change of the slot makes the item read
  *                         the current value through the Read service,
  *                         which cuts the range
+ *   EventNotifier         an event item: events from the fan-out
+ *                         (monitem_event.c), never read
  *   any other attribute   read through the Read service every sampling
  *                         interval (at least WK_MI_READ_MIN_MS; the node
  *                         store does not change while the worker runs,
