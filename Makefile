@@ -326,6 +326,10 @@ $(INTEG_RELOAD): $(INTEG_RELOAD_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_RELOAD_OBJS) \
 	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
+# Events from the feed to clients on two workers, the event queue limit
+# and its overflow event (tests/integ/integ_event.c).
+INTEG_EVENT := $(B)/tests/integ/integ_event
+CHECK_PROGS += $(INTEG_EVENT)
 # >>> (end of the integration/interop spot)
 
 # integ_server: its own objects + tests/lib/uaconn.c + libproto.a; it
@@ -397,6 +401,16 @@ INTEG_METHODS_OBJS := $(B)/tests/integ/integ_methods.o \
 $(INTEG_METHODS): $(INTEG_METHODS_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_METHODS_OBJS) \
+	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
+
+
+# integ_event: its own objects + tests/lib/uaconn.c + libproto.a.
+INTEG_EVENT_OBJS := $(B)/tests/integ/integ_event.o \
+                    $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
+
+$(INTEG_EVENT): $(INTEG_EVENT_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_EVENT_OBJS) \
 	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
 
 

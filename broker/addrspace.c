@@ -891,6 +891,13 @@ bk_as_live_init(struct bk_addrspace *as, const struct bk_config *c,
     bk_addrspace_write_scalar(as, bk_addrspace_ns0_slot(as,
                               UA_NS0ID_SERVER_SERVICELEVEL), UA_BT_BYTE,
                               &service_level, now);
+    {
+        bool auditing = c->events_audit;    /* Server.Auditing (i=2994) */
+
+        bk_addrspace_write_scalar(as, bk_addrspace_ns0_slot(as,
+                                  UA_NS0ID_SERVER_AUDITING), UA_BT_BOOLEAN,
+                                  &auditing, now);
+    }
     bk_as_status(as, now);
     for (size_t i = 0; i < sizeof(lim) / sizeof(lim[0]); i++) {
         const uint32_t *v = (const uint32_t *)((const char *)c + lim[i].off);

@@ -173,6 +173,13 @@ static const struct bk_conf_key bk_conf_keys[] = {
         max_monitored_item_queue_size, "100", 1, 100000,
         "largest queueSize granted (ServerCapabilities "
         "MaxMonitoredItemsQueueSize)"),
+    U32("limits", "max_event_queue_size", max_event_queue_size, "1000", 1,
+        100000, "largest queueSize granted to an event monitored item"),
+    U32("limits", "default_event_queue_size", default_event_queue_size,
+        "100", 1, 100000, "queueSize of an event monitored item that asks "
+        "0 (at most max_event_queue_size)"),
+    U32("limits", "max_filter_elements", max_filter_elements, "64", 1, 256,
+        "most ContentFilterElements in the where clause of an EventFilter"),
     U32("limits", "max_keep_alive_count", max_keep_alive_count, "100", 1,
         100000, "largest maxKeepAliveCount granted"),
     U32("limits", "max_lifetime_count", max_lifetime_count, "15000", 3,
@@ -304,6 +311,11 @@ static const struct bk_conf_key bk_conf_keys[] = {
     U32("security", "throttle_entries", throttle_entries, "4096", 64,
         4194304, "clients (IP addresses and ApplicationUris) the shared "
         "failure table tracks at once (a power of two: rounded up)"),
+    BOOL("events", "audit", events_audit, "false",
+         "the workers raise audit events for CreateSession, ActivateSession "
+         "and CloseSession (AuditCreateSessionEventType, "
+         "AuditActivateSessionEventType, AuditSessionEventType; Server "
+         "Auditing)"),
 };
 
 #define BK_CONF_NKEYS (sizeof(bk_conf_keys) / sizeof(bk_conf_keys[0]))
@@ -594,6 +606,10 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
     BK_SNAP(max_notifications_per_publish);
     BK_SNAP(max_retransmission_queue);
     BK_SNAP(max_monitored_item_queue_size);
+    BK_SNAP(max_event_queue_size);
+    BK_SNAP(default_event_queue_size);
+    BK_SNAP(max_filter_elements);
+    s->events_audit = c->events_audit ? 1 : 0;
     BK_SNAP(max_keep_alive_count);
     BK_SNAP(max_lifetime_count);
     BK_SNAP(hello_timeout_ms);

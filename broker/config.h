@@ -70,6 +70,10 @@ struct bk_config {
     uint32_t max_notifications_per_publish;
     uint32_t max_retransmission_queue;
     uint32_t max_monitored_item_queue_size;
+    uint32_t max_event_queue_size;
+    uint32_t default_event_queue_size;
+    uint32_t max_filter_elements;
+    uint32_t events_audit;              /* [events] audit, bool */
     uint32_t max_keep_alive_count;
     uint32_t max_lifetime_count;
     double   min_publishing_interval_ms;

@@ -73,6 +73,9 @@ static uint32_t bk_fanout_room(const struct bk_fanout_worker *fw);
 static void bk_fanout_on_retry(evutil_socket_t fd, short what, void *arg);
 static void bk_fanout_on_linger(evutil_socket_t fd, short what, void *arg);
 static void bk_fanout_linger_arm(struct bk_fanout *f, uint32_t us);
+static void bk_fanout_event_rec(struct bk_fanout *f,
+                                struct bk_fanout_worker *fw,
+                                const uint8_t *rec, uint32_t len);
 
 static const char bk_log[] = "uabroker";
 
@@ -315,6 +318,7 @@ bk_fanout_worker_dead(struct bk_fanout *f, unsigned slot)
         if (atomic_load_explicit(&v->interest[i], memory_order_relaxed) & bit)
             shm_interest_clear(v, i, slot);
     shm_fanout_forget_worker(&f->fo, slot);
+    atomic_fetch_and(&f->fo.sh->event_interest, ~bit);
     fw->out_len = 0;
     fw->open_off = UINT32_MAX;
     fw->stuck = false;
@@ -386,7 +390,80 @@ bk_fanout_take_block(struct bk_fanout *f)
     f->filling = true;
     f->cur_mask = 0;
     f->cur_n = 0;
+    f->cur_events = false;
     return 0;
+}
+
+/* Tell the workers in mask that they miss an event (at flush). */
+static void
+bk_fanout_event_lost(struct bk_fanout *f, uint64_t mask)
+{
+    struct shm_fanout *sh = f->fo.sh;
+
+    f->lost_pending |= mask;
+    bk_fanout_count(&sh->notifications_dropped,
+                    (uint64_t)__builtin_popcountll(mask));
+    for (uint64_t m = mask; m != 0; m &= m - 1) {
+        unsigned w = (unsigned)__builtin_ctzll(m);
+
+        shm_fanout_event_lost(&f->fo, w);
+        bk_fanout_count(&sh->w[w].dropped, 1);
+    }
+}
+
+/*
+ * A worker's own event (SHM_FO_EVENT): fanned out like the feed's once
+ * its bytes are an event record naming nodes we have; else dropped and
+ * logged (a worker does not write garbage).
+ */
+static void
+bk_fanout_event_rec(struct bk_fanout *f, struct bk_fanout_worker *fw,
+                    const uint8_t *rec, uint32_t len)
+{
+    struct shm_fo_ev       ev;
+    struct shm_fo_ev_field fl[SHM_FO_EV_FIELDS_MAX];
+
+    if (shm_fo_ev_parse(rec, len, &ev, fl, SHM_FO_EV_FIELDS_MAX) < 0
+        || ev.source >= f->as->ns.nnodes || ev.type >= f->as->ns.nnodes) {
+        fprintf(stderr, "%s: worker %u: bad event record; dropped\n",
+                bk_log, fw->slot);
+        return;
+    }
+    bk_fanout_event(f, rec, len);
+}
+
+void
+bk_fanout_event(struct bk_fanout *f, const uint8_t *rec, uint32_t len)
+{
+    uint64_t mask;
+
+    if (f->n == 0 || f->fo.sh == NULL)
+        return;
+    if (f->pend_n != 0)
+        bk_fanout_settle(f);            /* older changes first */
+    /* The event exists now, then the mask (shm_fanout_event_mask has the
+     * fence): a worker whose item came after the load missed nothing it
+     * could have had. */
+    mask = shm_fanout_event_mask(&f->fo) & f->up_mask;
+    if (mask == 0)
+        return;
+    if (!f->filling && bk_fanout_take_block(f) != 0) {
+        bk_fanout_event_lost(f, mask);
+        return;
+    }
+    if (shm_blockpool_append(&f->pool, f->cur, SHM_FO_EVENT_SLOT, rec, len)
+        != 0) {
+        bk_fanout_flush(f);
+        if (bk_fanout_take_block(f) != 0
+            || shm_blockpool_append(&f->pool, f->cur, SHM_FO_EVENT_SLOT, rec,
+                                    len) != 0) {
+            bk_fanout_event_lost(f, mask);
+            return;
+        }
+    }
+    f->cur_mask |= mask;
+    f->cur_events = true;
+    bk_fanout_count(&f->fo.sh->events, 1);
 }
 
 void
@@ -523,6 +600,10 @@ bk_fanout_flush(struct bk_fanout *f)
         (void)shm_blockpool_disown(&f->pool, f->cur, w);
         bk_fanout_count(&sh->ring_full, 1);
         bk_fanout_count(&sh->w[w].ring_full, 1);
+        if (f->cur_events
+            && (atomic_load_explicit(&sh->event_interest,
+                                     memory_order_relaxed) & bit))
+            bk_fanout_event_lost(f, bit);
         for (uint32_t k = 0; k < f->cur_n; k++) {
             uint32_t s = f->cur_slots[k];
 
@@ -843,6 +924,9 @@ bk_fanout_drain(struct bk_fanout *f, struct bk_fanout_worker *fw)
         else if (h.kind == SHM_FO_CALL
                  && h.len >= sizeof(struct shm_fo_call))
             bk_fanout_call_rec(f, fw, h.len);
+        else if (h.kind == SHM_FO_EVENT && h.len > sizeof(h))
+            bk_fanout_event_rec(f, fw, f->in + sizeof(h),
+                                h.len - (uint32_t)sizeof(h));
     }
     return (uint32_t)k;
 }

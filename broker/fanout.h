@@ -133,6 +133,7 @@ struct bk_fanout {
     uint32_t               *cur_slots;  /* slots of its records */
     uint32_t                cur_n;
     uint32_t                cur_max;
+    bool                    cur_events; /* it holds event records */
     uint8_t                *rec;        /* one record's DataValue */
     uint32_t                rec_cap;
     uint64_t                lost_pending;   /* workers to tell at flush */
@@ -275,6 +276,14 @@ void bk_fanout_wake(struct bk_fanout *f);
 int bk_fanout_call_reply(struct bk_fanout *f, unsigned worker, uint32_t gen,
                          uint32_t id, uint32_t op, ua_status st,
                          const uint8_t *out, uint32_t out_len, uint32_t nout);
+
+/*
+ * An event record (shm/fanout.h SHM_FO_EVENT_SLOT; broker/event.h builds
+ * one) to every live worker with event interest, in the block being
+ * filled.  A worker it cannot reach (pool exhausted, record larger than
+ * a block, ring full at flush) is counted and told (events_lost).
+ */
+void bk_fanout_event(struct bk_fanout *f, const uint8_t *rec, uint32_t len);
 
 /* Flush the block being filled now (tests; prepare does it). */
 void bk_fanout_flush(struct bk_fanout *f);

@@ -23,6 +23,7 @@
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
+#include "event.h"
 #include "fanout.h"
 #include "shm/fanout.h"
 #include "write.h"
@@ -45,7 +46,13 @@ static ua_status bk_feed_why(char *why, size_t whylen, ua_status st,
 static int bk_feed_b64val(int c);
 static int bk_feed_b64(const char *s, size_t n, uint8_t *out, size_t *olen);
 static ua_status bk_feed_nodeid(struct bk_feed_cur *c, struct ua_arena *a,
-                                struct ua_nodeid *id, bool until_eq);
+                                struct ua_nodeid *id, char stop);
+static ua_status bk_feed_event_opt(const struct shm_nodestore *ns,
+                                   const char *k, size_t kl, const char *v,
+                                   size_t vl, struct ua_arena *a,
+                                   struct bk_event *ev, uint32_t *type,
+                                   uint16_t *severity, char *why,
+                                   size_t whylen);
 static uint32_t bk_feed_lookup(const struct shm_nodestore *ns,
                                const struct ua_nodeid *id);
 static int bk_feed_guid(const char *s, size_t n, struct ua_guid *g);
@@ -249,12 +256,13 @@ bk_feed_datetime(const char *s, size_t n, int64_t *dt)
 }
 
 /*
- * The NodeId at c (standard string form), advancing c.  until_eq: the
- * identifier of s= and b= ends at the next '=' (the value's separator).
+ * The NodeId at c (standard string form), advancing c.  stop ('=' for a
+ * value line, ';' in an event line, 0: none): the identifier of s= ends
+ * at the next one.
  */
 static ua_status
 bk_feed_nodeid(struct bk_feed_cur *c, struct ua_arena *a, struct ua_nodeid *id,
-               bool until_eq)
+               char stop)
 {
     const char *p = c->p, *end = c->end, *start;
     uint64_t    v = 0;
@@ -287,7 +295,7 @@ bk_feed_nodeid(struct bk_feed_cur *c, struct ua_arena *a, struct ua_nodeid *id,
         id->id.num = (uint32_t)v;
         break;
     case 's':
-        while (p < end && !(until_eq && *p == '='))
+        while (p < end && !(stop != 0 && *p == stop))
             p++;
         if (p == start)
             return UA_BAD_NODE_ID_INVALID;
@@ -593,7 +601,7 @@ bk_feed_elem(uint8_t bt, uint32_t root, const char *s, size_t n,
     case UA_BT_NODEID: {
         struct bk_feed_cur c = { s, s + n };
 
-        if (bk_feed_nodeid(&c, a, out, false) != UA_GOOD || c.p != c.end)
+        if (bk_feed_nodeid(&c, a, out, 0) != UA_GOOD || c.p != c.end)
             return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
                                "\"%.*s\" is not a NodeId", (int)n, s);
         return UA_GOOD;
@@ -748,7 +756,7 @@ bk_feed_parse_line(const struct shm_nodestore *ns, const char *line,
     memset(out, 0, sizeof(*out));
     if (why != NULL && whylen != 0)
         why[0] = '\0';
-    st = bk_feed_nodeid(&c, a, &id, true);
+    st = bk_feed_nodeid(&c, a, &id, '=');
     if (st != UA_GOOD || c.p >= c.end || *c.p != '=')
         return bk_feed_why(why, whylen, UA_BAD_NODE_ID_INVALID,
                            "expected NODEID=VALUE with a NodeId like "
@@ -867,6 +875,223 @@ bk_feed_parse_line(const struct shm_nodestore *ns, const char *line,
     return UA_GOOD;
 }
 
+
+/* ------------------------------------------------------------ events */
+
+/* One ;key=value of an event line (docs/feed.md "Events"). */
+static ua_status
+bk_feed_event_opt(const struct shm_nodestore *ns, const char *k, size_t kl,
+                  const char *v, size_t vl, struct ua_arena *a,
+                  struct bk_event *ev, uint32_t *type, uint16_t *severity,
+                  char *why, size_t whylen)
+{
+    struct ua_variant var;
+    char              path[SHM_FO_EV_PATH_MAX + 1];
+    size_t            pl = 0;
+    uint8_t           got = 0;
+    void             *cell;
+    ua_status         st;
+    int               rc;
+
+#define KEY(lit) (kl == sizeof(lit) - 1 && memcmp(k, lit, kl) == 0)
+    if (KEY("type")) {
+        struct bk_feed_cur c = { v, v + vl };
+        struct ua_nodeid   id;
+        uint32_t           base;
+        struct ua_nodeid   bid = ua_nodeid_num(0, UA_NS0ID_BASEEVENTTYPE);
+
+        if (bk_feed_nodeid(&c, a, &id, 0) != UA_GOOD || c.p != c.end)
+            return bk_feed_why(why, whylen, UA_BAD_NODE_ID_INVALID,
+                               "type=%.*s is not a NodeId", (int)vl, v);
+        *type = bk_feed_lookup(ns, &id);
+        base = bk_feed_lookup(ns, &bid);
+        if (*type == SHM_NONE || base == SHM_NONE
+            || ns->nodes[*type].node_class != SHM_NC_OBJECTTYPE
+            || !shm_nodestore_is_subtype(ns, *type, base))
+            return bk_feed_why(why, whylen, UA_BAD_TYPE_DEFINITION_INVALID,
+                               "type=%.*s is not an EventType", (int)vl, v);
+        return UA_GOOD;
+    }
+    if (KEY("severity")) {
+        char          num[16];
+        char         *endp;
+        unsigned long sv;
+
+        if (vl == 0 || vl >= sizeof(num))
+            return bk_feed_why(why, whylen, UA_BAD_OUT_OF_RANGE,
+                               "severity is 1..1000");
+        memcpy(num, v, vl);
+        num[vl] = '\0';
+        sv = strtoul(num, &endp, 10);
+        if (*endp != '\0' || num[0] == '-' || sv < 1 || sv > 1000)
+            return bk_feed_why(why, whylen, UA_BAD_OUT_OF_RANGE,
+                               "severity=%s is not 1..1000", num);
+        *severity = (uint16_t)sv;
+        return UA_GOOD;
+    }
+    cell = ua_arena_alloc(a, 64);
+    if (cell == NULL)
+        return UA_BAD_OUT_OF_MEMORY;
+    memset(cell, 0, 64);
+    if (KEY("message")) {
+        memcpy(path, "0:Message", 9);
+        pl = 9;
+        st = bk_feed_elem(UA_BT_LOCALIZEDTEXT, 0, v, vl, a, cell, &got, why,
+                          whylen);
+    } else if (KEY("time")) {
+        memcpy(path, "0:Time", 6);
+        pl = 6;
+        st = bk_feed_elem(UA_BT_DATETIME, 0, v, vl, a, cell, &got, why,
+                          whylen);
+    } else if (KEY("sourcename")) {
+        memcpy(path, "0:SourceName", 12);
+        pl = 12;
+        st = bk_feed_elem(UA_BT_STRING, 0, v, vl, a, cell, &got, why,
+                          whylen);
+    } else {
+        /* A field: BrowseNames joined by '/', each [ns:]Name. */
+        size_t i = 0;
+
+        if (kl == 0 || (k[0] >= 'a' && k[0] <= 'z'
+                        && memchr(k, ':', kl) == NULL))
+            return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                               "unknown option \"%.*s\" (type=, severity=, "
+                               "message=, time=, sourcename=, or a "
+                               "field like 2:Temperature=)", (int)kl, k);
+        while (i < kl) {
+            const char *seg = k + i, *se = memchr(seg, '/', kl - i);
+            size_t      sl = se != NULL ? (size_t)(se - seg) : kl - i;
+            const char *colon = memchr(seg, ':', sl);
+            bool        digits = colon != NULL && colon > seg;
+
+            for (const char *q = seg; digits && q < colon; q++)
+                if (*q < '0' || *q > '9')
+                    digits = false;
+            if (sl == 0 || (colon != NULL && (!digits || colon + 1 == seg + sl))
+                || (colon == NULL ? sl + 2 : sl) + pl + 1
+                       > SHM_FO_EV_PATH_MAX)
+                return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                                   "field \"%.*s\" is not ns:Name[/ns:Name]",
+                                   (int)kl, k);
+            if (pl != 0)
+                path[pl++] = '/';
+            if (colon == NULL) {
+                path[pl++] = '0';
+                path[pl++] = ':';
+            }
+            memcpy(path + pl, seg, sl);
+            pl += sl;
+            i += sl + (se != NULL ? 1 : 0);
+            if (se != NULL && i == kl)
+                return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                                   "field \"%.*s\" ends with /", (int)kl, k);
+        }
+        {
+            static const char *const std[] = {
+                "0:EventId", "0:EventType", "0:SourceNode", "0:SourceName",
+                "0:Time", "0:ReceiveTime", "0:Message", "0:Severity"
+            };
+
+            for (size_t k2 = 0; k2 < sizeof(std) / sizeof(std[0]); k2++)
+                if (strlen(std[k2]) == pl && memcmp(std[k2], path, pl) == 0)
+                    return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                                       "%.*s is a standard field (use "
+                                       "severity=, message=, time=, "
+                                       "sourcename=)", (int)pl, path);
+        }
+        st = bk_feed_elem(0, UA_NS0ID_BASEDATATYPE, v, vl, a, cell, &got,
+                          why, whylen);
+    }
+#undef KEY
+    if (st != UA_GOOD)
+        return st;
+    ua_variant_set_scalar(&var, cell, got);
+    rc = bk_event_field(ev, path, pl, &var);
+    if (rc == -EEXIST)
+        return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                           "%.*s given twice", (int)pl, path);
+    if (rc != 0)
+        return bk_feed_why(why, whylen, UA_BAD_ENCODING_LIMITS_EXCEEDED,
+                           "the event is too large (at most %u fields, a "
+                           "notification block)", SHM_FO_EV_FIELDS_MAX);
+    return UA_GOOD;
+}
+
+ua_status
+bk_feed_parse_event(const struct shm_nodestore *ns, const char *line,
+                    size_t len, int64_t now, struct ua_arena *a,
+                    struct bk_event *ev, uint8_t *buf, uint32_t cap,
+                    char *why, size_t whylen)
+{
+    struct bk_feed_cur c = { line, line + len };
+    struct ua_nodeid   id, bid = ua_nodeid_num(0, UA_NS0ID_BASEEVENTTYPE);
+    uint32_t           source, type;
+    uint16_t           severity = BK_FEED_EVENT_SEVERITY;
+    const char        *p, *end = line + len;
+    ua_status          st;
+
+    if (why != NULL && whylen != 0)
+        why[0] = '\0';
+    if (len < 6 || memcmp(line, "event=", 6) != 0)
+        return bk_feed_why(why, whylen, UA_BAD_NODE_ID_INVALID,
+                           "not an event line");
+    c.p = line + 6;
+    st = bk_feed_nodeid(&c, a, &id, ';');
+    if (st != UA_GOOD || (c.p < c.end && *c.p != ';'))
+        return bk_feed_why(why, whylen, UA_BAD_NODE_ID_INVALID,
+                           "expected event=SOURCE_NODEID[;key=value]...");
+    source = bk_feed_lookup(ns, &id);
+    if (source == SHM_NONE)
+        return bk_feed_why(why, whylen, UA_BAD_NODE_ID_UNKNOWN,
+                           "no such source node");
+    type = bk_feed_lookup(ns, &bid);
+    /* The options first, then the event (the type goes in its head). */
+    bk_event_begin(ev, buf, cap, source, type);
+    for (p = c.p; p < end;) {
+        const char *k, *eq, *v, *ve;
+
+        if (*p != ';')
+            return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                               "unexpected text \"%.*s\"", (int)(end - p), p);
+        k = p + 1;
+        eq = k;
+        while (eq < end && *eq != '=' && *eq != ';')
+            eq++;
+        if (eq >= end || *eq != '=')
+            return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                               "\"%.*s\" is not key=value", (int)(eq - k), k);
+        v = eq + 1;
+        if (v < end && *v == '"') {
+            ve = v + bk_feed_token(v, end, false);
+        } else if ((size_t)(eq - k) == 4 && memcmp(k, "type", 4) == 0) {
+            /* A NodeId: ns=N;... holds a ';' of its own. */
+            struct bk_feed_cur nc = { v, end };
+            struct ua_nodeid   tid;
+
+            if (bk_feed_nodeid(&nc, a, &tid, ';') != UA_GOOD)
+                return bk_feed_why(why, whylen, UA_BAD_NODE_ID_INVALID,
+                                   "type= is not a NodeId");
+            ve = nc.p;
+        } else {
+            ve = v;
+            while (ve < end && *ve != ';')
+                ve++;
+        }
+        st = bk_feed_event_opt(ns, k, (size_t)(eq - k), v, (size_t)(ve - v),
+                               a, ev, &type, &severity, why, whylen);
+        if (st != UA_GOOD)
+            return st;
+        p = ve;
+        while (p < end && (*p == ' ' || *p == '\t'))
+            p++;
+    }
+    memcpy(ev->buf + offsetof(struct shm_fo_ev, type), &type, 4);
+    if (bk_event_std(ev, ns, now, severity) != 0)
+        return bk_feed_why(why, whylen, UA_BAD_ENCODING_LIMITS_EXCEEDED,
+                           "the event is too large");
+    return UA_GOOD;
+}
+
 void
 bk_feed_batch(struct bk_addrspace *as, const char *text, size_t len,
               int64_t now, struct ua_arena *a, char *report, size_t rcap,
@@ -899,6 +1124,24 @@ bk_feed_batch(struct bk_addrspace *as, const char *text, size_t len,
             continue;
         res->lines++;
         ua_arena_reset(a);
+        if (n >= 6 && memcmp(s, "event=", 6) == 0) {
+            struct bk_event ev;
+            uint32_t        cap = BK_FEED_EVENT_MAX;
+
+            buf = ua_arena_alloc(a, cap);
+            st = buf == NULL ? UA_BAD_OUT_OF_MEMORY
+                             : bk_feed_parse_event(&as->ns, s, n, now, a, &ev,
+                                                   buf, cap, why,
+                                                   sizeof(why));
+            if (st == UA_GOOD) {
+                res->ok++;
+                res->events++;
+                if (as->fanout != NULL)
+                    bk_fanout_event(as->fanout, ev.buf, ev.len);
+                continue;
+            }
+            goto refused;
+        }
         st = bk_feed_parse_line(&as->ns, s, n, a, &fv, why, sizeof(why));
         if (st == UA_GOOD) {
             need = ua_encoded_size(&fv.v, &ua_types[UA_TYPE_VARIANT]);
@@ -926,6 +1169,7 @@ bk_feed_batch(struct bk_addrspace *as, const char *text, size_t len,
             res->ok++;
             continue;
         }
+refused:
         res->failed++;
         if (report != NULL && rlen + 1 < rcap) {
             int k = snprintf(report + rlen, rcap - rlen, "line %u: %s: %s\n",
@@ -940,7 +1184,11 @@ bk_feed_batch(struct bk_addrspace *as, const char *text, size_t len,
         atomic_store_explicit(&sh->feed_values,
                               atomic_load_explicit(&sh->feed_values,
                                                    memory_order_relaxed)
-                                  + res->ok, memory_order_relaxed);
+                                  + res->ok - res->events,
+                              memory_order_relaxed);
+    if (sh != NULL && res->events != 0)
+        atomic_fetch_add_explicit(&sh->feed_events, res->events,
+                                  memory_order_relaxed);
 }
 
 /* ------------------------------------------------------------ printing */

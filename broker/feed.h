@@ -57,7 +57,11 @@ struct bk_feed_result {
     uint32_t lines;                 /* value lines (not blank, not #) */
     uint32_t ok;
     uint32_t failed;
+    uint32_t events;                /* of ok: event lines */
 };
+
+#define BK_FEED_EVENT_MAX      8192     /* bytes of one event record */
+#define BK_FEED_EVENT_SEVERITY 500      /* no severity= */
 
 struct bk_feed {
     struct bk_addrspace *as;
@@ -104,6 +108,18 @@ int bk_feed_print(const struct ua_variant *v, char *buf, size_t cap);
 
 /* A NodeId in its standard string form (i=, ns=1;s=, g=, b=) into buf. */
 void bk_feed_print_nodeid(const struct ua_nodeid *id, char *buf, size_t cap);
+
+/*
+ * Parse an event line (docs/feed.md "Events"), `event=SOURCE[;key=value]...`
+ * at DateTime now into an event record built in buf[cap] (*ev).  UA_GOOD,
+ * or the line's status with a reason in why[whylen].  Pure.
+ */
+struct bk_event;
+ua_status bk_feed_parse_event(const struct shm_nodestore *ns,
+                              const char *line, size_t len, int64_t now,
+                              struct ua_arena *a, struct bk_event *ev,
+                              uint8_t *buf, uint32_t cap, char *why,
+                              size_t whylen);
 
 /*
  * Parse and apply a batch (lines separated by \n, \r\n accepted) at

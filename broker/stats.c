@@ -120,6 +120,8 @@ enum bk_stats_fanout_counter {
     BK_SF_RECLAIMED,
     BK_SF_WRITES,
     BK_SF_FEED,
+    BK_SF_EVENTS,
+    BK_SF_FEED_EVENTS,
     BK_SF_BELLS,
     BK_SF_DEFERRED,
     BK_SF_M_CALLS,                      /* broker/methods.c */
@@ -152,6 +154,10 @@ static const struct bk_stats_counter_desc bk_stats_fanout_desc[BK_SF_MAX] = {
       "WriteValues the broker applied (any result)" },
     { "feed_values", "fanout_feed_values_total", "counter",
       "values taken from the feed" },
+    { "events", "fanout_events_total", "counter",
+      "event records the broker sent to workers with event interest" },
+    { "feed_events", "fanout_feed_events_total", "counter",
+      "events raised by the feed (event= lines)" },
     { "notif_bells", "fanout_notif_bells_total", "counter",
       "doorbells rung for blocks pushed to a sleeping worker" },
     { "notif_bells_deferred", "fanout_notif_bells_deferred_total",
@@ -550,6 +556,8 @@ bk_stats_fanout_read(const struct bk_addrspace *as, struct bk_stats_fanout *o)
     o->v[BK_SF_DROPPED] = BK_F(notifications_dropped);
     o->v[BK_SF_WRITES] = BK_F(writes);
     o->v[BK_SF_FEED] = BK_F(feed_values);
+    o->v[BK_SF_EVENTS] = BK_F(events);
+    o->v[BK_SF_FEED_EVENTS] = BK_F(feed_events);
     o->v[BK_SF_RECLAIMED] = atomic_load_explicit(&f->pool.sh->reclaimed,
                                                  memory_order_relaxed);
     o->v[BK_SF_M_CALLS] = f->mstat.calls;

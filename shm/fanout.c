@@ -130,6 +130,85 @@ shm_fanout_forget_worker(struct shm_fanout_ref *f, uint32_t worker)
                                       memory_order_relaxed);
 }
 
+void
+shm_fanout_event_interest(struct shm_fanout_ref *f, uint32_t worker, bool on)
+{
+    uint64_t bit;
+
+    if (f->sh == NULL || worker >= SHM_WORKERS_MAX)
+        return;
+    bit = UINT64_C(1) << worker;
+    /* seq_cst: the broker's fence-then-load sees it, or the event was
+     * made before the item existed (DESIGN §2's argument). */
+    if (on)
+        atomic_fetch_or(&f->sh->event_interest, bit);
+    else
+        atomic_fetch_and(&f->sh->event_interest, ~bit);
+}
+
+uint64_t
+shm_fanout_event_mask(const struct shm_fanout_ref *f)
+{
+    if (f->sh == NULL)
+        return 0;
+    atomic_thread_fence(memory_order_seq_cst);
+    return atomic_load_explicit(&f->sh->event_interest, memory_order_relaxed);
+}
+
+void
+shm_fanout_event_lost(struct shm_fanout_ref *f, uint32_t worker)
+{
+    if (f->sh == NULL || worker >= SHM_WORKERS_MAX)
+        return;
+    /* Ordered before the lost_seq bump by its release store. */
+    atomic_fetch_add_explicit(&f->sh->w[worker].events_lost, 1,
+                              memory_order_relaxed);
+}
+
+uint64_t
+shm_fanout_events_lost(const struct shm_fanout_ref *f, uint32_t worker)
+{
+    if (f->sh == NULL || worker >= SHM_WORKERS_MAX)
+        return 0;
+    return atomic_load_explicit(&f->sh->w[worker].events_lost,
+                                memory_order_relaxed);
+}
+
+int
+shm_fo_ev_parse(const uint8_t *p, uint32_t len, struct shm_fo_ev *ev,
+                struct shm_fo_ev_field *f, uint32_t max)
+{
+    uint32_t off = sizeof(*ev);
+
+    if (len < sizeof(*ev))
+        return -1;
+    memcpy(ev, p, sizeof(*ev));
+    if (ev->nfields > max)
+        return -1;
+    for (uint32_t i = 0; i < ev->nfields; i++) {
+        uint16_t pl;
+        uint32_t vl;
+
+        if (len - off < 2)
+            return -1;
+        memcpy(&pl, p + off, 2);
+        off += 2;
+        if (len - off < (uint32_t)pl + 4u)
+            return -1;
+        f[i].path = (const char *)p + off;
+        f[i].plen = pl;
+        off += pl;
+        memcpy(&vl, p + off, 4);
+        off += 4;
+        if (vl < 1 || len - off < vl)
+            return -1;
+        f[i].var = p + off;
+        f[i].vlen = vl;
+        off += vl;
+    }
+    return off == len ? (int)ev->nfields : -1;
+}
+
 size_t
 shm_fo_dv_finish(uint8_t *p, const struct shm_value *m)
 {

@@ -46,6 +46,24 @@
  *     when Good), source and server timestamps (with picoseconds when not
  *     0), exactly what the slot holds after the change.
  *
+ *     Events (docs/subscriptions.md "Events"): a record whose slot is
+ *     SHM_FO_EVENT_SLOT holds one event, encoded once by the broker:
+ *       uint32 source node index, uint32 EventType node index,
+ *       uint32 nfields, then nfields times
+ *         uint16 path length, the path text (BrowseNames from the event
+ *         type joined by '/', each "ns:Name": "0:Severity",
+ *         "0:EnabledState/0:Id", "2:Temperature"), uint32 Variant
+ *         length, the encoded Variant (Part 6 §5.2.2.16)
+ *     (shm_fo_ev_* below).  Every event has the BaseEventType fields
+ *     0:EventId (ByteString, 16 bytes), 0:EventType (NodeId),
+ *     0:SourceNode (NodeId), 0:SourceName (String), 0:Time and
+ *     0:ReceiveTime (DateTime), 0:Message (LocalizedText) and 0:Severity
+ *     (UInt16 1..1000), then any others.  Such records go only to the
+ *     workers whose bit is set in struct shm_fanout.event_interest (each
+ *     worker sets and clears its own bit, seq_cst RMWs; the broker loads
+ *     the word after a seq_cst fence for each event), in the blocks and
+ *     rings the value records use.
+ *
  * Lost values: when a value change cannot reach a worker that has
  * interest in its slot (the block pool is exhausted, or that worker's
  * notification ring is full), the broker sets the worker's bit in the
@@ -53,7 +71,11 @@
  * the worker's lost_seq (release).  The worker, after draining its
  * notification ring, acquire-loads lost_seq; when it moved it scans the
  * lost masks, clears its own bit of each (fetch-AND) and reports an
- * overflow for that slot (worker/fanout.h).
+ * overflow for that slot (worker/fanout.h).  An event that cannot reach a
+ * worker with event interest bumps that worker's events_lost
+ * (struct shm_fanout_worker) before the same lost_seq bump; the worker
+ * compares it with the value it saw last and queues an
+ * EventQueueOverflowEventType event (i=3035) into its event items.
  */
 #ifndef SHM_FANOUT_H
 #define SHM_FANOUT_H
@@ -68,6 +90,9 @@
 
 #define SHM_FO_SLOT_MIN     32u         /* a header and a little */
 #define SHM_FO_RANGE_MAX    256u        /* IndexRange text bytes we pass */
+#define SHM_FO_EVENT_SLOT   0xFFFFFFFEu /* a block record that is an event */
+#define SHM_FO_EV_PATH_MAX  255u        /* bytes of one field's path text */
+#define SHM_FO_EV_FIELDS_MAX 64u        /* fields of one event */
 
 /* struct shm_fo_hdr.kind */
 enum shm_fo_kind {
@@ -75,7 +100,9 @@ enum shm_fo_kind {
     SHM_FO_WRITE = 1,           /* request ring */
     SHM_FO_RESULTS = 2,         /* reply ring */
     SHM_FO_CALL = 3,            /* request ring: a method call */
-    SHM_FO_CALL_RESULT = 4      /* reply ring: its answer */
+    SHM_FO_CALL_RESULT = 4,     /* reply ring: its answer */
+    SHM_FO_EVENT = 5            /* request ring: an event of the worker's
+                                   (the event record after the header) */
 };
 
 /* The first 8 bytes of every record. */
@@ -197,6 +224,30 @@ size_t shm_fo_dv_finish(uint8_t *p, const struct shm_value *m);
 size_t shm_fo_dv_finish_len(uint8_t *p, uint32_t len,
                             const struct shm_value *m);
 
+/* An event record's head (the fields follow). */
+struct shm_fo_ev {
+    uint32_t source;            /* node index, SHM_NONE: none */
+    uint32_t type;              /* EventType node index */
+    uint32_t nfields;
+};
+static_assert(sizeof(struct shm_fo_ev) == 12, "fo event");
+
+/* One field of an event record, taken apart (pointers into the record). */
+struct shm_fo_ev_field {
+    const char    *path;
+    uint32_t       plen;
+    const uint8_t *var;
+    uint32_t       vlen;
+};
+
+/*
+ * Walk the event record p[len]: *ev its head and up to max fields into
+ * f[]; the number of fields taken apart, or -1 when the bytes are not an
+ * event record (or have more than max fields).
+ */
+int shm_fo_ev_parse(const uint8_t *p, uint32_t len, struct shm_fo_ev *ev,
+                    struct shm_fo_ev_field *f, uint32_t max);
+
 /* ---------------------------------------------- SHM_R_FANOUT (fanout.c) */
 
 /* This process's view of the region. */
@@ -237,5 +288,16 @@ bool shm_fanout_lost_take(struct shm_fanout_ref *f, uint32_t slot,
 
 /* Broker, once worker w is dead and reaped: clear its lost bits. */
 void shm_fanout_forget_worker(struct shm_fanout_ref *f, uint32_t worker);
+
+/* Worker w: set / clear its event-interest bit (seq_cst RMW). */
+void shm_fanout_event_interest(struct shm_fanout_ref *f, uint32_t worker,
+                               bool on);
+/* Broker: the workers with event interest (after a seq_cst fence). */
+uint64_t shm_fanout_event_mask(const struct shm_fanout_ref *f);
+/* Broker: worker w missed an event (then lost_publish). */
+void shm_fanout_event_lost(struct shm_fanout_ref *f, uint32_t worker);
+/* Worker w: how many events it missed so far. */
+uint64_t shm_fanout_events_lost(const struct shm_fanout_ref *f,
+                                uint32_t worker);
 
 #endif /* SHM_FANOUT_H */

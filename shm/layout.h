@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #define SHM_MAGIC          0x52424155u     /* "UABR" */
-#define SHM_LAYOUT_VERSION 14u     /* 7: SHM_R_THROTTLE, throttle keys in
+#define SHM_LAYOUT_VERSION 15u     /* 7: SHM_R_THROTTLE, throttle keys in
                                     * the config snapshot; 8: failed logins
                                     * per IP address; 9: rsa_cpu_us;
                                     * 10: browse_cache_kb in the config;
@@ -36,7 +36,12 @@
                                     * 12: the claim's generation in a
                                     * throttle tag; 13: a ring consumer's
                                     * wake-by promise, a block's time;
-                                    * 14: a worker row's loop_busy_us */
+                                    * 14: a worker row's loop_busy_us;
+                                    * event interest and lost events
+                                    * (struct shm_fanout), the event
+                                    * queue limit in the config;
+                                    * 15: methods' pending_calls and
+                                    * max_call_bytes in the config */
 #define SHM_CACHELINE      128
 #define SHM_NONE           0xFFFFFFFFu     /* no node, no slot, no offset */
 
@@ -282,6 +287,10 @@ struct shm_config {
     uint32_t linger_us;                 /* fanout.linger_us */
     uint32_t pending_calls;             /* methods.pending_calls */
     uint32_t max_call_bytes;            /* methods.max_call_bytes */
+    uint32_t max_event_queue_size;      /* limits.max_event_queue_size */
+    uint32_t default_event_queue_size;  /* limits.default_event_queue_size */
+    uint32_t max_filter_elements;       /* limits.max_filter_elements */
+    uint32_t events_audit;              /* events.audit: 1 raise them */
 };
 
 /* Services counted per worker (the index into the per-service arrays). */
@@ -622,6 +631,8 @@ struct shm_fanout_worker {
                                      * lost masks for this worker */
     _Atomic uint64_t dropped;       /* notifications it did not get */
     _Atomic uint64_t ring_full;     /* block pushes its ring refused */
+    _Atomic uint64_t events_lost;   /* events it did not get; bumped
+                                     * before lost_seq (shm/fanout.h) */
 };
 static_assert(sizeof(struct shm_fanout_worker) == SHM_CACHELINE, "pad");
 
@@ -637,6 +648,11 @@ struct shm_fanout {
     _Atomic uint64_t notifications_dropped;     /* (slot, worker) misses */
     _Atomic uint64_t writes;                    /* WriteValues applied */
     _Atomic uint64_t feed_values;               /* values from the feed */
+    _Atomic uint64_t events;                    /* event records made */
+    _Atomic uint64_t feed_events;               /* events from the feed */
+    /* W: each worker its own bit (fetch-OR / fetch-AND-NOT); R: broker.
+     * Bit w: worker w has event monitored items (shm/fanout.h). */
+    _Atomic uint64_t event_interest;
     struct shm_fanout_worker w[SHM_WORKERS_MAX];
 };
 static_assert(offsetof(struct shm_fanout, notifications) == SHM_CACHELINE,

@@ -94,6 +94,57 @@ wk_fanout_on_overflow(struct wk_worker *w, uint32_t slot)
 }
 
 __attribute__((weak)) void
+wk_fanout_on_event(struct wk_worker *w, const uint8_t *rec, uint32_t len)
+{
+    (void)w;
+    (void)rec;
+    (void)len;
+}
+
+__attribute__((weak)) void
+wk_fanout_on_events_lost(struct wk_worker *w)
+{
+    (void)w;
+}
+
+int
+wk_fanout_send_event(struct wk_worker *w, const uint8_t *rec, uint32_t len)
+{
+    struct wk_fanout *f = w->fanout;
+    struct shm_fo_hdr h;
+    uint32_t          ss, nslots, start;
+
+    if (f == NULL || !f->on)
+        return -ENOTCONN;
+    ss = f->slot_size;
+    nslots = shm_fo_slots((uint64_t)len + sizeof(h), ss);
+    if (nslots > f->req.size || nslots > UINT16_MAX)
+        return -EMSGSIZE;
+    f->open_off = UINT32_MAX;           /* a Write after it starts anew */
+    start = f->outbox_len;
+    if ((uint64_t)start + (uint64_t)nslots * ss > f->outbox_cap)
+        return -ENOSPC;
+    h.kind = SHM_FO_EVENT;
+    h.nslots = (uint16_t)nslots;
+    h.len = (uint32_t)sizeof(h) + len;
+    memcpy(f->outbox + start, &h, sizeof(h));
+    memcpy(f->outbox + start + sizeof(h), rec, len);
+    memset(f->outbox + start + h.len, 0, (size_t)nslots * ss - h.len);
+    f->outbox_len = start + nslots * ss;
+    wk_fanout_push(f);
+    return 0;
+}
+
+void
+wk_fanout_event_interest(struct wk_worker *w, bool on)
+{
+    struct wk_fanout *f = w->fanout;
+
+    if (f != NULL && f->on)
+        shm_fanout_event_interest(&f->fo, w->slot, on);
+}
+
+__attribute__((weak)) void
 wk_fanout_on_time(struct wk_worker *w, uint64_t ms)
 {
     (void)w;
@@ -242,6 +293,9 @@ wk_fanout_init(struct wk_fanout *f, struct wk_worker *w, struct wk_conns *cs)
     if (rc != 0)
         goto fail;
     f->lost_seen = shm_fanout_lost_seq(&f->fo, w->slot);
+    f->events_lost_seen = shm_fanout_events_lost(&f->fo, w->slot);
+    /* A dead predecessor's event interest is not ours. */
+    shm_fanout_event_interest(&f->fo, w->slot, false);
     f->on = true;
     w->fanout = f;
     return 0;
@@ -347,8 +401,14 @@ wk_fanout_prepare(struct wk_worker *w, void *arg)
     lost = shm_fanout_lost_seq(&f->fo, f->w->slot);
     more = wk_fanout_drain_notif(f);
     if (!more && lost != f->lost_seen) {
+        uint64_t el = shm_fanout_events_lost(&f->fo, f->w->slot);
+
         f->lost_seen = lost;
         wk_fanout_lost(f);
+        if (el != f->events_lost_seen) {
+            f->events_lost_seen = el;
+            wk_fanout_on_events_lost(f->w);
+        }
     }
     if (wk_fanout_drain_replies(f))
         moved = true;
@@ -428,6 +488,11 @@ wk_fanout_drain_notif(struct wk_fanout *f)
                 continue;
             wk_fanout_on_time(w, it.ms <= w->now_ms ? it.ms : w->now_ms);
             while ((rc = shm_blockpool_next(&it, &slot, &bytes, &len)) == 1) {
+                if (slot == SHM_FO_EVENT_SLOT) {
+                    wk_fanout_on_event(w, bytes, len);
+                    recs++;
+                    continue;
+                }
                 if ((shm_interest_get(&w->vals, slot) & f->bit) == 0)
                     continue;           /* another worker's slot */
                 wk_fanout_on_value(w, slot, bytes, len);

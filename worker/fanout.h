@@ -103,8 +103,30 @@ void wk_fanout_on_value(struct wk_worker *w, uint32_t slot,
 void wk_fanout_on_overflow(struct wk_worker *w, uint32_t slot);
 void wk_fanout_on_time(struct wk_worker *w, uint64_t ms);
 uint64_t wk_fanout_wake_by(struct wk_worker *w);
+/*
+ * An event record (shm/fanout.h SHM_FO_EVENT_SLOT) reached this worker
+ * (its event-interest bit was set); rec[len] is gone when it returns.
+ * wk_fanout_on_events_lost: the broker could not deliver one or more
+ * events to us (after the ring was drained, like on_overflow).
+ */
+void wk_fanout_on_event(struct wk_worker *w, const uint8_t *rec,
+                        uint32_t len);
+void wk_fanout_on_events_lost(struct wk_worker *w);
 
 /* --- for the subscriptions code ------------------------------------- */
+
+/*
+ * Send an event record (shm/fanout.h SHM_FO_EVENT_SLOT format) of ours to
+ * the broker, which fans it out like any event (a SHM_FO_EVENT request
+ * record).  0; -ENOTCONN without rings; -EMSGSIZE larger than the ring;
+ * -ENOSPC when the outbox is full (the event is lost: counted by the
+ * caller).
+ */
+int wk_fanout_send_event(struct wk_worker *w, const uint8_t *rec,
+                         uint32_t len);
+
+/* Set (on) or clear this worker's event-interest bit (shm/fanout.h). */
+void wk_fanout_event_interest(struct wk_worker *w, bool on);
 
 /*
  * The current value of slot, encoded as a DataValue like a record (value,
@@ -167,6 +189,7 @@ struct wk_fanout {
     struct event              bell_ev;
     struct event              retry_ev;     /* outbox waiting for room */
     uint64_t                  lost_seen;
+    uint64_t                  events_lost_seen; /* shm events_lost */
     bool                      bell_owed;    /* pushed since the last bell */
     /* Lingering on the reply ring (fanout.linger_us): see fanout.c. */
     struct event              linger_ev;    /* on linger_fd */

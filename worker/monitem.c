@@ -16,6 +16,8 @@
  *   Value + IndexRange    each change of the slot makes the item read
  *                         the current value through the Read service,
  *                         which cuts the range
+ *   EventNotifier         an event item: events from the fan-out
+ *                         (monitem_event.c), never read
  *   any other attribute   read through the Read service every sampling
  *                         interval (at least WK_MI_READ_MIN_MS; the node
  *                         store does not change while the worker runs,
@@ -85,6 +87,10 @@ static double wk_mi_revise_sampling(const struct wk_subs *st,
                                     bool by_read, double req);
 static uint16_t wk_mi_revise_queue(const struct wk_subs *st, uint32_t req);
 static bool wk_mi_create_fatal(ua_status s);
+static void wk_mi_create_event(struct wk_svc_ctx *ctx, struct wk_subs *st,
+                               struct wk_sub *sub, uint32_t node,
+                               const struct ua_monitored_item_create_request *r,
+                               struct ua_monitored_item_create_result *res);
 
 /* Decoding our own slot bytes (the broker sized them, not a client). */
 static const struct ua_limits wk_mi_slot_limits = {
@@ -184,6 +190,18 @@ wk_mi_init(struct wk_subs *st)
         st->item_bits++;
     st->items_free = WK_NIL;
     st->sampled_head = WK_NIL;
+    st->ev_head = WK_NIL;
+    {
+        struct ua_nodeid id = ua_nodeid_num(0, UA_NS0ID_SERVER);
+
+        st->n_server = wk_svc_lookup(st->w, &id);
+        id.id.num = UA_NS0ID_HASEVENTSOURCE;
+        st->rt_hes = shm_nodestore_reftype_of(&st->w->ns,
+                                              wk_svc_lookup(st->w, &id));
+        id.id.num = UA_NS0ID_HASCOMPONENT;
+        st->rt_hc = shm_nodestore_reftype_of(&st->w->ns,
+                                             wk_svc_lookup(st->w, &id));
+    }
     st->chunks_hw = 0;
     st->chunks_free = WK_NIL;
     st->sampled_due = UINT64_MAX;
@@ -205,6 +223,10 @@ wk_mi_fini(struct wk_subs *st)
 {
     struct wk_worker *w = st->w;
 
+    if (st->ev_head != WK_NIL) {
+        wk_fanout_event_interest(w, false);
+        st->ev_head = WK_NIL;
+    }
     /* Take our interest bits back: the broker stops sending us those. */
     for (uint32_t i = 0; i < st->nslots; i++)
         if (st->slot_head[i] != WK_NIL) {
@@ -246,7 +268,7 @@ wk_chunk_free(struct wk_subs *st, uint32_t h)
 
 /* The items of the list at *i (a head or a chunk), WK_NIL after the last
  * one; *i moves to what follows.  one: room for a lone item. */
-static const uint32_t *
+const uint32_t *
 wk_list_step(const struct wk_subs *st, uint32_t *i, uint32_t one[2])
 {
     const struct wk_chunk *c;
@@ -268,7 +290,7 @@ wk_list_step(const struct wk_subs *st, uint32_t *i, uint32_t one[2])
  * that one is full.  There is always a chunk: a list of k >= 2 items
  * holds at most k / 2 chunks, and there are half as many chunks as items.
  */
-static void
+void
 wk_list_add(struct wk_subs *st, uint32_t *head, uint32_t idx)
 {
     uint32_t         h = *head, p = 0;
@@ -303,7 +325,7 @@ wk_list_add(struct wk_subs *st, uint32_t *head, uint32_t idx)
 /* Item idx leaves the list *head: the last item of the first chunk takes
  * its place; a first chunk left empty is freed, and the last item of a
  * list goes back into the head. */
-static void
+void
 wk_list_del(struct wk_subs *st, uint32_t *head, uint32_t idx)
 {
     uint32_t         pos = st->items[idx].lpos, h = *head, last, moved;
@@ -626,8 +648,9 @@ wk_mi_resend(struct wk_subs *st, struct wk_sub *sub, struct wk_session *s)
         struct wk_mi *mi = &st->items[i];
 
         i = mi->snext;
-        if (mi->mode == UA_MONITORINGMODE_DISABLED)
-            continue;
+        if (mi->mode == UA_MONITORINGMODE_DISABLED
+            || (mi->flags & WK_MI_EVENT))
+            continue;               /* events are not resent */
         wk_mi_read_take(st, mi, s, true, false);
     }
 }
@@ -856,6 +879,10 @@ wk_mi_create(struct wk_svc_ctx *ctx, struct wk_sub *sub, int32_t ttr,
         res->status_code = UA_BAD_ATTRIBUTE_ID_INVALID;
         return;
     }
+    if (rv->attribute_id == UA_ATTR_EVENTNOTIFIER) {
+        wk_mi_create_event(ctx, st, sub, node, r, res);
+        return;
+    }
     s = wk_mi_filter(st, ctx->session, node, rv->attribute_id,
                      &mp->filter, &f);
     if (s != UA_GOOD) {
@@ -938,6 +965,71 @@ wk_mi_create(struct wk_svc_ctx *ctx, struct wk_sub *sub, int32_t ttr,
     }
 }
 
+/*
+ * CreateMonitoredItems on EventNotifier (Part 4 §5.12.2): an Object with
+ * SubscribeToEvents, an EventFilter; events come from the fan-out
+ * (monitem_event.c).  The samplingInterval of an event item is 0 (events
+ * are queued as they come).
+ */
+static void
+wk_mi_create_event(struct wk_svc_ctx *ctx, struct wk_subs *st,
+                   struct wk_sub *sub, uint32_t node,
+                   const struct ua_monitored_item_create_request *r,
+                   struct ua_monitored_item_create_result *res)
+{
+    const struct ua_monitoring_parameters *mp = &r->requested_parameters;
+    struct wk_mi                          *mi;
+    uint32_t                               chain;
+    ua_status                              s;
+
+    if (r->item_to_monitor.index_range.len > 0) {
+        res->status_code = UA_BAD_INDEX_RANGE_NO_DATA;
+        return;
+    }
+    if (r->item_to_monitor.data_encoding.name.len > 0) {
+        res->status_code = UA_BAD_DATA_ENCODING_INVALID;
+        return;
+    }
+    s = wk_ev_node_ok(st, node);
+    if (s != UA_GOOD) {
+        res->status_code = s;
+        return;
+    }
+    if (sub->nitems >= st->lim.max_items_per_sub
+        || (mi = wk_mi_alloc(st)) == NULL) {
+        res->status_code = UA_BAD_TOO_MANY_MONITORED_ITEMS;
+        return;
+    }
+    s = wk_ev_filter(st, ctx->arena, &mp->filter, &chain,
+                     &res->filter_result);
+    if (s != UA_GOOD) {
+        wk_cells_free(&st->cells, chain);
+        wk_mi_free(st, mi);
+        res->status_code = s;
+        return;
+    }
+    mi->client_handle = mp->client_handle;
+    mi->sub = (uint32_t)(sub - st->subs);
+    mi->node = node;
+    mi->attr = UA_ATTR_EVENTNOTIFIER;
+    mi->mode = (uint8_t)r->monitoring_mode;
+    mi->range = chain;
+    mi->flags |= WK_MI_EVENT;
+    if (mp->discard_oldest)
+        mi->flags |= WK_MI_DISCARD_OLD;
+    mi->qsize = wk_ev_revise_queue(st, mp->queue_size);
+    mi->snext = sub->ihead;
+    mi->sprev = WK_NIL;
+    if (sub->ihead != WK_NIL)
+        st->items[sub->ihead].sprev = (uint32_t)(mi - st->items);
+    sub->ihead = (uint32_t)(mi - st->items);
+    sub->nitems++;
+    wk_ev_add(st, mi);
+    res->status_code = UA_GOOD;
+    res->monitored_item_id = mi->id;
+    res->revised_sampling_interval = 0;
+    res->revised_queue_size = mi->qsize;
+}
 
 void
 wk_mi_modify(struct wk_svc_ctx *ctx, struct wk_sub *sub, int32_t ttr,
@@ -955,6 +1047,30 @@ wk_mi_modify(struct wk_svc_ctx *ctx, struct wk_sub *sub, int32_t ttr,
     mi = wk_mi_find(st, sub, r->monitored_item_id);
     if (mi == NULL) {
         res->status_code = UA_BAD_MONITORED_ITEM_ID_INVALID;
+        return;
+    }
+    if (mi->flags & WK_MI_EVENT) {
+        uint32_t chain;
+
+        s = wk_ev_filter(st, ctx->arena, &mp->filter, &chain,
+                         &res->filter_result);
+        if (s != UA_GOOD) {
+            wk_cells_free(&st->cells, chain);
+            res->status_code = s;
+            return;
+        }
+        wk_cells_free(&st->cells, mi->range);
+        mi->range = chain;
+        mi->client_handle = mp->client_handle;
+        if (mp->discard_oldest)
+            mi->flags |= WK_MI_DISCARD_OLD;
+        else
+            mi->flags &= (uint16_t)~WK_MI_DISCARD_OLD;
+        mi->qsize = wk_ev_revise_queue(st, mp->queue_size);
+        wk_mi_event_trim(st, sub, mi);
+        res->status_code = UA_GOOD;
+        res->revised_sampling_interval = 0;
+        res->revised_queue_size = mi->qsize;
         return;
     }
     s = wk_mi_filter(st, ctx->session, mi->node, mi->attr, &mp->filter, &f);
@@ -1003,6 +1119,7 @@ wk_mi_delete(struct wk_subs *st, struct wk_mi *mi)
     wk_mi_purge(st, sub, mi);
     wk_mi_slot_del(st, mi);
     wk_mi_sampled_del(st, mi);
+    wk_ev_del(st, mi);
     while (mi->links != WK_NIL) {
         uint32_t l = mi->links;
 
@@ -1059,7 +1176,7 @@ wk_mi_set_mode(struct wk_subs *st, struct wk_sub *sub, uint32_t id,
     if (mode == UA_MONITORINGMODE_REPORTING)
         mi->flags &= (uint16_t)~WK_MI_TRIGGERED;
     wk_mi_counted(st, sub, mi, was);
-    if (old == UA_MONITORINGMODE_DISABLED) {
+    if (old == UA_MONITORINGMODE_DISABLED && !(mi->flags & WK_MI_EVENT)) {
         /* Enabled again: the first sample goes out as soon as possible. */
         mi->flags &= (uint16_t)~WK_MI_HAS_LAST;
         mi->next_ms = st->w->now_ms;

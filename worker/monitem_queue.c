@@ -268,6 +268,14 @@ wk_mi_ready_add(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi)
         return;
     mi->flags |= WK_MI_READY;
     mi->rnext = WK_NIL;
+    if (mi->flags & WK_MI_EVENT) {
+        if (sub->ertail != WK_NIL)
+            st->items[sub->ertail].rnext = idx;
+        else
+            sub->erhead = idx;
+        sub->ertail = idx;
+        return;
+    }
     if (sub->rtail != WK_NIL)
         st->items[sub->rtail].rnext = idx;
     else
@@ -280,17 +288,20 @@ wk_mi_ready_del(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi)
 {
     uint32_t idx = wk_mi_idx(st, mi), prev = WK_NIL, i;
 
+    uint32_t *head = (mi->flags & WK_MI_EVENT) ? &sub->erhead : &sub->rhead;
+    uint32_t *tail = (mi->flags & WK_MI_EVENT) ? &sub->ertail : &sub->rtail;
+
     if (!(mi->flags & WK_MI_READY))
         return;
-    for (i = sub->rhead; i != WK_NIL && i != idx; i = st->items[i].rnext)
+    for (i = *head; i != WK_NIL && i != idx; i = st->items[i].rnext)
         prev = i;
     if (i == idx) {
         if (prev == WK_NIL)
-            sub->rhead = mi->rnext;
+            *head = mi->rnext;
         else
             st->items[prev].rnext = mi->rnext;
-        if (sub->rtail == idx)
-            sub->rtail = prev;
+        if (*tail == idx)
+            *tail = prev;
     }
     mi->rnext = WK_NIL;
     mi->flags &= (uint16_t)~WK_MI_READY;
@@ -308,11 +319,15 @@ wk_mi_counted(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi,
         if (mi->qlen == 0)
             return;
         sub->nqueued += mi->qlen;
+        if (mi->flags & WK_MI_EVENT)
+            sub->nevq += mi->qlen;
         wk_mi_ready_add(st, sub, mi);
         if (sub->nqueued == mi->qlen)
             wk_sub_ready(st, sub);
     } else {
         sub->nqueued -= mi->qlen;
+        if (mi->flags & WK_MI_EVENT)
+            sub->nevq -= mi->qlen;
         wk_mi_ready_del(st, sub, mi);
     }
 }
@@ -341,12 +356,17 @@ wk_mi_qpop(struct wk_subs *st, struct wk_mi *mi)
 void
 wk_mi_purge(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi)
 {
-    if (wk_mi_reportable(mi))
+    if (wk_mi_reportable(mi)) {
         sub->nqueued -= mi->qlen;
+        if (mi->flags & WK_MI_EVENT)
+            sub->nevq -= mi->qlen;
+    }
     while (mi->qlen > 0)
         wk_mi_qpop(st, mi);
     wk_mi_ready_del(st, sub, mi);
     mi->flags &= (uint16_t)~WK_MI_TRIGGERED;
+    if (mi->flags & WK_MI_EVENT)
+        mi->flags &= (uint16_t)~WK_MI_OVERFLOW;
 }
 
 /* The value of entry e is reported after a loss. */
@@ -780,5 +800,191 @@ done:
     v = 0;                          /* diagnosticInfos: none */
     memcpy(o + pos, &v, 4);
     *len = pos + 4;
+    return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* event items                                                         */
+/* ------------------------------------------------------------------ */
+
+/* A new entry of mi holding b[len] (flag: WK_QE_OVERFLOW or 0); at the
+ * front or the end.  False when the pools are exhausted. */
+static bool
+wk_mi_ev_put(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi,
+             const uint8_t *b, uint32_t len, uint32_t flag, bool front)
+{
+    struct wk_val h = { 0, len, 0 };
+    uint32_t      v = wk_cells_put(&st->cells, &h, sizeof(h), b, len), e;
+
+    if (v == WK_NIL)
+        return false;
+    e = wk_ent_take(st, v | flag);
+    if (e == WK_NIL) {
+        wk_cells_free(&st->cells, v);
+        return false;
+    }
+    if (front) {
+        st->ents.e[e].next = mi->qhead;
+        mi->qhead = e;
+        if (mi->qtail == WK_NIL)
+            mi->qtail = e;
+    } else {
+        if (mi->qtail != WK_NIL)
+            st->ents.e[mi->qtail].next = e;
+        else
+            mi->qhead = e;
+        mi->qtail = e;
+    }
+    mi->qlen++;
+    if (wk_mi_reportable(mi)) {
+        sub->nqueued++;
+        sub->nevq++;
+        wk_mi_ready_add(st, sub, mi);
+        if (sub->nqueued == 1)
+            wk_sub_ready(st, sub);
+    }
+    return true;
+}
+
+/* Drop mi's oldest event that is not the overflow event. */
+static void
+wk_mi_ev_drop_oldest(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi)
+{
+    uint32_t e = mi->qhead, prev = WK_NIL;
+
+    while (e != WK_NIL && (st->ents.e[e].val & WK_QE_OVERFLOW)) {
+        prev = e;
+        e = st->ents.e[e].next;
+    }
+    if (e == WK_NIL)
+        return;
+    if (prev == WK_NIL)
+        mi->qhead = st->ents.e[e].next;
+    else
+        st->ents.e[prev].next = st->ents.e[e].next;
+    if (mi->qtail == e)
+        mi->qtail = prev;
+    mi->qlen--;
+    wk_ent_free(st, e);
+    if (wk_mi_reportable(mi)) {
+        sub->nqueued--;
+        sub->nevq--;
+    }
+}
+
+void
+wk_mi_event_enqueue(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi,
+                    const uint8_t *b, uint32_t len, const uint8_t *ovf,
+                    uint32_t ovf_len, bool is_ovf)
+{
+    uint32_t room = mi->qsize + ((mi->flags & WK_MI_OVERFLOW) ? 1u : 0u);
+    bool     old = (mi->flags & WK_MI_DISCARD_OLD) != 0;
+
+    if (is_ovf) {
+        /* b is an overflow event itself (events lost upstream). */
+        if (mi->flags & WK_MI_OVERFLOW)
+            return;                 /* one is waiting already */
+        if (wk_mi_ev_put(st, sub, mi, b, len, WK_QE_OVERFLOW, old))
+            mi->flags |= WK_MI_OVERFLOW;
+        else
+            st->dropped++;
+        return;
+    }
+    if (mi->qlen >= room) {
+        st->dropped++;
+        if (old)
+            wk_mi_ev_drop_oldest(st, sub, mi);
+        if (!(mi->flags & WK_MI_OVERFLOW) && ovf != NULL
+            && wk_mi_ev_put(st, sub, mi, ovf, ovf_len, WK_QE_OVERFLOW, old))
+            mi->flags |= WK_MI_OVERFLOW;
+        if (!old)
+            return;                 /* the new event is the one lost */
+    }
+    if (!wk_mi_ev_put(st, sub, mi, b, len, 0, false)) {
+        /* No cells or entries: lost like an overflow. */
+        st->dropped++;
+        if (!(mi->flags & WK_MI_OVERFLOW) && ovf != NULL
+            && wk_mi_ev_put(st, sub, mi, ovf, ovf_len, WK_QE_OVERFLOW, old))
+            mi->flags |= WK_MI_OVERFLOW;
+    }
+}
+
+void
+wk_mi_event_trim(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi)
+{
+    uint32_t room = mi->qsize + ((mi->flags & WK_MI_OVERFLOW) ? 1u : 0u);
+
+    while (mi->qlen > room) {
+        uint32_t before = mi->qlen;
+
+        wk_mi_ev_drop_oldest(st, sub, mi);
+        if (mi->qlen == before)
+            break;
+    }
+    if (mi->qlen == 0)
+        wk_mi_ready_del(st, sub, mi);
+}
+
+/*
+ * Body layout (Part 6 §5.2, EventNotificationList): Int32 n, n x
+ * EventFieldList (UInt32 clientHandle, Int32 nfields, Variants); the
+ * queued body is the part after the clientHandle.
+ */
+uint32_t
+wk_mi_emit_events(struct wk_subs *st, struct wk_sub *sub, uint32_t max,
+                  size_t cap, size_t *len)
+{
+    uint8_t *o = st->out;
+    size_t   pos = 4;
+    uint32_t n = 0;
+    int32_t  v;
+
+    if (cap > st->out_cap)
+        cap = st->out_cap;
+    while (sub->erhead != WK_NIL && n < max) {
+        struct wk_mi *mi = &st->items[sub->erhead];
+
+        while (mi->qlen > 0 && n < max) {
+            uint32_t              e = mi->qhead;
+            const struct wk_qent *q = &st->ents.e[e];
+            uint32_t              vi = q->val & WK_QE_VAL;
+            const struct wk_val  *val = wk_val(st, vi);
+            uint32_t              dl = val->len;
+
+            if (pos + 4 + dl > cap) {
+                if (n > 0)
+                    goto done;
+                /* Alone too big for a response: its fields go as one
+                 * null each?  No: the event is dropped, counted. */
+                st->dropped++;
+            } else {
+                memcpy(o + pos, &mi->client_handle, 4);
+                wk_cells_get(&st->cells, vi, sizeof(struct wk_val),
+                             o + pos + 4, dl);
+                pos += 4 + dl;
+                n++;
+            }
+            if (q->val & WK_QE_OVERFLOW)
+                mi->flags &= (uint16_t)~WK_MI_OVERFLOW;
+            mi->qhead = q->next;
+            mi->qlen--;
+            wk_ent_free(st, e);
+            sub->nqueued--;
+            sub->nevq--;
+        }
+        if (mi->qhead == WK_NIL)
+            mi->qtail = WK_NIL;
+        if (mi->qlen > 0)
+            break;
+        sub->erhead = mi->rnext;
+        if (sub->erhead == WK_NIL)
+            sub->ertail = WK_NIL;
+        mi->rnext = WK_NIL;
+        mi->flags &= (uint16_t)~(WK_MI_READY | WK_MI_TRIGGERED);
+    }
+done:
+    v = (int32_t)n;
+    memcpy(o, &v, 4);
+    *len = pos;
     return n;
 }

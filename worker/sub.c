@@ -201,6 +201,16 @@ wk_sub_limits(const struct shm_config *c, struct wk_sub_limits *l)
     l->max_queue = c->max_monitored_item_queue_size
                        ? c->max_monitored_item_queue_size
                        : WK_MI_QUEUE_MAX_DEF;
+    l->max_evq = c->max_event_queue_size ? c->max_event_queue_size
+                                         : WK_MI_EVQ_MAX_DEF;
+    l->def_evq = c->default_event_queue_size ? c->default_event_queue_size
+                                             : WK_MI_EVQ_DEF;
+    if (l->def_evq > l->max_evq)
+        l->def_evq = l->max_evq;
+    l->max_where = c->max_filter_elements ? c->max_filter_elements
+                                          : WK_EV_WHERE_DEF;
+    if (l->max_where > WK_EV_WHERE_MAX)
+        l->max_where = WK_EV_WHERE_MAX;
     l->max_keepalive = c->max_keep_alive_count ? c->max_keep_alive_count
                                                : WK_SUB_KEEPALIVE_MAX_DEF;
     l->max_lifetime = c->max_lifetime_count ? c->max_lifetime_count
@@ -279,6 +289,9 @@ wk_sub_init(struct wk_worker *w)
                                          * sizeof(*st->links));
     st->out = wk_sub_alloc_mem(st, st->out_cap);
     st->tmp = wk_sub_alloc_mem(st, st->tmp_cap);
+    st->evf = wk_sub_alloc_mem(st, SHM_FO_EV_FIELDS_MAX * sizeof(*st->evf));
+    st->evc = wk_sub_alloc_mem(st, WK_EV_FILTER_MAX);
+    st->evv = wk_sub_alloc_mem(st, WK_EV_WHERE_MAX * sizeof(*st->evv));
     st->arena_buf = wk_sub_alloc_mem(st, 2 * msg + 65536);
     st->acks_out = wk_sub_alloc_mem(st, WK_SUB_ACKS_MAX * sizeof(ua_status));
     st->seqs_out = wk_sub_alloc_mem(st, (size_t)st->lim.max_retx
@@ -291,6 +304,7 @@ wk_sub_init(struct wk_worker *w)
         || st->ents.e == NULL || st->ents.stack == NULL
         || st->links == NULL || st->out == NULL
         || st->tmp == NULL || st->arena_buf == NULL || st->acks_out == NULL
+        || st->evf == NULL || st->evc == NULL || st->evv == NULL
         || st->seqs_out == NULL) {
         wk_sub_fini(w);
         return -ENOMEM;
@@ -345,6 +359,9 @@ wk_sub_fini(struct wk_worker *w)
     wk_free(w, st->links);
     wk_free(w, st->out);
     wk_free(w, st->tmp);
+    wk_free(w, st->evf);
+    wk_free(w, st->evc);
+    wk_free(w, st->evv);
     wk_free(w, st->arena_buf);
     wk_free(w, st->acks_out);
     wk_free(w, st->seqs_out);
@@ -623,6 +640,7 @@ wk_sub_new(struct wk_subs *st)
     sub->used = 1;
     sub->sess = sub->snext = sub->heap = WK_NIL;
     sub->ihead = sub->rhead = sub->rtail = WK_NIL;
+    sub->erhead = sub->ertail = WK_NIL;
     sub->retx = st->retx_all + (size_t)idx * st->lim.max_retx;
     st->nsubs++;
     return sub;
@@ -1134,6 +1152,8 @@ wk_sub_send(struct wk_subs *st, struct wk_subsess *e, struct wk_sub *sub,
     struct ua_extobj           eo;
     struct wk_session         *s = &st->w->sessions[e - st->ss];
     size_t                     cap = st->out_cap, len = 0;
+    uint32_t                   type =
+        UA_NS0ID_DATACHANGENOTIFICATION_ENCODING_DEFAULTBINARY;
 
     memset(&resp, 0, sizeof(resp));
     resp.subscription_id = sub->id;
@@ -1144,14 +1164,23 @@ wk_sub_send(struct wk_subs *st, struct wk_subsess *e, struct wk_sub *sub,
             cap = s->max_response - WK_SUB_BODY_SLACK;
         if (cap > WK_SUB_BODY_SLACK * 2)
             cap -= WK_SUB_BODY_SLACK;
-        wk_mi_emit(st, sub, sub->max_notifs, cap, &len);
+        /* One kind per message (the retransmission store keeps one body
+         * and its type): data changes and events take turns when both
+         * wait. */
+        if (sub->nevq > 0
+            && (sub->nevq == sub->nqueued || sub->ev_next)) {
+            type = UA_NS0ID_EVENTNOTIFICATIONLIST_ENCODING_DEFAULTBINARY;
+            wk_mi_emit_events(st, sub, sub->max_notifs, cap, &len);
+            sub->ev_next = 0;
+        } else {
+            wk_mi_emit(st, sub, sub->max_notifs, cap, &len);
+            sub->ev_next = sub->nevq > 0;
+        }
         sub->seq = wk_sub_next_seq(sub);
-        wk_sub_retx_add(st, sub, sub->seq, st->w->now_dt,
-                        UA_NS0ID_DATACHANGENOTIFICATION_ENCODING_DEFAULTBINARY,
+        wk_sub_retx_add(st, sub, sub->seq, st->w->now_dt, type,
                         st->out, (uint32_t)len);
         memset(&eo, 0, sizeof(eo));
-        eo.type_id = ua_nodeid_num(0,
-            UA_NS0ID_DATACHANGENOTIFICATION_ENCODING_DEFAULTBINARY);
+        eo.type_id = ua_nodeid_num(0, type);
         eo.encoding = UA_EO_BYTES;
         eo.body.len = (int32_t)len;
         eo.body.data = st->out;

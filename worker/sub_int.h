@@ -53,6 +53,7 @@
 #include "proto/types.h"
 #include "proto/types_gen.h"
 #include "session.h"
+#include "shm/fanout.h"
 #include "sub.h"
 #include "svc.h"
 #include "worker.h"
@@ -68,6 +69,12 @@
 #define WK_SUB_NOTIFS_MAX_DEF     1000      /* per Publish response */
 #define WK_SUB_RETX_DEF           20        /* per subscription */
 #define WK_MI_QUEUE_MAX_DEF       100       /* MaxMonitoredItemQueueSize */
+#define WK_MI_EVQ_MAX_DEF         1000      /* limits.max_event_queue_size */
+#define WK_MI_EVQ_DEF             100       /* default_event_queue_size */
+#define WK_EV_FILTER_MAX          8192      /* bytes of a compiled
+                                               EventFilter */
+#define WK_EV_WHERE_MAX           256       /* where elements, hard cap */
+#define WK_EV_WHERE_DEF           64        /* max_filter_elements */
 #define WK_SUB_KEEPALIVE_MAX_DEF  100
 #define WK_SUB_KEEPALIVE_DEF      10        /* asked 0 */
 #define WK_SUB_LIFETIME_MAX_DEF   15000
@@ -96,6 +103,9 @@ struct wk_sub_limits {
     uint32_t max_notifs;                /* per Publish response */
     uint32_t max_retx;                  /* per subscription */
     uint32_t max_queue;                 /* per monitored item */
+    uint32_t max_evq;                   /* per event item */
+    uint32_t def_evq;                   /* an event item asking 0 */
+    uint32_t max_where;                 /* where clause elements */
     uint32_t max_keepalive;
     uint32_t max_lifetime;
     uint32_t cells;
@@ -193,6 +203,13 @@ wk_cell(const struct wk_cells *p, uint32_t i)
 #define WK_MI_ON_SLOT       0x0100  /* on slot_head[slot]'s list */
 #define WK_MI_ON_SAMPLED    0x0200  /* on the sampled list */
 #define WK_MI_LINKED        0x0400  /* links != WK_NIL */
+#define WK_MI_EVENT         0x0800  /* an event item (monitem_event.c):
+                                     * range holds its compiled filter,
+                                     * lpos its place on ev_head; its
+                                     * queue entries hold EventFieldList
+                                     * bodies, WK_QE_OVERFLOW marks the
+                                     * EventQueueOverflow event, and
+                                     * WK_MI_OVERFLOW says one is queued */
 
 /* lastv[0]: bytes kept inline (0..15), or this: a keyed hash follows. */
 #define WK_MI_LASTV_HASH    0xFF
@@ -355,8 +372,10 @@ struct wk_sub {
     uint8_t  hot;               /* the last message carried notifications:
                                  * the next tick is looked at (changes go
                                  * on, most likely; wk_fanout_wake_by) */
-    uint8_t  pad[1];
+    uint8_t  ev_next;           /* both kinds ready: events go next */
     struct wk_retx *retx;       /* [lim.max_retx] */
+    uint32_t erhead, ertail;    /* ready event items */
+    uint32_t nevq;              /* of nqueued: event notifications */
 };
 
 /* ------------------------------------------------- session side */
@@ -427,6 +446,17 @@ struct wk_subs {
     uint32_t              chunks_hw, chunks_free;
     uint32_t              nslots;
     uint32_t              sampled_head;
+    uint32_t              ev_head;      /* event items (a list); our
+                                           event-interest bit is set
+                                           exactly while it is not empty */
+    struct shm_fo_ev_field *evf;        /* [SHM_FO_EV_FIELDS_MAX] */
+    uint8_t              *evc;          /* [WK_EV_FILTER_MAX]: a compiled
+                                           filter, copied out of cells */
+    uint32_t              n_server;     /* node index of i=2253 */
+    uint32_t              rt_hes;       /* reftypes HasEventSource, */
+    uint32_t              rt_hc;        /* HasComponent (SHM_NONE) */
+    uint64_t              ev_seq;       /* EventIds of our own events */
+    struct wk_fv         *evv;          /* [WK_EV_WHERE_MAX]: where results */
     uint64_t              sampled_due;  /* ms, UINT64_MAX: none */
     struct wk_cells       cells;
     struct wk_ents        ents;
@@ -586,7 +616,110 @@ void wk_val_done(struct wk_subs *st, uint32_t v);
 void wk_mi_trigger(struct wk_subs *st, struct wk_sub *sub,
                    struct wk_mi *from);
 
+/* ------------------------------------------------- monitem_queue.c: events */
+
+/*
+ * Queue the EventFieldList body b[len] (Int32 n, n Variants) for event
+ * item mi (Part 4 §5.12.1.5 for events: a full queue loses its oldest
+ * event (discardOldest) or the new one, and one EventQueueOverflow event,
+ * ovf[ovf_len] (NULL: none made), stands for the loss at the front
+ * (discardOldest) or the end of the queue, beyond queueSize; one at a
+ * time).  is_ovf: b is such an event itself (events lost upstream).
+ */
+void wk_mi_event_enqueue(struct wk_subs *st, struct wk_sub *sub,
+                         struct wk_mi *mi, const uint8_t *b, uint32_t len,
+                         const uint8_t *ovf, uint32_t ovf_len, bool is_ovf);
+/* A smaller queueSize for an event item: its oldest events go. */
+void wk_mi_event_trim(struct wk_subs *st, struct wk_sub *sub,
+                      struct wk_mi *mi);
+/* sub's ready event notifications as an EventNotificationList body (Int32
+ * n, n x (UInt32 clientHandle, the body)) into st->out, as wk_mi_emit. */
+uint32_t wk_mi_emit_events(struct wk_subs *st, struct wk_sub *sub,
+                           uint32_t max, size_t cap, size_t *len);
+
+/* ------------------------------------------------- monitem_event.c */
+
+/*
+ * The EventFilter x of an event item on node (Part 4 §7.22.3), compiled
+ * into a cell chain (*chain, WK_NIL when it failed; freed by the caller
+ * with wk_cells_free): the item's status (Good, BadEventFilterInvalid,
+ * BadMonitoredItemFilterUnsupported...) and, when something was wrong
+ * with a clause, *fres an EventFilterResult in ctx's arena (NULL: none).
+ */
+ua_status wk_ev_filter(struct wk_subs *st, struct ua_arena *a,
+                       const struct ua_extobj *x, uint32_t *chain,
+                       struct ua_extobj *fres);
+/* A select clause / SimpleAttributeOperand checked (Part 4 §7.22.3):
+ * its TypeDefinition node (SHM_NONE: BaseEventType) and path text
+ * (path[SHM_FO_EV_PATH_MAX + 1]); Good or the clause's status. */
+ua_status wk_ev_operand_path(struct wk_subs *st,
+                             const struct ua_simple_attribute_operand *op,
+                             uint32_t *type, char *path, uint16_t *plen);
+/* Can node be monitored for events (an Object, SubscribeToEvents)? */
+ua_status wk_ev_node_ok(struct wk_subs *st, uint32_t node);
+/* Revised queueSize of an event item. */
+uint16_t wk_ev_revise_queue(const struct wk_subs *st, uint32_t req);
+/* Event item mi joins / leaves the worker's event list (interest bit). */
+void wk_ev_add(struct wk_subs *st, struct wk_mi *mi);
+void wk_ev_del(struct wk_subs *st, struct wk_mi *mi);
+/* One event record for one item: where clause, select clauses, queue. */
+void wk_ev_take(struct wk_subs *st, struct wk_mi *mi,
+                const struct shm_fo_ev *ev,
+                const struct shm_fo_ev_field *f, uint32_t nf);
+/*
+ * Call of ConditionRefresh (i=3875) or ConditionRefresh2 (i=12912) on
+ * ConditionType (i=2782), Part 9 §5.5.7-8: false when m is neither (the
+ * Call goes on); else true with *r set: RefreshStart and RefreshEnd
+ * events queued into the subscription's event items (or the one item).
+ */
+bool wk_ev_refresh_call(struct wk_svc_ctx *ctx,
+                        const struct ua_call_method_request *m,
+                        struct ua_call_method_result *r);
+/* Queue an EventQueueOverflow event for mi (events lost before it). */
+void wk_ev_overflow(struct wk_subs *st, struct wk_mi *mi);
+
+/* ------------------------------------------------- monitem_where.c */
+
+/* A value of the where clause: a view of Variant bytes (or a result). */
+struct wk_fv {
+    uint8_t        k;               /* WK_FV_* (monitem_where.c) */
+    uint8_t        bt;              /* built-in type it came from */
+    uint8_t        idt;             /* NodeId: identifier type */
+    uint8_t        pad;
+    uint16_t       ns;              /* NodeId, QualifiedName */
+    uint32_t       n;
+    const uint8_t *p;               /* strings, GUIDs, NodeId bytes */
+    union {
+        bool     b;
+        int64_t  i;
+        uint64_t u;
+        double   d;
+    } u;
+};
+
+/*
+ * Compile the where clause wc (Part 4 §7.7) into b[*pos..cap) (*pos
+ * moves; *nwhere its elements): Good; BadMonitoredItemFilterInvalid
+ * with res's element results (in a) naming the bad elements and
+ * operands; BadEventFilterInvalid past limits.max_filter_elements or
+ * when it does not fit.
+ */
+ua_status wk_ev_where_compile(struct wk_subs *st, struct ua_arena *a,
+                              const struct ua_content_filter *wc, uint8_t *b,
+                              uint32_t *pos, uint32_t cap, uint16_t *nwhere,
+                              struct ua_content_filter_result *res);
+/* Does the event pass the n compiled elements at w?  No allocation. */
+bool wk_ev_where_eval(struct wk_subs *st, const uint8_t *w, uint32_t n,
+                      const struct shm_fo_ev *ev,
+                      const struct shm_fo_ev_field *f, uint32_t nf);
+
 /* ------------------------------------------------- monitem.c */
+
+/* The list helpers (monitem.c), shared with monitem_event.c. */
+void wk_list_add(struct wk_subs *st, uint32_t *head, uint32_t idx);
+void wk_list_del(struct wk_subs *st, uint32_t *head, uint32_t idx);
+const uint32_t *wk_list_step(const struct wk_subs *st, uint32_t *i,
+                             uint32_t one[2]);
 
 int wk_mi_init(struct wk_subs *st);
 void wk_mi_fini(struct wk_subs *st);

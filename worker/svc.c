@@ -226,6 +226,7 @@ wk_svc_dispatch(struct wk_worker *w, struct ua_sc *ch,
     struct ua_request_header   hdr;
     struct ua_response_header *rh;
     struct wk_svc_ctx          ctx;
+    struct ua_nodeid           closed = ua_nodeid_num(0, 0);
     const uint8_t             *body;
     size_t                     used = 0, blen;
     void                      *req, *resp;
@@ -303,6 +304,8 @@ wk_svc_dispatch(struct wk_worker *w, struct ua_sc *ch,
     rh->timestamp = w->now_dt;
     rh->request_handle = hdr.request_handle;
     rh->service_result = UA_GOOD;
+    if (d->stat == SHM_SVC_CLOSE_SESSION && ctx.session != NULL)
+        closed = wk_session_id(ctx.session);
     if (req != NULL)
         d->fn(&ctx, req, resp);
     else
@@ -313,6 +316,10 @@ wk_svc_dispatch(struct wk_worker *w, struct ua_sc *ch,
         res->again = true;
         return UA_GOOD;
     }
+    if (d->stat == SHM_SVC_CREATE_SESSION
+        || d->stat == SHM_SVC_ACTIVATE_SESSION
+        || d->stat == SHM_SVC_CLOSE_SESSION)
+        wk_audit_session(&ctx, d->stat, req, resp, &closed);
     if (ctx.pending) {
         /* Deferred (worker/conn.h): nothing to send now. */
         res->pending = true;

@@ -1,7 +1,8 @@
 /*
  * worker/svc_call.c: the Call service (Part 4 §5.11.2).
  *
- * Two methods of the Server object are served here, by the worker:
+ * Two methods of the Server object are served here, by the worker (and
+ * ConditionRefresh/ConditionRefresh2 on ConditionType, in monitem_event.c):
  *
  *   GetMonitoredItems (i=11492)   in: subscriptionId UInt32
  *                                 out: serverHandles UInt32[],
@@ -186,10 +187,14 @@ wk_svc_call_ref(struct wk_svc_ctx *ctx, const struct ua_call_request *req,
 static bool
 wk_svc_call_local(const struct ua_call_method_request *m)
 {
-    return m->object_id.ns == 0 && m->object_id.idtype == UA_IDTYPE_NUMERIC
-           && m->object_id.id.num == UA_NS0ID_SERVER
-           && m->method_id.ns == 0
-           && m->method_id.idtype == UA_IDTYPE_NUMERIC
+    if (m->object_id.ns != 0 || m->object_id.idtype != UA_IDTYPE_NUMERIC
+        || m->method_id.ns != 0 || m->method_id.idtype != UA_IDTYPE_NUMERIC)
+        return false;
+    if (m->object_id.id.num == UA_NS0ID_CONDITIONTYPE)
+        return m->method_id.id.num == UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH
+               || m->method_id.id.num
+                      == UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH2;
+    return m->object_id.id.num == UA_NS0ID_SERVER
            && (m->method_id.id.num == UA_NS0ID_SERVER_GETMONITOREDITEMS
                || m->method_id.id.num == UA_NS0ID_SERVER_RESENDDATA);
 }
@@ -222,6 +227,9 @@ wk_svc_call_one(struct wk_svc_ctx *ctx, struct ua_arena *req_a,
     uint8_t                 nc;
     ua_status               s;
 
+    /* ConditionRefresh(2) on ConditionType: monitem_event.c. */
+    if (wk_ev_refresh_call(ctx, m, r))
+        return;
     obj = wk_svc_lookup(w, &m->object_id);
     if (obj == SHM_NONE) {
         r->status_code = UA_BAD_NODE_ID_UNKNOWN;

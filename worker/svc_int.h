@@ -271,4 +271,34 @@ void wk_svc_localized(const struct wk_worker *w, uint32_t text_off,
 void wk_svc_node_expanded(const struct wk_worker *w, uint32_t i,
                           struct ua_expandednodeid *out);
 
+/* ------------------------------------------------------ audit.c */
+
+#define WK_AUDIT_REC_MAX 8192       /* bytes of one audit event record */
+
+/* What a session audit event says (Part 5 §6.4.3, §6.4.7-6.4.9). */
+struct wk_audit {
+    uint32_t         type;          /* its EventType (ns0 numeric) */
+    bool             status;        /* the action succeeded */
+    struct ua_string audit_entry_id;
+    struct ua_string user_id;
+    struct ua_nodeid session_id;
+    uint32_t         channel_id;
+    struct ua_string client_cert;   /* CreateSession */
+    double           revised_timeout;
+};
+
+/* The event record of a into b[cap] (shm/fanout.h); its length, 0 when
+ * it does not fit.  Pure but for the EventId counter. */
+uint32_t wk_audit_build(struct wk_worker *w, const struct wk_audit *a,
+                        uint8_t *b, uint32_t cap);
+
+/*
+ * After CreateSession / ActivateSession / CloseSession (stat, the
+ * service's SHM_SVC_*; req and resp as the handler had them; closed: the
+ * SessionId CloseSession closed): raise its audit event when events.audit
+ * is on.
+ */
+void wk_audit_session(struct wk_svc_ctx *ctx, uint32_t stat, const void *req,
+                      const void *resp, const struct ua_nodeid *closed);
+
 #endif /* WK_SVC_INT_H */

@@ -9,8 +9,15 @@
  * queued per subscription.  A PublishResponse is encoded (ua_encode, as
  * the connection does before it is sent) and dropped.
  *
- *   build/bench/bench_sub [ITEMS [SUBS [ROUNDS [TICKS [POLLUTE_KB]]]]]
+ *   build/bench/bench_sub [ITEMS [SUBS [ROUNDS [TICKS [POLLUTE_KB
+ *                         [events]]]]]]
  *                         (default 100 20 5 400 0: 4 million notifications)
+ *
+ * With `events`, each subscription has one event item on the Server
+ * instead (an EventFilter of six select clauses, queueSize 1000) and
+ * every round raises ITEMS events (records as the broker builds them,
+ * broker/event.c, handed to wk_fanout_on_event): the CPU time per
+ * delivered event, matching and field picking included.
  *
  * POLLUTE_KB > 0 writes that many KiB of other memory before each round
  * and each Publish (outside the timed parts): what the sockets, the
@@ -32,6 +39,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "broker/event.h"
+#include "worker/svc_int.h"
 #include "worker/fanout.h"
 
 #define CH (&fx.ch[0])
@@ -95,6 +104,40 @@ bs_tweak(struct bk_config *c)
     c->min_sampling_interval_ms = 0;
     c->max_subscriptions_per_session = 100;
     c->max_publish_requests_per_session = 100;
+    c->max_event_queue_size = 1000;
+}
+
+static bool bs_events;
+
+/* The item on the Server with a six-field EventFilter. */
+static void
+bs_event_item(uint32_t sub, uint32_t handle)
+{
+    static const char *const names[6] = { "EventId", "EventType",
+                                          "SourceNode", "Time", "Message",
+                                          "Severity" };
+    static struct ua_simple_attribute_operand ops[6];
+    static struct ua_qualifiedname            qn[6];
+    static struct ua_event_filter             ef;
+    struct sf_mi p = { .attr = UA_ATTR_EVENTNOTIFIER, .mode = -1,
+                       .ttr = -1, .queue = 1000, .discard_oldest = true };
+
+    for (int k = 0; k < 6; k++) {
+        memset(&ops[k], 0, sizeof(ops[k]));
+        qn[k].name = ua_string_from(names[k]);
+        ops[k].n_browse_path = 1;
+        ops[k].browse_path = &qn[k];
+        ops[k].attribute_id = UA_ATTR_VALUE;
+        ops[k].index_range.len = -1;
+    }
+    ef.n_select_clauses = 6;
+    ef.select_clauses = ops;
+    p.filter.type_id = ua_nodeid_num(
+        0, UA_NS0ID_EVENTFILTER_ENCODING_DEFAULTBINARY);
+    p.filter.encoding = UA_EO_DECODED;
+    p.filter.type = &ua_types[UA_TYPE_EVENTFILTER];
+    p.filter.obj = &ef;
+    sf_item(CH, &bs_tok, sub, ua_nodeid_num(0, UA_NS0ID_SERVER), handle, &p);
 }
 
 static double
@@ -153,6 +196,8 @@ START_TEST(bs_run)
     double       t_fan = 0, t_pub = 0, t0;
     uint64_t     base;
     uint8_t      rec[64];
+    static uint8_t  evrec[100][512];
+    static uint32_t evlen[100];
 
     bs_out = malloc(bs_out_cap);
     slot = calloc(items, sizeof(*slot));
@@ -162,6 +207,10 @@ START_TEST(bs_run)
     for (unsigned s = 0; s < subs; s++) {
         uint32_t sub = sf_create_sub(CH, &bs_tok, 100);
 
+        if (bs_events) {
+            bs_event_item(sub, s);
+            continue;
+        }
         for (unsigned i = 0; i < items; i++)
             sf_item(CH, &bs_tok, sub, sf_var(i), s * items + i, &p);
     }
@@ -177,10 +226,27 @@ START_TEST(bs_run)
         for (unsigned s = 0; s < subs; s++)
             sf_publish(CH, &bs_tok);
         for (unsigned r = 0; r < rounds; r++) {
+            /* The broker's part (building each record, once for every
+             * worker) is not timed. */
+            for (unsigned i = 0; i < items && bs_events; i++) {
+                struct bk_event  e;
+                struct ua_nodeid srv = ua_nodeid_num(0, UA_NS0ID_SERVER);
+                struct ua_nodeid bt = ua_nodeid_num(0,
+                                                    UA_NS0ID_BASEEVENTTYPE);
+
+                bk_event_begin(&e, evrec[i], sizeof(evrec[i]),
+                               wk_svc_lookup(&fx.w, &srv),
+                               wk_svc_lookup(&fx.w, &bt));
+                (void)bk_event_std(&e, &fx.w.ns, fx.w.now_dt,
+                                   (uint16_t)(1 + i));
+                evlen[i] = e.len;
+            }
             bs_evict();
             t0 = bs_cpu();
             fx.w.now_dt += 10000;
-            for (unsigned i = 0; i < items; i++) {
+            for (unsigned i = 0; i < items && bs_events; i++)
+                wk_fanout_on_event(&fx.w, evrec[i], evlen[i]);
+            for (unsigned i = 0; i < items && !bs_events; i++) {
                 uint32_t len = bs_record(rec, (double)(t * rounds + r) + i,
                                          fx.w.now_dt);
 
@@ -194,9 +260,11 @@ START_TEST(bs_run)
         t_pub += bs_cpu() - t0;
     }
     bs_notifs -= base;
-    printf("bench_sub: %u subscriptions x %u items, %u changes per item "
+    printf("bench_sub: %u subscriptions x %u %s, %u changes per item "
            "per publish: %llu notifications in %llu responses\n",
-           subs, items, rounds, (unsigned long long)bs_notifs,
+           subs, items, bs_events ? "events (one event item each)"
+                                  : "items",
+           rounds, (unsigned long long)bs_notifs,
            (unsigned long long)bs_responses);
     if (bs_notifs != (uint64_t)ticks * rounds * items * subs) {
         fprintf(stderr, "bench_sub: expected %llu notifications\n",
@@ -231,6 +299,8 @@ main(int argc, char **argv)
         bs_ticks = (unsigned)atoi(argv[4]);
     if (argc > 5)
         bs_pollute = (size_t)atoi(argv[5]) << 10;
+    if (argc > 6)
+        bs_events = strcmp(argv[6], "events") == 0;
     if (bs_pollute > 0 && (bs_junk = malloc(bs_pollute)) == NULL)
         return 1;
     if (bs_items == 0 || bs_items > 100 || bs_subs == 0 || bs_subs > 100

@@ -126,6 +126,7 @@ say "starting $broker -w $workers -p $port --stats 127.0.0.1:$sport"
 "$broker" -w "$workers" -p "$port" --stats "127.0.0.1:$sport" \
     --runtime-dir "$tmp/run" --set security.anonymous_write=true \
     --nodeset "$here/nodesets/plant.xml" \
+    --set events.audit=true \
     ${INTEROP_ARGS:-} >"$tmp/broker.log" 2>&1 &
 pid=$!
 
@@ -186,6 +187,7 @@ UA_INTEROP_URL="opc.tcp://127.0.0.1:$port" UA_INTEROP_PKI="$tmp/pki" \
 UA_INTEROP_BROKER_PKI="$tmp/run/pki" UA_INTEROP_BROKER_PID="$pid" \
 UA_INTEROP_PASSWORD="$interop_pw" UA_INTEROP_BROKER_LOG="$tmp/broker.log" \
 UA_INTEROP_BROKER="$broker" \
+UA_INTEROP_UABROKER="$broker" UA_INTEROP_RUNTIME="$tmp/run" \
     timeout "$limit" node --test --test-concurrency=1 --test-timeout=120000 \
     ${INTEROP_TESTS:-test/} || rc=$?
 if ! kill -0 "$pid" 2>/dev/null; then

@@ -21,6 +21,10 @@
  *     bk_fanout_call_reply() queues SHM_FO_CALL_RESULT records (bytes,
  *     zero tail) only to the worker generation that asked, refusing one
  *     larger than the reply ring;
+ *   - events: a record of SHM_FO_EVENT_SLOT only for workers with event
+ *     interest, as built; none without; a full ring bumps events_lost
+ *     and lost_seq; a worker's SHM_FO_EVENT record is fanned out when it
+ *     parses, dropped when it does not;
  *   - linger (fanout.linger_us): after an iteration that took several
  *     requests (or one while lingering) the request ring stays unmarked (a
  *     pushing worker needs no bell) but the loop never blocks without the
@@ -40,6 +44,7 @@
 
 #include "broker/addrspace.h"
 #include "broker/config.h"
+#include "broker/event.h"
 #include "broker/fanout.h"
 #include "proto/codec.h"
 #include "proto/status_gen.h"
@@ -823,6 +828,145 @@ START_TEST(test_call_records)
 }
 END_TEST
 
+/* ------------------------------------------------------------ events */
+
+static uint32_t
+build_event(uint8_t *buf, uint32_t cap, uint16_t sev)
+{
+    struct bk_event    e;
+    struct shm_nodekey k = { .ns = 0, .idtype = SHM_ID_NUMERIC,
+                             .num = 2253 };
+    uint32_t           srv = shm_nodestore_lookup(&as.ns, &k);
+
+    k.num = 2041;
+    bk_event_begin(&e, buf, cap, srv, shm_nodestore_lookup(&as.ns, &k));
+    ck_assert_int_eq(bk_event_std(&e, &as.ns, T0, sev), 0);
+    return e.len;
+}
+
+/* The event records in worker w's ring (released); their count. */
+static uint32_t
+take_events(unsigned w, uint8_t *last, uint32_t *last_len)
+{
+    struct shm_ring_ref      r;
+    struct shm_block_handle  h;
+    struct shm_block_iter    it;
+    struct shm_blockpool_ref pool;
+    const uint8_t           *bytes;
+    uint32_t                 s, len, n = 0;
+
+    worker_ring(w, &r);
+    ck_assert_int_eq(shm_blockpool_locate(&pool, &as.seg), 0);
+    while (shm_ring_pop_spsc(&r, &h) == 0) {
+        ck_assert_int_eq(shm_blockpool_open(&pool, h, w, &it), 0);
+        while (shm_blockpool_next(&it, &s, &bytes, &len) == 1)
+            if (s == SHM_FO_EVENT_SLOT) {
+                n++;
+                if (last != NULL) {
+                    memcpy(last, bytes, len);
+                    *last_len = len;
+                }
+            }
+        ck_assert_int_eq(shm_blockpool_release(&pool, h, w), 0);
+    }
+    return n;
+}
+
+START_TEST(test_events_interest)
+{
+    static uint8_t rec[2048], got[2048];
+    uint32_t       len = build_event(rec, sizeof(rec), 300), glen = 0;
+
+    /* Nobody interested: nothing. */
+    bk_fanout_event(&fo, rec, len);
+    bk_fanout_flush(&fo);
+    ck_assert_uint_eq(take_events(0, NULL, NULL), 0);
+    ck_assert_uint_eq(take_events(1, NULL, NULL), 0);
+    ck_assert_uint_eq(atomic_load(&fo.fo.sh->events), 0);
+    /* Worker 1 interested: it alone gets the record, byte for byte. */
+    shm_fanout_event_interest(&fo.fo, 1, true);
+    bk_fanout_event(&fo, rec, len);
+    bk_fanout_flush(&fo);
+    ck_assert_uint_eq(take_events(0, NULL, NULL), 0);
+    ck_assert_uint_eq(take_events(1, got, &glen), 1);
+    ck_assert_uint_eq(glen, len);
+    ck_assert(memcmp(got, rec, len) == 0);
+    ck_assert_uint_eq(atomic_load(&fo.fo.sh->events), 1);
+    shm_fanout_event_interest(&fo.fo, 1, false);
+    bk_fanout_event(&fo, rec, len);
+    bk_fanout_flush(&fo);
+    ck_assert_uint_eq(take_events(1, NULL, NULL), 0);
+    ck_assert_uint_eq(shm_blockpool_free_count(&fo.pool), 24);
+}
+END_TEST
+
+START_TEST(test_events_ring_full)
+{
+    static uint8_t rec[2048];
+    uint32_t       len = build_event(rec, sizeof(rec), 300);
+    uint64_t       seq0 = shm_fanout_lost_seq(&fo.fo, 0);
+
+    shm_fanout_event_interest(&fo.fo, 0, true);
+    for (int i = 0; i < 17; i++) {
+        bk_fanout_event(&fo, rec, len);
+        bk_fanout_flush(&fo);
+    }
+    ck_assert_uint_eq(shm_fanout_events_lost(&fo.fo, 0), 1);
+    ck_assert_uint_eq(shm_fanout_events_lost(&fo.fo, 1), 0);
+    (void)bk_fanout_prepare(&fo, T0 + 100);
+    bk_fanout_wake(&fo);
+    ck_assert_uint_gt(shm_fanout_lost_seq(&fo.fo, 0), seq0);
+    ck_assert_uint_eq(take_events(0, NULL, NULL), 16);
+    /* A dead worker's interest goes. */
+    bk_fanout_worker_dead(&fo, 0);
+    ck_assert_uint_eq(atomic_load(&fo.fo.sh->event_interest), 0);
+}
+END_TEST
+
+/* A SHM_FO_EVENT record of len bytes pushed as worker w. */
+static void
+push_event(unsigned w, const uint8_t *ev, uint32_t len)
+{
+    static uint8_t      buf[64 * 64];
+    struct shm_ring_ref req;
+    struct shm_fo_hdr   h;
+
+    ck_assert_int_eq(shm_ring_locate(&req, &as.seg, w, SHM_RING_REQ), 0);
+    memset(buf, 0, sizeof(buf));
+    h.kind = SHM_FO_EVENT;
+    h.len = (uint32_t)sizeof(h) + len;
+    h.nslots = (uint16_t)shm_fo_slots(h.len, req.slot_size);
+    memcpy(buf, &h, sizeof(h));
+    memcpy(buf + sizeof(h), ev, len);
+    ck_assert_int_eq(shm_ring_push_n_spsc(&req, buf, h.nslots), 0);
+}
+
+START_TEST(test_events_from_worker)
+{
+    static uint8_t rec[2048];
+    uint32_t       len = build_event(rec, sizeof(rec), 300);
+
+    shm_fanout_event_interest(&fo.fo, 0, true);
+    shm_fanout_event_interest(&fo.fo, 1, true);
+    push_event(1, rec, len);
+    /* Garbage: a field count past the bytes; a source past the store. */
+    rec[8] = 99;
+    push_event(1, rec, len);
+    rec[8] = 8;
+    {
+        uint32_t bad = UINT32_MAX - 1;
+
+        memcpy(rec, &bad, 4);
+        push_event(0, rec, len);
+    }
+    (void)bk_fanout_prepare(&fo, T0 + 100);
+    bk_fanout_wake(&fo);
+    ck_assert_uint_eq(take_events(0, NULL, NULL), 1);
+    ck_assert_uint_eq(take_events(1, NULL, NULL), 1);
+    ck_assert_uint_eq(atomic_load(&fo.fo.sh->events), 1);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -838,6 +982,9 @@ main(void)
     tcase_add_test(tc, test_call_records);
     tcase_add_test(tc, test_watched_record);
     tcase_add_test(tc, test_ring_full_marks_lost);
+    tcase_add_test(tc, test_events_interest);
+    tcase_add_test(tc, test_events_ring_full);
+    tcase_add_test(tc, test_events_from_worker);
     tcase_add_test(tc, test_pool_exhausted);
     tcase_add_test(tc, test_too_big_for_a_block);
     tcase_add_test(tc, test_dead_worker);

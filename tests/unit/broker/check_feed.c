@@ -12,6 +12,7 @@
 
 #include "broker/addrspace.h"
 #include "broker/config.h"
+#include "broker/event.h"
 #include "broker/feed.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
@@ -351,6 +352,185 @@ START_TEST(test_batch)
 }
 END_TEST
 
+
+/* ------------------------------------------------------------ events */
+
+static uint8_t                ev_buf[BK_FEED_EVENT_MAX];
+static struct bk_event        ev;
+static struct shm_fo_ev       evh;
+static struct shm_fo_ev_field evf[SHM_FO_EV_FIELDS_MAX];
+static int                    evn;
+
+static ua_status
+parse_ev(const char *line)
+{
+    ua_status st;
+
+    ua_arena_reset(&arena);
+    evn = -1;
+    st = bk_feed_parse_event(&as.ns, line, strlen(line), T0, &arena, &ev,
+                             ev_buf, sizeof(ev_buf), why, sizeof(why));
+    if (st == UA_GOOD)
+        evn = shm_fo_ev_parse(ev.buf, ev.len, &evh, evf,
+                              SHM_FO_EV_FIELDS_MAX);
+    return st;
+}
+
+/* The decoded Variant of field path of the last event (type 0: none). */
+static struct ua_variant
+ev_field(const char *path)
+{
+    struct ua_variant v;
+
+    memset(&v, 0, sizeof(v));
+    for (int i = 0; i < evn; i++)
+        if (evf[i].plen == strlen(path)
+            && memcmp(evf[i].path, path, evf[i].plen) == 0) {
+            ck_assert_uint_eq(ua_decode(evf[i].var, evf[i].vlen, NULL, &v,
+                                        &ua_types[UA_TYPE_VARIANT], &arena,
+                                        NULL), UA_GOOD);
+            return v;
+        }
+    return v;
+}
+
+static uint32_t
+ns0(uint32_t id)
+{
+    struct shm_nodekey k = { .ns = 0, .idtype = SHM_ID_NUMERIC, .num = id };
+
+    return shm_nodestore_lookup(&as.ns, &k);
+}
+
+START_TEST(test_event_lines)
+{
+    struct ua_variant v;
+
+    ck_assert_uint_eq(parse_ev("event=ns=1;s=Demo;type=i=2041;severity=700;"
+                               "message=\"Tank; 4 high\";"
+                               "time=2024-05-01T12:00:00Z;"
+                               "1:Temperature=21.5;Count=3;"
+                               "2:A/2:B=\"x\""), UA_GOOD);
+    ck_assert_int_eq(evn, 11);      /* 8 standard + 3 */
+    ck_assert_uint_eq(evh.source, str("Demo"));
+    ck_assert_uint_eq(evh.type, ns0(UA_NS0ID_BASEEVENTTYPE));
+    v = ev_field("0:Severity");
+    ck_assert_uint_eq(v.type, UA_BT_UINT16);
+    ck_assert_uint_eq(*(uint16_t *)v.data, 700);
+    v = ev_field("0:Message");
+    ck_assert_uint_eq(v.type, UA_BT_LOCALIZEDTEXT);
+    ck_assert_int_eq(((struct ua_localizedtext *)v.data)->text.len, 12);
+    v = ev_field("0:Time");
+    ck_assert_int_eq(*(int64_t *)v.data,
+                     INT64_C(1714564800) * 10000000 + UNIX);
+    v = ev_field("0:ReceiveTime");
+    ck_assert_int_eq(*(int64_t *)v.data, T0);
+    v = ev_field("1:Temperature");
+    ck_assert_uint_eq(v.type, UA_BT_DOUBLE);
+    ck_assert(*(double *)v.data == 21.5);
+    v = ev_field("0:Count");
+    ck_assert_uint_eq(v.type, UA_BT_INT32);
+    v = ev_field("2:A/2:B");
+    ck_assert_uint_eq(v.type, UA_BT_STRING);
+    v = ev_field("0:EventId");
+    ck_assert_uint_eq(v.type, UA_BT_BYTESTRING);
+    ck_assert_int_eq(((struct ua_string *)v.data)->len, 16);
+    v = ev_field("0:SourceName");
+    ck_assert_int_eq(((struct ua_string *)v.data)->len, 4);     /* Demo */
+    v = ev_field("0:SourceNode");
+    ck_assert_uint_eq(v.type, UA_BT_NODEID);
+    ck_assert_uint_eq(((struct ua_nodeid *)v.data)->ns, 1);
+    /* Defaults: BaseEventType, severity 500, an empty message, now. */
+    ck_assert_uint_eq(parse_ev("event=i=2253"), UA_GOOD);
+    ck_assert_int_eq(evn, 8);
+    ck_assert_uint_eq(*(uint16_t *)ev_field("0:Severity").data,
+                      BK_FEED_EVENT_SEVERITY);
+    ck_assert_int_eq(*(int64_t *)ev_field("0:Time").data, T0);
+    /* A type in another namespace form, a subtype of BaseEventType. */
+    ck_assert_uint_eq(parse_ev("event=i=2253;type=ns=0;i=2071"), UA_GOOD);
+    ck_assert_uint_eq(evh.type, ns0(UA_NS0ID_AUDITCREATESESSIONEVENTTYPE));
+    /* Two events never share an EventId. */
+    {
+        uint8_t a[16];
+
+        ck_assert_uint_eq(parse_ev("event=i=2253"), UA_GOOD);
+        memcpy(a, ((struct ua_string *)ev_field("0:EventId").data)->data, 16);
+        ck_assert_uint_eq(parse_ev("event=i=2253"), UA_GOOD);
+        ck_assert(memcmp(a, ((struct ua_string *)
+                             ev_field("0:EventId").data)->data, 16) != 0);
+    }
+}
+END_TEST
+
+START_TEST(test_event_refusals)
+{
+    ck_assert_uint_eq(parse_ev("event="), UA_BAD_NODE_ID_INVALID);
+    ck_assert_uint_eq(parse_ev("event=x"), UA_BAD_NODE_ID_INVALID);
+    ck_assert_uint_eq(parse_ev("event=ns=1;s=nope"), UA_BAD_NODE_ID_UNKNOWN);
+    ck_assert_uint_eq(parse_ev("event=i=2253;type=i=85"),
+                      UA_BAD_TYPE_DEFINITION_INVALID);   /* an Object */
+    ck_assert_uint_eq(parse_ev("event=i=2253;type=i=58"),
+                      UA_BAD_TYPE_DEFINITION_INVALID);   /* not an event */
+    ck_assert_uint_eq(parse_ev("event=i=2253;type=zz"),
+                      UA_BAD_NODE_ID_INVALID);
+    ck_assert_uint_eq(parse_ev("event=i=2253;severity=0"),
+                      UA_BAD_OUT_OF_RANGE);
+    ck_assert_uint_eq(parse_ev("event=i=2253;severity=1001"),
+                      UA_BAD_OUT_OF_RANGE);
+    ck_assert_uint_eq(parse_ev("event=i=2253;severity=-5"),
+                      UA_BAD_OUT_OF_RANGE);
+    ck_assert_uint_eq(parse_ev("event=i=2253;severity=1"), UA_GOOD);
+    ck_assert_uint_eq(parse_ev("event=i=2253;severity=1000"), UA_GOOD);
+    ck_assert_uint_eq(parse_ev("event=i=2253;time=yesterday"),
+                      UA_BAD_TYPE_MISMATCH);
+    ck_assert_uint_eq(parse_ev("event=i=2253;colour=red"),
+                      UA_BAD_TYPE_MISMATCH);     /* lower case: an option */
+    ck_assert_uint_eq(parse_ev("event=i=2253;1:T=1;1:T=2"),
+                      UA_BAD_TYPE_MISMATCH);     /* twice */
+    ck_assert_uint_eq(parse_ev("event=i=2253;0:Severity=5"),
+                      UA_BAD_TYPE_MISMATCH);     /* severity= does that */
+    ck_assert_uint_eq(parse_ev("event=i=2253;x:T=1"), UA_BAD_TYPE_MISMATCH);
+    ck_assert_uint_eq(parse_ev("event=i=2253;1:=1"), UA_BAD_TYPE_MISMATCH);
+    ck_assert_uint_eq(parse_ev("event=i=2253;1:A/=1"), UA_BAD_TYPE_MISMATCH);
+    ck_assert_uint_eq(parse_ev("event=i=2253;novalue"),
+                      UA_BAD_TYPE_MISMATCH);
+    ck_assert(strlen(why) > 0);
+    /* At the field limit: 8 standard fields + 56 of ours fit, one more
+     * does not. */
+    {
+        char   line[4096];
+        size_t n = (size_t)snprintf(line, sizeof(line), "event=i=2253");
+
+        for (unsigned i = 0; i < SHM_FO_EV_FIELDS_MAX - 8; i++)
+            n += (size_t)snprintf(line + n, sizeof(line) - n, ";1:F%u=%u",
+                                  i, i);
+        ck_assert_uint_eq(parse_ev(line), UA_GOOD);
+        ck_assert_int_eq(evn, (int)SHM_FO_EV_FIELDS_MAX);
+        snprintf(line + n, sizeof(line) - n, ";1:Last=1");
+        ck_assert_uint_eq(parse_ev(line), UA_BAD_ENCODING_LIMITS_EXCEEDED);
+    }
+}
+END_TEST
+
+START_TEST(test_event_batch)
+{
+    static const char text[] =
+        "event=i=2253;severity=10\n"
+        "event=i=2253;severity=abc\n"
+        "ns=1;s=v0=1\n";
+    char                  report[1024];
+    struct bk_feed_result res;
+
+    bk_feed_batch(&as, text, strlen(text), T0, &arena, report,
+                  sizeof(report), &res);
+    ck_assert_uint_eq(res.lines, 3);
+    ck_assert_uint_eq(res.ok, 2);
+    ck_assert_uint_eq(res.events, 1);
+    ck_assert_uint_eq(res.failed, 1);
+    ck_assert_ptr_nonnull(strstr(report, "line 2: BadOutOfRange: "));
+}
+END_TEST
+
 int
 main(void)
 {
@@ -372,6 +552,13 @@ main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_batch);
+    tcase_add_test(tc, test_event_batch);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("Events");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_event_lines);
+    tcase_add_test(tc, test_event_refusals);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
