@@ -209,7 +209,6 @@ static int bk_nsx_file_load(struct bk_nodeset *s, const char *path, char *err,
 static int bk_nsx_edge_cmp(const void *a, const void *b);
 static uint32_t bk_nsx_intern(struct bk_addrspace *as,
                               const struct bk_nodeset *s, uint32_t off);
-static uint32_t bk_nsx_dt_base(const struct shm_nodestore *ns, uint32_t dt);
 static bool bk_nsx_type_ok(uint32_t base, uint8_t bt);
 
 static const char *const bk_nsx_bt_names[] = {
@@ -2136,21 +2135,6 @@ bk_nodeset_add(struct bk_nodeset *s, struct bk_addrspace *as, uint32_t *slot,
     return 0;
 }
 
-/* The ns0 base of DataType node dt: a built-in id, 26..29, or 0. */
-static uint32_t
-bk_nsx_dt_base(const struct shm_nodestore *ns, uint32_t dt)
-{
-    for (int d = 0; d < 64 && dt < ns->nnodes; d++) {
-        const struct shm_node *n = &ns->nodes[dt];
-
-        if (n->ns == 0 && n->idtype == SHM_ID_NUMERIC && n->id >= 1
-            && n->id <= UA_NS0ID_ENUMERATION)
-            return n->id;
-        dt = n->super;
-    }
-    return 0;
-}
-
 static bool
 bk_nsx_type_ok(uint32_t base, uint8_t bt)
 {
@@ -2192,7 +2176,10 @@ bk_nodeset_values(struct bk_nodeset *s, struct bk_addrspace *as, int64_t now,
             rc = bk_addrspace_write_raw(as, n->u.var.slot, &null_variant, 1,
                                         now);
         } else {
-            uint32_t base = bk_nsx_dt_base(ns, n->u.var.data_type);
+            /* The ns0 base of the DataType: a built-in id, 26..29, or 0
+             * (64 nodes deep, as this check has always walked). */
+            uint32_t base = shm_nodestore_type_root(ns, n->u.var.data_type,
+                                                    64);
 
             if (!bk_nsx_type_ok(base, g->value_bt)) {
                 char ib[256];

@@ -189,17 +189,13 @@ bk_write_ns0_id(const struct shm_nodestore *ns, uint32_t i)
     return n->ns == 0 && n->idtype == SHM_ID_NUMERIC ? n->id : 0;
 }
 
+_Static_assert(SHM_NS0_TYPE_ROOT_MAX == UA_NS0ID_ENUMERATION,
+               "shm_nodestore_type_root stops at Enumeration");
+
 uint32_t
 bk_write_type_root(const struct shm_nodestore *ns, uint32_t dt)
 {
-    for (int d = 0; d < 32 && dt < ns->nnodes; d++) {
-        uint32_t id = bk_write_ns0_id(ns, dt);
-
-        if (id >= 1 && id <= UA_NS0ID_ENUMERATION)
-            return id;
-        dt = ns->nodes[dt].super;
-    }
-    return 0;
+    return shm_nodestore_type_root(ns, dt, SHM_TYPE_ROOT_DEPTH);
 }
 
 /* Every element an ExtensionObject of DataType dt or a subtype. */

@@ -112,6 +112,21 @@ shm_nodestore_is_subtype(const struct shm_nodestore *ns, uint32_t a,
     return false;
 }
 
+uint32_t
+shm_nodestore_type_root(const struct shm_nodestore *ns, uint32_t dt,
+                        int depth)
+{
+    for (int d = 0; d < depth && dt < ns->nnodes; d++) {
+        const struct shm_node *n = &ns->nodes[dt];
+
+        if (n->ns == 0 && n->idtype == SHM_ID_NUMERIC && n->id >= 1
+            && n->id <= SHM_NS0_TYPE_ROOT_MAX)
+            return n->id;
+        dt = n->super;
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* building                                                            */
 /* ------------------------------------------------------------------ */

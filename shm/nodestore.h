@@ -298,6 +298,20 @@ uint32_t shm_nodestore_reftype_of(const struct shm_nodestore *ns, uint32_t i);
 bool shm_nodestore_is_subtype(const struct shm_nodestore *ns, uint32_t a,
                               uint32_t b);
 
+/*
+ * The type root of DataType node dt: the first node of its supertype chain
+ * (dt itself first, at most depth nodes) whose NodeId is ns=0 numeric with
+ * an id in 1..SHM_NS0_TYPE_ROOT_MAX (a built-in type, BaseDataType 24,
+ * Structure 22, or the abstract Number 26, Integer 27, UInteger 28,
+ * Enumeration 29): that id, or 0 when there is none.  Write and Call check
+ * values with depth SHM_TYPE_ROOT_DEPTH.
+ */
+#define SHM_NS0_TYPE_ROOT_MAX 29
+#define SHM_TYPE_ROOT_DEPTH   32
+
+uint32_t shm_nodestore_type_root(const struct shm_nodestore *ns, uint32_t dt,
+                                 int depth);
+
 /* The 32-bit hash the index uses. */
 uint32_t shm_nodekey_hash(const struct shm_nodekey *key);
 

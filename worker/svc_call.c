@@ -103,8 +103,6 @@ static uint32_t wk_svc_call_reftype(const struct shm_nodestore *ns,
                                     uint32_t id);
 static uint32_t wk_svc_call_encoding_type(const struct shm_nodestore *ns,
                                           uint32_t enc);
-static uint32_t wk_svc_call_type_root(const struct shm_nodestore *ns,
-                                      uint32_t dt);
 static bool wk_svc_call_struct_ok(const struct wk_worker *w, uint32_t dt,
                                   const struct ua_variant *v);
 static bool wk_svc_call_rank_ok(const struct ua_argument *d,
@@ -510,21 +508,6 @@ wk_svc_call_argdefs(const struct wk_worker *w, uint32_t meth,
     return UA_GOOD;
 }
 
-/* As bk_write_type_root (broker/write.c): the first ns=0 type up dt's
- * supertype chain with an id in 1..29, or 0. */
-static uint32_t
-wk_svc_call_type_root(const struct shm_nodestore *ns, uint32_t dt)
-{
-    for (int d = 0; d < 32 && dt < ns->nnodes; d++) {
-        uint32_t id = wk_svc_call_ns0(ns, dt);
-
-        if (id >= 1 && id <= UA_NS0ID_ENUMERATION)
-            return id;
-        dt = ns->nodes[dt].super;
-    }
-    return 0;
-}
-
 /* The DataType of an encoding node (its inverse HasEncoding), or
  * SHM_NONE. */
 static uint32_t
@@ -584,7 +567,8 @@ wk_svc_call_type_ok(const struct wk_worker *w, const struct ua_argument *d,
                     const struct ua_variant *v)
 {
     uint32_t dt = wk_svc_lookup(w, &d->data_type);
-    uint32_t root = dt == SHM_NONE ? 0 : wk_svc_call_type_root(&w->ns, dt);
+    uint32_t root = dt == SHM_NONE ? 0
+                    : shm_nodestore_type_root(&w->ns, dt, SHM_TYPE_ROOT_DEPTH);
     uint8_t  bt = v->type;
 
     if (root == UA_NS0ID_BASEDATATYPE)
