@@ -229,30 +229,10 @@ bk_write_type_ok(const struct shm_nodestore *ns, uint32_t dt,
                  const struct ua_variant *v)
 {
     uint32_t root = bk_write_type_root(ns, dt);
-    uint8_t  bt = v->type;
 
-    if (root == UA_NS0ID_BASEDATATYPE)
-        return true;
-    if (bt == UA_BT_NULL || bt > UA_BT_MAX)
+    if (!ua_types_root_admits(root, v->type))
         return false;
-    switch (root) {
-    case 0:
-        return false;
-    case UA_NS0ID_NUMBER:
-        return bt >= UA_BT_SBYTE && bt <= UA_BT_DOUBLE;
-    case UA_NS0ID_INTEGER:
-        return bt == UA_BT_SBYTE || bt == UA_BT_INT16 || bt == UA_BT_INT32
-               || bt == UA_BT_INT64;
-    case UA_NS0ID_UINTEGER:
-        return bt == UA_BT_BYTE || bt == UA_BT_UINT16 || bt == UA_BT_UINT32
-               || bt == UA_BT_UINT64;
-    case UA_NS0ID_ENUMERATION:
-        return bt == UA_BT_INT32;
-    case UA_NS0ID_STRUCTURE:
-        return bt == UA_BT_EXTENSIONOBJECT && bk_write_struct_ok(ns, dt, v);
-    default:
-        return bt == root;          /* built-in ids are DataType ids */
-    }
+    return root != UA_NS0ID_STRUCTURE || bk_write_struct_ok(ns, dt, v);
 }
 
 bool

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "nodeids_gen.h"
+
 static const struct ua_type *ua_types_lookup(const struct ua_type_index *ix,
                                              size_t n, uint32_t id);
 static bool ua_equal_array(const void *a, int32_t na, const void *b,
@@ -42,6 +44,33 @@ ua_types_by_type_id(uint32_t id)
 {
     return ua_types_lookup(ua_types_typeid_index, ua_types_typeid_index_count,
                            id);
+}
+
+bool
+ua_types_root_admits(uint32_t root, uint8_t bt)
+{
+    if (root == UA_NS0ID_BASEDATATYPE)
+        return true;
+    if (bt == UA_BT_NULL || bt > UA_BT_MAX)
+        return false;
+    switch (root) {
+    case 0:
+        return false;
+    case UA_NS0ID_NUMBER:
+        return bt >= UA_BT_SBYTE && bt <= UA_BT_DOUBLE;
+    case UA_NS0ID_INTEGER:
+        return bt == UA_BT_SBYTE || bt == UA_BT_INT16 || bt == UA_BT_INT32
+               || bt == UA_BT_INT64;
+    case UA_NS0ID_UINTEGER:
+        return bt == UA_BT_BYTE || bt == UA_BT_UINT16 || bt == UA_BT_UINT32
+               || bt == UA_BT_UINT64;
+    case UA_NS0ID_ENUMERATION:
+        return bt == UA_BT_INT32;
+    case UA_NS0ID_STRUCTURE:
+        return bt == UA_BT_EXTENSIONOBJECT;
+    default:
+        return bt == root;          /* built-in ids are DataType ids */
+    }
 }
 
 struct ua_string

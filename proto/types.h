@@ -286,6 +286,14 @@ const struct ua_type *ua_types_by_binary_id(uint32_t id);
 /* The description whose DataType id is ns=0;i=id, or NULL. */
 const struct ua_type *ua_types_by_type_id(uint32_t id);
 
+/*
+ * True when a Variant of built-in type bt is accepted by a DataType whose
+ * type root (shm_nodestore_type_root: the first ns=0 id 1..29 up its
+ * supertype chain, 0 for none) is root.  For Structure (22) only bt is
+ * checked (ExtensionObject); the caller checks each element's DataType.
+ */
+bool ua_types_root_admits(uint32_t root, uint8_t bt);
+
 /* Deep equality of two values of type t (NaN equals NaN bit for bit). */
 bool ua_equal(const void *a, const void *b, const struct ua_type *t);
 

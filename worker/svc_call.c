@@ -569,31 +569,10 @@ wk_svc_call_type_ok(const struct wk_worker *w, const struct ua_argument *d,
     uint32_t dt = wk_svc_lookup(w, &d->data_type);
     uint32_t root = dt == SHM_NONE ? 0
                     : shm_nodestore_type_root(&w->ns, dt, SHM_TYPE_ROOT_DEPTH);
-    uint8_t  bt = v->type;
 
-    if (root == UA_NS0ID_BASEDATATYPE)
-        return true;
-    if (bt == UA_BT_NULL || bt > UA_BT_MAX)
+    if (!ua_types_root_admits(root, v->type))
         return false;
-    switch (root) {
-    case 0:
-        return false;
-    case UA_NS0ID_NUMBER:
-        return bt >= UA_BT_SBYTE && bt <= UA_BT_DOUBLE;
-    case UA_NS0ID_INTEGER:
-        return bt == UA_BT_SBYTE || bt == UA_BT_INT16 || bt == UA_BT_INT32
-               || bt == UA_BT_INT64;
-    case UA_NS0ID_UINTEGER:
-        return bt == UA_BT_BYTE || bt == UA_BT_UINT16 || bt == UA_BT_UINT32
-               || bt == UA_BT_UINT64;
-    case UA_NS0ID_ENUMERATION:
-        return bt == UA_BT_INT32;
-    case UA_NS0ID_STRUCTURE:
-        return bt == UA_BT_EXTENSIONOBJECT
-               && wk_svc_call_struct_ok(w, dt, v);
-    default:
-        return bt == root;          /* built-in ids are DataType ids */
-    }
+    return root != UA_NS0ID_STRUCTURE || wk_svc_call_struct_ok(w, dt, v);
 }
 
 /* v's shape against the Argument's ValueRank and ArrayDimensions. */
