@@ -531,40 +531,16 @@ bk_methods_argdefs(const struct bk_addrspace *as, uint32_t meth,
                    struct ua_argument **defs, int32_t *n)
 {
     const struct shm_nodestore *ns = &as->ns;
-    const struct shm_node      *mn = &ns->nodes[meth];
-    struct shm_nodekey          hk = { .ns = 0, .idtype = SHM_ID_NUMERIC,
-                                       .num = UA_NS0ID_HASPROPERTY };
-    uint32_t                    hpn = shm_nodestore_lookup(ns, &hk);
-    uint32_t                    hp = hpn == SHM_NONE
-                                         ? SHM_NONE
-                                         : shm_nodestore_reftype_of(ns, hpn);
-    uint32_t                    slot = SHM_NONE;
-    size_t                      nl = strlen(name), cap = 4096;
+    uint32_t                    p = shm_nodestore_property(ns, meth, name);
+    uint32_t                    slot;
+    size_t                      cap = 4096;
     struct shm_value            v;
-    struct ua_variant           var;
     uint8_t                    *buf = NULL;
     int                         rc = -1;
 
     *defs = NULL;
     *n = 0;
-    for (uint32_t k = 0; k < mn->nrefs && hp != SHM_NONE; k++) {
-        const struct shm_ref  *r = &ns->refs[mn->refs + k];
-        const struct shm_node *pn;
-        const uint8_t         *bn;
-        uint32_t               bl;
-
-        if ((r->flags & SHM_REF_INVERSE) != 0
-            || !shm_nodestore_reftype_is(ns, r->reftype, hp)
-            || r->target >= ns->nnodes)
-            continue;
-        pn = &ns->nodes[r->target];
-        bn = shm_nodestore_string(ns, pn->browse_name, &bl);
-        if (pn->node_class == SHM_NC_VARIABLE && pn->browse_ns == 0
-            && bn != NULL && bl == nl && memcmp(bn, name, nl) == 0) {
-            slot = pn->u.var.slot;
-            break;
-        }
-    }
+    slot = p == SHM_NONE ? SHM_NONE : ns->nodes[p].u.var.slot;
     if (slot == SHM_NONE)
         return UA_GOOD;
     for (int tries = 0; tries < 4; tries++) {
@@ -579,39 +555,7 @@ bk_methods_argdefs(const struct bk_addrspace *as, uint32_t meth,
     }
     if (rc != 0)
         return UA_BAD_INTERNAL_ERROR;
-    if (v.len == 0)
-        return UA_GOOD;
-    if (ua_decode(buf, v.len, NULL, &var, &ua_types[UA_TYPE_VARIANT], a,
-                  NULL) != UA_GOOD)
-        return UA_BAD_INTERNAL_ERROR;
-    if (var.type == UA_BT_NULL)
-        return UA_GOOD;
-    if (var.type != UA_BT_EXTENSIONOBJECT)
-        return UA_BAD_INTERNAL_ERROR;
-    {
-        int32_t                 cnt = var.is_array ? (var.n > 0 ? var.n : 0)
-                                                   : 1;
-        const struct ua_extobj *x = var.data;
-        struct ua_argument     *out;
-
-        out = ua_arena_alloc(a, (size_t)(cnt > 0 ? cnt : 1) * sizeof(*out));
-        if (out == NULL)
-            return UA_BAD_OUT_OF_MEMORY;
-        for (int32_t k = 0; k < cnt; k++) {
-            if (x[k].encoding == UA_EO_DECODED
-                && x[k].type == &ua_types[UA_TYPE_ARGUMENT])
-                memcpy(&out[k], x[k].obj, sizeof(out[k]));
-            else if (x[k].encoding != UA_EO_BYTES || x[k].body.len <= 0
-                     || ua_decode(x[k].body.data, (size_t)x[k].body.len,
-                                  NULL, &out[k],
-                                  &ua_types[UA_TYPE_ARGUMENT], a, NULL)
-                            != UA_GOOD)
-                return UA_BAD_INTERNAL_ERROR;
-        }
-        *defs = out;
-        *n = cnt;
-    }
-    return UA_GOOD;
+    return ua_decode_arguments(buf, v.len, a, defs, n);
 }
 
 /* v's shape against the Argument's ValueRank and ArrayDimensions. */

@@ -1798,3 +1798,43 @@ ua_decode(const uint8_t *buf, size_t len, size_t *used, void *dst,
         *used = (size_t)(d.p - buf);
     return s;
 }
+
+ua_status
+ua_decode_arguments(const uint8_t *buf, size_t len, struct ua_arena *a,
+                    struct ua_argument **defs, int32_t *n)
+{
+    struct ua_variant       v;
+    struct ua_argument     *out;
+    const struct ua_extobj *x;
+    int32_t                 cnt;
+
+    *defs = NULL;
+    *n = 0;
+    if (len == 0)
+        return UA_GOOD;                 /* no value: no arguments */
+    if (ua_decode(buf, len, NULL, &v, &ua_types[UA_TYPE_VARIANT], a, NULL)
+        != UA_GOOD)
+        return UA_BAD_INTERNAL_ERROR;
+    if (v.type == UA_BT_NULL)
+        return UA_GOOD;
+    if (v.type != UA_BT_EXTENSIONOBJECT)
+        return UA_BAD_INTERNAL_ERROR;
+    cnt = v.is_array ? (v.n > 0 ? v.n : 0) : 1;
+    x = v.data;
+    out = ua_arena_alloc(a, (size_t)(cnt > 0 ? cnt : 1) * sizeof(*out));
+    if (out == NULL)
+        return UA_BAD_OUT_OF_MEMORY;
+    for (int32_t k = 0; k < cnt; k++) {
+        if (x[k].encoding == UA_EO_DECODED
+            && x[k].type == &ua_types[UA_TYPE_ARGUMENT])
+            memcpy(&out[k], x[k].obj, sizeof(out[k]));
+        else if (x[k].encoding != UA_EO_BYTES || x[k].body.len <= 0
+                 || ua_decode(x[k].body.data, (size_t)x[k].body.len, NULL,
+                              &out[k], &ua_types[UA_TYPE_ARGUMENT], a, NULL)
+                        != UA_GOOD)
+            return UA_BAD_INTERNAL_ERROR;
+    }
+    *defs = out;
+    *n = cnt;
+    return UA_GOOD;
+}

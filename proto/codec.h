@@ -191,6 +191,18 @@ ua_write_value_usual(const uint8_t *p, const uint8_t *end, int32_t max_sl,
 ua_status ua_encode(const void *src, const struct ua_type *t, uint8_t *buf,
                     size_t cap, size_t *len);
 
+struct ua_argument;
+
+/*
+ * A Method's InputArguments or OutputArguments value, the len encoded
+ * Variant bytes at buf, as an Argument array in a: UA_GOOD with *n = 0 for
+ * an empty or Null value; BadInternalError when it is not an array of
+ * Arguments (decoded or binary bodies); BadOutOfMemory.
+ */
+ua_status ua_decode_arguments(const uint8_t *buf, size_t len,
+                              struct ua_arena *a, struct ua_argument **defs,
+                              int32_t *n);
+
 /* The exact encoded size of src, or 0 when it cannot be encoded. */
 size_t ua_encoded_size(const void *src, const struct ua_type *t);
 

@@ -19,6 +19,7 @@
 
 #define SHM_NS0_HAS_TYPE_DEFINITION 40
 #define SHM_NS0_HAS_SUBTYPE         45
+#define SHM_NS0_HAS_PROPERTY        46
 #define SHM_SUPER_DEPTH_MAX         64
 #define SHM_STRING_ALIGN            4
 
@@ -125,6 +126,38 @@ shm_nodestore_type_root(const struct shm_nodestore *ns, uint32_t dt,
         dt = n->super;
     }
     return 0;
+}
+
+uint32_t
+shm_nodestore_property(const struct shm_nodestore *ns, uint32_t i,
+                       const char *name)
+{
+    const struct shm_node *mn = &ns->nodes[i];
+    struct shm_nodekey     hk = { .ns = 0, .idtype = SHM_ID_NUMERIC,
+                                  .num = SHM_NS0_HAS_PROPERTY };
+    uint32_t               hpn = shm_nodestore_lookup(ns, &hk);
+    uint32_t               hp = hpn == SHM_NONE
+                                    ? SHM_NONE
+                                    : shm_nodestore_reftype_of(ns, hpn);
+    size_t                 nl = strlen(name);
+
+    for (uint32_t k = 0; k < mn->nrefs && hp != SHM_NONE; k++) {
+        const struct shm_ref  *r = &ns->refs[mn->refs + k];
+        const struct shm_node *pn;
+        const uint8_t         *bn;
+        uint32_t               bl;
+
+        if ((r->flags & SHM_REF_INVERSE) != 0
+            || !shm_nodestore_reftype_is(ns, r->reftype, hp)
+            || r->target >= ns->nnodes)
+            continue;
+        pn = &ns->nodes[r->target];
+        bn = shm_nodestore_string(ns, pn->browse_name, &bl);
+        if (pn->node_class == SHM_NC_VARIABLE && pn->browse_ns == 0
+            && bn != NULL && bl == nl && memcmp(bn, name, nl) == 0)
+            return r->target;
+    }
+    return SHM_NONE;
 }
 
 /* ------------------------------------------------------------------ */

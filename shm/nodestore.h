@@ -312,6 +312,14 @@ bool shm_nodestore_is_subtype(const struct shm_nodestore *ns, uint32_t a,
 uint32_t shm_nodestore_type_root(const struct shm_nodestore *ns, uint32_t dt,
                                  int depth);
 
+/*
+ * Node i's property name: the target of a forward HasProperty (ns=0;i=46)
+ * or subtype reference that is a Variable with BrowseName 0:name; its node
+ * index, or SHM_NONE.
+ */
+uint32_t shm_nodestore_property(const struct shm_nodestore *ns, uint32_t i,
+                                const char *name);
+
 /* The 32-bit hash the index uses. */
 uint32_t shm_nodekey_hash(const struct shm_nodekey *key);
 
