@@ -1136,3 +1136,20 @@ bk_addrspace_close(struct bk_addrspace *as)
     as->wnodes = NULL;
     shm_segment_close(&as->seg);
 }
+
+uint32_t
+bk_addrspace_lookup(const struct shm_nodestore *ns, const struct ua_nodeid *id)
+{
+    struct shm_nodekey k = { .ns = id->ns, .idtype = id->idtype };
+
+    if (id->idtype == UA_IDTYPE_NUMERIC) {
+        k.num = id->id.num;
+    } else if (id->idtype == UA_IDTYPE_GUID) {
+        k.bytes = (const uint8_t *)&id->id.guid;
+        k.len = sizeof(id->id.guid);
+    } else {
+        k.bytes = id->id.str.data;
+        k.len = (uint32_t)(id->id.str.len > 0 ? id->id.str.len : 0);
+    }
+    return shm_nodestore_lookup(ns, &k);
+}

@@ -143,4 +143,10 @@ bk_addrspace_write_small(struct bk_addrspace *as, uint32_t slot,
 /* Update the live Server nodes (CurrentTime, ServerStatus) to now. */
 void bk_addrspace_tick(struct bk_addrspace *as, int64_t now);
 
+struct ua_nodeid;
+
+/* The node index of NodeId id in ns, or SHM_NONE. */
+uint32_t bk_addrspace_lookup(const struct shm_nodestore *ns,
+                             const struct ua_nodeid *id);
+
 #endif /* BK_ADDRSPACE_H */

@@ -53,8 +53,6 @@ static ua_status bk_feed_event_opt(const struct shm_nodestore *ns,
                                    struct bk_event *ev, uint32_t *type,
                                    uint16_t *severity, char *why,
                                    size_t whylen);
-static uint32_t bk_feed_lookup(const struct shm_nodestore *ns,
-                               const struct ua_nodeid *id);
 static int bk_feed_guid(const char *s, size_t n, struct ua_guid *g);
 static int bk_feed_datetime(const char *s, size_t n, int64_t *dt);
 static size_t bk_feed_token(const char *p, const char *end, bool in_array);
@@ -331,23 +329,6 @@ bk_feed_nodeid(struct bk_feed_cur *c, struct ua_arena *a, struct ua_nodeid *id,
     }
     c->p = p;
     return UA_GOOD;
-}
-
-static uint32_t
-bk_feed_lookup(const struct shm_nodestore *ns, const struct ua_nodeid *id)
-{
-    struct shm_nodekey k = { .ns = id->ns, .idtype = id->idtype };
-
-    if (id->idtype == UA_IDTYPE_NUMERIC) {
-        k.num = id->id.num;
-    } else if (id->idtype == UA_IDTYPE_GUID) {
-        k.bytes = (const uint8_t *)&id->id.guid;
-        k.len = sizeof(id->id.guid);
-    } else {
-        k.bytes = id->id.str.data;
-        k.len = (uint32_t)id->id.str.len;
-    }
-    return shm_nodestore_lookup(ns, &k);
 }
 
 /*
@@ -761,7 +742,7 @@ bk_feed_parse_line(const struct shm_nodestore *ns, const char *line,
         return bk_feed_why(why, whylen, UA_BAD_NODE_ID_INVALID,
                            "expected NODEID=VALUE with a NodeId like "
                            "ns=1;s=v0 or i=2258");
-    out->node = bk_feed_lookup(ns, &id);
+    out->node = bk_addrspace_lookup(ns, &id);
     if (out->node == SHM_NONE)
         return bk_feed_why(why, whylen, UA_BAD_NODE_ID_UNKNOWN,
                            "no such node");
@@ -903,8 +884,8 @@ bk_feed_event_opt(const struct shm_nodestore *ns, const char *k, size_t kl,
         if (bk_feed_nodeid(&c, a, &id, 0) != UA_GOOD || c.p != c.end)
             return bk_feed_why(why, whylen, UA_BAD_NODE_ID_INVALID,
                                "type=%.*s is not a NodeId", (int)vl, v);
-        *type = bk_feed_lookup(ns, &id);
-        base = bk_feed_lookup(ns, &bid);
+        *type = bk_addrspace_lookup(ns, &id);
+        base = bk_addrspace_lookup(ns, &bid);
         if (*type == SHM_NONE || base == SHM_NONE
             || ns->nodes[*type].node_class != SHM_NC_OBJECTTYPE
             || !shm_nodestore_is_subtype(ns, *type, base))
@@ -1040,11 +1021,11 @@ bk_feed_parse_event(const struct shm_nodestore *ns, const char *line,
     if (st != UA_GOOD || (c.p < c.end && *c.p != ';'))
         return bk_feed_why(why, whylen, UA_BAD_NODE_ID_INVALID,
                            "expected event=SOURCE_NODEID[;key=value]...");
-    source = bk_feed_lookup(ns, &id);
+    source = bk_addrspace_lookup(ns, &id);
     if (source == SHM_NONE)
         return bk_feed_why(why, whylen, UA_BAD_NODE_ID_UNKNOWN,
                            "no such source node");
-    type = bk_feed_lookup(ns, &bid);
+    type = bk_addrspace_lookup(ns, &bid);
     /* The options first, then the event (the type goes in its head). */
     bk_event_begin(ev, buf, cap, source, type);
     for (p = c.p; p < end;) {

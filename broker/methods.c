@@ -59,8 +59,6 @@ static ua_status bk_methods_argdefs(const struct bk_addrspace *as,
                                     struct ua_argument **defs, int32_t *n);
 static bool bk_methods_rank_ok(const struct ua_argument *d,
                                const struct ua_variant *v);
-static uint32_t bk_methods_lookup(const struct shm_nodestore *ns,
-                                  const struct ua_nodeid *id);
 struct bk_mcmd;
 static void bk_mcmd_exec(struct bk_mcmd *c, size_t n);
 static ua_status bk_methods_outputs(struct bk_methods *m,
@@ -506,23 +504,6 @@ bk_methods_status(const char *s, size_t n, ua_status *out)
     return false;
 }
 
-static uint32_t
-bk_methods_lookup(const struct shm_nodestore *ns, const struct ua_nodeid *id)
-{
-    struct shm_nodekey k = { .ns = id->ns, .idtype = id->idtype };
-
-    if (id->idtype == UA_IDTYPE_NUMERIC) {
-        k.num = id->id.num;
-    } else if (id->idtype == UA_IDTYPE_GUID) {
-        k.bytes = (const uint8_t *)&id->id.guid;
-        k.len = sizeof(id->id.guid);
-    } else {
-        k.bytes = id->id.str.data;
-        k.len = (uint32_t)(id->id.str.len > 0 ? id->id.str.len : 0);
-    }
-    return shm_nodestore_lookup(ns, &k);
-}
-
 /* The Arguments of meth's property name (as worker/svc_call.c reads
  * them): *n 0 when there is none; BadInternalError for a bad value. */
 static ua_status
@@ -611,7 +592,7 @@ bk_methods_outputs(struct bk_methods *m, struct bk_methods_call *c,
             n--;
         if (k >= nd)
             return UA_BAD_INTERNAL_ERROR;       /* too many outputs */
-        dt = bk_methods_lookup(ns, &defs[k].data_type);
+        dt = bk_addrspace_lookup(ns, &defs[k].data_type);
         if (dt == SHM_NONE
             || bk_feed_value_dt(ns, dt, p, n, &m->arena, &v, why,
                                 sizeof(why)) != UA_GOOD
@@ -629,7 +610,7 @@ bk_methods_outputs(struct bk_methods *m, struct bk_methods_call *c,
             /* The text ended with an empty line: one more, empty. */
             if (k >= nd)
                 return UA_BAD_INTERNAL_ERROR;
-            dt = bk_methods_lookup(ns, &defs[k].data_type);
+            dt = bk_addrspace_lookup(ns, &defs[k].data_type);
             if (dt == SHM_NONE
                 || bk_write_type_root(ns, dt) != UA_NS0ID_BASEDATATYPE)
                 return UA_BAD_INTERNAL_ERROR;
