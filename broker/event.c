@@ -26,17 +26,6 @@ static uint64_t bk_event_ctr;
 static uint64_t bk_event_key[2];
 static bool     bk_event_keyed;
 
-static uint64_t
-bk_event_mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= UINT64_C(0xff51afd7ed558ccd);
-    x ^= x >> 33;
-    x *= UINT64_C(0xc4ceb9fe1a85ec53);
-    x ^= x >> 33;
-    return x;
-}
-
 void
 bk_event_id(uint8_t id[16])
 {
@@ -51,8 +40,8 @@ bk_event_id(uint8_t id[16])
         bk_event_keyed = true;
     }
     c = ++bk_event_ctr;
-    a = bk_event_mix(c ^ bk_event_key[0]);
-    b = bk_event_mix(a ^ bk_event_key[1]);
+    a = shm_mix64(c ^ bk_event_key[0]);
+    b = shm_mix64(a ^ bk_event_key[1]);
     memcpy(id, &a, 8);
     memcpy(id + 8, &b, 8);
 }
