@@ -68,6 +68,9 @@ static uint32_t wk_ev_build(struct wk_subs *st, const uint8_t *evc,
                             uint8_t *out, uint32_t cap);
 static uint32_t wk_ev_overflow_body(struct wk_subs *st, const uint8_t *evc,
                                     uint8_t *out, uint32_t cap);
+static void wk_ev_enqueue(struct wk_subs *st, struct wk_sub *sub,
+                          struct wk_mi *mi, const uint8_t *evc, uint32_t len,
+                          uint32_t half);
 static const uint8_t *wk_ev_load(struct wk_subs *st, const struct wk_mi *mi);
 static uint32_t wk_ev_sys_body(struct wk_subs *st, const uint8_t *evc,
                                uint16_t type, const char *source_name,
@@ -505,14 +508,32 @@ wk_ev_sys_body(struct wk_subs *st, const uint8_t *evc, uint16_t type,
     return wk_ev_build(st, evc, &ev, f, 8, out, cap);
 }
 
+/* Queue the len-byte body at st->tmp; when this fills the queue, with the
+ * overflow event's body built at st->tmp + half. */
+static void
+wk_ev_enqueue(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi,
+              const uint8_t *evc, uint32_t len, uint32_t half)
+{
+    uint32_t olen = 0;
+    uint8_t *ovf = NULL;
+
+    if (mi->qlen >= mi->qsize + ((mi->flags & WK_MI_OVERFLOW) ? 1u : 0u)
+        && !(mi->flags & WK_MI_OVERFLOW)) {
+        ovf = st->tmp + half;
+        olen = wk_ev_overflow_body(st, evc, ovf, half);
+        if (olen == 0)
+            ovf = NULL;
+    }
+    wk_mi_event_enqueue(st, sub, mi, st->tmp, len, ovf, olen, false);
+}
+
 void
 wk_ev_take(struct wk_subs *st, struct wk_mi *mi, const struct shm_fo_ev *ev,
            const struct shm_fo_ev_field *f, uint32_t nf)
 {
     struct wk_sub *sub = &st->subs[mi->sub];
     const uint8_t *evc;
-    uint32_t       half = (uint32_t)(st->tmp_cap / 2), len, olen = 0;
-    uint8_t       *ovf = NULL;
+    uint32_t       half = (uint32_t)(st->tmp_cap / 2), len;
 
     if (mi->mode == UA_MONITORINGMODE_DISABLED
         || !wk_ev_source_ok(st, mi, ev->source))
@@ -529,14 +550,7 @@ wk_ev_take(struct wk_subs *st, struct wk_mi *mi, const struct shm_fo_ev *ev,
             return;
     }
     len = wk_ev_build(st, evc, ev, f, nf, st->tmp, half);
-    if (mi->qlen >= mi->qsize + ((mi->flags & WK_MI_OVERFLOW) ? 1u : 0u)
-        && !(mi->flags & WK_MI_OVERFLOW)) {
-        ovf = st->tmp + half;
-        olen = wk_ev_overflow_body(st, evc, ovf, half);
-        if (olen == 0)
-            ovf = NULL;
-    }
-    wk_mi_event_enqueue(st, sub, mi, st->tmp, len, ovf, olen, false);
+    wk_ev_enqueue(st, sub, mi, evc, len, half);
 }
 
 void
@@ -610,8 +624,7 @@ wk_ev_sys(struct wk_subs *st, struct wk_mi *mi, uint16_t type,
 {
     struct wk_sub *sub = &st->subs[mi->sub];
     const uint8_t *evc;
-    uint32_t       half = (uint32_t)(st->tmp_cap / 2), len, olen = 0;
-    uint8_t       *ovf = NULL;
+    uint32_t       half = (uint32_t)(st->tmp_cap / 2), len;
 
     if (mi->mode == UA_MONITORINGMODE_DISABLED)
         return;
@@ -621,14 +634,7 @@ wk_ev_sys(struct wk_subs *st, struct wk_mi *mi, uint16_t type,
     len = wk_ev_sys_body(st, evc, type, "Server", message, st->tmp, half);
     if (len == 0)
         return;
-    if (mi->qlen >= mi->qsize + ((mi->flags & WK_MI_OVERFLOW) ? 1u : 0u)
-        && !(mi->flags & WK_MI_OVERFLOW)) {
-        ovf = st->tmp + half;
-        olen = wk_ev_overflow_body(st, evc, ovf, half);
-        if (olen == 0)
-            ovf = NULL;
-    }
-    wk_mi_event_enqueue(st, sub, mi, st->tmp, len, ovf, olen, false);
+    wk_ev_enqueue(st, sub, mi, evc, len, half);
 }
 
 /* want scalar UInt32 input arguments into ids (Call's statuses). */
