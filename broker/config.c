@@ -7,11 +7,13 @@
 #include <ini.h>
 #include <stdbool.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "shm/layout.h"
+#include "shm/log.h"
 
 enum bk_conf_type { BK_CT_U32, BK_CT_DOUBLE, BK_CT_STR, BK_CT_BOOL,
                     BK_CT_PATHS };
@@ -72,6 +74,9 @@ static const struct bk_conf_key bk_conf_keys[] = {
         "host name in endpoint URLs; empty = the system's host name"),
     STR("server", "runtime_dir", runtime_dir, "run",
         "directory for the doorbell and feed sockets"),
+    STR("log", "level", log_level, "info",
+        "lines logged: error, warning, notice, info or debug (each "
+        "level includes those before it)"),
     STR("stats", "listen", stats_listen, "127.0.0.1:9840",
         "address:port of the HTTP stats endpoint (/stats /metrics /health)"),
     U32("addrspace", "vars", vars, "1000", 0, 10000000,
@@ -542,6 +547,11 @@ bk_config_check(const struct bk_config *c, char *err, size_t errlen)
                  "limits.max_sessions + 1 (Part 4 §5.6.2)");
         return -1;
     }
+    if (shm_log_level_parse(c->log_level) < 0) {
+        snprintf(err, errlen, "log.level: \"%s\" is not error, warning, "
+                 "notice, info or debug", c->log_level);
+        return -1;
+    }
     if (strcmp(c->x509_role, "viewer") != 0
         && strcmp(c->x509_role, "operator") != 0) {
         snprintf(err, errlen, "security.x509_role: \"%s\" is not viewer "
@@ -630,6 +640,7 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
     BK_SNAP(accept_rate);
     BK_SNAP(accept_burst);
 #undef BK_SNAP
+    s->log_level = (uint32_t)shm_log_level_parse(c->log_level);
     s->pending_writes = c->fanout_pending_writes;
     s->linger_us = c->fanout_linger_us;
     s->pending_calls = c->methods_pending_calls;
@@ -681,6 +692,7 @@ bk_config_write(const struct bk_config *c, FILE *f)
  * snapshot the workers read at every use (bk_config_snapshot_live).
  */
 static const char *const bk_conf_live_keys[] = {
+    "log.level",
     "addrspace.simulation_interval_ms",
     "addrspace.simulation_vars",
     "limits.accept_rate",
@@ -804,4 +816,7 @@ bk_config_snapshot_live(const struct bk_config *c, struct shm_config *s)
     BK_SNAP_LIVE(accept_rate);
     BK_SNAP_LIVE(accept_burst);
 #undef BK_SNAP_LIVE
+    atomic_store_explicit(&s->log_level,
+                          (uint32_t)shm_log_level_parse(c->log_level),
+                          memory_order_relaxed);
 }

@@ -27,6 +27,8 @@ struct bk_config {
     char     runtime_dir[BK_CONF_STR_MAX];
     /* [stats] */
     char     stats_listen[BK_CONF_STR_MAX];     /* ADDR:PORT */
+    /* [log] (shm/log.h) */
+    char     log_level[BK_CONF_STR_MAX];        /* error ... debug */
     /* [addrspace] */
     uint32_t vars;                  /* Objects/Demo/Vars size */
     uint32_t value_heap_mb;         /* value heap beyond the initial values */

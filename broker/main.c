@@ -57,6 +57,7 @@
 #include "supervisor.h"
 #include "proto/types.h"
 #include "proto/version.h"
+#include "shm/log.h"
 
 #define BK_WORKERS_MAX 64
 #define BK_READY_POLL_MS 10     /* how often the start looks for READY */
@@ -671,6 +672,11 @@ main(int argc, char **argv)
                                                    : m.conf.stats_listen,
                               stdout);
     bk_config_finish(&m.conf);
+    shm_log_open(bk_prog, 2);
+    /* The configured threshold; once the segment exists, the snapshot's
+     * field (SIGHUP changes it there for every process). */
+    if (shm_log_level_parse(m.conf.log_level) > 0)
+        shm_log_set_level(shm_log_level_parse(m.conf.log_level));
     /* The snapshot the workers read carries the real count. */
     m.conf.workers = bk_supervisor_count(m.conf.workers);
     if (bk_config_check(&m.conf, err, sizeof(err)) != 0) {
@@ -723,10 +729,13 @@ main(int argc, char **argv)
         /* A bad nodeset is a configuration error. */
         return m.as.nodeset_failed ? 2 : 1;
     }
+    shm_log_level_at(&((const struct shm_config *)shm_segment_region(
+                           &m.as.seg, SHM_R_CONFIG))->log_level);
     if (mode == BK_MODE_SERVE
         && bk_pki_publish(&m.pki, &m.as.seg, err, sizeof(err)) != 0) {
         fprintf(stderr, "%s: %s\n", bk_prog, err);
         bk_pki_clear(&m.pki);
+        shm_log_level_at(NULL);
         bk_addrspace_close(&m.as);
         return 1;
     }
@@ -761,6 +770,7 @@ main(int argc, char **argv)
     if (mode == BK_MODE_SERVE)
         rc = bk_run(&m);
     bk_pki_clear(&m.pki);
+    shm_log_level_at(NULL);
     bk_addrspace_close(&m.as);
     return rc;
 }

@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #define SHM_MAGIC          0x52424155u     /* "UABR" */
-#define SHM_LAYOUT_VERSION 15u     /* 7: SHM_R_THROTTLE, throttle keys in
+#define SHM_LAYOUT_VERSION 16u     /* 7: SHM_R_THROTTLE, throttle keys in
                                     * the config snapshot; 8: failed logins
                                     * per IP address; 9: rsa_cpu_us;
                                     * 10: browse_cache_kb in the config;
@@ -41,7 +41,8 @@
                                     * (struct shm_fanout), the event
                                     * queue limit in the config;
                                     * 15: methods' pending_calls and
-                                    * max_call_bytes in the config */
+                                    * max_call_bytes in the config;
+                                    * 16: log.level in the config */
 #define SHM_CACHELINE      128
 #define SHM_NONE           0xFFFFFFFFu     /* no node, no slot, no offset */
 
@@ -291,6 +292,9 @@ struct shm_config {
     uint32_t default_event_queue_size;  /* limits.default_event_queue_size */
     uint32_t max_filter_elements;       /* limits.max_filter_elements */
     uint32_t events_audit;              /* events.audit: 1 raise them */
+    _Atomic uint32_t log_level;         /* log.level (shm/log.h), live:
+                                         * W: broker (SIGHUP); R: every
+                                         * process's log, relaxed */
 };
 
 /* Services counted per worker (the index into the per-service arrays). */

@@ -37,6 +37,7 @@
 #include "session.h"
 #include "sub.h"
 #include "shm/layout.h"
+#include "shm/log.h"
 #include "shm/nodestore.h"
 #include "shm/segment.h"
 #include "shm/throttle.h"
@@ -259,6 +260,12 @@ main(int argc, char **argv)
     }
     w->slot = (unsigned)slot;
     w->seg.fd = -1;
+    {
+        char ident[SHM_LOG_IDENT_MAX];
+
+        snprintf(ident, sizeof(ident), "uaworker %u", w->slot);
+        shm_log_open(ident, 2);
+    }
     if (wk_main_parent(w->slot) != 0)
         return WK_EXIT_NO_RESPAWN;
     memset(&sa, 0, sizeof(sa));
@@ -266,6 +273,8 @@ main(int argc, char **argv)
     sigaction(SIGPIPE, &sa, NULL);
     if (wk_main_attach(w, (int)segfd, w->slot) != 0)
         goto out;
+    /* The broker's log.level, live (SIGHUP changes it for us too). */
+    shm_log_level_at(&w->conf->log_level);
     wk_main_limits(w);
     wk_clock_update(w);
     if (wk_pki_init(&m.pki, w) != 0)
@@ -341,6 +350,7 @@ out_sessions:
     wk_session_fini(w);
 out_seg:
     wk_pki_fini(&m.pki);
+    shm_log_level_at(NULL);
     shm_segment_close(&w->seg);
 out:
     return exit_code;

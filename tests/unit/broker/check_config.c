@@ -10,6 +10,7 @@
 
 #include "broker/config.h"
 #include "shm/layout.h"
+#include "shm/log.h"
 
 static char path[64];
 
@@ -289,6 +290,39 @@ START_TEST(test_reload_live_and_restart)
 }
 END_TEST
 
+/* log.level: the five names, anything else refused; live through the
+ * snapshot (every worker's log reads the field). */
+START_TEST(test_log_level)
+{
+    struct bk_config  c, next;
+    struct shm_config snap;
+    char              err[256];
+    unsigned          applied, restart;
+    FILE             *f = fopen("/dev/null", "w");
+
+    bk_config_defaults(&c);
+    ck_assert_str_eq(c.log_level, "info");
+    ck_assert_int_eq(bk_config_check(&c, err, sizeof(err)), 0);
+    bk_config_snapshot(&c, &snap);
+    ck_assert_uint_eq(snap.log_level, SHM_LOG_INFO);
+    ck_assert(bk_config_is_live("log.level"));
+    ck_assert_int_eq(bk_config_set(&c, "log.level", "verbose", err,
+                                   sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_check(&c, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "log.level: \"verbose\""));
+    bk_config_defaults(&c);
+    next = c;
+    ck_assert_int_eq(bk_config_set(&next, "level", "debug", err,
+                                   sizeof(err)), 0);
+    bk_config_reload(&c, &next, f, "t", &applied, &restart);
+    fclose(f);
+    ck_assert_uint_eq(applied, 1);
+    ck_assert_uint_eq(restart, 0);
+    bk_config_snapshot_live(&c, &snap);
+    ck_assert_uint_eq(snap.log_level, SHM_LOG_DEBUG);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -305,6 +339,7 @@ main(void)
     tcase_add_test(tc, test_check_across_keys);
     tcase_add_test(tc, test_snapshot_and_write);
     tcase_add_test(tc, test_reload_live_and_restart);
+    tcase_add_test(tc, test_log_level);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
