@@ -30,7 +30,7 @@
  *                    a fresh wolfSSL CertManager gets that CA as its only
  *                    anchor, then each certificate below it is verified
  *                    before it is loaded (never the other way round), and
- *                    the leaf must verify (DEPS gotchas 7, 9)
+ *                    the leaf must verify (docs/dependencies.md gotchas 7, 9)
  *                                                    Bad_CertificateUntrusted
  *   6 validity       now within notBefore..notAfter
  *                    Bad_CertificateTimeInvalid / _IssuerTimeInvalid
@@ -268,8 +268,8 @@ struct ua_cert_params {
  * keyEncipherment, dataEncipherment, keyCertSign (critical),
  * extendedKeyUsage serverAuth + clientAuth, subject and authority key ids,
  * a random 16-byte serial.  The result is parsed again before it is
- * returned (a bad SubjectAltName would otherwise surface only later, DEPS
- * gotcha 11).  Writes *len bytes of DER to out.
+ * returned (a bad SubjectAltName would otherwise surface only later,
+ * docs/dependencies.md gotcha 11).  Writes *len bytes of DER to out.
  */
 ua_status ua_cert_create(const struct ua_cert_params *p,
                          struct ua_crypto_key *key, uint8_t *out, size_t cap,

@@ -789,8 +789,9 @@ START_TEST(test_revocation)
 }
 END_TEST
 
-/* The leaf alone in the trust list (DEPS gotcha 9: wolfSSL cannot anchor a
- * CA-issued leaf): trusted by its bytes, chain and CRLs still checked. */
+/* The leaf alone in the trust list (docs/dependencies.md gotcha 9: wolfSSL
+ * cannot anchor a CA-issued leaf): trusted by its bytes, chain and CRLs
+ * still checked. */
 START_TEST(test_leaf_trusted_directly)
 {
     struct ua_cert_der     t[] = { DER(pki_leaf_der), DER(pki_revoked_der) };
@@ -822,8 +823,8 @@ START_TEST(test_leaf_trusted_directly)
 END_TEST
 
 /*
- * Certificates the peer sends are never trust anchors (DEPS gotcha 7):
- * loaded as CAs they would make the leaf verify.
+ * Certificates the peer sends are never trust anchors (docs/dependencies.md
+ * gotcha 7): loaded as CAs they would make the leaf verify.
  */
 START_TEST(test_peer_chain_not_anchor)
 {
