@@ -334,7 +334,7 @@ ua_cert_parse(const uint8_t *der, size_t len, struct ua_cert *c)
     if (der == NULL || len == 0 || len > UA_CERT_DER_MAX
         || !ua_cert_walk(der, len, &t, &total) || total != len)
         return UA_BAD_CERTIFICATE_INVALID;
-    /* An empty subject is refused outright (SECURITY #40). */
+    /* An empty subject is refused outright (docs/security.md case 40). */
     if (t.subject_len == 0)
         return UA_BAD_CERTIFICATE_INVALID;
     if (ua_cert_time_decode(t.not_before, t.not_before_len, &c->not_before)

@@ -63,7 +63,7 @@
 #include "types.h"
 
 #define UA_CERT_CHAIN_MAX   10      /* certificates in a chain, leaf..root */
-#define UA_CERT_DER_MAX     16384   /* bytes of one certificate (SECURITY d) */
+#define UA_CERT_DER_MAX     16384   /* bytes of one certificate */
 #define UA_CERT_THUMB_LEN   20      /* SHA-1, Part 6 §6.7.2.3 */
 #define UA_CERT_SUBJECT_MAX 256     /* printable subject, NUL included */
 /* "<40 hex digits>.der" and its NUL: a rejected certificate's file name. */
@@ -173,7 +173,8 @@ ua_status ua_cert_thumbprint(const uint8_t *der, size_t len,
 /*
  * The file name a rejected certificate is stored under: 40 lower-case hex
  * digits of its thumbprint and ".der".  Never a name from the certificate:
- * a CN of "../../trusted/certs/x" must not pick the path (SECURITY #44).
+ * a CN of "../../trusted/certs/x" must not pick the path
+ * (docs/security.md case 44).
  */
 void ua_cert_rejected_name(const uint8_t thumb[UA_CERT_THUMB_LEN],
                            char out[UA_CERT_REJECTED_NAME_LEN]);

@@ -294,7 +294,8 @@ ua_status ua_crypto_rsa_encrypt(struct ua_crypto_key *k, enum ua_rsa_enc a,
  * is decrypted even after one failed, the buffer is wiped on failure, and
  * every failure is UA_BAD_SECURITY_CHECKS_FAILED: no padding oracle beyond
  * what wolfSSL's own timing leaks (PKCS#1 v1.5 decryption is inherently an
- * oracle, which is why Basic128Rsa15 is off by default; SECURITY #12).
+ * oracle, which is why Basic128Rsa15 is off by default; docs/security.md
+ * "Attack classes" 12).
  */
 ua_status ua_crypto_rsa_decrypt(struct ua_crypto_key *k, enum ua_rsa_enc a,
                                 uint8_t *buf, size_t len, size_t *out_len);

@@ -1112,7 +1112,8 @@ END_TEST
 
 /* ------------------------------------------------------------ OPN rules */
 
-/* SecureChannelNonceLength exactly; never all zeros (SECURITY (b) 25). */
+/* SecureChannelNonceLength exactly; never all zeros (docs/security.md case
+ * 25). */
 START_TEST(test_nonce)
 {
     static const struct {
@@ -1166,7 +1167,7 @@ START_TEST(test_offers)
     ss_hello();
     ck_assert_uint_eq(ss_issue(), UA_BAD_SECURITY_POLICY_REJECTED);
     ck_assert_uint_eq(h->validations, 0);
-    /* Mode None under an RSA policy (SECURITY (b) 33). */
+    /* Mode None under an RSA policy (docs/security.md case 33). */
     ss_init(SS_APP, SS_APP, UA_POLICY_BASIC256SHA256,
             UA_MESSAGESECURITYMODE_SIGN);
     ss_hello();
