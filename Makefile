@@ -283,6 +283,9 @@ CHECK_PROGS += $(INTEG_MQTT)
 # `make run` on a machine without the packages: installs, then builds
 # (phase 1 at the top; tests/build/check_fresh.sh).
 CHECK_PROGS += tests/build/check_fresh.sh
+# tests/check-deps.sh itself on fake trees: circles, upward includes,
+# files in no layer, a good tree (tests/build/check_deps_test.sh).
+CHECK_PROGS += tests/build/check_deps_test.sh
 # Method calls forwarded to the method owner (`uabroker methods --exec`):
 # outputs on both workers, BadTimeout, argument checks, a Read not
 # stalled behind a waiting Call (tests/integ/integ_methods.c).
