@@ -27,9 +27,9 @@
 # Variables: SAN=1, WERROR=1 (implied by CI=true in the environment),
 # RUN_ARGS, BENCH_ARGS, BENCH_SECONDS, BENCH_WORKERS, BENCH_SERVER_ARGS,
 # FUZZ_SECONDS (default 60), FUZZ_ARGS, SCHEMA (the directory of the OPC UA
-# schema files the generators read: Opc.Ua.Types.bsd, NodeIds.csv,
-# Opc.Ua.NodeSet2.xml ...; default ../shared/opcua-schema), CC, FUZZ_CC,
-# PYTHON, LDFLAGS.
+# schema files (UA-Nodeset) the generators read: Opc.Ua.Types.bsd,
+# NodeIds.csv, Opc.Ua.NodeSet2.xml ...; default ../shared/opcua-schema), CC,
+# FUZZ_CC, PYTHON, LDFLAGS.
 
 MAKEFLAGS += --no-builtin-rules
 .SUFFIXES:
