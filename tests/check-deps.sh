@@ -26,7 +26,9 @@
 #   <layer>: <stem> <stem> ...
 #
 # Layers are listed lowest first.  A stem names a .c/.h pair of the module
-# (or a lone .h, or a lone .c such as main).  Every .c/.h file of the
+# (or a lone .h, or a lone .c such as main); a private header x_int.h
+# (docs/style.md §3) belongs to stem x unless x_int is listed as a stem of
+# its own.  Every .c/.h file of the
 # module is covered by exactly one stem; a file may include headers of
 # stems in its own layer or an earlier one only; and no two stems include
 # each other, directly or round a longer circle (a.c or a.h includes b.h,
@@ -180,6 +182,16 @@ function stemof(p) {
     sub(/^[^\/]*\//, "", p)
     sub(/\.[ch]$/, "", p)
     return p
+}
+# The listed stem that the stem s of a file of module m falls under: s, or
+# x for a private header x_int.h when x_int is not listed on its own.
+function stemat(m, s,    b) {
+    if ((m, s) in lay)
+        return s
+    b = s
+    if (sub(/_int$/, "", b) && ((m, b) in lay))
+        return b
+    return s
 }
 function err(msg) {
     print msg
@@ -400,7 +412,8 @@ END {
     # Every .c/.h file of a module with LAYERS is in one stem.
     while ((getline l < listfile) > 0) {
         m = topof(l)
-        if ((m in haslay) && l ~ /\.[ch]$/ && !((m, stemof(l)) in lay))
+        if ((m in haslay) && l ~ /\.[ch]$/ \
+            && !((m, stemat(m, stemof(l))) in lay))
             err(l ": not in " m "/LAYERS (put stem " stemof(l) \
                 " in a layer)")
     }
@@ -411,8 +424,8 @@ END {
         m = i_mod[i]
         if (!(m in haslay))
             continue
-        f = i_from[i]
-        g = i_to[i]
+        f = stemat(m, i_from[i])
+        g = stemat(m, i_to[i])
         if (f == g)
             continue
         if ((m, f) in lay && (m, g) in lay && lay[m, g] > lay[m, f])

@@ -8,7 +8,8 @@
 # include, a file in no layer, a stem listed twice, a stem with no file, a
 # required LAYERS missing, a malformed LAYERS line, a module that opts in
 # with its own LAYERS, an allowlisted circle (passes) and a stale allowlist
-# entry, and one of the rules between modules.
+# entry, a private header x_int.h under its stem x (and on its own when
+# listed), and one of the rules between modules.
 #
 # Run from the repository root (make check does).
 
@@ -162,6 +163,23 @@ fork stale
 UA_DEPS_ALLOW='shm/ring.c:shm/fanout.h'
 fail stale 'UA_DEPS_ALLOW: shm/ring.c:shm/fanout.h no longer occurs'
 UA_DEPS_ALLOW=
+
+# A private header x_int.h belongs to stem x: ring.c -> ring_int.h ->
+# ring.h is no circle, and ring_int.h needs no stem of its own; listed on
+# its own (an x_int stem), it is a stem like any other.
+fork private
+put private shm/ring_int.h '#include "ring.h"'
+put private shm/ring.c '#include "ring_int.h"' '#include "blockpool.h"'
+pass private
+fork private_own
+cp -R "$tmp/private/." "$tmp/private_own"
+put private_own shm/LAYERS 'base: layout' 'region: ring blockpool' \
+    'top: fanout main ring_int'
+fail private_own 'shm/ring.c:1: region may not include ring_int (layer top)'
+fork private_up
+cp -R "$tmp/private/." "$tmp/private_up"
+put private_up shm/ring_int.h '#include "ring.h"' '#include "fanout.h"'
+fail private_up 'shm/ring_int.h:2: region may not include fanout (layer top)'
 
 fork between
 put between proto/codec.c '#include "codec.h"' '#include "shm/ring.h"'
