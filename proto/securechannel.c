@@ -52,6 +52,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "nodeid.h"
 #include "nodeids_gen.h"
 #include "status_gen.h"
 #include "types_gen.h"
@@ -88,9 +89,6 @@ static ua_status ua_sc_token_check(struct ua_sc *ch, uint32_t token,
 static uint32_t ua_sc_lifetime(const struct ua_sc *ch, uint32_t requested);
 static void ua_sc_token_commit(struct ua_sc *ch, uint32_t token,
                                uint32_t lifetime, uint64_t now_ms);
-static size_t ua_sc_nodeid_put(uint8_t *p, uint32_t id);
-static ua_status ua_sc_nodeid_get(const uint8_t *p, size_t n, size_t *used,
-                                  uint32_t *id);
 static ua_status ua_sc_do_hel(struct ua_sc *ch, const uint8_t *c, size_t len,
                               struct ua_sc_out *out);
 static ua_status ua_sc_do_opn(struct ua_sc *ch, const uint8_t *c, size_t len,
@@ -425,57 +423,6 @@ ua_sc_send_cipher(struct ua_sc *ch)
                                               : ch->cipher_cur];
 }
 
-/* Numeric ns=0 NodeId in the smallest form: two-byte, four-byte, full. */
-static size_t
-ua_sc_nodeid_put(uint8_t *p, uint32_t id)
-{
-    if (id <= 0xFF) {
-        p[0] = 0x00;
-        p[1] = (uint8_t)id;
-        return 2;
-    }
-    if (id <= 0xFFFF) {
-        p[0] = 0x01;
-        p[1] = 0;
-        p[2] = (uint8_t)id;
-        p[3] = (uint8_t)(id >> 8);
-        return 4;
-    }
-    p[0] = 0x02;
-    p[1] = 0;
-    p[2] = 0;
-    ua_sc_wr32(p + 3, id);
-    return 7;
-}
-
-/* A numeric ns=0 NodeId in any of its three forms; others are refused. */
-static ua_status
-ua_sc_nodeid_get(const uint8_t *p, size_t n, size_t *used, uint32_t *id)
-{
-    if (n < 2)
-        return UA_BAD_DECODING_ERROR;
-    switch (p[0]) {
-    case 0x00:
-        *id = p[1];
-        *used = 2;
-        return UA_GOOD;
-    case 0x01:
-        if (n < 4 || p[1] != 0)
-            return UA_BAD_DECODING_ERROR;
-        *id = (uint32_t)p[2] | (uint32_t)p[3] << 8;
-        *used = 4;
-        return UA_GOOD;
-    case 0x02:
-        if (n < 7 || p[1] != 0 || p[2] != 0)
-            return UA_BAD_DECODING_ERROR;
-        *id = ua_sc_rd32(p + 3);
-        *used = 7;
-        return UA_GOOD;
-    default:
-        return UA_BAD_DECODING_ERROR;
-    }
-}
-
 /* ------------------------------------------------------------ public */
 
 void
@@ -679,7 +626,7 @@ ua_sc_do_opn(struct ua_sc *ch, const uint8_t *c, size_t len,
     seq = ua_sc_rd32(c + off);
     request_id = ua_sc_rd32(c + off + 4);
     off += 8;
-    s = ua_sc_nodeid_get(c + off, len - off, &used, &type_id);
+    s = ua_nodeid_ns0_get(c + off, len - off, &used, &type_id);
     if (s != UA_GOOD)
         return s;
     if (type_id != UA_NS0ID_OPENSECURECHANNELREQUEST_ENCODING_DEFAULTBINARY)
@@ -747,7 +694,7 @@ ua_sc_do_opn(struct ua_sc *ch, const uint8_t *c, size_t len,
     ua_sc_wr32(p + 24 + plen, ch->send_seq + 1);
     ua_sc_wr32(p + 28 + plen, request_id);
     off = hdr;
-    off += ua_sc_nodeid_put(
+    off += ua_nodeid_ns0_put(
         p + off, UA_NS0ID_OPENSECURECHANNELRESPONSE_ENCODING_DEFAULTBINARY);
     s = ua_encode(&resp, &ua_types[UA_TYPE_OPENSECURECHANNELRESPONSE],
                   p + off, room - off, &n);
@@ -1013,7 +960,7 @@ ua_sc_opn_request(struct ua_sc *ch)
     }
     o->request_id = ua_sc_rd32(c + o->hdr + 4);
     c += o->hdr + 8;
-    s = ua_sc_nodeid_get(c, blen, &used, &type_id);
+    s = ua_nodeid_ns0_get(c, blen, &used, &type_id);
     if (s != UA_GOOD)
         goto done;
     if (type_id != UA_NS0ID_OPENSECURECHANNELREQUEST_ENCODING_DEFAULTBINARY) {
@@ -1169,7 +1116,7 @@ ua_sc_opn_answer(struct ua_sc *ch, const struct ua_policy *p,
     memcpy(o + 24 + ulen + cfg->cert_len, thumb, UA_SC_THUMB_LEN);
     ua_sc_wr32(o + hdr, ch->send_seq + 1);
     ua_sc_wr32(o + hdr + 4, request_id);
-    nid = ua_sc_nodeid_put(
+    nid = ua_nodeid_ns0_put(
         o + hdr + 8, UA_NS0ID_OPENSECURECHANNELRESPONSE_ENCODING_DEFAULTBINARY);
     s = ua_encode(r, &ua_types[UA_TYPE_OPENSECURECHANNELRESPONSE],
                   o + hdr + 8 + nid, room - hdr - 8 - nid, &n);
@@ -1348,7 +1295,7 @@ ua_sc_do_clo(struct ua_sc *ch, const uint8_t *c, size_t len, uint64_t now_ms)
     s = ua_sc_sym_check(ch, c, len, now_ms, &blen);
     if (s != UA_GOOD)
         return s;
-    s = ua_sc_nodeid_get(c + UA_SC_SYM_HEADER, blen, &used, &type_id);
+    s = ua_nodeid_ns0_get(c + UA_SC_SYM_HEADER, blen, &used, &type_id);
     if (s != UA_GOOD)
         return s;
     if (type_id != UA_NS0ID_CLOSESECURECHANNELREQUEST_ENCODING_DEFAULTBINARY)
@@ -1372,7 +1319,7 @@ ua_sc_send(struct ua_sc *ch, uint32_t request_id, const struct ua_type *t,
     size_t                  room = ua_sc_room(out);
     size_t maxb, full, last, nid, n, total, nchunks, need, base, src, size;
     struct ua_cipher       *cipher = NULL;
-    uint8_t                 idbuf[8];
+    uint8_t                 idbuf[UA_NODEID_NS0_MAX];
     uint8_t                *p;
     uint32_t                token;
     ua_status               s;
@@ -1387,7 +1334,7 @@ ua_sc_send(struct ua_sc *ch, uint32_t request_id, const struct ua_type *t,
     token = ua_sc_send_token(ch);
     if (mode != UA_MESSAGESECURITYMODE_NONE)
         cipher = ua_sc_send_cipher(ch);
-    nid = ua_sc_nodeid_put(idbuf, t->binary_id);
+    nid = ua_nodeid_ns0_put(idbuf, t->binary_id);
     /* Bytes a chunk adds to its body: the header, and the footer of a
      * full chunk (a chunk of maxb needs no padding). */
     full = ua_sc_sym_chunk_size(pol, mode, maxb) - maxb;
@@ -1488,7 +1435,7 @@ ua_sc_send_size(const struct ua_sc *ch, const struct ua_type *t,
     const uint8_t           mode = ua_sc_secured(ch)
                                        ? ch->mode : UA_MESSAGESECURITYMODE_NONE;
     size_t                  maxb, total, nchunks, last;
-    uint8_t                 idbuf[8];
+    uint8_t                 idbuf[UA_NODEID_NS0_MAX];
 
     maxb = ua_sc_sym_max_body(pol, mode, ch->send_buffer);
     if (t->binary_id == 0 || maxb < 8)
@@ -1496,7 +1443,7 @@ ua_sc_send_size(const struct ua_sc *ch, const struct ua_type *t,
     total = ua_encoded_size(resp, t);
     if (total == 0)
         return 0;
-    total += ua_sc_nodeid_put(idbuf, t->binary_id);
+    total += ua_nodeid_ns0_put(idbuf, t->binary_id);
     nchunks = (total + maxb - 1) / maxb;
     last = total - (nchunks - 1) * maxb;
     return (nchunks - 1) * ua_sc_sym_chunk_size(pol, mode, maxb)
