@@ -1,5 +1,5 @@
 /*
- * proto/range.c: IndexRange parsing, extraction and splicing (range.h).
+ * proto/indexrange.c: IndexRange parsing, extraction and splicing (range.h).
  *
  * Everything is bounded by the input: the parser is one pass over the
  * text, extraction walks only the selected block, splicing copies the
@@ -7,7 +7,7 @@
  * size is computed that could overflow: a block's element count is at
  * most the value's.
  */
-#include "range.h"
+#include "indexrange.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,11 +15,11 @@
 
 #include "status_gen.h"
 
-static void ua_range_substring(struct ua_string *s, uint64_t lo,
-                               uint64_t hi);
+static void ua_indexrange_substring(struct ua_string *s, uint64_t lo,
+                                    uint64_t hi);
 
 ua_status
-ua_range_parse(const uint8_t *s, size_t len, struct ua_range *r)
+ua_indexrange_parse(const uint8_t *s, size_t len, struct ua_indexrange *r)
 {
     const uint8_t *p = s, *end = s + len;
 
@@ -35,8 +35,8 @@ ua_range_parse(const uint8_t *s, size_t len, struct ua_range *r)
 
             while (p < end && *p >= '0' && *p <= '9') {
                 v[k] = v[k] * 10 + (uint64_t)(*p - '0');
-                if (v[k] > UA_RANGE_BOUND)
-                    v[k] = UA_RANGE_BOUND;
+                if (v[k] > UA_INDEXRANGE_BOUND)
+                    v[k] = UA_INDEXRANGE_BOUND;
                 p++;
             }
             if (p == start)
@@ -49,7 +49,7 @@ ua_range_parse(const uint8_t *s, size_t len, struct ua_range *r)
             return UA_BAD_INDEX_RANGE_INVALID;
         if (k == 0)
             v[1] = v[0];
-        if (r->n < UA_RANGE_DIMS_MAX) {
+        if (r->n < UA_INDEXRANGE_DIMS_MAX) {
             r->lo[r->n] = v[0];
             r->hi[r->n] = v[1];
         }
@@ -65,7 +65,7 @@ ua_range_parse(const uint8_t *s, size_t len, struct ua_range *r)
 
 /* Cut s to bytes [lo, hi], hi cut at its end; nothing when lo is past. */
 static void
-ua_range_substring(struct ua_string *s, uint64_t lo, uint64_t hi)
+ua_indexrange_substring(struct ua_string *s, uint64_t lo, uint64_t hi)
 {
     if (s->len <= 0 || lo >= (uint64_t)s->len) {
         s->len = 0;                 /* nothing of this element */
@@ -78,19 +78,21 @@ ua_range_substring(struct ua_string *s, uint64_t lo, uint64_t hi)
 }
 
 ua_status
-ua_range_extract(struct ua_arena *a, const struct ua_range *r,
-                 const struct ua_variant *v, struct ua_variant *out)
+ua_indexrange_extract(struct ua_arena *a, const struct ua_indexrange *r,
+                      const struct ua_variant *v, struct ua_variant *out)
 {
     const struct ua_type *et;
     const int32_t        *dims;
     int32_t               one, nd;
-    int32_t               cnt[UA_RANGE_DIMS_MAX], idx[UA_RANGE_DIMS_MAX];
-    size_t                total = 1, esz, stride[UA_RANGE_DIMS_MAX];
+    int32_t               cnt[UA_INDEXRANGE_DIMS_MAX];
+    int32_t               idx[UA_INDEXRANGE_DIMS_MAX];
+    size_t                total = 1, esz;
+    size_t                stride[UA_INDEXRANGE_DIMS_MAX];
     bool                  strs;
     uint8_t              *dst;
     const uint8_t        *src;
 
-    if (r->n > UA_RANGE_DIMS_MAX || v->type == UA_BT_NULL
+    if (r->n > UA_INDEXRANGE_DIMS_MAX || v->type == UA_BT_NULL
         || v->type > UA_BT_MAX)
         return UA_BAD_INDEX_RANGE_NO_DATA;
     strs = v->type == UA_BT_STRING || v->type == UA_BT_BYTESTRING;
@@ -110,7 +112,7 @@ ua_range_extract(struct ua_arena *a, const struct ua_range *r,
         if (out->data == NULL)
             return UA_BAD_OUT_OF_MEMORY;
         *(struct ua_string *)out->data = *s;
-        ua_range_substring(out->data, r->lo[0], r->hi[0]);
+        ua_indexrange_substring(out->data, r->lo[0], r->hi[0]);
         return UA_GOOD;
     }
 
@@ -122,7 +124,7 @@ ua_range_extract(struct ua_arena *a, const struct ua_range *r,
         nd = 1;
         dims = &one;
     }
-    if (nd > UA_RANGE_DIMS_MAX
+    if (nd > UA_INDEXRANGE_DIMS_MAX
         || !((uint32_t)nd == r->n || (strs && (uint32_t)nd + 1 == r->n)))
         return UA_BAD_INDEX_RANGE_NO_DATA;
     for (int32_t d = 0; d < nd; d++) {
@@ -152,8 +154,8 @@ ua_range_extract(struct ua_arena *a, const struct ua_range *r,
             off += ((size_t)r->lo[d] + (size_t)idx[d]) * stride[d];
         memcpy(dst + k * esz, src + off * esz, esz);
         if (strs && (uint32_t)nd < r->n)
-            ua_range_substring((struct ua_string *)(dst + k * esz),
-                               r->lo[nd], r->hi[nd]);
+            ua_indexrange_substring((struct ua_string *)(dst + k * esz),
+                                    r->lo[nd], r->hi[nd]);
         for (int32_t d = nd - 1; d >= 0; d--) {
             if (++idx[d] < cnt[d])
                 break;
@@ -179,9 +181,9 @@ ua_range_extract(struct ua_arena *a, const struct ua_range *r,
 }
 
 ua_status
-ua_range_splice(struct ua_arena *a, const struct ua_range *r,
-                const struct ua_variant *cur, const struct ua_variant *piece,
-                struct ua_variant *out)
+ua_indexrange_splice(struct ua_arena *a, const struct ua_indexrange *r,
+                     const struct ua_variant *cur,
+                     const struct ua_variant *piece, struct ua_variant *out)
 {
     uint64_t lo, hi, cnt;
 

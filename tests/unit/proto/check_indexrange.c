@@ -1,5 +1,5 @@
 /*
- * tests/unit/proto/check_range.c: IndexRange (proto/range.h): the
+ * tests/unit/proto/check_indexrange.c: IndexRange (proto/indexrange.h): the
  * grammar of Part 4 Annex A.3, the dimension limit, reading a sub-range
  * out of arrays, matrices and strings, and writing one into a value, with
  * the status each refusal gets (Part 4 §7.27).
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/range.h"
+#include "proto/indexrange.h"
 #include "proto/status_gen.h"
 #include "proto/types.h"
 
@@ -24,29 +24,30 @@ setup(void)
 }
 
 static ua_status
-parse(const char *s, struct ua_range *r)
+parse(const char *s, struct ua_indexrange *r)
 {
-    return ua_range_parse((const uint8_t *)s, strlen(s), r);
+    return ua_indexrange_parse((const uint8_t *)s, strlen(s), r);
 }
 
 /* v's sub-range by text; the status of parse or extract. */
 static ua_status
 extract(const char *s, const struct ua_variant *v, struct ua_variant *out)
 {
-    struct ua_range r;
-    ua_status       st = parse(s, &r);
+    struct ua_indexrange r;
+    ua_status            st = parse(s, &r);
 
-    return st != UA_GOOD ? st : ua_range_extract(&arena, &r, v, out);
+    return st != UA_GOOD ? st : ua_indexrange_extract(&arena, &r, v, out);
 }
 
 static ua_status
 splice(const char *s, const struct ua_variant *cur,
        const struct ua_variant *piece, struct ua_variant *out)
 {
-    struct ua_range r;
-    ua_status       st = parse(s, &r);
+    struct ua_indexrange r;
+    ua_status            st = parse(s, &r);
 
-    return st != UA_GOOD ? st : ua_range_splice(&arena, &r, cur, piece, out);
+    return st != UA_GOOD ? st
+                         : ua_indexrange_splice(&arena, &r, cur, piece, out);
 }
 
 static struct ua_variant
@@ -71,7 +72,7 @@ scalar(void *data, uint8_t bt)
 
 START_TEST(test_parse_values)
 {
-    struct ua_range r;
+    struct ua_indexrange r;
 
     ck_assert_uint_eq(parse("5", &r), UA_GOOD);
     ck_assert_uint_eq(r.n, 1);
@@ -88,9 +89,9 @@ START_TEST(test_parse_values)
     ck_assert_uint_eq(r.hi[0], 10);
     /* Bounds saturate: a lower bound past any data, an upper one cut. */
     ck_assert_uint_eq(parse("99999999999999999999", &r), UA_GOOD);
-    ck_assert_uint_eq(r.lo[0], UA_RANGE_BOUND);
+    ck_assert_uint_eq(r.lo[0], UA_INDEXRANGE_BOUND);
     ck_assert_uint_eq(parse("0:99999999999999999999999999", &r), UA_GOOD);
-    ck_assert_uint_eq(r.hi[0], UA_RANGE_BOUND);
+    ck_assert_uint_eq(r.hi[0], UA_INDEXRANGE_BOUND);
     ck_assert_uint_eq(parse("0:4294967295", &r), UA_GOOD);
     ck_assert_uint_eq(r.hi[0], UINT32_MAX);
 }
@@ -103,17 +104,17 @@ START_TEST(test_parse_syntax)
         "a", " 1", "1 ", "1:2:3", "0x1", "+1", "1;2", "1:-2", "\xef\xbc\x91",
         ",", ":", "1:2,",
     };
-    struct ua_range r;
+    struct ua_indexrange r;
 
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         ck_assert_msg(parse(bad[i], &r) == UA_BAD_INDEX_RANGE_INVALID,
                       "range \"%s\"", bad[i]);
-    ck_assert_uint_eq(ua_range_parse(NULL, 0, &r),
+    ck_assert_uint_eq(ua_indexrange_parse(NULL, 0, &r),
                       UA_BAD_INDEX_RANGE_INVALID);
-    ck_assert_uint_eq(ua_range_parse((const uint8_t *)"1", 0, &r),
+    ck_assert_uint_eq(ua_indexrange_parse((const uint8_t *)"1", 0, &r),
                       UA_BAD_INDEX_RANGE_INVALID);
     /* The text ends at len, not at a NUL. */
-    ck_assert_uint_eq(ua_range_parse((const uint8_t *)"1:2x", 3, &r),
+    ck_assert_uint_eq(ua_indexrange_parse((const uint8_t *)"1:2x", 3, &r),
                       UA_GOOD);
     ck_assert_uint_eq(r.hi[0], 2);
 }
@@ -121,20 +122,20 @@ END_TEST
 
 START_TEST(test_many_dimensions)
 {
-    char            buf[1024], *p = buf;
-    struct ua_range r;
-    int32_t         a[3] = { 1, 2, 3 };
-    struct ua_variant v = array(a, 3, UA_BT_INT32), out;
+    char                 buf[1024], *p = buf;
+    struct ua_indexrange r;
+    int32_t              a[3] = { 1, 2, 3 };
+    struct ua_variant    v = array(a, 3, UA_BT_INT32), out;
 
     /* "1,2,3,..." over 100 dimensions: valid syntax, counted, no data. */
     for (int i = 1; i <= 100; i++)
         p += sprintf(p, i == 1 ? "%d" : ",%d", i);
     ck_assert_uint_eq(parse(buf, &r), UA_GOOD);
     ck_assert_uint_eq(r.n, 100);
-    ck_assert_uint_eq(r.lo[UA_RANGE_DIMS_MAX - 1], UA_RANGE_DIMS_MAX);
-    ck_assert_uint_eq(ua_range_extract(&arena, &r, &v, &out),
+    ck_assert_uint_eq(r.lo[UA_INDEXRANGE_DIMS_MAX - 1], UA_INDEXRANGE_DIMS_MAX);
+    ck_assert_uint_eq(ua_indexrange_extract(&arena, &r, &v, &out),
                       UA_BAD_INDEX_RANGE_NO_DATA);
-    ck_assert_uint_eq(ua_range_splice(&arena, &r, &v, &v, &out),
+    ck_assert_uint_eq(ua_indexrange_splice(&arena, &r, &v, &v, &out),
                       UA_BAD_INDEX_RANGE_NO_DATA);
     /* Past the limit the syntax is still checked. */
     p[0] = ',';
@@ -152,7 +153,7 @@ START_TEST(test_many_dimensions)
         big[n - 1] = '\0';
         ck_assert_uint_eq(parse(big, &r), UA_GOOD);
         ck_assert_uint_eq(r.n, 100000);
-        ck_assert_uint_eq(ua_range_extract(&arena, &r, &v, &out),
+        ck_assert_uint_eq(ua_indexrange_extract(&arena, &r, &v, &out),
                           UA_BAD_INDEX_RANGE_NO_DATA);
         free(big);
     }
