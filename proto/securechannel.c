@@ -31,19 +31,20 @@
  * one HMAC object per direction, keyed once when the token is made):
  * cipher[cipher_cur] for token_id, the other for prev_token_id.
  *
- * No oracle (SECURITY.md rule 4, (b) 24/32/36): a chunk that fails
- * decryption, signature, padding or (once authenticated) its sequence
- * number gets BadSecurityChecksFailed, the same status whatever failed;
- * the symmetric HMAC is computed even when the padding is already known to
- * be bad, the RSA signature is verified even when decryption failed.  The
- * cause goes to ch->detail for the log only.
+ * No oracle (fail closed, and the same way: docs/security.md cases 24,
+ * 32, 36): a chunk that fails decryption, signature, padding or (once
+ * authenticated) its sequence number gets BadSecurityChecksFailed, the
+ * same status whatever failed; the symmetric HMAC is computed even when
+ * the padding is already known to be bad, the RSA signature is verified
+ * even when decryption failed.  The cause goes to ch->detail for the log
+ * only.
  *
  * Hot path: a one-chunk MSG in is checked (and decrypted) in place and
  * handed out without a copy; ua_sc_send() encodes a one-chunk response
  * straight into out and signs and encrypts it there.  Nothing here
  * allocates except reassembly of multi-chunk requests, through ch->mem,
  * bounded by MaxChunkCount and MaxMessageSize before each append
- * (SECURITY.md (a) class 1).
+ * (docs/security.md "Attack classes", class 1).
  */
 #include "securechannel.h"
 
@@ -378,8 +379,8 @@ ua_sc_token_check(struct ua_sc *ch, uint32_t token, uint64_t now_ms,
     return UA_BAD_SECURE_CHANNEL_TOKEN_UNKNOWN;
 }
 
-/* The requested lifetime within the configured bounds (SECURITY.md (b)
- * 28). */
+/* The requested lifetime within the configured bounds (docs/security.md
+ * case 28). */
 static uint32_t
 ua_sc_lifetime(const struct ua_sc *ch, uint32_t requested)
 {
@@ -546,7 +547,8 @@ ua_sc_do_hel(struct ua_sc *ch, const uint8_t *c, size_t len,
     if (len != UA_SC_HEL_FIXED + (size_t)(ulen > 0 ? ulen : 0))
         return UA_BAD_DECODING_ERROR;
     /* Buffers of at least 8192 bytes (§7.1.2.3, non-ECC); a MaxMessageSize
-     * that cannot hold one such chunk is refused too (SECURITY.md (b) 4). */
+     * that cannot hold one such chunk is refused too (docs/security.md
+     * case 4). */
     if (rbuf < UA_TCP_MIN_BUFFER || sbuf < UA_TCP_MIN_BUFFER
         || (maxmsg != 0 && maxmsg < UA_TCP_MIN_BUFFER))
         return UA_BAD_CONNECTION_REJECTED;
@@ -643,7 +645,7 @@ ua_sc_do_opn(struct ua_sc *ch, const uint8_t *c, size_t len,
     if (req.security_mode != UA_MESSAGESECURITYMODE_NONE)
         return UA_BAD_SECURITY_MODE_REJECTED;
     if (req.request_type == UA_SECURITYTOKENREQUESTTYPE_ISSUE) {
-        /* One Issue per connection (SECURITY.md (b) 26); the channel id
+        /* One Issue per connection (docs/security.md case 26); the channel id
          * of an Issue is 0 (Part 6 §6.7.2.2). */
         if (ch->state != UA_SC_ACKED)
             return UA_BAD_REQUEST_TYPE_INVALID;
@@ -717,9 +719,10 @@ ua_sc_do_opn(struct ua_sc *ch, const uint8_t *c, size_t len,
  * an untrusted or malformed sender costs no RSA decryption.  c is the
  * caller's chunk, decrypted in place.
  *
- * The private-key work is staged (DESIGN §4): this call does the checks
- * and decrypts the first ciphertext block, then ch->opn remembers where it
- * is and ua_sc_resume() does one more private-key operation per call:
+ * The private-key work is staged (docs/architecture.md §4): this call
+ * does the checks and decrypts the first ciphertext block, then ch->opn
+ * remembers where it is and ua_sc_resume() does one more private-key
+ * operation per call:
  *
  *   process: checks, block 0 --> resume: block 1 .. n-1 (the last one also
  *   verifies the signature and reads the request) --> resume: the token,
@@ -952,7 +955,7 @@ ua_sc_opn_request(struct ua_sc *ch)
     }
     c = o->chunk;
     /* Authentic now: the sequence number (a replay is a security
-     * failure on a secured channel, SECURITY.md (b) 30). */
+     * failure on a secured channel, docs/security.md case 30). */
     if (ua_sc_seq_check(ch, ua_sc_rd32(c + o->hdr)) != UA_GOOD) {
         s = ua_sc_deny(ch, UA_BAD_SECURITY_CHECKS_FAILED,
                        UA_BAD_SEQUENCE_NUMBER_INVALID);
@@ -989,7 +992,7 @@ ua_sc_opn_request(struct ua_sc *ch)
         goto done;
     }
     /* SecureChannelNonceLength exactly, not all zeros, and on a Renew not
-     * the previous one (SECURITY.md (b) 25, 27). */
+     * the previous one (docs/security.md cases 25, 27). */
     if (req.client_nonce.len != p->nonce_len) {
         s = UA_BAD_NONCE_INVALID;
         goto done;
