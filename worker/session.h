@@ -119,7 +119,7 @@ struct wk_session {
  */
 int wk_session_init(struct wk_worker *w);
 
-/* Free the pool (every session is forgotten). */
+/* Free the pool (every session is forgotten) and the listeners. */
 void wk_session_fini(struct wk_worker *w);
 
 /*
@@ -159,6 +159,37 @@ bool wk_session_may_write(const struct wk_worker *w,
 
 /* Close s: release its continuation points, free its slot. */
 void wk_session_close(struct wk_worker *w, struct wk_session *s);
+
+/*
+ * A client closes s (CloseSession, worker/svc_session.c), deleting its
+ * subscriptions or not: tell the listeners (before wk_session_close).  A
+ * session that goes without this (its timeout, its channel closed before
+ * activation) is not announced: whoever keeps state per session notices
+ * the slot changed hands.
+ */
+typedef void (*wk_session_closing_fn)(void *arg, struct wk_session *s,
+                                      bool delete_subs);
+
+#define WK_SESSION_LISTENERS_MAX 4
+
+struct wk_session_listeners {
+    wk_session_closing_fn fn[WK_SESSION_LISTENERS_MAX];
+    void                 *arg[WK_SESSION_LISTENERS_MAX];
+    uint32_t              n;
+};
+
+/* Listen for a client's CloseSession (at start-up).  0; -ENOSPC; -EINVAL
+ * before wk_session_init. */
+int wk_session_on_closing(struct wk_worker *w, wk_session_closing_fn fn,
+                          void *arg);
+
+/* Tell the listeners that the client closes s. */
+void wk_session_closing(struct wk_worker *w, struct wk_session *s,
+                        bool delete_subs);
+
+/* Does channel channel_id carry a session?  (The connection layer never
+ * purges such a channel to make room, docs/security.md case 34.) */
+bool wk_session_on_channel(const struct wk_worker *w, uint32_t channel_id);
 
 /* A request arrived on s: restart its timeout. */
 void wk_session_touch(struct wk_worker *w, struct wk_session *s);

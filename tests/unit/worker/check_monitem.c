@@ -861,7 +861,7 @@ START_TEST(test_stale_and_duplicate_records)
     sf_item(CH, &tok, sub, v, 1, &p);
     x = 41;                             /* older than what we read: dropped */
     l = sf_variant(UA_BT_DOUBLE, &x, b, sizeof(b));
-    wk_fanout_on_value(&fx.w, sf_slot(v),
+    wk_mi_on_value(fx.w.subs, sf_slot(v),
                        (const uint8_t[]){ 0x0D, UA_BT_DOUBLE, 0, 0, 0, 0,
                                           0, 0x80, 0x44, 0x40,
                                           0, 0, 0, 0, 0, 0, 0, 0,
@@ -901,7 +901,7 @@ START_TEST(test_overflow_hook)
     meta.flags = SHM_VF_SOURCE_TS | SHM_VF_SERVER_TS;
     meta.source_ts = meta.server_ts = fx.w.now_dt + 5;
     shm_value_write(&fx.as.vals, sf_slot(v), b, l, &meta);
-    wk_fanout_on_overflow(&fx.w, sf_slot(v));
+    wk_mi_on_overflow(fx.w.subs, sf_slot(v));
     d = data_tick(100);
     ck_assert_int_eq(d->n_monitored_items, 3);
     for (int32_t k = 0; k < 3; k++) {

@@ -14,7 +14,7 @@
 
 #include "broker/event.h"
 #include "worker/sub_int.h"
-#include "worker/svc_int.h"
+#include "worker/node.h"
 
 #define CH (&fx.ch[0])
 
@@ -131,7 +131,7 @@ static uint8_t rec[8192];
 static uint32_t
 node_of(struct ua_nodeid id)
 {
-    return wk_svc_lookup(&fx.w, &id);
+    return wk_node_lookup(&fx.w, &id);
 }
 
 /* An event from source of type, severity sev, with 1:Temp = temp unless
@@ -149,7 +149,7 @@ raise_ev(struct ua_nodeid source, uint32_t type, uint16_t sev, double temp)
         ck_assert_int_eq(bk_event_field(&e, "1:Temp", 6, &v), 0);
     }
     ck_assert_int_eq(bk_event_std(&e, &fx.w.ns, fx.w.now_dt, sev), 0);
-    wk_fanout_on_event(&fx.w, e.buf, e.len);
+    wk_ev_on_event(fx.w.subs, e.buf, e.len);
 }
 
 static struct sf_got *
@@ -455,8 +455,8 @@ START_TEST(test_queue_limit_and_overflow)
                           UA_NS0ID_EVENTQUEUEOVERFLOWEVENTTYPE);
     }
     /* Lost upstream (the broker's events_lost): one overflow event. */
-    wk_fanout_on_events_lost(&fx.w);
-    wk_fanout_on_events_lost(&fx.w);
+    wk_ev_on_events_lost(fx.w.subs);
+    wk_ev_on_events_lost(fx.w.subs);
     l = events_tick();
     ck_assert_int_eq(l->n_events, 2);
     ck_assert_uint_eq(type_of(&l->events[0]),

@@ -16,7 +16,7 @@
 
 #include "broker/event.h"
 #include "worker/sub_int.h"
-#include "worker/svc_int.h"
+#include "worker/node.h"
 
 #define CH (&fx.ch[0])
 #define LIMIT 8
@@ -246,8 +246,8 @@ raise(const struct ev *e)
                                                    : UA_NS0ID_BASEEVENTTYPE);
     struct ua_nodeid  s = ua_nodeid_num(0, UA_NS0ID_SERVER);
 
-    bk_event_begin(&b, rec, sizeof(rec), wk_svc_lookup(&fx.w, &s),
-                   wk_svc_lookup(&fx.w, &t));
+    bk_event_begin(&b, rec, sizeof(rec), wk_node_lookup(&fx.w, &s),
+                   wk_node_lookup(&fx.w, &t));
     if (!isnan(e->temp)) {
         ua_variant_set_scalar(&v, (void *)(uintptr_t)&e->temp, UA_BT_DOUBLE);
         ck_assert_int_eq(bk_event_field(&b, "1:Temp", 6, &v), 0);
@@ -269,7 +269,7 @@ raise(const struct ev *e)
         ck_assert_int_eq(bk_event_field(&b, "0:Message", 9, &v), 0);
     }
     ck_assert_int_eq(bk_event_std(&b, &fx.w.ns, fx.w.now_dt, e->sev), 0);
-    wk_fanout_on_event(&fx.w, b.buf, b.len);
+    wk_ev_on_event(fx.w.subs, b.buf, b.len);
 }
 
 /* The severities that passed since the last call, in a bit mask of

@@ -933,26 +933,26 @@ START_TEST(test_wake_by_promise)
     st = wk_subs_get(&fx.w);
     ck_assert_ptr_nonnull(st);
     st->timer_set = false;
-    ck_assert_uint_eq(wk_fanout_wake_by(&fx.w), 0);     /* no timer */
+    ck_assert_uint_eq(wk_sub_wake_by(fx.w.subs), 0);     /* no timer */
     least = least_next_tick(st, subs, 1);
     st->timer_set = true;
     st->timer_due = least;
-    ck_assert_uint_eq(wk_fanout_wake_by(&fx.w), least);
+    ck_assert_uint_eq(wk_sub_wake_by(fx.w.subs), least);
     st->timer_due = least + 1;                          /* a tick before */
-    ck_assert_uint_eq(wk_fanout_wake_by(&fx.w), 0);
+    ck_assert_uint_eq(wk_sub_wake_by(fx.w.subs), 0);
     st->timer_due = fx.w.now_ms;                        /* due already */
-    ck_assert_uint_eq(wk_fanout_wake_by(&fx.w), 0);
+    ck_assert_uint_eq(wk_sub_wake_by(fx.w.subs), 0);
     /* Up to WK_SUB_PERIODS distinct intervals: the least next tick. */
     for (int i = 1; i < WK_SUB_PERIODS; i++)
         subs[i] = sub_ka(100 + 37 * i, 10, 100, 0, 0);
     least = least_next_tick(st, subs, WK_SUB_PERIODS);
     st->timer_due = least;
-    ck_assert_uint_eq(wk_fanout_wake_by(&fx.w), least);
+    ck_assert_uint_eq(wk_sub_wake_by(fx.w.subs), least);
     /* One more: untracked, so no promise, even at the least next tick. */
     subs[WK_SUB_PERIODS] = sub_ka(100 + 37 * WK_SUB_PERIODS, 10, 100, 0, 0);
     least = least_next_tick(st, subs, WK_SUB_PERIODS + 1);
     st->timer_due = least;
-    ck_assert_uint_eq(wk_fanout_wake_by(&fx.w), 0);
+    ck_assert_uint_eq(wk_sub_wake_by(fx.w.subs), 0);
     /* Deleted again: tracked intervals only, a promise again. */
     memset(&dreq, 0, sizeof(dreq));
     dreq.n_subscription_ids = 1;
@@ -963,7 +963,7 @@ START_TEST(test_wake_by_promise)
     ck_assert_uint_eq(dresp.results[0], UA_GOOD);
     least = least_next_tick(st, subs, WK_SUB_PERIODS);
     st->timer_due = least;
-    ck_assert_uint_eq(wk_fanout_wake_by(&fx.w), least);
+    ck_assert_uint_eq(wk_sub_wake_by(fx.w.subs), least);
     st->timer_set = false;
 }
 END_TEST

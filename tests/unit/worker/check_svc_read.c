@@ -11,7 +11,8 @@
 #include <time.h>
 
 #include "proto/attrs_gen.h"
-#include "worker/svc_int.h"
+#include "worker/node.h"
+#include "worker/svc_read.h"
 
 #define CH (&fx.ch[0])
 
@@ -812,12 +813,13 @@ START_TEST(test_read_cost)
 
         clock_gettime(CLOCK_MONOTONIC, &t0);
         for (int i = 0; i < iters; i++) {
-            struct wk_svc_result res;
+            struct wk_conn_result res;
             struct ua_sc_msg     m = { 1, fx.msg, len };
 
             ua_arena_reset(&fx.arena);
             /* No ck_assert in the loop: Check reports every one. */
-            bad += wk_svc_dispatch(&fx.w, CH, &m, &fx.arena, &res) != UA_GOOD
+            bad += wk_svc_dispatch(&fx.w, CH, NULL, &m, &fx.arena, &res)
+                       != UA_GOOD
                    || res.service_result != UA_GOOD;
         }
         clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -8,16 +8,18 @@
  * the broker's checks are tests/unit/broker/check_write.c.
  *
  * The Write loop's two fast paths against their general ones: the record
- * bytes a run appends (wk_fanout_run_add) against wk_fanout_write_any's,
+ * bytes a run appends (wk_outbox_run_add) against wk_outbox_write_any's,
  * over every fixed-size type and the values that must fall back, across
- * slot, record and outbox limits; the pipelined lookups (wk_svc_pipe)
- * against wk_svc_lookup over every NodeId form.
+ * slot, record and outbox limits; the pipelined lookups (wk_node_pipe)
+ * against wk_node_lookup over every NodeId form.
  */
 #include "fixture.h"
 #include "proto/codec.h"
 #include "proto/attrs_gen.h"
-#include "worker/fanout.h"
-#include "worker/svc_int.h"
+#include "worker/link.h"
+#include "worker/outbox.h"
+#include "worker/node.h"
+#include "worker/svc_write.h"
 
 static void
 setup(void)
@@ -90,39 +92,39 @@ END_TEST
 
 /* ------------------------------------------------ runs vs the general path */
 
-/* A fan-out with no rings, enough for the Write path up to the outbox:
- * slot size ss, a request ring of ring_slots, an outbox of cap_slots; the
+/* A link with no rings and a pool of one pending Write: enough for the
+ * Write path up to the outbox. */
+struct fo {
+    struct wk_link   l;             /* its outbox */
+    struct wk_writes ws;
+};
+
+/* Slot size ss, a request ring of ring_slots, an outbox of cap_slots; the
  * outbox full of stale bytes, which must never travel. */
 static void
-fo_make(struct wk_fanout *f, uint32_t ss, uint32_t ring_slots,
-        uint32_t cap_slots)
+fo_make(struct fo *f, uint32_t ss, uint32_t ring_slots, uint32_t cap_slots)
 {
+    struct wk_outbox *ob = &f->l.out;
+
     memset(f, 0, sizeof(*f));
-    f->w = &fx.w;
-    f->on = true;
-    f->slot_size = ss;
-    f->req.size = ring_slots;
-    f->outbox_cap = cap_slots * ss;
-    f->outbox = malloc(f->outbox_cap);
-    ck_assert_ptr_nonnull(f->outbox);
-    memset(f->outbox, 0xA5, f->outbox_cap);
-    f->open_off = UINT32_MAX;
-    f->nwrites = 1;
-    f->writes = calloc(1, sizeof(*f->writes));
-    ck_assert_ptr_nonnull(f->writes);
-    f->writes[0].results = calloc(fx.w.conf->max_nodes_per_write,
-                                  sizeof(ua_status));
-    ck_assert_ptr_nonnull(f->writes[0].results);
-    f->writes[0].next_free = UINT32_MAX;
-    f->free_write = 0;
+    f->l.w = &fx.w;
+    f->l.on = true;
+    ob->w = &fx.w;
+    ob->slot_size = ss;
+    ob->ring_slots = ring_slots;
+    ob->cap = cap_slots * ss;
+    ob->buf = malloc(ob->cap);
+    ck_assert_ptr_nonnull(ob->buf);
+    memset(ob->buf, 0xA5, ob->cap);
+    ob->open_off = UINT32_MAX;
+    ck_assert_int_eq(wk_svc_write_init(&f->ws, &fx.w, 1), 0);
 }
 
 static void
-fo_free(struct wk_fanout *f)
+fo_free(struct fo *f)
 {
-    free(f->writes[0].results);
-    free(f->writes);
-    free(f->outbox);
+    wk_svc_write_clear(&f->ws);
+    free(f->l.out.buf);
 }
 
 /* The values of the table (fo_case), and what they point at. */
@@ -224,17 +226,17 @@ fo_case(int k, struct ua_datavalue *dv, struct ua_string *range,
 
 /* Queue ops operations of cases seq[] as Write id, run or not. */
 static void
-fo_write(struct wk_fanout *f, const int *seq, uint32_t ops, bool run)
+fo_write(struct fo *f, const int *seq, uint32_t ops, bool run)
 {
     struct wk_conn_ref   ref;
-    struct wk_fanout_run r;
+    struct wk_outbox_run r;
     int                  id;
 
     memset(&ref, 0, sizeof(ref));
-    id = wk_fanout_write_begin(f, &ref, ops);
+    id = wk_svc_write_begin(&f->ws, &ref, ops);
     ck_assert_int_gt(id, 0);
     if (run)
-        wk_fanout_run_open(f, id, &r);
+        wk_outbox_run_open(&f->l.out, id, &r);
     for (uint32_t i = 0; i < ops; i++) {
         struct ua_datavalue dv;
         struct ua_string    range;
@@ -244,36 +246,39 @@ fo_write(struct wk_fanout *f, const int *seq, uint32_t ops, bool run)
 
         fo_case(seq[i], &dv, &range, &attr);
         if (run)
-            st = wk_fanout_run_add(f, &r, id, i, node, attr, &range, &dv);
+            st = wk_outbox_run_add(&f->l.out, &r, id, i, node, attr, &range,
+                                   &dv);
         else
-            st = wk_fanout_write_any(f, id, i, node, attr, &range, &dv);
+            st = wk_outbox_write_any(&f->l.out, id, i, node, attr, &range,
+                                     &dv);
         if (st != UA_GOOD)
-            wk_fanout_write_result(f, id, i, st);
+            wk_svc_write_result(&f->ws, id, i, st);
     }
     if (run)
-        wk_fanout_run_close(f, &r);
+        wk_outbox_run_close(&f->l.out, &r);
 }
 
-/* Both fan-outs hold the same records, state and results. */
+/* Both hold the same records, state and results. */
 static void
-fo_same(const struct wk_fanout *a, const struct wk_fanout *b,
-        const char *what)
+fo_same(const struct fo *a, const struct fo *b, const char *what)
 {
-    ck_assert_msg(a->outbox_len == b->outbox_len, "%s: outbox %u vs %u",
-                  what, a->outbox_len, b->outbox_len);
-    for (uint32_t i = 0; i < a->outbox_len; i++)
-        ck_assert_msg(a->outbox[i] == b->outbox[i],
+    const struct wk_outbox *x = &a->l.out, *y = &b->l.out;
+
+    ck_assert_msg(x->len == y->len, "%s: outbox %u vs %u", what, x->len,
+                  y->len);
+    for (uint32_t i = 0; i < x->len; i++)
+        ck_assert_msg(x->buf[i] == y->buf[i],
                       "%s: byte %u: 0x%02x (general) vs 0x%02x (run)", what,
-                      i, a->outbox[i], b->outbox[i]);
-    ck_assert_uint_eq(a->open_off, b->open_off);
-    ck_assert_uint_eq(a->open_id, b->open_id);
-    ck_assert_uint_eq(a->open_len, b->open_len);
-    ck_assert_uint_eq(a->open_nops, b->open_nops);
-    ck_assert_uint_eq(a->open_nslots, b->open_nslots);
-    ck_assert_uint_eq(a->writes[0].n, b->writes[0].n);
-    ck_assert_uint_eq(a->writes[0].left, b->writes[0].left);
-    ck_assert_mem_eq(a->writes[0].results, b->writes[0].results,
-                     a->writes[0].n * sizeof(ua_status));
+                      i, x->buf[i], y->buf[i]);
+    ck_assert_uint_eq(x->open_off, y->open_off);
+    ck_assert_uint_eq(x->open_id, y->open_id);
+    ck_assert_uint_eq(x->open_len, y->open_len);
+    ck_assert_uint_eq(x->open_nops, y->open_nops);
+    ck_assert_uint_eq(x->open_nslots, y->open_nslots);
+    ck_assert_uint_eq(a->ws.pool[0].n, b->ws.pool[0].n);
+    ck_assert_uint_eq(a->ws.pool[0].left, b->ws.pool[0].left);
+    ck_assert_mem_eq(a->ws.pool[0].results, b->ws.pool[0].results,
+                     a->ws.pool[0].n * sizeof(ua_status));
 }
 
 /* The values the cases point at (fo_str, fo_big, fo_longrange). */
@@ -311,7 +316,7 @@ START_TEST(test_run_same_records)
     fu_values();
     for (size_t c = 0; c < sizeof(cf) / sizeof(cf[0]); c++) {
         for (int pattern = 0; pattern < 3; pattern++) {
-            struct wk_fanout a, b;
+            struct fo        a, b;
             uint32_t         ops = pattern == 0 ? 40 : 256;
             uint64_t         before;
 
@@ -344,8 +349,8 @@ START_TEST(test_run_same_records)
                 fo_same(&a, &b, "after a Write");
                 /* Free the pending Write for the next one, as its
                  * answer would. */
-                a.writes[0].id = b.writes[0].id = 0;
-                a.free_write = b.free_write = 0;
+                a.ws.pool[0].id = b.ws.pool[0].id = 0;
+                a.ws.free = b.ws.free = 0;
                 ncases++;
             }
             fo_free(&a);
@@ -363,9 +368,10 @@ END_TEST
  */
 START_TEST(test_run_outcomes)
 {
-    struct wk_fanout     f;
+    struct fo            f;
+    struct wk_outbox    *ob = &f.l.out;
     struct wk_conn_ref   ref;
-    struct wk_fanout_run r;
+    struct wk_outbox_run r;
     struct ua_datavalue  dv;
     struct ua_string     range;
     uint32_t             attr;
@@ -374,26 +380,26 @@ START_TEST(test_run_outcomes)
     fu_values();
     fo_make(&f, 64, 8, 4096);
     memset(&ref, 0, sizeof(ref));
-    id = wk_fanout_write_begin(&f, &ref, 4);
+    id = wk_svc_write_begin(&f.ws, &ref, 4);
     ck_assert_int_gt(id, 0);
-    wk_fanout_run_open(&f, id, &r);
+    wk_outbox_run_open(ob, id, &r);
     ck_assert_ptr_null(r.rec);                  /* no record yet */
     fo_case(6 /* Int32 */, &dv, &range, &attr);
-    ck_assert_uint_eq(wk_fanout_run_add(&f, &r, id, 0, 7, attr, &range, &dv),
+    ck_assert_uint_eq(wk_outbox_run_add(ob, &r, id, 0, 7, attr, &range, &dv),
                       UA_GOOD);
     ck_assert_ptr_nonnull(r.rec);               /* opened by the first */
-    ck_assert_uint_eq(wk_fanout_run_add(&f, &r, id, 1, 8, attr, &range, &dv),
+    ck_assert_uint_eq(wk_outbox_run_add(ob, &r, id, 1, 8, attr, &range, &dv),
                       UA_GOOD);
     ck_assert_uint_eq(r.nops - r.nops0, 1);     /* the second ran */
     fo_case(FO_NCASES - 1, &dv, &range, &attr);
-    ck_assert_uint_eq(wk_fanout_run_add(&f, &r, id, 2, 9, attr, &range, &dv),
+    ck_assert_uint_eq(wk_outbox_run_add(ob, &r, id, 2, 9, attr, &range, &dv),
                       UA_BAD_REQUEST_TOO_LARGE);
     fo_case(14 + 7, &dv, &range, &attr);
-    ck_assert_uint_eq(wk_fanout_run_add(&f, &r, id, 3, 9, attr, &range, &dv),
+    ck_assert_uint_eq(wk_outbox_run_add(ob, &r, id, 3, 9, attr, &range, &dv),
                       UA_BAD_INDEX_RANGE_INVALID);
-    wk_fanout_run_close(&f, &r);
-    ck_assert_uint_eq(f.open_nops, 2);
-    ck_assert_uint_eq(f.open_len, sizeof(struct shm_fo_write) + 2 * 24);
+    wk_outbox_run_close(ob, &r);
+    ck_assert_uint_eq(ob->open_nops, 2);
+    ck_assert_uint_eq(ob->open_len, sizeof(struct shm_fo_write) + 2 * 24);
     fo_free(&f);
 }
 END_TEST
@@ -433,23 +439,23 @@ START_TEST(test_pipe_same_lookups)
     /* Every count up to n: the pipeline's fill, its steady state and
      * its drain at every length and phase. */
     for (int32_t len = 1; len <= n; len++) {
-        struct wk_svc_pipe pipe;
+        struct wk_node_pipe pipe;
 
         memset(wv, 0, sizeof(wv));
         for (int32_t i = 0; i < len; i++)
             wv[i].node_id = forms[((size_t)i * 7 + (size_t)len)
                                   % nforms];
-        wk_svc_pipe_init(&pipe, &fx.w, &wv[0].node_id, sizeof(wv[0]), len);
+        wk_node_pipe_init(&pipe, &fx.w, &wv[0].node_id, sizeof(wv[0]), len);
         for (int32_t i = 0; i < len; i++) {
-            uint32_t want = wk_svc_lookup(&fx.w, &wv[i].node_id);
+            uint32_t want = wk_node_lookup(&fx.w, &wv[i].node_id);
 
-            ck_assert_uint_eq(wk_svc_pipe_lookup(&pipe, i), want);
+            ck_assert_uint_eq(wk_node_pipe_lookup(&pipe, i), want);
             found += want != SHM_NONE;
         }
     }
     ck_assert_uint_gt(found, 0);                    /* known ones, too */
-    ck_assert_uint_ne(wk_svc_lookup(&fx.w, &forms[0]), SHM_NONE);
-    ck_assert_uint_ne(wk_svc_lookup(&fx.w, &forms[4]), SHM_NONE);
+    ck_assert_uint_ne(wk_node_lookup(&fx.w, &forms[0]), SHM_NONE);
+    ck_assert_uint_ne(wk_node_lookup(&fx.w, &forms[4]), SHM_NONE);
 }
 END_TEST
 
@@ -557,7 +563,8 @@ fu_compare(const uint8_t *body, size_t len, int want)
     struct ua_write_request  dec;
     struct ua_request_header h;
     struct wk_svc_ctx        ctx;
-    struct wk_fanout        *saved = fx.w.fanout;
+    struct wk_link          *saved = fx.w.link;
+    struct wk_writes        *saved_ws = fx.w.writes;
     ua_status                st;
     bool                     taken;
 
@@ -591,7 +598,7 @@ fu_compare(const uint8_t *body, size_t len, int want)
     fu_nid_same(&h.authentication_token,
                 &dec.request_header.authentication_token);
     for (size_t c = 0; c < sizeof(cf) / sizeof(cf[0]); c++) {
-        struct wk_fanout   fa, fb;
+        struct fo          fa, fb;
         struct wk_conn_ref ref;
         uint64_t           before, counted;
         int                id;
@@ -600,17 +607,20 @@ fu_compare(const uint8_t *body, size_t len, int want)
         fo_make(&fa, cf[c].ss, cf[c].ring, cf[c].cap);
         fo_make(&fb, cf[c].ss, cf[c].ring, cf[c].cap);
         before = atomic_load(&fx.w.row->write_ops);
-        fx.w.fanout = &fa;
-        id = wk_fanout_write_begin(&fa, &ref, (uint32_t)ctx.raw_n);
+        fx.w.link = &fa.l;
+        fx.w.writes = &fa.ws;
+        id = wk_svc_write_begin(&fa.ws, &ref, (uint32_t)ctx.raw_n);
         ck_assert_int_gt(id, 0);
         wk_svc_write_ops(&fx.w, id, dec.nodes_to_write, dec.n_nodes_to_write);
         counted = atomic_load(&fx.w.row->write_ops) - before;
         before = atomic_load(&fx.w.row->write_ops);
-        fx.w.fanout = &fb;
-        id = wk_fanout_write_begin(&fb, &ref, (uint32_t)ctx.raw_n);
+        fx.w.link = &fb.l;
+        fx.w.writes = &fb.ws;
+        id = wk_svc_write_begin(&fb.ws, &ref, (uint32_t)ctx.raw_n);
         ck_assert_int_gt(id, 0);
         wk_svc_write_ops_keys(&fx.w, id, ctx.raw, ctx.raw_n);
-        fx.w.fanout = saved;
+        fx.w.link = saved;
+        fx.w.writes = saved_ws;
         ck_assert_uint_eq(atomic_load(&fx.w.row->write_ops) - before,
                           counted);
         fo_same(&fa, &fb, "decoded vs fused");
@@ -801,10 +811,10 @@ START_TEST(test_fused_types)
     ck_assert_uint_eq(fu_body[at], UA_BT_UINT64);
     for (unsigned b = 0; b < 256; b++) {
         fu_body[at] = (uint8_t)b;
-        fu_compare(fu_body, len, wk_fanout_type_size((uint8_t)b) != 0);
+        fu_compare(fu_body, len, wk_outbox_type_size((uint8_t)b) != 0);
     }
     /* ... and the records compared were records: v1 is a node. */
-    ck_assert_uint_ne(wk_svc_lookup(&fx.w, &wv[0].node_id), SHM_NONE);
+    ck_assert_uint_ne(wk_node_lookup(&fx.w, &wv[0].node_id), SHM_NONE);
 }
 END_TEST
 

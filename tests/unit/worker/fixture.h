@@ -12,7 +12,8 @@
  * reads channel_id).
  *
  * fx_call() plays the connection layer: it encodes the type NodeId and the
- * request as a channel delivers them, runs wk_svc_dispatch on a fresh
+ * request as a channel delivers them (no request context: nothing can be
+ * deferred), runs wk_svc_dispatch on a fresh
  * request arena, encodes the response it returns and decodes it again, so
  * every test also goes through the encoder (UA_VARIANT_RAW included).
  * Decoded responses live in a response arena that is never reset during a
@@ -36,7 +37,14 @@
 #include "proto/types_gen.h"
 #include "shm/layout.h"
 #include "worker/session.h"
+#include "worker/sub.h"
 #include "worker/svc.h"
+#include "worker/svc_browse.h"
+#include "worker/svc_call.h"
+#include "worker/svc_discovery.h"
+#include "worker/svc_read.h"
+#include "worker/svc_session.h"
+#include "worker/svc_write.h"
 #include "worker/worker.h"
 
 #define FX_NOW_MS      1000000u
@@ -50,6 +58,8 @@ struct fx {
     struct bk_config    conf;
     struct bk_addrspace as;
     struct wk_worker    w;
+    struct wk_writes    writes;         /* the Write service's pool */
+    struct wk_calls     calls;          /* the Call service's pool */
     struct ua_sc        ch[FX_CHANNELS];
     struct ua_arena     arena;          /* request arena, reset per call */
     uint8_t            *abuf;
@@ -98,8 +108,22 @@ fx_setup_with(fx_tweak_fn tweak)
     fx.w.now_ms = FX_NOW_MS;
     fx.w.now_dt = FX_NOW_DT;
     fx.w.next_channel_id = FX_CHANNELS + 1;
+    /* The layers main.c creates above the sessions, without the
+     * connections and the link (worker/main.c wk_main_layers). */
     ck_assert_int_eq(wk_session_init(&fx.w), 0);
-    ck_assert_int_eq(wk_svc_browse_cache_init(&fx.w), 0);
+    ck_assert_int_eq(wk_svc_init(&fx.w), 0);
+    ck_assert_int_eq(wk_svc_discovery_init(&fx.w), 0);
+    ck_assert_int_eq(wk_svc_session_init(&fx.w), 0);
+    ck_assert_int_eq(wk_svc_read_init(&fx.w), 0);
+    ck_assert_int_eq(wk_svc_browse_init(&fx.w), 0);
+    ck_assert_int_eq(wk_svc_write_init(&fx.writes, &fx.w,
+                                       fx.w.conf->pending_writes), 0);
+    fx.w.writes = &fx.writes;
+    ck_assert_int_eq(wk_svc_call_init(&fx.calls, &fx.w,
+                                      fx.w.conf->pending_calls,
+                                      fx.w.conf->max_call_bytes, 65536), 0);
+    fx.w.calls = &fx.calls;
+    ck_assert_int_eq(wk_svc_sub_init(&fx.w), 0);
     for (int i = 0; i < FX_CHANNELS; i++)
         fx.ch[i].channel_id = (uint32_t)i + 1;
 
@@ -123,7 +147,11 @@ fx_setup(void)
 static inline void
 fx_teardown(void)
 {
-    wk_svc_browse_cache_fini(&fx.w);
+    wk_sub_fini(&fx.w);
+    wk_svc_call_clear(&fx.calls);
+    wk_svc_write_clear(&fx.writes);
+    wk_svc_browse_fini(&fx.w);
+    wk_svc_fini(&fx.w);
     wk_session_fini(&fx.w);
     bk_addrspace_close(&fx.as);
     free(fx.abuf);
@@ -156,7 +184,7 @@ static inline ua_status
 fx_dispatch_raw(struct ua_sc *ch, const uint8_t *msg, size_t len,
                 const struct ua_type *resp_t, void *resp)
 {
-    struct wk_svc_result res;
+    struct wk_conn_result res;
     struct ua_sc_msg     m = { .request_id = 42, .body = msg, .len = len };
     struct ua_response_header *rh = resp;
     uint8_t             *out;
@@ -164,7 +192,7 @@ fx_dispatch_raw(struct ua_sc *ch, const uint8_t *msg, size_t len,
     ua_status            st;
 
     ua_arena_reset(&fx.arena);
-    st = wk_svc_dispatch(&fx.w, ch, &m, &fx.arena, &res);
+    st = wk_svc_dispatch(&fx.w, ch, NULL, &m, &fx.arena, &res);
     fx.last_dispatch = st;
     fx.last_type = NULL;
     memset(resp, 0, resp_t->size);
