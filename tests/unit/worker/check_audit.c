@@ -10,6 +10,7 @@
 #include "proto/codec.h"
 #include "shm/fanout.h"
 #include "worker/audit.h"
+#include "worker/node.h"
 
 static uint8_t                buf[WK_AUDIT_REC_MAX];
 static struct shm_fo_ev       ev;
