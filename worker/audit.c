@@ -69,12 +69,10 @@ wk_audit_build(struct wk_worker *w, const struct wk_audit *a, uint8_t *b,
     uint64_t                id[2];
     uint16_t                sev = a->status ? 100 : 500;
     bool                    ok = true;
-    const char             *what = a->type == UA_NS0ID_AUDITCREATESESSIONEVENTTYPE
-                                       ? "CreateSession"
-                                   : a->type
-                                           == UA_NS0ID_AUDITACTIVATESESSIONEVENTTYPE
-                                       ? "ActivateSession"
-                                       : "CloseSession";
+    const char             *what =
+        a->type == UA_NS0ID_AUDITCREATESESSIONEVENTTYPE     ? "CreateSession"
+        : a->type == UA_NS0ID_AUDITACTIVATESESSIONEVENTTYPE ? "ActivateSession"
+                                                            : "CloseSession";
     char                    name[32], msg[64], chan[16];
 
     if (cap < sizeof(h))

@@ -367,7 +367,7 @@ wk_list_del(struct wk_subs *st, uint32_t *head, uint32_t idx)
 }
 
 /* Put mi on its slot's list; the first item there sets our interest bit
- * (seq_cst, before the caller reads the slot: DESIGN §2). */
+ * (seq_cst, before the caller reads the slot: docs/architecture.md §2). */
 static void
 wk_mi_slot_add(struct wk_subs *st, struct wk_mi *mi)
 {
@@ -920,7 +920,8 @@ wk_mi_create(struct wk_svc_ctx *ctx, struct wk_sub *sub, int32_t ttr,
     sub->ihead = (uint32_t)(mi - st->items);
     sub->nitems++;
 
-    /* Where values come from; for a slot, interest first (DESIGN §2). */
+    /* Where values come from; for a slot, interest first (docs/architecture.md
+     * §2). */
     if (on_slot) {
         mi->slot = n->u.var.slot;
         if (mi->range != WK_NIL)

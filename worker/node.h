@@ -37,7 +37,8 @@ wk_node_is_null(const struct ua_nodeid *n)
 }
 
 /* The node index of n, or SHM_NONE. */
-uint32_t wk_node_lookup(const struct wk_worker *w, const struct ua_nodeid *n);
+uint32_t wk_node_lookup(const struct wk_worker *w,
+                        const struct ua_nodeid *n);
 
 /*
  * n as a node store key: false for a NodeId no node can have (a bad
@@ -54,7 +55,7 @@ bool wk_node_key(const struct ua_nodeid *n, struct shm_nodekey *k);
  * before it.  wk_node_pipe_init() once, then wk_node_pipe_lookup() for
  * i = 0, 1, ... n - 1 in order: node i's index or SHM_NONE.
  */
-#define WK_NODE_AHEAD 8      /* a power of two: the ring is indexed by a
+#define WK_NODE_AHEAD 8     /* a power of two: the ring is indexed by a
                                mask, not a signed % */
 
 struct wk_node_pipe_key {
@@ -85,10 +86,11 @@ struct wk_node_pipe {
     const uint8_t              *first;
     size_t                      stride;
     uint32_t                    n;
-    struct wk_node_pipe_key      k[WK_NODE_AHEAD];
+    struct wk_node_pipe_key     k[WK_NODE_AHEAD];
 };
 
-_Static_assert((WK_NODE_AHEAD & (WK_NODE_AHEAD - 1)) == 0 && WK_NODE_AHEAD >= 4,
+_Static_assert((WK_NODE_AHEAD & (WK_NODE_AHEAD - 1)) == 0
+                   && WK_NODE_AHEAD >= 4,
                "WK_NODE_AHEAD: a power of two, a quarter of it at least 1");
 
 /* Key entry e from its parts: stored field by field and hashed from
@@ -98,8 +100,8 @@ _Static_assert((WK_NODE_AHEAD & (WK_NODE_AHEAD - 1)) == 0 && WK_NODE_AHEAD >= 4,
  * its index entry prefetched (nst NULL: not now). */
 static inline __attribute__((always_inline)) void
 wk_node_pipe_set(const struct shm_nodestore *nst, struct wk_node_pipe_key *e,
-                uint16_t ns, uint8_t idtype, uint32_t num,
-                const uint8_t *bytes, uint32_t len)
+                 uint16_t ns, uint8_t idtype, uint32_t num,
+                 const uint8_t *bytes, uint32_t len)
 {
     uint32_t h;
 
@@ -149,12 +151,12 @@ wk_node_pipe_key(struct wk_node_pipe *p, uint32_t i)
         }
     }
     wk_node_pipe_set(&p->ns, &p->k[i & (WK_NODE_AHEAD - 1)], ns, idtype, num,
-                    bytes, len);
+                     bytes, len);
 }
 
 static inline void
 wk_node_pipe_init(struct wk_node_pipe *p, const struct wk_worker *w,
-                 const void *first, size_t stride, int32_t n)
+                  const void *first, size_t stride, int32_t n)
 {
     p->ns = w->ns;
     p->first = first;
@@ -167,10 +169,10 @@ wk_node_pipe_init(struct wk_node_pipe *p, const struct wk_worker *w,
 static inline uint32_t
 wk_node_pipe_lookup(struct wk_node_pipe *p, int32_t i_)
 {
-    const struct shm_nodestore   *ns = &p->ns;
-    uint32_t                      i = (uint32_t)i_, j;
+    const struct shm_nodestore    *ns = &p->ns;
+    uint32_t                       i = (uint32_t)i_, j;
     const struct wk_node_pipe_key *e = &p->k[i & (WK_NODE_AHEAD - 1)];
-    uint32_t                      node;
+    uint32_t                       node;
 
     node = shm_nodestore_lookup_hashed(ns, &e->key, e->hash);
     /* Its entry now takes the key WK_NODE_AHEAD on. */
@@ -187,14 +189,14 @@ wk_node_pipe_lookup(struct wk_node_pipe *p, int32_t i_)
 
 /* Node i's NodeId, BrowseName, DisplayName (pointing into the store). */
 void wk_node_id(const struct wk_worker *w, uint32_t i,
-                    struct ua_nodeid *out);
+                struct ua_nodeid *out);
 void wk_node_browse_name(const struct wk_worker *w, uint32_t i,
-                             struct ua_qualifiedname *out);
+                         struct ua_qualifiedname *out);
 void wk_node_localized(const struct wk_worker *w, uint32_t text_off,
-                      uint32_t locale_off, struct ua_localizedtext *out);
+                       uint32_t locale_off, struct ua_localizedtext *out);
 
 /* Node i's NodeId as a local ExpandedNodeId (no URI, server 0). */
 void wk_node_expanded(const struct wk_worker *w, uint32_t i,
-                          struct ua_expandednodeid *out);
+                      struct ua_expandednodeid *out);
 
 #endif /* WK_NODE_H */

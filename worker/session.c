@@ -279,7 +279,7 @@ wk_session_activate(struct wk_worker *w, struct wk_session *s,
             return UA_BAD_SESSION_ID_INVALID;
     } else if (s->channel_id != channel_id && user != s->user) {
         /* A client that lost its channel may move the session to a new one
-         * (§5.7.3), but only as the same user (SECURITY.md 50). */
+         * (§5.7.3), but only as the same user (docs/security.md case 50). */
         return UA_BAD_IDENTITY_CHANGE_NOT_SUPPORTED;
     }
     s->activated = 1;

@@ -2,8 +2,8 @@
  * worker/session.h: the worker's sessions (Part 4 §5.7): a fixed pool of
  * conf->max_sessions, allocated once by wk_session_init, never grown.
  *
- * A session belongs to this worker only (DESIGN §1): its tokens mean
- * nothing to another worker.  Identity:
+ * A session belongs to this worker only (docs/architecture.md §1): its tokens
+ * mean nothing to another worker.  Identity:
  *
  *   sessionId            ns=1, a random GUID (public: diagnostics, audit)
  *   authenticationToken  ns=0, a GUID whose data1 is the pool index and whose
@@ -12,7 +12,7 @@
  *                        slot gets new random bits, so an old token never
  *                        finds the new session.
  *
- * Binding (Part 4 §5.7.3, SECURITY.md 46/47/50):
+ * Binding (Part 4 §5.7.3, docs/security.md cases 46, 47, 50):
  *
  *   create on channel A ---> bound to A, not activated
  *   activate on A --------> activated        (on B first: BadSessionIdInvalid)
@@ -26,7 +26,7 @@
  *
  * Timeouts: every request on the session refreshes last_ms; the loop calls
  * wk_session_expire once a second.  A session never activated is closed
- * after WK_SESSION_ACTIVATE_MS at most (SECURITY.md 52: unactivated
+ * after WK_SESSION_ACTIVATE_MS at most (docs/security.md case 52: unactivated
  * sessions must not hold the pool).
  *
  * Random bytes (tokens, nonces, continuation points) come from a per-process
@@ -96,7 +96,8 @@ struct wk_session {
     char                  name[WK_SESSION_NAME_MAX];
     uint32_t              max_response;     /* MaxResponseMessageSize */
     uint32_t              unauthorized;     /* token used on a foreign
-                                               channel (SECURITY.md 46) */
+                                               channel (docs/security.md
+                                               case 46) */
     uint64_t              registered;       /* RegisterNodes, total ids */
     uint64_t              requests;
     struct wk_session_cp *cps;  /* conf->max_browse_continuation_points */

@@ -31,10 +31,11 @@
  * become orphans: no session, lifetime counting down, waiting for
  * TransferSubscriptions (Part 4 §5.13.7).
  *
- * Publish queue (SECURITY.md 78): at most conf->max_publish_requests_per_
- * session requests per session wait; one more answers the oldest with
- * BadTooManyPublishRequests.  Acknowledgements are processed on arrival;
- * their results wait with the request (2 bits each).
+ * Publish queue (docs/security.md case 78): at most
+ * conf->max_publish_requests_per_session requests per session wait; one
+ * more answers the oldest with BadTooManyPublishRequests.
+ * Acknowledgements are processed on arrival; their results wait with the
+ * request (2 bits each).
  *
  * Responses leave through the connection layer's deferred responses
  * (worker/conn.h wk_conn_respond).  The DataChangeNotification
@@ -578,7 +579,7 @@ wk_sub_delete(struct wk_subs *st, struct wk_sub *sub)
 }
 
 /* ------------------------------------------------------------------ */
-/* revisions (Part 4 §5.13.2.2, SECURITY.md 82)                         */
+/* revisions (Part 4 §5.13.2.2, docs/security.md case 82)            */
 /* ------------------------------------------------------------------ */
 
 double
@@ -1282,7 +1283,8 @@ wk_sub_publish(struct wk_svc_ctx *ctx, const struct ua_publish_request *req,
         resp->response_header.service_result = UA_BAD_NO_SUBSCRIPTION;
         return;
     }
-    /* Full: the oldest waiting request makes room (SECURITY.md 78). */
+    /* Full: the oldest waiting request makes room (docs/security.md
+     * case 78). */
     if (e->qlen == st->lim.max_publish) {
         old = e->pub[e->qhead];
         e->qhead = (e->qhead + 1) % st->lim.max_publish;

@@ -63,10 +63,11 @@
 #define WK_NIL UINT32_MAX
 
 /*
- * Limits the configuration snapshot does not carry yet (asked of the
- * broker: keys max_notifications_per_publish, max_retransmission_queue,
+ * Limits the configuration snapshot does not carry yet (asked of the broker:
+ * keys max_notifications_per_publish, max_retransmission_queue,
  * max_monitored_item_queue_size, max_keep_alive_count, max_lifetime_count,
- * max_queued_notifications).  The defaults follow SECURITY.md (d).
+ * max_queued_notifications).  The defaults follow docs/security.md "Default
+ * limits".
  */
 #define WK_SUB_NOTIFS_MAX_DEF     1000      /* per Publish response */
 #define WK_SUB_RETX_DEF           20        /* per subscription */

@@ -31,8 +31,8 @@
  *   BadNodeIdUnknown      startingNode unknown
  *   BadNothingToDo        empty RelativePath (§5.9.4.4)
  *   BadTooManyOperations  more than conf->max_translate_path_elements
- *                         elements (SECURITY.md 67; §5.9.4.4 would also
- *                         allow BadQueryTooComplex: we follow the
+ *                         elements (docs/security.md case 67; §5.9.4.4
+ *                         would also allow BadQueryTooComplex: we follow the
  *                         operation-limit reading so clients see the same
  *                         code as for too many paths)
  *   BadBrowseNameInvalid  an element without targetName (§5.9.4.2: every

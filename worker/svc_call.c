@@ -23,19 +23,20 @@
  * served meanwhile.
  *
  * Service results: no methodsToCall BadNothingToDo, more than
- * conf->max_nodes_per_method_call BadTooManyOperations (SECURITY.md 70).
+ * conf->max_nodes_per_method_call BadTooManyOperations (docs/security.md case
+ * 70).
  *
- * Operation results, in this order (the arguments are checked before the
- * method runs, SECURITY.md 70): objectId unknown BadNodeIdUnknown, not an
+ * Operation results, in this order (the arguments are checked before the method
+ * runs, docs/security.md case 70): objectId unknown BadNodeIdUnknown, not an
  * Object or ObjectType BadNodeIdInvalid; methodId unknown or not a Method
- * BadMethodInvalid; the method not a component (HasComponent or a
- * subtype, forward from the object) of the object, of its TypeDefinition
- * or of one of that type's supertypes BadMethodInvalid; Executable or
- * UserExecutable false BadNotExecutable; the input arguments against the
- * method's InputArguments property (absent: none): fewer
- * BadArgumentsMissing, more BadTooManyArguments; any argument whose type
- * or shape does not match BadInvalidArgument with inputArgumentResults
- * (BadTypeMismatch for each offending one, Good for the others).
+ * BadMethodInvalid; the method not a component (HasComponent or a subtype,
+ * forward from the object) of the object, of its TypeDefinition or of one of
+ * that type's supertypes BadMethodInvalid; Executable or UserExecutable false
+ * BadNotExecutable; the input arguments against the method's InputArguments
+ * property (absent: none): fewer BadArgumentsMissing, more BadTooManyArguments;
+ * any argument whose type or shape does not match BadInvalidArgument with
+ * inputArgumentResults (BadTypeMismatch for each offending one, Good for the
+ * others).
  *
  * Type rule for an argument (the Write's, broker/write.h, no implicit
  * conversion: Part 4 §5.11.2 "BadTypeMismatch: the argument's DataType

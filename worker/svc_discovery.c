@@ -209,7 +209,8 @@ wk_svc_endpoints(struct wk_svc_ctx *ctx, int32_t *n,
              mode <= UA_MESSAGESECURITYMODE_SIGNANDENCRYPT; mode++) {
             struct ua_endpoint_description *d = &e[cnt];
 
-            if (!(offers & UA_SC_OFFER(pid, mode)) || cnt >= 2 * UA_POLICY_COUNT)
+            if (!(offers & UA_SC_OFFER(pid, mode))
+                || cnt >= 2 * UA_POLICY_COUNT)
                 continue;
             memset(d, 0, sizeof(*d));
             d->server = app;

@@ -43,7 +43,7 @@
 #define WK_DUMMY_ITERATIONS   10000         /* BK_USERS_ITERATIONS */
 /* PBKDF2 iterations per loop step: ~1.5 ms of one core here (~0.6 µs
  * each: two SHA-256 compressions), under one RSA-2048 private-key
- * operation (~2 ms, DESIGN §4). */
+ * operation (~2 ms, docs/architecture.md §4). */
 #define WK_PBKDF2_SLICE       2500
 #define WK_SECRET_MAX         4096          /* encrypted password bytes */
 
@@ -241,10 +241,10 @@ wk_svc_nonce(struct wk_svc_ctx *ctx, const struct wk_session *s)
 }
 
 /*
- * CreateSession (Part 4 §5.7.2).  clientNonce: on a None channel a client
- * may send none (most do); any nonce it does send must be 32..128 bytes
- * (SECURITY.md 45); on Sign and SignAndEncrypt channels one is required
- * (BadNonceInvalid without).  The session timeout is revised
+ * CreateSession (Part 4 §5.7.2).  clientNonce: on a None channel a client may
+ * send none (most do); any nonce it does send must be 32..128 bytes
+ * (docs/security.md case 45); on Sign and SignAndEncrypt channels one is
+ * required (BadNonceInvalid without).  The session timeout is revised
  * (wk_session_revise_timeout); serverEndpoints is the GetEndpoints list.
  */
 static void
@@ -359,35 +359,31 @@ wk_svc_throttle_fail(struct wk_svc_ctx *ctx, uint64_t key, uint32_t threshold)
 }
 
 /*
- * A UserNameIdentityToken (Part 4 §7.41.3): the password encrypted with
- * our key by the channel's policy (or Basic256Sha256, the token policy of
- * our None endpoint), legacy layout length | password | serverNonce.
- * Every failure after the throttle (a wrong password, an unknown user, a
- * secret that does not decrypt or parse) is BadIdentityTokenRejected
- * (Part 4 Table 176: the token is well-formed but the server refuses it;
- * one code for all, so no user enumeration) after the same work:
- * decryption of every block (when the algorithm and length are
- * acceptable; a block that fails does not stop it), one PBKDF2 (a
- * dummy one for an unknown user, with the first user's iteration count)
- * and a constant-time comparison.  rsa-1_5 is refused without decrypting
- * unless allow_deprecated.
- * In steps (DESIGN §4): this one makes the checks and starts the login in
- * the connection's struct wk_login, then each dispatch of the held
- * request (ctx->again) decrypts one RSA block of the secret, in place in
- * the held request (wk_svc_username_decrypt); the step of the last block
- * parses it and keys the PBKDF2; each following step runs
- * WK_PBKDF2_SLICE iterations (wk_svc_username_step), the last one
- * compares.  Outside a step (no login state) it all runs at once, on a
- * copy of the secret.
- * PBKDF2 output beyond its first block is not computed: a stored hash
- * longer than 32 bytes is compared on its first 32 (block 1 of PBKDF2).
- * The throttle counts the attempt as a failure when it starts, against
- * the client (its ApplicationUri) and against the peer address (undone
- * when it succeeds: the client's failures are forgotten, the address
- * loses only this attempt's): logins of one client, or of one address
- * under ever new ApplicationUris, in parallel on several connections get
- * no more tries than one after another, and a login cut short by a
- * closed connection counts as failed.
+ * A UserNameIdentityToken (Part 4 §7.41.3): the password encrypted with our key
+ * by the channel's policy (or Basic256Sha256, the token policy of our None
+ * endpoint), legacy layout length | password | serverNonce.  Every failure
+ * after the throttle (a wrong password, an unknown user, a secret that does not
+ * decrypt or parse) is BadIdentityTokenRejected (Part 4 Table 176: the token is
+ * well-formed but the server refuses it; one code for all, so no user
+ * enumeration) after the same work: decryption of every block (when the
+ * algorithm and length are acceptable; a block that fails does not stop it),
+ * one PBKDF2 (a dummy one for an unknown user, with the first user's iteration
+ * count) and a constant-time comparison.  rsa-1_5 is refused without decrypting
+ * unless allow_deprecated.  In steps (docs/architecture.md §4): this one makes
+ * the checks and starts the login in the connection's struct wk_login, then
+ * each dispatch of the held request (ctx->again) decrypts one RSA block of the
+ * secret, in place in the held request (wk_svc_username_decrypt); the step of
+ * the last block parses it and keys the PBKDF2; each following step runs
+ * WK_PBKDF2_SLICE iterations (wk_svc_username_step), the last one compares.
+ * Outside a step (no login state) it all runs at once, on a copy of the secret.
+ * PBKDF2 output beyond its first block is not computed: a stored hash longer
+ * than 32 bytes is compared on its first 32 (block 1 of PBKDF2).  The throttle
+ * counts the attempt as a failure when it starts, against the client (its
+ * ApplicationUri) and against the peer address (undone when it succeeds: the
+ * client's failures are forgotten, the address loses only this attempt's):
+ * logins of one client, or of one address under ever new ApplicationUris, in
+ * parallel on several connections get no more tries than one after another, and
+ * a login cut short by a closed connection counts as failed.
  */
 static ua_status
 wk_svc_username(struct wk_svc_ctx *ctx, struct wk_session *s,
@@ -698,7 +694,7 @@ wk_svc_x509(struct wk_svc_ctx *ctx, struct wk_session *s,
  * BadIdentityTokenRejected; anonymous ones too when security.anonymous is
  * off.  Anything else (an unknown ExtensionObject, an
  * Anonymous token naming another policy) is BadIdentityTokenInvalid
- * (SECURITY.md 56).  UserName tokens: wk_svc_username; X509:
+ * (docs/security.md case 56).  UserName tokens: wk_svc_username; X509:
  * wk_svc_x509.
  */
 static ua_status

@@ -151,7 +151,7 @@ wk_svc_write_ops(struct wk_worker *w, int id,
 {
     struct wk_outbox    *ob = &w->link->out;
     struct wk_writes    *ws = w->writes;
-    struct wk_node_pipe   pipe;
+    struct wk_node_pipe  pipe;
     struct wk_outbox_run run;
 
     wk_node_pipe_init(&pipe, w, &wvs[0].node_id, sizeof(wvs[0]), n);

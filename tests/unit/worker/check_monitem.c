@@ -180,7 +180,7 @@ START_TEST(test_queue_revision)
     ck_assert_uint_eq(sf_item_res(CH, &tok, sub, sf_var(1), 1, &p, &r),
                       UA_GOOD);
     ck_assert_uint_eq(r.revised_queue_size, 1);
-    p.queue = 0xFFFFFFFFu;                      /* SECURITY.md 82 */
+    p.queue = 0xFFFFFFFFu;                      /* docs/security.md case 82 */
     ck_assert_uint_eq(sf_item_res(CH, &tok, sub, sf_var(1), 2, &p, &r),
                       UA_GOOD);
     ck_assert_uint_eq(r.revised_queue_size, 100);
@@ -329,7 +329,7 @@ START_TEST(test_sampling_revision)
     p.sampling = -1;                    /* the publishing interval */
     sf_item_res(CH, &tok, sub, sf_var(1), 1, &p, &r);
     ck_assert(r.revised_sampling_interval == 250);
-    p.sampling = NAN;                   /* SECURITY.md 82 */
+    p.sampling = NAN;                   /* docs/security.md case 82 */
     sf_item_res(CH, &tok, sub, sf_var(1), 2, &p, &r);
     ck_assert(r.revised_sampling_interval == 250);
     p.sampling = 1e300;

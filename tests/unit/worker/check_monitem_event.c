@@ -600,9 +600,9 @@ refresh(const struct ua_nodeid *t, int n, uint32_t a0, uint32_t a1,
 
     memset(&m, 0, sizeof(m));
     m.object_id = ua_nodeid_num(0, UA_NS0ID_CONDITIONTYPE);
-    m.method_id = ua_nodeid_num(0, n >= 2
-                                       ? UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH2
-                                       : UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH);
+    m.method_id = ua_nodeid_num(
+        0, n >= 2 ? UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH2
+                  : UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH);
     for (int k = 0; k < 3; k++)
         ua_variant_set_scalar(&args[k], &v[k], UA_BT_UINT32);
     if (bad_type)

@@ -1,13 +1,13 @@
 /*
- * tests/unit/worker/check_sub.c: worker/sub.c, the publishing side, with
- * a clock of our own: parameter revision (SECURITY.md 82), the first
+ * tests/unit/worker/check_sub.c: worker/sub.c, the publishing side, with a
+ * clock of our own: parameter revision (docs/security.md case 82), the first
  * keep-alive, keep-alive counts, sequence numbers, late Publish requests,
  * lifetime expiry with its StatusChangeNotification, MaxNotificationsPer-
  * Publish and moreNotifications, Republish and the retransmission bound,
- * acknowledgements (SECURITY.md 79), priority, the Publish queue limit
- * (SECURITY.md 78), SetPublishingMode, TransferSubscriptions, CloseSession
- * with and without deleteSubscriptions, and what an idle subscription
- * costs the timer.
+ * acknowledgements (docs/security.md case 79), priority, the Publish queue
+ * limit (docs/security.md case 78), SetPublishingMode, TransferSubscriptions,
+ * CloseSession with and without deleteSubscriptions, and what an idle
+ * subscription costs the timer.
  */
 #include "sub_fixture.h"
 
@@ -547,7 +547,7 @@ START_TEST(test_publish_flood)
     sf_tick(100);                       /* its first keep-alive: late */
     publish_n(&tok, CH, 1);             /* takes it */
     ck_assert(is_keepalive(sf_next()));
-    /* 10,000 requests, never acknowledged (SECURITY.md 78). */
+    /* 10,000 requests, never acknowledged (docs/security.md case 78). */
     for (int i = 0; i < 10000; i++)
         sf_publish(CH, &tok);
     st = wk_subs_get(&fx.w);
@@ -736,7 +736,7 @@ START_TEST(test_budget_and_transfer)
 }
 END_TEST
 
-/* SECURITY.md 83: a subscription of another user identity. */
+/* docs/security.md case 83: a subscription of another user identity. */
 START_TEST(test_transfer_other_user)
 {
     struct ua_nodeid                          tok2 = fx_session(CH2);

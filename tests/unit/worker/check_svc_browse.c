@@ -1,13 +1,13 @@
 /*
  * tests/unit/worker/check_svc_browse.c: worker/svc_browse.c through
  * wk_svc_dispatch on the real address space: Browse of the Server object
- * (ns=0;i=2253) by reference type, subtypes, direction, node class and
- * result mask; paging with continuation points up to
- * BadNoContinuationPoints, release, forged and foreign points (SECURITY.md
- * 68); TranslateBrowsePathsToNodeIds, including an 8000-element path
- * (SECURITY.md 67); RegisterNodes / UnregisterNodes; the Browse cache
- * (answers equal to the walk's, the page size and scan budget still
- * decide, an entry refilled by a later operation of the same request).
+ * (ns=0;i=2253) by reference type, subtypes, direction, node class and result
+ * mask; paging with continuation points up to BadNoContinuationPoints, release,
+ * forged and foreign points (docs/security.md case 68);
+ * TranslateBrowsePathsToNodeIds, including an 8000-element path
+ * (docs/security.md case 67); RegisterNodes / UnregisterNodes; the Browse cache
+ * (answers equal to the walk's, the page size and scan budget still decide, an
+ * entry refilled by a later operation of the same request).
  *
  * Server's references in the 1.05.03 NodeSet (+ our Demo namespace):
  *   inverse  Organizes from Objects (85)
@@ -364,7 +364,8 @@ START_TEST(test_no_continuation_points)
     ck_assert_uint_le(max, 64);
     d = bdesc(fx_ns0(UA_NS0ID_SERVER), UA_BROWSEDIRECTION_FORWARD,
               UA_NS0ID_HIERARCHICALREFERENCES, true);
-    /* SECURITY.md 68: requestedMaxReferencesPerNode 1 until it breaks. */
+    /* docs/security.md case 68: requestedMaxReferencesPerNode 1 until it
+     * breaks. */
     for (uint32_t i = 0; i < max; i++) {
         r = browse1(d, 1);
         ck_assert_uint_eq(r.status_code, UA_GOOD);
@@ -636,7 +637,7 @@ START_TEST(test_translate_long_paths)
     for (int32_t i = 0; i < n; i++)
         el[i] = rpe(UA_NS0ID_HIERARCHICALREFERENCES, true, i % 2 != 0, 0,
                     i % 2 ? "Root" : "Objects");
-    /* SECURITY.md 67: 8000 elements, refused without walking. */
+    /* docs/security.md case 67: 8000 elements, refused without walking. */
     ck_assert_uint_eq(translate1(fx_ns0(UA_NS0ID_ROOTFOLDER), el, n)
                           .status_code, UA_BAD_TOO_MANY_OPERATIONS);
     ck_assert_uint_eq(translate1(fx_ns0(UA_NS0ID_ROOTFOLDER), el,

@@ -1,7 +1,7 @@
 /*
- * tests/unit/worker/check_svc_call.c: worker/svc_call.c, the Call service
- * for the Server object's GetMonitoredItems and ResendData: outputs, the
- * next Publish after ResendData, the operation limit (SECURITY.md 70: a
+ * tests/unit/worker/check_svc_call.c: worker/svc_call.c, the Call service for
+ * the Server object's GetMonitoredItems and ResendData: outputs, the next
+ * Publish after ResendData, the operation limit (docs/security.md case 70: a
  * Call of 0x6FFF methods), argument checks before the method runs, other
  * methods and objects, another session's subscription.
  *
@@ -220,7 +220,7 @@ START_TEST(test_operation_limits)
     m = ua_arena_alloc(&fx.rarena, (size_t)n * sizeof(*m));
     ck_assert_ptr_nonnull(m);
     memset(m, 0, (size_t)n * sizeof(*m));
-    req.n_methods_to_call = n;          /* SECURITY.md 70 */
+    req.n_methods_to_call = n;          /* docs/security.md case 70 */
     req.methods_to_call = m;
     ck_assert_uint_eq(sf_call(CH, &tok, UA_TYPE_CALLREQUEST, &req,
                               UA_TYPE_CALLRESPONSE, &resp),

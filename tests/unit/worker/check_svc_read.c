@@ -2,8 +2,8 @@
  * tests/unit/worker/check_svc_read.c: worker/svc_read.c through
  * wk_svc_dispatch on the real address space: every attribute of every node
  * class we keep, the service- and operation-level status codes, IndexRange
- * (SECURITY.md 69), dataEncoding, timestamps, the operation limit
- * (SECURITY.md 66), a slot stuck mid-write, and the cost of a Read.
+ * (docs/security.md case 69), dataEncoding, timestamps, the operation limit
+ * (docs/security.md case 66), a slot stuck mid-write, and the cost of a Read.
  */
 #include "fixture.h"
 
@@ -370,7 +370,7 @@ START_TEST(test_too_many_operations)
         snprintf(id, 16, "v%u", i % 100);
         rv[i] = rvid(fx_ns1(id), UA_ATTR_VALUE, NULL);
     }
-    /* SECURITY.md 66: N is fine, N+1 is not. */
+    /* docs/security.md case 66: N is fine, N+1 is not. */
     ck_assert_uint_eq(read_n(rv, (int32_t)max, UA_TIMESTAMPSTORETURN_BOTH,
                              0, &resp), UA_GOOD);
     ck_assert_int_eq(resp.n_results, (int32_t)max);
@@ -399,7 +399,7 @@ START_TEST(test_operation_errors)
                       UA_BAD_NODE_ID_UNKNOWN);
     ck_assert_uint_eq(read1_status(g, UA_ATTR_NODEID, NULL),
                       UA_BAD_NODE_ID_UNKNOWN);
-    /* SECURITY.md 62: AttributeId 0 or 99. */
+    /* docs/security.md case 62: AttributeId 0 or 99. */
     ck_assert_uint_eq(read1_status(n, 0, NULL), UA_BAD_ATTRIBUTE_ID_INVALID);
     ck_assert_uint_eq(read1_status(n, 28, NULL),
                       UA_BAD_ATTRIBUTE_ID_INVALID);
@@ -582,7 +582,7 @@ START_TEST(test_range_arrays)
     ck_assert_int_eq(dv.value.n, 2);
     ck_assert_int_eq(v[0], -2);
     ck_assert_int_eq(v[1], -3);
-    /* Upper bound past the end: partial result (SECURITY.md 69). */
+    /* Upper bound past the end: partial result (docs/security.md case 69). */
     dv = range_read(arr, "0:4294967295");
     ck_assert_int_eq(dv.value.n, 3);
     dv = range_read(arr, "2:99999999999999");
@@ -626,7 +626,7 @@ START_TEST(test_range_many_dimensions)
     char  buf[1024];
     char *p = buf;
 
-    /* SECURITY.md 69: "1,2,3,..." over 100 dimensions. */
+    /* docs/security.md case 69: "1,2,3,..." over 100 dimensions. */
     for (int i = 1; i <= 100; i++)
         p += sprintf(p, i == 1 ? "%d" : ",%d", i);
     ck_assert_uint_eq(range_read("Demo.Static.Array.Int32", buf).status,

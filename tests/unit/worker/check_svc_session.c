@@ -2,7 +2,7 @@
  * tests/unit/worker/check_svc_session.c: worker/svc.c (dispatch),
  * worker/svc_session.c and worker/svc_discovery.c through wk_svc_dispatch,
  * with requests encoded as a channel delivers them (tests/unit/worker/
- * fixture.h).  SECURITY.md (b) 45-47, 51-53, 56, 57, 65 are tests here.
+ * fixture.h).  docs/security.md cases 45-47, 51-53, 56, 57, 65 are tests here.
  */
 #include "fixture.h"
 
@@ -115,7 +115,7 @@ START_TEST(test_create_activate_close)
 
     ck_assert_uint_eq(close_session(CH_A, &token), UA_GOOD);
     ck_assert_uint_eq(atomic_load(&fx.w.row->sessions), 0);
-    /* CloseSession twice (SECURITY.md 57), and any other use. */
+    /* CloseSession twice (docs/security.md case 57), and any other use. */
     ck_assert_uint_eq(close_session(CH_A, &token),
                       UA_BAD_SESSION_ID_INVALID);
     ck_assert_uint_eq(read_server_state(CH_A, &token),
@@ -153,7 +153,7 @@ START_TEST(test_hijack_other_channel)
     struct ua_nodeid   token = fx_session(CH_A);
     struct wk_session *s = wk_session_find_by_token(&fx.w, &token);
 
-    /* SECURITY.md 46: the token on channel B. */
+    /* docs/security.md case 46: the token on channel B. */
     ck_assert_uint_eq(read_server_state(CH_B, &token),
                       UA_BAD_SECURE_CHANNEL_ID_INVALID);
     ck_assert_uint_eq(close_session(CH_B, &token),
@@ -174,7 +174,7 @@ START_TEST(test_first_activate_other_channel)
 
     ck_assert_uint_eq(fx_create(CH_A, 60000, &cs, &token), UA_GOOD);
     s = wk_session_find_by_token(&fx.w, &token);
-    /* SECURITY.md 47 */
+    /* docs/security.md case 47 */
     ck_assert_uint_eq(fx_activate(CH_B, &token), UA_BAD_SESSION_ID_INVALID);
     ck_assert(!s->activated);
     ck_assert_uint_eq(s->unauthorized, 1);
@@ -197,7 +197,8 @@ START_TEST(test_rebind_after_channel_loss)
     ck_assert_uint_eq(fx_activate(CH_C, &token), UA_GOOD);
     ck_assert_uint_eq(read_server_state(CH_C, &token), UA_GOOD);
     /* Moving again while C is open is allowed for the same (anonymous)
-     * user; afterwards the old channel is refused (SECURITY.md 50). */
+     * user; afterwards the old channel is refused (docs/security.md case
+     * 50). */
     ck_assert_uint_eq(fx_activate(CH_B, &token), UA_GOOD);
     ck_assert_uint_eq(read_server_state(CH_B, &token), UA_GOOD);
     ck_assert_uint_eq(read_server_state(CH_C, &token),
@@ -211,7 +212,7 @@ START_TEST(test_not_activated)
     struct ua_nodeid                  token;
 
     ck_assert_uint_eq(fx_create(CH_A, 60000, &cs, &token), UA_GOOD);
-    /* SECURITY.md 51: refused, and the session is closed. */
+    /* docs/security.md case 51: refused, and the session is closed. */
     ck_assert_uint_eq(read_server_state(CH_A, &token),
                       UA_BAD_SESSION_NOT_ACTIVATED);
     ck_assert_uint_eq(fx.w.nsessions, 0);
@@ -244,7 +245,7 @@ START_TEST(test_too_many_sessions)
     ck_assert_uint_eq(fx_create(CH_A, 60000, &cs, &first), UA_GOOD);
     for (uint32_t i = 1; i < max; i++)
         ck_assert_uint_eq(fx_create(CH_A, 60000, &cs, &t), UA_GOOD);
-    /* SECURITY.md 52, never activated. */
+    /* docs/security.md case 52, never activated. */
     ck_assert_uint_eq(fx_create(CH_B, 60000, &cs, &t),
                       UA_BAD_TOO_MANY_SESSIONS);
     /* Unactivated sessions time out, so clients recover. */
@@ -309,7 +310,7 @@ create_with_nonce(int32_t len)
 
 START_TEST(test_client_nonce)
 {
-    /* SECURITY.md 45 */
+    /* docs/security.md case 45 */
     ck_assert_uint_eq(create_with_nonce(31), UA_BAD_NONCE_INVALID);
     ck_assert_uint_eq(create_with_nonce(129), UA_BAD_NONCE_INVALID);
     ck_assert_uint_eq(create_with_nonce(1), UA_BAD_NONCE_INVALID);
@@ -446,7 +447,8 @@ START_TEST(test_unknown_request_type)
     struct ua_nodeid          token = fx_session(CH_A);
     size_t                    len;
 
-    /* SECURITY.md 65: ns=0;i=99999 gets a fault; the channel stays. */
+    /* docs/security.md case 65: ns=0;i=99999 gets a fault; the channel
+     * stays. */
     memset(&h, 0, sizeof(h));
     h.request_handle = 4242;
     h.authentication_token = token;

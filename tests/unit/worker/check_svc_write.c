@@ -404,7 +404,7 @@ START_TEST(test_run_outcomes)
 }
 END_TEST
 
-/* ------------------------------------------- pipelined lookups vs one by one */
+/* ------------------------------------------ pipelined lookups vs one by one */
 
 START_TEST(test_pipe_same_lookups)
 {
@@ -634,8 +634,8 @@ fu_compare(const uint8_t *body, size_t len, int want)
  * (fo_case), into req (wv[FU_MAX]). */
 static void
 fu_request(struct ua_write_request *req, struct ua_write_value *wv,
-           int32_t n, int (*nid)(int32_t, int32_t), int (*val)(int32_t, int32_t),
-           int32_t arg)
+           int32_t n, int (*nid)(int32_t, int32_t),
+           int (*val)(int32_t, int32_t), int32_t arg)
 {
     memset(req, 0, sizeof(*req));
     memset(wv, 0, sizeof(*wv) * FU_MAX);

@@ -470,7 +470,7 @@ sf_num(const struct ua_data_change_notification *d, int32_t k)
     return *(const double *)v->value.data;
 }
 
-/* Vars: v0 (Int32 0), v1 (Double 1.5), ... (DESIGN §6). */
+/* Vars: v0 (Int32 0), v1 (Double 1.5), ... (docs/architecture.md §6). */
 static inline struct ua_nodeid
 sf_var(unsigned i)
 {
