@@ -150,7 +150,6 @@ wk_svc_write_ops(struct wk_worker *w, int id,
                  const struct ua_write_value *wvs, int32_t n)
 {
     struct wk_outbox    *ob = &w->link->out;
-    struct wk_writes    *ws = w->writes;
     struct wk_node_pipe  pipe;
     struct wk_outbox_run run;
 
@@ -168,7 +167,7 @@ wk_svc_write_ops(struct wk_worker *w, int id,
                                    wv->attribute_id, &wv->index_range,
                                    &wv->value);
         if (st != UA_GOOD)
-            wk_svc_write_result(ws, id, (uint32_t)i, st);
+            wk_svc_write_result(w->writes, id, (uint32_t)i, st);
     }
     wk_outbox_run_close(ob, &run);
 }
@@ -250,7 +249,6 @@ wk_svc_write_ops_keys(struct wk_worker *w, int id,
                       const struct wk_node_pipe_key *k, int32_t n)
 {
     struct wk_outbox    *ob = &w->link->out;
-    struct wk_writes    *ws = w->writes;
     struct wk_outbox_run run;
     /* A copy, as in wk_node_pipe: the records' byte stores would make the
      * compiler load the store's fields from w again per lookup. */
@@ -288,7 +286,7 @@ wk_svc_write_ops_keys(struct wk_worker *w, int id,
             st = wk_svc_write_wire_any(ob, &run, id, (uint32_t)i, node,
                                        attr, t, q + UA_WV_USUAL_VALUE, fixed);
         if (st != UA_GOOD)
-            wk_svc_write_result(ws, id, (uint32_t)i, st);
+            wk_svc_write_result(w->writes, id, (uint32_t)i, st);
     }
     wk_outbox_run_close(ob, &run);
 }
@@ -422,7 +420,9 @@ wk_svc_write_of(struct wk_writes *ws, uint32_t id)
     return &ws->pool[i];
 }
 
-void
+/* Out of line (noinline: the Write loops are flattened, and this, their
+ * rare path, inlined there cost registers in the common one). */
+__attribute__((noinline)) void
 wk_svc_write_result(struct wk_writes *ws, int id, uint32_t op, ua_status st)
 {
     struct wk_write *pw = wk_svc_write_of(ws, (uint32_t)id);
