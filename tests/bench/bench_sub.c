@@ -39,7 +39,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "broker/event.h"
+#include "tests/unit/worker/event_fixture.h"
 #include "worker/node.h"
 #include "worker/sub_int.h"
 
@@ -85,7 +85,7 @@ bs_respond(struct wk_worker *w, const struct wk_conn_ref *ref,
 static const struct wk_conn_reply_hook bs_hook = { bs_respond, bs_alive };
 
 static void
-bs_tweak(struct bk_config *c)
+bs_tweak(struct shm_config *c)
 {
     c->min_sampling_interval_ms = 0;
     c->max_subscriptions_per_session = 100;
@@ -215,15 +215,15 @@ START_TEST(bs_run)
             /* The broker's part (building each record, once for every
              * worker) is not timed. */
             for (unsigned i = 0; i < items && bs_events; i++) {
-                struct bk_event  e;
+                struct fx_event  e;
                 struct ua_nodeid srv = ua_nodeid_num(0, UA_NS0ID_SERVER);
                 struct ua_nodeid bt = ua_nodeid_num(0,
                                                     UA_NS0ID_BASEEVENTTYPE);
 
-                bk_event_begin(&e, evrec[i], sizeof(evrec[i]),
+                fx_event_begin(&e, evrec[i], sizeof(evrec[i]),
                                wk_node_lookup(&fx.w, &srv),
                                wk_node_lookup(&fx.w, &bt));
-                (void)bk_event_std(&e, &fx.w.ns, fx.w.now_dt,
+                (void)fx_event_std(&e, &fx.w.ns, fx.w.now_dt,
                                    (uint16_t)(1 + i));
                 evlen[i] = e.len;
             }

@@ -20,7 +20,7 @@ static struct ua_nodeid tok;
 
 /* Every change its own sample, 50 ms publishing. */
 static void
-tw_fast(struct bk_config *c)
+tw_fast(struct shm_config *c)
 {
     c->min_sampling_interval_ms = 0;
     c->min_publishing_interval_ms = 50;
@@ -342,7 +342,7 @@ START_TEST(test_sampling_revision)
 END_TEST
 
 static void
-tw_min_sampling(struct bk_config *c)
+tw_min_sampling(struct shm_config *c)
 {
     c->min_sampling_interval_ms = 75;
 }
@@ -557,7 +557,7 @@ set_eurange(double lo, double hi)
     memset(&meta, 0, sizeof(meta));
     meta.flags = SHM_VF_SERVER_TS;
     meta.server_ts = fx.w.now_dt;
-    ck_assert_int_eq(shm_value_write(&fx.as.vals,
+    ck_assert_int_eq(shm_value_write(&fx.w.vals,
                                      sf_slot(fx_ns0(
                                          UA_NS0ID_ANALOGITEMTYPE_EURANGE)),
                                      b, (uint32_t)l, &meta), 0);
@@ -900,7 +900,7 @@ START_TEST(test_overflow_hook)
     memset(&meta, 0, sizeof(meta));
     meta.flags = SHM_VF_SOURCE_TS | SHM_VF_SERVER_TS;
     meta.source_ts = meta.server_ts = fx.w.now_dt + 5;
-    shm_value_write(&fx.as.vals, sf_slot(v), b, l, &meta);
+    shm_value_write(&fx.w.vals, sf_slot(v), b, l, &meta);
     wk_mi_on_overflow(fx.w.subs, sf_slot(v));
     d = data_tick(100);
     ck_assert_int_eq(d->n_monitored_items, 3);

@@ -12,7 +12,7 @@
  */
 #include "sub_fixture.h"
 
-#include "broker/event.h"
+#include "event_fixture.h"
 #include "worker/sub_int.h"
 #include "worker/node.h"
 
@@ -21,7 +21,7 @@
 static struct ua_nodeid tok;
 
 static void
-tw_fast(struct bk_config *c)
+tw_fast(struct shm_config *c)
 {
     c->min_sampling_interval_ms = 0;
     c->min_publishing_interval_ms = 50;
@@ -139,16 +139,16 @@ node_of(struct ua_nodeid id)
 static void
 raise_ev(struct ua_nodeid source, uint32_t type, uint16_t sev, double temp)
 {
-    struct bk_event   e;
+    struct fx_event   e;
     struct ua_variant v;
 
-    bk_event_begin(&e, rec, sizeof(rec), node_of(source),
+    fx_event_begin(&e, rec, sizeof(rec), node_of(source),
                    node_of(ua_nodeid_num(0, type)));
     if (temp >= 0) {
         ua_variant_set_scalar(&v, &temp, UA_BT_DOUBLE);
-        ck_assert_int_eq(bk_event_field(&e, "1:Temp", 6, &v), 0);
+        ck_assert_int_eq(fx_event_field(&e, "1:Temp", 6, &v), 0);
     }
-    ck_assert_int_eq(bk_event_std(&e, &fx.w.ns, fx.w.now_dt, sev), 0);
+    ck_assert_int_eq(fx_event_std(&e, &fx.w.ns, fx.w.now_dt, sev), 0);
     wk_ev_on_event(fx.w.subs, e.buf, e.len);
 }
 

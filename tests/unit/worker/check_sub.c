@@ -418,7 +418,7 @@ END_TEST
  * every message still listed comes back whole across the ring's wrap.
  */
 static void
-tw_two_subs(struct bk_config *c)
+tw_two_subs(struct shm_config *c)
 {
     c->max_subscriptions = 2;
     c->min_sampling_interval_ms = 0;

@@ -727,10 +727,10 @@ END_TEST
 /* ------------------------------------------------------------ budget */
 
 static void
-tweak_big(struct bk_config *c)
+tweak_big(struct shm_config *c)
 {
-    /* Budget: 10 nodes x 10000 references = 100000 examined. */
-    c->vars = 150000;
+    /* Budget: 10 nodes x 10000 references = 100000 examined (on the
+     * segment of 150,000 variables, big.seg). */
     c->max_nodes_per_browse = 10;
     c->max_references_per_node = 10000;
 }
@@ -745,7 +745,7 @@ START_TEST(test_scan_budget)
     int                            calls = 1;
 
     fx_teardown();
-    fx_setup_with(tweak_big);
+    fx_setup_seg("big.seg", tweak_big);
     tok = fx_session(CH);
     /* Methods under Demo/Vars: none, but every reference is examined.  The
      * first page stops at the budget and hands out a point; the next one
@@ -912,7 +912,7 @@ START_TEST(test_cache_page_size)
 END_TEST
 
 static void
-tweak_budget(struct bk_config *c)
+tweak_budget(struct shm_config *c)
 {
     /* Budget 16384 x 4 = 65536 references examined per request. */
     c->max_nodes_per_browse = 16384;
@@ -966,7 +966,7 @@ START_TEST(test_cache_budget)
 END_TEST
 
 static void
-tweak_no_cache(struct bk_config *c)
+tweak_no_cache(struct shm_config *c)
 {
     c->browse_cache_kb = 0;
 }
@@ -993,7 +993,7 @@ START_TEST(test_cache_off)
 END_TEST
 
 static void
-tweak_one_entry(struct bk_config *c)
+tweak_one_entry(struct shm_config *c)
 {
     c->browse_cache_kb = 4;         /* one entry: every key shares it */
 }

@@ -501,7 +501,7 @@ START_TEST(test_bad_value_status)
     static const uint8_t v[] = { 0x06, 1, 0, 0, 0 };   /* Int32 1 */
     struct ua_datavalue dv;
 
-    ck_assert_int_eq(shm_value_write(&fx.as.vals, slot, v, sizeof(v), &m),
+    ck_assert_int_eq(shm_value_write(&fx.w.vals, slot, v, sizeof(v), &m),
                      0);
     dv = read1(n, UA_ATTR_VALUE, NULL, UA_TIMESTAMPSTORETURN_BOTH);
     /* Part 4 §7.11.1: a Bad status and no value; timestamps stay. */
@@ -517,7 +517,7 @@ START_TEST(test_bad_value_status)
     ck_assert_uint_eq(dv.status, UA_BAD_WAITING_FOR_INITIAL_DATA);
     ck_assert(!(dv.mask & UA_DV_VALUE));
     m.status = UA_UNCERTAIN;
-    ck_assert_int_eq(shm_value_write(&fx.as.vals, slot, v, sizeof(v), &m),
+    ck_assert_int_eq(shm_value_write(&fx.w.vals, slot, v, sizeof(v), &m),
                      0);
     dv = read1(n, UA_ATTR_VALUE, NULL, UA_TIMESTAMPSTORETURN_NEITHER);
     ck_assert_uint_eq(dv.status, UA_UNCERTAIN);
@@ -704,8 +704,7 @@ START_TEST(test_range_matrix)
     v.dims = dims;
     ck_assert_uint_eq(ua_encode(&v, &ua_types[UA_TYPE_VARIANT], buf,
                                 sizeof(buf), &len), UA_GOOD);
-    ck_assert_int_eq(bk_addrspace_write_raw(&fx.as, slot, buf,
-                                            (uint32_t)len, FX_NOW_DT), 0);
+    ck_assert_int_eq(fx_write_raw(slot, buf, (uint32_t)len, FX_NOW_DT), 0);
     /* The whole matrix goes out RAW, dimensions included. */
     dv = range_read("Demo.Static.Array.Int32", NULL);
     ck_assert_int_eq(dv.value.ndims, 2);

@@ -646,7 +646,7 @@ START_TEST(test_get_endpoints)
 END_TEST
 
 static void
-tweak_v6(struct bk_config *c)
+tweak_v6(struct shm_config *c)
 {
     snprintf(c->hostname, sizeof(c->hostname), "fe80::1");
     c->port = 4841;

@@ -86,7 +86,7 @@ count_status(const struct ua_create_monitored_items_response *r, ua_status s)
 /* ------------------------------------------------- docs/security.md case 76 */
 
 static void
-tw_subs(struct bk_config *c)
+tw_subs(struct shm_config *c)
 {
     c->max_subscriptions = 30;
 }
@@ -120,7 +120,7 @@ END_TEST
 /* ------------------------------------------------- docs/security.md case 77 */
 
 static void
-tw_items(struct bk_config *c)
+tw_items(struct shm_config *c)
 {
     c->max_monitored_items_per_subscription = 50;
     c->max_monitored_items = 80;
@@ -154,7 +154,7 @@ START_TEST(test_monitored_item_flood)
 END_TEST
 
 static void
-tw_many(struct bk_config *c)
+tw_many(struct shm_config *c)
 {
     c->max_monitored_items = 5000;
     c->max_monitored_items_per_subscription = 10000;

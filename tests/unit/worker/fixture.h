@@ -3,13 +3,16 @@
  * check_svc_*.c and check_session.c suites (header-only: every test file
  * is its own binary).
  *
- * fx_setup() builds the REAL address space with the broker's builder
- * (bk_addrspace_build over bk_config_defaults + bk_config_finish) and sets
- * a struct wk_worker over the same segment, as a worker attached by fd
- * would see it: node store, value slots, the configuration snapshot, its
- * stats row, decoding limits from the snapshot, a session pool.  Channels
- * are zeroed struct ua_sc with channel_id 1, 2, 3 (the service layer only
- * reads channel_id).
+ * fx_setup() maps the REAL address space, built by the broker's builder
+ * (tests/unit/worker/fixture_seg.c, a build tool linked with libbroker,
+ * wrote it to FX_SEG_DIR/default.seg) into a private copy and sets a
+ * struct wk_worker over it, as a worker attached by fd would see it: node
+ * store, value slots, the configuration snapshot, its stats row, decoding
+ * limits from the snapshot, a session pool and the services.  A test that
+ * needs other limits changes its copy of the snapshot (fx_setup_with; the
+ * snapshot's fields are the configuration's, broker/config.c
+ * bk_config_snapshot).  Channels are zeroed struct ua_sc with channel_id
+ * 1, 2, 3 (the service layer only reads channel_id).
  *
  * fx_call() plays the connection layer: it encodes the type NodeId and the
  * request as a channel delivers them (no request context: nothing can be
@@ -23,19 +26,25 @@
 #define WK_TEST_FIXTURE_H
 
 #include <check.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#include "broker/addrspace.h"
-#include "broker/config.h"
 #include "proto/arena.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
 #include "shm/layout.h"
+#include "shm/segment.h"
+#include "shm/value.h"
 #include "worker/session.h"
 #include "worker/sub.h"
 #include "worker/svc.h"
@@ -54,9 +63,12 @@
 #define FX_MSG         (8u << 20)
 #define FX_CHANNELS    3
 
+/* Where fixture_seg wrote the segments (the Makefile says). */
+#ifndef FX_SEG_DIR
+#define FX_SEG_DIR "build/tests/unit/worker"
+#endif
+
 struct fx {
-    struct bk_config    conf;
-    struct bk_addrspace as;
     struct wk_worker    w;
     struct wk_writes    writes;         /* the Write service's pool */
     struct wk_calls     calls;          /* the Call service's pool */
@@ -74,27 +86,52 @@ struct fx {
 
 static struct fx fx;
 
-/* Set a test's config before fx_setup_with (NULL: defaults). */
-typedef void (*fx_tweak_fn)(struct bk_config *c);
+/* Change a test's snapshot before the worker sees it (NULL: as built). */
+typedef void (*fx_tweak_fn)(struct shm_config *c);
 
+/*
+ * A private copy of the segment in FX_SEG_DIR/name (a memfd: what a test
+ * writes stays its own), attached like a worker attaches its fd.
+ */
 static inline void
-fx_setup_with(fx_tweak_fn tweak)
+fx_map(const char *name)
 {
-    char err[256];
+    static char buf[1u << 20];
+    char        path[4096];
+    struct stat st;
+    int         in, fd;
 
+    snprintf(path, sizeof(path), "%s/%s", FX_SEG_DIR, name);
+    in = open(path, O_RDONLY | O_CLOEXEC);
+    ck_assert_msg(in != -1, "%s: run the fixture_seg build tool (make)",
+                  path);
+    ck_assert_int_eq(fstat(in, &st), 0);
+    fd = memfd_create("fx", MFD_CLOEXEC);
+    ck_assert_int_ne(fd, -1);
+    ck_assert_int_eq(ftruncate(fd, st.st_size), 0);
+    /* ftruncate keeps the file offset at 0: the copy fills it. */
+    for (;;) {
+        ssize_t n = read(in, buf, sizeof(buf));
+
+        ck_assert_int_ge(n, 0);
+        if (n == 0)
+            break;
+        ck_assert_int_eq(write(fd, buf, (size_t)n), n);
+    }
+    close(in);
+    ck_assert_int_eq(shm_segment_attach(&fx.w.seg, fd, 1), 0);
+}
+
+/* fx_setup() on segment name (default.seg, big.seg), its snapshot changed
+ * by tweak. */
+static inline void
+fx_setup_seg(const char *name, fx_tweak_fn tweak)
+{
     memset(&fx, 0, sizeof(fx));
-    bk_config_defaults(&fx.conf);
-    fx.conf.vars = 100;
-    fx.conf.workers = 1;
-    fx.conf.value_heap_mb = 4;
+    fx_map(name);
     if (tweak != NULL)
-        tweak(&fx.conf);
-    bk_config_finish(&fx.conf);
-    if (bk_addrspace_build(&fx.as, &fx.conf, FX_NOW_DT, err,
-                           sizeof(err)) != 0)
-        ck_abort_msg("bk_addrspace_build: %s", err);
-
-    fx.w.seg = fx.as.seg;
+        tweak((struct shm_config *)shm_segment_region(&fx.w.seg,
+                                                      SHM_R_CONFIG));
     ck_assert_int_eq(shm_nodestore_open(&fx.w.ns, &fx.w.seg), 0);
     ck_assert_int_eq(shm_values_open(&fx.w.vals, &fx.w.seg), 0);
     fx.w.conf = shm_segment_region(&fx.w.seg, SHM_R_CONFIG);
@@ -139,9 +176,41 @@ fx_setup_with(fx_tweak_fn tweak)
 }
 
 static inline void
+fx_setup_with(fx_tweak_fn tweak)
+{
+    fx_setup_seg("default.seg", tweak);
+}
+
+static inline void
 fx_setup(void)
 {
     fx_setup_with(NULL);
+}
+
+/*
+ * Store a value into slot as the broker does (both timestamps now, a
+ * server timestamp never older than the slot's last: broker/addrspace.c
+ * bk_addrspace_write_value).  0 or shm_value_write's error.
+ */
+static inline int
+fx_write_raw(uint32_t slot, const void *bytes, uint32_t len, int64_t now)
+{
+    struct shm_value m = { 0 };
+    int64_t          prev;
+
+    m.status = UA_GOOD;
+    m.flags = SHM_VF_SOURCE_TS | SHM_VF_SERVER_TS;
+    m.source_ts = now;
+    m.server_ts = now;
+    if (slot >= fx.w.vals.nslots)
+        return -EINVAL;
+    prev = atomic_load_explicit(&fx.w.vals.slots[slot].server_ts,
+                                memory_order_relaxed);
+    if (m.server_ts <= prev) {
+        m.server_ts = prev + 1;
+        m.server_ps = 0;
+    }
+    return shm_value_write(&fx.w.vals, slot, bytes, len, &m);
 }
 
 static inline void
@@ -153,7 +222,7 @@ fx_teardown(void)
     wk_svc_browse_fini(&fx.w);
     wk_svc_fini(&fx.w);
     wk_session_fini(&fx.w);
-    bk_addrspace_close(&fx.as);
+    shm_segment_close(&fx.w.seg);
     free(fx.abuf);
     free(fx.rbuf);
     free(fx.msg);

@@ -391,7 +391,7 @@ sf_change_raw(struct ua_nodeid n, const uint8_t *variant, uint32_t vlen,
     meta.flags = SHM_VF_SOURCE_TS | SHM_VF_SERVER_TS;
     meta.source_ts = src_ts;
     meta.server_ts = srv_ts;
-    ck_assert_int_eq(shm_value_write(&fx.as.vals, slot, variant, vlen,
+    ck_assert_int_eq(shm_value_write(&fx.w.vals, slot, variant, vlen,
                                      &meta), 0);
     rec[len++] = (uint8_t)(UA_DV_VALUE | UA_DV_SOURCE_TS | UA_DV_SERVER_TS
                            | (status != UA_GOOD ? UA_DV_STATUS : 0));
