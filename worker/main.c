@@ -65,6 +65,7 @@
 #include "svc_discovery.h"
 #include "svc_read.h"
 #include "svc_session.h"
+#include "svc_sub.h"
 #include "svc_write.h"
 #include "worker.h"
 

@@ -21,7 +21,8 @@
  *
  * Registered at start-up: with the link (wk_sub_init: values, overflows,
  * events, losses, the time of a block, the promise to wake), with the
- * dispatcher, the Call service and the session layer (wk_svc_sub_init).
+ * dispatcher, the Call service and the session layer (wk_svc_sub_init,
+ * worker/svc_sub.h).
  *
  * Design and the sampling semantics: docs/subscriptions.md.
  *
@@ -57,15 +58,6 @@ int wk_sub_init(struct wk_worker *w);
 
 /* Clear every interest bit we set and free everything. */
 void wk_sub_fini(struct wk_worker *w);
-
-/*
- * Register the Subscription and MonitoredItem services with the
- * dispatcher (worker/svc.h), the Server's GetMonitoredItems, ResendData
- * and ConditionType's ConditionRefresh(2) with the Call service
- * (worker/svc_call.h, when w->calls is set), and wk_sub_session_closed
- * with the session layer (worker/session.h).  0 or -EINVAL.
- */
-int wk_svc_sub_init(struct wk_worker *w);
 
 /*
  * Session s goes away (its client's CloseSession; the session layer's

@@ -40,6 +40,7 @@
 #include "sub_int.h"
 #include "svc.h"
 #include "svc_call.h"
+#include "svc_sub.h"
 
 static bool wk_svc_sub_count(struct wk_svc_ctx *ctx,
                              struct ua_response_header *rh, int32_t n,

@@ -53,6 +53,7 @@
 #include "worker/svc_discovery.h"
 #include "worker/svc_read.h"
 #include "worker/svc_session.h"
+#include "worker/svc_sub.h"
 #include "worker/svc_write.h"
 #include "worker/worker.h"
 
