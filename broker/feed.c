@@ -1084,11 +1084,11 @@ bk_feed_batch(struct bk_addrspace *as, const char *text, size_t len,
     char                 why[BK_FEED_WHY_MAX];
     size_t               rlen = 0;
     uint32_t             lineno = 0;
-    struct shm_fanout   *sh = as->fanout != NULL ? as->fanout->fo.sh : NULL;
 
     memset(res, 0, sizeof(*res));
     if (report != NULL && rcap != 0)
         report[0] = '\0';
+    bk_value_batch_begin(&as->val);
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *le = nl != NULL ? nl : end;
@@ -1117,8 +1117,7 @@ bk_feed_batch(struct bk_addrspace *as, const char *text, size_t len,
             if (st == UA_GOOD) {
                 res->ok++;
                 res->events++;
-                if (as->fanout != NULL)
-                    bk_fanout_event(as->fanout, ev.buf, ev.len);
+                bk_value_event(&as->val, ev.buf, ev.len);
                 continue;
             }
             goto refused;
@@ -1139,8 +1138,8 @@ bk_feed_batch(struct bk_addrspace *as, const char *text, size_t len,
                 m.flags = SHM_VF_SOURCE_TS | SHM_VF_SERVER_TS;
                 m.source_ts = fv.has_ts ? fv.source_ts : now;
                 m.server_ts = now;
-                rc = bk_addrspace_write_value(as, fv.slot, buf,
-                                              (uint32_t)elen, &m);
+                rc = bk_value_write(&as->val, fv.slot, buf, (uint32_t)elen,
+                                    &m);
                 if (rc != 0)
                     st = bk_feed_why(why, sizeof(why), UA_BAD_OUT_OF_MEMORY,
                                      "the value heap is full");
@@ -1160,16 +1159,10 @@ refused:
                 rlen += (size_t)k < rcap - rlen ? (size_t)k : rcap - rlen - 1;
         }
     }
+    bk_value_batch_end(&as->val);
     ua_arena_reset(a);
-    if (sh != NULL)
-        atomic_store_explicit(&sh->feed_values,
-                              atomic_load_explicit(&sh->feed_values,
-                                                   memory_order_relaxed)
-                                  + res->ok - res->events,
-                              memory_order_relaxed);
-    if (sh != NULL && res->events != 0)
-        atomic_fetch_add_explicit(&sh->feed_events, res->events,
-                                  memory_order_relaxed);
+    bk_fanout_count_feed(as->val.fanout, res->ok - res->events,
+                         res->events);
 }
 
 /* ------------------------------------------------------------ printing */

@@ -52,9 +52,12 @@
 #include "methods.h"
 #include "notify.h"
 #include "pki.h"
-#include "users.h"
+#include "request.h"
+#include "server.h"
+#include "sim.h"
 #include "stats.h"
 #include "supervisor.h"
+#include "users.h"
 #include "proto/types.h"
 #include "proto/version.h"
 #include "shm/log.h"
@@ -67,7 +70,6 @@ struct bk_main {
     struct bk_addrspace  as;
     struct event_base   *base;
     struct event         tick;
-    struct event         sim;
     struct event         sigint;
     struct event         sigterm;
     struct event         sighup;
@@ -75,6 +77,8 @@ struct bk_main {
     struct bk_pki        pki;
     struct bk_supervisor sv;
     struct bk_fanout     fo;
+    struct bk_request    rq;
+    struct bk_sim        sim;
     struct bk_feed       feed;
     struct bk_mqtt       mqtt;
     struct bk_methods    methods;
@@ -85,9 +89,6 @@ struct bk_main {
     char               **argv;
     const char          *passwd_name;   /* `passwd` mode: NAME [ROLE] */
     const char          *passwd_role;
-    uint32_t             counter;
-    double               sim_t;
-    uint64_t             rng;
 };
 
 static void bk_usage(FILE *f);
@@ -95,8 +96,6 @@ static int bk_args(struct bk_main *m, struct bk_config *conf, int argc,
                    char **argv, int *mode, char *err, size_t errlen);
 static int bk_feed_word(int argc, char **argv);
 static void bk_on_tick(evutil_socket_t fd, short what, void *arg);
-static void bk_on_sim(evutil_socket_t fd, short what, void *arg);
-static void bk_sim_vars(struct bk_main *m, int64_t now);
 static void bk_on_signal(evutil_socket_t fd, short what, void *arg);
 static void bk_on_stopped(void *arg);
 static void bk_on_hup(evutil_socket_t fd, short what, void *arg);
@@ -301,7 +300,7 @@ bk_on_tick(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    bk_addrspace_tick(&m->as, ua_datetime_now());
+    bk_server_tick(&m->as.server, ua_datetime_now());
     (void)bk_pki_drain(&m->pki);
 }
 
@@ -341,7 +340,6 @@ static void
 bk_reload(struct bk_main *m)
 {
     static struct bk_config next;
-    double                  ms = m->conf.simulation_interval_ms;
     const char             *file = m->conf_file;
     char                    err[512];
     unsigned                applied, restart;
@@ -372,15 +370,7 @@ bk_reload(struct bk_main *m)
                             shm_segment_region(&m->as.seg, SHM_R_CONFIG));
     if (bk_pki_update(&m->pki, &m->conf, err, sizeof(err)) != 0)
         fprintf(stderr, "%s: SIGHUP: %s\n", bk_prog, err);
-    if (m->conf.simulation_interval_ms != ms) {
-        struct timeval tv;
-
-        ms = m->conf.simulation_interval_ms;
-        tv.tv_sec = (time_t)(ms / 1000);
-        tv.tv_usec = (suseconds_t)(fmod(ms, 1000.0) * 1000);
-        event_del(&m->sim);
-        event_add(&m->sim, &tv);
-    }
+    bk_sim_reload(&m->sim);
     fprintf(stderr, "%s: SIGHUP: configuration reloaded from %s: %u "
             "setting%s applied, %u need%s a restart\n", bk_prog,
             file != NULL ? file : "the command line", applied,
@@ -430,65 +420,6 @@ bk_on_ready(evutil_socket_t fd, short what, void *arg)
                         (long)getpid());
 }
 
-static void
-bk_on_sim(evutil_socket_t fd, short what, void *arg)
-{
-    struct bk_main *m = arg;
-    int64_t         now = ua_datetime_now();
-    double          ramp, sine, rnd;
-
-    (void)fd;
-    (void)what;
-    m->counter++;
-    m->sim_t += m->conf.simulation_interval_ms / 1000.0;
-    ramp = fmod(m->sim_t, 100.0);
-    sine = sin(m->sim_t * 2 * M_PI / 60.0);
-    m->rng ^= m->rng << 13;
-    m->rng ^= m->rng >> 7;
-    m->rng ^= m->rng << 17;
-    rnd = (double)(m->rng >> 11) / 9007199254740992.0;
-    bk_addrspace_write_scalar(&m->as, m->as.sim_slot[BK_SIM_COUNTER],
-                              UA_BT_UINT32, &m->counter, now);
-    bk_addrspace_write_scalar(&m->as, m->as.sim_slot[BK_SIM_RAMP],
-                              UA_BT_DOUBLE, &ramp, now);
-    bk_addrspace_write_scalar(&m->as, m->as.sim_slot[BK_SIM_SINE],
-                              UA_BT_DOUBLE, &sine, now);
-    bk_addrspace_write_scalar(&m->as, m->as.sim_slot[BK_SIM_RANDOM],
-                              UA_BT_DOUBLE, &rnd, now);
-    bk_sim_vars(m, now);
-}
-
-/*
- * The first addrspace.simulation_vars of Demo.Vars: v<i> is its initial
- * value plus the tick count (the Counter's value), so every tick changes
- * each of them by one: Int32 (even i) i + ticks, wrapping; Double (odd i)
- * i + 0.5 + ticks.  A client's Write to one of them lasts until the next
- * tick.  One pass over their slots (consecutive), through the path of
- * every value change (bk_addrspace_write_value: the slot, then the
- * fan-out), nothing allocated.
- */
-static void
-bk_sim_vars(struct bk_main *m, int64_t now)
-{
-    uint32_t n = m->conf.simulation_vars;
-    uint32_t slot = m->as.vars_slot_first;
-    uint32_t ticks = m->counter;
-
-    if (n > m->as.vars)
-        n = m->as.vars;             /* bk_config_check refuses it anyway */
-    for (uint32_t i = 0; i < n; i++, slot++) {
-        if (i % 2) {
-            double d = i + 0.5 + ticks;
-
-            bk_addrspace_write_scalar(&m->as, slot, UA_BT_DOUBLE, &d, now);
-        } else {
-            int32_t x = (int32_t)(i + ticks);
-
-            bk_addrspace_write_scalar(&m->as, slot, UA_BT_INT32, &x, now);
-        }
-    }
-}
-
 /* SIGTERM / SIGINT: stop the workers, then the loop; twice: kill them. */
 static void
 bk_on_signal(evutil_socket_t fd, short what, void *arg)
@@ -523,11 +454,11 @@ bk_loop(struct bk_main *m)
     int  rc;
 
     for (;;) {
-        sleep = bk_fanout_prepare(&m->fo, ua_datetime_now());
+        sleep = bk_request_prepare(&m->rq, ua_datetime_now());
         rc = event_base_loop(m->base, sleep ? EVLOOP_ONCE : EVLOOP_NONBLOCK);
         if (rc == -1)
             return -1;
-        bk_fanout_wake(&m->fo);
+        bk_request_wake(&m->rq);
         if (event_base_got_break(m->base) || event_base_got_exit(m->base))
             return 0;
     }
@@ -537,10 +468,8 @@ static int
 bk_run(struct bk_main *m)
 {
     struct timeval   one = { 1, 0 };
-    struct timeval   simtv;
     struct timeval   ready_tv = { 0, BK_READY_POLL_MS * 1000 };
     struct sigaction sa;
-    double           ms = m->conf.simulation_interval_ms;
     char             err[512];
     int              rc = 1;
 
@@ -558,23 +487,30 @@ bk_run(struct bk_main *m)
         fprintf(stderr, "%s: %s\n", bk_prog, err);
         goto out_base;
     }
-    if (bk_fanout_init(&m->fo, &m->as, m->base, &m->conf, err,
-                       sizeof(err)) != 0) {
+    if (bk_fanout_init(&m->fo, &m->as.seg, &m->as.vals, m->base, &m->conf,
+                       err, sizeof(err)) != 0) {
         fprintf(stderr, "%s: %s\n", bk_prog, err);
         goto out_sv;
     }
-    m->sv.fanout = &m->fo;
+    if (bk_request_init(&m->rq, &m->as, &m->fo, m->base, &m->conf, err,
+                        sizeof(err)) != 0) {
+        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        goto out_fo;
+    }
+    /* From now on value changes reach the workers. */
+    bk_value_set_fanout(&m->as.val, &m->fo);
+    m->sv.request = &m->rq;
     if (bk_feed_init(&m->feed, m->base, &m->as, &m->conf, err,
                      sizeof(err)) != 0) {
         fprintf(stderr, "%s: %s\n", bk_prog, err);
-        goto out_fo;
+        goto out_rq;
     }
     if (bk_mqtt_init(&m->mqtt, m->base, &m->as, &m->conf, err,
                      sizeof(err)) != 0) {
         fprintf(stderr, "%s: %s\n", bk_prog, err);
         goto out_feed;
     }
-    if (bk_methods_init(&m->methods, m->base, &m->as, &m->fo, &m->conf,
+    if (bk_methods_init(&m->methods, m->base, &m->as, &m->rq, &m->conf,
                         err, sizeof(err)) != 0) {
         fprintf(stderr, "%s: %s\n", bk_prog, err);
         goto out_mqtt;
@@ -584,18 +520,17 @@ bk_run(struct bk_main *m)
         fprintf(stderr, "%s: %s\n", bk_prog, err);
         goto out_methods;
     }
+    m->stats.fanout = &m->fo;
+    m->stats.request = &m->rq;
     m->stats.mqtt = &m->mqtt;
-    simtv.tv_sec = (time_t)(ms / 1000);
-    simtv.tv_usec = (suseconds_t)(fmod(ms, 1000.0) * 1000);
-    m->rng = (uint64_t)ua_datetime_now() | 1;
     event_assign(&m->tick, m->base, -1, EV_PERSIST, bk_on_tick, m);
-    event_assign(&m->sim, m->base, -1, EV_PERSIST, bk_on_sim, m);
     evsignal_assign(&m->sigint, m->base, SIGINT, bk_on_signal, m);
     evsignal_assign(&m->sigterm, m->base, SIGTERM, bk_on_signal, m);
     evsignal_assign(&m->sighup, m->base, SIGHUP, bk_on_hup, m);
     event_add(&m->tick, &one);
     event_add(&m->sighup, NULL);
-    event_add(&m->sim, &simtv);
+    bk_sim_start(&m->sim, m->base, &m->as, &m->conf,
+                 (uint64_t)ua_datetime_now());
     event_add(&m->sigint, NULL);
     event_add(&m->sigterm, NULL);
     event_assign(&m->ready, m->base, -1, EV_PERSIST, bk_on_ready, m);
@@ -612,7 +547,7 @@ bk_run(struct bk_main *m)
         rc = 0;
     fprintf(stderr, "%s: stopped\n", bk_prog);
     event_del(&m->tick);
-    event_del(&m->sim);
+    bk_sim_stop(&m->sim);
     event_del(&m->sigint);
     event_del(&m->sigterm);
     event_del(&m->sighup);
@@ -624,8 +559,11 @@ out_mqtt:
     bk_mqtt_clear(&m->mqtt);
 out_feed:
     bk_feed_clear(&m->feed);
+out_rq:
+    m->sv.request = NULL;
+    bk_value_set_fanout(&m->as.val, NULL);
+    bk_request_clear(&m->rq);
 out_fo:
-    m->sv.fanout = NULL;
     bk_fanout_clear(&m->fo);
 out_sv:
     bk_supervisor_clear(&m->sv);

@@ -30,7 +30,7 @@
 #include <libxml/tree.h>
 #include <libxml/xmlreader.h>
 
-#include "addrspace.h"
+#include "alloc.h"
 #include "ns0_gen.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
@@ -207,7 +207,7 @@ static void bk_nsx_xml_error(void *arg, xmlErrorPtr e);
 static int bk_nsx_file_load(struct bk_nodeset *s, const char *path, char *err,
                             size_t errlen);
 static int bk_nsx_edge_cmp(const void *a, const void *b);
-static uint32_t bk_nsx_intern(struct bk_addrspace *as,
+static uint32_t bk_nsx_intern(struct shm_nodestore *ns,
                               const struct bk_nodeset *s, uint32_t off);
 static bool bk_nsx_type_ok(uint32_t base, uint8_t bt);
 
@@ -1976,21 +1976,20 @@ bk_nsx_edge_cmp(const void *a, const void *b)
 }
 
 static uint32_t
-bk_nsx_intern(struct bk_addrspace *as, const struct bk_nodeset *s,
+bk_nsx_intern(struct shm_nodestore *ns, const struct bk_nodeset *s,
               uint32_t off)
 {
     const char *t = (const char *)s->heap + off;
 
     if (off == 0)
         return 0;
-    return shm_nodestore_intern(&as->ns, t, (uint32_t)strlen(t));
+    return shm_nodestore_intern(ns, t, (uint32_t)strlen(t));
 }
 
 int
-bk_nodeset_add(struct bk_nodeset *s, struct bk_addrspace *as, uint32_t *slot,
+bk_nodeset_add(struct bk_nodeset *s, struct shm_nodestore *ns, uint32_t *slot,
                char *err, size_t errlen)
 {
-    struct shm_nodestore *ns = &as->ns;
     struct bk_nsx_edge   *e;
     uint32_t              ne = 0;
     char                  ib[256];
@@ -2034,18 +2033,18 @@ bk_nodeset_add(struct bk_nodeset *s, struct bk_addrspace *as, uint32_t *slot,
         g->store = idx;
         n = shm_nodestore_node(ns, idx);
         n->browse_ns = g->browse_ns;
-        n->browse_name = bk_nsx_intern(as, s, g->browse_name);
-        n->dn_text = bk_nsx_intern(as, s, g->dn_text);
-        n->dn_locale = bk_nsx_intern(as, s, g->dn_locale);
-        n->desc_text = bk_nsx_intern(as, s, g->desc_text);
-        n->desc_locale = bk_nsx_intern(as, s, g->desc_locale);
+        n->browse_name = bk_nsx_intern(ns, s, g->browse_name);
+        n->dn_text = bk_nsx_intern(ns, s, g->dn_text);
+        n->dn_locale = bk_nsx_intern(ns, s, g->dn_locale);
+        n->desc_text = bk_nsx_intern(ns, s, g->desc_text);
+        n->desc_locale = bk_nsx_intern(ns, s, g->desc_locale);
         n->flags = g->flags;
         n->event_notifier = g->event_notifier;
         n->write_mask = g->write_mask;
         n->user_write_mask = g->user_write_mask;
         if (g->node_class == SHM_NC_REFERENCETYPE) {
-            n->u.ref.inv_text = bk_nsx_intern(as, s, g->inv_text);
-            n->u.ref.inv_locale = bk_nsx_intern(as, s, g->inv_locale);
+            n->u.ref.inv_text = bk_nsx_intern(ns, s, g->inv_text);
+            n->u.ref.inv_locale = bk_nsx_intern(ns, s, g->inv_locale);
         }
         if (g->node_class == SHM_NC_VARIABLE
             || g->node_class == SHM_NC_VARIABLETYPE) {
@@ -2158,11 +2157,10 @@ bk_nsx_type_ok(uint32_t base, uint8_t bt)
 }
 
 int
-bk_nodeset_values(struct bk_nodeset *s, struct bk_addrspace *as, int64_t now,
-                  char *err, size_t errlen)
+bk_nodeset_values(struct bk_nodeset *s, const struct shm_nodestore *ns,
+                  struct bk_value *val, int64_t now, char *err, size_t errlen)
 {
     static const uint8_t null_variant = 0;
-    const struct shm_nodestore *ns = &as->ns;
 
     for (uint32_t i = 0; i < s->nnodes; i++) {
         const struct bk_nsx_node *g = &s->nodes[i];
@@ -2173,8 +2171,8 @@ bk_nodeset_values(struct bk_nodeset *s, struct bk_addrspace *as, int64_t now,
             && g->node_class != SHM_NC_VARIABLETYPE)
             continue;
         if (!g->has_value) {
-            rc = bk_addrspace_write_raw(as, n->u.var.slot, &null_variant, 1,
-                                        now);
+            rc = bk_value_write_raw(val, n->u.var.slot, &null_variant, 1,
+                                    now);
         } else {
             /* The ns0 base of the DataType: a built-in id, 26..29, or 0
              * (64 nodes deep, as this check has always walked). */
@@ -2190,9 +2188,8 @@ bk_nodeset_values(struct bk_nodeset *s, struct bk_addrspace *as, int64_t now,
                                                           ib, sizeof(ib)));
                 return -1;
             }
-            rc = bk_addrspace_write_raw(as, n->u.var.slot,
-                                        s->heap + g->value, g->value_len,
-                                        now);
+            rc = bk_value_write_raw(val, n->u.var.slot, s->heap + g->value,
+                                    g->value_len, now);
         }
         if (rc != 0) {
             BK_NSX_ERR(g->file, g->line, "the segment's value heap is full");

@@ -26,8 +26,10 @@
 #include <event2/buffer.h>
 #include <event2/http.h>
 
+#include "alloc.h"
 #include "fanout.h"
 #include "mqtt.h"
+#include "request.h"
 #include "proto/types.h"
 #include "proto/version.h"
 #include "shm/layout.h"
@@ -293,9 +295,9 @@ static const char *bk_stats_state(const struct bk_stats *st, unsigned i,
 static uint64_t bk_stats_uptime_s(const struct bk_stats_view *v,
                                   const struct bk_stats_row *r);
 struct bk_stats_fanout;
-static void bk_stats_fanout_read(const struct bk_addrspace *as,
+static void bk_stats_fanout_read(const struct bk_stats *st,
                                  struct bk_stats_fanout *o);
-static void bk_stats_json_fanout(const struct bk_addrspace *as,
+static void bk_stats_json_fanout(const struct bk_stats *st,
                                  struct evbuffer *b);
 static bool bk_stats_throttle_read(const struct bk_addrspace *as,
                                    uint64_t *v);
@@ -536,10 +538,11 @@ struct bk_stats_fanout {
 };
 
 static void
-bk_stats_fanout_read(const struct bk_addrspace *as, struct bk_stats_fanout *o)
+bk_stats_fanout_read(const struct bk_stats *st, struct bk_stats_fanout *o)
 {
-    const struct bk_fanout *f = as->fanout;
-    struct shm_fanout      *sh;
+    const struct bk_fanout  *f = st->fanout;
+    const struct bk_request *rq = st->request;
+    struct shm_fanout       *sh;
 
     memset(o, 0, sizeof(*o));
     if (f == NULL || f->n == 0 || f->fo.sh == NULL)
@@ -560,12 +563,14 @@ bk_stats_fanout_read(const struct bk_addrspace *as, struct bk_stats_fanout *o)
     o->v[BK_SF_FEED_EVENTS] = BK_F(feed_events);
     o->v[BK_SF_RECLAIMED] = atomic_load_explicit(&f->pool.sh->reclaimed,
                                                  memory_order_relaxed);
-    o->v[BK_SF_M_CALLS] = f->mstat.calls;
-    o->v[BK_SF_M_ANSWERED] = f->mstat.answered;
-    o->v[BK_SF_M_TIMEOUTS] = f->mstat.timeouts;
-    o->v[BK_SF_M_NO_OWNER] = f->mstat.no_owner;
-    o->v[BK_SF_M_ERRORS] = f->mstat.errors;
-    o->v[BK_SF_M_LATE] = f->mstat.late;
+    if (rq != NULL) {
+        o->v[BK_SF_M_CALLS] = rq->mstat.calls;
+        o->v[BK_SF_M_ANSWERED] = rq->mstat.answered;
+        o->v[BK_SF_M_TIMEOUTS] = rq->mstat.timeouts;
+        o->v[BK_SF_M_NO_OWNER] = rq->mstat.no_owner;
+        o->v[BK_SF_M_ERRORS] = rq->mstat.errors;
+        o->v[BK_SF_M_LATE] = rq->mstat.late;
+    }
     for (unsigned i = 0; i < f->n; i++) {
         const struct shm_ring *r = f->w[i].notif.sh;
 
@@ -578,19 +583,18 @@ bk_stats_fanout_read(const struct bk_addrspace *as, struct bk_stats_fanout *o)
 }
 
 static void
-bk_stats_json_fanout(const struct bk_addrspace *as, struct evbuffer *b)
+bk_stats_json_fanout(const struct bk_stats *st, struct evbuffer *b)
 {
     struct bk_stats_fanout fo;
-
     uint64_t               th[BK_ST_MAX];
 
-    bk_stats_fanout_read(as, &fo);
+    bk_stats_fanout_read(st, &fo);
     evbuffer_add_printf(b, " \"fanout\": {");
     for (int k = 0; k < BK_SF_MAX; k++)
         evbuffer_add_printf(b, "%s\"%s\": %" PRIu64, k ? ", " : "",
                             bk_stats_fanout_desc[k].json, fo.v[k]);
     evbuffer_add_printf(b, "},\n");
-    if (bk_stats_throttle_read(as, th)) {
+    if (bk_stats_throttle_read(st->as, th)) {
         evbuffer_add_printf(b, " \"throttle\": {");
         for (int k = 0; k < BK_ST_MAX; k++)
             evbuffer_add_printf(b, "%s\"%s\": %" PRIu64, k ? ", " : "",
@@ -693,11 +697,12 @@ bk_stats_json(const struct bk_stats *st, const struct bk_stats_view *v,
         "{\"broker\": {\"pid\": %d, \"version\": \"%s\", \"uptime_s\": %"
         PRIu64 ", \"workers\": %u, \"nodes\": %u, \"references\": %u, "
         "\"values\": %u, \"segment_bytes\": %zu, \"worker_restarts\": %u, "
-        "\"value_heap_bytes_used\": %" PRIu64 "},\n",
+        "\"value_heap_bytes_used\": %" PRIu64 ", \"allocations\": %" PRIu64
+        "},\n",
         (int)getpid(), UA_VERSION, v->uptime_s, v->n, as->ns.nnodes,
         as->ns.nrefs, as->vals.nslots, as->seg.size, v->total.restarts,
-        (uint64_t)as->vals.hdr->vheap.bytes_used);
-    bk_stats_json_fanout(as, b);
+        (uint64_t)as->vals.hdr->vheap.bytes_used, bk_alloc_count());
+    bk_stats_json_fanout(st, b);
     {
         uint64_t mq[BK_SM_MAX];
 
@@ -794,10 +799,15 @@ bk_stats_prom(const struct bk_stats *st, const struct bk_stats_view *v,
                          "bytes of the shared value heap in use");
     evbuffer_add_printf(b, "uabroker_value_heap_bytes_used %" PRIu64 "\n",
                         (uint64_t)as->vals.hdr->vheap.bytes_used);
+    bk_stats_prom_family(b, "broker_allocations_total", "counter",
+                         "heap allocations by the broker (flat in steady "
+                         "state)");
+    evbuffer_add_printf(b, "uabroker_broker_allocations_total %" PRIu64 "\n",
+                        bk_alloc_count());
     {
         struct bk_stats_fanout fo;
 
-        bk_stats_fanout_read(as, &fo);
+        bk_stats_fanout_read(st, &fo);
         for (int k = 0; fo.on && k < BK_SF_MAX; k++) {
             const struct bk_stats_counter_desc *d = &bk_stats_fanout_desc[k];
 

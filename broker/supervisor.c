@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fanout.h"
+#include "request.h"
 #include "shm/limits.h"
 
 #define BK_BROKER_PID_ENV "UABROKER_PID"
@@ -356,8 +356,8 @@ bk_supervisor_spawn(struct bk_supervisor *sv, struct bk_worker_slot *s)
     snprintf(segfd, sizeof(segfd), "%d", sv->seg->fd);
     snprintf(lfd, sizeof(lfd), "%d", s->listen_fd);
     bk_supervisor_row_reset(r);
-    if (sv->fanout != NULL) {
-        int rc = bk_fanout_worker_start(sv->fanout, s->slot);
+    if (sv->request != NULL) {
+        int rc = bk_request_worker_start(sv->request, s->slot);
 
         if (rc != 0)
             fprintf(stderr, "%s: worker %u: doorbell in %s: %s\n", bk_log,
@@ -444,8 +444,8 @@ bk_supervisor_exited(struct bk_supervisor *sv, struct bk_worker_slot *s,
     s->last_status = status;
     sv->running--;
     /* Before anything can respawn into the slot (blockpool.h). */
-    if (sv->fanout != NULL)
-        bk_fanout_worker_dead(sv->fanout, s->slot);
+    if (sv->request != NULL)
+        bk_request_worker_dead(sv->request, s->slot);
     /* Its sessions, subscriptions and items died with it: their units of
      * the server-wide budgets return before a successor can take any. */
     shm_limits_reclaim(shm_limits_of(sv->seg), s->slot);

@@ -703,8 +703,10 @@ START_TEST(test_range_matrix)
     v.dims = dims;
     ck_assert_uint_eq(ua_encode(&v, &ua_types[UA_TYPE_VARIANT], buf,
                                 sizeof(buf), &len), UA_GOOD);
-    ck_assert_int_eq(bk_addrspace_write_raw(&fx.as, slot, buf,
-                                            (uint32_t)len, FX_NOW_DT), 0);
+    bk_value_batch_begin(&fx.as.val);
+    ck_assert_int_eq(bk_value_write_raw(&fx.as.val, slot, buf,
+                                        (uint32_t)len, FX_NOW_DT), 0);
+    bk_value_batch_end(&fx.as.val);
     /* The whole matrix goes out RAW, dimensions included. */
     dv = range_read("Demo.Static.Array.Int32", NULL);
     ck_assert_int_eq(dv.value.ndims, 2);
