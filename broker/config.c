@@ -820,3 +820,37 @@ bk_config_snapshot_live(const struct bk_config *c, struct shm_config *s)
                           (uint32_t)shm_log_level_parse(c->log_level),
                           memory_order_relaxed);
 }
+
+int
+bk_config_pki_path(const struct bk_config *c, char *out, size_t cap)
+{
+    int n;
+
+    if (c->pki_dir[0] == '/')
+        n = snprintf(out, cap, "%s", c->pki_dir);
+    else
+        n = snprintf(out, cap, "%s/%s", c->runtime_dir, c->pki_dir);
+    return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+int
+bk_config_users_path(const struct bk_config *c, char *out, size_t cap)
+{
+    char  pki[BK_CONF_PATH_MAX];
+    char *slash;
+    int   n;
+
+    if (c->users_file[0] == '/') {
+        n = snprintf(out, cap, "%s", c->users_file);
+        return n < 0 || (size_t)n >= cap ? -1 : 0;
+    }
+    if (bk_config_pki_path(c, pki, sizeof(pki)) != 0)
+        return -1;
+    slash = strrchr(pki, '/');
+    if (slash == NULL)
+        n = snprintf(out, cap, "%s", c->users_file);
+    else
+        n = snprintf(out, cap, "%.*s/%s", (int)(slash - pki), pki,
+                     c->users_file);
+    return n < 0 || (size_t)n >= cap ? -1 : 0;
+}

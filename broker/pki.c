@@ -139,18 +139,6 @@ bk_pki_offers(const char *policies, const char *modes, bool allow_deprecated,
     return 0;
 }
 
-int
-bk_pki_path(const struct bk_config *c, char *out, size_t cap)
-{
-    int n;
-
-    if (c->pki_dir[0] == '/')
-        n = snprintf(out, cap, "%s", c->pki_dir);
-    else
-        n = snprintf(out, cap, "%s/%s", c->runtime_dir, c->pki_dir);
-    return n < 0 || (size_t)n >= cap ? -1 : 0;
-}
-
 /* ------------------------------------------------------------ files */
 
 static int
@@ -378,7 +366,7 @@ bk_pki_settings(struct bk_pki *k, const struct bk_config *c, char *err,
                  "or operator", c->x509_role);
         return -1;
     }
-    if (bk_users_path(c, users, sizeof(users)) != 0) {
+    if (bk_config_users_path(c, users, sizeof(users)) != 0) {
         snprintf(err, errlen, "security.users_file: path too long");
         return -1;
     }
@@ -415,7 +403,7 @@ bk_pki_init(struct bk_pki *k, const struct bk_config *c, int64_t now,
     if (bk_pki_offers(c->policies, c->modes, c->allow_deprecated != 0,
                       &offers, err, errlen) != 0)
         return -1;
-    if (bk_pki_path(c, k->dir, sizeof(k->dir)) != 0) {
+    if (bk_config_pki_path(c, k->dir, sizeof(k->dir)) != 0) {
         snprintf(err, errlen, "security.pki_dir: path too long");
         return -1;
     }

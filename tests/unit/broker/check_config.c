@@ -323,6 +323,28 @@ START_TEST(test_log_level)
 }
 END_TEST
 
+START_TEST(test_paths)
+{
+    struct bk_config c;
+    char             out[512];
+
+    bk_config_defaults(&c);
+    strcpy(c.runtime_dir, "/srv/ua/run");
+    ck_assert_int_eq(bk_config_pki_path(&c, out, sizeof(out)), 0);
+    ck_assert_str_eq(out, "/srv/ua/run/pki");
+    ck_assert_int_eq(bk_config_users_path(&c, out, sizeof(out)), 0);
+    ck_assert_str_eq(out, "/srv/ua/run/users");
+    strcpy(c.pki_dir, "/etc/ua/pki");
+    ck_assert_int_eq(bk_config_pki_path(&c, out, sizeof(out)), 0);
+    ck_assert_str_eq(out, "/etc/ua/pki");
+    ck_assert_int_eq(bk_config_users_path(&c, out, sizeof(out)), 0);
+    ck_assert_str_eq(out, "/etc/ua/users");
+    strcpy(c.users_file, "/etc/ua/people");
+    ck_assert_int_eq(bk_config_users_path(&c, out, sizeof(out)), 0);
+    ck_assert_str_eq(out, "/etc/ua/people");
+}
+END_TEST
+
 int
 main(void)
 {
@@ -340,6 +362,7 @@ main(void)
     tcase_add_test(tc, test_snapshot_and_write);
     tcase_add_test(tc, test_reload_live_and_restart);
     tcase_add_test(tc, test_log_level);
+    tcase_add_test(tc, test_paths);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
