@@ -25,6 +25,7 @@
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
+#include "shm/plan.h"
 #include "shm/throttle.h"
 
 #define BK_DEMO_FOLDERS   7
@@ -643,10 +644,10 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
         p.vheap += nc.vheap + 4096
                    + 2 * (uint64_t)bk_nodeset_nuris(as->nodesets) * 256;
     }
-    rc = shm_segment_create(&as->seg, &p, "uabroker");
+    rc = shm_plan_create(&as->seg, &p, "uabroker");
     if (rc != 0) {
         snprintf(err, errlen, "shared memory (%zu bytes): %s",
-                 shm_segment_size(&p), strerror(-rc));
+                 shm_plan_size(&p), strerror(-rc));
         bk_nodeset_free(as->nodesets);
         as->nodesets = NULL;
         return -1;

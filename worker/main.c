@@ -39,6 +39,7 @@
 #include "shm/layout.h"
 #include "shm/log.h"
 #include "shm/nodestore.h"
+#include "shm/plan.h"
 #include "shm/segment.h"
 #include "shm/throttle.h"
 #include "shm/value.h"
@@ -160,7 +161,7 @@ wk_main_attach(struct wk_worker *w, int segfd, unsigned slot)
     struct timespec nap = { 0, 10 * 1000 * 1000 };
     int             rc;
 
-    rc = shm_segment_attach(&w->seg, segfd, 1);
+    rc = shm_plan_attach(&w->seg, segfd, 1);
     if (rc != 0) {
         fprintf(stderr, "uaworker %u: shared memory (fd %d): %s\n", slot,
                 segfd, rc == -EPROTO ? "unknown segment layout"
