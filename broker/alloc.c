@@ -52,6 +52,19 @@ bk_strdup(const char *s)
     return p;
 }
 
+char *
+bk_strndup(const char *s, size_t n)
+{
+    size_t len = strnlen(s, n);
+    char  *p = bk_alloc(len + 1);
+
+    if (p != NULL) {
+        memcpy(p, s, len);
+        p[len] = '\0';
+    }
+    return p;
+}
+
 void
 bk_free(void *p)
 {

@@ -4,10 +4,11 @@
  * Every heap allocation of the broker goes through these, so the count
  * shows in /stats ("broker": "allocations") and /metrics
  * (uabroker_broker_allocations_total), as the worker's do (worker/
- * alloc.c).  The broker allocates at start (the fan-out's buffers, the
- * feed's arena, the NodeSet import) and on reload (the PKI lists); in
- * steady state the counter stays still.  libxml2's and libmosquitto's own
- * allocations are theirs, not counted.
+ * alloc.c).  The broker allocates at start (the request drain's and the
+ * fan-out's buffers, the feed's arena, the NodeSet import, the stats
+ * endpoint's view); in steady state the counter stays still
+ * (tests/integ/integ_fanout.c checks it).  libxml2's, libmosquitto's and
+ * libevent's own allocations are theirs, not counted.
  *
  * Broker only, single-threaded.
  */
@@ -26,13 +27,15 @@ void *bk_calloc(size_t n, size_t size);
 /* realloc(p, n) (at least 1 byte), counted; NULL: p is left as it was. */
 void *bk_realloc(void *p, size_t n);
 
-/* A copy of s, counted; NULL when out of memory. */
+/* A copy of s (of at most its first n bytes), counted; NULL when out of
+ * memory. */
 char *bk_strdup(const char *s);
+char *bk_strndup(const char *s, size_t n);
 
 /* Free p (NULL: nothing). */
 void bk_free(void *p);
 
-/* Allocations so far (bk_alloc, bk_calloc, bk_realloc, bk_strdup). */
+/* Allocations so far (every successful call above but bk_free). */
 uint64_t bk_alloc_count(void);
 
 #endif /* BK_ALLOC_H */

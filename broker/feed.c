@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <stdatomic.h>
 
+#include "alloc.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
@@ -1422,9 +1423,9 @@ bk_feed_init(struct bk_feed *fd, struct event_base *base,
     fd->cap = c->feed_max_batch_bytes;
     fd->report_cap = 64 * 1024;
     fd->arena_cap = 2 * fd->cap + (256u << 10);
-    fd->buf = malloc(fd->cap);
-    fd->report = malloc(fd->report_cap);
-    fd->arena_buf = malloc(fd->arena_cap);
+    fd->buf = bk_alloc(fd->cap);
+    fd->report = bk_alloc(fd->report_cap);
+    fd->arena_buf = bk_alloc(fd->arena_cap);
     if (fd->buf == NULL || fd->report == NULL || fd->arena_buf == NULL) {
         snprintf(err, errlen, "feed: out of memory");
         goto fail;
@@ -1475,9 +1476,9 @@ bk_feed_clear(struct bk_feed *fd)
             event_del(&fd->rep_ev);
         shm_feed_close(&fd->rep);
     }
-    free(fd->buf);
-    free(fd->report);
-    free(fd->arena_buf);
+    bk_free(fd->buf);
+    bk_free(fd->report);
+    bk_free(fd->arena_buf);
     fd->buf = NULL;
     fd->report = NULL;
     fd->arena_buf = NULL;
@@ -1576,8 +1577,8 @@ bk_feed_command(const struct bk_config *c, int argc, char **argv, FILE *in,
         fprintf(err, "uabroker feed: %s: %s\n", url, strerror(-rc));
         return 2;
     }
-    batch = malloc(bcap);
-    reply = malloc(64 * 1024 + 1);
+    batch = bk_alloc(bcap);
+    reply = bk_alloc(64 * 1024 + 1);
     if (batch == NULL || reply == NULL)
         goto out;
     code = 0;
@@ -1682,9 +1683,9 @@ bk_feed_command(const struct bk_config *c, int argc, char **argv, FILE *in,
             code = 1;
     }
 out:
-    free(line);
-    free(batch);
-    free(reply);
+    bk_free(line);                      /* getline()'s: libc's, uncounted */
+    bk_free(batch);
+    bk_free(reply);
     shm_feed_close(&sock);
     return code;
 }

@@ -883,8 +883,8 @@ bk_methods_command(const struct bk_config *c, int argc, char **argv,
     }
     mc.cap = 8 * (size_t)c->methods_max_call_bytes + 4096;
     mc.acap = mc.cap;
-    mc.buf = malloc(mc.cap + 1);
-    mc.ans = malloc(mc.acap + 1);
+    mc.buf = bk_alloc(mc.cap + 1);
+    mc.ans = bk_alloc(mc.acap + 1);
     if (mc.buf == NULL || mc.ans == NULL)
         goto out;
     /* Say hello until the broker takes it (it may not be up yet). */
@@ -954,8 +954,8 @@ bk_methods_command(const struct bk_config *c, int argc, char **argv,
         }
     }
 out:
-    free(mc.buf);
-    free(mc.ans);
+    bk_free(mc.buf);
+    bk_free(mc.ans);
     shm_feed_close(&mc.sock);
     return code;
 usage:

@@ -25,6 +25,7 @@
 
 #include <mosquitto.h>
 
+#include "alloc.h"
 #include "feed.h"
 #include "proto/types.h"
 
@@ -603,10 +604,10 @@ bk_mqtt_prepare(struct bk_mqtt *m, struct bk_addrspace *as,
     m->backoff_ms = m->reconnect_min_ms;
     m->rng = (uint64_t)ua_datetime_now() ^ ((uint64_t)getpid() << 32) ^ 1;
     m->line_cap = (size_t)m->max_payload + BK_MQTT_TOPIC_MAX + 2;
-    m->line = malloc(m->line_cap);
+    m->line = bk_alloc(m->line_cap);
     /* As the feed's: a line's value and its encoding (reset per line). */
     arena_cap = 2 * (size_t)m->max_payload + (256u << 10);
-    m->arena_buf = malloc(arena_cap);
+    m->arena_buf = bk_alloc(arena_cap);
     if (m->line == NULL || m->arena_buf == NULL) {
         bk_mqtt_clear(m);
         return bk_mqtt_err(err, errlen, "mqtt: out of memory");
@@ -703,8 +704,8 @@ bk_mqtt_clear(struct bk_mqtt *m)
     if (m->lib)
         mosquitto_lib_cleanup();
     m->lib = false;
-    free(m->line);
-    free(m->arena_buf);
+    bk_free(m->line);
+    bk_free(m->arena_buf);
     m->line = NULL;
     m->arena_buf = NULL;
     m->on = false;

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "request.h"
 #include "shm/limits.h"
 
@@ -124,11 +125,11 @@ bk_supervisor_env(struct bk_supervisor *sv)
 
     while (environ != NULL && environ[n] != NULL)
         n++;
-    sv->envp = calloc(n + 2, sizeof(*sv->envp));
-    pid = malloc(32);
+    sv->envp = bk_calloc(n + 2, sizeof(*sv->envp));
+    pid = bk_alloc(32);
     if (sv->envp == NULL || pid == NULL) {
-        free(pid);
-        free(sv->envp);
+        bk_free(pid);
+        bk_free(sv->envp);
         sv->envp = NULL;
         return -1;
     }
@@ -585,8 +586,8 @@ bk_supervisor_clear(struct bk_supervisor *sv)
         for (size_t i = 0; sv->envp[i] != NULL; i++)
             if (strncmp(sv->envp[i], BK_BROKER_PID_ENV "=",
                         sizeof(BK_BROKER_PID_ENV)) == 0)
-                free(sv->envp[i]);
-        free(sv->envp);
+                bk_free(sv->envp[i]);
+        bk_free(sv->envp);
         sv->envp = NULL;
     }
     sv->base = NULL;
