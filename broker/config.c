@@ -768,8 +768,7 @@ bk_config_format(const struct bk_config *c, const struct bk_conf_key *k,
 
 void
 bk_config_reload(struct bk_config *c, const struct bk_config *next,
-                 FILE *log, const char *prog, unsigned *applied,
-                 unsigned *restart)
+                 unsigned *applied, unsigned *restart)
 {
     *applied = 0;
     *restart = 0;
@@ -791,13 +790,12 @@ bk_config_reload(struct bk_config *c, const struct bk_config *next,
         if (bk_config_live(k)) {
             memcpy(f, g, size);
             (*applied)++;
-            fprintf(log, "%s: SIGHUP: %s.%s = %s (was %s)\n", prog,
+            shm_log(SHM_LOG_NOTICE, "SIGHUP: %s.%s = %s (was %s)",
                     k->section, k->key, now, was);
         } else {
             (*restart)++;
-            fprintf(log, "%s: SIGHUP: %s.%s = %s needs a restart; the "
-                    "running %s stays\n", prog, k->section, k->key, now,
-                    was);
+            shm_log(SHM_LOG_WARNING, "SIGHUP: %s.%s = %s needs a restart; "
+                    "the running %s stays", k->section, k->key, now, was);
         }
     }
 }

@@ -173,14 +173,13 @@ void bk_config_snapshot(const struct bk_config *c, struct shm_config *s);
 
 /*
  * SIGHUP: next is the configuration read again (checked).  Each setting
- * that differs is logged to log ("prog: SIGHUP: section.key = ..."); a
- * live one (bk_config_is_live) is copied into c, any other keeps its
- * running value and is logged as needing a restart.  *applied and
- * *restart count them.
+ * that differs is logged (shm/log.h: "SIGHUP: section.key = ..."); a live
+ * one (bk_config_is_live) is copied into c (a notice), any other keeps
+ * its running value and is logged as needing a restart (a warning).
+ * *applied and *restart count them.
  */
 void bk_config_reload(struct bk_config *c, const struct bk_config *next,
-                      FILE *log, const char *prog, unsigned *applied,
-                      unsigned *restart);
+                      unsigned *applied, unsigned *restart);
 
 /* Whether "section.key" takes effect on SIGHUP. */
 bool bk_config_is_live(const char *name);

@@ -32,7 +32,6 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <getopt.h>
-#include <math.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -325,9 +324,10 @@ bk_on_hup(evutil_socket_t fd, short what, void *arg)
     bk_notify_reloading();
     bk_reload(m);
     rc = bk_pki_reload(&m->pki);
-    fprintf(stderr, "%s: SIGHUP: trust list reloaded%s: %u trusted, %u "
-            "CRLs, %u issuers, %u issuer CRLs, %u skipped, %u users\n",
-            bk_prog, rc == 0 ? "" : " (with errors)", m->pki.n_trusted,
+    shm_log(rc == 0 ? SHM_LOG_NOTICE : SHM_LOG_WARNING,
+            "SIGHUP: trust list reloaded%s: %u trusted, %u CRLs, %u issuers, "
+            "%u issuer CRLs, %u skipped, %u users",
+            rc == 0 ? "" : " (with errors)", m->pki.n_trusted,
             m->pki.n_trusted_crls, m->pki.n_issuers, m->pki.n_issuer_crls,
             m->pki.n_skipped, m->pki.n_users);
     (void)bk_notify_fmt("READY=1\nSTATUS=serving opc.tcp://%s:%u with %u "
@@ -359,20 +359,19 @@ bk_reload(struct bk_main *m)
                            next.allow_deprecated != 0, &offers, err,
                            sizeof(err));
     if (rc != 0) {
-        fprintf(stderr, "%s: SIGHUP: configuration refused, the running "
-                "one stays: %s\n", bk_prog,
-                err[0] != '\0' ? err : "bad command line");
+        shm_log(SHM_LOG_ERROR, "SIGHUP: configuration refused, the running "
+                "one stays: %s", err[0] != '\0' ? err : "bad command line");
         return;
     }
-    bk_config_reload(&m->conf, &next, stderr, bk_prog, &applied, &restart);
+    bk_config_reload(&m->conf, &next, &applied, &restart);
     /* The live settings, where they are read. */
     bk_config_snapshot_live(&m->conf,
                             shm_segment_region(&m->as.seg, SHM_R_CONFIG));
     if (bk_pki_update(&m->pki, &m->conf, err, sizeof(err)) != 0)
-        fprintf(stderr, "%s: SIGHUP: %s\n", bk_prog, err);
+        shm_log(SHM_LOG_ERROR, "SIGHUP: %s", err);
     bk_sim_reload(&m->sim);
-    fprintf(stderr, "%s: SIGHUP: configuration reloaded from %s: %u "
-            "setting%s applied, %u need%s a restart\n", bk_prog,
+    shm_log(SHM_LOG_NOTICE, "SIGHUP: configuration reloaded from %s: %u "
+            "setting%s applied, %u need%s a restart",
             file != NULL ? file : "the command line", applied,
             applied == 1 ? "" : "s", restart, restart == 1 ? "s" : "");
 }
@@ -427,7 +426,7 @@ bk_on_signal(evutil_socket_t fd, short what, void *arg)
     struct bk_main *m = arg;
 
     (void)what;
-    fprintf(stderr, "%s: signal %d, stopping\n", bk_prog, (int)fd);
+    shm_log(SHM_LOG_NOTICE, "signal %d, stopping", (int)fd);
     (void)bk_notify("STOPPING=1\nSTATUS=stopping");
     bk_supervisor_stop(&m->sv, bk_on_stopped, m);
 }
@@ -479,22 +478,22 @@ bk_run(struct bk_main *m)
     sigaction(SIGPIPE, &sa, NULL);
     m->base = event_base_new();
     if (m->base == NULL) {
-        fprintf(stderr, "%s: event_base_new() failed\n", bk_prog);
+        shm_log(SHM_LOG_ERROR, "event_base_new() failed");
         return 1;
     }
     if (bk_supervisor_init(&m->sv, m->base, &m->conf, &m->as.seg, err,
                            sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        shm_log(SHM_LOG_ERROR, "%s", err);
         goto out_base;
     }
     if (bk_fanout_init(&m->fo, &m->as.seg, &m->as.vals, m->base, &m->conf,
                        err, sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        shm_log(SHM_LOG_ERROR, "%s", err);
         goto out_sv;
     }
     if (bk_request_init(&m->rq, &m->as, &m->fo, m->base, &m->conf, err,
                         sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        shm_log(SHM_LOG_ERROR, "%s", err);
         goto out_fo;
     }
     /* From now on value changes reach the workers. */
@@ -502,22 +501,22 @@ bk_run(struct bk_main *m)
     m->sv.request = &m->rq;
     if (bk_feed_init(&m->feed, m->base, &m->as, &m->conf, err,
                      sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        shm_log(SHM_LOG_ERROR, "%s", err);
         goto out_rq;
     }
     if (bk_mqtt_init(&m->mqtt, m->base, &m->as, &m->conf, err,
                      sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        shm_log(SHM_LOG_ERROR, "%s", err);
         goto out_feed;
     }
     if (bk_methods_init(&m->methods, m->base, &m->as, &m->rq, &m->conf,
                         err, sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        shm_log(SHM_LOG_ERROR, "%s", err);
         goto out_mqtt;
     }
     if (bk_stats_init(&m->stats, m->base, m->conf.stats_listen, &m->as,
                       &m->sv, err, sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        shm_log(SHM_LOG_ERROR, "%s", err);
         goto out_methods;
     }
     m->stats.fanout = &m->fo;
@@ -535,17 +534,17 @@ bk_run(struct bk_main *m)
     event_add(&m->sigterm, NULL);
     event_assign(&m->ready, m->base, -1, EV_PERSIST, bk_on_ready, m);
     event_add(&m->ready, &ready_tv);
-    fprintf(stderr, "%s: serving opc.tcp://%s:%u with %u worker%s; stats "
-            "http://%s/stats; Ctrl-C stops\n", bk_prog, m->conf.hostname,
+    shm_log(SHM_LOG_NOTICE, "serving opc.tcp://%s:%u with %u worker%s; "
+            "stats http://%s/stats; Ctrl-C stops", m->conf.hostname,
             m->conf.port, m->sv.n, m->sv.n == 1 ? "" : "s",
             m->stats.addr);
     /* A fork failure is logged and retried with backoff. */
     (void)bk_supervisor_start(&m->sv);
     if (bk_loop(m) == -1)
-        fprintf(stderr, "%s: event_base_loop() failed\n", bk_prog);
+        shm_log(SHM_LOG_ERROR, "event_base_loop() failed");
     else
         rc = 0;
-    fprintf(stderr, "%s: stopped\n", bk_prog);
+    shm_log(SHM_LOG_NOTICE, "stopped");
     event_del(&m->tick);
     bk_sim_stop(&m->sim);
     event_del(&m->sigint);
@@ -618,14 +617,14 @@ main(int argc, char **argv)
     /* The snapshot the workers read carries the real count. */
     m.conf.workers = bk_supervisor_count(m.conf.workers);
     if (bk_config_check(&m.conf, err, sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        shm_log(SHM_LOG_ERROR, "%s", err);
         return 2;
     }
     {
         bool on;
 
         if (bk_mqtt_check(&m.conf, NULL, &on, err, sizeof(err)) != 0) {
-            fprintf(stderr, "%s: %s\n", bk_prog, err);
+            shm_log(SHM_LOG_ERROR, "%s", err);
             return 2;
         }
     }
@@ -635,7 +634,7 @@ main(int argc, char **argv)
         if (bk_pki_offers(m.conf.policies, m.conf.modes,
                           m.conf.allow_deprecated != 0, &offers, err,
                           sizeof(err)) != 0) {
-            fprintf(stderr, "%s: %s\n", bk_prog, err);
+            shm_log(SHM_LOG_ERROR, "%s", err);
             return 2;
         }
     }
@@ -644,7 +643,7 @@ main(int argc, char **argv)
         if (m.conf.nodesets[0] != '\0') {
             if (bk_addrspace_build(&m.as, &m.conf, ua_datetime_now(), err,
                                    sizeof(err)) != 0) {
-                fprintf(stderr, "%s: %s\n", bk_prog, err);
+                shm_log(SHM_LOG_ERROR, "%s", err);
                 return m.as.nodeset_failed ? 2 : 1;
             }
             bk_addrspace_close(&m.as);
@@ -655,14 +654,15 @@ main(int argc, char **argv)
     if (mode == BK_MODE_SERVE
         && bk_pki_init(&m.pki, &m.conf, (int64_t)time(NULL), err,
                        sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        shm_log(SHM_LOG_ERROR, "%s", err);
         return 1;
     }
     if (m.pki.created)
-        fprintf(stderr, "%s: pki: created the application certificate "
-                "%s/own/certs/%s\n", bk_prog, m.pki.dir, BK_PKI_CERT_NAME);
-    if (bk_addrspace_build(&m.as, &m.conf, ua_datetime_now(), err, sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        shm_log(SHM_LOG_NOTICE, "pki: created the application certificate "
+                "%s/own/certs/%s", m.pki.dir, BK_PKI_CERT_NAME);
+    if (bk_addrspace_build(&m.as, &m.conf, ua_datetime_now(), err,
+                           sizeof(err)) != 0) {
+        shm_log(SHM_LOG_ERROR, "%s", err);
         bk_pki_clear(&m.pki);
         /* A bad nodeset is a configuration error. */
         return m.as.nodeset_failed ? 2 : 1;
@@ -671,18 +671,18 @@ main(int argc, char **argv)
                            &m.as.seg, SHM_R_CONFIG))->log_level);
     if (mode == BK_MODE_SERVE
         && bk_pki_publish(&m.pki, &m.as.seg, err, sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        shm_log(SHM_LOG_ERROR, "%s", err);
         bk_pki_clear(&m.pki);
         shm_log_level_at(NULL);
         bk_addrspace_close(&m.as);
         return 1;
     }
-    fprintf(stderr,
-            "%s %s: address space: %u nodes (%u in namespace 0), "
-            "%u references, %u values, segment %zu bytes, built in %.3f s\n",
-            UA_PRODUCT_NAME, UA_VERSION, m.as.ns.nnodes,
-            m.as.vals.hdr->ns0_nodes, m.as.ns.nrefs, m.as.vals.nslots,
-            m.as.seg.size, m.as.build_seconds);
+    shm_log(SHM_LOG_NOTICE,
+            "version %s, address space: %u nodes (%u in namespace 0), "
+            "%u references, %u values, segment %zu bytes, built in %.3f s",
+            UA_VERSION, m.as.ns.nnodes, m.as.vals.hdr->ns0_nodes,
+            m.as.ns.nrefs, m.as.vals.nslots, m.as.seg.size,
+            m.as.build_seconds);
     if (mode == BK_MODE_ONCE) {
         const struct shm_header *h = m.as.vals.hdr;
         uint64_t nodes = (uint64_t)h->nnodes * sizeof(struct shm_node);

@@ -18,6 +18,7 @@
 #include "proto/securechannel.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
+#include "shm/log.h"
 #include "shm/pki.h"
 #include "users.h"
 
@@ -450,7 +451,7 @@ bk_pki_load_dir(struct bk_pki *k, struct shm_pki_half *h, const char *sub,
         if (r == -EISDIR || r == -ENOENT)
             continue;
         if (r != 0 || len == 0) {
-            fprintf(stderr, "uabroker: pki: %s skipped: %s\n", path,
+            shm_log(SHM_LOG_WARNING, "pki: %s skipped: %s", path,
                     r != 0 ? strerror(-r) : "empty");
             k->n_skipped++;
             continue;
@@ -460,16 +461,15 @@ bk_pki_load_dir(struct bk_pki *k, struct shm_pki_half *h, const char *sub,
             && memcmp(buf, "-----BEGIN", 10) == 0) {
             if (ua_cert_from_pem((const char *)buf, len, der, sizeof(der),
                                  &len) != UA_GOOD) {
-                fprintf(stderr, "uabroker: pki: %s skipped: bad PEM\n",
-                        path);
+                shm_log(SHM_LOG_WARNING, "pki: %s skipped: bad PEM", path);
                 k->n_skipped++;
                 continue;
             }
             p = der;
         }
         if (shm_pki_publish_add(k->shm, h, kind, p, len) != 0) {
-            fprintf(stderr, "uabroker: pki: %s skipped: the lists are "
-                    "full (%d bytes)\n", path, BK_PKI_LIST_BYTES);
+            shm_log(SHM_LOG_WARNING, "pki: %s skipped: the lists are full "
+                    "(%d bytes)", path, BK_PKI_LIST_BYTES);
             k->n_skipped++;
             rc = -1;
             continue;
@@ -505,8 +505,7 @@ bk_pki_reload(struct bk_pki *k)
 
         if (bk_users_load(k->users_path, h->users, SHM_USERS_MAX,
                           &h->n_users, err, sizeof(err)) != 0) {
-            fprintf(stderr, "uabroker: users: %s; no user can log in\n",
-                    err);
+            shm_log(SHM_LOG_ERROR, "users: %s; no user can log in", err);
             h->n_users = 0;
             rc = -1;
         }
