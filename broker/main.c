@@ -2,15 +2,17 @@
  * broker/main.c: uabroker, the broker process.
  *
  * Reads the configuration (file, then command line), builds the address
- * space into shared memory, then runs its event loop: the live Server nodes
- * tick every second, the Simulation variables (and the first
- * addrspace.simulation_vars of Demo.Vars) change at their configured
- * rate, the supervisor keeps one uaworker per slot running (broker/
- * supervisor.c), the fan-out applies Writes and sends value changes to
- * the workers (broker/fanout.c), the feed takes values (broker/feed.c,
- * and from an MQTT broker: broker/mqtt.c)
- * and the stats endpoint answers /stats, /metrics and /health
- * (broker/stats.c).  Before the address space: the PKI directory and the
+ * space into shared memory (broker/addrspace.c), then runs its event
+ * loop: the live Server nodes tick every second (broker/server.c), the
+ * simulation changes its variables at its configured rate
+ * (broker/sim.c), the supervisor keeps one uaworker per slot running
+ * (broker/supervisor.c), the request drain applies Writes and answers
+ * (broker/request.c), every value change goes through the value path
+ * (broker/value.c) to the fan-out, which sends it to the workers
+ * (broker/fanout.c), the feed takes values (broker/feed.c, and from an
+ * MQTT broker: broker/mqtt.c) and the stats endpoint answers /stats,
+ * /metrics and /health (broker/stats.c).  Before the address space: the
+ * PKI directory and the
  * application certificate (broker/pki.c); SIGHUP reloads the trust lists
  * and the users file, the tick saves the workers' rejected certificates.
  * Under systemd (Type=notify) it says READY=1 once every worker serves,
@@ -27,7 +29,7 @@
  *                                      add or change a user (broker/users.c)
  *
  * Exit codes: 0 after a clean stop, 1 when the start fails, 2 for a usage or
- * configuration error (nginx's convention, STYLE §4).
+ * configuration error (nginx's convention, docs/style.md §4).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -442,9 +444,10 @@ bk_on_stopped(void *arg)
 
 /*
  * The event loop, one libevent iteration at a time: before each one the
- * fan-out does its work (Writes in, blocks out, doorbells) and says
- * whether the iteration may block (DESIGN §3: drain the rings, mark them
- * sleeping, look again).  libevent 2.1 has no "before sleeping" callback.
+ * request drain does its work (Writes in, blocks out, replies, doorbells:
+ * broker/request.h) and says whether the iteration may block
+ * (docs/architecture.md §3: drain the rings, mark them sleeping, look
+ * again).  libevent 2.1 has no "before sleeping" callback.
  */
 static int
 bk_loop(struct bk_main *m)

@@ -3,11 +3,10 @@
  * "Methods").  The workers check a Call's methods and send the ones they
  * do not serve themselves as SHM_FO_CALL records (worker/svc_call.c,
  * shm/fanout.h); the request drain (broker/request.c) hands each to
- * bk_methods_on_call(), which
- * sends it as text on the methods socket, an NN_PAIR (methods.listen,
- * default ipc://<runtime_dir>/methods.ipc), to the method owner: the
- * process that feeds the plant's values (`uabroker methods`, or any
- * nanomsg PAIR peer).  Many calls are in flight at once; each carries a
+ * bk_methods_on_call(), which sends it as text on the methods socket, an
+ * NN_PAIR (methods.listen, default ipc://<runtime_dir>/methods.ipc), to
+ * the method owner: the process that feeds the plant's values (`uabroker
+ * methods`, or any nanomsg PAIR peer).  Many calls are in flight at once; each carries a
  * call id:
  *
  *   broker -> owner    call ID

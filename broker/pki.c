@@ -601,7 +601,8 @@ bk_pki_drain(struct bk_pki *k)
             struct ua_cert_der one[UA_CERT_CHAIN_MAX];
             size_t             n = 0;
 
-            /* The leaf only, named by its thumbprint (SECURITY #44). */
+            /* The leaf only, named by its thumbprint (docs/security.md
+             * case 44). */
             if (k->rejected_max > 0
                 && ua_cert_chain_split(m->der, m->len, one, UA_CERT_CHAIN_MAX,
                                        &n) == UA_GOOD

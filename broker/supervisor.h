@@ -1,5 +1,6 @@
 /*
- * broker/supervisor.h: the broker's workers (DESIGN.md §1), nginx-style.
+ * broker/supervisor.h: the broker's workers (docs/architecture.md §1),
+ * nginx-style.
  *
  * For each worker slot the broker creates one listening socket on the
  * opc.tcp port (SO_REUSEPORT: the kernel spreads new connections over the
