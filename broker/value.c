@@ -20,6 +20,7 @@
  */
 #include "value.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 

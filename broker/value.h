@@ -35,7 +35,6 @@
 #ifndef BK_VALUE_H
 #define BK_VALUE_H
 
-#include <assert.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
