@@ -1,26 +1,35 @@
-# uabroker: one non-recursive GNU Makefile (STYLE.md §10).
+# uabroker: one non-recursive GNU Makefile (docs/style.md §10).
 #
 #   make                 libproto.a, libshm.a, uabroker, uaworker
 #   make run             install missing packages, build, run the broker
-#   make check           install missing packages, unit tests, check-deps
+#   make check           install missing packages; unit and integration
+#                        tests, tests/check-deps.sh, interop (CHECK_PROGS,
+#                        CHECK_EXTRA below)
 #   make SAN=1 check     the same with ASan+UBSan, objects in build/san/
-#   make regen           regenerate proto/*_gen.* from $(SCHEMA)
-#   make regen-check     regen, then fail if a committed generated file changed
-#   make check-deps      include layering (DESIGN.md §5)
-#   make fuzz            libFuzzer targets, $(FUZZ_SECONDS) s each (clang)
-#   make bench-codec     codec benchmark, -O2, never sanitized
-#   make bench           server benchmark (uabench), docs/benchmarks.md
-#   make bench-instr     write100's instructions per WriteValue (callgrind)
-#   make bench-nodeset   NodeSet2 import of 100,000 nodes: time, bytes/node
+#   make check-deps      include layering (docs/architecture.md §5)
 #   make interop         interop tests with node-opcua (also in check)
+#   make regen           regenerate proto/*_gen.* and broker/ns0_gen.*
+#                        from $(SCHEMA)
+#   make regen-check     regen, then fail if a committed generated file changed
+#   make fuzz            libFuzzer targets, $(FUZZ_SECONDS) s each (clang)
+#   make bench           server benchmark (uabench), docs/benchmarks.md
+#   make bench-codec     codec benchmark, -O2, never sanitized
+#   make bench-addrspace node store and value slots; the build at 10^3..10^6
+#   make bench-nodeset   NodeSet2 import of 100,000 nodes: time, bytes/node
+#   make bench-sub       the worker's notification path in memory
+#   make bench-security  message security on the secure channel in memory
+#   make bench-instr     write100's instructions per WriteValue (callgrind)
 #   make deps            deploy/install-deps.sh
 #   make install         PREFIX (/usr/local), DESTDIR, BINDIR, SYSCONFDIR...
 #   make uninstall       the same files removed (not your uabroker.conf)
 #   make clean           rm -rf build
 #
 # Variables: SAN=1, WERROR=1 (implied by CI=true in the environment),
-# RUN_ARGS, BENCH_ARGS, FUZZ_SECONDS (default 60), FUZZ_ARGS, SCHEMA
-# (default ../shared/opcua-schema), CC, FUZZ_CC, PYTHON, LDFLAGS.
+# RUN_ARGS, BENCH_ARGS, BENCH_SECONDS, BENCH_WORKERS, BENCH_SERVER_ARGS,
+# FUZZ_SECONDS (default 60), FUZZ_ARGS, SCHEMA (the directory of the OPC UA
+# schema files (UA-Nodeset) the generators read: Opc.Ua.Types.bsd,
+# NodeIds.csv, Opc.Ua.NodeSet2.xml ...; default ../shared/opcua-schema), CC,
+# FUZZ_CC, PYTHON, LDFLAGS.
 
 MAKEFLAGS += --no-builtin-rules
 .SUFFIXES:
@@ -72,7 +81,8 @@ DEPFLAGS  := -MMD -MP
 CFLAGS    := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Wshadow \
              -Wstrict-prototypes -Wmissing-prototypes
 # wolfSSL's "#warning ... harden options" means <wolfssl/options.h> was not
-# included first (DEPS.md gotcha 1): a silent ABI mismatch, so always fatal.
+# included first (docs/dependencies.md gotcha 1): a silent ABI mismatch, so
+# always fatal.
 CFLAGS    += -Werror=cpp
 LDFLAGS   ?=
 
@@ -156,9 +166,8 @@ UABROKER := $(B)/uabroker
 UAWORKER := $(B)/uaworker
 
 # An archive is rebuilt from scratch so deleted sources leave no stale
-# members; with no sources (shm/ today) it is a valid empty archive.  Rules
-# exist for both build/ and build/san/: bench-codec links build/libproto.a
-# even when SAN=1.
+# members.  Rules exist for both build/ and build/san/: bench-codec links
+# build/libproto.a even when SAN=1.
 define archive
 $(1)/lib$(2).a: $(call objs,$(1),$(3))
 	@mkdir -p $$(@D)
@@ -194,7 +203,7 @@ all: $(LIBPROTO) $(LIBSHM) $(UABROKER) $(UAWORKER)
 
 UNIT_LIBS_proto  = $(WOLFSSL_LIBS)
 UNIT_LIBS_shm    = $(NANOMSG_LIBS)
-# broker/ and worker/ stand on proto/ and shm/ (DESIGN.md §5).
+# broker/ and worker/ stand on proto/ and shm/ (docs/architecture.md §5).
 UNIT_LIBS_broker = $(B)/libshm.a $(B)/libproto.a $(INIH_LIBS) $(EVENT_LIBS) \
                    $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(MOSQUITTO_LIBS) \
                    $(XML2_LIBS)
@@ -220,239 +229,88 @@ $(foreach m,$(UNIT_MODULES),$(eval $(call unit_module,$(m))))
 # ---------------------------------------------------------------- check
 #
 # Every program in CHECK_PROGS is built, run from the repository root, and
-# counted in the closing "N passed, M failed" line that CI reads.  Then
-# check-deps runs, then the targets in CHECK_EXTRA.
+# counted in the closing "N passed, M failed" line that CI reads, in the
+# order below.  Then check-deps runs, then the targets in CHECK_EXTRA.
+#
+# tests/integ/<t>.c becomes $(B)/tests/integ/<t> (one rule for all, in
+# "integ" below); each starts $(UABROKER) itself, found next to its own
+# build directory.
+
+INTEG := $(B)/tests/integ
+
 CHECK_PROGS := $(UNIT_TESTS)
 CHECK_EXTRA :=
 
-# >>> Later work (integration tests in tests/integ/, interop tests with
-# >>> node-opcua) hooks in here, before the rules below read the lists:
-# >>>   CHECK_PROGS += <test program that exits non-zero on failure>
-# >>>   CHECK_EXTRA += <phony target that runs other test steps>
-# Bad-input cases of SECURITY.md (b) against a broker with 2 workers that
-# the program starts itself (rules in the "bad input" section below).
-BADINPUT := $(B)/tests/integ/check_badinput
-CHECK_PROGS += $(BADINPUT)
+# The bad-input cases of docs/security.md against a broker with 2 workers
+# (tests/integ/check_badinput.c).
+CHECK_PROGS += $(INTEG)/check_badinput
 # Interop with node-opcua: tests/interop/run.sh (the interop rule below).
 CHECK_EXTRA += interop
 # The whole server on loopback: uabroker -w 2, every service, /stats,
 # kill -9 of a worker, clean stop (tests/integ/integ_server.c).
-INTEG_SERVER := $(B)/tests/integ/integ_server
-CHECK_PROGS += $(INTEG_SERVER)
+CHECK_PROGS += $(INTEG)/integ_server
 # The fan-out's data path: Write through the broker read back on the other
 # worker, every Static type, the refusals, `uabroker feed`, no allocation
 # per Write, a dead worker's block references reclaimed
 # (tests/integ/integ_fanout.c).
-INTEG_FANOUT := $(B)/tests/integ/integ_fanout
-CHECK_PROGS += $(INTEG_FANOUT)
+CHECK_PROGS += $(INTEG)/integ_fanout
 # Subscriptions across processes: every value in order on both workers,
 # silent subscribers hold no block, kill -9 of a worker loses nothing on
-# the other (tests/integ/integ_sub.c).
-INTEG_SUB := $(B)/tests/integ/integ_sub
-CHECK_PROGS += $(INTEG_SUB)
+# the other, PercentDeadband (tests/integ/integ_sub.c).
+CHECK_PROGS += $(INTEG)/integ_sub
 # Secured channels and sessions: every policy, the trust list, rejected/,
-# SIGHUP reload (tests/integ/integ_security.c).
-INTEG_SECURITY := $(B)/tests/integ/integ_security
-CHECK_PROGS += $(INTEG_SECURITY)
-# The attacks of SECURITY.md (b) on secured channels and sessions:
+# SIGHUP reload, users (tests/integ/integ_security.c).
+CHECK_PROGS += $(INTEG)/integ_security
+# The attacks of docs/security.md on secured channels and sessions:
 # reflection, relay, replay, hijack, padding/MAC oracle, legacy secrets,
 # certificates (tests/integ/integ_attack.c).
-INTEG_ATTACK := $(B)/tests/integ/integ_attack
-CHECK_PROGS += $(INTEG_ATTACK)
+CHECK_PROGS += $(INTEG)/integ_attack
 # RSA work does not stall the loop: a secured-session loop beside a None
 # reader on one worker; /stats loop fields (tests/integ/integ_rsa.c).
-INTEG_RSA := $(B)/tests/integ/integ_rsa
-CHECK_PROGS += $(INTEG_RSA)
+CHECK_PROGS += $(INTEG)/integ_rsa
 # A connect flood against the accept limiter while a subscription keeps
-# publishing (SECURITY.md (b) 10/86; tests/integ/integ_flood.c).
-INTEG_FLOOD := $(B)/tests/integ/integ_flood
-CHECK_PROGS += $(INTEG_FLOOD)
+# publishing (docs/security.md cases 10 and 86; tests/integ/integ_flood.c).
+CHECK_PROGS += $(INTEG)/integ_flood
 # A worker's promise to wake by its next publishing tick: deferred bells,
-# no value late, sampling from the changes' time (integ_wakeby.c).
-INTEG_WAKEBY := $(B)/tests/integ/integ_wakeby
-CHECK_PROGS += $(INTEG_WAKEBY)
+# no value late, sampling from the changes' time
+# (tests/integ/integ_wakeby.c).
+CHECK_PROGS += $(INTEG)/integ_wakeby
 # The simulated Demo.Vars (addrspace.simulation_vars): the limit, every
 # tick in Read and over a subscription (tests/integ/integ_sim.c).
-INTEG_SIM := $(B)/tests/integ/integ_sim
-CHECK_PROGS += $(INTEG_SIM)
+CHECK_PROGS += $(INTEG)/integ_sim
 # The MQTT feed: two brokers fed by one mosquitto, the size limit, the
 # MQTT broker killed and restarted, TLS, a password, a silent peer, a kept
 # session (tests/integ/integ_mqtt.c).
-INTEG_MQTT := $(B)/tests/integ/integ_mqtt
-CHECK_PROGS += $(INTEG_MQTT)
+CHECK_PROGS += $(INTEG)/integ_mqtt
 # `make run` on a machine without the packages: installs, then builds
 # (phase 1 at the top; tests/build/check_fresh.sh).
 CHECK_PROGS += tests/build/check_fresh.sh
+# tests/check-deps.sh itself on fake trees: circles, upward includes,
+# files in no layer, a good tree (tests/build/check_deps_test.sh).
+CHECK_PROGS += tests/build/check_deps_test.sh
 # Method calls forwarded to the method owner (`uabroker methods --exec`):
 # outputs on both workers, BadTimeout, argument checks, a Read not
 # stalled behind a waiting Call (tests/integ/integ_methods.c).
-INTEG_METHODS := $(B)/tests/integ/integ_methods
-CHECK_PROGS += $(INTEG_METHODS)
-# Operations (issue 13): GET /metrics after traffic passes `promtool
-# check metrics` and our own exposition rules (tests/integ/integ_metrics.c;
-# promtool from deploy/install-deps.sh --test).
-INTEG_METRICS := $(B)/tests/integ/integ_metrics
-CHECK_PROGS += $(INTEG_METRICS)
-INTEG_METRICS_OBJS := $(B)/tests/integ/integ_metrics.o \
-                      $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
-$(INTEG_METRICS): $(INTEG_METRICS_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_METRICS_OBJS) \
-	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
+CHECK_PROGS += $(INTEG)/integ_methods
+# GET /metrics after traffic passes `promtool check metrics` and our own
+# exposition rules (tests/integ/integ_metrics.c; promtool from
+# deploy/install-deps.sh --test).
+CHECK_PROGS += $(INTEG)/integ_metrics
 # systemd's notification protocol: READY=1 once the workers serve,
 # RELOADING=1/READY=1 around SIGHUP, STOPPING=1 (tests/integ/integ_notify.c).
-INTEG_NOTIFY := $(B)/tests/integ/integ_notify
-CHECK_PROGS += $(INTEG_NOTIFY)
-INTEG_NOTIFY_OBJS := $(B)/tests/integ/integ_notify.o \
-                     $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
-$(INTEG_NOTIFY): $(INTEG_NOTIFY_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_NOTIFY_OBJS) \
-	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
+CHECK_PROGS += $(INTEG)/integ_notify
 # make install / uninstall into a scratch DESTDIR: the tree, the modes, the
 # unit (systemd-analyze verify when present), the installed broker serving
 # (tests/install/check_install.sh, a committed executable script).
-CHECK_INSTALL := tests/install/check_install.sh
-CHECK_PROGS += $(CHECK_INSTALL)
-$(CHECK_INSTALL): | $(UABROKER) $(UAWORKER)
+CHECK_PROGS += tests/install/check_install.sh
+tests/install/check_install.sh: | $(UABROKER) $(UAWORKER)
 # SIGHUP re-reads the configuration file: live settings take effect,
 # restart-only ones are logged and kept, a broken file is refused
 # (tests/integ/integ_reload.c).
-INTEG_RELOAD := $(B)/tests/integ/integ_reload
-CHECK_PROGS += $(INTEG_RELOAD)
-INTEG_RELOAD_OBJS := $(B)/tests/integ/integ_reload.o \
-                     $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
-$(INTEG_RELOAD): $(INTEG_RELOAD_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_RELOAD_OBJS) \
-	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
+CHECK_PROGS += $(INTEG)/integ_reload
 # Events from the feed to clients on two workers, the event queue limit
 # and its overflow event (tests/integ/integ_event.c).
-INTEG_EVENT := $(B)/tests/integ/integ_event
-CHECK_PROGS += $(INTEG_EVENT)
-# >>> (end of the integration/interop spot)
-
-# integ_server: its own objects + tests/lib/uaconn.c + libproto.a; it
-# starts the $(UABROKER) next to its build directory, so both binaries are
-# built first.
-INTEG_SERVER_OBJS := $(B)/tests/integ/integ_server.o $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
-
-$(INTEG_SERVER): $(INTEG_SERVER_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -pthread -o $@ \
-	  $(INTEG_SERVER_OBJS) $(LIBPROTO) $(WOLFSSL_LIBS) -lm
-
-
-# integ_fanout: like integ_server, plus libshm.a (it attaches the segment
-# to set interest bits of a worker it then stops and kills).
-INTEG_FANOUT_OBJS := $(B)/tests/integ/integ_fanout.o $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
-
-$(INTEG_FANOUT): $(INTEG_FANOUT_OBJS) $(LIBPROTO) $(LIBSHM) | $(UABROKER) \
-  $(UAWORKER)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_FANOUT_OBJS) \
-	  $(LIBSHM) $(LIBPROTO) $(NANOMSG_LIBS) $(WOLFSSL_LIBS) -lm
-
-
-# integ_flood: its own objects + tests/lib/uaconn.c + libproto.a.
-INTEG_FLOOD_OBJS := $(B)/tests/integ/integ_flood.o \
-                    $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
-
-$(INTEG_FLOOD): $(INTEG_FLOOD_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_FLOOD_OBJS) \
-	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
-
-
-# integ_wakeby: its own objects + tests/lib/uaconn.c + libproto.a.
-INTEG_WAKEBY_OBJS := $(B)/tests/integ/integ_wakeby.o \
-                     $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
-
-$(INTEG_WAKEBY): $(INTEG_WAKEBY_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_WAKEBY_OBJS) \
-	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
-
-
-# integ_sim: its own objects + tests/lib/uaconn.c + libproto.a.
-INTEG_SIM_OBJS := $(B)/tests/integ/integ_sim.o \
-                  $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
-
-$(INTEG_SIM): $(INTEG_SIM_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_SIM_OBJS) \
-	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
-
-
-# integ_mqtt: its own objects + tests/lib/uaconn.c + libproto.a, and
-# libmosquitto (it publishes); mosquitto itself from install-deps --test.
-INTEG_MQTT_OBJS := $(B)/tests/integ/integ_mqtt.o \
-                   $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
-
-$(INTEG_MQTT): $(INTEG_MQTT_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_MQTT_OBJS) \
-	  $(LIBPROTO) $(MOSQUITTO_LIBS) $(WOLFSSL_LIBS) -lm
-
-# integ_methods: its own objects + tests/lib/uaconn.c + libproto.a.
-INTEG_METHODS_OBJS := $(B)/tests/integ/integ_methods.o \
-                      $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
-
-$(INTEG_METHODS): $(INTEG_METHODS_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_METHODS_OBJS) \
-	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
-
-
-# integ_event: its own objects + tests/lib/uaconn.c + libproto.a.
-INTEG_EVENT_OBJS := $(B)/tests/integ/integ_event.o \
-                    $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
-
-$(INTEG_EVENT): $(INTEG_EVENT_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_EVENT_OBJS) \
-	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
-
-
-# integ_security: its own objects + tests/lib/uaconn.c + libproto.a.
-INTEG_SECURITY_OBJS := $(B)/tests/integ/integ_security.o \
-                       $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
-
-$(INTEG_SECURITY): $(INTEG_SECURITY_OBJS) $(LIBPROTO) | $(UABROKER) \
-  $(UAWORKER)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_SECURITY_OBJS) \
-	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
-
-
-# integ_attack: its own objects + tests/lib/uaconn.c + libproto.a.
-INTEG_ATTACK_OBJS := $(B)/tests/integ/integ_attack.o \
-                     $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
-
-$(INTEG_ATTACK): $(INTEG_ATTACK_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_ATTACK_OBJS) \
-	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
-
-
-# integ_rsa: its own objects + tests/lib/uaconn.c + libproto.a.
-INTEG_RSA_OBJS := $(B)/tests/integ/integ_rsa.o $(B)/tests/lib/uaconn.o \
-                  $(B)/tests/lib/itest.o
-
-$(INTEG_RSA): $(INTEG_RSA_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(INTEG_RSA_OBJS) \
-	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
-
-
-# integ_sub: its own objects + tests/lib/uaconn.c + libproto.a, threads.
-INTEG_SUB_OBJS := $(B)/tests/integ/integ_sub.o $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
-
-$(INTEG_SUB): $(INTEG_SUB_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -pthread -o $@ $(INTEG_SUB_OBJS) \
-	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
-
+CHECK_PROGS += $(INTEG)/integ_event
 
 # Check's per-test timeouts (default 4 s, or a suite's own) stretched for
 # the slower sanitized build; an explicit CK_TIMEOUT_MULTIPLIER wins.
@@ -461,11 +319,11 @@ CK_TIMEOUT_MULTIPLIER ?= 3
 export CK_TIMEOUT_MULTIPLIER
 endif
 
-
 .PHONY: check check-unit
 check: check-unit
 	@sh tests/check-deps.sh
-	$(if $(strip $(CHECK_EXTRA)),$(MAKE) --no-print-directory $(CHECK_EXTRA))
+	$(if $(strip $(CHECK_EXTRA)),\
+	  $(MAKE) --no-print-directory $(CHECK_EXTRA))
 
 check-unit: $(CHECK_PROGS)
 	@pass=0; fail=0; failed=; \
@@ -487,21 +345,37 @@ check-unit: $(CHECK_PROGS)
 check-deps:
 	@sh tests/check-deps.sh && echo "check-deps: include layering ok"
 
-# ---------------------------------------------------------------- bad input
+# ---------------------------------------------------------------- integ
 #
-# tests/integ/check_badinput.c + the blocking test client tests/lib/uaconn.c
-# + the process harness tests/lib/itest.c
-# + libproto.a.  It starts $(UABROKER) itself (found next to its own build
-# directory), so the broker and the worker are built first.
+# tests/integ/<t>.c + the blocking test client tests/lib/uaconn.c + the
+# process harness tests/lib/itest.c + libproto.a, and what a program needs
+# beyond that in INTEG_LIBS / INTEG_LDFLAGS, set for its target below.  The
+# broker and the worker are order-only prerequisites: built first, but a
+# new broker does not relink the tests.  A program here missing from
+# CHECK_PROGS above stops make, so none is silently never run.
 
-BADINPUT_OBJS := $(B)/tests/integ/check_badinput.o $(B)/tests/lib/uaconn.o \
-  $(B)/tests/lib/itest.o
+INTEG_PROGS := $(patsubst tests/integ/%.c,$(INTEG)/%, \
+                 $(wildcard tests/integ/*.c))
+INTEG_LIB_OBJS := $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o
 
-$(BADINPUT): $(BADINPUT_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
+$(if $(filter-out $(CHECK_PROGS),$(INTEG_PROGS)),$(error \
+  $(filter-out $(CHECK_PROGS),$(INTEG_PROGS)) not in CHECK_PROGS))
+
+# integ_fanout attaches the segment (libshm) to set interest bits of a
+# worker it then stops and kills.
+$(INTEG)/integ_fanout: $(LIBSHM)
+$(INTEG)/integ_fanout: INTEG_LIBS = $(LIBSHM) $(NANOMSG_LIBS)
+# integ_mqtt publishes through libmosquitto (mosquitto itself comes from
+# deploy/install-deps.sh --test).
+$(INTEG)/integ_mqtt: INTEG_LIBS = $(MOSQUITTO_LIBS)
+# integ_server and integ_sub read on a second thread.
+$(INTEG)/integ_server $(INTEG)/integ_sub: INTEG_LDFLAGS = -pthread
+
+$(INTEG_PROGS): $(INTEG)/%: $(INTEG)/%.o $(INTEG_LIB_OBJS) $(LIBPROTO) \
+                | $(UABROKER) $(UAWORKER)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(BADINPUT_OBJS) \
-	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
-
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) $(INTEG_LDFLAGS) -o $@ \
+	  $(filter %.o,$^) $(INTEG_LIBS) $(LIBPROTO) $(WOLFSSL_LIBS) -lm
 
 # ---------------------------------------------------------------- interop
 #
@@ -549,7 +423,8 @@ INSTALL_DOCS   := README.md docs/operations.md docs/configuration.md \
 .PHONY: install uninstall
 install: $(UABROKER) $(UAWORKER)
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR)/uabroker \
-	  $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(DOCDIR)
+	  $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSUSERSDIR) \
+	  $(DESTDIR)$(DOCDIR)
 	$(INSTALL) -m 0755 $(UABROKER) $(UAWORKER) $(DESTDIR)$(BINDIR)/
 	sed -e 's|^runtime_dir = .*|runtime_dir = /run/uabroker|' \
 	    -e 's|^pki_dir = .*|pki_dir = /var/lib/uabroker/pki|' \
@@ -599,8 +474,9 @@ regen:
 	$(PYTHON) proto/gen/gen_attrs.py $(SCHEMA) proto
 	$(PYTHON) broker/gen/gen_ns0.py $(SCHEMA) broker
 
-# Fails when regen changes a tracked file under proto/ or broker/ or creates a file
-# there that is not committed (files untracked before regen are left alone).
+# Fails when regen changes a tracked file under proto/ or broker/ or creates
+# a file there that is not committed (files untracked before regen are left
+# alone).
 regen-check:
 	@git rev-parse --is-inside-work-tree >/dev/null 2>&1 || { \
 	    echo "regen-check: not a git work tree" >&2; exit 1; }
@@ -613,7 +489,8 @@ regen-check:
 	@new=$$(comm -13 build/regen-untracked.before \
 	                 build/regen-untracked.after); \
 	if [ -n "$$new" ]; then \
-	    echo "regen-check: regen created files that are not committed:" >&2; \
+	    echo "regen-check: regen created files that are not" \
+	         "committed:" >&2; \
 	    echo "$$new" >&2; exit 1; \
 	fi
 	@git diff --exit-code --stat -- proto broker || { \
@@ -652,7 +529,8 @@ $(FUZZ_TARGETS): build/fuzz/%: build/fuzz/obj/tests/fuzz/%.o $(FUZZ_PROTO_OBJS)
 .PHONY: fuzz fuzz-check-cc
 fuzz-check-cc:
 	@command -v $(FUZZ_CC) >/dev/null 2>&1 || { \
-	    echo "fuzz: $(FUZZ_CC) not found; run deploy/install-deps.sh --fuzz" >&2; \
+	    echo "fuzz: $(FUZZ_CC) not found;" \
+	         "run deploy/install-deps.sh --fuzz" >&2; \
 	    exit 1; }
 
 $(FUZZ_TARGETS) $(FUZZ_PROTO_OBJS): | fuzz-check-cc
@@ -670,12 +548,15 @@ fuzz: $(FUZZ_TARGETS)
 	        cp -R tests/fuzz/corpus/$$t/. build/fuzz/corpus/$$t/; \
 	    fi; \
 	    dict=; \
-	    if [ -f tests/fuzz/$$t.dict ]; then dict=-dict=tests/fuzz/$$t.dict; fi; \
+	    if [ -f tests/fuzz/$$t.dict ]; then \
+	        dict=-dict=tests/fuzz/$$t.dict; \
+	    fi; \
 	    echo "---- $$t: $(FUZZ_SECONDS) s"; \
 	    ./$$f -max_total_time=$(FUZZ_SECONDS) \
 	        -artifact_prefix=build/fuzz/artifacts/$$t/ $$dict $(FUZZ_ARGS) \
 	        build/fuzz/corpus/$$t || { \
-	        echo "fuzz: $$t failed; input saved in build/fuzz/artifacts/$$t/," \
+	        echo "fuzz: $$t failed; input saved in" \
+	             "build/fuzz/artifacts/$$t/," \
 	             "replay with ./$$f <file>" >&2; exit 1; }; \
 	done
 
@@ -788,7 +669,7 @@ bench: $(UABENCH) build/uabroker build/uaworker
 bench-instr: $(UABENCH) build/uabroker build/uaworker
 	sh tests/bench/instr_write.sh
 
--include $(wildcard $(patsubst %.o,%.d,$(UABENCH_OBJS) $(BADINPUT_OBJS)))
+-include $(wildcard $(patsubst %.o,%.d,$(UABENCH_OBJS)))
 
 # ---------------------------------------------------------------- clean
 

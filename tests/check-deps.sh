@@ -1,7 +1,13 @@
 #!/bin/sh
-# tests/check-deps.sh: enforce the include layering of DESIGN.md §5 and
-# STYLE.md §1 on every .c/.h file outside tests/ (tests/ may include
-# anything).  Run from anywhere; `make check-deps` and `make check` call it.
+# tests/check-deps.sh: enforce the include layering of docs/architecture.md
+# §5 and docs/style.md §1 on every .c/.h file outside tests/ (tests/ may
+# include anything).  `make check-deps` and `make check` call it.
+#
+#   check-deps.sh [ROOT]     ROOT: the tree to check (default: this
+#                            script's repository; tests/build/
+#                            check_deps_test.sh points it at fake trees)
+#
+# Between modules:
 #
 #   proto/   proto/ headers, libc/system, wolfSSL (proto/crypto_wolf.c only)
 #   shm/     shm/ headers, libc/system, nanomsg (shm/doorbell.c and
@@ -13,6 +19,22 @@
 #   nothing outside worker/ (broker/) includes worker/ (broker/) headers;
 #   proto/ and shm/ never include each other; only tests/ includes tests/.
 #
+# Inside a module, when it has a file <module>/LAYERS (required for the
+# modules in $required below):
+#
+#   # comment lines start with '#'; blank lines are ignored
+#   <layer>: <stem> <stem> ...
+#
+# Layers are listed lowest first.  A stem names a .c/.h pair of the module
+# (or a lone .h, or a lone .c such as main); a private header x_int.h
+# (docs/style.md §3) belongs to stem x unless x_int is listed as a stem of
+# its own.  Every .c/.h file of the
+# module is covered by exactly one stem; a file may include headers of
+# stems in its own layer or an earlier one only; and no two stems include
+# each other, directly or round a longer circle (a.c or a.h includes b.h,
+# b.c or b.h includes a.h), even inside one layer.  Known circles not yet
+# untied are listed, one include each, in UA_DEPS_ALLOW below.
+#
 # A quoted include is looked up beside the including file first, then from
 # the repository root (the build passes -I.).  An angle include is a project
 # header when it starts with a project folder, else a library header: one of
@@ -23,7 +45,25 @@
 
 set -eu
 
-cd "$(dirname "$0")/.."
+cd "${1:-$(dirname "$0")/..}"
+
+# Modules that must have a LAYERS file.  worker/ and broker/ join the list
+# when theirs land; until then a LAYERS file there is checked if present.
+required="proto shm"
+
+# Includes exempt from the layer and circle checks, as
+# "<including file>:<included file>", each a known circle that issue 16
+# unties; an entry that no longer occurs is an error (delete it).
+#   proto/crypto_int.h:proto/cert.h  cert.c uses crypto_int.h (wolfSSL's
+#       side of X.509) and crypto_int.h includes cert.h, which it needs only
+#       for `struct ua_cert` pointers: a forward declaration would end it.
+#   shm/segment.c:shm/<region>.h  segment.c sizes every region (the
+#       segment plan) while each region's header includes segment.h: the
+#       plan moves above the regions (issue 16 item 2).
+: "${UA_DEPS_ALLOW=proto/crypto_int.h:proto/cert.h
+shm/segment.c:shm/blockpool.h shm/segment.c:shm/fanout.h
+shm/segment.c:shm/pki.h shm/segment.c:shm/ring.h
+shm/segment.c:shm/throttle.h}"
 
 list=$(mktemp)
 trap 'rm -f "$list"' EXIT HUP INT TERM
@@ -49,7 +89,8 @@ ifaddrs.h link.h malloc.h mntent.h paths.h pty.h shadow.h sysexits.h
 ucontext.h cpuid.h"
 
 # shellcheck disable=SC2086
-awk -v listfile="$list" -v syslist="$sys" '
+awk -v listfile="$list" -v syslist="$sys" -v allowlist="$UA_DEPS_ALLOW" \
+    -v required="$required" '
 function dirof(p) {
     return match(p, /.*\//) ? substr(p, 1, RLENGTH - 1) : ""
 }
@@ -136,6 +177,26 @@ function code(s,    out, i, c, n, instr) {
     }
     return out
 }
+# The stem of a file: its path inside its module without .c/.h.
+function stemof(p) {
+    sub(/^[^\/]*\//, "", p)
+    sub(/\.[ch]$/, "", p)
+    return p
+}
+# The listed stem that the stem s of a file of module m falls under: s, or
+# x for a private header x_int.h when x_int is not listed on its own.
+function stemat(m, s,    b) {
+    if ((m, s) in lay)
+        return s
+    b = s
+    if (sub(/_int$/, "", b) && ((m, b) in lay))
+        return b
+    return s
+}
+function err(msg) {
+    print msg
+    bad = 1
+}
 function report(why) {
     printf "%s:%d: %s (#include %s%s%s)\n", file, FNR, why, q, inc, cq
     bad = 1
@@ -149,6 +210,15 @@ BEGIN {
         sysh[t[i]] = 1
     proj["proto"] = proj["shm"] = proj["worker"] = proj["broker"] = 1
     proj["tests"] = 1
+    n = split(allowlist, t, /[ \t\n]+/)
+    for (i = 1; i <= n; i++)
+        if (t[i] != "")
+            allow[t[i]] = 0     # becomes 1 when the include is seen
+    n = split(required, t, /[ \t\n]+/)
+    for (i = 1; i <= n; i++)
+        if (t[i] != "")
+            need[t[i]] = 1
+    ninc = 0
     bad = 0
 }
 FNR == 1 {
@@ -229,8 +299,182 @@ FNR == 1 {
     else if ((mod == "worker" || mod == "broker") && tm != mod \
              && tm != "proto" && tm != "shm")
         report(mod "/ may include only proto/, shm/ and " mod "/ headers")
+
+    # Includes inside a module, for the layer and circle checks in END.
+    if (tm == mod && (mod in proj) && target ~ /\.[ch]$/) {
+        if ((file ":" target) in allow) {
+            allow[file ":" target] = 1
+        } else {
+            ninc++
+            i_file[ninc] = file
+            i_line[ninc] = FNR
+            i_mod[ninc] = mod
+            i_from[ninc] = stemof(file)
+            i_to[ninc] = stemof(target)
+            i_target[ninc] = target
+            i_text[ninc] = q inc cq
+        }
+    }
 }
+# Reads <m>/LAYERS: layer numbers of stems (lay[m, stem]), layer names
+# (lname[m, k]), the stems in file order (sord[m, k], sidx[m, s],
+# nst[m]); reports malformed lines, stems listed twice and stems with no
+# file.
+function layers_read(m,    path, l, ln, name, rest, n, t, i, s) {
+    path = m "/LAYERS"
+    nl[m] = 0
+    nst[m] = 0
+    ln = 0
+    while ((getline l < path) > 0) {
+        ln++
+        if (l ~ /^[ \t]*#/ || l ~ /^[ \t]*$/)
+            continue
+        if (!match(l, /^[ \t]*[A-Za-z0-9_.-]+[ \t]*:/)) {
+            err(path ":" ln ": expected \"<layer>: <stem> <stem> ...\"")
+            continue
+        }
+        name = substr(l, RSTART, RLENGTH - 1)
+        rest = substr(l, RSTART + RLENGTH)
+        gsub(/[ \t]/, "", name)
+        if ((m, name) in lline) {
+            err(path ":" ln ": layer " name " named twice (first on line " \
+                lline[m, name] ")")
+            continue
+        }
+        lline[m, name] = ln
+        lname[m, ++nl[m]] = name
+        n = split(rest, t, /[ \t]+/)
+        for (i = 1; i <= n; i++) {
+            s = t[i]
+            if (s == "")
+                continue
+            if ((m, s) in lay) {
+                err(path ":" ln ": stem " s " listed twice (also on line " \
+                    sline[m, s] ")")
+                continue
+            }
+            lay[m, s] = nl[m]
+            sline[m, s] = ln
+            sord[m, ++nst[m]] = s
+            sidx[m, s] = nst[m]
+            if (!((m "/" s ".c") in exists) && !((m "/" s ".h") in exists))
+                err(path ":" ln ": stem " s " has no " m "/" s ".c or " \
+                    m "/" s ".h")
+        }
+    }
+    close(path)
+}
+
+# Shortest circle of includes through stem v of module m (breadth-first
+# over succ[]), as "v a b ... v" with the including site of each step in
+# csite[]; "" when v is on none.
+function circle_from(m, v,    head, tail, q, par, u, n, t, i, w, path, k) {
+    head = 1
+    tail = 0
+    q[++tail] = v
+    while (head <= tail) {
+        u = q[head++]
+        n = split(succ[m, u], t, " ")
+        for (i = 1; i <= n; i++) {
+            w = t[i]
+            if (w == v) {
+                path = v
+                k = u
+                while (k != v) {
+                    path = k " " path
+                    k = par[k]
+                }
+                return v " " path
+            }
+            if (w in par || w == v)
+                continue
+            par[w] = u
+            q[++tail] = w
+        }
+    }
+    return ""
+}
+
 END {
+    # Which modules have LAYERS; the missing required ones.
+    for (m in proj) {
+        if (m == "tests")
+            continue
+        if ((m "/LAYERS") in exists) {
+            haslay[m] = 1
+            layers_read(m)
+        } else if (m in need) {
+            err(m "/LAYERS: missing (every " m "/ file in a layer, " \
+                "lowest first; see tests/check-deps.sh)")
+        }
+    }
+
+    # Every .c/.h file of a module with LAYERS is in one stem.
+    while ((getline l < listfile) > 0) {
+        m = topof(l)
+        if ((m in haslay) && l ~ /\.[ch]$/ \
+            && !((m, stemat(m, stemof(l))) in lay))
+            err(l ": not in " m "/LAYERS (put stem " stemof(l) \
+                " in a layer)")
+    }
+    close(listfile)
+
+    # Each include downwards or sideways only; collect the stem graph.
+    for (i = 1; i <= ninc; i++) {
+        m = i_mod[i]
+        if (!(m in haslay))
+            continue
+        f = stemat(m, i_from[i])
+        g = stemat(m, i_to[i])
+        if (f == g)
+            continue
+        if ((m, f) in lay && (m, g) in lay && lay[m, g] > lay[m, f])
+            err(i_file[i] ":" i_line[i] ": " lname[m, lay[m, f]] \
+                " may not include " g " (layer " lname[m, lay[m, g]] ")")
+        else if (!((m, g) in lay) && !(i_target[i] in exists))
+            err(i_file[i] ":" i_line[i] ": includes " i_text[i] \
+                ", no such file in " m "/")
+        if (!((m, f, g) in site)) {
+            site[m, f, g] = i_file[i] ":" i_line[i] " includes " i_text[i]
+            succ[m, f] = succ[m, f] (succ[m, f] == "" ? "" : " ") g
+        }
+    }
+
+    # Circles, each once (rotated to start at its lowest-listed stem).
+    for (m in haslay) {
+        for (k = 1; k <= nst[m]; k++) {
+            c = circle_from(m, sord[m, k])
+            if (c == "")
+                continue
+            n = split(c, cs, " ")
+            low = 1
+            for (j = 2; j < n; j++)
+                if (sidx[m, cs[j]] < sidx[m, cs[low]])
+                    low = j
+            key = ""
+            for (j = 0; j < n; j++)
+                key = key (j ? " -> " : "") cs[(low - 1 + j) % (n - 1) + 1]
+            if (key in seen)
+                continue
+            seen[key] = 1
+            first = ""
+            steps = ""
+            for (j = 0; j < n - 1; j++) {
+                a = cs[(low - 1 + j) % (n - 1) + 1]
+                b = cs[(low + j) % (n - 1) + 1]
+                steps = steps "\n    " site[m, a, b]
+                if (first == "")
+                    first = site[m, a, b]
+            }
+            sub(/ includes .*/, "", first)
+            err(first ": include circle in " m "/: " key steps)
+        }
+    }
+
+    for (e in allow)
+        if (!allow[e])
+            err("UA_DEPS_ALLOW: " e " no longer occurs (delete it from " \
+                "tests/check-deps.sh)")
     exit bad
 }
 ' $srcs
