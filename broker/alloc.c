@@ -6,6 +6,7 @@
  */
 #include "alloc.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +25,12 @@ bk_alloc(size_t n)
 void *
 bk_calloc(size_t n, size_t size)
 {
-    void *p = calloc(n != 0 ? n : 1, size != 0 ? size : 1);
+    void *p;
+
+    /* Refused here, not by libc: an overflow is the caller's bug. */
+    if (size != 0 && n > SIZE_MAX / size)
+        return NULL;
+    p = calloc(n != 0 ? n : 1, size != 0 ? size : 1);
 
     if (p != NULL)
         bk_alloc_n++;

@@ -147,7 +147,7 @@ bench_build(void)
 
     rc = shm_plan_create(&bench_seg, &p, "bench_addrspace");
     if (rc != 0)
-        bench_die("shm_segment_create", rc);
+        bench_die("shm_plan_create", rc);
     rc = shm_nodestore_build_init(&bench_store, &bench_seg);
     if (rc != 0)
         bench_die("shm_nodestore_build_init", rc);
