@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "nodeid.h"
 #include "nodeids_gen.h"
 #include "status_gen.h"
 #include "types_gen.h"
@@ -33,9 +34,6 @@
 static inline uint32_t ua_client_rd32(const uint8_t *p);
 static inline void ua_client_wr32(uint8_t *p, uint32_t v);
 static inline bool ua_client_secured(const struct ua_client *c);
-static size_t ua_client_nodeid_put(uint8_t *p, uint32_t id);
-static ua_status ua_client_nodeid_get(const uint8_t *p, size_t n,
-                                      size_t *used, uint32_t *id);
 static ua_status ua_client_fail(struct ua_client *c, ua_status s);
 static uint32_t ua_client_next_id(struct ua_client *c);
 static ua_status ua_client_seq_check(struct ua_client *c, uint32_t seq);
@@ -103,55 +101,6 @@ ua_client_secured(const struct ua_client *c)
            && c->mode >= UA_MESSAGESECURITYMODE_SIGN;
 }
 
-static size_t
-ua_client_nodeid_put(uint8_t *p, uint32_t id)
-{
-    if (id <= 0xFF) {
-        p[0] = 0x00;
-        p[1] = (uint8_t)id;
-        return 2;
-    }
-    if (id <= 0xFFFF) {
-        p[0] = 0x01;
-        p[1] = 0;
-        p[2] = (uint8_t)id;
-        p[3] = (uint8_t)(id >> 8);
-        return 4;
-    }
-    p[0] = 0x02;
-    p[1] = 0;
-    p[2] = 0;
-    ua_client_wr32(p + 3, id);
-    return 7;
-}
-
-static ua_status
-ua_client_nodeid_get(const uint8_t *p, size_t n, size_t *used, uint32_t *id)
-{
-    if (n < 2)
-        return UA_BAD_DECODING_ERROR;
-    switch (p[0]) {
-    case 0x00:
-        *id = p[1];
-        *used = 2;
-        return UA_GOOD;
-    case 0x01:
-        if (n < 4 || p[1] != 0)
-            return UA_BAD_DECODING_ERROR;
-        *id = (uint32_t)p[2] | (uint32_t)p[3] << 8;
-        *used = 4;
-        return UA_GOOD;
-    case 0x02:
-        if (n < 7 || p[1] != 0 || p[2] != 0)
-            return UA_BAD_DECODING_ERROR;
-        *id = ua_client_rd32(p + 3);
-        *used = 7;
-        return UA_GOOD;
-    default:
-        return UA_BAD_DECODING_ERROR;
-    }
-}
-
 static ua_status
 ua_client_fail(struct ua_client *c, ua_status s)
 {
@@ -204,7 +153,7 @@ ua_client_chunks(struct ua_client *c, const char *mt, uint32_t request_id,
     struct ua_cipher       *cipher = NULL;
     size_t room, maxb, full, tail, nid, n, total, nchunks, need, base, src;
     size_t                  size;
-    uint8_t                 idbuf[8];
+    uint8_t                 idbuf[UA_NODEID_NS0_MAX];
     uint8_t                *p;
     ua_status               s;
 
@@ -216,7 +165,7 @@ ua_client_chunks(struct ua_client *c, const char *mt, uint32_t request_id,
         return UA_BAD_TCP_INTERNAL_ERROR;
     if (mode != UA_MESSAGESECURITYMODE_NONE)
         cipher = &c->cipher[c->cipher_cur];
-    nid = ua_client_nodeid_put(idbuf, t->binary_id);
+    nid = ua_nodeid_ns0_put(idbuf, t->binary_id);
     n = ua_encoded_size(v, t);
     if (n == 0)
         return UA_BAD_ENCODING_LIMITS_EXCEEDED;
@@ -427,7 +376,7 @@ ua_client_open(struct ua_client *c, int32_t request_type,
         return UA_BAD_ENCODING_LIMITS_EXCEEDED;
     p = out->buf + out->len;
     off = hdr;
-    off += ua_client_nodeid_put(
+    off += ua_nodeid_ns0_put(
         p + off, UA_NS0ID_OPENSECURECHANNELREQUEST_ENCODING_DEFAULTBINARY);
     s = ua_encode(&req, &ua_types[UA_TYPE_OPENSECURECHANNELREQUEST], p + off,
                   room - off, &n);
@@ -490,7 +439,7 @@ ua_client_open_secure(struct ua_client *c,
     memcpy(o + 20 + ulen, c->cert, c->cert_len);
     ua_client_wr32(o + 20 + ulen + c->cert_len, UA_SC_THUMB_LEN);
     memcpy(o + 24 + ulen + c->cert_len, c->server_thumb, UA_SC_THUMB_LEN);
-    nid = ua_client_nodeid_put(
+    nid = ua_nodeid_ns0_put(
         o + hdr + 8, UA_NS0ID_OPENSECURECHANNELREQUEST_ENCODING_DEFAULTBINARY);
     s = ua_encode(r, &ua_types[UA_TYPE_OPENSECURECHANNELREQUEST],
                   o + hdr + 8 + nid, room - hdr - 8 - nid, &n);
@@ -739,7 +688,7 @@ ua_client_do_opn(struct ua_client *c, const uint8_t *p, size_t len,
     off += 8;
     if (request_id != c->opn_request_id)
         return UA_BAD_SECURITY_CHECKS_FAILED;
-    s = ua_client_nodeid_get(p + off, blen, &used, &type_id);
+    s = ua_nodeid_ns0_get(p + off, blen, &used, &type_id);
     if (s != UA_GOOD)
         return s;
     off += used;
@@ -966,7 +915,7 @@ ua_client_decode(const struct ua_client *c, const struct ua_client_event *ev,
 
     if (ev->kind != UA_CLIENT_EV_MSG)
         return UA_BAD_INVALID_STATE;
-    s = ua_client_nodeid_get(ev->body, ev->len, &used, &type_id);
+    s = ua_nodeid_ns0_get(ev->body, ev->len, &used, &type_id);
     if (s != UA_GOOD)
         return s;
     if (type_id == t->binary_id) {

@@ -31,19 +31,20 @@
  * one HMAC object per direction, keyed once when the token is made):
  * cipher[cipher_cur] for token_id, the other for prev_token_id.
  *
- * No oracle (SECURITY.md rule 4, (b) 24/32/36): a chunk that fails
- * decryption, signature, padding or (once authenticated) its sequence
- * number gets BadSecurityChecksFailed, the same status whatever failed;
- * the symmetric HMAC is computed even when the padding is already known to
- * be bad, the RSA signature is verified even when decryption failed.  The
- * cause goes to ch->detail for the log only.
+ * No oracle (fail closed, and the same way: docs/security.md cases 24,
+ * 32, 36): a chunk that fails decryption, signature, padding or (once
+ * authenticated) its sequence number gets BadSecurityChecksFailed, the
+ * same status whatever failed; the symmetric HMAC is computed even when
+ * the padding is already known to be bad, the RSA signature is verified
+ * even when decryption failed.  The cause goes to ch->detail for the log
+ * only.
  *
  * Hot path: a one-chunk MSG in is checked (and decrypted) in place and
  * handed out without a copy; ua_sc_send() encodes a one-chunk response
  * straight into out and signs and encrypts it there.  Nothing here
  * allocates except reassembly of multi-chunk requests, through ch->mem,
  * bounded by MaxChunkCount and MaxMessageSize before each append
- * (SECURITY.md (a) class 1).
+ * (docs/security.md "Attack classes", class 1).
  */
 #include "securechannel.h"
 
@@ -52,6 +53,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "nodeid.h"
 #include "nodeids_gen.h"
 #include "status_gen.h"
 #include "types_gen.h"
@@ -88,9 +90,6 @@ static ua_status ua_sc_token_check(struct ua_sc *ch, uint32_t token,
 static uint32_t ua_sc_lifetime(const struct ua_sc *ch, uint32_t requested);
 static void ua_sc_token_commit(struct ua_sc *ch, uint32_t token,
                                uint32_t lifetime, uint64_t now_ms);
-static size_t ua_sc_nodeid_put(uint8_t *p, uint32_t id);
-static ua_status ua_sc_nodeid_get(const uint8_t *p, size_t n, size_t *used,
-                                  uint32_t *id);
 static ua_status ua_sc_do_hel(struct ua_sc *ch, const uint8_t *c, size_t len,
                               struct ua_sc_out *out);
 static ua_status ua_sc_do_opn(struct ua_sc *ch, const uint8_t *c, size_t len,
@@ -380,8 +379,8 @@ ua_sc_token_check(struct ua_sc *ch, uint32_t token, uint64_t now_ms,
     return UA_BAD_SECURE_CHANNEL_TOKEN_UNKNOWN;
 }
 
-/* The requested lifetime within the configured bounds (SECURITY.md (b)
- * 28). */
+/* The requested lifetime within the configured bounds (docs/security.md
+ * case 28). */
 static uint32_t
 ua_sc_lifetime(const struct ua_sc *ch, uint32_t requested)
 {
@@ -423,57 +422,6 @@ ua_sc_send_cipher(struct ua_sc *ch)
 {
     return &ch->cipher[ch->prev_token_id != 0 ? 1u - ch->cipher_cur
                                               : ch->cipher_cur];
-}
-
-/* Numeric ns=0 NodeId in the smallest form: two-byte, four-byte, full. */
-static size_t
-ua_sc_nodeid_put(uint8_t *p, uint32_t id)
-{
-    if (id <= 0xFF) {
-        p[0] = 0x00;
-        p[1] = (uint8_t)id;
-        return 2;
-    }
-    if (id <= 0xFFFF) {
-        p[0] = 0x01;
-        p[1] = 0;
-        p[2] = (uint8_t)id;
-        p[3] = (uint8_t)(id >> 8);
-        return 4;
-    }
-    p[0] = 0x02;
-    p[1] = 0;
-    p[2] = 0;
-    ua_sc_wr32(p + 3, id);
-    return 7;
-}
-
-/* A numeric ns=0 NodeId in any of its three forms; others are refused. */
-static ua_status
-ua_sc_nodeid_get(const uint8_t *p, size_t n, size_t *used, uint32_t *id)
-{
-    if (n < 2)
-        return UA_BAD_DECODING_ERROR;
-    switch (p[0]) {
-    case 0x00:
-        *id = p[1];
-        *used = 2;
-        return UA_GOOD;
-    case 0x01:
-        if (n < 4 || p[1] != 0)
-            return UA_BAD_DECODING_ERROR;
-        *id = (uint32_t)p[2] | (uint32_t)p[3] << 8;
-        *used = 4;
-        return UA_GOOD;
-    case 0x02:
-        if (n < 7 || p[1] != 0 || p[2] != 0)
-            return UA_BAD_DECODING_ERROR;
-        *id = ua_sc_rd32(p + 3);
-        *used = 7;
-        return UA_GOOD;
-    default:
-        return UA_BAD_DECODING_ERROR;
-    }
 }
 
 /* ------------------------------------------------------------ public */
@@ -599,7 +547,8 @@ ua_sc_do_hel(struct ua_sc *ch, const uint8_t *c, size_t len,
     if (len != UA_SC_HEL_FIXED + (size_t)(ulen > 0 ? ulen : 0))
         return UA_BAD_DECODING_ERROR;
     /* Buffers of at least 8192 bytes (§7.1.2.3, non-ECC); a MaxMessageSize
-     * that cannot hold one such chunk is refused too (SECURITY.md (b) 4). */
+     * that cannot hold one such chunk is refused too (docs/security.md
+     * case 4). */
     if (rbuf < UA_TCP_MIN_BUFFER || sbuf < UA_TCP_MIN_BUFFER
         || (maxmsg != 0 && maxmsg < UA_TCP_MIN_BUFFER))
         return UA_BAD_CONNECTION_REJECTED;
@@ -679,7 +628,7 @@ ua_sc_do_opn(struct ua_sc *ch, const uint8_t *c, size_t len,
     seq = ua_sc_rd32(c + off);
     request_id = ua_sc_rd32(c + off + 4);
     off += 8;
-    s = ua_sc_nodeid_get(c + off, len - off, &used, &type_id);
+    s = ua_nodeid_ns0_get(c + off, len - off, &used, &type_id);
     if (s != UA_GOOD)
         return s;
     if (type_id != UA_NS0ID_OPENSECURECHANNELREQUEST_ENCODING_DEFAULTBINARY)
@@ -696,7 +645,7 @@ ua_sc_do_opn(struct ua_sc *ch, const uint8_t *c, size_t len,
     if (req.security_mode != UA_MESSAGESECURITYMODE_NONE)
         return UA_BAD_SECURITY_MODE_REJECTED;
     if (req.request_type == UA_SECURITYTOKENREQUESTTYPE_ISSUE) {
-        /* One Issue per connection (SECURITY.md (b) 26); the channel id
+        /* One Issue per connection (docs/security.md case 26); the channel id
          * of an Issue is 0 (Part 6 §6.7.2.2). */
         if (ch->state != UA_SC_ACKED)
             return UA_BAD_REQUEST_TYPE_INVALID;
@@ -747,7 +696,7 @@ ua_sc_do_opn(struct ua_sc *ch, const uint8_t *c, size_t len,
     ua_sc_wr32(p + 24 + plen, ch->send_seq + 1);
     ua_sc_wr32(p + 28 + plen, request_id);
     off = hdr;
-    off += ua_sc_nodeid_put(
+    off += ua_nodeid_ns0_put(
         p + off, UA_NS0ID_OPENSECURECHANNELRESPONSE_ENCODING_DEFAULTBINARY);
     s = ua_encode(&resp, &ua_types[UA_TYPE_OPENSECURECHANNELRESPONSE],
                   p + off, room - off, &n);
@@ -770,9 +719,10 @@ ua_sc_do_opn(struct ua_sc *ch, const uint8_t *c, size_t len,
  * an untrusted or malformed sender costs no RSA decryption.  c is the
  * caller's chunk, decrypted in place.
  *
- * The private-key work is staged (DESIGN §4): this call does the checks
- * and decrypts the first ciphertext block, then ch->opn remembers where it
- * is and ua_sc_resume() does one more private-key operation per call:
+ * The private-key work is staged (docs/architecture.md §4): this call
+ * does the checks and decrypts the first ciphertext block, then ch->opn
+ * remembers where it is and ua_sc_resume() does one more private-key
+ * operation per call:
  *
  *   process: checks, block 0 --> resume: block 1 .. n-1 (the last one also
  *   verifies the signature and reads the request) --> resume: the token,
@@ -1005,7 +955,7 @@ ua_sc_opn_request(struct ua_sc *ch)
     }
     c = o->chunk;
     /* Authentic now: the sequence number (a replay is a security
-     * failure on a secured channel, SECURITY.md (b) 30). */
+     * failure on a secured channel, docs/security.md case 30). */
     if (ua_sc_seq_check(ch, ua_sc_rd32(c + o->hdr)) != UA_GOOD) {
         s = ua_sc_deny(ch, UA_BAD_SECURITY_CHECKS_FAILED,
                        UA_BAD_SEQUENCE_NUMBER_INVALID);
@@ -1013,7 +963,7 @@ ua_sc_opn_request(struct ua_sc *ch)
     }
     o->request_id = ua_sc_rd32(c + o->hdr + 4);
     c += o->hdr + 8;
-    s = ua_sc_nodeid_get(c, blen, &used, &type_id);
+    s = ua_nodeid_ns0_get(c, blen, &used, &type_id);
     if (s != UA_GOOD)
         goto done;
     if (type_id != UA_NS0ID_OPENSECURECHANNELREQUEST_ENCODING_DEFAULTBINARY) {
@@ -1042,7 +992,7 @@ ua_sc_opn_request(struct ua_sc *ch)
         goto done;
     }
     /* SecureChannelNonceLength exactly, not all zeros, and on a Renew not
-     * the previous one (SECURITY.md (b) 25, 27). */
+     * the previous one (docs/security.md cases 25, 27). */
     if (req.client_nonce.len != p->nonce_len) {
         s = UA_BAD_NONCE_INVALID;
         goto done;
@@ -1169,7 +1119,7 @@ ua_sc_opn_answer(struct ua_sc *ch, const struct ua_policy *p,
     memcpy(o + 24 + ulen + cfg->cert_len, thumb, UA_SC_THUMB_LEN);
     ua_sc_wr32(o + hdr, ch->send_seq + 1);
     ua_sc_wr32(o + hdr + 4, request_id);
-    nid = ua_sc_nodeid_put(
+    nid = ua_nodeid_ns0_put(
         o + hdr + 8, UA_NS0ID_OPENSECURECHANNELRESPONSE_ENCODING_DEFAULTBINARY);
     s = ua_encode(r, &ua_types[UA_TYPE_OPENSECURECHANNELRESPONSE],
                   o + hdr + 8 + nid, room - hdr - 8 - nid, &n);
@@ -1348,7 +1298,7 @@ ua_sc_do_clo(struct ua_sc *ch, const uint8_t *c, size_t len, uint64_t now_ms)
     s = ua_sc_sym_check(ch, c, len, now_ms, &blen);
     if (s != UA_GOOD)
         return s;
-    s = ua_sc_nodeid_get(c + UA_SC_SYM_HEADER, blen, &used, &type_id);
+    s = ua_nodeid_ns0_get(c + UA_SC_SYM_HEADER, blen, &used, &type_id);
     if (s != UA_GOOD)
         return s;
     if (type_id != UA_NS0ID_CLOSESECURECHANNELREQUEST_ENCODING_DEFAULTBINARY)
@@ -1372,7 +1322,7 @@ ua_sc_send(struct ua_sc *ch, uint32_t request_id, const struct ua_type *t,
     size_t                  room = ua_sc_room(out);
     size_t maxb, full, last, nid, n, total, nchunks, need, base, src, size;
     struct ua_cipher       *cipher = NULL;
-    uint8_t                 idbuf[8];
+    uint8_t                 idbuf[UA_NODEID_NS0_MAX];
     uint8_t                *p;
     uint32_t                token;
     ua_status               s;
@@ -1387,7 +1337,7 @@ ua_sc_send(struct ua_sc *ch, uint32_t request_id, const struct ua_type *t,
     token = ua_sc_send_token(ch);
     if (mode != UA_MESSAGESECURITYMODE_NONE)
         cipher = ua_sc_send_cipher(ch);
-    nid = ua_sc_nodeid_put(idbuf, t->binary_id);
+    nid = ua_nodeid_ns0_put(idbuf, t->binary_id);
     /* Bytes a chunk adds to its body: the header, and the footer of a
      * full chunk (a chunk of maxb needs no padding). */
     full = ua_sc_sym_chunk_size(pol, mode, maxb) - maxb;
@@ -1488,7 +1438,7 @@ ua_sc_send_size(const struct ua_sc *ch, const struct ua_type *t,
     const uint8_t           mode = ua_sc_secured(ch)
                                        ? ch->mode : UA_MESSAGESECURITYMODE_NONE;
     size_t                  maxb, total, nchunks, last;
-    uint8_t                 idbuf[8];
+    uint8_t                 idbuf[UA_NODEID_NS0_MAX];
 
     maxb = ua_sc_sym_max_body(pol, mode, ch->send_buffer);
     if (t->binary_id == 0 || maxb < 8)
@@ -1496,7 +1446,7 @@ ua_sc_send_size(const struct ua_sc *ch, const struct ua_type *t,
     total = ua_encoded_size(resp, t);
     if (total == 0)
         return 0;
-    total += ua_sc_nodeid_put(idbuf, t->binary_id);
+    total += ua_nodeid_ns0_put(idbuf, t->binary_id);
     nchunks = (total + maxb - 1) / maxb;
     last = total - (nchunks - 1) * maxb;
     return (nchunks - 1) * ua_sc_sym_chunk_size(pol, mode, maxb)
