@@ -1,38 +1,33 @@
 /*
- * broker/addrspace.c: the address-space build and the live Server nodes.
+ * broker/addrspace.c: the address-space build.
  *
  * Order of the build: namespace 0 exactly as generated (node index i is
  * bk_ns0_nodes[i]), its references, then namespace 1: Objects/Demo with
  * Static (every built-in type, scalar and array), Analog (AnalogItemType
  * variables with EURange and EngineeringUnits), Simulation and Vars.
  * Every Variable and VariableType gets a value slot holding its encoded
- * Variant.  Last, the live Server nodes are written from the configuration.
+ * Variant, written through the value path (broker/value.h) in the build's
+ * one value batch.  Then the nodesets (broker/nodeset.h), and last the
+ * Server object's values from the configuration (broker/server.h).
  */
 #include "addrspace.h"
-#include "pki.h"
 
 #include <assert.h>
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
 
-#include "fanout.h"
-#include "nodeset.h"
 #include "ns0_gen.h"
+#include "pki.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
-#include "proto/version.h"
+#include "shm/plan.h"
 #include "shm/throttle.h"
-#include "write.h"
 
-#define BK_NS0_URI        "http://opcfoundation.org/UA/"
-#define BK_ENC_BUF        (64 * 1024)
 #define BK_DEMO_FOLDERS   7
 #define BK_DEMO_BUILTINS  25
 #define BK_DEMO_ANALOG    3     /* AnalogItems, each with 2 properties */
@@ -44,8 +39,6 @@ static int bk_as_build_ns0(struct bk_addrspace *as, int64_t now, char *err,
 static int bk_as_build_demo(struct bk_addrspace *as,
                             const struct bk_config *c, uint32_t slot,
                             int64_t now, char *err, size_t errlen);
-static int bk_as_live_init(struct bk_addrspace *as, const struct bk_config *c,
-                           int64_t now);
 static int bk_as_throttle_init(struct bk_addrspace *as,
                                const struct bk_config *c, char *err,
                                size_t errlen);
@@ -56,8 +49,6 @@ static uint32_t bk_as_add_variable(struct bk_addrspace *as, const char *id,
                                    const char *name, uint32_t parent,
                                    uint32_t data_type, int32_t rank,
                                    uint8_t access);
-
-static uint8_t bk_as_encbuf[BK_ENC_BUF];
 
 /* Node index of ns=0;i=id: namespace 0 is loaded first, in table order. */
 static int
@@ -76,21 +67,6 @@ bk_as_ns0_index(uint32_t id)
             hi = mid;
     }
     return -1;
-}
-
-uint32_t
-bk_addrspace_ns0_slot(const struct bk_addrspace *as, uint32_t id)
-{
-    int i = bk_as_ns0_index(id);
-    const struct shm_node *n;
-
-    if (i < 0 || (uint32_t)i >= as->ns.nnodes)
-        return SHM_NONE;
-    n = &as->ns.nodes[i];
-    if (n->node_class != SHM_NC_VARIABLE
-        && n->node_class != SHM_NC_VARIABLETYPE)
-        return SHM_NONE;
-    return n->u.var.slot;
 }
 
 static uint32_t
@@ -152,121 +128,6 @@ bk_addrspace_plan(const struct bk_config *c, struct shm_plan *p)
     p->throttle_entries = c->throttle_entries;
 }
 
-int
-bk_addrspace_write_value(struct bk_addrspace *as, uint32_t slot,
-                         const void *bytes, uint32_t len,
-                         const struct shm_value *m)
-{
-    const struct shm_value *use = m;
-    struct shm_value        mm;
-    int64_t                 prev;
-    int                     rc;
-
-    if (slot >= as->vals.nslots)
-        return -EINVAL;
-    if (m->flags & SHM_VF_SERVER_TS) {
-        /* Only the broker writes slots: a relaxed load of our own store. */
-        prev = atomic_load_explicit(&as->vals.slots[slot].server_ts,
-                                    memory_order_relaxed);
-        if (m->server_ts <= prev) {
-            /* A copy only then: the caller has just stored *m field by
-             * field, and a whole-struct load of it stalls. */
-            mm = *m;
-            mm.server_ts = prev + 1;
-            mm.server_ps = 0;
-            use = &mm;
-        }
-    }
-    rc = shm_value_write(&as->vals, slot, bytes, len, use);
-    if (rc == 0 && as->fanout != NULL)
-        bk_fanout_notify(as->fanout, slot, bytes, len, use);
-    return rc;
-}
-
-/*
- * bk_addrspace_write_small() past its inline case: the slot's old value
- * lives in the heap (store) or the change cannot wait in the pending
- * array (notify only, the slot is written).
- */
-int
-bk_addrspace_write_small_any(struct bk_addrspace *as, uint32_t slot,
-                             const uint8_t *bytes, uint32_t len, int64_t now,
-                             int64_t sts, bool store)
-{
-    struct shm_value m = { 0 };
-
-    m.status = UA_GOOD;
-    m.flags = SHM_VF_SOURCE_TS | SHM_VF_SERVER_TS;
-    m.source_ts = now;
-    m.server_ts = sts;
-    m.len = len;
-    if (store)
-        return bk_addrspace_write_value(as, slot, bytes, len, &m);
-    bk_fanout_notify(as->fanout, slot, bytes, len, &m);
-    return 0;
-}
-
-int
-bk_addrspace_write_raw(struct bk_addrspace *as, uint32_t slot,
-                       const void *bytes, uint32_t len, int64_t now)
-{
-    struct shm_value m = { 0 };
-
-    m.status = UA_GOOD;
-    m.flags = SHM_VF_SOURCE_TS | SHM_VF_SERVER_TS;
-    m.source_ts = now;
-    m.server_ts = now;
-    return bk_addrspace_write_value(as, slot, bytes, len, &m);
-}
-
-static int
-bk_as_write_variant(struct bk_addrspace *as, uint32_t slot,
-                    const struct ua_variant *v, int64_t now)
-{
-    size_t len;
-
-    if (slot == SHM_NONE)
-        return -EINVAL;
-    if (ua_encode(v, &ua_types[UA_TYPE_VARIANT], bk_as_encbuf,
-                  sizeof(bk_as_encbuf), &len) != UA_GOOD)
-        return -EINVAL;
-    return bk_addrspace_write_raw(as, slot, bk_as_encbuf, (uint32_t)len, now);
-}
-
-int
-bk_addrspace_write_scalar(struct bk_addrspace *as, uint32_t slot, uint8_t bt,
-                          const void *value, int64_t now)
-{
-    struct ua_variant v;
-
-    ua_variant_set_scalar(&v, (void *)(uintptr_t)value, bt);
-    return bk_as_write_variant(as, slot, &v, now);
-}
-
-int
-bk_addrspace_write_array(struct bk_addrspace *as, uint32_t slot, uint8_t bt,
-                         const void *values, int32_t n, int64_t now)
-{
-    struct ua_variant v;
-
-    ua_variant_set_array(&v, (void *)(uintptr_t)values, n, bt);
-    return bk_as_write_variant(as, slot, &v, now);
-}
-
-/* An ExtensionObject of a generated structure type as a scalar value. */
-static int
-bk_as_write_struct(struct bk_addrspace *as, uint32_t slot, int type,
-                   void *obj, int64_t now)
-{
-    struct ua_extobj x = { 0 };
-
-    x.encoding = UA_EO_DECODED;
-    x.type = &ua_types[type];
-    x.obj = obj;
-    x.type_id = ua_nodeid_num(0, ua_types[type].binary_id);
-    return bk_addrspace_write_scalar(as, slot, UA_BT_EXTENSIONOBJECT, &x, now);
-}
-
 static int
 bk_as_build_ns0(struct bk_addrspace *as, int64_t now, char *err,
                 size_t errlen)
@@ -322,13 +183,13 @@ bk_as_build_ns0(struct bk_addrspace *as, int64_t now, char *err,
         n->min_sampling = g->min_sampling;
         n->u.var.slot = slot;
         if (g->value_len != 0) {
-            if (bk_addrspace_write_raw(as, slot, bk_ns0_values + g->value,
+            if (bk_value_write_raw(&as->val, slot, bk_ns0_values + g->value,
                                        g->value_len, now) != 0) {
                 snprintf(err, errlen, "ns=0;i=%u: value heap full", g->id);
                 return -1;
             }
         } else {
-            bk_addrspace_write_raw(as, slot, &null_variant, 1, now);
+            bk_value_write_raw(&as->val, slot, &null_variant, 1, now);
         }
         slot++;
     }
@@ -559,7 +420,7 @@ bk_as_build_analog(struct bk_addrspace *as, uint32_t parent, uint32_t slot,
         n->user_access_level = 3;
         n->min_sampling = 0;
         n->u.var.slot = slot;
-        if (bk_addrspace_write_scalar(as, slot, an[i].bt, val, now) != 0)
+        if (bk_value_write_scalar(&as->val, slot, an[i].bt, val, now) != 0)
             return SHM_NONE;
         slot++;
 
@@ -582,7 +443,8 @@ bk_as_build_analog(struct bk_addrspace *as, uint32_t parent, uint32_t slot,
             n->min_sampling = 0;
             n->u.var.slot = slot;
             if (k == 0) {
-                rc = bk_as_write_struct(as, slot, UA_TYPE_RANGE, &rg, now);
+                rc = bk_value_write_struct(&as->val, slot, UA_TYPE_RANGE,
+                                           &rg, now);
             } else {
                 memset(&eu, 0, sizeof(eu));
                 eu.namespace_uri = ua_string_from(
@@ -594,8 +456,8 @@ bk_as_build_analog(struct bk_addrspace *as, uint32_t parent, uint32_t slot,
                 eu.description.mask = UA_LT_LOCALE | UA_LT_TEXT;
                 eu.description.locale = ua_string_from("en");
                 eu.description.text = ua_string_from(an[i].desc);
-                rc = bk_as_write_struct(as, slot, UA_TYPE_EUINFORMATION, &eu,
-                                        now);
+                rc = bk_value_write_struct(&as->val, slot,
+                                           UA_TYPE_EUINFORMATION, &eu, now);
             }
             if (rc != 0)
                 return SHM_NONE;
@@ -656,13 +518,13 @@ bk_as_build_demo(struct bk_addrspace *as, const struct bk_config *c,
                 ua_variant_set_scalar(&vv[0], &iv, UA_BT_INT32);
                 ua_variant_set_scalar(&vv[1], &sv, UA_BT_STRING);
                 ua_variant_set_scalar(&vv[2], &dv, UA_BT_DOUBLE);
-                rc = a ? bk_addrspace_write_array(as, slot, bt, vv, 3, now)
-                       : bk_addrspace_write_scalar(as, slot, UA_BT_INT32,
+                rc = a ? bk_value_write_array(&as->val, slot, bt, vv, 3, now)
+                       : bk_value_write_scalar(&as->val, slot, UA_BT_INT32,
                                                    &iv, now);
             } else if (a) {
-                rc = bk_addrspace_write_array(as, slot, bt, samples, 3, now);
+                rc = bk_value_write_array(&as->val, slot, bt, samples, 3, now);
             } else {
-                rc = bk_addrspace_write_scalar(as, slot, bt, samples, now);
+                rc = bk_value_write_scalar(&as->val, slot, bt, samples, now);
             }
             if (rc != 0)
                 goto full;
@@ -685,8 +547,8 @@ bk_as_build_demo(struct bk_addrspace *as, const struct bk_config *c,
         as->ns.nodes[idx].u.var.slot = slot;
         as->sim_slot[i] = slot;
         rc = i == BK_SIM_COUNTER
-                 ? bk_addrspace_write_scalar(as, slot, UA_BT_UINT32, &u, now)
-                 : bk_addrspace_write_scalar(as, slot, UA_BT_DOUBLE, &d, now);
+                 ? bk_value_write_scalar(&as->val, slot, UA_BT_UINT32, &u, now)
+                 : bk_value_write_scalar(&as->val, slot, UA_BT_DOUBLE, &d, now);
         if (rc != 0)
             goto full;
         slot++;
@@ -707,11 +569,11 @@ bk_as_build_demo(struct bk_addrspace *as, const struct bk_config *c,
         if (v % 2) {
             double d = v + 0.5;
 
-            rc = bk_addrspace_write_scalar(as, slot, UA_BT_DOUBLE, &d, now);
+            rc = bk_value_write_scalar(&as->val, slot, UA_BT_DOUBLE, &d, now);
         } else {
             int32_t x = (int32_t)v;
 
-            rc = bk_addrspace_write_scalar(as, slot, UA_BT_INT32, &x, now);
+            rc = bk_value_write_scalar(&as->val, slot, UA_BT_INT32, &x, now);
         }
         if (rc != 0)
             goto full;
@@ -724,292 +586,6 @@ full:
     return -1;
 }
 
-/*
- * BuildInfo.BuildDate: when this binary was compiled, from __DATE__ and
- * __TIME__ ("Nov 30 2026", "20:36:48", the compiler's local time, taken as
- * UTC).  0 if the strings are not in that form.
- */
-static int64_t
-bk_as_build_date(void)
-{
-    static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
-    const char       *d = __DATE__, *t = __TIME__;
-    struct tm         tm;
-    const char       *m;
-    time_t            secs;
-
-    memset(&tm, 0, sizeof(tm));
-    m = strstr(months, (char[4]){ d[0], d[1], d[2], '\0' });
-    if (m == NULL || sscanf(d + 4, "%d %d", &tm.tm_mday, &tm.tm_year) != 2
-        || sscanf(t, "%d:%d:%d", &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 3)
-        return 0;
-    tm.tm_mon = (int)(m - months) / 3;
-    tm.tm_year -= 1900;
-    secs = timegm(&tm);
-    return (int64_t)secs * 10000000 + UA_DATETIME_UNIX_EPOCH;
-}
-
-/* ServerStatus as one structure value and as its children. */
-static void
-bk_as_status(struct bk_addrspace *as, int64_t now)
-{
-    struct ua_server_status_data_type st;
-    static struct ua_string           pu, mn, pn, sv, bn;
-    int64_t                           build = bk_as_build_date();
-    uint32_t                          zero = 0;
-    int32_t                           running = 0;
-    struct ua_localizedtext           reason = { 0 };
-
-    pu = ua_string_from(UA_PRODUCT_URI);
-    mn = ua_string_from(UA_MANUFACTURER);
-    pn = ua_string_from(UA_PRODUCT_NAME);
-    sv = ua_string_from(UA_VERSION);
-    bn = ua_string_from(UA_VERSION);
-    memset(&st, 0, sizeof(st));
-    st.start_time = as->start_time;
-    st.current_time = now;
-    st.state = running;
-    st.build_info.product_uri = pu;
-    st.build_info.manufacturer_name = mn;
-    st.build_info.product_name = pn;
-    st.build_info.software_version = sv;
-    st.build_info.build_number = bn;
-    st.build_info.build_date = build;
-    st.shutdown_reason = reason;
-    bk_as_write_struct(as, bk_addrspace_ns0_slot(as,
-                       UA_NS0ID_SERVER_SERVERSTATUS),
-                       UA_TYPE_SERVERSTATUSDATATYPE, &st, now);
-    bk_as_write_struct(as, bk_addrspace_ns0_slot(as,
-                       UA_NS0ID_SERVER_SERVERSTATUS_BUILDINFO),
-                       UA_TYPE_BUILDINFO, &st.build_info, now);
-    bk_addrspace_write_scalar(as, bk_addrspace_ns0_slot(as,
-                              UA_NS0ID_SERVER_SERVERSTATUS_STARTTIME),
-                              UA_BT_DATETIME, &st.start_time, now);
-    bk_addrspace_write_scalar(as, bk_addrspace_ns0_slot(as,
-                              UA_NS0ID_SERVER_SERVERSTATUS_CURRENTTIME),
-                              UA_BT_DATETIME, &now, now);
-    bk_addrspace_write_scalar(as, bk_addrspace_ns0_slot(as,
-                              UA_NS0ID_SERVER_SERVERSTATUS_STATE),
-                              UA_BT_INT32, &running, now);
-    bk_addrspace_write_scalar(as, bk_addrspace_ns0_slot(as,
-                              UA_NS0ID_SERVER_SERVERSTATUS_SECONDSTILLSHUTDOWN),
-                              UA_BT_UINT32, &zero, now);
-    bk_addrspace_write_scalar(as, bk_addrspace_ns0_slot(as,
-                              UA_NS0ID_SERVER_SERVERSTATUS_SHUTDOWNREASON),
-                              UA_BT_LOCALIZEDTEXT, &reason, now);
-#define BK_BI(id, bt, v)                                                   \
-    bk_addrspace_write_scalar(as, bk_addrspace_ns0_slot(as, id), bt, v, now)
-    BK_BI(UA_NS0ID_SERVER_SERVERSTATUS_BUILDINFO_PRODUCTURI, UA_BT_STRING,
-          &pu);
-    BK_BI(UA_NS0ID_SERVER_SERVERSTATUS_BUILDINFO_MANUFACTURERNAME,
-          UA_BT_STRING, &mn);
-    BK_BI(UA_NS0ID_SERVER_SERVERSTATUS_BUILDINFO_PRODUCTNAME, UA_BT_STRING,
-          &pn);
-    BK_BI(UA_NS0ID_SERVER_SERVERSTATUS_BUILDINFO_SOFTWAREVERSION,
-          UA_BT_STRING, &sv);
-    BK_BI(UA_NS0ID_SERVER_SERVERSTATUS_BUILDINFO_BUILDNUMBER, UA_BT_STRING,
-          &bn);
-    BK_BI(UA_NS0ID_SERVER_SERVERSTATUS_BUILDINFO_BUILDDATE, UA_BT_DATETIME,
-          &build);
-#undef BK_BI
-}
-
-static int
-bk_as_live_init(struct bk_addrspace *as, const struct bk_config *c,
-                int64_t now)
-{
-    struct ua_string *ns, locale = ua_string_from("en");
-    uint32_t         nns = 2;
-    struct ua_server_diagnostics_summary_data_type diag;
-    uint8_t          service_level = 255;
-    uint16_t         cps = (uint16_t)c->max_browse_continuation_points;
-    uint16_t         zero16 = 0;
-    double           min_rate = c->min_sampling_interval_ms;
-    uint32_t         zero = 0;
-    static const struct { uint32_t id; size_t off; } lim[] = {
-#define BK_L(id, f) { id, offsetof(struct bk_config, f) }
-        BK_L(UA_NS0ID_SERVER_SERVERCAPABILITIES_MAXARRAYLENGTH,
-             max_array_length),
-        BK_L(UA_NS0ID_SERVER_SERVERCAPABILITIES_MAXSTRINGLENGTH,
-             max_string_length),
-        BK_L(UA_NS0ID_SERVER_SERVERCAPABILITIES_MAXBYTESTRINGLENGTH,
-             max_bytestring_length),
-        BK_L(UA_NS0ID_SERVER_SERVERCAPABILITIES_MAXSESSIONS, max_sessions),
-        BK_L(UA_NS0ID_SERVER_SERVERCAPABILITIES_MAXSUBSCRIPTIONS,
-             max_subscriptions),
-        BK_L(UA_NS0ID_SERVER_SERVERCAPABILITIES_MAXMONITOREDITEMS,
-             max_monitored_items),
-        BK_L(UA_NS0ID_SERVER_SERVERCAPABILITIES_MAXSUBSCRIPTIONSPERSESSION,
-             max_subscriptions_per_session),
-        BK_L(UA_NS0ID_SERVER_SERVERCAPABILITIES_MAXMONITOREDITEMSPERSUBSCRIPTION,
-             max_monitored_items_per_subscription),
-        BK_L(UA_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_MAXNODESPERREAD,
-             max_nodes_per_read),
-        BK_L(UA_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_MAXNODESPERWRITE,
-             max_nodes_per_write),
-        BK_L(UA_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_MAXNODESPERMETHODCALL,
-             max_nodes_per_method_call),
-        BK_L(UA_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_MAXNODESPERBROWSE,
-             max_nodes_per_browse),
-        BK_L(UA_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_MAXNODESPERREGISTERNODES,
-             max_nodes_per_register_nodes),
-        BK_L(UA_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_MAXNODESPERTRANSLATEBROWSEPATHSTONODEIDS,
-             max_nodes_per_translate),
-        BK_L(UA_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_MAXMONITOREDITEMSPERCALL,
-             max_monitored_items_per_call),
-#undef BK_L
-    };
-    /* Services we do not offer: a limit of 0 says "none" (Part 5). */
-    static const uint32_t none[] = {
-        UA_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_MAXNODESPERHISTORYREADDATA,
-        UA_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_MAXNODESPERHISTORYREADEVENTS,
-        UA_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_MAXNODESPERHISTORYUPDATEDATA,
-        UA_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_MAXNODESPERHISTORYUPDATEEVENTS,
-        UA_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_MAXNODESPERNODEMANAGEMENT,
-    };
-
-    /* 0, 1 (this server), then the nodesets' namespaces in order. */
-    if (as->nodesets != NULL)
-        nns += bk_nodeset_nuris(as->nodesets);
-    ns = calloc(nns, sizeof(*ns));
-    if (ns == NULL)
-        return -1;
-    ns[0] = ua_string_from(BK_NS0_URI);
-    ns[1] = ua_string_from(c->application_uri);
-    for (uint32_t i = 2; i < nns; i++)
-        ns[i] = ua_string_from(bk_nodeset_uri(as->nodesets, i - 2));
-    if (bk_addrspace_write_array(as, bk_addrspace_ns0_slot(as,
-                                 UA_NS0ID_SERVER_NAMESPACEARRAY),
-                                 UA_BT_STRING, ns, (int32_t)nns, now) != 0
-        || bk_addrspace_write_array(as, bk_addrspace_ns0_slot(as,
-                                    UA_NS0ID_SERVER_SERVERARRAY),
-                                    UA_BT_STRING, &ns[1], 1, now) != 0) {
-        free(ns);
-        return -1;
-    }
-    free(ns);
-    bk_addrspace_write_scalar(as, bk_addrspace_ns0_slot(as,
-                              UA_NS0ID_SERVER_SERVICELEVEL), UA_BT_BYTE,
-                              &service_level, now);
-    {
-        bool auditing = c->events_audit;    /* Server.Auditing (i=2994) */
-
-        bk_addrspace_write_scalar(as, bk_addrspace_ns0_slot(as,
-                                  UA_NS0ID_SERVER_AUDITING), UA_BT_BOOLEAN,
-                                  &auditing, now);
-    }
-    bk_as_status(as, now);
-    for (size_t i = 0; i < sizeof(lim) / sizeof(lim[0]); i++) {
-        const uint32_t *v = (const uint32_t *)((const char *)c + lim[i].off);
-
-        bk_addrspace_write_scalar(as, bk_addrspace_ns0_slot(as, lim[i].id),
-                                  UA_BT_UINT32, v, now);
-    }
-    for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++)
-        bk_addrspace_write_scalar(as, bk_addrspace_ns0_slot(as, none[i]),
-                                  UA_BT_UINT32, &zero, now);
-    bk_addrspace_write_scalar(as, bk_addrspace_ns0_slot(as,
-        UA_NS0ID_SERVER_SERVERCAPABILITIES_MAXMONITOREDITEMSQUEUESIZE),
-        UA_BT_UINT32, &c->max_monitored_item_queue_size, now);
-    bk_addrspace_write_scalar(as, bk_addrspace_ns0_slot(as,
-        UA_NS0ID_SERVER_SERVERCAPABILITIES_MAXBROWSECONTINUATIONPOINTS),
-        UA_BT_UINT16, &cps, now);
-    bk_addrspace_write_scalar(as, bk_addrspace_ns0_slot(as,
-        UA_NS0ID_SERVER_SERVERCAPABILITIES_MAXQUERYCONTINUATIONPOINTS),
-        UA_BT_UINT16, &zero16, now);
-    bk_addrspace_write_scalar(as, bk_addrspace_ns0_slot(as,
-        UA_NS0ID_SERVER_SERVERCAPABILITIES_MAXHISTORYCONTINUATIONPOINTS),
-        UA_BT_UINT16, &zero16, now);
-    bk_addrspace_write_scalar(as, bk_addrspace_ns0_slot(as,
-        UA_NS0ID_SERVER_SERVERCAPABILITIES_MINSUPPORTEDSAMPLERATE),
-        UA_BT_DOUBLE, &min_rate, now);
-    bk_addrspace_write_array(as, bk_addrspace_ns0_slot(as,
-        UA_NS0ID_SERVER_SERVERCAPABILITIES_LOCALEIDARRAY), UA_BT_STRING,
-        &locale, 1, now);
-    bk_addrspace_write_array(as, bk_addrspace_ns0_slot(as,
-        UA_NS0ID_SERVER_SERVERCAPABILITIES_SERVERPROFILEARRAY), UA_BT_STRING,
-        NULL, 0, now);
-    bk_addrspace_write_array(as, bk_addrspace_ns0_slot(as,
-        UA_NS0ID_SERVER_SERVERCAPABILITIES_SOFTWARECERTIFICATES),
-        UA_BT_EXTENSIONOBJECT, NULL, 0, now);
-    /* ServerDiagnosticsSummary: zero until workers report (issue 4). */
-    memset(&diag, 0, sizeof(diag));
-    bk_as_write_struct(as, bk_addrspace_ns0_slot(as,
-        UA_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY),
-        UA_TYPE_SERVERDIAGNOSTICSSUMMARYDATATYPE, &diag, now);
-    {
-        static const uint32_t counters[] = {
-            UA_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY_SERVERVIEWCOUNT,
-            UA_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY_CURRENTSESSIONCOUNT,
-            UA_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY_CUMULATEDSESSIONCOUNT,
-            UA_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY_SECURITYREJECTEDSESSIONCOUNT,
-            UA_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY_REJECTEDSESSIONCOUNT,
-            UA_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY_SESSIONTIMEOUTCOUNT,
-            UA_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY_SESSIONABORTCOUNT,
-            UA_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY_PUBLISHINGINTERVALCOUNT,
-            UA_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY_CURRENTSUBSCRIPTIONCOUNT,
-            UA_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY_CUMULATEDSUBSCRIPTIONCOUNT,
-            UA_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY_SECURITYREJECTEDREQUESTSCOUNT,
-            UA_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY_REJECTEDREQUESTSCOUNT,
-        };
-
-        for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
-            bk_addrspace_write_scalar(as, bk_addrspace_ns0_slot(as,
-                                      counters[i]), UA_BT_UINT32, &zero, now);
-    }
-    return 0;
-}
-
-/*
- * ServerDiagnosticsSummary from the workers' rows (summed; a respawned
- * worker starts its counters again).  Fields we do not count stay 0.
- */
-static void
-bk_as_diagnostics(struct bk_addrspace *as, int64_t now)
-{
-    const struct shm_worker *rows = shm_segment_region(&as->seg,
-                                                       SHM_R_WORKERS);
-    struct ua_server_diagnostics_summary_data_type d;
-    uint64_t sessions = 0, rejected = 0;
-
-    for (int i = 0; i < SHM_WORKERS_MAX; i++) {
-        if (atomic_load_explicit(&rows[i].state, memory_order_relaxed)
-            == SHM_WS_EMPTY)
-            continue;
-        sessions += atomic_load_explicit(&rows[i].sessions,
-                                         memory_order_relaxed);
-        rejected += atomic_load_explicit(&rows[i].bad_requests,
-                                         memory_order_relaxed);
-    }
-    /* Write only changes: a watched value should not tick for nothing. */
-    if (as->diag_last[0] == sessions + 1 && as->diag_last[1] == rejected + 1)
-        return;
-    as->diag_last[0] = sessions + 1;
-    as->diag_last[1] = rejected + 1;
-    memset(&d, 0, sizeof(d));
-    d.current_session_count = (uint32_t)sessions;
-    d.rejected_requests_count = (uint32_t)rejected;
-    bk_as_write_struct(as, bk_addrspace_ns0_slot(as,
-        UA_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY),
-        UA_TYPE_SERVERDIAGNOSTICSSUMMARYDATATYPE, &d, now);
-    bk_addrspace_write_scalar(as, bk_addrspace_ns0_slot(as,
-        UA_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY_CURRENTSESSIONCOUNT),
-        UA_BT_UINT32, &d.current_session_count, now);
-    bk_addrspace_write_scalar(as, bk_addrspace_ns0_slot(as,
-        UA_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY_REJECTEDREQUESTSCOUNT),
-        UA_BT_UINT32, &d.rejected_requests_count, now);
-}
-
-void
-bk_addrspace_tick(struct bk_addrspace *as, int64_t now)
-{
-    uint32_t slot = bk_addrspace_ns0_slot(as,
-                                          UA_NS0ID_SERVER_SERVERSTATUS_CURRENTTIME);
-
-    bk_addrspace_write_scalar(as, slot, UA_BT_DATETIME, &now, now);
-    bk_as_status(as, now);
-    bk_as_diagnostics(as, now);
-}
 
 /*
  * The shared failure table (shm/throttle.h), before any worker starts:
@@ -1047,7 +623,6 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
     clock_gettime(CLOCK_MONOTONIC, &t0);
     memset(as, 0, sizeof(*as));
     as->seg.fd = -1;
-    as->start_time = now;
     /* The nodesets first: the segment is planned with their counts. */
     if (bk_nodeset_load(&as->nodesets, c->nodesets, c->application_uri,
                         c->max_nodeset_nodes, err, errlen) != 0) {
@@ -1069,26 +644,30 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
         p.vheap += nc.vheap + 4096
                    + 2 * (uint64_t)bk_nodeset_nuris(as->nodesets) * 256;
     }
-    rc = shm_segment_create(&as->seg, &p, "uabroker");
+    rc = shm_plan_create(&as->seg, &p, "uabroker");
     if (rc != 0) {
         snprintf(err, errlen, "shared memory (%zu bytes): %s",
-                 shm_segment_size(&p), strerror(-rc));
+                 shm_plan_size(&p), strerror(-rc));
         bk_nodeset_free(as->nodesets);
         as->nodesets = NULL;
         return -1;
     }
     if (shm_nodestore_build_init(&as->ns, &as->seg) != 0
-        || shm_values_open(&as->vals, &as->seg) != 0) {
+        || shm_values_open(&as->vals, &as->seg) != 0
+        || bk_value_init(&as->val, &as->seg) != 0) {
         snprintf(err, errlen, "address space: out of memory");
         goto fail;
     }
+    /* Every initial value in one batch (nobody to tell yet). */
+    bk_value_batch_begin(&as->val);
     rc = bk_as_build_ns0(as, now, err, errlen);
     if (rc < 0 || bk_as_build_demo(as, c, (uint32_t)rc, now, err, errlen) != 0)
         goto fail;
     {
         uint32_t slot = as->vars_slot_first + as->vars;
 
-        if (bk_nodeset_add(as->nodesets, as, &slot, err, errlen) != 0) {
+        if (bk_nodeset_add(as->nodesets, &as->ns, &slot, err, errlen)
+            != 0) {
             as->nodeset_failed = true;
             goto fail;
         }
@@ -1100,21 +679,20 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
         as->nodeset_failed = c->nodesets[0] != '\0';
         goto fail;
     }
-    if (bk_nodeset_values(as->nodesets, as, now, err, errlen) != 0) {
+    if (bk_nodeset_values(as->nodesets, &as->ns, &as->val, now, err,
+                          errlen) != 0) {
         as->nodeset_failed = true;
         goto fail;
     }
     bk_config_snapshot(c, shm_segment_region(&as->seg, SHM_R_CONFIG));
     if (bk_as_throttle_init(as, c, err, errlen) != 0)
         goto fail;
-    if (bk_as_live_init(as, c, now) != 0) {
+    if (bk_server_init(&as->server, &as->ns, &as->val, &as->seg, c,
+                       as->nodesets, now) != 0) {
         snprintf(err, errlen, "address space: Server values do not fit");
         goto fail;
     }
-    if (bk_write_nodes_build(as) != 0) {
-        snprintf(err, errlen, "address space: out of memory");
-        goto fail;
-    }
+    bk_value_batch_end(&as->val);
     bk_nodeset_free(as->nodesets);
     as->nodesets = NULL;
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -1122,6 +700,8 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
                         + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     return 0;
 fail:
+    if (as->val.open)
+        bk_value_batch_end(&as->val);
     bk_nodeset_free(as->nodesets);
     as->nodesets = NULL;
     shm_nodestore_build_abort(&as->ns);
@@ -1132,8 +712,6 @@ fail:
 void
 bk_addrspace_close(struct bk_addrspace *as)
 {
-    free(as->wnodes);
-    as->wnodes = NULL;
     shm_segment_close(&as->seg);
 }
 

@@ -768,8 +768,7 @@ bk_config_format(const struct bk_config *c, const struct bk_conf_key *k,
 
 void
 bk_config_reload(struct bk_config *c, const struct bk_config *next,
-                 FILE *log, const char *prog, unsigned *applied,
-                 unsigned *restart)
+                 unsigned *applied, unsigned *restart)
 {
     *applied = 0;
     *restart = 0;
@@ -791,13 +790,12 @@ bk_config_reload(struct bk_config *c, const struct bk_config *next,
         if (bk_config_live(k)) {
             memcpy(f, g, size);
             (*applied)++;
-            fprintf(log, "%s: SIGHUP: %s.%s = %s (was %s)\n", prog,
+            shm_log(SHM_LOG_NOTICE, "SIGHUP: %s.%s = %s (was %s)",
                     k->section, k->key, now, was);
         } else {
             (*restart)++;
-            fprintf(log, "%s: SIGHUP: %s.%s = %s needs a restart; the "
-                    "running %s stays\n", prog, k->section, k->key, now,
-                    was);
+            shm_log(SHM_LOG_WARNING, "SIGHUP: %s.%s = %s needs a restart; "
+                    "the running %s stays", k->section, k->key, now, was);
         }
     }
 }
@@ -819,4 +817,38 @@ bk_config_snapshot_live(const struct bk_config *c, struct shm_config *s)
     atomic_store_explicit(&s->log_level,
                           (uint32_t)shm_log_level_parse(c->log_level),
                           memory_order_relaxed);
+}
+
+int
+bk_config_pki_path(const struct bk_config *c, char *out, size_t cap)
+{
+    int n;
+
+    if (c->pki_dir[0] == '/')
+        n = snprintf(out, cap, "%s", c->pki_dir);
+    else
+        n = snprintf(out, cap, "%s/%s", c->runtime_dir, c->pki_dir);
+    return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+int
+bk_config_users_path(const struct bk_config *c, char *out, size_t cap)
+{
+    char  pki[BK_CONF_PATH_MAX];
+    char *slash;
+    int   n;
+
+    if (c->users_file[0] == '/') {
+        n = snprintf(out, cap, "%s", c->users_file);
+        return n < 0 || (size_t)n >= cap ? -1 : 0;
+    }
+    if (bk_config_pki_path(c, pki, sizeof(pki)) != 0)
+        return -1;
+    slash = strrchr(pki, '/');
+    if (slash == NULL)
+        n = snprintf(out, cap, "%s", c->users_file);
+    else
+        n = snprintf(out, cap, "%.*s/%s", (int)(slash - pki), pki,
+                     c->users_file);
+    return n < 0 || (size_t)n >= cap ? -1 : 0;
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #define BK_CONF_STR_MAX 256
+#define BK_CONF_PATH_MAX 1024   /* a path made of settings (bk_config_*_path) */
 #define BK_CONF_PATHS_MAX 4096      /* addrspace.nodesets */
 
 struct bk_config {
@@ -172,14 +173,13 @@ void bk_config_snapshot(const struct bk_config *c, struct shm_config *s);
 
 /*
  * SIGHUP: next is the configuration read again (checked).  Each setting
- * that differs is logged to log ("prog: SIGHUP: section.key = ..."); a
- * live one (bk_config_is_live) is copied into c, any other keeps its
- * running value and is logged as needing a restart.  *applied and
- * *restart count them.
+ * that differs is logged (shm/log.h: "SIGHUP: section.key = ..."); a live
+ * one (bk_config_is_live) is copied into c (a notice), any other keeps
+ * its running value and is logged as needing a restart (a warning).
+ * *applied and *restart count them.
  */
 void bk_config_reload(struct bk_config *c, const struct bk_config *next,
-                      FILE *log, const char *prog, unsigned *applied,
-                      unsigned *restart);
+                      unsigned *applied, unsigned *restart);
 
 /* Whether "section.key" takes effect on SIGHUP. */
 bool bk_config_is_live(const char *name);
@@ -190,5 +190,13 @@ void bk_config_snapshot_live(const struct bk_config *c, struct shm_config *s);
 
 /* Write c as an INI file with a comment per key. */
 void bk_config_write(const struct bk_config *c, FILE *f);
+
+/*
+ * Where c's files are: the PKI directory (a relative pki_dir under
+ * runtime_dir) and the users file (a relative users_file beside the PKI
+ * directory), into out[cap].  0, or -1 when it does not fit.
+ */
+int bk_config_pki_path(const struct bk_config *c, char *out, size_t cap);
+int bk_config_users_path(const struct bk_config *c, char *out, size_t cap);
 
 #endif /* BK_CONFIG_H */

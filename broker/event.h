@@ -1,10 +1,11 @@
 /*
  * broker/event.h: OPC UA events made by the broker (Part 5 §6.4.2
  * BaseEventType), encoded once into an event record (shm/fanout.h
- * SHM_FO_EVENT_SLOT) and handed to the fan-out (bk_fanout_event), which
- * sends it to every worker with event interest.  Sources: the feed's
- * `event=` lines (broker/feed.c, docs/feed.md) and, later, the workers'
- * own events (audit).
+ * SHM_FO_EVENT_SLOT) and handed to the value path (bk_value_event, after
+ * the changes of its batch before it) and the fan-out, which sends it to
+ * every worker with event interest.  Sources: the feed's `event=` lines
+ * (broker/feed.c, docs/feed.md) and the workers' own events (audit: their
+ * SHM_FO_EVENT records, broker/request.c).
  *
  * A record is built in a caller's buffer: bk_event_begin(), any fields
  * (bk_event_field: a path text like "0:Severity" or "2:Temperature" and a

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <stdatomic.h>
 
+#include "alloc.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
@@ -1084,11 +1085,11 @@ bk_feed_batch(struct bk_addrspace *as, const char *text, size_t len,
     char                 why[BK_FEED_WHY_MAX];
     size_t               rlen = 0;
     uint32_t             lineno = 0;
-    struct shm_fanout   *sh = as->fanout != NULL ? as->fanout->fo.sh : NULL;
 
     memset(res, 0, sizeof(*res));
     if (report != NULL && rcap != 0)
         report[0] = '\0';
+    bk_value_batch_begin(&as->val);
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *le = nl != NULL ? nl : end;
@@ -1117,8 +1118,7 @@ bk_feed_batch(struct bk_addrspace *as, const char *text, size_t len,
             if (st == UA_GOOD) {
                 res->ok++;
                 res->events++;
-                if (as->fanout != NULL)
-                    bk_fanout_event(as->fanout, ev.buf, ev.len);
+                bk_value_event(&as->val, ev.buf, ev.len);
                 continue;
             }
             goto refused;
@@ -1139,8 +1139,8 @@ bk_feed_batch(struct bk_addrspace *as, const char *text, size_t len,
                 m.flags = SHM_VF_SOURCE_TS | SHM_VF_SERVER_TS;
                 m.source_ts = fv.has_ts ? fv.source_ts : now;
                 m.server_ts = now;
-                rc = bk_addrspace_write_value(as, fv.slot, buf,
-                                              (uint32_t)elen, &m);
+                rc = bk_value_write(&as->val, fv.slot, buf, (uint32_t)elen,
+                                    &m);
                 if (rc != 0)
                     st = bk_feed_why(why, sizeof(why), UA_BAD_OUT_OF_MEMORY,
                                      "the value heap is full");
@@ -1160,16 +1160,10 @@ refused:
                 rlen += (size_t)k < rcap - rlen ? (size_t)k : rcap - rlen - 1;
         }
     }
+    bk_value_batch_end(&as->val);
     ua_arena_reset(a);
-    if (sh != NULL)
-        atomic_store_explicit(&sh->feed_values,
-                              atomic_load_explicit(&sh->feed_values,
-                                                   memory_order_relaxed)
-                                  + res->ok - res->events,
-                              memory_order_relaxed);
-    if (sh != NULL && res->events != 0)
-        atomic_fetch_add_explicit(&sh->feed_events, res->events,
-                                  memory_order_relaxed);
+    bk_fanout_count_feed(as->val.fanout, res->ok - res->events,
+                         res->events);
 }
 
 /* ------------------------------------------------------------ printing */
@@ -1429,9 +1423,9 @@ bk_feed_init(struct bk_feed *fd, struct event_base *base,
     fd->cap = c->feed_max_batch_bytes;
     fd->report_cap = 64 * 1024;
     fd->arena_cap = 2 * fd->cap + (256u << 10);
-    fd->buf = malloc(fd->cap);
-    fd->report = malloc(fd->report_cap);
-    fd->arena_buf = malloc(fd->arena_cap);
+    fd->buf = bk_alloc(fd->cap);
+    fd->report = bk_alloc(fd->report_cap);
+    fd->arena_buf = bk_alloc(fd->arena_cap);
     if (fd->buf == NULL || fd->report == NULL || fd->arena_buf == NULL) {
         snprintf(err, errlen, "feed: out of memory");
         goto fail;
@@ -1482,9 +1476,9 @@ bk_feed_clear(struct bk_feed *fd)
             event_del(&fd->rep_ev);
         shm_feed_close(&fd->rep);
     }
-    free(fd->buf);
-    free(fd->report);
-    free(fd->arena_buf);
+    bk_free(fd->buf);
+    bk_free(fd->report);
+    bk_free(fd->arena_buf);
     fd->buf = NULL;
     fd->report = NULL;
     fd->arena_buf = NULL;
@@ -1583,8 +1577,8 @@ bk_feed_command(const struct bk_config *c, int argc, char **argv, FILE *in,
         fprintf(err, "uabroker feed: %s: %s\n", url, strerror(-rc));
         return 2;
     }
-    batch = malloc(bcap);
-    reply = malloc(64 * 1024 + 1);
+    batch = bk_alloc(bcap);
+    reply = bk_alloc(64 * 1024 + 1);
     if (batch == NULL || reply == NULL)
         goto out;
     code = 0;
@@ -1689,9 +1683,9 @@ bk_feed_command(const struct bk_config *c, int argc, char **argv, FILE *in,
             code = 1;
     }
 out:
-    free(line);
-    free(batch);
-    free(reply);
+    bk_free(line);                      /* getline()'s: libc's, uncounted */
+    bk_free(batch);
+    bk_free(reply);
     shm_feed_close(&sock);
     return code;
 }

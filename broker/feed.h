@@ -1,8 +1,9 @@
 /*
- * broker/feed.h: the feed, a data source of the broker (DESIGN §7): text
- * batches of values on a nanomsg NN_PULL socket (shm/feed.c), applied
- * through bk_addrspace_write_value() like every other value change.  The
- * format is in docs/feed.md:
+ * broker/feed.h: the feed, a data source of the broker
+ * (docs/architecture.md §7): text batches of values on a nanomsg NN_PULL
+ * socket (shm/feed.c), applied through the value path (broker/value.h,
+ * bk_value_write(): one value batch per feed batch) like every other value
+ * change.  The format is in docs/feed.md:
  *
  *   NODEID=VALUE[;status=STATUSCODE][;ts=ISO8601]      one per line
  *

@@ -2,15 +2,17 @@
  * broker/main.c: uabroker, the broker process.
  *
  * Reads the configuration (file, then command line), builds the address
- * space into shared memory, then runs its event loop: the live Server nodes
- * tick every second, the Simulation variables (and the first
- * addrspace.simulation_vars of Demo.Vars) change at their configured
- * rate, the supervisor keeps one uaworker per slot running (broker/
- * supervisor.c), the fan-out applies Writes and sends value changes to
- * the workers (broker/fanout.c), the feed takes values (broker/feed.c,
- * and from an MQTT broker: broker/mqtt.c)
- * and the stats endpoint answers /stats, /metrics and /health
- * (broker/stats.c).  Before the address space: the PKI directory and the
+ * space into shared memory (broker/addrspace.c), then runs its event
+ * loop: the live Server nodes tick every second (broker/server.c), the
+ * simulation changes its variables at its configured rate
+ * (broker/sim.c), the supervisor keeps one uaworker per slot running
+ * (broker/supervisor.c), the request drain applies Writes and answers
+ * (broker/request.c), every value change goes through the value path
+ * (broker/value.c) to the fan-out, which sends it to the workers
+ * (broker/fanout.c), the feed takes values (broker/feed.c, and from an
+ * MQTT broker: broker/mqtt.c) and the stats endpoint answers /stats,
+ * /metrics and /health (broker/stats.c).  Before the address space: the
+ * PKI directory and the
  * application certificate (broker/pki.c); SIGHUP reloads the trust lists
  * and the users file, the tick saves the workers' rejected certificates.
  * Under systemd (Type=notify) it says READY=1 once every worker serves,
@@ -27,12 +29,11 @@
  *                                      add or change a user (broker/users.c)
  *
  * Exit codes: 0 after a clean stop, 1 when the start fails, 2 for a usage or
- * configuration error (nginx's convention, STYLE §4).
+ * configuration error (nginx's convention, docs/style.md §4).
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <getopt.h>
-#include <math.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -52,9 +53,12 @@
 #include "methods.h"
 #include "notify.h"
 #include "pki.h"
-#include "users.h"
+#include "request.h"
+#include "server.h"
+#include "sim.h"
 #include "stats.h"
 #include "supervisor.h"
+#include "users.h"
 #include "proto/types.h"
 #include "proto/version.h"
 #include "shm/log.h"
@@ -67,7 +71,6 @@ struct bk_main {
     struct bk_addrspace  as;
     struct event_base   *base;
     struct event         tick;
-    struct event         sim;
     struct event         sigint;
     struct event         sigterm;
     struct event         sighup;
@@ -75,6 +78,8 @@ struct bk_main {
     struct bk_pki        pki;
     struct bk_supervisor sv;
     struct bk_fanout     fo;
+    struct bk_request    rq;
+    struct bk_sim        sim;
     struct bk_feed       feed;
     struct bk_mqtt       mqtt;
     struct bk_methods    methods;
@@ -85,9 +90,6 @@ struct bk_main {
     char               **argv;
     const char          *passwd_name;   /* `passwd` mode: NAME [ROLE] */
     const char          *passwd_role;
-    uint32_t             counter;
-    double               sim_t;
-    uint64_t             rng;
 };
 
 static void bk_usage(FILE *f);
@@ -95,8 +97,6 @@ static int bk_args(struct bk_main *m, struct bk_config *conf, int argc,
                    char **argv, int *mode, char *err, size_t errlen);
 static int bk_feed_word(int argc, char **argv);
 static void bk_on_tick(evutil_socket_t fd, short what, void *arg);
-static void bk_on_sim(evutil_socket_t fd, short what, void *arg);
-static void bk_sim_vars(struct bk_main *m, int64_t now);
 static void bk_on_signal(evutil_socket_t fd, short what, void *arg);
 static void bk_on_stopped(void *arg);
 static void bk_on_hup(evutil_socket_t fd, short what, void *arg);
@@ -301,7 +301,7 @@ bk_on_tick(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    bk_addrspace_tick(&m->as, ua_datetime_now());
+    bk_server_tick(&m->as.server, ua_datetime_now());
     (void)bk_pki_drain(&m->pki);
 }
 
@@ -326,9 +326,10 @@ bk_on_hup(evutil_socket_t fd, short what, void *arg)
     bk_notify_reloading();
     bk_reload(m);
     rc = bk_pki_reload(&m->pki);
-    fprintf(stderr, "%s: SIGHUP: trust list reloaded%s: %u trusted, %u "
-            "CRLs, %u issuers, %u issuer CRLs, %u skipped, %u users\n",
-            bk_prog, rc == 0 ? "" : " (with errors)", m->pki.n_trusted,
+    shm_log(rc == 0 ? SHM_LOG_NOTICE : SHM_LOG_WARNING,
+            "SIGHUP: trust list reloaded%s: %u trusted, %u CRLs, %u issuers, "
+            "%u issuer CRLs, %u skipped, %u users",
+            rc == 0 ? "" : " (with errors)", m->pki.n_trusted,
             m->pki.n_trusted_crls, m->pki.n_issuers, m->pki.n_issuer_crls,
             m->pki.n_skipped, m->pki.n_users);
     (void)bk_notify_fmt("READY=1\nSTATUS=serving opc.tcp://%s:%u with %u "
@@ -341,7 +342,6 @@ static void
 bk_reload(struct bk_main *m)
 {
     static struct bk_config next;
-    double                  ms = m->conf.simulation_interval_ms;
     const char             *file = m->conf_file;
     char                    err[512];
     unsigned                applied, restart;
@@ -361,28 +361,19 @@ bk_reload(struct bk_main *m)
                            next.allow_deprecated != 0, &offers, err,
                            sizeof(err));
     if (rc != 0) {
-        fprintf(stderr, "%s: SIGHUP: configuration refused, the running "
-                "one stays: %s\n", bk_prog,
-                err[0] != '\0' ? err : "bad command line");
+        shm_log(SHM_LOG_ERROR, "SIGHUP: configuration refused, the running "
+                "one stays: %s", err[0] != '\0' ? err : "bad command line");
         return;
     }
-    bk_config_reload(&m->conf, &next, stderr, bk_prog, &applied, &restart);
+    bk_config_reload(&m->conf, &next, &applied, &restart);
     /* The live settings, where they are read. */
     bk_config_snapshot_live(&m->conf,
                             shm_segment_region(&m->as.seg, SHM_R_CONFIG));
     if (bk_pki_update(&m->pki, &m->conf, err, sizeof(err)) != 0)
-        fprintf(stderr, "%s: SIGHUP: %s\n", bk_prog, err);
-    if (m->conf.simulation_interval_ms != ms) {
-        struct timeval tv;
-
-        ms = m->conf.simulation_interval_ms;
-        tv.tv_sec = (time_t)(ms / 1000);
-        tv.tv_usec = (suseconds_t)(fmod(ms, 1000.0) * 1000);
-        event_del(&m->sim);
-        event_add(&m->sim, &tv);
-    }
-    fprintf(stderr, "%s: SIGHUP: configuration reloaded from %s: %u "
-            "setting%s applied, %u need%s a restart\n", bk_prog,
+        shm_log(SHM_LOG_ERROR, "SIGHUP: %s", err);
+    bk_sim_reload(&m->sim);
+    shm_log(SHM_LOG_NOTICE, "SIGHUP: configuration reloaded from %s: %u "
+            "setting%s applied, %u need%s a restart",
             file != NULL ? file : "the command line", applied,
             applied == 1 ? "" : "s", restart, restart == 1 ? "s" : "");
 }
@@ -430,65 +421,6 @@ bk_on_ready(evutil_socket_t fd, short what, void *arg)
                         (long)getpid());
 }
 
-static void
-bk_on_sim(evutil_socket_t fd, short what, void *arg)
-{
-    struct bk_main *m = arg;
-    int64_t         now = ua_datetime_now();
-    double          ramp, sine, rnd;
-
-    (void)fd;
-    (void)what;
-    m->counter++;
-    m->sim_t += m->conf.simulation_interval_ms / 1000.0;
-    ramp = fmod(m->sim_t, 100.0);
-    sine = sin(m->sim_t * 2 * M_PI / 60.0);
-    m->rng ^= m->rng << 13;
-    m->rng ^= m->rng >> 7;
-    m->rng ^= m->rng << 17;
-    rnd = (double)(m->rng >> 11) / 9007199254740992.0;
-    bk_addrspace_write_scalar(&m->as, m->as.sim_slot[BK_SIM_COUNTER],
-                              UA_BT_UINT32, &m->counter, now);
-    bk_addrspace_write_scalar(&m->as, m->as.sim_slot[BK_SIM_RAMP],
-                              UA_BT_DOUBLE, &ramp, now);
-    bk_addrspace_write_scalar(&m->as, m->as.sim_slot[BK_SIM_SINE],
-                              UA_BT_DOUBLE, &sine, now);
-    bk_addrspace_write_scalar(&m->as, m->as.sim_slot[BK_SIM_RANDOM],
-                              UA_BT_DOUBLE, &rnd, now);
-    bk_sim_vars(m, now);
-}
-
-/*
- * The first addrspace.simulation_vars of Demo.Vars: v<i> is its initial
- * value plus the tick count (the Counter's value), so every tick changes
- * each of them by one: Int32 (even i) i + ticks, wrapping; Double (odd i)
- * i + 0.5 + ticks.  A client's Write to one of them lasts until the next
- * tick.  One pass over their slots (consecutive), through the path of
- * every value change (bk_addrspace_write_value: the slot, then the
- * fan-out), nothing allocated.
- */
-static void
-bk_sim_vars(struct bk_main *m, int64_t now)
-{
-    uint32_t n = m->conf.simulation_vars;
-    uint32_t slot = m->as.vars_slot_first;
-    uint32_t ticks = m->counter;
-
-    if (n > m->as.vars)
-        n = m->as.vars;             /* bk_config_check refuses it anyway */
-    for (uint32_t i = 0; i < n; i++, slot++) {
-        if (i % 2) {
-            double d = i + 0.5 + ticks;
-
-            bk_addrspace_write_scalar(&m->as, slot, UA_BT_DOUBLE, &d, now);
-        } else {
-            int32_t x = (int32_t)(i + ticks);
-
-            bk_addrspace_write_scalar(&m->as, slot, UA_BT_INT32, &x, now);
-        }
-    }
-}
-
 /* SIGTERM / SIGINT: stop the workers, then the loop; twice: kill them. */
 static void
 bk_on_signal(evutil_socket_t fd, short what, void *arg)
@@ -496,7 +428,7 @@ bk_on_signal(evutil_socket_t fd, short what, void *arg)
     struct bk_main *m = arg;
 
     (void)what;
-    fprintf(stderr, "%s: signal %d, stopping\n", bk_prog, (int)fd);
+    shm_log(SHM_LOG_NOTICE, "signal %d, stopping", (int)fd);
     (void)bk_notify("STOPPING=1\nSTATUS=stopping");
     bk_supervisor_stop(&m->sv, bk_on_stopped, m);
 }
@@ -512,9 +444,10 @@ bk_on_stopped(void *arg)
 
 /*
  * The event loop, one libevent iteration at a time: before each one the
- * fan-out does its work (Writes in, blocks out, doorbells) and says
- * whether the iteration may block (DESIGN §3: drain the rings, mark them
- * sleeping, look again).  libevent 2.1 has no "before sleeping" callback.
+ * request drain does its work (Writes in, blocks out, replies, doorbells:
+ * broker/request.h) and says whether the iteration may block
+ * (docs/architecture.md §3: drain the rings, mark them sleeping, look
+ * again).  libevent 2.1 has no "before sleeping" callback.
  */
 static int
 bk_loop(struct bk_main *m)
@@ -523,11 +456,11 @@ bk_loop(struct bk_main *m)
     int  rc;
 
     for (;;) {
-        sleep = bk_fanout_prepare(&m->fo, ua_datetime_now());
+        sleep = bk_request_prepare(&m->rq, ua_datetime_now());
         rc = event_base_loop(m->base, sleep ? EVLOOP_ONCE : EVLOOP_NONBLOCK);
         if (rc == -1)
             return -1;
-        bk_fanout_wake(&m->fo);
+        bk_request_wake(&m->rq);
         if (event_base_got_break(m->base) || event_base_got_exit(m->base))
             return 0;
     }
@@ -537,10 +470,8 @@ static int
 bk_run(struct bk_main *m)
 {
     struct timeval   one = { 1, 0 };
-    struct timeval   simtv;
     struct timeval   ready_tv = { 0, BK_READY_POLL_MS * 1000 };
     struct sigaction sa;
-    double           ms = m->conf.simulation_interval_ms;
     char             err[512];
     int              rc = 1;
 
@@ -550,69 +481,75 @@ bk_run(struct bk_main *m)
     sigaction(SIGPIPE, &sa, NULL);
     m->base = event_base_new();
     if (m->base == NULL) {
-        fprintf(stderr, "%s: event_base_new() failed\n", bk_prog);
+        shm_log(SHM_LOG_ERROR, "event_base_new() failed");
         return 1;
     }
     if (bk_supervisor_init(&m->sv, m->base, &m->conf, &m->as.seg, err,
                            sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        shm_log(SHM_LOG_ERROR, "%s", err);
         goto out_base;
     }
-    if (bk_fanout_init(&m->fo, &m->as, m->base, &m->conf, err,
-                       sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s\n", bk_prog, err);
+    if (bk_fanout_init(&m->fo, &m->as.seg, &m->as.vals, m->base, &m->conf,
+                       err, sizeof(err)) != 0) {
+        shm_log(SHM_LOG_ERROR, "%s", err);
         goto out_sv;
     }
-    m->sv.fanout = &m->fo;
+    if (bk_request_init(&m->rq, &m->as, &m->fo, m->base, &m->conf, err,
+                        sizeof(err)) != 0) {
+        shm_log(SHM_LOG_ERROR, "%s", err);
+        goto out_fo;
+    }
+    /* From now on value changes reach the workers. */
+    bk_value_set_fanout(&m->as.val, &m->fo);
+    m->sv.request = &m->rq;
     if (bk_feed_init(&m->feed, m->base, &m->as, &m->conf, err,
                      sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s\n", bk_prog, err);
-        goto out_fo;
+        shm_log(SHM_LOG_ERROR, "%s", err);
+        goto out_rq;
     }
     if (bk_mqtt_init(&m->mqtt, m->base, &m->as, &m->conf, err,
                      sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        shm_log(SHM_LOG_ERROR, "%s", err);
         goto out_feed;
     }
-    if (bk_methods_init(&m->methods, m->base, &m->as, &m->fo, &m->conf,
+    if (bk_methods_init(&m->methods, m->base, &m->as, &m->rq, &m->conf,
                         err, sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        shm_log(SHM_LOG_ERROR, "%s", err);
         goto out_mqtt;
     }
     if (bk_stats_init(&m->stats, m->base, m->conf.stats_listen, &m->as,
                       &m->sv, err, sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        shm_log(SHM_LOG_ERROR, "%s", err);
         goto out_methods;
     }
+    m->stats.fanout = &m->fo;
+    m->stats.request = &m->rq;
     m->stats.mqtt = &m->mqtt;
-    simtv.tv_sec = (time_t)(ms / 1000);
-    simtv.tv_usec = (suseconds_t)(fmod(ms, 1000.0) * 1000);
-    m->rng = (uint64_t)ua_datetime_now() | 1;
     event_assign(&m->tick, m->base, -1, EV_PERSIST, bk_on_tick, m);
-    event_assign(&m->sim, m->base, -1, EV_PERSIST, bk_on_sim, m);
     evsignal_assign(&m->sigint, m->base, SIGINT, bk_on_signal, m);
     evsignal_assign(&m->sigterm, m->base, SIGTERM, bk_on_signal, m);
     evsignal_assign(&m->sighup, m->base, SIGHUP, bk_on_hup, m);
     event_add(&m->tick, &one);
     event_add(&m->sighup, NULL);
-    event_add(&m->sim, &simtv);
+    bk_sim_start(&m->sim, m->base, &m->as, &m->conf,
+                 (uint64_t)ua_datetime_now());
     event_add(&m->sigint, NULL);
     event_add(&m->sigterm, NULL);
     event_assign(&m->ready, m->base, -1, EV_PERSIST, bk_on_ready, m);
     event_add(&m->ready, &ready_tv);
-    fprintf(stderr, "%s: serving opc.tcp://%s:%u with %u worker%s; stats "
-            "http://%s/stats; Ctrl-C stops\n", bk_prog, m->conf.hostname,
+    shm_log(SHM_LOG_NOTICE, "serving opc.tcp://%s:%u with %u worker%s; "
+            "stats http://%s/stats; Ctrl-C stops", m->conf.hostname,
             m->conf.port, m->sv.n, m->sv.n == 1 ? "" : "s",
             m->stats.addr);
     /* A fork failure is logged and retried with backoff. */
     (void)bk_supervisor_start(&m->sv);
     if (bk_loop(m) == -1)
-        fprintf(stderr, "%s: event_base_loop() failed\n", bk_prog);
+        shm_log(SHM_LOG_ERROR, "event_base_loop() failed");
     else
         rc = 0;
-    fprintf(stderr, "%s: stopped\n", bk_prog);
+    shm_log(SHM_LOG_NOTICE, "stopped");
     event_del(&m->tick);
-    event_del(&m->sim);
+    bk_sim_stop(&m->sim);
     event_del(&m->sigint);
     event_del(&m->sigterm);
     event_del(&m->sighup);
@@ -624,8 +561,11 @@ out_mqtt:
     bk_mqtt_clear(&m->mqtt);
 out_feed:
     bk_feed_clear(&m->feed);
+out_rq:
+    m->sv.request = NULL;
+    bk_value_set_fanout(&m->as.val, NULL);
+    bk_request_clear(&m->rq);
 out_fo:
-    m->sv.fanout = NULL;
     bk_fanout_clear(&m->fo);
 out_sv:
     bk_supervisor_clear(&m->sv);
@@ -680,14 +620,14 @@ main(int argc, char **argv)
     /* The snapshot the workers read carries the real count. */
     m.conf.workers = bk_supervisor_count(m.conf.workers);
     if (bk_config_check(&m.conf, err, sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        shm_log(SHM_LOG_ERROR, "%s", err);
         return 2;
     }
     {
         bool on;
 
         if (bk_mqtt_check(&m.conf, NULL, &on, err, sizeof(err)) != 0) {
-            fprintf(stderr, "%s: %s\n", bk_prog, err);
+            shm_log(SHM_LOG_ERROR, "%s", err);
             return 2;
         }
     }
@@ -697,7 +637,7 @@ main(int argc, char **argv)
         if (bk_pki_offers(m.conf.policies, m.conf.modes,
                           m.conf.allow_deprecated != 0, &offers, err,
                           sizeof(err)) != 0) {
-            fprintf(stderr, "%s: %s\n", bk_prog, err);
+            shm_log(SHM_LOG_ERROR, "%s", err);
             return 2;
         }
     }
@@ -706,7 +646,7 @@ main(int argc, char **argv)
         if (m.conf.nodesets[0] != '\0') {
             if (bk_addrspace_build(&m.as, &m.conf, ua_datetime_now(), err,
                                    sizeof(err)) != 0) {
-                fprintf(stderr, "%s: %s\n", bk_prog, err);
+                shm_log(SHM_LOG_ERROR, "%s", err);
                 return m.as.nodeset_failed ? 2 : 1;
             }
             bk_addrspace_close(&m.as);
@@ -717,14 +657,15 @@ main(int argc, char **argv)
     if (mode == BK_MODE_SERVE
         && bk_pki_init(&m.pki, &m.conf, (int64_t)time(NULL), err,
                        sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        shm_log(SHM_LOG_ERROR, "%s", err);
         return 1;
     }
     if (m.pki.created)
-        fprintf(stderr, "%s: pki: created the application certificate "
-                "%s/own/certs/%s\n", bk_prog, m.pki.dir, BK_PKI_CERT_NAME);
-    if (bk_addrspace_build(&m.as, &m.conf, ua_datetime_now(), err, sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        shm_log(SHM_LOG_NOTICE, "pki: created the application certificate "
+                "%s/own/certs/%s", m.pki.dir, BK_PKI_CERT_NAME);
+    if (bk_addrspace_build(&m.as, &m.conf, ua_datetime_now(), err,
+                           sizeof(err)) != 0) {
+        shm_log(SHM_LOG_ERROR, "%s", err);
         bk_pki_clear(&m.pki);
         /* A bad nodeset is a configuration error. */
         return m.as.nodeset_failed ? 2 : 1;
@@ -733,18 +674,18 @@ main(int argc, char **argv)
                            &m.as.seg, SHM_R_CONFIG))->log_level);
     if (mode == BK_MODE_SERVE
         && bk_pki_publish(&m.pki, &m.as.seg, err, sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s\n", bk_prog, err);
+        shm_log(SHM_LOG_ERROR, "%s", err);
         bk_pki_clear(&m.pki);
         shm_log_level_at(NULL);
         bk_addrspace_close(&m.as);
         return 1;
     }
-    fprintf(stderr,
-            "%s %s: address space: %u nodes (%u in namespace 0), "
-            "%u references, %u values, segment %zu bytes, built in %.3f s\n",
-            UA_PRODUCT_NAME, UA_VERSION, m.as.ns.nnodes,
-            m.as.vals.hdr->ns0_nodes, m.as.ns.nrefs, m.as.vals.nslots,
-            m.as.seg.size, m.as.build_seconds);
+    shm_log(SHM_LOG_NOTICE,
+            "version %s, address space: %u nodes (%u in namespace 0), "
+            "%u references, %u values, segment %zu bytes, built in %.3f s",
+            UA_VERSION, m.as.ns.nnodes, m.as.vals.hdr->ns0_nodes,
+            m.as.ns.nrefs, m.as.vals.nslots, m.as.seg.size,
+            m.as.build_seconds);
     if (mode == BK_MODE_ONCE) {
         const struct shm_header *h = m.as.vals.hdr;
         uint64_t nodes = (uint64_t)h->nnodes * sizeof(struct shm_node);

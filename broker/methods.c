@@ -11,7 +11,7 @@
  * answer, "result ID STATUS" and VALUE lines, is parsed against the
  * method's OutputArguments (read from the node store, like the worker
  * does), encoded into the slot, and queued on the worker's reply ring as
- * a SHM_FO_CALL_RESULT (bk_fanout_call_reply); an answer that finds no
+ * a SHM_FO_CALL_RESULT (bk_request_call_reply); an answer that finds no
  * room waits in its slot (done) and is retried at the next iteration.  A
  * timer set to the oldest deadline times calls out.  Nothing allocated
  * per call: the arena is reset per message.
@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
@@ -78,7 +79,7 @@ bk_methods_mono(void)
 
 int
 bk_methods_setup(struct bk_methods *m, struct bk_addrspace *as,
-                 struct bk_fanout *fo, const struct bk_config *c, char *err,
+                 struct bk_request *rq, const struct bk_config *c, char *err,
                  size_t errlen)
 {
     uint32_t workers = c->workers != 0 ? c->workers : 1;
@@ -86,7 +87,7 @@ bk_methods_setup(struct bk_methods *m, struct bk_addrspace *as,
     memset(m, 0, sizeof(*m));
     m->sock.sock = m->sock.fd = -1;
     m->as = as;
-    m->fo = fo;
+    m->rq = rq;
     m->timeout_ms = c->methods_timeout_ms;
     m->ncalls = workers * (c->methods_pending_calls != 0
                                ? c->methods_pending_calls : 1);
@@ -99,13 +100,13 @@ bk_methods_setup(struct bk_methods *m, struct bk_addrspace *as,
     m->deliver = bk_methods_deliver;
     m->send = bk_methods_send;
     m->free_call = UINT32_MAX;
-    m->calls = calloc(m->ncalls, sizeof(*m->calls));
-    m->msg = malloc(m->msg_cap + 1);
-    m->arena_buf = malloc(m->arena_cap);
+    m->calls = bk_calloc(m->ncalls, sizeof(*m->calls));
+    m->msg = bk_alloc(m->msg_cap + 1);
+    m->arena_buf = bk_alloc(m->arena_cap);
     if (m->calls == NULL || m->msg == NULL || m->arena_buf == NULL)
         goto nomem;
     for (uint32_t i = m->ncalls; i-- > 0;) {
-        m->calls[i].out = malloc(m->out_cap);
+        m->calls[i].out = bk_alloc(m->out_cap);
         if (m->calls[i].out == NULL)
             goto nomem;
         m->calls[i].next_free = m->free_call;
@@ -113,11 +114,9 @@ bk_methods_setup(struct bk_methods *m, struct bk_addrspace *as,
     }
     ua_arena_init(&m->arena, m->arena_buf, m->arena_cap);
     m->round = 1;
-    if (fo != NULL) {
-        fo->on_call = bk_methods_hook_call;
-        fo->on_flush = bk_methods_hook_flush;
-        fo->call_arg = m;
-    }
+    if (rq != NULL)
+        bk_request_on_call(rq, bk_methods_hook_call, bk_methods_hook_flush,
+                           m);
     return 0;
 nomem:
     snprintf(err, errlen, "methods: out of memory");
@@ -127,12 +126,12 @@ nomem:
 
 int
 bk_methods_init(struct bk_methods *m, struct event_base *base,
-                struct bk_addrspace *as, struct bk_fanout *fo,
+                struct bk_addrspace *as, struct bk_request *rq,
                 const struct bk_config *c, char *err, size_t errlen)
 {
     int rc;
 
-    if (bk_methods_setup(m, as, fo, c, err, errlen) != 0)
+    if (bk_methods_setup(m, as, rq, c, err, errlen) != 0)
         return -1;
     if (c->methods_listen[0] != '\0')
         snprintf(m->url, sizeof(m->url), "%s", c->methods_listen);
@@ -164,11 +163,8 @@ bk_methods_init(struct bk_methods *m, struct event_base *base,
 void
 bk_methods_clear(struct bk_methods *m)
 {
-    if (m->fo != NULL && m->fo->call_arg == m) {
-        m->fo->on_call = NULL;
-        m->fo->on_flush = NULL;
-        m->fo->call_arg = NULL;
-    }
+    if (m->rq != NULL && m->rq->call_arg == m)
+        bk_request_on_call(m->rq, NULL, NULL, NULL);
     if (m->events) {
         event_del(&m->sock_ev);
         event_del(&m->timer_ev);
@@ -178,10 +174,10 @@ bk_methods_clear(struct bk_methods *m)
         shm_feed_close(&m->sock);
     if (m->calls != NULL)
         for (uint32_t i = 0; i < m->ncalls; i++)
-            free(m->calls[i].out);
-    free(m->calls);
-    free(m->msg);
-    free(m->arena_buf);
+            bk_free(m->calls[i].out);
+    bk_free(m->calls);
+    bk_free(m->msg);
+    bk_free(m->arena_buf);
     m->calls = NULL;
     m->msg = NULL;
     m->arena_buf = NULL;
@@ -205,10 +201,10 @@ bk_methods_hook_flush(void *arg)
 static int
 bk_methods_deliver(struct bk_methods *m, const struct bk_methods_call *c)
 {
-    if (m->fo == NULL)
+    if (m->rq == NULL)
         return -EPIPE;
-    return bk_fanout_call_reply(m->fo, c->worker, c->gen, c->wid, c->op,
-                                c->status, c->out, c->out_len, c->nout);
+    return bk_request_call_reply(m->rq, c->worker, c->gen, c->wid, c->op,
+                                 c->status, c->out, c->out_len, c->nout);
 }
 
 static int
@@ -219,11 +215,11 @@ bk_methods_send(struct bk_methods *m, const char *msg, size_t len)
     return shm_feed_send(&m->sock, msg, len);
 }
 
-/* A counter of the fan-out's (for /stats), if there is one. */
+/* A counter of the request drain's (for /stats), if there is one. */
 #define BK_METHODS_COUNT(m, f)                                             \
     do {                                                                   \
-        if ((m)->fo != NULL)                                               \
-            (m)->fo->mstat.f++;                                            \
+        if ((m)->rq != NULL)                                               \
+            (m)->rq->mstat.f++;                                            \
     } while (0)
 
 /* ------------------------------------------------------------ calls */
@@ -241,8 +237,8 @@ bk_methods_answer(struct bk_methods *m, unsigned worker, uint32_t gen,
     c.wid = wid;
     c.op = op;
     c.status = st;
-    /* From inside the fan-out's on_call (the only caller): a result
-     * without outputs always finds room (bk_fanout_call_reply). */
+    /* From inside the request drain's on_call (the only caller): a
+     * result without outputs always finds room (bk_request_call_reply). */
     (void)m->deliver(m, &c);
 }
 
@@ -303,8 +299,8 @@ bk_methods_on_call(struct bk_methods *m, unsigned worker,
     int                         k;
 
     memcpy(&r, rec, sizeof(r));
-    if (m->fo != NULL && worker < m->fo->n)
-        gen = m->fo->w[worker].gen;
+    if (m->rq != NULL && worker < m->rq->n)
+        gen = m->rq->w[worker].gen;
     BK_METHODS_COUNT(m, calls);
     if (r.object >= ns->nnodes || r.method >= ns->nnodes
         || r.args_len > len - sizeof(r)) {
@@ -887,8 +883,8 @@ bk_methods_command(const struct bk_config *c, int argc, char **argv,
     }
     mc.cap = 8 * (size_t)c->methods_max_call_bytes + 4096;
     mc.acap = mc.cap;
-    mc.buf = malloc(mc.cap + 1);
-    mc.ans = malloc(mc.acap + 1);
+    mc.buf = bk_alloc(mc.cap + 1);
+    mc.ans = bk_alloc(mc.acap + 1);
     if (mc.buf == NULL || mc.ans == NULL)
         goto out;
     /* Say hello until the broker takes it (it may not be up yet). */
@@ -958,8 +954,8 @@ bk_methods_command(const struct bk_config *c, int argc, char **argv,
         }
     }
 out:
-    free(mc.buf);
-    free(mc.ans);
+    bk_free(mc.buf);
+    bk_free(mc.ans);
     shm_feed_close(&mc.sock);
     return code;
 usage:

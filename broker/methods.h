@@ -2,11 +2,11 @@
  * broker/methods.h: method calls forwarded to their owner (docs/feed.md
  * "Methods").  The workers check a Call's methods and send the ones they
  * do not serve themselves as SHM_FO_CALL records (worker/svc_call.c,
- * shm/fanout.h); the fan-out hands each to bk_methods_on_call(), which
- * sends it as text on the methods socket, an NN_PAIR (methods.listen,
- * default ipc://<runtime_dir>/methods.ipc), to the method owner: the
- * process that feeds the plant's values (`uabroker methods`, or any
- * nanomsg PAIR peer).  Many calls are in flight at once; each carries a
+ * shm/fanout.h); the request drain (broker/request.c) hands each to
+ * bk_methods_on_call(), which sends it as text on the methods socket, an
+ * NN_PAIR (methods.listen, default ipc://<runtime_dir>/methods.ipc), to
+ * the method owner: the process that feeds the plant's values (`uabroker
+ * methods`, or any nanomsg PAIR peer).  Many calls are in flight at once; each carries a
  * call id:
  *
  *   broker -> owner    call ID
@@ -51,8 +51,8 @@
 
 #include "addrspace.h"
 #include "config.h"
-#include "fanout.h"
 #include "feed.h"
+#include "request.h"
 #include "proto/arena.h"
 #include "proto/types.h"
 #include "shm/feed.h"
@@ -80,7 +80,7 @@ struct bk_methods_call {
 struct bk_methods;
 
 /* How an answer reaches its worker (tests capture it); as
- * bk_fanout_call_reply. */
+ * bk_request_call_reply. */
 typedef int (*bk_methods_deliver_fn)(struct bk_methods *m,
                                      const struct bk_methods_call *c);
 /* How a message reaches the owner (tests capture it): 0 or -errno. */
@@ -89,7 +89,7 @@ typedef int (*bk_methods_send_fn)(struct bk_methods *m, const char *msg,
 
 struct bk_methods {
     struct bk_addrspace    *as;
-    struct bk_fanout       *fo;
+    struct bk_request      *rq;
     struct shm_feed         sock;
     struct event            sock_ev;
     struct event            timer_ev;
@@ -116,21 +116,23 @@ struct bk_methods {
 
 /*
  * The table and buffers for c, no socket (tests; bk_methods_init does
- * this first).  Hooks itself into fo (NULL: none).  0 or -1 with err.
+ * this first).  Registers itself as rq's call handler (NULL: none).  0 or
+ * -1 with err.
  */
 int bk_methods_setup(struct bk_methods *m, struct bk_addrspace *as,
-                     struct bk_fanout *fo, const struct bk_config *c,
+                     struct bk_request *rq, const struct bk_config *c,
                      char *err, size_t errlen);
 
 /* bk_methods_setup, then bind the methods socket and serve it on base. */
 int bk_methods_init(struct bk_methods *m, struct event_base *base,
-                    struct bk_addrspace *as, struct bk_fanout *fo,
+                    struct bk_addrspace *as, struct bk_request *rq,
                     const struct bk_config *c, char *err, size_t errlen);
 
 /* Unhook, close, free. */
 void bk_methods_clear(struct bk_methods *m);
 
-/* A SHM_FO_CALL record (len bytes) from worker (the fan-out's on_call). */
+/* A SHM_FO_CALL record (len bytes) from worker (the request drain's
+ * call handler). */
 void bk_methods_on_call(struct bk_methods *m, unsigned worker,
                         const uint8_t *rec, uint32_t len);
 
@@ -141,7 +143,7 @@ void bk_methods_on_message(struct bk_methods *m, const char *text,
 /* Time out the calls whose deadline is at or before now_ms. */
 void bk_methods_tick(struct bk_methods *m, uint64_t now_ms);
 
-/* Deliver the answers that waited for reply room (the fan-out's
+/* Deliver the answers that waited for reply room (the request drain's
  * on_flush). */
 void bk_methods_flush(struct bk_methods *m);
 

@@ -25,10 +25,12 @@
 
 #include <mosquitto.h>
 
+#include "alloc.h"
 #include "feed.h"
 #include "proto/types.h"
+#include "shm/log.h"
 
-#define BK_MQTT_LOG         "uabroker: mqtt"
+#define BK_MQTT_LOG         "mqtt"
 #define BK_MQTT_TOPIC_MAX   65535       /* MQTT topic names */
 #define BK_MQTT_REPORT_MAX  512         /* the first refusal's report */
 
@@ -276,8 +278,8 @@ bk_mqtt_apply(struct bk_mqtt *m, const char *topic, const void *payload,
     }
 }
 
-/* One line on stderr; what came from the network (topics, values in a
- * reason) may hold control characters: they are printed as '?'. */
+/* One warning in the log; what came from the network (topics, values in
+ * a reason) may hold control characters: they are printed as '?'. */
 static void
 bk_mqtt_log(const char *fmt, ...)
 {
@@ -290,7 +292,7 @@ bk_mqtt_log(const char *fmt, ...)
     for (char *p = line; *p != '\0'; p++)
         if ((unsigned char)*p < 0x20 || *p == 0x7f)
             *p = '?';
-    fprintf(stderr, "%s\n", line);
+    shm_log(SHM_LOG_WARNING, "%s", line);
 }
 
 static void
@@ -351,8 +353,8 @@ bk_mqtt_down(struct bk_mqtt *m)
     if (m->stopping)
         return;
     if (!m->down_logged) {
-        fprintf(stderr, "%s: %s %s:%u (%s%s%s); retrying, backoff %u..%u "
-                "ms; the OPC UA side serves on\n", BK_MQTT_LOG,
+        shm_log(SHM_LOG_WARNING, "%s: %s %s:%u (%s%s%s); retrying, backoff "
+                "%u..%u ms; the OPC UA side serves on", BK_MQTT_LOG,
                 was_up ? "lost" : "cannot reach", m->to.host, m->to.port,
                 m->why[0] != '\0' ? m->why : "connection closed",
                 m->lib_err[0] != '\0' ? ": " : "", m->lib_err,
@@ -515,8 +517,8 @@ bk_mqtt_cb_subscribe(struct mosquitto *mosq, void *obj, int mid, int n,
     m->down_logged = false;
     m->why[0] = '\0';
     m->backoff_ms = m->reconnect_min_ms;
-    fprintf(stderr, "%s: connected to %s:%u as %s, subscribed to %s "
-            "(QoS %d)\n", BK_MQTT_LOG, m->to.host, m->to.port, m->client_id,
+    shm_log(SHM_LOG_NOTICE, "%s: connected to %s:%u as %s, subscribed to %s "
+            "(QoS %d)", BK_MQTT_LOG, m->to.host, m->to.port, m->client_id,
             m->topic, granted[0]);
 }
 
@@ -603,10 +605,10 @@ bk_mqtt_prepare(struct bk_mqtt *m, struct bk_addrspace *as,
     m->backoff_ms = m->reconnect_min_ms;
     m->rng = (uint64_t)ua_datetime_now() ^ ((uint64_t)getpid() << 32) ^ 1;
     m->line_cap = (size_t)m->max_payload + BK_MQTT_TOPIC_MAX + 2;
-    m->line = malloc(m->line_cap);
+    m->line = bk_alloc(m->line_cap);
     /* As the feed's: a line's value and its encoding (reset per line). */
     arena_cap = 2 * (size_t)m->max_payload + (256u << 10);
-    m->arena_buf = malloc(arena_cap);
+    m->arena_buf = bk_alloc(arena_cap);
     if (m->line == NULL || m->arena_buf == NULL) {
         bk_mqtt_clear(m);
         return bk_mqtt_err(err, errlen, "mqtt: out of memory");
@@ -672,7 +674,7 @@ bk_mqtt_init(struct bk_mqtt *m, struct event_base *base,
     event_assign(&m->retry, base, -1, 0, bk_mqtt_on_retry, m);
     event_add(&m->misc, &misc);
     m->events = true;
-    fprintf(stderr, "%s: feeding from %s:%u%s, topic %s\n", BK_MQTT_LOG,
+    shm_log(SHM_LOG_INFO, "%s: feeding from %s:%u%s, topic %s", BK_MQTT_LOG,
             m->to.host, m->to.port, m->to.tls ? " (TLS)" : "", m->topic);
     bk_mqtt_try(m);
     return 0;
@@ -703,8 +705,8 @@ bk_mqtt_clear(struct bk_mqtt *m)
     if (m->lib)
         mosquitto_lib_cleanup();
     m->lib = false;
-    free(m->line);
-    free(m->arena_buf);
+    bk_free(m->line);
+    bk_free(m->arena_buf);
     m->line = NULL;
     m->arena_buf = NULL;
     m->on = false;

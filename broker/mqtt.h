@@ -1,9 +1,10 @@
 /*
- * broker/mqtt.h: the MQTT feed, a second way into the feed (DESIGN §8:
- * several uabroker hosts fed from one existing message broker).  The
- * broker subscribes to mqtt.topic on an MQTT broker (libmosquitto, on the
- * broker's libevent loop: no thread) and applies every message through the
- * feed's parser and apply path (broker/feed.h, bk_feed_batch()):
+ * broker/mqtt.h: the MQTT feed, a second way into the feed
+ * (docs/architecture.md §8: several uabroker hosts fed from one existing
+ * message broker).  The broker subscribes to mqtt.topic on an MQTT broker
+ * (libmosquitto, on the broker's libevent loop: no thread) and applies
+ * every message through the feed's parser and apply path (broker/feed.h,
+ * bk_feed_batch(): one value batch per message):
  *
  *   a message on a topic the filter matches   a feed batch: lines of
  *                                             NODEID=VALUE[;status=][;ts=]

@@ -30,7 +30,7 @@
 #include <libxml/tree.h>
 #include <libxml/xmlreader.h>
 
-#include "addrspace.h"
+#include "alloc.h"
 #include "ns0_gen.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
@@ -207,7 +207,7 @@ static void bk_nsx_xml_error(void *arg, xmlErrorPtr e);
 static int bk_nsx_file_load(struct bk_nodeset *s, const char *path, char *err,
                             size_t errlen);
 static int bk_nsx_edge_cmp(const void *a, const void *b);
-static uint32_t bk_nsx_intern(struct bk_addrspace *as,
+static uint32_t bk_nsx_intern(struct shm_nodestore *ns,
                               const struct bk_nodeset *s, uint32_t off);
 static bool bk_nsx_type_ok(uint32_t base, uint8_t bt);
 
@@ -251,14 +251,14 @@ bk_nsx_scratch_alloc(struct bk_nsx_scratch *sc, size_t size)
 
     if (sc->n == sc->cap) {
         size_t cap = sc->cap ? 2 * sc->cap : 16;
-        void **np = realloc(sc->p, cap * sizeof(*np));
+        void **np = bk_realloc(sc->p, cap * sizeof(*np));
 
         if (np == NULL)
             return NULL;
         sc->p = np;
         sc->cap = cap;
     }
-    p = calloc(1, size ? size : 1);
+    p = bk_calloc(1, size ? size : 1);
     if (p != NULL)
         sc->p[sc->n++] = p;
     return p;
@@ -268,8 +268,8 @@ static void
 bk_nsx_scratch_free(struct bk_nsx_scratch *sc)
 {
     for (size_t i = 0; i < sc->n; i++)
-        free(sc->p[i]);
-    free(sc->p);
+        bk_free(sc->p[i]);
+    bk_free(sc->p);
     memset(sc, 0, sizeof(*sc));
 }
 
@@ -288,7 +288,7 @@ bk_nsx_heap_put(struct bk_nodeset *s, const void *b, size_t len, bool nul)
 
         while (cap < need)
             cap *= 2;
-        p = realloc(s->heap, cap);
+        p = bk_realloc(s->heap, cap);
         if (p == NULL)
             return 0;
         s->heap = p;
@@ -574,11 +574,11 @@ bk_nsx_uri_index(struct bk_nodeset *s, const char *uri)
             return (int)i;
     if (s->nuris >= BK_NSX_URIS_MAX)
         return -1;
-    u = realloc(s->uris, (s->nuris + 1) * sizeof(*u));
+    u = bk_realloc(s->uris, (s->nuris + 1) * sizeof(*u));
     if (u == NULL)
         return -1;
     s->uris = u;
-    u[s->nuris] = strdup(uri);
+    u[s->nuris] = bk_strdup(uri);
     if (u[s->nuris] == NULL)
         return -1;
     return (int)s->nuris++;
@@ -635,9 +635,9 @@ bk_nsx_parse_nodeid(struct bk_nsx_file *f, int line, const char *s,
 
         if (semi == NULL)
             return bk_nsx_fail(f, line, "bad NodeId \"%s\"", s);
-        uri = strndup(p + 4, (size_t)(semi - p - 4));
+        uri = bk_strndup(p + 4, (size_t)(semi - p - 4));
         ix = uri != NULL ? bk_nsx_uri_index(f->s, uri) : -1;
-        free(uri);
+        bk_free(uri);
         if (ix < 0)
             return bk_nsx_fail(f, line, "too many namespaces");
         out->ns = (uint16_t)ix;
@@ -684,7 +684,7 @@ bk_nsx_parse_nodeid(struct bk_nsx_file *f, int line, const char *s,
         }
         case 'b': {
             size_t   n = strlen(v), got;
-            uint8_t *b = malloc(n + 1);
+            uint8_t *b = bk_alloc(n + 1);
             int      rc;
 
             if (b == NULL)
@@ -696,7 +696,7 @@ bk_nsx_parse_nodeid(struct bk_nsx_file *f, int line, const char *s,
                 out->off = bk_nsx_heap_put(f->s, b, got, false);
                 f->s->strings += (4 + got + 3) & ~(size_t)3;
             }
-            free(b);
+            bk_free(b);
             if (rc != 0)
                 return bk_nsx_fail(f, line, "bad opaque NodeId \"%s\"", s);
             return 0;
@@ -1299,7 +1299,7 @@ bk_nsx_value(struct bk_nsx_file *f, struct bk_nsx_node *n, xmlNodePtr el)
         ua_variant_set_scalar(&var, data, bt);
     }
     len = ua_encoded_size(&var, &ua_types[UA_TYPE_VARIANT]);
-    enc = malloc(len + 1);
+    enc = bk_alloc(len + 1);
     if (enc == NULL
         || ua_encode(&var, &ua_types[UA_TYPE_VARIANT], enc, len + 1, &len)
                != UA_GOOD || len > UINT32_MAX) {
@@ -1316,7 +1316,7 @@ bk_nsx_value(struct bk_nsx_file *f, struct bk_nsx_node *n, xmlNodePtr el)
     n->has_value = 1;
     rc = 0;
 out:
-    free(enc);
+    bk_free(enc);
     bk_nsx_scratch_free(&sc);
     return rc;
 }
@@ -1350,7 +1350,7 @@ bk_nsx_add_ref(struct bk_nsx_file *f, uint32_t src, xmlNodePtr r)
 
     if (s->nrefs == s->cap_refs) {
         uint32_t           cap = s->cap_refs ? 2 * s->cap_refs : 1024;
-        struct bk_nsx_ref *p = realloc(s->refs, (size_t)cap * sizeof(*p));
+        struct bk_nsx_ref *p = bk_realloc(s->refs, (size_t)cap * sizeof(*p));
 
         if (p == NULL)
             return bk_nsx_fail(f, line, "out of memory");
@@ -1396,7 +1396,7 @@ bk_nsx_uanode(struct bk_nsx_file *f, xmlNodePtr el, uint8_t nc)
                            "(%u) nodes", s->max_nodes);
     if (s->nnodes == s->cap_nodes) {
         uint32_t            cap = s->cap_nodes ? 2 * s->cap_nodes : 1024;
-        struct bk_nsx_node *p = realloc(s->nodes, (size_t)cap * sizeof(*p));
+        struct bk_nsx_node *p = bk_realloc(s->nodes, (size_t)cap * sizeof(*p));
 
         if (p == NULL)
             return bk_nsx_fail(f, line, "out of memory");
@@ -1628,7 +1628,7 @@ bk_nsx_namespaces(struct bk_nsx_file *f, xmlNodePtr el)
         xmlFree(t);
         if (ix == -2)
             return bk_nsx_fail(f, bk_nsx_line(u), "empty namespace URI");
-        m = ix < 0 ? NULL : realloc(f->map, (f->nmap + 1) * sizeof(*m));
+        m = ix < 0 ? NULL : bk_realloc(f->map, (f->nmap + 1) * sizeof(*m));
         if (m == NULL)
             return bk_nsx_fail(f, bk_nsx_line(u), "too many namespaces");
         f->map = m;
@@ -1650,25 +1650,25 @@ bk_nsx_aliases(struct bk_nsx_file *f, xmlNodePtr el)
         name = bk_nsx_attr(a, "Alias");
         if (name == NULL)
             return bk_nsx_fail(f, bk_nsx_line(a), "Alias without a name");
-        p = realloc(f->aliases, (f->naliases + 1) * sizeof(*p));
+        p = bk_realloc(f->aliases, (f->naliases + 1) * sizeof(*p));
         if (p == NULL) {
             xmlFree(name);
             return bk_nsx_fail(f, bk_nsx_line(a), "out of memory");
         }
         f->aliases = p;
         p = &f->aliases[f->naliases];
-        p->name = strdup(name);
+        p->name = bk_strdup(name);
         xmlFree(name);
         t = bk_nsx_content(a, true);
         if (p->name == NULL || t == NULL) {
-            free(p->name);
+            bk_free(p->name);
             xmlFree(t);
             return bk_nsx_fail(f, bk_nsx_line(a), "out of memory");
         }
         rc = bk_nsx_parse_nodeid(f, bk_nsx_line(a), t, false, &p->id);
         xmlFree(t);
         if (rc != 0) {
-            free(p->name);
+            bk_free(p->name);
             return -1;
         }
         f->naliases++;
@@ -1717,8 +1717,8 @@ bk_nsx_models(struct bk_nsx_file *f, xmlNodePtr el)
         uri = bk_nsx_attr(m, "ModelUri");
         if (uri == NULL)
             continue;
-        p = realloc(s->models, (s->nmodels + 1) * sizeof(*p));
-        if (p == NULL || (p[s->nmodels] = strdup(uri)) == NULL) {
+        p = bk_realloc(s->models, (s->nmodels + 1) * sizeof(*p));
+        if (p == NULL || (p[s->nmodels] = bk_strdup(uri)) == NULL) {
             if (p != NULL)
                 s->models = p;
             xmlFree(uri);
@@ -1786,8 +1786,8 @@ bk_nsx_file_load(struct bk_nodeset *s, const char *path, char *err,
     bool               root = false;
 
     memset(&f, 0, sizeof(f));
-    files = realloc(s->files, (s->nfiles + 1) * sizeof(*files));
-    if (files == NULL || (files[s->nfiles] = strdup(path)) == NULL) {
+    files = bk_realloc(s->files, (s->nfiles + 1) * sizeof(*files));
+    if (files == NULL || (files[s->nfiles] = bk_strdup(path)) == NULL) {
         if (files != NULL)
             s->files = files;
         snprintf(err, errlen, "%s: out of memory", path);
@@ -1864,9 +1864,9 @@ bk_nsx_file_load(struct bk_nodeset *s, const char *path, char *err,
         rc = bk_nsx_fail(&f, 1, "not a NodeSet (no <UANodeSet>)");
     xmlFreeTextReader(r);
     for (uint32_t i = 0; i < f.naliases; i++)
-        free(f.aliases[i].name);
-    free(f.aliases);
-    free(f.map);
+        bk_free(f.aliases[i].name);
+    bk_free(f.aliases);
+    bk_free(f.map);
     return rc;
 }
 
@@ -1877,7 +1877,7 @@ bk_nodeset_load(struct bk_nodeset **out, const char *paths,
                 const char *ns1_uri, uint32_t max_nodes, char *err,
                 size_t errlen)
 {
-    struct bk_nodeset *s = calloc(1, sizeof(*s));
+    struct bk_nodeset *s = bk_calloc(1, sizeof(*s));
     char              *list, *save = NULL, *tok;
     int                rc = 0;
 
@@ -1896,7 +1896,7 @@ bk_nodeset_load(struct bk_nodeset **out, const char *paths,
     }
     if (paths == NULL || *paths == '\0')
         return 0;
-    list = strdup(paths);
+    list = bk_strdup(paths);
     if (list == NULL) {
         snprintf(err, errlen, "nodesets: out of memory");
         return -1;
@@ -1911,7 +1911,7 @@ bk_nodeset_load(struct bk_nodeset **out, const char *paths,
         }
         rc = bk_nsx_file_load(s, tok, err, errlen);
     }
-    free(list);
+    bk_free(list);
     return rc;
 }
 
@@ -1921,18 +1921,18 @@ bk_nodeset_free(struct bk_nodeset *s)
     if (s == NULL)
         return;
     for (uint32_t i = 0; i < s->nuris; i++)
-        free(s->uris[i]);
+        bk_free(s->uris[i]);
     for (uint32_t i = 0; i < s->nfiles; i++)
-        free(s->files[i]);
+        bk_free(s->files[i]);
     for (uint32_t i = 0; i < s->nmodels; i++)
-        free(s->models[i]);
-    free(s->models);
-    free(s->uris);
-    free(s->files);
-    free(s->nodes);
-    free(s->refs);
-    free(s->heap);
-    free(s);
+        bk_free(s->models[i]);
+    bk_free(s->models);
+    bk_free(s->uris);
+    bk_free(s->files);
+    bk_free(s->nodes);
+    bk_free(s->refs);
+    bk_free(s->heap);
+    bk_free(s);
 }
 
 void
@@ -1976,21 +1976,20 @@ bk_nsx_edge_cmp(const void *a, const void *b)
 }
 
 static uint32_t
-bk_nsx_intern(struct bk_addrspace *as, const struct bk_nodeset *s,
+bk_nsx_intern(struct shm_nodestore *ns, const struct bk_nodeset *s,
               uint32_t off)
 {
     const char *t = (const char *)s->heap + off;
 
     if (off == 0)
         return 0;
-    return shm_nodestore_intern(&as->ns, t, (uint32_t)strlen(t));
+    return shm_nodestore_intern(ns, t, (uint32_t)strlen(t));
 }
 
 int
-bk_nodeset_add(struct bk_nodeset *s, struct bk_addrspace *as, uint32_t *slot,
+bk_nodeset_add(struct bk_nodeset *s, struct shm_nodestore *ns, uint32_t *slot,
                char *err, size_t errlen)
 {
-    struct shm_nodestore *ns = &as->ns;
     struct bk_nsx_edge   *e;
     uint32_t              ne = 0;
     char                  ib[256];
@@ -2034,18 +2033,18 @@ bk_nodeset_add(struct bk_nodeset *s, struct bk_addrspace *as, uint32_t *slot,
         g->store = idx;
         n = shm_nodestore_node(ns, idx);
         n->browse_ns = g->browse_ns;
-        n->browse_name = bk_nsx_intern(as, s, g->browse_name);
-        n->dn_text = bk_nsx_intern(as, s, g->dn_text);
-        n->dn_locale = bk_nsx_intern(as, s, g->dn_locale);
-        n->desc_text = bk_nsx_intern(as, s, g->desc_text);
-        n->desc_locale = bk_nsx_intern(as, s, g->desc_locale);
+        n->browse_name = bk_nsx_intern(ns, s, g->browse_name);
+        n->dn_text = bk_nsx_intern(ns, s, g->dn_text);
+        n->dn_locale = bk_nsx_intern(ns, s, g->dn_locale);
+        n->desc_text = bk_nsx_intern(ns, s, g->desc_text);
+        n->desc_locale = bk_nsx_intern(ns, s, g->desc_locale);
         n->flags = g->flags;
         n->event_notifier = g->event_notifier;
         n->write_mask = g->write_mask;
         n->user_write_mask = g->user_write_mask;
         if (g->node_class == SHM_NC_REFERENCETYPE) {
-            n->u.ref.inv_text = bk_nsx_intern(as, s, g->inv_text);
-            n->u.ref.inv_locale = bk_nsx_intern(as, s, g->inv_locale);
+            n->u.ref.inv_text = bk_nsx_intern(ns, s, g->inv_text);
+            n->u.ref.inv_locale = bk_nsx_intern(ns, s, g->inv_locale);
         }
         if (g->node_class == SHM_NC_VARIABLE
             || g->node_class == SHM_NC_VARIABLETYPE) {
@@ -2087,7 +2086,7 @@ bk_nodeset_add(struct bk_nodeset *s, struct bk_addrspace *as, uint32_t *slot,
         }
         ns->nodes[g->store].u.var.data_type = dt;
     }
-    e = malloc(((size_t)s->nrefs + 1) * sizeof(*e));
+    e = bk_alloc(((size_t)s->nrefs + 1) * sizeof(*e));
     if (e == NULL) {
         snprintf(err, errlen, "nodesets: out of memory");
         return -1;
@@ -2103,7 +2102,7 @@ bk_nodeset_add(struct bk_nodeset *s, struct bk_addrspace *as, uint32_t *slot,
             || ns->nodes[t].node_class != SHM_NC_REFERENCETYPE) {
             BK_NSX_ERR(r->file, r->line, "unknown reference type %s",
                        bk_nsx_idstr(s, &r->type, ib, sizeof(ib)));
-            free(e);
+            bk_free(e);
             return -1;
         }
         bk_nsx_key(s, &r->target, &k);
@@ -2111,7 +2110,7 @@ bk_nodeset_add(struct bk_nodeset *s, struct bk_addrspace *as, uint32_t *slot,
         if (d == SHM_NONE) {
             BK_NSX_ERR(r->file, r->line, "unknown reference target %s",
                        bk_nsx_idstr(s, &r->target, ib, sizeof(ib)));
-            free(e);
+            bk_free(e);
             return -1;
         }
         e[ne].src = r->forward ? src : d;
@@ -2127,11 +2126,11 @@ bk_nodeset_add(struct bk_nodeset *s, struct bk_addrspace *as, uint32_t *slot,
         if (shm_nodestore_add_ref(ns, e[i].src, e[i].type, e[i].dst) != 0) {
             snprintf(err, errlen, "nodesets: the segment's references are "
                      "full");
-            free(e);
+            bk_free(e);
             return -1;
         }
     }
-    free(e);
+    bk_free(e);
     return 0;
 }
 
@@ -2158,11 +2157,10 @@ bk_nsx_type_ok(uint32_t base, uint8_t bt)
 }
 
 int
-bk_nodeset_values(struct bk_nodeset *s, struct bk_addrspace *as, int64_t now,
-                  char *err, size_t errlen)
+bk_nodeset_values(struct bk_nodeset *s, const struct shm_nodestore *ns,
+                  struct bk_value *val, int64_t now, char *err, size_t errlen)
 {
     static const uint8_t null_variant = 0;
-    const struct shm_nodestore *ns = &as->ns;
 
     for (uint32_t i = 0; i < s->nnodes; i++) {
         const struct bk_nsx_node *g = &s->nodes[i];
@@ -2173,8 +2171,8 @@ bk_nodeset_values(struct bk_nodeset *s, struct bk_addrspace *as, int64_t now,
             && g->node_class != SHM_NC_VARIABLETYPE)
             continue;
         if (!g->has_value) {
-            rc = bk_addrspace_write_raw(as, n->u.var.slot, &null_variant, 1,
-                                        now);
+            rc = bk_value_write_raw(val, n->u.var.slot, &null_variant, 1,
+                                    now);
         } else {
             /* The ns0 base of the DataType: a built-in id, 26..29, or 0
              * (64 nodes deep, as this check has always walked). */
@@ -2190,9 +2188,8 @@ bk_nodeset_values(struct bk_nodeset *s, struct bk_addrspace *as, int64_t now,
                                                           ib, sizeof(ib)));
                 return -1;
             }
-            rc = bk_addrspace_write_raw(as, n->u.var.slot,
-                                        s->heap + g->value, g->value_len,
-                                        now);
+            rc = bk_value_write_raw(val, n->u.var.slot, s->heap + g->value,
+                                    g->value_len, now);
         }
         if (rc != 0) {
             BK_NSX_ERR(g->file, g->line, "the segment's value heap is full");

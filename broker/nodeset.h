@@ -19,7 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct bk_addrspace;
+#include "shm/nodestore.h"
+#include "value.h"
 
 /* The parsed files (opaque, process-local). */
 struct bk_nodeset;
@@ -55,18 +56,20 @@ uint32_t bk_nodeset_nuris(const struct bk_nodeset *s);
 const char *bk_nodeset_uri(const struct bk_nodeset *s, uint32_t i);
 
 /*
- * Add every node and reference of s to as's node store (before
+ * Add every node and reference of s to node store ns (before
  * shm_nodestore_finish); value slots are numbered from *slot on, *slot is
  * left past the last.  0 or -1 with a message in err.
  */
-int bk_nodeset_add(struct bk_nodeset *s, struct bk_addrspace *as,
+int bk_nodeset_add(struct bk_nodeset *s, struct shm_nodestore *ns,
                    uint32_t *slot, char *err, size_t errlen);
 
 /*
  * After shm_nodestore_finish: check each value against its node's
- * DataType and write the value slots (timestamps now).  0 or -1.
+ * DataType and write the value slots through val (timestamps now, inside
+ * the caller's value batch).  0 or -1.
  */
-int bk_nodeset_values(struct bk_nodeset *s, struct bk_addrspace *as,
-                      int64_t now, char *err, size_t errlen);
+int bk_nodeset_values(struct bk_nodeset *s, const struct shm_nodestore *ns,
+                      struct bk_value *val, int64_t now, char *err,
+                      size_t errlen);
 
 #endif /* BK_NODESET_H */

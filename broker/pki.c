@@ -18,6 +18,7 @@
 #include "proto/securechannel.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
+#include "shm/log.h"
 #include "shm/pki.h"
 #include "users.h"
 
@@ -137,18 +138,6 @@ bk_pki_offers(const char *policies, const char *modes, bool allow_deprecated,
         return -1;
     }
     return 0;
-}
-
-int
-bk_pki_path(const struct bk_config *c, char *out, size_t cap)
-{
-    int n;
-
-    if (c->pki_dir[0] == '/')
-        n = snprintf(out, cap, "%s", c->pki_dir);
-    else
-        n = snprintf(out, cap, "%s/%s", c->runtime_dir, c->pki_dir);
-    return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
 /* ------------------------------------------------------------ files */
@@ -378,7 +367,7 @@ bk_pki_settings(struct bk_pki *k, const struct bk_config *c, char *err,
                  "or operator", c->x509_role);
         return -1;
     }
-    if (bk_users_path(c, users, sizeof(users)) != 0) {
+    if (bk_config_users_path(c, users, sizeof(users)) != 0) {
         snprintf(err, errlen, "security.users_file: path too long");
         return -1;
     }
@@ -415,7 +404,7 @@ bk_pki_init(struct bk_pki *k, const struct bk_config *c, int64_t now,
     if (bk_pki_offers(c->policies, c->modes, c->allow_deprecated != 0,
                       &offers, err, errlen) != 0)
         return -1;
-    if (bk_pki_path(c, k->dir, sizeof(k->dir)) != 0) {
+    if (bk_config_pki_path(c, k->dir, sizeof(k->dir)) != 0) {
         snprintf(err, errlen, "security.pki_dir: path too long");
         return -1;
     }
@@ -462,7 +451,7 @@ bk_pki_load_dir(struct bk_pki *k, struct shm_pki_half *h, const char *sub,
         if (r == -EISDIR || r == -ENOENT)
             continue;
         if (r != 0 || len == 0) {
-            fprintf(stderr, "uabroker: pki: %s skipped: %s\n", path,
+            shm_log(SHM_LOG_WARNING, "pki: %s skipped: %s", path,
                     r != 0 ? strerror(-r) : "empty");
             k->n_skipped++;
             continue;
@@ -472,16 +461,15 @@ bk_pki_load_dir(struct bk_pki *k, struct shm_pki_half *h, const char *sub,
             && memcmp(buf, "-----BEGIN", 10) == 0) {
             if (ua_cert_from_pem((const char *)buf, len, der, sizeof(der),
                                  &len) != UA_GOOD) {
-                fprintf(stderr, "uabroker: pki: %s skipped: bad PEM\n",
-                        path);
+                shm_log(SHM_LOG_WARNING, "pki: %s skipped: bad PEM", path);
                 k->n_skipped++;
                 continue;
             }
             p = der;
         }
         if (shm_pki_publish_add(k->shm, h, kind, p, len) != 0) {
-            fprintf(stderr, "uabroker: pki: %s skipped: the lists are "
-                    "full (%d bytes)\n", path, BK_PKI_LIST_BYTES);
+            shm_log(SHM_LOG_WARNING, "pki: %s skipped: the lists are full "
+                    "(%d bytes)", path, BK_PKI_LIST_BYTES);
             k->n_skipped++;
             rc = -1;
             continue;
@@ -517,8 +505,7 @@ bk_pki_reload(struct bk_pki *k)
 
         if (bk_users_load(k->users_path, h->users, SHM_USERS_MAX,
                           &h->n_users, err, sizeof(err)) != 0) {
-            fprintf(stderr, "uabroker: users: %s; no user can log in\n",
-                    err);
+            shm_log(SHM_LOG_ERROR, "users: %s; no user can log in", err);
             h->n_users = 0;
             rc = -1;
         }
@@ -614,7 +601,8 @@ bk_pki_drain(struct bk_pki *k)
             struct ua_cert_der one[UA_CERT_CHAIN_MAX];
             size_t             n = 0;
 
-            /* The leaf only, named by its thumbprint (SECURITY #44). */
+            /* The leaf only, named by its thumbprint (docs/security.md
+             * case 44). */
             if (k->rejected_max > 0
                 && ua_cert_chain_split(m->der, m->len, one, UA_CERT_CHAIN_MAX,
                                        &n) == UA_GOOD

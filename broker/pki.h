@@ -23,7 +23,7 @@
 #include "proto/cert.h"
 #include "shm/segment.h"
 
-#define BK_PKI_PATH_MAX   1024
+#define BK_PKI_PATH_MAX   BK_CONF_PATH_MAX
 /* Bytes of trust/issuer lists (DER) per half of the shared double buffer. */
 #define BK_PKI_LIST_BYTES (1024 * 1024)
 #define BK_PKI_CERT_NAME  "uabroker.der"
@@ -59,9 +59,6 @@ struct bk_pki {
 int bk_pki_offers(const char *policies, const char *modes,
                   bool allow_deprecated, uint32_t *offers, char *err,
                   size_t errlen);
-
-/* The directory for c (relative pki_dir under runtime_dir) into out. */
-int bk_pki_path(const struct bk_config *c, char *out, size_t cap);
 
 /*
  * Make the directories, load or create the certificate and key.  now:

@@ -26,8 +26,10 @@
 #include <event2/buffer.h>
 #include <event2/http.h>
 
+#include "alloc.h"
 #include "fanout.h"
 #include "mqtt.h"
+#include "request.h"
 #include "proto/types.h"
 #include "proto/version.h"
 #include "shm/layout.h"
@@ -293,9 +295,9 @@ static const char *bk_stats_state(const struct bk_stats *st, unsigned i,
 static uint64_t bk_stats_uptime_s(const struct bk_stats_view *v,
                                   const struct bk_stats_row *r);
 struct bk_stats_fanout;
-static void bk_stats_fanout_read(const struct bk_addrspace *as,
+static void bk_stats_fanout_read(const struct bk_stats *st,
                                  struct bk_stats_fanout *o);
-static void bk_stats_json_fanout(const struct bk_addrspace *as,
+static void bk_stats_json_fanout(const struct bk_stats *st,
                                  struct evbuffer *b);
 static bool bk_stats_throttle_read(const struct bk_addrspace *as,
                                    uint64_t *v);
@@ -373,14 +375,21 @@ bk_stats_init(struct bk_stats *st, struct event_base *base,
     st->as = as;
     st->sv = sv;
     st->start_ms = bk_stats_ms();
+    st->view = bk_alloc(sizeof(*st->view));
+    if (st->view == NULL) {
+        snprintf(err, errlen, "stats: out of memory");
+        return -1;
+    }
     if (bk_stats_parse_listen(listen, host, sizeof(host), &port) != 0) {
         snprintf(err, errlen, "stats.listen: \"%s\" is not ADDR:PORT",
                  listen);
+        bk_stats_clear(st);
         return -1;
     }
     st->http = evhttp_new(base);
     if (st->http == NULL) {
         snprintf(err, errlen, "evhttp_new() failed");
+        bk_stats_clear(st);
         return -1;
     }
     /* Every method reaches the callback, which answers 405 itself. */
@@ -396,8 +405,7 @@ bk_stats_init(struct bk_stats *st, struct event_base *base,
     if (st->sock == NULL) {
         snprintf(err, errlen, "stats endpoint: cannot listen on %s: %s",
                  listen, strerror(errno));
-        evhttp_free(st->http);
-        st->http = NULL;
+        bk_stats_clear(st);
         return -1;
     }
     st->port = port;
@@ -421,6 +429,8 @@ bk_stats_clear(struct bk_stats *st)
         evhttp_free(st->http);
     st->http = NULL;
     st->sock = NULL;
+    bk_free(st->view);
+    st->view = NULL;
 }
 
 /* ------------------------------------------------------------ reading */
@@ -468,15 +478,17 @@ bk_stats_read_row(const struct shm_worker *r, struct bk_stats_row *o)
 #undef BK_L
 }
 
-/* Copy every row and sum them (heap: a view is ~350 KiB at 64 workers). */
+/*
+ * Copy every row and sum them, into the view allocated at init (~350 KiB
+ * at 64 workers: not on the stack, and not per request).
+ */
 static struct bk_stats_view *
 bk_stats_view(const struct bk_stats *st)
 {
-    struct bk_stats_view *v = calloc(1, sizeof(*v));
+    struct bk_stats_view *v = st->view;
     struct bk_stats_row  *t;
 
-    if (v == NULL)
-        return NULL;
+    memset(v, 0, sizeof(*v));
     v->n = st->sv->n;
     v->now_dt = ua_datetime_now();
     v->uptime_s = (bk_stats_ms() - st->start_ms) / 1000;
@@ -536,10 +548,11 @@ struct bk_stats_fanout {
 };
 
 static void
-bk_stats_fanout_read(const struct bk_addrspace *as, struct bk_stats_fanout *o)
+bk_stats_fanout_read(const struct bk_stats *st, struct bk_stats_fanout *o)
 {
-    const struct bk_fanout *f = as->fanout;
-    struct shm_fanout      *sh;
+    const struct bk_fanout  *f = st->fanout;
+    const struct bk_request *rq = st->request;
+    struct shm_fanout       *sh;
 
     memset(o, 0, sizeof(*o));
     if (f == NULL || f->n == 0 || f->fo.sh == NULL)
@@ -560,12 +573,14 @@ bk_stats_fanout_read(const struct bk_addrspace *as, struct bk_stats_fanout *o)
     o->v[BK_SF_FEED_EVENTS] = BK_F(feed_events);
     o->v[BK_SF_RECLAIMED] = atomic_load_explicit(&f->pool.sh->reclaimed,
                                                  memory_order_relaxed);
-    o->v[BK_SF_M_CALLS] = f->mstat.calls;
-    o->v[BK_SF_M_ANSWERED] = f->mstat.answered;
-    o->v[BK_SF_M_TIMEOUTS] = f->mstat.timeouts;
-    o->v[BK_SF_M_NO_OWNER] = f->mstat.no_owner;
-    o->v[BK_SF_M_ERRORS] = f->mstat.errors;
-    o->v[BK_SF_M_LATE] = f->mstat.late;
+    if (rq != NULL) {
+        o->v[BK_SF_M_CALLS] = rq->mstat.calls;
+        o->v[BK_SF_M_ANSWERED] = rq->mstat.answered;
+        o->v[BK_SF_M_TIMEOUTS] = rq->mstat.timeouts;
+        o->v[BK_SF_M_NO_OWNER] = rq->mstat.no_owner;
+        o->v[BK_SF_M_ERRORS] = rq->mstat.errors;
+        o->v[BK_SF_M_LATE] = rq->mstat.late;
+    }
     for (unsigned i = 0; i < f->n; i++) {
         const struct shm_ring *r = f->w[i].notif.sh;
 
@@ -578,19 +593,18 @@ bk_stats_fanout_read(const struct bk_addrspace *as, struct bk_stats_fanout *o)
 }
 
 static void
-bk_stats_json_fanout(const struct bk_addrspace *as, struct evbuffer *b)
+bk_stats_json_fanout(const struct bk_stats *st, struct evbuffer *b)
 {
     struct bk_stats_fanout fo;
-
     uint64_t               th[BK_ST_MAX];
 
-    bk_stats_fanout_read(as, &fo);
+    bk_stats_fanout_read(st, &fo);
     evbuffer_add_printf(b, " \"fanout\": {");
     for (int k = 0; k < BK_SF_MAX; k++)
         evbuffer_add_printf(b, "%s\"%s\": %" PRIu64, k ? ", " : "",
                             bk_stats_fanout_desc[k].json, fo.v[k]);
     evbuffer_add_printf(b, "},\n");
-    if (bk_stats_throttle_read(as, th)) {
+    if (bk_stats_throttle_read(st->as, th)) {
         evbuffer_add_printf(b, " \"throttle\": {");
         for (int k = 0; k < BK_ST_MAX; k++)
             evbuffer_add_printf(b, "%s\"%s\": %" PRIu64, k ? ", " : "",
@@ -693,11 +707,12 @@ bk_stats_json(const struct bk_stats *st, const struct bk_stats_view *v,
         "{\"broker\": {\"pid\": %d, \"version\": \"%s\", \"uptime_s\": %"
         PRIu64 ", \"workers\": %u, \"nodes\": %u, \"references\": %u, "
         "\"values\": %u, \"segment_bytes\": %zu, \"worker_restarts\": %u, "
-        "\"value_heap_bytes_used\": %" PRIu64 "},\n",
+        "\"value_heap_bytes_used\": %" PRIu64 ", \"allocations\": %" PRIu64
+        "},\n",
         (int)getpid(), UA_VERSION, v->uptime_s, v->n, as->ns.nnodes,
         as->ns.nrefs, as->vals.nslots, as->seg.size, v->total.restarts,
-        (uint64_t)as->vals.hdr->vheap.bytes_used);
-    bk_stats_json_fanout(as, b);
+        (uint64_t)as->vals.hdr->vheap.bytes_used, bk_alloc_count());
+    bk_stats_json_fanout(st, b);
     {
         uint64_t mq[BK_SM_MAX];
 
@@ -794,10 +809,15 @@ bk_stats_prom(const struct bk_stats *st, const struct bk_stats_view *v,
                          "bytes of the shared value heap in use");
     evbuffer_add_printf(b, "uabroker_value_heap_bytes_used %" PRIu64 "\n",
                         (uint64_t)as->vals.hdr->vheap.bytes_used);
+    bk_stats_prom_family(b, "broker_allocations_total", "counter",
+                         "heap allocations by the broker (flat in steady "
+                         "state)");
+    evbuffer_add_printf(b, "uabroker_broker_allocations_total %" PRIu64 "\n",
+                        bk_alloc_count());
     {
         struct bk_stats_fanout fo;
 
-        bk_stats_fanout_read(as, &fo);
+        bk_stats_fanout_read(st, &fo);
         for (int k = 0; fo.on && k < BK_SF_MAX; k++) {
             const struct bk_stats_counter_desc *d = &bk_stats_fanout_desc[k];
 
@@ -1023,11 +1043,6 @@ bk_stats_on_request(struct evhttp_request *req, void *arg)
         return;
     }
     v = bk_stats_view(st);
-    if (v == NULL) {
-        evbuffer_free(b);
-        evhttp_send_error(req, 500, "Internal Server Error");
-        return;
-    }
     if (strcmp(path, "/stats") == 0) {
         bk_stats_json(st, v, b);
         bk_stats_reply(req, 200, "OK", "application/json", b);
@@ -1039,7 +1054,6 @@ bk_stats_on_request(struct evhttp_request *req, void *arg)
         bk_stats_reply(req, code, code == 200 ? "OK" : "Service Unavailable",
                        "text/plain", b);
     }
-    free(v);
     evbuffer_free(b);
 }
 
@@ -1094,7 +1108,7 @@ bk_stats_fetch(const char *addr, FILE *out)
                 strerror(errno));
         return 1;
     }
-    resp = malloc(BK_STATS_RESP_MAX);
+    resp = bk_alloc(BK_STATS_RESP_MAX);
     if (resp == NULL) {
         fprintf(stderr, "%s: out of memory\n", bk_stats_log);
         close(fd);
@@ -1132,7 +1146,7 @@ bk_stats_fetch(const char *addr, FILE *out)
     else
         ret = 0;
 out:
-    free(resp);
+    bk_free(resp);
     close(fd);
     return ret;
 }

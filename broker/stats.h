@@ -30,15 +30,21 @@
 
 struct evhttp;
 struct evhttp_bound_socket;
+struct bk_fanout;
 struct bk_mqtt;
+struct bk_request;
+struct bk_stats_view;
 
 struct bk_stats {
     struct evhttp              *http;
     struct evhttp_bound_socket *sock;
     const struct bk_addrspace  *as;
     const struct bk_supervisor *sv;
+    const struct bk_fanout     *fanout;     /* NULL or off: zeroes */
+    const struct bk_request    *request;    /* NULL: no method counters */
     const struct bk_mqtt       *mqtt;       /* NULL or off: no "mqtt" */
     uint64_t                    start_ms;   /* monotonic, broker start */
+    struct bk_stats_view       *view;       /* one request's copy */
     char                        addr[80];   /* as bound, for logs */
     uint16_t                    port;
 };

@@ -31,8 +31,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fanout.h"
+#include "alloc.h"
+#include "request.h"
 #include "shm/limits.h"
+#include "shm/log.h"
 
 #define BK_BROKER_PID_ENV "UABROKER_PID"
 
@@ -62,7 +64,6 @@ static void bk_supervisor_on_stop_timer(evutil_socket_t fd, short what,
 static void bk_supervisor_kill_all(struct bk_supervisor *sv, int sig);
 static void bk_supervisor_stopped(struct bk_supervisor *sv);
 
-static const char bk_log[] = "uabroker";
 
 static uint64_t
 bk_supervisor_ms(void)
@@ -124,11 +125,11 @@ bk_supervisor_env(struct bk_supervisor *sv)
 
     while (environ != NULL && environ[n] != NULL)
         n++;
-    sv->envp = calloc(n + 2, sizeof(*sv->envp));
-    pid = malloc(32);
+    sv->envp = bk_calloc(n + 2, sizeof(*sv->envp));
+    pid = bk_alloc(32);
     if (sv->envp == NULL || pid == NULL) {
-        free(pid);
-        free(sv->envp);
+        bk_free(pid);
+        bk_free(sv->envp);
         sv->envp = NULL;
         return -1;
     }
@@ -356,18 +357,17 @@ bk_supervisor_spawn(struct bk_supervisor *sv, struct bk_worker_slot *s)
     snprintf(segfd, sizeof(segfd), "%d", sv->seg->fd);
     snprintf(lfd, sizeof(lfd), "%d", s->listen_fd);
     bk_supervisor_row_reset(r);
-    if (sv->fanout != NULL) {
-        int rc = bk_fanout_worker_start(sv->fanout, s->slot);
+    if (sv->request != NULL) {
+        int rc = bk_request_worker_start(sv->request, s->slot);
 
         if (rc != 0)
-            fprintf(stderr, "%s: worker %u: doorbell in %s: %s\n", bk_log,
-                    s->slot, sv->conf->runtime_dir, strerror(-rc));
+            shm_log(SHM_LOG_ERROR, "worker %u: doorbell in %s: %s", s->slot,
+                    sv->conf->runtime_dir, strerror(-rc));
     }
-    fflush(stderr);
     pid = fork();
     if (pid == -1) {
-        fprintf(stderr, "%s: fork() failed for worker %u: %s\n", bk_log,
-                s->slot, strerror(errno));
+        shm_log(SHM_LOG_ERROR, "fork() failed for worker %u: %s", s->slot,
+                strerror(errno));
         atomic_store_explicit(&r->state, SHM_WS_DOWN, memory_order_release);
         s->backoff_ms = s->backoff_ms ? s->backoff_ms : BK_BACKOFF_MIN_MS;
         bk_supervisor_later(s);
@@ -444,20 +444,24 @@ bk_supervisor_exited(struct bk_supervisor *sv, struct bk_worker_slot *s,
     s->last_status = status;
     sv->running--;
     /* Before anything can respawn into the slot (blockpool.h). */
-    if (sv->fanout != NULL)
-        bk_fanout_worker_dead(sv->fanout, s->slot);
+    if (sv->request != NULL)
+        bk_request_worker_dead(sv->request, s->slot);
     /* Its sessions, subscriptions and items died with it: their units of
      * the server-wide budgets return before a successor can take any. */
     shm_limits_reclaim(shm_limits_of(sv->seg), s->slot);
     atomic_store_explicit(&r->pid, 0, memory_order_relaxed);
     atomic_store_explicit(&r->state, SHM_WS_DOWN, memory_order_release);
+    /* Asked to stop: a notice; of its own accord: a warning (a crash, an
+     * error the worker logged). */
     if (WIFSIGNALED(status))
-        fprintf(stderr, "%s: worker %u (pid %d) exited on signal %d%s\n",
-                bk_log, s->slot, (int)pid, WTERMSIG(status),
+        shm_log(sv->stopping ? SHM_LOG_NOTICE : SHM_LOG_WARNING,
+                "worker %u (pid %d) exited on signal %d%s", s->slot,
+                (int)pid, WTERMSIG(status),
                 WCOREDUMP(status) ? " (core dumped)" : "");
     else
-        fprintf(stderr, "%s: worker %u (pid %d) exited with code %d\n",
-                bk_log, s->slot, (int)pid, WEXITSTATUS(status));
+        shm_log(sv->stopping ? SHM_LOG_NOTICE : SHM_LOG_WARNING,
+                "worker %u (pid %d) exited with code %d", s->slot, (int)pid,
+                WEXITSTATUS(status));
     if (sv->stopping) {
         if (sv->running == 0)
             bk_supervisor_stopped(sv);
@@ -465,8 +469,8 @@ bk_supervisor_exited(struct bk_supervisor *sv, struct bk_worker_slot *s,
     }
     if (WIFEXITED(status) && WEXITSTATUS(status) == BK_WORKER_NO_RESPAWN) {
         s->failed = true;
-        fprintf(stderr, "%s: worker %u failed to start; not respawning it "
-                "(fix the cause and restart uabroker)\n", bk_log, s->slot);
+        shm_log(SHM_LOG_ERROR, "worker %u failed to start; not respawning "
+                "it (fix the cause and restart uabroker)", s->slot);
         return;
     }
     if (up >= BK_BACKOFF_RESET_MS || s->backoff_ms == 0)
@@ -478,7 +482,7 @@ bk_supervisor_exited(struct bk_supervisor *sv, struct bk_worker_slot *s,
                           atomic_load_explicit(&r->restarts,
                                                memory_order_relaxed) + 1,
                           memory_order_relaxed);
-    fprintf(stderr, "%s: respawning worker %u in %u ms\n", bk_log, s->slot,
+    shm_log(SHM_LOG_NOTICE, "respawning worker %u in %u ms", s->slot,
             s->backoff_ms);
     bk_supervisor_later(s);
 }
@@ -521,8 +525,7 @@ bk_supervisor_stop(struct bk_supervisor *sv, void (*done)(void *arg),
                           (BK_STOP_TIMEOUT_MS % 1000) * 1000 };
 
     if (sv->stopping) {
-        fprintf(stderr, "%s: stopping now: SIGKILL to every worker\n",
-                bk_log);
+        shm_log(SHM_LOG_WARNING, "stopping now: SIGKILL to every worker");
         bk_supervisor_kill_all(sv, SIGKILL);
         return;
     }
@@ -546,8 +549,8 @@ bk_supervisor_on_stop_timer(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    fprintf(stderr, "%s: %u worker(s) still running after %d s: SIGKILL\n",
-            bk_log, sv->running, BK_STOP_TIMEOUT_MS / 1000);
+    shm_log(SHM_LOG_WARNING, "%u worker(s) still running after %d s: "
+            "SIGKILL", sv->running, BK_STOP_TIMEOUT_MS / 1000);
     bk_supervisor_kill_all(sv, SIGKILL);
 }
 
@@ -585,8 +588,8 @@ bk_supervisor_clear(struct bk_supervisor *sv)
         for (size_t i = 0; sv->envp[i] != NULL; i++)
             if (strncmp(sv->envp[i], BK_BROKER_PID_ENV "=",
                         sizeof(BK_BROKER_PID_ENV)) == 0)
-                free(sv->envp[i]);
-        free(sv->envp);
+                bk_free(sv->envp[i]);
+        bk_free(sv->envp);
         sv->envp = NULL;
     }
     sv->base = NULL;

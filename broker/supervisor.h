@@ -1,5 +1,6 @@
 /*
- * broker/supervisor.h: the broker's workers (DESIGN.md §1), nginx-style.
+ * broker/supervisor.h: the broker's workers (docs/architecture.md §1),
+ * nginx-style.
  *
  * For each worker slot the broker creates one listening socket on the
  * opc.tcp port (SO_REUSEPORT: the kernel spreads new connections over the
@@ -13,9 +14,10 @@
  *                                                       |
  *                               exit code 2 (start-up failure): no respawn
  *
- * Around a worker's life the fan-out is told (bk_fanout_worker_start before
- * the fork, bk_fanout_worker_dead right after the reap), so a respawned
- * worker finds empty rings and no block held in its name.
+ * Around a worker's life the request drain and the fan-out are told
+ * (bk_request_worker_start before the fork, bk_request_worker_dead right
+ * after the reap), so a respawned worker finds empty rings and no block
+ * held in its name.
  *
  * Backoff: 100 ms, doubling up to 10 s; back to 100 ms for a worker that
  * ran 30 s or more.  Before respawning into a slot the broker resets its
@@ -52,7 +54,7 @@
 #define BK_WORKER_NO_RESPAWN   2       /* worker exit code: do not respawn */
 
 struct bk_supervisor;
-struct bk_fanout;
+struct bk_request;
 
 /* One worker slot. */
 struct bk_worker_slot {
@@ -84,11 +86,11 @@ struct bk_supervisor {
     unsigned                 running;   /* children not yet reaped */
     void                   (*done)(void *arg);
     void                    *done_arg;
-    /* The fan-out (broker/fanout.h), told of every spawn and every reap:
-     * a worker's doorbell is bound before its fork; after its reap its
-     * rings are emptied and its block references reclaimed before any
-     * respawn.  NULL: none. */
-    struct bk_fanout        *fanout;
+    /* The request drain (broker/request.h), told of every spawn and
+     * every reap, and the fan-out through it: a worker's doorbell is
+     * bound before its fork; after its reap its rings are emptied and its
+     * block references reclaimed before any respawn.  NULL: none. */
+    struct bk_request       *request;
 };
 
 /* The worker count for `configured` (0: online CPUs), in [1, 64]. */

@@ -13,7 +13,6 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "pki.h"
 #include "proto/crypto.h"
 #include "proto/status_gen.h"
 
@@ -219,33 +218,11 @@ bk_users_load(const char *path, struct shm_user *out, uint32_t max,
 }
 
 int
-bk_users_path(const struct bk_config *c, char *out, size_t cap)
-{
-    char  pki[BK_PKI_PATH_MAX];
-    char *slash;
-    int   n;
-
-    if (c->users_file[0] == '/') {
-        n = snprintf(out, cap, "%s", c->users_file);
-        return n < 0 || (size_t)n >= cap ? -1 : 0;
-    }
-    if (bk_pki_path(c, pki, sizeof(pki)) != 0)
-        return -1;
-    slash = strrchr(pki, '/');
-    if (slash == NULL)
-        n = snprintf(out, cap, "%s", c->users_file);
-    else
-        n = snprintf(out, cap, "%.*s/%s", (int)(slash - pki), pki,
-                     c->users_file);
-    return n < 0 || (size_t)n >= cap ? -1 : 0;
-}
-
-int
 bk_users_set(const char *path, const char *name, const char *role,
              const char *password, uint32_t iterations, char *err,
              size_t errlen)
 {
-    char     tmp[BK_PKI_PATH_MAX + 16], line[BK_USERS_LINE_MAX];
+    char     tmp[BK_CONF_PATH_MAX + 16], line[BK_USERS_LINE_MAX];
     char     shex[2 * BK_USERS_SALT_LEN + 1], hhex[2 * BK_USERS_HASH_LEN + 1];
     uint8_t  salt[BK_USERS_SALT_LEN], hash[BK_USERS_HASH_LEN];
     struct shm_user u;
@@ -322,14 +299,14 @@ int
 bk_users_passwd(const struct bk_config *c, const char *name,
                 const char *role, FILE *in, FILE *out, FILE *errf)
 {
-    char           path[BK_PKI_PATH_MAX + 64], pw[UA_PBKDF2_PASSWORD_MAX + 2];
+    char           path[BK_CONF_PATH_MAX + 64], pw[UA_PBKDF2_PASSWORD_MAX + 2];
     char           err[512];
     struct termios old, raw;
     bool           tty = isatty(fileno(in)) != 0, echo_off = false;
     size_t         n;
     int            rc;
 
-    if (bk_users_path(c, path, sizeof(path)) != 0) {
+    if (bk_config_users_path(c, path, sizeof(path)) != 0) {
         fprintf(errf, "uabroker: users file path too long\n");
         return 2;
     }

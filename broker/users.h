@@ -34,9 +34,6 @@ int bk_users_parse_line(const char *line, struct shm_user *u, char *err,
 int bk_users_load(const char *path, struct shm_user *out, uint32_t max,
                   uint32_t *n, char *err, size_t errlen);
 
-/* Where c's users file is: users_file, relative ones beside pki_dir. */
-int bk_users_path(const struct bk_config *c, char *out, size_t cap);
-
 /*
  * Add or replace name in the file at path (created 0600, replaced
  * atomically) with a fresh salt and PBKDF2 hash of password.  0 or -1.

@@ -3,14 +3,14 @@
  *
  * Two paths, one answer.  The general path (bk_write_apply_any) decodes
  * the DataValue, checks it (bk_write_check) and stores it through
- * bk_addrspace_write_value().  The fast path (bk_write_apply_small) takes
- * the WriteValue nearly every client sends, the Value alone, a scalar of a
+ * bk_value_write().  The fast path (bk_write_apply_small) takes the
+ * WriteValue nearly every client sends, the Value alone, a scalar of a
  * fixed-size built-in type, no IndexRange, when the node is known to take
- * that type: as->wnodes, one entry per node built once after the address
- * space (bk_write_nodes_build), holds the node's value slot and the set of
- * such types bk_write_check() itself accepts for it, so the per-write
- * checks are a table lookup and the two paths cannot disagree.  It stores
- * the Variant bytes as they came (bk_addrspace_write_small: the same slot
+ * that type: w->wnodes, one entry per node built once after the address
+ * space (bk_write_init), holds the node's value slot and the set of such
+ * types bk_write_check() itself accepts for it, so the per-write checks
+ * are a table lookup and the two paths cannot disagree.  It stores the
+ * Variant bytes as they came (bk_value_write_small: the same slot
  * contents, ServerTimestamp rule and notification, inline).  Anything it
  * does not take, refusals included, goes the general way, which gives
  * every status.  bk_write_apply_ops() runs a request record's operations
@@ -22,8 +22,9 @@
 #include "write.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
+
+#include "alloc.h"
 
 #include "proto/attrs_gen.h"
 #include "proto/nodeids_gen.h"
@@ -42,20 +43,20 @@ static bool bk_write_struct_ok(const struct shm_nodestore *ns, uint32_t dt,
 static ua_status bk_write_decode(const struct bk_write_req *r,
                                  struct ua_arena *a, struct ua_datavalue *dv,
                                  const uint8_t **vbytes, size_t *vlen);
-static inline bool bk_write_apply_small(struct bk_addrspace *as,
+static inline bool bk_write_apply_small(struct bk_write *w,
                                         uint32_t node, uint32_t attr,
                                         uint32_t range_len,
                                         const uint8_t *dv, uint32_t dv_len,
                                         int64_t now, ua_status *st);
-static ua_status bk_write_apply_wop(struct bk_addrspace *as,
+static ua_status bk_write_apply_wop(struct bk_write *w,
                                     const struct shm_fo_wop *wop,
                                     const uint8_t *range, const uint8_t *dv,
                                     struct ua_arena *a, int64_t now)
     __attribute__((noinline));
-static ua_status bk_write_apply_any(struct bk_addrspace *as,
+static ua_status bk_write_apply_any(struct bk_write *w,
                                     const struct bk_write_req *r,
                                     struct ua_arena *a, int64_t now);
-static ua_status bk_write_splice(struct bk_addrspace *as, uint32_t node,
+static ua_status bk_write_splice(struct bk_write *w, uint32_t node,
                                  const struct bk_write_range *rg,
                                  const struct ua_variant *piece,
                                  struct ua_arena *a, const uint8_t **out,
@@ -375,12 +376,12 @@ bk_write_decode(const struct bk_write_req *r, struct ua_arena *a,
  * piece has exactly the range's length and the value's element type.
  */
 static ua_status
-bk_write_splice(struct bk_addrspace *as, uint32_t node,
+bk_write_splice(struct bk_write *w, uint32_t node,
                 const struct bk_write_range *rg,
                 const struct ua_variant *piece, struct ua_arena *a,
                 const uint8_t **out, size_t *outlen)
 {
-    const struct shm_node *n = &as->ns.nodes[node];
+    const struct shm_node *n = &w->ns->nodes[node];
     struct shm_value       m;
     struct ua_variant      cur, nv;
     uint8_t               *buf, *enc;
@@ -394,7 +395,7 @@ bk_write_splice(struct bk_addrspace *as, uint32_t node,
         buf = ua_arena_alloc(a, cap);
         if (buf == NULL)
             return UA_BAD_OUT_OF_MEMORY;
-        rc = shm_value_read(&as->vals, n->u.var.slot, &m, buf, cap);
+        rc = shm_value_read(&w->val->vals, n->u.var.slot, &m, buf, cap);
         if (rc != -ENOSPC)
             break;
         cap = m.len;
@@ -456,13 +457,17 @@ bk_write_splice(struct bk_addrspace *as, uint32_t node,
 }
 
 int
-bk_write_nodes_build(struct bk_addrspace *as)
+bk_write_init(struct bk_write *w, const struct shm_nodestore *ns,
+              struct bk_value *v)
 {
-    const struct shm_nodestore *ns = &as->ns;
-    struct bk_write_node       *t;
-    uint8_t                     val[8] = { 0 };
+    struct bk_write_node *t;
+    uint8_t               val[8] = { 0 };
 
-    t = calloc(ns->nnodes != 0 ? ns->nnodes : 1, sizeof(*t));
+    w->ns = ns;
+    w->nnodes = ns->nnodes;
+    w->val = v;
+    w->wnodes = NULL;
+    t = bk_calloc(ns->nnodes, sizeof(*t));
     if (t == NULL)
         return -ENOMEM;
     for (uint32_t i = 0; i < ns->nnodes; i++) {
@@ -470,7 +475,7 @@ bk_write_nodes_build(struct bk_addrspace *as)
 
         t[i].slot = SHM_NONE;
         if (n->node_class != SHM_NC_VARIABLE
-            || n->u.var.slot >= as->vals.nslots)
+            || n->u.var.slot >= v->vals.nslots)
             continue;                   /* the general path's business */
         t[i].slot = n->u.var.slot;
         /* The general path's own checks decide, so the two cannot
@@ -487,22 +492,28 @@ bk_write_nodes_build(struct bk_addrspace *as)
                 t[i].types |= UINT32_C(1) << bt;
         }
     }
-    free(as->wnodes);
-    as->wnodes = t;
+    w->wnodes = t;
     return 0;
+}
+
+void
+bk_write_clear(struct bk_write *w)
+{
+    bk_free(w->wnodes);
+    w->wnodes = NULL;
 }
 
 /*
  * The fast path: a WriteValue of the Value alone, a scalar of a
- * fixed-size type node is known to take (as->wnodes, worked out by
+ * fixed-size type node is known to take (w->wnodes, worked out by
  * bk_write_check itself), no IndexRange.  Nothing to decode and nothing
  * else to check: store the Variant bytes as they are
- * (bk_addrspace_write_small), set *st, true.  false for anything else,
+ * (bk_value_write_small), set *st, true.  false for anything else,
  * refusals included: bk_write_apply_any() gives those their statuses.  A
  * Boolean other than 0 or 1 is the codec's business.
  */
 static inline __attribute__((always_inline)) bool
-bk_write_apply_small(struct bk_addrspace *as, uint32_t node, uint32_t attr,
+bk_write_apply_small(struct bk_write *w, uint32_t node, uint32_t attr,
                      uint32_t range_len, const uint8_t *dv, uint32_t dv_len,
                      int64_t now, ua_status *st)
 {
@@ -511,21 +522,21 @@ bk_write_apply_small(struct bk_addrspace *as, uint32_t node, uint32_t attr,
     int                         rc;
 
     if (attr != UA_ATTR_VALUE || range_len != 0 || dv_len < 3
-        || dv[0] != UA_DV_VALUE || node >= as->ns.nnodes)
+        || dv[0] != UA_DV_VALUE || node >= w->nnodes)
         return false;
     bt = dv[1];
-    wn = &as->wnodes[node];
+    wn = &w->wnodes[node];
     if (bk_write_small_dv[bt] != dv_len || (wn->types >> bt & 1) == 0
         || (bt == UA_BT_BOOLEAN && dv[2] > 1))
         return false;
-    rc = bk_addrspace_write_small(as, wn->slot, dv + 1, dv_len - 1, now);
+    rc = bk_value_write_small(w->val, wn->slot, dv + 1, dv_len - 1, now);
     *st = rc == 0 ? UA_GOOD
           : rc == -ENOSPC ? UA_BAD_OUT_OF_MEMORY : UA_BAD_INTERNAL_ERROR;
     return true;
 }
 
 uint32_t
-bk_write_apply_ops(struct bk_addrspace *as, const uint8_t *p, uint32_t len,
+bk_write_apply_ops(struct bk_write *w, const uint8_t *p, uint32_t len,
                    uint32_t nops, struct ua_arena *a, int64_t now,
                    struct bk_write_result *res)
 {
@@ -547,9 +558,9 @@ bk_write_apply_ops(struct bk_addrspace *as, const uint8_t *p, uint32_t len,
         }
         range = p + off + sizeof(wop);
         dv = range + wop.range_len;
-        if (!bk_write_apply_small(as, wop.node, wop.attr, wop.range_len, dv,
+        if (!bk_write_apply_small(w, wop.node, wop.attr, wop.range_len, dv,
                                   wop.dv_len, now, &res[k].st))
-            res[k].st = bk_write_apply_wop(as, &wop, range, dv, a, now);
+            res[k].st = bk_write_apply_wop(w, &wop, range, dv, a, now);
         off += (uint32_t)n;
     }
     return k;
@@ -557,7 +568,7 @@ bk_write_apply_ops(struct bk_addrspace *as, const uint8_t *p, uint32_t len,
 
 /* bk_write_apply() of an operation of a record; out of the loop's way. */
 static ua_status
-bk_write_apply_wop(struct bk_addrspace *as, const struct shm_fo_wop *wop,
+bk_write_apply_wop(struct bk_write *w, const struct shm_fo_wop *wop,
                    const uint8_t *range, const uint8_t *dv,
                    struct ua_arena *a, int64_t now)
 {
@@ -570,24 +581,24 @@ bk_write_apply_wop(struct bk_addrspace *as, const struct shm_fo_wop *wop,
     r.range_len = wop->range_len;
     r.dv = dv;
     r.dv_len = wop->dv_len;
-    s = bk_write_apply(as, &r, a, now);
+    s = bk_write_apply(w, &r, a, now);
     if (a->used != 0)
         ua_arena_reset(a);
     return s;
 }
 
 ua_status
-bk_write_apply(struct bk_addrspace *as, const struct bk_write_req *r,
+bk_write_apply(struct bk_write *w, const struct bk_write_req *r,
                struct ua_arena *a, int64_t now)
 {
     ua_status s;
 
-    if (r->node >= as->ns.nnodes)
+    if (r->node >= w->nnodes)
         return UA_BAD_NODE_ID_UNKNOWN;
-    if (bk_write_apply_small(as, r->node, r->attr, r->range_len, r->dv,
+    if (bk_write_apply_small(w, r->node, r->attr, r->range_len, r->dv,
                              r->dv_len, now, &s))
         return s;
-    return bk_write_apply_any(as, r, a, now);
+    return bk_write_apply_any(w, r, a, now);
 }
 
 /*
@@ -596,10 +607,10 @@ bk_write_apply(struct bk_addrspace *as, const struct bk_write_req *r,
  * range) would make every fast-path call pay their frame.
  */
 static ua_status
-bk_write_apply_any(struct bk_addrspace *as, const struct bk_write_req *r,
+bk_write_apply_any(struct bk_write *w, const struct bk_write_req *r,
                    struct ua_arena *a, int64_t now)
 {
-    const struct shm_nodestore *ns = &as->ns;
+    const struct shm_nodestore *ns = w->ns;
     struct ua_datavalue         dv;
     struct bk_write_range       rg;
     struct shm_value            m;
@@ -630,7 +641,7 @@ bk_write_apply_any(struct bk_addrspace *as, const struct bk_write_req *r,
     if (r->range_len != 0) {
         if (!(dv.mask & UA_DV_VALUE))
             return UA_BAD_INDEX_RANGE_DATA_MISMATCH;
-        s = bk_write_splice(as, r->node, &rg, &dv.value, a, &vbytes, &vlen);
+        s = bk_write_splice(w, r->node, &rg, &dv.value, a, &vbytes, &vlen);
         if (s != UA_GOOD)
             return s;
     } else if (!(dv.mask & UA_DV_VALUE)) {
@@ -649,8 +660,8 @@ bk_write_apply_any(struct bk_addrspace *as, const struct bk_write_req *r,
         m.source_ts = now;
     }
     m.server_ts = now;
-    rc = bk_addrspace_write_value(as, ns->nodes[r->node].u.var.slot, vbytes,
-                                  (uint32_t)vlen, &m);
+    rc = bk_value_write(w->val, ns->nodes[r->node].u.var.slot, vbytes,
+                        (uint32_t)vlen, &m);
     if (rc == -ENOSPC)
         return UA_BAD_OUT_OF_MEMORY;
     if (rc != 0)

@@ -5,12 +5,13 @@
  * One WriteValue comes in as a worker's SHM_FO_WRITE record (shm/fanout.h):
  * node index, AttributeId, IndexRange text and the encoded DataValue.
  * bk_write_apply() decodes the DataValue, checks it (bk_write_check) and
- * stores the new value through bk_addrspace_write_value(), the one function
- * every value change goes through (it also makes the notification records)
- * -- except the common WriteValue (the Value alone, a scalar of a
- * fixed-size type the node takes, no IndexRange), which is decided from a
- * per-node table bk_write_check() filled at start-up and stored through
- * bk_addrspace_write_small(), the same steps inline (write.c).
+ * stores the new value through bk_value_write() (broker/value.h), the one
+ * function every value change goes through (it also makes the
+ * notification records) -- except the common WriteValue (the Value alone,
+ * a scalar of a fixed-size type the node takes, no IndexRange), which is
+ * decided from a per-node table bk_write_check() filled at start-up and
+ * stored through bk_value_write_small(), the same steps inline (write.c).
+ * The caller (broker/request.c) opens the value batch the changes join.
  *
  * Operation results, in this order:
  *   BadNodeIdUnknown        node index outside the store
@@ -55,10 +56,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "addrspace.h"
 #include "proto/arena.h"
 #include "proto/codec.h"
 #include "proto/types.h"
+#include "shm/nodestore.h"
+#include "value.h"
 
 /* AccessLevelEx bits (Part 3 §8.58). */
 #define BK_AL_CURRENTREAD    0x01
@@ -122,7 +124,8 @@ bool bk_write_rank_ok(const struct shm_nodestore *ns, uint32_t i,
 
 /*
  * What the fast path of bk_write_apply() needs of one node, worked out
- * once, after the address space is built, by bk_write_check() itself: the
+ * once, after the address space is built, by bk_write_check() itself
+ * (bk_write_init): the
  * node's value slot and the fixed-size built-in types bt (Boolean ..
  * DateTime, StatusCode) for which a DataValue that is a scalar of bt
  * alone, without IndexRange, passes every check (bit bt set).  A node
@@ -134,11 +137,24 @@ struct bk_write_node {
     uint32_t types;
 };
 
+/* The Write service of one address space. */
+struct bk_write {
+    const struct shm_nodestore *ns;
+    uint32_t                    nnodes;     /* ns->nnodes, read-only */
+    struct bk_write_node       *wnodes;     /* [nnodes] */
+    struct bk_value            *val;        /* where values are stored */
+};
+
 /*
- * Build as->wnodes for the node store as it stands (broker, once, at the
- * end of the build; the store is read-only afterwards).  0 or -ENOMEM.
+ * The Write service of node store ns (built, read-only from now on),
+ * storing through val: its node table, worked out by bk_write_check()
+ * (broker, once, after the build).  0 or -ENOMEM.
  */
-int bk_write_nodes_build(struct bk_addrspace *as);
+int bk_write_init(struct bk_write *w, const struct shm_nodestore *ns,
+                  struct bk_value *val);
+
+/* Free the node table. */
+void bk_write_clear(struct bk_write *w);
 
 /* The result of one operation of a request record. */
 struct bk_write_result {
@@ -158,16 +174,16 @@ struct bk_write_result {
  * IndexRange) takes a path with no decoding and no call; every other
  * one is bk_write_apply()'s.
  */
-uint32_t bk_write_apply_ops(struct bk_addrspace *as, const uint8_t *p,
+uint32_t bk_write_apply_ops(struct bk_write *w, const uint8_t *p,
                             uint32_t len, uint32_t nops, struct ua_arena *a,
                             int64_t now, struct bk_write_result *res);
 
 /*
  * Check and apply r at DateTime now: decode (in a, reset by the caller),
- * check, merge an IndexRange into the current value, store.  The
- * operation's status.
+ * check, merge an IndexRange into the current value, store (inside the
+ * caller's value batch).  The operation's status.
  */
-ua_status bk_write_apply(struct bk_addrspace *as, const struct bk_write_req *r,
+ua_status bk_write_apply(struct bk_write *w, const struct bk_write_req *r,
                          struct ua_arena *a, int64_t now);
 
 #endif /* BK_WRITE_H */

@@ -72,6 +72,44 @@ struct shm_region_desc {
     uint64_t size;
 };
 
+/*
+ * What a segment must hold, every count an upper bound: the input of the
+ * segment plan (shm/plan.c), which asks each region's module for its
+ * size.  Not in the segment itself.
+ */
+struct shm_plan {
+    uint32_t nodes;
+    uint32_t refs;
+    uint64_t strings;           /* string-heap bytes */
+    uint32_t slots;             /* value slots */
+    uint64_t vheap;             /* value-heap bytes */
+    /*
+     * Fan-out transport (shm/ring.c, shm/blockpool.c).  0 leaves a region
+     * empty: no rings when ring_workers is 0, no pool when blocks is 0.
+     * Ring slot counts round up to a power of two (at least 2), slot sizes
+     * up to a multiple of 8, block_size up to a multiple of SHM_CACHELINE
+     * (at least SHM_BLOCK_SIZE_MIN); shm_plan_create() refuses values
+     * past SHM_WORKERS_MAX, SHM_RING_SLOTS_MAX, SHM_RING_SLOT_MAX,
+     * SHM_BLOCKS_MAX or SHM_BLOCK_SIZE_MAX with -EINVAL.
+     */
+    uint32_t ring_workers;      /* worker slots with a ring triple */
+    uint32_t req_ring_slots;    /* worker -> broker request ring */
+    uint32_t reply_ring_slots;  /* broker -> worker reply ring */
+    uint32_t notif_ring_slots;  /* broker -> worker block handles */
+    uint32_t msg_slot_size;     /* bytes per request/reply slot */
+    uint32_t blocks;            /* notification blocks */
+    uint32_t block_size;        /* bytes per block, its header included */
+    /*
+     * PKI (shm/pki.c): list bytes per half and rejected-certificate
+     * mailboxes (one set per worker slot).  0: no SHM_R_PKI region.
+     */
+    uint32_t pki_list_bytes;
+    uint32_t pki_workers;
+    /* Failure throttle (shm/throttle.c): entries (rounded up to a power
+     * of two).  0: no SHM_R_THROTTLE region. */
+    uint32_t throttle_entries;
+};
+
 /* Node classes, Part 3 §8.29 (the NodeClass enumeration values). */
 #define SHM_NC_OBJECT        1
 #define SHM_NC_VARIABLE      2
@@ -443,7 +481,7 @@ static_assert(offsetof(struct shm_header, regions) == 16, "header");
  *
  * SPSC rings (shm/ring.c) and the notification block pool
  * (shm/blockpool.c).  Both regions are empty (size 0) unless the plan asks
- * for them; shm_segment_create() initialises them when it does.
+ * for them; shm_plan_create() initialises them when it does.
  */
 
 #define SHM_RING_MAGIC      0x474E4952u     /* "RING" */

@@ -23,8 +23,52 @@
 #define SHM_SUPER_DEPTH_MAX         64
 #define SHM_STRING_ALIGN            4
 
+static uint64_t shm_nodestore_index_cap(const struct shm_plan *p);
 static int shm_nodestore_bind(struct shm_nodestore *ns,
                               const struct shm_segment *s);
+
+/* The index: a power of two, at most half full with every node in. */
+static uint64_t
+shm_nodestore_index_cap(const struct shm_plan *p)
+{
+    uint64_t cap = 1;
+
+    while (cap < 2 * (uint64_t)p->nodes + 2)
+        cap <<= 1;
+    return cap;
+}
+
+void
+shm_nodestore_plan(const struct shm_plan *p, uint64_t sizes[SHM_R_MAX])
+{
+    sizes[SHM_R_NODES] = (uint64_t)p->nodes * sizeof(struct shm_node);
+    sizes[SHM_R_REFS] = (uint64_t)p->refs * sizeof(struct shm_ref);
+    sizes[SHM_R_INDEX] = shm_nodestore_index_cap(p)
+                         * sizeof(struct shm_index_entry);
+    sizes[SHM_R_STRINGS] = p->strings + 8;
+    sizes[SHM_R_REFTYPES] = sizeof(struct shm_reftypes);
+}
+
+void
+shm_nodestore_plan_init(struct shm_segment *s, const struct shm_plan *p)
+{
+    s->hdr->index_cap = (uint32_t)shm_nodestore_index_cap(p);
+}
+
+int
+shm_nodestore_plan_check(const struct shm_header *h)
+{
+    if (h->index_cap == 0 || (h->index_cap & (h->index_cap - 1)) != 0
+        || (uint64_t)h->index_cap * sizeof(struct shm_index_entry)
+               > h->regions[SHM_R_INDEX].size
+        || (uint64_t)h->nnodes * sizeof(struct shm_node)
+               > h->regions[SHM_R_NODES].size
+        || (uint64_t)h->nrefs * sizeof(struct shm_ref)
+               > h->regions[SHM_R_REFS].size
+        || h->regions[SHM_R_REFTYPES].size < sizeof(struct shm_reftypes))
+        return -EPROTO;
+    return 0;
+}
 
 uint32_t
 shm_nodekey_hash(const struct shm_nodekey *key)

@@ -323,10 +323,31 @@ uint32_t shm_nodestore_property(const struct shm_nodestore *ns, uint32_t i,
 /* The 32-bit hash the index uses. */
 uint32_t shm_nodekey_hash(const struct shm_nodekey *key);
 
+/* --- the segment plan (shm/plan.c) ------------------------------------ */
+
+/*
+ * The bytes of the node store's regions for plan p into sizes[]
+ * (SHM_R_NODES, SHM_R_REFS, SHM_R_INDEX, SHM_R_STRINGS, SHM_R_REFTYPES):
+ * p->nodes nodes, p->refs references, p->strings string bytes, an index
+ * at most half full.
+ */
+void shm_nodestore_plan(const struct shm_plan *p, uint64_t sizes[SHM_R_MAX]);
+
+/* The header's node-store fields of a segment fresh from the plan. */
+void shm_nodestore_plan_init(struct shm_segment *s, const struct shm_plan *p);
+
+/*
+ * Whether header h's node-store fields fit its regions (a worker checks
+ * before it trusts them): the index capacity a power of two within
+ * SHM_R_INDEX, the counts within SHM_R_NODES and SHM_R_REFS, SHM_R_REFTYPES
+ * large enough.  0 or -EPROTO.
+ */
+int shm_nodestore_plan_check(const struct shm_header *h);
+
 /* --- building (broker only, before shm_nodestore_finish) ------------- */
 
 /*
- * Start building into a segment fresh from shm_segment_create.  Allocates
+ * Start building into a segment fresh from shm_plan_create.  Allocates
  * the builder's scratch tables (freed by finish or build_abort).  0 or
  * -ENOMEM.
  */

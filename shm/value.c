@@ -27,6 +27,33 @@ shm_cpu_relax(void)
 #endif
 }
 
+void
+shm_values_plan(const struct shm_plan *p, uint64_t sizes[SHM_R_MAX])
+{
+    sizes[SHM_R_SLOTS] = (uint64_t)p->slots * sizeof(struct shm_value_slot);
+    sizes[SHM_R_VHEAP] = p->vheap;
+    sizes[SHM_R_INTEREST] = (uint64_t)p->slots * sizeof(uint64_t);
+}
+
+void
+shm_values_plan_init(struct shm_segment *s, const struct shm_plan *p)
+{
+    s->hdr->nslots = p->slots;
+    s->hdr->vheap.size = p->vheap;
+    s->hdr->vheap.top = 0;
+}
+
+int
+shm_values_plan_check(const struct shm_header *h)
+{
+    if ((uint64_t)h->nslots * sizeof(struct shm_value_slot)
+            > h->regions[SHM_R_SLOTS].size
+        || (uint64_t)h->nslots * sizeof(uint64_t)
+               > h->regions[SHM_R_INTEREST].size)
+        return -EPROTO;
+    return 0;
+}
+
 int
 shm_values_open(struct shm_values *v, const struct shm_segment *s)
 {

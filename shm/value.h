@@ -44,6 +44,17 @@ struct shm_values {
     _Atomic uint64_t      *interest;
 };
 
+/*
+ * The segment plan (shm/plan.c): the bytes of SHM_R_SLOTS (p->slots
+ * slots), SHM_R_VHEAP (p->vheap bytes) and SHM_R_INTEREST (a mask per
+ * slot) into sizes[]; the header's value fields of a segment fresh from
+ * the plan; whether header h's value fields fit its regions (0 or
+ * -EPROTO).
+ */
+void shm_values_plan(const struct shm_plan *p, uint64_t sizes[SHM_R_MAX]);
+void shm_values_plan_init(struct shm_segment *s, const struct shm_plan *p);
+int shm_values_plan_check(const struct shm_header *h);
+
 /* Bind to a segment. 0 or -EPROTO. */
 int shm_values_open(struct shm_values *v, const struct shm_segment *s);
 

@@ -57,13 +57,7 @@ required="proto shm"
 #   proto/crypto_int.h:proto/cert.h  cert.c uses crypto_int.h (wolfSSL's
 #       side of X.509) and crypto_int.h includes cert.h, which it needs only
 #       for `struct ua_cert` pointers: a forward declaration would end it.
-#   shm/segment.c:shm/<region>.h  segment.c sizes every region (the
-#       segment plan) while each region's header includes segment.h: the
-#       plan moves above the regions (issue 16 item 2).
-: "${UA_DEPS_ALLOW=proto/crypto_int.h:proto/cert.h
-shm/segment.c:shm/blockpool.h shm/segment.c:shm/fanout.h
-shm/segment.c:shm/pki.h shm/segment.c:shm/ring.h
-shm/segment.c:shm/throttle.h}"
+: "${UA_DEPS_ALLOW=proto/crypto_int.h:proto/cert.h}"
 
 list=$(mktemp)
 trap 'rm -f "$list"' EXIT HUP INT TERM

@@ -55,6 +55,7 @@
 #include "shm/layout.h"
 #include "shm/log.h"
 #include "shm/nodestore.h"
+#include "shm/plan.h"
 #include "shm/segment.h"
 #include "shm/throttle.h"
 #include "shm/value.h"
@@ -201,7 +202,7 @@ wk_main_attach(struct wk_worker *w, int segfd, unsigned slot)
     struct timespec nap = { 0, 10 * 1000 * 1000 };
     int             rc;
 
-    rc = shm_segment_attach(&w->seg, segfd, 1);
+    rc = shm_plan_attach(&w->seg, segfd, 1);
     if (rc != 0) {
         shm_log(SHM_LOG_ERROR, "shared memory (fd %d): %s", segfd,
                 rc == -EPROTO ? "unknown segment layout" : strerror(-rc));

@@ -41,6 +41,7 @@
 
 #include "shm/layout.h"
 #include "shm/nodestore.h"
+#include "shm/plan.h"
 #include "shm/segment.h"
 #include "shm/value.h"
 #include "tests/bench/benchlib.h"
@@ -144,9 +145,9 @@ bench_build(void)
     /* Variant Int32 42: type byte 6, then the value little-endian. */
     static const uint8_t i32[5] = { 6, 42, 0, 0, 0 };
 
-    rc = shm_segment_create(&bench_seg, &p, "bench_addrspace");
+    rc = shm_plan_create(&bench_seg, &p, "bench_addrspace");
     if (rc != 0)
-        bench_die("shm_segment_create", rc);
+        bench_die("shm_plan_create", rc);
     rc = shm_nodestore_build_init(&bench_store, &bench_seg);
     if (rc != 0)
         bench_die("shm_nodestore_build_init", rc);

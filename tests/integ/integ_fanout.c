@@ -18,7 +18,8 @@
  *      (ServerTimestamp), IndexRange writes;
  *   5. `uabroker feed` (report mode and --push) changes values a Read
  *      then sees; a bad line is reported with its number;
- *   6. allocations: 2000 more Writes cost the worker no heap allocation;
+ *   6. allocations: 2000 more Writes cost the worker and the broker no
+ *      heap allocation;
  *   7. notifications and a dead worker: the test attaches the segment
  *      (through /proc/<worker>/fd/<segment fd>), sets worker 1's interest
  *      bits on v0..v199, stops worker 1 (SIGSTOP) while A writes and the
@@ -89,6 +90,7 @@ static struct ua_arena  it_arena;
 static void it_start_broker(void);
 static bool it_worker_u64(int slot, const char *key, uint64_t *out);
 static bool it_fanout_u64(const char *key, uint64_t *out);
+static bool it_broker_u64(const char *key, uint64_t *out);
 static bool it_wait_health(unsigned ms);
 static struct it_client *it_connect(void);
 static ua_status it_write(struct it_client *cl, struct ua_write_value *wv,
@@ -146,6 +148,22 @@ it_fanout_u64(const char *key, uint64_t *out)
         return false;
     }
     ok = itest_json_u64(strstr(body, "\"fanout\": {"), key, out);
+    free(body);
+    return ok;
+}
+
+/* A counter of the "broker" object in /stats. */
+static bool
+it_broker_u64(const char *key, uint64_t *out)
+{
+    char *body = NULL;
+    bool  ok;
+
+    if (itest_http(it_sport, "GET", "/stats", &body) != 200 || body == NULL) {
+        free(body);
+        return false;
+    }
+    ok = itest_json_u64(strstr(body, "\"broker\": {"), key, out);
     free(body);
     return ok;
 }
@@ -737,6 +755,7 @@ it_allocations(struct it_client *a)
     double                   dd[100];
     char                     names[100][8];
     uint64_t                 before = 0, after = 0;
+    uint64_t                 bk_before = 0, bk_after = 0;
     unsigned                 bad = 0;
 
     memset(wv, 0, sizeof(wv));
@@ -752,8 +771,14 @@ it_allocations(struct it_client *a)
             ua_variant_set_scalar(&wv[k].value.value, &iv[k], UA_BT_INT32);
     }
     for (int round = 0; round < 2; round++) {
-        if (round == 1)
+        if (round == 1) {
+            bool shown;
+
             it_worker_u64(a->worker, "allocations", &before);
+            shown = it_broker_u64("allocations", &bk_before);
+            itest_check(shown, "/stats shows the broker's allocations "
+                        "(%llu)", (unsigned long long)bk_before);
+        }
         for (int i = 0; i < 1000; i++) {
             for (int k = 0; k < 100; k++) {
                 iv[k] = i + k;
@@ -765,10 +790,14 @@ it_allocations(struct it_client *a)
         }
     }
     it_worker_u64(a->worker, "allocations", &after);
+    it_broker_u64("allocations", &bk_after);
     itest_check(bad == 0, "2000 write100 requests all Good (%u bad)", bad);
     itest_check(after == before, "no heap allocation in 1000 write100 "
              "requests (allocations %llu -> %llu)",
              (unsigned long long)before, (unsigned long long)after);
+    itest_check(bk_before != 0 && bk_after == bk_before,
+                "nor in the broker (allocations %llu -> %llu)",
+                (unsigned long long)bk_before, (unsigned long long)bk_after);
 }
 
 /* The segment fd of worker pid, from its command line. */

@@ -1,8 +1,8 @@
 /*
  * tests/unit/broker/check_addrspace.c: the address space as built into the
  * shared-memory segment: namespace 0 complete (against the independently
- * made fixture ns0_expected.h), the live Server nodes, namespace 1 (Demo),
- * the size knob, and unknown-NodeId lookups.
+ * made fixture ns0_expected.h), namespace 1 (Demo), the size knob, and
+ * unknown-NodeId lookups.  The Server object's values: check_server.c.
  */
 #include <check.h>
 #include <math.h>
@@ -238,105 +238,6 @@ START_TEST(test_reftype_closure)
 }
 END_TEST
 
-START_TEST(test_live_nodes)
-{
-    struct ua_variant v;
-    struct shm_value  m;
-    uint32_t          i;
-
-    i = lookup_num(0, UA_NS0ID_SERVER_NAMESPACEARRAY);
-    ck_assert_int_eq(read_value(i, &v, &m), 0);
-    ck_assert_uint_eq(v.type, UA_BT_STRING);
-    ck_assert_int_eq(v.n, 2);
-    ck_assert(ua_string_eq(&((struct ua_string *)v.data)[0],
-                           "http://opcfoundation.org/UA/"));
-    ck_assert(ua_string_eq(&((struct ua_string *)v.data)[1],
-                           "urn:test:uabroker"));
-    i = lookup_num(0, UA_NS0ID_SERVER_SERVERSTATUS_CURRENTTIME);
-    ck_assert_int_eq(read_value(i, &v, &m), 0);
-    ck_assert_int_eq(*(int64_t *)v.data, T0);
-    bk_addrspace_tick(&as, T0 + 10000000);
-    ck_assert_int_eq(read_value(i, &v, &m), 0);
-    ck_assert_int_eq(*(int64_t *)v.data, T0 + 10000000);
-    ck_assert_int_eq(m.source_ts, T0 + 10000000);
-    i = lookup_num(0, UA_NS0ID_SERVER_SERVERSTATUS);
-    ck_assert_int_eq(read_value(i, &v, &m), 0);
-    ck_assert_uint_eq(v.type, UA_BT_EXTENSIONOBJECT);
-    {
-        struct ua_extobj                  *x = v.data;
-        struct ua_server_status_data_type *st = x->obj;
-
-        ck_assert_ptr_eq(x->type, &ua_types[UA_TYPE_SERVERSTATUSDATATYPE]);
-        ck_assert_int_eq(st->state, 0);        /* Running */
-        ck_assert_int_eq(st->start_time, T0);
-        ck_assert_int_eq(st->current_time, T0 + 10000000);
-        ck_assert(ua_string_eq(&st->build_info.product_name,
-                               UA_PRODUCT_NAME));
-        ck_assert(ua_string_eq(&st->build_info.software_version, UA_VERSION));
-    }
-    i = lookup_num(0, UA_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_MAXNODESPERREAD);
-    ck_assert_int_eq(read_value(i, &v, &m), 0);
-    ck_assert_uint_eq(v.type, UA_BT_UINT32);
-    ck_assert_uint_eq(*(uint32_t *)v.data, conf.max_nodes_per_read);
-    i = lookup_num(0, UA_NS0ID_SERVER_SERVERCAPABILITIES_MAXBROWSECONTINUATIONPOINTS);
-    ck_assert_int_eq(read_value(i, &v, &m), 0);
-    ck_assert_uint_eq(v.type, UA_BT_UINT16);
-    ck_assert_uint_eq(*(uint16_t *)v.data,
-                      conf.max_browse_continuation_points);
-    i = lookup_num(0, UA_NS0ID_SERVER_SERVERCAPABILITIES_MAXSTRINGLENGTH);
-    ck_assert_int_eq(read_value(i, &v, &m), 0);
-    ck_assert_uint_eq(*(uint32_t *)v.data, conf.max_string_length);
-    i = lookup_num(0, UA_NS0ID_SERVER_SERVERCAPABILITIES_MAXMONITOREDITEMSQUEUESIZE);
-    ck_assert_int_eq(read_value(i, &v, &m), 0);
-    ck_assert_uint_eq(*(uint32_t *)v.data, conf.max_monitored_item_queue_size);
-    ck_assert_uint_eq(conf.max_monitored_item_queue_size, 100);
-    i = lookup_num(0, UA_NS0ID_SERVER_SERVICELEVEL);
-    ck_assert_int_eq(read_value(i, &v, &m), 0);
-    ck_assert_uint_eq(*(uint8_t *)v.data, 255);
-}
-END_TEST
-
-START_TEST(test_build_date_and_diagnostics)
-{
-    struct ua_variant  v;
-    struct shm_value   m;
-    struct shm_worker *rows = shm_segment_region(&as.seg, SHM_R_WORKERS);
-    uint32_t           i;
-
-    /* BuildDate is when the binary was compiled: after 2025, not later
-     * than the clock of this test run. */
-    i = lookup_num(0, UA_NS0ID_SERVER_SERVERSTATUS_BUILDINFO_BUILDDATE);
-    ck_assert_int_eq(read_value(i, &v, &m), 0);
-    ck_assert_uint_eq(v.type, UA_BT_DATETIME);
-    ck_assert_int_gt(*(int64_t *)v.data, INT64_C(133801632000000000));
-    ck_assert_int_le(*(int64_t *)v.data,
-                     (int64_t)time(NULL) * 10000000
-                         + INT64_C(116444736000000000));
-    /* The summary sums the workers' rows. */
-    atomic_store(&rows[0].state, SHM_WS_UP);
-    atomic_store(&rows[0].sessions, 3);
-    atomic_store(&rows[0].bad_requests, 5);
-    atomic_store(&rows[3].state, SHM_WS_UP);
-    atomic_store(&rows[3].sessions, 4);
-    bk_addrspace_tick(&as, T0 + 20000000);
-    i = lookup_num(0, UA_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY_CURRENTSESSIONCOUNT);
-    ck_assert_int_eq(read_value(i, &v, &m), 0);
-    ck_assert_uint_eq(*(uint32_t *)v.data, 7);
-    i = lookup_num(0, UA_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY_REJECTEDREQUESTSCOUNT);
-    ck_assert_int_eq(read_value(i, &v, &m), 0);
-    ck_assert_uint_eq(*(uint32_t *)v.data, 5);
-    i = lookup_num(0, UA_NS0ID_SERVER_SERVERDIAGNOSTICS_SERVERDIAGNOSTICSSUMMARY);
-    ck_assert_int_eq(read_value(i, &v, &m), 0);
-    {
-        struct ua_extobj *x = v.data;
-        struct ua_server_diagnostics_summary_data_type *d = x->obj;
-
-        ck_assert_uint_eq(d->current_session_count, 7);
-        ck_assert_uint_eq(d->rejected_requests_count, 5);
-    }
-}
-END_TEST
-
 START_TEST(test_demo_namespace)
 {
     struct ua_variant v;
@@ -553,11 +454,9 @@ main(void)
     tcase_add_test(tc, test_ns0_sample);
     tcase_add_test(tc, test_reftype_closure);
     suite_add_tcase(s, tc);
-    tc = tcase_create("Live Server nodes and namespace 1");
+    tc = tcase_create("Namespace 1");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, test_live_nodes);
-    tcase_add_test(tc, test_build_date_and_diagnostics);
     tcase_add_test(tc, test_demo_namespace);
     tcase_add_test(tc, test_demo_analog);
     tcase_add_test(tc, test_unknown_nodeids);

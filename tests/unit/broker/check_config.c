@@ -3,6 +3,7 @@
  * reader, --set and the snapshot the workers get.
  */
 #include <check.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,14 +225,27 @@ START_TEST(test_snapshot_and_write)
 END_TEST
 
 /* SIGHUP: live settings copied and logged, the others logged and kept. */
+/* What the log wrote into the pipe so far (NUL-terminated); its length. */
+static size_t
+read_log(int fd, char *buf, size_t cap)
+{
+    size_t  n = 0;
+    ssize_t k;
+
+    while (n + 1 < cap && (k = read(fd, buf + n, cap - 1 - n)) > 0)
+        n += (size_t)k;
+    buf[n] = '\0';
+    return n;
+}
+
 START_TEST(test_reload_live_and_restart)
 {
     struct bk_config  c, next;
     struct shm_config snap;
-    char              err[256], *log = NULL;
-    size_t            loglen = 0;
+    char              err[256], log[4096];
+    size_t            loglen;
     unsigned          applied, restart;
-    FILE             *f;
+    int               p[2];
 
     ck_assert(bk_config_is_live("security.anonymous"));
     ck_assert(bk_config_is_live("limits.accept_rate"));
@@ -251,9 +265,13 @@ START_TEST(test_reload_live_and_restart)
                                    err, sizeof(err)), 0);
     ck_assert_int_eq(bk_config_set(&next, "limits.accept_burst", "5", err,
                                    sizeof(err)), 0);
-    f = open_memstream(&log, &loglen);
-    bk_config_reload(&c, &next, f, "t", &applied, &restart);
-    fclose(f);
+    /* The log (shm/log.h) into a pipe, as process "t". */
+    ck_assert_int_eq(pipe(p), 0);
+    ck_assert_int_ne(fcntl(p[0], F_SETFL, O_NONBLOCK), -1);
+    shm_log_open("t", p[1]);
+    shm_log_set_level(SHM_LOG_INFO);
+    bk_config_reload(&c, &next, &applied, &restart);
+    loglen = read_log(p[0], log, sizeof(log));
     ck_assert_uint_eq(applied, 3);
     ck_assert_uint_eq(restart, 1);
     ck_assert_uint_eq(c.port, 4840);
@@ -266,16 +284,18 @@ START_TEST(test_reload_live_and_restart)
                                       "false (was true)\n"));
     ck_assert_ptr_nonnull(strstr(log, "t: SIGHUP: security.users_file = "
                                       "\"people\" (was \"users\")\n"));
-    free(log);
+    /* Levels: a change applied is a notice, one that waits a warning. */
+    ck_assert_ptr_nonnull(strstr(log, "<4>t: SIGHUP: server.port"));
+    ck_assert_ptr_nonnull(strstr(log, "<5>t: SIGHUP: security.anonymous"));
     /* Nothing differs: nothing logged. */
-    log = NULL;
-    f = open_memstream(&log, &loglen);
     next = c;
-    bk_config_reload(&c, &next, f, "t", &applied, &restart);
-    fclose(f);
+    bk_config_reload(&c, &next, &applied, &restart);
+    loglen = read_log(p[0], log, sizeof(log));
     ck_assert_uint_eq(applied + restart, 0);
     ck_assert_uint_eq(loglen, 0);
-    free(log);
+    shm_log_open("uabroker", 2);
+    close(p[0]);
+    close(p[1]);
     /* The workers' snapshot gets the live fields only. */
     memset(&snap, 0, sizeof(snap));
     bk_config_snapshot_live(&c, &snap);
@@ -298,7 +318,7 @@ START_TEST(test_log_level)
     struct shm_config snap;
     char              err[256];
     unsigned          applied, restart;
-    FILE             *f = fopen("/dev/null", "w");
+    int               dn = open("/dev/null", O_WRONLY);
 
     bk_config_defaults(&c);
     ck_assert_str_eq(c.log_level, "info");
@@ -314,12 +334,37 @@ START_TEST(test_log_level)
     next = c;
     ck_assert_int_eq(bk_config_set(&next, "level", "debug", err,
                                    sizeof(err)), 0);
-    bk_config_reload(&c, &next, f, "t", &applied, &restart);
-    fclose(f);
+    ck_assert_int_ge(dn, 0);
+    shm_log_open("t", dn);
+    bk_config_reload(&c, &next, &applied, &restart);
+    shm_log_open("uabroker", 2);
+    close(dn);
     ck_assert_uint_eq(applied, 1);
     ck_assert_uint_eq(restart, 0);
     bk_config_snapshot_live(&c, &snap);
     ck_assert_uint_eq(snap.log_level, SHM_LOG_DEBUG);
+}
+END_TEST
+
+START_TEST(test_paths)
+{
+    struct bk_config c;
+    char             out[512];
+
+    bk_config_defaults(&c);
+    strcpy(c.runtime_dir, "/srv/ua/run");
+    ck_assert_int_eq(bk_config_pki_path(&c, out, sizeof(out)), 0);
+    ck_assert_str_eq(out, "/srv/ua/run/pki");
+    ck_assert_int_eq(bk_config_users_path(&c, out, sizeof(out)), 0);
+    ck_assert_str_eq(out, "/srv/ua/run/users");
+    strcpy(c.pki_dir, "/etc/ua/pki");
+    ck_assert_int_eq(bk_config_pki_path(&c, out, sizeof(out)), 0);
+    ck_assert_str_eq(out, "/etc/ua/pki");
+    ck_assert_int_eq(bk_config_users_path(&c, out, sizeof(out)), 0);
+    ck_assert_str_eq(out, "/etc/ua/users");
+    strcpy(c.users_file, "/etc/ua/people");
+    ck_assert_int_eq(bk_config_users_path(&c, out, sizeof(out)), 0);
+    ck_assert_str_eq(out, "/etc/ua/people");
 }
 END_TEST
 
@@ -340,6 +385,7 @@ main(void)
     tcase_add_test(tc, test_snapshot_and_write);
     tcase_add_test(tc, test_reload_live_and_restart);
     tcase_add_test(tc, test_log_level);
+    tcase_add_test(tc, test_paths);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

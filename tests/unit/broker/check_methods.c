@@ -16,7 +16,7 @@
 
 #include "broker/addrspace.h"
 #include "broker/config.h"
-#include "broker/fanout.h"
+#include "broker/request.h"
 #include "broker/feed.h"
 #include "broker/methods.h"
 #include "proto/codec.h"
@@ -30,7 +30,7 @@
 
 static struct bk_config    conf;
 static struct bk_addrspace as;
-static struct bk_fanout    fo;              /* only its counters */
+static struct bk_request   rq;              /* only its counters */
 static struct bk_methods   m;
 static uint64_t            now_ms = 1000;
 static char                sent[4096];
@@ -87,10 +87,10 @@ setup_with(uint32_t pending)
     bk_config_finish(&conf);
     ck_assert_msg(bk_addrspace_build(&as, &conf, T0, err, sizeof(err)) == 0,
                   "%s", err);
-    memset(&fo, 0, sizeof(fo));
-    ck_assert_int_eq(bk_methods_setup(&m, &as, &fo, &conf, err,
+    memset(&rq, 0, sizeof(rq));
+    ck_assert_int_eq(bk_methods_setup(&m, &as, &rq, &conf, err,
                                       sizeof(err)), 0);
-    ck_assert_ptr_eq(fo.call_arg, &m);
+    ck_assert_ptr_eq(rq.call_arg, &m);
     m.clock = fake_clock;
     m.send = cap_send;
     m.deliver = cap_deliver;
@@ -115,7 +115,7 @@ static void
 teardown(void)
 {
     bk_methods_clear(&m);
-    ck_assert_ptr_null(fo.call_arg);
+    ck_assert_ptr_null(rq.call_arg);
     bk_addrspace_close(&as);
 }
 
@@ -207,8 +207,8 @@ START_TEST(test_no_owner)
     ck_assert_uint_eq(got[0].status, UA_BAD_NOT_IMPLEMENTED);
     ck_assert_uint_eq(got[0].wid, 77);
     ck_assert_uint_eq(got[0].op, 1);
-    ck_assert_uint_eq(fo.mstat.calls, 1);
-    ck_assert_uint_eq(fo.mstat.no_owner, 1);
+    ck_assert_uint_eq(rq.mstat.calls, 1);
+    ck_assert_uint_eq(rq.mstat.no_owner, 1);
 }
 END_TEST
 
@@ -232,12 +232,12 @@ START_TEST(test_message_and_answer)
     ck_assert_uint_eq(got[0].status, UA_GOOD);
     ck_assert_uint_eq(got[0].wid, 77);
     ck_assert_uint_eq(out_u32(0), 24);
-    ck_assert_uint_eq(fo.mstat.answered, 1);
+    ck_assert_uint_eq(rq.mstat.answered, 1);
     ck_assert_uint_eq(m.busy, 0);
     /* A second answer to it: late. */
     answer("result %u Good\n24\n", id);
     ck_assert_uint_eq(ngot, 1);
-    ck_assert_uint_eq(fo.mstat.late, 1);
+    ck_assert_uint_eq(rq.mstat.late, 1);
     /* By number, without a final newline, \r\n lines. */
     call(78, 1, 1);
     answer("result %u 0\r\n3", sent_id());
@@ -252,7 +252,7 @@ START_TEST(test_message_and_answer)
     call(80, 1, 1);
     answer("result %u 0x80AB0000\n", sent_id());
     ck_assert_uint_eq(got[3].status, UA_BAD_INVALID_ARGUMENT);
-    ck_assert_uint_eq(fo.mstat.errors, 0);
+    ck_assert_uint_eq(rq.mstat.errors, 0);
 }
 END_TEST
 
@@ -275,14 +275,14 @@ START_TEST(test_bad_answers)
         ck_assert_msg(got[k].status == UA_BAD_INTERNAL_ERROR,
                       "%s: 0x%08X", bad[k], got[k].status);
         ck_assert_uint_eq(got[k].nout, 0);
-        ck_assert_uint_eq(fo.mstat.errors, k + 1);
+        ck_assert_uint_eq(rq.mstat.errors, k + 1);
     }
     /* Lines that are no answer at all, an unknown id: nothing delivered. */
     bk_methods_on_message(&m, "hi there", 8);
     bk_methods_on_message(&m, "result x Good", 13);
-    ck_assert_uint_eq(fo.mstat.errors, sizeof(bad) / sizeof(bad[0]) + 2);
+    ck_assert_uint_eq(rq.mstat.errors, sizeof(bad) / sizeof(bad[0]) + 2);
     answer("result %u Good\n1\n", 123456);
-    ck_assert_uint_eq(fo.mstat.late, 1);
+    ck_assert_uint_eq(rq.mstat.late, 1);
     ck_assert_uint_eq(ngot, sizeof(bad) / sizeof(bad[0]));
     ck_assert_uint_eq(m.busy, 0);
 }
@@ -308,10 +308,10 @@ START_TEST(test_timeout)
     ck_assert_uint_eq(ngot, 1);
     ck_assert_uint_eq(got[0].wid, 1);
     ck_assert_uint_eq(got[0].status, UA_BAD_TIMEOUT);
-    ck_assert_uint_eq(fo.mstat.timeouts, 1);
+    ck_assert_uint_eq(rq.mstat.timeouts, 1);
     answer("result %u Good\n5\n", id1);
     ck_assert_uint_eq(ngot, 1);
-    ck_assert_uint_eq(fo.mstat.late, 1);
+    ck_assert_uint_eq(rq.mstat.late, 1);
     /* The other one is still answered in time. */
     answer("result %u Good\n5\n", id2);
     ck_assert_uint_eq(ngot, 2);
@@ -320,7 +320,7 @@ START_TEST(test_timeout)
     now_ms += 100000;
     bk_methods_tick(&m, now_ms);
     ck_assert_uint_eq(ngot, 2);
-    ck_assert_uint_eq(fo.mstat.timeouts, 1);
+    ck_assert_uint_eq(rq.mstat.timeouts, 1);
 }
 END_TEST
 

@@ -19,6 +19,7 @@
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
 #include "shm/pki.h"
+#include "shm/plan.h"
 #include "shm/segment.h"
 
 static char dir[64];
@@ -193,7 +194,7 @@ START_TEST(test_lists_and_generation)
     plan.vheap = 4096;
     plan.pki_list_bytes = 65536;
     plan.pki_workers = 2;
-    ck_assert_int_eq(shm_segment_create(&seg, &plan, "check_pki"), 0);
+    ck_assert_int_eq(shm_plan_create(&seg, &plan, "check_pki"), 0);
     ck_assert_int_eq(bk_pki_publish(&k, &seg, err, sizeof(err)), 0);
     sp = shm_pki_get(&seg);
     ck_assert_ptr_nonnull(sp);
@@ -259,7 +260,7 @@ START_TEST(test_rejected_mailbox)
     plan.vheap = 4096;
     plan.pki_list_bytes = 4096;
     plan.pki_workers = 2;
-    ck_assert_int_eq(shm_segment_create(&seg, &plan, "check_pki"), 0);
+    ck_assert_int_eq(shm_plan_create(&seg, &plan, "check_pki"), 0);
     ck_assert_int_eq(bk_pki_publish(&k, &seg, err, sizeof(err)), 0);
     sp = shm_pki_get(&seg);
     ck_assert_int_eq(ua_crypto_key_generate(&key, 1024), UA_GOOD);

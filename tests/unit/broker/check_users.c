@@ -176,24 +176,6 @@ START_TEST(test_set_load_verify)
 }
 END_TEST
 
-START_TEST(test_path)
-{
-    struct bk_config c;
-    char             out[512];
-
-    bk_config_defaults(&c);
-    strcpy(c.runtime_dir, "/srv/ua/run");
-    ck_assert_int_eq(bk_users_path(&c, out, sizeof(out)), 0);
-    ck_assert_str_eq(out, "/srv/ua/run/users");
-    strcpy(c.pki_dir, "/etc/ua/pki");
-    ck_assert_int_eq(bk_users_path(&c, out, sizeof(out)), 0);
-    ck_assert_str_eq(out, "/etc/ua/users");
-    strcpy(c.users_file, "/etc/ua/people");
-    ck_assert_int_eq(bk_users_path(&c, out, sizeof(out)), 0);
-    ck_assert_str_eq(out, "/etc/ua/people");
-}
-END_TEST
-
 int
 main(void)
 {
@@ -207,7 +189,6 @@ main(void)
     tcase_add_test(tc, test_pbkdf2_vector);
     tcase_add_test(tc, test_parse);
     tcase_add_test(tc, test_set_load_verify);
-    tcase_add_test(tc, test_path);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

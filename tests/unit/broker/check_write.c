@@ -26,6 +26,7 @@
 
 static struct bk_config    conf;
 static struct bk_addrspace as;
+static struct bk_write     wr;
 static uint8_t             arena_buf[1 << 20];
 static struct ua_arena     arena;
 static uint8_t             enc[1 << 16];
@@ -40,12 +41,17 @@ setup(void)
     conf.value_heap_mb = 4;
     ck_assert_msg(bk_addrspace_build(&as, &conf, T0, err, sizeof(err)) == 0,
                   "%s", err);
+    ck_assert_int_eq(bk_write_init(&wr, &as.ns, &as.val), 0);
     ua_arena_init(&arena, arena_buf, sizeof(arena_buf));
+    /* Every Write of a test in one value batch (no fan-out here). */
+    bk_value_batch_begin(&as.val);
 }
 
 static void
 teardown(void)
 {
+    bk_value_batch_end(&as.val);
+    bk_write_clear(&wr);
     bk_addrspace_close(&as);
 }
 
@@ -126,7 +132,7 @@ apply_dv(uint32_t node, const char *range, const struct ua_datavalue *dv)
     r.range_len = range != NULL ? (uint32_t)strlen(range) : 0;
     r.dv = enc;
     r.dv_len = (uint32_t)len;
-    s = bk_write_apply(&as, &r, &arena, T0 + 1000);
+    s = bk_write_apply(&wr, &r, &arena, T0 + 1000);
     ua_arena_reset(&arena);
     return s;
 }
@@ -520,10 +526,10 @@ START_TEST(test_apply_decode)
     r.attr = UA_ATTR_VALUE;
     r.dv = junk;
     r.dv_len = sizeof(junk);
-    ck_assert_uint_eq(bk_write_apply(&as, &r, &arena, T0),
+    ck_assert_uint_eq(bk_write_apply(&wr, &r, &arena, T0),
                       UA_BAD_DECODING_ERROR);
     r.node = as.ns.nnodes + 7;
-    ck_assert_uint_eq(bk_write_apply(&as, &r, &arena, T0),
+    ck_assert_uint_eq(bk_write_apply(&wr, &r, &arena, T0),
                       UA_BAD_NODE_ID_UNKNOWN);
     ua_arena_reset(&arena);
 }
@@ -628,7 +634,7 @@ START_TEST(test_fast_path_statuses)
                 r.attr = attrs[a];
                 r.dv = enc;
                 r.dv_len = (uint32_t)len;
-                got = bk_write_apply(&as, &r, &arena, T0 + 2000);
+                got = bk_write_apply(&wr, &r, &arena, T0 + 2000);
                 ua_arena_reset(&arena);
                 ck_assert_msg(got == want, "node %u bt %u attr %u: apply "
                               "0x%08X, check 0x%08X", node, bts[k],
@@ -654,7 +660,7 @@ apply_raw(uint32_t node, const uint8_t *dv, size_t len, int64_t now)
     r.attr = UA_ATTR_VALUE;
     r.dv = dv;
     r.dv_len = (uint32_t)len;
-    return bk_write_apply(&as, &r, &arena, now);
+    return bk_write_apply(&wr, &r, &arena, now);
 }
 
 /* Encode a scalar of bt (value bytes val) as a DataValue with mask. */
@@ -764,7 +770,8 @@ START_TEST(test_fast_matches_general)
                 n->u.var.value_rank = ranks[r];
                 n->access_level_ex = accs[c].al;
                 n->user_access_level = accs[c].ual;
-                ck_assert_int_eq(bk_write_nodes_build(&as), 0);
+                bk_write_clear(&wr);
+                ck_assert_int_eq(bk_write_init(&wr, &as.ns, &as.val), 0);
                 for (size_t k = 0; k < sizeof(fixed_bts); k++) {
                     uint8_t          bt = fixed_bts[k];
                     size_t           lf, lg, used_f, used_g;

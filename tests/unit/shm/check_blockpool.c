@@ -24,6 +24,7 @@
 
 #include "shm/blockpool.h"
 #include "shm/layout.h"
+#include "shm/plan.h"
 #include "shm/ring.h"
 #include "shm/segment.h"
 
@@ -125,7 +126,7 @@ START_TEST(test_segment_pool)
     const uint8_t           *bytes;
     uint32_t                 slot, len;
 
-    ck_assert_int_eq(shm_segment_create(&s, &pl, "check_blockpool"), 0);
+    ck_assert_int_eq(shm_plan_create(&s, &pl, "check_blockpool"), 0);
     ck_assert_uint_eq(s.hdr->regions[SHM_R_BLOCKS].size,
                       shm_blockpool_bytes(64, 1000));
     ck_assert_uint_eq(s.hdr->regions[SHM_R_RINGS].size, 0);
@@ -148,15 +149,15 @@ START_TEST(test_segment_pool)
     shm_segment_close(&s);
 
     pl.blocks = 0;
-    ck_assert_int_eq(shm_segment_create(&s, &pl, "check_blockpool"), 0);
+    ck_assert_int_eq(shm_plan_create(&s, &pl, "check_blockpool"), 0);
     ck_assert_uint_eq(s.hdr->regions[SHM_R_BLOCKS].size, 0);
     ck_assert_int_eq(shm_blockpool_locate(&p, &s), -ENOENT);
     shm_segment_close(&s);
     pl.blocks = SHM_BLOCKS_MAX + 1;
-    ck_assert_int_eq(shm_segment_create(&s, &pl, "check_blockpool"), -EINVAL);
+    ck_assert_int_eq(shm_plan_create(&s, &pl, "check_blockpool"), -EINVAL);
     pl.blocks = 4;
     pl.block_size = SHM_BLOCK_SIZE_MAX + 1;
-    ck_assert_int_eq(shm_segment_create(&s, &pl, "check_blockpool"), -EINVAL);
+    ck_assert_int_eq(shm_plan_create(&s, &pl, "check_blockpool"), -EINVAL);
 }
 END_TEST
 
@@ -189,7 +190,7 @@ START_TEST(test_prefault)
     struct shm_blockpool_ref p, q, r;
     long                     pages = 512, fa, fb;
 
-    ck_assert_int_eq(shm_segment_create(&s, &pl, "check_blockpool"), 0);
+    ck_assert_int_eq(shm_plan_create(&s, &pl, "check_blockpool"), 0);
     ck_assert_int_eq(shm_blockpool_locate(&p, &s), 0);
     ck_assert_int_eq(shm_blockpool_prefault(&p), 0);
     ck_assert_int_eq(shm_segment_attach(&a, dup(s.fd), 1), 0);
@@ -667,7 +668,7 @@ static void
 broker_init(struct broker *bk, const struct shm_plan *pl)
 {
     memset(bk, 0, sizeof(*bk));
-    ck_assert_int_eq(shm_segment_create(&bk->s, pl, "check_blockpool"), 0);
+    ck_assert_int_eq(shm_plan_create(&bk->s, pl, "check_blockpool"), 0);
     ck_assert_int_eq(shm_blockpool_locate(&bk->p, &bk->s), 0);
     for (uint32_t c = 0; c < NCONS; c++) {
         bk->worker[c] = c == 0 ? 3 : 40;    /* any slots: bits 3 and 40 */

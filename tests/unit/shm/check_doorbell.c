@@ -27,6 +27,7 @@
 
 #include "shm/doorbell.h"
 #include "shm/layout.h"
+#include "shm/plan.h"
 #include "shm/ring.h"
 #include "shm/segment.h"
 
@@ -362,7 +363,7 @@ START_TEST(test_lost_wakeup_nanomsg)
     double              t0;
     pid_t               pid;
 
-    ck_assert_int_eq(shm_segment_create(&s, &plan_lw, "check_doorbell"), 0);
+    ck_assert_int_eq(shm_plan_create(&s, &plan_lw, "check_doorbell"), 0);
     ck_assert_int_eq(shm_ring_locate(&r, &s, 0, SHM_RING_REQ), 0);
     res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE,
                MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -17,6 +17,7 @@
 
 #include "shm/layout.h"
 #include "shm/limits.h"
+#include "shm/plan.h"
 #include "shm/segment.h"
 
 static const struct shm_plan plan_small = {
@@ -137,7 +138,7 @@ START_TEST(test_segment)
     struct shm_limits *l;
     uint8_t           *rows;
 
-    ck_assert_int_eq(shm_segment_create(&s, &plan_small, "check_limits"), 0);
+    ck_assert_int_eq(shm_plan_create(&s, &plan_small, "check_limits"), 0);
     l = shm_limits_of(&s);
     rows = shm_segment_region(&s, SHM_R_WORKERS);
     ck_assert_ptr_eq((uint8_t *)l,

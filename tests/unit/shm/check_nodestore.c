@@ -17,6 +17,7 @@
 
 #include "shm/layout.h"
 #include "shm/nodestore.h"
+#include "shm/plan.h"
 #include "shm/segment.h"
 
 /* ns=0 numeric ids of the standard reference types used here. */
@@ -78,7 +79,7 @@ seg_create(struct shm_segment *s, uint32_t nodes, uint32_t refs,
     struct shm_plan p = { .nodes = nodes, .refs = refs, .strings = strings,
                           .slots = 4, .vheap = 4096 };
 
-    ck_assert_int_eq(shm_segment_create(s, &p, "check_nodestore"), 0);
+    ck_assert_int_eq(shm_plan_create(s, &p, "check_nodestore"), 0);
 }
 
 static uint32_t

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "shm/layout.h"
+#include "shm/plan.h"
 #include "shm/ring.h"
 #include "shm/segment.h"
 
@@ -505,7 +506,7 @@ START_TEST(test_segment_rings)
     uint64_t            lo = UINT64_MAX, hi = 0, sum = 0, v = 42;
     uint8_t            *rb;
 
-    ck_assert_int_eq(shm_segment_create(&s, &p, "check_ring"), 0);
+    ck_assert_int_eq(shm_plan_create(&s, &p, "check_ring"), 0);
     ck_assert_uint_eq(s.hdr->regions[SHM_R_RINGS].size,
                       shm_ring_region_bytes(&p));
     rb = shm_segment_region(&s, SHM_R_RINGS);
@@ -561,7 +562,7 @@ START_TEST(test_segment_rings)
 
     /* No rings planned: an empty region, nothing to locate. */
     p.ring_workers = 0;
-    ck_assert_int_eq(shm_segment_create(&s, &p, "check_ring"), 0);
+    ck_assert_int_eq(shm_plan_create(&s, &p, "check_ring"), 0);
     ck_assert_uint_eq(s.hdr->regions[SHM_R_RINGS].size, 0);
     ck_assert_int_eq(shm_ring_locate(&x, &s, 0, SHM_RING_REQ), -ENOENT);
     shm_segment_close(&s);
@@ -569,18 +570,18 @@ START_TEST(test_segment_rings)
     /* Plans past the limits are refused. */
     p = plan_rings;
     p.ring_workers = SHM_WORKERS_MAX + 1;
-    ck_assert_int_eq(shm_segment_create(&s, &p, "check_ring"), -EINVAL);
+    ck_assert_int_eq(shm_plan_create(&s, &p, "check_ring"), -EINVAL);
     p = plan_rings;
     p.notif_ring_slots = SHM_RING_SLOTS_MAX + 1;
-    ck_assert_int_eq(shm_segment_create(&s, &p, "check_ring"), -EINVAL);
+    ck_assert_int_eq(shm_plan_create(&s, &p, "check_ring"), -EINVAL);
     p = plan_rings;
     p.msg_slot_size = SHM_RING_SLOT_MAX + 1;
-    ck_assert_int_eq(shm_segment_create(&s, &p, "check_ring"), -EINVAL);
+    ck_assert_int_eq(shm_plan_create(&s, &p, "check_ring"), -EINVAL);
     /* Zero sizes with workers: the smallest ring. */
     p = plan_rings;
     p.req_ring_slots = 0;
     p.msg_slot_size = 0;
-    ck_assert_int_eq(shm_segment_create(&s, &p, "check_ring"), 0);
+    ck_assert_int_eq(shm_plan_create(&s, &p, "check_ring"), 0);
     ck_assert_int_eq(shm_ring_locate(&x, &s, 0, SHM_RING_REQ), 0);
     ck_assert_uint_eq(x.size, SHM_RING_SLOTS_MIN);
     ck_assert_uint_eq(x.slot_size, SHM_RING_SLOT_ALIGN);
@@ -666,7 +667,7 @@ stress_run(uint64_t n, bool batched)
     pid_t               pid;
     int                 rc;
 
-    ck_assert_int_eq(shm_segment_create(&s, &plan_stress, "check_ring"), 0);
+    ck_assert_int_eq(shm_plan_create(&s, &plan_stress, "check_ring"), 0);
     ck_assert_int_eq(shm_ring_locate(&r, &s, 0, SHM_RING_REQ), 0);
     t0 = fu_now();
     pid = fu_fork();
@@ -802,7 +803,7 @@ lw_start(struct shm_segment *s, struct shm_ring_ref *r, struct pollfd *pfd,
     pid_t           pid;
 
     p.req_ring_slots = 256;
-    ck_assert_int_eq(shm_segment_create(s, &p, "check_ring"), 0);
+    ck_assert_int_eq(shm_plan_create(s, &p, "check_ring"), 0);
     ck_assert_int_eq(shm_ring_locate(r, s, 0, SHM_RING_REQ), 0);
     ck_assert_int_eq(pipe2(pipefd, O_NONBLOCK | O_CLOEXEC), 0);
     pid = fu_fork();

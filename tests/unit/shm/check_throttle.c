@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "shm/layout.h"
+#include "shm/plan.h"
 #include "shm/segment.h"
 #include "shm/throttle.h"
 
@@ -320,11 +321,11 @@ START_TEST(test_segment)
     struct shm_throttle *t;
     uint64_t             seed[2] = { 1, 2 }, tag;
 
-    ck_assert_int_eq(shm_segment_create(&s, &p, "check_throttle"), 0);
+    ck_assert_int_eq(shm_plan_create(&s, &p, "check_throttle"), 0);
     ck_assert_ptr_null(shm_throttle_of(&s));
     shm_segment_close(&s);
     p.throttle_entries = 100;
-    ck_assert_int_eq(shm_segment_create(&s, &p, "check_throttle"), 0);
+    ck_assert_int_eq(shm_plan_create(&s, &p, "check_throttle"), 0);
     t = shm_throttle_of(&s);
     ck_assert_ptr_nonnull(t);
     ck_assert_uint_eq(t->nentries, 128);

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "shm/layout.h"
+#include "shm/plan.h"
 #include "shm/segment.h"
 #include "shm/value.h"
 
@@ -56,7 +57,7 @@ vseg(struct shm_segment *s, struct shm_values *v, uint32_t slots,
     struct shm_plan p = { .nodes = 1, .refs = 1, .strings = 8,
                           .slots = slots, .vheap = vheap };
 
-    ck_assert_int_eq(shm_segment_create(s, &p, "check_value"), 0);
+    ck_assert_int_eq(shm_plan_create(s, &p, "check_value"), 0);
     ck_assert_int_eq(shm_values_open(v, s), 0);
     ck_assert_uint_eq(v->nslots, slots);
 }
