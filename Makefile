@@ -207,10 +207,36 @@ UNIT_LIBS_shm    = $(NANOMSG_LIBS)
 UNIT_LIBS_broker = $(B)/libshm.a $(B)/libproto.a $(INIH_LIBS) $(EVENT_LIBS) \
                    $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(MOSQUITTO_LIBS) \
                    $(XML2_LIBS)
-# Worker tests may build the real address space with libbroker as fixture.
-UNIT_LIBS_worker = $(B)/libbroker.a $(B)/libshm.a $(B)/libproto.a \
-                   $(INIH_LIBS) $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS) \
-                   $(XML2_LIBS)
+# Worker tests link libworker.a and what it stands on, libshm.a and
+# libproto.a (with libevent, nanomsg, wolfSSL), never libbroker.a.  The
+# address space they serve is the real one all the same: the build tool
+# tests/unit/worker/fixture_seg (linked with libbroker, a tool of the tests,
+# not a test) builds it with the broker's builder once and writes the
+# segment to $(WK_SEG_DIR)/default.seg and big.seg, which every worker test
+# maps in a private copy (tests/unit/worker/fixture.h; FX_SEG_DIR says
+# where).  Event records the broker would send are built in the tests from
+# shm/fanout.h's record format with proto's codec
+# (tests/unit/worker/event_fixture.h).
+UNIT_LIBS_worker = $(B)/libshm.a $(B)/libproto.a $(EVENT_LIBS) \
+                   $(NANOMSG_LIBS) $(WOLFSSL_LIBS)
+
+WK_SEG_DIR  := $(B)/tests/unit/worker
+WK_FIXTURE  := $(WK_SEG_DIR)/fixture_seg
+WK_SEGS     := $(WK_SEG_DIR)/default.seg $(WK_SEG_DIR)/big.seg
+
+$(WK_SEG_DIR)/%.o: LIB_CPPFLAGS += -DFX_SEG_DIR='"$(WK_SEG_DIR)"'
+
+$(WK_FIXTURE): $(WK_SEG_DIR)/fixture_seg.o $(B)/libbroker.a $(B)/libshm.a \
+               $(B)/libproto.a
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $^ $(INIH_LIBS) \
+	  $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(XML2_LIBS) \
+	  $(MOSQUITTO_LIBS) -lm
+
+# One run writes both (grouped target: the tool rebuilt, both again).
+$(WK_SEGS) &: $(WK_FIXTURE)
+	./$(WK_FIXTURE) $(WK_SEG_DIR)
+
+-include $(wildcard $(WK_SEG_DIR)/fixture_seg.d)
 
 UNIT_SRCS    := $(sort $(wildcard tests/unit/*/check_*.c))
 UNIT_MODULES := $(sort $(patsubst tests/unit/%/,%,$(dir $(UNIT_SRCS))))
@@ -225,6 +251,10 @@ $(filter $(B)/tests/unit/$(1)/%,$(UNIT_TESTS)): \
 	  $$(UNIT_LIBS_$(1)) $$(CHECK_LIBS) -lm
 endef
 $(foreach m,$(UNIT_MODULES),$(eval $(call unit_module,$(m))))
+
+# The worker tests map the segments (order-only: a test need not relink
+# when the address space is rebuilt).
+$(filter $(B)/tests/unit/worker/%,$(UNIT_TESTS)): | $(WK_SEGS)
 
 # ---------------------------------------------------------------- check
 #
@@ -606,11 +636,10 @@ BENCH_SUB := build/bench/bench_sub
 build/tests/bench/bench_sub.o: LIB_CPPFLAGS += $(CHECK_CFLAGS)
 
 $(BENCH_SUB): build/tests/bench/bench_sub.o build/libworker.a \
-              build/libbroker.a build/libshm.a build/libproto.a
+              build/libshm.a build/libproto.a | build/tests/unit/worker/default.seg
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) -o $@ $^ $(INIH_LIBS) \
-	  $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(XML2_LIBS) \
-	  $(CHECK_LIBS) -lm
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) -o $@ $^ \
+	  $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(CHECK_LIBS) -lm
 
 .PHONY: bench-sub
 bench-sub: $(BENCH_SUB)

@@ -1,5 +1,5 @@
 /*
- * worker/alloc.c: the worker's one allocation wrapper (STYLE §5).
+ * worker/alloc.c: the worker's one allocation wrapper (docs/style.md §5).
  *
  * Every heap allocation of the worker goes through wk_alloc so the count
  * shows in its stats row (`allocations`, W: this worker, relaxed; R:

@@ -6,29 +6,30 @@
  *
  * The worker builds the event record itself (shm/fanout.h
  * SHM_FO_EVENT_SLOT format; its Variants encoded here, once) and sends it
- * to the broker as a SHM_FO_EVENT request record (wk_fanout_send_event);
+ * to the broker as a SHM_FO_EVENT request record (wk_link_send_event);
  * the broker checks it and fans it out like a feed event, to every worker
  * with event interest, this one included.  SourceNode is the Server,
  * SourceName "Session/CreateSession", "Session/ActivateSession" or
- * "Session/CloseSession".  One static buffer: no allocation.
+ * "Session/CloseSession".  The record is built on the stack: no
+ * allocation, no static buffer.  EventIds count in w->audit_seq.
  */
+#include "audit.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "fanout.h"
+#include "link.h"
+#include "node.h"
+#include "session.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
-#include "session.h"
-#include "svc_int.h"
-#include "worker.h"
+#include "shm/fanout.h"
 
-#define WK_AUDIT_STR_MAX 256     /* bytes kept of ClientAuditEntryId, ... */
-
-static uint8_t  wk_audit_buf[WK_AUDIT_REC_MAX];
-static uint64_t wk_audit_seq;
+static bool wk_audit_field(uint8_t *b, uint32_t *len, uint32_t cap,
+                           const char *path, const struct ua_variant *v);
 
 /* Append field path = v to the record in b[*len..cap); false: full. */
 static bool
@@ -68,22 +69,20 @@ wk_audit_build(struct wk_worker *w, const struct wk_audit *a, uint8_t *b,
     uint64_t                id[2];
     uint16_t                sev = a->status ? 100 : 500;
     bool                    ok = true;
-    const char             *what = a->type == UA_NS0ID_AUDITCREATESESSIONEVENTTYPE
-                                       ? "CreateSession"
-                                   : a->type
-                                           == UA_NS0ID_AUDITACTIVATESESSIONEVENTTYPE
-                                       ? "ActivateSession"
-                                       : "CloseSession";
+    const char             *what =
+        a->type == UA_NS0ID_AUDITCREATESESSIONEVENTTYPE     ? "CreateSession"
+        : a->type == UA_NS0ID_AUDITACTIVATESESSIONEVENTTYPE ? "ActivateSession"
+                                                            : "CloseSession";
     char                    name[32], msg[64], chan[16];
 
     if (cap < sizeof(h))
         return 0;
-    h.source = wk_svc_lookup(w, &srv);
-    h.type = wk_svc_lookup(w, &type);
+    h.source = wk_node_lookup(w, &srv);
+    h.type = wk_node_lookup(w, &type);
     h.nfields = 0;
     memcpy(b, &h, sizeof(h));
     /* EventId: the worker slot, a counter, the time: unique per host. */
-    id[0] = ((uint64_t)(w->slot + 1) << 56) | ++wk_audit_seq;
+    id[0] = ((uint64_t)(w->slot + 1) << 56) | ++w->audit_seq;
     id[1] = (uint64_t)w->now_dt ^ UINT64_C(0x6175646974657674);
     s.len = 16;
     s.data = (uint8_t *)id;
@@ -133,65 +132,23 @@ wk_audit_build(struct wk_worker *w, const struct wk_audit *a, uint8_t *b,
 }
 
 void
-wk_audit_session(struct wk_svc_ctx *ctx, uint32_t stat, const void *req,
-                 const void *resp, const struct ua_nodeid *closed)
+wk_audit_raise(struct wk_worker *w, struct wk_audit *a)
 {
-    struct wk_worker                *w = ctx->w;
-    const struct ua_request_header  *rq = req;
-    const struct ua_response_header *rh = resp;
-    struct wk_audit                  a;
-    uint32_t                         len;
+    uint8_t  buf[WK_AUDIT_REC_MAX];
+    uint32_t len;
 
-    if (w->conf == NULL || !w->conf->events_audit || req == NULL)
+    if (w->conf == NULL || !w->conf->events_audit)
         return;
-    memset(&a, 0, sizeof(a));
-    a.status = !UA_STATUS_IS_BAD(rh->service_result);
-    a.audit_entry_id = rq->audit_entry_id;
-    a.user_id.len = -1;
-    a.client_cert.len = -1;
-    a.channel_id = ctx->ch != NULL ? ctx->ch->channel_id : 0;
-    switch (stat) {
-    case SHM_SVC_CREATE_SESSION: {
-        const struct ua_create_session_request  *r = req;
-        const struct ua_create_session_response *p = resp;
-
-        a.type = UA_NS0ID_AUDITCREATESESSIONEVENTTYPE;
-        a.session_id = p->session_id;
-        a.client_cert = r->client_certificate;
-        a.revised_timeout = p->revised_session_timeout;
-        break;
-    }
-    case SHM_SVC_ACTIVATE_SESSION: {
-        const struct ua_activate_session_request *r = req;
-        const struct ua_extobj                   *t = &r->user_identity_token;
-
-        a.type = UA_NS0ID_AUDITACTIVATESESSIONEVENTTYPE;
-        if (ctx->session != NULL)
-            a.session_id = wk_session_id(ctx->session);
-        if (t->encoding == UA_EO_DECODED
-            && t->type == &ua_types[UA_TYPE_USERNAMEIDENTITYTOKEN])
-            a.user_id = ((const struct ua_user_name_identity_token *)t->obj)
-                            ->user_name;
-        break;
-    }
-    case SHM_SVC_CLOSE_SESSION:
-        a.type = UA_NS0ID_AUDITSESSIONEVENTTYPE;
-        if (closed != NULL)
-            a.session_id = *closed;
-        break;
-    default:
-        return;
-    }
     /* Bounded: a record must fit its buffer and a notification block
      * (a longer id is cut, a certificate chain past the leaf's limit is
      * left out). */
-    if (a.audit_entry_id.len > WK_AUDIT_STR_MAX)
-        a.audit_entry_id.len = WK_AUDIT_STR_MAX;
-    if (a.user_id.len > WK_AUDIT_STR_MAX)
-        a.user_id.len = WK_AUDIT_STR_MAX;
-    if (a.client_cert.len > WK_SESSION_CERT_MAX)
-        a.client_cert.len = -1;
-    len = wk_audit_build(w, &a, wk_audit_buf, sizeof(wk_audit_buf));
+    if (a->audit_entry_id.len > WK_AUDIT_STR_MAX)
+        a->audit_entry_id.len = WK_AUDIT_STR_MAX;
+    if (a->user_id.len > WK_AUDIT_STR_MAX)
+        a->user_id.len = WK_AUDIT_STR_MAX;
+    if (a->client_cert.len > WK_SESSION_CERT_MAX)
+        a->client_cert.len = -1;
+    len = wk_audit_build(w, a, buf, sizeof(buf));
     if (len != 0)
-        (void)wk_fanout_send_event(w, wk_audit_buf, len);
+        (void)wk_link_send_event(w->link, buf, len);
 }

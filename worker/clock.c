@@ -1,6 +1,6 @@
 /*
- * worker/clock.c: the worker's cached clocks (STYLE §6: read the clock once
- * per loop iteration, like nginx ngx_time_update).
+ * worker/clock.c: the worker's cached clocks (docs/style.md §6: read the clock
+ * once per loop iteration, like nginx ngx_time_update).
  *
  *   now_ms   CLOCK_MONOTONIC in milliseconds: timeouts and deadlines
  *   now_ns   the same reading in nanoseconds (the loop's busy time)

@@ -1,5 +1,5 @@
 /*
- * worker/main.c: uaworker, one worker process (DESIGN.md §1).
+ * worker/main.c: uaworker, one worker process (docs/architecture.md §1).
  *
  *   uaworker --slot N --segment-fd FD --listen-fd FD
  *
@@ -8,12 +8,26 @@
  * PR_SET_PDEATHSIG and a check that the parent is still the broker; attach
  * the segment; wait until the address space is ready; take the
  * configuration snapshot and this slot's row; create the event_base (after
- * exec: libevent state never crosses a fork); mark the row UP; run.
+ * exec: libevent state never crosses a fork); create every layer, lowest
+ * first, and wire the handlers through which a lower layer calls up
+ * (worker/LAYERS, docs/architecture.md §5.3); mark the row UP; run.
+ *
+ *   net  -> svc   the request handler (wk_svc_dispatch); a held request
+ *                 done or its connection gone -> its login
+ *                 (wk_login_release); a channel closed -> its sessions
+ *                 (wk_session_channel_closed); may a channel be purged
+ *                 (wk_session_on_channel); once a second -> session
+ *                 timeouts (wk_session_expire)
+ *   link -> svc   reply records: Write results, Call results (registered
+ *                 by wk_svc_write_init, wk_svc_call_init)
+ *   link -> sub   notification records (registered by wk_sub_init)
+ *   svc  <- sub   the subscription services, the Server's local methods,
+ *                 the CloseSession listener (wk_svc_sub_init)
  *
  * SIGTERM / SIGINT: stop accepting (the broker keeps the listening socket,
  * so queued connections wait for the next worker), close every channel,
  * exit 0.  Any start-up failure exits 2, which the broker does not respawn
- * (STYLE §4, nginx's convention).
+ * (docs/style.md §4, nginx's convention).
  */
 #include <errno.h>
 #include <limits.h>
@@ -30,12 +44,14 @@
 #include <event2/event_struct.h>
 
 #include "conn.h"
-#include "fanout.h"
+#include "link.h"
+#include "listen.h"
+#include "login.h"
+#include "loop.h"
 #include "pki.h"
 #include "proto/codec.h"
 #include "proto/version.h"
 #include "session.h"
-#include "sub.h"
 #include "shm/layout.h"
 #include "shm/log.h"
 #include "shm/nodestore.h"
@@ -43,6 +59,15 @@
 #include "shm/segment.h"
 #include "shm/throttle.h"
 #include "shm/value.h"
+#include "sub.h"
+#include "svc.h"
+#include "svc_browse.h"
+#include "svc_call.h"
+#include "svc_discovery.h"
+#include "svc_read.h"
+#include "svc_session.h"
+#include "svc_sub.h"
+#include "svc_write.h"
 #include "worker.h"
 
 #define WK_EXIT_NO_RESPAWN 2
@@ -51,9 +76,13 @@
 
 struct wk_main {
     struct wk_worker w;
+    struct wk_loop   loop;
     struct wk_conns  cs;
-    struct wk_fanout fo;
+    struct wk_listen ls;
+    struct wk_link   link;
     struct wk_pki    pki;
+    struct wk_writes writes;
+    struct wk_calls  calls;
     struct event     sigterm;
     struct event     sigint;
 };
@@ -62,19 +91,31 @@ static void wk_main_usage(const char *prog);
 static int wk_main_num(const char *s, long max, long *out);
 static int wk_main_args(int argc, char **argv, long *slot, long *segfd,
                         long *lfd);
-static int wk_main_parent(unsigned slot);
+static int wk_main_parent(void);
 static int wk_main_attach(struct wk_worker *w, int segfd, unsigned slot);
 static int32_t wk_main_i32(uint32_t v);
 static void wk_main_limits(struct wk_worker *w);
+static ua_status wk_main_request(void *arg, struct ua_sc *ch,
+                                 const struct wk_conn_req *rq,
+                                 const struct ua_sc_msg *msg,
+                                 struct ua_arena *a,
+                                 struct wk_conn_result *res);
+static void wk_main_held_done(void *arg, uint32_t conn);
+static void wk_main_closed(void *arg, uint32_t channel_id);
+static bool wk_main_busy(void *arg, uint32_t channel_id);
+static void wk_main_second(void *arg);
+static int wk_main_layers(struct wk_main *m, int lfd);
+static void wk_main_clear(struct wk_main *m);
 static void wk_main_on_signal(evutil_socket_t fd, short what, void *arg);
 
+/* Said to whoever runs uaworker by hand (the log is not open yet). */
 static void
 wk_main_usage(const char *prog)
 {
-    fprintf(stderr,
-            "usage: %s --slot N --segment-fd FD --listen-fd FD\n"
-            "%s (%s %s) is started by uabroker only; run uabroker instead\n",
-            prog, prog, UA_PRODUCT_NAME, UA_VERSION);
+    shm_log(SHM_LOG_ERROR, "usage: %s --slot N --segment-fd FD --listen-fd FD",
+            prog);
+    shm_log(SHM_LOG_ERROR, "%s (%s %s) is started by uabroker only; run "
+            "uabroker instead", prog, UA_PRODUCT_NAME, UA_VERSION);
 }
 
 /* A decimal number in [0, max]: 0, or -1. */
@@ -129,26 +170,26 @@ wk_main_args(int argc, char **argv, long *slot, long *segfd, long *lfd)
  * already: the broker passes its pid in UABROKER_PID.
  */
 static int
-wk_main_parent(unsigned slot)
+wk_main_parent(void)
 {
     const char *env = getenv(WK_BROKER_PID_ENV);
     pid_t       ppid;
     long        want;
 
     if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1) {
-        fprintf(stderr, "uaworker %u: prctl(PR_SET_PDEATHSIG) failed: %s\n",
-                slot, strerror(errno));
+        shm_log(SHM_LOG_ERROR, "prctl(PR_SET_PDEATHSIG) failed: %s",
+                strerror(errno));
         return -1;
     }
     ppid = getppid();
     if (env != NULL && wk_main_num(env, INT_MAX, &want) == 0) {
         if (ppid != (pid_t)want) {
-            fprintf(stderr, "uaworker %u: parent %d is not the broker %ld\n",
-                    slot, (int)ppid, want);
+            shm_log(SHM_LOG_ERROR, "parent %d is not the broker %ld",
+                    (int)ppid, want);
             return -1;
         }
     } else if (ppid == 1) {
-        fprintf(stderr, "uaworker %u: the broker is gone\n", slot);
+        shm_log(SHM_LOG_ERROR, "the broker is gone");
         return -1;
     }
     return 0;
@@ -163,9 +204,8 @@ wk_main_attach(struct wk_worker *w, int segfd, unsigned slot)
 
     rc = shm_plan_attach(&w->seg, segfd, 1);
     if (rc != 0) {
-        fprintf(stderr, "uaworker %u: shared memory (fd %d): %s\n", slot,
-                segfd, rc == -EPROTO ? "unknown segment layout"
-                                     : strerror(-rc));
+        shm_log(SHM_LOG_ERROR, "shared memory (fd %d): %s", segfd,
+                rc == -EPROTO ? "unknown segment layout" : strerror(-rc));
         return -1;
     }
     /* The address space is complete before the broker forks; the wait
@@ -173,14 +213,13 @@ wk_main_attach(struct wk_worker *w, int segfd, unsigned slot)
     for (int i = 0; (rc = shm_nodestore_open(&w->ns, &w->seg)) == -EAGAIN;
          i++) {
         if (i * 10 >= WK_READY_WAIT_MS) {
-            fprintf(stderr, "uaworker %u: address space never became "
-                    "ready\n", slot);
+            shm_log(SHM_LOG_ERROR, "address space never became ready");
             return -1;
         }
         nanosleep(&nap, NULL);
     }
     if (rc != 0 || shm_values_open(&w->vals, &w->seg) != 0) {
-        fprintf(stderr, "uaworker %u: shared memory: bad node store\n", slot);
+        shm_log(SHM_LOG_ERROR, "shared memory: bad node store");
         return -1;
     }
     w->conf = shm_segment_region(&w->seg, SHM_R_CONFIG);
@@ -189,14 +228,13 @@ wk_main_attach(struct wk_worker *w, int segfd, unsigned slot)
     w->budget = shm_limits_of(&w->seg);
     w->throttle = shm_throttle_of(&w->seg);
     if (w->conf->workers != 0 && slot >= w->conf->workers) {
-        fprintf(stderr, "uaworker %u: slot beyond the %u workers\n", slot,
+        shm_log(SHM_LOG_ERROR, "slot beyond the %u workers",
                 w->conf->workers);
         return -1;
     }
     if (w->conf->receive_buffer_size < UA_TCP_MIN_BUFFER
         || w->conf->max_secure_channels == 0 || w->conf->max_sessions == 0) {
-        fprintf(stderr, "uaworker %u: configuration snapshot out of "
-                "bounds\n", slot);
+        shm_log(SHM_LOG_ERROR, "configuration snapshot out of bounds");
         return -1;
     }
     return 0;
@@ -229,6 +267,158 @@ wk_main_limits(struct wk_worker *w)
     w->sc_conf.now_dt = &w->now_dt;
 }
 
+/* ------------------------------------------------ the handlers (net) */
+
+/* The connection layer's request handler: the dispatcher. */
+static ua_status
+wk_main_request(void *arg, struct ua_sc *ch, const struct wk_conn_req *rq,
+                const struct ua_sc_msg *msg, struct ua_arena *a,
+                struct wk_conn_result *res)
+{
+    return wk_svc_dispatch(arg, ch, rq, msg, a, res);
+}
+
+/* A held request is done, or its connection goes: its login goes. */
+static void
+wk_main_held_done(void *arg, uint32_t conn)
+{
+    wk_login_release(arg, conn);
+}
+
+/* A channel closed: its sessions are unbound (or closed). */
+static void
+wk_main_closed(void *arg, uint32_t channel_id)
+{
+    wk_session_channel_closed(arg, channel_id);
+}
+
+/* A channel that carries a session is never purged. */
+static bool
+wk_main_busy(void *arg, uint32_t channel_id)
+{
+    return wk_session_on_channel(arg, channel_id);
+}
+
+/* Once a second: session timeouts. */
+static void
+wk_main_second(void *arg)
+{
+    struct wk_worker *w = arg;
+
+    wk_session_expire(w, w->now_ms);
+}
+
+/* ------------------------------------------------ start-up */
+
+/*
+ * Every layer above the sessions, lowest first, then the registrations
+ * that go up.  0, or -1 with the failure logged (the worker exits 2).
+ */
+static int
+wk_main_layers(struct wk_main *m, int lfd)
+{
+    struct wk_worker             *w = &m->w;
+    const struct wk_conn_handlers h = {
+        .request = wk_main_request,
+        .held_done = wk_main_held_done,
+        .closed = wk_main_closed,
+        .busy = wk_main_busy,
+        .arg = w,
+    };
+    const char                   *what;
+    int                           rc;
+
+    /* net */
+    what = "loop";
+    rc = wk_loop_init(&m->loop, w);
+    if (rc == 0) {
+        what = "connections";
+        rc = wk_conn_init(&m->cs, w, &m->loop, &h);
+    }
+    if (rc == 0) {
+        what = "listener";
+        rc = wk_listen_init(&m->ls, w, &m->cs, &m->loop, lfd);
+    }
+    if (rc == 0) {
+        what = "loop";
+        rc = wk_loop_on_second(&m->loop, wk_main_second, w);
+    }
+    /* link */
+    if (rc == 0) {
+        what = "fan-out (rings, doorbell)";
+        rc = wk_link_init(&m->link, w, &m->loop);
+    }
+    /* core (the sessions and the PKI came first: the channels need the
+     * keys): a login per connection */
+    if (rc == 0) {
+        what = "logins";
+        rc = wk_login_init(w, w->conf->max_secure_channels);
+    }
+    /* svc */
+    if (rc == 0) {
+        what = "services";
+        rc = wk_svc_init(w);
+    }
+    if (rc == 0)
+        rc = wk_svc_discovery_init(w);
+    if (rc == 0)
+        rc = wk_svc_session_init(w);
+    if (rc == 0)
+        rc = wk_svc_read_init(w);
+    if (rc == 0) {
+        what = "browse cache";
+        rc = wk_svc_browse_init(w);
+    }
+    if (rc == 0) {
+        what = "pending writes";
+        rc = wk_svc_write_init(&m->writes, w, w->conf->pending_writes);
+        if (rc == 0)
+            w->writes = &m->writes;
+    }
+    if (rc == 0) {
+        what = "pending calls";
+        rc = wk_svc_call_init(&m->calls, w, w->conf->pending_calls,
+                              w->conf->max_call_bytes,
+                              wk_link_on(w->link) ? m->link.out.cap : 65536);
+        if (rc == 0)
+            w->calls = &m->calls;
+    }
+    /* sub: the pools now, not at the first CreateSubscription: the
+     * allocation happens at start-up and a dead predecessor's interest
+     * bits are cleared before the first value arrives. */
+    if (rc == 0) {
+        what = "subscription pools";
+        rc = wk_sub_init(w);
+    }
+    if (rc == 0) {
+        what = "subscription services";
+        rc = wk_svc_sub_init(w);
+    }
+    if (rc != 0) {
+        shm_log(SHM_LOG_ERROR, "%s: %s", what, strerror(-rc));
+        return -1;
+    }
+    return 0;
+}
+
+/* Every layer, highest first. */
+static void
+wk_main_clear(struct wk_main *m)
+{
+    struct wk_worker *w = &m->w;
+
+    wk_sub_fini(w);
+    wk_svc_call_clear(&m->calls);
+    wk_svc_write_clear(&m->writes);
+    wk_svc_browse_fini(w);
+    wk_svc_fini(w);
+    wk_login_fini(w);
+    wk_link_clear(&m->link);
+    wk_listen_stop(&m->ls);
+    wk_conn_clear(&m->cs);
+    wk_loop_clear(&m->loop);
+}
+
 static void
 wk_main_on_signal(evutil_socket_t fd, short what, void *arg)
 {
@@ -238,9 +428,8 @@ wk_main_on_signal(evutil_socket_t fd, short what, void *arg)
     if (m->w.stopping)
         return;
     m->w.stopping = 1;
-    fprintf(stderr, "uaworker %u: signal %d, stopping\n", m->w.slot,
-            (int)fd);
-    wk_conn_stop_accepting(&m->cs);
+    shm_log(SHM_LOG_NOTICE, "signal %d, stopping", (int)fd);
+    wk_listen_stop(&m->ls);
     wk_conn_close_all(&m->cs);
     event_base_loopbreak(m->w.base);
 }
@@ -252,6 +441,7 @@ main(int argc, char **argv)
     struct wk_worker     *w = &m.w;
     struct sigaction      sa;
     const char           *prog = argc > 0 ? argv[0] : "uaworker";
+    char                  ident[SHM_LOG_IDENT_MAX];
     long                  slot, segfd, lfd;
     int                   rc, exit_code = WK_EXIT_NO_RESPAWN;
 
@@ -261,13 +451,9 @@ main(int argc, char **argv)
     }
     w->slot = (unsigned)slot;
     w->seg.fd = -1;
-    {
-        char ident[SHM_LOG_IDENT_MAX];
-
-        snprintf(ident, sizeof(ident), "uaworker %u", w->slot);
-        shm_log_open(ident, 2);
-    }
-    if (wk_main_parent(w->slot) != 0)
+    snprintf(ident, sizeof(ident), "uaworker %u", w->slot);
+    shm_log_open(ident, 2);
+    if (wk_main_parent() != 0)
         return WK_EXIT_NO_RESPAWN;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = SIG_IGN;
@@ -282,47 +468,21 @@ main(int argc, char **argv)
         goto out_seg;
     rc = wk_session_init(w);
     if (rc != 0) {
-        fprintf(stderr, "uaworker %u: sessions: %s\n", w->slot,
-                strerror(-rc));
+        shm_log(SHM_LOG_ERROR, "sessions: %s", strerror(-rc));
         goto out_seg;
-    }
-    rc = wk_svc_browse_cache_init(w);
-    if (rc != 0) {
-        fprintf(stderr, "uaworker %u: browse cache: %s\n", w->slot,
-                strerror(-rc));
-        goto out_sessions;
     }
     w->base = event_base_new();
     if (w->base == NULL) {
-        fprintf(stderr, "uaworker %u: event_base_new() failed\n", w->slot);
+        shm_log(SHM_LOG_ERROR, "event_base_new() failed");
         goto out_sessions;
     }
-    rc = wk_conn_init(&m.cs, w, (int)lfd);
-    if (rc != 0) {
-        fprintf(stderr, "uaworker %u: listener (fd %ld): %s\n", w->slot, lfd,
-                strerror(-rc));
-        goto out_base;
-    }
-    rc = wk_fanout_init(&m.fo, w, &m.cs);
-    if (rc != 0) {
-        fprintf(stderr, "uaworker %u: fan-out (rings, doorbell): %s\n",
-                w->slot, strerror(-rc));
-        goto out_conn;
-    }
-    /* Subscription pools now, not at the first CreateSubscription: the
-     * allocation happens at start-up and a dead predecessor's interest
-     * bits are cleared before the first value arrives. */
-    rc = wk_sub_init(w);
-    if (rc != 0) {
-        fprintf(stderr, "uaworker %u: subscription pools: %s\n", w->slot,
-                strerror(-rc));
-        goto out_conn;
-    }
+    if (wk_main_layers(&m, (int)lfd) != 0)
+        goto out_layers;
     evsignal_assign(&m.sigterm, w->base, SIGTERM, wk_main_on_signal, &m);
     evsignal_assign(&m.sigint, w->base, SIGINT, wk_main_on_signal, &m);
     if (event_add(&m.sigterm, NULL) != 0 || event_add(&m.sigint, NULL) != 0) {
-        fprintf(stderr, "uaworker %u: evsignal failed\n", w->slot);
-        goto out_conn;
+        shm_log(SHM_LOG_ERROR, "evsignal failed");
+        goto out_layers;
     }
 
     wk_clock_update(w);
@@ -332,22 +492,18 @@ main(int argc, char **argv)
     /* Serving; pairs with the broker's acquire load in its stats. */
     atomic_store_explicit(&w->row->state, SHM_WS_UP, memory_order_release);
 
-    if (wk_conn_loop(&m.cs) != 0)
-        fprintf(stderr, "uaworker %u: event_base_loop() failed\n",
-                w->slot);
+    if (wk_loop_run(&m.loop) != 0)
+        shm_log(SHM_LOG_ERROR, "event_base_loop() failed");
     else
         exit_code = 0;
 
     event_del(&m.sigterm);
     event_del(&m.sigint);
-out_conn:
-    wk_fanout_clear(&m.fo);
-    wk_conn_clear(&m.cs);
-out_base:
+out_layers:
+    wk_main_clear(&m);
     event_base_free(w->base);
     w->base = NULL;
 out_sessions:
-    wk_svc_browse_cache_fini(w);
     wk_session_fini(w);
 out_seg:
     wk_pki_fini(&m.pki);

@@ -2,29 +2,31 @@
  * worker/monitem.c: monitored items (Part 4 §5.12): their pool and ids,
  * the per-slot index the fan-out hooks walk, where values come from,
  * CreateMonitoredItems / Modify / Delete / SetMonitoringMode /
- * SetTriggering, and the two hooks of worker/fanout.h.  What an item
+ * SetTriggering, and the link's value and overflow handlers
+ * (worker/link.h, registered by wk_sub_init).  What an item
  * decides about a value is in worker/monitem_filter.c, how it queues and
  * publishes it in worker/monitem_queue.c.
  *
  * Where values come from (docs/subscriptions.md):
  *
  *   Value of a Variable   the broker pushes every change of its slot
- *   (no IndexRange)       (wk_fanout_on_value): the record is parsed
+ *   (no IndexRange)       (wk_mi_on_value): the record is parsed
  *                         once, each item on the slot filters it, the
  *                         first one to queue it copies its bytes once
  *                         for all of them (encoded once, by the broker)
  *   Value + IndexRange    each change of the slot makes the item read
- *                         the current value through the Read service,
- *                         which cuts the range
+ *                         the current value through the attribute
+ *                         reader (worker/attr.h), which cuts the range
  *   EventNotifier         an event item: events from the fan-out
  *                         (monitem_event.c), never read
- *   any other attribute   read through the Read service every sampling
+ *   any other attribute   read by the attribute reader every sampling
  *                         interval (at least WK_MI_READ_MIN_MS; the node
  *                         store does not change while the worker runs,
  *                         so this finds nothing new; a later reload of
  *                         the address space would)
  *
- * Initial value, "no lost update" (DESIGN §2): the item goes on its
+ * Initial value, "no lost update" (docs/architecture.md §2): the item
+ * goes on its
  * slot's list first, which sets our interest bit (seq_cst) when it is the
  * first one there; only then is the slot read.  A record older than what
  * was read may still arrive: records whose server timestamp is older
@@ -39,7 +41,9 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "fanout.h"
+#include "attr.h"
+#include "link.h"
+#include "node.h"
 #include "proto/attrs_gen.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
@@ -47,7 +51,6 @@
 #include "shm/nodestore.h"
 #include "shm/value.h"
 #include "sub_int.h"
-#include "svc_int.h"
 
 /* A parsed DataChangeFilter. */
 struct wk_filter {
@@ -67,10 +70,14 @@ static void wk_mi_take(struct wk_subs *st, struct wk_mi *mi,
                        const struct wk_rec *r, uint32_t *vref, bool force,
                        bool overflow);
 static ua_status wk_mi_read_dv(struct wk_subs *st, struct wk_session *s,
-                               const struct ua_read_value_id *rv,
-                               struct ua_datavalue **out);
+                               uint32_t node, uint32_t attr,
+                               const struct ua_string *range,
+                               const struct ua_qualifiedname *enc,
+                               struct ua_datavalue *dv);
 static ua_status wk_mi_read_rec(struct wk_subs *st, struct wk_session *s,
-                                const struct ua_read_value_id *rv,
+                                uint32_t node, uint32_t attr,
+                                const struct ua_string *range,
+                                const struct ua_qualifiedname *enc,
                                 struct wk_rec *r);
 static ua_status wk_mi_read_item(struct wk_subs *st, const struct wk_mi *mi,
                                  struct wk_session *s, struct wk_rec *r);
@@ -194,13 +201,13 @@ wk_mi_init(struct wk_subs *st)
     {
         struct ua_nodeid id = ua_nodeid_num(0, UA_NS0ID_SERVER);
 
-        st->n_server = wk_svc_lookup(st->w, &id);
+        st->n_server = wk_node_lookup(st->w, &id);
         id.id.num = UA_NS0ID_HASEVENTSOURCE;
         st->rt_hes = shm_nodestore_reftype_of(&st->w->ns,
-                                              wk_svc_lookup(st->w, &id));
+                                              wk_node_lookup(st->w, &id));
         id.id.num = UA_NS0ID_HASCOMPONENT;
         st->rt_hc = shm_nodestore_reftype_of(&st->w->ns,
-                                             wk_svc_lookup(st->w, &id));
+                                             wk_node_lookup(st->w, &id));
     }
     st->chunks_hw = 0;
     st->chunks_free = WK_NIL;
@@ -224,7 +231,7 @@ wk_mi_fini(struct wk_subs *st)
     struct wk_worker *w = st->w;
 
     if (st->ev_head != WK_NIL) {
-        wk_fanout_event_interest(w, false);
+        wk_link_event_interest(w->link, false);
         st->ev_head = WK_NIL;
     }
     /* Take our interest bits back: the broker stops sending us those. */
@@ -360,7 +367,7 @@ wk_list_del(struct wk_subs *st, uint32_t *head, uint32_t idx)
 }
 
 /* Put mi on its slot's list; the first item there sets our interest bit
- * (seq_cst, before the caller reads the slot: DESIGN §2). */
+ * (seq_cst, before the caller reads the slot: docs/architecture.md §2). */
 static void
 wk_mi_slot_add(struct wk_subs *st, struct wk_mi *mi)
 {
@@ -431,64 +438,55 @@ wk_mi_take(struct wk_subs *st, struct wk_mi *mi, const struct wk_rec *r,
 }
 
 /* ------------------------------------------------------------------ */
-/* reading through the Read service                                    */
+/* reading through the attribute reader                                */
 /* ------------------------------------------------------------------ */
 
 /*
- * Read rv the way the Read service does (both timestamps) into st->arena
+ * Read attribute attr of node (IndexRange range, DataEncoding enc; NULL:
+ * none) the way the Read service does (both timestamps; worker/attr.h)
+ * into dv, in st->arena
  * (reset here: the result is valid until the next read).  The operation's
- * status: Good, or the Bad code of a failed operation (its DataValue then
- * holds that status alone).
+ * status: Good, or the Bad code of a failed operation (dv then holds that
+ * status alone).
  */
 static ua_status
-wk_mi_read_dv(struct wk_subs *st, struct wk_session *s,
-              const struct ua_read_value_id *rv, struct ua_datavalue **out)
+wk_mi_read_dv(struct wk_subs *st, struct wk_session *s, uint32_t node,
+              uint32_t attr, const struct ua_string *range,
+              const struct ua_qualifiedname *enc, struct ua_datavalue *dv)
 {
-    struct wk_svc_ctx       ctx;
-    struct ua_read_request  req;
-    struct ua_read_response resp;
+    struct wk_attr_ctx ac = { st->w, s, &st->arena };
+    ua_status          op;
 
     ua_arena_reset(&st->arena);
-    memset(&ctx, 0, sizeof(ctx));
-    ctx.w = st->w;
-    ctx.session = s;
-    ctx.arena = &st->arena;
-    memset(&req, 0, sizeof(req));
-    memset(&resp, 0, sizeof(resp));
-    req.timestamps_to_return = UA_TIMESTAMPSTORETURN_BOTH;
-    req.n_nodes_to_read = 1;
-    req.nodes_to_read = (struct ua_read_value_id *)(uintptr_t)rv;
-    wk_svc_read(&ctx, &req, &resp);
-    if (resp.response_header.service_result != UA_GOOD)
-        return resp.response_header.service_result;
-    if (resp.n_results != 1)
-        return UA_BAD_INTERNAL_ERROR;
-    *out = &resp.results[0];
-    if ((*out)->mask == UA_DV_STATUS && UA_STATUS_IS_BAD((*out)->status))
-        return (*out)->status;
-    return UA_GOOD;
+    memset(dv, 0, sizeof(*dv));
+    dv->value.ndims = -1;
+    op = wk_attr_read(&ac, node, attr, range, enc,
+                      UA_TIMESTAMPSTORETURN_BOTH, dv);
+    if (op != UA_GOOD) {
+        memset(dv, 0, sizeof(*dv));
+        dv->value.ndims = -1;
+        dv->mask = UA_DV_STATUS;
+        dv->status = op;
+    }
+    return op;
 }
 
-/* Read rv and encode the DataValue into the arena as a record. */
+/* Read an attribute and encode its DataValue into the arena as a
+ * record. */
 static ua_status
-wk_mi_read_rec(struct wk_subs *st, struct wk_session *s,
-               const struct ua_read_value_id *rv, struct wk_rec *r)
+wk_mi_read_rec(struct wk_subs *st, struct wk_session *s, uint32_t node,
+               uint32_t attr, const struct ua_string *range,
+               const struct ua_qualifiedname *enc, struct wk_rec *r)
 {
-    struct ua_datavalue *dv = NULL, fail;
-    ua_status            op = wk_mi_read_dv(st, s, rv, &dv);
-    size_t               need, len;
-    uint8_t             *b;
+    struct ua_datavalue dv;
+    ua_status           op = wk_mi_read_dv(st, s, node, attr, range, enc,
+                                           &dv);
+    size_t              need, len;
+    uint8_t            *b;
 
-    if (dv == NULL) {
-        memset(&fail, 0, sizeof(fail));
-        fail.value.ndims = -1;
-        fail.mask = UA_DV_STATUS;
-        fail.status = op;
-        dv = &fail;
-    }
-    need = ua_encoded_size(dv, &ua_types[UA_TYPE_DATAVALUE]);
+    need = ua_encoded_size(&dv, &ua_types[UA_TYPE_DATAVALUE]);
     b = need > 0 ? ua_arena_alloc(&st->arena, need) : NULL;
-    if (b == NULL || ua_encode(dv, &ua_types[UA_TYPE_DATAVALUE], b, need,
+    if (b == NULL || ua_encode(&dv, &ua_types[UA_TYPE_DATAVALUE], b, need,
                                &len) != UA_GOOD
         || !wk_mi_parse(st, b, (uint32_t)len, r)) {
         /* A DataValue of status BadOutOfMemory (0x80030000) alone. */
@@ -506,25 +504,20 @@ static ua_status
 wk_mi_read_item(struct wk_subs *st, const struct wk_mi *mi,
                 struct wk_session *s, struct wk_rec *r)
 {
-    struct ua_read_value_id rv;
-    uint8_t                *rb = NULL;
-    uint32_t                rl = 0;
+    struct ua_string range = { -1, NULL };
+    uint8_t         *rb = NULL;
+    uint32_t         rl = 0;
 
-    memset(&rv, 0, sizeof(rv));
-    wk_svc_node_id(st->w, mi->node, &rv.node_id);
-    rv.attribute_id = mi->attr;
-    rv.index_range.len = -1;
-    rv.data_encoding.name.len = -1;
     if (mi->range != WK_NIL) {
         wk_cells_get(&st->cells, mi->range, 0, &rl, 4);
         rb = st->tmp;
         if (rl <= st->tmp_cap) {
             wk_cells_get(&st->cells, mi->range, 4, rb, rl);
-            rv.index_range.len = (int32_t)rl;
-            rv.index_range.data = rb;
+            range.len = (int32_t)rl;
+            range.data = rb;
         }
     }
-    return wk_mi_read_rec(st, s, &rv, r);
+    return wk_mi_read_rec(st, s, mi->node, mi->attr, &range, NULL, r);
 }
 
 /* Read what mi monitors and take it (a value of its own). */
@@ -541,18 +534,17 @@ wk_mi_read_take(struct wk_subs *st, struct wk_mi *mi, struct wk_session *s,
 }
 
 /* ------------------------------------------------------------------ */
-/* the fan-out hooks (worker/fanout.h)                                 */
+/* the link's handlers (worker/link.h)                                 */
 /* ------------------------------------------------------------------ */
 
 void
-wk_fanout_on_value(struct wk_worker *w, uint32_t slot, const uint8_t *dv,
-                   uint32_t len)
+wk_mi_on_value(void *arg, uint32_t slot, const uint8_t *dv, uint32_t len)
 {
-    struct wk_subs *st = wk_subs_get(w);
+    struct wk_subs *st = arg;
     struct wk_rec   r;
     uint32_t        i, v = WK_NIL;
 
-    if (st == NULL || slot >= st->nslots)
+    if (slot >= st->nslots)
         return;
     i = st->slot_head[slot];
     if (i == WK_NIL || !wk_mi_parse(st, dv, len, &r))
@@ -576,14 +568,14 @@ wk_mi_take_any(struct wk_subs *st, struct wk_mi *mi, const struct wk_rec *r,
 }
 
 void
-wk_fanout_on_overflow(struct wk_worker *w, uint32_t slot)
+wk_mi_on_overflow(void *arg, uint32_t slot)
 {
-    struct wk_subs *st = wk_subs_get(w);
+    struct wk_subs *st = arg;
     struct wk_rec   r;
     uint32_t        i, v = WK_NIL, one[2];
     bool            have = false;
 
-    if (st == NULL || slot >= st->nslots)
+    if (slot >= st->nslots)
         return;
     /* Changes were lost: the current value goes out with the Overflow
      * bit, whatever the filter says (the client must see the gap). */
@@ -709,29 +701,24 @@ wk_mi_eurange(struct wk_subs *st, struct wk_session *s, uint32_t node,
     const struct shm_node  *n = &w->ns.nodes[node];
     struct ua_nodeid        hpid = ua_nodeid_num(0, UA_NS0ID_HASPROPERTY);
     uint32_t                hp = shm_nodestore_reftype_of(&w->ns,
-                                    wk_svc_lookup(w, &hpid));
+                                    wk_node_lookup(w, &hpid));
 
     if (hp == SHM_NONE)
         return UA_BAD_DEADBAND_FILTER_INVALID;
     for (uint32_t k = 0; k < n->nrefs; k++) {
         const struct shm_ref   *ref = &w->ns.refs[n->refs + k];
         struct ua_qualifiedname qn;
-        struct ua_read_value_id rv;
-        struct ua_datavalue    *dv;
+        struct ua_datavalue     dvb, *dv = &dvb;
         struct ua_variant       v;
         const struct ua_range  *rg;
 
         if ((ref->flags & SHM_REF_INVERSE) || ref->reftype != hp)
             continue;
-        wk_svc_node_browse_name(w, ref->target, &qn);
+        wk_node_browse_name(w, ref->target, &qn);
         if (qn.ns != 0 || !ua_string_eq(&qn.name, "EURange"))
             continue;
-        memset(&rv, 0, sizeof(rv));
-        wk_svc_node_id(w, ref->target, &rv.node_id);
-        rv.attribute_id = UA_ATTR_VALUE;
-        rv.index_range.len = -1;
-        rv.data_encoding.name.len = -1;
-        if (wk_mi_read_dv(st, s, &rv, &dv) != UA_GOOD
+        if (wk_mi_read_dv(st, s, ref->target, UA_ATTR_VALUE, NULL, NULL, dv)
+            != UA_GOOD
             || !(dv->mask & UA_DV_VALUE))
             return UA_BAD_DEADBAND_FILTER_INVALID;
         if (dv->value.type == UA_VARIANT_RAW) {
@@ -779,7 +766,7 @@ wk_mi_filter(struct wk_subs *st, struct wk_session *s, uint32_t node,
     f->trigger = UA_DATACHANGETRIGGER_STATUSVALUE;
     f->dbtype = UA_DEADBANDTYPE_NONE;
     f->deadband = 0;
-    if (x->encoding == UA_EO_NONE && wk_svc_nodeid_is_null(&x->type_id))
+    if (x->encoding == UA_EO_NONE && wk_node_is_null(&x->type_id))
         return UA_GOOD;
     if (x->encoding != UA_EO_DECODED) {
         /* Not a filter we know (or XML): none we could apply. */
@@ -811,7 +798,7 @@ wk_mi_filter(struct wk_subs *st, struct wk_session *s, uint32_t node,
          && n->node_class != SHM_NC_VARIABLETYPE)
         || n->u.var.data_type >= st->w->ns.nnodes
         || !shm_nodestore_is_subtype(&st->w->ns, n->u.var.data_type,
-                                     wk_svc_lookup(st->w, &numid)))
+                                     wk_node_lookup(st->w, &numid)))
         return UA_BAD_FILTER_NOT_ALLOWED;   /* not a Number */
     f->dbtype = (uint8_t)dc->deadband_type;
     f->deadband = dc->deadband_value;
@@ -852,7 +839,7 @@ wk_mi_create(struct wk_svc_ctx *ctx, struct wk_sub *sub, int32_t ttr,
              const struct ua_monitored_item_create_request *r,
              struct ua_monitored_item_create_result *res)
 {
-    struct wk_subs                     *st = wk_subs_get(ctx->w);
+    struct wk_subs                     *st = ctx->w->subs;
     const struct ua_monitoring_parameters *mp = &r->requested_parameters;
     const struct ua_read_value_id      *rv = &r->item_to_monitor;
     struct wk_filter                    f;
@@ -870,7 +857,7 @@ wk_mi_create(struct wk_svc_ctx *ctx, struct wk_sub *sub, int32_t ttr,
         res->status_code = UA_BAD_MONITORING_MODE_INVALID;
         return;
     }
-    node = wk_svc_lookup(ctx->w, &rv->node_id);
+    node = wk_node_lookup(ctx->w, &rv->node_id);
     if (node == SHM_NONE) {
         res->status_code = UA_BAD_NODE_ID_UNKNOWN;
         return;
@@ -933,7 +920,8 @@ wk_mi_create(struct wk_svc_ctx *ctx, struct wk_sub *sub, int32_t ttr,
     sub->ihead = (uint32_t)(mi - st->items);
     sub->nitems++;
 
-    /* Where values come from; for a slot, interest first (DESIGN §2). */
+    /* Where values come from; for a slot, interest first (docs/architecture.md
+     * §2). */
     if (on_slot) {
         mi->slot = n->u.var.slot;
         if (mi->range != WK_NIL)
@@ -945,7 +933,8 @@ wk_mi_create(struct wk_svc_ctx *ctx, struct wk_sub *sub, int32_t ttr,
         wk_mi_sampled_add(st, mi);
     }
     /* Then the slot: the initial value; and the checks Read makes. */
-    s = wk_mi_read_rec(st, ctx->session, rv, &rec);
+    s = wk_mi_read_rec(st, ctx->session, node, rv->attribute_id,
+                       &rv->index_range, &rv->data_encoding, &rec);
     if (wk_mi_create_fatal(s)) {
         wk_mi_delete(st, mi);
         res->status_code = s;
@@ -1036,7 +1025,7 @@ wk_mi_modify(struct wk_svc_ctx *ctx, struct wk_sub *sub, int32_t ttr,
              const struct ua_monitored_item_modify_request *r,
              struct ua_monitored_item_modify_result *res)
 {
-    struct wk_subs                        *st = wk_subs_get(ctx->w);
+    struct wk_subs                        *st = ctx->w->subs;
     const struct ua_monitoring_parameters *mp = &r->requested_parameters;
     struct wk_mi                          *mi;
     struct wk_filter                       f;

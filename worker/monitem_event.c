@@ -30,13 +30,13 @@
 #include <errno.h>
 #include <string.h>
 
-#include "fanout.h"
+#include "link.h"
+#include "node.h"
 #include "proto/attrs_gen.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "shm/nodestore.h"
 #include "sub_int.h"
-#include "svc_int.h"
 
 #define WK_EV_DEPTH       4     /* HasEventSource/HasComponent hops */
 #define WK_EV_SELECT_MAX  128   /* select clauses of one filter */
@@ -88,7 +88,7 @@ wk_ev_lookup_ns0(struct wk_subs *st, uint32_t id)
 {
     struct ua_nodeid n = ua_nodeid_num(0, id);
 
-    return wk_svc_lookup(st->w, &n);
+    return wk_node_lookup(st->w, &n);
 }
 
 /* ------------------------------------------------------------------ */
@@ -131,8 +131,8 @@ wk_ev_operand_path(struct wk_subs *st,
 
     *type = SHM_NONE;
     *plen = 0;
-    if (!wk_svc_nodeid_is_null(&op->type_definition_id)) {
-        uint32_t t = wk_svc_lookup(st->w, &op->type_definition_id);
+    if (!wk_node_is_null(&op->type_definition_id)) {
+        uint32_t t = wk_node_lookup(st->w, &op->type_definition_id);
 
         if (t == SHM_NONE
             || st->w->ns.nodes[t].node_class != SHM_NC_OBJECTTYPE
@@ -202,7 +202,7 @@ wk_ev_filter(struct wk_subs *st, struct ua_arena *a, const struct ua_extobj *x,
 
     *chain = WK_NIL;
     fres->encoding = UA_EO_NONE;
-    if (x->encoding == UA_EO_NONE && wk_svc_nodeid_is_null(&x->type_id))
+    if (x->encoding == UA_EO_NONE && wk_node_is_null(&x->type_id))
         return UA_BAD_EVENT_FILTER_INVALID;  /* an event item needs one */
     if (x->encoding != UA_EO_DECODED)
         return UA_BAD_MONITORED_ITEM_FILTER_UNSUPPORTED;
@@ -312,7 +312,7 @@ wk_ev_add(struct wk_subs *st, struct wk_mi *mi)
 
     wk_list_add(st, &st->ev_head, (uint32_t)(mi - st->items));
     if (first)
-        wk_fanout_event_interest(st->w, true);
+        wk_link_event_interest(st->w->link, true);
 }
 
 void
@@ -322,7 +322,7 @@ wk_ev_del(struct wk_subs *st, struct wk_mi *mi)
         return;
     wk_list_del(st, &st->ev_head, (uint32_t)(mi - st->items));
     if (st->ev_head == WK_NIL)
-        wk_fanout_event_interest(st->w, false);
+        wk_link_event_interest(st->w->link, false);
 }
 
 /* ------------------------------------------------------------------ */
@@ -572,18 +572,18 @@ wk_ev_overflow(struct wk_subs *st, struct wk_mi *mi)
 }
 
 /* ------------------------------------------------------------------ */
-/* the fan-out hooks (worker/fanout.h)                                 */
+/* the link's handlers (worker/link.h)                                 */
 /* ------------------------------------------------------------------ */
 
 void
-wk_fanout_on_event(struct wk_worker *w, const uint8_t *rec, uint32_t len)
+wk_ev_on_event(void *arg, const uint8_t *rec, uint32_t len)
 {
-    struct wk_subs  *st = wk_subs_get(w);
+    struct wk_subs  *st = arg;
     struct shm_fo_ev ev;
     uint32_t         one[2];
     int              nf;
 
-    if (st == NULL || st->ev_head == WK_NIL)
+    if (st->ev_head == WK_NIL)
         return;
     nf = shm_fo_ev_parse(rec, len, &ev, st->evf, SHM_FO_EV_FIELDS_MAX);
     if (nf < 0)
@@ -597,13 +597,11 @@ wk_fanout_on_event(struct wk_worker *w, const uint8_t *rec, uint32_t len)
 }
 
 void
-wk_fanout_on_events_lost(struct wk_worker *w)
+wk_ev_on_events_lost(void *arg)
 {
-    struct wk_subs *st = wk_subs_get(w);
+    struct wk_subs *st = arg;
     uint32_t        one[2];
 
-    if (st == NULL)
-        return;
     for (uint32_t i = st->ev_head; i != WK_NIL;) {
         const uint32_t *it = wk_list_step(st, &i, one);
 
@@ -674,8 +672,8 @@ wk_ev_refresh_args(struct wk_svc_ctx *ctx,
     return UA_GOOD;
 }
 
-bool
-wk_ev_refresh_call(struct wk_svc_ctx *ctx,
+void
+wk_ev_refresh_call(void *arg, struct wk_svc_ctx *ctx,
                    const struct ua_call_method_request *m,
                    struct ua_call_method_result *r)
 {
@@ -686,34 +684,28 @@ wk_ev_refresh_call(struct wk_svc_ctx *ctx,
     bool            two;
     ua_status       s;
 
-    if (m->method_id.ns != 0 || m->method_id.idtype != UA_IDTYPE_NUMERIC
-        || (m->method_id.id.num != UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH
-            && m->method_id.id.num
-                   != UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH2)
-        || m->object_id.ns != 0 || m->object_id.idtype != UA_IDTYPE_NUMERIC
-        || m->object_id.id.num != UA_NS0ID_CONDITIONTYPE)
-        return false;               /* not ours: Call goes on */
+    (void)arg;
     two = m->method_id.id.num == UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH2;
     s = wk_ev_refresh_args(ctx, m, r, ids, two ? 2 : 1);
     if (s != UA_GOOD) {
         r->status_code = s;
-        return true;
+        return;
     }
-    st = wk_subs_get(ctx->w);
+    st = ctx->w->subs;
     sub = st != NULL ? wk_sub_find(st, ids[0]) : NULL;
     if (sub == NULL) {
         r->status_code = UA_BAD_SUBSCRIPTION_ID_INVALID;
-        return true;
+        return;
     }
     if (wk_sub_of_session(st, ctx->session, ids[0]) == NULL) {
         r->status_code = UA_BAD_USER_ACCESS_DENIED;
-        return true;
+        return;
     }
     if (two) {
         only = wk_mi_find(st, sub, ids[1]);
         if (only == NULL || !(only->flags & WK_MI_EVENT)) {
             r->status_code = UA_BAD_MONITORED_ITEM_ID_INVALID;
-            return true;
+            return;
         }
     }
     wk_sub_touch(st, sub);
@@ -731,5 +723,4 @@ wk_ev_refresh_call(struct wk_svc_ctx *ctx,
                   "ConditionRefresh ended");
     }
     r->status_code = UA_GOOD;
-    return true;
 }

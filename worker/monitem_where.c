@@ -46,7 +46,7 @@
 #include "proto/status_gen.h"
 #include "shm/nodestore.h"
 #include "sub_int.h"
-#include "svc_int.h"
+#include "node.h"
 
 #define WK_OP_LIT   1
 #define WK_OP_ELEM  2
@@ -120,7 +120,7 @@ wk_where_lit_node(struct wk_subs *st, const struct ua_extobj *x)
     if (l->value.type != UA_BT_NODEID || l->value.is_array
         || l->value.data == NULL)
         return SHM_NONE;
-    return wk_svc_lookup(st->w, l->value.data);
+    return wk_node_lookup(st->w, l->value.data);
 }
 
 /*
@@ -978,7 +978,7 @@ wk_ev_where_eval(struct wk_subs *st, const uint8_t *w, uint32_t n,
             } else {
                 id = ua_nodeid_num(a.ns, (uint32_t)a.u.u);
             }
-            t = wk_svc_lookup(st->w, &id);
+            t = wk_node_lookup(st->w, &id);
             wk_fv_bool(r, t != SHM_NONE && ev->type < st->w->ns.nnodes
                               && shm_nodestore_is_subtype(&st->w->ns,
                                                           ev->type, t));

@@ -6,11 +6,10 @@
 #include "pki.h"
 
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "proto/status_gen.h"
+#include "shm/log.h"
 #include "shm/pki.h"
 #include "worker.h"
 
@@ -34,12 +33,11 @@ wk_pki_init(struct wk_pki *k, struct wk_worker *w)
     if (s == UA_GOOD)
         s = ua_crypto_key_load(&k->key, k->shm->key, k->shm->key_len);
     if (s != UA_GOOD) {
-        fprintf(stderr, "uaworker %u: pki: our key: %s\n", w->slot,
-                ua_status_name(s));
+        shm_log(SHM_LOG_ERROR, "pki: our key: %s", ua_status_name(s));
         return -1;
     }
     k->snap_cap = sizeof(struct shm_pki_half) + k->shm->list_bytes;
-    k->snap = malloc(k->snap_cap);
+    k->snap = wk_alloc(w, k->snap_cap);
     if (k->snap == NULL) {
         ua_crypto_key_clear(&k->key);
         return -1;
@@ -110,7 +108,7 @@ wk_pki_refresh(struct wk_pki *k)
  * True when the leaf of chain is our own application certificate.  A
  * client never presents the server's certificate; taking it for one would
  * let the server sign for itself (the reflection of CVE-2024-42513,
- * SECURITY.md (b) 49), even if an operator put it in trusted/.
+ * docs/security.md case 49), even if an operator put it in trusted/.
  */
 static bool
 wk_pki_is_own(const struct wk_pki *k, const uint8_t *chain, size_t len)
@@ -140,8 +138,8 @@ wk_pki_validate(void *ctx, const uint8_t *chain, size_t len,
     if (k->shm == NULL || wk_pki_refresh(k) != 0)
         return UA_BAD_CERTIFICATE_UNTRUSTED;
     if (wk_pki_is_own(k, chain, len)) {
-        fprintf(stderr, "uaworker %u: a client presented our own "
-                "application certificate: refused\n", k->w->slot);
+        shm_log(SHM_LOG_WARNING, "a client presented our own "
+                "application certificate: refused");
         return UA_BAD_CERTIFICATE_USE_NOT_ALLOWED;
     }
     now = (k->w->now_dt - UA_DATETIME_UNIX_EPOCH) / 10000000;
@@ -156,14 +154,13 @@ wk_pki_validate(void *ctx, const uint8_t *chain, size_t len,
 
         k->rejected++;
         ua_cert_rejected_name(v.thumbprint, name);
-        fprintf(stderr, "uaworker %u: client certificate %s refused: %s%s\n",
-                k->w->slot, name, ua_status_name(s),
+        shm_log(SHM_LOG_WARNING, "client certificate %s refused: %s%s",
+                name, ua_status_name(s),
                 shm_pki_reject_post(k->shm, k->w->slot, chain, len) == 0
                     ? " (to rejected/)" : "");
     } else if (s != UA_GOOD) {
-        fprintf(stderr, "uaworker %u: client certificate refused: %s "
-                "(depth %u)\n", k->w->slot, ua_status_name(s),
-                (unsigned)v.depth);
+        shm_log(SHM_LOG_WARNING, "client certificate refused: %s "
+                "(depth %u)", ua_status_name(s), (unsigned)v.depth);
     }
     return s;
 }
@@ -196,7 +193,7 @@ void
 wk_pki_fini(struct wk_pki *k)
 {
     if (k->snap != NULL) {
-        free(k->snap);
+        wk_free(k->w, k->snap);
         k->snap = NULL;
     }
     ua_crypto_key_clear(&k->key);

@@ -8,9 +8,9 @@
  * generation moved (SIGHUP).  An untrusted certificate goes to the broker's
  * rejected mailbox (the broker writes rejected/<thumbprint>.der).
  *
- * The RSA work runs inline in the OPN for now (about 6 ms for the first
- * OPN); DESIGN §4 wants it staged so the worker keeps serving other
- * channels meanwhile.
+ * The RSA work of an OPN runs in steps of one private-key operation
+ * (worker/step.h, docs/architecture.md §4), so the worker keeps serving
+ * other channels meanwhile.
  */
 #ifndef WK_PKI_H
 #define WK_PKI_H

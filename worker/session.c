@@ -165,9 +165,16 @@ wk_session_init(struct wk_worker *w)
     csz = (size_t)n * ncp * sizeof(struct wk_session_cp);
     if (csz / ncp / sizeof(struct wk_session_cp) != n)
         return -ENOMEM;
-    p = wk_alloc(w, ssz + csz);
-    if (p == NULL)
+    w->session_listeners = wk_alloc(w, sizeof(*w->session_listeners));
+    if (w->session_listeners == NULL)
         return -ENOMEM;
+    memset(w->session_listeners, 0, sizeof(*w->session_listeners));
+    p = wk_alloc(w, ssz + csz);
+    if (p == NULL) {
+        wk_free(w, w->session_listeners);
+        w->session_listeners = NULL;
+        return -ENOMEM;
+    }
     memset(p, 0, ssz + csz);
     w->sessions = (struct wk_session *)p;
     cps = (struct wk_session_cp *)(p + ssz);
@@ -183,6 +190,8 @@ wk_session_init(struct wk_worker *w)
 void
 wk_session_fini(struct wk_worker *w)
 {
+    wk_free(w, w->session_listeners);
+    w->session_listeners = NULL;
     if (w->sessions == NULL)
         return;
     wk_free(w, w->sessions);
@@ -270,7 +279,7 @@ wk_session_activate(struct wk_worker *w, struct wk_session *s,
             return UA_BAD_SESSION_ID_INVALID;
     } else if (s->channel_id != channel_id && user != s->user) {
         /* A client that lost its channel may move the session to a new one
-         * (§5.7.3), but only as the same user (SECURITY.md 50). */
+         * (§5.7.3), but only as the same user (docs/security.md case 50). */
         return UA_BAD_IDENTITY_CHANGE_NOT_SUPPORTED;
     }
     s->activated = 1;
@@ -303,6 +312,45 @@ wk_session_close(struct wk_worker *w, struct wk_session *s)
     wk_budget_give(w, SHM_LIM_SESSIONS);
     w->nsessions--;
     wk_session_count(w);
+}
+
+int
+wk_session_on_closing(struct wk_worker *w, wk_session_closing_fn fn,
+                      void *arg)
+{
+    struct wk_session_listeners *l = w->session_listeners;
+
+    if (l == NULL || fn == NULL)
+        return -EINVAL;
+    if (l->n == WK_SESSION_LISTENERS_MAX)
+        return -ENOSPC;
+    l->fn[l->n] = fn;
+    l->arg[l->n] = arg;
+    l->n++;
+    return 0;
+}
+
+void
+wk_session_closing(struct wk_worker *w, struct wk_session *s,
+                   bool delete_subs)
+{
+    struct wk_session_listeners *l = w->session_listeners;
+
+    if (l == NULL)
+        return;
+    for (uint32_t i = 0; i < l->n; i++)
+        l->fn[i](l->arg[i], s, delete_subs);
+}
+
+bool
+wk_session_on_channel(const struct wk_worker *w, uint32_t channel_id)
+{
+    if (w->sessions == NULL)
+        return false;
+    for (uint32_t i = 0; i < w->conf->max_sessions; i++)
+        if (w->sessions[i].used && w->sessions[i].channel_id == channel_id)
+            return true;
+    return false;
 }
 
 unsigned

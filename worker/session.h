@@ -2,8 +2,8 @@
  * worker/session.h: the worker's sessions (Part 4 §5.7): a fixed pool of
  * conf->max_sessions, allocated once by wk_session_init, never grown.
  *
- * A session belongs to this worker only (DESIGN §1): its tokens mean
- * nothing to another worker.  Identity:
+ * A session belongs to this worker only (docs/architecture.md §1): its tokens
+ * mean nothing to another worker.  Identity:
  *
  *   sessionId            ns=1, a random GUID (public: diagnostics, audit)
  *   authenticationToken  ns=0, a GUID whose data1 is the pool index and whose
@@ -12,7 +12,7 @@
  *                        slot gets new random bits, so an old token never
  *                        finds the new session.
  *
- * Binding (Part 4 §5.7.3, SECURITY.md 46/47/50):
+ * Binding (Part 4 §5.7.3, docs/security.md cases 46, 47, 50):
  *
  *   create on channel A ---> bound to A, not activated
  *   activate on A --------> activated        (on B first: BadSessionIdInvalid)
@@ -26,7 +26,7 @@
  *
  * Timeouts: every request on the session refreshes last_ms; the loop calls
  * wk_session_expire once a second.  A session never activated is closed
- * after WK_SESSION_ACTIVATE_MS at most (SECURITY.md 52: unactivated
+ * after WK_SESSION_ACTIVATE_MS at most (docs/security.md case 52: unactivated
  * sessions must not hold the pool).
  *
  * Random bytes (tokens, nonces, continuation points) come from a per-process
@@ -96,7 +96,8 @@ struct wk_session {
     char                  name[WK_SESSION_NAME_MAX];
     uint32_t              max_response;     /* MaxResponseMessageSize */
     uint32_t              unauthorized;     /* token used on a foreign
-                                               channel (SECURITY.md 46) */
+                                               channel (docs/security.md
+                                               case 46) */
     uint64_t              registered;       /* RegisterNodes, total ids */
     uint64_t              requests;
     struct wk_session_cp *cps;  /* conf->max_browse_continuation_points */
@@ -119,7 +120,7 @@ struct wk_session {
  */
 int wk_session_init(struct wk_worker *w);
 
-/* Free the pool (every session is forgotten). */
+/* Free the pool (every session is forgotten) and the listeners. */
 void wk_session_fini(struct wk_worker *w);
 
 /*
@@ -159,6 +160,37 @@ bool wk_session_may_write(const struct wk_worker *w,
 
 /* Close s: release its continuation points, free its slot. */
 void wk_session_close(struct wk_worker *w, struct wk_session *s);
+
+/*
+ * A client closes s (CloseSession, worker/svc_session.c), deleting its
+ * subscriptions or not: tell the listeners (before wk_session_close).  A
+ * session that goes without this (its timeout, its channel closed before
+ * activation) is not announced: whoever keeps state per session notices
+ * the slot changed hands.
+ */
+typedef void (*wk_session_closing_fn)(void *arg, struct wk_session *s,
+                                      bool delete_subs);
+
+#define WK_SESSION_LISTENERS_MAX 4
+
+struct wk_session_listeners {
+    wk_session_closing_fn fn[WK_SESSION_LISTENERS_MAX];
+    void                 *arg[WK_SESSION_LISTENERS_MAX];
+    uint32_t              n;
+};
+
+/* Listen for a client's CloseSession (at start-up).  0; -ENOSPC; -EINVAL
+ * before wk_session_init. */
+int wk_session_on_closing(struct wk_worker *w, wk_session_closing_fn fn,
+                          void *arg);
+
+/* Tell the listeners that the client closes s. */
+void wk_session_closing(struct wk_worker *w, struct wk_session *s,
+                        bool delete_subs);
+
+/* Does channel channel_id carry a session?  (The connection layer never
+ * purges such a channel to make room, docs/security.md case 34.) */
+bool wk_session_on_channel(const struct wk_worker *w, uint32_t channel_id);
 
 /* A request arrived on s: restart its timeout. */
 void wk_session_touch(struct wk_worker *w, struct wk_session *s);

@@ -31,13 +31,14 @@
  * become orphans: no session, lifetime counting down, waiting for
  * TransferSubscriptions (Part 4 §5.13.7).
  *
- * Publish queue (SECURITY.md 78): at most conf->max_publish_requests_per_
- * session requests per session wait; one more answers the oldest with
- * BadTooManyPublishRequests.  Acknowledgements are processed on arrival;
- * their results wait with the request (2 bits each).
+ * Publish queue (docs/security.md case 78): at most
+ * conf->max_publish_requests_per_session requests per session wait; one
+ * more answers the oldest with BadTooManyPublishRequests.
+ * Acknowledgements are processed on arrival; their results wait with the
+ * request (2 bits each).
  *
  * Responses leave through the connection layer's deferred responses
- * (worker/conn.h), or st->io in unit tests.  The DataChangeNotification
+ * (worker/conn.h wk_conn_respond).  The DataChangeNotification
  * of a message is written by hand from the queued DataValues (the records
  * the broker encoded once) into one ExtensionObject body.
  *
@@ -49,12 +50,14 @@
 #include <math.h>
 #include <string.h>
 
-#include "fanout.h"
+#include "conn.h"
+#include "link.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
+#include "session.h"
 #include "sub_int.h"
-#include "svc_int.h"
+#include "svc.h"
 
 #define WK_SUB_ID_BITS     26      /* below the worker slot's 6 bits */
 #define WK_SUB_BODY_SLACK  1024    /* headers around a notification body */
@@ -71,11 +74,6 @@ static void wk_sub_on_timer(evutil_socket_t fd, short what, void *arg);
 static void wk_sub_period_add(struct wk_subs *st, uint32_t p);
 static void wk_sub_period_del(struct wk_subs *st, uint32_t p);
 static void wk_sub_arm(struct wk_subs *st);
-static void wk_sub_heap_swap(struct wk_subs *st, uint32_t a, uint32_t b);
-static void wk_sub_heap_up(struct wk_subs *st, uint32_t i);
-static void wk_sub_heap_down(struct wk_subs *st, uint32_t i);
-static void wk_sub_heap_fix(struct wk_subs *st, struct wk_sub *sub);
-static void wk_sub_heap_del(struct wk_subs *st, struct wk_sub *sub);
 static struct wk_sub *wk_sub_new(struct wk_subs *st);
 static void wk_sub_delete(struct wk_subs *st, struct wk_sub *sub);
 static uint64_t wk_sub_phase(uint64_t now, uint32_t period);
@@ -104,47 +102,19 @@ static void wk_sub_send_notice(struct wk_subs *st, struct wk_subsess *e,
                                struct wk_pubreq *pr);
 static void wk_sub_respond(struct wk_subs *st, struct wk_pubreq *pr,
                            struct ua_publish_response *resp);
-static int32_t wk_sub_avail(struct wk_subs *st, const struct wk_sub *sub,
-                            uint32_t *out);
-static void wk_sub_retx_add(struct wk_subs *st, struct wk_sub *sub,
-                            uint32_t seq, int64_t time, uint32_t type,
-                            const uint8_t *body, uint32_t len);
-static uint32_t wk_sub_rstore_cap(const struct wk_sub_limits *l);
-static struct wk_rmsg *wk_sub_rmsg(struct wk_subs *st, uint64_t at);
-static void wk_sub_rstore_gc(struct wk_subs *st);
-static bool wk_sub_rstore_evict(struct wk_subs *st);
-static int64_t wk_sub_rstore_alloc(struct wk_subs *st, uint32_t need);
-static int wk_sub_retx_find(const struct wk_subs *st,
-                            const struct wk_sub *sub, uint32_t seq);
-static void wk_sub_retx_drop(struct wk_subs *st, struct wk_sub *sub,
-                             uint32_t k);
 static uint8_t wk_sub_ack(struct wk_subs *st, uint32_t sess, uint32_t sub_id,
                           uint32_t seq);
-
-/*
- * TODO(sub): the state belongs in struct wk_worker (a `subs` member, asked
- * of worker.h's owner); until then one worker process has one, found
- * here, checked against w.
- */
-static struct wk_subs *wk_sub_state;
 
 /* ------------------------------------------------------------------ */
 /* state, init, fini                                                   */
 /* ------------------------------------------------------------------ */
 
 struct wk_subs *
-wk_subs_get(struct wk_worker *w)
-{
-    return wk_sub_state != NULL && wk_sub_state->w == w ? wk_sub_state
-                                                          : NULL;
-}
-
-struct wk_subs *
 wk_subs_need(struct wk_worker *w)
 {
-    if (wk_subs_get(w) == NULL && wk_sub_init(w) != 0)
+    if (w->subs == NULL && wk_sub_init(w) != 0)
         return NULL;
-    return wk_subs_get(w);
+    return w->subs;
 }
 
 static void *
@@ -233,10 +203,8 @@ wk_sub_init(struct wk_worker *w)
     size_t          msg;
     uint32_t        nss;
 
-    if (wk_subs_get(w) != NULL)
+    if (w->subs != NULL)
         return 0;
-    if (wk_sub_state != NULL)
-        wk_sub_fini(wk_sub_state->w);
     st = wk_alloc(w, sizeof(*st));
     if (st == NULL)
         return -ENOMEM;
@@ -251,8 +219,7 @@ wk_sub_init(struct wk_worker *w)
     nss = w->conf->max_sessions ? w->conf->max_sessions : 1;
     st->nss = nss;
     st->out_cap = st->tmp_cap = msg;
-    wk_sub_state = st;
-    wk_sub_set_io(w, NULL);             /* the connection layer's */
+    w->subs = st;
 
     /* Big arrays: malloc'ed, never walked here, so untouched pages stay
      * unbacked until the pool grows into them. */
@@ -261,8 +228,6 @@ wk_sub_init(struct wk_worker *w)
     st->retx_all = wk_sub_alloc_mem(st, (size_t)st->lim.max_subs
                                             * st->lim.max_retx
                                             * sizeof(*st->retx_all));
-    st->heap = wk_sub_alloc_mem(st, (size_t)st->lim.max_subs
-                                        * sizeof(*st->heap));
     st->ss = wk_sub_alloc_mem(st, (size_t)nss * sizeof(*st->ss));
     st->pub_all = wk_sub_alloc_mem(st, (size_t)nss * st->lim.max_publish
                                            * sizeof(*st->pub_all));
@@ -277,7 +242,7 @@ wk_sub_init(struct wk_worker *w)
     st->cells.c = wk_sub_alloc_lines(st, (size_t)st->lim.cells
                                              * sizeof(struct wk_cell),
                                      &st->cells_mem);
-    st->rstore.cap = wk_sub_rstore_cap(&st->lim);
+    st->rstore.cap = wk_retx_store_cap(&st->lim);
     st->rstore.buf = wk_sub_alloc_mem(st, st->rstore.cap);
     st->cells.stack = wk_sub_alloc_mem(st, (size_t)st->lim.cells
                                                * sizeof(uint32_t));
@@ -296,7 +261,9 @@ wk_sub_init(struct wk_worker *w)
     st->acks_out = wk_sub_alloc_mem(st, WK_SUB_ACKS_MAX * sizeof(ua_status));
     st->seqs_out = wk_sub_alloc_mem(st, (size_t)st->lim.max_retx
                                             * sizeof(uint32_t));
-    if (st->subs == NULL || st->retx_all == NULL || st->heap == NULL
+    if (st->subs == NULL || st->retx_all == NULL
+        || wk_timerheap_init(&st->timers, w, st->lim.max_subs,
+                             &st->allocations) != 0
         || st->ss == NULL || st->pub_all == NULL || st->items == NULL
         || st->slot_head == NULL || st->chunks == NULL
         || st->cells.c == NULL
@@ -329,13 +296,25 @@ wk_sub_init(struct wk_worker *w)
         evtimer_assign(&st->timer, w->base, wk_sub_on_timer, st);
         st->timer_on = true;
     }
+    if (wk_link_on(w->link)) {
+        static const struct wk_link_notify notify = {
+            .value = wk_mi_on_value,
+            .overflow = wk_mi_on_overflow,
+            .event = wk_ev_on_event,
+            .events_lost = wk_ev_on_events_lost,
+            .time = wk_sub_on_time,
+            .wake_by = wk_sub_wake_by,
+        };
+
+        wk_link_set_notify(w->link, &notify, st);
+    }
     return 0;
 }
 
 void
 wk_sub_fini(struct wk_worker *w)
 {
-    struct wk_subs *st = wk_subs_get(w);
+    struct wk_subs *st = w->subs;
 
     if (st == NULL)
         return;
@@ -345,7 +324,7 @@ wk_sub_fini(struct wk_worker *w)
         wk_mi_fini(st);
     wk_free(w, st->subs);
     wk_free(w, st->retx_all);
-    wk_free(w, st->heap);
+    wk_timerheap_clear(&st->timers, w);
     wk_free(w, st->ss);
     wk_free(w, st->pub_all);
     wk_free(w, st->items_mem);
@@ -365,31 +344,14 @@ wk_sub_fini(struct wk_worker *w)
     wk_free(w, st->arena_buf);
     wk_free(w, st->acks_out);
     wk_free(w, st->seqs_out);
-    wk_sub_state = NULL;
+    w->subs = NULL;
     wk_free(w, st);
-}
-
-void
-wk_sub_set_io(struct wk_worker *w, const struct wk_sub_io *io)
-{
-    struct wk_subs *st = wk_sub_state != NULL && wk_sub_state->w == w
-                             ? wk_sub_state : NULL;
-
-    if (st == NULL)
-        return;
-    if (io != NULL) {
-        st->io = *io;
-        return;
-    }
-    st->io.defer = wk_conn_defer;
-    st->io.respond = wk_conn_respond;
-    st->io.alive = wk_conn_ref_alive;
 }
 
 void
 wk_sub_mem(struct wk_worker *w, struct wk_sub_mem *m)
 {
-    struct wk_subs *st = wk_subs_get(w);
+    struct wk_subs *st = w->subs;
 
     memset(m, 0, sizeof(*m));
     /* An item and, at worst (two on a slot), half a chunk. */
@@ -423,14 +385,14 @@ wk_sub_on_timer(evutil_socket_t fd, short what, void *arg)
     (void)what;
     st->timer_set = false;
     wk_clock_update(st->w);
-    /* Blocks the broker left to our promise (wk_fanout_wake_by) first. */
-    if (wk_fanout_on(st->w->fanout))
-        wk_fanout_drain(st->w->fanout);
+    /* Blocks the broker left to our promise (wk_sub_wake_by) first. */
+    if (wk_link_on(st->w->link))
+        wk_link_drain(st->w->link);
     wk_sub_run(st->w);
 }
 
 /* ------------------------------------------------------------------ */
-/* the promise to the broker (worker/fanout.h)                         */
+/* the promise to the broker (worker/link.h)                            */
 /* ------------------------------------------------------------------ */
 
 static void
@@ -477,14 +439,14 @@ wk_sub_period_del(struct wk_subs *st, uint32_t p)
  * as always (pulling that timer in, wk_sub_ready).
  */
 uint64_t
-wk_fanout_wake_by(struct wk_worker *w)
+wk_sub_wake_by(void *arg)
 {
-    struct wk_subs *st = wk_subs_get(w);
+    struct wk_subs *st = arg;
     uint64_t        now, due;
 
-    if (st == NULL || !st->timer_set || st->per_over != 0 || st->nsubs == 0)
+    if (!st->timer_set || st->per_over != 0 || st->nsubs == 0)
         return 0;
-    now = w->now_ms;
+    now = st->w->now_ms;
     due = st->timer_due;
     if (due <= now)
         return 0;
@@ -497,13 +459,14 @@ wk_fanout_wake_by(struct wk_worker *w)
     return due;
 }
 
+/* The link's time handler: the changes that follow were applied at ms
+ * (0: now). */
 void
-wk_fanout_on_time(struct wk_worker *w, uint64_t ms)
+wk_sub_on_time(void *arg, uint64_t ms)
 {
-    struct wk_subs *st = wk_subs_get(w);
+    struct wk_subs *st = arg;
 
-    if (st != NULL)
-        st->rec_ms = ms;
+    st->rec_ms = ms;
 }
 
 /* Arm the libevent timer for the earliest thing due (heap top, sampler). */
@@ -513,8 +476,8 @@ wk_sub_arm(struct wk_subs *st)
     uint64_t       due = st->sampled_due, now = st->w->now_ms;
     struct timeval tv;
 
-    if (st->nheap > 0 && st->subs[st->heap[0]].due < due)
-        due = st->subs[st->heap[0]].due;
+    if (wk_timerheap_next(&st->timers) < due)
+        due = wk_timerheap_next(&st->timers);
     if (!st->timer_on || due == UINT64_MAX)
         return;
     if (st->timer_set && st->timer_due == due)
@@ -525,81 +488,6 @@ wk_sub_arm(struct wk_subs *st)
     evtimer_add(&st->timer, &tv);
     st->timer_set = true;
     st->timer_due = now + due;
-}
-
-/* ------------------------------------------------------------------ */
-/* the heap of publishing timers                                       */
-/* ------------------------------------------------------------------ */
-
-static void
-wk_sub_heap_swap(struct wk_subs *st, uint32_t a, uint32_t b)
-{
-    uint32_t t = st->heap[a];
-
-    st->heap[a] = st->heap[b];
-    st->heap[b] = t;
-    st->subs[st->heap[a]].heap = a;
-    st->subs[st->heap[b]].heap = b;
-}
-
-static void
-wk_sub_heap_up(struct wk_subs *st, uint32_t i)
-{
-    while (i > 0) {
-        uint32_t p = (i - 1) / 2;
-
-        if (st->subs[st->heap[p]].due <= st->subs[st->heap[i]].due)
-            break;
-        wk_sub_heap_swap(st, i, p);
-        i = p;
-    }
-}
-
-static void
-wk_sub_heap_down(struct wk_subs *st, uint32_t i)
-{
-    for (;;) {
-        uint32_t l = 2 * i + 1, r = l + 1, m = i;
-
-        if (l < st->nheap
-            && st->subs[st->heap[l]].due < st->subs[st->heap[m]].due)
-            m = l;
-        if (r < st->nheap
-            && st->subs[st->heap[r]].due < st->subs[st->heap[m]].due)
-            m = r;
-        if (m == i)
-            return;
-        wk_sub_heap_swap(st, i, m);
-        i = m;
-    }
-}
-
-/* sub's due changed (or it is new): put it where it belongs. */
-static void
-wk_sub_heap_fix(struct wk_subs *st, struct wk_sub *sub)
-{
-    if (sub->heap == WK_NIL) {
-        sub->heap = st->nheap;
-        st->heap[st->nheap++] = (uint32_t)(sub - st->subs);
-    }
-    wk_sub_heap_up(st, sub->heap);
-    wk_sub_heap_down(st, sub->heap);
-}
-
-static void
-wk_sub_heap_del(struct wk_subs *st, struct wk_sub *sub)
-{
-    uint32_t i = sub->heap;
-
-    if (i == WK_NIL)
-        return;
-    st->nheap--;
-    if (i != st->nheap) {
-        wk_sub_heap_swap(st, i, st->nheap);
-        wk_sub_heap_up(st, i);
-        wk_sub_heap_down(st, i);
-    }
-    sub->heap = WK_NIL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -638,7 +526,7 @@ wk_sub_new(struct wk_subs *st)
     sub->id = ((uint32_t)(st->w->slot & 63) << WK_SUB_ID_BITS)
               | (gen << st->sub_bits) | (idx + 1);
     sub->used = 1;
-    sub->sess = sub->snext = sub->heap = WK_NIL;
+    sub->sess = sub->snext = WK_NIL;
     sub->ihead = sub->rhead = sub->rtail = WK_NIL;
     sub->erhead = sub->ertail = WK_NIL;
     sub->retx = st->retx_all + (size_t)idx * st->lim.max_retx;
@@ -678,13 +566,12 @@ wk_sub_delete(struct wk_subs *st, struct wk_sub *sub)
     while (sub->ihead != WK_NIL)
         wk_mi_delete(st, &st->items[sub->ihead]);
     while (sub->retx_n > 0)
-        wk_sub_retx_drop(st, sub, 0);
-    wk_sub_heap_del(st, sub);
+        wk_retx_drop(st, sub, 0);
+    wk_timerheap_del(&st->timers, idx);
     wk_sub_ss_unlink(st, sub);
     wk_sub_period_del(st, sub->period);
     memset(sub, 0, sizeof(*sub));
     sub->id = id;
-    sub->heap = WK_NIL;
     sub->snext = st->subs_free;
     st->subs_free = idx;
     st->nsubs--;
@@ -692,7 +579,7 @@ wk_sub_delete(struct wk_subs *st, struct wk_sub *sub)
 }
 
 /* ------------------------------------------------------------------ */
-/* revisions (Part 4 §5.13.2.2, SECURITY.md 82)                         */
+/* revisions (Part 4 §5.13.2.2, docs/security.md case 82)            */
 /* ------------------------------------------------------------------ */
 
 double
@@ -791,7 +678,7 @@ wk_sub_schedule(struct wk_subs *st, struct wk_sub *sub)
         k = sub->keepalive > sub->idle ? sub->keepalive - sub->idle : 1;
     }
     sub->due = sub->t0 + (sub->k_done + k) * sub->period;
-    wk_sub_heap_fix(st, sub);
+    wk_timerheap_set(&st->timers, (uint32_t)(sub - st->subs), sub->due);
     wk_sub_arm(st);
 }
 
@@ -807,7 +694,8 @@ wk_sub_ready(struct wk_subs *st, struct wk_sub *sub)
     next = sub->t0 + (wk_sub_tick_now(sub, WK_SUB_NOW(st)) + 1) * sub->period;
     if (next < sub->due) {
         sub->due = next;
-        wk_sub_heap_fix(st, sub);
+        wk_timerheap_set(&st->timers, (uint32_t)(sub - st->subs),
+                         sub->due);
         wk_sub_arm(st);
     }
 }
@@ -887,13 +775,13 @@ wk_sub_timeout(struct wk_subs *st, struct wk_sub *sub)
 unsigned
 wk_sub_run(struct wk_worker *w)
 {
-    struct wk_subs *st = wk_subs_get(w);
+    struct wk_subs *st = w->subs;
     unsigned        n = 0;
 
     if (st == NULL)
         return 0;
-    while (st->nheap > 0 && st->subs[st->heap[0]].due <= w->now_ms) {
-        wk_sub_expire(st, &st->subs[st->heap[0]]);
+    while (wk_timerheap_next(&st->timers) <= w->now_ms) {
+        wk_sub_expire(st, &st->subs[wk_timerheap_top(&st->timers)]);
         n++;
     }
     wk_mi_sample_due(st);
@@ -1002,10 +890,10 @@ wk_sub_touch_ss(struct wk_subs *st, struct wk_subsess *e)
 }
 
 void
-wk_sub_session_closed(struct wk_worker *w, struct wk_session *s,
-                      bool delete_subs)
+wk_sub_session_closed(void *arg, struct wk_session *s, bool delete_subs)
 {
-    struct wk_subs    *st = wk_subs_get(w);
+    struct wk_worker  *w = arg;
+    struct wk_subs    *st = w->subs;
     struct wk_subsess *e;
     struct wk_pubreq   pr;
 
@@ -1037,7 +925,7 @@ wk_sub_pub_take(struct wk_subs *st, struct wk_subsess *e,
 
         e->qhead = (e->qhead + 1) % st->lim.max_publish;
         e->qlen--;
-        if (st->io.alive == NULL || st->io.alive(st->w, &pr->ref)) {
+        if (wk_conn_ref_alive(st->w, &pr->ref)) {
             memcpy(out, pr, offsetof(struct wk_pubreq, acks)
                                 + (pr->nacks + 3) / 4);
             return true;
@@ -1055,8 +943,8 @@ wk_sub_pub_fail(struct wk_subs *st, struct wk_pubreq *pr, ua_status s)
 
     memset(&resp, 0, sizeof(resp));
     resp.response_header.service_result = s;
-    st->io.respond(st->w, &pr->ref, &ua_types[UA_TYPE_PUBLISHRESPONSE],
-                   &resp);
+    (void)wk_conn_respond(st->w, &pr->ref,
+                          &ua_types[UA_TYPE_PUBLISHRESPONSE], &resp);
 }
 
 static void
@@ -1116,15 +1004,6 @@ wk_sub_serve(struct wk_subs *st, struct wk_subsess *e)
     }
 }
 
-/* The sequence numbers sub keeps for Republish, oldest first. */
-static int32_t
-wk_sub_avail(struct wk_subs *st, const struct wk_sub *sub, uint32_t *out)
-{
-    for (uint32_t k = 0; k < sub->retx_n; k++)
-        out[k] = sub->retx[(sub->retx_head + k) % st->lim.max_retx].seq;
-    return (int32_t)sub->retx_n;
-}
-
 static void
 wk_sub_respond(struct wk_subs *st, struct wk_pubreq *pr,
                struct ua_publish_response *resp)
@@ -1139,8 +1018,8 @@ wk_sub_respond(struct wk_subs *st, struct wk_pubreq *pr,
     resp->n_results = (int32_t)pr->nacks;
     resp->results = pr->nacks > 0 ? st->acks_out : NULL;
     resp->n_diagnostic_infos = 0;
-    st->io.respond(st->w, &pr->ref, &ua_types[UA_TYPE_PUBLISHRESPONSE],
-                   resp);
+    (void)wk_conn_respond(st->w, &pr->ref,
+                          &ua_types[UA_TYPE_PUBLISHRESPONSE], resp);
 }
 
 /* A NotificationMessage (or a keep-alive) of sub on pr. */
@@ -1177,7 +1056,7 @@ wk_sub_send(struct wk_subs *st, struct wk_subsess *e, struct wk_sub *sub,
             sub->ev_next = sub->nevq > 0;
         }
         sub->seq = wk_sub_next_seq(sub);
-        wk_sub_retx_add(st, sub, sub->seq, st->w->now_dt, type,
+        wk_retx_add(st, sub, sub->seq, st->w->now_dt, type,
                         st->out, (uint32_t)len);
         memset(&eo, 0, sizeof(eo));
         eo.type_id = ua_nodeid_num(0, type);
@@ -1195,7 +1074,7 @@ wk_sub_send(struct wk_subs *st, struct wk_subsess *e, struct wk_sub *sub,
         resp.notification_message.sequence_number = wk_sub_next_seq(sub);
         resp.notification_message.n_notification_data = 0;
     }
-    resp.n_available_sequence_numbers = wk_sub_avail(st, sub, st->seqs_out);
+    resp.n_available_sequence_numbers = wk_retx_avail(st, sub, st->seqs_out);
     resp.available_sequence_numbers = st->seqs_out;
     sub->sent = 1;
     wk_sub_sync(st, sub);
@@ -1235,178 +1114,6 @@ wk_sub_send_notice(struct wk_subs *st, struct wk_subsess *e,
     wk_sub_respond(st, pr, &resp);
 }
 
-/* ------------------------------------------------------------------ */
-/* retransmission queue                                                */
-/* ------------------------------------------------------------------ */
-
-/* The store's size: lim->rcells units of a cell (the budget of
- * WK_SUB_RCELLS_PER_MSG per kept message), at most 2 GiB (uint32_t
- * offsets). */
-static uint32_t
-wk_sub_rstore_cap(const struct wk_sub_limits *l)
-{
-    uint64_t cap = (uint64_t)l->rcells * WK_CELL_SIZE;
-
-    if (cap > (UINT64_C(1) << 31))
-        cap = UINT64_C(1) << 31;
-    cap &= ~(uint64_t)(WK_RMSG_ALIGN - 1);
-    return cap < 4 * WK_RMSG_ALIGN ? 4 * WK_RMSG_ALIGN : (uint32_t)cap;
-}
-
-/* The record at free-running offset at. */
-static struct wk_rmsg *
-wk_sub_rmsg(struct wk_subs *st, uint64_t at)
-{
-    return (struct wk_rmsg *)(void *)(st->rstore.buf
-                                      + at % st->rstore.cap);
-}
-
-/* Move head over the records let go. */
-static void
-wk_sub_rstore_gc(struct wk_subs *st)
-{
-    struct wk_rstore *rs = &st->rstore;
-
-    while (rs->head != rs->tail) {
-        const struct wk_rmsg *m = wk_sub_rmsg(st, rs->head);
-
-        if (m->sub != WK_NIL)
-            break;
-        rs->head += m->size;
-    }
-}
-
-/* Drop the oldest message kept (its subscription's oldest); false when
- * there is none. */
-static bool
-wk_sub_rstore_evict(struct wk_subs *st)
-{
-    struct wk_rmsg *m;
-    struct wk_sub  *sub;
-    int             k;
-
-    wk_sub_rstore_gc(st);
-    if (st->rstore.head == st->rstore.tail)
-        return false;
-    m = wk_sub_rmsg(st, st->rstore.head);
-    sub = m->sub < st->lim.max_subs ? &st->subs[m->sub] : NULL;
-    k = sub != NULL && sub->used ? wk_sub_retx_find(st, sub, m->seq) : -1;
-    if (k >= 0
-        && sub->retx[(sub->retx_head + (uint32_t)k) % st->lim.max_retx].off
-               == (uint32_t)(st->rstore.head % st->rstore.cap))
-        wk_sub_retx_drop(st, sub, (uint32_t)k);
-    else
-        m->sub = WK_NIL;        /* NEVER: a record nobody holds */
-    wk_sub_rstore_gc(st);
-    return true;
-}
-
-/*
- * Room for a record of need bytes (a multiple of WK_RMSG_ALIGN) at the
- * tail, dropping the oldest messages as needed: its offset in buf, or -1
- * when it cannot fit at all.  The caller writes it and moves tail.
- */
-static int64_t
-wk_sub_rstore_alloc(struct wk_subs *st, uint32_t need)
-{
-    struct wk_rstore *rs = &st->rstore;
-
-    if (need > rs->cap)
-        return -1;
-    for (;;) {
-        uint32_t at = (uint32_t)(rs->tail % rs->cap);
-        uint32_t to_end = rs->cap - at;
-        uint64_t room = rs->cap - (rs->tail - rs->head);
-
-        if (to_end < need) {
-            /* The end of the buffer is too short: skip it. */
-            if (room >= to_end) {
-                struct wk_rmsg *m = wk_sub_rmsg(st, rs->tail);
-
-                m->size = to_end;
-                m->sub = WK_NIL;
-                m->seq = 0;
-                m->len = 0;
-                rs->tail += to_end;
-                wk_sub_rstore_gc(st);
-                continue;
-            }
-        } else if (room >= need) {
-            return at;
-        }
-        if (!wk_sub_rstore_evict(st))
-            return -1;
-    }
-}
-
-/* Keep a sent message; the oldest goes when the queue is full, and the
- * worker's oldest (any subscription's) when the store is (Republish of it
- * is then BadMessageNotAvailable). */
-static void
-wk_sub_retx_add(struct wk_subs *st, struct wk_sub *sub, uint32_t seq,
-                int64_t time, uint32_t type, const uint8_t *body,
-                uint32_t len)
-{
-    struct wk_retx *r;
-    struct wk_rmsg *m;
-    uint64_t        need64 = ((uint64_t)len + sizeof(*m) + WK_RMSG_ALIGN
-                              - 1) & ~(uint64_t)(WK_RMSG_ALIGN - 1);
-    int64_t         at;
-
-    if (st->lim.max_retx == 0)
-        return;
-    if (sub->retx_n == st->lim.max_retx)
-        wk_sub_retx_drop(st, sub, 0);
-    at = need64 <= st->rstore.cap
-             ? wk_sub_rstore_alloc(st, (uint32_t)need64) : -1;
-    if (at < 0)
-        return;                     /* cannot keep this one */
-    m = (struct wk_rmsg *)(void *)(st->rstore.buf + at);
-    m->size = (uint32_t)need64;
-    m->sub = (uint32_t)(sub - st->subs);
-    m->seq = seq;
-    m->len = len;
-    if (len > 0)
-        memcpy(m + 1, body, len);
-    st->rstore.tail += need64;
-    r = &sub->retx[(sub->retx_head + sub->retx_n) % st->lim.max_retx];
-    r->seq = seq;
-    r->len = len;
-    r->off = (uint32_t)at;
-    r->type = type;
-    r->time = time;
-    sub->retx_n++;
-}
-
-/* The position of seq in sub's queue (0 = oldest), or -1. */
-static int
-wk_sub_retx_find(const struct wk_subs *st, const struct wk_sub *sub,
-                 uint32_t seq)
-{
-    for (uint32_t k = 0; k < sub->retx_n; k++)
-        if (sub->retx[(sub->retx_head + k) % st->lim.max_retx].seq == seq)
-            return (int)k;
-    return -1;
-}
-
-static void
-wk_sub_retx_drop(struct wk_subs *st, struct wk_sub *sub, uint32_t k)
-{
-    uint32_t max = st->lim.max_retx;
-
-    ((struct wk_rmsg *)(void *)(st->rstore.buf
-        + sub->retx[(sub->retx_head + k) % max].off))->sub = WK_NIL;
-    if (k == 0) {
-        sub->retx_head = (uint16_t)((sub->retx_head + 1) % max);
-    } else {
-        for (uint32_t j = k; j + 1 < sub->retx_n; j++)
-            sub->retx[(sub->retx_head + j) % max]
-                = sub->retx[(sub->retx_head + j + 1) % max];
-    }
-    sub->retx_n--;
-    wk_sub_rstore_gc(st);
-}
-
 /* One SubscriptionAcknowledgement of session sess (Part 4 §5.13.5). */
 static uint8_t
 wk_sub_ack(struct wk_subs *st, uint32_t sess, uint32_t sub_id, uint32_t seq)
@@ -1416,10 +1123,10 @@ wk_sub_ack(struct wk_subs *st, uint32_t sess, uint32_t sub_id, uint32_t seq)
 
     if (sub == NULL || sub->sess != sess)
         return WK_ACK_SUB;
-    k = wk_sub_retx_find(st, sub, seq);
+    k = wk_retx_find(st, sub, seq);
     if (k < 0)
         return WK_ACK_SEQ;
-    wk_sub_retx_drop(st, sub, (uint32_t)k);
+    wk_retx_drop(st, sub, (uint32_t)k);
     return WK_ACK_GOOD;
 }
 
@@ -1515,7 +1222,7 @@ wk_sub_modify(struct wk_svc_ctx *ctx,
 ua_status
 wk_sub_delete_one(struct wk_svc_ctx *ctx, uint32_t id)
 {
-    struct wk_subs *st = wk_subs_get(ctx->w);
+    struct wk_subs *st = ctx->w->subs;
     struct wk_sub  *sub = st != NULL ? wk_sub_of_session(st, ctx->session, id)
                                      : NULL;
 
@@ -1541,7 +1248,7 @@ wk_sub_deleted_check(struct wk_subs *st, struct wk_subsess *e)
 ua_status
 wk_sub_set_publishing(struct wk_svc_ctx *ctx, uint32_t id, bool enabled)
 {
-    struct wk_subs *st = wk_subs_get(ctx->w);
+    struct wk_subs *st = ctx->w->subs;
     struct wk_sub  *sub = st != NULL ? wk_sub_of_session(st, ctx->session, id)
                                      : NULL;
 
@@ -1576,7 +1283,8 @@ wk_sub_publish(struct wk_svc_ctx *ctx, const struct ua_publish_request *req,
         resp->response_header.service_result = UA_BAD_NO_SUBSCRIPTION;
         return;
     }
-    /* Full: the oldest waiting request makes room (SECURITY.md 78). */
+    /* Full: the oldest waiting request makes room (docs/security.md
+     * case 78). */
     if (e->qlen == st->lim.max_publish) {
         old = e->pub[e->qhead];
         e->qhead = (e->qhead + 1) % st->lim.max_publish;
@@ -1584,7 +1292,7 @@ wk_sub_publish(struct wk_svc_ctx *ctx, const struct ua_publish_request *req,
         wk_sub_pub_fail(st, &old, UA_BAD_TOO_MANY_PUBLISH_REQUESTS);
     }
     pr = &e->pub[(e->qhead + e->qlen) % st->lim.max_publish];
-    if (st->io.defer(ctx, &pr->ref) != 0) {
+    if (wk_svc_defer(ctx, &pr->ref) != 0) {
         resp->response_header.service_result = UA_BAD_INTERNAL_ERROR;
         return;
     }
@@ -1624,7 +1332,7 @@ wk_sub_republish(struct wk_svc_ctx *ctx,
         return;
     }
     wk_sub_touch(st, sub);
-    k = wk_sub_retx_find(st, sub, req->retransmit_sequence_number);
+    k = wk_retx_find(st, sub, req->retransmit_sequence_number);
     if (k < 0) {
         resp->response_header.service_result = UA_BAD_MESSAGE_NOT_AVAILABLE;
         return;
@@ -1636,9 +1344,7 @@ wk_sub_republish(struct wk_svc_ctx *ctx,
         resp->response_header.service_result = UA_BAD_OUT_OF_MEMORY;
         return;
     }
-    memcpy(body, (const struct wk_rmsg *)(const void *)(st->rstore.buf
-                                                        + r->off) + 1,
-           r->len);
+    memcpy(body, wk_retx_body(st, r), r->len);
     memset(eo, 0, sizeof(*eo));
     eo->type_id = ua_nodeid_num(0, r->type);
     eo->encoding = UA_EO_BYTES;
@@ -1694,7 +1400,7 @@ wk_sub_transfer_one(struct wk_svc_ctx *ctx, uint32_t id, bool initial,
         wk_mi_resend(st, sub, s);
     seqs = ua_arena_alloc(ctx->arena, (size_t)st->lim.max_retx * 4 + 4);
     if (seqs != NULL) {
-        res->n_available_sequence_numbers = wk_sub_avail(st, sub, seqs);
+        res->n_available_sequence_numbers = wk_retx_avail(st, sub, seqs);
         res->available_sequence_numbers = seqs;
     }
     res->status_code = UA_GOOD;

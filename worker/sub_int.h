@@ -1,13 +1,14 @@
 /*
- * worker/sub_int.h: what worker/sub.c, worker/monitem.c, worker/svc_sub.c
- * and worker/svc_call.c share (STYLE §3: intra-module sharing goes in an
- * _int.h).  Nobody else includes it.
+ * worker/sub_int.h: what the files of the sub layer share (worker/sub.c,
+ * retx.c, monitem*.c, svc_sub.c; docs/style.md §3: intra-module sharing
+ * goes in an _int.h).  Nobody else includes it.
  *
  * Everything lives in fixed pools addressed by 32-bit indices (WK_NIL =
  * none), allocated once in wk_sub_init():
  *
  *   subs[]      struct wk_sub, conf->max_subscriptions
- *   heap[]      the publishing timers: a binary min-heap of sub indices
+ *   timers      the publishing timers: a min-heap of sub indices
+ *               (worker/timerheap.h)
  *   ss[]        struct wk_subsess, one per session slot: the session's
  *               subscriptions and its queue of pending Publish requests
  *   items[]     struct wk_mi, conf->max_monitored_items
@@ -24,6 +25,7 @@
  *               when longer than one cell)
  *   ents[]      queue entries, 8 bytes: a value and the next entry
  *   rstore      the retransmission queues' messages, one byte ring
+ *               (worker/retx.c)
  *   links[]     SetTriggering links
  *
  * A monitored item (struct wk_mi, 128 bytes, and half a chunk at worst,
@@ -54,17 +56,18 @@
 #include "proto/types_gen.h"
 #include "session.h"
 #include "shm/fanout.h"
-#include "sub.h"
 #include "svc.h"
+#include "timerheap.h"
 #include "worker.h"
 
 #define WK_NIL UINT32_MAX
 
 /*
- * Limits the configuration snapshot does not carry yet (asked of the
- * broker: keys max_notifications_per_publish, max_retransmission_queue,
+ * Limits the configuration snapshot does not carry yet (asked of the broker:
+ * keys max_notifications_per_publish, max_retransmission_queue,
  * max_monitored_item_queue_size, max_keep_alive_count, max_lifetime_count,
- * max_queued_notifications).  The defaults follow SECURITY.md (d).
+ * max_queued_notifications).  The defaults follow docs/security.md "Default
+ * limits".
  */
 #define WK_SUB_NOTIFS_MAX_DEF     1000      /* per Publish response */
 #define WK_SUB_RETX_DEF           20        /* per subscription */
@@ -284,7 +287,7 @@ struct wk_chunk {
 static_assert(sizeof(struct wk_chunk) == 32, "chunk: half a line");
 
 /* One SetTriggering link: triggering item -> the item `to` (an id). */
-struct wk_link {
+struct wk_mi_link {
     uint32_t to;
     uint32_t next;
 };
@@ -344,7 +347,6 @@ struct wk_sub {
     uint32_t id;                /* kept when free */
     uint32_t sess;              /* session index, WK_NIL: orphan */
     uint32_t snext;             /* the session's list; free list */
-    uint32_t heap;              /* index in the heap, WK_NIL */
     uint64_t due;               /* ms: when the timer must look again */
     uint64_t t0;                /* ms: tick 0 */
     uint64_t k_done;            /* ticks accounted for */
@@ -371,7 +373,7 @@ struct wk_sub {
     uint8_t  used;
     uint8_t  hot;               /* the last message carried notifications:
                                  * the next tick is looked at (changes go
-                                 * on, most likely; wk_fanout_wake_by) */
+                                 * on, most likely; the wake_by handler) */
     uint8_t  ev_next;           /* both kinds ready: events go next */
     struct wk_retx *retx;       /* [lim.max_retx] */
     uint32_t erhead, ertail;    /* ready event items */
@@ -415,21 +417,19 @@ struct wk_subsess {
 
 #define WK_SUB_PERIODS 8          /* distinct publishing intervals tracked */
 
-/* The time sampling intervals count from: the changes' (wk_fanout_on_time),
- * else now. */
+/* The time sampling intervals count from: the changes' (the link's time
+ * handler), else now. */
 #define WK_SUB_NOW(st) ((st)->rec_ms != 0 ? (st)->rec_ms : (st)->w->now_ms)
 
 struct wk_subs {
     struct wk_worker     *w;
     struct wk_sub_limits  lim;
-    struct wk_sub_io      io;
     /* Subscriptions. */
     struct wk_sub        *subs;
     uint32_t              subs_hw, subs_free, nsubs;
     uint8_t               sub_bits;
     struct wk_retx       *retx_all;
-    uint32_t             *heap;
-    uint32_t              nheap;
+    struct wk_timerheap   timers;       /* publishing timers, by index */
     struct wk_subsess    *ss;
     uint32_t              nss;
     struct wk_pubreq     *pub_all;
@@ -461,7 +461,7 @@ struct wk_subs {
     struct wk_cells       cells;
     struct wk_ents        ents;
     struct wk_rstore      rstore;
-    struct wk_link       *links;
+    struct wk_mi_link       *links;
     uint32_t              links_hw, links_free, nlinks;
     /* Scratch: message bodies, Read results, comparisons. */
     uint8_t              *out;
@@ -479,13 +479,14 @@ struct wk_subs {
     bool                  timer_set;
     uint64_t              timer_due;
     /* Publishing intervals in use (ticks are their multiples): the next
-     * tick of any subscription, for wk_fanout_wake_by().  per_over counts
-     * subscriptions whose interval found no entry (then: no promise). */
+     * tick of any subscription, for the link's wake_by handler.  per_over
+     * counts subscriptions whose interval found no entry (then: no
+     * promise). */
     uint32_t              per_ms[WK_SUB_PERIODS];
     uint32_t              per_n[WK_SUB_PERIODS];
     uint32_t              per_over;
-    /* The time of the changes being handed over (wk_fanout_on_time),
-     * 0: now. */
+    /* The time of the changes being handed over (the link's time
+     * handler), 0: now. */
     uint64_t              rec_ms;
     uint64_t              allocations;
     /* Counters (tests, stats). */
@@ -494,7 +495,11 @@ struct wk_subs {
 };
 
 /* The state of w (NULL before wk_sub_init). */
-struct wk_subs *wk_subs_get(struct wk_worker *w);
+static inline struct wk_subs *
+wk_subs_get(struct wk_worker *w)
+{
+    return w->subs;
+}
 /* The state of w, initialised on first use; NULL when out of memory. */
 struct wk_subs *wk_subs_need(struct wk_worker *w);
 
@@ -512,6 +517,14 @@ struct wk_sub *wk_sub_of_session(struct wk_subs *st, struct wk_session *s,
 void wk_sub_touch(struct wk_subs *st, struct wk_sub *sub);
 /* sub's ready count went from 0 to more: look at it at its next tick. */
 void wk_sub_ready(struct wk_subs *st, struct wk_sub *sub);
+
+/*
+ * The link's time and wake_by handlers (worker/link.h; arg: st): the
+ * time the changes being handed over were applied at (0: now); the time
+ * by which the publishing timer wakes anyway, 0: none (see sub.c).
+ */
+void wk_sub_on_time(void *arg, uint64_t ms);
+uint64_t wk_sub_wake_by(void *arg);
 
 /* Revisions (pure; unit-tested). */
 double wk_sub_revise_interval(const struct wk_sub_limits *l, double req);
@@ -540,6 +553,26 @@ void wk_sub_republish(struct wk_svc_ctx *ctx,
                       struct ua_republish_response *resp);
 void wk_sub_transfer_one(struct wk_svc_ctx *ctx, uint32_t id, bool initial,
                          struct ua_transfer_result *res);
+
+/* ------------------------------------------------- retx.c */
+
+/* The store's size for the limits (bytes, a multiple of WK_RMSG_ALIGN). */
+uint32_t wk_retx_store_cap(const struct wk_sub_limits *l);
+/* Keep a sent message (seq, publishTime, body type and bytes) for sub. */
+void wk_retx_add(struct wk_subs *st, struct wk_sub *sub, uint32_t seq,
+                 int64_t time, uint32_t type, const uint8_t *body,
+                 uint32_t len);
+/* The position of seq in sub's queue (0 = oldest), or -1. */
+int wk_retx_find(const struct wk_subs *st, const struct wk_sub *sub,
+                 uint32_t seq);
+/* Let the k-th oldest message of sub go. */
+void wk_retx_drop(struct wk_subs *st, struct wk_sub *sub, uint32_t k);
+/* The sequence numbers sub keeps, oldest first, into out; how many. */
+int32_t wk_retx_avail(struct wk_subs *st, const struct wk_sub *sub,
+                      uint32_t *out);
+/* The body of kept message r. */
+const uint8_t *wk_retx_body(const struct wk_subs *st,
+                            const struct wk_retx *r);
 
 /* ------------------------------------------------- monitem_filter.c */
 
@@ -667,16 +700,20 @@ void wk_ev_take(struct wk_subs *st, struct wk_mi *mi,
                 const struct shm_fo_ev *ev,
                 const struct shm_fo_ev_field *f, uint32_t nf);
 /*
- * Call of ConditionRefresh (i=3875) or ConditionRefresh2 (i=12912) on
- * ConditionType (i=2782), Part 9 §5.5.7-8: false when m is neither (the
- * Call goes on); else true with *r set: RefreshStart and RefreshEnd
- * events queued into the subscription's event items (or the one item).
+ * ConditionRefresh (i=3875) or ConditionRefresh2 (i=12912) on
+ * ConditionType (i=2782), Part 9 §5.5.7-8, the server-local method
+ * (worker/svc_call.h; arg: the worker): *r set, RefreshStart and
+ * RefreshEnd events queued into the subscription's event items (or the
+ * one item).
  */
-bool wk_ev_refresh_call(struct wk_svc_ctx *ctx,
+void wk_ev_refresh_call(void *arg, struct wk_svc_ctx *ctx,
                         const struct ua_call_method_request *m,
                         struct ua_call_method_result *r);
 /* Queue an EventQueueOverflow event for mi (events lost before it). */
 void wk_ev_overflow(struct wk_subs *st, struct wk_mi *mi);
+/* The link's event and events-lost handlers (worker/link.h; arg: st). */
+void wk_ev_on_event(void *arg, const uint8_t *rec, uint32_t len);
+void wk_ev_on_events_lost(void *arg);
 
 /* ------------------------------------------------- monitem_where.c */
 
@@ -714,6 +751,11 @@ bool wk_ev_where_eval(struct wk_subs *st, const uint8_t *w, uint32_t n,
                       const struct shm_fo_ev_field *f, uint32_t nf);
 
 /* ------------------------------------------------- monitem.c */
+
+/* The link's value and overflow handlers (worker/link.h; arg: st). */
+void wk_mi_on_value(void *arg, uint32_t slot, const uint8_t *dv,
+                    uint32_t len);
+void wk_mi_on_overflow(void *arg, uint32_t slot);
 
 /* The list helpers (monitem.c), shared with monitem_event.c. */
 void wk_list_add(struct wk_subs *st, uint32_t *head, uint32_t idx);

@@ -1,18 +1,22 @@
 /*
  * worker/svc.h: service dispatch.
  *
- * The connection layer (worker/conn.c) hands every complete service request
- * of a channel to wk_svc_dispatch() and sends back the response it returns.
- * Dispatch decodes the request into the request arena, finds the session
- * by its authentication token (bound to the channel: a token used on
- * another channel is BadSecureChannelIdInvalid; services before activation
- * are BadSessionNotActivated), runs the handler and returns the response,
- * also built in the arena.  Unknown request types and services that have
- * not landed yet get a ServiceFault with BadServiceUnsupported; the channel
- * stays open.
+ * The connection layer (worker/conn.h) hands every complete service
+ * request of a channel to the request handler main.c registers, which is
+ * wk_svc_dispatch().  Dispatch decodes the request into the request
+ * arena, finds the session by its authentication token (bound to the
+ * channel: a token used on another channel is BadSecureChannelIdInvalid;
+ * services before activation are BadSessionNotActivated), runs the
+ * handler and returns the response, also built in the arena.  Unknown
+ * request types and services that have no handler get a ServiceFault with
+ * BadServiceUnsupported; the channel stays open.
  *
- * The table is keyed by the request's DefaultBinary encoding id (STYLE §7:
- * {request type, response type, handler}).
+ * The table is keyed by the request's DefaultBinary encoding id
+ * (docs/style.md §7: {request type, response type, handler}).  It lists
+ * every request type of Part 4 with the session it needs; the handlers are
+ * registered at start-up by the layer that implements them
+ * (wk_svc_register): the svc layer its own services, the subscriptions
+ * theirs.
  */
 #ifndef WK_SVC_H
 #define WK_SVC_H
@@ -20,8 +24,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "conn.h"
 #include "proto/arena.h"
-#include "proto/crypto.h"
 #include "proto/securechannel.h"
 #include "proto/types.h"
 #include "shm/layout.h"
@@ -29,55 +33,27 @@
 
 /* What a handler sees. */
 struct wk_svc_ctx {
-    struct wk_worker  *w;
-    struct ua_sc      *ch;          /* the channel the request came on */
-    struct wk_session *session;     /* NULL for session-less services */
-    struct ua_arena   *arena;       /* request arena: decode and respond */
-    uint32_t           request_id;
-    uint32_t           request_handle;
-    uint8_t            stat;        /* enum shm_svc of the service */
-    bool               pending;     /* wk_conn_defer() was called */
-    bool               again;       /* not answered: dispatch the held
-                                     * request again in the next step
-                                     * (a UserName login, struct wk_login) */
-    const void        *raw;         /* a scanned request (wk_svc_scan_fn):
-                                     * what the scan made of its
-                                     * operations, in the arena */
-    int32_t            raw_n;       /* ... and how many */
+    struct wk_worker         *w;
+    struct ua_sc             *ch;       /* the channel the request came on */
+    const struct wk_conn_req *rq;       /* the connection layer's context,
+                                         * NULL when not dispatched by it
+                                         * (unit tests) */
+    struct wk_session        *session;  /* NULL for session-less services */
+    struct ua_arena          *arena;    /* request arena: decode, respond */
+    uint32_t                  request_id;
+    uint32_t                  request_handle;
+    uint8_t                   stat;     /* enum shm_svc of the service */
+    bool                      pending;  /* wk_svc_defer() was called */
+    bool                      again;    /* not answered: dispatch the held
+                                         * request again in the next step
+                                         * (a UserName login,
+                                         * worker/login.h) */
+    const void               *raw;      /* a scanned request
+                                         * (wk_svc_scan_fn): what the scan
+                                         * made of its operations, in the
+                                         * arena */
+    int32_t                   raw_n;    /* ... and how many */
 };
-
-/*
- * A UserName login in steps (worker/svc_session.c): the connection keeps
- * it while its ActivateSession is held (wk_conn_login, worker/conn.h);
- * each step decrypts one RSA block of the secret (in place, in the held
- * request), then each runs a slice of the PBKDF2.  wk_login_clear() wipes
- * it, and the secret: call it before the held request's buffer goes.
- */
-enum { WK_LOGIN_NONE, WK_LOGIN_DECRYPTING, WK_LOGIN_HASHING };
-
-struct wk_login {
-    uint8_t          phase;         /* WK_LOGIN_* */
-    bool             ok;            /* nothing failed so far */
-    uint8_t          role;          /* the user's SHM_ROLE_* */
-    uint8_t          hash_len;      /* bytes of hash to compare */
-    bool             blocked;       /* its provisional failure blocked the
-                                     * client (undone if it succeeds) */
-    bool             ip_blocked;    /* ... blocked the peer address's
-                                     * logins (undone if it succeeds) */
-    uint8_t          enc;           /* DECRYPTING: enum ua_rsa_enc */
-    bool             bad;           /* DECRYPTING: a block failed */
-    uint16_t         block;         /* DECRYPTING: the next block */
-    uint16_t         blocks;        /* DECRYPTING: of how many */
-    uint32_t         pos;           /* DECRYPTING: plaintext bytes so far */
-    uint32_t         secret_len;    /* DECRYPTING: ciphertext bytes */
-    uint8_t         *secret;        /* DECRYPTING: the password's bytes in
-                                     * the held request, decrypted in
-                                     * place (wiped when done) */
-    uint8_t          hash[UA_PBKDF2_STEP_OUT_MAX];
-    struct ua_pbkdf2 kdf;
-};
-
-void wk_login_clear(struct wk_login *l);
 
 /*
  * A handler fills resp (zeroed, with its ResponseHeader already set from
@@ -101,57 +77,67 @@ typedef bool (*wk_svc_scan_fn)(struct wk_svc_ctx *ctx, const uint8_t *body,
                                size_t blen, struct ua_request_header *hdr);
 typedef void (*wk_svc_raw_fn)(struct wk_svc_ctx *ctx, void *resp);
 
+/* struct wk_svc_desc.session: what the service needs */
+#define WK_SVC_SESSION_NONE    0    /* discovery, CreateSession */
+#define WK_SVC_SESSION_ACTIVE  1    /* an activated session of this channel */
+#define WK_SVC_SESSION_CREATED 2    /* any session of this channel
+                                       (CloseSession) */
+#define WK_SVC_SESSION_REBIND  3    /* any session, any channel: the handler
+                                       decides (ActivateSession) */
+
 struct wk_svc_desc {
     uint32_t        request_binary_id;  /* *_Encoding_DefaultBinary */
     uint16_t        request_type;       /* index into ua_types[] */
     uint16_t        response_type;
     uint8_t         stat;               /* enum shm_svc */
-    uint8_t         session;            /* needs an activated session */
-    wk_svc_fn       fn;
+    uint8_t         session;            /* WK_SVC_SESSION_* */
+    wk_svc_fn       fn;                 /* NULL: not served */
     wk_svc_scan_fn  scan;               /* NULL for most */
     wk_svc_raw_fn   raw;
 };
 
-/* The result of one dispatch, ready for ua_sc_send(). */
-struct wk_svc_result {
-    const struct ua_type *type;     /* response type (may be ServiceFault) */
-    void                 *resp;     /* in the arena */
-    uint8_t               stat;     /* enum shm_svc, for the counters */
-    ua_status             service_result;
-    /*
-     * The handler deferred its answer (wk_conn_defer, worker/conn.h):
-     * type and resp are NULL, nothing is sent now, and the request is
-     * counted when wk_conn_respond() answers it.
-     */
-    bool                  pending;
-    /* The handler wants another step (wk_svc_ctx.again): nothing sent,
-     * nothing counted; the held request is dispatched again. */
-    bool                  again;
+/* The dispatch table of one worker (the spec's list, handlers filled in
+ * by registration). */
+struct wk_svc {
+    struct wk_svc_desc *d;              /* a copy of wk_svc_table */
+    size_t              n;
 };
+
+/* Every request type of Part 4, sorted by request_binary_id, without
+ * handlers (the template each worker's table starts from). */
+extern const struct wk_svc_desc wk_svc_table[];
+extern const size_t             wk_svc_table_len;
+
+/* The worker's table (w->svc), no handler yet.  0 or -ENOMEM. */
+int wk_svc_init(struct wk_worker *w);
+void wk_svc_fini(struct wk_worker *w);
+
+/*
+ * The handler of the request type whose DefaultBinary encoding id is
+ * binary_id (scan and raw may be NULL).  0; -ENOENT for an id the table
+ * does not list; -EINVAL without a table.
+ */
+int wk_svc_register(struct wk_worker *w, uint32_t binary_id, wk_svc_fn fn,
+                    wk_svc_scan_fn scan, wk_svc_raw_fn raw);
 
 /*
  * Decode msg and run its service.  Returns UA_GOOD with *res filled (a
  * ServiceFault counts as a result), or a Bad status when the message
  * cannot even be answered (undecodable type id or header): the caller
- * closes the channel with an ERR carrying that status.
+ * closes the channel with an ERR carrying that status.  rq: the
+ * connection layer's context (NULL: none, nothing can be deferred).
  */
 ua_status wk_svc_dispatch(struct wk_worker *w, struct ua_sc *ch,
+                          const struct wk_conn_req *rq,
                           const struct ua_sc_msg *msg, struct ua_arena *a,
-                          struct wk_svc_result *res);
-
-/* The table itself (sorted by request_binary_id). */
-extern const struct wk_svc_desc wk_svc_table[];
-extern const size_t             wk_svc_table_len;
+                          struct wk_conn_result *res);
 
 /*
- * The Browse cache (worker/svc_browse.c): conf->browse_cache_kb of encoded
- * whole Browse results, allocated once at start.  0 or -ENOMEM; 0 KiB
- * leaves w->bcache NULL (no cache).
+ * Inside a handler only: answer this request later through *ref
+ * (worker/conn.h wk_conn_respond); the request is reported pending.  0;
+ * -EINVAL when the request did not come from the connection layer (*ref
+ * zeroed, never matching a connection; nothing pending).
  */
-int wk_svc_browse_cache_init(struct wk_worker *w);
-void wk_svc_browse_cache_fini(struct wk_worker *w);
-
-/* Browse operations answered from the cache so far. */
-uint64_t wk_svc_browse_cache_hits(const struct wk_worker *w);
+int wk_svc_defer(struct wk_svc_ctx *ctx, struct wk_conn_ref *ref);
 
 #endif /* WK_SVC_H */

@@ -31,8 +31,8 @@
  *   BadNodeIdUnknown      startingNode unknown
  *   BadNothingToDo        empty RelativePath (§5.9.4.4)
  *   BadTooManyOperations  more than conf->max_translate_path_elements
- *                         elements (SECURITY.md 67; §5.9.4.4 would also
- *                         allow BadQueryTooComplex: we follow the
+ *                         elements (docs/security.md case 67; §5.9.4.4
+ *                         would also allow BadQueryTooComplex: we follow the
  *                         operation-limit reading so clients see the same
  *                         code as for too many paths)
  *   BadBrowseNameInvalid  an element without targetName (§5.9.4.2: every
@@ -72,15 +72,19 @@
  * nothing is stored, so there is nothing to limit beyond the per-call
  * operation limit.
  */
+#include "svc_browse.h"
+
 #include <assert.h>
 #include <errno.h>
 #include <string.h>
 
+#include "node.h"
 #include "proto/codec.h"
+#include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
 #include "session.h"
-#include "svc_int.h"
+#include "svc.h"
 
 #define WK_TRANSLATE_MAX 256        /* nodes per step; Part 4: >= 10 */
 #define WK_SVC_SCAN_MIN  (1u << 16) /* references examined per request */
@@ -151,6 +155,17 @@ static bool wk_svc_name_eq(const struct wk_worker *w, uint32_t i,
                            const struct ua_qualifiedname *q);
 static ua_status wk_svc_ops_check(int32_t n, uint32_t limit);
 static uint32_t wk_svc_scan_budget(const struct shm_config *c);
+static int wk_svc_browse_cache_init(struct wk_worker *w);
+static void wk_svc_browse(struct wk_svc_ctx *ctx, const void *req,
+                          void *resp);
+static void wk_svc_browse_next(struct wk_svc_ctx *ctx, const void *req,
+                               void *resp);
+static void wk_svc_translate(struct wk_svc_ctx *ctx, const void *req,
+                             void *resp);
+static void wk_svc_register_nodes(struct wk_svc_ctx *ctx, const void *req,
+                                  void *resp);
+static void wk_svc_unregister_nodes(struct wk_svc_ctx *ctx, const void *req,
+                                    void *resp);
 
 /* Service-level checks on an operation count. */
 static ua_status
@@ -213,7 +228,7 @@ wk_svc_ref_xid(const struct wk_worker *w, uint32_t i,
     const struct shm_node *n = &w->ns.nodes[i];
 
     if (n->idtype != SHM_ID_NUMERIC) {
-        wk_svc_node_expanded(w, i, x);
+        wk_node_expanded(w, i, x);
         return;
     }
     x->node.ns = n->ns;
@@ -237,16 +252,16 @@ wk_svc_ref_fill(const struct wk_worker *w, uint32_t result_mask,
     wk_svc_ref_xid(w, r->target, &d->node_id);
     if ((result_mask & UA_BROWSERESULTMASK_REFERENCETYPEID)
         && r->reftype < w->ns.reftypes->n)
-        wk_svc_node_id(w, w->ns.reftypes->node[r->reftype],
+        wk_node_id(w, w->ns.reftypes->node[r->reftype],
                        &d->reference_type_id);
     if (result_mask & UA_BROWSERESULTMASK_ISFORWARD)
         d->is_forward = !(r->flags & SHM_REF_INVERSE);
     if (result_mask & UA_BROWSERESULTMASK_NODECLASS)
         d->node_class = t->node_class;
     if (result_mask & UA_BROWSERESULTMASK_BROWSENAME)
-        wk_svc_node_browse_name(w, r->target, &d->browse_name);
+        wk_node_browse_name(w, r->target, &d->browse_name);
     if (result_mask & UA_BROWSERESULTMASK_DISPLAYNAME)
-        wk_svc_localized(w, t->dn_text, t->dn_locale, &d->display_name);
+        wk_node_localized(w, t->dn_text, t->dn_locale, &d->display_name);
     /* Part 4 ReferenceDescription: a TypeDefinition only for Objects and
      * Variables, a null NodeId for the rest. */
     if ((result_mask & UA_BROWSERESULTMASK_TYPEDEFINITION)
@@ -308,6 +323,31 @@ wk_svc_browse_page(struct wk_svc_ctx *ctx, struct wk_session_cp *c,
 /* ------------------------------------------------------------------ */
 
 int
+wk_svc_browse_init(struct wk_worker *w)
+{
+    static const struct {
+        uint32_t  id;
+        wk_svc_fn fn;
+    } reg[] = {
+        { UA_NS0ID_BROWSEREQUEST_ENCODING_DEFAULTBINARY, wk_svc_browse },
+        { UA_NS0ID_BROWSENEXTREQUEST_ENCODING_DEFAULTBINARY,
+          wk_svc_browse_next },
+        { UA_NS0ID_TRANSLATEBROWSEPATHSTONODEIDSREQUEST_ENCODING_DEFAULTBINARY,
+          wk_svc_translate },
+        { UA_NS0ID_REGISTERNODESREQUEST_ENCODING_DEFAULTBINARY,
+          wk_svc_register_nodes },
+        { UA_NS0ID_UNREGISTERNODESREQUEST_ENCODING_DEFAULTBINARY,
+          wk_svc_unregister_nodes },
+    };
+
+    for (size_t i = 0; i < sizeof(reg) / sizeof(reg[0]); i++)
+        if (wk_svc_register(w, reg[i].id, reg[i].fn, NULL, NULL) != 0)
+            return -EINVAL;
+    return wk_svc_browse_cache_init(w);
+}
+
+/* conf->browse_cache_kb of entries, a power of two; none for 0. */
+static int
 wk_svc_browse_cache_init(struct wk_worker *w)
 {
     uint64_t          n = (uint64_t)w->conf->browse_cache_kb * 1024
@@ -336,7 +376,7 @@ wk_svc_browse_cache_init(struct wk_worker *w)
 }
 
 void
-wk_svc_browse_cache_fini(struct wk_worker *w)
+wk_svc_browse_fini(struct wk_worker *w)
 {
     if (w->bcache == NULL)
         return;
@@ -476,11 +516,11 @@ wk_svc_browse_one(struct wk_svc_ctx *ctx,
     if (bd->browse_direction < UA_BROWSEDIRECTION_FORWARD
         || bd->browse_direction > UA_BROWSEDIRECTION_BOTH)
         return UA_BAD_BROWSE_DIRECTION_INVALID;
-    node = wk_svc_lookup(w, &bd->node_id);
+    node = wk_node_lookup(w, &bd->node_id);
     if (node == SHM_NONE)
         return UA_BAD_NODE_ID_UNKNOWN;
-    if (!wk_svc_nodeid_is_null(&bd->reference_type_id)) {
-        uint32_t i = wk_svc_lookup(w, &bd->reference_type_id);
+    if (!wk_node_is_null(&bd->reference_type_id)) {
+        uint32_t i = wk_node_lookup(w, &bd->reference_type_id);
 
         rt = i == SHM_NONE ? SHM_NONE : shm_nodestore_reftype_of(&w->ns, i);
         if (rt == SHM_NONE || rt >= SHM_REFTYPES_MAX)
@@ -515,7 +555,7 @@ wk_svc_browse_one(struct wk_svc_ctx *ctx,
     return s;
 }
 
-void
+static void
 wk_svc_browse(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
 {
     const struct ua_browse_request *req = req_;
@@ -526,7 +566,7 @@ wk_svc_browse(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
     uint32_t                        max, budget = wk_svc_scan_budget(conf);
     int32_t                         n = req->n_nodes_to_browse;
 
-    if (!wk_svc_nodeid_is_null(&req->view.view_id)) {
+    if (!wk_node_is_null(&req->view.view_id)) {
         rh->service_result = UA_BAD_VIEW_ID_UNKNOWN;
         return;
     }
@@ -552,7 +592,7 @@ wk_svc_browse(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
     resp->n_diagnostic_infos = 0;
 }
 
-void
+static void
 wk_svc_browse_next(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
 {
     const struct ua_browse_next_request *req = req_;
@@ -642,7 +682,7 @@ wk_svc_translate_one(struct wk_svc_ctx *ctx, const struct ua_browse_path *bp,
     int32_t                 ne = bp->relative_path.n_elements;
     uint32_t               *cur, *next, ncur = 1, start;
 
-    start = wk_svc_lookup(w, &bp->starting_node);
+    start = wk_node_lookup(w, &bp->starting_node);
     if (start == SHM_NONE)
         return UA_BAD_NODE_ID_UNKNOWN;
     if (ne <= 0)
@@ -668,8 +708,8 @@ wk_svc_translate_one(struct wk_svc_ctx *ctx, const struct ua_browse_path *bp,
                                        : UA_BROWSEDIRECTION_FORWARD;
         c.include_subtypes = el[e].include_subtypes;
         c.reftype = SHM_NONE;
-        if (!wk_svc_nodeid_is_null(&el[e].reference_type_id)) {
-            uint32_t i = wk_svc_lookup(w, &el[e].reference_type_id);
+        if (!wk_node_is_null(&el[e].reference_type_id)) {
+            uint32_t i = wk_node_lookup(w, &el[e].reference_type_id);
 
             c.reftype = i == SHM_NONE ? SHM_NONE
                                       : shm_nodestore_reftype_of(&w->ns, i);
@@ -713,14 +753,14 @@ wk_svc_translate_one(struct wk_svc_ctx *ctx, const struct ua_browse_path *bp,
     if (res->targets == NULL)
         return UA_BAD_OUT_OF_MEMORY;
     for (uint32_t k = 0; k < ncur; k++) {
-        wk_svc_node_expanded(w, cur[k], &res->targets[k].target_id);
+        wk_node_expanded(w, cur[k], &res->targets[k].target_id);
         res->targets[k].remaining_path_index = UINT32_MAX;
     }
     res->n_targets = (int32_t)ncur;
     return UA_GOOD;
 }
 
-void
+static void
 wk_svc_translate(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
 {
     const struct ua_translate_browse_paths_to_node_ids_request *req = req_;
@@ -757,7 +797,7 @@ wk_svc_translate(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
 /* RegisterNodes, UnregisterNodes                                      */
 /* ------------------------------------------------------------------ */
 
-void
+static void
 wk_svc_register_nodes(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
 {
     const struct ua_register_nodes_request *req = req_;
@@ -775,7 +815,7 @@ wk_svc_register_nodes(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
     ctx->session->registered += (uint64_t)n;
 }
 
-void
+static void
 wk_svc_unregister_nodes(struct wk_svc_ctx *ctx, const void *req_,
                         void *resp_)
 {

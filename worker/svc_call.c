@@ -1,23 +1,21 @@
 /*
  * worker/svc_call.c: the Call service (Part 4 §5.11.2).
  *
- * Two methods of the Server object are served here, by the worker (and
- * ConditionRefresh/ConditionRefresh2 on ConditionType, in monitem_event.c):
- *
- *   GetMonitoredItems (i=11492)   in: subscriptionId UInt32
- *                                 out: serverHandles UInt32[],
- *                                      clientHandles UInt32[]
- *   ResendData (i=12873)          in: subscriptionId UInt32
- *                                 (the next Publish carries the current
- *                                 value of every enabled item)
+ * Server-local methods are served by the worker itself, by whoever
+ * registered them in the table (wk_svc_call_local_add, worker/svc_call.h):
+ * the subscriptions register the Server object's GetMonitoredItems
+ * (i=11492) and ResendData (i=12873) (worker/svc_sub.c) and
+ * ConditionRefresh/ConditionRefresh2 on ConditionType
+ * (worker/monitem_event.c, taken before the node checks).
  *
  * Every other method is forwarded: checked here, then sent to the broker
- * as a SHM_FO_CALL record (shm/fanout.h) on the request ring; the broker
- * hands it to the method's owner (broker/methods.c, docs/feed.md
- * "Methods") and its answer comes back as a SHM_FO_CALL_RESULT on the
- * reply ring (wk_svc_call_reply).  A Call with forwarded methods is
- * pending (worker/conn.h) in a pending Call of the fan-out's pool
- * (conf->pending_calls, worker/fanout.h), whose arena holds the whole
+ * as a SHM_FO_CALL record (shm/fanout.h, built in the link's outbox) on
+ * the request ring; the broker hands it to the method's owner
+ * (broker/methods.c, docs/feed.md "Methods") and its answer comes back as
+ * a SHM_FO_CALL_RESULT on the reply ring, which the link hands to this
+ * file (wk_svc_call_reply).  A Call with forwarded methods is pending
+ * (worker/conn.h) in a pending Call of this file's pool
+ * (conf->pending_calls, worker/svc_call.h), whose arena holds the whole
  * response (the results made here too); the CallResponse leaves when
  * the last forwarded method is answered.  The broker always answers (its
  * timeout, methods.timeout_ms, is BadTimeout).  Local and forwarded
@@ -25,19 +23,20 @@
  * served meanwhile.
  *
  * Service results: no methodsToCall BadNothingToDo, more than
- * conf->max_nodes_per_method_call BadTooManyOperations (SECURITY.md 70).
+ * conf->max_nodes_per_method_call BadTooManyOperations (docs/security.md case
+ * 70).
  *
- * Operation results, in this order (the arguments are checked before the
- * method runs, SECURITY.md 70): objectId unknown BadNodeIdUnknown, not an
+ * Operation results, in this order (the arguments are checked before the method
+ * runs, docs/security.md case 70): objectId unknown BadNodeIdUnknown, not an
  * Object or ObjectType BadNodeIdInvalid; methodId unknown or not a Method
- * BadMethodInvalid; the method not a component (HasComponent or a
- * subtype, forward from the object) of the object, of its TypeDefinition
- * or of one of that type's supertypes BadMethodInvalid; Executable or
- * UserExecutable false BadNotExecutable; the input arguments against the
- * method's InputArguments property (absent: none): fewer
- * BadArgumentsMissing, more BadTooManyArguments; any argument whose type
- * or shape does not match BadInvalidArgument with inputArgumentResults
- * (BadTypeMismatch for each offending one, Good for the others).
+ * BadMethodInvalid; the method not a component (HasComponent or a subtype,
+ * forward from the object) of the object, of its TypeDefinition or of one of
+ * that type's supertypes BadMethodInvalid; Executable or UserExecutable false
+ * BadNotExecutable; the input arguments against the method's InputArguments
+ * property (absent: none): fewer BadArgumentsMissing, more BadTooManyArguments;
+ * any argument whose type or shape does not match BadInvalidArgument with
+ * inputArgumentResults (BadTypeMismatch for each offending one, Good for the
+ * others).
  *
  * Type rule for an argument (the Write's, broker/write.h, no implicit
  * conversion: Part 4 §5.11.2 "BadTypeMismatch: the argument's DataType
@@ -60,42 +59,36 @@
  * The owner's answer: its status, or BadTimeout / BadNoCommunication
  * from the broker; outputs that do not match the OutputArguments (count,
  * type, shape) or do not decode BadInternalError (counted in the broker
- * too).  The Server's own two: BadSubscriptionIdInvalid, or
- * BadUserAccessDenied for a subscription of another session.
+ * too).  A local method's statuses are its own (worker/svc_sub.c,
+ * worker/monitem_event.c).
  *
  * Outputs live in the request arena, or in the pending Call's; no heap.
  */
+#include "svc_call.h"
+
 #include <errno.h>
 #include <string.h>
 
-#include "fanout.h"
+#include "link.h"
+#include "outbox.h"
 #include "session.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
-#include "sub_int.h"
-#include "svc_int.h"
+#include "node.h"
+#include "svc.h"
 
 #define WK_CALL_ARGS_READ 4096      /* first try at an Arguments value */
 
-static bool wk_svc_call_local(const struct ua_call_method_request *m);
+static const struct wk_call_local *wk_svc_call_local(
+    const struct wk_calls *cs, const struct ua_call_method_request *m);
 static uint32_t wk_svc_call_forwarded(struct wk_worker *w,
                                       const struct ua_call_method_request *m);
 static void wk_svc_call_one(struct wk_svc_ctx *ctx, struct ua_arena *req_a,
-                            struct wk_fanout_call *pc, uint32_t op,
+                            struct wk_call *pc, uint32_t op,
                             const struct ua_call_method_request *m,
                             struct ua_call_method_result *r);
-static ua_status wk_svc_call_args(struct wk_svc_ctx *ctx,
-                                  const struct ua_call_method_request *m,
-                                  struct ua_call_method_result *r,
-                                  uint32_t *sub_id);
-static ua_status wk_svc_call_server(struct wk_svc_ctx *ctx,
-                                    const struct ua_call_method_request *m,
-                                    struct ua_call_method_result *r);
-static ua_status wk_svc_call_get_items(struct wk_svc_ctx *ctx,
-                                       struct wk_subs *st, struct wk_sub *sub,
-                                       struct ua_call_method_result *r);
 static bool wk_svc_call_component(const struct shm_nodestore *ns,
                                   uint32_t obj, uint32_t meth);
 static uint32_t wk_svc_call_ns0(const struct shm_nodestore *ns, uint32_t i);
@@ -107,14 +100,28 @@ static bool wk_svc_call_struct_ok(const struct wk_worker *w, uint32_t dt,
                                   const struct ua_variant *v);
 static bool wk_svc_call_rank_ok(const struct ua_argument *d,
                                 const struct ua_variant *v);
+static ua_status wk_svc_call_argdefs(const struct wk_worker *w,
+                                     uint32_t meth, const char *name,
+                                     struct ua_arena *a,
+                                     struct ua_argument **defs, int32_t *n);
+static bool wk_svc_call_type_ok(const struct wk_worker *w,
+                                const struct ua_argument *d,
+                                const struct ua_variant *v);
+static bool wk_svc_call_arg_ok(const struct wk_worker *w,
+                               const struct ua_argument *d,
+                               const struct ua_variant *v);
 static ua_status wk_svc_call_check_in(struct wk_svc_ctx *ctx,
                                       struct ua_arena *req_a, uint32_t meth,
                                       const struct ua_call_method_request *m,
                                       struct ua_call_method_result *r);
+static void wk_svc_call_done(struct wk_calls *cs, struct wk_call *pc);
+static void wk_svc_call_answered(struct wk_calls *cs, struct wk_call *pc);
+static void wk_svc_call(struct wk_svc_ctx *ctx, const void *req,
+                        void *resp);
 
 /* ------------------------------------------------------------ the service */
 
-void
+static void
 wk_svc_call(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
 {
     const struct ua_call_request *req = req_;
@@ -124,11 +131,11 @@ wk_svc_call(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
     int32_t                       n = req->n_methods_to_call;
 
     if (n > 0 && (uint32_t)n <= ctx->w->conf->max_nodes_per_method_call
-        && wk_fanout_on(ctx->w->fanout))
+        && wk_link_on(ctx->w->link) && ctx->w->calls != NULL)
         for (int32_t i = 0; i < n && !fwd; i++)
             fwd = wk_svc_call_forwarded(ctx->w, &req->methods_to_call[i])
                   != SHM_NONE;
-    if (!fwd || wk_conn_defer(ctx, &ref) != 0) {
+    if (!fwd || wk_svc_defer(ctx, &ref) != 0) {
         (void)wk_svc_call_ref(ctx, req, resp, NULL);
         return;
     }
@@ -141,7 +148,8 @@ wk_svc_call_ref(struct wk_svc_ctx *ctx, const struct ua_call_request *req,
                 struct ua_call_response *resp, const struct wk_conn_ref *ref)
 {
     struct ua_response_header *rh = &resp->response_header;
-    struct wk_fanout_call     *pc = NULL;
+    struct wk_calls           *cs = ctx->w->calls;
+    struct wk_call            *pc = NULL;
     struct ua_arena           *keep = ctx->arena;
     int32_t                    n = req->n_methods_to_call;
 
@@ -153,8 +161,8 @@ wk_svc_call_ref(struct wk_svc_ctx *ctx, const struct ua_call_request *req,
         rh->service_result = UA_BAD_TOO_MANY_OPERATIONS;
         return false;
     }
-    if (ref != NULL)
-        pc = wk_fanout_call_begin(ctx->w->fanout, ref, (uint32_t)n);
+    if (ref != NULL && cs != NULL)
+        pc = wk_svc_call_begin(cs, ref, (uint32_t)n);
     if (pc != NULL) {
         /* Everything the response points at outlives the request. */
         ctx->arena = &pc->arena;
@@ -175,26 +183,26 @@ wk_svc_call_ref(struct wk_svc_ctx *ctx, const struct ua_call_request *req,
     ctx->arena = keep;
     if (pc == NULL)
         return false;
-    wk_fanout_call_commit(ctx->w->fanout, pc);
+    wk_svc_call_commit(cs, pc);
     return true;
 }
 
 /* ------------------------------------------------------------ one method */
 
-/* One of the two the worker serves itself (ids checked, not nodes). */
-static bool
-wk_svc_call_local(const struct ua_call_method_request *m)
+/* The server-local method m names (ids checked, not nodes), or NULL. */
+static const struct wk_call_local *
+wk_svc_call_local(const struct wk_calls *cs,
+                  const struct ua_call_method_request *m)
 {
-    if (m->object_id.ns != 0 || m->object_id.idtype != UA_IDTYPE_NUMERIC
-        || m->method_id.ns != 0 || m->method_id.idtype != UA_IDTYPE_NUMERIC)
-        return false;
-    if (m->object_id.id.num == UA_NS0ID_CONDITIONTYPE)
-        return m->method_id.id.num == UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH
-               || m->method_id.id.num
-                      == UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH2;
-    return m->object_id.id.num == UA_NS0ID_SERVER
-           && (m->method_id.id.num == UA_NS0ID_SERVER_GETMONITOREDITEMS
-               || m->method_id.id.num == UA_NS0ID_SERVER_RESENDDATA);
+    if (cs == NULL || m->object_id.ns != 0
+        || m->object_id.idtype != UA_IDTYPE_NUMERIC || m->method_id.ns != 0
+        || m->method_id.idtype != UA_IDTYPE_NUMERIC)
+        return NULL;
+    for (uint32_t i = 0; i < cs->nlocal; i++)
+        if (cs->local[i].object == m->object_id.id.num
+            && cs->local[i].method == m->method_id.id.num)
+            return &cs->local[i];
+    return NULL;
 }
 
 /* The method node of m when m would be forwarded (if it passes the
@@ -205,9 +213,9 @@ wk_svc_call_forwarded(struct wk_worker *w,
 {
     uint32_t meth;
 
-    if (wk_svc_call_local(m))
+    if (wk_svc_call_local(w->calls, m) != NULL)
         return SHM_NONE;
-    meth = wk_svc_lookup(w, &m->method_id);
+    meth = wk_node_lookup(w, &m->method_id);
     if (meth == SHM_NONE || w->ns.nodes[meth].node_class != SHM_NC_METHOD)
         return SHM_NONE;
     return meth;
@@ -215,20 +223,24 @@ wk_svc_call_forwarded(struct wk_worker *w,
 
 static void
 wk_svc_call_one(struct wk_svc_ctx *ctx, struct ua_arena *req_a,
-                struct wk_fanout_call *pc, uint32_t op,
+                struct wk_call *pc, uint32_t op,
                 const struct ua_call_method_request *m,
                 struct ua_call_method_result *r)
 {
-    struct wk_worker       *w = ctx->w;
-    const struct shm_node  *mn;
-    uint32_t                obj, meth;
-    uint8_t                 nc;
-    ua_status               s;
+    struct wk_worker           *w = ctx->w;
+    const struct wk_call_local *loc = wk_svc_call_local(w->calls, m);
+    const struct shm_node      *mn;
+    uint32_t                    obj, meth;
+    uint8_t                     nc;
+    ua_status                   s;
 
-    /* ConditionRefresh(2) on ConditionType: monitem_event.c. */
-    if (wk_ev_refresh_call(ctx, m, r))
+    /* A local method taken before the node checks (ConditionRefresh(2)
+     * on ConditionType, monitem_event.c). */
+    if (loc != NULL && loc->early) {
+        loc->fn(loc->arg, ctx, m, r);
         return;
-    obj = wk_svc_lookup(w, &m->object_id);
+    }
+    obj = wk_node_lookup(w, &m->object_id);
     if (obj == SHM_NONE) {
         r->status_code = UA_BAD_NODE_ID_UNKNOWN;
         return;
@@ -238,7 +250,7 @@ wk_svc_call_one(struct wk_svc_ctx *ctx, struct ua_arena *req_a,
         r->status_code = UA_BAD_NODE_ID_INVALID;
         return;
     }
-    meth = wk_svc_lookup(w, &m->method_id);
+    meth = wk_node_lookup(w, &m->method_id);
     if (meth == SHM_NONE || w->ns.nodes[meth].node_class != SHM_NC_METHOD
         || !wk_svc_call_component(&w->ns, obj, meth)) {
         r->status_code = UA_BAD_METHOD_INVALID;
@@ -250,8 +262,8 @@ wk_svc_call_one(struct wk_svc_ctx *ctx, struct ua_arena *req_a,
         r->status_code = UA_BAD_NOT_EXECUTABLE;
         return;
     }
-    if (wk_svc_call_local(m)) {
-        r->status_code = wk_svc_call_server(ctx, m, r);
+    if (loc != NULL) {
+        loc->fn(loc->arg, ctx, m, r);
         return;
     }
     s = wk_svc_call_check_in(ctx, req_a, meth, m, r);
@@ -264,96 +276,15 @@ wk_svc_call_one(struct wk_svc_ctx *ctx, struct ua_arena *req_a,
         return;
     }
     if (pc == NULL) {
-        r->status_code = wk_fanout_on(w->fanout)
+        r->status_code = wk_link_on(w->link) && w->calls != NULL
                              ? UA_BAD_RESOURCE_UNAVAILABLE
                              : UA_BAD_NOT_IMPLEMENTED;
         return;
     }
-    s = wk_fanout_call_add(w->fanout, pc, op, obj, meth, m->input_arguments,
-                           m->n_input_arguments > 0 ? m->n_input_arguments
-                                                    : 0);
+    s = wk_svc_call_add(w->calls, pc, op, obj, meth, m->input_arguments,
+                        m->n_input_arguments > 0 ? m->n_input_arguments : 0);
     /* Good: its result comes with the broker's reply. */
     r->status_code = s;
-}
-
-/* ------------------------------------------------------------ Server's */
-
-/* The one input argument both methods take: a scalar UInt32. */
-static ua_status
-wk_svc_call_args(struct wk_svc_ctx *ctx, const struct ua_call_method_request *m,
-                 struct ua_call_method_result *r, uint32_t *sub_id)
-{
-    const struct ua_variant *a;
-    int32_t                  na = m->n_input_arguments > 0
-                                      ? m->n_input_arguments : 0;
-
-    if (na < 1)
-        return UA_BAD_ARGUMENTS_MISSING;
-    if (na > 1)
-        return UA_BAD_TOO_MANY_ARGUMENTS;
-    a = &m->input_arguments[0];
-    if (a->type != UA_BT_UINT32 || a->is_array || a->data == NULL) {
-        r->input_argument_results = ua_arena_alloc(ctx->arena,
-                                                   sizeof(ua_status));
-        if (r->input_argument_results == NULL)
-            return UA_BAD_OUT_OF_MEMORY;
-        r->input_argument_results[0] = UA_BAD_TYPE_MISMATCH;
-        r->n_input_argument_results = 1;
-        return UA_BAD_INVALID_ARGUMENT;
-    }
-    memcpy(sub_id, a->data, 4);
-    return UA_GOOD;
-}
-
-static ua_status
-wk_svc_call_server(struct wk_svc_ctx *ctx,
-                   const struct ua_call_method_request *m,
-                   struct ua_call_method_result *r)
-{
-    struct wk_subs *st;
-    struct wk_sub  *sub;
-    uint32_t        sub_id = 0;
-    ua_status       s;
-
-    s = wk_svc_call_args(ctx, m, r, &sub_id);
-    if (s != UA_GOOD)
-        return s;
-    st = wk_subs_get(ctx->w);
-    sub = st != NULL ? wk_sub_find(st, sub_id) : NULL;
-    if (sub == NULL)
-        return UA_BAD_SUBSCRIPTION_ID_INVALID;
-    if (wk_sub_of_session(st, ctx->session, sub_id) == NULL)
-        return UA_BAD_USER_ACCESS_DENIED;
-    wk_sub_touch(st, sub);
-    if (m->method_id.id.num == UA_NS0ID_SERVER_GETMONITOREDITEMS)
-        return wk_svc_call_get_items(ctx, st, sub, r);
-    wk_mi_resend(st, sub, ctx->session);
-    return UA_GOOD;
-}
-
-/* serverHandles (our ids) and clientHandles of sub's items. */
-static ua_status
-wk_svc_call_get_items(struct wk_svc_ctx *ctx, struct wk_subs *st,
-                      struct wk_sub *sub, struct ua_call_method_result *r)
-{
-    struct ua_variant *out;
-    uint32_t          *sh, *ch, k = 0;
-
-    out = ua_arena_alloc(ctx->arena, 2 * sizeof(*out));
-    sh = ua_arena_alloc(ctx->arena, (size_t)sub->nitems * 4 + 4);
-    ch = ua_arena_alloc(ctx->arena, (size_t)sub->nitems * 4 + 4);
-    if (out == NULL || sh == NULL || ch == NULL)
-        return UA_BAD_OUT_OF_MEMORY;
-    for (uint32_t i = sub->ihead; i != WK_NIL && k < sub->nitems;
-         i = st->items[i].snext, k++) {
-        sh[k] = st->items[i].id;
-        ch[k] = st->items[i].client_handle;
-    }
-    ua_variant_set_array(&out[0], sh, (int32_t)k, UA_BT_UINT32);
-    ua_variant_set_array(&out[1], ch, (int32_t)k, UA_BT_UINT32);
-    r->n_output_arguments = 2;
-    r->output_arguments = out;
-    return UA_GOOD;
 }
 
 /* ------------------------------------------------------------ checks */
@@ -419,7 +350,7 @@ wk_svc_call_component(const struct shm_nodestore *ns, uint32_t obj,
  * or OutputArguments), decoded in a: UA_GOOD with *n = 0 when there is no
  * such property; BadInternalError when its value is not an Argument array.
  */
-ua_status
+static ua_status
 wk_svc_call_argdefs(const struct wk_worker *w, uint32_t meth,
                     const char *name, struct ua_arena *a,
                     struct ua_argument **defs, int32_t *n)
@@ -495,7 +426,7 @@ wk_svc_call_struct_ok(const struct wk_worker *w, uint32_t dt,
 
             t = shm_nodestore_lookup(ns, &key);
         } else if (x[k].encoding == UA_EO_BYTES) {
-            uint32_t enc = wk_svc_lookup(w, &x[k].type_id);
+            uint32_t enc = wk_node_lookup(w, &x[k].type_id);
 
             t = enc == SHM_NONE ? SHM_NONE
                                 : wk_svc_call_encoding_type(ns, enc);
@@ -509,11 +440,11 @@ wk_svc_call_struct_ok(const struct wk_worker *w, uint32_t dt,
 }
 
 /* v against the Argument's DataType (the rule at the top). */
-bool
+static bool
 wk_svc_call_type_ok(const struct wk_worker *w, const struct ua_argument *d,
                     const struct ua_variant *v)
 {
-    uint32_t dt = wk_svc_lookup(w, &d->data_type);
+    uint32_t dt = wk_node_lookup(w, &d->data_type);
     uint32_t root = dt == SHM_NONE ? 0
                     : shm_nodestore_type_root(&w->ns, dt, SHM_TYPE_ROOT_DEPTH);
 
@@ -562,7 +493,7 @@ wk_svc_call_rank_ok(const struct ua_argument *d, const struct ua_variant *v)
     return true;
 }
 
-bool
+static bool
 wk_svc_call_arg_ok(const struct wk_worker *w, const struct ua_argument *d,
                    const struct ua_variant *v)
 {
@@ -609,14 +540,192 @@ wk_svc_call_check_in(struct wk_svc_ctx *ctx, struct ua_arena *req_a,
     return UA_BAD_INVALID_ARGUMENT;
 }
 
-/* ------------------------------------------------------------ replies */
+
+/* ------------------------------------------------------------ the pool */
+
+int
+wk_svc_call_init(struct wk_calls *cs, struct wk_worker *w, uint32_t n,
+                 uint32_t bytes, uint32_t scratch)
+{
+    memset(cs, 0, sizeof(*cs));
+    cs->w = w;
+    cs->free = UINT32_MAX;
+    cs->n = n != 0 ? n : 1;
+    cs->bytes = bytes != 0 ? bytes : 65536;
+    cs->scratch_cap = scratch;
+    cs->pool = wk_alloc(w, (size_t)cs->n * sizeof(*cs->pool));
+    cs->scratch = wk_alloc(w, scratch);
+    if (cs->pool == NULL || cs->scratch == NULL)
+        goto nomem;
+    memset(cs->pool, 0, (size_t)cs->n * sizeof(*cs->pool));
+    for (uint32_t i = cs->n; i-- > 0;) {
+        struct wk_call *pc = &cs->pool[i];
+
+        pc->buf = wk_alloc(w, cs->bytes);
+        if (pc->buf == NULL)
+            goto nomem;
+        pc->next_free = cs->free;
+        cs->free = i;
+    }
+    if (wk_link_on(w->link))
+        (void)wk_link_on_reply(w->link, SHM_FO_CALL_RESULT,
+                               wk_svc_call_reply, cs);
+    if (wk_svc_register(w, UA_NS0ID_CALLREQUEST_ENCODING_DEFAULTBINARY,
+                        wk_svc_call, NULL, NULL) != 0) {
+        wk_svc_call_clear(cs);
+        return -EINVAL;
+    }
+    return 0;
+nomem:
+    wk_svc_call_clear(cs);
+    return -ENOMEM;
+}
 
 void
-wk_svc_call_reply(struct wk_worker *w, const uint8_t *rec, uint32_t len)
+wk_svc_call_clear(struct wk_calls *cs)
 {
-    struct wk_fanout             *f = w->fanout;
+    if (cs->w == NULL)
+        return;
+    if (cs->pool != NULL)
+        for (uint32_t i = 0; i < cs->n; i++)
+            wk_free(cs->w, cs->pool[i].buf);
+    wk_free(cs->w, cs->pool);
+    wk_free(cs->w, cs->scratch);
+    if (cs->w->calls == cs)
+        cs->w->calls = NULL;
+    memset(cs, 0, sizeof(*cs));
+}
+
+int
+wk_svc_call_local_add(struct wk_calls *cs, uint32_t object, uint32_t method,
+                      bool early, wk_svc_call_fn fn, void *arg)
+{
+    struct wk_call_local *l;
+
+    if (cs->nlocal == WK_CALL_LOCAL_MAX || fn == NULL)
+        return -ENOSPC;
+    l = &cs->local[cs->nlocal++];
+    l->object = object;
+    l->method = method;
+    l->early = early;
+    l->fn = fn;
+    l->arg = arg;
+    return 0;
+}
+
+struct wk_call *
+wk_svc_call_begin(struct wk_calls *cs, const struct wk_conn_ref *ref,
+                  uint32_t n)
+{
+    struct wk_call *pc;
+    uint32_t        i = cs->free;
+
+    if (i == UINT32_MAX || n == 0
+        || n > cs->w->conf->max_nodes_per_method_call)
+        return NULL;
+    pc = &cs->pool[i];
+    ua_arena_init(&pc->arena, pc->buf, cs->bytes);
+    pc->results = ua_arena_alloc(&pc->arena, (size_t)n
+                                                 * sizeof(*pc->results));
+    pc->methods = ua_arena_alloc(&pc->arena, (size_t)n * 4);
+    if (pc->results == NULL || pc->methods == NULL)
+        return NULL;                    /* n too large for bytes */
+    memset(pc->results, 0, (size_t)n * sizeof(*pc->results));
+    memset(pc->methods, 0xFF, (size_t)n * 4);
+    cs->free = pc->next_free;
+    cs->seq = (uint16_t)((cs->seq + 1) & 0x7FFF);
+    if (cs->seq == 0)
+        cs->seq = 1;
+    pc->id = i | (uint32_t)cs->seq << 16;
+    pc->ref = *ref;
+    pc->n = n;
+    pc->left = 0;
+    pc->next_free = UINT32_MAX;
+    return pc;
+}
+
+struct wk_call *
+wk_svc_call_of(struct wk_calls *cs, uint32_t id)
+{
+    uint32_t i = id & 0xFFFFu;
+
+    if (cs == NULL || id == 0 || cs->pool == NULL || i >= cs->n
+        || cs->pool[i].id != id)
+        return NULL;
+    return &cs->pool[i];
+}
+
+ua_status
+wk_svc_call_add(struct wk_calls *cs, struct wk_call *pc, uint32_t op,
+                uint32_t object, uint32_t method,
+                const struct ua_variant *args, int32_t nargs)
+{
+    ua_status st;
+
+    if (op >= pc->n || cs->w->link == NULL)
+        return UA_BAD_INTERNAL_ERROR;
+    st = wk_outbox_call(&cs->w->link->out, pc->id, op, object, method, args,
+                        nargs, cs->bytes);
+    if (st != UA_GOOD)
+        return st;
+    pc->methods[op] = method;
+    pc->left++;
+    return UA_GOOD;
+}
+
+/* Every answer is in: the CallResponse, then the pending Call is free. */
+static void
+wk_svc_call_done(struct wk_calls *cs, struct wk_call *pc)
+{
+    struct ua_call_response resp;
+
+    memset(&resp, 0, sizeof(resp));
+    resp.response_header.service_result = UA_GOOD;
+    resp.n_results = (int32_t)pc->n;
+    resp.results = pc->results;
+    /* -ESTALE: the client left meanwhile; the methods ran all the same. */
+    (void)wk_conn_respond(cs->w, &pc->ref, &ua_types[UA_TYPE_CALLRESPONSE],
+                          &resp);
+    pc->id = 0;
+    pc->next_free = cs->free;
+    cs->free = (uint32_t)(pc - cs->pool);
+}
+
+/* Method op of pc was answered (its result set): the response when it
+ * was the last one. */
+static void
+wk_svc_call_answered(struct wk_calls *cs, struct wk_call *pc)
+{
+    if (pc->left != 0)
+        pc->left--;
+    if (pc->left == 0)
+        wk_svc_call_done(cs, pc);
+}
+
+void
+wk_svc_call_commit(struct wk_calls *cs, struct wk_call *pc)
+{
+    if (pc->left == 0) {
+        wk_svc_call_done(cs, pc);       /* nothing went to the broker */
+        return;
+    }
+    wk_link_push(cs->w->link);
+}
+
+/* ------------------------------------------------------------ replies */
+
+/*
+ * A SHM_FO_CALL_RESULT record from the reply ring (the link's handler):
+ * the method's result, its outputs checked against the method's
+ * OutputArguments.
+ */
+void
+wk_svc_call_reply(void *arg, const uint8_t *rec, uint32_t len)
+{
+    struct wk_calls              *cs = arg;
+    struct wk_worker             *w = cs->w;
     struct shm_fo_call_result     h;
-    struct wk_fanout_call        *pc;
+    struct wk_call               *pc;
     struct ua_call_method_result *r;
     struct ua_argument           *defs;
     struct ua_variant            *out;
@@ -627,8 +736,10 @@ wk_svc_call_reply(struct wk_worker *w, const uint8_t *rec, uint32_t len)
     int32_t                       nd;
     ua_status                     st;
 
+    if (len < sizeof(h))
+        return;
     memcpy(&h, rec, sizeof(h));
-    pc = f != NULL ? wk_fanout_call_of(f, h.id) : NULL;
+    pc = wk_svc_call_of(cs, h.id);
     if (pc == NULL || h.op >= pc->n || pc->methods[h.op] == SHM_NONE)
         return;                         /* answered or dropped already */
     r = &pc->results[h.op];
@@ -636,22 +747,22 @@ wk_svc_call_reply(struct wk_worker *w, const uint8_t *rec, uint32_t len)
     pc->methods[h.op] = SHM_NONE;       /* a second answer is dropped */
     r->status_code = h.status;
     if ((h.status & 0x80000000u) != 0) {
-        wk_fanout_call_answered(f, pc); /* Bad: no outputs */
+        wk_svc_call_answered(cs, pc);   /* Bad: no outputs */
         return;
     }
     /* Outputs: checked against the OutputArguments (read in a scratch
      * arena), decoded into the pending Call's arena. */
-    ua_arena_init(&scratch, f->scratch, f->scratch_cap);
+    ua_arena_init(&scratch, cs->scratch, cs->scratch_cap);
     st = wk_svc_call_argdefs(w, meth, "OutputArguments", &scratch, &defs,
                              &nd);
     if (st != UA_GOOD || h.out_len > left || (int32_t)h.nout != nd
         || h.nout > (uint32_t)w->limits.max_array_len) {
         r->status_code = UA_BAD_INTERNAL_ERROR;
-        wk_fanout_call_answered(f, pc);
+        wk_svc_call_answered(cs, pc);
         return;
     }
     if (h.nout == 0) {
-        wk_fanout_call_answered(f, pc);
+        wk_svc_call_answered(cs, pc);
         return;
     }
     out = ua_arena_alloc(&pc->arena, (size_t)h.nout * sizeof(*out));
@@ -674,5 +785,5 @@ wk_svc_call_reply(struct wk_worker *w, const uint8_t *rec, uint32_t len)
         r->output_arguments = out;
         r->n_output_arguments = (int32_t)h.nout;
     }
-    wk_fanout_call_answered(f, pc);
+    wk_svc_call_answered(cs, pc);
 }

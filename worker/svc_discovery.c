@@ -13,17 +13,20 @@
  *
  * Session-less; everything is built in the request arena.
  */
+#include "svc_discovery.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "node.h"
 #include "pki.h"
 #include "proto/crypto.h"
+#include "proto/nodeids_gen.h"
 #include "proto/securechannel.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
 #include "proto/version.h"
-#include "svc_int.h"
 
 #define WK_TRANSPORT_UATCP \
     "http://opcfoundation.org/UA-Profile/Transport/uatcp-uasc-uabinary"
@@ -38,6 +41,22 @@ static bool wk_svc_in_list(const struct ua_string *list, int32_t n,
 static uint8_t wk_svc_security_level(unsigned policy, unsigned mode);
 static int wk_svc_user_tokens(struct wk_svc_ctx *ctx,
                               struct ua_endpoint_description *e, bool none);
+static void wk_svc_get_endpoints(struct wk_svc_ctx *ctx, const void *req,
+                                 void *resp);
+static void wk_svc_find_servers(struct wk_svc_ctx *ctx, const void *req,
+                                void *resp);
+
+int
+wk_svc_discovery_init(struct wk_worker *w)
+{
+    if (wk_svc_register(w, UA_NS0ID_GETENDPOINTSREQUEST_ENCODING_DEFAULTBINARY,
+                        wk_svc_get_endpoints, NULL, NULL) != 0
+        || wk_svc_register(w,
+                           UA_NS0ID_FINDSERVERSREQUEST_ENCODING_DEFAULTBINARY,
+                           wk_svc_find_servers, NULL, NULL) != 0)
+        return -EINVAL;
+    return 0;
+}
 
 /* opc.tcp://host:port, with an IPv6 literal in brackets (RFC 3986). */
 static int
@@ -90,11 +109,11 @@ wk_svc_app_description(struct wk_svc_ctx *ctx,
     d->application_uri = ua_string_from(c->application_uri);
     d->product_uri = ua_string_from(UA_PRODUCT_URI);
     d->application_name.mask = UA_LT_TEXT;
-    d->application_name.locale = wk_svc_null_str();
+    d->application_name.locale = wk_node_null_str();
     d->application_name.text = ua_string_from(UA_PRODUCT_NAME);
     d->application_type = UA_APPLICATIONTYPE_SERVER;
-    d->gateway_server_uri = wk_svc_null_str();
-    d->discovery_profile_uri = wk_svc_null_str();
+    d->gateway_server_uri = wk_node_null_str();
+    d->discovery_profile_uri = wk_node_null_str();
     d->n_discovery_urls = 1;
     d->discovery_urls = urls;
     return 0;
@@ -135,20 +154,20 @@ wk_svc_user_tokens(struct wk_svc_ctx *ctx, struct ua_endpoint_description *e,
     if (anon) {
         p[n].policy_id = ua_string_from(WK_POLICY_ANONYMOUS);
         p[n].token_type = UA_USERTOKENTYPE_ANONYMOUS;
-        p[n].issued_token_type = wk_svc_null_str();
-        p[n].issuer_endpoint_url = wk_svc_null_str();
-        p[n].security_policy_uri = wk_svc_null_str();
+        p[n].issued_token_type = wk_node_null_str();
+        p[n].issuer_endpoint_url = wk_node_null_str();
+        p[n].security_policy_uri = wk_node_null_str();
         n++;
     }
     if (k != NULL) {
         p[n].policy_id = ua_string_from(WK_POLICY_USERNAME);
         p[n].token_type = UA_USERTOKENTYPE_USERNAME;
-        p[n].issued_token_type = wk_svc_null_str();
-        p[n].issuer_endpoint_url = wk_svc_null_str();
+        p[n].issued_token_type = wk_node_null_str();
+        p[n].issuer_endpoint_url = wk_node_null_str();
         p[n].security_policy_uri =
             none ? ua_string_from(ua_crypto_policy_get(
                                       UA_POLICY_BASIC256SHA256)->uri)
-                 : wk_svc_null_str();
+                 : wk_node_null_str();
         n++;
         p[n] = p[n - 1];
         p[n].policy_id = ua_string_from(WK_POLICY_X509);
@@ -190,14 +209,15 @@ wk_svc_endpoints(struct wk_svc_ctx *ctx, int32_t *n,
              mode <= UA_MESSAGESECURITYMODE_SIGNANDENCRYPT; mode++) {
             struct ua_endpoint_description *d = &e[cnt];
 
-            if (!(offers & UA_SC_OFFER(pid, mode)) || cnt >= 2 * UA_POLICY_COUNT)
+            if (!(offers & UA_SC_OFFER(pid, mode))
+                || cnt >= 2 * UA_POLICY_COUNT)
                 continue;
             memset(d, 0, sizeof(*d));
             d->server = app;
             /* The server's discovery URL is this endpoint's URL. */
             d->endpoint_url = app.discovery_urls[0];
             if (pid == UA_POLICY_NONE) {
-                d->server_certificate = wk_svc_null_str();
+                d->server_certificate = wk_node_null_str();
                 d->security_policy_uri = ua_string_from(UA_SC_POLICY_NONE);
             } else {
                 d->server_certificate.len = (int32_t)sc->cert_len;
@@ -222,7 +242,7 @@ wk_svc_endpoints(struct wk_svc_ctx *ctx, int32_t *n,
  * profile is in profileUris when that list is not empty.  localeIds only
  * choose the language of names we do not translate.
  */
-void
+static void
 wk_svc_get_endpoints(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
 {
     const struct ua_get_endpoints_request *req = req_;
@@ -241,7 +261,7 @@ wk_svc_get_endpoints(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
  * and does not name our ApplicationUri.  We are no discovery server: no
  * other server is ever listed.
  */
-void
+static void
 wk_svc_find_servers(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
 {
     const struct ua_find_servers_request *req = req_;

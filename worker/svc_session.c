@@ -12,20 +12,25 @@
  * channel of the same certificate.  UserName tokens against the users
  * table, X509 tokens against trusted_users/; roles in session->user.
  */
+#include "svc_session.h"
+
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
+#include "audit.h"
+#include "login.h"
+#include "node.h"
+#include "pki.h"
 #include "proto/cert.h"
 #include "proto/crypto.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
-#include "shm/throttle.h"
-#include "conn.h"
-#include "pki.h"
 #include "session.h"
-#include "svc_int.h"
+#include "shm/log.h"
+#include "shm/throttle.h"
+#include "svc.h"
+#include "svc_discovery.h"
 
 #define WK_NONCE_MIN        32      /* Part 4 §5.7.2 clientNonce */
 #define WK_NONCE_MAX        128
@@ -38,7 +43,7 @@
 #define WK_DUMMY_ITERATIONS   10000         /* BK_USERS_ITERATIONS */
 /* PBKDF2 iterations per loop step: ~1.5 ms of one core here (~0.6 µs
  * each: two SHA-256 compressions), under one RSA-2048 private-key
- * operation (~2 ms, DESIGN §4). */
+ * operation (~2 ms, docs/architecture.md §4). */
 #define WK_PBKDF2_SLICE       2500
 #define WK_SECRET_MAX         4096          /* encrypted password bytes */
 
@@ -78,6 +83,47 @@ static ua_status wk_svc_session_cert(struct wk_svc_ctx *ctx,
 static ua_status wk_svc_client_signature(struct wk_svc_ctx *ctx,
                                          const struct wk_session *s,
                                          const struct ua_signature_data *sd);
+static uint64_t wk_svc_login_tag(const struct wk_svc_ctx *ctx);
+static void wk_svc_create_session_do(struct wk_svc_ctx *ctx,
+                                     const struct ua_create_session_request
+                                         *req,
+                                     struct ua_create_session_response *resp);
+static void wk_svc_create_session(struct wk_svc_ctx *ctx, const void *req,
+                                  void *resp);
+static void wk_svc_activate_session_do(
+    struct wk_svc_ctx *ctx, const struct ua_activate_session_request *req,
+    struct ua_activate_session_response *resp);
+static void wk_svc_activate_session(struct wk_svc_ctx *ctx, const void *req,
+                                    void *resp);
+static void wk_svc_close_session(struct wk_svc_ctx *ctx, const void *req,
+                                 void *resp);
+static void wk_svc_cancel(struct wk_svc_ctx *ctx, const void *req,
+                          void *resp);
+
+int
+wk_svc_session_init(struct wk_worker *w)
+{
+    if (wk_svc_register(w,
+                        UA_NS0ID_CREATESESSIONREQUEST_ENCODING_DEFAULTBINARY,
+                        wk_svc_create_session, NULL, NULL) != 0
+        || wk_svc_register(
+               w, UA_NS0ID_ACTIVATESESSIONREQUEST_ENCODING_DEFAULTBINARY,
+               wk_svc_activate_session, NULL, NULL) != 0
+        || wk_svc_register(w,
+                           UA_NS0ID_CLOSESESSIONREQUEST_ENCODING_DEFAULTBINARY,
+                           wk_svc_close_session, NULL, NULL) != 0
+        || wk_svc_register(w, UA_NS0ID_CANCELREQUEST_ENCODING_DEFAULTBINARY,
+                           wk_svc_cancel, NULL, NULL) != 0)
+        return -EINVAL;
+    return 0;
+}
+
+/* The request's peer-address key for failed logins, 0: none. */
+static uint64_t
+wk_svc_login_tag(const struct wk_svc_ctx *ctx)
+{
+    return ctx->rq != NULL ? ctx->rq->login_tag : 0;
+}
 
 static bool
 wk_svc_secured(const struct wk_svc_ctx *ctx)
@@ -195,17 +241,17 @@ wk_svc_nonce(struct wk_svc_ctx *ctx, const struct wk_session *s)
 }
 
 /*
- * CreateSession (Part 4 §5.7.2).  clientNonce: on a None channel a client
- * may send none (most do); any nonce it does send must be 32..128 bytes
- * (SECURITY.md 45); on Sign and SignAndEncrypt channels one is required
- * (BadNonceInvalid without).  The session timeout is revised
+ * CreateSession (Part 4 §5.7.2).  clientNonce: on a None channel a client may
+ * send none (most do); any nonce it does send must be 32..128 bytes
+ * (docs/security.md case 45); on Sign and SignAndEncrypt channels one is
+ * required (BadNonceInvalid without).  The session timeout is revised
  * (wk_session_revise_timeout); serverEndpoints is the GetEndpoints list.
  */
-void
-wk_svc_create_session(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
+static void
+wk_svc_create_session_do(struct wk_svc_ctx *ctx,
+                         const struct ua_create_session_request *req,
+                         struct ua_create_session_response *resp)
 {
-    const struct ua_create_session_request *req = req_;
-    struct ua_create_session_response      *resp = resp_;
     struct ua_response_header              *rh = &resp->response_header;
     struct wk_session                      *s;
     int32_t                                 nl = req->client_nonce.len;
@@ -286,17 +332,6 @@ wk_svc_client_key(const struct wk_svc_ctx *ctx, const struct ua_string *uri)
                             uri->len > 0 ? (size_t)uri->len : 0);
 }
 
-void
-wk_login_clear(struct wk_login *l)
-{
-    if (l->phase == WK_LOGIN_NONE)
-        return;
-    if (l->secret != NULL)
-        ua_crypto_wipe(l->secret, l->secret_len);
-    ua_crypto_pbkdf2_clear(&l->kdf);
-    ua_crypto_wipe(l, sizeof(*l));
-}
-
 /*
  * Count one failed login of `key` in the shared table (a client's
  * ApplicationUri, threshold security.login_failure_threshold, or a peer
@@ -324,34 +359,31 @@ wk_svc_throttle_fail(struct wk_svc_ctx *ctx, uint64_t key, uint32_t threshold)
 }
 
 /*
- * A UserNameIdentityToken (Part 4 §7.41.3): the password encrypted with
- * our key by the channel's policy (or Basic256Sha256, the token policy of
- * our None endpoint), legacy layout length | password | serverNonce.
- * Every failure after the throttle (a wrong password, an unknown user, a
- * secret that does not decrypt or parse) is BadIdentityTokenRejected
- * (Part 4 Table 176: the token is well-formed but the server refuses it;
- * one code for all, so no user enumeration) after the same work: decryption of every block (when the algorithm and length
- * are acceptable; a block that fails does not stop it), one PBKDF2 (a
- * dummy one for an unknown user, with the first user's iteration count)
- * and a constant-time comparison.  rsa-1_5 is refused without decrypting
- * unless allow_deprecated.
- * In steps (DESIGN §4): this one makes the checks and starts the login in
- * the connection's struct wk_login, then each dispatch of the held
- * request (ctx->again) decrypts one RSA block of the secret, in place in
- * the held request (wk_svc_username_decrypt); the step of the last block
- * parses it and keys the PBKDF2; each following step runs
- * WK_PBKDF2_SLICE iterations (wk_svc_username_step), the last one
- * compares.  Outside a step (no login state) it all runs at once, on a
- * copy of the secret.
- * PBKDF2 output beyond its first block is not computed: a stored hash
- * longer than 32 bytes is compared on its first 32 (block 1 of PBKDF2).
- * The throttle counts the attempt as a failure when it starts, against
- * the client (its ApplicationUri) and against the peer address (undone
- * when it succeeds: the client's failures are forgotten, the address
- * loses only this attempt's): logins of one client, or of one address
- * under ever new ApplicationUris, in parallel on several connections get
- * no more tries than one after another, and a login cut short by a
- * closed connection counts as failed.
+ * A UserNameIdentityToken (Part 4 §7.41.3): the password encrypted with our key
+ * by the channel's policy (or Basic256Sha256, the token policy of our None
+ * endpoint), legacy layout length | password | serverNonce.  Every failure
+ * after the throttle (a wrong password, an unknown user, a secret that does not
+ * decrypt or parse) is BadIdentityTokenRejected (Part 4 Table 176: the token is
+ * well-formed but the server refuses it; one code for all, so no user
+ * enumeration) after the same work: decryption of every block (when the
+ * algorithm and length are acceptable; a block that fails does not stop it),
+ * one PBKDF2 (a dummy one for an unknown user, with the first user's iteration
+ * count) and a constant-time comparison.  rsa-1_5 is refused without decrypting
+ * unless allow_deprecated.  In steps (docs/architecture.md §4): this one makes
+ * the checks and starts the login in the connection's struct wk_login, then
+ * each dispatch of the held request (ctx->again) decrypts one RSA block of the
+ * secret, in place in the held request (wk_svc_username_decrypt); the step of
+ * the last block parses it and keys the PBKDF2; each following step runs
+ * WK_PBKDF2_SLICE iterations (wk_svc_username_step), the last one compares.
+ * Outside a step (no login state) it all runs at once, on a copy of the secret.
+ * PBKDF2 output beyond its first block is not computed: a stored hash longer
+ * than 32 bytes is compared on its first 32 (block 1 of PBKDF2).  The throttle
+ * counts the attempt as a failure when it starts, against the client (its
+ * ApplicationUri) and against the peer address (undone when it succeeds: the
+ * client's failures are forgotten, the address loses only this attempt's):
+ * logins of one client, or of one address under ever new ApplicationUris, in
+ * parallel on several connections get no more tries than one after another, and
+ * a login cut short by a closed connection counts as failed.
  */
 static ua_status
 wk_svc_username(struct wk_svc_ctx *ctx, struct wk_session *s,
@@ -360,10 +392,10 @@ wk_svc_username(struct wk_svc_ctx *ctx, struct wk_session *s,
 {
     struct wk_pki          *k = ctx->w->pki;
     const struct ua_policy *pol = ctx->ch->policy, *dec = NULL;
-    struct wk_login         one, *l = wk_conn_login(ctx);
+    struct wk_login         one, *l = wk_login_of(ctx->w, ctx->rq);
     size_t                  kb;
     uint64_t                now = ctx->w->now_ms;
-    uint64_t                ip_key = wk_conn_login_tag(ctx);
+    uint64_t                ip_key = wk_svc_login_tag(ctx);
     ua_status               st;
 
     if (l != NULL && l->phase == WK_LOGIN_HASHING)
@@ -555,7 +587,7 @@ wk_svc_username_step(struct wk_svc_ctx *ctx, struct wk_session *s,
     uint8_t             hash[UA_PBKDF2_STEP_OUT_MAX];
     uint8_t             role;
     bool                done = false, ok, blocked, ip_blocked;
-    uint64_t            ip_key = wk_conn_login_tag(ctx);
+    uint64_t            ip_key = wk_svc_login_tag(ctx);
     struct shm_throttle_rule r = { ctx->w->conf->login_failure_ip_threshold,
                                    ctx->w->conf->login_failure_window_ms,
                                    ctx->w->conf->login_failure_block_ms };
@@ -610,7 +642,7 @@ wk_svc_x509(struct wk_svc_ctx *ctx, struct wk_session *s,
             const struct ua_x509_identity_token *t,
             const struct ua_signature_data *sig, enum wk_session_user *user)
 {
-    static struct ua_crypto_key key;     /* one thread: reused */
+    struct ua_crypto_key        key;
     struct wk_pki              *k = ctx->w->pki;
     const struct ua_policy     *pol = ctx->ch->policy;
     const struct ua_sc_config  *sc = &ctx->w->sc_conf;
@@ -627,8 +659,8 @@ wk_svc_x509(struct wk_svc_ctx *ctx, struct wk_session *s,
     st = wk_pki_validate_user(k, t->certificate_data.data,
                               (size_t)t->certificate_data.len, pol);
     if (st != UA_GOOD) {
-        fprintf(stderr, "uaworker %u: X509 user certificate refused: %s\n",
-                ctx->w->slot, ua_status_name(st));
+        shm_log(SHM_LOG_WARNING, "X509 user certificate refused: %s",
+                ua_status_name(st));
         return UA_BAD_IDENTITY_TOKEN_REJECTED;
     }
     if (sig->signature.len <= 0
@@ -662,7 +694,7 @@ wk_svc_x509(struct wk_svc_ctx *ctx, struct wk_session *s,
  * BadIdentityTokenRejected; anonymous ones too when security.anonymous is
  * off.  Anything else (an unknown ExtensionObject, an
  * Anonymous token naming another policy) is BadIdentityTokenInvalid
- * (SECURITY.md 56).  UserName tokens: wk_svc_username; X509:
+ * (docs/security.md case 56).  UserName tokens: wk_svc_username; X509:
  * wk_svc_x509.
  */
 static ua_status
@@ -675,7 +707,7 @@ wk_svc_identity(struct wk_svc_ctx *ctx, struct wk_session *s,
     *user = WK_USER_NONE;
     switch (x->encoding) {
     case UA_EO_NONE:
-        if (wk_svc_nodeid_is_null(&x->type_id)
+        if (wk_node_is_null(&x->type_id)
             || (x->type_id.ns == 0 && x->type_id.idtype == UA_IDTYPE_NUMERIC
                 && x->type_id.id.num == WK_ANON_BINARY)) {
             *user = WK_USER_ANONYMOUS;
@@ -709,12 +741,11 @@ wk_svc_identity(struct wk_svc_ctx *ctx, struct wk_session *s,
  * then the user token, then the rebind rule; only then does anything
  * change.  Each success returns a new serverNonce.
  */
-void
-wk_svc_activate_session(struct wk_svc_ctx *ctx, const void *req_,
-                        void *resp_)
+static void
+wk_svc_activate_session_do(struct wk_svc_ctx *ctx,
+                           const struct ua_activate_session_request *req,
+                           struct ua_activate_session_response *resp)
 {
-    const struct ua_activate_session_request *req = req_;
-    struct ua_activate_session_response      *resp = resp_;
     struct ua_response_header                *rh = &resp->response_header;
     struct wk_session                        *s = ctx->session;
     enum wk_session_user                      user;
@@ -730,8 +761,8 @@ wk_svc_activate_session(struct wk_svc_ctx *ctx, const void *req_,
     /* A session of a secured channel: its client's signature; a session
      * of a None channel cannot move to a secured one (nor back).  A
      * UserName login in progress (a later step) passed these checks. */
-    if (wk_conn_login(ctx) != NULL
-        && wk_conn_login(ctx)->phase == WK_LOGIN_HASHING)
+    if (wk_login_of(ctx->w, ctx->rq) != NULL
+        && wk_login_of(ctx->w, ctx->rq)->phase == WK_LOGIN_HASHING)
         st = UA_GOOD;
     else if (s->cert_len > 0)
         st = wk_svc_client_signature(ctx, s, &req->client_signature);
@@ -780,25 +811,109 @@ wk_svc_activate_session(struct wk_svc_ctx *ctx, const void *req_,
 }
 
 /*
- * CloseSession (Part 4 §5.7.4).  Dispatch found the session on this
- * channel; a second CloseSession finds none (BadSessionIdInvalid).
- * deleteSubscriptions: nothing to delete until subscriptions land.
+ * The audit event of a session service (Part 5 §6.4.7-6.4.9), raised
+ * where the session was handled: its request's header, whether it
+ * succeeded, the session.
  */
-void
+static void
+wk_svc_session_audit(struct wk_svc_ctx *ctx, uint32_t type,
+                     const struct ua_request_header *rq,
+                     const struct ua_response_header *rh,
+                     struct ua_nodeid session_id, struct wk_audit *a)
+{
+    a->type = type;
+    a->status = !UA_STATUS_IS_BAD(rh->service_result);
+    a->audit_entry_id = rq->audit_entry_id;
+    a->channel_id = ctx->ch != NULL ? ctx->ch->channel_id : 0;
+    a->session_id = session_id;
+    wk_audit_raise(ctx->w, a);
+}
+
+/* CreateSession, then its audit event (AuditCreateSessionEventType). */
+static void
+wk_svc_create_session(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
+{
+    const struct ua_create_session_request *req = req_;
+    struct ua_create_session_response      *resp = resp_;
+    struct wk_audit                         a;
+
+    wk_svc_create_session_do(ctx, req, resp);
+    memset(&a, 0, sizeof(a));
+    a.user_id.len = -1;
+    a.client_cert = req->client_certificate;
+    a.revised_timeout = resp->revised_session_timeout;
+    wk_svc_session_audit(ctx, UA_NS0ID_AUDITCREATESESSIONEVENTTYPE,
+                         &req->request_header, &resp->response_header,
+                         resp->session_id, &a);
+}
+
+/* ActivateSession, then, when it is answered (not a login's step), its
+ * audit event (AuditActivateSessionEventType). */
+static void
+wk_svc_activate_session(struct wk_svc_ctx *ctx, const void *req_,
+                        void *resp_)
+{
+    const struct ua_activate_session_request *req = req_;
+    struct ua_activate_session_response      *resp = resp_;
+    const struct ua_extobj                   *t = &req->user_identity_token;
+    struct wk_audit                           a;
+    struct ua_nodeid                          sid = ua_nodeid_num(0, 0);
+
+    wk_svc_activate_session_do(ctx, req, resp);
+    if (ctx->again)
+        return;                         /* the login's next step */
+    memset(&a, 0, sizeof(a));
+    a.user_id.len = -1;
+    a.client_cert.len = -1;
+    if (ctx->session != NULL)
+        sid = wk_session_id(ctx->session);
+    if (t->encoding == UA_EO_DECODED
+        && t->type == &ua_types[UA_TYPE_USERNAMEIDENTITYTOKEN])
+        a.user_id = ((const struct ua_user_name_identity_token *)t->obj)
+                        ->user_name;
+    wk_svc_session_audit(ctx, UA_NS0ID_AUDITACTIVATESESSIONEVENTTYPE,
+                         &req->request_header, &resp->response_header, sid,
+                         &a);
+}
+
+/*
+ * CloseSession (Part 4 §5.7.4).  Dispatch found the session on this
+ * channel; a second CloseSession finds none (BadSessionIdInvalid).  Those
+ * who listen for a client's CloseSession (the subscriptions, which honour
+ * deleteSubscriptions: deleted, or orphaned to wait for
+ * TransferSubscriptions) hear it first; then the session is closed and
+ * the audit event (AuditSessionEventType) raised.
+ */
+static void
 wk_svc_close_session(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
 {
-    (void)req_;
-    (void)resp_;
-    wk_session_close(ctx->w, ctx->session);
-    ctx->session = NULL;
+    const struct ua_close_session_request *req = req_;
+    struct ua_close_session_response      *resp = resp_;
+    struct wk_audit                        a;
+    struct ua_nodeid                       closed = ua_nodeid_num(0, 0);
+
+    if (ctx->session != NULL) {
+        closed = wk_session_id(ctx->session);
+        if (ctx->session->channel_id == ctx->ch->channel_id)
+            wk_session_closing(ctx->w, ctx->session,
+                               req->delete_subscriptions);
+        wk_session_close(ctx->w, ctx->session);
+        ctx->session = NULL;
+    }
+    memset(&a, 0, sizeof(a));
+    a.user_id.len = -1;
+    a.client_cert.len = -1;
+    wk_svc_session_audit(ctx, UA_NS0ID_AUDITSESSIONEVENTTYPE,
+                         &req->request_header, &resp->response_header, closed,
+                         &a);
 }
 
 /*
  * Cancel (Part 4 §5.7.5): every request is answered before the next one is
- * read (DESIGN §4), so none is ever outstanding to cancel; and none of
- * another session could be (SECURITY.md 75).
+ * read (docs/architecture.md §4), so none is ever outstanding to cancel;
+ * and none of another session could be (docs/security.md case 75).
  */
-void
+static void
 wk_svc_cancel(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
 {
     struct ua_cancel_response *resp = resp_;

@@ -2,23 +2,45 @@
  * worker/svc_sub.c: the Subscription services (Part 4 §5.13) and the
  * MonitoredItem services (§5.12): service-level checks and the per-
  * operation loops; the work is in worker/sub.c and worker/monitem.c.
+ * And the Server object's two methods the worker serves itself (Part 5
+ * §9.1), registered with the Call service (worker/svc_call.h):
+ *
+ *   GetMonitoredItems (i=11492)   in: subscriptionId UInt32
+ *                                 out: serverHandles UInt32[],
+ *                                      clientHandles UInt32[]
+ *   ResendData (i=12873)          in: subscriptionId UInt32
+ *                                 (the next Publish carries the current
+ *                                 value of every enabled item)
+ *
+ * Their statuses: the input argument as the Call service checks others
+ * (BadArgumentsMissing, BadTooManyArguments, BadInvalidArgument with
+ * BadTypeMismatch), BadSubscriptionIdInvalid, or BadUserAccessDenied for
+ * a subscription of another session.
  *
  * Service results, in this order: BadNothingToDo (no operations);
  * BadTooManyOperations (more than the configured limit: MonitoredItem
  * services conf->max_monitored_items_per_call, SetTriggering links each
  * the same, subscription id lists conf->max_subscriptions);
  * BadSubscriptionIdInvalid (a subscription that is not this session's);
- * BadTimestampsToReturnInvalid.  CloseSession is wrapped here too: its
- * deleteSubscriptions flag is ours to honour.
+ * BadTimestampsToReturnInvalid.  A client's CloseSession reaches the
+ * subscriptions through the session layer's listener
+ * (wk_sub_session_closed): its deleteSubscriptions flag is ours to
+ * honour.
  *
  * Results live in the request arena; no heap.
  */
+#include <errno.h>
 #include <string.h>
 
+#include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
+#include "session.h"
+#include "sub.h"
 #include "sub_int.h"
-#include "svc_int.h"
+#include "svc.h"
+#include "svc_call.h"
+#include "svc_sub.h"
 
 static bool wk_svc_sub_count(struct wk_svc_ctx *ctx,
                              struct ua_response_header *rh, int32_t n,
@@ -30,6 +52,85 @@ static struct wk_sub *wk_svc_sub_get(struct wk_svc_ctx *ctx,
                                      struct ua_response_header *rh,
                                      uint32_t id);
 static bool wk_svc_sub_ttr(struct ua_response_header *rh, int32_t ttr);
+static void wk_svc_create_subscription(struct wk_svc_ctx *ctx,
+                                       const void *req, void *resp);
+static void wk_svc_modify_subscription(struct wk_svc_ctx *ctx,
+                                       const void *req, void *resp);
+static void wk_svc_delete_subscriptions(struct wk_svc_ctx *ctx,
+                                        const void *req, void *resp);
+static void wk_svc_set_publishing_mode(struct wk_svc_ctx *ctx,
+                                       const void *req, void *resp);
+static void wk_svc_publish(struct wk_svc_ctx *ctx, const void *req,
+                           void *resp);
+static void wk_svc_republish(struct wk_svc_ctx *ctx, const void *req,
+                             void *resp);
+static void wk_svc_transfer_subscriptions(struct wk_svc_ctx *ctx,
+                                          const void *req, void *resp);
+static void wk_svc_create_monitored_items(struct wk_svc_ctx *ctx,
+                                          const void *req, void *resp);
+static void wk_svc_modify_monitored_items(struct wk_svc_ctx *ctx,
+                                          const void *req, void *resp);
+static void wk_svc_delete_monitored_items(struct wk_svc_ctx *ctx,
+                                          const void *req, void *resp);
+static void wk_svc_set_monitoring_mode(struct wk_svc_ctx *ctx,
+                                       const void *req, void *resp);
+static void wk_svc_set_triggering(struct wk_svc_ctx *ctx, const void *req,
+                                  void *resp);
+static ua_status wk_svc_sub_server_args(struct wk_svc_ctx *ctx,
+                                        const struct ua_call_method_request
+                                            *m,
+                                        struct ua_call_method_result *r,
+                                        uint32_t *sub_id);
+static void wk_svc_sub_server(void *arg, struct wk_svc_ctx *ctx,
+                              const struct ua_call_method_request *m,
+                              struct ua_call_method_result *r);
+static ua_status wk_svc_sub_get_items(struct wk_svc_ctx *ctx,
+                                      struct wk_subs *st, struct wk_sub *sub,
+                                      struct ua_call_method_result *r);
+
+int
+wk_svc_sub_init(struct wk_worker *w)
+{
+#define WK_REQ(name) UA_NS0ID_##name##REQUEST_ENCODING_DEFAULTBINARY
+    static const struct {
+        uint32_t  id;
+        wk_svc_fn fn;
+    } reg[] = {
+        { WK_REQ(CREATESUBSCRIPTION), wk_svc_create_subscription },
+        { WK_REQ(MODIFYSUBSCRIPTION), wk_svc_modify_subscription },
+        { WK_REQ(DELETESUBSCRIPTIONS), wk_svc_delete_subscriptions },
+        { WK_REQ(SETPUBLISHINGMODE), wk_svc_set_publishing_mode },
+        { WK_REQ(PUBLISH), wk_svc_publish },
+        { WK_REQ(REPUBLISH), wk_svc_republish },
+        { WK_REQ(TRANSFERSUBSCRIPTIONS), wk_svc_transfer_subscriptions },
+        { WK_REQ(CREATEMONITOREDITEMS), wk_svc_create_monitored_items },
+        { WK_REQ(MODIFYMONITOREDITEMS), wk_svc_modify_monitored_items },
+        { WK_REQ(DELETEMONITOREDITEMS), wk_svc_delete_monitored_items },
+        { WK_REQ(SETMONITORINGMODE), wk_svc_set_monitoring_mode },
+        { WK_REQ(SETTRIGGERING), wk_svc_set_triggering },
+    };
+#undef WK_REQ
+
+    for (size_t i = 0; i < sizeof(reg) / sizeof(reg[0]); i++)
+        if (wk_svc_register(w, reg[i].id, reg[i].fn, NULL, NULL) != 0)
+            return -EINVAL;
+    if (w->calls != NULL
+        && (wk_svc_call_local_add(w->calls, UA_NS0ID_SERVER,
+                                  UA_NS0ID_SERVER_GETMONITOREDITEMS, false,
+                                  wk_svc_sub_server, w) != 0
+            || wk_svc_call_local_add(w->calls, UA_NS0ID_SERVER,
+                                     UA_NS0ID_SERVER_RESENDDATA, false,
+                                     wk_svc_sub_server, w) != 0
+            || wk_svc_call_local_add(w->calls, UA_NS0ID_CONDITIONTYPE,
+                                     UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH,
+                                     true, wk_ev_refresh_call, w) != 0
+            || wk_svc_call_local_add(w->calls, UA_NS0ID_CONDITIONTYPE,
+                                     UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH2,
+                                     true, wk_ev_refresh_call, w) != 0))
+        return -EINVAL;
+    return wk_session_on_closing(w, wk_sub_session_closed, w) == 0
+               ? 0 : -EINVAL;
+}
 
 /* n operations: none is BadNothingToDo, more than max BadTooManyOperations. */
 static bool
@@ -96,21 +197,21 @@ wk_svc_sub_ttr(struct ua_response_header *rh, int32_t ttr)
 
 /* ------------------------------------------------------ subscriptions */
 
-void
+static void
 wk_svc_create_subscription(struct wk_svc_ctx *ctx, const void *req,
                            void *resp)
 {
     wk_sub_create(ctx, req, resp);
 }
 
-void
+static void
 wk_svc_modify_subscription(struct wk_svc_ctx *ctx, const void *req,
                            void *resp)
 {
     wk_sub_modify(ctx, req, resp);
 }
 
-void
+static void
 wk_svc_delete_subscriptions(struct wk_svc_ctx *ctx, const void *req_,
                             void *resp_)
 {
@@ -135,7 +236,7 @@ wk_svc_delete_subscriptions(struct wk_svc_ctx *ctx, const void *req_,
     wk_sub_deleted_check(st, wk_sub_ss(st, ctx->session));
 }
 
-void
+static void
 wk_svc_set_publishing_mode(struct wk_svc_ctx *ctx, const void *req_,
                            void *resp_)
 {
@@ -161,19 +262,19 @@ wk_svc_set_publishing_mode(struct wk_svc_ctx *ctx, const void *req_,
                                                  req->publishing_enabled);
 }
 
-void
+static void
 wk_svc_publish(struct wk_svc_ctx *ctx, const void *req, void *resp)
 {
     wk_sub_publish(ctx, req, resp);
 }
 
-void
+static void
 wk_svc_republish(struct wk_svc_ctx *ctx, const void *req, void *resp)
 {
     wk_sub_republish(ctx, req, resp);
 }
 
-void
+static void
 wk_svc_transfer_subscriptions(struct wk_svc_ctx *ctx, const void *req_,
                               void *resp_)
 {
@@ -200,7 +301,7 @@ wk_svc_transfer_subscriptions(struct wk_svc_ctx *ctx, const void *req_,
 
 /* ------------------------------------------------------ monitored items */
 
-void
+static void
 wk_svc_create_monitored_items(struct wk_svc_ctx *ctx, const void *req_,
                               void *resp_)
 {
@@ -225,7 +326,7 @@ wk_svc_create_monitored_items(struct wk_svc_ctx *ctx, const void *req_,
                      &req->items_to_create[i], &resp->results[i]);
 }
 
-void
+static void
 wk_svc_modify_monitored_items(struct wk_svc_ctx *ctx, const void *req_,
                               void *resp_)
 {
@@ -250,7 +351,7 @@ wk_svc_modify_monitored_items(struct wk_svc_ctx *ctx, const void *req_,
                      &req->items_to_modify[i], &resp->results[i]);
 }
 
-void
+static void
 wk_svc_delete_monitored_items(struct wk_svc_ctx *ctx, const void *req_,
                               void *resp_)
 {
@@ -271,11 +372,11 @@ wk_svc_delete_monitored_items(struct wk_svc_ctx *ctx, const void *req_,
         return;
     resp->n_results = n;
     for (int32_t i = 0; i < n; i++)
-        resp->results[i] = wk_mi_delete_id(wk_subs_get(ctx->w), sub,
+        resp->results[i] = wk_mi_delete_id(ctx->w->subs, sub,
                                            req->monitored_item_ids[i]);
 }
 
-void
+static void
 wk_svc_set_monitoring_mode(struct wk_svc_ctx *ctx, const void *req_,
                            void *resp_)
 {
@@ -301,13 +402,13 @@ wk_svc_set_monitoring_mode(struct wk_svc_ctx *ctx, const void *req_,
         return;
     resp->n_results = n;
     for (int32_t i = 0; i < n; i++)
-        resp->results[i] = wk_mi_set_mode(wk_subs_get(ctx->w), sub,
+        resp->results[i] = wk_mi_set_mode(ctx->w->subs, sub,
                                           req->monitored_item_ids[i],
                                           req->monitoring_mode,
                                           ctx->session);
 }
 
-void
+static void
 wk_svc_set_triggering(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
 {
     const struct ua_set_triggering_request *req = req_;
@@ -333,7 +434,7 @@ wk_svc_set_triggering(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
     sub = wk_svc_sub_get(ctx, rh, req->subscription_id);
     if (sub == NULL)
         return;
-    st = wk_subs_get(ctx->w);
+    st = ctx->w->subs;
     from = wk_mi_find(st, sub, req->triggering_item_id);
     if (from == NULL) {
         rh->service_result = UA_BAD_MONITORED_ITEM_ID_INVALID;
@@ -361,17 +462,95 @@ wk_svc_set_triggering(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
                                           req->links_to_add[i]);
 }
 
-/* ------------------------------------------------------ CloseSession */
+/* ------------------------------------------------------ Server methods */
 
-void
-wk_svc_close_session_subs(struct wk_svc_ctx *ctx, const void *req_,
-                          void *resp)
+/* The one input argument both methods take: a scalar UInt32. */
+static ua_status
+wk_svc_sub_server_args(struct wk_svc_ctx *ctx,
+                       const struct ua_call_method_request *m,
+                       struct ua_call_method_result *r, uint32_t *sub_id)
 {
-    const struct ua_close_session_request *req = req_;
+    const struct ua_variant *a;
+    int32_t                  na = m->n_input_arguments > 0
+                                      ? m->n_input_arguments : 0;
 
-    /* The session's subscriptions first: deleted, or orphaned to wait for
-     * TransferSubscriptions (Part 4 §5.7.4); then the session itself. */
-    if (ctx->session != NULL && ctx->session->channel_id == ctx->ch->channel_id)
-        wk_sub_session_closed(ctx->w, ctx->session, req->delete_subscriptions);
-    wk_svc_close_session(ctx, req_, resp);
+    if (na < 1)
+        return UA_BAD_ARGUMENTS_MISSING;
+    if (na > 1)
+        return UA_BAD_TOO_MANY_ARGUMENTS;
+    a = &m->input_arguments[0];
+    if (a->type != UA_BT_UINT32 || a->is_array || a->data == NULL) {
+        r->input_argument_results = ua_arena_alloc(ctx->arena,
+                                                   sizeof(ua_status));
+        if (r->input_argument_results == NULL)
+            return UA_BAD_OUT_OF_MEMORY;
+        r->input_argument_results[0] = UA_BAD_TYPE_MISMATCH;
+        r->n_input_argument_results = 1;
+        return UA_BAD_INVALID_ARGUMENT;
+    }
+    memcpy(sub_id, a->data, 4);
+    return UA_GOOD;
 }
+
+/* GetMonitoredItems or ResendData (the Call service's local method; arg:
+ * the worker): the method's status in r. */
+static void
+wk_svc_sub_server(void *arg, struct wk_svc_ctx *ctx,
+                  const struct ua_call_method_request *m,
+                  struct ua_call_method_result *r)
+{
+    struct wk_subs *st;
+    struct wk_sub  *sub;
+    uint32_t        sub_id = 0;
+    ua_status       s;
+
+    (void)arg;
+    s = wk_svc_sub_server_args(ctx, m, r, &sub_id);
+    if (s != UA_GOOD) {
+        r->status_code = s;
+        return;
+    }
+    st = ctx->w->subs;
+    sub = st != NULL ? wk_sub_find(st, sub_id) : NULL;
+    if (sub == NULL) {
+        r->status_code = UA_BAD_SUBSCRIPTION_ID_INVALID;
+        return;
+    }
+    if (wk_sub_of_session(st, ctx->session, sub_id) == NULL) {
+        r->status_code = UA_BAD_USER_ACCESS_DENIED;
+        return;
+    }
+    wk_sub_touch(st, sub);
+    if (m->method_id.id.num == UA_NS0ID_SERVER_GETMONITOREDITEMS) {
+        r->status_code = wk_svc_sub_get_items(ctx, st, sub, r);
+        return;
+    }
+    wk_mi_resend(st, sub, ctx->session);
+    r->status_code = UA_GOOD;
+}
+
+/* serverHandles (our ids) and clientHandles of sub's items. */
+static ua_status
+wk_svc_sub_get_items(struct wk_svc_ctx *ctx, struct wk_subs *st,
+                     struct wk_sub *sub, struct ua_call_method_result *r)
+{
+    struct ua_variant *out;
+    uint32_t          *sh, *ch, k = 0;
+
+    out = ua_arena_alloc(ctx->arena, 2 * sizeof(*out));
+    sh = ua_arena_alloc(ctx->arena, (size_t)sub->nitems * 4 + 4);
+    ch = ua_arena_alloc(ctx->arena, (size_t)sub->nitems * 4 + 4);
+    if (out == NULL || sh == NULL || ch == NULL)
+        return UA_BAD_OUT_OF_MEMORY;
+    for (uint32_t i = sub->ihead; i != WK_NIL && k < sub->nitems;
+         i = st->items[i].snext, k++) {
+        sh[k] = st->items[i].id;
+        ch[k] = st->items[i].client_handle;
+    }
+    ua_variant_set_array(&out[0], sh, (int32_t)k, UA_BT_UINT32);
+    ua_variant_set_array(&out[1], ch, (int32_t)k, UA_BT_UINT32);
+    r->n_output_arguments = 2;
+    r->output_arguments = out;
+    return UA_GOOD;
+}
+

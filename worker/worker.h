@@ -1,17 +1,24 @@
 /*
- * worker/worker.h: the worker process's state, shared by its files.
+ * worker/worker.h: the base every file of worker/ may include: the
+ * worker's root object, its clock, its allocator and its server-wide
+ * budgets.  What each layer keeps is its own (its header); the root
+ * only points at it.  The layers, lowest first (worker/LAYERS,
+ * docs/architecture.md §5.3):
+ *
+ *   base    worker.h, clock.c, alloc.c
+ *   net     the loop, its timers and statistics; listen and admission;
+ *           connections, the RSA step scheduler, buffer pools
+ *   link    the shared-memory rings to and from the broker
+ *   core    nodes, the attribute reader, sessions, logins, PKI, audit
+ *   svc     dispatch and the services
+ *   sub     subscriptions and monitored items
+ *   main.c  creates everything and wires the handlers
+ *
+ * A file calls down only; what flows up goes through handlers registered
+ * at start-up (main.c wires them).
  *
  * One worker = one process = one libevent loop = one thread.  Nothing here
  * is shared with another process except through `seg` (shared memory).
- *
- *   worker/main.c      start-up: args, attach the segment, loop
- *   worker/conn.c      listener, connections, reads, writes (libevent)
- *   worker/session.c   sessions: pool, tokens, timeouts, binding
- *   worker/svc.c       service dispatch (decode, session check, handler)
- *   worker/svc_*.c     the service handlers
- *   worker/fanout.c    rings to and from the broker, notification blocks
- *   worker/stats.c     this worker's row of the worker table
- *   worker/alloc.c     the counting allocator
  */
 #ifndef WK_WORKER_H
 #define WK_WORKER_H
@@ -29,11 +36,17 @@
 #include "shm/value.h"
 
 struct wk_session;
-struct wk_conn;
+struct wk_session_listeners;
 struct wk_conns;
-struct wk_fanout;
+struct wk_conn_reply_hook;
+struct wk_link;
+struct wk_logins;
 struct wk_pki;
 struct wk_bcache;
+struct wk_svc;
+struct wk_writes;
+struct wk_calls;
+struct wk_subs;
 struct event_base;
 
 /* The whole worker. */
@@ -56,19 +69,34 @@ struct wk_worker {
     uint64_t                  now_ns;       /* the same clock in ns */
     int64_t                   now_dt;       /* DateTime, per loop iteration */
     uint32_t                  next_channel_id;
-    /* Sessions (worker/session.c). */
+    /* Sessions (worker/session.c) and who listens for a client's
+     * CloseSession. */
     struct wk_session        *sessions;     /* pool of conf->max_sessions */
     uint32_t                  nsessions;
+    struct wk_session_listeners *session_listeners;
     /* Random bytes for tokens and nonces (worker/session.c). */
     uint64_t                  rng[4];
-    /* The connection layer (deferred responses) and the fan-out (rings,
-     * doorbell, pending Writes); NULL in unit tests without them. */
+    /* net: the connections (deferred responses); NULL in unit tests,
+     * which may set reply_hook to capture deferred responses instead
+     * (worker/conn.h). */
     struct wk_conns          *conns;
-    struct wk_fanout         *fanout;
-    /* Certificate, key, trust lists (worker/pki.c); NULL: None only. */
+    const struct wk_conn_reply_hook *reply_hook;
+    /* link: the rings to and from the broker; NULL: none. */
+    struct wk_link           *link;
+    /* core: logins in steps, per connection (worker/login.c); certificate,
+     * key, trust lists (worker/pki.c; NULL: None only). */
+    struct wk_logins         *logins;
     struct wk_pki            *pki;
-    /* Encoded Browse results (worker/svc_browse.c); NULL: no cache. */
+    uint64_t                  audit_seq;    /* EventIds (worker/audit.c) */
+    /* svc: the dispatch table (worker/svc.c); encoded Browse results
+     * (worker/svc_browse.c; NULL: no cache); pending Writes and Calls
+     * (worker/svc_write.h, worker/svc_call.h). */
+    struct wk_svc            *svc;
     struct wk_bcache         *bcache;
+    struct wk_writes         *writes;
+    struct wk_calls          *calls;
+    /* sub: subscriptions and monitored items (worker/sub.h). */
+    struct wk_subs           *subs;
     volatile int              stopping;
 };
 
@@ -76,7 +104,7 @@ struct wk_worker {
 void wk_clock_update(struct wk_worker *w);
 
 /* The counting allocator: every heap allocation after start-up shows in
- * the worker's `allocations` counter (STYLE §5). */
+ * the worker's `allocations` counter (docs/style.md §5). */
 void *wk_alloc(struct wk_worker *w, size_t n);
 void  wk_free(struct wk_worker *w, void *p);
 

@@ -4,7 +4,7 @@
  * SUBS subscriptions of one session, each with ITEMS items on the same
  * ITEMS variables (samplingInterval 0, queueSize 100, discardOldest), a
  * 100 ms publishing interval; every round each variable changes once (one
- * record, as a notification block carries it, to wk_fanout_on_value), and
+ * record, as a notification block carries it, to wk_mi_on_value), and
  * every ROUNDS rounds the publishing timers run with a Publish request
  * queued per subscription.  A PublishResponse is encoded (ua_encode, as
  * the connection does before it is sent) and dropped.
@@ -16,7 +16,7 @@
  * With `events`, each subscription has one event item on the Server
  * instead (an EventFilter of six select clauses, queueSize 1000) and
  * every round raises ITEMS events (records as the broker builds them,
- * broker/event.c, handed to wk_fanout_on_event): the CPU time per
+ * broker/event.c, handed to wk_ev_on_event): the CPU time per
  * delivered event, matching and field picking included.
  *
  * POLLUTE_KB > 0 writes that many KiB of other memory before each round
@@ -27,7 +27,7 @@
  * Prints the process CPU time per delivered notification for the fan-out
  * (records to queues) and for Publish (queues to encoded responses).
  * Under `valgrind --tool=callgrind` the instruction counts of
- * wk_fanout_on_value and wk_sub_run divided by the notifications printed
+ * wk_mi_on_value and wk_sub_run divided by the notifications printed
  * are the worker's instructions per notification on this path.
  *
  * Uses the worker unit tests' fixture (tests/unit/worker/sub_fixture.h):
@@ -39,9 +39,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "broker/event.h"
-#include "worker/svc_int.h"
-#include "worker/fanout.h"
+#include "tests/unit/worker/event_fixture.h"
+#include "worker/node.h"
+#include "worker/sub_int.h"
 
 #define CH (&fx.ch[0])
 
@@ -50,20 +50,6 @@ static uint8_t         *bs_out;
 static size_t           bs_out_cap = 16u << 20;
 static uint64_t         bs_notifs;
 static uint64_t         bs_responses;
-static uint32_t         bs_refs;
-
-static int
-bs_defer(struct wk_svc_ctx *ctx, struct wk_conn_ref *ref)
-{
-    memset(ref, 0, sizeof(*ref));
-    ref->index = ++bs_refs;
-    ref->gen = 1;
-    ref->request_id = ctx->request_id;
-    ref->request_handle = ctx->request_handle;
-    ctx->pending = true;
-    return 0;
-}
-
 static bool
 bs_alive(const struct wk_worker *w, const struct wk_conn_ref *ref)
 {
@@ -96,10 +82,10 @@ bs_respond(struct wk_worker *w, const struct wk_conn_ref *ref,
     return 0;
 }
 
-static const struct wk_sub_io bs_io = { bs_defer, bs_respond, bs_alive };
+static const struct wk_conn_reply_hook bs_hook = { bs_respond, bs_alive };
 
 static void
-bs_tweak(struct bk_config *c)
+bs_tweak(struct shm_config *c)
 {
     c->min_sampling_interval_ms = 0;
     c->max_subscriptions_per_session = 100;
@@ -216,7 +202,7 @@ START_TEST(bs_run)
     }
     for (unsigned i = 0; i < items; i++)
         slot[i] = sf_slot(sf_var(i));
-    wk_sub_set_io(&fx.w, &bs_io);
+    fx.w.reply_hook = &bs_hook;
     /* The initial values go out first, not counted. */
     for (unsigned s = 0; s < subs; s++)
         sf_publish(CH, &bs_tok);
@@ -229,15 +215,15 @@ START_TEST(bs_run)
             /* The broker's part (building each record, once for every
              * worker) is not timed. */
             for (unsigned i = 0; i < items && bs_events; i++) {
-                struct bk_event  e;
+                struct fx_event  e;
                 struct ua_nodeid srv = ua_nodeid_num(0, UA_NS0ID_SERVER);
                 struct ua_nodeid bt = ua_nodeid_num(0,
                                                     UA_NS0ID_BASEEVENTTYPE);
 
-                bk_event_begin(&e, evrec[i], sizeof(evrec[i]),
-                               wk_svc_lookup(&fx.w, &srv),
-                               wk_svc_lookup(&fx.w, &bt));
-                (void)bk_event_std(&e, &fx.w.ns, fx.w.now_dt,
+                fx_event_begin(&e, evrec[i], sizeof(evrec[i]),
+                               wk_node_lookup(&fx.w, &srv),
+                               wk_node_lookup(&fx.w, &bt));
+                (void)fx_event_std(&e, &fx.w.ns, fx.w.now_dt,
                                    (uint16_t)(1 + i));
                 evlen[i] = e.len;
             }
@@ -245,12 +231,12 @@ START_TEST(bs_run)
             t0 = bs_cpu();
             fx.w.now_dt += 10000;
             for (unsigned i = 0; i < items && bs_events; i++)
-                wk_fanout_on_event(&fx.w, evrec[i], evlen[i]);
+                wk_ev_on_event(fx.w.subs, evrec[i], evlen[i]);
             for (unsigned i = 0; i < items && !bs_events; i++) {
                 uint32_t len = bs_record(rec, (double)(t * rounds + r) + i,
                                          fx.w.now_dt);
 
-                wk_fanout_on_value(&fx.w, slot[i], rec, len);
+                wk_mi_on_value(fx.w.subs, slot[i], rec, len);
             }
             t_fan += bs_cpu() - t0;
         }

@@ -9,7 +9,8 @@
 
 #include "proto/codec.h"
 #include "shm/fanout.h"
-#include "worker/svc_int.h"
+#include "worker/audit.h"
+#include "worker/node.h"
 
 static uint8_t                buf[WK_AUDIT_REC_MAX];
 static struct shm_fo_ev       ev;
@@ -76,7 +77,7 @@ START_TEST(test_create_activate_close)
     a.revised_timeout = 30000;
     build(&a);
     ck_assert_int_eq(nf, 17);
-    ck_assert_uint_eq(ev.source, wk_svc_lookup(&fx.w, &srv));
+    ck_assert_uint_eq(ev.source, wk_node_lookup(&fx.w, &srv));
     v = field("0:EventType");
     ck_assert_uint_eq(((struct ua_nodeid *)v.data)->id.num,
                       UA_NS0ID_AUDITCREATESESSIONEVENTTYPE);

@@ -1,12 +1,11 @@
 /*
  * tests/unit/worker/check_monitem.c: worker/monitem.c through the services
- * and the fan-out hooks, on the real address space with a clock of our
- * own: queue semantics (queueSize 1, discardOldest true / false and the
- * Overflow bit, revision), sampling intervals, DataChangeFilter (triggers,
- * absolute and percent deadbands with EURange, NaN, arrays),
- * timestampsToReturn, stale records and the "no lost update" rule,
+ * and the link's handlers, on the real address space with a clock of our
+ * own: sampling intervals, stale records and the "no lost update" rule,
  * overflow reports, interest bits, monitoring modes and triggering,
- * attributes other than Value, IndexRange, memory per item.
+ * attributes other than Value, IndexRange, memory per item.  Queues:
+ * check_monitem_queue.c; filters and timestampsToReturn:
+ * check_monitem_filter.c.
  */
 #include "sub_fixture.h"
 
@@ -14,223 +13,13 @@
 
 #include "worker/sub_int.h"
 
-#define CH (&fx.ch[0])
+#include "mi_fixture.h"
 
-static struct ua_nodeid tok;
 
-/* Every change its own sample, 50 ms publishing. */
-static void
-tw_fast(struct bk_config *c)
-{
-    c->min_sampling_interval_ms = 0;
-    c->min_publishing_interval_ms = 50;
-}
 
-static void
-setup(void)
-{
-    sf_setup_with(tw_fast);
-    tok = fx_session(CH);
-}
 
-static void
-teardown(void)
-{
-    sf_teardown();
-}
 
-/* Queue a Publish, run one publishing interval; the response. */
-static struct sf_got *
-pub_tick(uint32_t ms)
-{
-    ck_assert_uint_eq(sf_publish(CH, &tok), UA_GOOD);
-    ck_assert(sf.pending);
-    sf_tick(ms);
-    return sf_next();
-}
 
-/* The data of the next message (after one interval), asserting one. */
-static const struct ua_data_change_notification *
-data_tick(uint32_t ms)
-{
-    struct sf_got                            *g = pub_tick(ms);
-    const struct ua_data_change_notification *d;
-
-    ck_assert_ptr_nonnull(g);
-    ck_assert_uint_eq(g->result, UA_GOOD);
-    d = sf_dcn(g);
-    ck_assert_ptr_nonnull(d);
-    return d;
-}
-
-static bool
-overflow(const struct ua_data_change_notification *d, int32_t k)
-{
-    const struct ua_datavalue *v = &d->monitored_items[k].value;
-
-    return (v->mask & UA_DV_STATUS) && (v->status & 0xFFFF) == 0x0480;
-}
-
-/* ------------------------------------------------------------ queues */
-
-START_TEST(test_queue_size_one_keeps_newest)
-{
-    struct ua_nodeid                          v = sf_var(1);
-    uint32_t                                  sub =
-        sf_create_sub(CH, &tok, 100);
-    const struct ua_data_change_notification *d;
-
-    sf_item(CH, &tok, sub, v, 7, NULL);
-    d = data_tick(100);
-    ck_assert_int_eq(d->n_monitored_items, 1);
-    ck_assert_uint_eq(d->monitored_items[0].client_handle, 7);
-    ck_assert(sf_num(d, 0) == 1.5);             /* the initial value */
-    for (int i = 10; i <= 14; i++)
-        sf_change_d(v, i);
-    d = data_tick(100);
-    ck_assert_int_eq(d->n_monitored_items, 1);
-    ck_assert(sf_num(d, 0) == 14);
-    ck_assert(!overflow(d, 0));                 /* never for a queue of 1 */
-}
-END_TEST
-
-START_TEST(test_queue_discard_oldest)
-{
-    struct ua_nodeid                          v = sf_var(1);
-    uint32_t                                  sub =
-        sf_create_sub(CH, &tok, 100);
-    struct sf_mi                              p = { .mode = -1, .ttr = -1,
-                                                    .queue = 3,
-                                                    .discard_oldest = true };
-    const struct ua_data_change_notification *d;
-
-    sf_item(CH, &tok, sub, v, 1, &p);
-    data_tick(100);                             /* initial value */
-    for (int i = 1; i <= 5; i++)
-        sf_change_d(v, i);
-    d = data_tick(100);
-    ck_assert_int_eq(d->n_monitored_items, 3);
-    ck_assert(sf_num(d, 0) == 3 && sf_num(d, 1) == 4 && sf_num(d, 2) == 5);
-    /* The oldest kept value carries the bit (Part 4 §5.12.1.5). */
-    ck_assert(overflow(d, 0));
-    ck_assert(!overflow(d, 1) && !overflow(d, 2));
-    ck_assert_uint_eq(d->monitored_items[0].value.status, 0x00000480);
-}
-END_TEST
-
-START_TEST(test_queue_discard_newest)
-{
-    struct ua_nodeid                          v = sf_var(1);
-    uint32_t                                  sub =
-        sf_create_sub(CH, &tok, 100);
-    struct sf_mi                              p = { .mode = -1, .ttr = -1,
-                                                    .queue = 3,
-                                                    .discard_oldest = false };
-    const struct ua_data_change_notification *d;
-
-    sf_item(CH, &tok, sub, v, 1, &p);
-    data_tick(100);
-    for (int i = 1; i <= 5; i++)
-        sf_change_d(v, i);
-    d = data_tick(100);
-    ck_assert_int_eq(d->n_monitored_items, 3);
-    /* The newest replaces the last one queued and carries the bit. */
-    ck_assert(sf_num(d, 0) == 1 && sf_num(d, 1) == 2 && sf_num(d, 2) == 5);
-    ck_assert(!overflow(d, 0) && !overflow(d, 1));
-    ck_assert(overflow(d, 2));
-}
-END_TEST
-
-START_TEST(test_queue_overflow_with_bad_status)
-{
-    struct ua_nodeid                          v = sf_var(1);
-    uint32_t                                  sub =
-        sf_create_sub(CH, &tok, 100);
-    struct sf_mi                              p = { .mode = -1, .ttr = -1,
-                                                    .queue = 2,
-                                                    .discard_oldest = true };
-    const struct ua_data_change_notification *d;
-    uint8_t                                   b[32];
-    double                                    x = 9;
-    uint32_t                                  l = sf_variant(UA_BT_DOUBLE, &x,
-                                                             b, sizeof(b));
-
-    sf_item(CH, &tok, sub, v, 1, &p);
-    data_tick(100);
-    sf_change_d(v, 1);
-    sf_change_raw(v, b, l, UA_UNCERTAIN_LAST_USABLE_VALUE, fx.w.now_dt,
-                  fx.w.now_dt);
-    sf_change_d(v, 3);
-    /* Kept: the uncertain one (now first, with the bit OR-ed in), 3. */
-    d = data_tick(100);
-    ck_assert_int_eq(d->n_monitored_items, 2);
-    ck_assert_uint_eq(d->monitored_items[0].value.status,
-                      UA_UNCERTAIN_LAST_USABLE_VALUE | 0x0480);
-    ck_assert(sf_num(d, 1) == 3);
-}
-END_TEST
-
-START_TEST(test_queue_revision)
-{
-    uint32_t                               sub = sf_create_sub(CH, &tok, 100);
-    struct sf_mi                           p = { .mode = -1, .ttr = -1 };
-    struct ua_monitored_item_create_result r;
-
-    p.queue = 0;
-    ck_assert_uint_eq(sf_item_res(CH, &tok, sub, sf_var(1), 1, &p, &r),
-                      UA_GOOD);
-    ck_assert_uint_eq(r.revised_queue_size, 1);
-    p.queue = 0xFFFFFFFFu;                      /* SECURITY.md 82 */
-    ck_assert_uint_eq(sf_item_res(CH, &tok, sub, sf_var(1), 2, &p, &r),
-                      UA_GOOD);
-    ck_assert_uint_eq(r.revised_queue_size, 100);
-    p.queue = 7;
-    ck_assert_uint_eq(sf_item_res(CH, &tok, sub, sf_var(1), 3, &p, &r),
-                      UA_GOOD);
-    ck_assert_uint_eq(r.revised_queue_size, 7);
-}
-END_TEST
-
-START_TEST(test_modify_shrinks_queue)
-{
-    struct ua_nodeid                          v = sf_var(1);
-    uint32_t                                  sub =
-        sf_create_sub(CH, &tok, 100);
-    struct sf_mi                              p = { .mode = -1, .ttr = -1,
-                                                    .queue = 10,
-                                                    .discard_oldest = true };
-    struct ua_modify_monitored_items_request  req;
-    struct ua_modify_monitored_items_response resp;
-    struct ua_monitored_item_modify_request   m;
-    const struct ua_data_change_notification *d;
-    uint32_t                                  id;
-
-    id = sf_item(CH, &tok, sub, v, 1, &p);
-    data_tick(100);
-    for (int i = 1; i <= 6; i++)
-        sf_change_d(v, i);
-    memset(&m, 0, sizeof(m));
-    m.monitored_item_id = id;
-    m.requested_parameters.client_handle = 5;
-    m.requested_parameters.queue_size = 2;
-    m.requested_parameters.discard_oldest = true;
-    memset(&req, 0, sizeof(req));
-    req.subscription_id = sub;
-    req.timestamps_to_return = UA_TIMESTAMPSTORETURN_BOTH;
-    req.n_items_to_modify = 1;
-    req.items_to_modify = &m;
-    ck_assert_uint_eq(sf_call(CH, &tok, UA_TYPE_MODIFYMONITOREDITEMSREQUEST,
-                              &req, UA_TYPE_MODIFYMONITOREDITEMSRESPONSE,
-                              &resp), UA_GOOD);
-    ck_assert_uint_eq(resp.results[0].status_code, UA_GOOD);
-    ck_assert_uint_eq(resp.results[0].revised_queue_size, 2);
-    d = data_tick(100);
-    ck_assert_int_eq(d->n_monitored_items, 2);
-    ck_assert_uint_eq(d->monitored_items[0].client_handle, 5);
-    ck_assert(sf_num(d, 0) == 5 && overflow(d, 0));
-    ck_assert(sf_num(d, 1) == 6);
-}
-END_TEST
 
 /* ------------------------------------------------------------ sampling */
 
@@ -329,7 +118,7 @@ START_TEST(test_sampling_revision)
     p.sampling = -1;                    /* the publishing interval */
     sf_item_res(CH, &tok, sub, sf_var(1), 1, &p, &r);
     ck_assert(r.revised_sampling_interval == 250);
-    p.sampling = NAN;                   /* SECURITY.md 82 */
+    p.sampling = NAN;                   /* docs/security.md case 82 */
     sf_item_res(CH, &tok, sub, sf_var(1), 2, &p, &r);
     ck_assert(r.revised_sampling_interval == 250);
     p.sampling = 1e300;
@@ -342,7 +131,7 @@ START_TEST(test_sampling_revision)
 END_TEST
 
 static void
-tw_min_sampling(struct bk_config *c)
+tw_min_sampling(struct shm_config *c)
 {
     c->min_sampling_interval_ms = 75;
 }
@@ -363,341 +152,15 @@ START_TEST(test_sampling_configured_minimum)
 }
 END_TEST
 
-/* ------------------------------------------------------------ filters */
 
-START_TEST(test_trigger_status_value_default)
-{
-    struct ua_nodeid                          v = sf_var(1);
-    uint32_t                                  sub =
-        sf_create_sub(CH, &tok, 100);
-    const struct ua_data_change_notification *d;
-    struct sf_got                            *g;
 
-    sf_item(CH, &tok, sub, v, 1, NULL);
-    data_tick(100);
-    sf_change_d(v, 1.5);                /* same value, newer timestamp */
-    g = pub_tick(100);
-    ck_assert_ptr_null(g);              /* nothing due: keep-alive later */
-    sf_change_d(v, 2.5);
-    sf_tick(100);
-    g = sf_next();
-    ck_assert_ptr_nonnull(g);
-    d = sf_dcn(g);
-    ck_assert(sf_num(d, 0) == 2.5);
-}
-END_TEST
 
-START_TEST(test_trigger_status_only)
-{
-    struct ua_nodeid                          v = sf_var(1);
-    uint32_t                                  sub =
-        sf_create_sub(CH, &tok, 100);
-    struct sf_mi                              p = { .mode = -1, .ttr = -1 };
-    const struct ua_data_change_notification *d;
-    uint8_t                                   b[32];
-    double                                    x = 7;
-    uint32_t                                  l = sf_variant(UA_BT_DOUBLE, &x,
-                                                             b, sizeof(b));
 
-    p.filter = sf_filter(UA_DATACHANGETRIGGER_STATUS, 0, 0);
-    sf_item(CH, &tok, sub, v, 1, &p);
-    data_tick(100);
-    sf_change_d(v, 5);                  /* value only: not reported */
-    ck_assert_ptr_null(pub_tick(100));
-    sf_change_raw(v, b, l, UA_BAD_NO_COMMUNICATION, fx.w.now_dt,
-                  fx.w.now_dt);
-    sf_tick(100);
-    d = sf_dcn(sf_next());
-    ck_assert_uint_eq(d->monitored_items[0].value.status,
-                      UA_BAD_NO_COMMUNICATION);
-}
-END_TEST
 
-START_TEST(test_trigger_status_value_timestamp)
-{
-    struct ua_nodeid                          v = sf_var(1), w2 = sf_var(3);
-    uint32_t                                  sub =
-        sf_create_sub(CH, &tok, 100);
-    struct sf_mi                              p = { .mode = -1, .ttr = -1 };
-    const struct ua_data_change_notification *d;
 
-    p.filter = sf_filter(UA_DATACHANGETRIGGER_STATUSVALUETIMESTAMP, 0, 0);
-    sf_item(CH, &tok, sub, v, 1, &p);
-    sf_item(CH, &tok, sub, w2, 2, NULL);        /* StatusValue */
-    data_tick(100);
-    fx.w.now_dt += 10;
-    sf_change_d(v, 1.5);                /* same value, new source ts */
-    sf_change_d(w2, 3.5);               /* same value: filtered */
-    d = data_tick(100);
-    ck_assert_int_eq(d->n_monitored_items, 1);
-    ck_assert_uint_eq(d->monitored_items[0].client_handle, 1);
-}
-END_TEST
 
-START_TEST(test_deadband_absolute)
-{
-    struct ua_nodeid                          v = sf_var(1);
-    uint32_t                                  sub =
-        sf_create_sub(CH, &tok, 100);
-    struct sf_mi                              p = { .mode = -1, .ttr = -1,
-                                                    .queue = 10 };
-    const struct ua_data_change_notification *d;
-    static const double in[] = { 2.0, 2.4, 2.6, 1.6, 1.59, 3.0, NAN, NAN,
-                                 5.0 };
 
-    p.filter = sf_filter(UA_DATACHANGETRIGGER_STATUSVALUE,
-                         UA_DEADBANDTYPE_ABSOLUTE, 1.0);
-    sf_item(CH, &tok, sub, v, 1, &p);
-    data_tick(100);                     /* 1.5 */
-    for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++)
-        sf_change_d(v, in[i]);
-    /* 1.5 -> 2.0 no; 2.4 no; 2.6 yes (1.1); 1.6 no (1.0 is not > 1);
-     * 1.59 yes; 3.0 yes; NaN yes (enters NaN); NaN no; 5.0 yes. */
-    d = data_tick(100);
-    ck_assert_int_eq(d->n_monitored_items, 5);
-    ck_assert(sf_num(d, 0) == 2.6);
-    ck_assert(sf_num(d, 1) == 1.59);
-    ck_assert(sf_num(d, 2) == 3.0);
-    ck_assert(isnan(sf_num(d, 3)));
-    ck_assert(sf_num(d, 4) == 5.0);
-}
-END_TEST
 
-START_TEST(test_deadband_status_change_passes)
-{
-    struct ua_nodeid                          v = sf_var(1);
-    uint32_t                                  sub =
-        sf_create_sub(CH, &tok, 100);
-    struct sf_mi                              p = { .mode = -1, .ttr = -1,
-                                                    .queue = 10 };
-    const struct ua_data_change_notification *d;
-    uint8_t                                   b[32];
-    double                                    x = 1.6;
-    uint32_t                                  l = sf_variant(UA_BT_DOUBLE, &x,
-                                                             b, sizeof(b));
-
-    p.filter = sf_filter(UA_DATACHANGETRIGGER_STATUSVALUE,
-                         UA_DEADBANDTYPE_ABSOLUTE, 10.0);
-    sf_item(CH, &tok, sub, v, 1, &p);
-    data_tick(100);
-    sf_change_raw(v, b, l, UA_UNCERTAIN_LAST_USABLE_VALUE, fx.w.now_dt,
-                  fx.w.now_dt);
-    d = data_tick(100);                 /* deadband ignored: status moved */
-    ck_assert_int_eq(d->n_monitored_items, 1);
-}
-END_TEST
-
-START_TEST(test_deadband_int_and_array)
-{
-    struct ua_nodeid                          v = sf_var(0);   /* Int32 */
-    struct ua_nodeid                          a =
-        fx_ns1("Demo.Static.Array.Double");
-    uint32_t                                  sub =
-        sf_create_sub(CH, &tok, 100);
-    struct sf_mi                              p = { .mode = -1, .ttr = -1,
-                                                    .queue = 10 };
-    const struct ua_data_change_notification *d;
-    struct ua_variant                         var;
-    double                                    arr[3] = { 1, 2, 3 };
-    uint8_t                                   b[128];
-    size_t                                    l;
-
-    p.filter = sf_filter(UA_DATACHANGETRIGGER_STATUSVALUE,
-                         UA_DEADBANDTYPE_ABSOLUTE, 5);
-    sf_item(CH, &tok, sub, v, 1, &p);
-    sf_item(CH, &tok, sub, a, 2, &p);
-    data_tick(100);
-    sf_change_i(v, 5);                  /* 0 -> 5: not > 5 */
-    sf_change_i(v, 6);                  /* yes */
-    ua_variant_set_array(&var, arr, 3, UA_BT_DOUBLE);
-    ck_assert_uint_eq(ua_encode(&var, &ua_types[UA_TYPE_VARIANT], b,
-                                sizeof(b), &l), UA_GOOD);
-    sf_change_raw(a, b, (uint32_t)l, UA_GOOD, fx.w.now_dt, fx.w.now_dt);
-    arr[1] = 6.5;                       /* one element moves by 4.5: no */
-    ck_assert_uint_eq(ua_encode(&var, &ua_types[UA_TYPE_VARIANT], b,
-                                sizeof(b), &l), UA_GOOD);
-    sf_change_raw(a, b, (uint32_t)l, UA_GOOD, fx.w.now_dt, fx.w.now_dt);
-    arr[2] = 9.5;                       /* 3 -> 9.5: yes, the whole array */
-    ck_assert_uint_eq(ua_encode(&var, &ua_types[UA_TYPE_VARIANT], b,
-                                sizeof(b), &l), UA_GOOD);
-    sf_change_raw(a, b, (uint32_t)l, UA_GOOD, fx.w.now_dt, fx.w.now_dt);
-    ua_variant_set_array(&var, arr, 2, UA_BT_DOUBLE);   /* size: yes */
-    ck_assert_uint_eq(ua_encode(&var, &ua_types[UA_TYPE_VARIANT], b,
-                                sizeof(b), &l), UA_GOOD);
-    sf_change_raw(a, b, (uint32_t)l, UA_GOOD, fx.w.now_dt, fx.w.now_dt);
-    d = data_tick(100);
-    /* v0: 6; the array: [1,2,3] (first: the initial was something else),
-     * [1,6.5,9.5], [1,6.5]. */
-    ck_assert_int_eq(d->n_monitored_items, 4);
-    for (int32_t k = 0; k < d->n_monitored_items; k++)
-        if (d->monitored_items[k].client_handle == 1)
-            ck_assert(sf_num(d, k) == 6);
-}
-END_TEST
-
-/* Give AnalogItemType's EURange property a Range value. */
-static void
-set_eurange(double lo, double hi)
-{
-    struct ua_range   r = { lo, hi };
-    struct ua_extobj  x;
-    struct ua_variant v;
-    uint8_t           b[64];
-    size_t            l;
-    struct shm_value  meta;
-
-    memset(&x, 0, sizeof(x));
-    x.type_id = ua_nodeid_num(0, UA_NS0ID_RANGE_ENCODING_DEFAULTBINARY);
-    x.encoding = UA_EO_DECODED;
-    x.type = &ua_types[UA_TYPE_RANGE];
-    x.obj = &r;
-    ua_variant_set_scalar(&v, &x, UA_BT_EXTENSIONOBJECT);
-    ck_assert_uint_eq(ua_encode(&v, &ua_types[UA_TYPE_VARIANT], b, sizeof(b),
-                                &l), UA_GOOD);
-    memset(&meta, 0, sizeof(meta));
-    meta.flags = SHM_VF_SERVER_TS;
-    meta.server_ts = fx.w.now_dt;
-    ck_assert_int_eq(shm_value_write(&fx.as.vals,
-                                     sf_slot(fx_ns0(
-                                         UA_NS0ID_ANALOGITEMTYPE_EURANGE)),
-                                     b, (uint32_t)l, &meta), 0);
-}
-
-START_TEST(test_deadband_percent_eurange)
-{
-    struct ua_nodeid                          n =
-        fx_ns0(UA_NS0ID_ANALOGITEMTYPE);
-    uint32_t                                  sub =
-        sf_create_sub(CH, &tok, 100);
-    struct sf_mi                              p = { .mode = -1, .ttr = -1,
-                                                    .queue = 10 };
-    const struct ua_data_change_notification *d;
-
-    set_eurange(0, 200);                /* 10 % = 20 */
-    sf_change_d(n, 100);
-    p.filter = sf_filter(UA_DATACHANGETRIGGER_STATUSVALUE,
-                         UA_DEADBANDTYPE_PERCENT, 10);
-    sf_item(CH, &tok, sub, n, 1, &p);
-    data_tick(100);                     /* 100 */
-    sf_change_d(n, 119);                /* no */
-    sf_change_d(n, 121);                /* yes */
-    sf_change_d(n, 101.5);              /* no: 19.5 */
-    sf_change_d(n, 100.5);              /* yes: 20.5 */
-    d = data_tick(100);
-    ck_assert_int_eq(d->n_monitored_items, 2);
-    ck_assert(sf_num(d, 0) == 121 && sf_num(d, 1) == 100.5);
-}
-END_TEST
-
-START_TEST(test_filter_errors)
-{
-    uint32_t                               sub = sf_create_sub(CH, &tok, 100);
-    struct sf_mi                           p = { .mode = -1, .ttr = -1 };
-    struct ua_monitored_item_create_result r;
-    struct ua_event_filter                 ef;
-
-    /* Percent without an EURange (Part 8 §6.2). */
-    p.filter = sf_filter(UA_DATACHANGETRIGGER_STATUSVALUE,
-                         UA_DEADBANDTYPE_PERCENT, 10);
-    sf_item_res(CH, &tok, sub, sf_var(1), 1, &p, &r);
-    ck_assert_uint_eq(r.status_code, UA_BAD_DEADBAND_FILTER_INVALID);
-    /* Percent past 100, with an EURange. */
-    set_eurange(0, 1);
-    p.filter = sf_filter(UA_DATACHANGETRIGGER_STATUSVALUE,
-                         UA_DEADBANDTYPE_PERCENT, 100.5);
-    sf_item_res(CH, &tok, sub, fx_ns0(UA_NS0ID_ANALOGITEMTYPE), 1, &p, &r);
-    ck_assert_uint_eq(r.status_code, UA_BAD_DEADBAND_FILTER_INVALID);
-    /* Unknown deadband type, negative value. */
-    p.filter = sf_filter(UA_DATACHANGETRIGGER_STATUSVALUE, 3, 1);
-    sf_item_res(CH, &tok, sub, sf_var(1), 1, &p, &r);
-    ck_assert_uint_eq(r.status_code, UA_BAD_DEADBAND_FILTER_INVALID);
-    p.filter = sf_filter(UA_DATACHANGETRIGGER_STATUSVALUE,
-                         UA_DEADBANDTYPE_ABSOLUTE, -1);
-    sf_item_res(CH, &tok, sub, sf_var(1), 1, &p, &r);
-    ck_assert_uint_eq(r.status_code, UA_BAD_DEADBAND_FILTER_INVALID);
-    /* A deadband on a String, a filter on DisplayName, a bad trigger. */
-    p.filter = sf_filter(UA_DATACHANGETRIGGER_STATUSVALUE,
-                         UA_DEADBANDTYPE_ABSOLUTE, 1);
-    sf_item_res(CH, &tok, sub, fx_ns1("Demo.Static.Scalar.String"), 1, &p,
-                &r);
-    ck_assert_uint_eq(r.status_code, UA_BAD_FILTER_NOT_ALLOWED);
-    p.attr = UA_ATTR_DISPLAYNAME;
-    sf_item_res(CH, &tok, sub, sf_var(1), 1, &p, &r);
-    ck_assert_uint_eq(r.status_code, UA_BAD_FILTER_NOT_ALLOWED);
-    p.attr = 0;
-    p.filter = sf_filter(7, 0, 0);
-    sf_item_res(CH, &tok, sub, sf_var(1), 1, &p, &r);
-    ck_assert_uint_eq(r.status_code, UA_BAD_MONITORED_ITEM_FILTER_INVALID);
-    /* An EventFilter on a Value. */
-    memset(&ef, 0, sizeof(ef));
-    ef.n_select_clauses = 0;
-    ef.where_clause.n_elements = 0;
-    memset(&p.filter, 0, sizeof(p.filter));
-    p.filter.type_id = ua_nodeid_num(0,
-        UA_NS0ID_EVENTFILTER_ENCODING_DEFAULTBINARY);
-    p.filter.encoding = UA_EO_DECODED;
-    p.filter.type = &ua_types[UA_TYPE_EVENTFILTER];
-    p.filter.obj = &ef;
-    sf_item_res(CH, &tok, sub, sf_var(1), 1, &p, &r);
-    ck_assert_uint_eq(r.status_code, UA_BAD_FILTER_NOT_ALLOWED);
-}
-END_TEST
-
-/* ------------------------------------------------------- timestamps */
-
-START_TEST(test_timestamps_to_return)
-{
-    static const int32_t ttr[4] = {
-        UA_TIMESTAMPSTORETURN_SOURCE, UA_TIMESTAMPSTORETURN_SERVER,
-        UA_TIMESTAMPSTORETURN_BOTH, UA_TIMESTAMPSTORETURN_NEITHER
-    };
-    struct ua_nodeid                          v = sf_var(1);
-    const struct ua_data_change_notification *d;
-    uint32_t                                  sub;
-    int64_t                                   t;
-
-    for (int i = 0; i < 4; i++) {
-        struct sf_mi p = { .mode = -1, .ttr = ttr[i] };
-
-        sub = sf_create_sub(CH, &tok, 100);
-        sf_item(CH, &tok, sub, v, (uint32_t)i, &p);
-    }
-    for (int i = 0; i < 4; i++)         /* the 4 initial values */
-        sf_publish(CH, &tok);
-    sf_tick(100);
-    ck_assert_uint_eq(sf_unseen(), 4);
-    while (sf_unseen() > 0)
-        sf_next();
-    fx.w.now_dt += 1000;
-    t = fx.w.now_dt;
-    sf_change_raw(v, (const uint8_t[]){ UA_BT_DOUBLE, 0, 0, 0, 0, 0, 0,
-                                        0xF0, 0x3F }, 9, UA_GOOD, t - 5, t);
-    for (int i = 0; i < 4; i++)
-        sf_publish(CH, &tok);
-    sf_tick(100);
-    ck_assert_uint_eq(sf_unseen(), 4);
-    for (int i = 0; i < 4; i++) {
-        const struct ua_datavalue *dv;
-        uint32_t                   h;
-
-        d = sf_dcn(sf_next());
-        ck_assert_int_eq(d->n_monitored_items, 1);
-        h = d->monitored_items[0].client_handle;
-        dv = &d->monitored_items[0].value;
-        ck_assert(sf_num(d, 0) == 1.0);
-        ck_assert_int_eq(!!(dv->mask & UA_DV_SOURCE_TS),
-                         ttr[h] == UA_TIMESTAMPSTORETURN_SOURCE
-                         || ttr[h] == UA_TIMESTAMPSTORETURN_BOTH);
-        ck_assert_int_eq(!!(dv->mask & UA_DV_SERVER_TS),
-                         ttr[h] == UA_TIMESTAMPSTORETURN_SERVER
-                         || ttr[h] == UA_TIMESTAMPSTORETURN_BOTH);
-        if (dv->mask & UA_DV_SOURCE_TS)
-            ck_assert(dv->source_ts == t - 5);
-        if (dv->mask & UA_DV_SERVER_TS)
-            ck_assert(dv->server_ts == t);
-    }
-}
-END_TEST
 
 /* --------------------------------------------- no lost update, stale */
 
@@ -861,7 +324,7 @@ START_TEST(test_stale_and_duplicate_records)
     sf_item(CH, &tok, sub, v, 1, &p);
     x = 41;                             /* older than what we read: dropped */
     l = sf_variant(UA_BT_DOUBLE, &x, b, sizeof(b));
-    wk_fanout_on_value(&fx.w, sf_slot(v),
+    wk_mi_on_value(fx.w.subs, sf_slot(v),
                        (const uint8_t[]){ 0x0D, UA_BT_DOUBLE, 0, 0, 0, 0,
                                           0, 0x80, 0x44, 0x40,
                                           0, 0, 0, 0, 0, 0, 0, 0,
@@ -900,8 +363,8 @@ START_TEST(test_overflow_hook)
     memset(&meta, 0, sizeof(meta));
     meta.flags = SHM_VF_SOURCE_TS | SHM_VF_SERVER_TS;
     meta.source_ts = meta.server_ts = fx.w.now_dt + 5;
-    shm_value_write(&fx.as.vals, sf_slot(v), b, l, &meta);
-    wk_fanout_on_overflow(&fx.w, sf_slot(v));
+    shm_value_write(&fx.w.vals, sf_slot(v), b, l, &meta);
+    wk_mi_on_overflow(fx.w.subs, sf_slot(v));
     d = data_tick(100);
     ck_assert_int_eq(d->n_monitored_items, 3);
     for (int32_t k = 0; k < 3; k++) {
@@ -1091,84 +554,13 @@ START_TEST(test_memory_per_item)
 }
 END_TEST
 
-START_TEST(test_values_shared_by_items)
-{
-    struct ua_nodeid                          v = sf_var(1);
-    uint32_t                                  sub =
-        sf_create_sub(CH, &tok, 100);
-    struct sf_mi                              p[3] = {
-        { .mode = -1, .ttr = UA_TIMESTAMPSTORETURN_BOTH, .queue = 5 },
-        { .mode = -1, .ttr = UA_TIMESTAMPSTORETURN_NEITHER, .queue = 5 },
-        { .mode = -1, .ttr = UA_TIMESTAMPSTORETURN_SERVER, .queue = 5 },
-    };
-    const struct ua_data_change_notification *d;
-    struct wk_sub_mem                         m;
 
-    for (uint32_t i = 0; i < 20; i++)
-        sf_item(CH, &tok, sub, v, i, &p[i % 3]);
-    data_tick(100);
-    for (int k = 1; k <= 4; k++)
-        sf_change_d(v, k);
-    /* 20 items x 4 changes: 80 entries, 4 values (one copy per change). */
-    wk_sub_mem(&fx.w, &m);
-    ck_assert_uint_eq(m.entries_used, 80);
-    ck_assert_uint_eq(m.cells_used, 4);
-    d = data_tick(100);
-    ck_assert_int_eq(d->n_monitored_items, 80);
-    for (int32_t k = 0; k < 80; k++) {
-        const struct ua_datavalue *dv = &d->monitored_items[k].value;
-        uint32_t                   h = d->monitored_items[k].client_handle;
-
-        ck_assert_int_eq(!!(dv->mask & UA_DV_SOURCE_TS), h % 3 == 0);
-        ck_assert_int_eq(!!(dv->mask & UA_DV_SERVER_TS), h % 3 != 1);
-    }
-    wk_sub_mem(&fx.w, &m);
-    ck_assert_uint_eq(m.entries_used, 0);
-    ck_assert_uint_eq(m.cells_used, 0);
-}
-END_TEST
-
-START_TEST(test_cells_exhausted_is_an_overflow)
-{
-    struct ua_nodeid                          v = sf_var(1);
-    uint32_t                                  sub =
-        sf_create_sub(CH, &tok, 100);
-    struct sf_mi                              p = { .mode = -1, .ttr = -1,
-                                                    .queue = 100 };
-    struct wk_subs                           *st = wk_subs_get(&fx.w);
-    const struct ua_data_change_notification *d;
-    uint32_t                                  cap = st->cells.cap;
-
-    sf_item(CH, &tok, sub, v, 1, &p);
-    data_tick(100);
-    st->cells.cap = st->cells.used + 3;         /* room for 3 values */
-    for (int i = 1; i <= 6; i++)
-        sf_change_d(v, i);
-    d = data_tick(100);
-    ck_assert_int_eq(d->n_monitored_items, 3);
-    ck_assert(sf_num(d, 2) == 6 && overflow(d, 2));
-    ck_assert_uint_gt(st->dropped, 0);
-    st->cells.cap = cap;
-}
-END_TEST
 
 static Suite *
 monitem_suite(void)
 {
     Suite *s = suite_create("Monitored items");
     TCase *tc;
-
-    tc = tcase_create("queues");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, test_queue_size_one_keeps_newest);
-    tcase_add_test(tc, test_queue_discard_oldest);
-    tcase_add_test(tc, test_queue_discard_newest);
-    tcase_add_test(tc, test_queue_overflow_with_bad_status);
-    tcase_add_test(tc, test_queue_revision);
-    tcase_add_test(tc, test_modify_shrinks_queue);
-    tcase_add_test(tc, test_cells_exhausted_is_an_overflow);
-    tcase_add_test(tc, test_values_shared_by_items);
-    suite_add_tcase(s, tc);
 
     tc = tcase_create("sampling");
     tcase_add_checked_fixture(tc, setup, teardown);
@@ -1179,21 +571,8 @@ monitem_suite(void)
     tcase_add_test(tc, test_sampling_configured_minimum);
     suite_add_tcase(s, tc);
 
-    tc = tcase_create("filters");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, test_trigger_status_value_default);
-    tcase_add_test(tc, test_trigger_status_only);
-    tcase_add_test(tc, test_trigger_status_value_timestamp);
-    tcase_add_test(tc, test_deadband_absolute);
-    tcase_add_test(tc, test_deadband_status_change_passes);
-    tcase_add_test(tc, test_deadband_int_and_array);
-    tcase_add_test(tc, test_deadband_percent_eurange);
-    tcase_add_test(tc, test_filter_errors);
-    suite_add_tcase(s, tc);
-
     tc = tcase_create("values");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, test_timestamps_to_return);
     tcase_add_test(tc, test_interest_bit_before_initial_read);
     tcase_add_test(tc, test_slot_list_add_delete_any_order);
     tcase_add_test(tc, test_stale_and_duplicate_records);

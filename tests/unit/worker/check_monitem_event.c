@@ -12,16 +12,16 @@
  */
 #include "sub_fixture.h"
 
-#include "broker/event.h"
+#include "event_fixture.h"
 #include "worker/sub_int.h"
-#include "worker/svc_int.h"
+#include "worker/node.h"
 
 #define CH (&fx.ch[0])
 
 static struct ua_nodeid tok;
 
 static void
-tw_fast(struct bk_config *c)
+tw_fast(struct shm_config *c)
 {
     c->min_sampling_interval_ms = 0;
     c->min_publishing_interval_ms = 50;
@@ -131,7 +131,7 @@ static uint8_t rec[8192];
 static uint32_t
 node_of(struct ua_nodeid id)
 {
-    return wk_svc_lookup(&fx.w, &id);
+    return wk_node_lookup(&fx.w, &id);
 }
 
 /* An event from source of type, severity sev, with 1:Temp = temp unless
@@ -139,17 +139,17 @@ node_of(struct ua_nodeid id)
 static void
 raise_ev(struct ua_nodeid source, uint32_t type, uint16_t sev, double temp)
 {
-    struct bk_event   e;
+    struct fx_event   e;
     struct ua_variant v;
 
-    bk_event_begin(&e, rec, sizeof(rec), node_of(source),
+    fx_event_begin(&e, rec, sizeof(rec), node_of(source),
                    node_of(ua_nodeid_num(0, type)));
     if (temp >= 0) {
         ua_variant_set_scalar(&v, &temp, UA_BT_DOUBLE);
-        ck_assert_int_eq(bk_event_field(&e, "1:Temp", 6, &v), 0);
+        ck_assert_int_eq(fx_event_field(&e, "1:Temp", 6, &v), 0);
     }
-    ck_assert_int_eq(bk_event_std(&e, &fx.w.ns, fx.w.now_dt, sev), 0);
-    wk_fanout_on_event(&fx.w, e.buf, e.len);
+    ck_assert_int_eq(fx_event_std(&e, &fx.w.ns, fx.w.now_dt, sev), 0);
+    wk_ev_on_event(fx.w.subs, e.buf, e.len);
 }
 
 static struct sf_got *
@@ -455,8 +455,8 @@ START_TEST(test_queue_limit_and_overflow)
                           UA_NS0ID_EVENTQUEUEOVERFLOWEVENTTYPE);
     }
     /* Lost upstream (the broker's events_lost): one overflow event. */
-    wk_fanout_on_events_lost(&fx.w);
-    wk_fanout_on_events_lost(&fx.w);
+    wk_ev_on_events_lost(fx.w.subs);
+    wk_ev_on_events_lost(fx.w.subs);
     l = events_tick();
     ck_assert_int_eq(l->n_events, 2);
     ck_assert_uint_eq(type_of(&l->events[0]),
@@ -600,9 +600,9 @@ refresh(const struct ua_nodeid *t, int n, uint32_t a0, uint32_t a1,
 
     memset(&m, 0, sizeof(m));
     m.object_id = ua_nodeid_num(0, UA_NS0ID_CONDITIONTYPE);
-    m.method_id = ua_nodeid_num(0, n >= 2
-                                       ? UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH2
-                                       : UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH);
+    m.method_id = ua_nodeid_num(
+        0, n >= 2 ? UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH2
+                  : UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH);
     for (int k = 0; k < 3; k++)
         ua_variant_set_scalar(&args[k], &v[k], UA_BT_UINT32);
     if (bad_type)

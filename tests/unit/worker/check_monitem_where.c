@@ -14,9 +14,9 @@
 #include <math.h>
 #include <stdarg.h>
 
-#include "broker/event.h"
+#include "event_fixture.h"
 #include "worker/sub_int.h"
-#include "worker/svc_int.h"
+#include "worker/node.h"
 
 #define CH (&fx.ch[0])
 #define LIMIT 8
@@ -24,7 +24,7 @@
 static struct ua_nodeid tok;
 
 static void
-tw(struct bk_config *c)
+tw(struct shm_config *c)
 {
     c->min_sampling_interval_ms = 0;
     c->min_publishing_interval_ms = 50;
@@ -240,23 +240,23 @@ struct ev {
 static void
 raise(const struct ev *e)
 {
-    struct bk_event   b;
+    struct fx_event   b;
     struct ua_variant v;
     struct ua_nodeid  t = ua_nodeid_num(0, e->type ? e->type
                                                    : UA_NS0ID_BASEEVENTTYPE);
     struct ua_nodeid  s = ua_nodeid_num(0, UA_NS0ID_SERVER);
 
-    bk_event_begin(&b, rec, sizeof(rec), wk_svc_lookup(&fx.w, &s),
-                   wk_svc_lookup(&fx.w, &t));
+    fx_event_begin(&b, rec, sizeof(rec), wk_node_lookup(&fx.w, &s),
+                   wk_node_lookup(&fx.w, &t));
     if (!isnan(e->temp)) {
         ua_variant_set_scalar(&v, (void *)(uintptr_t)&e->temp, UA_BT_DOUBLE);
-        ck_assert_int_eq(bk_event_field(&b, "1:Temp", 6, &v), 0);
+        ck_assert_int_eq(fx_event_field(&b, "1:Temp", 6, &v), 0);
     }
     if (e->flags >= 0) {
         uint32_t fl = (uint32_t)e->flags;
 
         ua_variant_set_scalar(&v, &fl, UA_BT_UINT32);
-        ck_assert_int_eq(bk_event_field(&b, "1:Flags", 7, &v), 0);
+        ck_assert_int_eq(fx_event_field(&b, "1:Flags", 7, &v), 0);
     }
     if (e->msg != NULL) {
         struct ua_localizedtext lt;
@@ -266,10 +266,10 @@ raise(const struct ev *e)
         lt.locale.len = -1;
         lt.text = ua_string_from(e->msg);
         ua_variant_set_scalar(&v, &lt, UA_BT_LOCALIZEDTEXT);
-        ck_assert_int_eq(bk_event_field(&b, "0:Message", 9, &v), 0);
+        ck_assert_int_eq(fx_event_field(&b, "0:Message", 9, &v), 0);
     }
-    ck_assert_int_eq(bk_event_std(&b, &fx.w.ns, fx.w.now_dt, e->sev), 0);
-    wk_fanout_on_event(&fx.w, b.buf, b.len);
+    ck_assert_int_eq(fx_event_std(&b, &fx.w.ns, fx.w.now_dt, e->sev), 0);
+    wk_ev_on_event(fx.w.subs, b.buf, b.len);
 }
 
 /* The severities that passed since the last call, in a bit mask of

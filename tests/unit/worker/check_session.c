@@ -279,7 +279,7 @@ START_TEST(test_expire_unactivated)
     ck_assert_uint_eq(wk_session_activate(&fx.w, t, 1, WK_USER_ANONYMOUS),
                       UA_GOOD);
     /* Never activated: closed after WK_SESSION_ACTIVATE_MS, whatever its
-     * timeout (SECURITY.md 52). */
+     * timeout (docs/security.md case 52). */
     ck_assert_uint_eq(wk_session_expire(&fx.w,
                                         FX_NOW_MS + WK_SESSION_ACTIVATE_MS
                                             - 1), 0);

@@ -1,13 +1,13 @@
 /*
- * tests/unit/worker/check_sub.c: worker/sub.c, the publishing side, with
- * a clock of our own: parameter revision (SECURITY.md 82), the first
+ * tests/unit/worker/check_sub.c: worker/sub.c, the publishing side, with a
+ * clock of our own: parameter revision (docs/security.md case 82), the first
  * keep-alive, keep-alive counts, sequence numbers, late Publish requests,
  * lifetime expiry with its StatusChangeNotification, MaxNotificationsPer-
  * Publish and moreNotifications, Republish and the retransmission bound,
- * acknowledgements (SECURITY.md 79), priority, the Publish queue limit
- * (SECURITY.md 78), SetPublishingMode, TransferSubscriptions, CloseSession
- * with and without deleteSubscriptions, and what an idle subscription
- * costs the timer.
+ * acknowledgements (docs/security.md case 79), priority, the Publish queue
+ * limit (docs/security.md case 78), SetPublishingMode, TransferSubscriptions,
+ * CloseSession with and without deleteSubscriptions, and what an idle
+ * subscription costs the timer.
  */
 #include "sub_fixture.h"
 
@@ -381,140 +381,7 @@ START_TEST(test_republish_long_message)
 }
 END_TEST
 
-START_TEST(test_retransmission_queue_bounded)
-{
-    struct ua_nodeid             v = sf_var(1);
-    uint32_t                     sub = sub_ka(100, 10, 100, 0, 0);
-    struct ua_republish_response rr;
-    struct sf_got               *g = NULL;
-    struct wk_sub_mem            m;
 
-    sf_item(CH, &tok, sub, v, 1, NULL);
-    for (int i = 0; i < 25; i++) {
-        sf_publish(CH, &tok);
-        sf_change_d(v, 100 + i);
-        sf_tick(100);
-        g = sf_next();
-        ck_assert_ptr_nonnull(g);
-    }
-    /* Never acknowledged: the newest 20 are kept (seq 6 .. 25). */
-    ck_assert_int_eq(g->p.n_available_sequence_numbers, 20);
-    ck_assert_uint_eq(g->p.available_sequence_numbers[0], 6);
-    ck_assert_uint_eq(g->p.available_sequence_numbers[19], 25);
-    ck_assert_uint_eq(republish(sub, 5, &rr), UA_BAD_MESSAGE_NOT_AVAILABLE);
-    ck_assert_uint_eq(republish(sub, 6, &rr), UA_GOOD);
-    wk_sub_mem(&fx.w, &m);
-    ck_assert_uint_le(m.retx_cells_used, 20);
-}
-END_TEST
-
-/*
- * The retransmission store is shared by the worker's subscriptions: when
- * it is full the oldest message kept goes, whichever subscription kept
- * it, so a subscription that never acknowledges cannot keep another one
- * from keeping its messages.  Two subscriptions (max_subscriptions 2: a
- * store of 2 x 20 x 16 cells = 40 KiB), 100 items each: A's messages of
- * ~3 KiB fill it, then B's first message is kept at A's expense, and
- * every message still listed comes back whole across the ring's wrap.
- */
-static void
-tw_two_subs(struct bk_config *c)
-{
-    c->max_subscriptions = 2;
-    c->min_sampling_interval_ms = 0;
-}
-
-static void
-setup_two(void)
-{
-    sf_setup_with(tw_two_subs);
-    tok = fx_session(CH);
-}
-
-/* Every message g lists comes back whole: 100 values round * 1000 +
- * handle, one round per message, rounds increasing, the last one last. */
-static void
-republish_all(uint32_t sub, const struct sf_got *g, double last_round)
-{
-    struct ua_republish_response rr;
-    double                       prev = -1;
-
-    for (int32_t a = 0; a < g->p.n_available_sequence_numbers; a++) {
-        const struct ua_data_change_notification *d;
-        double                                    r;
-
-        ck_assert_uint_eq(republish(sub, g->p.available_sequence_numbers[a],
-                                    &rr), UA_GOOD);
-        d = rr.notification_message.notification_data[0].obj;
-        ck_assert_int_eq(d->n_monitored_items, 100);
-        r = (sf_num(d, 0) - d->monitored_items[0].client_handle) / 1000.0;
-        ck_assert(r > prev);
-        prev = r;
-        for (int32_t k = 0; k < 100; k++)
-            ck_assert(sf_num(d, k)
-                      == r * 1000.0 + d->monitored_items[k].client_handle);
-    }
-    ck_assert(prev == last_round);
-}
-
-START_TEST(test_retransmission_store_shared)
-{
-    uint32_t                      a = sub_ka(100, 10, 1000, 0, 0);
-    uint32_t                      b = sub_ka(100, 10, 1000, 0, 0);
-    struct ua_republish_response  rr;
-    struct sf_got                *g, *ga = NULL, *gb = NULL;
-    struct wk_sub_mem             m;
-    int                           round;
-
-    for (unsigned i = 0; i < 100; i++)
-        sf_item(CH, &tok, a, sf_var(i), i, NULL);
-    /* A alone: 2 + 14 messages, the store fills and wraps. */
-    for (round = 1; round <= 16; round++) {
-        sf_publish(CH, &tok);
-        for (unsigned i = 0; i < 100; i++)
-            sf_change_d(sf_var(i), round * 1000.0 + i);
-        fx.w.now_dt += 10;
-        sf_tick(100);
-        while ((g = sf_next()) != NULL)
-            if (g->p.subscription_id == a)
-                ga = g;
-    }
-    ck_assert_ptr_nonnull(ga);
-    wk_sub_mem(&fx.w, &m);
-    /* Full: fewer than 16 kept, the newest among them. */
-    ck_assert_int_lt(ga->p.n_available_sequence_numbers, 16);
-    ck_assert_int_gt(ga->p.n_available_sequence_numbers, 2);
-    ck_assert_uint_eq(ga->p.available_sequence_numbers
-                          [ga->p.n_available_sequence_numbers - 1],
-                      ga->p.notification_message.sequence_number);
-    republish_all(a, ga, (sf_num(sf_dcn(ga), 0)
-                          - sf_dcn(ga)->monitored_items[0].client_handle)
-                             / 1000.0);
-
-    /* B's first message of the same size: kept, A's oldest goes. */
-    for (unsigned i = 0; i < 100; i++)
-        sf_item(CH, &tok, b, sf_var(i), 1000 + i, NULL);
-    sf_publish(CH, &tok);
-    sf_publish(CH, &tok);
-    fx.w.now_dt += 10;
-    sf_tick(100);
-    while ((g = sf_next()) != NULL)
-        if (g->p.subscription_id == b
-            && g->p.notification_message.n_notification_data == 1)
-            gb = g;
-    ck_assert_ptr_nonnull(gb);
-    ck_assert_int_eq(gb->p.n_available_sequence_numbers, 1);
-    ck_assert_uint_eq(republish(b, gb->p.notification_message
-                                       .sequence_number, &rr), UA_GOOD);
-    ck_assert_uint_eq(republish(a, ga->p.available_sequence_numbers[0],
-                                &rr), UA_BAD_MESSAGE_NOT_AVAILABLE);
-    ck_assert_uint_eq(republish(a, ga->p.available_sequence_numbers
-                                       [ga->p.n_available_sequence_numbers
-                                        - 1], &rr), UA_GOOD);
-    wk_sub_mem(&fx.w, &m);
-    ck_assert_uint_le(m.retx_cells_used, m.retx_cells_cap);
-}
-END_TEST
 
 /* ------------------------------------------------------------ priority */
 
@@ -547,7 +414,7 @@ START_TEST(test_publish_flood)
     sf_tick(100);                       /* its first keep-alive: late */
     publish_n(&tok, CH, 1);             /* takes it */
     ck_assert(is_keepalive(sf_next()));
-    /* 10,000 requests, never acknowledged (SECURITY.md 78). */
+    /* 10,000 requests, never acknowledged (docs/security.md case 78). */
     for (int i = 0; i < 10000; i++)
         sf_publish(CH, &tok);
     st = wk_subs_get(&fx.w);
@@ -736,7 +603,7 @@ START_TEST(test_budget_and_transfer)
 }
 END_TEST
 
-/* SECURITY.md 83: a subscription of another user identity. */
+/* docs/security.md case 83: a subscription of another user identity. */
 START_TEST(test_transfer_other_user)
 {
     struct ua_nodeid                          tok2 = fx_session(CH2);
@@ -933,26 +800,26 @@ START_TEST(test_wake_by_promise)
     st = wk_subs_get(&fx.w);
     ck_assert_ptr_nonnull(st);
     st->timer_set = false;
-    ck_assert_uint_eq(wk_fanout_wake_by(&fx.w), 0);     /* no timer */
+    ck_assert_uint_eq(wk_sub_wake_by(fx.w.subs), 0);     /* no timer */
     least = least_next_tick(st, subs, 1);
     st->timer_set = true;
     st->timer_due = least;
-    ck_assert_uint_eq(wk_fanout_wake_by(&fx.w), least);
+    ck_assert_uint_eq(wk_sub_wake_by(fx.w.subs), least);
     st->timer_due = least + 1;                          /* a tick before */
-    ck_assert_uint_eq(wk_fanout_wake_by(&fx.w), 0);
+    ck_assert_uint_eq(wk_sub_wake_by(fx.w.subs), 0);
     st->timer_due = fx.w.now_ms;                        /* due already */
-    ck_assert_uint_eq(wk_fanout_wake_by(&fx.w), 0);
+    ck_assert_uint_eq(wk_sub_wake_by(fx.w.subs), 0);
     /* Up to WK_SUB_PERIODS distinct intervals: the least next tick. */
     for (int i = 1; i < WK_SUB_PERIODS; i++)
         subs[i] = sub_ka(100 + 37 * i, 10, 100, 0, 0);
     least = least_next_tick(st, subs, WK_SUB_PERIODS);
     st->timer_due = least;
-    ck_assert_uint_eq(wk_fanout_wake_by(&fx.w), least);
+    ck_assert_uint_eq(wk_sub_wake_by(fx.w.subs), least);
     /* One more: untracked, so no promise, even at the least next tick. */
     subs[WK_SUB_PERIODS] = sub_ka(100 + 37 * WK_SUB_PERIODS, 10, 100, 0, 0);
     least = least_next_tick(st, subs, WK_SUB_PERIODS + 1);
     st->timer_due = least;
-    ck_assert_uint_eq(wk_fanout_wake_by(&fx.w), 0);
+    ck_assert_uint_eq(wk_sub_wake_by(fx.w.subs), 0);
     /* Deleted again: tracked intervals only, a promise again. */
     memset(&dreq, 0, sizeof(dreq));
     dreq.n_subscription_ids = 1;
@@ -963,7 +830,7 @@ START_TEST(test_wake_by_promise)
     ck_assert_uint_eq(dresp.results[0], UA_GOOD);
     least = least_next_tick(st, subs, WK_SUB_PERIODS);
     st->timer_due = least;
-    ck_assert_uint_eq(wk_fanout_wake_by(&fx.w), least);
+    ck_assert_uint_eq(wk_sub_wake_by(fx.w.subs), least);
     st->timer_set = false;
 }
 END_TEST
@@ -994,16 +861,10 @@ sub_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_republish_and_acks);
     tcase_add_test(tc, test_republish_long_message);
-    tcase_add_test(tc, test_retransmission_queue_bounded);
     tcase_add_test(tc, test_publish_flood);
     tcase_add_test(tc, test_dead_connection_skipped);
     tcase_add_test(tc, test_delete_answers_waiting_publishes);
     tcase_add_test(tc, test_other_session_cannot_touch);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("retransmission store");
-    tcase_add_checked_fixture(tc, setup_two, teardown);
-    tcase_add_test(tc, test_retransmission_store_shared);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("sessions");

@@ -1,13 +1,13 @@
 /*
  * tests/unit/worker/check_svc_browse.c: worker/svc_browse.c through
  * wk_svc_dispatch on the real address space: Browse of the Server object
- * (ns=0;i=2253) by reference type, subtypes, direction, node class and
- * result mask; paging with continuation points up to
- * BadNoContinuationPoints, release, forged and foreign points (SECURITY.md
- * 68); TranslateBrowsePathsToNodeIds, including an 8000-element path
- * (SECURITY.md 67); RegisterNodes / UnregisterNodes; the Browse cache
- * (answers equal to the walk's, the page size and scan budget still
- * decide, an entry refilled by a later operation of the same request).
+ * (ns=0;i=2253) by reference type, subtypes, direction, node class and result
+ * mask; paging with continuation points up to BadNoContinuationPoints, release,
+ * forged and foreign points (docs/security.md case 68);
+ * TranslateBrowsePathsToNodeIds, including an 8000-element path
+ * (docs/security.md case 67); RegisterNodes / UnregisterNodes; the Browse cache
+ * (answers equal to the walk's, the page size and scan budget still decide, an
+ * entry refilled by a later operation of the same request).
  *
  * Server's references in the 1.05.03 NodeSet (+ our Demo namespace):
  *   inverse  Organizes from Objects (85)
@@ -364,7 +364,8 @@ START_TEST(test_no_continuation_points)
     ck_assert_uint_le(max, 64);
     d = bdesc(fx_ns0(UA_NS0ID_SERVER), UA_BROWSEDIRECTION_FORWARD,
               UA_NS0ID_HIERARCHICALREFERENCES, true);
-    /* SECURITY.md 68: requestedMaxReferencesPerNode 1 until it breaks. */
+    /* docs/security.md case 68: requestedMaxReferencesPerNode 1 until it
+     * breaks. */
     for (uint32_t i = 0; i < max; i++) {
         r = browse1(d, 1);
         ck_assert_uint_eq(r.status_code, UA_GOOD);
@@ -636,7 +637,7 @@ START_TEST(test_translate_long_paths)
     for (int32_t i = 0; i < n; i++)
         el[i] = rpe(UA_NS0ID_HIERARCHICALREFERENCES, true, i % 2 != 0, 0,
                     i % 2 ? "Root" : "Objects");
-    /* SECURITY.md 67: 8000 elements, refused without walking. */
+    /* docs/security.md case 67: 8000 elements, refused without walking. */
     ck_assert_uint_eq(translate1(fx_ns0(UA_NS0ID_ROOTFOLDER), el, n)
                           .status_code, UA_BAD_TOO_MANY_OPERATIONS);
     ck_assert_uint_eq(translate1(fx_ns0(UA_NS0ID_ROOTFOLDER), el,
@@ -726,10 +727,10 @@ END_TEST
 /* ------------------------------------------------------------ budget */
 
 static void
-tweak_big(struct bk_config *c)
+tweak_big(struct shm_config *c)
 {
-    /* Budget: 10 nodes x 10000 references = 100000 examined. */
-    c->vars = 150000;
+    /* Budget: 10 nodes x 10000 references = 100000 examined (on the
+     * segment of 150,000 variables, big.seg). */
     c->max_nodes_per_browse = 10;
     c->max_references_per_node = 10000;
 }
@@ -744,7 +745,7 @@ START_TEST(test_scan_budget)
     int                            calls = 1;
 
     fx_teardown();
-    fx_setup_with(tweak_big);
+    fx_setup_seg("big.seg", tweak_big);
     tok = fx_session(CH);
     /* Methods under Demo/Vars: none, but every reference is examined.  The
      * first page stops at the budget and hands out a point; the next one
@@ -911,7 +912,7 @@ START_TEST(test_cache_page_size)
 END_TEST
 
 static void
-tweak_budget(struct bk_config *c)
+tweak_budget(struct shm_config *c)
 {
     /* Budget 16384 x 4 = 65536 references examined per request. */
     c->max_nodes_per_browse = 16384;
@@ -965,7 +966,7 @@ START_TEST(test_cache_budget)
 END_TEST
 
 static void
-tweak_no_cache(struct bk_config *c)
+tweak_no_cache(struct shm_config *c)
 {
     c->browse_cache_kb = 0;
 }
@@ -992,7 +993,7 @@ START_TEST(test_cache_off)
 END_TEST
 
 static void
-tweak_one_entry(struct bk_config *c)
+tweak_one_entry(struct shm_config *c)
 {
     c->browse_cache_kb = 4;         /* one entry: every key shares it */
 }

@@ -1,7 +1,7 @@
 /*
- * tests/unit/worker/check_svc_call.c: worker/svc_call.c, the Call service
- * for the Server object's GetMonitoredItems and ResendData: outputs, the
- * next Publish after ResendData, the operation limit (SECURITY.md 70: a
+ * tests/unit/worker/check_svc_call.c: worker/svc_call.c, the Call service for
+ * the Server object's GetMonitoredItems and ResendData: outputs, the next
+ * Publish after ResendData, the operation limit (docs/security.md case 70: a
  * Call of 0x6FFF methods), argument checks before the method runs, other
  * methods and objects, another session's subscription.
  *
@@ -17,7 +17,9 @@
 #include "sub_fixture.h"
 
 #include "shm/ring.h"
-#include "worker/svc_int.h"
+#include "worker/link.h"
+#include "worker/node.h"
+#include "worker/svc_call.h"
 
 #define CH  (&fx.ch[0])
 #define CH2 (&fx.ch[1])
@@ -218,7 +220,7 @@ START_TEST(test_operation_limits)
     m = ua_arena_alloc(&fx.rarena, (size_t)n * sizeof(*m));
     ck_assert_ptr_nonnull(m);
     memset(m, 0, (size_t)n * sizeof(*m));
-    req.n_methods_to_call = n;          /* SECURITY.md 70 */
+    req.n_methods_to_call = n;          /* docs/security.md case 70 */
     req.methods_to_call = m;
     ck_assert_uint_eq(sf_call(CH, &tok, UA_TYPE_CALLREQUEST, &req,
                               UA_TYPE_CALLRESPONSE, &resp),
@@ -239,10 +241,12 @@ END_TEST
 #define TF_SS     64u
 #define TF_SLOTS  64u
 
-/* A fan-out with a real request ring (TF_SLOTS slots of TF_SS bytes) and
- * a consumer on it, a pool of ncalls pending Calls, responses captured. */
+/* A link with a real request ring (TF_SLOTS slots of TF_SS bytes) and a
+ * consumer on it, a pool of ncalls pending Calls, responses captured. */
 static struct {
-    struct wk_fanout    f;
+    struct wk_link      l;
+    struct wk_calls     calls;
+    struct wk_calls    *saved;
     struct shm_ring_ref cons;
     uint8_t            *ring;
     uint8_t            *rec;
@@ -272,56 +276,53 @@ tf_respond(struct wk_worker *w, const struct wk_conn_ref *ref,
     return 0;
 }
 
+static bool
+tf_alive(const struct wk_worker *w, const struct wk_conn_ref *ref)
+{
+    (void)w;
+    (void)ref;
+    return true;
+}
+
+static const struct wk_conn_reply_hook tf_hook = { tf_respond, tf_alive };
+
 static void
 tf_make(uint32_t ncalls)
 {
-    struct wk_fanout *f = &tf.f;
-    uint64_t          rb = shm_ring_bytes(TF_SLOTS, TF_SS);
+    struct wk_link *l = &tf.l;
+    uint64_t        rb = shm_ring_bytes(TF_SLOTS, TF_SS);
 
     memset(&tf, 0, sizeof(tf));
     tf.ring = aligned_alloc(4096, ((size_t)rb + 4095) & ~(size_t)4095);
     tf.rec = malloc(TF_SLOTS * TF_SS);
     ck_assert_ptr_nonnull(tf.ring);
     ck_assert_int_eq(shm_ring_init(tf.ring, rb, TF_SLOTS, TF_SS), 0);
-    ck_assert_int_eq(shm_ring_attach(&f->req, tf.ring, rb, TF_SS), 0);
+    ck_assert_int_eq(shm_ring_attach(&l->req, tf.ring, rb, TF_SS), 0);
     ck_assert_int_eq(shm_ring_attach(&tf.cons, tf.ring, rb, TF_SS), 0);
-    f->w = &fx.w;
-    f->on = true;
-    f->slot_size = TF_SS;
-    f->outbox_cap = TF_SLOTS * TF_SS;
-    f->outbox = malloc(f->outbox_cap);
-    f->scratch_cap = 1u << 20;
-    f->scratch = malloc(f->scratch_cap);
-    f->open_off = UINT32_MAX;
-    f->free_write = UINT32_MAX;
-    f->ncalls = ncalls;
-    f->call_bytes = 65536;
-    f->calls = calloc(ncalls, sizeof(*f->calls));
-    ck_assert_ptr_nonnull(f->outbox);
-    ck_assert_ptr_nonnull(f->scratch);
-    ck_assert_ptr_nonnull(f->calls);
-    f->free_call = UINT32_MAX;
-    for (uint32_t i = ncalls; i-- > 0;) {
-        f->calls[i].buf = malloc(f->call_bytes);
-        ck_assert_ptr_nonnull(f->calls[i].buf);
-        f->calls[i].next_free = f->free_call;
-        f->free_call = i;
-    }
-    f->respond = tf_respond;
-    fx.w.fanout = f;
+    l->w = &fx.w;
+    l->on = true;
+    ck_assert_int_eq(wk_outbox_init(&l->out, &fx.w, TF_SS, TF_SLOTS), 0);
+    fx.w.link = l;
+    ck_assert_int_eq(wk_svc_call_init(&tf.calls, &fx.w, ncalls, 65536,
+                                      1u << 20), 0);
+    /* The local methods the subscriptions registered (fixture.h) go with
+     * the pool. */
+    memcpy(tf.calls.local, fx.calls.local, sizeof(tf.calls.local));
+    tf.calls.nlocal = fx.calls.nlocal;
+    tf.saved = fx.w.calls;
+    fx.w.calls = &tf.calls;
+    fx.w.reply_hook = &tf_hook;
 }
 
 static void
 tf_free(void)
 {
-    for (uint32_t i = 0; i < tf.f.ncalls; i++)
-        free(tf.f.calls[i].buf);
-    free(tf.f.calls);
-    free(tf.f.outbox);
-    free(tf.f.scratch);
+    fx.w.calls = tf.saved;
+    wk_svc_call_clear(&tf.calls);
+    wk_outbox_clear(&tf.l.out);
     free(tf.ring);
     free(tf.rec);
-    fx.w.fanout = NULL;
+    fx.w.link = NULL;
 }
 
 static void
@@ -395,7 +396,7 @@ tf_now(uint32_t obj, uint32_t meth, struct ua_variant *args, int32_t nargs)
     ck_assert(tf_call(&m, 1, 1, &resp));
     ck_assert_uint_eq(tf.ngot, before + 1);
     ck_assert_int_eq(tf.got.n_results, 1);
-    ck_assert_ptr_null(wk_fanout_call_of(&tf.f, tf.f.calls[0].id));
+    ck_assert_ptr_null(wk_svc_call_of(&tf.calls, tf.calls.pool[0].id));
     return tf.got.results[0];
 }
 
@@ -518,7 +519,7 @@ START_TEST(test_fwd_record)
     ck_assert_uint_eq(rec.object, fx_index(&srv));
     ck_assert_uint_eq(rec.method, fx_index(&mid));
     ck_assert_uint_eq(rec.nargs, 2);
-    ck_assert_ptr_nonnull(wk_fanout_call_of(&tf.f, rec.id));
+    ck_assert_ptr_nonnull(wk_svc_call_of(&tf.calls, rec.id));
     ck_assert_uint_eq(ua_encode(&a[0], &ua_types[UA_TYPE_VARIANT], want,
                                 sizeof(want), &l0), UA_GOOD);
     ck_assert_uint_eq(ua_encode(&a[1], &ua_types[UA_TYPE_VARIANT],
@@ -561,7 +562,7 @@ tf_reply(uint32_t id, uint32_t op, ua_status st, const uint32_t *outs,
     r.nout = nout;
     r.out_len = (uint32_t)(len - sizeof(r));
     memcpy(buf, &r, sizeof(r));
-    wk_svc_call_reply(&fx.w, buf, (uint32_t)len);
+    wk_svc_call_reply(&tf.calls, buf, (uint32_t)len);
 }
 
 /* Forward one SetSubscriptionDurable as method op of a Call of two whose
@@ -609,7 +610,7 @@ START_TEST(test_fwd_reply)
                       UA_BT_UINT32);
     ck_assert_uint_eq(*(uint32_t *)tf.got.results[1].output_arguments[0].data,
                       24);
-    ck_assert_ptr_null(wk_fanout_call_of(&tf.f, id));
+    ck_assert_ptr_null(wk_svc_call_of(&tf.calls, id));
     /* A second answer for it: dropped. */
     tf_reply(id, 1, UA_GOOD, &out, 1, UA_BT_UINT32);
     ck_assert_uint_eq(tf.ngot, 1);
@@ -670,30 +671,30 @@ START_TEST(test_fwd_too_large)
     struct ua_call_method_request m;
     struct ua_call_response       resp;
     struct ua_variant             a[2];
-    struct wk_fanout_call        *pc;
+    struct wk_call               *pc;
     struct wk_conn_ref            ref;
     static uint8_t                big[TF_SLOTS * TF_SS];
     struct ua_string              bs = { (int32_t)sizeof(big), big };
 
     ua_variant_set_scalar(&a[0], &bs, UA_BT_BYTESTRING);
     memset(&ref, 0, sizeof(ref));
-    pc = wk_fanout_call_begin(&tf.f, &ref, 1);
+    pc = wk_svc_call_begin(&tf.calls, &ref, 1);
     ck_assert_ptr_nonnull(pc);
     srv = fx_ns0(UA_NS0ID_SERVER);
-    ck_assert_uint_eq(wk_fanout_call_add(&tf.f, pc, 0, fx_index(&srv),
+    ck_assert_uint_eq(wk_svc_call_add(&tf.calls, pc, 0, fx_index(&srv),
                                          fx_index(&mid), a, 1),
                       UA_BAD_REQUEST_TOO_LARGE);
     /* One that fits exactly in the ring (record = all its slots). */
     bs.len = (int32_t)(TF_SLOTS * TF_SS - sizeof(struct shm_fo_call) - 5);
-    ck_assert_uint_eq(wk_fanout_call_add(&tf.f, pc, 0, fx_index(&srv),
+    ck_assert_uint_eq(wk_svc_call_add(&tf.calls, pc, 0, fx_index(&srv),
                                          fx_index(&mid), a, 1), UA_GOOD);
-    ck_assert_uint_eq(tf.f.outbox_len, TF_SLOTS * TF_SS);
+    ck_assert_uint_eq(tf.l.out.len, TF_SLOTS * TF_SS);
     bs.len = 1;
-    ck_assert_uint_eq(wk_fanout_call_add(&tf.f, pc, 0, fx_index(&srv),
+    ck_assert_uint_eq(wk_svc_call_add(&tf.calls, pc, 0, fx_index(&srv),
                                          fx_index(&mid), a, 1),
                       UA_BAD_RESOURCE_UNAVAILABLE);
-    wk_fanout_call_commit(&tf.f, pc);
-    ck_assert_uint_eq(tf.f.outbox_len, 0);
+    wk_svc_call_commit(&tf.calls, pc);
+    ck_assert_uint_eq(tf.l.out.len, 0);
     ck_assert_uint_eq(tf_pop().nslots, TF_SLOTS);
     (void)m;
     (void)resp;

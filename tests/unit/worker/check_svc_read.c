@@ -2,8 +2,8 @@
  * tests/unit/worker/check_svc_read.c: worker/svc_read.c through
  * wk_svc_dispatch on the real address space: every attribute of every node
  * class we keep, the service- and operation-level status codes, IndexRange
- * (SECURITY.md 69), dataEncoding, timestamps, the operation limit
- * (SECURITY.md 66), a slot stuck mid-write, and the cost of a Read.
+ * (docs/security.md case 69), dataEncoding, timestamps, the operation limit
+ * (docs/security.md case 66), a slot stuck mid-write, and the cost of a Read.
  */
 #include "fixture.h"
 
@@ -11,7 +11,8 @@
 #include <time.h>
 
 #include "proto/attrs_gen.h"
-#include "worker/svc_int.h"
+#include "worker/node.h"
+#include "worker/svc_read.h"
 
 #define CH (&fx.ch[0])
 
@@ -369,7 +370,7 @@ START_TEST(test_too_many_operations)
         snprintf(id, 16, "v%u", i % 100);
         rv[i] = rvid(fx_ns1(id), UA_ATTR_VALUE, NULL);
     }
-    /* SECURITY.md 66: N is fine, N+1 is not. */
+    /* docs/security.md case 66: N is fine, N+1 is not. */
     ck_assert_uint_eq(read_n(rv, (int32_t)max, UA_TIMESTAMPSTORETURN_BOTH,
                              0, &resp), UA_GOOD);
     ck_assert_int_eq(resp.n_results, (int32_t)max);
@@ -398,7 +399,7 @@ START_TEST(test_operation_errors)
                       UA_BAD_NODE_ID_UNKNOWN);
     ck_assert_uint_eq(read1_status(g, UA_ATTR_NODEID, NULL),
                       UA_BAD_NODE_ID_UNKNOWN);
-    /* SECURITY.md 62: AttributeId 0 or 99. */
+    /* docs/security.md case 62: AttributeId 0 or 99. */
     ck_assert_uint_eq(read1_status(n, 0, NULL), UA_BAD_ATTRIBUTE_ID_INVALID);
     ck_assert_uint_eq(read1_status(n, 28, NULL),
                       UA_BAD_ATTRIBUTE_ID_INVALID);
@@ -500,7 +501,7 @@ START_TEST(test_bad_value_status)
     static const uint8_t v[] = { 0x06, 1, 0, 0, 0 };   /* Int32 1 */
     struct ua_datavalue dv;
 
-    ck_assert_int_eq(shm_value_write(&fx.as.vals, slot, v, sizeof(v), &m),
+    ck_assert_int_eq(shm_value_write(&fx.w.vals, slot, v, sizeof(v), &m),
                      0);
     dv = read1(n, UA_ATTR_VALUE, NULL, UA_TIMESTAMPSTORETURN_BOTH);
     /* Part 4 §7.11.1: a Bad status and no value; timestamps stay. */
@@ -516,7 +517,7 @@ START_TEST(test_bad_value_status)
     ck_assert_uint_eq(dv.status, UA_BAD_WAITING_FOR_INITIAL_DATA);
     ck_assert(!(dv.mask & UA_DV_VALUE));
     m.status = UA_UNCERTAIN;
-    ck_assert_int_eq(shm_value_write(&fx.as.vals, slot, v, sizeof(v), &m),
+    ck_assert_int_eq(shm_value_write(&fx.w.vals, slot, v, sizeof(v), &m),
                      0);
     dv = read1(n, UA_ATTR_VALUE, NULL, UA_TIMESTAMPSTORETURN_NEITHER);
     ck_assert_uint_eq(dv.status, UA_UNCERTAIN);
@@ -581,7 +582,7 @@ START_TEST(test_range_arrays)
     ck_assert_int_eq(dv.value.n, 2);
     ck_assert_int_eq(v[0], -2);
     ck_assert_int_eq(v[1], -3);
-    /* Upper bound past the end: partial result (SECURITY.md 69). */
+    /* Upper bound past the end: partial result (docs/security.md case 69). */
     dv = range_read(arr, "0:4294967295");
     ck_assert_int_eq(dv.value.n, 3);
     dv = range_read(arr, "2:99999999999999");
@@ -625,7 +626,7 @@ START_TEST(test_range_many_dimensions)
     char  buf[1024];
     char *p = buf;
 
-    /* SECURITY.md 69: "1,2,3,..." over 100 dimensions. */
+    /* docs/security.md case 69: "1,2,3,..." over 100 dimensions. */
     for (int i = 1; i <= 100; i++)
         p += sprintf(p, i == 1 ? "%d" : ",%d", i);
     ck_assert_uint_eq(range_read("Demo.Static.Array.Int32", buf).status,
@@ -703,10 +704,7 @@ START_TEST(test_range_matrix)
     v.dims = dims;
     ck_assert_uint_eq(ua_encode(&v, &ua_types[UA_TYPE_VARIANT], buf,
                                 sizeof(buf), &len), UA_GOOD);
-    bk_value_batch_begin(&fx.as.val);
-    ck_assert_int_eq(bk_value_write_raw(&fx.as.val, slot, buf,
-                                        (uint32_t)len, FX_NOW_DT), 0);
-    bk_value_batch_end(&fx.as.val);
+    ck_assert_int_eq(fx_write_raw(slot, buf, (uint32_t)len, FX_NOW_DT), 0);
     /* The whole matrix goes out RAW, dimensions included. */
     dv = range_read("Demo.Static.Array.Int32", NULL);
     ck_assert_int_eq(dv.value.ndims, 2);
@@ -814,12 +812,13 @@ START_TEST(test_read_cost)
 
         clock_gettime(CLOCK_MONOTONIC, &t0);
         for (int i = 0; i < iters; i++) {
-            struct wk_svc_result res;
+            struct wk_conn_result res;
             struct ua_sc_msg     m = { 1, fx.msg, len };
 
             ua_arena_reset(&fx.arena);
             /* No ck_assert in the loop: Check reports every one. */
-            bad += wk_svc_dispatch(&fx.w, CH, &m, &fx.arena, &res) != UA_GOOD
+            bad += wk_svc_dispatch(&fx.w, CH, NULL, &m, &fx.arena, &res)
+                       != UA_GOOD
                    || res.service_result != UA_GOOD;
         }
         clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -1,8 +1,9 @@
 /*
- * tests/unit/worker/check_svc_session.c: worker/svc.c (dispatch),
- * worker/svc_session.c and worker/svc_discovery.c through wk_svc_dispatch,
- * with requests encoded as a channel delivers them (tests/unit/worker/
- * fixture.h).  SECURITY.md (b) 45-47, 51-53, 56, 57, 65 are tests here.
+ * tests/unit/worker/check_svc_session.c: worker/svc_session.c through
+ * wk_svc_dispatch, with requests encoded as a channel delivers them
+ * (tests/unit/worker/fixture.h): CreateSession, ActivateSession,
+ * CloseSession, Cancel.  docs/security.md cases 45-47, 51-53, 56, 57 are
+ * tests here (65: check_svc.c).
  */
 #include "fixture.h"
 
@@ -115,7 +116,7 @@ START_TEST(test_create_activate_close)
 
     ck_assert_uint_eq(close_session(CH_A, &token), UA_GOOD);
     ck_assert_uint_eq(atomic_load(&fx.w.row->sessions), 0);
-    /* CloseSession twice (SECURITY.md 57), and any other use. */
+    /* CloseSession twice (docs/security.md case 57), and any other use. */
     ck_assert_uint_eq(close_session(CH_A, &token),
                       UA_BAD_SESSION_ID_INVALID);
     ck_assert_uint_eq(read_server_state(CH_A, &token),
@@ -153,7 +154,7 @@ START_TEST(test_hijack_other_channel)
     struct ua_nodeid   token = fx_session(CH_A);
     struct wk_session *s = wk_session_find_by_token(&fx.w, &token);
 
-    /* SECURITY.md 46: the token on channel B. */
+    /* docs/security.md case 46: the token on channel B. */
     ck_assert_uint_eq(read_server_state(CH_B, &token),
                       UA_BAD_SECURE_CHANNEL_ID_INVALID);
     ck_assert_uint_eq(close_session(CH_B, &token),
@@ -174,7 +175,7 @@ START_TEST(test_first_activate_other_channel)
 
     ck_assert_uint_eq(fx_create(CH_A, 60000, &cs, &token), UA_GOOD);
     s = wk_session_find_by_token(&fx.w, &token);
-    /* SECURITY.md 47 */
+    /* docs/security.md case 47 */
     ck_assert_uint_eq(fx_activate(CH_B, &token), UA_BAD_SESSION_ID_INVALID);
     ck_assert(!s->activated);
     ck_assert_uint_eq(s->unauthorized, 1);
@@ -197,7 +198,8 @@ START_TEST(test_rebind_after_channel_loss)
     ck_assert_uint_eq(fx_activate(CH_C, &token), UA_GOOD);
     ck_assert_uint_eq(read_server_state(CH_C, &token), UA_GOOD);
     /* Moving again while C is open is allowed for the same (anonymous)
-     * user; afterwards the old channel is refused (SECURITY.md 50). */
+     * user; afterwards the old channel is refused (docs/security.md case
+     * 50). */
     ck_assert_uint_eq(fx_activate(CH_B, &token), UA_GOOD);
     ck_assert_uint_eq(read_server_state(CH_B, &token), UA_GOOD);
     ck_assert_uint_eq(read_server_state(CH_C, &token),
@@ -211,7 +213,7 @@ START_TEST(test_not_activated)
     struct ua_nodeid                  token;
 
     ck_assert_uint_eq(fx_create(CH_A, 60000, &cs, &token), UA_GOOD);
-    /* SECURITY.md 51: refused, and the session is closed. */
+    /* docs/security.md case 51: refused, and the session is closed. */
     ck_assert_uint_eq(read_server_state(CH_A, &token),
                       UA_BAD_SESSION_NOT_ACTIVATED);
     ck_assert_uint_eq(fx.w.nsessions, 0);
@@ -244,7 +246,7 @@ START_TEST(test_too_many_sessions)
     ck_assert_uint_eq(fx_create(CH_A, 60000, &cs, &first), UA_GOOD);
     for (uint32_t i = 1; i < max; i++)
         ck_assert_uint_eq(fx_create(CH_A, 60000, &cs, &t), UA_GOOD);
-    /* SECURITY.md 52, never activated. */
+    /* docs/security.md case 52, never activated. */
     ck_assert_uint_eq(fx_create(CH_B, 60000, &cs, &t),
                       UA_BAD_TOO_MANY_SESSIONS);
     /* Unactivated sessions time out, so clients recover. */
@@ -309,7 +311,7 @@ create_with_nonce(int32_t len)
 
 START_TEST(test_client_nonce)
 {
-    /* SECURITY.md 45 */
+    /* docs/security.md case 45 */
     ck_assert_uint_eq(create_with_nonce(31), UA_BAD_NONCE_INVALID);
     ck_assert_uint_eq(create_with_nonce(129), UA_BAD_NONCE_INVALID);
     ck_assert_uint_eq(create_with_nonce(1), UA_BAD_NONCE_INVALID);
@@ -419,279 +421,6 @@ START_TEST(test_cancel)
 }
 END_TEST
 
-/* ------------------------------------------------------------ dispatch */
-
-START_TEST(test_table_sorted)
-{
-    for (size_t i = 0; i < wk_svc_table_len; i++) {
-        const struct wk_svc_desc *d = &wk_svc_table[i];
-
-        if (i > 0)
-            ck_assert_uint_gt(d->request_binary_id,
-                              wk_svc_table[i - 1].request_binary_id);
-        ck_assert_uint_eq(ua_types[d->request_type].binary_id,
-                          d->request_binary_id);
-        ck_assert_ptr_nonnull(strstr(ua_types[d->response_type].name,
-                                     "Response"));
-        ck_assert_uint_lt(d->stat, SHM_SVC_MAX);
-    }
-    ck_assert_uint_ge(wk_svc_table_len, 30);
-}
-END_TEST
-
-START_TEST(test_unknown_request_type)
-{
-    struct ua_request_header  h;
-    struct ua_service_fault   f;
-    struct ua_nodeid          token = fx_session(CH_A);
-    size_t                    len;
-
-    /* SECURITY.md 65: ns=0;i=99999 gets a fault; the channel stays. */
-    memset(&h, 0, sizeof(h));
-    h.request_handle = 4242;
-    h.authentication_token = token;
-    len = fx_encode_request(99999, &ua_types[UA_TYPE_REQUESTHEADER], &h);
-    ck_assert_uint_eq(fx_dispatch_raw(CH_A, fx.msg, len,
-                                      &ua_types[UA_TYPE_SERVICEFAULT], &f),
-                      UA_BAD_SERVICE_UNSUPPORTED);
-    ck_assert_uint_eq(fx.last_dispatch, UA_GOOD);
-    ck_assert_uint_eq(f.response_header.request_handle, 4242);
-    /* A response type id as a request: also unknown. */
-    len = fx_encode_request(UA_NS0ID_READRESPONSE_ENCODING_DEFAULTBINARY,
-                            &ua_types[UA_TYPE_REQUESTHEADER], &h);
-    ck_assert_uint_eq(fx_dispatch_raw(CH_A, fx.msg, len,
-                                      &ua_types[UA_TYPE_SERVICEFAULT], &f),
-                      UA_BAD_SERVICE_UNSUPPORTED);
-    /* The channel still works. */
-    ck_assert_uint_eq(read_server_state(CH_A, &token), UA_GOOD);
-}
-END_TEST
-
-START_TEST(test_type_id_not_ns0)
-{
-    struct ua_request_header h;
-    struct ua_service_fault  f;
-    struct ua_nodeid         tid = { .ns = 1, .idtype = UA_IDTYPE_STRING };
-    size_t                   n1, n2;
-
-    memset(&h, 0, sizeof(h));
-    h.request_handle = 5;
-    tid.id.str = ua_string_from("ReadRequest");
-    ck_assert_uint_eq(ua_encode(&tid, &ua_types[UA_TYPE_NODEID], fx.msg,
-                                FX_MSG, &n1), UA_GOOD);
-    ck_assert_uint_eq(ua_encode(&h, &ua_types[UA_TYPE_REQUESTHEADER],
-                                fx.msg + n1, FX_MSG - n1, &n2), UA_GOOD);
-    ck_assert_uint_eq(fx_dispatch_raw(CH_A, fx.msg, n1 + n2,
-                                      &ua_types[UA_TYPE_SERVICEFAULT], &f),
-                      UA_BAD_SERVICE_UNSUPPORTED);
-    ck_assert_uint_eq(f.response_header.request_handle, 5);
-}
-END_TEST
-
-START_TEST(test_not_implemented_yet)
-{
-    struct ua_nodeid                token = fx_session(CH_A);
-    struct ua_history_read_request  hr;
-    struct ua_history_read_response hresp;
-    struct ua_query_first_request   qr;
-    struct ua_query_first_response  qresp;
-
-    /* Services with no handler yet (Write and Publish have landed). */
-    memset(&hr, 0, sizeof(hr));
-    ck_assert_uint_eq(fx_call(CH_A, &token, UA_TYPE_HISTORYREADREQUEST, &hr,
-                              UA_TYPE_HISTORYREADRESPONSE, &hresp),
-                      UA_BAD_SERVICE_UNSUPPORTED);
-    memset(&qr, 0, sizeof(qr));
-    ck_assert_uint_eq(fx_call(CH_A, &token, UA_TYPE_QUERYFIRSTREQUEST, &qr,
-                              UA_TYPE_QUERYFIRSTRESPONSE, &qresp),
-                      UA_BAD_SERVICE_UNSUPPORTED);
-    ck_assert_ptr_eq(fx.last_type, &ua_types[UA_TYPE_SERVICEFAULT]);
-}
-END_TEST
-
-START_TEST(test_undecodable)
-{
-    struct ua_service_fault f;
-    struct ua_read_request  req;
-    struct ua_nodeid        token = fx_session(CH_A);
-    uint8_t                 bad[8] = { 0x07, 0, 0, 0, 0, 0, 0, 0 };
-    size_t                  len;
-
-    /* No type NodeId: the caller must ERR and close. */
-    ck_assert_uint_eq(fx_dispatch_raw(CH_A, bad, 1,
-                                      &ua_types[UA_TYPE_SERVICEFAULT], &f),
-                      UA_BAD_DECODING_ERROR);
-    ck_assert_uint_eq(fx_dispatch_raw(CH_A, bad, 0,
-                                      &ua_types[UA_TYPE_SERVICEFAULT], &f),
-                      UA_BAD_DECODING_ERROR);
-    /* A type NodeId and a truncated RequestHeader: likewise. */
-    memset(&req, 0, sizeof(req));
-    req.request_header.authentication_token = token;
-    req.request_header.request_handle = 999;
-    req.n_nodes_to_read = 0;
-    len = fx_encode_request(UA_NS0ID_READREQUEST_ENCODING_DEFAULTBINARY,
-                            &ua_types[UA_TYPE_READREQUEST], &req);
-    ck_assert_uint_eq(fx_dispatch_raw(CH_A, fx.msg, 6,
-                                      &ua_types[UA_TYPE_SERVICEFAULT], &f),
-                      UA_BAD_DECODING_ERROR);
-    /* Header fine, body cut short: a fault echoing the handle. */
-    ck_assert_uint_eq(fx_dispatch_raw(CH_A, fx.msg, len - 2,
-                                      &ua_types[UA_TYPE_SERVICEFAULT], &f),
-                      UA_BAD_DECODING_ERROR);
-    ck_assert_uint_eq(fx.last_dispatch, UA_GOOD);
-    ck_assert_uint_eq(f.response_header.request_handle, 999);
-}
-END_TEST
-
-START_TEST(test_body_over_limit)
-{
-    struct ua_service_fault  f;
-    struct ua_read_request   req;
-    struct ua_read_value_id *rv;
-    struct ua_nodeid         token = fx_session(CH_A);
-    int32_t                  n = (int32_t)fx.w.conf->max_array_length + 1;
-    size_t                   len;
-
-    rv = calloc((size_t)n, sizeof(*rv));
-    ck_assert_ptr_nonnull(rv);
-    for (int32_t i = 0; i < n; i++) {
-        rv[i].index_range.len = -1;
-        rv[i].data_encoding.name.len = -1;
-    }
-    memset(&req, 0, sizeof(req));
-    req.request_header.authentication_token = token;
-    req.request_header.request_handle = 31337;
-    req.n_nodes_to_read = n;
-    req.nodes_to_read = rv;
-    len = fx_encode_request(UA_NS0ID_READREQUEST_ENCODING_DEFAULTBINARY,
-                            &ua_types[UA_TYPE_READREQUEST], &req);
-    ck_assert_uint_eq(fx_dispatch_raw(CH_A, fx.msg, len,
-                                      &ua_types[UA_TYPE_SERVICEFAULT], &f),
-                      UA_BAD_ENCODING_LIMITS_EXCEEDED);
-    ck_assert_uint_eq(f.response_header.request_handle, 31337);
-    free(rv);
-}
-END_TEST
-
-START_TEST(test_no_allocation_per_request)
-{
-    struct ua_nodeid token = fx_session(CH_A);
-    uint64_t         allocs = atomic_load(&fx.w.row->allocations);
-
-    for (int i = 0; i < 100; i++)
-        ck_assert_uint_eq(read_server_state(CH_A, &token), UA_GOOD);
-    ck_assert_uint_eq(close_session(CH_A, &token), UA_GOOD);
-    (void)fx_session(CH_A);
-    ck_assert_uint_eq(atomic_load(&fx.w.row->allocations), allocs);
-}
-END_TEST
-
-/* ------------------------------------------------------------ discovery */
-
-START_TEST(test_get_endpoints)
-{
-    struct ua_get_endpoints_request  req;
-    struct ua_get_endpoints_response resp;
-    const struct ua_endpoint_description *e;
-    struct ua_string                 profiles[2];
-    char                             url[600];
-
-    memset(&req, 0, sizeof(req));
-    req.endpoint_url = ua_string_from("opc.tcp://attacker.example:1/");
-    ck_assert_uint_eq(fx_call(CH_A, NULL, UA_TYPE_GETENDPOINTSREQUEST, &req,
-                              UA_TYPE_GETENDPOINTSRESPONSE, &resp), UA_GOOD);
-    ck_assert_int_eq(resp.n_endpoints, 1);
-    e = &resp.endpoints[0];
-    snprintf(url, sizeof(url), "opc.tcp://%s:%u", fx.w.conf->hostname,
-             fx.w.conf->port);
-    ck_assert(ua_string_eq(&e->endpoint_url, url));
-    ck_assert(ua_string_eq(&e->server.application_uri,
-                           fx.w.conf->application_uri));
-    ck_assert(ua_string_eq(&e->server.product_uri, "urn:uabroker"));
-    ck_assert(ua_string_eq(&e->server.application_name.text, "uabroker"));
-    ck_assert_int_eq(e->server.application_type,
-                     UA_APPLICATIONTYPE_SERVER);
-    ck_assert_int_eq(e->server.n_discovery_urls, 1);
-    ck_assert(ua_string_eq(&e->server.discovery_urls[0], url));
-    ck_assert_int_eq(e->server_certificate.len, -1);
-    ck_assert_int_eq(e->security_mode, UA_MESSAGESECURITYMODE_NONE);
-    ck_assert(ua_string_eq(&e->security_policy_uri,
-                           "http://opcfoundation.org/UA/SecurityPolicy#None"));
-    ck_assert_int_eq(e->n_user_identity_tokens, 1);
-    ck_assert(ua_string_eq(&e->user_identity_tokens[0].policy_id,
-                           "anonymous"));
-    ck_assert_int_eq(e->user_identity_tokens[0].token_type,
-                     UA_USERTOKENTYPE_ANONYMOUS);
-    ck_assert(ua_string_eq(&e->transport_profile_uri,
-        "http://opcfoundation.org/UA-Profile/Transport/uatcp-uasc-uabinary"));
-    ck_assert_uint_eq(e->security_level, 0);
-
-    /* profileUris filter. */
-    profiles[0] = ua_string_from("http://opcfoundation.org/UA-Profile/"
-                                 "Transport/https-uabinary");
-    profiles[1] = ua_string_from("http://opcfoundation.org/UA-Profile/"
-                                 "Transport/uatcp-uasc-uabinary");
-    req.n_profile_uris = 1;
-    req.profile_uris = profiles;
-    ck_assert_uint_eq(fx_call(CH_A, NULL, UA_TYPE_GETENDPOINTSREQUEST, &req,
-                              UA_TYPE_GETENDPOINTSRESPONSE, &resp), UA_GOOD);
-    ck_assert_int_eq(resp.n_endpoints, 0);
-    req.n_profile_uris = 2;
-    ck_assert_uint_eq(fx_call(CH_A, NULL, UA_TYPE_GETENDPOINTSREQUEST, &req,
-                              UA_TYPE_GETENDPOINTSRESPONSE, &resp), UA_GOOD);
-    ck_assert_int_eq(resp.n_endpoints, 1);
-}
-END_TEST
-
-static void
-tweak_v6(struct bk_config *c)
-{
-    snprintf(c->hostname, sizeof(c->hostname), "fe80::1");
-    c->port = 4841;
-}
-
-START_TEST(test_endpoint_url_v6)
-{
-    struct ua_get_endpoints_request  req;
-    struct ua_get_endpoints_response resp;
-
-    fx_teardown();
-    fx_setup_with(tweak_v6);
-    memset(&req, 0, sizeof(req));
-    ck_assert_uint_eq(fx_call(CH_A, NULL, UA_TYPE_GETENDPOINTSREQUEST, &req,
-                              UA_TYPE_GETENDPOINTSRESPONSE, &resp), UA_GOOD);
-    ck_assert(ua_string_eq(&resp.endpoints[0].endpoint_url,
-                           "opc.tcp://[fe80::1]:4841"));
-}
-END_TEST
-
-START_TEST(test_find_servers)
-{
-    struct ua_find_servers_request  req;
-    struct ua_find_servers_response resp;
-    struct ua_string                uris[2];
-
-    memset(&req, 0, sizeof(req));
-    ck_assert_uint_eq(fx_call(CH_A, NULL, UA_TYPE_FINDSERVERSREQUEST, &req,
-                              UA_TYPE_FINDSERVERSRESPONSE, &resp), UA_GOOD);
-    ck_assert_int_eq(resp.n_servers, 1);
-    ck_assert(ua_string_eq(&resp.servers[0].application_uri,
-                           fx.w.conf->application_uri));
-    ck_assert_int_eq(resp.servers[0].n_discovery_urls, 1);
-    uris[0] = ua_string_from("urn:someone:else");
-    uris[1] = ua_string_from(fx.w.conf->application_uri);
-    req.n_server_uris = 1;
-    req.server_uris = uris;
-    ck_assert_uint_eq(fx_call(CH_A, NULL, UA_TYPE_FINDSERVERSREQUEST, &req,
-                              UA_TYPE_FINDSERVERSRESPONSE, &resp), UA_GOOD);
-    ck_assert_int_eq(resp.n_servers, 0);
-    req.n_server_uris = 2;
-    ck_assert_uint_eq(fx_call(CH_A, NULL, UA_TYPE_FINDSERVERSREQUEST, &req,
-                              UA_TYPE_FINDSERVERSRESPONSE, &resp), UA_GOOD);
-    ck_assert_int_eq(resp.n_servers, 1);
-}
-END_TEST
-
 static Suite *
 svc_session_suite(void)
 {
@@ -733,25 +462,6 @@ svc_session_suite(void)
     tcase_add_test(tc, test_software_certificates);
     suite_add_tcase(s, tc);
 
-    tc = tcase_create("dispatch");
-    tcase_add_checked_fixture(tc, fx_setup, fx_teardown);
-    tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, test_table_sorted);
-    tcase_add_test(tc, test_unknown_request_type);
-    tcase_add_test(tc, test_type_id_not_ns0);
-    tcase_add_test(tc, test_not_implemented_yet);
-    tcase_add_test(tc, test_undecodable);
-    tcase_add_test(tc, test_body_over_limit);
-    tcase_add_test(tc, test_no_allocation_per_request);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("discovery");
-    tcase_add_checked_fixture(tc, fx_setup, fx_teardown);
-    tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, test_get_endpoints);
-    tcase_add_test(tc, test_endpoint_url_v6);
-    tcase_add_test(tc, test_find_servers);
-    suite_add_tcase(s, tc);
     return s;
 }
 

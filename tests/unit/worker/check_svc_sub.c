@@ -1,8 +1,9 @@
 /*
  * tests/unit/worker/check_svc_sub.c: worker/svc_sub.c, the service layer
- * of subscriptions and monitored items, and the bad input of SECURITY.md
- * (b) "Subscriptions": subscription flood (76), monitored-item flood
- * (77), persistent subscriptions of closed sessions (80), service-level
+ * of subscriptions and monitored items, and the bad input of
+ * docs/security.md "Subscriptions": subscription flood (case 76),
+ * monitored-item flood (case 77), persistent subscriptions of closed
+ * sessions (case 80), service-level
  * status codes, limits per call, and that none of it allocates.
  */
 #include "sub_fixture.h"
@@ -82,10 +83,10 @@ count_status(const struct ua_create_monitored_items_response *r, ua_status s)
     return n;
 }
 
-/* ------------------------------------------------- SECURITY.md 76 */
+/* ------------------------------------------------- docs/security.md case 76 */
 
 static void
-tw_subs(struct bk_config *c)
+tw_subs(struct shm_config *c)
 {
     c->max_subscriptions = 30;
 }
@@ -116,10 +117,10 @@ START_TEST(test_subscription_flood)
 }
 END_TEST
 
-/* ------------------------------------------------- SECURITY.md 77 */
+/* ------------------------------------------------- docs/security.md case 77 */
 
 static void
-tw_items(struct bk_config *c)
+tw_items(struct shm_config *c)
 {
     c->max_monitored_items_per_subscription = 50;
     c->max_monitored_items = 80;
@@ -153,7 +154,7 @@ START_TEST(test_monitored_item_flood)
 END_TEST
 
 static void
-tw_many(struct bk_config *c)
+tw_many(struct shm_config *c)
 {
     c->max_monitored_items = 5000;
     c->max_monitored_items_per_subscription = 10000;
@@ -190,7 +191,7 @@ START_TEST(test_monitored_items_spread_over_calls)
 }
 END_TEST
 
-/* ------------------------------------------------- SECURITY.md 80 */
+/* ------------------------------------------------- docs/security.md case 80 */
 
 START_TEST(test_persistent_subscription_loop)
 {

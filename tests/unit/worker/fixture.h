@@ -3,16 +3,20 @@
  * check_svc_*.c and check_session.c suites (header-only: every test file
  * is its own binary).
  *
- * fx_setup() builds the REAL address space with the broker's builder
- * (bk_addrspace_build over bk_config_defaults + bk_config_finish) and sets
- * a struct wk_worker over the same segment, as a worker attached by fd
- * would see it: node store, value slots, the configuration snapshot, its
- * stats row, decoding limits from the snapshot, a session pool.  Channels
- * are zeroed struct ua_sc with channel_id 1, 2, 3 (the service layer only
- * reads channel_id).
+ * fx_setup() maps the REAL address space, built by the broker's builder
+ * (tests/unit/worker/fixture_seg.c, a build tool linked with libbroker,
+ * wrote it to FX_SEG_DIR/default.seg) into a private copy and sets a
+ * struct wk_worker over it, as a worker attached by fd would see it: node
+ * store, value slots, the configuration snapshot, its stats row, decoding
+ * limits from the snapshot, a session pool and the services.  A test that
+ * needs other limits changes its copy of the snapshot (fx_setup_with; the
+ * snapshot's fields are the configuration's, broker/config.c
+ * bk_config_snapshot).  Channels are zeroed struct ua_sc with channel_id
+ * 1, 2, 3 (the service layer only reads channel_id).
  *
  * fx_call() plays the connection layer: it encodes the type NodeId and the
- * request as a channel delivers them, runs wk_svc_dispatch on a fresh
+ * request as a channel delivers them (no request context: nothing can be
+ * deferred), runs wk_svc_dispatch on a fresh
  * request arena, encodes the response it returns and decodes it again, so
  * every test also goes through the encoder (UA_VARIANT_RAW included).
  * Decoded responses live in a response arena that is never reset during a
@@ -22,21 +26,35 @@
 #define WK_TEST_FIXTURE_H
 
 #include <check.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#include "broker/addrspace.h"
-#include "broker/config.h"
 #include "proto/arena.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
 #include "shm/layout.h"
+#include "shm/segment.h"
+#include "shm/value.h"
 #include "worker/session.h"
+#include "worker/sub.h"
 #include "worker/svc.h"
+#include "worker/svc_browse.h"
+#include "worker/svc_call.h"
+#include "worker/svc_discovery.h"
+#include "worker/svc_read.h"
+#include "worker/svc_session.h"
+#include "worker/svc_sub.h"
+#include "worker/svc_write.h"
 #include "worker/worker.h"
 
 #define FX_NOW_MS      1000000u
@@ -46,10 +64,15 @@
 #define FX_MSG         (8u << 20)
 #define FX_CHANNELS    3
 
+/* Where fixture_seg wrote the segments (the Makefile says). */
+#ifndef FX_SEG_DIR
+#define FX_SEG_DIR "build/tests/unit/worker"
+#endif
+
 struct fx {
-    struct bk_config    conf;
-    struct bk_addrspace as;
     struct wk_worker    w;
+    struct wk_writes    writes;         /* the Write service's pool */
+    struct wk_calls     calls;          /* the Call service's pool */
     struct ua_sc        ch[FX_CHANNELS];
     struct ua_arena     arena;          /* request arena, reset per call */
     uint8_t            *abuf;
@@ -64,27 +87,52 @@ struct fx {
 
 static struct fx fx;
 
-/* Set a test's config before fx_setup_with (NULL: defaults). */
-typedef void (*fx_tweak_fn)(struct bk_config *c);
+/* Change a test's snapshot before the worker sees it (NULL: as built). */
+typedef void (*fx_tweak_fn)(struct shm_config *c);
 
+/*
+ * A private copy of the segment in FX_SEG_DIR/name (a memfd: what a test
+ * writes stays its own), attached like a worker attaches its fd.
+ */
 static inline void
-fx_setup_with(fx_tweak_fn tweak)
+fx_map(const char *name)
 {
-    char err[256];
+    static char buf[1u << 20];
+    char        path[4096];
+    struct stat st;
+    int         in, fd;
 
+    snprintf(path, sizeof(path), "%s/%s", FX_SEG_DIR, name);
+    in = open(path, O_RDONLY | O_CLOEXEC);
+    ck_assert_msg(in != -1, "%s: run the fixture_seg build tool (make)",
+                  path);
+    ck_assert_int_eq(fstat(in, &st), 0);
+    fd = memfd_create("fx", MFD_CLOEXEC);
+    ck_assert_int_ne(fd, -1);
+    ck_assert_int_eq(ftruncate(fd, st.st_size), 0);
+    /* ftruncate keeps the file offset at 0: the copy fills it. */
+    for (;;) {
+        ssize_t n = read(in, buf, sizeof(buf));
+
+        ck_assert_int_ge(n, 0);
+        if (n == 0)
+            break;
+        ck_assert_int_eq(write(fd, buf, (size_t)n), n);
+    }
+    close(in);
+    ck_assert_int_eq(shm_segment_attach(&fx.w.seg, fd, 1), 0);
+}
+
+/* fx_setup() on segment name (default.seg, big.seg), its snapshot changed
+ * by tweak. */
+static inline void
+fx_setup_seg(const char *name, fx_tweak_fn tweak)
+{
     memset(&fx, 0, sizeof(fx));
-    bk_config_defaults(&fx.conf);
-    fx.conf.vars = 100;
-    fx.conf.workers = 1;
-    fx.conf.value_heap_mb = 4;
+    fx_map(name);
     if (tweak != NULL)
-        tweak(&fx.conf);
-    bk_config_finish(&fx.conf);
-    if (bk_addrspace_build(&fx.as, &fx.conf, FX_NOW_DT, err,
-                           sizeof(err)) != 0)
-        ck_abort_msg("bk_addrspace_build: %s", err);
-
-    fx.w.seg = fx.as.seg;
+        tweak((struct shm_config *)shm_segment_region(&fx.w.seg,
+                                                      SHM_R_CONFIG));
     ck_assert_int_eq(shm_nodestore_open(&fx.w.ns, &fx.w.seg), 0);
     ck_assert_int_eq(shm_values_open(&fx.w.vals, &fx.w.seg), 0);
     fx.w.conf = shm_segment_region(&fx.w.seg, SHM_R_CONFIG);
@@ -98,8 +146,22 @@ fx_setup_with(fx_tweak_fn tweak)
     fx.w.now_ms = FX_NOW_MS;
     fx.w.now_dt = FX_NOW_DT;
     fx.w.next_channel_id = FX_CHANNELS + 1;
+    /* The layers main.c creates above the sessions, without the
+     * connections and the link (worker/main.c wk_main_layers). */
     ck_assert_int_eq(wk_session_init(&fx.w), 0);
-    ck_assert_int_eq(wk_svc_browse_cache_init(&fx.w), 0);
+    ck_assert_int_eq(wk_svc_init(&fx.w), 0);
+    ck_assert_int_eq(wk_svc_discovery_init(&fx.w), 0);
+    ck_assert_int_eq(wk_svc_session_init(&fx.w), 0);
+    ck_assert_int_eq(wk_svc_read_init(&fx.w), 0);
+    ck_assert_int_eq(wk_svc_browse_init(&fx.w), 0);
+    ck_assert_int_eq(wk_svc_write_init(&fx.writes, &fx.w,
+                                       fx.w.conf->pending_writes), 0);
+    fx.w.writes = &fx.writes;
+    ck_assert_int_eq(wk_svc_call_init(&fx.calls, &fx.w,
+                                      fx.w.conf->pending_calls,
+                                      fx.w.conf->max_call_bytes, 65536), 0);
+    fx.w.calls = &fx.calls;
+    ck_assert_int_eq(wk_svc_sub_init(&fx.w), 0);
     for (int i = 0; i < FX_CHANNELS; i++)
         fx.ch[i].channel_id = (uint32_t)i + 1;
 
@@ -115,17 +177,53 @@ fx_setup_with(fx_tweak_fn tweak)
 }
 
 static inline void
+fx_setup_with(fx_tweak_fn tweak)
+{
+    fx_setup_seg("default.seg", tweak);
+}
+
+static inline void
 fx_setup(void)
 {
     fx_setup_with(NULL);
 }
 
+/*
+ * Store a value into slot as the broker does (both timestamps now, a
+ * server timestamp never older than the slot's last: broker/addrspace.c
+ * bk_addrspace_write_value).  0 or shm_value_write's error.
+ */
+static inline int
+fx_write_raw(uint32_t slot, const void *bytes, uint32_t len, int64_t now)
+{
+    struct shm_value m = { 0 };
+    int64_t          prev;
+
+    m.status = UA_GOOD;
+    m.flags = SHM_VF_SOURCE_TS | SHM_VF_SERVER_TS;
+    m.source_ts = now;
+    m.server_ts = now;
+    if (slot >= fx.w.vals.nslots)
+        return -EINVAL;
+    prev = atomic_load_explicit(&fx.w.vals.slots[slot].server_ts,
+                                memory_order_relaxed);
+    if (m.server_ts <= prev) {
+        m.server_ts = prev + 1;
+        m.server_ps = 0;
+    }
+    return shm_value_write(&fx.w.vals, slot, bytes, len, &m);
+}
+
 static inline void
 fx_teardown(void)
 {
-    wk_svc_browse_cache_fini(&fx.w);
+    wk_sub_fini(&fx.w);
+    wk_svc_call_clear(&fx.calls);
+    wk_svc_write_clear(&fx.writes);
+    wk_svc_browse_fini(&fx.w);
+    wk_svc_fini(&fx.w);
     wk_session_fini(&fx.w);
-    bk_addrspace_close(&fx.as);
+    shm_segment_close(&fx.w.seg);
     free(fx.abuf);
     free(fx.rbuf);
     free(fx.msg);
@@ -156,7 +254,7 @@ static inline ua_status
 fx_dispatch_raw(struct ua_sc *ch, const uint8_t *msg, size_t len,
                 const struct ua_type *resp_t, void *resp)
 {
-    struct wk_svc_result res;
+    struct wk_conn_result res;
     struct ua_sc_msg     m = { .request_id = 42, .body = msg, .len = len };
     struct ua_response_header *rh = resp;
     uint8_t             *out;
@@ -164,7 +262,7 @@ fx_dispatch_raw(struct ua_sc *ch, const uint8_t *msg, size_t len,
     ua_status            st;
 
     ua_arena_reset(&fx.arena);
-    st = wk_svc_dispatch(&fx.w, ch, &m, &fx.arena, &res);
+    st = wk_svc_dispatch(&fx.w, ch, NULL, &m, &fx.arena, &res);
     fx.last_dispatch = st;
     fx.last_type = NULL;
     memset(resp, 0, resp_t->size);

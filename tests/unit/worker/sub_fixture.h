@@ -3,17 +3,19 @@
  * (check_sub.c, check_monitem.c, check_svc_sub.c, check_svc_call.c), on
  * top of fixture.h's real address space and dispatcher.
  *
- * sf_setup() runs fx_setup(), wk_sub_init() and replaces the connection
- * layer's deferred responses (struct wk_sub_io) with a capture: a
- * deferred Publish gets a ref numbered 1, 2, ...; every response the
- * subscription code sends later is encoded, decoded again and kept in
- * sf.got[] with the number of its request.  The clock is fx.w.now_ms /
+ * sf_setup() runs fx_setup(), wk_sub_init() and captures the deferred
+ * responses the connection layer would send (w->reply_hook,
+ * worker/conn.h): sf_call() hands each request over with a request
+ * context whose connection index is the next number, so a deferred
+ * Publish gets a ref numbered 1, 2, ...; every response the subscription
+ * code sends later is encoded, decoded again and kept in sf.got[] with
+ * the number of its request.  The clock is fx.w.now_ms /
  * now_dt; sf_tick() moves it and runs the publishing timers.
  *
  * sf_change() plays the broker: it writes a value slot (so Read sees it)
  * and hands the record the broker would push (the encoded DataValue: value,
- * status when not Good, source and server timestamps) to
- * wk_fanout_on_value().
+ * status when not Good, source and server timestamps) to the link's value
+ * handler, wk_mi_on_value().
  */
 #ifndef WK_TEST_SUB_FIXTURE_H
 #define WK_TEST_SUB_FIXTURE_H
@@ -25,8 +27,8 @@
 #include "proto/attrs_gen.h"
 #include "shm/value.h"
 #include "worker/conn.h"
-#include "worker/fanout.h"
 #include "worker/sub.h"
+#include "worker/sub_int.h"
 
 #define SF_GOT_MAX   512
 #define SF_REFS_MAX  4096
@@ -55,19 +57,6 @@ struct sf {
 };
 
 static struct sf sf;
-
-static int
-sf_defer(struct wk_svc_ctx *ctx, struct wk_conn_ref *ref)
-{
-    memset(ref, 0, sizeof(*ref));
-    ref->index = ++sf.next_ref;
-    ref->gen = 1;
-    ref->request_id = ctx->request_id;
-    ref->request_handle = ctx->request_handle;
-    ctx->pending = true;
-    sf.last_ref = ref->index;
-    return 0;
-}
 
 static bool
 sf_alive(const struct wk_worker *w, const struct wk_conn_ref *ref)
@@ -120,7 +109,7 @@ sf_respond(struct wk_worker *w, const struct wk_conn_ref *ref,
     return 0;
 }
 
-static const struct wk_sub_io sf_io = { sf_defer, sf_respond, sf_alive };
+static const struct wk_conn_reply_hook sf_hook = { sf_respond, sf_alive };
 
 /*
  * Dispatch like fixture.h's fx_call, but a deferred request is fine: it
@@ -131,7 +120,8 @@ sf_call(struct ua_sc *ch, const struct ua_nodeid *token, int req_t, void *req,
         int resp_t, void *resp)
 {
     struct ua_request_header  *h = req;
-    struct wk_svc_result       res;
+    struct wk_conn_result      res;
+    struct wk_conn_req         rq;
     struct ua_sc_msg           m;
     struct ua_response_header *rh = resp;
     uint8_t                   *out;
@@ -149,12 +139,19 @@ sf_call(struct ua_sc *ch, const struct ua_nodeid *token, int req_t, void *req,
     m.len = len;
     memset(resp, 0, ua_types[resp_t].size);
     ua_arena_reset(&fx.arena);
-    st = wk_svc_dispatch(&fx.w, ch, &m, &fx.arena, &res);
+    /* The request's context: a deferred request's ref gets the next
+     * number as its connection index. */
+    memset(&rq, 0, sizeof(rq));
+    rq.conn = sf.next_ref + 1;
+    rq.gen = 1;
+    rq.channel_id = ch->channel_id;
+    st = wk_svc_dispatch(&fx.w, ch, &rq, &m, &fx.arena, &res);
     sf.pending = false;
     if (st != UA_GOOD)
         return st;
     if (res.pending) {
         sf.pending = true;
+        sf.last_ref = ++sf.next_ref;
         return UA_GOOD;
     }
     olen = ua_encoded_size(res.resp, res.type);
@@ -182,7 +179,7 @@ sf_setup_with(fx_tweak_fn tweak)
     memset(&sf, 0, sizeof(sf));
     fx_setup_with(tweak);
     ck_assert_int_eq(wk_sub_init(&fx.w), 0);
-    wk_sub_set_io(&fx.w, &sf_io);
+    fx.w.reply_hook = &sf_hook;
 }
 
 static inline void
@@ -194,7 +191,7 @@ sf_setup(void)
 static inline void
 sf_teardown(void)
 {
-    wk_sub_fini(&fx.w);
+    fx.w.reply_hook = NULL;
     fx_teardown();
 }
 
@@ -394,7 +391,7 @@ sf_change_raw(struct ua_nodeid n, const uint8_t *variant, uint32_t vlen,
     meta.flags = SHM_VF_SOURCE_TS | SHM_VF_SERVER_TS;
     meta.source_ts = src_ts;
     meta.server_ts = srv_ts;
-    ck_assert_int_eq(shm_value_write(&fx.as.vals, slot, variant, vlen,
+    ck_assert_int_eq(shm_value_write(&fx.w.vals, slot, variant, vlen,
                                      &meta), 0);
     rec[len++] = (uint8_t)(UA_DV_VALUE | UA_DV_SOURCE_TS | UA_DV_SERVER_TS
                            | (status != UA_GOOD ? UA_DV_STATUS : 0));
@@ -408,7 +405,7 @@ sf_change_raw(struct ua_nodeid n, const uint8_t *variant, uint32_t vlen,
     len += 8;
     memcpy(rec + len, &srv_ts, 8);
     len += 8;
-    wk_fanout_on_value(&fx.w, slot, rec, len);
+    wk_mi_on_value(fx.w.subs, slot, rec, len);
 }
 
 /* Encode a scalar Variant of built-in bt. */
@@ -473,7 +470,7 @@ sf_num(const struct ua_data_change_notification *d, int32_t k)
     return *(const double *)v->value.data;
 }
 
-/* Vars: v0 (Int32 0), v1 (Double 1.5), ... (DESIGN §6). */
+/* Vars: v0 (Int32 0), v1 (Double 1.5), ... (docs/architecture.md §6). */
 static inline struct ua_nodeid
 sf_var(unsigned i)
 {
