@@ -334,7 +334,7 @@ ua_cert_parse(const uint8_t *der, size_t len, struct ua_cert *c)
     if (der == NULL || len == 0 || len > UA_CERT_DER_MAX
         || !ua_cert_walk(der, len, &t, &total) || total != len)
         return UA_BAD_CERTIFICATE_INVALID;
-    /* An empty subject is refused outright (SECURITY #40). */
+    /* An empty subject is refused outright (docs/security.md case 40). */
     if (t.subject_len == 0)
         return UA_BAD_CERTIFICATE_INVALID;
     if (ua_cert_time_decode(t.not_before, t.not_before_len, &c->not_before)
@@ -548,8 +548,9 @@ ua_cert_when(const struct ua_cert *c, int64_t now)
 /*
  * Step 5 for a chain whose certificate t (> 0) is in the trust list: a
  * fresh CertManager whose only anchor is chain[t]; each certificate below
- * it must verify before it is loaded (verify-then-load, DEPS gotcha 7), and
- * the leaf must verify.  Nothing the peer sent is ever loaded unverified.
+ * it must verify before it is loaded (verify-then-load,
+ * docs/dependencies.md gotcha 7), and the leaf must verify.  Nothing the
+ * peer sent is ever loaded unverified.
  */
 static ua_status
 ua_cert_trust(const struct ua_cert *chain, size_t t, int64_t now)
@@ -976,7 +977,8 @@ ua_cert_create(const struct ua_cert_params *p, struct ua_crypto_key *key,
     if (rc != UA_GOOD)
         return rc;
 
-    /* Read it back: what we meant must be what we wrote (DEPS gotcha 11). */
+    /* Read it back: what we meant must be what we wrote
+     * (docs/dependencies.md gotcha 11). */
     rc = UA_BAD_CERTIFICATE_INVALID;
     if (ua_cert_parse(out, *len, &c) != UA_GOOD
         || !ua_cert_has_uri(&c, (const uint8_t *)p->app_uri,

@@ -30,7 +30,7 @@
  *                    a fresh wolfSSL CertManager gets that CA as its only
  *                    anchor, then each certificate below it is verified
  *                    before it is loaded (never the other way round), and
- *                    the leaf must verify (DEPS gotchas 7, 9)
+ *                    the leaf must verify (docs/dependencies.md gotchas 7, 9)
  *                                                    Bad_CertificateUntrusted
  *   6 validity       now within notBefore..notAfter
  *                    Bad_CertificateTimeInvalid / _IssuerTimeInvalid
@@ -63,7 +63,7 @@
 #include "types.h"
 
 #define UA_CERT_CHAIN_MAX   10      /* certificates in a chain, leaf..root */
-#define UA_CERT_DER_MAX     16384   /* bytes of one certificate (SECURITY d) */
+#define UA_CERT_DER_MAX     16384   /* bytes of one certificate */
 #define UA_CERT_THUMB_LEN   20      /* SHA-1, Part 6 §6.7.2.3 */
 #define UA_CERT_SUBJECT_MAX 256     /* printable subject, NUL included */
 /* "<40 hex digits>.der" and its NUL: a rejected certificate's file name. */
@@ -173,7 +173,8 @@ ua_status ua_cert_thumbprint(const uint8_t *der, size_t len,
 /*
  * The file name a rejected certificate is stored under: 40 lower-case hex
  * digits of its thumbprint and ".der".  Never a name from the certificate:
- * a CN of "../../trusted/certs/x" must not pick the path (SECURITY #44).
+ * a CN of "../../trusted/certs/x" must not pick the path
+ * (docs/security.md case 44).
  */
 void ua_cert_rejected_name(const uint8_t thumb[UA_CERT_THUMB_LEN],
                            char out[UA_CERT_REJECTED_NAME_LEN]);
@@ -268,8 +269,8 @@ struct ua_cert_params {
  * keyEncipherment, dataEncipherment, keyCertSign (critical),
  * extendedKeyUsage serverAuth + clientAuth, subject and authority key ids,
  * a random 16-byte serial.  The result is parsed again before it is
- * returned (a bad SubjectAltName would otherwise surface only later, DEPS
- * gotcha 11).  Writes *len bytes of DER to out.
+ * returned (a bad SubjectAltName would otherwise surface only later,
+ * docs/dependencies.md gotcha 11).  Writes *len bytes of DER to out.
  */
 ua_status ua_cert_create(const struct ua_cert_params *p,
                          struct ua_crypto_key *key, uint8_t *out, size_t cap,

@@ -521,7 +521,7 @@ ua_wire_is_memory(const struct ua_type *t)
 
 
 /*
- * Hand-written fast paths (STYLE §7) for the hottest shapes: arrays of
+ * Hand-written fast paths (docs/style.md §7) for the hottest shapes: arrays of
  * DataValues (ReadResponse) and of MonitoredItemNotifications
  * (PublishResponse) whose values are fixed-size scalars or pre-encoded.
  * They write the same bytes as the table-driven path (the round-trip,

@@ -1,6 +1,6 @@
 /*
  * proto/codec.h: OPC UA binary encoding (Part 6 §5.2) of every type in
- * ua_types[], table-driven (STYLE §7).
+ * ua_types[], table-driven (docs/style.md §7).
  *
  * Decoding never trusts a length: lengths below -1 and lengths that cannot
  * fit in the bytes left are BadDecodingError before anything is allocated;
@@ -31,7 +31,7 @@
  */
 #define UA_NESTING_MAX             100
 
-/* Defaults of the decoding limits (SECURITY.md (d), suggested values). */
+/* Defaults of the decoding limits (docs/security.md "Default limits"). */
 #define UA_LIMIT_STRING_LEN        (1 << 20)       /* 1 MiB */
 #define UA_LIMIT_BYTESTRING_LEN    (1 << 20)       /* 1 MiB */
 #define UA_LIMIT_ARRAY_LEN         65535

@@ -13,25 +13,25 @@
  *   primitives          RSA keys and RSA operations, hashes, HMAC, P_hash,
  *                       the per-channel cipher context, random bytes.  Their
  *                       only implementation is proto/crypto_wolf.c, the one
- *                       file that includes wolfSSL (STYLE §1).
+ *                       file that includes wolfSSL (docs/style.md §1).
  *   pure helpers        constant-time comparison, the padding footer of
  *                       Part 6 §6.7.2.5, chunk body sizes, RSA block sizes
  *                       (proto/crypto.c; no I/O, no state).
  *
- * Process state: the random number generator.  ua_crypto_init() makes it;
- * every process calls it after exec.  A WC_RNG copied by fork() would give
- * parent and child the same bytes (DEPS gotcha 3): ua_crypto_random() and
- * every private-key operation notice a changed pid and re-create it first,
- * and ua_crypto_reseed() does so on request.  Not thread-safe: one thread
- * per process uses crypto (DESIGN §1).
+ * Process state: the random number generator.  ua_crypto_init() makes it; every
+ * process calls it after exec.  A WC_RNG copied by fork() would give parent and
+ * child the same bytes (docs/dependencies.md gotcha 3): ua_crypto_random() and
+ * every private-key operation notice a changed pid and re-create it first, and
+ * ua_crypto_reseed() does so on request.  Not thread-safe: one thread per
+ * process uses crypto (docs/architecture.md §1).
  *
  * Keys and cipher contexts are caller-owned storage of a public size with
  * private contents (like struct sockaddr_storage): a channel embeds them, so
- * nothing is allocated per chunk (DESIGN §4).  The storage starts zeroed
- * (static, calloc'd, "= { 0 }") or _clear'ed; a successful _load/_generate/
- * _init makes it live, and doing that again on live storage replaces (frees)
- * what it held; _clear frees and wipes it.  Operations on storage that is
- * not live fail with UA_BAD_INVALID_ARGUMENT.
+ * nothing is allocated per chunk (docs/architecture.md §4).  The storage starts
+ * zeroed (static, calloc'd, "= { 0 }") or _clear'ed; a successful
+ * _load/_generate/_init makes it live, and doing that again on live storage
+ * replaces (frees) what it held; _clear frees and wipes it.  Operations on
+ * storage that is not live fail with UA_BAD_INVALID_ARGUMENT.
  *
  * Errors are OPC UA status codes:
  *   UA_BAD_INVALID_ARGUMENT         a length or parameter the operation
@@ -72,11 +72,11 @@ ua_status ua_crypto_random(uint8_t *buf, size_t n);
 /*
  * RSA private-key operations this process has done: one per signature
  * (ua_crypto_rsa_sign) and one per ciphertext block decrypted
- * (ua_crypto_rsa_decrypt, _decrypt_block), failed ones included; key
- * generation is not counted.  Each costs ~2 ms at 2048 bits (DESIGN §4):
- * the worker reads this counter to give the loop back after one of them,
- * tests to prove that a step does at most one, the stats to show the
- * load.  Process state like the RNG; wraps never in practice.
+ * (ua_crypto_rsa_decrypt, _decrypt_block), failed ones included; key generation
+ * is not counted.  Each costs ~2 ms at 2048 bits (docs/architecture.md §4): the
+ * worker reads this counter to give the loop back after one of them, tests to
+ * prove that a step does at most one, the stats to show the load.  Process
+ * state like the RNG; wraps never in practice.
  */
 uint64_t ua_crypto_private_ops(void);
 
@@ -91,7 +91,7 @@ uint64_t ua_crypto_rsa_cpu_ns(void);
 
 /*
  * The work this process's crypto did, for tests that prove a failure costs
- * what a success costs (no timing oracle, SECURITY.md (b) 24/32/36):
+ * what a success costs (no timing oracle, docs/security.md cases 24, 32, 36):
  * symmetric MAC checks and decryptions (calls and bytes), RSA
  * verifications and private-key operations.  Plain counters, process
  * state like the RNG.
@@ -150,9 +150,9 @@ ua_status ua_crypto_pbkdf2(const uint8_t *pw, size_t pw_len,
 
 /*
  * The same PBKDF2-HMAC-SHA256 in steps, for a loop that must not stall
- * (DESIGN §4): _init keys the HMAC states (K ^ ipad, K ^ opad hashed once)
- * and computes U1; each _step runs at most max further iterations (two
- * SHA-256 compressions each) and sets *done with out (out_len bytes) once
+ * (docs/architecture.md §4): _init keys the HMAC states (K ^ ipad, K ^ opad
+ * hashed once) and computes U1; each _step runs at most max further iterations
+ * (two SHA-256 compressions each) and sets *done with out (out_len bytes) once
  * all are done; the state is then wiped.  One output block: out_len
  * 1..UA_PBKDF2_STEP_OUT_MAX.  No allocation; _clear wipes a state left
  * unfinished (and is harmless on a finished or zeroed one).
@@ -204,8 +204,8 @@ struct ua_crypto_key {
 /*
  * Load a private key: DER or PEM, PKCS#1 (RSAPrivateKey) or PKCS#8
  * (unencrypted PrivateKeyInfo).  The process RNG is attached to it
- * (wolfSSL's RSA blinding needs one, DEPS gotcha 2).  Keys outside
- * UA_RSA_MIN_BITS..UA_RSA_MAX_BITS are refused (BadNotSupported).
+ * (wolfSSL's RSA blinding needs one, docs/dependencies.md gotcha 2).  Keys
+ * outside UA_RSA_MIN_BITS..UA_RSA_MAX_BITS are refused (BadNotSupported).
  */
 ua_status ua_crypto_key_load(struct ua_crypto_key *k, const uint8_t *buf,
                              size_t len);
@@ -294,7 +294,8 @@ ua_status ua_crypto_rsa_encrypt(struct ua_crypto_key *k, enum ua_rsa_enc a,
  * is decrypted even after one failed, the buffer is wiped on failure, and
  * every failure is UA_BAD_SECURITY_CHECKS_FAILED: no padding oracle beyond
  * what wolfSSL's own timing leaks (PKCS#1 v1.5 decryption is inherently an
- * oracle, which is why Basic128Rsa15 is off by default; SECURITY #12).
+ * oracle, which is why Basic128Rsa15 is off by default; docs/security.md
+ * "Attack classes" 12).
  */
 ua_status ua_crypto_rsa_decrypt(struct ua_crypto_key *k, enum ua_rsa_enc a,
                                 uint8_t *buf, size_t len, size_t *out_len);
@@ -459,7 +460,7 @@ struct ua_cipher {
  * server, the server keys), remote = the keys the peer sends with.  The
  * AES and HMAC objects made here serve every chunk until _clear; the IV is
  * reset for every message (OPC UA uses the token's IV for each chunk, and a
- * wolfSSL Aes object would otherwise chain on, DEPS gotcha 5).
+ * wolfSSL Aes object would otherwise chain on, docs/dependencies.md gotcha 5).
  */
 ua_status ua_crypto_cipher_init(struct ua_cipher *c,
                                 const struct ua_policy *p,

@@ -1,22 +1,23 @@
 /*
  * proto/crypto_wolf.c: proto/crypto.h and proto/crypto_int.h on wolfSSL
  * 5.5.4 as Debian 12 builds it.  The only file of the project that includes
- * wolfSSL (STYLE §1; tests/check-deps.sh enforces it).
+ * wolfSSL (docs/style.md §1; tests/check-deps.sh enforces it).
  *
  * <wolfssl/options.h> is the first include of this file, before libc and
  * before our own header: without it the other wolfSSL headers describe a
  * different build (sizeof(RsaKey) 6272 instead of 8696) and the compiler
  * prints the "harden options" #warning, which the Makefile's -Werror=cpp
- * makes fatal (DEPS gotcha 1).
+ * makes fatal (docs/dependencies.md gotcha 1).
  *
  * Process state, the one exception to proto/'s "no mutable globals":
  *   - ua_wolf_rng: this process's WC_RNG, made by ua_crypto_init() and made
- *     again whenever getpid() changed (a fork copied it; DEPS gotcha 3).
- *     Private keys hold a pointer to it (blinding, DEPS gotcha 2); it keeps
- *     its address, so the pointer survives a re-seed.
+ *     again whenever getpid() changed (a fork copied it;
+ *     docs/dependencies.md gotcha 3).  Private keys hold a pointer to it
+ *     (blinding, docs/dependencies.md gotcha 2); it keeps its address, so
+ *     the pointer survives a re-seed.
  *   - ua_wolf_when: the clock wolfSSL's certificate code sees during one
  *     CertManager call (wc_SetTimeCb), reset after every call.
- * One thread per process uses this file (DESIGN §1).
+ * One thread per process uses this file (docs/architecture.md §1).
  *
  * The opaque storage of crypto.h (struct ua_crypto_key, struct ua_cipher)
  * holds the structs below; the static_asserts keep the sizes honest.
@@ -602,7 +603,8 @@ ua_wolf_key_public(struct ua_wolf_key *w, const byte *n, word32 nsz,
 /*
  * Make w (wiped) a live private key that owns rsa (a heap RsaKey, decoded
  * or generated): its public half copied out, the process RNG attached
- * (blinding, DEPS gotcha 2).  On failure rsa is freed and w stays wiped.
+ * (blinding, docs/dependencies.md gotcha 2).  On failure rsa is freed and w
+ * stays wiped.
  */
 static ua_status
 ua_wolf_key_private(struct ua_wolf_key *w, RsaKey *rsa)

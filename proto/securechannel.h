@@ -4,7 +4,7 @@
  *
  * It takes bytes and the time as parameters and never does I/O, so it is
  * driven alike by the worker's sockets, by unit tests and by the fuzzer
- * (STYLE §1; open62541's ua_securechannel.h does the same).
+ * (docs/style.md §1; open62541's ua_securechannel.h does the same).
  *
  *   bytes --ua_sc_frame--> one whole chunk --ua_sc_process--> either
  *     - nothing yet (an intermediate chunk was absorbed),
@@ -89,7 +89,7 @@
 #define UA_SC_SYM_HEADER     24
 /* The largest SenderCertificate (a chain, leaf first) an OPN may carry:
  * UA_CERT_CHAIN_MAX certificates of a few KiB; checked before any DER is
- * parsed (SECURITY.md (b) 20), and the chunk must hold it anyway. */
+ * parsed (docs/security.md case 20), and the chunk must hold it anyway. */
 #define UA_SC_CERT_MAX       32768
 #define UA_SC_THUMB_LEN      20         /* SHA-1, Part 6 §6.7.2.3 */
 
@@ -136,13 +136,14 @@ struct ua_sc_config {
     /*
      * Security.  All zero: SecurityPolicy None only, exactly as before.
      * offers: UA_SC_OFFER bits; None is accepted when offers is 0 or holds
-     * UA_SC_OFFER(UA_POLICY_NONE, UA_MESSAGESECURITYMODE_NONE).  A policy
-     * is offered only when cert and key are set and the key's length fits
-     * it; Basic128Rsa15 and Basic256 only with allow_deprecated, whatever
-     * offers says (SECURITY.md rule 6): otherwise BadSecurityPolicyRejected.
-     * Without a validate hook every client certificate is refused.  The
-     * pointers are borrowed for the channel's life; key is not const
-     * because RSA private operations attach the process RNG to it.
+     * UA_SC_OFFER(UA_POLICY_NONE, UA_MESSAGESECURITYMODE_NONE).  A policy is
+     * offered only when cert and key are set and the key's length fits it;
+     * Basic128Rsa15 and Basic256 only with allow_deprecated, whatever offers
+     * says (docs/security.md "Attack classes" 12): otherwise
+     * BadSecurityPolicyRejected.  Without a validate hook every client
+     * certificate is refused.  The pointers are borrowed for the channel's
+     * life; key is not const because RSA private operations attach the process
+     * RNG to it.
      */
     uint32_t              offers;
     bool                  allow_deprecated;
@@ -155,7 +156,7 @@ struct ua_sc_config {
 
 /*
  * A secured OPN between two of its steps (ua_sc_resume).  Each step does
- * one RSA private-key operation (~2 ms at 2048 bits, DESIGN §4):
+ * one RSA private-key operation (~2 ms at 2048 bits, docs/architecture.md §4):
  *
  *   ua_sc_process:  checks, decrypt block 0         --> STEP_DECRYPT
  *   ua_sc_resume:   decrypt block 1 .. n-1; after the last one the
@@ -309,7 +310,7 @@ ua_status ua_sc_frame(const struct ua_sc *ch, const uint8_t *p, size_t n,
  * channel is no longer busy, leaving the chunk's bytes where they are, and
  * nothing else on ch meanwhile (ua_sc_process() on a busy channel fails
  * with BadInternalError); it may serve other channels in between, which is
- * the point (DESIGN §4).  ua_sc_clear() drops a staged OPN.
+ * the point (docs/architecture.md §4).  ua_sc_clear() drops a staged OPN.
  */
 ua_status ua_sc_process(struct ua_sc *ch, const uint8_t *chunk, size_t len,
                         uint64_t now_ms, struct ua_sc_out *out,

@@ -15,7 +15,8 @@
  *     == 0 ... UA_TYPE_DIAGNOSTICINFO == 24), then every enumeration and
  *     structure of Opc.Ua.Types.bsd (proto/types_gen.h).
  *
- * No I/O, no globals that change, no allocation: a pure library (STYLE §1).
+ * No I/O, no globals that change, no allocation: a pure library
+ * (docs/style.md §1).
  */
 #ifndef UA_TYPES_H
 #define UA_TYPES_H

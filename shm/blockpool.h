@@ -1,7 +1,7 @@
 /*
  * shm/blockpool.h: fixed-size blocks of notification records in shared
  * memory, filled once by the broker and read by the workers it pushes them
- * to (DESIGN §2 "Blocks return").
+ * to (docs/architecture.md §2 "Blocks return").
  *
  * Life of a block:
  *

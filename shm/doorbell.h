@@ -1,12 +1,13 @@
 /*
- * shm/doorbell.h: the doorbells of the rings (DESIGN §3): a nanomsg NN_PAIR
- * socket per broker <-> worker pair over ipc:// in the runtime directory.
+ * shm/doorbell.h: the doorbells of the rings (docs/architecture.md §3): a
+ * nanomsg NN_PAIR socket per broker <-> worker pair over ipc:// in the
+ * runtime directory.
  * A bell carries no data (1 byte); what matters is that the receiver's
  * NN_RCVFD becomes readable, in its libevent loop or in poll().  One pair
  * serves every ring between the two processes: a woken process looks at
  * all its inbound rings.
  *
- * Rules (DEPS.md, nanomsg):
+ * Rules (docs/dependencies.md gotchas 18-23):
  *   - nanomsg is not fork-safe: create doorbells after fork (and exec), in
  *     the process that uses them, never before a fork that a child will use
  *     them across.  The broker binds one per worker slot, the worker
@@ -80,12 +81,12 @@ int shm_doorbell_drain(struct shm_doorbell *d);
 void shm_doorbell_close(struct shm_doorbell *d);
 
 /*
- * The linger timer of a ring's consumer (docs/design-notes.md, Fan-out
- * transport): a non-blocking CLOCK_MONOTONIC timerfd for the event loop,
- * because libevent rounds its epoll timeouts up to a millisecond.
- * shm_linger_open: the fd, or -errno.  shm_linger_arm: fire once in us
- * microseconds (0 disarms); 0, or -errno.  shm_linger_clear: consume an
- * expiry (nothing to consume is fine).
+ * The linger timer of a ring's consumer (docs/design-notes.md D24): a
+ * non-blocking CLOCK_MONOTONIC timerfd for the event loop, because libevent
+ * rounds its epoll timeouts up to a millisecond.  shm_linger_open: the fd,
+ * or -errno.  shm_linger_arm: fire once in us microseconds (0 disarms); 0,
+ * or -errno.  shm_linger_clear: consume an expiry (nothing to consume is
+ * fine).
  */
 int shm_linger_open(void);
 int shm_linger_arm(int fd, uint32_t us);

@@ -139,7 +139,7 @@ shm_fanout_event_interest(struct shm_fanout_ref *f, uint32_t worker, bool on)
         return;
     bit = UINT64_C(1) << worker;
     /* seq_cst: the broker's fence-then-load sees it, or the event was
-     * made before the item existed (DESIGN §2's argument). */
+     * made before the item existed (docs/architecture.md §2's argument). */
     if (on)
         atomic_fetch_or(&f->sh->event_interest, bit);
     else

@@ -1,7 +1,7 @@
 /*
- * shm/feed.h: the sockets of the feed (DESIGN §7): the broker's NN_PULL
- * socket that takes batches of values (ipc:// in the runtime directory by
- * default, tcp:// on request), its NN_REP control socket for batches that
+ * shm/feed.h: the sockets of the feed (docs/architecture.md §7): the broker's
+ * NN_PULL socket that takes batches of values (ipc:// in the runtime directory
+ * by default, tcp:// on request), its NN_REP control socket for batches that
  * want a report back, and the client ends (NN_PUSH, NN_REQ) that
  * `uabroker feed` uses.  The batch text format is the broker's business
  * (broker/feed.c, docs/feed.md); these are bytes.

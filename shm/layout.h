@@ -1,9 +1,9 @@
 /*
  * shm/layout.h: the shared-memory segment, the broker <-> worker contract.
  *
- * Only struct definitions, constants and static_asserts (STYLE §6).  Every
- * reference between structures is an offset or an index, never a pointer:
- * each process maps the segment where it likes.
+ * Only struct definitions, constants and static_asserts (docs/style.md
+ * §6).  Every reference between structures is an offset or an index, never
+ * a pointer: each process maps the segment where it likes.
  *
  *   +-------------------+ 0
  *   | shm_header        |  magic, layout version, size, region table
@@ -404,9 +404,9 @@ struct shm_worker {
     _Atomic uint64_t notif_blocks;          /* blocks opened and released */
     _Atomic uint64_t overflows;             /* slots reported lost to us */
     _Atomic uint64_t write_ops;             /* WriteValues sent to the broker */
-    /* The loop (worker/conn.c, DESIGN §4): RSA private-key operations
-     * done (ua_crypto_private_ops); the longest loop iteration so far
-     * (µs from its first callback to its flush: what the worker's other
+    /* The loop (worker/conn.c, docs/architecture.md §4): RSA private-key
+     * operations done (ua_crypto_private_ops); the longest loop iteration so
+     * far (µs from its first callback to its flush: what the worker's other
      * channels waited at worst); the most private-key operations one
      * iteration did (1 by design); the most CPU time one RSA step took
      * (an OPN stage, a CreateSession or ActivateSession: CPU, so

@@ -1,7 +1,7 @@
 /*
  * shm/ring.h: single-producer single-consumer rings in shared memory, and
  * the wake-up protocol that lets an idle consumer block without making a
- * busy producer pay a syscall per item (DESIGN §3).
+ * busy producer pay a syscall per item (docs/architecture.md §3).
  *
  * struct shm_ring (layout.h) is the shared part; struct shm_ring_ref is this
  * process's handle on it: base pointers, geometry copied and checked at

@@ -444,13 +444,13 @@ END {
     printf "| zero server allocations/op | every row | %s | %s |\n", \
         known ? (zero ? "0" : "> 0") : "-", yes(known && zero)
     printf "| no errors | every row | %d | %s |\n", errs, yes(errs == 0)
-    printf "\nScale (LIMITS.md, measured on the reference 2-vCPU VM of the project, with"
-    printf " no OPC UA work at all): a bare"
+    printf "\nScale (docs/benchmarks.md \"Ceilings\", measured on the reference"
+    printf " 2-vCPU VM of the project, with no OPC UA work at all): a bare"
     printf " loopback request/response costs ≈5.5 µs of server CPU per round"
     printf " trip at depth 1 (20 connections, one core), and a coalescing echo"
     printf " server reaches ≈1.4M round trips/s at depth 8.  With one session"
     printf " and one request in flight the server sleeps between requests"
-    printf " (LIMITS.md: ≈15k round trips/s and ≈23 µs of CPU per round trip"
+    printf " (\"Ceilings\": ≈15k round trips/s and ≈23 µs of CPU per round trip"
     printf " there, mostly wake-ups), so that row has no CPU target.\n"
 }' "$tmp/results" >"$tmp/section"
 

@@ -1,5 +1,5 @@
 /*
- * tests/integ/check_badinput.c: the bad-input cases of SECURITY.md (b)
+ * tests/integ/check_badinput.c: the bad-input cases of docs/security.md
  * (transport, chunk reassembly, secure channel, decoding, session) against
  * a running uabroker with 2 workers.
  *
@@ -1048,7 +1048,7 @@ bi_t_size_ffffffff(struct bi *t)
     BI_CHECK(uaconn_raw_send(c, p, 32) == 0, "send");
     BI_TRY(bi_err_close(t, c, "HEL with MessageSize 0xFFFFFFFF", want,
                         BI_N(want)));
-    /* The same as a MSG before any HEL (SECURITY.md (b) 1). */
+    /* The same as a MSG before any HEL (docs/security.md case 1). */
     BI_TRY(bi_tcp(t, d));
     memcpy(p, "MSGF\xff\xff\xff\xff", 8);
     BI_CHECK(uaconn_raw_send(d, p, 8) == 0, "send");
@@ -1772,7 +1772,8 @@ bi_t_pipelined(struct bi *t)
     int            got = 0;
 
     /* 2000 Reads in one write, nothing read meanwhile: every one answered,
-     * each exactly once, all Good (DESIGN.md §4: pipelined requests). */
+     * each exactly once, all Good (docs/architecture.md §4: pipelined
+     * requests). */
     BI_TRY(bi_session(t, c));
     memset(seen, 0, sizeof(seen));
     for (int i = 0; i < N; i++) {
@@ -1815,7 +1816,7 @@ bi_t_token_lifetime(struct bi *t)
     static const uint32_t req[] = { 0, 1, 0xFFFFFFFFu };
 
     /* RequestedLifetime 0, 1 and 0xFFFFFFFF: revised into the server's
-     * bounds (1 min .. 1 h by default; SECURITY.md (b) 28). */
+     * bounds (1 min .. 1 h by default; docs/security.md case 28). */
     for (size_t i = 0; i < BI_N(req); i++) {
         struct uaconn *c = bi_conn(t);
         ua_status      s;
@@ -2489,7 +2490,7 @@ bi_t_too_many_sessions(struct bi *t)
     ua_status      s = UA_GOOD;
 
     /* Unactivated sessions on one channel until the worker's pool is full
-     * (SECURITY.md (b) 52): BadTooManySessions, never a crash; sessions
+     * (docs/security.md case 52): BadTooManySessions, never a crash; sessions
      * already active on that worker (control clients) keep working; once
      * the channel closes, its unactivated sessions go and new sessions can
      * be made again. */
@@ -2553,7 +2554,8 @@ bi_t_identity_tokens(struct bi *t)
     r.user_token_signature.algorithm.len = -1;
     r.user_token_signature.signature.len = -1;
     r.user_identity_token.encoding = UA_EO_DECODED;
-    /* A UserName token (no endpoint offers one; SECURITY.md (b) 55/56). */
+    /* A UserName token (no endpoint offers one; docs/security.md cases 55,
+     * 56). */
     memset(&un, 0, sizeof(un));
     un.policy_id = ua_string_from("username");
     un.user_name = ua_string_from("admin");

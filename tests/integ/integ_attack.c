@@ -1,6 +1,6 @@
 /*
  * tests/integ/integ_attack.c: the crypto-oracle, certificate and session
- * attacks of SECURITY.md (b) 22-24, 29-32, 35-37, 39-50 against a
+ * attacks of docs/security.md cases 22-24, 29-32, 35-37, 39-50 against a
  * running broker with secured channels.
  *
  * Starts `uabroker -w 1` (one worker: every channel meets every other
@@ -509,7 +509,7 @@ ia_reflection(void)
     ua_status       s, e;
 
     /* The server's certificate as our clientCertificate on a channel of
-     * ours (SECURITY.md (b) 42, 49). */
+     * ours (docs/security.md cases 42, 49). */
     s = ia_app_channel(&a, ia_b256, UA_MESSAGESECURITYMODE_SIGNANDENCRYPT);
     itest_check(s == UA_GOOD, "reflection: channel: 0x%08X", s);
     s = ia_create(&a, NULL, 0, ia_scert, ia_scert_len);
@@ -1028,7 +1028,7 @@ ia_oracle(void)
 }
 
 /*
- * SECURITY.md (b) 36 without the statistics: the first RSA block of an
+ * docs/security.md case 36 without the statistics: the first RSA block of an
  * otherwise proper OPN replaced by random bytes, by random bytes below
  * the modulus, by an OAEP-conformant block of wrong content and by a
  * PKCS#1 v1.5-conformant one.  Every kind: the same ERR bytes, then the
@@ -1225,7 +1225,7 @@ ia_secrets(void)
         ia_done(&a);
     }
     /* The application certificate (trusted for channels, not as a user)
-     * as an X509IdentityToken, signed by its key (SECURITY.md (b) 56). */
+     * as an X509IdentityToken, signed by its key (docs/security.md case 56). */
     ia_prep(&a, NULL, 0, NULL, 0, NULL, "urn:integ:attack:x509");
     a.c.user_cert = ia_app;
     a.c.user_cert_len = ia_app_len;

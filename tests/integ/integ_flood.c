@@ -1,6 +1,6 @@
 /*
  * tests/integ/integ_flood.c: a connect flood against the accept limiter
- * (SECURITY.md (b) 10 and 86, scaled to this test's few seconds).
+ * (docs/security.md cases 10 and 86, scaled to this test's few seconds).
  *
  * Starts `uabroker -w 2` with the default accept limit (limits.accept_rate
  * 200/s after a burst of limits.accept_burst 1000), then:

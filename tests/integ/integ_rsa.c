@@ -1,6 +1,6 @@
 /*
  * tests/integ/integ_rsa.c: RSA work does not stall a worker's loop
- * (DESIGN §4: no longer than one private-key operation).
+ * (docs/architecture.md §4: no longer than one private-key operation).
  *
  * Starts `uabroker -w 1` with tests/unit/proto/pki/der/app.der trusted,
  * then for IR_RUN_MS:

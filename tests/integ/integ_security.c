@@ -825,7 +825,7 @@ is_login_ip(const char *bin)
 }
 
 /*
- * 10. The accept rate (SECURITY.md (b) 10 and 86 in miniature): a broker
+ * 10. The accept rate (docs/security.md cases 10 and 86 in miniature): a broker
  * taking 5 connections a second after a burst of 10.  An established
  * session first; then 30 connects at once: about 10 are taken, the rest
  * get ERR BadTcpServerTooBusy at once and /stats counts them; the session

@@ -1,5 +1,5 @@
 /*
- * tests/integ/integ_server.c: the whole server on loopback (STYLE §9).
+ * tests/integ/integ_server.c: the whole server on loopback (docs/style.md §9).
  *
  * Starts `uabroker -w 2` (the binary next to this test's build directory:
  * build/uabroker, or build/san/uabroker under SAN=1; UABROKER_BIN

@@ -75,7 +75,7 @@ function transact(session, request) {
 }
 
 // The value written to variable i in round k: v0, v2, ... are Int32,
-// v1, v3, ... Double (DESIGN.md §6).
+// v1, v3, ... Double (docs/architecture.md §6).
 function valueOf(i, k) {
     return i % 2 === 0 ? { dataType: DataType.Int32, value: 1000 * i + k }
                        : { dataType: DataType.Double, value: 1000 * i + k + 0.5 };

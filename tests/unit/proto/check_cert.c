@@ -1,7 +1,8 @@
 /*
  * tests/unit/proto/check_cert.c: proto/cert.h - parsing, times, chains,
  * SubjectAltName, rejected-file names, application certificate creation and
- * the validation matrix of Part 4 §6.1.3 (SECURITY #38, #40, #44).
+ * the validation matrix of Part 4 §6.1.3 (docs/security.md cases 38, 40,
+ * 44).
  *
  * The certificates and CRLs are made by tests/unit/proto/pki/make_pki.sh
  * (see its header for what each one is) and compiled in from pki_gen.h.
@@ -789,8 +790,9 @@ START_TEST(test_revocation)
 }
 END_TEST
 
-/* The leaf alone in the trust list (DEPS gotcha 9: wolfSSL cannot anchor a
- * CA-issued leaf): trusted by its bytes, chain and CRLs still checked. */
+/* The leaf alone in the trust list (docs/dependencies.md gotcha 9: wolfSSL
+ * cannot anchor a CA-issued leaf): trusted by its bytes, chain and CRLs
+ * still checked. */
 START_TEST(test_leaf_trusted_directly)
 {
     struct ua_cert_der     t[] = { DER(pki_leaf_der), DER(pki_revoked_der) };
@@ -822,8 +824,8 @@ START_TEST(test_leaf_trusted_directly)
 END_TEST
 
 /*
- * Certificates the peer sends are never trust anchors (DEPS gotcha 7):
- * loaded as CAs they would make the leaf verify.
+ * Certificates the peer sends are never trust anchors (docs/dependencies.md
+ * gotcha 7): loaded as CAs they would make the leaf verify.
  */
 START_TEST(test_peer_chain_not_anchor)
 {
@@ -913,8 +915,8 @@ START_TEST(test_chain_length)
 }
 END_TEST
 
-/* A and B issued by each other (SECURITY #38, CVE-2022-37013): the search
- * ends at the loop at once. */
+/* A and B issued by each other (docs/security.md case 38, CVE-2022-37013):
+ * the search ends at the loop at once. */
 START_TEST(test_chain_loop)
 {
     struct ua_cert_der     both[] = { DER(pki_loopa_der), DER(pki_loopb_der) };

@@ -290,9 +290,9 @@ START_TEST(test_padding_write_check)
 }
 END_TEST
 
-/* SECURITY #24: every PaddingSize (and ExtraPaddingSize) value at the end
- * of a short plaintext gives a status, never a read outside the buffer
- * (ASan watches: the buffer is malloc'd to its exact size). */
+/* docs/security.md case 24: every PaddingSize (and ExtraPaddingSize) value
+ * at the end of a short plaintext gives a status, never a read outside the
+ * buffer (ASan watches: the buffer is malloc'd to its exact size). */
 START_TEST(test_padding_fuzz)
 {
     size_t   len, f;

@@ -4,7 +4,7 @@
  * client one (proto/client.c) talk to each other in memory, driven with
  * bytes and a given clock, for every RSA policy and mode: OPN Issue, MSG
  * round trips of one and several chunks both ways, Renew with the old
- * token still in use, CLO; then the attacks of SECURITY.md (b) 20-33 and
+ * token still in use, CLO; then the attacks of docs/security.md cases 20-33 and
  * the crypto-oracle rules, each with the status the client sees, the
  * cause left in ch.detail, and the channel closed.  The chunk helpers
  * (ua_sc_sym_*, ua_sc_asym_*) get their own unit tests, without RSA where
@@ -682,7 +682,7 @@ START_TEST(test_chain)
     ck_assert(memcmp(h->ch.peer_thumb, thumb, 20) == 0);
     ss_roundtrip(1, 1, 10);
     /* An OPN is one chunk (Part 6 §6.7.2.2: IsFinal is 'F' for all but
-     * MSG; SECURITY.md (b) 18): a chain of ten certificates, more than
+     * MSG; docs/security.md case 18): a chain of ten certificates, more than
      * 8 KiB, goes through when both sides take 64 KiB chunks. */
     {
         static const uint8_t *const ca[] = {
@@ -938,9 +938,9 @@ END_TEST
  * No timing oracle, by the work done: a chunk whose HMAC is wrong and one
  * whose padding lies under a valid HMAC cost the server exactly what an
  * intact chunk of the same size costs, one decryption and one MAC check
- * over the same bytes (SECURITY.md (b) 32).  A server that skipped the MAC
- * once the padding was known to be bad, or stopped at a bad MAC before
- * decrypting, fails here.
+ * over the same bytes (docs/security.md case 32).  A server that skipped
+ * the MAC once the padding was known to be bad, or stopped at a bad MAC
+ * before decrypting, fails here.
  */
 START_TEST(test_oracle_same_work)
 {
@@ -1068,7 +1068,7 @@ START_TEST(test_tampered_opn)
 END_TEST
 
 /*
- * The same for the OPN's RSA (SECURITY.md (b) 36): an intact request, one
+ * The same for the OPN's RSA (docs/security.md case 36): an intact request, one
  * whose first RSA block and one whose last block no longer decrypt, all
  * cost every block's private-key operation and the signature check; the
  * two failures cost the same.
@@ -1112,7 +1112,8 @@ END_TEST
 
 /* ------------------------------------------------------------ OPN rules */
 
-/* SecureChannelNonceLength exactly; never all zeros (SECURITY (b) 25). */
+/* SecureChannelNonceLength exactly; never all zeros (docs/security.md case
+ * 25). */
 START_TEST(test_nonce)
 {
     static const struct {
@@ -1166,7 +1167,7 @@ START_TEST(test_offers)
     ss_hello();
     ck_assert_uint_eq(ss_issue(), UA_BAD_SECURITY_POLICY_REJECTED);
     ck_assert_uint_eq(h->validations, 0);
-    /* Mode None under an RSA policy (SECURITY (b) 33). */
+    /* Mode None under an RSA policy (docs/security.md case 33). */
     ss_init(SS_APP, SS_APP, UA_POLICY_BASIC256SHA256,
             UA_MESSAGESECURITYMODE_SIGN);
     ss_hello();
@@ -1518,7 +1519,7 @@ START_TEST(test_sym_helpers)
 END_TEST
 
 /*
- * SECURITY.md (b) 24: every PaddingSize value 0..255 under a valid
+ * docs/security.md case 24: every PaddingSize value 0..255 under a valid
  * signature -> Good only where the padding is consistent, never a read
  * outside the chunk (ASan), one status otherwise.
  */

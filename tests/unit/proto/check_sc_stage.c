@@ -1,7 +1,7 @@
 /*
  * tests/unit/proto/check_sc_stage.c: a secured OpenSecureChannel is done
- * in steps of at most one RSA private-key operation (DESIGN §4), so the
- * worker can serve its other channels between them.
+ * in steps of at most one RSA private-key operation (docs/architecture.md
+ * §4), so the worker can serve its other channels between them.
  *
  * The server state machine (proto/securechannel.c) is driven with the
  * bytes of the real client (proto/client.c), in memory: ua_sc_process()

@@ -652,7 +652,7 @@ START_TEST(test_bad_chunk_types)
                body, sizeof(body));
     ck_assert_uint_eq(ua_sc_frame(&h->ch, h->raw, n, &chunk),
                       UA_BAD_TCP_MESSAGE_TYPE_INVALID);
-    /* An OPN as 'C' (SECURITY.md (b) 18). */
+    /* An OPN as 'C' (docs/security.md case 18). */
     n = sc_opn(h->raw, UA_SC_POLICY_NONE, 7, h->cl.send_seq + 1,
                UA_SECURITYTOKENREQUESTTYPE_RENEW,
                UA_MESSAGESECURITYMODE_NONE, 60000);
@@ -755,7 +755,8 @@ START_TEST(test_opn_rejects)
                0, 1, UA_SECURITYTOKENREQUESTTYPE_ISSUE,
                UA_MESSAGESECURITYMODE_NONE, 60000)),
         UA_BAD_SECURITY_POLICY_REJECTED);
-    /* Policy None with mode Sign or SignAndEncrypt (SECURITY.md (b) 33). */
+    /* Policy None with mode Sign or SignAndEncrypt (docs/security.md case
+     * 33). */
     for (int32_t mode = UA_MESSAGESECURITYMODE_INVALID;
          mode <= UA_MESSAGESECURITYMODE_SIGNANDENCRYPT + 1; mode++) {
         if (mode == UA_MESSAGESECURITYMODE_NONE)
@@ -848,7 +849,7 @@ START_TEST(test_opn_issue_twice)
     size_t n;
 
     sc_open();
-    /* A second Issue on the open channel (SECURITY.md (b) 26). */
+    /* A second Issue on the open channel (docs/security.md case 26). */
     n = sc_opn(h->raw, UA_SC_POLICY_NONE, 0, h->cl.send_seq + 1,
                UA_SECURITYTOKENREQUESTTYPE_ISSUE,
                UA_MESSAGESECURITYMODE_NONE, 60000);
@@ -1257,7 +1258,7 @@ START_TEST(test_type_change_mid_message)
     n = sc_sym(h->raw, "MSGC", 7, h->ch.token_id, ++h->cl.send_seq, 5, body,
                sizeof(body));
     ck_assert_uint_eq(sc_feed(h->raw, n), UA_GOOD);
-    /* MSG 'C' then CLO 'F' (SECURITY.md (b) 17). */
+    /* MSG 'C' then CLO 'F' (docs/security.md case 17). */
     ck_assert_uint_eq(ua_client_close(&h->cl, &h->cout), UA_GOOD);
     ck_assert_uint_eq(sc_flush_client(), UA_BAD_TCP_MESSAGE_TYPE_INVALID);
     /* MSG 'C' then OPN. */

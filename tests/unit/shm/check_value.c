@@ -5,7 +5,7 @@
  * Single-process cases pin the API: inline and heap values, short read
  * buffers, bad slots, heap reuse and exhaustion, the reader's bounds checks
  * on a slot it cannot trust, interest bits.  Two cross-process cases test
- * the protocol (STYLE §9, ck regressions/ck_sequence):
+ * the protocol (docs/style.md §9, ck regressions/ck_sequence):
  *
  *   stress        one writer process rewrites values at full speed (8-byte
  *                 scalars, strings of 1..2000 bytes, arrays) while two reader
