@@ -1,7 +1,9 @@
 /*
  * worker/svc_sub.c: the Subscription services (Part 4 §5.13) and the
  * MonitoredItem services (§5.12): service-level checks and the per-
- * operation loops; the work is in worker/sub.c and worker/monitem.c.
+ * operation loops, the revisions and results; what changes the
+ * subscriptions' state is in worker/sub.c (through sub_int.h), the
+ * monitored items' work in worker/monitem.c.
  * And the Server object's two methods the worker serves itself (Part 5
  * §9.1), registered with the Call service (worker/svc_call.h):
  *
@@ -66,6 +68,9 @@ static void wk_svc_republish(struct wk_svc_ctx *ctx, const void *req,
                              void *resp);
 static void wk_svc_transfer_subscriptions(struct wk_svc_ctx *ctx,
                                           const void *req, void *resp);
+static void wk_svc_sub_transfer(struct wk_svc_ctx *ctx, struct wk_subs *st,
+                                uint32_t id, bool initial,
+                                struct ua_transfer_result *res);
 static void wk_svc_create_monitored_items(struct wk_svc_ctx *ctx,
                                           const void *req, void *resp);
 static void wk_svc_modify_monitored_items(struct wk_svc_ctx *ctx,
@@ -197,18 +202,80 @@ wk_svc_sub_ttr(struct ua_response_header *rh, int32_t ttr)
 
 /* ------------------------------------------------------ subscriptions */
 
+/* CreateSubscription (Part 4 §5.13.2): the requested parameters revised
+ * (§5.13.2.2, docs/security.md case 82). */
 static void
-wk_svc_create_subscription(struct wk_svc_ctx *ctx, const void *req,
-                           void *resp)
+wk_svc_create_subscription(struct wk_svc_ctx *ctx, const void *req_,
+                           void *resp_)
 {
-    wk_sub_create(ctx, req, resp);
+    const struct ua_create_subscription_request *req = req_;
+    struct ua_create_subscription_response      *resp = resp_;
+    struct wk_subs    *st = wk_subs_need(ctx->w);
+    struct wk_subsess *e;
+    struct wk_sub     *sub;
+
+    if (st == NULL) {
+        resp->response_header.service_result = UA_BAD_OUT_OF_MEMORY;
+        return;
+    }
+    e = wk_sub_ss(st, ctx->session);
+    sub = wk_sub_open(st, e);
+    if (sub == NULL) {
+        resp->response_header.service_result = UA_BAD_TOO_MANY_SUBSCRIPTIONS;
+        return;
+    }
+    wk_sub_set_interval(st, sub,
+                        wk_sub_revise_interval(
+                            &st->lim, req->requested_publishing_interval));
+    sub->keepalive = wk_sub_revise_keepalive(
+        &st->lim, req->requested_max_keep_alive_count);
+    sub->lifetime = wk_sub_revise_lifetime(&st->lim, sub->interval,
+                                           sub->keepalive,
+                                           req->requested_lifetime_count);
+    sub->max_notifs = wk_sub_revise_notifs(&st->lim,
+                                           req->max_notifications_per_publish);
+    sub->priority = req->priority;
+    sub->enabled = req->publishing_enabled;
+    sub->user = ctx->session->user;
+    wk_sub_start(st, e, sub);
+
+    resp->subscription_id = sub->id;
+    resp->revised_publishing_interval = sub->interval;
+    resp->revised_lifetime_count = sub->lifetime;
+    resp->revised_max_keep_alive_count = sub->keepalive;
 }
 
+/* ModifySubscription (Part 4 §5.13.3). */
 static void
-wk_svc_modify_subscription(struct wk_svc_ctx *ctx, const void *req,
-                           void *resp)
+wk_svc_modify_subscription(struct wk_svc_ctx *ctx, const void *req_,
+                           void *resp_)
 {
-    wk_sub_modify(ctx, req, resp);
+    const struct ua_modify_subscription_request *req = req_;
+    struct ua_modify_subscription_response      *resp = resp_;
+    struct wk_subs *st = wk_subs_need(ctx->w);
+    struct wk_sub  *sub = st != NULL ? wk_sub_of_session(st, ctx->session,
+                                                         req->subscription_id)
+                                     : NULL;
+
+    if (sub == NULL) {
+        resp->response_header.service_result = UA_BAD_SUBSCRIPTION_ID_INVALID;
+        return;
+    }
+    wk_sub_set_interval(st, sub,
+                        wk_sub_revise_interval(
+                            &st->lim, req->requested_publishing_interval));
+    sub->keepalive = wk_sub_revise_keepalive(
+        &st->lim, req->requested_max_keep_alive_count);
+    sub->lifetime = wk_sub_revise_lifetime(&st->lim, sub->interval,
+                                           sub->keepalive,
+                                           req->requested_lifetime_count);
+    sub->max_notifs = wk_sub_revise_notifs(&st->lim,
+                                           req->max_notifications_per_publish);
+    sub->priority = req->priority;
+    wk_sub_touch(st, sub);
+    resp->revised_publishing_interval = sub->interval;
+    resp->revised_lifetime_count = sub->lifetime;
+    resp->revised_max_keep_alive_count = sub->keepalive;
 }
 
 static void
@@ -231,8 +298,17 @@ wk_svc_delete_subscriptions(struct wk_svc_ctx *ctx, const void *req_,
     if (resp->results == NULL)
         return;
     resp->n_results = n;
-    for (int32_t i = 0; i < n; i++)
-        resp->results[i] = wk_sub_delete_one(ctx, req->subscription_ids[i]);
+    for (int32_t i = 0; i < n; i++) {
+        struct wk_sub *sub = wk_sub_of_session(st, ctx->session,
+                                               req->subscription_ids[i]);
+
+        if (sub == NULL) {
+            resp->results[i] = UA_BAD_SUBSCRIPTION_ID_INVALID;
+            continue;
+        }
+        wk_sub_delete(st, sub);
+        resp->results[i] = UA_GOOD;
+    }
     wk_sub_deleted_check(st, wk_sub_ss(st, ctx->session));
 }
 
@@ -256,22 +332,108 @@ wk_svc_set_publishing_mode(struct wk_svc_ctx *ctx, const void *req_,
     if (resp->results == NULL)
         return;
     resp->n_results = n;
-    for (int32_t i = 0; i < n; i++)
-        resp->results[i] = wk_sub_set_publishing(ctx,
-                                                 req->subscription_ids[i],
-                                                 req->publishing_enabled);
+    for (int32_t i = 0; i < n; i++) {
+        struct wk_sub *sub = wk_sub_of_session(st, ctx->session,
+                                               req->subscription_ids[i]);
+
+        if (sub == NULL) {
+            resp->results[i] = UA_BAD_SUBSCRIPTION_ID_INVALID;
+            continue;
+        }
+        wk_sub_set_enabled(st, sub, req->publishing_enabled);
+        resp->results[i] = UA_GOOD;
+    }
 }
 
+/*
+ * Publish (Part 4 §5.13.5): the acknowledgements are processed on
+ * arrival, their results wait with the request, which the subscriptions
+ * answer (worker/sub.c) through a deferred response.
+ */
 static void
-wk_svc_publish(struct wk_svc_ctx *ctx, const void *req, void *resp)
+wk_svc_publish(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
 {
-    wk_sub_publish(ctx, req, resp);
+    const struct ua_publish_request *req = req_;
+    struct ua_publish_response      *resp = resp_;
+    struct wk_subs    *st = wk_subs_need(ctx->w);
+    struct wk_subsess *e;
+    struct wk_pubreq  *pr;
+    int32_t            n = req->n_subscription_acknowledgements;
+
+    if (st == NULL) {
+        resp->response_header.service_result = UA_BAD_OUT_OF_MEMORY;
+        return;
+    }
+    e = wk_sub_ss(st, ctx->session);
+    if (n > WK_SUB_ACKS_MAX) {
+        resp->response_header.service_result = UA_BAD_TOO_MANY_OPERATIONS;
+        return;
+    }
+    if (e->nsubs == 0 && e->nnotices == 0) {
+        resp->response_header.service_result = UA_BAD_NO_SUBSCRIPTION;
+        return;
+    }
+    pr = wk_sub_pub_slot(st, e);
+    if (wk_svc_defer(ctx, &pr->ref) != 0) {
+        resp->response_header.service_result = UA_BAD_INTERNAL_ERROR;
+        return;
+    }
+    pr->nacks = n > 0 ? (uint32_t)n : 0;
+    memset(pr->acks, 0, (pr->nacks + 3) / 4);
+    for (uint32_t k = 0; k < pr->nacks; k++) {
+        const struct ua_subscription_acknowledgement *a =
+            &req->subscription_acknowledgements[k];
+
+        pr->acks[k / 4] |= (uint8_t)(wk_sub_ack(st, e, a->subscription_id,
+                                                a->sequence_number)
+                                     << (2 * (k % 4)));
+    }
+    wk_sub_pub_push(st, e);
 }
 
+/* Republish (Part 4 §5.13.6): a kept message, copied into the arena. */
 static void
-wk_svc_republish(struct wk_svc_ctx *ctx, const void *req, void *resp)
+wk_svc_republish(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
 {
-    wk_sub_republish(ctx, req, resp);
+    const struct ua_republish_request *req = req_;
+    struct ua_republish_response      *resp = resp_;
+    struct wk_subs   *st = wk_subs_need(ctx->w);
+    struct wk_sub    *sub = st != NULL
+                                ? wk_sub_of_session(st, ctx->session,
+                                                    req->subscription_id)
+                                : NULL;
+    struct wk_retx   *r;
+    struct ua_extobj *eo;
+    uint8_t          *body;
+    int               k;
+
+    if (sub == NULL) {
+        resp->response_header.service_result = UA_BAD_SUBSCRIPTION_ID_INVALID;
+        return;
+    }
+    wk_sub_touch(st, sub);
+    k = wk_retx_find(st, sub, req->retransmit_sequence_number);
+    if (k < 0) {
+        resp->response_header.service_result = UA_BAD_MESSAGE_NOT_AVAILABLE;
+        return;
+    }
+    r = &sub->retx[(sub->retx_head + (uint32_t)k) % st->lim.max_retx];
+    eo = ua_arena_alloc(ctx->arena, sizeof(*eo));
+    body = ua_arena_alloc(ctx->arena, r->len ? r->len : 1);
+    if (eo == NULL || body == NULL) {
+        resp->response_header.service_result = UA_BAD_OUT_OF_MEMORY;
+        return;
+    }
+    memcpy(body, wk_retx_body(st, r), r->len);
+    memset(eo, 0, sizeof(*eo));
+    eo->type_id = ua_nodeid_num(0, r->type);
+    eo->encoding = UA_EO_BYTES;
+    eo->body.len = (int32_t)r->len;
+    eo->body.data = body;
+    resp->notification_message.sequence_number = r->seq;
+    resp->notification_message.publish_time = r->time;
+    resp->notification_message.n_notification_data = 1;
+    resp->notification_message.notification_data = eo;
 }
 
 static void
@@ -295,8 +457,41 @@ wk_svc_transfer_subscriptions(struct wk_svc_ctx *ctx, const void *req_,
         return;
     resp->n_results = n;
     for (int32_t i = 0; i < n; i++)
-        wk_sub_transfer_one(ctx, req->subscription_ids[i],
+        wk_svc_sub_transfer(ctx, st, req->subscription_ids[i],
                             req->send_initial_values, &resp->results[i]);
+}
+
+/* One subscription of TransferSubscriptions (Part 4 §5.13.7). */
+static void
+wk_svc_sub_transfer(struct wk_svc_ctx *ctx, struct wk_subs *st, uint32_t id,
+                    bool initial, struct ua_transfer_result *res)
+{
+    struct wk_session *s = ctx->session;
+    struct wk_sub     *sub = wk_sub_find(st, id);
+    uint32_t          *seqs;
+
+    res->n_available_sequence_numbers = 0;
+    if (sub == NULL) {
+        res->status_code = UA_BAD_SUBSCRIPTION_ID_INVALID;
+        return;
+    }
+    /* Only to a session of the same user identity. */
+    if (sub->user != s->user) {
+        res->status_code = UA_BAD_USER_ACCESS_DENIED;
+        return;
+    }
+    res->status_code = wk_sub_move(st, sub, s);
+    if (res->status_code != UA_GOOD)
+        return;
+    wk_sub_touch(st, sub);
+    if (initial)
+        wk_mi_resend(st, sub, s);
+    seqs = ua_arena_alloc(ctx->arena, (size_t)st->lim.max_retx * 4 + 4);
+    if (seqs != NULL) {
+        res->n_available_sequence_numbers = wk_retx_avail(st, sub, seqs);
+        res->available_sequence_numbers = seqs;
+    }
+    wk_sub_kick(st, sub);
 }
 
 /* ------------------------------------------------------ monitored items */
