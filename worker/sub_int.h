@@ -797,12 +797,33 @@ struct wk_mi *wk_mi_at(struct wk_subs *st, uint32_t idx);
 /* The item id names in sub, or NULL. */
 struct wk_mi *wk_mi_find(struct wk_subs *st, const struct wk_sub *sub,
                          uint32_t id);
-void wk_mi_create(struct wk_svc_ctx *ctx, struct wk_sub *sub, int32_t ttr,
-                  const struct ua_monitored_item_create_request *r,
-                  struct ua_monitored_item_create_result *res);
-void wk_mi_modify(struct wk_svc_ctx *ctx, struct wk_sub *sub, int32_t ttr,
-                  const struct ua_monitored_item_modify_request *r,
-                  struct ua_monitored_item_modify_result *res);
+/*
+ * What the MonitoredItem services (worker/svc_monitem.c) change.  A new
+ * item (wk_mi_new: NULL when sub or the worker has as many as allowed,
+ * BadTooManyMonitoredItems) gets its parameters from the service, then
+ * either wk_mi_drop (it never started) or wk_mi_start: it joins sub; an
+ * event item joins the event list; any other item takes its values from
+ * its slot or by sampling (wk_mi_from_slot) and reads its initial value
+ * as Read does (rv's attribute, IndexRange, DataEncoding): a status that
+ * makes the create fail deletes it and is returned, else it is queued
+ * (unless disabled) and Good returned.
+ */
+struct wk_mi *wk_mi_new(struct wk_subs *st, struct wk_sub *sub);
+void wk_mi_drop(struct wk_subs *st, struct wk_mi *mi);
+ua_status wk_mi_start(struct wk_subs *st, struct wk_mi *mi,
+                      struct wk_session *s,
+                      const struct ua_read_value_id *rv);
+/* Does attribute attr of node come from its value slot (pushed by the
+ * broker) rather than by sampling? */
+bool wk_mi_from_slot(const struct wk_subs *st, uint32_t node, uint32_t attr);
+/* A new filter compares from the next value on: forget the last one. */
+void wk_mi_forget_last(struct wk_subs *st, struct wk_mi *mi);
+/* mi samples every ms from now on (a sampled item: next sample in ms). */
+void wk_mi_set_interval(struct wk_subs *st, struct wk_mi *mi, uint32_t ms);
+/* The Value of node read as Read does, decoded into *v (in st->arena,
+ * valid until the next read): Good, or Bad when there is none. */
+ua_status wk_mi_read_value(struct wk_subs *st, struct wk_session *s,
+                           uint32_t node, struct ua_variant *v);
 ua_status wk_mi_delete_id(struct wk_subs *st, struct wk_sub *sub,
                           uint32_t id);
 void wk_mi_delete(struct wk_subs *st, struct wk_mi *mi);
@@ -825,5 +846,17 @@ void wk_mi_sample_due(struct wk_subs *st);
  */
 uint32_t wk_mi_emit(struct wk_subs *st, struct wk_sub *sub, uint32_t max,
                     size_t cap, size_t *len);
+
+/* ------------------------------------------------- svc_sub.c, svc_monitem.c */
+
+/* n operations of a service: none is BadNothingToDo, more than max
+ * BadTooManyOperations (into rh; false then). */
+bool wk_svc_sub_count(struct wk_svc_ctx *ctx, struct ua_response_header *rh,
+                      int32_t n, uint32_t max);
+/* n zeroed elements of size bytes in the arena, or BadOutOfMemory. */
+void *wk_svc_sub_array(struct wk_svc_ctx *ctx, struct ua_response_header *rh,
+                       int32_t n, size_t size);
+/* Register the MonitoredItem services (wk_svc_sub_init calls it). */
+int wk_svc_monitem_init(struct wk_worker *w);
 
 #endif /* WK_SUB_INT_H */

@@ -1,9 +1,9 @@
 /*
- * worker/svc_sub.c: the Subscription services (Part 4 §5.13) and the
- * MonitoredItem services (§5.12): service-level checks and the per-
- * operation loops, the revisions and results; what changes the
- * subscriptions' state is in worker/sub.c (through sub_int.h), the
- * monitored items' work in worker/monitem.c.
+ * worker/svc_sub.c: the Subscription services (Part 4 §5.13): service-
+ * level checks and the per-operation loops, the revisions and results;
+ * what changes the subscriptions' state is in worker/sub.c (through
+ * sub_int.h).  The MonitoredItem services (§5.12) are in
+ * worker/svc_monitem.c, registered from here.
  * And the Server object's two methods the worker serves itself (Part 5
  * §9.1), registered with the Call service (worker/svc_call.h):
  *
@@ -44,16 +44,6 @@
 #include "svc_call.h"
 #include "svc_sub.h"
 
-static bool wk_svc_sub_count(struct wk_svc_ctx *ctx,
-                             struct ua_response_header *rh, int32_t n,
-                             uint32_t max);
-static void *wk_svc_sub_array(struct wk_svc_ctx *ctx,
-                              struct ua_response_header *rh, int32_t n,
-                              size_t size);
-static struct wk_sub *wk_svc_sub_get(struct wk_svc_ctx *ctx,
-                                     struct ua_response_header *rh,
-                                     uint32_t id);
-static bool wk_svc_sub_ttr(struct ua_response_header *rh, int32_t ttr);
 static void wk_svc_create_subscription(struct wk_svc_ctx *ctx,
                                        const void *req, void *resp);
 static void wk_svc_modify_subscription(struct wk_svc_ctx *ctx,
@@ -71,16 +61,6 @@ static void wk_svc_transfer_subscriptions(struct wk_svc_ctx *ctx,
 static void wk_svc_sub_transfer(struct wk_svc_ctx *ctx, struct wk_subs *st,
                                 uint32_t id, bool initial,
                                 struct ua_transfer_result *res);
-static void wk_svc_create_monitored_items(struct wk_svc_ctx *ctx,
-                                          const void *req, void *resp);
-static void wk_svc_modify_monitored_items(struct wk_svc_ctx *ctx,
-                                          const void *req, void *resp);
-static void wk_svc_delete_monitored_items(struct wk_svc_ctx *ctx,
-                                          const void *req, void *resp);
-static void wk_svc_set_monitoring_mode(struct wk_svc_ctx *ctx,
-                                       const void *req, void *resp);
-static void wk_svc_set_triggering(struct wk_svc_ctx *ctx, const void *req,
-                                  void *resp);
 static ua_status wk_svc_sub_server_args(struct wk_svc_ctx *ctx,
                                         const struct ua_call_method_request
                                             *m,
@@ -108,17 +88,14 @@ wk_svc_sub_init(struct wk_worker *w)
         { WK_REQ(PUBLISH), wk_svc_publish },
         { WK_REQ(REPUBLISH), wk_svc_republish },
         { WK_REQ(TRANSFERSUBSCRIPTIONS), wk_svc_transfer_subscriptions },
-        { WK_REQ(CREATEMONITOREDITEMS), wk_svc_create_monitored_items },
-        { WK_REQ(MODIFYMONITOREDITEMS), wk_svc_modify_monitored_items },
-        { WK_REQ(DELETEMONITOREDITEMS), wk_svc_delete_monitored_items },
-        { WK_REQ(SETMONITORINGMODE), wk_svc_set_monitoring_mode },
-        { WK_REQ(SETTRIGGERING), wk_svc_set_triggering },
     };
 #undef WK_REQ
 
     for (size_t i = 0; i < sizeof(reg) / sizeof(reg[0]); i++)
         if (wk_svc_register(w, reg[i].id, reg[i].fn, NULL, NULL) != 0)
             return -EINVAL;
+    if (wk_svc_monitem_init(w) != 0)
+        return -EINVAL;
     if (w->calls != NULL
         && (wk_svc_call_local_add(w->calls, UA_NS0ID_SERVER,
                                   UA_NS0ID_SERVER_GETMONITOREDITEMS, false,
@@ -137,8 +114,7 @@ wk_svc_sub_init(struct wk_worker *w)
                ? 0 : -EINVAL;
 }
 
-/* n operations: none is BadNothingToDo, more than max BadTooManyOperations. */
-static bool
+bool
 wk_svc_sub_count(struct wk_svc_ctx *ctx, struct ua_response_header *rh,
                  int32_t n, uint32_t max)
 {
@@ -154,8 +130,7 @@ wk_svc_sub_count(struct wk_svc_ctx *ctx, struct ua_response_header *rh,
     return true;
 }
 
-/* n zeroed elements in the arena, or BadOutOfMemory. */
-static void *
+void *
 wk_svc_sub_array(struct wk_svc_ctx *ctx, struct ua_response_header *rh,
                  int32_t n, size_t size)
 {
@@ -167,37 +142,6 @@ wk_svc_sub_array(struct wk_svc_ctx *ctx, struct ua_response_header *rh,
     }
     memset(p, 0, (size_t)n * size);
     return p;
-}
-
-/* This session's subscription id, or BadSubscriptionIdInvalid. */
-static struct wk_sub *
-wk_svc_sub_get(struct wk_svc_ctx *ctx, struct ua_response_header *rh,
-               uint32_t id)
-{
-    struct wk_subs *st = wk_subs_need(ctx->w);
-    struct wk_sub  *sub;
-
-    if (st == NULL) {
-        rh->service_result = UA_BAD_OUT_OF_MEMORY;
-        return NULL;
-    }
-    sub = wk_sub_of_session(st, ctx->session, id);
-    if (sub == NULL)
-        rh->service_result = UA_BAD_SUBSCRIPTION_ID_INVALID;
-    else
-        wk_sub_touch(st, sub);      /* client activity (§5.13.1.2) */
-    return sub;
-}
-
-static bool
-wk_svc_sub_ttr(struct ua_response_header *rh, int32_t ttr)
-{
-    if (ttr < UA_TIMESTAMPSTORETURN_SOURCE
-        || ttr > UA_TIMESTAMPSTORETURN_NEITHER) {
-        rh->service_result = UA_BAD_TIMESTAMPS_TO_RETURN_INVALID;
-        return false;
-    }
-    return true;
 }
 
 /* ------------------------------------------------------ subscriptions */
@@ -492,169 +436,6 @@ wk_svc_sub_transfer(struct wk_svc_ctx *ctx, struct wk_subs *st, uint32_t id,
         res->available_sequence_numbers = seqs;
     }
     wk_sub_kick(st, sub);
-}
-
-/* ------------------------------------------------------ monitored items */
-
-static void
-wk_svc_create_monitored_items(struct wk_svc_ctx *ctx, const void *req_,
-                              void *resp_)
-{
-    const struct ua_create_monitored_items_request *req = req_;
-    struct ua_create_monitored_items_response      *resp = resp_;
-    struct ua_response_header *rh = &resp->response_header;
-    struct wk_sub             *sub;
-    int32_t                    n = req->n_items_to_create;
-
-    if (!wk_svc_sub_count(ctx, rh, n,
-                          ctx->w->conf->max_monitored_items_per_call))
-        return;
-    sub = wk_svc_sub_get(ctx, rh, req->subscription_id);
-    if (sub == NULL || !wk_svc_sub_ttr(rh, req->timestamps_to_return))
-        return;
-    resp->results = wk_svc_sub_array(ctx, rh, n, sizeof(*resp->results));
-    if (resp->results == NULL)
-        return;
-    resp->n_results = n;
-    for (int32_t i = 0; i < n; i++)
-        wk_mi_create(ctx, sub, req->timestamps_to_return,
-                     &req->items_to_create[i], &resp->results[i]);
-}
-
-static void
-wk_svc_modify_monitored_items(struct wk_svc_ctx *ctx, const void *req_,
-                              void *resp_)
-{
-    const struct ua_modify_monitored_items_request *req = req_;
-    struct ua_modify_monitored_items_response      *resp = resp_;
-    struct ua_response_header *rh = &resp->response_header;
-    struct wk_sub             *sub;
-    int32_t                    n = req->n_items_to_modify;
-
-    if (!wk_svc_sub_count(ctx, rh, n,
-                          ctx->w->conf->max_monitored_items_per_call))
-        return;
-    sub = wk_svc_sub_get(ctx, rh, req->subscription_id);
-    if (sub == NULL || !wk_svc_sub_ttr(rh, req->timestamps_to_return))
-        return;
-    resp->results = wk_svc_sub_array(ctx, rh, n, sizeof(*resp->results));
-    if (resp->results == NULL)
-        return;
-    resp->n_results = n;
-    for (int32_t i = 0; i < n; i++)
-        wk_mi_modify(ctx, sub, req->timestamps_to_return,
-                     &req->items_to_modify[i], &resp->results[i]);
-}
-
-static void
-wk_svc_delete_monitored_items(struct wk_svc_ctx *ctx, const void *req_,
-                              void *resp_)
-{
-    const struct ua_delete_monitored_items_request *req = req_;
-    struct ua_delete_monitored_items_response      *resp = resp_;
-    struct ua_response_header *rh = &resp->response_header;
-    struct wk_sub             *sub;
-    int32_t                    n = req->n_monitored_item_ids;
-
-    if (!wk_svc_sub_count(ctx, rh, n,
-                          ctx->w->conf->max_monitored_items_per_call))
-        return;
-    sub = wk_svc_sub_get(ctx, rh, req->subscription_id);
-    if (sub == NULL)
-        return;
-    resp->results = wk_svc_sub_array(ctx, rh, n, sizeof(ua_status));
-    if (resp->results == NULL)
-        return;
-    resp->n_results = n;
-    for (int32_t i = 0; i < n; i++)
-        resp->results[i] = wk_mi_delete_id(ctx->w->subs, sub,
-                                           req->monitored_item_ids[i]);
-}
-
-static void
-wk_svc_set_monitoring_mode(struct wk_svc_ctx *ctx, const void *req_,
-                           void *resp_)
-{
-    const struct ua_set_monitoring_mode_request *req = req_;
-    struct ua_set_monitoring_mode_response      *resp = resp_;
-    struct ua_response_header *rh = &resp->response_header;
-    struct wk_sub             *sub;
-    int32_t                    n = req->n_monitored_item_ids;
-
-    if (!wk_svc_sub_count(ctx, rh, n,
-                          ctx->w->conf->max_monitored_items_per_call))
-        return;
-    sub = wk_svc_sub_get(ctx, rh, req->subscription_id);
-    if (sub == NULL)
-        return;
-    if (req->monitoring_mode < UA_MONITORINGMODE_DISABLED
-        || req->monitoring_mode > UA_MONITORINGMODE_REPORTING) {
-        rh->service_result = UA_BAD_MONITORING_MODE_INVALID;
-        return;
-    }
-    resp->results = wk_svc_sub_array(ctx, rh, n, sizeof(ua_status));
-    if (resp->results == NULL)
-        return;
-    resp->n_results = n;
-    for (int32_t i = 0; i < n; i++)
-        resp->results[i] = wk_mi_set_mode(ctx->w->subs, sub,
-                                          req->monitored_item_ids[i],
-                                          req->monitoring_mode,
-                                          ctx->session);
-}
-
-static void
-wk_svc_set_triggering(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
-{
-    const struct ua_set_triggering_request *req = req_;
-    struct ua_set_triggering_response      *resp = resp_;
-    struct ua_response_header *rh = &resp->response_header;
-    struct wk_subs            *st;
-    struct wk_sub             *sub;
-    struct wk_mi              *from;
-    int32_t                    na = req->n_links_to_add > 0
-                                        ? req->n_links_to_add : 0;
-    int32_t                    nr = req->n_links_to_remove > 0
-                                        ? req->n_links_to_remove : 0;
-    uint32_t                   max = ctx->w->conf->max_monitored_items_per_call;
-
-    if (na == 0 && nr == 0) {
-        rh->service_result = UA_BAD_NOTHING_TO_DO;
-        return;
-    }
-    if ((uint32_t)na > max || (uint32_t)nr > max) {
-        rh->service_result = UA_BAD_TOO_MANY_OPERATIONS;
-        return;
-    }
-    sub = wk_svc_sub_get(ctx, rh, req->subscription_id);
-    if (sub == NULL)
-        return;
-    st = ctx->w->subs;
-    from = wk_mi_find(st, sub, req->triggering_item_id);
-    if (from == NULL) {
-        rh->service_result = UA_BAD_MONITORED_ITEM_ID_INVALID;
-        return;
-    }
-    if (na > 0) {
-        resp->add_results = wk_svc_sub_array(ctx, rh, na, sizeof(ua_status));
-        if (resp->add_results == NULL)
-            return;
-    }
-    if (nr > 0) {
-        resp->remove_results = wk_svc_sub_array(ctx, rh, nr,
-                                                sizeof(ua_status));
-        if (resp->remove_results == NULL)
-            return;
-    }
-    resp->n_add_results = na;
-    resp->n_remove_results = nr;
-    /* Removals first, so a request that swaps links ends as asked. */
-    for (int32_t i = 0; i < nr; i++)
-        resp->remove_results[i] = wk_mi_unlink(st, from,
-                                               req->links_to_remove[i]);
-    for (int32_t i = 0; i < na; i++)
-        resp->add_results[i] = wk_mi_link(st, sub, from,
-                                          req->links_to_add[i]);
 }
 
 /* ------------------------------------------------------ Server methods */
