@@ -40,7 +40,7 @@
  * request (2 bits each).
  *
  * Responses leave through the connection layer's deferred responses
- * (worker/conn.h wk_conn_respond).  The DataChangeNotification
+ * (worker/reply.h wk_reply_send).  The DataChangeNotification
  * of a message is written by hand from the queued DataValues (the records
  * the broker encoded once) into one ExtensionObject body.
  *
@@ -52,11 +52,11 @@
 #include <math.h>
 #include <string.h>
 
-#include "conn.h"
 #include "link.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
+#include "reply.h"
 #include "session.h"
 #include "sub_int.h"
 
@@ -918,7 +918,7 @@ wk_sub_pub_take(struct wk_subs *st, struct wk_subsess *e,
 
         e->qhead = (e->qhead + 1) % st->lim.max_publish;
         e->qlen--;
-        if (wk_conn_ref_alive(st->w, &pr->ref)) {
+        if (wk_reply_alive(st->w, &pr->ref)) {
             memcpy(out, pr, offsetof(struct wk_pubreq, acks)
                                 + (pr->nacks + 3) / 4);
             return true;
@@ -936,7 +936,7 @@ wk_sub_pub_fail(struct wk_subs *st, struct wk_pubreq *pr, ua_status s)
 
     memset(&resp, 0, sizeof(resp));
     resp.response_header.service_result = s;
-    (void)wk_conn_respond(st->w, &pr->ref,
+    (void)wk_reply_send(st->w, &pr->ref,
                           &ua_types[UA_TYPE_PUBLISHRESPONSE], &resp);
 }
 
@@ -1011,7 +1011,7 @@ wk_sub_respond(struct wk_subs *st, struct wk_pubreq *pr,
     resp->n_results = (int32_t)pr->nacks;
     resp->results = pr->nacks > 0 ? st->acks_out : NULL;
     resp->n_diagnostic_infos = 0;
-    (void)wk_conn_respond(st->w, &pr->ref,
+    (void)wk_reply_send(st->w, &pr->ref,
                           &ua_types[UA_TYPE_PUBLISHRESPONSE], resp);
 }
 

@@ -27,6 +27,7 @@
 #include "proto/attrs_gen.h"
 #include "shm/value.h"
 #include "worker/conn.h"
+#include "worker/reply.h"
 #include "worker/sub.h"
 #include "worker/sub_int.h"
 
@@ -109,7 +110,7 @@ sf_respond(struct wk_worker *w, const struct wk_conn_ref *ref,
     return 0;
 }
 
-static const struct wk_conn_reply_hook sf_hook = { sf_respond, sf_alive };
+static const struct wk_reply_hook sf_hook = { sf_respond, sf_alive };
 
 /*
  * Dispatch like fixture.h's fx_call, but a deferred request is fine: it
