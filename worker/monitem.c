@@ -3,9 +3,9 @@
  * the per-slot index the fan-out hooks walk, where values come from, what
  * the MonitoredItem services (worker/svc_monitem.c) change (an item
  * started, deleted, its mode, its triggering links), and the link's value
- * and overflow handlers (worker/link.h, registered by wk_sub_init).  What an item
- * decides about a value is in worker/monitem_filter.c, how it queues and
- * publishes it in worker/monitem_queue.c.
+ * and overflow handlers (worker/link.h, registered by wk_sub_init).  What
+ * an item decides about a value is in worker/monitem_filter.c, how it
+ * queues and publishes it in worker/monitem_queue.c.
  *
  * Where values come from (docs/subscriptions.md):
  *

@@ -52,17 +52,18 @@ ls_get(_Atomic uint64_t *p)
 static void
 ls_burn(unsigned ms)
 {
-    struct timespec   t0, t;
+    struct timespec   t;
     volatile uint64_t x = 0;
+    uint64_t          ns0, ns;
 
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    ns0 = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
     do {
         for (int i = 0; i < 10000; i++)
             x += (uint64_t)i;
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    } while ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)t.tv_nsec
-                 - (uint64_t)t0.tv_nsec
-             < (uint64_t)ms * 1000000u);
+        ns = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+    } while (ns - ns0 < (uint64_t)ms * 1000000u);
 }
 
 START_TEST(test_request)
