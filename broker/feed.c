@@ -20,7 +20,9 @@
 #include <stdatomic.h>
 
 #include "alloc.h"
+#include "proto/builtin.h"
 #include "proto/codec.h"
+#include "proto/nodeid.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
@@ -44,8 +46,6 @@ struct bk_feed_cur {
 static ua_status bk_feed_why(char *why, size_t whylen, ua_status st,
                              const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-static int bk_feed_b64val(int c);
-static int bk_feed_b64(const char *s, size_t n, uint8_t *out, size_t *olen);
 static ua_status bk_feed_nodeid(struct bk_feed_cur *c, struct ua_arena *a,
                                 struct ua_nodeid *id, char stop);
 static ua_status bk_feed_event_opt(const struct shm_nodestore *ns,
@@ -54,12 +54,7 @@ static ua_status bk_feed_event_opt(const struct shm_nodestore *ns,
                                    struct bk_event *ev, uint32_t *type,
                                    uint16_t *severity, char *why,
                                    size_t whylen);
-static int bk_feed_guid(const char *s, size_t n, struct ua_guid *g);
-static int bk_feed_datetime(const char *s, size_t n, int64_t *dt);
 static size_t bk_feed_token(const char *p, const char *end, bool in_array);
-static const char *bk_feed_trim(const char *s, size_t *n);
-static int bk_feed_unquote(const char *s, size_t n, struct ua_arena *a,
-                           struct ua_string *out);
 static ua_status bk_feed_elem(uint8_t bt, uint32_t root, const char *s,
                               size_t n, struct ua_arena *a, void *out,
                               uint8_t *got, char *why, size_t whylen);
@@ -87,173 +82,6 @@ bk_feed_why(char *why, size_t whylen, ua_status st, const char *fmt, ...)
     return st;
 }
 
-static int
-bk_feed_b64val(int c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+')
-        return 62;
-    if (c == '/')
-        return 63;
-    return -1;
-}
-
-/* Standard base64 with padding; out holds n * 3 / 4 bytes.  0 or -1. */
-static int
-bk_feed_b64(const char *s, size_t n, uint8_t *out, size_t *olen)
-{
-    size_t   o = 0, pad = 0;
-    uint32_t acc = 0;
-
-    if (n % 4 != 0)
-        return -1;
-    while (pad < 2 && n > pad && s[n - 1 - pad] == '=')
-        pad++;
-    for (size_t i = 0; i < n - pad; i++) {
-        int v = bk_feed_b64val((unsigned char)s[i]);
-
-        if (v < 0)
-            return -1;
-        acc = acc << 6 | (uint32_t)v;
-        if (i % 4 == 3) {
-            out[o++] = (uint8_t)(acc >> 16);
-            out[o++] = (uint8_t)(acc >> 8);
-            out[o++] = (uint8_t)acc;
-            acc = 0;
-        }
-    }
-    if (pad == 1) {
-        acc <<= 6;
-        out[o++] = (uint8_t)(acc >> 16);
-        out[o++] = (uint8_t)(acc >> 8);
-    } else if (pad == 2) {
-        acc <<= 12;
-        out[o++] = (uint8_t)(acc >> 16);
-    }
-    *olen = o;
-    return 0;
-}
-
-/* 8-4-4-4-12 hex digits.  0 or -1. */
-static int
-bk_feed_guid(const char *s, size_t n, struct ua_guid *g)
-{
-    uint8_t b[16];
-    int     k = 0;
-
-    if (n != 36)
-        return -1;
-    for (size_t i = 0; i < 36; i++) {
-        int hi, lo;
-
-        if (i == 8 || i == 13 || i == 18 || i == 23) {
-            if (s[i] != '-')
-                return -1;
-            continue;
-        }
-        if (i + 1 >= 36 || s[i + 1] == '-')
-            return -1;
-#define HEX(c) ((c) >= '0' && (c) <= '9' ? (c) - '0'                        \
-                : (c) >= 'a' && (c) <= 'f' ? (c) - 'a' + 10                 \
-                : (c) >= 'A' && (c) <= 'F' ? (c) - 'A' + 10 : -1)
-        hi = HEX(s[i]);
-        lo = HEX(s[i + 1]);
-#undef HEX
-        if (hi < 0 || lo < 0)
-            return -1;
-        b[k++] = (uint8_t)(hi << 4 | lo);
-        i++;
-    }
-    g->data1 = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16
-               | (uint32_t)b[2] << 8 | b[3];
-    g->data2 = (uint16_t)(b[4] << 8 | b[5]);
-    g->data3 = (uint16_t)(b[6] << 8 | b[7]);
-    memcpy(g->data4, b + 8, 8);
-    return 0;
-}
-
-/*
- * ISO 8601 / RFC 3339: YYYY-MM-DDTHH:MM:SS[.fraction](Z|+hh:mm|-hh:mm),
- * up to 7 fraction digits (100 ns), year 1601..9999.  0 or -1.
- */
-static int
-bk_feed_datetime(const char *s, size_t n, int64_t *dt)
-{
-    int      f[6] = { 0 };
-    static const int w[6] = { 4, 2, 2, 2, 2, 2 };
-    static const char sep[6] = { '-', '-', 'T', ':', ':', 0 };
-    size_t   i = 0;
-    int64_t  days, secs, frac = 0, off = 0;
-    int      y, m, fd = 0;
-
-    for (int k = 0; k < 6; k++) {
-        for (int d = 0; d < w[k]; d++, i++) {
-            if (i >= n || s[i] < '0' || s[i] > '9')
-                return -1;
-            f[k] = f[k] * 10 + (s[i] - '0');
-        }
-        if (sep[k] != 0) {
-            if (i >= n || (s[i] != sep[k] && !(k == 2 && s[i] == ' ')))
-                return -1;
-            i++;
-        }
-    }
-    if (i < n && s[i] == '.') {
-        i++;
-        while (i < n && s[i] >= '0' && s[i] <= '9') {
-            if (fd < 7) {
-                frac = frac * 10 + (s[i] - '0');
-                fd++;
-            }
-            i++;
-        }
-        if (fd == 0)
-            return -1;
-        for (; fd < 7; fd++)
-            frac *= 10;
-    }
-    if (i < n && (s[i] == 'Z' || s[i] == 'z')) {
-        i++;
-    } else if (i + 6 == n && (s[i] == '+' || s[i] == '-') && s[i + 3] == ':'
-               && s[i + 1] >= '0' && s[i + 1] <= '9' && s[i + 2] >= '0'
-               && s[i + 2] <= '9' && s[i + 4] >= '0' && s[i + 4] <= '9'
-               && s[i + 5] >= '0' && s[i + 5] <= '9') {
-        off = ((s[i + 1] - '0') * 10 + (s[i + 2] - '0')) * 3600
-              + ((s[i + 4] - '0') * 10 + (s[i + 5] - '0')) * 60;
-        if (s[i] == '-')
-            off = -off;
-        i += 6;
-    } else {
-        return -1;
-    }
-    if (i != n)
-        return -1;
-    y = f[0];
-    m = f[1];
-    if (y < 1601 || m < 1 || m > 12 || f[2] < 1 || f[2] > 31 || f[3] > 23
-        || f[4] > 59 || f[5] > 60)
-        return -1;
-    /* Days from 1970-01-01 (Howard Hinnant's days_from_civil). */
-    {
-        int      yy = y - (m <= 2);
-        int      era = (yy >= 0 ? yy : yy - 399) / 400;
-        unsigned yoe = (unsigned)(yy - era * 400);
-        unsigned doy = (unsigned)((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5
-                                  + f[2] - 1);
-        unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-
-        days = (int64_t)era * 146097 + (int64_t)doe - 719468;
-    }
-    secs = days * 86400 + f[3] * 3600 + f[4] * 60 + f[5] - off;
-    *dt = secs * 10000000 + frac + UA_DATETIME_UNIX_EPOCH;
-    return 0;
-}
-
 /*
  * The NodeId at c (standard string form), advancing c.  stop ('=' for a
  * value line, ';' in an event line, 0: none): the identifier of s= ends
@@ -263,73 +91,13 @@ static ua_status
 bk_feed_nodeid(struct bk_feed_cur *c, struct ua_arena *a, struct ua_nodeid *id,
                char stop)
 {
-    const char *p = c->p, *end = c->end, *start;
-    uint64_t    v = 0;
-    char        t;
+    size_t    used = 0;
+    ua_status st = ua_nodeid_parse(c->p, (size_t)(c->end - c->p), stop, a,
+                                   id, &used);
 
-    memset(id, 0, sizeof(*id));
-    if (end - p >= 3 && memcmp(p, "ns=", 3) == 0) {
-        p += 3;
-        start = p;
-        while (p < end && *p >= '0' && *p <= '9' && v <= 65535)
-            v = v * 10 + (uint64_t)(*p++ - '0');
-        if (p == start || v > 65535 || p >= end || *p != ';')
-            return UA_BAD_NODE_ID_INVALID;
-        id->ns = (uint16_t)v;
-        p++;
-    }
-    if (end - p < 2 || p[1] != '=')
-        return UA_BAD_NODE_ID_INVALID;
-    t = p[0];
-    p += 2;
-    start = p;
-    switch (t) {
-    case 'i':
-        v = 0;
-        while (p < end && *p >= '0' && *p <= '9' && v <= UINT32_MAX)
-            v = v * 10 + (uint64_t)(*p++ - '0');
-        if (p == start || v > UINT32_MAX)
-            return UA_BAD_NODE_ID_INVALID;
-        id->idtype = UA_IDTYPE_NUMERIC;
-        id->id.num = (uint32_t)v;
-        break;
-    case 's':
-        while (p < end && !(stop != 0 && *p == stop))
-            p++;
-        if (p == start)
-            return UA_BAD_NODE_ID_INVALID;
-        id->idtype = UA_IDTYPE_STRING;
-        id->id.str.len = (int32_t)(p - start);
-        id->id.str.data = (uint8_t *)(uintptr_t)start;
-        break;
-    case 'g':
-        if (end - p < 36 || bk_feed_guid(p, 36, &id->id.guid) != 0)
-            return UA_BAD_NODE_ID_INVALID;
-        id->idtype = UA_IDTYPE_GUID;
-        p += 36;
-        break;
-    case 'b': {
-        size_t   n, olen;
-        uint8_t *out;
-
-        while (p < end && bk_feed_b64val((unsigned char)*p) >= 0)
-            p++;
-        while (p < end && *p == '=' && (p - start) % 4 != 0)
-            p++;                        /* padding, not the separator */
-        n = (size_t)(p - start);
-        out = ua_arena_alloc(a, n + 3);
-        if (n == 0 || out == NULL || bk_feed_b64(start, n, out, &olen) != 0)
-            return UA_BAD_NODE_ID_INVALID;
-        id->idtype = UA_IDTYPE_OPAQUE;
-        id->id.str.len = (int32_t)olen;
-        id->id.str.data = out;
-        break;
-    }
-    default:
-        return UA_BAD_NODE_ID_INVALID;
-    }
-    c->p = p;
-    return UA_GOOD;
+    if (st == UA_GOOD)
+        c->p += used;
+    return st;
 }
 
 /*
@@ -352,49 +120,6 @@ bk_feed_token(const char *p, const char *end, bool in_array)
     return (size_t)(q - p);
 }
 
-/* Trim blanks at both ends of s[*n]. */
-static const char *
-bk_feed_trim(const char *s, size_t *n)
-{
-    while (*n > 0 && (*s == ' ' || *s == '\t')) {
-        s++;
-        (*n)--;
-    }
-    while (*n > 0
-           && (s[*n - 1] == ' ' || s[*n - 1] == '\t' || s[*n - 1] == '\r'))
-        (*n)--;
-    return s;
-}
-
-/* A quoted string's content, unescaped into the arena. */
-static int
-bk_feed_unquote(const char *s, size_t n, struct ua_arena *a,
-                struct ua_string *out)
-{
-    uint8_t *d;
-    size_t   k = 0;
-
-    if (n < 2 || s[0] != '"' || s[n - 1] != '"')
-        return -1;
-    d = ua_arena_alloc(a, n);
-    if (d == NULL)
-        return -1;
-    for (size_t i = 1; i + 1 < n; i++) {
-        char ch = s[i];
-
-        if (ch == '\\' && i + 2 < n) {
-            ch = s[++i];
-            ch = ch == 'n' ? '\n' : ch == 't' ? '\t' : ch == 'r' ? '\r' : ch;
-        } else if (ch == '"') {
-            return -1;
-        }
-        d[k++] = (uint8_t)ch;
-    }
-    out->len = (int32_t)k;
-    out->data = d;
-    return 0;
-}
-
 /*
  * One element of built-in type bt (0: infer from the text, as the root
  * Number/Integer/UInteger/BaseDataType allows) into out (ua_types size).
@@ -405,202 +130,10 @@ bk_feed_elem(uint8_t bt, uint32_t root, const char *s, size_t n,
              struct ua_arena *a, void *out, uint8_t *got, char *why,
              size_t whylen)
 {
-    char   num[64];
-    char  *endp;
-    bool   quoted;
-
-    s = bk_feed_trim(s, &n);
-    quoted = n >= 1 && s[0] == '"';
-    if (bt == 0) {
-        /* Infer: true/false, a quoted string, a float, an integer. */
-        if ((n == 4 && memcmp(s, "true", 4) == 0)
-            || (n == 5 && memcmp(s, "false", 5) == 0))
-            bt = UA_BT_BOOLEAN;
-        else if (quoted)
-            bt = UA_BT_STRING;
-        else if (n < sizeof(num) && n > 0
-                 && (memchr(s, '.', n) != NULL || memchr(s, 'e', n) != NULL
-                     || memchr(s, 'E', n) != NULL || memchr(s, 'n', n) != NULL
-                     || memchr(s, 'N', n) != NULL || memchr(s, 'i', n) != NULL
-                     || memchr(s, 'I', n) != NULL))
-            bt = UA_BT_DOUBLE;
-        else if (n > 0 && n < sizeof(num)) {
-            long long v;
-
-            memcpy(num, s, n);
-            num[n] = '\0';
-            errno = 0;
-            v = strtoll(num, &endp, 0);
-            if (root == UA_NS0ID_UINTEGER)
-                bt = (unsigned long long)v > UINT32_MAX ? UA_BT_UINT64
-                                                       : UA_BT_UINT32;
-            else
-                bt = errno == 0 && v >= INT32_MIN && v <= INT32_MAX
-                         ? UA_BT_INT32 : UA_BT_INT64;
-        } else {
-            bt = UA_BT_STRING;
-        }
-    }
+    if (bt == 0)
+        bt = ua_builtin_infer(s, n, root);
     *got = bt;
-    switch (bt) {
-    case UA_BT_BOOLEAN:
-        if ((n == 4 && memcmp(s, "true", 4) == 0) || (n == 1 && s[0] == '1'))
-            *(bool *)out = true;
-        else if ((n == 5 && memcmp(s, "false", 5) == 0)
-                 || (n == 1 && s[0] == '0'))
-            *(bool *)out = false;
-        else
-            return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
-                               "\"%.*s\" is not true or false", (int)n, s);
-        return UA_GOOD;
-    case UA_BT_SBYTE: case UA_BT_INT16: case UA_BT_INT32: case UA_BT_INT64:
-    case UA_BT_BYTE: case UA_BT_UINT16: case UA_BT_UINT32: case UA_BT_UINT64:
-    case UA_BT_STATUSCODE: {
-        bool               sgn = bt == UA_BT_SBYTE || bt == UA_BT_INT16
-                                 || bt == UA_BT_INT32 || bt == UA_BT_INT64;
-        long long          sv = 0;
-        unsigned long long uv = 0;
-
-        if (n == 0 || n >= sizeof(num))
-            goto notnum;
-        memcpy(num, s, n);
-        num[n] = '\0';
-        errno = 0;
-        if (sgn)
-            sv = strtoll(num, &endp, 0);
-        else if (num[0] == '-')
-            goto range;
-        else
-            uv = strtoull(num, &endp, 0);
-        if (*endp != '\0' || endp == num)
-            goto notnum;
-        if (errno == ERANGE)
-            goto range;
-        switch (bt) {
-        case UA_BT_SBYTE:
-            if (sv < INT8_MIN || sv > INT8_MAX) goto range;
-            *(int8_t *)out = (int8_t)sv; break;
-        case UA_BT_INT16:
-            if (sv < INT16_MIN || sv > INT16_MAX) goto range;
-            *(int16_t *)out = (int16_t)sv; break;
-        case UA_BT_INT32:
-            if (sv < INT32_MIN || sv > INT32_MAX) goto range;
-            *(int32_t *)out = (int32_t)sv; break;
-        case UA_BT_INT64:
-            *(int64_t *)out = sv; break;
-        case UA_BT_BYTE:
-            if (uv > UINT8_MAX) goto range;
-            *(uint8_t *)out = (uint8_t)uv; break;
-        case UA_BT_UINT16:
-            if (uv > UINT16_MAX) goto range;
-            *(uint16_t *)out = (uint16_t)uv; break;
-        case UA_BT_UINT32:
-        case UA_BT_STATUSCODE:
-            if (uv > UINT32_MAX) goto range;
-            *(uint32_t *)out = (uint32_t)uv; break;
-        default:
-            *(uint64_t *)out = uv; break;
-        }
-        return UA_GOOD;
-    }
-    case UA_BT_FLOAT:
-    case UA_BT_DOUBLE: {
-        double d;
-
-        if (n == 0 || n >= sizeof(num))
-            goto notnum;
-        memcpy(num, s, n);
-        num[n] = '\0';
-        d = strtod(num, &endp);
-        if (*endp != '\0' || endp == num)
-            goto notnum;
-        if (bt == UA_BT_FLOAT) {
-            if (isfinite(d) && fabs(d) > 3.4028234663852886e38)
-                goto range;
-            *(float *)out = (float)d;
-        } else {
-            *(double *)out = d;
-        }
-        return UA_GOOD;
-    }
-    case UA_BT_STRING:
-    case UA_BT_XMLELEMENT:
-    case UA_BT_LOCALIZEDTEXT: {
-        struct ua_string str;
-
-        if (quoted) {
-            if (bk_feed_unquote(s, n, a, &str) != 0)
-                return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
-                                   "unterminated or bad quoted string");
-        } else {
-            str.len = (int32_t)n;
-            str.data = (uint8_t *)(uintptr_t)s;
-        }
-        if (bt == UA_BT_LOCALIZEDTEXT) {
-            struct ua_localizedtext *lt = out;
-
-            memset(lt, 0, sizeof(*lt));
-            lt->mask = UA_LT_TEXT;
-            lt->locale.len = -1;
-            lt->text = str;
-        } else {
-            *(struct ua_string *)out = str;
-        }
-        return UA_GOOD;
-    }
-    case UA_BT_BYTESTRING: {
-        struct ua_string *b = out;
-        size_t            olen;
-        uint8_t          *d;
-
-        if (quoted) {
-            s++;
-            n -= n >= 2 ? 2 : n;
-        }
-        d = ua_arena_alloc(a, n + 3);
-        if (d == NULL || bk_feed_b64(s, n, d, &olen) != 0)
-            return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
-                               "a ByteString is base64");
-        b->len = (int32_t)olen;
-        b->data = d;
-        return UA_GOOD;
-    }
-    case UA_BT_DATETIME:
-        if (quoted) {
-            s++;
-            n -= n >= 2 ? 2 : n;
-        }
-        if (bk_feed_datetime(s, n, out) != 0)
-            return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
-                               "\"%.*s\" is not an ISO 8601 date and time",
-                               (int)n, s);
-        return UA_GOOD;
-    case UA_BT_GUID:
-        if (bk_feed_guid(s, n, out) != 0)
-            return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
-                               "\"%.*s\" is not a GUID", (int)n, s);
-        return UA_GOOD;
-    case UA_BT_NODEID: {
-        struct bk_feed_cur c = { s, s + n };
-
-        if (bk_feed_nodeid(&c, a, out, 0) != UA_GOOD || c.p != c.end)
-            return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
-                               "\"%.*s\" is not a NodeId", (int)n, s);
-        return UA_GOOD;
-    }
-    default:
-        return bk_feed_why(why, whylen, UA_BAD_NOT_SUPPORTED,
-                           "the feed does not write %s values",
-                           ua_types[bt - 1].name);
-    }
-notnum:
-    return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
-                       "\"%.*s\" is not a %s", (int)n, s,
-                       ua_types[bt - 1].name);
-range:
-    return bk_feed_why(why, whylen, UA_BAD_OUT_OF_RANGE,
-                       "%.*s is out of range for %s", (int)n, s,
-                       ua_types[bt - 1].name);
+    return ua_builtin_parse(bt, UA_TEXT_FEED, s, n, a, out, why, whylen);
 }
 
 /* The value text s[n] for node as a Variant (scalar, or [a,b,c]). */
@@ -642,7 +175,7 @@ bk_feed_value_dt(const struct shm_nodestore *ns, uint32_t dt, const char *s,
     }
     memset(v, 0, sizeof(*v));
     v->ndims = -1;
-    s = bk_feed_trim(s, &n);
+    s = ua_text_trim(s, &n);
     if (n >= 1 && s[0] == '[') {
         const char *p = s + 1, *end = s + n;
         int32_t     cnt = 0, cap = 16;
@@ -828,9 +361,10 @@ bk_feed_parse_line(const struct shm_nodestore *ns, const char *line,
             }
         } else if ((size_t)(e - opt) > 4 && memcmp(opt, ";ts=", 4) == 0) {
             size_t      k = (size_t)(e - opt) - 4;
-            const char *ts = bk_feed_trim(opt + 4, &k);
+            const char *ts = ua_text_trim(opt + 4, &k);
 
-            if (bk_feed_datetime(ts, k, &out->source_ts) != 0)
+            if (ua_text_datetime_parse(ts, k, UA_TEXT_FEED, &out->source_ts)
+                != 0)
                 return bk_feed_why(why, whylen, UA_BAD_TYPE_MISMATCH,
                                    "ts=%.*s is not ISO 8601 (like "
                                    "2024-05-01T12:00:00.5Z)", (int)k, ts);
@@ -1094,7 +628,7 @@ bk_feed_batch(struct bk_addrspace *as, const char *text, size_t len,
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *le = nl != NULL ? nl : end;
         size_t      n = (size_t)(le - p);
-        const char *s = bk_feed_trim(p, &n);
+        const char *s = ua_text_trim(p, &n);
         ua_status   st;
         uint8_t    *buf;
         size_t      need, elen;
@@ -1178,11 +712,6 @@ struct bk_feed_out {
 
 static void bk_feed_put(struct bk_feed_out *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-static void bk_feed_put_quoted(struct bk_feed_out *o,
-                               const struct ua_string *s);
-static void bk_feed_put_b64(struct bk_feed_out *o, const uint8_t *d,
-                            int32_t n);
-static void bk_feed_put_guid(struct bk_feed_out *o, const struct ua_guid *g);
 static void bk_feed_put_elem(struct bk_feed_out *o, uint8_t bt,
                              const void *p);
 
@@ -1204,168 +733,25 @@ bk_feed_put(struct bk_feed_out *o, const char *fmt, ...)
     o->len += (size_t)k;
 }
 
-/* A quoted string, \\ \" \n \r \t escaped (what bk_feed_unquote takes). */
-static void
-bk_feed_put_quoted(struct bk_feed_out *o, const struct ua_string *s)
-{
-    bk_feed_put(o, "\"");
-    for (int32_t i = 0; i < s->len && o->ok; i++) {
-        char c = (char)s->data[i];
-
-        if (c == '"' || c == '\\')
-            bk_feed_put(o, "\\%c", c);
-        else if (c == '\n')
-            bk_feed_put(o, "\\n");
-        else if (c == '\r')
-            bk_feed_put(o, "\\r");
-        else if (c == '\t')
-            bk_feed_put(o, "\\t");
-        else
-            bk_feed_put(o, "%c", c);
-    }
-    bk_feed_put(o, "\"");
-}
-
-static void
-bk_feed_put_b64(struct bk_feed_out *o, const uint8_t *d, int32_t n)
-{
-    static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                            "abcdefghijklmnopqrstuvwxyz0123456789+/";
-
-    for (int32_t i = 0; i < n && o->ok; i += 3) {
-        uint32_t v = (uint32_t)d[i] << 16;
-        int      k = n - i;
-
-        if (k > 1)
-            v |= (uint32_t)d[i + 1] << 8;
-        if (k > 2)
-            v |= d[i + 2];
-        bk_feed_put(o, "%c%c%c%c", t[v >> 18 & 63], t[v >> 12 & 63],
-                    k > 1 ? t[v >> 6 & 63] : '=', k > 2 ? t[v & 63] : '=');
-    }
-}
-
-static void
-bk_feed_put_guid(struct bk_feed_out *o, const struct ua_guid *g)
-{
-    bk_feed_put(o, "%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-                g->data1, g->data2, g->data3, g->data4[0], g->data4[1],
-                g->data4[2], g->data4[3], g->data4[4], g->data4[5],
-                g->data4[6], g->data4[7]);
-}
-
 void
 bk_feed_print_nodeid(const struct ua_nodeid *id, char *buf, size_t cap)
 {
-    struct bk_feed_out o = { buf, 0, cap, cap > 0 };
-
-    if (id->ns != 0)
-        bk_feed_put(&o, "ns=%u;", id->ns);
-    switch (id->idtype) {
-    case UA_IDTYPE_NUMERIC:
-        bk_feed_put(&o, "i=%u", id->id.num);
-        break;
-    case UA_IDTYPE_STRING:
-        bk_feed_put(&o, "s=%.*s", (int)id->id.str.len,
-                    (const char *)id->id.str.data);
-        break;
-    case UA_IDTYPE_GUID:
-        bk_feed_put(&o, "g=");
-        bk_feed_put_guid(&o, &id->id.guid);
-        break;
-    default:
-        bk_feed_put(&o, "b=");
-        bk_feed_put_b64(&o, id->id.str.data, id->id.str.len);
-        break;
-    }
-    if (!o.ok && cap > 0)
-        buf[0] = '\0';
+    (void)ua_nodeid_print(id, buf, cap);
 }
 
 /* One element of built-in type bt at p. */
 static void
 bk_feed_put_elem(struct bk_feed_out *o, uint8_t bt, const void *p)
 {
-    switch (bt) {
-    case UA_BT_BOOLEAN:
-        bk_feed_put(o, "%s", *(const bool *)p ? "true" : "false");
-        break;
-    case UA_BT_SBYTE:
-        bk_feed_put(o, "%d", *(const int8_t *)p);
-        break;
-    case UA_BT_BYTE:
-        bk_feed_put(o, "%u", *(const uint8_t *)p);
-        break;
-    case UA_BT_INT16:
-        bk_feed_put(o, "%d", *(const int16_t *)p);
-        break;
-    case UA_BT_UINT16:
-        bk_feed_put(o, "%u", *(const uint16_t *)p);
-        break;
-    case UA_BT_INT32:
-        bk_feed_put(o, "%" PRId32, *(const int32_t *)p);
-        break;
-    case UA_BT_UINT32:
-        bk_feed_put(o, "%" PRIu32, *(const uint32_t *)p);
-        break;
-    case UA_BT_STATUSCODE:
-        bk_feed_put(o, "0x%08" PRIX32, *(const uint32_t *)p);
-        break;
-    case UA_BT_INT64:
-        bk_feed_put(o, "%" PRId64, *(const int64_t *)p);
-        break;
-    case UA_BT_UINT64:
-        bk_feed_put(o, "%" PRIu64, *(const uint64_t *)p);
-        break;
-    case UA_BT_FLOAT:
-        bk_feed_put(o, "%.9g", (double)*(const float *)p);
-        break;
-    case UA_BT_DOUBLE:
-        bk_feed_put(o, "%.17g", *(const double *)p);
-        break;
-    case UA_BT_STRING:
-    case UA_BT_XMLELEMENT:
-        bk_feed_put_quoted(o, p);
-        break;
-    case UA_BT_LOCALIZEDTEXT:
-        bk_feed_put_quoted(o, &((const struct ua_localizedtext *)p)->text);
-        break;
-    case UA_BT_BYTESTRING: {
-        const struct ua_string *b = p;
+    int k;
 
-        bk_feed_put_b64(o, b->data, b->len > 0 ? b->len : 0);
-        break;
-    }
-    case UA_BT_GUID:
-        bk_feed_put_guid(o, p);
-        break;
-    case UA_BT_DATETIME: {
-        int64_t   dt = *(const int64_t *)p - UA_DATETIME_UNIX_EPOCH;
-        int64_t   secs = dt >= 0 ? dt / 10000000 : (dt - 9999999) / 10000000;
-        int64_t   frac = dt - secs * 10000000;
-        time_t    t = (time_t)secs;
-        struct tm tm;
-
-        if (gmtime_r(&t, &tm) == NULL) {
-            o->ok = false;
-            break;
-        }
-        bk_feed_put(o, "%04d-%02d-%02dT%02d:%02d:%02d.%07" PRId64 "Z",
-                    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                    tm.tm_min, tm.tm_sec, frac);
-        break;
-    }
-    case UA_BT_NODEID: {
-        char id[512];
-
-        bk_feed_print_nodeid(p, id, sizeof(id));
-        bk_feed_put(o, "%s", id);
-        break;
-    }
-    default:
-        o->ok = false;              /* the feed has no syntax for it */
-        break;
-    }
+    if (!o->ok)
+        return;
+    k = ua_builtin_print(bt, p, o->p + o->len, o->cap - o->len);
+    if (k < 0)
+        o->ok = false;
+    else
+        o->len += (size_t)k;
 }
 
 int
