@@ -27,6 +27,7 @@
 #include "alloc.h"
 
 #include "proto/attrs.h"
+#include "proto/builtin.h"
 #include "proto/nodeids_gen.h"
 #include "proto/indexrange.h"
 #include "proto/status_gen.h"
@@ -69,20 +70,6 @@ static const struct ua_limits bk_write_slot_limits = {
     .max_message_size = SIZE_MAX,
 };
 
-/*
- * The DataValue length of a fast-path Write by its Variant encoding byte:
- * a Value alone, a scalar of fixed-size built-in type bt (mask, encoding
- * byte, value); 0 for any other byte (an array flag makes it >= 64).
- * These are the types of struct bk_write_node.types.
- */
-static const uint8_t bk_write_small_dv[256] = {
-    [UA_BT_BOOLEAN] = 3, [UA_BT_SBYTE] = 3, [UA_BT_BYTE] = 3,
-    [UA_BT_INT16] = 4, [UA_BT_UINT16] = 4,
-    [UA_BT_INT32] = 6, [UA_BT_UINT32] = 6, [UA_BT_FLOAT] = 6,
-    [UA_BT_STATUSCODE] = 6,
-    [UA_BT_INT64] = 10, [UA_BT_UINT64] = 10, [UA_BT_DOUBLE] = 10,
-    [UA_BT_DATETIME] = 10,
-};
 
 /* ns=0 numeric id of node i, or 0. */
 static inline uint32_t
@@ -347,6 +334,12 @@ bk_write_init(struct bk_write *w, const struct shm_nodestore *ns,
     w->nnodes = ns->nnodes;
     w->val = v;
     w->wnodes = NULL;
+    /* Mask, encoding byte and the value's fixed encoded size (Part 6
+     * §5.2.2), for the built-in types of at most 8 bytes. */
+    memset(w->small_dv, 0, sizeof(w->small_dv));
+    for (unsigned bt = 1; bt <= UA_BT_MAX; bt++)
+        if (ua_builtin[bt].size != 0 && ua_builtin[bt].size <= 8)
+            w->small_dv[bt] = (uint8_t)(2 + ua_builtin[bt].size);
     t = bk_calloc(ns->nnodes, sizeof(*t));
     if (t == NULL)
         return -ENOMEM;
@@ -363,7 +356,7 @@ bk_write_init(struct bk_write *w, const struct shm_nodestore *ns,
         for (unsigned bt = 1; bt < 32; bt++) {
             struct ua_datavalue dv;
 
-            if (bk_write_small_dv[bt] == 0)
+            if (w->small_dv[bt] == 0)
                 continue;
             memset(&dv, 0, sizeof(dv));
             dv.mask = UA_DV_VALUE;
@@ -406,7 +399,7 @@ bk_write_apply_small(struct bk_write *w, uint32_t node, uint32_t attr,
         return false;
     bt = dv[1];
     wn = &w->wnodes[node];
-    if (bk_write_small_dv[bt] != dv_len || (wn->types >> bt & 1) == 0
+    if (w->small_dv[bt] != dv_len || (wn->types >> bt & 1) == 0
         || (bt == UA_BT_BOOLEAN && dv[2] > 1))
         return false;
     rc = bk_value_write_small(w->val, wn->slot, dv + 1, dv_len - 1, now);

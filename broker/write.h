@@ -126,6 +126,14 @@ struct bk_write {
     uint32_t                    nnodes;     /* ns->nnodes, read-only */
     struct bk_write_node       *wnodes;     /* [nnodes] */
     struct bk_value            *val;        /* where values are stored */
+    /*
+     * The DataValue length of a fast-path Write by its Variant encoding
+     * byte: a Value alone, a scalar of fixed-size built-in type bt (mask,
+     * encoding byte, value; from ua_builtin[bt].size); 0 for any other
+     * byte (an array flag makes it >= 64).  These are the types of struct
+     * bk_write_node.types.
+     */
+    uint8_t                     small_dv[256];
 };
 
 /*
