@@ -28,7 +28,7 @@
 #include "shm/fanout.h"
 #include "write.h"
 
-#define BK_FEEDLINE_ARRAY_MAX    65535      /* elements in one array value */
+#define BK_FEEDLINE_ARRAY_MAX 65535     /* elements in one array value */
 
 /* A cursor over one line. */
 struct bk_feedline_cur {
