@@ -22,6 +22,10 @@ trap 'rm -rf "$tmp"' EXIT
 # The default allowlist names files of the real tree: none here.
 UA_DEPS_ALLOW=
 export UA_DEPS_ALLOW
+# The small trees have proto/ and shm/; the default list (every module)
+# is tried once, on the good tree, below.
+UA_DEPS_REQUIRED="proto shm"
+export UA_DEPS_REQUIRED
 
 fails=0
 
@@ -149,6 +153,15 @@ fail badline 'proto/LAYERS:2: expected "<layer>: <stem> <stem> ..."'
 fork nolayers
 rm "$tmp/nolayers/shm/LAYERS"
 fail nolayers 'shm/LAYERS: missing'
+
+# Without UA_DEPS_REQUIRED every module needs its LAYERS: the good tree
+# has none for worker/ and broker/.
+UA_DEPS_REQUIRED=proto\ shm\ worker\ broker
+fail good 'worker/LAYERS: missing'
+unset UA_DEPS_REQUIRED
+fail good 'broker/LAYERS: missing'
+UA_DEPS_REQUIRED="proto shm"
+export UA_DEPS_REQUIRED
 
 fork optin
 put optin worker/LAYERS 'all: a b'

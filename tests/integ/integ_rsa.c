@@ -98,6 +98,7 @@
  * thread's CPU clock also runs while the host steals its vCPU).  Three
  * operations in one step are caught by loop_rsa_ops_max (check 1). */
 #define IR_CPU_FACTOR   4.0
+#define IR_ATTEMPTS     3       /* measured runs, for checks 7-9 */
 #define IR_P99_MS       250
 #define IR_MIN_SESSIONS 10
 #define IR_REPLAYS      3
@@ -156,6 +157,9 @@ static void ir_steady(const char *what, const struct ua_policy *p,
 static uint64_t ir_us(void);
 static uint64_t ir_cpu_us(void);
 static uint32_t ir_sign_cpu_us(struct ua_crypto_key *key);
+static bool ir_round(const uint8_t *app, size_t app_len,
+                     struct ua_crypto_key *key, const char *uri,
+                     int attempt, bool last);
 
 static void
 ir_start_broker(const char *bin)
@@ -536,55 +540,31 @@ ir_cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-int
-main(int argc, char **argv)
+/* One measured run on the broker just started (checks 1-4 of the header):
+ * the None reader's session (and the server certificate), the loaders,
+ * the reader's loop, worker 0's /stats row before and after.  The CPU and
+ * round-trip bounds compare clocks of a shared machine whose host may
+ * steal the vCPU mid-signature: when one of them is out of bounds and this
+ * is not the last attempt, the figures are printed and false returned, and
+ * main measures again on a fresh broker (a build that does several RSA
+ * operations in one step is out of bounds in every run).  The other checks
+ * are reported in every attempt. */
+static bool
+ir_round(const uint8_t *app, size_t app_len, struct ua_crypto_key *key,
+         const char *uri, int attempt, bool last)
 {
-    static uint8_t       app[UA_CERT_DER_MAX];
-    static struct ua_crypto_key key;
     struct uaconn        c;
     struct ir_row        before, after;
-    char                 bin[PATH_MAX], path[PATH_MAX + 128];
-    char                 uri[256];
-    size_t               app_len, n = 0, slow = 0;
+    size_t               n = 0, slow = 0;
     uint32_t             counts[4] = { 0, 0, 0, 0 };
     uint64_t             end, t0, slow4 = 0, ops, op_us;
     uint64_t             wcpu0, wcpu1, rsa_ms;
     uint32_t             cal[IR_CALIBRATE];
     int                  ncal = 0;
     int                  pfd[2];
+    bool                 cpu_ok, max_ok, p99_ok;
     ua_status            s = UA_BAD_TIMEOUT;
 
-    itest_init("integ_rsa");
-    (void)argc;
-    itest_guard(IR_WATCHDOG_S, ir_log);
-    ua_arena_init(&ir_arena, malloc(IR_ARENA), IR_ARENA);
-    if (ua_crypto_init() != UA_GOOD)
-        itest_fatal("ua_crypto_init");
-    itest_broker_bin(argv[0], bin, sizeof(bin));
-    itest_client_identity(IR_PKI_SRC, app, sizeof(app), &app_len, &key, uri,
-                          sizeof(uri));
-
-    /* The runtime directory with the client certificate trusted. */
-    itest_tmpdir("uabroker-rsa", ir_dir, sizeof(ir_dir));
-    snprintf(ir_run, sizeof(ir_run), "%s/run", ir_dir);
-    snprintf(ir_log, sizeof(ir_log), "%s/broker.log", ir_dir);
-    snprintf(path, sizeof(path), "%s/run/pki/trusted/certs", ir_dir);
-    itest_mkdirs(path);
-    snprintf(path, sizeof(path), "%s/run/pki/trusted/certs/app.der", ir_dir);
-    {
-        FILE *f = fopen(path, "wb");
-
-        if (f == NULL || fwrite(app, 1, app_len, f) != app_len
-            || fclose(f) != 0)
-            itest_fatal("cannot write %s", path);
-    }
-    for (int i = 0; i < IR_LONG_PW_LEN; i++)
-        ir_long_pw[i] = (char)('a' + (i * 7) % 26);
-    ir_passwd(bin, IR_USER, IR_PASSWORD);
-    ir_passwd(bin, IR_LONG_USER, ir_long_pw);
-    ir_start_broker(bin);
-
-    /* The None reader's session (and the server certificate). */
     for (int i = 0; i < IR_START_MS / 100; i++) {
         uaconn_init(&c);
         s = uaconn_start(&c, "127.0.0.1", ir_port);
@@ -622,7 +602,7 @@ main(int argc, char **argv)
             }
             if (i == IR_LOADERS)
                 ir_user_loop(pfd[1]);
-            ir_secured_loop(app, app_len, &key, uri, pfd[1]);
+            ir_secured_loop(app, app_len, key, uri, pfd[1]);
         }
         itest_own(ir_child[i]);
     }
@@ -637,7 +617,7 @@ main(int argc, char **argv)
         if (ncal < IR_CALIBRATE
             && itest_ms() + (IR_CALIBRATE - ncal) * IR_RUN_MS / IR_CALIBRATE
                    >= end)
-            cal[ncal++] = ir_sign_cpu_us(&key);
+            cal[ncal++] = ir_sign_cpu_us(key);
 
         t0 = ir_us();
         s = ir_read_time(&c);
@@ -666,7 +646,7 @@ main(int argc, char **argv)
     after = ir_stats();
     wcpu1 = ir_proc_cpu_ms(after.pid);
     while (ncal < IR_CALIBRATE)
-        cal[ncal++] = ir_sign_cpu_us(&key);
+        cal[ncal++] = ir_sign_cpu_us(key);
     qsort(cal, IR_CALIBRATE, sizeof(cal[0]), ir_cmp_u32);
     op_us = cal[IR_CALIBRATE / 2];
     uaconn_close_session(&c);
@@ -712,25 +692,94 @@ main(int argc, char **argv)
      * the signature timed here, and all of it fits in the worker's CPU
      * (/proc, whole ticks: one tick of slack). */
     rsa_ms = (after.rsa_cpu_us - before.rsa_cpu_us) / 1000u;
-    itest_check(after.ok && after.pid == before.pid
-                && (after.rsa_cpu_us - before.rsa_cpu_us) * 4u
-                       >= ops * op_us
-                && rsa_ms <= wcpu1 - wcpu0 + 10u,
+    cpu_ok = after.ok && after.pid == before.pid
+             && (after.rsa_cpu_us - before.rsa_cpu_us) * 4u >= ops * op_us
+             && rsa_ms <= wcpu1 - wcpu0 + 10u;
+    max_ok = after.ok
+             && (double)after.rsa_cpu_max_us < IR_CPU_FACTOR * (double)op_us;
+    p99_ok = n > 0 && ir_rtt[n - 1 - n / 100] < IR_P99_MS * 1000u;
+    if (!last && !(cpu_ok && max_ok && p99_ok)) {
+        printf("# attempt %d: a CPU or round-trip figure out of bounds "
+               "(rsa_cpu_us %llu ms for %llu operations of %llu us, worker "
+               "CPU %llu ms; most CPU in one step %llu us; p99 %u us): "
+               "again on a fresh broker\n", attempt,
+               (unsigned long long)rsa_ms, (unsigned long long)ops,
+               (unsigned long long)op_us,
+               (unsigned long long)(wcpu1 - wcpu0),
+               (unsigned long long)after.rsa_cpu_max_us,
+               n > 0 ? ir_rtt[n - 1 - n / 100] : 0);
+        return false;
+    }
+    itest_check(cpu_ok,
                 "rsa_cpu_us grew by %llu ms: at least a quarter of %llu "
                 "us for each of the %llu operations, within the worker's "
                 "%llu ms of CPU", (unsigned long long)rsa_ms,
                 (unsigned long long)op_us, (unsigned long long)ops,
                 (unsigned long long)(wcpu1 - wcpu0));
-    itest_check(after.ok && (double)after.rsa_cpu_max_us
-                                < IR_CPU_FACTOR * (double)op_us,
+    itest_check(max_ok,
                 "the most CPU one step of RSA or password work took in the "
-                "loop: %llu "
-                "us, below %.1f x one signature (%llu us)",
+                "loop: %llu us, below %.1f x one signature (%llu us)",
                 (unsigned long long)after.rsa_cpu_max_us, IR_CPU_FACTOR,
                 (unsigned long long)op_us);
-    itest_check(n > 0 && ir_rtt[n - 1 - n / 100] < IR_P99_MS * 1000u,
+    itest_check(p99_ok,
                 "None reader served throughout: p99 %u us (below %u ms)",
                 n > 0 ? ir_rtt[n - 1 - n / 100] : 0, IR_P99_MS);
+    return true;
+}
+
+int
+main(int argc, char **argv)
+{
+    static uint8_t       app[UA_CERT_DER_MAX];
+    static struct ua_crypto_key key;
+    struct uaconn        c;
+    char                 bin[PATH_MAX], path[PATH_MAX + 128];
+    char                 uri[256];
+    size_t               app_len;
+    ua_status            s;
+
+    itest_init("integ_rsa");
+    (void)argc;
+    itest_guard(IR_WATCHDOG_S, ir_log);
+    ua_arena_init(&ir_arena, malloc(IR_ARENA), IR_ARENA);
+    if (ua_crypto_init() != UA_GOOD)
+        itest_fatal("ua_crypto_init");
+    itest_broker_bin(argv[0], bin, sizeof(bin));
+    itest_client_identity(IR_PKI_SRC, app, sizeof(app), &app_len, &key, uri,
+                          sizeof(uri));
+
+    /* The runtime directory with the client certificate trusted. */
+    itest_tmpdir("uabroker-rsa", ir_dir, sizeof(ir_dir));
+    snprintf(ir_run, sizeof(ir_run), "%s/run", ir_dir);
+    snprintf(ir_log, sizeof(ir_log), "%s/broker.log", ir_dir);
+    snprintf(path, sizeof(path), "%s/run/pki/trusted/certs", ir_dir);
+    itest_mkdirs(path);
+    snprintf(path, sizeof(path), "%s/run/pki/trusted/certs/app.der", ir_dir);
+    {
+        FILE *f = fopen(path, "wb");
+
+        if (f == NULL || fwrite(app, 1, app_len, f) != app_len
+            || fclose(f) != 0)
+            itest_fatal("cannot write %s", path);
+    }
+    for (int i = 0; i < IR_LONG_PW_LEN; i++)
+        ir_long_pw[i] = (char)('a' + (i * 7) % 26);
+    ir_passwd(bin, IR_USER, IR_PASSWORD);
+    ir_passwd(bin, IR_LONG_USER, ir_long_pw);
+    ir_start_broker(bin);
+
+    for (int attempt = 1; attempt <= IR_ATTEMPTS; attempt++) {
+        if (attempt > 1) {
+            if (itest_stop(ir_broker, 5000) != 0)
+                itest_fatal("the broker of attempt %d did not stop",
+                            attempt - 1);
+            ir_broker = -1;
+            ir_start_broker(bin);
+        }
+        if (ir_round(app, app_len, &key, uri, attempt,
+                     attempt == IR_ATTEMPTS))
+            break;
+    }
 
     /* 5. A wrong long password: refused after all its blocks. */
     ir_long_pw[IR_LONG_PW_LEN - 1] = '!';

@@ -30,17 +30,23 @@
 
 #define ITEST_SCRATCH_MAX 32
 #define ITEST_PROCS_MAX   16
+#define ITEST_FAILS_KEPT  4     /* failed checks repeated at exit */
 
 static const char *itest_name = "itest";
 static unsigned    itest_passed, itest_failed;
 static char        itest_dirs[ITEST_SCRATCH_MAX][PATH_MAX];
 static unsigned    itest_ndirs;
+/* The first failed checks' lines, repeated last at exit: a CI excerpt
+ * shows a program's tail, after the broker log. */
+static char        itest_fails[ITEST_FAILS_KEPT][256];
 
 /* Registered processes; a group leader is killed with its group.  Read by
  * the signal handler: plain stores of pids, sig_atomic_t-sized use. */
 static volatile pid_t     itest_procs[ITEST_PROCS_MAX];
 static volatile sig_atomic_t itest_group[ITEST_PROCS_MAX];
 static const char        *itest_log;
+
+static void itest_keep(const char *tag, const char *fmt, va_list ap);
 
 static int
 itest_rm_one(const char *path, const struct stat *st, int flag,
@@ -54,9 +60,27 @@ itest_rm_one(const char *path, const struct stat *st, int flag,
     return 0;
 }
 
+/* Keeps the line of the failure about to be counted (the first few). */
+static void
+itest_keep(const char *tag, const char *fmt, va_list ap)
+{
+    char *b;
+    int   k;
+
+    if (itest_failed >= ITEST_FAILS_KEPT)
+        return;
+    b = itest_fails[itest_failed];
+    k = snprintf(b, sizeof(itest_fails[0]), "%u - %s",
+                 itest_passed + itest_failed + 1, tag);
+    if (k > 0 && (size_t)k < sizeof(itest_fails[0]))
+        vsnprintf(b + k, sizeof(itest_fails[0]) - (size_t)k, fmt, ap);
+}
+
 static void
 itest_cleanup(void)
 {
+    for (unsigned i = 0; i < itest_failed && i < ITEST_FAILS_KEPT; i++)
+        fprintf(stderr, "%s: failed: %s\n", itest_name, itest_fails[i]);
     for (unsigned i = 0; i < itest_ndirs; i++) {
         if (itest_failed != 0)
             fprintf(stderr, "%s: kept %s for inspection\n", itest_name,
@@ -96,6 +120,11 @@ itest_check(bool ok, const char *fmt, ...)
     va_end(ap);
     printf("\n");
     fflush(stdout);
+    if (!ok) {
+        va_start(ap, fmt);
+        itest_keep("", fmt, ap);
+        va_end(ap);
+    }
     if (ok)
         itest_passed++;
     else
@@ -113,6 +142,9 @@ itest_fatal(const char *fmt, ...)
     vprintf(fmt, ap);
     va_end(ap);
     printf(" (fatal)\n");
+    va_start(ap, fmt);
+    itest_keep("(fatal) ", fmt, ap);
+    va_end(ap);
     itest_failed++;
     exit(itest_finish());
 }
