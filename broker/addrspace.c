@@ -7,7 +7,8 @@
  * variables with EURange and EngineeringUnits), Simulation and Vars.
  * Every Variable and VariableType gets a value slot holding its encoded
  * Variant, written through the value path (broker/value.h) in the build's
- * one value batch.  Then the nodesets (broker/nodeset.h), and last the
+ * one value batch.  Then the nodesets (broker/nodeset.h parses them,
+ * broker/nsbuild.h puts them in the node store), and last the
  * Server object's values from the configuration (broker/server.h).
  */
 #include "addrspace.h"
@@ -20,6 +21,7 @@
 #include <time.h>
 
 #include "ns0_gen.h"
+#include "nsbuild.h"
 #include "pki.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
@@ -666,7 +668,7 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
     {
         uint32_t slot = as->vars_slot_first + as->vars;
 
-        if (bk_nodeset_add(as->nodesets, &as->ns, &slot, err, errlen)
+        if (bk_nsbuild_add(as->nodesets, &as->ns, &slot, err, errlen)
             != 0) {
             as->nodeset_failed = true;
             goto fail;
@@ -679,7 +681,7 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
         as->nodeset_failed = c->nodesets[0] != '\0';
         goto fail;
     }
-    if (bk_nodeset_values(as->nodesets, &as->ns, &as->val, now, err,
+    if (bk_nsbuild_values(as->nodesets, &as->ns, &as->val, now, err,
                           errlen) != 0) {
         as->nodeset_failed = true;
         goto fail;

@@ -49,6 +49,7 @@
 #include "config.h"
 #include "fanout.h"
 #include "feed.h"
+#include "feedcmd.h"
 #include "mqtt.h"
 #include "methods.h"
 #include "notify.h"
@@ -597,8 +598,8 @@ main(int argc, char **argv)
         return bk_methods_command(&m.conf, argc - feed_at - 1,
                                   argv + feed_at + 1, stdin, stdout, stderr);
     if (feed_at != 0)
-        return bk_feed_command(&m.conf, argc - feed_at - 1,
-                               argv + feed_at + 1, stdin, stdout, stderr);
+        return bk_feedcmd_run(&m.conf, argc - feed_at - 1,
+                              argv + feed_at + 1, stdin, stdout, stderr);
     if (mode == BK_MODE_PRINT) {
         /* Before finish: host-derived settings stay "" (= automatic). */
         bk_config_write(&m.conf, stdout);

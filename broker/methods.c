@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "feedline.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
@@ -348,7 +349,7 @@ bk_methods_on_call(struct bk_methods *m, unsigned worker,
                 id.id.str.len = (int32_t)key.len;
                 id.id.str.data = (uint8_t *)(uintptr_t)key.bytes;
             }
-            bk_feed_print_nodeid(&id, m->msg + off, m->msg_cap - off);
+            bk_feedline_print_nodeid(&id, m->msg + off, m->msg_cap - off);
             off += strlen(m->msg + off);
             if (off + 2 >= m->msg_cap)
                 goto too_large;
@@ -369,7 +370,7 @@ bk_methods_on_call(struct bk_methods *m, unsigned worker,
         }
         p += used;
         left -= used;
-        w = bk_feed_print(&v, m->msg + off, m->msg_cap - off - 1);
+        w = bk_feedline_print_value(&v, m->msg + off, m->msg_cap - off - 1);
         if (w < 0) {
             if (m->msg_cap - off < 64)
                 goto too_large;
@@ -567,7 +568,7 @@ bk_methods_outputs(struct bk_methods *m, struct bk_methods_call *c,
     struct ua_argument         *defs;
     int32_t                     nd, k = 0;
     size_t                      off = 0, used;
-    char                        why[BK_FEED_WHY_MAX];
+    char                        why[BK_FEEDLINE_WHY_MAX];
     ua_status                   st;
 
     st = bk_methods_argdefs(m->as, c->method, "OutputArguments", &m->arena,
@@ -590,8 +591,8 @@ bk_methods_outputs(struct bk_methods *m, struct bk_methods_call *c,
             return UA_BAD_INTERNAL_ERROR;       /* too many outputs */
         dt = bk_addrspace_lookup(ns, &defs[k].data_type);
         if (dt == SHM_NONE
-            || bk_feed_value_dt(ns, dt, p, n, &m->arena, &v, why,
-                                sizeof(why)) != UA_GOOD
+            || bk_feedline_parse_value(ns, dt, p, n, &m->arena, &v, why,
+                                       sizeof(why)) != UA_GOOD
             || !bk_write_type_ok(ns, dt, &v)
             || !bk_methods_rank_ok(&defs[k], &v)
             || ua_encode(&v, &ua_types[UA_TYPE_VARIANT], c->out + off,

@@ -20,8 +20,9 @@
  *   owner -> broker    hello                      (optional, on connect)
  *
  * One message per call or answer, lines separated by \n.  VALUE is the
- * feed's value syntax (broker/feed.h), printed by bk_feed_print and read
- * with bk_feed_value_dt typed by the method's OutputArguments DataTypes.
+ * feed's value syntax (broker/feedline.h), printed by
+ * bk_feedline_print_value and read with bk_feedline_parse_value typed by
+ * the method's OutputArguments DataTypes.
  * STATUS is a StatusCode name (Good, BadInvalidArgument, ...) or number
  * (0x80AB0000, decimal).
  *

@@ -1,5 +1,8 @@
 /*
- * broker/nodeset.c: the NodeSet2 XML importer (broker/nodeset.h).
+ * broker/nodeset.c: the NodeSet2 XML importer's first half, the XML walk
+ * (broker/nodeset.h): files parsed into a set (broker/nodeset_int.h) that
+ * broker/nsbuild.c then puts into the node store.  The only file of the
+ * project that includes libxml2 (tests/check-deps.sh).
  *
  * libxml2's streaming reader walks each file; every child of <UANodeSet>
  * (NamespaceUris, Aliases, one UA* node) is expanded alone into a small
@@ -32,86 +35,21 @@
 
 #include "alloc.h"
 #include "ns0_gen.h"
+#include "proto/builtin.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
 #include "shm/layout.h"
+#include "nodeset_int.h"
 
 #define BK_NSX_NS0_URI   "http://opcfoundation.org/UA/"
 #define BK_NSX_URIS_MAX  65535
 #define BK_NSX_DEPTH_MAX 16     /* nesting of structures in a value */
 
-/* A NodeId of the set: server namespace index; bytes in the heap. */
-struct bk_nsx_id {
-    uint16_t ns;
-    uint8_t  idtype;            /* SHM_ID_* */
-    uint32_t num;               /* numeric */
-    uint32_t off;               /* others: heap offset of len bytes */
-    uint32_t len;
-};
-
-struct bk_nsx_node {
-    struct bk_nsx_id id;
-    struct bk_nsx_id data_type;
-    uint8_t  node_class;        /* SHM_NC_* */
-    uint8_t  flags;             /* SHM_NF_* */
-    uint8_t  event_notifier;
-    uint8_t  access_level;
-    uint8_t  user_access_level;
-    uint8_t  has_data_type;
-    uint8_t  value_bt;          /* built-in type of the value, 0 none */
-    uint8_t  has_value;
-    uint16_t browse_ns;
-    uint16_t file;
-    uint32_t browse_name;       /* heap offsets of NUL-terminated text */
-    uint32_t dn_text, dn_locale;
-    uint32_t desc_text, desc_locale;
-    uint32_t inv_text, inv_locale;
-    uint32_t write_mask, user_write_mask;
-    int32_t  value_rank;
-    uint32_t array_dims;        /* heap offset of { n, dims[n] }, 0 none */
-    uint32_t value, value_len;  /* the encoded Variant */
-    uint32_t line, value_line;
-    uint32_t store;             /* node index once added */
-    double   min_sampling;
-};
-
-struct bk_nsx_ref {
-    uint32_t         src;       /* index in the set's nodes */
-    struct bk_nsx_id type;
-    struct bk_nsx_id target;
-    uint8_t          forward;
-    uint16_t         file;
-    uint32_t         line;
-};
-
-/* A reference in node-store terms, for removing duplicates. */
-struct bk_nsx_edge {
-    uint32_t src, type, dst;
-};
-
 struct bk_nsx_alias {
     char            *name;
     struct bk_nsx_id id;
-};
-
-struct bk_nodeset {
-    uint8_t            *heap;
-    size_t              heap_len, heap_cap;
-    struct bk_nsx_node *nodes;
-    uint32_t            nnodes, cap_nodes;
-    struct bk_nsx_ref  *refs;
-    uint32_t            nrefs, cap_refs;
-    char              **uris;       /* the server's, from index 0 */
-    uint32_t            nuris;
-    char              **files;
-    uint32_t            nfiles;
-    char              **models;     /* ModelUris of the files so far */
-    uint32_t            nmodels;
-    uint32_t            max_nodes;
-    uint64_t            strings;
-    uint64_t            vheap;
 };
 
 /* One file being read. */
@@ -156,10 +94,6 @@ static int bk_nsx_attr_uint(struct bk_nsx_file *f, xmlNodePtr el,
                             const char *name, uint64_t hi, uint64_t *out);
 static int bk_nsx_attr_bool(struct bk_nsx_file *f, xmlNodePtr el,
                             const char *name, bool *out);
-static int bk_nsx_b64val(int c);
-static int bk_nsx_base64(const char *t, uint8_t *out, size_t *len);
-static int bk_nsx_guid(const char *t, struct ua_guid *g);
-static int bk_nsx_datetime(const char *t, int64_t *out);
 static int bk_nsx_uri_index(struct bk_nodeset *s, const char *uri);
 static int bk_nsx_map_ns(struct bk_nsx_file *f, int line, uint64_t fns,
                          uint16_t *out);
@@ -169,11 +103,6 @@ static int bk_nsx_attr_nodeid(struct bk_nsx_file *f, xmlNodePtr el,
                               const char *name, struct bk_nsx_id *out);
 static void bk_nsx_to_ua(const struct bk_nodeset *s,
                          const struct bk_nsx_id *id, struct ua_nodeid *out);
-static void bk_nsx_key(const struct bk_nodeset *s, const struct bk_nsx_id *id,
-                       struct shm_nodekey *k);
-static const char *bk_nsx_idstr(const struct bk_nodeset *s,
-                                const struct bk_nsx_id *id, char *buf,
-                                size_t len);
 static int bk_nsx_nodeid_value(struct bk_nsx_file *f,
                                struct bk_nsx_scratch *sc, xmlNodePtr el,
                                struct ua_nodeid *out);
@@ -206,18 +135,6 @@ static int bk_nsx_element(struct bk_nsx_file *f, xmlNodePtr el);
 static void bk_nsx_xml_error(void *arg, xmlErrorPtr e);
 static int bk_nsx_file_load(struct bk_nodeset *s, const char *path, char *err,
                             size_t errlen);
-static int bk_nsx_edge_cmp(const void *a, const void *b);
-static uint32_t bk_nsx_intern(struct shm_nodestore *ns,
-                              const struct bk_nodeset *s, uint32_t off);
-static bool bk_nsx_type_ok(uint32_t base, uint8_t bt);
-
-static const char *const bk_nsx_bt_names[] = {
-    NULL, "Boolean", "SByte", "Byte", "Int16", "UInt16", "Int32", "UInt32",
-    "Int64", "UInt64", "Float", "Double", "String", "DateTime", "Guid",
-    "ByteString", "XmlElement", "NodeId", "ExpandedNodeId", "StatusCode",
-    "QualifiedName", "LocalizedText", "ExtensionObject", "DataValue",
-    "Variant", "DiagnosticInfo"
-};
 
 /* ------------------------------------------------------------ helpers */
 
@@ -453,114 +370,6 @@ bk_nsx_attr_bool(struct bk_nsx_file *f, xmlNodePtr el, const char *name,
     return rc;
 }
 
-static int
-bk_nsx_b64val(int c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+' || c == '-')
-        return 62;
-    if (c == '/' || c == '_')
-        return 63;
-    return -1;
-}
-
-/* Base64 (whitespace ignored) into out (at least 3/4 of strlen(t)). */
-static int
-bk_nsx_base64(const char *t, uint8_t *out, size_t *len)
-{
-    uint32_t acc = 0;
-    int      bits = 0;
-    size_t   n = 0;
-    bool     pad = false;
-
-    for (; *t != '\0'; t++) {
-        int v;
-
-        if (isspace((unsigned char)*t))
-            continue;
-        if (*t == '=') {
-            pad = true;
-            continue;
-        }
-        v = bk_nsx_b64val((unsigned char)*t);
-        if (v < 0 || pad)
-            return -1;
-        acc = (acc << 6) | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out[n++] = (uint8_t)(acc >> bits);
-        }
-    }
-    *len = n;
-    return 0;
-}
-
-static int
-bk_nsx_guid(const char *t, struct ua_guid *g)
-{
-    unsigned int d[11];
-    int          used = 0;
-
-    if (sscanf(t, "%8x-%4x-%4x-%2x%2x-%2x%2x%2x%2x%2x%2x%n", &d[0], &d[1],
-               &d[2], &d[3], &d[4], &d[5], &d[6], &d[7], &d[8], &d[9], &d[10],
-               &used) != 11 || used != 36 || t[36] != '\0')
-        return -1;
-    g->data1 = d[0];
-    g->data2 = (uint16_t)d[1];
-    g->data3 = (uint16_t)d[2];
-    for (int i = 0; i < 8; i++)
-        g->data4[i] = (uint8_t)d[3 + i];
-    return 0;
-}
-
-/* xs:dateTime, UTC or with an offset, to a DateTime (Part 6 §5.3.1.6). */
-static int
-bk_nsx_datetime(const char *t, int64_t *out)
-{
-    struct tm tm;
-    int       y, mo, d, h, mi, used = 0;
-    double    sec;
-    int64_t   ticks;
-    time_t    secs;
-    const char *p;
-
-    memset(&tm, 0, sizeof(tm));
-    if (sscanf(t, "%d-%d-%dT%d:%d:%lf%n", &y, &mo, &d, &h, &mi, &sec, &used)
-        != 6 || y < 1601 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31
-        || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec >= 61)
-        return -1;
-    p = t + used;
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = d;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = 0;
-    secs = timegm(&tm);
-    if (*p == 'Z') {
-        p++;
-    } else if (*p == '+' || *p == '-') {
-        int oh, om, n2 = 0;
-
-        if (sscanf(p + 1, "%2d:%2d%n", &oh, &om, &n2) != 2)
-            return -1;
-        secs -= (*p == '+' ? 1 : -1) * (time_t)(oh * 3600 + om * 60);
-        p += 1 + n2;
-    }
-    if (*p != '\0')
-        return -1;
-    ticks = (int64_t)secs * 10000000 + UA_DATETIME_UNIX_EPOCH
-            + (int64_t)llround(sec * 1e7);
-    *out = ticks < 0 ? 0 : ticks;
-    return 0;
-}
-
 /* ------------------------------------------------------------ NodeIds */
 
 /* The server index of uri, appended when new; -1 when the table is full. */
@@ -669,7 +478,7 @@ bk_nsx_parse_nodeid(struct bk_nsx_file *f, int line, const char *s,
             struct ua_guid g;
             uint8_t        b[16];
 
-            if (bk_nsx_guid(v, &g) != 0)
+            if (ua_text_guid_parse(v, strlen(v), UA_TEXT_XML, &g) != 0)
                 return bk_nsx_fail(f, line, "bad GUID NodeId \"%s\"", s);
             /* The node store's key bytes: the Binary encoding. */
             memcpy(b, &g.data1, 4);
@@ -689,7 +498,7 @@ bk_nsx_parse_nodeid(struct bk_nsx_file *f, int line, const char *s,
 
             if (b == NULL)
                 return bk_nsx_fail(f, line, "out of memory");
-            rc = bk_nsx_base64(v, b, &got);
+            rc = ua_text_b64_decode(v, n, UA_TEXT_XML, b, &got);
             if (rc == 0) {
                 out->idtype = SHM_ID_OPAQUE;
                 out->len = (uint32_t)got;
@@ -754,34 +563,6 @@ bk_nsx_to_ua(const struct bk_nodeset *s, const struct bk_nsx_id *id,
         out->id.str.data = s->heap + id->off;
         break;
     }
-}
-
-static void
-bk_nsx_key(const struct bk_nodeset *s, const struct bk_nsx_id *id,
-           struct shm_nodekey *k)
-{
-    k->ns = id->ns;
-    k->idtype = id->idtype;
-    k->num = id->num;
-    k->bytes = id->idtype == SHM_ID_NUMERIC ? NULL : s->heap + id->off;
-    k->len = id->idtype == SHM_ID_NUMERIC ? 0 : id->len;
-}
-
-/* "ns=1;s=x" of a set NodeId, for messages. */
-static const char *
-bk_nsx_idstr(const struct bk_nodeset *s, const struct bk_nsx_id *id,
-             char *buf, size_t len)
-{
-    if (id->idtype == SHM_ID_NUMERIC)
-        snprintf(buf, len, "ns=%u;i=%u", id->ns, id->num);
-    else if (id->idtype == SHM_ID_STRING)
-        snprintf(buf, len, "ns=%u;s=%.*s", id->ns,
-                 (int)(id->len > 200 ? 200 : id->len),
-                 (const char *)s->heap + id->off);
-    else
-        snprintf(buf, len, "ns=%u;%c=(%u bytes)", id->ns,
-                 id->idtype == SHM_ID_GUID ? 'g' : 'b', id->len);
-    return buf;
 }
 
 /* ------------------------------------------------------------ values */
@@ -982,12 +763,6 @@ static int
 bk_nsx_builtin(struct bk_nsx_file *f, struct bk_nsx_scratch *sc,
                xmlNodePtr el, uint8_t bt, void *dst, int depth)
 {
-    static const int64_t smin[] = { 0, 0, INT8_MIN, 0, INT16_MIN, 0,
-                                    INT32_MIN, 0, INT64_MIN };
-    static const int64_t smax[] = { 0, 0, INT8_MAX, 0, INT16_MAX, 0,
-                                    INT32_MAX, 0, INT64_MAX };
-    static const uint64_t umax[] = { 0, 0, 0, UINT8_MAX, 0, UINT16_MAX, 0,
-                                     UINT32_MAX, 0, UINT64_MAX };
     int   line = bk_nsx_line(el);
     char *t = NULL;
     int   rc = 0;
@@ -998,81 +773,35 @@ bk_nsx_builtin(struct bk_nsx_file *f, struct bk_nsx_scratch *sc,
     case UA_BT_BOOLEAN: case UA_BT_SBYTE: case UA_BT_BYTE: case UA_BT_INT16:
     case UA_BT_UINT16: case UA_BT_INT32: case UA_BT_UINT32: case UA_BT_INT64:
     case UA_BT_UINT64: case UA_BT_FLOAT: case UA_BT_DOUBLE:
-    case UA_BT_DATETIME: {
-        int64_t  sv;
-        uint64_t uv;
-        bool     b;
-        char    *end;
-        double   d;
+    case UA_BT_DATETIME: case UA_BT_BYTESTRING: case UA_BT_GUID: {
+        xmlNodePtr      src = bt == UA_BT_GUID ? bk_nsx_child(el, "String")
+                                               : NULL;
+        uint8_t         small[UA_BUILTIN_ROOM(64)];
+        struct ua_arena ar;
+        char            why[256];
+        size_t          n;
+        uint8_t        *room;
 
-        t = bk_nsx_content(el, true);
+        t = bk_nsx_content(src != NULL ? src : el, true);
         if (t == NULL)
             return bk_nsx_fail(f, line, "out of memory");
-        if (bt == UA_BT_BOOLEAN) {
-            rc = bk_nsx_bool(t, &b);
-            *(bool *)dst = b;
-        } else if (bt == UA_BT_FLOAT || bt == UA_BT_DOUBLE) {
-            if (strcmp(t, "INF") == 0)
-                d = INFINITY;
-            else if (strcmp(t, "-INF") == 0)
-                d = -INFINITY;
-            else if (strcmp(t, "NaN") == 0)
-                d = NAN;
-            else {
-                errno = 0;
-                d = strtod(t, &end);
-                rc = (end == t || *end != '\0') ? -1 : 0;
-            }
-            if (bt == UA_BT_FLOAT)
-                *(float *)dst = (float)d;
-            else
-                *(double *)dst = d;
-        } else if (bt == UA_BT_DATETIME) {
-            rc = bk_nsx_datetime(t, (int64_t *)dst);
-        } else if (bt % 2 == 0) {       /* SByte, Int16, Int32, Int64 */
-            rc = bk_nsx_int(t, smin[bt], smax[bt], &sv);
-            if (rc == 0 && bt == UA_BT_SBYTE)
-                *(int8_t *)dst = (int8_t)sv;
-            else if (rc == 0 && bt == UA_BT_INT16)
-                *(int16_t *)dst = (int16_t)sv;
-            else if (rc == 0 && bt == UA_BT_INT32)
-                *(int32_t *)dst = (int32_t)sv;
-            else if (rc == 0)
-                *(int64_t *)dst = sv;
-        } else {
-            rc = bk_nsx_uint(t, umax[bt], &uv);
-            if (rc == 0 && bt == UA_BT_BYTE)
-                *(uint8_t *)dst = (uint8_t)uv;
-            else if (rc == 0 && bt == UA_BT_UINT16)
-                *(uint16_t *)dst = (uint16_t)uv;
-            else if (rc == 0 && bt == UA_BT_UINT32)
-                *(uint32_t *)dst = (uint32_t)uv;
-            else if (rc == 0)
-                *(uint64_t *)dst = uv;
+        n = strlen(t);
+        /* Made bytes (a ByteString's) outlive this call: the scratch. */
+        room = bt != UA_BT_BYTESTRING && n <= 64
+                   ? small : bk_nsx_scratch_alloc(sc, UA_BUILTIN_ROOM(n));
+        if (room == NULL) {
+            rc = bk_nsx_fail(f, line, "out of memory");
+            break;
         }
-        if (rc != 0)
-            rc = bk_nsx_fail(f, line, "\"%s\" is not a %s", t,
-                             bk_nsx_bt_names[bt]);
+        ua_arena_init(&ar, room, room == small ? sizeof(small)
+                                               : UA_BUILTIN_ROOM(n));
+        if (ua_builtin_parse(bt, UA_TEXT_XML, t, n, &ar, dst, why,
+                             sizeof(why)) != UA_GOOD)
+            rc = bk_nsx_fail(f, line, "%s", why);
         break;
     }
     case UA_BT_STRING:
         return bk_nsx_string(f, sc, el, dst);
-    case UA_BT_BYTESTRING: {
-        struct ua_string *s = dst;
-        size_t            n;
-
-        t = bk_nsx_content(el, false);
-        if (t == NULL)
-            return bk_nsx_fail(f, line, "out of memory");
-        s->data = bk_nsx_scratch_alloc(sc, strlen(t) + 1);
-        if (s->data == NULL)
-            rc = bk_nsx_fail(f, line, "out of memory");
-        else if (bk_nsx_base64(t, s->data, &n) != 0)
-            rc = bk_nsx_fail(f, line, "ByteString is not base64");
-        else
-            s->len = (int32_t)n;
-        break;
-    }
     case UA_BT_XMLELEMENT: {
         struct ua_string *s = dst;
         xmlBufferPtr      buf = xmlBufferCreate();
@@ -1089,16 +818,6 @@ bk_nsx_builtin(struct bk_nsx_file *f, struct bk_nsx_scratch *sc,
         else
             memcpy(s->data, xmlBufferContent(buf), (size_t)s->len);
         xmlBufferFree(buf);
-        break;
-    }
-    case UA_BT_GUID: {
-        xmlNodePtr s = bk_nsx_child(el, "String");
-
-        t = bk_nsx_content(s != NULL ? s : el, true);
-        if (t == NULL)
-            return bk_nsx_fail(f, line, "out of memory");
-        if (bk_nsx_guid(t, dst) != 0)
-            rc = bk_nsx_fail(f, line, "\"%s\" is not a Guid", t);
         break;
     }
     case UA_BT_NODEID:
@@ -1147,7 +866,7 @@ bk_nsx_builtin(struct bk_nsx_file *f, struct bk_nsx_scratch *sc,
         return bk_nsx_extobj(f, sc, el, dst, depth);
     default:
         return bk_nsx_fail(f, line, "values of type %s are not supported",
-                           bk_nsx_bt_names[bt]);
+                           ua_builtin[bt].name);
     }
     xmlFree(t);
     return rc;
@@ -1242,10 +961,7 @@ bk_nsx_bt_of(const char *name, bool *array)
     *array = strncmp(name, "ListOf", 6) == 0;
     if (*array)
         name += 6;
-    for (uint8_t bt = 1; bt <= UA_BT_DIAGNOSTICINFO; bt++)
-        if (strcmp(bk_nsx_bt_names[bt], name) == 0)
-            return bt;
-    return 0;
+    return ua_builtin_by_name(name, strlen(name));
 }
 
 /* <Value>: encode it as a Binary Variant into the heap. */
@@ -1274,7 +990,7 @@ bk_nsx_value(struct bk_nsx_file *f, struct bk_nsx_node *n, xmlNodePtr el)
     sz = ua_types[bt - 1].size;
     if (array) {
         for (xmlNodePtr e = bk_nsx_first(v); e; e = bk_nsx_next(e)) {
-            if (!bk_nsx_is(e, bk_nsx_bt_names[bt]))
+            if (!bk_nsx_is(e, ua_builtin[bt].name))
                 return bk_nsx_fail(f, bk_nsx_line(e), "<%s> in <%s>",
                                    (const char *)e->name,
                                    (const char *)v->name);
@@ -1959,243 +1675,4 @@ const char *
 bk_nodeset_uri(const struct bk_nodeset *s, uint32_t i)
 {
     return i + 2 < s->nuris ? s->uris[i + 2] : NULL;
-}
-
-static int
-bk_nsx_edge_cmp(const void *a, const void *b)
-{
-    const struct bk_nsx_edge *x = a, *y = b;
-
-    if (x->src != y->src)
-        return x->src < y->src ? -1 : 1;
-    if (x->type != y->type)
-        return x->type < y->type ? -1 : 1;
-    if (x->dst != y->dst)
-        return x->dst < y->dst ? -1 : 1;
-    return 0;
-}
-
-static uint32_t
-bk_nsx_intern(struct shm_nodestore *ns, const struct bk_nodeset *s,
-              uint32_t off)
-{
-    const char *t = (const char *)s->heap + off;
-
-    if (off == 0)
-        return 0;
-    return shm_nodestore_intern(ns, t, (uint32_t)strlen(t));
-}
-
-int
-bk_nodeset_add(struct bk_nodeset *s, struct shm_nodestore *ns, uint32_t *slot,
-               char *err, size_t errlen)
-{
-    struct bk_nsx_edge   *e;
-    uint32_t              ne = 0;
-    char                  ib[256];
-
-#define BK_NSX_ERR(file, line, ...)                                        \
-    do {                                                                  \
-        int n_ = snprintf(err, errlen, "%s:%u: ", s->files[file], line);  \
-        if (n_ >= 0 && (size_t)n_ < errlen)                               \
-            snprintf(err + n_, errlen - (size_t)n_, __VA_ARGS__);         \
-    } while (0)
-    for (uint32_t i = 0; i < s->nnodes; i++) {
-        struct bk_nsx_node *g = &s->nodes[i];
-        struct shm_nodekey  k;
-        struct shm_node    *n;
-        uint32_t            idx;
-
-        bk_nsx_key(s, &g->id, &k);
-        if (shm_nodestore_lookup(ns, &k) != SHM_NONE) {
-            uint32_t j;
-
-            for (j = 0; j < i; j++)
-                if (s->nodes[j].store != SHM_NONE
-                    && s->nodes[j].store == shm_nodestore_lookup(ns, &k))
-                    break;
-            if (j < i)
-                BK_NSX_ERR(g->file, g->line, "duplicate NodeId %s (first "
-                           "at %s:%u)", bk_nsx_idstr(s, &g->id, ib,
-                                                     sizeof(ib)),
-                           s->files[s->nodes[j].file], s->nodes[j].line);
-            else
-                BK_NSX_ERR(g->file, g->line, "duplicate NodeId %s (a node "
-                           "of the server's own)",
-                           bk_nsx_idstr(s, &g->id, ib, sizeof(ib)));
-            return -1;
-        }
-        idx = shm_nodestore_add(ns, &k, g->node_class);
-        if (idx == SHM_NONE) {
-            BK_NSX_ERR(g->file, g->line, "the segment is too small");
-            return -1;
-        }
-        g->store = idx;
-        n = shm_nodestore_node(ns, idx);
-        n->browse_ns = g->browse_ns;
-        n->browse_name = bk_nsx_intern(ns, s, g->browse_name);
-        n->dn_text = bk_nsx_intern(ns, s, g->dn_text);
-        n->dn_locale = bk_nsx_intern(ns, s, g->dn_locale);
-        n->desc_text = bk_nsx_intern(ns, s, g->desc_text);
-        n->desc_locale = bk_nsx_intern(ns, s, g->desc_locale);
-        n->flags = g->flags;
-        n->event_notifier = g->event_notifier;
-        n->write_mask = g->write_mask;
-        n->user_write_mask = g->user_write_mask;
-        if (g->node_class == SHM_NC_REFERENCETYPE) {
-            n->u.ref.inv_text = bk_nsx_intern(ns, s, g->inv_text);
-            n->u.ref.inv_locale = bk_nsx_intern(ns, s, g->inv_locale);
-        }
-        if (g->node_class == SHM_NC_VARIABLE
-            || g->node_class == SHM_NC_VARIABLETYPE) {
-            n->u.var.value_rank = g->value_rank;
-            if (g->array_dims != 0) {
-                uint32_t nd;
-
-                memcpy(&nd, s->heap + g->array_dims, 4);
-                n->u.var.array_dims = shm_nodestore_intern(
-                    ns, s->heap + g->array_dims, 4 * (nd + 1));
-            }
-            n->access_level_ex = g->access_level;
-            n->user_access_level = g->node_class == SHM_NC_VARIABLE
-                                       ? g->user_access_level
-                                       : g->access_level;
-            n->min_sampling = g->min_sampling;
-            n->u.var.slot = (*slot)++;
-        }
-        if ((n->browse_name == 0 && g->browse_name != 0)
-            || (n->dn_text == 0 && g->dn_text != 0)) {
-            BK_NSX_ERR(g->file, g->line, "the segment's strings are full");
-            return -1;
-        }
-    }
-    /* DataTypes, then references: every node is known now. */
-    for (uint32_t i = 0; i < s->nnodes; i++) {
-        struct bk_nsx_node *g = &s->nodes[i];
-        struct shm_nodekey  k;
-        uint32_t            dt;
-
-        if (!g->has_data_type)
-            continue;
-        bk_nsx_key(s, &g->data_type, &k);
-        dt = shm_nodestore_lookup(ns, &k);
-        if (dt == SHM_NONE || ns->nodes[dt].node_class != SHM_NC_DATATYPE) {
-            BK_NSX_ERR(g->file, g->line, "unknown DataType %s",
-                       bk_nsx_idstr(s, &g->data_type, ib, sizeof(ib)));
-            return -1;
-        }
-        ns->nodes[g->store].u.var.data_type = dt;
-    }
-    e = bk_alloc(((size_t)s->nrefs + 1) * sizeof(*e));
-    if (e == NULL) {
-        snprintf(err, errlen, "nodesets: out of memory");
-        return -1;
-    }
-    for (uint32_t i = 0; i < s->nrefs; i++) {
-        const struct bk_nsx_ref *r = &s->refs[i];
-        struct shm_nodekey       k;
-        uint32_t                 t, d, src = s->nodes[r->src].store;
-
-        bk_nsx_key(s, &r->type, &k);
-        t = shm_nodestore_lookup(ns, &k);
-        if (t == SHM_NONE
-            || ns->nodes[t].node_class != SHM_NC_REFERENCETYPE) {
-            BK_NSX_ERR(r->file, r->line, "unknown reference type %s",
-                       bk_nsx_idstr(s, &r->type, ib, sizeof(ib)));
-            bk_free(e);
-            return -1;
-        }
-        bk_nsx_key(s, &r->target, &k);
-        d = shm_nodestore_lookup(ns, &k);
-        if (d == SHM_NONE) {
-            BK_NSX_ERR(r->file, r->line, "unknown reference target %s",
-                       bk_nsx_idstr(s, &r->target, ib, sizeof(ib)));
-            bk_free(e);
-            return -1;
-        }
-        e[ne].src = r->forward ? src : d;
-        e[ne].type = t;
-        e[ne].dst = r->forward ? d : src;
-        ne++;
-    }
-    /* A reference written at both of its ends is one reference. */
-    qsort(e, ne, sizeof(*e), bk_nsx_edge_cmp);
-    for (uint32_t i = 0; i < ne; i++) {
-        if (i > 0 && bk_nsx_edge_cmp(&e[i], &e[i - 1]) == 0)
-            continue;
-        if (shm_nodestore_add_ref(ns, e[i].src, e[i].type, e[i].dst) != 0) {
-            snprintf(err, errlen, "nodesets: the segment's references are "
-                     "full");
-            bk_free(e);
-            return -1;
-        }
-    }
-    bk_free(e);
-    return 0;
-}
-
-static bool
-bk_nsx_type_ok(uint32_t base, uint8_t bt)
-{
-    switch (base) {
-    case UA_NS0ID_BASEDATATYPE:
-        return true;
-    case UA_NS0ID_NUMBER:
-        return bt >= UA_BT_SBYTE && bt <= UA_BT_DOUBLE;
-    case UA_NS0ID_INTEGER:
-        return bt >= UA_BT_SBYTE && bt <= UA_BT_UINT64;
-    case UA_NS0ID_UINTEGER:
-        return bt == UA_BT_BYTE || bt == UA_BT_UINT16 || bt == UA_BT_UINT32
-               || bt == UA_BT_UINT64;
-    case UA_NS0ID_ENUMERATION:
-        return bt == UA_BT_INT32;
-    case UA_NS0ID_STRUCTURE:
-        return bt == UA_BT_EXTENSIONOBJECT;
-    default:
-        return base == bt;
-    }
-}
-
-int
-bk_nodeset_values(struct bk_nodeset *s, const struct shm_nodestore *ns,
-                  struct bk_value *val, int64_t now, char *err, size_t errlen)
-{
-    static const uint8_t null_variant = 0;
-
-    for (uint32_t i = 0; i < s->nnodes; i++) {
-        const struct bk_nsx_node *g = &s->nodes[i];
-        const struct shm_node    *n = &ns->nodes[g->store];
-        int                       rc;
-
-        if (g->node_class != SHM_NC_VARIABLE
-            && g->node_class != SHM_NC_VARIABLETYPE)
-            continue;
-        if (!g->has_value) {
-            rc = bk_value_write_raw(val, n->u.var.slot, &null_variant, 1,
-                                    now);
-        } else {
-            /* The ns0 base of the DataType: a built-in id, 26..29, or 0
-             * (64 nodes deep, as this check has always walked). */
-            uint32_t base = shm_nodestore_type_root(ns, n->u.var.data_type,
-                                                    64);
-
-            if (!bk_nsx_type_ok(base, g->value_bt)) {
-                char ib[256];
-
-                BK_NSX_ERR(g->file, g->value_line, "a %s value does not "
-                           "match the DataType %s", bk_nsx_bt_names[
-                               g->value_bt], bk_nsx_idstr(s, &g->data_type,
-                                                          ib, sizeof(ib)));
-                return -1;
-            }
-            rc = bk_value_write_raw(val, n->u.var.slot, s->heap + g->value,
-                                    g->value_len, now);
-        }
-        if (rc != 0) {
-            BK_NSX_ERR(g->file, g->line, "the segment's value heap is full");
-            return -1;
-        }
-    }
-    return 0;
-#undef BK_NSX_ERR
 }

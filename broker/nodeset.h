@@ -5,13 +5,14 @@
  * Two steps around the segment's plan: bk_nodeset_load parses every file
  * into process-local memory (namespace tables mapped onto the server's
  * NamespaceArray, aliases resolved, values encoded as Binary Variants) and
- * counts what the segment needs; bk_nodeset_add puts the nodes and their
- * references into the node store before shm_nodestore_finish, and
- * bk_nodeset_values checks every value against its DataType (the subtype
- * chains are known after finish) and writes the value slots.
+ * counts what the segment needs; then broker/nsbuild.h puts the set into
+ * the node store: bk_nsbuild_add the nodes and their references before
+ * shm_nodestore_finish, bk_nsbuild_values every value checked against its
+ * DataType (the subtype chains are known after finish) into the value
+ * slots.
  *
- * Every error is "FILE:LINE: what".  Broker only; libxml2 is used here and
- * nowhere else.
+ * Every error is "FILE:LINE: what".  Broker only; libxml2 is used in
+ * broker/nodeset.c and nowhere else.
  */
 #ifndef BK_NODESET_H
 #define BK_NODESET_H
@@ -20,7 +21,6 @@
 #include <stdint.h>
 
 #include "shm/nodestore.h"
-#include "value.h"
 
 /* The parsed files (opaque, process-local). */
 struct bk_nodeset;
@@ -54,22 +54,5 @@ void bk_nodeset_counts(const struct bk_nodeset *s,
 /* The NamespaceArray past namespace 1: n URIs, uri(i) for i < n. */
 uint32_t bk_nodeset_nuris(const struct bk_nodeset *s);
 const char *bk_nodeset_uri(const struct bk_nodeset *s, uint32_t i);
-
-/*
- * Add every node and reference of s to node store ns (before
- * shm_nodestore_finish); value slots are numbered from *slot on, *slot is
- * left past the last.  0 or -1 with a message in err.
- */
-int bk_nodeset_add(struct bk_nodeset *s, struct shm_nodestore *ns,
-                   uint32_t *slot, char *err, size_t errlen);
-
-/*
- * After shm_nodestore_finish: check each value against its node's
- * DataType and write the value slots through val (timestamps now, inside
- * the caller's value batch).  0 or -1.
- */
-int bk_nodeset_values(struct bk_nodeset *s, const struct shm_nodestore *ns,
-                      struct bk_value *val, int64_t now, char *err,
-                      size_t errlen);
 
 #endif /* BK_NODESET_H */

@@ -26,16 +26,15 @@
 
 #include "alloc.h"
 
-#include "proto/attrs_gen.h"
+#include "proto/attrs.h"
+#include "proto/builtin.h"
 #include "proto/nodeids_gen.h"
+#include "proto/indexrange.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
 #include "shm/fanout.h"
 #include "shm/value.h"
 
-#define BK_WRITE_BOUND (UINT64_C(1) << 40)
-
-static bool bk_write_attr_valid(uint8_t node_class, uint32_t aid);
 static inline uint32_t bk_write_ns0_id(const struct shm_nodestore *ns,
                                        uint32_t i);
 static bool bk_write_struct_ok(const struct shm_nodestore *ns, uint32_t dt,
@@ -57,7 +56,7 @@ static ua_status bk_write_apply_any(struct bk_write *w,
                                     const struct bk_write_req *r,
                                     struct ua_arena *a, int64_t now);
 static ua_status bk_write_splice(struct bk_write *w, uint32_t node,
-                                 const struct bk_write_range *rg,
+                                 const struct ua_indexrange *rg,
                                  const struct ua_variant *piece,
                                  struct ua_arena *a, const uint8_t **out,
                                  size_t *outlen);
@@ -71,112 +70,6 @@ static const struct ua_limits bk_write_slot_limits = {
     .max_message_size = SIZE_MAX,
 };
 
-/*
- * The DataValue length of a fast-path Write by its Variant encoding byte:
- * a Value alone, a scalar of fixed-size built-in type bt (mask, encoding
- * byte, value); 0 for any other byte (an array flag makes it >= 64).
- * These are the types of struct bk_write_node.types.
- */
-static const uint8_t bk_write_small_dv[256] = {
-    [UA_BT_BOOLEAN] = 3, [UA_BT_SBYTE] = 3, [UA_BT_BYTE] = 3,
-    [UA_BT_INT16] = 4, [UA_BT_UINT16] = 4,
-    [UA_BT_INT32] = 6, [UA_BT_UINT32] = 6, [UA_BT_FLOAT] = 6,
-    [UA_BT_STATUSCODE] = 6,
-    [UA_BT_INT64] = 10, [UA_BT_UINT64] = 10, [UA_BT_DOUBLE] = 10,
-    [UA_BT_DATETIME] = 10,
-};
-
-#define NC_OBJ   SHM_NC_OBJECT
-#define NC_VAR   SHM_NC_VARIABLE
-#define NC_MET   SHM_NC_METHOD
-#define NC_OT    SHM_NC_OBJECTTYPE
-#define NC_VT    SHM_NC_VARIABLETYPE
-#define NC_RT    SHM_NC_REFERENCETYPE
-#define NC_DT    SHM_NC_DATATYPE
-#define NC_VIEW  SHM_NC_VIEW
-#define NC_ALL   0xFF
-
-/* The node classes that have each attribute (Part 3 §5). */
-static const uint8_t bk_write_attr_classes[UA_ATTR_MAX + 1] = {
-    [UA_ATTR_NODEID] = NC_ALL,
-    [UA_ATTR_NODECLASS] = NC_ALL,
-    [UA_ATTR_BROWSENAME] = NC_ALL,
-    [UA_ATTR_DISPLAYNAME] = NC_ALL,
-    [UA_ATTR_DESCRIPTION] = NC_ALL,
-    [UA_ATTR_WRITEMASK] = NC_ALL,
-    [UA_ATTR_USERWRITEMASK] = NC_ALL,
-    [UA_ATTR_ISABSTRACT] = NC_OT | NC_VT | NC_RT | NC_DT,
-    [UA_ATTR_SYMMETRIC] = NC_RT,
-    [UA_ATTR_INVERSENAME] = NC_RT,
-    [UA_ATTR_CONTAINSNOLOOPS] = NC_VIEW,
-    [UA_ATTR_EVENTNOTIFIER] = NC_OBJ | NC_VIEW,
-    [UA_ATTR_VALUE] = NC_VAR | NC_VT,
-    [UA_ATTR_DATATYPE] = NC_VAR | NC_VT,
-    [UA_ATTR_VALUERANK] = NC_VAR | NC_VT,
-    [UA_ATTR_ARRAYDIMENSIONS] = NC_VAR | NC_VT,
-    [UA_ATTR_ACCESSLEVEL] = NC_VAR,
-    [UA_ATTR_USERACCESSLEVEL] = NC_VAR,
-    [UA_ATTR_MINIMUMSAMPLINGINTERVAL] = NC_VAR,
-    [UA_ATTR_HISTORIZING] = NC_VAR,
-    [UA_ATTR_EXECUTABLE] = NC_MET,
-    [UA_ATTR_USEREXECUTABLE] = NC_MET,
-    [UA_ATTR_DATATYPEDEFINITION] = NC_DT,
-    [UA_ATTR_ROLEPERMISSIONS] = NC_ALL,
-    [UA_ATTR_USERROLEPERMISSIONS] = NC_ALL,
-    [UA_ATTR_ACCESSRESTRICTIONS] = NC_ALL,
-    [UA_ATTR_ACCESSLEVELEX] = NC_VAR,
-};
-
-static bool
-bk_write_attr_valid(uint8_t node_class, uint32_t aid)
-{
-    return aid >= 1 && aid <= UA_ATTR_MAX
-           && (bk_write_attr_classes[aid] & node_class) != 0;
-}
-
-ua_status
-bk_write_range_parse(const uint8_t *p, uint32_t len, struct bk_write_range *r)
-{
-    const uint8_t *end = p + len;
-
-    r->n = 0;
-    if (p == NULL || len == 0)
-        return UA_BAD_INDEX_RANGE_INVALID;
-    for (;;) {
-        uint64_t v[2] = { 0, 0 };
-        int      k;
-
-        for (k = 0; k < 2; k++) {
-            const uint8_t *start = p;
-
-            while (p < end && *p >= '0' && *p <= '9') {
-                v[k] = v[k] * 10 + (uint64_t)(*p - '0');
-                if (v[k] > BK_WRITE_BOUND)
-                    v[k] = BK_WRITE_BOUND;
-                p++;
-            }
-            if (p == start)
-                return UA_BAD_INDEX_RANGE_INVALID;
-            if (k == 1 || p == end || *p != ':')
-                break;
-            p++;
-        }
-        if (k == 1 && v[0] >= v[1])
-            return UA_BAD_INDEX_RANGE_INVALID;
-        if (k == 0)
-            v[1] = v[0];
-        if (r->n < BK_WRITE_RANGE_DIMS) {
-            r->lo[r->n] = v[0];
-            r->hi[r->n] = v[1];
-        }
-        r->n++;
-        if (p == end)
-            return UA_GOOD;
-        if (*p != ',' || r->n >= 1000)
-            return UA_BAD_INDEX_RANGE_INVALID;
-        p++;
-    }
-}
 
 /* ns=0 numeric id of node i, or 0. */
 static inline uint32_t
@@ -190,6 +83,15 @@ bk_write_ns0_id(const struct shm_nodestore *ns, uint32_t i)
     return n->ns == 0 && n->idtype == SHM_ID_NUMERIC ? n->id : 0;
 }
 
+_Static_assert(SHM_NC_OBJECT == UA_NODECLASS_OBJECT
+               && SHM_NC_VARIABLE == UA_NODECLASS_VARIABLE
+               && SHM_NC_METHOD == UA_NODECLASS_METHOD
+               && SHM_NC_OBJECTTYPE == UA_NODECLASS_OBJECTTYPE
+               && SHM_NC_VARIABLETYPE == UA_NODECLASS_VARIABLETYPE
+               && SHM_NC_REFERENCETYPE == UA_NODECLASS_REFERENCETYPE
+               && SHM_NC_DATATYPE == UA_NODECLASS_DATATYPE
+               && SHM_NC_VIEW == UA_NODECLASS_VIEW,
+               "node classes are the NodeClass bits (ua_attrs_valid)");
 _Static_assert(SHM_NS0_TYPE_ROOT_MAX == UA_NS0ID_ENUMERATION,
                "shm_nodestore_type_root stops at Enumeration");
 
@@ -293,7 +195,7 @@ bk_write_rank_ok(const struct shm_nodestore *ns, uint32_t i,
 static inline ua_status
 bk_write_node_ok(const struct shm_node *n, uint32_t attr)
 {
-    if (!bk_write_attr_valid(n->node_class, attr))
+    if (!ua_attrs_valid(n->node_class, attr))
         return UA_BAD_ATTRIBUTE_ID_INVALID;
     if (attr != UA_ATTR_VALUE || n->node_class != SHM_NC_VARIABLE)
         return UA_BAD_NOT_WRITABLE;
@@ -377,7 +279,7 @@ bk_write_decode(const struct bk_write_req *r, struct ua_arena *a,
  */
 static ua_status
 bk_write_splice(struct bk_write *w, uint32_t node,
-                const struct bk_write_range *rg,
+                const struct ua_indexrange *rg,
                 const struct ua_variant *piece, struct ua_arena *a,
                 const uint8_t **out, size_t *outlen)
 {
@@ -385,8 +287,8 @@ bk_write_splice(struct bk_write *w, uint32_t node,
     struct shm_value       m;
     struct ua_variant      cur, nv;
     uint8_t               *buf, *enc;
-    size_t                 cap = 256, esz, need;
-    uint64_t               lo = rg->lo[0], hi = rg->hi[0], cnt;
+    size_t                 cap = 256, need;
+    ua_status              s;
     int                    rc;
 
     if (rg->n != 1)
@@ -405,44 +307,9 @@ bk_write_splice(struct bk_write *w, uint32_t node,
     if (ua_decode(buf, m.len, NULL, &cur, &ua_types[UA_TYPE_VARIANT], a,
                   &bk_write_slot_limits) != UA_GOOD)
         return UA_BAD_INTERNAL_ERROR;
-    cnt = hi - lo + 1;
-    if (!cur.is_array) {
-        const struct ua_string *s = cur.data, *p = piece->data;
-        struct ua_string       *ns_;
-        uint8_t                *bytes;
-
-        if (cur.type != UA_BT_STRING && cur.type != UA_BT_BYTESTRING)
-            return UA_BAD_INDEX_RANGE_NO_DATA;
-        if (s->len <= 0 || hi >= (uint64_t)s->len)
-            return UA_BAD_INDEX_RANGE_NO_DATA;
-        if (piece->is_array || piece->type != cur.type || p->len < 0
-            || (uint64_t)p->len != cnt)
-            return UA_BAD_INDEX_RANGE_DATA_MISMATCH;
-        bytes = ua_arena_alloc(a, (size_t)s->len);
-        ns_ = ua_arena_alloc(a, sizeof(*ns_));
-        if (bytes == NULL || ns_ == NULL)
-            return UA_BAD_OUT_OF_MEMORY;
-        memcpy(bytes, s->data, (size_t)s->len);
-        memcpy(bytes + lo, p->data, (size_t)cnt);
-        ns_->len = s->len;
-        ns_->data = bytes;
-        nv = cur;
-        nv.data = ns_;
-    } else {
-        if (cur.ndims > 1 || cur.n <= 0 || hi >= (uint64_t)cur.n)
-            return UA_BAD_INDEX_RANGE_NO_DATA;
-        if (!piece->is_array || piece->type != cur.type
-            || (piece->ndims > 1) || piece->n < 0
-            || (uint64_t)piece->n != cnt)
-            return UA_BAD_INDEX_RANGE_DATA_MISMATCH;
-        esz = ua_types[cur.type - 1].size;
-        nv = cur;
-        nv.data = ua_arena_alloc(a, (size_t)cur.n * esz);
-        if (nv.data == NULL)
-            return UA_BAD_OUT_OF_MEMORY;
-        memcpy(nv.data, cur.data, (size_t)cur.n * esz);
-        memcpy((uint8_t *)nv.data + lo * esz, piece->data, (size_t)cnt * esz);
-    }
+    s = ua_indexrange_splice(a, rg, &cur, piece, &nv);
+    if (s != UA_GOOD)
+        return s;
     need = ua_encoded_size(&nv, &ua_types[UA_TYPE_VARIANT]);
     if (need == 0)
         return UA_BAD_INTERNAL_ERROR;
@@ -467,6 +334,12 @@ bk_write_init(struct bk_write *w, const struct shm_nodestore *ns,
     w->nnodes = ns->nnodes;
     w->val = v;
     w->wnodes = NULL;
+    /* Mask, encoding byte and the value's fixed encoded size (Part 6
+     * §5.2.2), for the built-in types of at most 8 bytes. */
+    memset(w->small_dv, 0, sizeof(w->small_dv));
+    for (unsigned bt = 1; bt <= UA_BT_MAX; bt++)
+        if (ua_builtin[bt].size != 0 && ua_builtin[bt].size <= 8)
+            w->small_dv[bt] = (uint8_t)(2 + ua_builtin[bt].size);
     t = bk_calloc(ns->nnodes, sizeof(*t));
     if (t == NULL)
         return -ENOMEM;
@@ -483,7 +356,7 @@ bk_write_init(struct bk_write *w, const struct shm_nodestore *ns,
         for (unsigned bt = 1; bt < 32; bt++) {
             struct ua_datavalue dv;
 
-            if (bk_write_small_dv[bt] == 0)
+            if (w->small_dv[bt] == 0)
                 continue;
             memset(&dv, 0, sizeof(dv));
             dv.mask = UA_DV_VALUE;
@@ -526,7 +399,7 @@ bk_write_apply_small(struct bk_write *w, uint32_t node, uint32_t attr,
         return false;
     bt = dv[1];
     wn = &w->wnodes[node];
-    if (bk_write_small_dv[bt] != dv_len || (wn->types >> bt & 1) == 0
+    if (w->small_dv[bt] != dv_len || (wn->types >> bt & 1) == 0
         || (bt == UA_BT_BOOLEAN && dv[2] > 1))
         return false;
     rc = bk_value_write_small(w->val, wn->slot, dv + 1, dv_len - 1, now);
@@ -612,7 +485,7 @@ bk_write_apply_any(struct bk_write *w, const struct bk_write_req *r,
 {
     const struct shm_nodestore *ns = w->ns;
     struct ua_datavalue         dv;
-    struct bk_write_range       rg;
+    struct ua_indexrange        rg;
     struct shm_value            m;
     const uint8_t              *vbytes;
     size_t                      vlen;
@@ -620,7 +493,7 @@ bk_write_apply_any(struct bk_write *w, const struct bk_write_req *r,
     int                         rc;
 
     if (r->range_len != 0) {
-        s = bk_write_range_parse(r->range, r->range_len, &rg);
+        s = ua_indexrange_parse(r->range, r->range_len, &rg);
         if (s != UA_GOOD) {
             /* Node and attribute errors outrank a bad range. */
             memset(&dv, 0, sizeof(dv));

@@ -68,15 +68,6 @@
 #define BK_AL_STATUSWRITE    0x20
 #define BK_AL_TIMESTAMPWRITE 0x40
 
-#define BK_WRITE_RANGE_DIMS  32
-
-/* A parsed NumericRange (Part 4 §7.27). */
-struct bk_write_range {
-    uint32_t n;                 /* dimensions given */
-    uint64_t lo[BK_WRITE_RANGE_DIMS];
-    uint64_t hi[BK_WRITE_RANGE_DIMS];
-};
-
 /* One WriteValue as a worker sent it. */
 struct bk_write_req {
     uint32_t       node;
@@ -86,14 +77,6 @@ struct bk_write_req {
     const uint8_t *dv;          /* encoded DataValue */
     uint32_t       dv_len;
 };
-
-/*
- * Parse IndexRange text: UA_GOOD, or BadIndexRangeInvalid.  The same
- * grammar as Read (worker/svc_read.c): "n", "a:b" with a < b, one per
- * dimension, separated by ','; bounds saturate at 2^40.
- */
-ua_status bk_write_range_parse(const uint8_t *s, uint32_t len,
-                               struct bk_write_range *r);
 
 /*
  * The pure checks of one WriteValue against the node store, everything up
@@ -143,6 +126,14 @@ struct bk_write {
     uint32_t                    nnodes;     /* ns->nnodes, read-only */
     struct bk_write_node       *wnodes;     /* [nnodes] */
     struct bk_value            *val;        /* where values are stored */
+    /*
+     * The DataValue length of a fast-path Write by its Variant encoding
+     * byte: a Value alone, a scalar of fixed-size built-in type bt (mask,
+     * encoding byte, value; from ua_builtin[bt].size); 0 for any other
+     * byte (an array flag makes it >= 64).  These are the types of struct
+     * bk_write_node.types.
+     */
+    uint8_t                     small_dv[256];
 };
 
 /*

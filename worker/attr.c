@@ -19,7 +19,7 @@
  * AccessRestrictions: Part 4 defines BadAttributeIdInvalid as "the
  * attribute is not supported for the specified Node", which is what an
  * optional attribute a node lacks is, and those four we lack on every
- * node); BadIndexRangeInvalid (syntax, wk_attr_range_parse);
+ * node); BadIndexRangeInvalid (syntax, ua_indexrange_parse);
  * BadDataEncodingInvalid / BadDataEncodingUnsupported (below);
  * BadNotReadable / BadUserAccessDenied (Variables without CurrentRead in
  * AccessLevel / UserAccessLevel); BadIndexRangeNoData (a valid range that
@@ -50,9 +50,10 @@
  * BadNoCommunication: the value's owner, the broker, is not giving us a
  * consistent copy (preempted or dead mid-write); the client may retry.
  *
- * IndexRange (Part 4 §7.27): "n", "a:b" with a < b, one per dimension,
- * separated by ','; digits only.  A lower bound past the data is
- * BadIndexRangeNoData, an upper bound past it is cut (partial result).
+ * IndexRange (Part 4 §7.27, parsed and applied by proto/indexrange.c):
+ * "n", "a:b" with a < b, one per dimension, separated by ','; digits
+ * only.  A lower bound past the data is BadIndexRangeNoData, an upper
+ * bound past it is cut (partial result).
  * Strings and ByteStrings are arrays of bytes for a range: a scalar takes
  * one dimension, an array of them one more than the array has.  A range on
  * any other scalar, with the wrong number of dimensions, or on a non-array
@@ -71,26 +72,18 @@
 
 #include "node.h"
 #include "proto/codec.h"
+#include "proto/indexrange.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
 #include "session.h"
 #include "shm/value.h"
 
-#define WK_RANGE_DIMS     32        /* dimensions kept; more: NoData */
-#define WK_RANGE_BOUND    (UINT64_C(1) << 40)   /* saturation of a bound */
 #define WK_AL_CURRENTREAD 0x01      /* AccessLevelType bit 0, CurrentRead */
 #define WK_SLOT_TRIES     4         /* slot reads: growth and one -EAGAIN */
 /* An encoded DataValue of an inline value: mask, Variant, status, two
  * timestamps with picoseconds. */
 #define WK_DV_ENC_MAX     (1 + SHM_VALUE_INLINE + 4 + 2 * (8 + 2))
-
-/* A parsed NumericRange. */
-struct wk_range {
-    uint32_t n;                     /* dimensions given */
-    uint64_t lo[WK_RANGE_DIMS];
-    uint64_t hi[WK_RANGE_DIMS];
-};
 
 static ua_status wk_attr_encoding_check(const struct ua_qualifiedname *q,
                                         uint32_t aid);
@@ -98,13 +91,6 @@ static ua_status wk_attr_variant(const struct wk_attr_ctx *ctx, uint32_t i,
                                  uint32_t aid, struct ua_variant *v);
 static int wk_attr_slot_read(const struct wk_attr_ctx *ctx, uint32_t slot,
                              struct shm_value *m, uint8_t **bytes);
-static ua_status wk_attr_range_parse(const struct ua_string *s,
-                                     struct wk_range *r);
-static ua_status wk_attr_range_apply(struct ua_arena *a,
-                                     const struct wk_range *r,
-                                     const struct ua_variant *v,
-                                     struct ua_variant *out);
-static void wk_attr_substring(struct ua_string *s, uint64_t lo, uint64_t hi);
 
 /* Decoding our own slot bytes: the broker sized them, not the client. */
 static const struct ua_limits wk_attr_slot_limits = {
@@ -113,50 +99,6 @@ static const struct ua_limits wk_attr_slot_limits = {
     .max_array_len = INT32_MAX,
     .max_depth = UA_NESTING_MAX,
     .max_message_size = SIZE_MAX,
-};
-
-#define NC_OBJ   SHM_NC_OBJECT
-#define NC_VAR   SHM_NC_VARIABLE
-#define NC_MET   SHM_NC_METHOD
-#define NC_OT    SHM_NC_OBJECTTYPE
-#define NC_VT    SHM_NC_VARIABLETYPE
-#define NC_RT    SHM_NC_REFERENCETYPE
-#define NC_DT    SHM_NC_DATATYPE
-#define NC_VIEW  SHM_NC_VIEW
-#define NC_ALL   0xFF
-
-/*
- * The node classes that have each attribute (Part 3 §5), restricted to what
- * our node store keeps (0: kept by none; see the file comment).
- */
-const uint8_t wk_attr_classes[UA_ATTR_MAX + 1] = {
-    [UA_ATTR_NODEID] = NC_ALL,
-    [UA_ATTR_NODECLASS] = NC_ALL,
-    [UA_ATTR_BROWSENAME] = NC_ALL,
-    [UA_ATTR_DISPLAYNAME] = NC_ALL,
-    [UA_ATTR_DESCRIPTION] = NC_ALL,
-    [UA_ATTR_WRITEMASK] = NC_ALL,
-    [UA_ATTR_USERWRITEMASK] = NC_ALL,
-    [UA_ATTR_ISABSTRACT] = NC_OT | NC_VT | NC_RT | NC_DT,
-    [UA_ATTR_SYMMETRIC] = NC_RT,
-    [UA_ATTR_INVERSENAME] = NC_RT,
-    [UA_ATTR_CONTAINSNOLOOPS] = NC_VIEW,
-    [UA_ATTR_EVENTNOTIFIER] = NC_OBJ | NC_VIEW,
-    [UA_ATTR_VALUE] = NC_VAR | NC_VT,
-    [UA_ATTR_DATATYPE] = NC_VAR | NC_VT,
-    [UA_ATTR_VALUERANK] = NC_VAR | NC_VT,
-    [UA_ATTR_ARRAYDIMENSIONS] = NC_VAR | NC_VT,
-    [UA_ATTR_ACCESSLEVEL] = NC_VAR,
-    [UA_ATTR_USERACCESSLEVEL] = NC_VAR,
-    [UA_ATTR_MINIMUMSAMPLINGINTERVAL] = NC_VAR,
-    [UA_ATTR_HISTORIZING] = NC_VAR,
-    [UA_ATTR_EXECUTABLE] = NC_MET,
-    [UA_ATTR_USEREXECUTABLE] = NC_MET,
-    [UA_ATTR_DATATYPEDEFINITION] = 0,       /* DataType: not stored */
-    [UA_ATTR_ROLEPERMISSIONS] = 0,          /* optional, not stored */
-    [UA_ATTR_USERROLEPERMISSIONS] = 0,
-    [UA_ATTR_ACCESSRESTRICTIONS] = 0,
-    [UA_ATTR_ACCESSLEVELEX] = NC_VAR,
 };
 
 static ua_status
@@ -181,7 +123,7 @@ wk_attr_read(const struct wk_attr_ctx *ctx, uint32_t i, uint32_t aid,
 {
     struct wk_worker      *w = ctx->w;
     const struct shm_node *n;
-    struct wk_range        range, *r = NULL;
+    struct ua_indexrange   range, *r = NULL;
     struct ua_variant      v;
     ua_status              s;
 
@@ -191,7 +133,8 @@ wk_attr_read(const struct wk_attr_ctx *ctx, uint32_t i, uint32_t aid,
     if (!wk_attr_valid(n->node_class, aid))
         return UA_BAD_ATTRIBUTE_ID_INVALID;
     if (index_range != NULL && index_range->len > 0) {
-        s = wk_attr_range_parse(index_range, &range);
+        s = ua_indexrange_parse(index_range->data, (size_t)index_range->len,
+                                &range);
         if (s != UA_GOOD)
             return s;
         r = &range;
@@ -214,7 +157,7 @@ wk_attr_read(const struct wk_attr_ctx *ctx, uint32_t i, uint32_t aid,
     if (s != UA_GOOD)
         return s;
     if (r != NULL) {
-        s = wk_attr_range_apply(ctx->arena, r, &v, &dv->value);
+        s = ua_indexrange_extract(ctx->arena, r, &v, &dv->value);
         if (s != UA_GOOD)
             return s;
     } else {
@@ -499,7 +442,8 @@ wk_attr_value_enc(const struct wk_attr_ctx *ctx, const struct shm_node *n,
 /* The Value attribute of node i (a Variable or a VariableType). */
 ua_status
 wk_attr_value(const struct wk_attr_ctx *ctx, uint32_t i,
-              const struct wk_range *r, int32_t ttr, struct ua_datavalue *dv)
+              const struct ua_indexrange *r, int32_t ttr,
+              struct ua_datavalue *dv)
 {
     struct wk_worker      *w = ctx->w;
     const struct shm_node *n = &w->ns.nodes[i];
@@ -533,7 +477,7 @@ wk_attr_value(const struct wk_attr_ctx *ctx, uint32_t i,
             if (ua_decode(bytes, m.len, NULL, &v, &ua_types[UA_TYPE_VARIANT],
                           ctx->arena, &wk_attr_slot_limits) != UA_GOOD)
                 return UA_BAD_INTERNAL_ERROR;
-            rc = (int)wk_attr_range_apply(ctx->arena, r, &v, &dv->value);
+            rc = (int)ua_indexrange_extract(ctx->arena, r, &v, &dv->value);
             if ((ua_status)rc != UA_GOOD)
                 return (ua_status)rc;
         } else {
@@ -571,181 +515,6 @@ wk_attr_value(const struct wk_attr_ctx *ctx, uint32_t i,
         } else {
             dv->server_ts = w->now_dt;
         }
-    }
-    return UA_GOOD;
-}
-
-/* ------------------------------------------------------------------ */
-/* IndexRange                                                          */
-/* ------------------------------------------------------------------ */
-
-/*
- * Parse a NumericRange (Part 4 §7.27, BNF in Annex A.3):
- *   <numeric-range> ::= <dimension> [',' <dimension>]
- *   <dimension>     ::= <index> [':' <index>]      first < second
- *   <index>         ::= <digit> [<digit>]
- * Anything else is BadIndexRangeInvalid.  Linear in the string; values
- * saturate at WK_RANGE_BOUND; dimensions past WK_RANGE_DIMS are checked for
- * syntax and counted, not kept.
- */
-static ua_status
-wk_attr_range_parse(const struct ua_string *s, struct wk_range *r)
-{
-    const uint8_t *p = s->data, *end = s->data + s->len;
-
-    r->n = 0;
-    if (p == NULL || s->len <= 0)
-        return UA_BAD_INDEX_RANGE_INVALID;
-    for (;;) {
-        uint64_t v[2] = { 0, 0 };
-        int      k;
-
-        for (k = 0; k < 2; k++) {
-            const uint8_t *start = p;
-
-            while (p < end && *p >= '0' && *p <= '9') {
-                v[k] = v[k] * 10 + (uint64_t)(*p - '0');
-                if (v[k] > WK_RANGE_BOUND)
-                    v[k] = WK_RANGE_BOUND;
-                p++;
-            }
-            if (p == start)
-                return UA_BAD_INDEX_RANGE_INVALID;
-            if (k == 1 || p == end || *p != ':')
-                break;
-            p++;
-        }
-        if (k == 1 && v[0] >= v[1])
-            return UA_BAD_INDEX_RANGE_INVALID;
-        if (k == 0)
-            v[1] = v[0];
-        if (r->n < WK_RANGE_DIMS) {
-            r->lo[r->n] = v[0];
-            r->hi[r->n] = v[1];
-        }
-        if (r->n < UINT32_MAX)
-            r->n++;
-        if (p == end)
-            return UA_GOOD;
-        if (*p != ',')
-            return UA_BAD_INDEX_RANGE_INVALID;
-        p++;
-    }
-}
-
-/* Cut s to bytes [lo, hi] (hi already past-the-end-safe); lo < len. */
-static void
-wk_attr_substring(struct ua_string *s, uint64_t lo, uint64_t hi)
-{
-    if (s->len <= 0 || lo >= (uint64_t)s->len) {
-        s->len = 0;                 /* nothing of this element */
-        return;
-    }
-    if (hi >= (uint64_t)s->len)
-        hi = (uint64_t)s->len - 1;
-    s->data += lo;
-    s->len = (int32_t)(hi - lo + 1);
-}
-
-/*
- * Apply r to v (decoded, not RAW) into out, in the arena.  Elements are
- * copied shallowly: what they point to stays where v had it.
- */
-static ua_status
-wk_attr_range_apply(struct ua_arena *a, const struct wk_range *r,
-                   const struct ua_variant *v, struct ua_variant *out)
-{
-    const struct ua_type *et;
-    const int32_t        *dims;
-    int32_t               one, nd, cnt[WK_RANGE_DIMS], idx[WK_RANGE_DIMS];
-    size_t                total = 1, esz, stride[WK_RANGE_DIMS];
-    bool                  strs;
-    uint8_t              *dst;
-    const uint8_t        *src;
-
-    if (r->n > WK_RANGE_DIMS || v->type == UA_BT_NULL || v->type > UA_BT_MAX)
-        return UA_BAD_INDEX_RANGE_NO_DATA;
-    strs = v->type == UA_BT_STRING || v->type == UA_BT_BYTESTRING;
-    et = &ua_types[v->type - 1];
-    esz = et->size;
-
-    if (!v->is_array) {
-        struct ua_string *s;
-
-        if (!strs || r->n != 1)
-            return UA_BAD_INDEX_RANGE_NO_DATA;
-        s = v->data;
-        if (s->len <= 0 || r->lo[0] >= (uint64_t)s->len)
-            return UA_BAD_INDEX_RANGE_NO_DATA;
-        *out = *v;
-        out->data = ua_arena_alloc(a, sizeof(*s));
-        if (out->data == NULL)
-            return UA_BAD_OUT_OF_MEMORY;
-        *(struct ua_string *)out->data = *s;
-        wk_attr_substring(out->data, r->lo[0], r->hi[0]);
-        return UA_GOOD;
-    }
-
-    if (v->ndims > 1) {
-        nd = v->ndims;
-        dims = v->dims;
-    } else {
-        one = v->n > 0 ? v->n : 0;
-        nd = 1;
-        dims = &one;
-    }
-    if (nd > WK_RANGE_DIMS
-        || !((uint32_t)nd == r->n || (strs && (uint32_t)nd + 1 == r->n)))
-        return UA_BAD_INDEX_RANGE_NO_DATA;
-    for (int32_t d = 0; d < nd; d++) {
-        uint64_t hi = r->hi[d];
-
-        if (r->lo[d] >= (uint64_t)dims[d])
-            return UA_BAD_INDEX_RANGE_NO_DATA;
-        if (hi >= (uint64_t)dims[d])
-            hi = (uint64_t)dims[d] - 1;     /* partial result */
-        cnt[d] = (int32_t)(hi - r->lo[d] + 1);
-        total *= (size_t)cnt[d];            /* <= v->n: no overflow */
-        idx[d] = 0;
-    }
-    stride[nd - 1] = 1;
-    for (int32_t d = nd - 1; d > 0; d--)
-        stride[d - 1] = stride[d] * (size_t)dims[d];
-
-    dst = ua_arena_alloc(a, total * esz);
-    if (dst == NULL)
-        return UA_BAD_OUT_OF_MEMORY;
-    src = v->data;
-    /* Walk the block, last dimension fastest (Part 6 §5.2.2.16). */
-    for (size_t k = 0; k < total; k++) {
-        size_t off = 0;
-
-        for (int32_t d = 0; d < nd; d++)
-            off += ((size_t)r->lo[d] + (size_t)idx[d]) * stride[d];
-        memcpy(dst + k * esz, src + off * esz, esz);
-        if (strs && (uint32_t)nd < r->n)
-            wk_attr_substring((struct ua_string *)(dst + k * esz),
-                             r->lo[nd], r->hi[nd]);
-        for (int32_t d = nd - 1; d >= 0; d--) {
-            if (++idx[d] < cnt[d])
-                break;
-            idx[d] = 0;
-        }
-    }
-    memset(out, 0, sizeof(*out));
-    out->type = v->type;
-    out->is_array = 1;
-    out->n = (int32_t)total;
-    out->data = dst;
-    out->ndims = -1;
-    if (nd > 1) {
-        int32_t *od = ua_arena_alloc(a, (size_t)nd * sizeof(int32_t));
-
-        if (od == NULL)
-            return UA_BAD_OUT_OF_MEMORY;
-        memcpy(od, cnt, (size_t)nd * sizeof(int32_t));
-        out->ndims = nd;
-        out->dims = od;
     }
     return UA_GOOD;
 }

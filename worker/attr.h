@@ -16,13 +16,13 @@
 #include <stdint.h>
 
 #include "proto/arena.h"
-#include "proto/attrs_gen.h"
+#include "proto/attrs.h"
 #include "proto/status_gen.h"
 #include "proto/types.h"
 #include "worker.h"
 
 struct wk_session;
-struct wk_range;
+struct ua_indexrange;
 
 /* Who reads, and where the results go. */
 struct wk_attr_ctx {
@@ -32,15 +32,21 @@ struct wk_attr_ctx {
     struct ua_arena         *arena;
 };
 
-/* The node classes that have each attribute (attr.c). */
-extern const uint8_t wk_attr_classes[UA_ATTR_MAX + 1];
+/*
+ * Attributes of Part 3 §5 (proto/attrs.h) our node store does not keep on
+ * any node: BadAttributeIdInvalid (see attr.c's file comment).
+ */
+#define WK_ATTR_UNKEPT                                                      \
+    (UINT32_C(1) << UA_ATTR_DATATYPEDEFINITION                              \
+     | UINT32_C(1) << UA_ATTR_ROLEPERMISSIONS                               \
+     | UINT32_C(1) << UA_ATTR_USERROLEPERMISSIONS                           \
+     | UINT32_C(1) << UA_ATTR_ACCESSRESTRICTIONS)
 
 /* Does a node of node_class have attribute aid (as we keep nodes)? */
 static inline bool
 wk_attr_valid(uint8_t node_class, uint32_t aid)
 {
-    return aid >= 1 && aid <= UA_ATTR_MAX
-           && (wk_attr_classes[aid] & node_class) != 0;
+    return ua_attrs_valid(node_class, aid) && (WK_ATTR_UNKEPT >> aid & 1) == 0;
 }
 
 /*
@@ -65,7 +71,7 @@ ua_status wk_attr_value_enc(const struct wk_attr_ctx *ctx,
 /* The Value of node i (a Variable or VariableType), cut by r (NULL:
  * whole). */
 ua_status wk_attr_value(const struct wk_attr_ctx *ctx, uint32_t i,
-                        const struct wk_range *r, int32_t ttr,
+                        const struct ua_indexrange *r, int32_t ttr,
                         struct ua_datavalue *dv);
 
 /*

@@ -17,7 +17,7 @@
  * evaluated once each from the last to the first into st->evv[] and the
  * result is element 0's: no recursion, no repeated work, at most
  * limits.max_filter_elements elements.  Values are views of the bytes
- * (struct wk_fv): numbers, strings (String, ByteString, XmlElement, the
+ * (struct ua_scalar): numbers, strings (String, ByteString, XmlElement, the
  * text of a LocalizedText, the name of a QualifiedName), NodeIds, GUIDs,
  * and NULL (a missing field, an array, a type we do not compare).
  *
@@ -52,26 +52,10 @@
 #define WK_OP_ELEM  2
 #define WK_OP_FIELD 3
 
-enum wk_fv_kind {
-    WK_FV_NULL = 0,
-    WK_FV_BOOL,
-    WK_FV_I,            /* signed integers, DateTime */
-    WK_FV_U,            /* unsigned integers, StatusCode */
-    WK_FV_D,            /* Float, Double */
-    WK_FV_S,            /* strings (bt tells which) */
-    WK_FV_NODEID,
-    WK_FV_GUID
-};
-
 static int wk_where_ops(int32_t op);
-static bool wk_fv_of(const uint8_t *v, uint32_t n, struct wk_fv *out);
-static int wk_fv_cmp(const struct wk_fv *a, const struct wk_fv *b, bool *ok);
-static bool wk_fv_num(const struct wk_fv *a, double *d);
 static bool wk_like(const uint8_t *s, uint32_t sn, const uint8_t *p,
                     uint32_t pn);
-static void wk_fv_bool(struct wk_fv *r, int v);
-static int wk_fv_truth(const struct wk_fv *v);
-static void wk_fv_cast(const struct wk_fv *a, uint32_t bt, struct wk_fv *r);
+static int wk_fv_truth(const struct ua_scalar *v);
 
 /* Operands an operator takes: n, or -n for "at least n". */
 static int
@@ -294,351 +278,11 @@ wk_ev_where_compile(struct wk_subs *st, struct ua_arena *a,
 /* values                                                              */
 /* ------------------------------------------------------------------ */
 
-/* The scalar Variant v[n] as a value (NULL for what we do not compare). */
-static bool
-wk_fv_of(const uint8_t *v, uint32_t n, struct wk_fv *out)
-{
-    uint8_t  t;
-    int32_t  l;
-
-    memset(out, 0, sizeof(*out));
-    if (n < 1 || (v[0] & 0xC0) != 0)
-        return false;               /* null, or an array */
-    t = v[0] & 0x3F;
-    out->bt = t;
-    v++;
-    n--;
-#define NEED(k) do { if (n < (k)) return false; } while (0)
-    switch (t) {
-    case UA_BT_BOOLEAN:
-        NEED(1);
-        out->k = WK_FV_BOOL;
-        out->u.b = v[0] != 0;
-        return true;
-    case UA_BT_SBYTE:
-        NEED(1);
-        out->k = WK_FV_I;
-        out->u.i = (int8_t)v[0];
-        return true;
-    case UA_BT_BYTE:
-        NEED(1);
-        out->k = WK_FV_U;
-        out->u.u = v[0];
-        return true;
-    case UA_BT_INT16: {
-        int16_t x;
-
-        NEED(2);
-        memcpy(&x, v, 2);
-        out->k = WK_FV_I;
-        out->u.i = x;
-        return true;
-    }
-    case UA_BT_UINT16: {
-        uint16_t x;
-
-        NEED(2);
-        memcpy(&x, v, 2);
-        out->k = WK_FV_U;
-        out->u.u = x;
-        return true;
-    }
-    case UA_BT_INT32: {
-        int32_t x;
-
-        NEED(4);
-        memcpy(&x, v, 4);
-        out->k = WK_FV_I;
-        out->u.i = x;
-        return true;
-    }
-    case UA_BT_UINT32:
-    case UA_BT_STATUSCODE: {
-        uint32_t x;
-
-        NEED(4);
-        memcpy(&x, v, 4);
-        out->k = WK_FV_U;
-        out->u.u = x;
-        return true;
-    }
-    case UA_BT_INT64:
-    case UA_BT_DATETIME:
-        NEED(8);
-        memcpy(&out->u.i, v, 8);
-        out->k = WK_FV_I;
-        return true;
-    case UA_BT_UINT64:
-        NEED(8);
-        memcpy(&out->u.u, v, 8);
-        out->k = WK_FV_U;
-        return true;
-    case UA_BT_FLOAT: {
-        float f;
-
-        NEED(4);
-        memcpy(&f, v, 4);
-        out->k = WK_FV_D;
-        out->u.d = f;
-        return true;
-    }
-    case UA_BT_DOUBLE:
-        NEED(8);
-        memcpy(&out->u.d, v, 8);
-        out->k = WK_FV_D;
-        return true;
-    case UA_BT_STRING:
-    case UA_BT_BYTESTRING:
-    case UA_BT_XMLELEMENT:
-        NEED(4);
-        memcpy(&l, v, 4);
-        if (l < 0)
-            l = 0;                  /* null string: empty */
-        if ((uint32_t)l > n - 4)
-            return false;
-        out->k = WK_FV_S;
-        out->p = v + 4;
-        out->n = (uint32_t)l;
-        return true;
-    case UA_BT_GUID:
-        NEED(16);
-        out->k = WK_FV_GUID;
-        out->p = v;
-        out->n = 16;
-        return true;
-    case UA_BT_LOCALIZEDTEXT: {
-        uint32_t off = 1;
-
-        NEED(1);
-        if (v[0] & 0x01) {          /* locale: skip it */
-            NEED(off + 4);
-            memcpy(&l, v + off, 4);
-            off += 4 + (l > 0 ? (uint32_t)l : 0);
-            if (off > n)
-                return false;
-        }
-        out->k = WK_FV_S;
-        out->n = 0;
-        out->p = v + off;
-        if (v[0] & 0x02) {
-            if (n - off < 4)
-                return false;
-            memcpy(&l, v + off, 4);
-            if (l < 0)
-                l = 0;
-            if ((uint32_t)l > n - off - 4)
-                return false;
-            out->p = v + off + 4;
-            out->n = (uint32_t)l;
-        }
-        return true;
-    }
-    case UA_BT_QUALIFIEDNAME: {
-        uint16_t ns;
-
-        NEED(6);
-        memcpy(&ns, v, 2);
-        memcpy(&l, v + 2, 4);
-        if (l < 0)
-            l = 0;
-        if ((uint32_t)l > n - 6)
-            return false;
-        out->k = WK_FV_S;
-        out->ns = ns;
-        out->p = v + 6;
-        out->n = (uint32_t)l;
-        return true;
-    }
-    case UA_BT_NODEID:
-    case UA_BT_EXPANDEDNODEID: {
-        uint8_t  enc;
-        uint16_t ns;
-        uint32_t num;
-
-        NEED(1);
-        enc = v[0];
-        if (t == UA_BT_EXPANDEDNODEID && (enc & 0xC0) != 0)
-            return false;           /* with a URI / server: not compared */
-        out->k = WK_FV_NODEID;
-        out->bt = UA_BT_NODEID;
-        switch (enc & 0x3F) {
-        case 0x00:
-            NEED(2);
-            out->idt = UA_IDTYPE_NUMERIC;
-            out->u.u = v[1];
-            return true;
-        case 0x01:
-            NEED(4);
-            out->idt = UA_IDTYPE_NUMERIC;
-            out->ns = v[1];
-            memcpy(&ns, v + 2, 2);
-            out->u.u = ns;
-            return true;
-        case 0x02:
-            NEED(7);
-            out->idt = UA_IDTYPE_NUMERIC;
-            memcpy(&out->ns, v + 1, 2);
-            memcpy(&num, v + 3, 4);
-            out->u.u = num;
-            return true;
-        case 0x04:
-            NEED(19);
-            out->idt = UA_IDTYPE_GUID;
-            memcpy(&out->ns, v + 1, 2);
-            out->p = v + 3;
-            out->n = 16;
-            return true;
-        case 0x03:
-        case 0x05:
-            NEED(7);
-            out->idt = (enc & 0x3F) == 0x03 ? UA_IDTYPE_STRING
-                                            : UA_IDTYPE_OPAQUE;
-            memcpy(&out->ns, v + 1, 2);
-            memcpy(&l, v + 3, 4);
-            if (l < 0)
-                l = 0;
-            if ((uint32_t)l > n - 7)
-                return false;
-            out->p = v + 7;
-            out->n = (uint32_t)l;
-            return true;
-        default:
-            out->k = WK_FV_NULL;
-            return false;
-        }
-    }
-    default:
-        return false;
-    }
-#undef NEED
-}
-
-/* a as a number (strings are read as one). */
-static bool
-wk_fv_num(const struct wk_fv *a, double *d)
-{
-    char  buf[64];
-    char *end;
-
-    switch (a->k) {
-    case WK_FV_BOOL:
-        *d = a->u.b ? 1 : 0;
-        return true;
-    case WK_FV_I:
-        *d = (double)a->u.i;
-        return true;
-    case WK_FV_U:
-        *d = (double)a->u.u;
-        return true;
-    case WK_FV_D:
-        *d = a->u.d;
-        return true;
-    case WK_FV_S:
-        if (a->bt != UA_BT_STRING || a->n == 0 || a->n >= sizeof(buf))
-            return false;
-        memcpy(buf, a->p, a->n);
-        buf[a->n] = '\0';
-        *d = strtod(buf, &end);
-        return *end == '\0';
-    default:
-        return false;
-    }
-}
-
-static bool
-wk_fv_isnum(const struct wk_fv *a)
-{
-    return a->k == WK_FV_BOOL || a->k == WK_FV_I || a->k == WK_FV_U
-           || a->k == WK_FV_D;
-}
-
-/* -1, 0, 1; *ok false when a and b do not compare. */
-static int
-wk_fv_cmp(const struct wk_fv *a, const struct wk_fv *b, bool *ok)
-{
-    *ok = true;
-    if (a->k == WK_FV_NULL || b->k == WK_FV_NULL) {
-        *ok = false;
-        return 0;
-    }
-    if (wk_fv_isnum(a) && wk_fv_isnum(b) && a->k != WK_FV_D
-        && b->k != WK_FV_D) {
-        /* Integers (Boolean 0/1) exactly, signed with unsigned. */
-        bool    an = a->k == WK_FV_I && a->u.i < 0;
-        bool    bn = b->k == WK_FV_I && b->u.i < 0;
-        int64_t ai = a->k == WK_FV_BOOL ? a->u.b : a->u.i;
-        int64_t bi = b->k == WK_FV_BOOL ? b->u.b : b->u.i;
-
-        if (an || bn) {
-            if (an && bn)
-                return ai < bi ? -1 : ai > bi;
-            return an ? -1 : 1;
-        }
-        {
-            uint64_t au = a->k == WK_FV_BOOL ? a->u.b : a->u.u;
-            uint64_t bu = b->k == WK_FV_BOOL ? b->u.b : b->u.u;
-
-            return au < bu ? -1 : au > bu;
-        }
-    }
-    if (wk_fv_isnum(a) || wk_fv_isnum(b)) {
-        double x, y;
-
-        if (!wk_fv_num(a, &x) || !wk_fv_num(b, &y) || isnan(x) || isnan(y)) {
-            *ok = false;
-            return 0;
-        }
-        return x < y ? -1 : x > y;
-    }
-    if (a->k == WK_FV_S && b->k == WK_FV_S) {
-        uint32_t m = a->n < b->n ? a->n : b->n;
-        int      c;
-
-        if (a->bt == UA_BT_QUALIFIEDNAME && b->bt == UA_BT_QUALIFIEDNAME
-            && a->ns != b->ns)
-            return a->ns < b->ns ? -1 : 1;
-        c = m > 0 ? memcmp(a->p, b->p, m) : 0;
-        if (c != 0)
-            return c < 0 ? -1 : 1;
-        return a->n < b->n ? -1 : a->n > b->n;
-    }
-    if (a->k == WK_FV_GUID && b->k == WK_FV_GUID)
-        return memcmp(a->p, b->p, 16) != 0;
-    if (a->k == WK_FV_NODEID && b->k == WK_FV_NODEID) {
-        if (a->ns != b->ns || a->idt != b->idt)
-            return 1;
-        if (a->idt == UA_IDTYPE_NUMERIC)
-            return a->u.u != b->u.u;
-        return a->n != b->n || (a->n > 0 && memcmp(a->p, b->p, a->n) != 0);
-    }
-    *ok = false;
-    return 0;
-}
-
-/* NodeIds and GUIDs have no order: only Equals takes them. */
-static bool
-wk_fv_ordered(const struct wk_fv *a, const struct wk_fv *b)
-{
-    return a->k != WK_FV_NODEID && a->k != WK_FV_GUID
-           && b->k != WK_FV_NODEID && b->k != WK_FV_GUID;
-}
-
-static void
-wk_fv_bool(struct wk_fv *r, int v)
-{
-    memset(r, 0, sizeof(*r));
-    if (v < 0)
-        return;                     /* NULL */
-    r->k = WK_FV_BOOL;
-    r->bt = UA_BT_BOOLEAN;
-    r->u.b = v != 0;
-}
-
 /* 1 true, 0 false, -1 NULL (a non-Boolean is NULL). */
 static int
-wk_fv_truth(const struct wk_fv *v)
+wk_fv_truth(const struct ua_scalar *v)
 {
-    if (v->k != WK_FV_BOOL)
+    if (v->kind != UA_BTC_BOOLEAN)
         return -1;
     return v->u.b ? 1 : 0;
 }
@@ -706,83 +350,6 @@ wk_like(const uint8_t *s, uint32_t sn, const uint8_t *p, uint32_t pn)
     return pi == pn;
 }
 
-/* Cast a to built-in type bt (Part 4 §7.7.3 Cast; Table 120 subset). */
-static void
-wk_fv_cast(const struct wk_fv *a, uint32_t bt, struct wk_fv *r)
-{
-    double d;
-
-    memset(r, 0, sizeof(*r));
-    if (a->k == WK_FV_NULL)
-        return;
-    switch (bt) {
-    case UA_BT_BOOLEAN:
-        if (!wk_fv_num(a, &d) || isnan(d))
-            return;
-        wk_fv_bool(r, d != 0);
-        return;
-    case UA_BT_SBYTE: case UA_BT_INT16: case UA_BT_INT32: case UA_BT_INT64:
-    case UA_BT_BYTE: case UA_BT_UINT16: case UA_BT_UINT32:
-    case UA_BT_UINT64: {
-        static const double lo[] = { 0, 0, -128, 0, -32768, 0,
-                                     -2147483648.0, 0,
-                                     -9223372036854775808.0, 0 };
-        static const double hi[] = { 0, 0, 127, 255, 32767, 65535,
-                                     2147483647.0, 4294967295.0,
-                                     9223372036854775807.0,
-                                     18446744073709551615.0 };
-
-        if (a->k == WK_FV_I || a->k == WK_FV_U || a->k == WK_FV_BOOL) {
-            /* Integers stay exact. */
-            bool neg = a->k == WK_FV_I && a->u.i < 0;
-            bool sgn = bt == UA_BT_SBYTE || bt == UA_BT_INT16
-                       || bt == UA_BT_INT32 || bt == UA_BT_INT64;
-
-            if (neg && !sgn)
-                return;
-            d = a->k == WK_FV_BOOL ? a->u.b
-                : a->k == WK_FV_I ? (double)a->u.i : (double)a->u.u;
-        } else if (!wk_fv_num(a, &d) || isnan(d)) {
-            return;
-        } else {
-            d = nearbyint(d);
-        }
-        if (d < lo[bt] || d > hi[bt])
-            return;                 /* out of range: NULL */
-        r->bt = (uint8_t)bt;
-        if (bt == UA_BT_SBYTE || bt == UA_BT_INT16 || bt == UA_BT_INT32
-            || bt == UA_BT_INT64) {
-            r->k = WK_FV_I;
-            r->u.i = a->k == WK_FV_I ? a->u.i
-                     : a->k == WK_FV_U ? (int64_t)a->u.u
-                     : a->k == WK_FV_BOOL ? a->u.b : (int64_t)d;
-        } else {
-            r->k = WK_FV_U;
-            r->u.u = a->k == WK_FV_U ? a->u.u
-                     : a->k == WK_FV_I ? (uint64_t)a->u.i
-                     : a->k == WK_FV_BOOL ? a->u.b : (uint64_t)d;
-        }
-        return;
-    }
-    case UA_BT_FLOAT:
-    case UA_BT_DOUBLE:
-        if (!wk_fv_num(a, &d))
-            return;
-        r->k = WK_FV_D;
-        r->bt = (uint8_t)bt;
-        r->u.d = bt == UA_BT_FLOAT ? (double)(float)d : d;
-        return;
-    case UA_BT_STRING:
-        if (a->k == WK_FV_S) {
-            *r = *a;
-            r->bt = UA_BT_STRING;
-        }
-        return;
-    default:
-        return;                     /* not a cast we make: NULL */
-    }
-}
-
 /* ------------------------------------------------------------------ */
 /* evaluate                                                            */
 /* ------------------------------------------------------------------ */
@@ -791,7 +358,7 @@ wk_fv_cast(const struct wk_fv *a, uint32_t bt, struct wk_fv *r)
 static void
 wk_where_value(struct wk_subs *st, const uint8_t *w, uint32_t *at,
                const struct shm_fo_ev *ev, const struct shm_fo_ev_field *f,
-               uint32_t nf, struct wk_fv *out)
+               uint32_t nf, struct ua_scalar *out)
 {
     uint8_t kind = w[(*at)++];
 
@@ -800,7 +367,7 @@ wk_where_value(struct wk_subs *st, const uint8_t *w, uint32_t *at,
         uint32_t len;
 
         memcpy(&len, w + *at, 4);
-        (void)wk_fv_of(w + *at + 4, len, out);
+        (void)ua_scalar_view(w + *at + 4, len, out);
         *at += 4 + len;
     } else if (kind == WK_OP_ELEM) {
         uint32_t idx;
@@ -822,7 +389,7 @@ wk_where_value(struct wk_subs *st, const uint8_t *w, uint32_t *at,
             for (uint32_t k = 0; k < nf; k++)
                 if (f[k].plen == pl
                     && memcmp(f[k].path, w + *at + 8, pl) == 0) {
-                    (void)wk_fv_of(f[k].var, f[k].vlen, out);
+                    (void)ua_scalar_view(f[k].var, f[k].vlen, out);
                     break;
                 }
         *at += 8u + pl;
@@ -865,7 +432,7 @@ wk_ev_where_eval(struct wk_subs *st, const uint8_t *w, uint32_t n,
     /* Last to first: an element only names later ones. */
     for (uint32_t i = n; i-- > 0;) {
         uint8_t      op = w[offs[i]], nops = w[offs[i] + 1];
-        struct wk_fv a, b, c, *r = &st->evv[i];
+        struct ua_scalar a, b, c, *r = &st->evv[i];
         bool         ok;
         int          cmp, ta, tb;
 
@@ -875,84 +442,86 @@ wk_ev_where_eval(struct wk_subs *st, const uint8_t *w, uint32_t n,
             wk_where_value(st, w, &at, ev, f, nf, &b);
         switch (op) {
         case UA_FILTEROPERATOR_EQUALS:
-            cmp = wk_fv_cmp(&a, &b, &ok);
-            wk_fv_bool(r, ok ? cmp == 0 : (a.k == WK_FV_NULL
-                                           || b.k == WK_FV_NULL) ? -1 : 0);
+            cmp = ua_scalar_compare(&a, &b, &ok);
+            ua_scalar_bool(r, ok ? cmp == 0 : (a.kind == UA_BTC_NONE
+                                           || b.kind == UA_BTC_NONE) ? -1 : 0);
             break;
         case UA_FILTEROPERATOR_ISNULL:
-            wk_fv_bool(r, a.k == WK_FV_NULL);
+            ua_scalar_bool(r, a.kind == UA_BTC_NONE);
             break;
         case UA_FILTEROPERATOR_GREATERTHAN:
         case UA_FILTEROPERATOR_LESSTHAN:
         case UA_FILTEROPERATOR_GREATERTHANOREQUAL:
         case UA_FILTEROPERATOR_LESSTHANOREQUAL:
-            cmp = wk_fv_cmp(&a, &b, &ok);
-            if (!ok || !wk_fv_ordered(&a, &b)) {
-                wk_fv_bool(r, -1);
+            cmp = ua_scalar_compare(&a, &b, &ok);
+            if (!ok || !ua_scalar_ordered(&a, &b)) {
+                ua_scalar_bool(r, -1);
                 break;
             }
-            wk_fv_bool(r, op == UA_FILTEROPERATOR_GREATERTHAN ? cmp > 0
+            ua_scalar_bool(r, op == UA_FILTEROPERATOR_GREATERTHAN ? cmp > 0
                           : op == UA_FILTEROPERATOR_LESSTHAN ? cmp < 0
                           : op == UA_FILTEROPERATOR_GREATERTHANOREQUAL
                               ? cmp >= 0 : cmp <= 0);
             break;
         case UA_FILTEROPERATOR_LIKE:
-            if (a.k != WK_FV_S || b.k != WK_FV_S)
-                wk_fv_bool(r, -1);
+            if (a.kind != UA_BTC_STRING || b.kind != UA_BTC_STRING)
+                ua_scalar_bool(r, -1);
             else
-                wk_fv_bool(r, wk_like(a.p, a.n, b.p, b.n));
+                ua_scalar_bool(r, wk_like(a.p, a.n, b.p, b.n));
             break;
         case UA_FILTEROPERATOR_NOT:
             ta = wk_fv_truth(&a);
-            wk_fv_bool(r, ta < 0 ? -1 : !ta);
+            ua_scalar_bool(r, ta < 0 ? -1 : !ta);
             break;
         case UA_FILTEROPERATOR_BETWEEN: {
             bool ok2;
             int  c1, c2;
 
             wk_where_value(st, w, &at, ev, f, nf, &c);
-            c1 = wk_fv_cmp(&a, &b, &ok);
-            c2 = wk_fv_cmp(&a, &c, &ok2);
-            if (!ok || !ok2 || !wk_fv_ordered(&a, &b)
-                || !wk_fv_ordered(&a, &c))
-                wk_fv_bool(r, -1);
+            c1 = ua_scalar_compare(&a, &b, &ok);
+            c2 = ua_scalar_compare(&a, &c, &ok2);
+            if (!ok || !ok2 || !ua_scalar_ordered(&a, &b)
+                || !ua_scalar_ordered(&a, &c))
+                ua_scalar_bool(r, -1);
             else
-                wk_fv_bool(r, c1 >= 0 && c2 <= 0);
+                ua_scalar_bool(r, c1 >= 0 && c2 <= 0);
             break;
         }
         case UA_FILTEROPERATOR_INLIST: {
             int res = 0;
 
-            cmp = wk_fv_cmp(&a, &b, &ok);
+            cmp = ua_scalar_compare(&a, &b, &ok);
             if (ok && cmp == 0)
                 res = 1;
             for (uint32_t k = 2; k < nops; k++) {
                 wk_where_value(st, w, &at, ev, f, nf, &c);
-                cmp = wk_fv_cmp(&a, &c, &ok);
+                cmp = ua_scalar_compare(&a, &c, &ok);
                 if (ok && cmp == 0)
                     res = 1;
             }
-            wk_fv_bool(r, a.k == WK_FV_NULL ? -1 : res);
+            ua_scalar_bool(r, a.kind == UA_BTC_NONE ? -1 : res);
             break;
         }
         case UA_FILTEROPERATOR_AND:
             ta = wk_fv_truth(&a);
             tb = wk_fv_truth(&b);
-            wk_fv_bool(r, ta == 0 || tb == 0 ? 0 : ta < 0 || tb < 0 ? -1 : 1);
+            ua_scalar_bool(r, ta == 0 || tb == 0 ? 0
+                              : ta < 0 || tb < 0 ? -1 : 1);
             break;
         case UA_FILTEROPERATOR_OR:
             ta = wk_fv_truth(&a);
             tb = wk_fv_truth(&b);
-            wk_fv_bool(r, ta == 1 || tb == 1 ? 1 : ta < 0 || tb < 0 ? -1 : 0);
+            ua_scalar_bool(r, ta == 1 || tb == 1 ? 1
+                              : ta < 0 || tb < 0 ? -1 : 0);
             break;
         case UA_FILTEROPERATOR_CAST: {
             uint32_t bt = 0;
 
             /* b: the DataType's NodeId; its built-in type. */
-            if (b.k == WK_FV_NODEID && b.ns == 0
+            if (b.kind == UA_BTC_NODEID && b.ns == 0
                 && b.idt == UA_IDTYPE_NUMERIC && b.u.u >= 1 && b.u.u <= 25)
                 bt = (uint32_t)b.u.u;
-            wk_fv_cast(&a, bt, r);
+            ua_scalar_cast(&a, bt, r);
             break;
         }
         case UA_FILTEROPERATOR_OFTYPE: {
@@ -960,9 +529,9 @@ wk_ev_where_eval(struct wk_subs *st, const uint8_t *w, uint32_t n,
             uint32_t         t;
 
             memset(&id, 0, sizeof(id));
-            if (a.k != WK_FV_NODEID || a.idt != UA_IDTYPE_NUMERIC) {
+            if (a.kind != UA_BTC_NODEID || a.idt != UA_IDTYPE_NUMERIC) {
                 /* Other identifier forms: look the bytes up. */
-                if (a.k == WK_FV_NODEID) {
+                if (a.kind == UA_BTC_NODEID) {
                     id.ns = a.ns;
                     id.idtype = a.idt;
                     if (a.idt == UA_IDTYPE_GUID)
@@ -972,14 +541,14 @@ wk_ev_where_eval(struct wk_subs *st, const uint8_t *w, uint32_t n,
                         id.id.str.data = (uint8_t *)(uintptr_t)a.p;
                     }
                 } else {
-                    wk_fv_bool(r, 0);
+                    ua_scalar_bool(r, 0);
                     break;
                 }
             } else {
                 id = ua_nodeid_num(a.ns, (uint32_t)a.u.u);
             }
             t = wk_node_lookup(st->w, &id);
-            wk_fv_bool(r, t != SHM_NONE && ev->type < st->w->ns.nnodes
+            ua_scalar_bool(r, t != SHM_NONE && ev->type < st->w->ns.nnodes
                               && shm_nodestore_is_subtype(&st->w->ns,
                                                           ev->type, t));
             break;
@@ -987,17 +556,18 @@ wk_ev_where_eval(struct wk_subs *st, const uint8_t *w, uint32_t n,
         case UA_FILTEROPERATOR_BITWISEAND:
         case UA_FILTEROPERATOR_BITWISEOR:
             memset(r, 0, sizeof(*r));
-            if ((a.k == WK_FV_I || a.k == WK_FV_U)
-                && (b.k == WK_FV_I || b.k == WK_FV_U)) {
+            if ((a.kind == UA_BTC_SIGNED || a.kind == UA_BTC_UNSIGNED)
+                && (b.kind == UA_BTC_SIGNED || b.kind == UA_BTC_UNSIGNED)) {
                 uint64_t x = a.u.u, y = b.u.u;
 
-                r->k = a.k == WK_FV_I && b.k == WK_FV_I ? WK_FV_I : WK_FV_U;
-                r->bt = r->k == WK_FV_I ? UA_BT_INT64 : UA_BT_UINT64;
+                r->kind = a.kind == UA_BTC_SIGNED && b.kind == UA_BTC_SIGNED
+                              ? UA_BTC_SIGNED : UA_BTC_UNSIGNED;
+                r->bt = r->kind == UA_BTC_SIGNED ? UA_BT_INT64 : UA_BT_UINT64;
                 r->u.u = op == UA_FILTEROPERATOR_BITWISEAND ? x & y : x | y;
             }
             break;
         default:
-            wk_fv_bool(r, -1);
+            ua_scalar_bool(r, -1);
             break;
         }
     }

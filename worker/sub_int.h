@@ -52,6 +52,7 @@
 
 #include "conn.h"
 #include "proto/arena.h"
+#include "proto/scalar.h"
 #include "proto/types.h"
 #include "proto/types_gen.h"
 #include "session.h"
@@ -461,7 +462,7 @@ struct wk_subs {
     uint32_t              rt_hes;       /* reftypes HasEventSource, */
     uint32_t              rt_hc;        /* HasComponent (SHM_NONE) */
     uint64_t              ev_seq;       /* EventIds of our own events */
-    struct wk_fv         *evv;          /* [WK_EV_WHERE_MAX]: where results */
+    struct ua_scalar     *evv;          /* [WK_EV_WHERE_MAX]: where results */
     uint64_t              sampled_due;  /* ms, UINT64_MAX: none */
     struct wk_cells       cells;
     struct wk_ents        ents;
@@ -744,23 +745,6 @@ void wk_ev_on_event(void *arg, const uint8_t *rec, uint32_t len);
 void wk_ev_on_events_lost(void *arg);
 
 /* ------------------------------------------------- monitem_where.c */
-
-/* A value of the where clause: a view of Variant bytes (or a result). */
-struct wk_fv {
-    uint8_t        k;               /* WK_FV_* (monitem_where.c) */
-    uint8_t        bt;              /* built-in type it came from */
-    uint8_t        idt;             /* NodeId: identifier type */
-    uint8_t        pad;
-    uint16_t       ns;              /* NodeId, QualifiedName */
-    uint32_t       n;
-    const uint8_t *p;               /* strings, GUIDs, NodeId bytes */
-    union {
-        bool     b;
-        int64_t  i;
-        uint64_t u;
-        double   d;
-    } u;
-};
 
 /*
  * Compile the where clause wc (Part 4 §7.7) into b[*pos..cap) (*pos

@@ -1,9 +1,8 @@
 /*
- * tests/unit/broker/check_feed.c: the feed's text format (broker/feed.c,
- * docs/feed.md) on the real address space, without sockets: every NodeId
- * form, values of each type by the node's DataType, arrays, quoting, the
- * status= and ts= options, ISO 8601 times, and the refusals with their
- * statuses; then whole batches with their report lines.
+ * tests/unit/broker/check_feed.c: the feed's batches (broker/feed.c) on
+ * the real address space, without sockets: value and event lines applied
+ * through the value path, the counts and the report lines.  The sockets
+ * and `uabroker feed` are the integration tests' (tests/integ).
  */
 #include <check.h>
 #include <stdint.h>
@@ -26,8 +25,6 @@ static struct bk_config     conf;
 static struct bk_addrspace  as;
 static uint8_t              arena_buf[1 << 20];
 static struct ua_arena      arena;
-static struct bk_feed_value fv;
-static char                 why[BK_FEED_WHY_MAX];
 
 static void
 setup(void)
@@ -48,14 +45,6 @@ teardown(void)
     bk_addrspace_close(&as);
 }
 
-static ua_status
-parse(const char *line)
-{
-    ua_arena_reset(&arena);
-    return bk_feed_parse_line(&as.ns, line, strlen(line), &arena, &fv, why,
-                              sizeof(why));
-}
-
 static uint32_t
 str(const char *s)
 {
@@ -65,247 +54,6 @@ str(const char *s)
     k.len = (uint32_t)strlen(s);
     return shm_nodestore_lookup(&as.ns, &k);
 }
-
-START_TEST(test_nodeids)
-{
-    ck_assert_uint_eq(parse("ns=1;s=v0=42"), UA_GOOD);
-    ck_assert_uint_eq(fv.node, str("v0"));
-    ck_assert_uint_eq(fv.slot, as.ns.nodes[str("v0")].u.var.slot);
-    /* Namespace 0 parses and is found, but belongs to the server. */
-    ck_assert_uint_eq(parse("i=2258=1"), UA_BAD_NOT_WRITABLE);
-    ck_assert_uint_eq(parse("ns=0;i=2267=1"), UA_BAD_NOT_WRITABLE);
-    /* GUID and opaque forms parse (no such nodes here). */
-    ck_assert_uint_eq(parse("ns=1;g=09087e75-8e5e-499b-954f-f2a9603db28a=1"),
-                      UA_BAD_NODE_ID_UNKNOWN);
-    ck_assert_uint_eq(parse("ns=1;b=M/RbKBsRVkePCePcx24oRA===1"),
-                      UA_BAD_NODE_ID_UNKNOWN);
-    ck_assert_uint_eq(parse("ns=1;b=AAE==1"), UA_BAD_NODE_ID_UNKNOWN);
-    ck_assert_uint_eq(parse("ns=1;s=nope=1"), UA_BAD_NODE_ID_UNKNOWN);
-    /* Broken NodeIds. */
-    ck_assert_uint_eq(parse("v0=1"), UA_BAD_NODE_ID_INVALID);
-    ck_assert_uint_eq(parse("ns=1;v0=1"), UA_BAD_NODE_ID_INVALID);
-    ck_assert_uint_eq(parse("ns=70000;s=v0=1"), UA_BAD_NODE_ID_INVALID);
-    ck_assert_uint_eq(parse("ns=1;i=x=1"), UA_BAD_NODE_ID_INVALID);
-    ck_assert_uint_eq(parse("ns=1;i=4294967296=1"), UA_BAD_NODE_ID_INVALID);
-    ck_assert_uint_eq(parse("ns=1;g=0908-7e75=1"), UA_BAD_NODE_ID_INVALID);
-    ck_assert_uint_eq(parse("ns=1;b=A=1"), UA_BAD_NODE_ID_INVALID);
-    ck_assert_uint_eq(parse("ns=1;s=v0"), UA_BAD_NODE_ID_INVALID);
-    ck_assert_uint_eq(parse("ns=1;s==1"), UA_BAD_NODE_ID_INVALID);
-    ck_assert_uint_eq(parse(""), UA_BAD_NODE_ID_INVALID);
-    /* Objects have no value. */
-    ck_assert_uint_eq(parse("ns=1;s=Demo=1"), UA_BAD_NOT_WRITABLE);
-}
-END_TEST
-
-START_TEST(test_numbers)
-{
-    ck_assert_uint_eq(parse("ns=1;s=v0=-2147483648"), UA_GOOD);
-    ck_assert_uint_eq(fv.v.type, UA_BT_INT32);
-    ck_assert_int_eq(*(int32_t *)fv.v.data, INT32_MIN);
-    ck_assert_uint_eq(parse("ns=1;s=v0=2147483647"), UA_GOOD);
-    ck_assert_uint_eq(parse("ns=1;s=v0=2147483648"), UA_BAD_OUT_OF_RANGE);
-    ck_assert_uint_eq(parse("ns=1;s=v0=0x10"), UA_GOOD);
-    ck_assert_int_eq(*(int32_t *)fv.v.data, 16);
-    ck_assert_uint_eq(parse("ns=1;s=v0=1.5"), UA_BAD_TYPE_MISMATCH);
-    ck_assert_uint_eq(parse("ns=1;s=v0=abc"), UA_BAD_TYPE_MISMATCH);
-    ck_assert_uint_eq(parse("ns=1;s=v0="), UA_BAD_TYPE_MISMATCH);
-    ck_assert_uint_eq(parse("ns=1;s=v1=1.25"), UA_GOOD);
-    ck_assert_uint_eq(fv.v.type, UA_BT_DOUBLE);
-    ck_assert(*(double *)fv.v.data == 1.25);
-    ck_assert_uint_eq(parse("ns=1;s=v1=-1e300"), UA_GOOD);
-    ck_assert_uint_eq(parse("ns=1;s=v1=nan"), UA_GOOD);
-    ck_assert_uint_eq(parse("ns=1;s=v1= 7 "), UA_GOOD);
-    ck_assert(*(double *)fv.v.data == 7);
-    /* Each width at its limit and past it. */
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.SByte=-128"),
-                      UA_GOOD);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.SByte=128"),
-                      UA_BAD_OUT_OF_RANGE);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Byte=255"), UA_GOOD);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Byte=256"),
-                      UA_BAD_OUT_OF_RANGE);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Byte=-1"),
-                      UA_BAD_OUT_OF_RANGE);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Int16=-32768"),
-                      UA_GOOD);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Int16=32768"),
-                      UA_BAD_OUT_OF_RANGE);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.UInt16=65535"),
-                      UA_GOOD);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.UInt16=65536"),
-                      UA_BAD_OUT_OF_RANGE);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.UInt32=4294967295"),
-                      UA_GOOD);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.UInt32=4294967296"),
-                      UA_BAD_OUT_OF_RANGE);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Int64="
-                            "-9223372036854775808"), UA_GOOD);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Int64="
-                            "9223372036854775808"), UA_BAD_OUT_OF_RANGE);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.UInt64="
-                            "18446744073709551615"), UA_GOOD);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Float=3.5"), UA_GOOD);
-    ck_assert(*(float *)fv.v.data == 3.5f);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Float=1e39"),
-                      UA_BAD_OUT_OF_RANGE);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.StatusCode="
-                            "0x80740000"), UA_GOOD);
-    ck_assert_uint_eq(*(uint32_t *)fv.v.data, UA_BAD_TYPE_MISMATCH);
-}
-END_TEST
-
-START_TEST(test_other_types)
-{
-    const struct ua_string *s;
-
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Boolean=true"),
-                      UA_GOOD);
-    ck_assert(*(bool *)fv.v.data);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Boolean=0"), UA_GOOD);
-    ck_assert(!*(bool *)fv.v.data);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Boolean=yes"),
-                      UA_BAD_TYPE_MISMATCH);
-    /* Strings: bare to the options, or quoted with escapes. */
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.String=hello world"),
-                      UA_GOOD);
-    s = fv.v.data;
-    ck_assert(ua_string_eq(s, "hello world"));
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.String="
-                            "\"a;status=1 \\\"q\\\"\\n\""), UA_GOOD);
-    s = fv.v.data;
-    ck_assert(ua_string_eq(s, "a;status=1 \"q\"\n"));
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.String=\"open"),
-                      UA_BAD_TYPE_MISMATCH);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.ByteString=AAEC"),
-                      UA_GOOD);
-    s = fv.v.data;
-    ck_assert_int_eq(s->len, 3);
-    ck_assert_uint_eq(s->data[2], 2);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.ByteString=AAE"),
-                      UA_BAD_TYPE_MISMATCH);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.DateTime="
-                            "1970-01-01T00:00:01Z"), UA_GOOD);
-    ck_assert_int_eq(*(int64_t *)fv.v.data, UNIX + 10000000);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Guid="
-                            "00000001-0002-0003-0405-060708090a0b"),
-                      UA_GOOD);
-    ck_assert_uint_eq(((struct ua_guid *)fv.v.data)->data1, 1);
-    ck_assert_uint_eq(((struct ua_guid *)fv.v.data)->data4[7], 0x0b);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.NodeId=ns=1;s=v0"),
-                      UA_GOOD);
-    ck_assert_uint_eq(((struct ua_nodeid *)fv.v.data)->ns, 1);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.LocalizedText=hi"),
-                      UA_GOOD);
-    ck_assert(ua_string_eq(&((struct ua_localizedtext *)fv.v.data)->text,
-                           "hi"));
-    /* Types the feed does not write. */
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.QualifiedName=x"),
-                      UA_BAD_NOT_SUPPORTED);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.ExtensionObject=x"),
-                      UA_BAD_NOT_SUPPORTED);
-    /* BaseDataType (the Variant variable): the text picks the type. */
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Variant=5"), UA_GOOD);
-    ck_assert_uint_eq(fv.v.type, UA_BT_INT32);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Variant=5000000000"),
-                      UA_GOOD);
-    ck_assert_uint_eq(fv.v.type, UA_BT_INT64);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Variant=2.5"), UA_GOOD);
-    ck_assert_uint_eq(fv.v.type, UA_BT_DOUBLE);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Variant=false"),
-                      UA_GOOD);
-    ck_assert_uint_eq(fv.v.type, UA_BT_BOOLEAN);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.Variant=\"s\""),
-                      UA_GOOD);
-    ck_assert_uint_eq(fv.v.type, UA_BT_STRING);
-}
-END_TEST
-
-START_TEST(test_arrays)
-{
-    const int32_t *a;
-
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Array.Int32=[1, -2,3]"),
-                      UA_GOOD);
-    ck_assert(fv.v.is_array);
-    ck_assert_int_eq(fv.v.n, 3);
-    a = fv.v.data;
-    ck_assert_int_eq(a[1], -2);
-    ck_assert_int_eq(a[2], 3);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Array.Int32=[]"), UA_GOOD);
-    ck_assert_int_eq(fv.v.n, 0);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Array.Double=[1.5,2]"),
-                      UA_GOOD);
-    ck_assert(((double *)fv.v.data)[1] == 2);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Array.String="
-                            "[\"a,b\", c, \"]\"]"), UA_GOOD);
-    ck_assert_int_eq(fv.v.n, 3);
-    ck_assert(ua_string_eq(&((struct ua_string *)fv.v.data)[0], "a,b"));
-    ck_assert(ua_string_eq(&((struct ua_string *)fv.v.data)[1], "c"));
-    ck_assert(ua_string_eq(&((struct ua_string *)fv.v.data)[2], "]"));
-    /* Many elements: the arena grows the array. */
-    {
-        char  line[8192];
-        int   n = snprintf(line, sizeof(line),
-                           "ns=1;s=Demo.Static.Array.Int32=[");
-
-        for (int i = 0; i < 1000; i++)
-            n += snprintf(line + n, sizeof(line) - (size_t)n, "%s%d",
-                          i ? "," : "", i);
-        snprintf(line + n, sizeof(line) - (size_t)n, "]");
-        ck_assert_uint_eq(parse(line), UA_GOOD);
-        ck_assert_int_eq(fv.v.n, 1000);
-        ck_assert_int_eq(((int32_t *)fv.v.data)[999], 999);
-    }
-    /* Shape and syntax refusals. */
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Array.Int32=5"),
-                      UA_BAD_TYPE_MISMATCH);
-    ck_assert_uint_eq(parse("ns=1;s=v0=[5]"), UA_BAD_TYPE_MISMATCH);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Array.Int32=[1,x]"),
-                      UA_BAD_TYPE_MISMATCH);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Array.Int32=[1 2]"),
-                      UA_BAD_TYPE_MISMATCH);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Array.Int32=[1,2"),
-                      UA_BAD_TYPE_MISMATCH);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Array.Variant=[1,true]"),
-                      UA_BAD_TYPE_MISMATCH);
-}
-END_TEST
-
-START_TEST(test_options)
-{
-    ck_assert_uint_eq(parse("ns=1;s=v0=1;status=0x40920000"), UA_GOOD);
-    ck_assert_uint_eq(fv.status, 0x40920000u);
-    ck_assert(!fv.has_ts);
-    ck_assert_uint_eq(parse("ns=1;s=v0=1;ts=2024-05-01T12:00:00.5Z"),
-                      UA_GOOD);
-    ck_assert(fv.has_ts);
-    ck_assert_int_eq(fv.source_ts,
-                     UNIX + (INT64_C(1714564800) * 10000000) + 5000000);
-    ck_assert_uint_eq(parse("ns=1;s=v0=1;ts=2024-05-01T14:00:00+02:00"
-                            ";status=0"), UA_GOOD);
-    ck_assert_int_eq(fv.source_ts, UNIX + INT64_C(1714564800) * 10000000);
-    ck_assert_uint_eq(parse("ns=1;s=v0=1;ts=1601-01-01T00:00:00.0000001Z"),
-                      UA_GOOD);
-    ck_assert_int_eq(fv.source_ts, 1);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Scalar.String=x ;status=1"),
-                      UA_GOOD);
-    ck_assert(ua_string_eq(fv.v.data, "x"));
-    /* Refusals. */
-    ck_assert_uint_eq(parse("ns=1;s=v0=1;ts=2024-13-01T00:00:00Z"),
-                      UA_BAD_TYPE_MISMATCH);
-    ck_assert_uint_eq(parse("ns=1;s=v0=1;ts=2024-05-01"),
-                      UA_BAD_TYPE_MISMATCH);
-    ck_assert_uint_eq(parse("ns=1;s=v0=1;ts=1600-01-01T00:00:00Z"),
-                      UA_BAD_TYPE_MISMATCH);
-    ck_assert_uint_eq(parse("ns=1;s=v0=1;status=x"), UA_BAD_TYPE_MISMATCH);
-    ck_assert_uint_eq(parse("ns=1;s=v0=1;status=0x100000000"),
-                      UA_BAD_TYPE_MISMATCH);
-    ck_assert_uint_eq(parse("ns=1;s=v0=1;colour=red"), UA_BAD_TYPE_MISMATCH);
-    ck_assert_uint_eq(parse("ns=1;s=Demo.Static.Array.Int32=[1] x"),
-                      UA_BAD_TYPE_MISMATCH);
-    ck_assert(strlen(why) > 0);
-}
-END_TEST
 
 START_TEST(test_batch)
 {
@@ -352,166 +100,6 @@ START_TEST(test_batch)
 }
 END_TEST
 
-
-/* ------------------------------------------------------------ events */
-
-static uint8_t                ev_buf[BK_FEED_EVENT_MAX];
-static struct bk_event        ev;
-static struct shm_fo_ev       evh;
-static struct shm_fo_ev_field evf[SHM_FO_EV_FIELDS_MAX];
-static int                    evn;
-
-static ua_status
-parse_ev(const char *line)
-{
-    ua_status st;
-
-    ua_arena_reset(&arena);
-    evn = -1;
-    st = bk_feed_parse_event(&as.ns, line, strlen(line), T0, &arena, &ev,
-                             ev_buf, sizeof(ev_buf), why, sizeof(why));
-    if (st == UA_GOOD)
-        evn = shm_fo_ev_parse(ev.buf, ev.len, &evh, evf,
-                              SHM_FO_EV_FIELDS_MAX);
-    return st;
-}
-
-/* The decoded Variant of field path of the last event (type 0: none). */
-static struct ua_variant
-ev_field(const char *path)
-{
-    struct ua_variant v;
-
-    memset(&v, 0, sizeof(v));
-    for (int i = 0; i < evn; i++)
-        if (evf[i].plen == strlen(path)
-            && memcmp(evf[i].path, path, evf[i].plen) == 0) {
-            ck_assert_uint_eq(ua_decode(evf[i].var, evf[i].vlen, NULL, &v,
-                                        &ua_types[UA_TYPE_VARIANT], &arena,
-                                        NULL), UA_GOOD);
-            return v;
-        }
-    return v;
-}
-
-static uint32_t
-ns0(uint32_t id)
-{
-    struct shm_nodekey k = { .ns = 0, .idtype = SHM_ID_NUMERIC, .num = id };
-
-    return shm_nodestore_lookup(&as.ns, &k);
-}
-
-START_TEST(test_event_lines)
-{
-    struct ua_variant v;
-
-    ck_assert_uint_eq(parse_ev("event=ns=1;s=Demo;type=i=2041;severity=700;"
-                               "message=\"Tank; 4 high\";"
-                               "time=2024-05-01T12:00:00Z;"
-                               "1:Temperature=21.5;Count=3;"
-                               "2:A/2:B=\"x\""), UA_GOOD);
-    ck_assert_int_eq(evn, 11);      /* 8 standard + 3 */
-    ck_assert_uint_eq(evh.source, str("Demo"));
-    ck_assert_uint_eq(evh.type, ns0(UA_NS0ID_BASEEVENTTYPE));
-    v = ev_field("0:Severity");
-    ck_assert_uint_eq(v.type, UA_BT_UINT16);
-    ck_assert_uint_eq(*(uint16_t *)v.data, 700);
-    v = ev_field("0:Message");
-    ck_assert_uint_eq(v.type, UA_BT_LOCALIZEDTEXT);
-    ck_assert_int_eq(((struct ua_localizedtext *)v.data)->text.len, 12);
-    v = ev_field("0:Time");
-    ck_assert_int_eq(*(int64_t *)v.data,
-                     INT64_C(1714564800) * 10000000 + UNIX);
-    v = ev_field("0:ReceiveTime");
-    ck_assert_int_eq(*(int64_t *)v.data, T0);
-    v = ev_field("1:Temperature");
-    ck_assert_uint_eq(v.type, UA_BT_DOUBLE);
-    ck_assert(*(double *)v.data == 21.5);
-    v = ev_field("0:Count");
-    ck_assert_uint_eq(v.type, UA_BT_INT32);
-    v = ev_field("2:A/2:B");
-    ck_assert_uint_eq(v.type, UA_BT_STRING);
-    v = ev_field("0:EventId");
-    ck_assert_uint_eq(v.type, UA_BT_BYTESTRING);
-    ck_assert_int_eq(((struct ua_string *)v.data)->len, 16);
-    v = ev_field("0:SourceName");
-    ck_assert_int_eq(((struct ua_string *)v.data)->len, 4);     /* Demo */
-    v = ev_field("0:SourceNode");
-    ck_assert_uint_eq(v.type, UA_BT_NODEID);
-    ck_assert_uint_eq(((struct ua_nodeid *)v.data)->ns, 1);
-    /* Defaults: BaseEventType, severity 500, an empty message, now. */
-    ck_assert_uint_eq(parse_ev("event=i=2253"), UA_GOOD);
-    ck_assert_int_eq(evn, 8);
-    ck_assert_uint_eq(*(uint16_t *)ev_field("0:Severity").data,
-                      BK_FEED_EVENT_SEVERITY);
-    ck_assert_int_eq(*(int64_t *)ev_field("0:Time").data, T0);
-    /* A type in another namespace form, a subtype of BaseEventType. */
-    ck_assert_uint_eq(parse_ev("event=i=2253;type=ns=0;i=2071"), UA_GOOD);
-    ck_assert_uint_eq(evh.type, ns0(UA_NS0ID_AUDITCREATESESSIONEVENTTYPE));
-    /* Two events never share an EventId. */
-    {
-        uint8_t a[16];
-
-        ck_assert_uint_eq(parse_ev("event=i=2253"), UA_GOOD);
-        memcpy(a, ((struct ua_string *)ev_field("0:EventId").data)->data, 16);
-        ck_assert_uint_eq(parse_ev("event=i=2253"), UA_GOOD);
-        ck_assert(memcmp(a, ((struct ua_string *)
-                             ev_field("0:EventId").data)->data, 16) != 0);
-    }
-}
-END_TEST
-
-START_TEST(test_event_refusals)
-{
-    ck_assert_uint_eq(parse_ev("event="), UA_BAD_NODE_ID_INVALID);
-    ck_assert_uint_eq(parse_ev("event=x"), UA_BAD_NODE_ID_INVALID);
-    ck_assert_uint_eq(parse_ev("event=ns=1;s=nope"), UA_BAD_NODE_ID_UNKNOWN);
-    ck_assert_uint_eq(parse_ev("event=i=2253;type=i=85"),
-                      UA_BAD_TYPE_DEFINITION_INVALID);   /* an Object */
-    ck_assert_uint_eq(parse_ev("event=i=2253;type=i=58"),
-                      UA_BAD_TYPE_DEFINITION_INVALID);   /* not an event */
-    ck_assert_uint_eq(parse_ev("event=i=2253;type=zz"),
-                      UA_BAD_NODE_ID_INVALID);
-    ck_assert_uint_eq(parse_ev("event=i=2253;severity=0"),
-                      UA_BAD_OUT_OF_RANGE);
-    ck_assert_uint_eq(parse_ev("event=i=2253;severity=1001"),
-                      UA_BAD_OUT_OF_RANGE);
-    ck_assert_uint_eq(parse_ev("event=i=2253;severity=-5"),
-                      UA_BAD_OUT_OF_RANGE);
-    ck_assert_uint_eq(parse_ev("event=i=2253;severity=1"), UA_GOOD);
-    ck_assert_uint_eq(parse_ev("event=i=2253;severity=1000"), UA_GOOD);
-    ck_assert_uint_eq(parse_ev("event=i=2253;time=yesterday"),
-                      UA_BAD_TYPE_MISMATCH);
-    ck_assert_uint_eq(parse_ev("event=i=2253;colour=red"),
-                      UA_BAD_TYPE_MISMATCH);     /* lower case: an option */
-    ck_assert_uint_eq(parse_ev("event=i=2253;1:T=1;1:T=2"),
-                      UA_BAD_TYPE_MISMATCH);     /* twice */
-    ck_assert_uint_eq(parse_ev("event=i=2253;0:Severity=5"),
-                      UA_BAD_TYPE_MISMATCH);     /* severity= does that */
-    ck_assert_uint_eq(parse_ev("event=i=2253;x:T=1"), UA_BAD_TYPE_MISMATCH);
-    ck_assert_uint_eq(parse_ev("event=i=2253;1:=1"), UA_BAD_TYPE_MISMATCH);
-    ck_assert_uint_eq(parse_ev("event=i=2253;1:A/=1"), UA_BAD_TYPE_MISMATCH);
-    ck_assert_uint_eq(parse_ev("event=i=2253;novalue"),
-                      UA_BAD_TYPE_MISMATCH);
-    ck_assert(strlen(why) > 0);
-    /* At the field limit: 8 standard fields + 56 of ours fit, one more
-     * does not. */
-    {
-        char   line[4096];
-        size_t n = (size_t)snprintf(line, sizeof(line), "event=i=2253");
-
-        for (unsigned i = 0; i < SHM_FO_EV_FIELDS_MAX - 8; i++)
-            n += (size_t)snprintf(line + n, sizeof(line) - n, ";1:F%u=%u",
-                                  i, i);
-        ck_assert_uint_eq(parse_ev(line), UA_GOOD);
-        ck_assert_int_eq(evn, (int)SHM_FO_EV_FIELDS_MAX);
-        snprintf(line + n, sizeof(line) - n, ";1:Last=1");
-        ck_assert_uint_eq(parse_ev(line), UA_BAD_ENCODING_LIMITS_EXCEEDED);
-    }
-}
-END_TEST
-
 START_TEST(test_event_batch)
 {
     static const char text[] =
@@ -534,31 +122,16 @@ END_TEST
 int
 main(void)
 {
-    Suite   *s = suite_create("Feed format");
+    Suite   *s = suite_create("Feed batches");
     TCase   *tc;
     SRunner *sr;
     int      failed;
 
-    tc = tcase_create("Lines");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, test_nodeids);
-    tcase_add_test(tc, test_numbers);
-    tcase_add_test(tc, test_other_types);
-    tcase_add_test(tc, test_arrays);
-    tcase_add_test(tc, test_options);
-    suite_add_tcase(s, tc);
     tc = tcase_create("Batches");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_batch);
     tcase_add_test(tc, test_event_batch);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("Events");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, test_event_lines);
-    tcase_add_test(tc, test_event_refusals);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

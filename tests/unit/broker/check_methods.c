@@ -387,82 +387,6 @@ START_TEST(test_status_names)
 }
 END_TEST
 
-/* What the printer makes, the parser reads back to the same Variant. */
-START_TEST(test_print_round_trip)
-{
-    static uint8_t    abuf[1 << 16];
-    struct ua_arena   a;
-    bool              b = true;
-    int8_t            i8 = -8;
-    uint16_t          u16 = 65535;
-    int64_t           i64 = INT64_MIN;
-    float             fl = 1.25f;
-    double            d = 0.1, darr[3] = { 1, -2.5, 1e300 };
-    int64_t           dt = T0 + 1234567;
-    uint8_t           bsb[] = { 0, 1, 2, 250, 255 };
-    struct ua_string  s = ua_string_from("a \"q\"\\ \n\tz");
-    struct ua_string  bs = { 5, bsb };
-    struct ua_guid    g = { 0x12345678, 0x9abc, 0xdef0,
-                            { 1, 2, 3, 4, 5, 6, 7, 8 } };
-    struct {
-        void   *p;
-        uint8_t t;
-        int32_t n;                      /* -1: scalar */
-        uint32_t dt;                    /* ns0 DataType */
-    } c[] = {
-        { &b, UA_BT_BOOLEAN, -1, UA_NS0ID_BOOLEAN },
-        { &i8, UA_BT_SBYTE, -1, UA_NS0ID_SBYTE },
-        { &u16, UA_BT_UINT16, -1, UA_NS0ID_UINT16 },
-        { &i64, UA_BT_INT64, -1, UA_NS0ID_INT64 },
-        { &fl, UA_BT_FLOAT, -1, UA_NS0ID_FLOAT },
-        { &d, UA_BT_DOUBLE, -1, UA_NS0ID_DOUBLE },
-        { darr, UA_BT_DOUBLE, 3, UA_NS0ID_DOUBLE },
-        { &dt, UA_BT_DATETIME, -1, UA_NS0ID_DATETIME },
-        { &s, UA_BT_STRING, -1, UA_NS0ID_STRING },
-        { &bs, UA_BT_BYTESTRING, -1, UA_NS0ID_BYTESTRING },
-        { &g, UA_BT_GUID, -1, UA_NS0ID_GUID },
-    };
-
-    for (size_t k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
-        struct ua_variant v, back;
-        char              text[512], why[BK_FEED_WHY_MAX];
-        uint8_t           e1[512], e2[512];
-        size_t            l1, l2;
-        int               n;
-
-        if (c[k].n < 0)
-            ua_variant_set_scalar(&v, c[k].p, c[k].t);
-        else
-            ua_variant_set_array(&v, c[k].p, c[k].n, c[k].t);
-        n = bk_feed_print(&v, text, sizeof(text));
-        ck_assert_msg(n > 0, "case %zu", k);
-        ck_assert_uint_eq(strlen(text), (size_t)n);
-        ua_arena_init(&a, abuf, sizeof(abuf));
-        ck_assert_msg(bk_feed_value_dt(&as.ns, idx(c[k].dt), text,
-                                       (size_t)n, &a, &back, why,
-                                       sizeof(why)) == UA_GOOD,
-                      "case %zu: %s: %s", k, text, why);
-        ck_assert_uint_eq(ua_encode(&v, &ua_types[UA_TYPE_VARIANT], e1,
-                                    sizeof(e1), &l1), UA_GOOD);
-        ck_assert_uint_eq(ua_encode(&back, &ua_types[UA_TYPE_VARIANT], e2,
-                                    sizeof(e2), &l2), UA_GOOD);
-        ck_assert_msg(l1 == l2 && memcmp(e1, e2, l1) == 0,
-                      "case %zu: %s read back differently", k, text);
-    }
-    /* Too small a buffer, a type without a syntax. */
-    {
-        struct ua_variant v;
-        char              small[4];
-        struct ua_qualifiedname qn = { 1, { 1, (uint8_t *)"x" } };
-
-        ua_variant_set_scalar(&v, &d, UA_BT_DOUBLE);
-        ck_assert_int_eq(bk_feed_print(&v, small, sizeof(small)), -1);
-        ua_variant_set_scalar(&v, &qn, UA_BT_QUALIFIEDNAME);
-        ck_assert_int_eq(bk_feed_print(&v, small, sizeof(small)), -1);
-    }
-}
-END_TEST
-
 static Suite *
 methods_suite(void)
 {
@@ -476,7 +400,6 @@ methods_suite(void)
     tcase_add_test(tc, test_timeout);
     tcase_add_test(tc, test_flush);
     tcase_add_test(tc, test_status_names);
-    tcase_add_test(tc, test_print_round_trip);
     suite_add_tcase(s, tc);
     tc = tcase_create("limit");
     tcase_add_checked_fixture(tc, setup2, teardown);

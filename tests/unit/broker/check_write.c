@@ -165,33 +165,6 @@ slot_value(uint32_t node, struct shm_value *m)
 
 /* ------------------------------------------------------------ tests */
 
-START_TEST(test_range_parse)
-{
-    struct bk_write_range r;
-
-#define P(s) bk_write_range_parse((const uint8_t *)(s), strlen(s), &r)
-    ck_assert_uint_eq(P("5"), UA_GOOD);
-    ck_assert_uint_eq(r.n, 1);
-    ck_assert_uint_eq(r.lo[0], 5);
-    ck_assert_uint_eq(r.hi[0], 5);
-    ck_assert_uint_eq(P("1:3,0:2"), UA_GOOD);
-    ck_assert_uint_eq(r.n, 2);
-    ck_assert_uint_eq(r.hi[1], 2);
-    ck_assert_uint_eq(P("99999999999999999999"), UA_GOOD);     /* saturates */
-    ck_assert_uint_eq(P("3:3"), UA_BAD_INDEX_RANGE_INVALID);  /* a < b */
-    ck_assert_uint_eq(P("3:1"), UA_BAD_INDEX_RANGE_INVALID);
-    ck_assert_uint_eq(P(":1"), UA_BAD_INDEX_RANGE_INVALID);
-    ck_assert_uint_eq(P("1:"), UA_BAD_INDEX_RANGE_INVALID);
-    ck_assert_uint_eq(P("1,"), UA_BAD_INDEX_RANGE_INVALID);
-    ck_assert_uint_eq(P("-1"), UA_BAD_INDEX_RANGE_INVALID);
-    ck_assert_uint_eq(P("a"), UA_BAD_INDEX_RANGE_INVALID);
-    ck_assert_uint_eq(P(" 1"), UA_BAD_INDEX_RANGE_INVALID);
-    ck_assert_uint_eq(bk_write_range_parse(NULL, 0, &r),
-                      UA_BAD_INDEX_RANGE_INVALID);
-#undef P
-}
-END_TEST
-
 START_TEST(test_type_builtins)
 {
     double   d = 1;
@@ -902,7 +875,6 @@ main(void)
     tc = tcase_create("Checks");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, test_range_parse);
     tcase_add_test(tc, test_fast_path_statuses);
     tcase_add_test(tc, test_fast_matches_general);
     tcase_add_test(tc, test_fast_server_ts_and_bool);
