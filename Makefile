@@ -19,6 +19,8 @@
 #   make bench-sub       the worker's notification path in memory
 #   make bench-security  message security on the secure channel in memory
 #   make bench-instr     write100's instructions per WriteValue (callgrind)
+#   make bench-ab        two builds through the server matrix, alternating
+#                        (A=one/uabroker B=other/uabroker ROUNDS=2)
 #   make deps            deploy/install-deps.sh
 #   make install         PREFIX (/usr/local), DESTDIR, BINDIR, SYSCONFDIR...
 #   make uninstall       the same files removed (not your uabroker.conf)
@@ -697,6 +699,16 @@ bench: $(UABENCH) build/uabroker build/uaworker
 .PHONY: bench-instr
 bench-instr: $(UABENCH) build/uabroker build/uaworker
 	sh tests/bench/instr_write.sh
+
+# Two builds through the server matrix, alternating, in one run
+# (tests/bench/bench_ab.sh): make bench-ab A=old/uabroker B=build/uabroker
+# [ROUNDS=2] [BENCH_SECONDS=10].
+.PHONY: bench-ab
+bench-ab: $(UABENCH) build/uabroker build/uaworker
+	BENCH_SECONDS=$(or $(BENCH_SECONDS),10) \
+	BENCH_WORKERS=$(or $(BENCH_WORKERS),0) \
+	  sh tests/bench/bench_ab.sh $(A) $(or $(B),build/uabroker) \
+	     $(or $(ROUNDS),2)
 
 -include $(wildcard $(patsubst %.o,%.d,$(UABENCH_OBJS)))
 
