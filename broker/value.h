@@ -28,7 +28,7 @@
  *
  * The ServerTimestamp a slot gets is made strictly increasing per slot
  * (the previous one + 1 tick when the given one is not later), so a
- * worker can tell a value it already has (worker/fanout.h).
+ * worker can tell a value it already has (worker/monitem.c).
  *
  * Broker only, single-threaded, on its event loop.  No allocation.
  */

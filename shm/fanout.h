@@ -71,7 +71,7 @@
  * the worker's lost_seq (release).  The worker, after draining its
  * notification ring, acquire-loads lost_seq; when it moved it scans the
  * lost masks, clears its own bit of each (fetch-AND) and reports an
- * overflow for that slot (worker/fanout.h).  An event that cannot reach a
+ * overflow for that slot (worker/link.h).  An event that cannot reach a
  * worker with event interest bumps that worker's events_lost
  * (struct shm_fanout_worker) before the same lost_seq bump; the worker
  * compares it with the value it saw last and queues an

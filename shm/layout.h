@@ -400,7 +400,7 @@ struct shm_worker {
     _Atomic uint64_t allocations;           /* heap allocations after init */
     _Atomic uint64_t rejected_connections;
     _Atomic uint64_t notifications;         /* records handed to monitored
-                                             * items (worker/fanout.c) */
+                                             * items (worker/link.c) */
     _Atomic uint64_t notif_blocks;          /* blocks opened and released */
     _Atomic uint64_t overflows;             /* slots reported lost to us */
     _Atomic uint64_t write_ops;             /* WriteValues sent to the broker */

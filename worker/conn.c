@@ -1,7 +1,7 @@
 /*
  * worker/conn.c: the connection pool, reads, framing, requests handed to
- * the layer above, held work in steps, output and closing (see conn.h for
- * the picture).
+ * the layer above, held work in steps, output, answers to deferred
+ * requests (for worker/reply.c) and closing (see conn.h for the picture).
  *
  * Invariants:
  *   - A used connection is on the age list (oldest first) exactly once; it
@@ -74,8 +74,6 @@ static void wk_conn_end(void *arg);
 static void wk_conn_flush(struct wk_conns *cs);
 static void wk_conn_second(void *arg);
 static void wk_conn_out_put(struct wk_conn *c);
-static struct wk_conn *wk_conn_of_ref(const struct wk_conns *cs,
-                                      const struct wk_conn_ref *ref);
 
 /* ------------------------------------------------------------ helpers */
 
@@ -682,7 +680,7 @@ wk_conn_request(struct wk_conn *c, const struct ua_sc_msg *msg)
         return 1;
     }
     if (!UA_STATUS_IS_BAD(st) && res.pending) {
-        /* Answered later by wk_conn_respond(), and counted there. */
+        /* Answered later by wk_reply_send(), and counted there. */
         ua_arena_reset(&cs->arena);
         return 0;
     }
@@ -1090,28 +1088,9 @@ wk_conn_second(void *arg)
     }
 }
 
-/* ------------------------------------------------------- deferred */
+/* ------------------------------------------------------- answers */
 
-int
-wk_conn_defer(const struct wk_conn_req *rq, uint32_t request_id,
-              uint32_t request_handle, uint8_t stat, struct wk_conn_ref *ref)
-{
-    memset(ref, 0, sizeof(*ref));
-    ref->index = UINT32_MAX;
-    if (rq == NULL)
-        return -EINVAL;
-    ref->index = rq->conn;
-    ref->gen = rq->gen;
-    ref->channel_id = rq->channel_id;
-    ref->request_id = request_id;
-    ref->request_handle = request_handle;
-    ref->t0_ns = rq->t0_ns;
-    ref->stat = stat;
-    return 0;
-}
-
-/* The connection of ref if it is still the request's, else NULL. */
-static struct wk_conn *
+struct wk_conn *
 wk_conn_of_ref(const struct wk_conns *cs, const struct wk_conn_ref *ref)
 {
     struct wk_conn *c;
@@ -1125,29 +1104,16 @@ wk_conn_of_ref(const struct wk_conns *cs, const struct wk_conn_ref *ref)
     return c;
 }
 
-bool
-wk_conn_ref_alive(const struct wk_worker *w, const struct wk_conn_ref *ref)
-{
-    if (w->reply_hook != NULL)
-        return w->reply_hook->alive(w, ref);
-    return wk_conn_of_ref(w->conns, ref) != NULL;
-}
-
 int
-wk_conn_respond(struct wk_worker *w, const struct wk_conn_ref *ref,
-                const struct ua_type *t, void *resp)
+wk_conn_answer(struct wk_conn *c, const struct wk_conn_ref *ref,
+               const struct ua_type *t, void *resp)
 {
-    struct wk_conns           *cs = w->conns;
-    struct wk_conn            *c;
+    struct wk_conns           *cs = c->cs;
+    struct wk_worker          *w = cs->w;
     struct ua_response_header *rh = resp;
     struct ua_service_fault    fault;
     ua_status                  st, result;
 
-    if (w->reply_hook != NULL)
-        return w->reply_hook->respond(w, ref, t, resp);
-    c = wk_conn_of_ref(cs, ref);
-    if (c == NULL)
-        return -ESTALE;
     /* We may run outside any callback (an idle hook): clock and tick. */
     wk_loop_iteration(cs->loop);
     rh->request_handle = ref->request_handle;

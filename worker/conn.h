@@ -51,21 +51,13 @@
  * above gets an opaque per-request context (struct wk_conn_req) and
  * nothing else of a connection.
  *
- * Deferred responses: a handler that cannot answer at once (Write waits
- * for the broker; Publish waits for notifications) captures a
- * struct wk_conn_ref with wk_conn_defer() and returns; the request is
+ * Deferred responses (worker/reply.h): a handler that cannot answer at
+ * once (Write waits for the broker; Publish waits for notifications)
+ * captures a struct wk_conn_ref (below) and returns; the request is
  * reported pending (struct wk_conn_result.pending) and the connection
- * sends nothing for it.  Later, from anywhere on the loop (a ring drain,
- * a timer, another request), wk_conn_respond() encodes the response into
- * that connection's output, to leave with the iteration's write, if the
- * connection is still the one the request came on (same pool index, same
- * generation, same channel id); otherwise the response is dropped
- * (-ESTALE): the client is gone, or reconnected on another connection.
- * Nothing is allocated for a pending request: the ref is a few words the
- * handler keeps where it likes.  The request's arena and its bytes are
- * gone when the handler returns; copy out what the answer needs.  A
- * pending request is counted (requests, latency from its arrival) when it
- * is answered.
+ * sends nothing for it.  Later the reply layer finds the connection again
+ * (wk_conn_of_ref) and has this layer encode the answer into its output
+ * (wk_conn_answer), to leave with the iteration's write.
  *
  * Single-threaded: everything here runs on the worker's one event loop.
  */
@@ -148,7 +140,7 @@ struct wk_conn {
 
 /*
  * What the connection layer tells the layer above about the request it
- * hands over: enough to defer it (wk_conn_defer) and to key state kept
+ * hands over: enough to defer it (wk_reply_defer) and to key state kept
  * per held request (a login in steps), nothing of the connection itself.
  */
 struct wk_conn_req {
@@ -170,9 +162,9 @@ struct wk_conn_result {
     uint8_t               stat;     /* enum shm_svc, for the counters */
     ua_status             service_result;
     /*
-     * The handler deferred its answer (wk_conn_defer): type and resp are
+     * The handler deferred its answer (wk_reply_defer): type and resp are
      * NULL, nothing is sent now, and the request is counted when
-     * wk_conn_respond() answers it.
+     * wk_reply_send() answers it.
      */
     bool                  pending;
     /* The handler wants another step (a held request only): nothing
@@ -208,7 +200,7 @@ struct wk_conn_handlers {
 };
 
 /*
- * A pending request's way back to its connection (see the top comment).
+ * A pending request's way back to its connection (worker/reply.h).
  * Plain data: copy it, keep it anywhere; never dereferenced, only checked.
  */
 struct wk_conn_ref {
@@ -220,17 +212,6 @@ struct wk_conn_ref {
     uint8_t  stat;              /* enum shm_svc, for the counters */
     uint8_t  pad[3];
     uint64_t t0_ns;             /* arrival, for the latency histogram */
-};
-
-/*
- * Where deferred responses go when there are no connections: a unit test
- * of the layers above sets w->reply_hook to capture them (NULL: the
- * connection layer's).
- */
-struct wk_conn_reply_hook {
-    int  (*respond)(struct wk_worker *w, const struct wk_conn_ref *ref,
-                    const struct ua_type *t, void *resp);
-    bool (*alive)(const struct wk_worker *w, const struct wk_conn_ref *ref);
 };
 
 /* The connection layer of one worker. */
@@ -284,30 +265,23 @@ void wk_conn_close_all(struct wk_conns *cs);
 void wk_conn_clear(struct wk_conns *cs);
 
 /*
- * Inside a request handler only: answer this request (rq, its RequestId,
- * RequestHandle and service stat) later.  Fills *ref.  0; -EINVAL when rq
- * is NULL (not handed over by the connection layer: a unit test calling
- * the dispatcher directly; *ref is then zeroed and never matches a
- * connection).
+ * The connection of ref (struct wk_conn_ref, captured by wk_reply_defer,
+ * worker/reply.h) if it is still the one the request came on (same pool
+ * index, same generation, same channel id, not closing), else NULL.
  */
-int wk_conn_defer(const struct wk_conn_req *rq, uint32_t request_id,
-                  uint32_t request_handle, uint8_t stat,
-                  struct wk_conn_ref *ref);
+struct wk_conn *wk_conn_of_ref(const struct wk_conns *cs,
+                               const struct wk_conn_ref *ref);
 
 /*
- * Answer a pending request: encode resp (of type t; its ResponseHeader's
- * requestHandle and timestamp are set here, its ServiceResult is the
- * caller's: a Bad one sends a ServiceFault) into the connection of ref,
- * flushed with this iteration's writes.  resp stays the caller's; nothing
- * else is touched (not the request arena).  0; -ESTALE when that
- * connection is gone, closing or carries another channel (the response is
- * dropped); -EIO when encoding failed and the connection is being closed.
+ * Answer ref's request on c (from wk_conn_of_ref): encode resp (of type
+ * t; its ResponseHeader's requestHandle and timestamp set here, a Bad
+ * ServiceResult sends a ServiceFault, one too large a ServiceFault of
+ * its own) into c's output, flushed with this iteration's writes; the
+ * request counted.  resp stays the caller's; nothing else is touched
+ * (not the request arena).  0; -EIO when encoding failed and the
+ * connection is being closed.  worker/reply.h wk_reply_send is the way in.
  */
-int wk_conn_respond(struct wk_worker *w, const struct wk_conn_ref *ref,
-                    const struct ua_type *t, void *resp);
-
-/* True while the connection of ref is the one the request came on. */
-bool wk_conn_ref_alive(const struct wk_worker *w,
-                       const struct wk_conn_ref *ref);
+int wk_conn_answer(struct wk_conn *c, const struct wk_conn_ref *ref,
+                   const struct ua_type *t, void *resp);
 
 #endif /* WK_CONN_H */

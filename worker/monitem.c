@@ -1,11 +1,11 @@
 /*
  * worker/monitem.c: monitored items (Part 4 §5.12): their pool and ids,
- * the per-slot index the fan-out hooks walk, where values come from,
- * CreateMonitoredItems / Modify / Delete / SetMonitoringMode /
- * SetTriggering, and the link's value and overflow handlers
- * (worker/link.h, registered by wk_sub_init).  What an item
- * decides about a value is in worker/monitem_filter.c, how it queues and
- * publishes it in worker/monitem_queue.c.
+ * the per-slot index the fan-out hooks walk, where values come from, what
+ * the MonitoredItem services (worker/svc_monitem.c) change (an item
+ * started, deleted, its mode, its triggering links), and the link's value
+ * and overflow handlers (worker/link.h, registered by wk_sub_init).  What
+ * an item decides about a value is in worker/monitem_filter.c, how it
+ * queues and publishes it in worker/monitem_queue.c.
  *
  * Where values come from (docs/subscriptions.md):
  *
@@ -37,7 +37,6 @@
  * of wk_sub_init().
  */
 #include <errno.h>
-#include <math.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -51,13 +50,6 @@
 #include "shm/nodestore.h"
 #include "shm/value.h"
 #include "sub_int.h"
-
-/* A parsed DataChangeFilter. */
-struct wk_filter {
-    uint8_t trigger;
-    uint8_t dbtype;
-    double  deadband;               /* absolute, after Percent */
-};
 
 static uint32_t wk_mi_idx(const struct wk_subs *st, const struct wk_mi *mi);
 static struct wk_mi *wk_mi_alloc(struct wk_subs *st);
@@ -83,21 +75,7 @@ static ua_status wk_mi_read_item(struct wk_subs *st, const struct wk_mi *mi,
                                  struct wk_session *s, struct wk_rec *r);
 static void wk_mi_read_take(struct wk_subs *st, struct wk_mi *mi,
                             struct wk_session *s, bool force, bool overflow);
-static ua_status wk_mi_eurange(struct wk_subs *st, struct wk_session *s,
-                               uint32_t node, double *span);
-static ua_status wk_mi_filter(struct wk_subs *st, struct wk_session *s,
-                              uint32_t node, uint32_t attr,
-                              const struct ua_extobj *x,
-                              struct wk_filter *f);
-static double wk_mi_revise_sampling(const struct wk_subs *st,
-                                    const struct wk_sub *sub, uint32_t node,
-                                    bool by_read, double req);
-static uint16_t wk_mi_revise_queue(const struct wk_subs *st, uint32_t req);
-static bool wk_mi_create_fatal(ua_status s);
-static void wk_mi_create_event(struct wk_svc_ctx *ctx, struct wk_subs *st,
-                               struct wk_sub *sub, uint32_t node,
-                               const struct ua_monitored_item_create_request *r,
-                               struct ua_monitored_item_create_result *res);
+static bool wk_mi_start_fatal(ua_status s);
 
 /* Decoding our own slot bytes (the broker sized them, not a client). */
 static const struct ua_limits wk_mi_slot_limits = {
@@ -471,6 +449,26 @@ wk_mi_read_dv(struct wk_subs *st, struct wk_session *s, uint32_t node,
     return op;
 }
 
+ua_status
+wk_mi_read_value(struct wk_subs *st, struct wk_session *s, uint32_t node,
+                 struct ua_variant *v)
+{
+    struct ua_datavalue dv;
+
+    if (wk_mi_read_dv(st, s, node, UA_ATTR_VALUE, NULL, NULL, &dv)
+        != UA_GOOD
+        || !(dv.mask & UA_DV_VALUE))
+        return UA_BAD_NO_DATA;
+    if (dv.value.type != UA_VARIANT_RAW) {
+        *v = dv.value;
+        return UA_GOOD;
+    }
+    return ua_decode(dv.value.data, (size_t)dv.value.n, NULL, v,
+                     &ua_types[UA_TYPE_VARIANT], &st->arena,
+                     &wk_mi_slot_limits) == UA_GOOD
+               ? UA_GOOD : UA_BAD_DECODING_ERROR;
+}
+
 /* Read an attribute and encode its DataValue into the arena as a
  * record. */
 static ua_status
@@ -651,172 +649,39 @@ wk_mi_resend(struct wk_subs *st, struct wk_sub *sub, struct wk_session *s)
 /* create, modify, delete                                               */
 /* ------------------------------------------------------------------ */
 
-/* samplingInterval (Part 4 §7.21): -1 (any negative, NaN) is the
- * publishing interval, 0 the fastest we do; never below the node's
- * MinimumSamplingInterval nor the configured minimum; at most 24 h. */
-static double
-wk_mi_revise_sampling(const struct wk_subs *st, const struct wk_sub *sub,
-                      uint32_t node, bool by_read, double req)
+struct wk_mi *
+wk_mi_new(struct wk_subs *st, struct wk_sub *sub)
 {
-    double min = st->lim.min_sampling, ns = st->w->ns.nodes[node].min_sampling;
+    struct wk_mi *mi;
 
-    if (isnan(req) || req < 0)
-        req = sub->interval;
-    if (ns > 0 && ns > min && !isnan(ns))
-        min = ns;
-    if (by_read && min < WK_MI_READ_MIN_MS)
-        min = WK_MI_READ_MIN_MS;    /* polled: never a busy loop */
-    if (req < min)
-        req = min;
-    if (req > WK_MI_SAMPLING_MAX_MS)
-        req = WK_MI_SAMPLING_MAX_MS;
-    return req;
+    if (sub->nitems >= st->lim.max_items_per_sub
+        || (mi = wk_mi_alloc(st)) == NULL)
+        return NULL;
+    mi->sub = (uint32_t)(sub - st->subs);
+    return mi;
 }
 
-/* queueSize: 0 and 1 are 1; at most the configured maximum. */
-static uint16_t
-wk_mi_revise_queue(const struct wk_subs *st, uint32_t req)
+void
+wk_mi_drop(struct wk_subs *st, struct wk_mi *mi)
 {
-    uint32_t max = st->lim.max_queue;
-
-    if (max > UINT16_MAX)
-        max = UINT16_MAX;
-    if (req < 1)
-        req = 1;
-    if (req > max)
-        req = max;
-    return (uint16_t)req;
+    wk_mi_free(st, mi);
 }
 
-/*
- * The EURange (a Range ExtensionObject, Part 8 §5.3.2) of node, found as
- * its HasProperty child named "EURange": *span = high - low.  Anything
- * else is BadDeadbandFilterInvalid (Part 8: Percent needs an EURange).
- */
-static ua_status
-wk_mi_eurange(struct wk_subs *st, struct wk_session *s, uint32_t node,
-              double *span)
+bool
+wk_mi_from_slot(const struct wk_subs *st, uint32_t node, uint32_t attr)
 {
-    struct wk_worker       *w = st->w;
-    const struct shm_node  *n = &w->ns.nodes[node];
-    struct ua_nodeid        hpid = ua_nodeid_num(0, UA_NS0ID_HASPROPERTY);
-    uint32_t                hp = shm_nodestore_reftype_of(&w->ns,
-                                    wk_node_lookup(w, &hpid));
+    const struct shm_node *n = &st->w->ns.nodes[node];
 
-    if (hp == SHM_NONE)
-        return UA_BAD_DEADBAND_FILTER_INVALID;
-    for (uint32_t k = 0; k < n->nrefs; k++) {
-        const struct shm_ref   *ref = &w->ns.refs[n->refs + k];
-        struct ua_qualifiedname qn;
-        struct ua_datavalue     dvb, *dv = &dvb;
-        struct ua_variant       v;
-        const struct ua_range  *rg;
-
-        if ((ref->flags & SHM_REF_INVERSE) || ref->reftype != hp)
-            continue;
-        wk_node_browse_name(w, ref->target, &qn);
-        if (qn.ns != 0 || !ua_string_eq(&qn.name, "EURange"))
-            continue;
-        if (wk_mi_read_dv(st, s, ref->target, UA_ATTR_VALUE, NULL, NULL, dv)
-            != UA_GOOD
-            || !(dv->mask & UA_DV_VALUE))
-            return UA_BAD_DEADBAND_FILTER_INVALID;
-        if (dv->value.type == UA_VARIANT_RAW) {
-            if (ua_decode(dv->value.data, (size_t)dv->value.n, NULL, &v,
-                          &ua_types[UA_TYPE_VARIANT], &st->arena,
-                          &wk_mi_slot_limits) != UA_GOOD)
-                return UA_BAD_DEADBAND_FILTER_INVALID;
-        } else {
-            v = dv->value;
-        }
-        if (v.type != UA_BT_EXTENSIONOBJECT || v.is_array || v.data == NULL)
-            return UA_BAD_DEADBAND_FILTER_INVALID;
-        {
-            const struct ua_extobj *x = v.data;
-
-            if (x->encoding != UA_EO_DECODED
-                || x->type != &ua_types[UA_TYPE_RANGE])
-                return UA_BAD_DEADBAND_FILTER_INVALID;
-            rg = x->obj;
-        }
-        if (isnan(rg->low) || isnan(rg->high) || rg->high < rg->low
-            || isinf(rg->high - rg->low))
-            return UA_BAD_DEADBAND_FILTER_INVALID;
-        *span = rg->high - rg->low;
-        return UA_GOOD;
-    }
-    return UA_BAD_DEADBAND_FILTER_INVALID;
-}
-
-/*
- * The filter of a MonitoredItemCreate/ModifyRequest (Part 4 §7.22): none,
- * or a DataChangeFilter on the Value of a Variable.  Deadbands only on
- * Number data types; Percent needs an EURange (Part 8 §6.2).
- */
-static ua_status
-wk_mi_filter(struct wk_subs *st, struct wk_session *s, uint32_t node,
-             uint32_t attr, const struct ua_extobj *x, struct wk_filter *f)
-{
-    const struct shm_node        *n = &st->w->ns.nodes[node];
-    const struct ua_data_change_filter *dc;
-    struct ua_nodeid              numid = ua_nodeid_num(0, UA_NS0ID_NUMBER);
-    double                        span;
-    ua_status                     rc;
-
-    f->trigger = UA_DATACHANGETRIGGER_STATUSVALUE;
-    f->dbtype = UA_DEADBANDTYPE_NONE;
-    f->deadband = 0;
-    if (x->encoding == UA_EO_NONE && wk_node_is_null(&x->type_id))
-        return UA_GOOD;
-    if (x->encoding != UA_EO_DECODED) {
-        /* Not a filter we know (or XML): none we could apply. */
-        return UA_BAD_MONITORED_ITEM_FILTER_UNSUPPORTED;
-    }
-    if (x->type == &ua_types[UA_TYPE_EVENTFILTER])
-        return attr == UA_ATTR_EVENTNOTIFIER
-                   ? UA_BAD_MONITORED_ITEM_FILTER_UNSUPPORTED
-                   : UA_BAD_FILTER_NOT_ALLOWED;
-    if (x->type == &ua_types[UA_TYPE_AGGREGATEFILTER])
-        return UA_BAD_MONITORED_ITEM_FILTER_UNSUPPORTED;
-    if (x->type != &ua_types[UA_TYPE_DATACHANGEFILTER])
-        return UA_BAD_MONITORED_ITEM_FILTER_INVALID;
-    if (attr != UA_ATTR_VALUE)
-        return UA_BAD_FILTER_NOT_ALLOWED;
-    dc = x->obj;
-    if (dc->trigger < UA_DATACHANGETRIGGER_STATUS
-        || dc->trigger > UA_DATACHANGETRIGGER_STATUSVALUETIMESTAMP)
-        return UA_BAD_MONITORED_ITEM_FILTER_INVALID;
-    f->trigger = (uint8_t)dc->trigger;
-    if (dc->deadband_type == UA_DEADBANDTYPE_NONE)
-        return UA_GOOD;
-    if (dc->deadband_type > UA_DEADBANDTYPE_PERCENT || isnan(dc->deadband_value)
-        || dc->deadband_value < 0 || isinf(dc->deadband_value))
-        return UA_BAD_DEADBAND_FILTER_INVALID;
-    if (dc->trigger == UA_DATACHANGETRIGGER_STATUS)
-        return UA_GOOD;             /* deadband applies to values only */
-    if ((n->node_class != SHM_NC_VARIABLE
-         && n->node_class != SHM_NC_VARIABLETYPE)
-        || n->u.var.data_type >= st->w->ns.nnodes
-        || !shm_nodestore_is_subtype(&st->w->ns, n->u.var.data_type,
-                                     wk_node_lookup(st->w, &numid)))
-        return UA_BAD_FILTER_NOT_ALLOWED;   /* not a Number */
-    f->dbtype = (uint8_t)dc->deadband_type;
-    f->deadband = dc->deadband_value;
-    if (dc->deadband_type == UA_DEADBANDTYPE_PERCENT) {
-        if (dc->deadband_value > 100.0)
-            return UA_BAD_DEADBAND_FILTER_INVALID;
-        rc = wk_mi_eurange(st, s, node, &span);
-        if (rc != UA_GOOD)
-            return rc;
-        f->deadband = dc->deadband_value / 100.0 * span;
-    }
-    return UA_GOOD;
+    return attr == UA_ATTR_VALUE
+           && (n->node_class == SHM_NC_VARIABLE
+               || n->node_class == SHM_NC_VARIABLETYPE)
+           && n->u.var.slot < st->nslots;
 }
 
 /* Operation results of the Read that make a create fail (the others are
  * the value's status and go out in its first notification). */
 static bool
-wk_mi_create_fatal(ua_status s)
+wk_mi_start_fatal(ua_status s)
 {
     switch (s) {
     case UA_BAD_NODE_ID_UNKNOWN:
@@ -834,84 +699,14 @@ wk_mi_create_fatal(ua_status s)
     }
 }
 
-void
-wk_mi_create(struct wk_svc_ctx *ctx, struct wk_sub *sub, int32_t ttr,
-             const struct ua_monitored_item_create_request *r,
-             struct ua_monitored_item_create_result *res)
+ua_status
+wk_mi_start(struct wk_subs *st, struct wk_mi *mi, struct wk_session *s,
+            const struct ua_read_value_id *rv)
 {
-    struct wk_subs                     *st = ctx->w->subs;
-    const struct ua_monitoring_parameters *mp = &r->requested_parameters;
-    const struct ua_read_value_id      *rv = &r->item_to_monitor;
-    struct wk_filter                    f;
-    struct wk_mi                       *mi;
-    struct wk_rec                       rec;
-    const struct shm_node              *n;
-    uint32_t                            node;
-    double                              si;
-    bool                                on_slot;
-    ua_status                           s;
+    struct wk_sub *sub = &st->subs[mi->sub];
+    struct wk_rec  rec;
+    ua_status      rc;
 
-    res->filter_result.encoding = UA_EO_NONE;
-    if (r->monitoring_mode < UA_MONITORINGMODE_DISABLED
-        || r->monitoring_mode > UA_MONITORINGMODE_REPORTING) {
-        res->status_code = UA_BAD_MONITORING_MODE_INVALID;
-        return;
-    }
-    node = wk_node_lookup(ctx->w, &rv->node_id);
-    if (node == SHM_NONE) {
-        res->status_code = UA_BAD_NODE_ID_UNKNOWN;
-        return;
-    }
-    if (rv->attribute_id < 1 || rv->attribute_id > UA_ATTR_MAX) {
-        res->status_code = UA_BAD_ATTRIBUTE_ID_INVALID;
-        return;
-    }
-    if (rv->attribute_id == UA_ATTR_EVENTNOTIFIER) {
-        wk_mi_create_event(ctx, st, sub, node, r, res);
-        return;
-    }
-    s = wk_mi_filter(st, ctx->session, node, rv->attribute_id,
-                     &mp->filter, &f);
-    if (s != UA_GOOD) {
-        res->status_code = s;
-        return;
-    }
-    if (sub->nitems >= st->lim.max_items_per_sub
-        || (mi = wk_mi_alloc(st)) == NULL) {
-        res->status_code = UA_BAD_TOO_MANY_MONITORED_ITEMS;
-        return;
-    }
-    n = &ctx->w->ns.nodes[node];
-    mi->client_handle = mp->client_handle;
-    mi->sub = (uint32_t)(sub - st->subs);
-    mi->node = node;
-    mi->attr = (uint8_t)rv->attribute_id;
-    mi->mode = (uint8_t)r->monitoring_mode;
-    mi->ttr = (uint8_t)ttr;
-    mi->trigger = f.trigger;
-    mi->dbtype = f.dbtype;
-    mi->deadband = f.deadband;
-    on_slot = rv->attribute_id == UA_ATTR_VALUE
-              && (n->node_class == SHM_NC_VARIABLE
-                  || n->node_class == SHM_NC_VARIABLETYPE)
-              && n->u.var.slot < st->nslots;
-    si = wk_mi_revise_sampling(st, sub, node, !on_slot,
-                               mp->sampling_interval);
-    mi->interval_ms = (uint32_t)ceil(si);
-    mi->qsize = wk_mi_revise_queue(st, mp->queue_size);
-    if (mp->discard_oldest)
-        mi->flags |= WK_MI_DISCARD_OLD;
-    if (rv->index_range.len > 0) {
-        uint32_t rl = (uint32_t)rv->index_range.len;
-
-        mi->range = wk_cells_put(&st->cells, &rl, 4, rv->index_range.data,
-                                 rl);
-        if (mi->range == WK_NIL) {
-            wk_mi_free(st, mi);
-            res->status_code = UA_BAD_OUT_OF_MEMORY;
-            return;
-        }
-    }
     /* Into the subscription's list. */
     mi->snext = sub->ihead;
     mi->sprev = WK_NIL;
@@ -919,184 +714,58 @@ wk_mi_create(struct wk_svc_ctx *ctx, struct wk_sub *sub, int32_t ttr,
         st->items[sub->ihead].sprev = (uint32_t)(mi - st->items);
     sub->ihead = (uint32_t)(mi - st->items);
     sub->nitems++;
+    if (mi->flags & WK_MI_EVENT) {
+        wk_ev_add(st, mi);
+        return UA_GOOD;
+    }
 
-    /* Where values come from; for a slot, interest first (docs/architecture.md
-     * §2). */
-    if (on_slot) {
-        mi->slot = n->u.var.slot;
+    /* Where values come from; for a slot, interest first
+     * (docs/architecture.md §2). */
+    if (wk_mi_from_slot(st, mi->node, mi->attr)) {
+        mi->slot = st->w->ns.nodes[mi->node].u.var.slot;
         if (mi->range != WK_NIL)
             mi->flags |= WK_MI_READ;
         wk_mi_slot_add(st, mi);
     } else {
         mi->flags |= WK_MI_READ;
-        mi->next_ms = ctx->w->now_ms + mi->interval_ms;
+        mi->next_ms = st->w->now_ms + mi->interval_ms;
         wk_mi_sampled_add(st, mi);
     }
     /* Then the slot: the initial value; and the checks Read makes. */
-    s = wk_mi_read_rec(st, ctx->session, node, rv->attribute_id,
-                       &rv->index_range, &rv->data_encoding, &rec);
-    if (wk_mi_create_fatal(s)) {
+    rc = wk_mi_read_rec(st, s, mi->node, rv->attribute_id, &rv->index_range,
+                        &rv->data_encoding, &rec);
+    if (wk_mi_start_fatal(rc)) {
         wk_mi_delete(st, mi);
-        res->status_code = s;
-        return;
+        return rc;
     }
-    res->status_code = UA_GOOD;
-    res->monitored_item_id = mi->id;
-    res->revised_sampling_interval = si;
-    res->revised_queue_size = mi->qsize;
     if (mi->mode != UA_MONITORINGMODE_DISABLED) {
         uint32_t v = WK_NIL;
 
         if (mi->flags & WK_MI_ON_SLOT)
-            mi->next_ms = ctx->w->now_ms;   /* the first sample starts it */
+            mi->next_ms = st->w->now_ms;    /* the first sample starts it */
         wk_mi_take(st, mi, &rec, &v, true, false);
         wk_val_done(st, v);
     }
-}
-
-/*
- * CreateMonitoredItems on EventNotifier (Part 4 §5.12.2): an Object with
- * SubscribeToEvents, an EventFilter; events come from the fan-out
- * (monitem_event.c).  The samplingInterval of an event item is 0 (events
- * are queued as they come).
- */
-static void
-wk_mi_create_event(struct wk_svc_ctx *ctx, struct wk_subs *st,
-                   struct wk_sub *sub, uint32_t node,
-                   const struct ua_monitored_item_create_request *r,
-                   struct ua_monitored_item_create_result *res)
-{
-    const struct ua_monitoring_parameters *mp = &r->requested_parameters;
-    struct wk_mi                          *mi;
-    uint32_t                               chain;
-    ua_status                              s;
-
-    if (r->item_to_monitor.index_range.len > 0) {
-        res->status_code = UA_BAD_INDEX_RANGE_NO_DATA;
-        return;
-    }
-    if (r->item_to_monitor.data_encoding.name.len > 0) {
-        res->status_code = UA_BAD_DATA_ENCODING_INVALID;
-        return;
-    }
-    s = wk_ev_node_ok(st, node);
-    if (s != UA_GOOD) {
-        res->status_code = s;
-        return;
-    }
-    if (sub->nitems >= st->lim.max_items_per_sub
-        || (mi = wk_mi_alloc(st)) == NULL) {
-        res->status_code = UA_BAD_TOO_MANY_MONITORED_ITEMS;
-        return;
-    }
-    s = wk_ev_filter(st, ctx->arena, &mp->filter, &chain,
-                     &res->filter_result);
-    if (s != UA_GOOD) {
-        wk_cells_free(&st->cells, chain);
-        wk_mi_free(st, mi);
-        res->status_code = s;
-        return;
-    }
-    mi->client_handle = mp->client_handle;
-    mi->sub = (uint32_t)(sub - st->subs);
-    mi->node = node;
-    mi->attr = UA_ATTR_EVENTNOTIFIER;
-    mi->mode = (uint8_t)r->monitoring_mode;
-    mi->range = chain;
-    mi->flags |= WK_MI_EVENT;
-    if (mp->discard_oldest)
-        mi->flags |= WK_MI_DISCARD_OLD;
-    mi->qsize = wk_ev_revise_queue(st, mp->queue_size);
-    mi->snext = sub->ihead;
-    mi->sprev = WK_NIL;
-    if (sub->ihead != WK_NIL)
-        st->items[sub->ihead].sprev = (uint32_t)(mi - st->items);
-    sub->ihead = (uint32_t)(mi - st->items);
-    sub->nitems++;
-    wk_ev_add(st, mi);
-    res->status_code = UA_GOOD;
-    res->monitored_item_id = mi->id;
-    res->revised_sampling_interval = 0;
-    res->revised_queue_size = mi->qsize;
+    return UA_GOOD;
 }
 
 void
-wk_mi_modify(struct wk_svc_ctx *ctx, struct wk_sub *sub, int32_t ttr,
-             const struct ua_monitored_item_modify_request *r,
-             struct ua_monitored_item_modify_result *res)
+wk_mi_forget_last(struct wk_subs *st, struct wk_mi *mi)
 {
-    struct wk_subs                        *st = ctx->w->subs;
-    const struct ua_monitoring_parameters *mp = &r->requested_parameters;
-    struct wk_mi                          *mi;
-    struct wk_filter                       f;
-    double                                 si;
-    ua_status                              s;
+    if (mi->flags & WK_MI_LAST_REF)
+        wk_cells_free(&st->cells, mi->last.ref);
+    mi->flags &= (uint16_t)~(WK_MI_LAST_REF | WK_MI_HAS_LAST);
+}
 
-    res->filter_result.encoding = UA_EO_NONE;
-    mi = wk_mi_find(st, sub, r->monitored_item_id);
-    if (mi == NULL) {
-        res->status_code = UA_BAD_MONITORED_ITEM_ID_INVALID;
-        return;
-    }
-    if (mi->flags & WK_MI_EVENT) {
-        uint32_t chain;
-
-        s = wk_ev_filter(st, ctx->arena, &mp->filter, &chain,
-                         &res->filter_result);
-        if (s != UA_GOOD) {
-            wk_cells_free(&st->cells, chain);
-            res->status_code = s;
-            return;
-        }
-        wk_cells_free(&st->cells, mi->range);
-        mi->range = chain;
-        mi->client_handle = mp->client_handle;
-        if (mp->discard_oldest)
-            mi->flags |= WK_MI_DISCARD_OLD;
-        else
-            mi->flags &= (uint16_t)~WK_MI_DISCARD_OLD;
-        mi->qsize = wk_ev_revise_queue(st, mp->queue_size);
-        wk_mi_event_trim(st, sub, mi);
-        res->status_code = UA_GOOD;
-        res->revised_sampling_interval = 0;
-        res->revised_queue_size = mi->qsize;
-        return;
-    }
-    s = wk_mi_filter(st, ctx->session, mi->node, mi->attr, &mp->filter, &f);
-    if (s != UA_GOOD) {
-        res->status_code = s;
-        return;
-    }
-    if (f.trigger != mi->trigger || f.dbtype != mi->dbtype
-        || f.deadband != mi->deadband) {
-        /* A new filter compares from the next value on. */
-        if (mi->flags & WK_MI_LAST_REF)
-            wk_cells_free(&st->cells, mi->last.ref);
-        mi->flags &= (uint16_t)~(WK_MI_LAST_REF | WK_MI_HAS_LAST);
-        mi->trigger = f.trigger;
-        mi->dbtype = f.dbtype;
-        mi->deadband = f.deadband;
-    }
-    mi->client_handle = mp->client_handle;
-    mi->ttr = (uint8_t)ttr;
-    si = wk_mi_revise_sampling(st, sub, mi->node,
-                               (mi->flags & WK_MI_ON_SAMPLED) != 0,
-                               mp->sampling_interval);
-    mi->interval_ms = (uint32_t)ceil(si);
-    if (mp->discard_oldest)
-        mi->flags |= WK_MI_DISCARD_OLD;
-    else
-        mi->flags &= (uint16_t)~WK_MI_DISCARD_OLD;
-    mi->qsize = wk_mi_revise_queue(st, mp->queue_size);
-    wk_mi_queue_trim(st, sub, mi);
+void
+wk_mi_set_interval(struct wk_subs *st, struct wk_mi *mi, uint32_t ms)
+{
+    mi->interval_ms = ms;
     if (mi->flags & WK_MI_ON_SAMPLED) {
-        mi->next_ms = ctx->w->now_ms + mi->interval_ms;
+        mi->next_ms = st->w->now_ms + mi->interval_ms;
         if (mi->next_ms < st->sampled_due)
             st->sampled_due = mi->next_ms;
     }
-    res->status_code = UA_GOOD;
-    res->revised_sampling_interval = si;
-    res->revised_queue_size = mi->qsize;
 }
 
 void

@@ -1,7 +1,9 @@
 /*
  * worker/sub.c: subscriptions (Part 4 §5.13): the pools, the per-session
  * Publish queues, the publishing timers, the subscription state machine,
- * NotificationMessages, retransmission queues, transfer and lifetime.
+ * NotificationMessages, transfer and lifetime.  The services that drive
+ * it (worker/svc_sub.c) see it through sub_int.h: they check requests and
+ * fill responses, this file keeps the state consistent.
  *
  * The state machine (§5.13.1.2) with two states kept:
  *
@@ -38,7 +40,7 @@
  * request (2 bits each).
  *
  * Responses leave through the connection layer's deferred responses
- * (worker/conn.h wk_conn_respond).  The DataChangeNotification
+ * (worker/reply.h wk_reply_send).  The DataChangeNotification
  * of a message is written by hand from the queued DataValues (the records
  * the broker encoded once) into one ExtensionObject body.
  *
@@ -50,22 +52,16 @@
 #include <math.h>
 #include <string.h>
 
-#include "conn.h"
 #include "link.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
+#include "reply.h"
 #include "session.h"
 #include "sub_int.h"
-#include "svc.h"
 
 #define WK_SUB_ID_BITS     26      /* below the worker slot's 6 bits */
 #define WK_SUB_BODY_SLACK  1024    /* headers around a notification body */
-
-/* 2-bit acknowledgement results. */
-#define WK_ACK_GOOD        0
-#define WK_ACK_SUB         1       /* BadSubscriptionIdInvalid */
-#define WK_ACK_SEQ         2       /* BadSequenceNumberUnknown */
 
 static void *wk_sub_alloc_mem(struct wk_subs *st, size_t n);
 static void wk_sub_limits(const struct shm_config *c,
@@ -75,7 +71,6 @@ static void wk_sub_period_add(struct wk_subs *st, uint32_t p);
 static void wk_sub_period_del(struct wk_subs *st, uint32_t p);
 static void wk_sub_arm(struct wk_subs *st);
 static struct wk_sub *wk_sub_new(struct wk_subs *st);
-static void wk_sub_delete(struct wk_subs *st, struct wk_sub *sub);
 static uint64_t wk_sub_phase(uint64_t now, uint32_t period);
 static uint64_t wk_sub_tick_now(const struct wk_sub *sub, uint64_t now);
 static void wk_sub_sync(struct wk_subs *st, struct wk_sub *sub);
@@ -102,8 +97,6 @@ static void wk_sub_send_notice(struct wk_subs *st, struct wk_subsess *e,
                                struct wk_pubreq *pr);
 static void wk_sub_respond(struct wk_subs *st, struct wk_pubreq *pr,
                            struct ua_publish_response *resp);
-static uint8_t wk_sub_ack(struct wk_subs *st, uint32_t sess, uint32_t sub_id,
-                          uint32_t seq);
 
 /* ------------------------------------------------------------------ */
 /* state, init, fini                                                   */
@@ -558,7 +551,7 @@ wk_sub_of_session(struct wk_subs *st, struct wk_session *s, uint32_t id)
     return sub->sess == s->index ? sub : NULL;
 }
 
-static void
+void
 wk_sub_delete(struct wk_subs *st, struct wk_sub *sub)
 {
     uint32_t idx = (uint32_t)(sub - st->subs), id = sub->id;
@@ -925,7 +918,7 @@ wk_sub_pub_take(struct wk_subs *st, struct wk_subsess *e,
 
         e->qhead = (e->qhead + 1) % st->lim.max_publish;
         e->qlen--;
-        if (wk_conn_ref_alive(st->w, &pr->ref)) {
+        if (wk_reply_alive(st->w, &pr->ref)) {
             memcpy(out, pr, offsetof(struct wk_pubreq, acks)
                                 + (pr->nacks + 3) / 4);
             return true;
@@ -943,7 +936,7 @@ wk_sub_pub_fail(struct wk_subs *st, struct wk_pubreq *pr, ua_status s)
 
     memset(&resp, 0, sizeof(resp));
     resp.response_header.service_result = s;
-    (void)wk_conn_respond(st->w, &pr->ref,
+    (void)wk_reply_send(st->w, &pr->ref,
                           &ua_types[UA_TYPE_PUBLISHRESPONSE], &resp);
 }
 
@@ -1018,7 +1011,7 @@ wk_sub_respond(struct wk_subs *st, struct wk_pubreq *pr,
     resp->n_results = (int32_t)pr->nacks;
     resp->results = pr->nacks > 0 ? st->acks_out : NULL;
     resp->n_diagnostic_infos = 0;
-    (void)wk_conn_respond(st->w, &pr->ref,
+    (void)wk_reply_send(st->w, &pr->ref,
                           &ua_types[UA_TYPE_PUBLISHRESPONSE], resp);
 }
 
@@ -1114,122 +1107,51 @@ wk_sub_send_notice(struct wk_subs *st, struct wk_subsess *e,
     wk_sub_respond(st, pr, &resp);
 }
 
-/* One SubscriptionAcknowledgement of session sess (Part 4 §5.13.5). */
-static uint8_t
-wk_sub_ack(struct wk_subs *st, uint32_t sess, uint32_t sub_id, uint32_t seq)
-{
-    struct wk_sub *sub = wk_sub_find(st, sub_id);
-    int            k;
+/* ------------------------------------------------------------------ */
+/* what the services change (worker/svc_sub.c)                         */
+/* ------------------------------------------------------------------ */
 
-    if (sub == NULL || sub->sess != sess)
-        return WK_ACK_SUB;
-    k = wk_retx_find(st, sub, seq);
-    if (k < 0)
-        return WK_ACK_SEQ;
-    wk_retx_drop(st, sub, (uint32_t)k);
-    return WK_ACK_GOOD;
+struct wk_sub *
+wk_sub_open(struct wk_subs *st, struct wk_subsess *e)
+{
+    if (e->nsubs >= st->lim.max_subs_per_session)
+        return NULL;
+    return wk_sub_new(st);
 }
 
-/* ------------------------------------------------------------------ */
-/* services                                                            */
-/* ------------------------------------------------------------------ */
+void
+wk_sub_set_interval(struct wk_subs *st, struct wk_sub *sub, double iv)
+{
+    if (sub->period != 0)
+        wk_sub_sync(st, sub);
+    if (iv == sub->interval)
+        return;
+    /* A new timer: ticks count from now. */
+    if (sub->period != 0)
+        wk_sub_period_del(st, sub->period);
+    sub->interval = iv;
+    sub->period = (uint32_t)ceil(iv);
+    wk_sub_period_add(st, sub->period);
+    sub->t0 = wk_sub_phase(st->w->now_ms, sub->period);
+    sub->k_done = 0;
+}
 
 void
-wk_sub_create(struct wk_svc_ctx *ctx,
-              const struct ua_create_subscription_request *req,
-              struct ua_create_subscription_response *resp)
+wk_sub_start(struct wk_subs *st, struct wk_subsess *e, struct wk_sub *sub)
 {
-    struct wk_subs    *st = wk_subs_need(ctx->w);
-    struct wk_subsess *e;
-    struct wk_sub     *sub;
-
-    if (st == NULL) {
-        resp->response_header.service_result = UA_BAD_OUT_OF_MEMORY;
-        return;
-    }
-    e = wk_sub_ss(st, ctx->session);
-    if (e->nsubs >= st->lim.max_subs_per_session
-        || (sub = wk_sub_new(st)) == NULL) {
-        resp->response_header.service_result = UA_BAD_TOO_MANY_SUBSCRIPTIONS;
-        return;
-    }
-    sub->interval = wk_sub_revise_interval(&st->lim,
-                                           req->requested_publishing_interval);
-    sub->period = (uint32_t)ceil(sub->interval);
-    wk_sub_period_add(st, sub->period);
-    sub->keepalive = wk_sub_revise_keepalive(
-        &st->lim, req->requested_max_keep_alive_count);
-    sub->lifetime = wk_sub_revise_lifetime(&st->lim, sub->interval,
-                                           sub->keepalive,
-                                           req->requested_lifetime_count);
-    sub->max_notifs = wk_sub_revise_notifs(&st->lim,
-                                           req->max_notifications_per_publish);
-    sub->priority = req->priority;
-    sub->enabled = req->publishing_enabled;
-    sub->user = ctx->session->user;
     sub->life_left = sub->lifetime;
     sub->state = WK_SUB_NORMAL;
-    sub->t0 = wk_sub_phase(ctx->w->now_ms, sub->period);
     wk_sub_ss_link(st, e, sub);
     wk_sub_schedule(st, sub);
-
-    resp->subscription_id = sub->id;
-    resp->revised_publishing_interval = sub->interval;
-    resp->revised_lifetime_count = sub->lifetime;
-    resp->revised_max_keep_alive_count = sub->keepalive;
 }
 
 void
-wk_sub_modify(struct wk_svc_ctx *ctx,
-              const struct ua_modify_subscription_request *req,
-              struct ua_modify_subscription_response *resp)
+wk_sub_set_enabled(struct wk_subs *st, struct wk_sub *sub, bool enabled)
 {
-    struct wk_subs *st = wk_subs_need(ctx->w);
-    struct wk_sub  *sub = st != NULL ? wk_sub_of_session(st, ctx->session,
-                                                         req->subscription_id)
-                                     : NULL;
-    double          iv;
-
-    if (sub == NULL) {
-        resp->response_header.service_result = UA_BAD_SUBSCRIPTION_ID_INVALID;
-        return;
-    }
-    wk_sub_sync(st, sub);
-    iv = wk_sub_revise_interval(&st->lim, req->requested_publishing_interval);
-    if (iv != sub->interval) {
-        /* A new timer: ticks count from now. */
-        wk_sub_period_del(st, sub->period);
-        sub->interval = iv;
-        sub->period = (uint32_t)ceil(iv);
-        wk_sub_period_add(st, sub->period);
-        sub->t0 = wk_sub_phase(ctx->w->now_ms, sub->period);
-        sub->k_done = 0;
-    }
-    sub->keepalive = wk_sub_revise_keepalive(
-        &st->lim, req->requested_max_keep_alive_count);
-    sub->lifetime = wk_sub_revise_lifetime(&st->lim, sub->interval,
-                                           sub->keepalive,
-                                           req->requested_lifetime_count);
-    sub->max_notifs = wk_sub_revise_notifs(&st->lim,
-                                           req->max_notifications_per_publish);
-    sub->priority = req->priority;
+    sub->enabled = enabled;
     wk_sub_touch(st, sub);
-    resp->revised_publishing_interval = sub->interval;
-    resp->revised_lifetime_count = sub->lifetime;
-    resp->revised_max_keep_alive_count = sub->keepalive;
-}
-
-ua_status
-wk_sub_delete_one(struct wk_svc_ctx *ctx, uint32_t id)
-{
-    struct wk_subs *st = ctx->w->subs;
-    struct wk_sub  *sub = st != NULL ? wk_sub_of_session(st, ctx->session, id)
-                                     : NULL;
-
-    if (sub == NULL)
-        return UA_BAD_SUBSCRIPTION_ID_INVALID;
-    wk_sub_delete(st, sub);
-    return UA_GOOD;
+    if (enabled && sub->nqueued > 0)
+        wk_sub_ready(st, sub);
 }
 
 /* After deletions: a session left with nothing to publish answers its
@@ -1245,44 +1167,11 @@ wk_sub_deleted_check(struct wk_subs *st, struct wk_subsess *e)
     wk_sub_arm(st);
 }
 
-ua_status
-wk_sub_set_publishing(struct wk_svc_ctx *ctx, uint32_t id, bool enabled)
+struct wk_pubreq *
+wk_sub_pub_slot(struct wk_subs *st, struct wk_subsess *e)
 {
-    struct wk_subs *st = ctx->w->subs;
-    struct wk_sub  *sub = st != NULL ? wk_sub_of_session(st, ctx->session, id)
-                                     : NULL;
+    struct wk_pubreq old;
 
-    if (sub == NULL)
-        return UA_BAD_SUBSCRIPTION_ID_INVALID;
-    sub->enabled = enabled;
-    wk_sub_touch(st, sub);
-    if (enabled && sub->nqueued > 0)
-        wk_sub_ready(st, sub);
-    return UA_GOOD;
-}
-
-void
-wk_sub_publish(struct wk_svc_ctx *ctx, const struct ua_publish_request *req,
-               struct ua_publish_response *resp)
-{
-    struct wk_subs    *st = wk_subs_need(ctx->w);
-    struct wk_subsess *e;
-    struct wk_pubreq  *pr, old;
-    int32_t            n = req->n_subscription_acknowledgements;
-
-    if (st == NULL) {
-        resp->response_header.service_result = UA_BAD_OUT_OF_MEMORY;
-        return;
-    }
-    e = wk_sub_ss(st, ctx->session);
-    if (n > WK_SUB_ACKS_MAX) {
-        resp->response_header.service_result = UA_BAD_TOO_MANY_OPERATIONS;
-        return;
-    }
-    if (e->nsubs == 0 && e->nnotices == 0) {
-        resp->response_header.service_result = UA_BAD_NO_SUBSCRIPTION;
-        return;
-    }
     /* Full: the oldest waiting request makes room (docs/security.md
      * case 78). */
     if (e->qlen == st->lim.max_publish) {
@@ -1291,120 +1180,62 @@ wk_sub_publish(struct wk_svc_ctx *ctx, const struct ua_publish_request *req,
         e->qlen--;
         wk_sub_pub_fail(st, &old, UA_BAD_TOO_MANY_PUBLISH_REQUESTS);
     }
-    pr = &e->pub[(e->qhead + e->qlen) % st->lim.max_publish];
-    if (wk_svc_defer(ctx, &pr->ref) != 0) {
-        resp->response_header.service_result = UA_BAD_INTERNAL_ERROR;
-        return;
-    }
-    pr->nacks = n > 0 ? (uint32_t)n : 0;
-    memset(pr->acks, 0, (pr->nacks + 3) / 4);
-    for (uint32_t k = 0; k < pr->nacks; k++) {
-        const struct ua_subscription_acknowledgement *a =
-            &req->subscription_acknowledgements[k];
+    return &e->pub[(e->qhead + e->qlen) % st->lim.max_publish];
+}
 
-        pr->acks[k / 4] |= (uint8_t)(wk_sub_ack(st, (uint32_t)(e - st->ss),
-                                                a->subscription_id,
-                                                a->sequence_number)
-                                     << (2 * (k % 4)));
-    }
+void
+wk_sub_pub_push(struct wk_subs *st, struct wk_subsess *e)
+{
     e->qlen++;
     wk_sub_serve(st, e);
     wk_sub_arm(st);
 }
 
-void
-wk_sub_republish(struct wk_svc_ctx *ctx,
-                 const struct ua_republish_request *req,
-                 struct ua_republish_response *resp)
+uint8_t
+wk_sub_ack(struct wk_subs *st, struct wk_subsess *e, uint32_t sub_id,
+           uint32_t seq)
 {
-    struct wk_subs  *st = wk_subs_need(ctx->w);
-    struct wk_sub   *sub = st != NULL
-                               ? wk_sub_of_session(st, ctx->session,
-                                                   req->subscription_id)
-                               : NULL;
-    struct wk_retx  *r;
-    struct ua_extobj *eo;
-    uint8_t         *body;
-    int              k;
+    struct wk_sub *sub = wk_sub_find(st, sub_id);
+    int            k;
 
-    if (sub == NULL) {
-        resp->response_header.service_result = UA_BAD_SUBSCRIPTION_ID_INVALID;
-        return;
-    }
-    wk_sub_touch(st, sub);
-    k = wk_retx_find(st, sub, req->retransmit_sequence_number);
-    if (k < 0) {
-        resp->response_header.service_result = UA_BAD_MESSAGE_NOT_AVAILABLE;
-        return;
-    }
-    r = &sub->retx[(sub->retx_head + (uint32_t)k) % st->lim.max_retx];
-    eo = ua_arena_alloc(ctx->arena, sizeof(*eo));
-    body = ua_arena_alloc(ctx->arena, r->len ? r->len : 1);
-    if (eo == NULL || body == NULL) {
-        resp->response_header.service_result = UA_BAD_OUT_OF_MEMORY;
-        return;
-    }
-    memcpy(body, wk_retx_body(st, r), r->len);
-    memset(eo, 0, sizeof(*eo));
-    eo->type_id = ua_nodeid_num(0, r->type);
-    eo->encoding = UA_EO_BYTES;
-    eo->body.len = (int32_t)r->len;
-    eo->body.data = body;
-    resp->notification_message.sequence_number = r->seq;
-    resp->notification_message.publish_time = r->time;
-    resp->notification_message.n_notification_data = 1;
-    resp->notification_message.notification_data = eo;
+    if (sub == NULL || sub->sess != (uint32_t)(e - st->ss))
+        return WK_ACK_SUB;
+    k = wk_retx_find(st, sub, seq);
+    if (k < 0)
+        return WK_ACK_SEQ;
+    wk_retx_drop(st, sub, (uint32_t)k);
+    return WK_ACK_GOOD;
 }
 
-void
-wk_sub_transfer_one(struct wk_svc_ctx *ctx, uint32_t id, bool initial,
-                    struct ua_transfer_result *res)
+ua_status
+wk_sub_move(struct wk_subs *st, struct wk_sub *sub, struct wk_session *s)
 {
-    struct wk_subs    *st = wk_subs_need(ctx->w);
-    struct wk_session *s = ctx->session;
     struct wk_subsess *e;
-    struct wk_sub     *sub = st != NULL ? wk_sub_find(st, id) : NULL;
-    uint32_t          *seqs;
 
-    res->n_available_sequence_numbers = 0;
-    if (sub == NULL) {
-        res->status_code = UA_BAD_SUBSCRIPTION_ID_INVALID;
-        return;
-    }
-    /* Part 4 §5.13.7: only to a session of the same user identity. */
-    if (sub->user != s->user) {
-        res->status_code = UA_BAD_USER_ACCESS_DENIED;
-        return;
-    }
     if (sub->sess != WK_NIL && !wk_sub_ss_alive(st, sub->sess))
         wk_sub_ss_reset(st, &st->ss[sub->sess]);
     e = wk_sub_ss(st, s);
-    if (sub->sess != s->index) {
-        if (e->nsubs >= st->lim.max_subs_per_session) {
-            res->status_code = UA_BAD_TOO_MANY_SUBSCRIPTIONS;
-            return;
-        }
-        if (sub->sess != WK_NIL) {
-            struct wk_subsess *old = &st->ss[sub->sess];
+    if (sub->sess == s->index)
+        return UA_GOOD;
+    if (e->nsubs >= st->lim.max_subs_per_session)
+        return UA_BAD_TOO_MANY_SUBSCRIPTIONS;
+    if (sub->sess != WK_NIL) {
+        struct wk_subsess *old = &st->ss[sub->sess];
 
-            wk_sub_ss_unlink(st, sub);
-            wk_sub_notice(st, old, sub->id, wk_sub_next_seq(sub),
-                          UA_GOOD_SUBSCRIPTION_TRANSFERRED);
-            wk_sub_serve(st, old);
-            wk_sub_deleted_check(st, old);
-        }
-        wk_sub_ss_link(st, e, sub);
+        wk_sub_ss_unlink(st, sub);
+        wk_sub_notice(st, old, sub->id, wk_sub_next_seq(sub),
+                      UA_GOOD_SUBSCRIPTION_TRANSFERRED);
+        wk_sub_serve(st, old);
+        wk_sub_deleted_check(st, old);
     }
-    wk_sub_touch(st, sub);
-    if (initial)
-        wk_mi_resend(st, sub, s);
-    seqs = ua_arena_alloc(ctx->arena, (size_t)st->lim.max_retx * 4 + 4);
-    if (seqs != NULL) {
-        res->n_available_sequence_numbers = wk_retx_avail(st, sub, seqs);
-        res->available_sequence_numbers = seqs;
-    }
-    res->status_code = UA_GOOD;
-    if (sub->state == WK_SUB_LATE)
-        wk_sub_serve(st, e);
+    wk_sub_ss_link(st, e, sub);
+    return UA_GOOD;
+}
+
+void
+wk_sub_kick(struct wk_subs *st, struct wk_sub *sub)
+{
+    if (sub->state == WK_SUB_LATE && sub->sess != WK_NIL)
+        wk_sub_serve(st, &st->ss[sub->sess]);
     wk_sub_arm(st);
 }

@@ -9,15 +9,18 @@
  *                           lifetime
  *   worker/retx.c           the retransmission queues and their store
  *   worker/monitem.c        monitored items: pools, the per-slot index,
- *                           where values come from, the services' bodies,
- *                           the link's value and overflow handlers
+ *                           where values come from, what the services
+ *                           change, the link's value and overflow
+ *                           handlers
  *   worker/monitem_filter.c a value taken apart, DataChangeFilter
  *   worker/monitem_queue.c  queues, cells, NotificationMessage bodies
  *   worker/monitem_event.c  event items, EventFilter, ConditionRefresh,
  *                           the link's event handlers
  *   worker/monitem_where.c  the where clause (ContentFilter)
- *   worker/svc_sub.c        the Subscription and MonitoredItem services,
- *                           the Server's GetMonitoredItems and ResendData
+ *   worker/svc_monitem.c    the MonitoredItem services: checks, filters,
+ *                           revisions, results
+ *   worker/svc_sub.c        the Subscription services, the Server's
+ *                           GetMonitoredItems and ResendData
  *
  * Registered at start-up: with the link (wk_sub_init: values, overflows,
  * events, losses, the time of a block, the promise to wake), with the

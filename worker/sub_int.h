@@ -390,6 +390,11 @@ struct wk_pubreq {
     uint8_t            acks[WK_SUB_ACKS_MAX / 4];   /* 2-bit results */
 };
 
+/* The 2-bit acknowledgement results of struct wk_pubreq.acks. */
+#define WK_ACK_GOOD        0
+#define WK_ACK_SUB         1       /* BadSubscriptionIdInvalid */
+#define WK_ACK_SEQ         2       /* BadSequenceNumberUnknown */
+
 /* A status change to tell a session (its subscription is gone or moved). */
 struct wk_sub_notice {
     uint32_t  sub_id;
@@ -535,25 +540,48 @@ uint32_t wk_sub_revise_lifetime(const struct wk_sub_limits *l, double interval,
                                 uint32_t keepalive, uint32_t req);
 uint32_t wk_sub_revise_notifs(const struct wk_sub_limits *l, uint32_t req);
 
-/* Service bodies (svc_sub.c calls them; they fill the response). */
-void wk_sub_create(struct wk_svc_ctx *ctx,
-                   const struct ua_create_subscription_request *req,
-                   struct ua_create_subscription_response *resp);
-void wk_sub_modify(struct wk_svc_ctx *ctx,
-                   const struct ua_modify_subscription_request *req,
-                   struct ua_modify_subscription_response *resp);
-ua_status wk_sub_delete_one(struct wk_svc_ctx *ctx, uint32_t id);
-void wk_sub_deleted_check(struct wk_subs *st, struct wk_subsess *ss);
-ua_status wk_sub_set_publishing(struct wk_svc_ctx *ctx, uint32_t id,
-                                bool enabled);
-void wk_sub_publish(struct wk_svc_ctx *ctx,
-                    const struct ua_publish_request *req,
-                    struct ua_publish_response *resp);
-void wk_sub_republish(struct wk_svc_ctx *ctx,
-                      const struct ua_republish_request *req,
-                      struct ua_republish_response *resp);
-void wk_sub_transfer_one(struct wk_svc_ctx *ctx, uint32_t id, bool initial,
-                         struct ua_transfer_result *res);
+/*
+ * What the services (worker/svc_sub.c) change, the state machine's part
+ * of each; the services check the request, look the subscription up
+ * (wk_sub_of_session) and fill the response.
+ */
+/* A new subscription for session entry e, not yet running; NULL when e
+ * or the worker has as many as allowed (BadTooManySubscriptions). */
+struct wk_sub *wk_sub_open(struct wk_subs *st, struct wk_subsess *e);
+/* sub publishes every iv ms (revised): its ticks are counted up to now
+ * first; a new interval starts a new timer, ticking from now. */
+void wk_sub_set_interval(struct wk_subs *st, struct wk_sub *sub, double iv);
+/* sub (from wk_sub_open, its interval and counts set) joins e and runs. */
+void wk_sub_start(struct wk_subs *st, struct wk_subsess *e,
+                  struct wk_sub *sub);
+/* SetPublishingMode on sub (client activity). */
+void wk_sub_set_enabled(struct wk_subs *st, struct wk_sub *sub,
+                        bool enabled);
+/* Delete sub: its items, kept messages, timer and session link. */
+void wk_sub_delete(struct wk_subs *st, struct wk_sub *sub);
+/* After deletions from e: e's waiting Publish requests are answered
+ * BadNoSubscription when it has nothing left to publish. */
+void wk_sub_deleted_check(struct wk_subs *st, struct wk_subsess *e);
+/* The slot e's next Publish request takes (a full queue answers its
+ * oldest BadTooManyPublishRequests first, docs/security.md case 78); the
+ * caller fills ref and the acknowledgement results, then wk_sub_pub_push
+ * queues it, or leaves it unqueued. */
+struct wk_pubreq *wk_sub_pub_slot(struct wk_subs *st, struct wk_subsess *e);
+/* The slot of wk_sub_pub_slot is filled: queue it, serve e. */
+void wk_sub_pub_push(struct wk_subs *st, struct wk_subsess *e);
+/* One SubscriptionAcknowledgement of e's session (Part 4 §5.13.5): the
+ * message let go; WK_ACK_*. */
+uint8_t wk_sub_ack(struct wk_subs *st, struct wk_subsess *e,
+                   uint32_t sub_id, uint32_t seq);
+/* TransferSubscriptions of sub to session s (Part 4 §5.13.7; the caller
+ * checked the user): its old session, when alive, gets a
+ * StatusChangeNotification GoodSubscriptionTransferred.  Good or
+ * BadTooManySubscriptions. */
+ua_status wk_sub_move(struct wk_subs *st, struct wk_sub *sub,
+                      struct wk_session *s);
+/* sub may have a message waiting: serve its session's Publish queue now;
+ * arm the timer. */
+void wk_sub_kick(struct wk_subs *st, struct wk_sub *sub);
 
 /* ------------------------------------------------- retx.c */
 
@@ -753,12 +781,33 @@ struct wk_mi *wk_mi_at(struct wk_subs *st, uint32_t idx);
 /* The item id names in sub, or NULL. */
 struct wk_mi *wk_mi_find(struct wk_subs *st, const struct wk_sub *sub,
                          uint32_t id);
-void wk_mi_create(struct wk_svc_ctx *ctx, struct wk_sub *sub, int32_t ttr,
-                  const struct ua_monitored_item_create_request *r,
-                  struct ua_monitored_item_create_result *res);
-void wk_mi_modify(struct wk_svc_ctx *ctx, struct wk_sub *sub, int32_t ttr,
-                  const struct ua_monitored_item_modify_request *r,
-                  struct ua_monitored_item_modify_result *res);
+/*
+ * What the MonitoredItem services (worker/svc_monitem.c) change.  A new
+ * item (wk_mi_new: NULL when sub or the worker has as many as allowed,
+ * BadTooManyMonitoredItems) gets its parameters from the service, then
+ * either wk_mi_drop (it never started) or wk_mi_start: it joins sub; an
+ * event item joins the event list; any other item takes its values from
+ * its slot or by sampling (wk_mi_from_slot) and reads its initial value
+ * as Read does (rv's attribute, IndexRange, DataEncoding): a status that
+ * makes the create fail deletes it and is returned, else it is queued
+ * (unless disabled) and Good returned.
+ */
+struct wk_mi *wk_mi_new(struct wk_subs *st, struct wk_sub *sub);
+void wk_mi_drop(struct wk_subs *st, struct wk_mi *mi);
+ua_status wk_mi_start(struct wk_subs *st, struct wk_mi *mi,
+                      struct wk_session *s,
+                      const struct ua_read_value_id *rv);
+/* Does attribute attr of node come from its value slot (pushed by the
+ * broker) rather than by sampling? */
+bool wk_mi_from_slot(const struct wk_subs *st, uint32_t node, uint32_t attr);
+/* A new filter compares from the next value on: forget the last one. */
+void wk_mi_forget_last(struct wk_subs *st, struct wk_mi *mi);
+/* mi samples every ms from now on (a sampled item: next sample in ms). */
+void wk_mi_set_interval(struct wk_subs *st, struct wk_mi *mi, uint32_t ms);
+/* The Value of node read as Read does, decoded into *v (in st->arena,
+ * valid until the next read): Good, or Bad when there is none. */
+ua_status wk_mi_read_value(struct wk_subs *st, struct wk_session *s,
+                           uint32_t node, struct ua_variant *v);
 ua_status wk_mi_delete_id(struct wk_subs *st, struct wk_sub *sub,
                           uint32_t id);
 void wk_mi_delete(struct wk_subs *st, struct wk_mi *mi);
@@ -781,5 +830,17 @@ void wk_mi_sample_due(struct wk_subs *st);
  */
 uint32_t wk_mi_emit(struct wk_subs *st, struct wk_sub *sub, uint32_t max,
                     size_t cap, size_t *len);
+
+/* ------------------------------------------------- svc_sub.c, svc_monitem.c */
+
+/* n operations of a service: none is BadNothingToDo, more than max
+ * BadTooManyOperations (into rh; false then). */
+bool wk_svc_sub_count(struct wk_svc_ctx *ctx, struct ua_response_header *rh,
+                      int32_t n, uint32_t max);
+/* n zeroed elements of size bytes in the arena, or BadOutOfMemory. */
+void *wk_svc_sub_array(struct wk_svc_ctx *ctx, struct ua_response_header *rh,
+                       int32_t n, size_t size);
+/* Register the MonitoredItem services (wk_svc_sub_init calls it). */
+int wk_svc_monitem_init(struct wk_worker *w);
 
 #endif /* WK_SUB_INT_H */

@@ -48,6 +48,7 @@
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
+#include "reply.h"
 #include "session.h"
 
 static int wk_svc_desc_cmp(const void *key, const void *elem);
@@ -360,7 +361,7 @@ wk_svc_dispatch(struct wk_worker *w, struct ua_sc *ch,
 int
 wk_svc_defer(struct wk_svc_ctx *ctx, struct wk_conn_ref *ref)
 {
-    int rc = wk_conn_defer(ctx->rq, ctx->request_id, ctx->request_handle,
+    int rc = wk_reply_defer(ctx->rq, ctx->request_id, ctx->request_handle,
                            ctx->stat, ref);
 
     if (rc == 0)

@@ -134,7 +134,7 @@ ua_status wk_svc_dispatch(struct wk_worker *w, struct ua_sc *ch,
 
 /*
  * Inside a handler only: answer this request later through *ref
- * (worker/conn.h wk_conn_respond); the request is reported pending.  0;
+ * (worker/reply.h wk_reply_send); the request is reported pending.  0;
  * -EINVAL when the request did not come from the connection layer (*ref
  * zeroed, never matching a connection; nothing pending).
  */

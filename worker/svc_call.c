@@ -76,6 +76,7 @@
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
+#include "reply.h"
 #include "node.h"
 #include "svc.h"
 
@@ -684,7 +685,7 @@ wk_svc_call_done(struct wk_calls *cs, struct wk_call *pc)
     resp.n_results = (int32_t)pc->n;
     resp.results = pc->results;
     /* -ESTALE: the client left meanwhile; the methods ran all the same. */
-    (void)wk_conn_respond(cs->w, &pc->ref, &ua_types[UA_TYPE_CALLRESPONSE],
+    (void)wk_reply_send(cs->w, &pc->ref, &ua_types[UA_TYPE_CALLRESPONSE],
                           &resp);
     pc->id = 0;
     pc->next_free = cs->free;

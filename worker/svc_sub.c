@@ -1,7 +1,9 @@
 /*
- * worker/svc_sub.c: the Subscription services (Part 4 §5.13) and the
- * MonitoredItem services (§5.12): service-level checks and the per-
- * operation loops; the work is in worker/sub.c and worker/monitem.c.
+ * worker/svc_sub.c: the Subscription services (Part 4 §5.13): service-
+ * level checks and the per-operation loops, the revisions and results;
+ * what changes the subscriptions' state is in worker/sub.c (through
+ * sub_int.h).  The MonitoredItem services (§5.12) are in
+ * worker/svc_monitem.c, registered from here.
  * And the Server object's two methods the worker serves itself (Part 5
  * §9.1), registered with the Call service (worker/svc_call.h):
  *
@@ -42,16 +44,6 @@
 #include "svc_call.h"
 #include "svc_sub.h"
 
-static bool wk_svc_sub_count(struct wk_svc_ctx *ctx,
-                             struct ua_response_header *rh, int32_t n,
-                             uint32_t max);
-static void *wk_svc_sub_array(struct wk_svc_ctx *ctx,
-                              struct ua_response_header *rh, int32_t n,
-                              size_t size);
-static struct wk_sub *wk_svc_sub_get(struct wk_svc_ctx *ctx,
-                                     struct ua_response_header *rh,
-                                     uint32_t id);
-static bool wk_svc_sub_ttr(struct ua_response_header *rh, int32_t ttr);
 static void wk_svc_create_subscription(struct wk_svc_ctx *ctx,
                                        const void *req, void *resp);
 static void wk_svc_modify_subscription(struct wk_svc_ctx *ctx,
@@ -66,16 +58,9 @@ static void wk_svc_republish(struct wk_svc_ctx *ctx, const void *req,
                              void *resp);
 static void wk_svc_transfer_subscriptions(struct wk_svc_ctx *ctx,
                                           const void *req, void *resp);
-static void wk_svc_create_monitored_items(struct wk_svc_ctx *ctx,
-                                          const void *req, void *resp);
-static void wk_svc_modify_monitored_items(struct wk_svc_ctx *ctx,
-                                          const void *req, void *resp);
-static void wk_svc_delete_monitored_items(struct wk_svc_ctx *ctx,
-                                          const void *req, void *resp);
-static void wk_svc_set_monitoring_mode(struct wk_svc_ctx *ctx,
-                                       const void *req, void *resp);
-static void wk_svc_set_triggering(struct wk_svc_ctx *ctx, const void *req,
-                                  void *resp);
+static void wk_svc_sub_transfer(struct wk_svc_ctx *ctx, struct wk_subs *st,
+                                uint32_t id, bool initial,
+                                struct ua_transfer_result *res);
 static ua_status wk_svc_sub_server_args(struct wk_svc_ctx *ctx,
                                         const struct ua_call_method_request
                                             *m,
@@ -103,17 +88,14 @@ wk_svc_sub_init(struct wk_worker *w)
         { WK_REQ(PUBLISH), wk_svc_publish },
         { WK_REQ(REPUBLISH), wk_svc_republish },
         { WK_REQ(TRANSFERSUBSCRIPTIONS), wk_svc_transfer_subscriptions },
-        { WK_REQ(CREATEMONITOREDITEMS), wk_svc_create_monitored_items },
-        { WK_REQ(MODIFYMONITOREDITEMS), wk_svc_modify_monitored_items },
-        { WK_REQ(DELETEMONITOREDITEMS), wk_svc_delete_monitored_items },
-        { WK_REQ(SETMONITORINGMODE), wk_svc_set_monitoring_mode },
-        { WK_REQ(SETTRIGGERING), wk_svc_set_triggering },
     };
 #undef WK_REQ
 
     for (size_t i = 0; i < sizeof(reg) / sizeof(reg[0]); i++)
         if (wk_svc_register(w, reg[i].id, reg[i].fn, NULL, NULL) != 0)
             return -EINVAL;
+    if (wk_svc_monitem_init(w) != 0)
+        return -EINVAL;
     if (w->calls != NULL
         && (wk_svc_call_local_add(w->calls, UA_NS0ID_SERVER,
                                   UA_NS0ID_SERVER_GETMONITOREDITEMS, false,
@@ -132,8 +114,7 @@ wk_svc_sub_init(struct wk_worker *w)
                ? 0 : -EINVAL;
 }
 
-/* n operations: none is BadNothingToDo, more than max BadTooManyOperations. */
-static bool
+bool
 wk_svc_sub_count(struct wk_svc_ctx *ctx, struct ua_response_header *rh,
                  int32_t n, uint32_t max)
 {
@@ -149,8 +130,7 @@ wk_svc_sub_count(struct wk_svc_ctx *ctx, struct ua_response_header *rh,
     return true;
 }
 
-/* n zeroed elements in the arena, or BadOutOfMemory. */
-static void *
+void *
 wk_svc_sub_array(struct wk_svc_ctx *ctx, struct ua_response_header *rh,
                  int32_t n, size_t size)
 {
@@ -164,51 +144,82 @@ wk_svc_sub_array(struct wk_svc_ctx *ctx, struct ua_response_header *rh,
     return p;
 }
 
-/* This session's subscription id, or BadSubscriptionIdInvalid. */
-static struct wk_sub *
-wk_svc_sub_get(struct wk_svc_ctx *ctx, struct ua_response_header *rh,
-               uint32_t id)
-{
-    struct wk_subs *st = wk_subs_need(ctx->w);
-    struct wk_sub  *sub;
-
-    if (st == NULL) {
-        rh->service_result = UA_BAD_OUT_OF_MEMORY;
-        return NULL;
-    }
-    sub = wk_sub_of_session(st, ctx->session, id);
-    if (sub == NULL)
-        rh->service_result = UA_BAD_SUBSCRIPTION_ID_INVALID;
-    else
-        wk_sub_touch(st, sub);      /* client activity (§5.13.1.2) */
-    return sub;
-}
-
-static bool
-wk_svc_sub_ttr(struct ua_response_header *rh, int32_t ttr)
-{
-    if (ttr < UA_TIMESTAMPSTORETURN_SOURCE
-        || ttr > UA_TIMESTAMPSTORETURN_NEITHER) {
-        rh->service_result = UA_BAD_TIMESTAMPS_TO_RETURN_INVALID;
-        return false;
-    }
-    return true;
-}
-
 /* ------------------------------------------------------ subscriptions */
 
+/* CreateSubscription (Part 4 §5.13.2): the requested parameters revised
+ * (§5.13.2.2, docs/security.md case 82). */
 static void
-wk_svc_create_subscription(struct wk_svc_ctx *ctx, const void *req,
-                           void *resp)
+wk_svc_create_subscription(struct wk_svc_ctx *ctx, const void *req_,
+                           void *resp_)
 {
-    wk_sub_create(ctx, req, resp);
+    const struct ua_create_subscription_request *req = req_;
+    struct ua_create_subscription_response      *resp = resp_;
+    struct wk_subs    *st = wk_subs_need(ctx->w);
+    struct wk_subsess *e;
+    struct wk_sub     *sub;
+
+    if (st == NULL) {
+        resp->response_header.service_result = UA_BAD_OUT_OF_MEMORY;
+        return;
+    }
+    e = wk_sub_ss(st, ctx->session);
+    sub = wk_sub_open(st, e);
+    if (sub == NULL) {
+        resp->response_header.service_result = UA_BAD_TOO_MANY_SUBSCRIPTIONS;
+        return;
+    }
+    wk_sub_set_interval(st, sub,
+                        wk_sub_revise_interval(
+                            &st->lim, req->requested_publishing_interval));
+    sub->keepalive = wk_sub_revise_keepalive(
+        &st->lim, req->requested_max_keep_alive_count);
+    sub->lifetime = wk_sub_revise_lifetime(&st->lim, sub->interval,
+                                           sub->keepalive,
+                                           req->requested_lifetime_count);
+    sub->max_notifs = wk_sub_revise_notifs(&st->lim,
+                                           req->max_notifications_per_publish);
+    sub->priority = req->priority;
+    sub->enabled = req->publishing_enabled;
+    sub->user = ctx->session->user;
+    wk_sub_start(st, e, sub);
+
+    resp->subscription_id = sub->id;
+    resp->revised_publishing_interval = sub->interval;
+    resp->revised_lifetime_count = sub->lifetime;
+    resp->revised_max_keep_alive_count = sub->keepalive;
 }
 
+/* ModifySubscription (Part 4 §5.13.3). */
 static void
-wk_svc_modify_subscription(struct wk_svc_ctx *ctx, const void *req,
-                           void *resp)
+wk_svc_modify_subscription(struct wk_svc_ctx *ctx, const void *req_,
+                           void *resp_)
 {
-    wk_sub_modify(ctx, req, resp);
+    const struct ua_modify_subscription_request *req = req_;
+    struct ua_modify_subscription_response      *resp = resp_;
+    struct wk_subs *st = wk_subs_need(ctx->w);
+    struct wk_sub  *sub = st != NULL ? wk_sub_of_session(st, ctx->session,
+                                                         req->subscription_id)
+                                     : NULL;
+
+    if (sub == NULL) {
+        resp->response_header.service_result = UA_BAD_SUBSCRIPTION_ID_INVALID;
+        return;
+    }
+    wk_sub_set_interval(st, sub,
+                        wk_sub_revise_interval(
+                            &st->lim, req->requested_publishing_interval));
+    sub->keepalive = wk_sub_revise_keepalive(
+        &st->lim, req->requested_max_keep_alive_count);
+    sub->lifetime = wk_sub_revise_lifetime(&st->lim, sub->interval,
+                                           sub->keepalive,
+                                           req->requested_lifetime_count);
+    sub->max_notifs = wk_sub_revise_notifs(&st->lim,
+                                           req->max_notifications_per_publish);
+    sub->priority = req->priority;
+    wk_sub_touch(st, sub);
+    resp->revised_publishing_interval = sub->interval;
+    resp->revised_lifetime_count = sub->lifetime;
+    resp->revised_max_keep_alive_count = sub->keepalive;
 }
 
 static void
@@ -231,8 +242,17 @@ wk_svc_delete_subscriptions(struct wk_svc_ctx *ctx, const void *req_,
     if (resp->results == NULL)
         return;
     resp->n_results = n;
-    for (int32_t i = 0; i < n; i++)
-        resp->results[i] = wk_sub_delete_one(ctx, req->subscription_ids[i]);
+    for (int32_t i = 0; i < n; i++) {
+        struct wk_sub *sub = wk_sub_of_session(st, ctx->session,
+                                               req->subscription_ids[i]);
+
+        if (sub == NULL) {
+            resp->results[i] = UA_BAD_SUBSCRIPTION_ID_INVALID;
+            continue;
+        }
+        wk_sub_delete(st, sub);
+        resp->results[i] = UA_GOOD;
+    }
     wk_sub_deleted_check(st, wk_sub_ss(st, ctx->session));
 }
 
@@ -256,22 +276,108 @@ wk_svc_set_publishing_mode(struct wk_svc_ctx *ctx, const void *req_,
     if (resp->results == NULL)
         return;
     resp->n_results = n;
-    for (int32_t i = 0; i < n; i++)
-        resp->results[i] = wk_sub_set_publishing(ctx,
-                                                 req->subscription_ids[i],
-                                                 req->publishing_enabled);
+    for (int32_t i = 0; i < n; i++) {
+        struct wk_sub *sub = wk_sub_of_session(st, ctx->session,
+                                               req->subscription_ids[i]);
+
+        if (sub == NULL) {
+            resp->results[i] = UA_BAD_SUBSCRIPTION_ID_INVALID;
+            continue;
+        }
+        wk_sub_set_enabled(st, sub, req->publishing_enabled);
+        resp->results[i] = UA_GOOD;
+    }
 }
 
+/*
+ * Publish (Part 4 §5.13.5): the acknowledgements are processed on
+ * arrival, their results wait with the request, which the subscriptions
+ * answer (worker/sub.c) through a deferred response.
+ */
 static void
-wk_svc_publish(struct wk_svc_ctx *ctx, const void *req, void *resp)
+wk_svc_publish(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
 {
-    wk_sub_publish(ctx, req, resp);
+    const struct ua_publish_request *req = req_;
+    struct ua_publish_response      *resp = resp_;
+    struct wk_subs    *st = wk_subs_need(ctx->w);
+    struct wk_subsess *e;
+    struct wk_pubreq  *pr;
+    int32_t            n = req->n_subscription_acknowledgements;
+
+    if (st == NULL) {
+        resp->response_header.service_result = UA_BAD_OUT_OF_MEMORY;
+        return;
+    }
+    e = wk_sub_ss(st, ctx->session);
+    if (n > WK_SUB_ACKS_MAX) {
+        resp->response_header.service_result = UA_BAD_TOO_MANY_OPERATIONS;
+        return;
+    }
+    if (e->nsubs == 0 && e->nnotices == 0) {
+        resp->response_header.service_result = UA_BAD_NO_SUBSCRIPTION;
+        return;
+    }
+    pr = wk_sub_pub_slot(st, e);
+    if (wk_svc_defer(ctx, &pr->ref) != 0) {
+        resp->response_header.service_result = UA_BAD_INTERNAL_ERROR;
+        return;
+    }
+    pr->nacks = n > 0 ? (uint32_t)n : 0;
+    memset(pr->acks, 0, (pr->nacks + 3) / 4);
+    for (uint32_t k = 0; k < pr->nacks; k++) {
+        const struct ua_subscription_acknowledgement *a =
+            &req->subscription_acknowledgements[k];
+
+        pr->acks[k / 4] |= (uint8_t)(wk_sub_ack(st, e, a->subscription_id,
+                                                a->sequence_number)
+                                     << (2 * (k % 4)));
+    }
+    wk_sub_pub_push(st, e);
 }
 
+/* Republish (Part 4 §5.13.6): a kept message, copied into the arena. */
 static void
-wk_svc_republish(struct wk_svc_ctx *ctx, const void *req, void *resp)
+wk_svc_republish(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
 {
-    wk_sub_republish(ctx, req, resp);
+    const struct ua_republish_request *req = req_;
+    struct ua_republish_response      *resp = resp_;
+    struct wk_subs   *st = wk_subs_need(ctx->w);
+    struct wk_sub    *sub = st != NULL
+                                ? wk_sub_of_session(st, ctx->session,
+                                                    req->subscription_id)
+                                : NULL;
+    struct wk_retx   *r;
+    struct ua_extobj *eo;
+    uint8_t          *body;
+    int               k;
+
+    if (sub == NULL) {
+        resp->response_header.service_result = UA_BAD_SUBSCRIPTION_ID_INVALID;
+        return;
+    }
+    wk_sub_touch(st, sub);
+    k = wk_retx_find(st, sub, req->retransmit_sequence_number);
+    if (k < 0) {
+        resp->response_header.service_result = UA_BAD_MESSAGE_NOT_AVAILABLE;
+        return;
+    }
+    r = &sub->retx[(sub->retx_head + (uint32_t)k) % st->lim.max_retx];
+    eo = ua_arena_alloc(ctx->arena, sizeof(*eo));
+    body = ua_arena_alloc(ctx->arena, r->len ? r->len : 1);
+    if (eo == NULL || body == NULL) {
+        resp->response_header.service_result = UA_BAD_OUT_OF_MEMORY;
+        return;
+    }
+    memcpy(body, wk_retx_body(st, r), r->len);
+    memset(eo, 0, sizeof(*eo));
+    eo->type_id = ua_nodeid_num(0, r->type);
+    eo->encoding = UA_EO_BYTES;
+    eo->body.len = (int32_t)r->len;
+    eo->body.data = body;
+    resp->notification_message.sequence_number = r->seq;
+    resp->notification_message.publish_time = r->time;
+    resp->notification_message.n_notification_data = 1;
+    resp->notification_message.notification_data = eo;
 }
 
 static void
@@ -295,171 +401,41 @@ wk_svc_transfer_subscriptions(struct wk_svc_ctx *ctx, const void *req_,
         return;
     resp->n_results = n;
     for (int32_t i = 0; i < n; i++)
-        wk_sub_transfer_one(ctx, req->subscription_ids[i],
+        wk_svc_sub_transfer(ctx, st, req->subscription_ids[i],
                             req->send_initial_values, &resp->results[i]);
 }
 
-/* ------------------------------------------------------ monitored items */
-
+/* One subscription of TransferSubscriptions (Part 4 §5.13.7). */
 static void
-wk_svc_create_monitored_items(struct wk_svc_ctx *ctx, const void *req_,
-                              void *resp_)
+wk_svc_sub_transfer(struct wk_svc_ctx *ctx, struct wk_subs *st, uint32_t id,
+                    bool initial, struct ua_transfer_result *res)
 {
-    const struct ua_create_monitored_items_request *req = req_;
-    struct ua_create_monitored_items_response      *resp = resp_;
-    struct ua_response_header *rh = &resp->response_header;
-    struct wk_sub             *sub;
-    int32_t                    n = req->n_items_to_create;
+    struct wk_session *s = ctx->session;
+    struct wk_sub     *sub = wk_sub_find(st, id);
+    uint32_t          *seqs;
 
-    if (!wk_svc_sub_count(ctx, rh, n,
-                          ctx->w->conf->max_monitored_items_per_call))
-        return;
-    sub = wk_svc_sub_get(ctx, rh, req->subscription_id);
-    if (sub == NULL || !wk_svc_sub_ttr(rh, req->timestamps_to_return))
-        return;
-    resp->results = wk_svc_sub_array(ctx, rh, n, sizeof(*resp->results));
-    if (resp->results == NULL)
-        return;
-    resp->n_results = n;
-    for (int32_t i = 0; i < n; i++)
-        wk_mi_create(ctx, sub, req->timestamps_to_return,
-                     &req->items_to_create[i], &resp->results[i]);
-}
-
-static void
-wk_svc_modify_monitored_items(struct wk_svc_ctx *ctx, const void *req_,
-                              void *resp_)
-{
-    const struct ua_modify_monitored_items_request *req = req_;
-    struct ua_modify_monitored_items_response      *resp = resp_;
-    struct ua_response_header *rh = &resp->response_header;
-    struct wk_sub             *sub;
-    int32_t                    n = req->n_items_to_modify;
-
-    if (!wk_svc_sub_count(ctx, rh, n,
-                          ctx->w->conf->max_monitored_items_per_call))
-        return;
-    sub = wk_svc_sub_get(ctx, rh, req->subscription_id);
-    if (sub == NULL || !wk_svc_sub_ttr(rh, req->timestamps_to_return))
-        return;
-    resp->results = wk_svc_sub_array(ctx, rh, n, sizeof(*resp->results));
-    if (resp->results == NULL)
-        return;
-    resp->n_results = n;
-    for (int32_t i = 0; i < n; i++)
-        wk_mi_modify(ctx, sub, req->timestamps_to_return,
-                     &req->items_to_modify[i], &resp->results[i]);
-}
-
-static void
-wk_svc_delete_monitored_items(struct wk_svc_ctx *ctx, const void *req_,
-                              void *resp_)
-{
-    const struct ua_delete_monitored_items_request *req = req_;
-    struct ua_delete_monitored_items_response      *resp = resp_;
-    struct ua_response_header *rh = &resp->response_header;
-    struct wk_sub             *sub;
-    int32_t                    n = req->n_monitored_item_ids;
-
-    if (!wk_svc_sub_count(ctx, rh, n,
-                          ctx->w->conf->max_monitored_items_per_call))
-        return;
-    sub = wk_svc_sub_get(ctx, rh, req->subscription_id);
-    if (sub == NULL)
-        return;
-    resp->results = wk_svc_sub_array(ctx, rh, n, sizeof(ua_status));
-    if (resp->results == NULL)
-        return;
-    resp->n_results = n;
-    for (int32_t i = 0; i < n; i++)
-        resp->results[i] = wk_mi_delete_id(ctx->w->subs, sub,
-                                           req->monitored_item_ids[i]);
-}
-
-static void
-wk_svc_set_monitoring_mode(struct wk_svc_ctx *ctx, const void *req_,
-                           void *resp_)
-{
-    const struct ua_set_monitoring_mode_request *req = req_;
-    struct ua_set_monitoring_mode_response      *resp = resp_;
-    struct ua_response_header *rh = &resp->response_header;
-    struct wk_sub             *sub;
-    int32_t                    n = req->n_monitored_item_ids;
-
-    if (!wk_svc_sub_count(ctx, rh, n,
-                          ctx->w->conf->max_monitored_items_per_call))
-        return;
-    sub = wk_svc_sub_get(ctx, rh, req->subscription_id);
-    if (sub == NULL)
-        return;
-    if (req->monitoring_mode < UA_MONITORINGMODE_DISABLED
-        || req->monitoring_mode > UA_MONITORINGMODE_REPORTING) {
-        rh->service_result = UA_BAD_MONITORING_MODE_INVALID;
+    res->n_available_sequence_numbers = 0;
+    if (sub == NULL) {
+        res->status_code = UA_BAD_SUBSCRIPTION_ID_INVALID;
         return;
     }
-    resp->results = wk_svc_sub_array(ctx, rh, n, sizeof(ua_status));
-    if (resp->results == NULL)
-        return;
-    resp->n_results = n;
-    for (int32_t i = 0; i < n; i++)
-        resp->results[i] = wk_mi_set_mode(ctx->w->subs, sub,
-                                          req->monitored_item_ids[i],
-                                          req->monitoring_mode,
-                                          ctx->session);
-}
-
-static void
-wk_svc_set_triggering(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
-{
-    const struct ua_set_triggering_request *req = req_;
-    struct ua_set_triggering_response      *resp = resp_;
-    struct ua_response_header *rh = &resp->response_header;
-    struct wk_subs            *st;
-    struct wk_sub             *sub;
-    struct wk_mi              *from;
-    int32_t                    na = req->n_links_to_add > 0
-                                        ? req->n_links_to_add : 0;
-    int32_t                    nr = req->n_links_to_remove > 0
-                                        ? req->n_links_to_remove : 0;
-    uint32_t                   max = ctx->w->conf->max_monitored_items_per_call;
-
-    if (na == 0 && nr == 0) {
-        rh->service_result = UA_BAD_NOTHING_TO_DO;
+    /* Only to a session of the same user identity. */
+    if (sub->user != s->user) {
+        res->status_code = UA_BAD_USER_ACCESS_DENIED;
         return;
     }
-    if ((uint32_t)na > max || (uint32_t)nr > max) {
-        rh->service_result = UA_BAD_TOO_MANY_OPERATIONS;
+    res->status_code = wk_sub_move(st, sub, s);
+    if (res->status_code != UA_GOOD)
         return;
+    wk_sub_touch(st, sub);
+    if (initial)
+        wk_mi_resend(st, sub, s);
+    seqs = ua_arena_alloc(ctx->arena, (size_t)st->lim.max_retx * 4 + 4);
+    if (seqs != NULL) {
+        res->n_available_sequence_numbers = wk_retx_avail(st, sub, seqs);
+        res->available_sequence_numbers = seqs;
     }
-    sub = wk_svc_sub_get(ctx, rh, req->subscription_id);
-    if (sub == NULL)
-        return;
-    st = ctx->w->subs;
-    from = wk_mi_find(st, sub, req->triggering_item_id);
-    if (from == NULL) {
-        rh->service_result = UA_BAD_MONITORED_ITEM_ID_INVALID;
-        return;
-    }
-    if (na > 0) {
-        resp->add_results = wk_svc_sub_array(ctx, rh, na, sizeof(ua_status));
-        if (resp->add_results == NULL)
-            return;
-    }
-    if (nr > 0) {
-        resp->remove_results = wk_svc_sub_array(ctx, rh, nr,
-                                                sizeof(ua_status));
-        if (resp->remove_results == NULL)
-            return;
-    }
-    resp->n_add_results = na;
-    resp->n_remove_results = nr;
-    /* Removals first, so a request that swaps links ends as asked. */
-    for (int32_t i = 0; i < nr; i++)
-        resp->remove_results[i] = wk_mi_unlink(st, from,
-                                               req->links_to_remove[i]);
-    for (int32_t i = 0; i < na; i++)
-        resp->add_results[i] = wk_mi_link(st, sub, from,
-                                          req->links_to_add[i]);
+    wk_sub_kick(st, sub);
 }
 
 /* ------------------------------------------------------ Server methods */

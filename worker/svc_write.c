@@ -67,6 +67,7 @@
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
+#include "reply.h"
 #include "node.h"
 #include "svc.h"
 
@@ -459,7 +460,7 @@ wk_svc_write_done(struct wk_writes *ws, struct wk_write *pw)
     resp.results = pw->results;
     resp.n_diagnostic_infos = 0;
     /* -ESTALE: the client left meanwhile; the write stands all the same. */
-    (void)wk_conn_respond(ws->w, &pw->ref, &ua_types[UA_TYPE_WRITERESPONSE],
+    (void)wk_reply_send(ws->w, &pw->ref, &ua_types[UA_TYPE_WRITERESPONSE],
                           &resp);
     pw->id = 0;
     pw->next_free = ws->free;

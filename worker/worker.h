@@ -38,7 +38,7 @@
 struct wk_session;
 struct wk_session_listeners;
 struct wk_conns;
-struct wk_conn_reply_hook;
+struct wk_reply_hook;
 struct wk_link;
 struct wk_logins;
 struct wk_pki;
@@ -78,9 +78,9 @@ struct wk_worker {
     uint64_t                  rng[4];
     /* net: the connections (deferred responses); NULL in unit tests,
      * which may set reply_hook to capture deferred responses instead
-     * (worker/conn.h). */
+     * (worker/reply.h). */
     struct wk_conns          *conns;
-    const struct wk_conn_reply_hook *reply_hook;
+    const struct wk_reply_hook *reply_hook;
     /* link: the rings to and from the broker; NULL: none. */
     struct wk_link           *link;
     /* core: logins in steps, per connection (worker/login.c); certificate,

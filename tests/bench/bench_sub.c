@@ -82,7 +82,7 @@ bs_respond(struct wk_worker *w, const struct wk_conn_ref *ref,
     return 0;
 }
 
-static const struct wk_conn_reply_hook bs_hook = { bs_respond, bs_alive };
+static const struct wk_reply_hook bs_hook = { bs_respond, bs_alive };
 
 static void
 bs_tweak(struct shm_config *c)

@@ -1,6 +1,6 @@
 /*
  * tests/integ/integ_wakeby.c: a worker's promise to wake by its next
- * publishing tick (worker/fanout.h wk_fanout_wake_by, shm/ring.h
+ * publishing tick (worker/link.h wake_by, wk_sub_wake_by, shm/ring.h
  * shm_ring_needs_bell_by), on loopback.
  *
  * Starts `uabroker -w 1` with the simulation changing every WB_SIM_MS and

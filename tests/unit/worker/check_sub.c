@@ -784,7 +784,7 @@ least_next_tick(struct wk_subs *st, const uint32_t *subs, int n)
 }
 
 /*
- * wk_fanout_wake_by(): the timer's due time when no subscription ticks
+ * wk_sub_wake_by(): the timer's due time when no subscription ticks
  * before it, else 0; 0 without a timer, and 0 once more distinct
  * intervals are in use than it tracks (WK_SUB_PERIODS), until one goes.
  */

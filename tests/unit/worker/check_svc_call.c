@@ -284,7 +284,7 @@ tf_alive(const struct wk_worker *w, const struct wk_conn_ref *ref)
     return true;
 }
 
-static const struct wk_conn_reply_hook tf_hook = { tf_respond, tf_alive };
+static const struct wk_reply_hook tf_hook = { tf_respond, tf_alive };
 
 static void
 tf_make(uint32_t ncalls)

@@ -1,11 +1,12 @@
 /*
  * tests/unit/worker/sub_fixture.h: what the subscription suites share
- * (check_sub.c, check_monitem.c, check_svc_sub.c, check_svc_call.c), on
- * top of fixture.h's real address space and dispatcher.
+ * (check_sub.c, check_monitem.c, check_svc_sub.c, check_svc_monitem.c,
+ * check_svc_call.c), on top of fixture.h's real address space and
+ * dispatcher.
  *
  * sf_setup() runs fx_setup(), wk_sub_init() and captures the deferred
  * responses the connection layer would send (w->reply_hook,
- * worker/conn.h): sf_call() hands each request over with a request
+ * worker/reply.h): sf_call() hands each request over with a request
  * context whose connection index is the next number, so a deferred
  * Publish gets a ref numbered 1, 2, ...; every response the subscription
  * code sends later is encoded, decoded again and kept in sf.got[] with
@@ -27,6 +28,7 @@
 #include "proto/attrs_gen.h"
 #include "shm/value.h"
 #include "worker/conn.h"
+#include "worker/reply.h"
 #include "worker/sub.h"
 #include "worker/sub_int.h"
 
@@ -109,7 +111,7 @@ sf_respond(struct wk_worker *w, const struct wk_conn_ref *ref,
     return 0;
 }
 
-static const struct wk_conn_reply_hook sf_hook = { sf_respond, sf_alive };
+static const struct wk_reply_hook sf_hook = { sf_respond, sf_alive };
 
 /*
  * Dispatch like fixture.h's fx_call, but a deferred request is fine: it
@@ -480,6 +482,51 @@ sf_var(unsigned i)
 
     snprintf(b, 16, "v%u", i);
     return fx_ns1(b);
+}
+
+/* CreateMonitoredItems of n items on v1, v3, ...; the response. */
+static inline ua_status
+sf_create_items(struct ua_sc *ch, const struct ua_nodeid *t, uint32_t sub,
+                int32_t n, int32_t ttr,
+                struct ua_create_monitored_items_response *resp)
+{
+    struct ua_create_monitored_items_request req;
+    struct ua_monitored_item_create_request *it;
+
+    it = ua_arena_alloc(&fx.rarena, (size_t)(n > 0 ? n : 1) * sizeof(*it));
+    ck_assert_ptr_nonnull(it);
+    for (int32_t i = 0; i < n; i++) {
+        char *name = ua_arena_alloc(&fx.rarena, 16);
+
+        ck_assert_ptr_nonnull(name);
+        snprintf(name, 16, "v%d", (i % 50) * 2 + 1);
+        memset(&it[i], 0, sizeof(it[i]));
+        it[i].item_to_monitor.node_id = fx_ns1(name);
+        it[i].item_to_monitor.attribute_id = UA_ATTR_VALUE;
+        it[i].item_to_monitor.index_range.len = -1;
+        it[i].item_to_monitor.data_encoding.name.len = -1;
+        it[i].monitoring_mode = UA_MONITORINGMODE_REPORTING;
+        it[i].requested_parameters.client_handle = (uint32_t)i;
+        it[i].requested_parameters.queue_size = 1;
+    }
+    memset(&req, 0, sizeof(req));
+    req.subscription_id = sub;
+    req.timestamps_to_return = ttr;
+    req.n_items_to_create = n;
+    req.items_to_create = it;
+    return sf_call(ch, t, UA_TYPE_CREATEMONITOREDITEMSREQUEST, &req,
+                   UA_TYPE_CREATEMONITOREDITEMSRESPONSE, resp);
+}
+
+static inline int32_t
+sf_count_status(const struct ua_create_monitored_items_response *r,
+                ua_status s)
+{
+    int32_t n = 0;
+
+    for (int32_t i = 0; i < r->n_results; i++)
+        n += r->results[i].status_code == s;
+    return n;
 }
 
 #endif /* WK_TEST_SUB_FIXTURE_H */
