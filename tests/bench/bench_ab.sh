@@ -73,6 +73,6 @@ done | awk -v rounds="$rounds" '
             printf "| %s | %s | %s | %.0f | %.0f | %.2f | %.2f | %s |\n",
                    p[1], p[2], p[3], median(ops["A", key]),
                    median(ops["B", key]), ca, cb,
-                   ca > 0 ? sprintf("%.2f", cb / ca) : "-"
+                   (ca > 0 ? sprintf("%.2f", cb / ca) : "-")
         }
     }'

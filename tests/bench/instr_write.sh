@@ -4,6 +4,10 @@
 #
 #   sh tests/bench/instr_write.sh [SESSIONS [SECONDS]]     (default 4 8)
 #
+# INSTR_SCENARIO=read100 (or read1, browse: any uabench scenario) counts
+# that scenario instead, per value for read100 and write100, per request
+# for the others: the same measure for the Read and Browse paths.
+#
 # CPU time per request moves with the host of this VM (the same code has
 # measured 10 to 17 µs of server CPU per write100 on different hours), so
 # a change to the Write path is judged by what does not move: the
@@ -23,6 +27,16 @@ cd "$root"
 
 sessions=${1:-4}
 secs=${2:-8}
+scenario=${INSTR_SCENARIO:-write100}
+case $scenario in
+    read100|write100) per=100 ;;
+    *)                per=1 ;;
+esac
+case $scenario in
+    write100) unit=WriteValue ;;
+    read100)  unit=ReadValueId ;;
+    *)        unit="$scenario request" ;;
+esac
 broker=${UABROKER:-build/uabroker}
 bench=${UABENCH:-build/bench/uabench}
 command -v valgrind >/dev/null 2>&1 || {
@@ -57,7 +71,7 @@ pid=$!
 # Ready when a short write100 goes through (valgrind starts slowly); that
 # run is the warm-up.
 n=0
-until timeout 30 "$bench" --url "$url" --scenario write100 --sessions \
+until timeout 30 "$bench" --url "$url" --scenario "$scenario" --sessions \
         "$sessions" --seconds 2 --warmup 1 --quiet >/dev/null 2>&1; do
     n=$((n + 1))
     if [ $n -ge 10 ] || ! kill -0 "$pid" 2>/dev/null; then
@@ -71,7 +85,7 @@ done
 for p in "$pid" $(pgrep -P "$pid"); do
     callgrind_control -z "$p" >/dev/null 2>&1
 done
-out=$("$bench" --url "$url" --scenario write100 --sessions "$sessions" \
+out=$("$bench" --url "$url" --scenario "$scenario" --sessions "$sessions" \
       --seconds "$secs" --warmup 0 --quiet)
 kill -INT "$pid"
 wait "$pid" 2>/dev/null || true
@@ -85,11 +99,11 @@ if [ -z "$reqs" ] || [ "$reqs" -eq 0 ] || [ "${errs:-1}" != 0 ]; then
     echo "instr_write: the measured run failed: $out" >&2
     exit 1
 fi
-echo "write100: $reqs requests of 100 WriteValues in ${secs} s," \
+echo "$scenario: $reqs requests of $per ${unit}s in ${secs} s," \
      "$sessions sessions (under callgrind)"
 for f in "$tmp"/cg.*; do
     who=$(sed -n 's/^cmd: *//p' "$f" | head -n 1 | awk '{ print $1 }')
     who=${who##*/}
-    awk -v who="$who" -v wv="$((reqs * 100))" '/^totals:/ {
-        printf "%-9s %6.1f instructions per WriteValue\n", who, $2 / wv }' "$f"
+    awk -v who="$who" -v wv="$((reqs * per))" -v unit="$unit" '/^totals:/ {
+        printf "%-9s %6.1f instructions per %s\n", who, $2 / wv, unit }' "$f"
 done
