@@ -18,7 +18,8 @@
 #   make bench-nodeset   NodeSet2 import of 100,000 nodes: time, bytes/node
 #   make bench-sub       the worker's notification path in memory
 #   make bench-security  message security on the secure channel in memory
-#   make bench-instr     write100's instructions per WriteValue (callgrind)
+#   make bench-instr     write100's instructions per WriteValue (callgrind;
+#                        INSTR_SCENARIO=read100, read1, browse: those instead)
 #   make bench-ab        two builds through the server matrix, alternating
 #                        (A=one/uabroker B=other/uabroker ROUNDS=2)
 #   make deps            deploy/install-deps.sh
