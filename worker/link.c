@@ -29,6 +29,16 @@
  * (docs/architecture.md §3: drain the latch, then look at the rings,
  * which the next hook call does).
  *
+ * Clock: our callbacks (doorbell, linger, retry) start with
+ * wk_loop_iteration() like every callback (worker/loop.h), so the drain
+ * after a wake-up sees the time of that wake-up.  The time handler gets
+ * each block's time clamped to w->now_ms, and sampling intervals count
+ * from it: a worker woken only by doorbells (no client traffic on it,
+ * e.g. a subscriber whose connection dropped) once stamped every block
+ * with the time of its last client callback, up to a second old, and
+ * each value replaced the one before it as if inside one sampling
+ * interval (docs/design-notes.md "A doorbell starts an iteration").
+ *
  * Memory: everything is allocated in wk_link_init() (the outbox, the pop
  * buffers); nothing per record or per block.
  */
@@ -79,6 +89,7 @@ wk_link_init(struct wk_link *l, struct wk_worker *w, struct wk_loop *lp)
 
     memset(l, 0, sizeof(*l));
     l->w = w;
+    l->lp = lp;
     l->linger_fd = -1;
     l->bell.sock = -1;
     l->bell.fd = -1;
@@ -262,6 +273,7 @@ wk_link_on_bell(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
+    wk_loop_iteration(l->lp);
     (void)shm_doorbell_drain(&l->bell);
 }
 
@@ -269,9 +281,11 @@ wk_link_on_bell(evutil_socket_t fd, short what, void *arg)
 static void
 wk_link_on_retry(evutil_socket_t fd, short what, void *arg)
 {
+    struct wk_link *l = arg;
+
     (void)fd;
     (void)what;
-    (void)arg;
+    wk_loop_iteration(l->lp);
 }
 
 /* Arm the linger timer for us microseconds (0: disarm). */
@@ -289,6 +303,7 @@ wk_link_on_linger(evutil_socket_t fd, short what, void *arg)
     struct wk_link *l = arg;
 
     (void)what;
+    wk_loop_iteration(l->lp);
     l->linger_armed = false;
     shm_linger_clear(fd);
 }
