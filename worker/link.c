@@ -29,15 +29,18 @@
  * (docs/architecture.md §3: drain the latch, then look at the rings,
  * which the next hook call does).
  *
- * Clock: our callbacks (doorbell, linger, retry) start with
- * wk_loop_iteration() like every callback (worker/loop.h), so the drain
- * after a wake-up sees the time of that wake-up.  The time handler gets
- * each block's time clamped to w->now_ms, and sampling intervals count
- * from it: a worker woken only by doorbells (no client traffic on it,
- * e.g. a subscriber whose connection dropped) once stamped every block
- * with the time of its last client callback, up to a second old, and
- * each value replaced the one before it as if inside one sampling
- * interval (docs/design-notes.md "A doorbell starts an iteration").
+ * Clock: each block's time goes to the time handler capped at
+ * w->now_ms (a block stamped in the future by a broker's clock is taken
+ * as now), and sampling intervals count from it.  w->now_ms is read by
+ * the callbacks that begin a loop iteration (worker/loop.h) and by the
+ * publishing timer, not by the doorbell's callback nor by this hook, so
+ * on a worker woken by doorbells alone (no client traffic on it, e.g. a
+ * subscriber whose connection dropped) it is the time of its last client
+ * callback, up to a second old.  A block newer than it is the sign: the
+ * drain reads the clock then (at most once per millisecond of blocks;
+ * docs/design-notes.md D85).  Capped at a stale clock, every block got
+ * that one time and each value replaced the one before it as if inside
+ * one sampling interval.
  *
  * Memory: everything is allocated in wk_link_init() (the outbox, the pop
  * buffers); nothing per record or per block.
@@ -89,7 +92,6 @@ wk_link_init(struct wk_link *l, struct wk_worker *w, struct wk_loop *lp)
 
     memset(l, 0, sizeof(*l));
     l->w = w;
-    l->lp = lp;
     l->linger_fd = -1;
     l->bell.sock = -1;
     l->bell.fd = -1;
@@ -273,7 +275,6 @@ wk_link_on_bell(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    wk_loop_iteration(l->lp);
     (void)shm_doorbell_drain(&l->bell);
 }
 
@@ -281,11 +282,9 @@ wk_link_on_bell(evutil_socket_t fd, short what, void *arg)
 static void
 wk_link_on_retry(evutil_socket_t fd, short what, void *arg)
 {
-    struct wk_link *l = arg;
-
     (void)fd;
     (void)what;
-    wk_loop_iteration(l->lp);
+    (void)arg;
 }
 
 /* Arm the linger timer for us microseconds (0: disarm). */
@@ -303,7 +302,6 @@ wk_link_on_linger(evutil_socket_t fd, short what, void *arg)
     struct wk_link *l = arg;
 
     (void)what;
-    wk_loop_iteration(l->lp);
     l->linger_armed = false;
     shm_linger_clear(fd);
 }
@@ -415,8 +413,12 @@ wk_link_drain_notif(struct wk_link *l)
             /* Stale and corrupt handles are counted by the pool. */
             if (shm_blockpool_open(&l->pool, h, w->slot, &it) != 0)
                 continue;
-            if (l->notify.time != NULL)
+            if (l->notify.time != NULL) {
+                /* Newer than our clock: the clock is stale, read it. */
+                if (it.ms > w->now_ms)
+                    wk_clock_update(w);
                 l->notify.time(arg, it.ms <= w->now_ms ? it.ms : w->now_ms);
+            }
             while ((rc = shm_blockpool_next(&it, &slot, &bytes, &len)) == 1) {
                 if (slot == SHM_FO_EVENT_SLOT) {
                     if (event != NULL)

@@ -139,8 +139,6 @@ struct wk_link_reply {
 
 struct wk_link {
     struct wk_worker         *w;
-    struct wk_loop           *lp;           /* our callbacks start its
-                                             * iterations (worker/loop.h) */
     bool                      on;           /* the segment has our rings */
     uint64_t                  bit;          /* 1 << slot */
     struct shm_ring_ref       req;          /* producer */

@@ -23,13 +23,13 @@
  *         written, exactly once and in order, no Overflow bit, the
  *         NotificationMessage sequence numbers without a gap.
  *
- * The regression (docs/design-notes.md "A doorbell starts an
- * iteration"): while S had no connection, its worker was woken by
- * doorbells alone, its clock stood still at its last client callback,
- * every block was stamped with that time, and each value replaced the
- * one before it as if inside one sampling interval (RA_SAMPLE_MS, less
- * than RA_WRITE_MS): 30 of 100 arrived, without Overflow bit or gap.  A
- * writer on S's worker kept that clock going.
+ * The regression (docs/design-notes.md D85): while S had no connection,
+ * its worker was woken by doorbells alone, its cached clock stood still
+ * at its last client callback, every block's time was capped at it, and
+ * each value replaced the one before it as if inside one sampling
+ * interval (RA_SAMPLE_MS, less than RA_WRITE_MS): 30 of 100 arrived,
+ * without Overflow bit or gap.  A writer on S's worker kept that clock
+ * going.
  *
  * Prints "ok N - what" / "FAIL N - what" and "integ_reactivate: N passed,
  * M failed"; exits non-zero on any failure.
