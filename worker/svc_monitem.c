@@ -32,6 +32,9 @@ struct wk_svc_monitem_filter {
     double  deadband;               /* absolute, after Percent */
 };
 
+static struct wk_sub *wk_svc_monitem_open(struct wk_svc_ctx *ctx,
+                                          struct ua_response_header *rh,
+                                          int32_t n, uint32_t id);
 static struct wk_sub *wk_svc_monitem_sub(struct wk_svc_ctx *ctx,
                                          struct ua_response_header *rh,
                                          uint32_t id);
@@ -113,6 +116,18 @@ wk_svc_monitem_sub(struct wk_svc_ctx *ctx, struct ua_response_header *rh,
     return sub;
 }
 
+/* The operation count within max_monitored_items_per_call, then the
+ * subscription: the prologue of the services on a list of items. */
+static struct wk_sub *
+wk_svc_monitem_open(struct wk_svc_ctx *ctx, struct ua_response_header *rh,
+                    int32_t n, uint32_t id)
+{
+    if (!wk_svc_sub_count(ctx, rh, n,
+                          ctx->w->conf->max_monitored_items_per_call))
+        return NULL;
+    return wk_svc_monitem_sub(ctx, rh, id);
+}
+
 static bool
 wk_svc_monitem_ttr(struct ua_response_header *rh, int32_t ttr)
 {
@@ -136,10 +151,7 @@ wk_svc_create_monitored_items(struct wk_svc_ctx *ctx, const void *req_,
     struct wk_sub             *sub;
     int32_t                    n = req->n_items_to_create;
 
-    if (!wk_svc_sub_count(ctx, rh, n,
-                          ctx->w->conf->max_monitored_items_per_call))
-        return;
-    sub = wk_svc_monitem_sub(ctx, rh, req->subscription_id);
+    sub = wk_svc_monitem_open(ctx, rh, n, req->subscription_id);
     if (sub == NULL || !wk_svc_monitem_ttr(rh, req->timestamps_to_return))
         return;
     resp->results = wk_svc_sub_array(ctx, rh, n, sizeof(*resp->results));
@@ -161,10 +173,7 @@ wk_svc_modify_monitored_items(struct wk_svc_ctx *ctx, const void *req_,
     struct wk_sub             *sub;
     int32_t                    n = req->n_items_to_modify;
 
-    if (!wk_svc_sub_count(ctx, rh, n,
-                          ctx->w->conf->max_monitored_items_per_call))
-        return;
-    sub = wk_svc_monitem_sub(ctx, rh, req->subscription_id);
+    sub = wk_svc_monitem_open(ctx, rh, n, req->subscription_id);
     if (sub == NULL || !wk_svc_monitem_ttr(rh, req->timestamps_to_return))
         return;
     resp->results = wk_svc_sub_array(ctx, rh, n, sizeof(*resp->results));
@@ -186,10 +195,7 @@ wk_svc_delete_monitored_items(struct wk_svc_ctx *ctx, const void *req_,
     struct wk_sub             *sub;
     int32_t                    n = req->n_monitored_item_ids;
 
-    if (!wk_svc_sub_count(ctx, rh, n,
-                          ctx->w->conf->max_monitored_items_per_call))
-        return;
-    sub = wk_svc_monitem_sub(ctx, rh, req->subscription_id);
+    sub = wk_svc_monitem_open(ctx, rh, n, req->subscription_id);
     if (sub == NULL)
         return;
     resp->results = wk_svc_sub_array(ctx, rh, n, sizeof(ua_status));
@@ -211,10 +217,7 @@ wk_svc_set_monitoring_mode(struct wk_svc_ctx *ctx, const void *req_,
     struct wk_sub             *sub;
     int32_t                    n = req->n_monitored_item_ids;
 
-    if (!wk_svc_sub_count(ctx, rh, n,
-                          ctx->w->conf->max_monitored_items_per_call))
-        return;
-    sub = wk_svc_monitem_sub(ctx, rh, req->subscription_id);
+    sub = wk_svc_monitem_open(ctx, rh, n, req->subscription_id);
     if (sub == NULL)
         return;
     if (req->monitoring_mode < UA_MONITORINGMODE_DISABLED

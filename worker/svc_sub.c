@@ -44,6 +44,10 @@
 #include "svc_call.h"
 #include "svc_sub.h"
 
+static void wk_svc_sub_revise(struct wk_subs *st, struct wk_sub *sub,
+                              double interval, uint32_t keepalive,
+                              uint32_t lifetime, uint32_t notifs,
+                              uint8_t priority);
 static void wk_svc_create_subscription(struct wk_svc_ctx *ctx,
                                        const void *req, void *resp);
 static void wk_svc_modify_subscription(struct wk_svc_ctx *ctx,
@@ -168,17 +172,10 @@ wk_svc_create_subscription(struct wk_svc_ctx *ctx, const void *req_,
         resp->response_header.service_result = UA_BAD_TOO_MANY_SUBSCRIPTIONS;
         return;
     }
-    wk_sub_set_interval(st, sub,
-                        wk_sub_revise_interval(
-                            &st->lim, req->requested_publishing_interval));
-    sub->keepalive = wk_sub_revise_keepalive(
-        &st->lim, req->requested_max_keep_alive_count);
-    sub->lifetime = wk_sub_revise_lifetime(&st->lim, sub->interval,
-                                           sub->keepalive,
-                                           req->requested_lifetime_count);
-    sub->max_notifs = wk_sub_revise_notifs(&st->lim,
-                                           req->max_notifications_per_publish);
-    sub->priority = req->priority;
+    wk_svc_sub_revise(st, sub, req->requested_publishing_interval,
+                      req->requested_max_keep_alive_count,
+                      req->requested_lifetime_count,
+                      req->max_notifications_per_publish, req->priority);
     sub->enabled = req->publishing_enabled;
     sub->user = ctx->session->user;
     wk_sub_start(st, e, sub);
@@ -187,6 +184,21 @@ wk_svc_create_subscription(struct wk_svc_ctx *ctx, const void *req_,
     resp->revised_publishing_interval = sub->interval;
     resp->revised_lifetime_count = sub->lifetime;
     resp->revised_max_keep_alive_count = sub->keepalive;
+}
+
+/* The revised parameters of a Create- or ModifySubscription request
+ * (Part 4 §5.13.2, §5.13.3) set on sub. */
+static void
+wk_svc_sub_revise(struct wk_subs *st, struct wk_sub *sub, double interval,
+                  uint32_t keepalive, uint32_t lifetime, uint32_t notifs,
+                  uint8_t priority)
+{
+    wk_sub_set_interval(st, sub, wk_sub_revise_interval(&st->lim, interval));
+    sub->keepalive = wk_sub_revise_keepalive(&st->lim, keepalive);
+    sub->lifetime = wk_sub_revise_lifetime(&st->lim, sub->interval,
+                                           sub->keepalive, lifetime);
+    sub->max_notifs = wk_sub_revise_notifs(&st->lim, notifs);
+    sub->priority = priority;
 }
 
 /* ModifySubscription (Part 4 §5.13.3). */
@@ -205,17 +217,10 @@ wk_svc_modify_subscription(struct wk_svc_ctx *ctx, const void *req_,
         resp->response_header.service_result = UA_BAD_SUBSCRIPTION_ID_INVALID;
         return;
     }
-    wk_sub_set_interval(st, sub,
-                        wk_sub_revise_interval(
-                            &st->lim, req->requested_publishing_interval));
-    sub->keepalive = wk_sub_revise_keepalive(
-        &st->lim, req->requested_max_keep_alive_count);
-    sub->lifetime = wk_sub_revise_lifetime(&st->lim, sub->interval,
-                                           sub->keepalive,
-                                           req->requested_lifetime_count);
-    sub->max_notifs = wk_sub_revise_notifs(&st->lim,
-                                           req->max_notifications_per_publish);
-    sub->priority = req->priority;
+    wk_svc_sub_revise(st, sub, req->requested_publishing_interval,
+                      req->requested_max_keep_alive_count,
+                      req->requested_lifetime_count,
+                      req->max_notifications_per_publish, req->priority);
     wk_sub_touch(st, sub);
     resp->revised_publishing_interval = sub->interval;
     resp->revised_lifetime_count = sub->lifetime;
