@@ -308,6 +308,11 @@ CHECK_PROGS += $(INTEG)/integ_flood
 # no value late, sampling from the changes' time
 # (tests/integ/integ_wakeby.c).
 CHECK_PROGS += $(INTEG)/integ_wakeby
+# A session whose connection dropped, reactivated on a new channel on
+# its worker: every value written meanwhile, from a writer on another
+# worker or on its own, arrives once and in order
+# (tests/integ/integ_reactivate.c).
+CHECK_PROGS += $(INTEG)/integ_reactivate
 # The simulated Demo.Vars (addrspace.simulation_vars): the limit, every
 # tick in Read and over a subscription (tests/integ/integ_sim.c).
 CHECK_PROGS += $(INTEG)/integ_sim

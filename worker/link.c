@@ -29,6 +29,19 @@
  * (docs/architecture.md §3: drain the latch, then look at the rings,
  * which the next hook call does).
  *
+ * Clock: each block's time goes to the time handler capped at
+ * w->now_ms (a block stamped in the future by a broker's clock is taken
+ * as now), and sampling intervals count from it.  w->now_ms is read by
+ * the callbacks that begin a loop iteration (worker/loop.h) and by the
+ * publishing timer, not by the doorbell's callback nor by this hook, so
+ * on a worker woken by doorbells alone (no client traffic on it, e.g. a
+ * subscriber whose connection dropped) it is the time of its last client
+ * callback, up to a second old.  A block newer than it is the sign: the
+ * drain reads the clock then (at most once per millisecond of blocks;
+ * docs/design-notes.md D85).  Capped at a stale clock, every block got
+ * that one time and each value replaced the one before it as if inside
+ * one sampling interval.
+ *
  * Memory: everything is allocated in wk_link_init() (the outbox, the pop
  * buffers); nothing per record or per block.
  */
@@ -400,8 +413,12 @@ wk_link_drain_notif(struct wk_link *l)
             /* Stale and corrupt handles are counted by the pool. */
             if (shm_blockpool_open(&l->pool, h, w->slot, &it) != 0)
                 continue;
-            if (l->notify.time != NULL)
+            if (l->notify.time != NULL) {
+                /* Newer than our clock: the clock is stale, read it. */
+                if (it.ms > w->now_ms)
+                    wk_clock_update(w);
                 l->notify.time(arg, it.ms <= w->now_ms ? it.ms : w->now_ms);
+            }
             while ((rc = shm_blockpool_next(&it, &slot, &bytes, &len)) == 1) {
                 if (slot == SHM_FO_EVENT_SLOT) {
                     if (event != NULL)
