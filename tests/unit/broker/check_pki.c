@@ -5,6 +5,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,6 +287,15 @@ START_TEST(test_rejected_mailbox)
     snprintf(p, sizeof(p), "%s/run/pki/rejected/%s", dir, name);
     ck_assert_int_eq(stat(p, &st), 0);
     ck_assert_uint_eq((size_t)st.st_size, len[0]);
+    /* Ten seconds older than it is: the next file, written within the
+     * same tick of the file system's clock, would tie with it, and the
+     * oldest is then whichever readdir lists first. */
+    {
+        struct timespec ts[2] = { st.st_atim, st.st_mtim };
+
+        ts[1].tv_sec -= 10;
+        ck_assert_int_eq(utimensat(AT_FDCWD, p, ts, 0), 0);
+    }
     /* The mailbox is bounded. */
     for (int i = 0; i < SHM_PKI_MBOX_SLOTS; i++)
         ck_assert_int_eq(shm_pki_reject_post(sp, 0, der[1], len[1]), 0);
