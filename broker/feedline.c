@@ -44,9 +44,6 @@ struct bk_feedline_out {
     bool   ok;
 };
 
-static ua_status bk_feedline_why(char *why, size_t whylen, ua_status st,
-                                 const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
 static ua_status bk_feedline_nodeid(struct bk_feedline_cur *c,
                                     struct ua_arena *a, struct ua_nodeid *id,
                                     char stop);
@@ -71,19 +68,6 @@ static void bk_feedline_put_elem(struct bk_feedline_out *o, uint8_t bt,
                                  const void *p);
 
 /* ------------------------------------------------------------ helpers */
-
-static ua_status
-bk_feedline_why(char *why, size_t whylen, ua_status st, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (why != NULL && whylen != 0) {
-        va_start(ap, fmt);
-        vsnprintf(why, whylen, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
 
 /*
  * The NodeId at c (standard string form), advancing c.  stop ('=' for a
@@ -170,7 +154,7 @@ bk_feedline_parse_value(const struct shm_nodestore *ns, uint32_t dt,
         bt = UA_BT_INT32;
         break;
     case 0:
-        return bk_feedline_why(why, whylen, UA_BAD_NOT_SUPPORTED,
+        return ua_builtin_why(why, whylen, UA_BAD_NOT_SUPPORTED,
                                "the node's DataType is not a built-in type");
     default:
         bt = (uint8_t)root;
@@ -185,7 +169,7 @@ bk_feedline_parse_value(const struct shm_nodestore *ns, uint32_t dt,
         uint8_t    *data;
 
         if (s[n - 1] != ']')
-            return bk_feedline_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+            return ua_builtin_why(why, whylen, UA_BAD_TYPE_MISMATCH,
                                    "an array ends with ]");
         end--;
         esz = ua_types[(bt != 0 ? bt : UA_BT_VARIANT) - 1].size;
@@ -203,7 +187,7 @@ bk_feedline_parse_value(const struct shm_nodestore *ns, uint32_t dt,
                 break;
             tl = bk_feedline_token(p, end, true);
             if (cnt >= BK_FEEDLINE_ARRAY_MAX)
-                return bk_feedline_why(why, whylen, UA_BAD_OUT_OF_RANGE,
+                return ua_builtin_why(why, whylen, UA_BAD_OUT_OF_RANGE,
                                        "more than %d elements",
                                        BK_FEEDLINE_ARRAY_MAX);
             if (cnt == cap) {
@@ -221,7 +205,7 @@ bk_feedline_parse_value(const struct shm_nodestore *ns, uint32_t dt,
             if (st != UA_GOOD)
                 return st;
             if (eb != 0 && got != eb)
-                return bk_feedline_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                return ua_builtin_why(why, whylen, UA_BAD_TYPE_MISMATCH,
                                        "array elements of different types");
             if (bt == 0 && cnt == 0)
                 esz = ua_types[got - 1].size;
@@ -231,7 +215,7 @@ bk_feedline_parse_value(const struct shm_nodestore *ns, uint32_t dt,
                 p++;
             if (p < end) {
                 if (*p != ',')
-                    return bk_feedline_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                    return ua_builtin_why(why, whylen, UA_BAD_TYPE_MISMATCH,
                                            "array elements are separated by ,");
                 p++;
             }
@@ -276,19 +260,19 @@ bk_feedline_parse(const struct shm_nodestore *ns, const char *line,
         why[0] = '\0';
     st = bk_feedline_nodeid(&c, a, &id, '=');
     if (st != UA_GOOD || c.p >= c.end || *c.p != '=')
-        return bk_feedline_why(why, whylen, UA_BAD_NODE_ID_INVALID,
+        return ua_builtin_why(why, whylen, UA_BAD_NODE_ID_INVALID,
                                "expected NODEID=VALUE with a NodeId like "
                                "ns=1;s=v0 or i=2258");
     out->node = bk_addrspace_lookup(ns, &id);
     if (out->node == SHM_NONE)
-        return bk_feedline_why(why, whylen, UA_BAD_NODE_ID_UNKNOWN,
+        return ua_builtin_why(why, whylen, UA_BAD_NODE_ID_UNKNOWN,
                                "no such node");
     n = &ns->nodes[out->node];
     if (n->node_class != SHM_NC_VARIABLE || n->u.var.slot == SHM_NONE)
-        return bk_feedline_why(why, whylen, UA_BAD_NOT_WRITABLE,
+        return ua_builtin_why(why, whylen, UA_BAD_NOT_WRITABLE,
                                "not a Variable");
     if (n->ns == 0)
-        return bk_feedline_why(why, whylen, UA_BAD_NOT_WRITABLE,
+        return ua_builtin_why(why, whylen, UA_BAD_NOT_WRITABLE,
                                "namespace 0 belongs to the server");
     out->slot = n->u.var.slot;
     val = c.p + 1;
@@ -337,7 +321,7 @@ bk_feedline_parse(const struct shm_nodestore *ns, const char *line,
         if (opt >= vend)
             break;
         if (*opt != ';')
-            return bk_feedline_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+            return ua_builtin_why(why, whylen, UA_BAD_TYPE_MISMATCH,
                                    "unexpected text after the value: \"%.*s\"",
                                    (int)(vend - opt), opt);
         e = opt + 1;
@@ -347,7 +331,7 @@ bk_feedline_parse(const struct shm_nodestore *ns, const char *line,
             size_t k = (size_t)(e - opt) - 8;
 
             if (k >= sizeof(num))
-                return bk_feedline_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                return ua_builtin_why(why, whylen, UA_BAD_TYPE_MISMATCH,
                                        "bad status");
             memcpy(num, opt + 8, k);
             num[k] = '\0';
@@ -357,7 +341,7 @@ bk_feedline_parse(const struct shm_nodestore *ns, const char *line,
 
                 if (*endp != '\0' || endp == num || errno != 0
                     || sv > UINT32_MAX)
-                    return bk_feedline_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                    return ua_builtin_why(why, whylen, UA_BAD_TYPE_MISMATCH,
                                            "status=%s is not a StatusCode",
                                            num);
                 out->status = (ua_status)sv;
@@ -368,12 +352,12 @@ bk_feedline_parse(const struct shm_nodestore *ns, const char *line,
 
             if (ua_text_datetime_parse(ts, k, UA_TEXT_FEED, &out->source_ts)
                 != 0)
-                return bk_feedline_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                return ua_builtin_why(why, whylen, UA_BAD_TYPE_MISMATCH,
                                        "ts=%.*s is not ISO 8601 (like "
                                        "2024-05-01T12:00:00.5Z)", (int)k, ts);
             out->has_ts = true;
         } else {
-            return bk_feedline_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+            return ua_builtin_why(why, whylen, UA_BAD_TYPE_MISMATCH,
                                    "unknown option \"%.*s\" (status=, ts=)",
                                    (int)(e - opt), opt);
         }
@@ -384,11 +368,11 @@ bk_feedline_parse(const struct shm_nodestore *ns, const char *line,
     if (st != UA_GOOD)
         return st;
     if (!bk_write_type_ok(ns, n->u.var.data_type, &out->v))
-        return bk_feedline_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+        return ua_builtin_why(why, whylen, UA_BAD_TYPE_MISMATCH,
                                "a %s is not of the node's DataType",
                                ua_types[out->v.type - 1].name);
     if (!bk_write_rank_ok(ns, out->node, &out->v))
-        return bk_feedline_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+        return ua_builtin_why(why, whylen, UA_BAD_TYPE_MISMATCH,
                                "%s does not fit the node's ValueRank %d",
                                out->v.is_array ? "an array" : "a scalar",
                                n->u.var.value_rank);
@@ -421,14 +405,14 @@ bk_feedline_event_opt(const struct shm_nodestore *ns, const char *k, size_t kl,
         struct ua_nodeid   bid = ua_nodeid_num(0, UA_NS0ID_BASEEVENTTYPE);
 
         if (bk_feedline_nodeid(&c, a, &id, 0) != UA_GOOD || c.p != c.end)
-            return bk_feedline_why(why, whylen, UA_BAD_NODE_ID_INVALID,
+            return ua_builtin_why(why, whylen, UA_BAD_NODE_ID_INVALID,
                                    "type=%.*s is not a NodeId", (int)vl, v);
         *type = bk_addrspace_lookup(ns, &id);
         base = bk_addrspace_lookup(ns, &bid);
         if (*type == SHM_NONE || base == SHM_NONE
             || ns->nodes[*type].node_class != SHM_NC_OBJECTTYPE
             || !shm_nodestore_is_subtype(ns, *type, base))
-            return bk_feedline_why(why, whylen, UA_BAD_TYPE_DEFINITION_INVALID,
+            return ua_builtin_why(why, whylen, UA_BAD_TYPE_DEFINITION_INVALID,
                                    "type=%.*s is not an EventType", (int)vl, v);
         return UA_GOOD;
     }
@@ -438,13 +422,13 @@ bk_feedline_event_opt(const struct shm_nodestore *ns, const char *k, size_t kl,
         unsigned long sv;
 
         if (vl == 0 || vl >= sizeof(num))
-            return bk_feedline_why(why, whylen, UA_BAD_OUT_OF_RANGE,
+            return ua_builtin_why(why, whylen, UA_BAD_OUT_OF_RANGE,
                                    "severity is 1..1000");
         memcpy(num, v, vl);
         num[vl] = '\0';
         sv = strtoul(num, &endp, 10);
         if (*endp != '\0' || num[0] == '-' || sv < 1 || sv > 1000)
-            return bk_feedline_why(why, whylen, UA_BAD_OUT_OF_RANGE,
+            return ua_builtin_why(why, whylen, UA_BAD_OUT_OF_RANGE,
                                    "severity=%s is not 1..1000", num);
         *severity = (uint16_t)sv;
         return UA_GOOD;
@@ -474,7 +458,7 @@ bk_feedline_event_opt(const struct shm_nodestore *ns, const char *k, size_t kl,
 
         if (kl == 0 || (k[0] >= 'a' && k[0] <= 'z'
                         && memchr(k, ':', kl) == NULL))
-            return bk_feedline_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+            return ua_builtin_why(why, whylen, UA_BAD_TYPE_MISMATCH,
                                    "unknown option \"%.*s\" (type=, severity=, "
                                    "message=, time=, sourcename=, or a "
                                    "field like 2:Temperature=)", (int)kl, k);
@@ -490,7 +474,7 @@ bk_feedline_event_opt(const struct shm_nodestore *ns, const char *k, size_t kl,
             if (sl == 0 || (colon != NULL && (!digits || colon + 1 == seg + sl))
                 || (colon == NULL ? sl + 2 : sl) + pl + 1
                        > SHM_FO_EV_PATH_MAX)
-                return bk_feedline_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                return ua_builtin_why(why, whylen, UA_BAD_TYPE_MISMATCH,
                                        "field \"%.*s\" is not "
                                        "ns:Name[/ns:Name]", (int)kl, k);
             if (pl != 0)
@@ -503,7 +487,7 @@ bk_feedline_event_opt(const struct shm_nodestore *ns, const char *k, size_t kl,
             pl += sl;
             i += sl + (se != NULL ? 1 : 0);
             if (se != NULL && i == kl)
-                return bk_feedline_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                return ua_builtin_why(why, whylen, UA_BAD_TYPE_MISMATCH,
                                        "field \"%.*s\" ends with /",
                                        (int)kl, k);
         }
@@ -515,7 +499,7 @@ bk_feedline_event_opt(const struct shm_nodestore *ns, const char *k, size_t kl,
 
             for (size_t k2 = 0; k2 < sizeof(std) / sizeof(std[0]); k2++)
                 if (strlen(std[k2]) == pl && memcmp(std[k2], path, pl) == 0)
-                    return bk_feedline_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+                    return ua_builtin_why(why, whylen, UA_BAD_TYPE_MISMATCH,
                                            "%.*s is a standard field (use "
                                            "severity=, message=, time=, "
                                            "sourcename=)", (int)pl, path);
@@ -529,10 +513,10 @@ bk_feedline_event_opt(const struct shm_nodestore *ns, const char *k, size_t kl,
     ua_variant_set_scalar(&var, cell, got);
     rc = bk_event_field(ev, path, pl, &var);
     if (rc == -EEXIST)
-        return bk_feedline_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+        return ua_builtin_why(why, whylen, UA_BAD_TYPE_MISMATCH,
                                "%.*s given twice", (int)pl, path);
     if (rc != 0)
-        return bk_feedline_why(why, whylen, UA_BAD_ENCODING_LIMITS_EXCEEDED,
+        return ua_builtin_why(why, whylen, UA_BAD_ENCODING_LIMITS_EXCEEDED,
                                "the event is too large (at most %u fields, a "
                                "notification block)", SHM_FO_EV_FIELDS_MAX);
     return UA_GOOD;
@@ -554,16 +538,16 @@ bk_feedline_parse_event(const struct shm_nodestore *ns, const char *line,
     if (why != NULL && whylen != 0)
         why[0] = '\0';
     if (len < 6 || memcmp(line, "event=", 6) != 0)
-        return bk_feedline_why(why, whylen, UA_BAD_NODE_ID_INVALID,
+        return ua_builtin_why(why, whylen, UA_BAD_NODE_ID_INVALID,
                                "not an event line");
     c.p = line + 6;
     st = bk_feedline_nodeid(&c, a, &id, ';');
     if (st != UA_GOOD || (c.p < c.end && *c.p != ';'))
-        return bk_feedline_why(why, whylen, UA_BAD_NODE_ID_INVALID,
+        return ua_builtin_why(why, whylen, UA_BAD_NODE_ID_INVALID,
                                "expected event=SOURCE_NODEID[;key=value]...");
     source = bk_addrspace_lookup(ns, &id);
     if (source == SHM_NONE)
-        return bk_feedline_why(why, whylen, UA_BAD_NODE_ID_UNKNOWN,
+        return ua_builtin_why(why, whylen, UA_BAD_NODE_ID_UNKNOWN,
                                "no such source node");
     type = bk_addrspace_lookup(ns, &bid);
     /* The options first, then the event (the type goes in its head). */
@@ -572,7 +556,7 @@ bk_feedline_parse_event(const struct shm_nodestore *ns, const char *line,
         const char *k, *eq, *v, *ve;
 
         if (*p != ';')
-            return bk_feedline_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+            return ua_builtin_why(why, whylen, UA_BAD_TYPE_MISMATCH,
                                    "unexpected text \"%.*s\"",
                                    (int)(end - p), p);
         k = p + 1;
@@ -580,7 +564,7 @@ bk_feedline_parse_event(const struct shm_nodestore *ns, const char *line,
         while (eq < end && *eq != '=' && *eq != ';')
             eq++;
         if (eq >= end || *eq != '=')
-            return bk_feedline_why(why, whylen, UA_BAD_TYPE_MISMATCH,
+            return ua_builtin_why(why, whylen, UA_BAD_TYPE_MISMATCH,
                                    "\"%.*s\" is not key=value",
                                    (int)(eq - k), k);
         v = eq + 1;
@@ -592,7 +576,7 @@ bk_feedline_parse_event(const struct shm_nodestore *ns, const char *line,
             struct ua_nodeid   tid;
 
             if (bk_feedline_nodeid(&nc, a, &tid, ';') != UA_GOOD)
-                return bk_feedline_why(why, whylen, UA_BAD_NODE_ID_INVALID,
+                return ua_builtin_why(why, whylen, UA_BAD_NODE_ID_INVALID,
                                        "type= is not a NodeId");
             ve = nc.p;
         } else {
@@ -610,7 +594,7 @@ bk_feedline_parse_event(const struct shm_nodestore *ns, const char *line,
     }
     memcpy(ev->buf + offsetof(struct shm_fo_ev, type), &type, 4);
     if (bk_event_std(ev, ns, now, severity) != 0)
-        return bk_feedline_why(why, whylen, UA_BAD_ENCODING_LIMITS_EXCEEDED,
+        return ua_builtin_why(why, whylen, UA_BAD_ENCODING_LIMITS_EXCEEDED,
                                "the event is too large");
     return UA_GOOD;
 }

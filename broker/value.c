@@ -183,13 +183,7 @@ int
 bk_value_write_raw(struct bk_value *v, uint32_t slot, const void *bytes,
                    uint32_t len, int64_t now)
 {
-    struct shm_value m = { 0 };
-
-    m.status = UA_GOOD;
-    m.flags = SHM_VF_SOURCE_TS | SHM_VF_SERVER_TS;
-    m.source_ts = now;
-    m.server_ts = now;
-    return bk_value_write(v, slot, bytes, len, &m);
+    return bk_value_write_small_any(v, slot, bytes, len, now, now, true);
 }
 
 static int

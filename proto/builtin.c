@@ -26,9 +26,6 @@
 /* Feed numbers: longer text is not a number (as the feed always had). */
 #define UA_BUILTIN_NUM_MAX 64
 
-static ua_status ua_builtin_why(char *why, size_t whylen, ua_status st,
-                                const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
 static const char *ua_builtin_xml_trim(const char *s, size_t *n);
 static const char *ua_builtin_cstr(const char *s, size_t n, char *buf,
                                    size_t cap, struct ua_arena *a);
@@ -96,7 +93,7 @@ ua_builtin_by_name(const char *s, size_t n)
 
 /* ------------------------------------------------------------ helpers */
 
-static ua_status
+ua_status
 ua_builtin_why(char *why, size_t whylen, ua_status st, const char *fmt, ...)
 {
     va_list ap;

@@ -106,6 +106,12 @@ uint8_t ua_builtin_by_name(const char *s, size_t n);
  */
 #define UA_BUILTIN_ROOM(n) ((size_t)(n) + 3 + 2 * UA_ARENA_ALIGN)
 
+/* st, after writing fmt's message into why (when why is not NULL and
+ * whylen not 0): the parsers' way of saying why a text was refused. */
+ua_status ua_builtin_why(char *why, size_t whylen, ua_status st,
+                         const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /*
  * One value of built-in type bt from the text s[n] in syntax syn (the
  * table above) into out, which has ua_types[bt - 1].size bytes.  Bytes the

@@ -93,7 +93,7 @@ static int wk_attr_slot_read(const struct wk_attr_ctx *ctx, uint32_t slot,
                              struct shm_value *m, uint8_t **bytes);
 
 /* Decoding our own slot bytes: the broker sized them, not the client. */
-static const struct ua_limits wk_attr_slot_limits = {
+const struct ua_limits wk_attr_slot_limits = {
     .max_string_len = INT32_MAX,
     .max_bytestring_len = INT32_MAX,
     .max_array_len = INT32_MAX,

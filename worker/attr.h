@@ -49,6 +49,11 @@ wk_attr_valid(uint8_t node_class, uint32_t aid)
     return ua_attrs_valid(node_class, aid) && (WK_ATTR_UNKEPT >> aid & 1) == 0;
 }
 
+/* The decoding limits of a value slot's own bytes (the broker sized
+ * them, not a client): for whoever decodes what wk_attr_read() handed
+ * over raw. */
+extern const struct ua_limits wk_attr_slot_limits;
+
 /*
  * Attribute aid of node i (SHM_NONE: no such node) into dv (zeroed by the
  * caller, value.ndims -1), with the IndexRange index_range (NULL or empty:

@@ -77,15 +77,6 @@ static void wk_mi_read_take(struct wk_subs *st, struct wk_mi *mi,
                             struct wk_session *s, bool force, bool overflow);
 static bool wk_mi_start_fatal(ua_status s);
 
-/* Decoding our own slot bytes (the broker sized them, not a client). */
-static const struct ua_limits wk_mi_slot_limits = {
-    .max_string_len = INT32_MAX,
-    .max_bytestring_len = INT32_MAX,
-    .max_array_len = INT32_MAX,
-    .max_depth = UA_NESTING_MAX,
-    .max_message_size = SIZE_MAX,
-};
-
 /* ------------------------------------------------------------------ */
 /* pool                                                                */
 /* ------------------------------------------------------------------ */
@@ -465,7 +456,7 @@ wk_mi_read_value(struct wk_subs *st, struct wk_session *s, uint32_t node,
     }
     return ua_decode(dv.value.data, (size_t)dv.value.n, NULL, v,
                      &ua_types[UA_TYPE_VARIANT], &st->arena,
-                     &wk_mi_slot_limits) == UA_GOOD
+                     &wk_attr_slot_limits) == UA_GOOD
                ? UA_GOOD : UA_BAD_DECODING_ERROR;
 }
 
