@@ -36,14 +36,15 @@ bk_alarm_init(const struct bk_alarm_def *d, struct bk_alarm_state *s,
 uint8_t
 bk_alarm_over(const struct bk_alarm_def *d, uint8_t over, double x)
 {
-    static const uint8_t bit[BK_ALARM_NLIM] = { BK_ALARM_HH, BK_ALARM_H,
-                                                BK_ALARM_L, BK_ALARM_LL };
-    uint8_t              out = 0;
+    static const uint8_t bit[BK_ALARM_NLIM] = {
+        BK_ALARM_LIM_HH, BK_ALARM_LIM_H, BK_ALARM_LIM_L, BK_ALARM_LIM_LL
+    };
+    uint8_t out = 0;
 
     if (isnan(x))
         return over;
     if (d->type == BK_ALARM_OFF_NORMAL)
-        return x != d->normal ? BK_ALARM_H : 0;
+        return x != d->normal ? BK_ALARM_LIM_H : 0;
     for (int i = 0; i < BK_ALARM_NLIM; i++) {
         bool high = i < BK_ALARM_I_L, was = (over & bit[i]) != 0, now;
 
@@ -71,20 +72,20 @@ bk_alarm_limits(const struct bk_alarm_def *d, uint8_t over)
 {
     if (d->type != BK_ALARM_EXCLUSIVE_LIMIT)
         return over;
-    if (over & BK_ALARM_HH)
-        return BK_ALARM_HH;
-    if (over & BK_ALARM_LL)
-        return BK_ALARM_LL;
-    if (over & BK_ALARM_H)
-        return BK_ALARM_H;
-    return over & BK_ALARM_L;
+    if (over & BK_ALARM_LIM_HH)
+        return BK_ALARM_LIM_HH;
+    if (over & BK_ALARM_LIM_LL)
+        return BK_ALARM_LIM_LL;
+    if (over & BK_ALARM_LIM_H)
+        return BK_ALARM_LIM_H;
+    return over & BK_ALARM_LIM_L;
 }
 
 /* How severe a limit set is: 2 for HighHigh/LowLow, 1 High/Low, 0. */
 static int
 bk_alarm_rank(uint8_t limits)
 {
-    if (limits & (BK_ALARM_HH | BK_ALARM_LL))
+    if (limits & (BK_ALARM_LIM_HH | BK_ALARM_LIM_LL))
         return 2;
     return limits != 0;
 }

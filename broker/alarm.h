@@ -45,10 +45,10 @@
 #include "proto/types.h"
 
 /* Limits, as bits and as indices (BK_ALARM_I_*) of the arrays below. */
-#define BK_ALARM_HH 0x01u
-#define BK_ALARM_H  0x02u
-#define BK_ALARM_L  0x04u
-#define BK_ALARM_LL 0x08u
+#define BK_ALARM_LIM_HH 0x01u
+#define BK_ALARM_LIM_H  0x02u
+#define BK_ALARM_LIM_L  0x04u
+#define BK_ALARM_LIM_LL 0x08u
 enum { BK_ALARM_I_HH = 0, BK_ALARM_I_H, BK_ALARM_I_L, BK_ALARM_I_LL,
        BK_ALARM_NLIM };
 
@@ -80,7 +80,7 @@ enum bk_alarm_shelving {
 /* What the configuration says of an alarm (broker/alarmcfg.h). */
 struct bk_alarm_def {
     uint8_t  type;              /* enum bk_alarm_type */
-    uint8_t  limits;            /* BK_ALARM_HH|... of the limits given */
+    uint8_t  limits;            /* BK_ALARM_LIM_* of those given */
     bool     confirm;           /* the alarm uses Confirm */
     uint16_t severity;          /* 1..1000 */
     uint16_t lim_severity[BK_ALARM_NLIM];   /* 0: severity */
@@ -119,8 +119,9 @@ void bk_alarm_init(const struct bk_alarm_def *d, struct bk_alarm_state *s,
 
 /*
  * The limits exceeded by x given the ones exceeded before (over), with
- * the deadband: pure (BK_ALARM_* bits; off-normal: BK_ALARM_H when x is
- * not normal).  A NaN exceeds nothing new and keeps what was exceeded.
+ * the deadband: pure (BK_ALARM_LIM_* bits; off-normal: BK_ALARM_LIM_H
+ * when x is not normal).  A NaN exceeds nothing new and keeps what was
+ * exceeded.
  */
 uint8_t bk_alarm_over(const struct bk_alarm_def *d, uint8_t over, double x);
 

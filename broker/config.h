@@ -133,6 +133,11 @@ struct bk_config {
     uint32_t login_failure_block_ms;
     uint32_t login_failure_ip_threshold;    /* per IP address; 0 off */
     uint32_t throttle_entries;              /* shared table size */
+    /* [alarms] (broker/alarmcfg.h) */
+    uint32_t alarms_max;                    /* [alarm NAME] sections */
+    /* Not a key: where the reader puts the [alarm NAME] sections (NULL:
+     * they are skipped; a SIGHUP reload leaves them alone). */
+    struct bk_alarmcfg *alarms;
     /* [limits]: accepting */
     uint32_t accept_rate;                   /* per second; 0 unlimited */
     uint32_t accept_burst;

@@ -19,7 +19,8 @@ limit_def(uint8_t type)
     struct bk_alarm_def d = { 0 };
 
     d.type = type;
-    d.limits = BK_ALARM_HH | BK_ALARM_H | BK_ALARM_L | BK_ALARM_LL;
+    d.limits = BK_ALARM_LIM_HH | BK_ALARM_LIM_H | BK_ALARM_LIM_L
+               | BK_ALARM_LIM_LL;
     d.lim[BK_ALARM_I_HH] = 90;
     d.lim[BK_ALARM_I_H] = 80;
     d.lim[BK_ALARM_I_L] = 20;
@@ -45,13 +46,13 @@ START_TEST(test_exclusive)
     ck_assert_uint_eq(ch, BK_ALARM_CH_ACTIVE | BK_ALARM_CH_LIMIT
                               | BK_ALARM_CH_ACKED | BK_ALARM_CH_RETAIN);
     ck_assert(s.active && !s.acked && bk_alarm_retain(&d, &s));
-    ck_assert_uint_eq(s.limits, BK_ALARM_H);
+    ck_assert_uint_eq(s.limits, BK_ALARM_LIM_H);
     ck_assert_uint_eq(s.severity, 500);
     ck_assert_int_eq(s.active_ts, 3);
     /* HighHigh: one state, its own severity. */
     ch = bk_alarm_input(&d, &s, 95, 4);
     ck_assert_uint_eq(ch, BK_ALARM_CH_LIMIT | BK_ALARM_CH_SEVERITY);
-    ck_assert_uint_eq(s.limits, BK_ALARM_HH);
+    ck_assert_uint_eq(s.limits, BK_ALARM_LIM_HH);
     ck_assert_uint_eq(s.severity, 900);
     ck_assert_uint_eq(s.last_severity, 500);
     /* Inside the deadband of HighHigh: nothing. */
@@ -61,7 +62,7 @@ START_TEST(test_exclusive)
     /* Back to High, then normal (past High's deadband). */
     ck_assert_uint_eq(bk_alarm_input(&d, &s, 89.4, 6),
                       BK_ALARM_CH_LIMIT | BK_ALARM_CH_SEVERITY);
-    ck_assert_uint_eq(s.limits, BK_ALARM_H);
+    ck_assert_uint_eq(s.limits, BK_ALARM_LIM_H);
     ck_assert_uint_eq(bk_alarm_input(&d, &s, 79.7, 7), 0);
     ch = bk_alarm_input(&d, &s, 79.4, 8);
     ck_assert_uint_eq(ch, BK_ALARM_CH_ACTIVE | BK_ALARM_CH_LIMIT);
@@ -76,10 +77,10 @@ START_TEST(test_exclusive)
     ck_assert_uint_eq(ch, 0);
     /* Low side: LowLow wins over Low. */
     bk_alarm_input(&d, &s, 5, 11);
-    ck_assert_uint_eq(s.limits, BK_ALARM_LL);
-    ck_assert_uint_eq(s.over, BK_ALARM_LL | BK_ALARM_L);
+    ck_assert_uint_eq(s.limits, BK_ALARM_LIM_LL);
+    ck_assert_uint_eq(s.over, BK_ALARM_LIM_LL | BK_ALARM_LIM_L);
     bk_alarm_input(&d, &s, 15, 12);
-    ck_assert_uint_eq(s.limits, BK_ALARM_L);
+    ck_assert_uint_eq(s.limits, BK_ALARM_LIM_L);
 }
 END_TEST
 
@@ -108,14 +109,14 @@ START_TEST(test_non_exclusive)
     struct bk_alarm_def   d = limit_def(BK_ALARM_NON_EXCLUSIVE_LIMIT);
     struct bk_alarm_state s;
 
-    d.limits = BK_ALARM_HH | BK_ALARM_H;
+    d.limits = BK_ALARM_LIM_HH | BK_ALARM_LIM_H;
     bk_alarm_init(&d, &s, 0);
     bk_alarm_input(&d, &s, 95, 1);
-    ck_assert_uint_eq(s.limits, BK_ALARM_HH | BK_ALARM_H);
+    ck_assert_uint_eq(s.limits, BK_ALARM_LIM_HH | BK_ALARM_LIM_H);
     ck_assert(s.active);
     ck_assert_uint_eq(s.severity, 900);
     bk_alarm_input(&d, &s, 85, 2);
-    ck_assert_uint_eq(s.limits, BK_ALARM_H);
+    ck_assert_uint_eq(s.limits, BK_ALARM_LIM_H);
     ck_assert_uint_eq(s.severity, 500);
     /* Limits not configured never fire. */
     bk_alarm_input(&d, &s, 0, 3);
@@ -124,7 +125,7 @@ START_TEST(test_non_exclusive)
     /* A NaN changes nothing. */
     bk_alarm_input(&d, &s, 95, 4);
     ck_assert_uint_eq(bk_alarm_input(&d, &s, NAN, 5), 0);
-    ck_assert_uint_eq(s.limits, BK_ALARM_HH | BK_ALARM_H);
+    ck_assert_uint_eq(s.limits, BK_ALARM_LIM_HH | BK_ALARM_LIM_H);
 }
 END_TEST
 
@@ -196,7 +197,7 @@ START_TEST(test_enable)
                       UA_BAD_CONDITION_ALREADY_DISABLED);
     /* Disabled: follows its input, reports nothing, refuses methods. */
     ck_assert_uint_eq(bk_alarm_input(&d, &s, 95, 5), 0);
-    ck_assert_uint_eq(s.limits, BK_ALARM_HH);
+    ck_assert_uint_eq(s.limits, BK_ALARM_LIM_HH);
     ck_assert_uint_eq(bk_alarm_ack(&d, &s, 6, &ch),
                       UA_BAD_CONDITION_DISABLED);
     ck_assert_uint_eq(bk_alarm_confirm(&d, &s, 6, &ch),
