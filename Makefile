@@ -313,6 +313,10 @@ CHECK_PROGS += $(INTEG)/integ_wakeby
 # worker or on its own, arrives once and in order
 # (tests/integ/integ_reactivate.c).
 CHECK_PROGS += $(INTEG)/integ_reactivate
+# Configured alarms: -t, limit and off-normal transitions as condition
+# events, the deadband, the condition's variables in a Read
+# (tests/integ/integ_alarm.c).
+CHECK_PROGS += $(INTEG)/integ_alarm
 # The simulated Demo.Vars (addrspace.simulation_vars): the limit, every
 # tick in Read and over a subscription (tests/integ/integ_sim.c).
 CHECK_PROGS += $(INTEG)/integ_sim

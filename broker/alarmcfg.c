@@ -306,10 +306,24 @@ bk_alarmcfg_check(const struct bk_alarmcfg_one *a)
     return NULL;
 }
 
+void
+bk_alarmcfg_where(const struct bk_alarmcfg *ac, uint32_t i, char *out,
+                  size_t cap)
+{
+    if (i >= ac->n || ac->file[0] == '\0') {
+        if (cap > 0)
+            out[0] = '\0';
+        return;
+    }
+    snprintf(out, cap, "%s line %u: ", ac->file,
+             bk_alarmcfg_line(ac->file, ac->a[i].name));
+}
+
 int
 bk_alarmcfg_finish(struct bk_alarmcfg *ac, const char *path, uint32_t max,
                    char *err, size_t errlen)
 {
+    snprintf(ac->file, sizeof(ac->file), "%s", path);
     if (ac->n > max) {
         snprintf(err, errlen, "%s line %u: [alarm %s]: more than "
                  "alarms.max_alarms (%u) alarms", path,

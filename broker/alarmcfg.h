@@ -58,6 +58,7 @@ struct bk_alarmcfg {
     struct bk_alarmcfg_one *a;
     uint32_t                n;
     uint32_t                cap;
+    char                    file[1024];     /* read from (finish) */
 };
 
 /*
@@ -77,6 +78,10 @@ int bk_alarmcfg_key(struct bk_alarmcfg *ac, const char *section,
  */
 int bk_alarmcfg_finish(struct bk_alarmcfg *ac, const char *path,
                        uint32_t max, char *err, size_t errlen);
+
+/* "FILE line N: " of alarm i's section, for a later message. */
+void bk_alarmcfg_where(const struct bk_alarmcfg *ac, uint32_t i, char *out,
+                       size_t cap);
 
 /* Free ac's table (ac is empty after). */
 void bk_alarmcfg_free(struct bk_alarmcfg *ac);

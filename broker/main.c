@@ -69,6 +69,7 @@
 
 struct bk_main {
     struct bk_config     conf;
+    struct bk_alarmcfg   alarms;        /* the [alarm NAME] sections */
     struct bk_addrspace  as;
     struct event_base   *base;
     struct event         tick;
@@ -303,6 +304,7 @@ bk_on_tick(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     bk_server_tick(&m->as.server, ua_datetime_now());
+    bk_alarmnode_tick(&m->as.alarms, ua_datetime_now());
     (void)bk_pki_drain(&m->pki);
 }
 
@@ -585,6 +587,7 @@ main(int argc, char **argv)
     int                   rc, feed_at;
 
     bk_config_defaults(&m.conf);
+    m.conf.alarms = &m.alarms;
     /* `feed` takes the rest of the command line as its own. */
     feed_at = bk_feed_word(argc, argv);
     m.argc = feed_at != 0 ? feed_at : argc;
@@ -643,8 +646,9 @@ main(int argc, char **argv)
         }
     }
     if (mode == BK_MODE_CHECK) {
-        /* The nodesets are configuration too: build them once. */
-        if (m.conf.nodesets[0] != '\0') {
+        /* The nodesets and alarms are configuration too: build them
+         * once. */
+        if (m.conf.nodesets[0] != '\0' || m.alarms.n != 0) {
             if (bk_addrspace_build(&m.as, &m.conf, ua_datetime_now(), err,
                                    sizeof(err)) != 0) {
                 shm_log(SHM_LOG_ERROR, "%s", err);

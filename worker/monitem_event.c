@@ -14,7 +14,10 @@
  *   select     the EventFieldList: for each select clause the Variant
  *              bytes of the field with its path, copied as the broker
  *              encoded them (a null Variant for a field the event does
- *              not have, or of an event not of the clause's type)
+ *              not have, or of an event not of the clause's type); a
+ *              clause of the NodeId attribute (the ConditionId) takes the
+ *              field "ConditionId" of a condition's event
+ *              (broker/alarmnode.h)
  *   queue      the item's queue (monitem_queue.c wk_mi_event_enqueue)
  *
  * The filter is compiled when the item is created or modified into a
@@ -40,6 +43,7 @@
 
 #define WK_EV_DEPTH       4     /* HasEventSource/HasComponent hops */
 #define WK_EV_SELECT_MAX  128   /* select clauses of one filter */
+#define WK_EV_CONDITION_ID "ConditionId"    /* the field of the NodeId */
 
 /* A select clause, compiled (followed by plen bytes of path). */
 struct wk_ev_sel {
@@ -147,8 +151,8 @@ wk_ev_operand_path(struct wk_subs *st,
         if (pl <= 0)
             return UA_BAD_BROWSE_NAME_INVALID;
     } else if (op->attribute_id == UA_ATTR_NODEID) {
-        /* The ConditionId (empty path); none of our events is a
-         * condition, so it is always null. */
+        /* The ConditionId (empty path): a condition's events carry it
+         * (wk_ev_build), the others have none (null). */
         if (op->n_browse_path > 0)
             return UA_BAD_ATTRIBUTE_ID_INVALID;
     } else {
@@ -388,7 +392,13 @@ wk_ev_build(struct wk_subs *st, const uint8_t *evc, const struct shm_fo_ev *ev,
         memcpy(&s, evc + at, sizeof(s));
         path = (const char *)evc + at + sizeof(s);
         at += (uint32_t)sizeof(s) + s.plen;
-        if (s.ok && s.attr == UA_ATTR_VALUE
+        if (s.ok && s.attr == UA_ATTR_NODEID) {
+            /* The ConditionId: the broker's "ConditionId" field of a
+             * condition's event (broker/alarmnode.h). */
+            path = WK_EV_CONDITION_ID;
+            s.plen = sizeof(WK_EV_CONDITION_ID) - 1;
+        }
+        if (s.ok && (s.attr == UA_ATTR_VALUE || s.attr == UA_ATTR_NODEID)
             && (s.type == SHM_NONE
                 || (ev->type < st->w->ns.nnodes
                     && shm_nodestore_is_subtype(&st->w->ns, ev->type,

@@ -1,0 +1,106 @@
+/*
+ * broker/alarmnode.h: the configured alarms as conditions in the address
+ * space, and their evaluator in the value path (docs/architecture.md
+ * §10.5, docs/operations.md "Alarms").
+ *
+ * Build (broker/addrspace.c, before the node store is finished): each
+ * `[alarm NAME]` (broker/alarmcfg.h) becomes an Object ns=1;s=Alarms.NAME
+ * of its type (ExclusiveLimitAlarmType, NonExclusiveLimitAlarmType,
+ * OffNormalAlarmType), BrowseName 1:NAME, under its source Object
+ * (HasComponent and HasCondition), with the type's variables as nodes of
+ * their own (BrowseNames in namespace 0, NodeIds ns=1;s=Alarms.NAME.
+ * ActiveState.Id ...): the BaseEventType fields, ConditionType's,
+ * AcknowledgeableConditionType's (ConfirmedState only when the alarm uses
+ * Confirm), AlarmConditionType's (ShelvingState an Object with its
+ * CurrentState), and the limits or LimitState, the per-limit states or
+ * NormalState of its type.  Every variable has a value slot.  The source
+ * becomes an event notifier and the Server object HasNotifier it.
+ *
+ * Run: after the build's values, each condition starts from its input's
+ * value (no event), its variables written.  Then every stored change of
+ * an input slot (a bit in the value path's watch bitmap, bk_value_watch)
+ * comes here: a change that exceeds or clears nothing costs a hash probe
+ * and bk_alarm_over(); a transition (broker/alarm.h) becomes one event
+ * record (broker/event.h) with every event field of the condition, the
+ * same encoded Variants written into the changed variables' slots in the
+ * same value batch, and the record sent through bk_value_event().  An
+ * event carries the condition's NodeId as the field "ConditionId" (the
+ * workers answer a select clause of the NodeId attribute with it,
+ * worker/monitem_event.c).
+ *
+ * Broker only, single-threaded.  Allocates at the build only.
+ */
+#ifndef BK_ALARMNODE_H
+#define BK_ALARMNODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alarm.h"
+#include "alarmcfg.h"
+#include "shm/nodestore.h"
+#include "shm/plan.h"
+#include "value.h"
+
+struct bk_alarmnode_one;
+
+/* Counters, /stats and /metrics. */
+struct bk_alarmnode_stats {
+    uint64_t evaluations;       /* input changes evaluated */
+    uint64_t transitions;       /* events sent */
+    uint64_t lost;              /* events that did not fit a record */
+};
+
+/* Every condition of the broker. */
+struct bk_alarmnode {
+    struct bk_alarmnode_one *a;
+    uint32_t                 n;
+    /* Input slot -> first alarm: open addressing, mask + 1 entries. */
+    uint32_t                *hslot;
+    uint32_t                *halarm;
+    uint32_t                 hmask;
+    uint64_t                *watch;         /* a bit per value slot */
+    uint32_t                 nslots;
+    const struct shm_nodestore *ns;
+    struct bk_value         *val;
+    uint8_t                 *rec;           /* one event record */
+    uint32_t                 rec_cap;
+    struct bk_alarmnode_stats st;
+};
+
+/* What cfg adds to a segment plan (nodes, references, strings, slots,
+ * value heap). */
+void bk_alarmnode_plan(const struct bk_alarmcfg *cfg, struct shm_plan *p);
+
+/*
+ * Add cfg's conditions to ns (being built; before shm_nodestore_finish):
+ * value slots from *slot on, *slot left past the last.  An input that is
+ * not a Variable, a source that is not an Object: -1 with "[alarm NAME]
+ * ..." in err.  cfg may be NULL (no alarms).
+ */
+int bk_alarmnode_add(struct bk_alarmnode *an, const struct bk_alarmcfg *cfg,
+                     struct shm_nodestore *ns, uint32_t *slot, char *err,
+                     size_t errlen);
+
+/*
+ * After shm_nodestore_finish, in the build's value batch: every condition
+ * from its input's current value, its variables written; then watch the
+ * inputs on val.  0 or -1 (the value heap is full).
+ */
+int bk_alarmnode_start(struct bk_alarmnode *an,
+                       const struct shm_nodestore *ns, struct bk_value *val,
+                       int64_t now, char *err, size_t errlen);
+
+/* The time passes (once a second): shelvings that ran out end.  Opens
+ * its own value batch when one has to. */
+void bk_alarmnode_tick(struct bk_alarmnode *an, int64_t now);
+
+/* Active, unacknowledged and shelved conditions, for /stats. */
+void bk_alarmnode_count(const struct bk_alarmnode *an, uint32_t *active,
+                        uint32_t *unacked, uint32_t *shelved);
+
+/* Free everything (the value path stops watching). */
+void bk_alarmnode_clear(struct bk_alarmnode *an);
+
+#endif /* BK_ALARMNODE_H */

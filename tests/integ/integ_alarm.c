@@ -1,0 +1,488 @@
+/*
+ * tests/integ/integ_alarm.c: configured alarms end to end, on loopback
+ * (docs/operations.md "Alarms", broker/alarmnode.h).
+ *
+ *   1. `uabroker -t` refuses an alarm whose input is not in the address
+ *      space, with the file and line (exit 2);
+ *   2. starts `uabroker -w 2 -c FILE` with an exclusive limit alarm
+ *      Level1 on ns=1;s=v1 (Double; high_high 90, high 80, low 20,
+ *      low_low 10, severity 500, high_high_severity 900, deadband 0.5)
+ *      and an off-normal alarm Pump on ns=1;s=v2 (Int32, normal 2);
+ *   3. a client monitors the Server object's events (EventType,
+ *      ConditionName, Severity, ActiveState/Id, AckedState/Id,
+ *      LimitState/CurrentState, Retain, EventId, and the ConditionId);
+ *   4. Writes of v1 by another client (on either worker): 85 raises an
+ *      ExclusiveLimitAlarmType event (active, High, unacknowledged,
+ *      retained, severity 500, ConditionId ns=1;s=Alarms.Level1); 95
+ *      HighHigh with severity 900; 89.7 (inside HighHigh's deadband)
+ *      nothing; 50 inactive but still retained (unacknowledged); 55
+ *      nothing;
+ *   5. a Read of the condition's variables agrees with the last event
+ *      (ActiveState/Id false, Retain true, the same EventId);
+ *   6. v2 = 0: an OffNormalAlarmType event for Pump;
+ *   7. SIGTERM: the broker exits 0.
+ *
+ * Prints "ok N - what" / "FAIL N - what"; exits non-zero on any failure.
+ */
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "proto/arena.h"
+#include "proto/attrs_gen.h"
+#include "proto/nodeids_gen.h"
+#include "proto/status_gen.h"
+#include "proto/types.h"
+#include "proto/types_gen.h"
+#include "tests/lib/itest.h"
+#include "tests/lib/uaconn.h"
+
+#define IA_WATCHDOG_S 120
+#define IA_START_MS   30000
+#define IA_ARENA      (1u << 20)
+#define IA_WAIT_MS    5000
+#define IA_NSEL       10
+
+static char            ia_dir[PATH_MAX];
+static char            ia_log[PATH_MAX + 16];
+static char            ia_bin[PATH_MAX];
+static char            ia_conf[PATH_MAX + 16];
+static struct ua_arena ia_arena;
+
+static const char ia_alarms[] =
+    "[alarm Level1]\n"
+    "type = exclusive_limit\n"
+    "input = ns=1;s=v1\n"
+    "high_high = 90\nhigh = 80\nlow = 20\nlow_low = 10\n"
+    "severity = 500\nhigh_high_severity = 900\n"
+    "message = Level 1 out of range\n"
+    "deadband = 0.5\n"
+    "[alarm Pump]\n"
+    "type = off_normal\n"
+    "input = ns=1;s=v2\n"
+    "normal = 2\n"
+    "severity = 700\n";
+
+/* One event's fields, copied out of the arena. */
+struct ia_ev {
+    uint32_t type;
+    char     name[32];
+    uint16_t sev;
+    bool     active, acked, retain;
+    char     limit[16];
+    uint8_t  id[16];
+    char     cond[48];              /* the ConditionId's string id */
+};
+
+static void
+ia_str(const struct ua_string *s, char *out, size_t cap)
+{
+    size_t n = s->len > 0 ? (size_t)s->len : 0;
+
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(out, n != 0 ? s->data : (const uint8_t *)"", n);
+    out[n] = '\0';
+}
+
+/* A subscription with one event item on the Server. */
+static void
+ia_subscribe(struct uaconn *c)
+{
+    static struct ua_simple_attribute_operand ops[IA_NSEL];
+    static struct ua_qualifiedname            qn[IA_NSEL][2];
+    static const char *const names[IA_NSEL][2] = {
+        { "EventType", NULL }, { "ConditionName", NULL },
+        { "Severity", NULL }, { "ActiveState", "Id" },
+        { "AckedState", "Id" }, { "LimitState", "CurrentState" },
+        { "Retain", NULL }, { "EventId", NULL }, { NULL, NULL },
+        { "Message", NULL }
+    };
+    struct ua_event_filter                    ef;
+    struct ua_create_subscription_request     cs;
+    struct ua_create_subscription_response    csr;
+    struct ua_create_monitored_items_request  cm;
+    struct ua_create_monitored_items_response cmr;
+    struct ua_monitored_item_create_request   it;
+    ua_status                                 s;
+
+    for (int i = 0; i < IA_NSEL; i++) {
+        memset(&ops[i], 0, sizeof(ops[i]));
+        ops[i].type_definition_id = ua_nodeid_num(0, UA_NS0ID_BASEEVENTTYPE);
+        ops[i].attribute_id = UA_ATTR_VALUE;
+        ops[i].index_range.len = -1;
+        for (int k = 0; k < 2 && names[i][k] != NULL; k++) {
+            qn[i][k].ns = 0;
+            qn[i][k].name = ua_string_from(names[i][k]);
+            ops[i].n_browse_path = k + 1;
+        }
+        ops[i].browse_path = qn[i];
+        if (names[i][0] == NULL) {  /* the ConditionId */
+            ops[i].type_definition_id =
+                ua_nodeid_num(0, UA_NS0ID_CONDITIONTYPE);
+            ops[i].attribute_id = UA_ATTR_NODEID;
+        }
+    }
+    memset(&ef, 0, sizeof(ef));
+    ef.n_select_clauses = IA_NSEL;
+    ef.select_clauses = ops;
+    memset(&cs, 0, sizeof(cs));
+    cs.requested_publishing_interval = 50;
+    cs.requested_lifetime_count = 600;
+    cs.requested_max_keep_alive_count = 10;
+    cs.publishing_enabled = true;
+    ua_arena_reset(&ia_arena);
+    s = uaconn_call(c, &ua_types[UA_TYPE_CREATESUBSCRIPTIONREQUEST], &cs,
+                    &ua_types[UA_TYPE_CREATESUBSCRIPTIONRESPONSE], &csr,
+                    &ia_arena);
+    if (s != UA_GOOD)
+        itest_fatal("CreateSubscription: 0x%08X", s);
+    memset(&it, 0, sizeof(it));
+    it.item_to_monitor.node_id = ua_nodeid_num(0, UA_NS0ID_SERVER);
+    it.item_to_monitor.attribute_id = UA_ATTR_EVENTNOTIFIER;
+    it.item_to_monitor.index_range.len = -1;
+    it.item_to_monitor.data_encoding.name.len = -1;
+    it.monitoring_mode = UA_MONITORINGMODE_REPORTING;
+    it.requested_parameters.client_handle = 9;
+    it.requested_parameters.queue_size = 100;
+    it.requested_parameters.discard_oldest = true;
+    it.requested_parameters.filter.type_id =
+        ua_nodeid_num(0, UA_NS0ID_EVENTFILTER_ENCODING_DEFAULTBINARY);
+    it.requested_parameters.filter.encoding = UA_EO_DECODED;
+    it.requested_parameters.filter.type = &ua_types[UA_TYPE_EVENTFILTER];
+    it.requested_parameters.filter.obj = &ef;
+    memset(&cm, 0, sizeof(cm));
+    cm.subscription_id = csr.subscription_id;
+    cm.timestamps_to_return = UA_TIMESTAMPSTORETURN_NEITHER;
+    cm.n_items_to_create = 1;
+    cm.items_to_create = &it;
+    s = uaconn_call(c, &ua_types[UA_TYPE_CREATEMONITOREDITEMSREQUEST], &cm,
+                    &ua_types[UA_TYPE_CREATEMONITOREDITEMSRESPONSE], &cmr,
+                    &ia_arena);
+    if (s != UA_GOOD || cmr.n_results != 1
+        || cmr.results[0].status_code != UA_GOOD)
+        itest_fatal("CreateMonitoredItems on EventNotifier: 0x%08X", s);
+}
+
+/* Publish on c until n events came or ms passed; the number taken. */
+static int
+ia_events(struct uaconn *c, struct ia_ev *out, int max, int n, unsigned ms)
+{
+    static struct ua_subscription_acknowledgement ack;
+    static bool                                   have_ack;
+    uint64_t                                      until = itest_ms() + ms;
+    int                                           got = 0;
+
+    while (got < n && itest_ms() < until) {
+        struct ua_publish_request                req;
+        struct ua_publish_response               resp;
+        const struct ua_event_notification_list *l;
+        const struct ua_notification_message    *m;
+
+        memset(&req, 0, sizeof(req));
+        if (have_ack) {
+            req.n_subscription_acknowledgements = 1;
+            req.subscription_acknowledgements = &ack;
+        }
+        ua_arena_reset(&ia_arena);
+        if (uaconn_call(c, &ua_types[UA_TYPE_PUBLISHREQUEST], &req,
+                        &ua_types[UA_TYPE_PUBLISHRESPONSE], &resp, &ia_arena)
+            != UA_GOOD)
+            break;
+        m = &resp.notification_message;
+        have_ack = false;
+        if (m->n_notification_data != 1)
+            continue;
+        ack.subscription_id = resp.subscription_id;
+        ack.sequence_number = m->sequence_number;
+        have_ack = true;
+        if (m->notification_data[0].type
+            != &ua_types[UA_TYPE_EVENTNOTIFICATIONLIST])
+            continue;
+        l = m->notification_data[0].obj;
+        for (int32_t k = 0; k < l->n_events && got < max; k++) {
+            const struct ua_event_field_list *f = &l->events[k];
+            const struct ua_variant          *v = f->event_fields;
+            struct ia_ev                     *e = &out[got++];
+
+            memset(e, 0, sizeof(*e));
+            if (f->n_event_fields != IA_NSEL)
+                continue;
+            if (v[0].type == UA_BT_NODEID)
+                e->type = ((struct ua_nodeid *)v[0].data)->id.num;
+            if (v[1].type == UA_BT_STRING)
+                ia_str(v[1].data, e->name, sizeof(e->name));
+            if (v[2].type == UA_BT_UINT16)
+                e->sev = *(uint16_t *)v[2].data;
+            if (v[3].type == UA_BT_BOOLEAN)
+                e->active = *(bool *)v[3].data;
+            if (v[4].type == UA_BT_BOOLEAN)
+                e->acked = *(bool *)v[4].data;
+            if (v[5].type == UA_BT_LOCALIZEDTEXT)
+                ia_str(&((struct ua_localizedtext *)v[5].data)->text,
+                       e->limit, sizeof(e->limit));
+            if (v[6].type == UA_BT_BOOLEAN)
+                e->retain = *(bool *)v[6].data;
+            if (v[7].type == UA_BT_BYTESTRING
+                && ((struct ua_string *)v[7].data)->len == 16)
+                memcpy(e->id, ((struct ua_string *)v[7].data)->data, 16);
+            if (v[8].type == UA_BT_NODEID
+                && ((struct ua_nodeid *)v[8].data)->idtype
+                       == UA_IDTYPE_STRING)
+                ia_str(&((struct ua_nodeid *)v[8].data)->id.str, e->cond,
+                       sizeof(e->cond));
+        }
+    }
+    return got;
+}
+
+/* Write a scalar to ns=1;s=id; the operation's status. */
+static ua_status
+ia_write(struct uaconn *c, const char *id, uint8_t bt, const void *val)
+{
+    struct ua_write_request  req;
+    struct ua_write_response resp;
+    struct ua_write_value    wv;
+    ua_status                s;
+
+    memset(&wv, 0, sizeof(wv));
+    wv.node_id = ua_nodeid_str(1, id);
+    wv.attribute_id = UA_ATTR_VALUE;
+    wv.index_range.len = -1;
+    wv.value.mask = UA_DV_VALUE;
+    ua_variant_set_scalar(&wv.value.value, (void *)(uintptr_t)val, bt);
+    memset(&req, 0, sizeof(req));
+    req.n_nodes_to_write = 1;
+    req.nodes_to_write = &wv;
+    ua_arena_reset(&ia_arena);
+    s = uaconn_call(c, &ua_types[UA_TYPE_WRITEREQUEST], &req,
+                    &ua_types[UA_TYPE_WRITERESPONSE], &resp, &ia_arena);
+    if (s != UA_GOOD)
+        return s;
+    return resp.n_results == 1 ? resp.results[0] : UA_BAD_UNEXPECTED_ERROR;
+}
+
+static ua_status
+ia_write_double(struct uaconn *c, double d)
+{
+    return ia_write(c, "v1", UA_BT_DOUBLE, &d);
+}
+
+/* Read the Values of n ns=1 string NodeIds into out (in ia_arena). */
+static ua_status
+ia_read(struct uaconn *c, const char *const *ids, int n,
+        struct ua_datavalue **out)
+{
+    struct ua_read_request  req;
+    struct ua_read_response resp;
+    struct ua_read_value_id rv[8];
+    ua_status               s;
+
+    memset(rv, 0, sizeof(rv));
+    for (int i = 0; i < n; i++) {
+        rv[i].node_id = ua_nodeid_str(1, ids[i]);
+        rv[i].attribute_id = UA_ATTR_VALUE;
+        rv[i].index_range.len = -1;
+        rv[i].data_encoding.name.len = -1;
+    }
+    memset(&req, 0, sizeof(req));
+    req.n_nodes_to_read = n;
+    req.nodes_to_read = rv;
+    req.timestamps_to_return = UA_TIMESTAMPSTORETURN_BOTH;
+    ua_arena_reset(&ia_arena);
+    s = uaconn_call(c, &ua_types[UA_TYPE_READREQUEST], &req,
+                    &ua_types[UA_TYPE_READRESPONSE], &resp, &ia_arena);
+    if (s != UA_GOOD || resp.n_results != n)
+        return s != UA_GOOD ? s : UA_BAD_UNEXPECTED_ERROR;
+    *out = resp.results;
+    return UA_GOOD;
+}
+
+/* `uabroker -t -c path`: its exit status, its output in out. */
+static int
+ia_check_conf(const char *path, char *out, size_t cap)
+{
+    int     p[2], status;
+    pid_t   pid;
+    size_t  len = 0;
+    ssize_t r;
+
+    if (pipe(p) != 0)
+        return -1;
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {
+        dup2(p[1], STDOUT_FILENO);
+        dup2(p[1], STDERR_FILENO);
+        close(p[0]);
+        execl(ia_bin, ia_bin, "-t", "-c", path, (char *)NULL);
+        _exit(127);
+    }
+    close(p[1]);
+    while (len + 1 < cap && (r = read(p[0], out + len, cap - 1 - len)) > 0)
+        len += (size_t)r;
+    out[len] = '\0';
+    close(p[0]);
+    if (pid == -1 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+        return -1;
+    return WEXITSTATUS(status);
+}
+
+int
+main(int argc, char **argv)
+{
+    struct uaconn        sub, wr;
+    struct ia_ev         ev[16];
+    struct ua_datavalue *dv = NULL;
+    char                 out[4096], bad[PATH_MAX + 16];
+    uint16_t             oport, sport;
+    uint8_t              last_id[16];
+    ua_status            s;
+    pid_t                broker;
+    int                  n, rc;
+
+    itest_init("integ_alarm");
+    (void)argc;
+    itest_guard(IA_WATCHDOG_S, ia_log);
+    ua_arena_init(&ia_arena, malloc(IA_ARENA), IA_ARENA);
+    itest_broker_bin(argv[0], ia_bin, sizeof(ia_bin));
+    itest_tmpdir("uabroker-alarm", ia_dir, sizeof(ia_dir));
+    snprintf(ia_log, sizeof(ia_log), "%s/broker.log", ia_dir);
+    snprintf(ia_conf, sizeof(ia_conf), "%s/alarms.conf", ia_dir);
+    if (itest_write_file(ia_conf, (const uint8_t *)ia_alarms,
+                         sizeof(ia_alarms) - 1) != 0)
+        itest_fatal("cannot write %s", ia_conf);
+
+    /* 1. An input that is not there: -t names the file and line. */
+    {
+        static const char text[] = "[server]\nport = 1\n\n"
+                                   "[alarm Gone]\ntype = off_normal\n"
+                                   "input = ns=1;s=nope\nnormal = 0\n";
+
+        snprintf(bad, sizeof(bad), "%s/bad.conf", ia_dir);
+        if (itest_write_file(bad, (const uint8_t *)text, sizeof(text) - 1)
+            != 0)
+            itest_fatal("cannot write %s", bad);
+        rc = ia_check_conf(bad, out, sizeof(out));
+        itest_check(rc == 2 && strstr(out, "bad.conf line 4: [alarm Gone] "
+                                           "input: ns=1;s=nope") != NULL,
+                    "-t: an unknown input refused with file and line "
+                    "(exit %d): %s", rc, out);
+        rc = ia_check_conf(ia_conf, out, sizeof(out));
+        itest_check(rc == 0, "-t: the alarms are accepted (exit %d): %s",
+                    rc, out);
+    }
+
+    /* 2. The broker. */
+    {
+        const char *const extra[] = {
+            "-c", ia_conf, "--set", "security.anonymous_write=true", NULL
+        };
+
+        broker = itest_broker_start(ia_bin, 2, ia_dir, ia_log, extra,
+                                    IA_START_MS, &oport, &sport);
+    }
+    /* 3. A subscriber, a writer. */
+    s = uaconn_start_retry(&sub, "127.0.0.1", oport, IA_START_MS);
+    if (s != UA_GOOD)
+        itest_fatal("no session: 0x%08X", s);
+    ia_subscribe(&sub);
+    s = uaconn_start_retry(&wr, "127.0.0.1", oport, IA_START_MS);
+    if (s != UA_GOOD)
+        itest_fatal("no session: 0x%08X", s);
+
+    /* 4. Level1: High, HighHigh, the deadband, back, nothing. */
+    s = ia_write_double(&wr, 85);
+    n = ia_events(&sub, ev, 16, 1, IA_WAIT_MS);
+    itest_check(s == UA_GOOD && n == 1
+                    && ev[0].type == UA_NS0ID_EXCLUSIVELIMITALARMTYPE
+                    && strcmp(ev[0].name, "Level1") == 0 && ev[0].active
+                    && !ev[0].acked && ev[0].retain && ev[0].sev == 500
+                    && strcmp(ev[0].limit, "High") == 0
+                    && strcmp(ev[0].cond, "Alarms.Level1") == 0,
+                "v1 = 85: one event, active High, unacknowledged, "
+                "retained, severity 500, ConditionId ns=1;s=Alarms.Level1 "
+                "(%d: type %u %s sev %u limit %s cond %s)", n,
+                n > 0 ? ev[0].type : 0, n > 0 ? ev[0].name : "",
+                n > 0 ? ev[0].sev : 0, n > 0 ? ev[0].limit : "",
+                n > 0 ? ev[0].cond : "");
+    s = ia_write_double(&wr, 95);
+    n = ia_events(&sub, ev, 16, 1, IA_WAIT_MS);
+    itest_check(s == UA_GOOD && n == 1 && ev[0].active && ev[0].sev == 900
+                    && strcmp(ev[0].limit, "HighHigh") == 0,
+                "v1 = 95: HighHigh, severity 900 (%d: %s %u)", n,
+                n > 0 ? ev[0].limit : "", n > 0 ? ev[0].sev : 0);
+    s = ia_write_double(&wr, 89.7);
+    n = ia_events(&sub, ev, 16, 1, 600);
+    itest_check(s == UA_GOOD && n == 0,
+                "v1 = 89.7, inside HighHigh's deadband: no event (%d)", n);
+    s = ia_write_double(&wr, 50);
+    n = ia_events(&sub, ev, 16, 1, IA_WAIT_MS);
+    itest_check(s == UA_GOOD && n == 1 && !ev[0].active && !ev[0].acked
+                    && ev[0].retain && ev[0].limit[0] == '\0'
+                    && ev[0].sev == 500,
+                "v1 = 50: inactive, still unacknowledged and retained "
+                "(%d)", n);
+    memcpy(last_id, ev[0].id, 16);
+    s = ia_write_double(&wr, 55);
+    n = ia_events(&sub, ev, 16, 1, 600);
+    itest_check(s == UA_GOOD && n == 0, "v1 = 55: no event (%d)", n);
+
+    /* 5. The condition's variables agree with the last event. */
+    {
+        static const char *const ids[] = {
+            "Alarms.Level1.ActiveState.Id", "Alarms.Level1.Retain",
+            "Alarms.Level1.EventId", "Alarms.Level1.LimitState.CurrentState",
+            "Alarms.Level1.AckedState", "Alarms.Level1.HighHighLimit"
+        };
+
+        s = ia_read(&wr, ids, 6, &dv);
+        itest_check(s == UA_GOOD && dv[0].value.type == UA_BT_BOOLEAN
+                        && !*(bool *)dv[0].value.data
+                        && dv[1].value.type == UA_BT_BOOLEAN
+                        && *(bool *)dv[1].value.data
+                        && dv[2].value.type == UA_BT_BYTESTRING
+                        && ((struct ua_string *)dv[2].value.data)->len == 16
+                        && memcmp(((struct ua_string *)dv[2].value.data)
+                                      ->data, last_id, 16) == 0
+                        && dv[3].value.type == UA_BT_LOCALIZEDTEXT
+                        && dv[4].value.type == UA_BT_LOCALIZEDTEXT
+                        && ua_string_eq(&((struct ua_localizedtext *)
+                                              dv[4].value.data)->text,
+                                        "Unacknowledged")
+                        && dv[5].value.type == UA_BT_DOUBLE
+                        && *(double *)dv[5].value.data == 90,
+                    "Read: ActiveState/Id false, Retain true, EventId the "
+                    "last event's, AckedState \"Unacknowledged\", "
+                    "HighHighLimit 90 (0x%08X)", s);
+    }
+
+    /* 6. Pump: off normal. */
+    {
+        int32_t x = 0;
+
+        s = ia_write(&wr, "v2", UA_BT_INT32, &x);
+        n = ia_events(&sub, ev, 16, 1, IA_WAIT_MS);
+        itest_check(s == UA_GOOD && n == 1
+                        && ev[0].type == UA_NS0ID_OFFNORMALALARMTYPE
+                        && strcmp(ev[0].name, "Pump") == 0 && ev[0].active
+                        && ev[0].sev == 700
+                        && strcmp(ev[0].cond, "Alarms.Pump") == 0,
+                    "v2 = 0: an OffNormalAlarmType event for Pump (%d)", n);
+    }
+
+    /* 7. The end. */
+    uaconn_close(&sub);
+    ua_client_clear(&sub.cl);
+    uaconn_clear(&sub);
+    uaconn_close(&wr);
+    ua_client_clear(&wr.cl);
+    uaconn_clear(&wr);
+    itest_check(itest_stop(broker, 5000) == 0, "SIGTERM: the broker exits 0");
+    return itest_finish();
+}
