@@ -38,6 +38,7 @@
 #define BK_AN_VAR_CAP  1024     /* one field's Variant outside a record */
 #define BK_AN_COMMENT_MAX 256
 #define BK_AN_USER_MAX 64
+#define BK_AN_SCRATCH  (16 * 1024) /* a call's decoded arguments */
 
 /* struct bk_an_field.flags */
 #define BK_AN_EVENT 0x01        /* an event field */
@@ -243,6 +244,13 @@ static int bk_an_emit(struct bk_alarmnode *an, struct bk_alarmnode_one *a,
                       uint32_t ch, int64_t now, bool all, bool event);
 static void bk_an_on_change(void *arg, uint32_t slot, const uint8_t *bytes,
                             uint32_t len, int64_t ts);
+static struct bk_alarmnode_one *bk_an_of(struct bk_alarmnode *an,
+                                         uint32_t obj, bool shelving);
+static ua_status bk_an_run(struct bk_alarmnode_one *a, uint32_t method,
+                           const struct ua_variant *in, uint32_t nin,
+                           int64_t now, uint32_t *ch);
+static void bk_an_batch(struct bk_alarmnode *an, struct bk_alarmnode_one *a,
+                        uint32_t ch, int64_t now);
 
 /* ------------------------------------------------------------ the build */
 
@@ -518,7 +526,8 @@ bk_alarmnode_add(struct bk_alarmnode *an, const struct bk_alarmcfg *cfg,
         return 0;
     an->a = bk_calloc(cfg->n, sizeof(*an->a));
     an->rec = bk_alloc(BK_AN_REC_CAP);
-    if (an->a == NULL || an->rec == NULL) {
+    an->scratch = bk_alloc(BK_AN_SCRATCH);
+    if (an->a == NULL || an->rec == NULL || an->scratch == NULL) {
         snprintf(err, errlen, "alarms: out of memory");
         bk_alarmnode_clear(an);
         return -1;
@@ -969,11 +978,28 @@ bk_an_on_change(void *arg, uint32_t slot, const uint8_t *bytes, uint32_t len,
     }
 }
 
+/* a's changes ch reported, in a value batch of its own if none is
+ * open (a method, the tick). */
+static void
+bk_an_batch(struct bk_alarmnode *an, struct bk_alarmnode_one *a, uint32_t ch,
+            int64_t now)
+{
+    bool open = !an->val->open;
+
+    if (open)
+        bk_value_batch_begin(an->val);
+    /* A disabled condition reports only its Disable; Enable reports
+     * (and writes) its whole state, which followed the input meanwhile. */
+    (void)bk_an_emit(an, a, ch, now,
+                     a->st.enabled && (ch & BK_ALARM_CH_ENABLED),
+                     a->st.enabled || (ch & BK_ALARM_CH_ENABLED));
+    if (open)
+        bk_value_batch_end(an->val);
+}
+
 void
 bk_alarmnode_tick(struct bk_alarmnode *an, int64_t now)
 {
-    bool open = false;
-
     for (uint32_t i = 0; i < an->n; i++) {
         struct bk_alarmnode_one *a = &an->a[i];
         uint32_t                 ch;
@@ -981,16 +1007,156 @@ bk_alarmnode_tick(struct bk_alarmnode *an, int64_t now)
         if (a->st.shelving == BK_ALARM_UNSHELVED)
             continue;
         ch = bk_alarm_tick(&a->st, now);
-        if (ch == 0)
-            continue;
-        if (!open && !an->val->open) {
-            bk_value_batch_begin(an->val);
-            open = true;
-        }
-        (void)bk_an_emit(an, a, ch, now, false, true);
+        if (ch != 0)
+            bk_an_batch(an, a, ch, now);
     }
-    if (open)
-        bk_value_batch_end(an->val);
+}
+
+/* ------------------------------------------------------------ methods */
+
+/* The condition whose node (shelving: ShelvingState node) is obj. */
+static struct bk_alarmnode_one *
+bk_an_of(struct bk_alarmnode *an, uint32_t obj, bool shelving)
+{
+    uint32_t lo = 0, hi = an->n;
+
+    /* Conditions were added in order: their nodes ascend. */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+
+        if (an->a[mid].cond <= obj)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    if (shelving ? an->a[lo - 1].node[F_SHELVING] == obj
+                 : an->a[lo - 1].cond == obj)
+        return &an->a[lo - 1];
+    return NULL;
+}
+
+/* Method (its ns=0 id) on a with its arguments: the status, *ch. */
+static ua_status
+bk_an_run(struct bk_alarmnode_one *a, uint32_t method,
+          const struct ua_variant *in, uint32_t nin, int64_t now,
+          uint32_t *ch)
+{
+    const struct ua_localizedtext *cmt = NULL;
+    ua_status                      st;
+
+    *ch = 0;
+    switch (method) {
+    case UA_NS0ID_CONDITIONTYPE_ENABLE:
+        return bk_alarm_enable(&a->def, &a->st, true, now, ch);
+    case UA_NS0ID_CONDITIONTYPE_DISABLE:
+        return bk_alarm_enable(&a->def, &a->st, false, now, ch);
+    case UA_NS0ID_SHELVEDSTATEMACHINETYPE_ONESHOTSHELVE:
+        return bk_alarm_shelve_oneshot(&a->def, &a->st, now, ch);
+    case UA_NS0ID_SHELVEDSTATEMACHINETYPE_UNSHELVE:
+        return bk_alarm_unshelve(&a->st, now, ch);
+    case UA_NS0ID_SHELVEDSTATEMACHINETYPE_TIMEDSHELVE:
+        if (nin != 1 || in[0].type != UA_BT_DOUBLE || in[0].is_array)
+            return UA_BAD_INVALID_ARGUMENT;
+        return bk_alarm_shelve_timed(&a->def, &a->st, *(double *)in[0].data,
+                                     now, ch);
+    default:
+        break;
+    }
+    /* Acknowledge, Confirm, AddComment: (EventId, Comment). */
+    if (nin != 2 || in[0].type != UA_BT_BYTESTRING || in[0].is_array
+        || in[1].type != UA_BT_LOCALIZEDTEXT || in[1].is_array)
+        return UA_BAD_INVALID_ARGUMENT;
+    {
+        const struct ua_string *id = in[0].data;
+
+        if (id->len != 16 || memcmp(id->data, a->last_id, 16) != 0)
+            return UA_BAD_EVENT_ID_UNKNOWN;
+    }
+    cmt = in[1].data;
+    if (method == UA_NS0ID_ACKNOWLEDGEABLECONDITIONTYPE_ACKNOWLEDGE)
+        st = bk_alarm_ack(&a->def, &a->st, now, ch);
+    else if (method == UA_NS0ID_ACKNOWLEDGEABLECONDITIONTYPE_CONFIRM)
+        st = bk_alarm_confirm(&a->def, &a->st, now, ch);
+    else
+        st = bk_alarm_comment(&a->st, ch);
+    if (st == UA_GOOD && cmt->text.len > 0) {
+        size_t n = (size_t)cmt->text.len;
+
+        if (n >= sizeof(a->comment))
+            n = sizeof(a->comment) - 1;
+        memcpy(a->comment, cmt->text.data, n);
+        a->comment[n] = '\0';
+        a->comment_ts = now;
+        *ch |= BK_ALARM_CH_COMMENT;
+    }
+    return st;
+}
+
+bool
+bk_alarmnode_call(struct bk_alarmnode *an, const struct shm_fo_call *r,
+                  const uint8_t *args, const char *user, uint32_t user_len,
+                  int64_t now, ua_status *st)
+{
+    const struct shm_nodestore *ns = an->ns;
+    struct bk_alarmnode_one    *a;
+    struct ua_variant           in[2];
+    struct ua_arena             ar;
+    uint32_t                    mid, ch, nin = r->nargs;
+    size_t                      off = 0, used;
+    bool                        shelving;
+
+    if (an->n == 0 || r->method >= ns->nnodes || ns->nodes[r->method].ns != 0
+        || ns->nodes[r->method].idtype != SHM_ID_NUMERIC)
+        return false;
+    mid = ns->nodes[r->method].id;
+    switch (mid) {
+    case UA_NS0ID_CONDITIONTYPE_ENABLE:
+    case UA_NS0ID_CONDITIONTYPE_DISABLE:
+    case UA_NS0ID_CONDITIONTYPE_ADDCOMMENT:
+    case UA_NS0ID_ACKNOWLEDGEABLECONDITIONTYPE_ACKNOWLEDGE:
+    case UA_NS0ID_ACKNOWLEDGEABLECONDITIONTYPE_CONFIRM:
+        shelving = false;
+        break;
+    case UA_NS0ID_SHELVEDSTATEMACHINETYPE_TIMEDSHELVE:
+    case UA_NS0ID_SHELVEDSTATEMACHINETYPE_ONESHOTSHELVE:
+    case UA_NS0ID_SHELVEDSTATEMACHINETYPE_UNSHELVE:
+        shelving = true;
+        break;
+    default:
+        return false;
+    }
+    a = bk_an_of(an, r->object, shelving);
+    if (a == NULL)
+        return false;
+    an->st.calls++;
+    *st = UA_BAD_USER_ACCESS_DENIED;
+    if (r->role != SHM_FO_ROLE_OPERATOR)
+        goto out;
+    *st = UA_BAD_INVALID_ARGUMENT;
+    if (nin > 2)
+        goto out;
+    ua_arena_init(&ar, an->scratch, BK_AN_SCRATCH);
+    for (uint32_t k = 0; k < nin; k++) {
+        if (ua_decode(args + off, r->args_len - off, &used, &in[k],
+                      &ua_types[UA_TYPE_VARIANT], &ar, &ua_limits_default)
+            != UA_GOOD)
+            goto out;
+        off += used;
+    }
+    *st = bk_an_run(a, mid, in, nin, now, &ch);
+    if (*st != UA_GOOD)
+        goto out;
+    if (user_len >= sizeof(a->user))
+        user_len = sizeof(a->user) - 1;
+    memcpy(a->user, user, user_len);
+    a->user[user_len] = '\0';
+    bk_an_batch(an, a, ch, now);
+    return true;
+out:
+    an->st.calls_refused++;
+    return true;
 }
 
 void
@@ -1014,6 +1180,7 @@ bk_alarmnode_clear(struct bk_alarmnode *an)
         bk_value_watch(an->val, NULL, NULL, NULL);
     bk_free(an->a);
     bk_free(an->rec);
+    bk_free(an->scratch);
     bk_free(an->hslot);
     bk_free(an->halarm);
     bk_free(an->watch);

@@ -39,6 +39,8 @@
 
 #include "alarm.h"
 #include "alarmcfg.h"
+#include "proto/types.h"
+#include "shm/fanout.h"
 #include "shm/nodestore.h"
 #include "shm/plan.h"
 #include "value.h"
@@ -50,6 +52,8 @@ struct bk_alarmnode_stats {
     uint64_t evaluations;       /* input changes evaluated */
     uint64_t transitions;       /* events sent */
     uint64_t lost;              /* events that did not fit a record */
+    uint64_t calls;             /* condition methods called */
+    uint64_t calls_refused;     /* of those, not Good */
 };
 
 /* Every condition of the broker. */
@@ -66,6 +70,7 @@ struct bk_alarmnode {
     struct bk_value         *val;
     uint8_t                 *rec;           /* one event record */
     uint32_t                 rec_cap;
+    uint8_t                 *scratch;       /* a call's arguments */
     struct bk_alarmnode_stats st;
 };
 
@@ -91,6 +96,26 @@ int bk_alarmnode_add(struct bk_alarmnode *an, const struct bk_alarmcfg *cfg,
 int bk_alarmnode_start(struct bk_alarmnode *an,
                        const struct shm_nodestore *ns, struct bk_value *val,
                        int64_t now, char *err, size_t errlen);
+
+/*
+ * A method the broker runs itself, never forwarded (Part 9 §5.5.4
+ * Enable, §5.5.5 Disable, §5.5.6 AddComment, §5.7.3 Acknowledge, §5.7.4
+ * Confirm, §5.8.10 TimedShelve, OneShotShelve, Unshelve): call r (the
+ * worker's record; its args_len bytes of arguments at args, checked by
+ * the worker against the method's InputArguments) names one of these
+ * methods (the ns=0 method nodes) on one of our conditions (the shelving
+ * ones on its ShelvingState).  false when it does not (the caller
+ * forwards it).  Else true and *st: BadUserAccessDenied unless the
+ * caller's role is operator; BadEventIdUnknown for an EventId that is not
+ * the condition's last event's; BadInvalidArgument for arguments that do
+ * not decode; then the state machine's (broker/alarm.h).  A Good call
+ * records user as ClientUserId, a comment given (not empty) as Comment,
+ * and sends the condition's event.  Opens its own value batch when none
+ * is open.
+ */
+bool bk_alarmnode_call(struct bk_alarmnode *an, const struct shm_fo_call *r,
+                       const uint8_t *args, const char *user,
+                       uint32_t user_len, int64_t now, ua_status *st);
 
 /* The time passes (once a second): shelvings that ran out end.  Opens
  * its own value batch when one has to. */

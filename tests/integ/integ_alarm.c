@@ -20,7 +20,18 @@
  *   5. a Read of the condition's variables agrees with the last event
  *      (ActiveState/Id false, Retain true, the same EventId);
  *   6. v2 = 0: an OffNormalAlarmType event for Pump;
- *   7. SIGTERM: the broker exits 0.
+ *   7. the methods, run by the broker: Acknowledge as anonymous (with
+ *      security.anonymous_write) BadUserAccessDenied; as the operator
+ *      "op" (a users file made by `uabroker passwd`) with a stale
+ *      EventId BadEventIdUnknown, with the last one Good (an event:
+ *      acknowledged, no longer retained), again BadConditionBranch-
+ *      AlreadyAcked; ClientUserId "op" and the Comment in a Read;
+ *      Disable (an event), again BadConditionAlreadyDisabled, a crossing
+ *      while disabled raises nothing, Enable reports it (active);
+ *      TimedShelve beyond MaxTimeShelved BadShelvingTimeOutOfRange, of
+ *      1 s Good (SuppressedOrShelved true), over by itself within 3 s;
+ *      Unshelve when unshelved BadConditionNotShelved;
+ *   8. SIGTERM: the broker exits 0.
  *
  * Prints "ok N - what" / "FAIL N - what"; exits non-zero on any failure.
  */
@@ -62,6 +73,7 @@ static const char ia_alarms[] =
     "severity = 500\nhigh_high_severity = 900\n"
     "message = Level 1 out of range\n"
     "deadband = 0.5\n"
+    "max_time_shelved = 60\n"
     "[alarm Pump]\n"
     "type = off_normal\n"
     "input = ns=1;s=v2\n"
@@ -303,6 +315,103 @@ ia_read(struct uaconn *c, const char *const *ids, int n,
     return UA_GOOD;
 }
 
+/* Call method (ns=0 id) on ns=1;s=object with n arguments: the result. */
+static ua_status
+ia_call(struct uaconn *c, const char *object, uint32_t method,
+        struct ua_variant *args, int32_t n)
+{
+    struct ua_call_request        req;
+    struct ua_call_response       resp;
+    struct ua_call_method_request m;
+    ua_status                     s;
+
+    memset(&m, 0, sizeof(m));
+    m.object_id = ua_nodeid_str(1, object);
+    m.method_id = ua_nodeid_num(0, method);
+    m.n_input_arguments = n;
+    m.input_arguments = args;
+    memset(&req, 0, sizeof(req));
+    req.n_methods_to_call = 1;
+    req.methods_to_call = &m;
+    ua_arena_reset(&ia_arena);
+    s = uaconn_call(c, &ua_types[UA_TYPE_CALLREQUEST], &req,
+                    &ua_types[UA_TYPE_CALLRESPONSE], &resp, &ia_arena);
+    if (s != UA_GOOD)
+        return s;
+    return resp.n_results == 1 ? resp.results[0].status_code
+                               : UA_BAD_UNEXPECTED_ERROR;
+}
+
+/* Acknowledge (or another (EventId, Comment) method) of Level1. */
+static ua_status
+ia_ack(struct uaconn *c, uint32_t method, const uint8_t id[16],
+       const char *comment)
+{
+    static struct ua_string        eid;
+    static struct ua_localizedtext lt;
+    struct ua_variant              a[2];
+
+    eid.len = 16;
+    eid.data = (uint8_t *)(uintptr_t)id;
+    memset(&lt, 0, sizeof(lt));
+    lt.mask = UA_LT_TEXT;
+    lt.locale.len = -1;
+    lt.text = ua_string_from(comment);
+    ua_variant_set_scalar(&a[0], &eid, UA_BT_BYTESTRING);
+    ua_variant_set_scalar(&a[1], &lt, UA_BT_LOCALIZEDTEXT);
+    return ia_call(c, "Alarms.Level1", method, a, 2);
+}
+
+static ua_status
+ia_shelve(struct uaconn *c, double ms)
+{
+    struct ua_variant a;
+
+    ua_variant_set_scalar(&a, &ms, UA_BT_DOUBLE);
+    return ia_call(c, "Alarms.Level1.ShelvingState",
+                   UA_NS0ID_SHELVEDSTATEMACHINETYPE_TIMEDSHELVE, &a, 1);
+}
+
+/* The Boolean Value of ns=1;s=id, -1 when it is not one. */
+static int
+ia_read_bool(struct uaconn *c, const char *id)
+{
+    struct ua_datavalue *dv;
+
+    if (ia_read(c, &id, 1, &dv) != UA_GOOD
+        || dv[0].value.type != UA_BT_BOOLEAN)
+        return -1;
+    return *(bool *)dv[0].value.data ? 1 : 0;
+}
+
+/* `uabroker --runtime-dir dir passwd op operator` with its password. */
+static void
+ia_passwd(const char *dir, const char *pw)
+{
+    int   p[2], status;
+    pid_t pid;
+
+    if (pipe(p) != 0)
+        itest_fatal("pipe");
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {
+        dup2(p[0], STDIN_FILENO);
+        close(p[1]);
+        execl(ia_bin, ia_bin, "--runtime-dir", dir, "passwd", "op",
+              "operator", (char *)NULL);
+        _exit(127);
+    }
+    close(p[0]);
+    if (write(p[1], pw, strlen(pw)) != (ssize_t)strlen(pw)
+        || write(p[1], "\n", 1) != 1)
+        itest_fatal("passwd: write");
+    close(p[1]);
+    if (pid == -1 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)
+        || WEXITSTATUS(status) != 0)
+        itest_fatal("uabroker passwd op operator failed");
+}
+
 /* `uabroker -t -c path`: its exit status, its output in out. */
 static int
 ia_check_conf(const char *path, char *out, size_t cap)
@@ -378,7 +487,8 @@ main(int argc, char **argv)
                     rc, out);
     }
 
-    /* 2. The broker. */
+    /* 2. The broker, an operator in its users file. */
+    ia_passwd(ia_dir, "op-secret");
     {
         const char *const extra[] = {
             "-c", ia_conf, "--set", "security.anonymous_write=true", NULL
@@ -476,7 +586,110 @@ main(int argc, char **argv)
                     "v2 = 0: an OffNormalAlarmType event for Pump (%d)", n);
     }
 
-    /* 7. The end. */
+    /* 7. The methods. */
+    {
+        struct uaconn op;
+        uint8_t       zero[16] = { 0 };
+        int           b;
+
+        s = ia_ack(&wr, UA_NS0ID_ACKNOWLEDGEABLECONDITIONTYPE_ACKNOWLEDGE,
+                   last_id, "anon");
+        itest_check(s == UA_BAD_USER_ACCESS_DENIED,
+                    "Acknowledge as anonymous (anonymous_write on): "
+                    "BadUserAccessDenied (0x%08X)", s);
+        uaconn_init(&op);
+        op.user = "op";
+        op.password = "op-secret";
+        s = uaconn_start(&op, "127.0.0.1", oport);
+        if (s != UA_GOOD)
+            itest_fatal("operator session: 0x%08X", s);
+        s = ia_ack(&op, UA_NS0ID_ACKNOWLEDGEABLECONDITIONTYPE_ACKNOWLEDGE,
+                   zero, "stale");
+        itest_check(s == UA_BAD_EVENT_ID_UNKNOWN,
+                    "Acknowledge with a stale EventId: BadEventIdUnknown "
+                    "(0x%08X)", s);
+        s = ia_ack(&op, UA_NS0ID_ACKNOWLEDGEABLECONDITIONTYPE_ACKNOWLEDGE,
+                   last_id, "seen");
+        n = ia_events(&sub, ev, 16, 1, IA_WAIT_MS);
+        itest_check(s == UA_GOOD && n == 1 && ev[0].acked && !ev[0].retain
+                        && !ev[0].active
+                        && strcmp(ev[0].name, "Level1") == 0,
+                    "Acknowledge as the operator: Good, an event "
+                    "acknowledged and no longer retained (0x%08X, %d)", s,
+                    n);
+        if (n == 1)
+            memcpy(last_id, ev[0].id, 16);
+        s = ia_ack(&op, UA_NS0ID_ACKNOWLEDGEABLECONDITIONTYPE_ACKNOWLEDGE,
+                   last_id, "again");
+        itest_check(s == UA_BAD_CONDITION_BRANCH_ALREADY_ACKED,
+                    "a second Acknowledge: BadConditionBranchAlreadyAcked "
+                    "(0x%08X)", s);
+        {
+            static const char *const ids[] = {
+                "Alarms.Level1.ClientUserId", "Alarms.Level1.Comment"
+            };
+
+            s = ia_read(&wr, ids, 2, &dv);
+            itest_check(s == UA_GOOD && dv[0].value.type == UA_BT_STRING
+                            && ua_string_eq(dv[0].value.data, "op")
+                            && dv[1].value.type == UA_BT_LOCALIZEDTEXT
+                            && ua_string_eq(&((struct ua_localizedtext *)
+                                                  dv[1].value.data)->text,
+                                            "seen"),
+                        "Read: ClientUserId \"op\", Comment \"seen\"");
+        }
+        s = ia_call(&op, "Alarms.Level1", UA_NS0ID_CONDITIONTYPE_DISABLE,
+                    NULL, 0);
+        n = ia_events(&sub, ev, 16, 1, IA_WAIT_MS);
+        itest_check(s == UA_GOOD && n == 1, "Disable: Good, an event "
+                    "(0x%08X, %d)", s, n);
+        s = ia_call(&op, "Alarms.Level1", UA_NS0ID_CONDITIONTYPE_DISABLE,
+                    NULL, 0);
+        itest_check(s == UA_BAD_CONDITION_ALREADY_DISABLED,
+                    "Disable again: BadConditionAlreadyDisabled (0x%08X)",
+                    s);
+        s = ia_write_double(&wr, 85);
+        n = ia_events(&sub, ev, 16, 1, 600);
+        itest_check(s == UA_GOOD && n == 0,
+                    "v1 = 85 while disabled: no event (%d)", n);
+        s = ia_call(&op, "Alarms.Level1", UA_NS0ID_CONDITIONTYPE_ENABLE,
+                    NULL, 0);
+        n = ia_events(&sub, ev, 16, 1, IA_WAIT_MS);
+        itest_check(s == UA_GOOD && n == 1 && ev[0].active
+                        && strcmp(ev[0].limit, "High") == 0
+                        && !ev[0].acked && ev[0].retain,
+                    "Enable: an event with the state the input made "
+                    "meanwhile (active High, unacknowledged) (0x%08X, %d)",
+                    s, n);
+        s = ia_shelve(&op, 60001.0);
+        itest_check(s == UA_BAD_SHELVING_TIME_OUT_OF_RANGE,
+                    "TimedShelve past MaxTimeShelved (60 s): "
+                    "BadShelvingTimeOutOfRange (0x%08X)", s);
+        s = ia_shelve(&op, 1000.0);
+        b = ia_read_bool(&wr, "Alarms.Level1.SuppressedOrShelved");
+        itest_check(s == UA_GOOD && b == 1, "TimedShelve 1 s: Good, "
+                    "SuppressedOrShelved true (0x%08X, %d)", s, b);
+        {
+            uint64_t until = itest_ms() + 3000;
+
+            while (itest_ms() < until
+                   && (b = ia_read_bool(&wr,
+                                        "Alarms.Level1.SuppressedOrShelved"))
+                          == 1)
+                itest_sleep_ms(100);
+        }
+        itest_check(b == 0, "the shelving runs out by itself within 3 s");
+        s = ia_call(&op, "Alarms.Level1.ShelvingState",
+                    UA_NS0ID_SHELVEDSTATEMACHINETYPE_UNSHELVE, NULL, 0);
+        itest_check(s == UA_BAD_CONDITION_NOT_SHELVED,
+                    "Unshelve when unshelved: BadConditionNotShelved "
+                    "(0x%08X)", s);
+        uaconn_close(&op);
+        ua_client_clear(&op.cl);
+        uaconn_clear(&op);
+    }
+
+    /* 8. The end. */
     uaconn_close(&sub);
     ua_client_clear(&sub.cl);
     uaconn_clear(&sub);
