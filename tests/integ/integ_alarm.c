@@ -19,7 +19,9 @@
  *      nothing;
  *   5. a Read of the condition's variables agrees with the last event
  *      (ActiveState/Id false, Retain true, the same EventId);
- *   6. v2 = 0: an OffNormalAlarmType event for Pump;
+ *   6. ConditionRefresh: RefreshStart, Level1 (retained, its last
+ *      EventId), RefreshEnd; then v2 = 0: an OffNormalAlarmType event for
+ *      Pump;
  *   7. the methods, run by the broker: Acknowledge as anonymous (with
  *      security.anonymous_write) BadUserAccessDenied; as the operator
  *      "op" (a users file made by `uabroker passwd`) with a stale
@@ -64,6 +66,7 @@ static char            ia_log[PATH_MAX + 16];
 static char            ia_bin[PATH_MAX];
 static char            ia_conf[PATH_MAX + 16];
 static struct ua_arena ia_arena;
+static uint32_t        ia_sub_id;
 
 static const char ia_alarms[] =
     "[alarm Level1]\n"
@@ -154,6 +157,7 @@ ia_subscribe(struct uaconn *c)
                     &ia_arena);
     if (s != UA_GOOD)
         itest_fatal("CreateSubscription: 0x%08X", s);
+    ia_sub_id = csr.subscription_id;
     memset(&it, 0, sizeof(it));
     it.item_to_monitor.node_id = ua_nodeid_num(0, UA_NS0ID_SERVER);
     it.item_to_monitor.attribute_id = UA_ATTR_EVENTNOTIFIER;
@@ -315,7 +319,8 @@ ia_read(struct uaconn *c, const char *const *ids, int n,
     return UA_GOOD;
 }
 
-/* Call method (ns=0 id) on ns=1;s=object with n arguments: the result. */
+/* Call method (ns=0 id) on ns=1;s=object (NULL: ConditionType) with n
+ * arguments: the result. */
 static ua_status
 ia_call(struct uaconn *c, const char *object, uint32_t method,
         struct ua_variant *args, int32_t n)
@@ -326,7 +331,8 @@ ia_call(struct uaconn *c, const char *object, uint32_t method,
     ua_status                     s;
 
     memset(&m, 0, sizeof(m));
-    m.object_id = ua_nodeid_str(1, object);
+    m.object_id = object != NULL ? ua_nodeid_str(1, object)
+                                 : ua_nodeid_num(0, UA_NS0ID_CONDITIONTYPE);
     m.method_id = ua_nodeid_num(0, method);
     m.n_input_arguments = n;
     m.input_arguments = args;
@@ -572,9 +578,36 @@ main(int argc, char **argv)
                     "HighHighLimit 90 (0x%08X)", s);
     }
 
-    /* 6. Pump: off normal. */
+    /* 6. ConditionRefresh, then Pump: off normal. */
     {
-        int32_t x = 0;
+        struct ua_variant a;
+        int32_t           x = 0;
+
+        ua_variant_set_scalar(&a, &ia_sub_id, UA_BT_UINT32);
+        s = ia_call(&wr, NULL, UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH, &a,
+                    1);
+        /* BadSubscriptionIdInvalid when the session is on the other
+         * worker. */
+        itest_check(s == UA_BAD_USER_ACCESS_DENIED
+                        || s == UA_BAD_SUBSCRIPTION_ID_INVALID,
+                    "ConditionRefresh of another session's subscription: "
+                    "refused (0x%08X)", s);
+        s = ia_call(&sub, NULL, UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH, &a,
+                    1);
+        n = ia_events(&sub, ev, 16, 3, IA_WAIT_MS);
+        itest_check(s == UA_GOOD && n == 3
+                        && ev[0].type == UA_NS0ID_REFRESHSTARTEVENTTYPE
+                        && ev[1].type == UA_NS0ID_EXCLUSIVELIMITALARMTYPE
+                        && strcmp(ev[1].name, "Level1") == 0
+                        && ev[1].retain && !ev[1].active && !ev[1].acked
+                        && memcmp(ev[1].id, last_id, 16) == 0
+                        && strcmp(ev[1].cond, "Alarms.Level1") == 0
+                        && ev[2].type == UA_NS0ID_REFRESHENDEVENTTYPE,
+                    "ConditionRefresh: RefreshStart, Level1 as last sent "
+                    "(retained, unacknowledged, same EventId), RefreshEnd "
+                    "(0x%08X, %d events: %u %u %u)", s, n,
+                    n > 0 ? ev[0].type : 0, n > 1 ? ev[1].type : 0,
+                    n > 2 ? ev[2].type : 0);
 
         s = ia_write(&wr, "v2", UA_BT_INT32, &x);
         n = ia_events(&sub, ev, 16, 1, IA_WAIT_MS);
