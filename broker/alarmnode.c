@@ -1000,6 +1000,8 @@ bk_an_batch(struct bk_alarmnode *an, struct bk_alarmnode_one *a, uint32_t ch,
 void
 bk_alarmnode_tick(struct bk_alarmnode *an, int64_t now)
 {
+    an->st.per_second = an->st.transitions - an->st.tick_transitions;
+    an->st.tick_transitions = an->st.transitions;
     for (uint32_t i = 0; i < an->n; i++) {
         struct bk_alarmnode_one *a = &an->a[i];
         uint32_t                 ch;
@@ -1160,16 +1162,19 @@ out:
 }
 
 void
-bk_alarmnode_count(const struct bk_alarmnode *an, uint32_t *active,
-                   uint32_t *unacked, uint32_t *shelved)
+bk_alarmnode_count(const struct bk_alarmnode *an,
+                   struct bk_alarmnode_counts *c)
 {
-    *active = *unacked = *shelved = 0;
+    memset(c, 0, sizeof(*c));
     for (uint32_t i = 0; i < an->n; i++) {
         const struct bk_alarm_state *s = &an->a[i].st;
 
-        *active += s->active;
-        *unacked += !s->acked;
-        *shelved += s->shelving != BK_ALARM_UNSHELVED;
+        c->active += s->active;
+        c->unacked += !s->acked;
+        c->shelved += s->shelving != BK_ALARM_UNSHELVED;
+        c->retained += bk_alarm_retain(&an->a[i].def, s);
+        if (s->active)
+            c->band[s->severity <= 333 ? 0 : s->severity <= 666 ? 1 : 2]++;
     }
 }
 

@@ -54,6 +54,18 @@ struct bk_alarmnode_stats {
     uint64_t lost;              /* events that did not fit a record */
     uint64_t calls;             /* condition methods called */
     uint64_t calls_refused;     /* of those, not Good */
+    uint64_t tick_transitions;  /* transitions at the last tick */
+    uint64_t per_second;        /* transitions in the last tick's second */
+};
+
+/* The conditions' states now (bk_alarmnode_count). */
+struct bk_alarmnode_counts {
+    uint32_t active;
+    uint32_t unacked;
+    uint32_t shelved;
+    uint32_t retained;
+    uint32_t band[3];           /* active by Severity: 1-333, 334-666,
+                                   667-1000 */
 };
 
 /* Every condition of the broker. */
@@ -121,9 +133,9 @@ bool bk_alarmnode_call(struct bk_alarmnode *an, const struct shm_fo_call *r,
  * its own value batch when one has to. */
 void bk_alarmnode_tick(struct bk_alarmnode *an, int64_t now);
 
-/* Active, unacknowledged and shelved conditions, for /stats. */
-void bk_alarmnode_count(const struct bk_alarmnode *an, uint32_t *active,
-                        uint32_t *unacked, uint32_t *shelved);
+/* The conditions' states, for /stats (a walk of them all). */
+void bk_alarmnode_count(const struct bk_alarmnode *an,
+                        struct bk_alarmnode_counts *c);
 
 /* Free everything (the value path stops watching). */
 void bk_alarmnode_clear(struct bk_alarmnode *an);

@@ -33,7 +33,10 @@
  *      TimedShelve beyond MaxTimeShelved BadShelvingTimeOutOfRange, of
  *      1 s Good (SuppressedOrShelved true), over by itself within 3 s;
  *      Unshelve when unshelved BadConditionNotShelved;
- *   8. SIGTERM: the broker exits 0.
+ *   8. /stats "alarms" and /metrics: 2 configured, both active and
+ *      unacknowledged (Level1 High, Pump), one in the medium and one in
+ *      the high severity band, the methods counted;
+ *   9. SIGTERM: the broker exits 0.
  *
  * Prints "ok N - what" / "FAIL N - what"; exits non-zero on any failure.
  */
@@ -722,7 +725,44 @@ main(int argc, char **argv)
         uaconn_clear(&op);
     }
 
-    /* 8. The end. */
+    /* 8. /stats and /metrics. */
+    {
+        char       *body = NULL;
+        const char *al;
+        uint64_t    cf = 0, ac = 0, un = 0, med = 0, hi = 0, calls = 0;
+        int         code = itest_http(sport, "GET", "/stats", &body);
+
+        al = body != NULL ? itest_json_find(body, "alarms") : NULL;
+        itest_check(code == 200 && al != NULL
+                        && itest_json_u64(al, "configured", &cf) && cf == 2
+                        && itest_json_u64(al, "active", &ac) && ac == 2
+                        && itest_json_u64(al, "unacknowledged", &un)
+                        && un == 2
+                        && itest_json_u64(al, "active_severity_medium", &med)
+                        && med == 1
+                        && itest_json_u64(al, "active_severity_high", &hi)
+                        && hi == 1
+                        && itest_json_u64(al, "calls", &calls)
+                        && calls >= 10,
+                    "/stats alarms: configured %llu, active %llu, "
+                    "unacknowledged %llu, medium %llu, high %llu, calls "
+                    "%llu", (unsigned long long)cf, (unsigned long long)ac,
+                    (unsigned long long)un, (unsigned long long)med,
+                    (unsigned long long)hi, (unsigned long long)calls);
+        free(body);
+        body = NULL;
+        code = itest_http(sport, "GET", "/metrics", &body);
+        itest_check(code == 200 && body != NULL
+                        && strstr(body, "\nuabroker_alarms_active 2\n")
+                               != NULL
+                        && strstr(body, "# TYPE uabroker_alarms_transitions_"
+                                        "total counter") != NULL,
+                    "/metrics: uabroker_alarms_active 2, "
+                    "uabroker_alarms_transitions_total");
+        free(body);
+    }
+
+    /* 9. The end. */
     uaconn_close(&sub);
     ua_client_clear(&sub.cl);
     uaconn_clear(&sub);
