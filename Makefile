@@ -632,6 +632,21 @@ bench-addrspace: $(BENCH_ADDRSPACE) build/uabroker
 	./$(BENCH_ADDRSPACE) $(BENCH_ARGS)
 	sh tests/bench/bench_build.sh build/uabroker $(BENCH_ARGS)
 
+# The alarm evaluator's cost per value change and the alarm storm's per
+# condition event, in the broker (tests/bench/bench_alarm.c);
+# BENCH_ARGS="[alarms] [--markdown docs/benchmarks.md]".
+BENCH_ALARM := build/bench/bench_alarm
+
+$(BENCH_ALARM): build/tests/bench/bench_alarm.o $(BENCHLIB_OBJ) \
+                build/libbroker.a build/libshm.a build/libproto.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(APP_LIBS) $(INIH_LIBS) \
+	  $(MOSQUITTO_LIBS) $(XML2_LIBS) -lm
+
+.PHONY: bench-alarm
+bench-alarm: $(BENCH_ALARM)
+	./$(BENCH_ALARM) $(BENCH_ARGS)
+
 # NodeSet2 import: a 100,000-node model (tests/bench/gen_nodeset.py) built
 # with uabroker --once; import time and shared memory per node
 # (tests/bench/bench_nodeset.sh; BENCH_ARGS="[nodes]").
