@@ -844,7 +844,8 @@ bk_an_value(const struct bk_alarmnode *an, const struct bk_alarmnode_one *a,
 
 /*
  * Write a's variables (all, or those the changes ch rewrite) from one
- * event record built here, and send the record when event.  0, or -ENOSPC
+ * event record built here, and send the record when event (a new EventId
+ * and Time then).  0, or -ENOSPC
  * when a slot did not fit the value heap.
  */
 static int
@@ -858,8 +859,12 @@ bk_an_emit(struct bk_alarmnode *an, struct bk_alarmnode_one *a, uint32_t ch,
     uint8_t             one[BK_AN_VAR_CAP];
     int                 rc = 0;
 
-    bk_event_id(a->last_id);
-    a->time = now;
+    /* A new event; the variables alone (the start, a restore) keep the
+     * last event's EventId and Time. */
+    if (event || a->time == 0) {
+        bk_event_id(a->last_id);
+        a->time = now;
+    }
     m.status = UA_GOOD;
     m.flags = SHM_VF_SOURCE_TS | SHM_VF_SERVER_TS;
     m.source_ts = now;
@@ -911,6 +916,7 @@ bk_an_emit(struct bk_alarmnode *an, struct bk_alarmnode_one *a, uint32_t ch,
         return rc;
     }
     an->st.transitions++;
+    an->dirty = true;
     bk_value_event(an->val, e.buf, e.len);
     return rc;
 }
@@ -1176,6 +1182,59 @@ bk_alarmnode_count(const struct bk_alarmnode *an,
         if (s->active)
             c->band[s->severity <= 333 ? 0 : s->severity <= 666 ? 1 : 2]++;
     }
+}
+
+/* ------------------------------------------------------------ saved */
+
+void
+bk_alarmnode_saved_get(const struct bk_alarmnode *an, uint32_t i,
+                       struct bk_alarmnode_saved *out)
+{
+    const struct bk_alarmnode_one *a = &an->a[i];
+
+    memset(out, 0, sizeof(*out));
+    memcpy(out->name, a->name, sizeof(out->name));
+    out->st = a->st;
+    out->time = a->time;
+    out->comment_ts = a->comment_ts;
+    memcpy(out->last_id, a->last_id, 16);
+    snprintf(out->comment, sizeof(out->comment), "%s", a->comment);
+    snprintf(out->user, sizeof(out->user), "%s", a->user);
+}
+
+bool
+bk_alarmnode_saved_put(struct bk_alarmnode *an, uint32_t hint,
+                       const struct bk_alarmnode_saved *in)
+{
+    struct bk_alarmnode_one *a = NULL;
+
+    if (hint < an->n && strcmp(an->a[hint].name, in->name) == 0)
+        a = &an->a[hint];
+    for (uint32_t i = 0; a == NULL && i < an->n; i++)
+        if (strcmp(an->a[i].name, in->name) == 0)
+            a = &an->a[i];
+    if (a == NULL)
+        return false;
+    a->st = in->st;
+    a->time = in->time;
+    a->comment_ts = in->comment_ts;
+    memcpy(a->last_id, in->last_id, 16);
+    snprintf(a->comment, sizeof(a->comment), "%s", in->comment);
+    snprintf(a->user, sizeof(a->user), "%s", in->user);
+    return true;
+}
+
+void
+bk_alarmnode_rewrite(struct bk_alarmnode *an, int64_t now)
+{
+    bool open = !an->val->open;
+
+    if (open)
+        bk_value_batch_begin(an->val);
+    for (uint32_t i = 0; i < an->n; i++)
+        (void)bk_an_emit(an, &an->a[i], 0, now, true, false);
+    if (open)
+        bk_value_batch_end(an->val);
 }
 
 void

@@ -56,6 +56,7 @@ struct bk_alarmnode_stats {
     uint64_t calls_refused;     /* of those, not Good */
     uint64_t tick_transitions;  /* transitions at the last tick */
     uint64_t per_second;        /* transitions in the last tick's second */
+    uint64_t saved;             /* state files written */
 };
 
 /* The conditions' states now (bk_alarmnode_count). */
@@ -83,6 +84,7 @@ struct bk_alarmnode {
     uint8_t                 *rec;           /* one event record */
     uint32_t                 rec_cap;
     uint8_t                 *scratch;       /* a call's arguments */
+    bool                     dirty;         /* changed since last saved */
     struct bk_alarmnode_stats st;
 };
 
@@ -136,6 +138,32 @@ void bk_alarmnode_tick(struct bk_alarmnode *an, int64_t now);
 /* The conditions' states, for /stats (a walk of them all). */
 void bk_alarmnode_count(const struct bk_alarmnode *an,
                         struct bk_alarmnode_counts *c);
+
+/* What of a condition survives a restart (broker/alarmstate.c). */
+struct bk_alarmnode_saved {
+    char                  name[BK_ALARMCFG_NAME_MAX];
+    struct bk_alarm_state st;
+    int64_t               time;         /* of its last event */
+    int64_t               comment_ts;
+    uint8_t               last_id[16];  /* its last EventId */
+    char                  comment[256];
+    char                  user[64];
+};
+
+/* Condition i's persistent part. */
+void bk_alarmnode_saved_get(const struct bk_alarmnode *an, uint32_t i,
+                            struct bk_alarmnode_saved *out);
+
+/*
+ * Give the condition named in->name (at index hint, when that is it) the
+ * saved state: false when no condition has that name.  Its variables are
+ * written by bk_alarmnode_rewrite().
+ */
+bool bk_alarmnode_saved_put(struct bk_alarmnode *an, uint32_t hint,
+                            const struct bk_alarmnode_saved *in);
+
+/* Write every condition's variables again (own value batch). */
+void bk_alarmnode_rewrite(struct bk_alarmnode *an, int64_t now);
 
 /* Free everything (the value path stops watching). */
 void bk_alarmnode_clear(struct bk_alarmnode *an);

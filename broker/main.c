@@ -46,6 +46,7 @@
 #include <event2/event_struct.h>
 
 #include "addrspace.h"
+#include "alarmstate.h"
 #include "config.h"
 #include "fanout.h"
 #include "feed.h"
@@ -70,6 +71,8 @@
 struct bk_main {
     struct bk_config     conf;
     struct bk_alarmcfg   alarms;        /* the [alarm NAME] sections */
+    char                 alarm_state[BK_CONF_PATH_MAX]; /* "": none */
+    bool                 alarm_state_failed;    /* logged once */
     struct bk_addrspace  as;
     struct event_base   *base;
     struct event         tick;
@@ -99,6 +102,7 @@ static int bk_args(struct bk_main *m, struct bk_config *conf, int argc,
                    char **argv, int *mode, char *err, size_t errlen);
 static int bk_feed_word(int argc, char **argv);
 static void bk_on_tick(evutil_socket_t fd, short what, void *arg);
+static void bk_alarms_save(struct bk_main *m);
 static void bk_on_signal(evutil_socket_t fd, short what, void *arg);
 static void bk_on_stopped(void *arg);
 static void bk_on_hup(evutil_socket_t fd, short what, void *arg);
@@ -305,7 +309,28 @@ bk_on_tick(evutil_socket_t fd, short what, void *arg)
     (void)what;
     bk_server_tick(&m->as.server, ua_datetime_now());
     bk_alarmnode_tick(&m->as.alarms, ua_datetime_now());
+    bk_alarms_save(m);
     (void)bk_pki_drain(&m->pki);
+}
+
+/* The alarms' state file, when it changed (broker/alarmstate.h); a
+ * failure is logged once until a save succeeds again. */
+static void
+bk_alarms_save(struct bk_main *m)
+{
+    char err[1200];
+
+    if (m->alarm_state[0] == '\0' || !m->as.alarms.dirty)
+        return;
+    if (bk_alarmstate_save(&m->as.alarms, m->alarm_state, err, sizeof(err))
+        == 0) {
+        m->alarm_state_failed = false;
+        return;
+    }
+    if (!m->alarm_state_failed)
+        shm_log(SHM_LOG_WARNING, "alarms: %s (the state is kept in memory; "
+                "retried every second)", err);
+    m->alarm_state_failed = true;
 }
 
 /*
@@ -553,6 +578,7 @@ bk_run(struct bk_main *m)
     shm_log(SHM_LOG_NOTICE, "stopped");
     event_del(&m->tick);
     bk_sim_stop(&m->sim);
+    bk_alarms_save(m);
     event_del(&m->sigint);
     event_del(&m->sigterm);
     event_del(&m->sighup);
@@ -677,6 +703,19 @@ main(int argc, char **argv)
     }
     shm_log_level_at(&((const struct shm_config *)shm_segment_region(
                            &m.as.seg, SHM_R_CONFIG))->log_level);
+    if (mode == BK_MODE_SERVE && m.as.alarms.n != 0) {
+        /* The alarms as they were when the broker stopped. */
+        snprintf(m.alarm_state, sizeof(m.alarm_state), "%s/%s",
+                 m.conf.runtime_dir, BK_ALARMSTATE_NAME);
+        rc = bk_alarmstate_load(&m.as.alarms, m.alarm_state,
+                                ua_datetime_now(), err, sizeof(err));
+        if (rc < 0)
+            shm_log(SHM_LOG_WARNING, "alarms: %s; the conditions start from "
+                    "their inputs' values", err);
+        else if (rc > 0)
+            shm_log(SHM_LOG_NOTICE, "alarms: %d condition%s restored from "
+                    "%s", rc, rc == 1 ? "" : "s", m.alarm_state);
+    }
     if (mode == BK_MODE_SERVE
         && bk_pki_publish(&m.pki, &m.as.seg, err, sizeof(err)) != 0) {
         shm_log(SHM_LOG_ERROR, "%s", err);

@@ -36,7 +36,15 @@
  *   8. /stats "alarms" and /metrics: 2 configured, both active and
  *      unacknowledged (Level1 High, Pump), one in the medium and one in
  *      the high severity band, the methods counted;
- *   9. SIGTERM: the broker exits 0.
+ *   9. the state across a restart: Pump commented and one-shot shelved,
+ *      then SIGTERM (the broker exits 0, alarms.state written) and the
+ *      broker started again on the same runtime directory: Level1 still
+ *      active High, unacknowledged, with the same EventId; Pump still
+ *      active, unacknowledged, shelved, with its comment and ClientUserId
+ *      "op"; ConditionRefresh lists both;
+ *  10. a damaged alarms.state: reported with its line, and the
+ *      conditions start from their inputs' values (Pump's v2 is back at
+ *      its normal 2: inactive, not shelved); SIGTERM: exit 0.
  *
  * Prints "ok N - what" / "FAIL N - what"; exits non-zero on any failure.
  */
@@ -459,7 +467,7 @@ main(int argc, char **argv)
     struct ua_datavalue *dv = NULL;
     char                 out[4096], bad[PATH_MAX + 16];
     uint16_t             oport, sport;
-    uint8_t              last_id[16];
+    uint8_t              last_id[16], pump_id[16], level_id[16];
     ua_status            s;
     pid_t                broker;
     int                  n, rc;
@@ -586,6 +594,7 @@ main(int argc, char **argv)
         struct ua_variant a;
         int32_t           x = 0;
 
+        memset(pump_id, 0, sizeof(pump_id));
         ua_variant_set_scalar(&a, &ia_sub_id, UA_BT_UINT32);
         s = ia_call(&wr, NULL, UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH, &a,
                     1);
@@ -620,6 +629,8 @@ main(int argc, char **argv)
                         && ev[0].sev == 700
                         && strcmp(ev[0].cond, "Alarms.Pump") == 0,
                     "v2 = 0: an OffNormalAlarmType event for Pump (%d)", n);
+        if (n == 1)
+            memcpy(pump_id, ev[0].id, 16);
     }
 
     /* 7. The methods. */
@@ -720,6 +731,30 @@ main(int argc, char **argv)
         itest_check(s == UA_BAD_CONDITION_NOT_SHELVED,
                     "Unshelve when unshelved: BadConditionNotShelved "
                     "(0x%08X)", s);
+        /* Pump: a comment (its EventId from step 6), one-shot shelved. */
+        {
+            static struct ua_string        eid;
+            static struct ua_localizedtext lt;
+            struct ua_variant              a[2];
+
+            eid.len = 16;
+            eid.data = pump_id;
+            memset(&lt, 0, sizeof(lt));
+            lt.mask = UA_LT_TEXT;
+            lt.locale.len = -1;
+            lt.text = ua_string_from("pump comment");
+            ua_variant_set_scalar(&a[0], &eid, UA_BT_BYTESTRING);
+            ua_variant_set_scalar(&a[1], &lt, UA_BT_LOCALIZEDTEXT);
+            s = ia_call(&op, "Alarms.Pump", UA_NS0ID_CONDITIONTYPE_ADDCOMMENT,
+                        a, 2);
+            itest_check(s == UA_GOOD, "AddComment on Pump: Good (0x%08X)",
+                        s);
+            s = ia_call(&op, "Alarms.Pump.ShelvingState",
+                        UA_NS0ID_SHELVEDSTATEMACHINETYPE_ONESHOTSHELVE, NULL,
+                        0);
+            itest_check(s == UA_GOOD, "OneShotShelve on Pump: Good (0x%08X)",
+                        s);
+        }
         uaconn_close(&op);
         ua_client_clear(&op.cl);
         uaconn_clear(&op);
@@ -762,7 +797,17 @@ main(int argc, char **argv)
         free(body);
     }
 
-    /* 9. The end. */
+    /* 9. A restart keeps the state. */
+    {
+        const char *id = "Alarms.Level1.EventId";
+
+        memset(level_id, 0, sizeof(level_id));
+        if (ia_read(&wr, &id, 1, &dv) == UA_GOOD
+            && dv[0].value.type == UA_BT_BYTESTRING
+            && ((struct ua_string *)dv[0].value.data)->len == 16)
+            memcpy(level_id, ((struct ua_string *)dv[0].value.data)->data,
+                   16);
+    }
     uaconn_close(&sub);
     ua_client_clear(&sub.cl);
     uaconn_clear(&sub);
@@ -770,5 +815,99 @@ main(int argc, char **argv)
     ua_client_clear(&wr.cl);
     uaconn_clear(&wr);
     itest_check(itest_stop(broker, 5000) == 0, "SIGTERM: the broker exits 0");
+    {
+        const char *const extra[] = {
+            "-c", ia_conf, "--set", "security.anonymous_write=true", NULL
+        };
+        static const char *const ids[] = {
+            "Alarms.Level1.ActiveState.Id", "Alarms.Level1.AckedState.Id",
+            "Alarms.Level1.EventId", "Alarms.Pump.ActiveState.Id",
+            "Alarms.Pump.SuppressedOrShelved", "Alarms.Pump.Comment",
+            "Alarms.Pump.ClientUserId", "Alarms.Pump.AckedState.Id"
+        };
+        char path[PATH_MAX + 32], *log = NULL;
+        bool ok;
+
+        snprintf(path, sizeof(path), "%s/alarms.state", ia_dir);
+        itest_check(access(path, R_OK) == 0, "alarms.state written");
+        broker = itest_broker_start(ia_bin, 2, ia_dir, ia_log, extra,
+                                    IA_START_MS, &oport, &sport);
+        s = uaconn_start_retry(&wr, "127.0.0.1", oport, IA_START_MS);
+        if (s != UA_GOOD)
+            itest_fatal("no session: 0x%08X", s);
+        s = ia_read(&wr, ids, 8, &dv);
+        ok = s == UA_GOOD;
+
+        for (int i = 0; ok && i < 8; i++)
+            ok = dv[i].value.type != 0;
+        ok = ok && *(bool *)dv[0].value.data && !*(bool *)dv[1].value.data
+             && ((struct ua_string *)dv[2].value.data)->len == 16
+             && memcmp(((struct ua_string *)dv[2].value.data)->data,
+                       level_id, 16) == 0
+             && *(bool *)dv[3].value.data && *(bool *)dv[4].value.data
+             && ua_string_eq(&((struct ua_localizedtext *)dv[5].value.data)
+                                  ->text, "pump comment")
+             && ua_string_eq(dv[6].value.data, "op")
+             && !*(bool *)dv[7].value.data;
+        itest_check(ok, "after the restart: Level1 active, unacknowledged, "
+                    "the same EventId; Pump active, shelved, unacknowledged, "
+                    "its comment and ClientUserId (0x%08X)", s);
+        ia_subscribe(&wr);
+        {
+            struct ua_variant a;
+            int               lv = 0, pm = 0;
+
+            ua_variant_set_scalar(&a, &ia_sub_id, UA_BT_UINT32);
+            s = ia_call(&wr, NULL, UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH,
+                        &a, 1);
+            n = ia_events(&wr, ev, 16, 4, IA_WAIT_MS);
+            for (int i = 0; i < n; i++) {
+                lv += strcmp(ev[i].name, "Level1") == 0 && ev[i].retain;
+                pm += strcmp(ev[i].name, "Pump") == 0 && ev[i].retain;
+            }
+            itest_check(s == UA_GOOD && n == 4 && lv == 1 && pm == 1,
+                        "after the restart: ConditionRefresh lists Level1 "
+                        "and Pump (%d events)", n);
+        }
+        uaconn_close(&wr);
+        ua_client_clear(&wr.cl);
+        uaconn_clear(&wr);
+        itest_check(itest_stop(broker, 5000) == 0,
+                    "SIGTERM: the broker exits 0");
+
+        /* 10. A damaged file. */
+        {
+            static const char bad_state[] = "uabroker-alarms 1\n"
+                                            "Level1 1 1 0 x\n";
+
+            if (itest_write_file(path, (const uint8_t *)bad_state,
+                                 sizeof(bad_state) - 1) != 0)
+                itest_fatal("cannot write %s", path);
+        }
+        broker = itest_broker_start(ia_bin, 2, ia_dir, ia_log, extra,
+                                    IA_START_MS, &oport, &sport);
+        s = uaconn_start_retry(&wr, "127.0.0.1", oport, IA_START_MS);
+        if (s != UA_GOOD)
+            itest_fatal("no session: 0x%08X", s);
+        {
+            int b = ia_read_bool(&wr, "Alarms.Pump.SuppressedOrShelved");
+            int a = ia_read_bool(&wr, "Alarms.Pump.ActiveState.Id");
+            uint8_t buf[16384];
+            size_t  len = 0;
+
+            if (itest_read_file(ia_log, buf, sizeof(buf) - 1, &len) == 0) {
+                buf[len] = '\0';
+                log = strstr((char *)buf, "alarms.state line 2: damaged");
+            }
+            itest_check(b == 0 && a == 0 && log != NULL,
+                        "a damaged alarms.state: reported with its line, "
+                        "Pump from its input (inactive, not shelved)");
+        }
+        uaconn_close(&wr);
+        ua_client_clear(&wr.cl);
+        uaconn_clear(&wr);
+        itest_check(itest_stop(broker, 5000) == 0,
+                    "SIGTERM: the broker exits 0");
+    }
     return itest_finish();
 }
