@@ -171,6 +171,46 @@ bk_alarm_input(const struct bk_alarm_def *d, struct bk_alarm_state *s,
     return s->enabled ? ch : 0;
 }
 
+uint32_t
+bk_alarm_set(const struct bk_alarm_def *d, struct bk_alarm_state *s,
+             bool active, uint16_t severity, int64_t now)
+{
+    bool     retain = bk_alarm_retain(d, s);
+    uint16_t sev = severity != 0 ? severity : d->severity;
+    uint32_t ch = 0;
+
+    if (active != s->active) {
+        s->active = active;
+        s->active_ts = now;
+        ch |= BK_ALARM_CH_ACTIVE;
+        if (active) {
+            if (s->acked) {
+                s->acked = false;
+                s->acked_ts = now;
+                ch |= BK_ALARM_CH_ACKED;
+            }
+            if (d->confirm && s->confirmed) {
+                s->confirmed = false;
+                s->confirmed_ts = now;
+                ch |= BK_ALARM_CH_CONFIRM;
+            }
+        } else if (s->shelving == BK_ALARM_ONESHOT) {
+            s->shelving = BK_ALARM_UNSHELVED;
+            s->unshelve_at = 0;
+            s->shelving_ts = now;
+            ch |= BK_ALARM_CH_SHELVING;
+        }
+    }
+    if (sev != s->severity) {
+        s->last_severity = s->severity;
+        s->severity = sev;
+        s->severity_ts = now;
+        ch |= BK_ALARM_CH_SEVERITY;
+    }
+    ch |= bk_alarm_retain_ch(d, s, retain);
+    return s->enabled ? ch : 0;
+}
+
 ua_status
 bk_alarm_enable(const struct bk_alarm_def *d, struct bk_alarm_state *s,
                 bool on, int64_t now, uint32_t *ch)

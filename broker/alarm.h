@@ -23,6 +23,8 @@
  *             unconfirmed, when the alarm uses Confirm).  Going inactive
  *             ends a one-shot shelving.  Severity is the most severe
  *             exceeded limit's (its own severity, else the alarm's).
+ *   set       an external alarm (computed elsewhere, the feed): active
+ *             or not with a severity, the same rules as input's.
  *   enable    Enable/Disable (Part 9 §5.5.4, §5.5.5): a disabled
  *             condition still follows its input but reports nothing;
  *             Enable reports its current state.
@@ -55,7 +57,8 @@ enum { BK_ALARM_I_HH = 0, BK_ALARM_I_H, BK_ALARM_I_L, BK_ALARM_I_LL,
 enum bk_alarm_type {
     BK_ALARM_EXCLUSIVE_LIMIT = 1,   /* ExclusiveLimitAlarmType */
     BK_ALARM_NON_EXCLUSIVE_LIMIT,   /* NonExclusiveLimitAlarmType */
-    BK_ALARM_OFF_NORMAL             /* OffNormalAlarmType */
+    BK_ALARM_OFF_NORMAL,            /* OffNormalAlarmType */
+    BK_ALARM_EXTERNAL               /* AlarmConditionType, set by the feed */
 };
 
 enum bk_alarm_shelving {
@@ -74,6 +77,7 @@ enum bk_alarm_shelving {
 #define BK_ALARM_CH_SEVERITY 0x0040u
 #define BK_ALARM_CH_RETAIN   0x0080u
 #define BK_ALARM_CH_COMMENT  0x0100u
+#define BK_ALARM_CH_MESSAGE  0x0200u
 
 #define BK_ALARM_TICKS_MS INT64_C(10000)   /* DateTime ticks per ms */
 
@@ -131,6 +135,13 @@ uint8_t bk_alarm_over(const struct bk_alarm_def *d, uint8_t over, double x);
  */
 uint32_t bk_alarm_input(const struct bk_alarm_def *d,
                         struct bk_alarm_state *s, double x, int64_t now);
+
+/*
+ * An external alarm is active or not, with severity (0: the alarm's):
+ * the changes (0 while disabled), as bk_alarm_input().
+ */
+uint32_t bk_alarm_set(const struct bk_alarm_def *d, struct bk_alarm_state *s,
+                      bool active, uint16_t severity, int64_t now);
 
 /* Is x certain to change nothing for a condition with these limits
  * exceeded?  The evaluator's fast test, inline in its hot path. */

@@ -133,6 +133,8 @@ bk_alarmcfg_set(struct bk_alarmcfg_one *a, int k, const char *value,
             d->type = BK_ALARM_NON_EXCLUSIVE_LIMIT;
         else if (strcmp(value, "off_normal") == 0)
             d->type = BK_ALARM_OFF_NORMAL;
+        else if (strcmp(value, "external") == 0)
+            d->type = BK_ALARM_EXTERNAL;
         else
             goto bad;
         return 0;
@@ -269,7 +271,19 @@ bk_alarmcfg_check(const struct bk_alarmcfg_one *a)
     const double              *l = d->lim;
 
     if (!(a->seen & (1u << BK_AC_TYPE)))
-        return "no type (exclusive_limit, non_exclusive_limit or off_normal)";
+        return "no type (exclusive_limit, non_exclusive_limit, off_normal "
+               "or external)";
+    if (d->type == BK_ALARM_EXTERNAL) {
+        if (a->seen & ((1u << BK_AC_INPUT) | (1u << BK_AC_NORMAL)
+                       | (1u << BK_AC_DEADBAND)))
+            return "an external alarm has no input, normal or deadband "
+                   "(the feed sets it)";
+        if (!(a->seen & (1u << BK_AC_SOURCE)))
+            return "an external alarm needs its source";
+        if (d->limits != 0)
+            return "an external alarm has no limits";
+        return NULL;
+    }
     if (!(a->seen & (1u << BK_AC_INPUT)))
         return "no input";
     if (d->type == BK_ALARM_OFF_NORMAL) {

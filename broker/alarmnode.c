@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -257,7 +258,8 @@ static void bk_an_batch(struct bk_alarmnode *an, struct bk_alarmnode_one *a,
 static bool
 bk_an_has(const struct bk_alarm_def *d, uint8_t need)
 {
-    bool lim = d->type != BK_ALARM_OFF_NORMAL;
+    bool lim = d->type == BK_ALARM_EXCLUSIVE_LIMIT
+               || d->type == BK_ALARM_NON_EXCLUSIVE_LIMIT;
     bool nonex = d->type == BK_ALARM_NON_EXCLUSIVE_LIMIT;
 
     switch (need) {
@@ -390,7 +392,8 @@ bk_an_add_one(struct bk_alarmnode_one *a, const struct bk_alarmcfg_one *c,
 {
     static const uint32_t types[] = {
         0, UA_NS0ID_EXCLUSIVELIMITALARMTYPE,
-        UA_NS0ID_NONEXCLUSIVELIMITALARMTYPE, UA_NS0ID_OFFNORMALALARMTYPE
+        UA_NS0ID_NONEXCLUSIVELIMITALARMTYPE, UA_NS0ID_OFFNORMALALARMTYPE,
+        UA_NS0ID_ALARMCONDITIONTYPE
     };
     static const uint32_t methods[][2] = {     /* { field, method } */
         { (uint32_t)-1, UA_NS0ID_CONDITIONTYPE_ENABLE },
@@ -414,15 +417,18 @@ bk_an_add_one(struct bk_alarmnode_one *a, const struct bk_alarmcfg_one *c,
         memcpy(a->message, c->message, sizeof(a->message));
     else
         snprintf(a->message, sizeof(a->message), "%s", c->name);
-    a->input = bk_an_lookup(ns, c->input);
-    if (a->input == SHM_NONE
-        || ns->nodes[a->input].node_class != SHM_NC_VARIABLE
-        || ns->nodes[a->input].u.var.slot == SHM_NONE) {
-        snprintf(err, errlen, "%s[alarm %s] input: %s is not a Variable "
-                 "of the address space", where, c->name, c->input);
-        return -1;
+    a->input = a->input_slot = SHM_NONE;
+    if (c->def.type != BK_ALARM_EXTERNAL) {
+        a->input = bk_an_lookup(ns, c->input);
+        if (a->input == SHM_NONE
+            || ns->nodes[a->input].node_class != SHM_NC_VARIABLE
+            || ns->nodes[a->input].u.var.slot == SHM_NONE) {
+            snprintf(err, errlen, "%s[alarm %s] input: %s is not a Variable "
+                     "of the address space", where, c->name, c->input);
+            return -1;
+        }
+        a->input_slot = ns->nodes[a->input].u.var.slot;
     }
-    a->input_slot = ns->nodes[a->input].u.var.slot;
     a->source = c->source[0] != '\0' ? bk_an_lookup(ns, c->source)
                                      : bk_an_parent(ns, a->input);
     if (a->source == SHM_NONE
@@ -572,6 +578,8 @@ bk_an_hash_init(struct bk_alarmnode *an)
         uint32_t                 s = a->input_slot;
         uint32_t                 h = (s * 0x9E3779B1u) & an->hmask;
 
+        if (s == SHM_NONE)
+            continue;                   /* external: no input */
         while (an->hslot[h] != SHM_NONE && an->hslot[h] != s)
             h = (h + 1) & an->hmask;
         a->next = an->hslot[h] == s ? an->halarm[h] : SHM_NONE;
@@ -946,8 +954,9 @@ bk_alarmnode_start(struct bk_alarmnode *an, const struct shm_nodestore *ns,
 
         bk_alarm_init(&a->def, &a->st, now);
         a->comment_ts = now;
-        if (shm_value_read(&val->vals, a->input_slot, &m, buf, sizeof(buf))
-                == 0
+        if (a->input_slot != SHM_NONE
+            && shm_value_read(&val->vals, a->input_slot, &m, buf,
+                              sizeof(buf)) == 0
             && bk_an_number(buf, m.len, &x))
             (void)bk_alarm_input(&a->def, &a->st, x, now);
         if (bk_an_emit(an, a, 0, now, true, false) != 0) {
@@ -1018,6 +1027,121 @@ bk_alarmnode_tick(struct bk_alarmnode *an, int64_t now)
         if (ch != 0)
             bk_an_batch(an, a, ch, now);
     }
+}
+
+/* ------------------------------------------------------------ the feed */
+
+ua_status
+bk_alarmnode_feed(struct bk_alarmnode *an, const char *line, size_t len,
+                  int64_t now, char *why, size_t whylen)
+{
+    struct bk_alarmnode_one *a = NULL;
+    const char              *p = line, *end = line + len, *e;
+    char                     msg[BK_ALARMCFG_MSG_MAX];
+    int                      active = -1;
+    unsigned long            sev = 0;
+    bool                     has_msg = false;
+    uint32_t                 ch;
+
+    e = memchr(p, ';', len);
+    if (e == NULL)
+        e = end;
+    for (uint32_t i = 0; a == NULL && i < an->n; i++)
+        if (strlen(an->a[i].name) == (size_t)(e - p)
+            && memcmp(an->a[i].name, p, (size_t)(e - p)) == 0)
+            a = &an->a[i];
+    if (a == NULL || a->def.type != BK_ALARM_EXTERNAL) {
+        snprintf(why, whylen, "no [alarm %.*s] of type external", (int)(e - p),
+                 p);
+        return UA_BAD_NODE_ID_UNKNOWN;
+    }
+    for (p = e; p < end;) {
+        const char *k = p + 1, *eq, *v, *ve;
+
+        eq = k;
+        while (eq < end && *eq != '=' && *eq != ';')
+            eq++;
+        if (eq >= end || *eq != '=') {
+            snprintf(why, whylen, "\"%.*s\" is not key=value", (int)(eq - k),
+                     k);
+            return UA_BAD_TYPE_MISMATCH;
+        }
+        v = eq + 1;
+        if (v < end && *v == '"') {
+            v++;
+            ve = memchr(v, '"', (size_t)(end - v));
+            if (ve == NULL) {
+                snprintf(why, whylen, "a quote is not closed");
+                return UA_BAD_TYPE_MISMATCH;
+            }
+            p = ve + 1;
+        } else {
+            ve = memchr(v, ';', (size_t)(end - v));
+            if (ve == NULL)
+                ve = end;
+            p = ve;
+        }
+        if (p < end && *p != ';') {
+            snprintf(why, whylen, "unexpected text \"%.*s\"",
+                     (int)(end - p), p);
+            return UA_BAD_TYPE_MISMATCH;
+        }
+#define BK_AN_KEY(s) ((size_t)(eq - k) == sizeof(s) - 1 \
+                      && memcmp(k, s, sizeof(s) - 1) == 0)
+#define BK_AN_VAL(s) ((size_t)(ve - v) == sizeof(s) - 1 \
+                      && memcmp(v, s, sizeof(s) - 1) == 0)
+        if (BK_AN_KEY("active")) {
+            active = BK_AN_VAL("true") || BK_AN_VAL("1")    ? 1
+                     : BK_AN_VAL("false") || BK_AN_VAL("0") ? 0
+                                                            : -2;
+            if (active == -2) {
+                snprintf(why, whylen, "active= is true or false");
+                return UA_BAD_TYPE_MISMATCH;
+            }
+        } else if (BK_AN_KEY("severity")) {
+            char  num[8], *ne;
+            size_t n = (size_t)(ve - v);
+
+            if (n == 0 || n >= sizeof(num)) {
+                snprintf(why, whylen, "severity is 1..1000");
+                return UA_BAD_OUT_OF_RANGE;
+            }
+            memcpy(num, v, n);
+            num[n] = '\0';
+            sev = strtoul(num, &ne, 10);
+            if (*ne != '\0' || sev < 1 || sev > 1000) {
+                snprintf(why, whylen, "severity is 1..1000");
+                return UA_BAD_OUT_OF_RANGE;
+            }
+        } else if (BK_AN_KEY("message")) {
+            size_t n = (size_t)(ve - v);
+
+            if (n >= sizeof(msg))
+                n = sizeof(msg) - 1;
+            memcpy(msg, v, n);
+            msg[n] = '\0';
+            has_msg = true;
+        } else {
+            snprintf(why, whylen, "unknown option \"%.*s\"", (int)(eq - k),
+                     k);
+            return UA_BAD_TYPE_MISMATCH;
+        }
+#undef BK_AN_KEY
+#undef BK_AN_VAL
+    }
+    if (active < 0) {
+        snprintf(why, whylen, "active= is missing");
+        return UA_BAD_TYPE_MISMATCH;
+    }
+    ch = 0;
+    if (has_msg && strcmp(msg, a->message) != 0) {
+        memcpy(a->message, msg, strlen(msg) + 1);
+        ch = BK_ALARM_CH_MESSAGE;
+    }
+    ch |= bk_alarm_set(&a->def, &a->st, active == 1, (uint16_t)sev, now);
+    if (ch != 0 && a->st.enabled)
+        bk_an_batch(an, a, ch, now);
+    return UA_GOOD;
 }
 
 /* ------------------------------------------------------------ methods */

@@ -131,6 +131,21 @@ bool bk_alarmnode_call(struct bk_alarmnode *an, const struct shm_fo_call *r,
                        const uint8_t *args, const char *user,
                        uint32_t user_len, int64_t now, ua_status *st);
 
+/*
+ * A feed line `alarm=NAME;active=true|false[;severity=N][;message=TEXT]`
+ * (line and len: after "alarm="; docs/feed.md "Alarms") for an alarm of
+ * type external: its condition active or not (going active: unacknowl-
+ * edged), Severity N (1..1000; default the alarm's), Message TEXT (kept
+ * until another line gives one; quoted when it holds a ';').  An event
+ * when anything changed, in the caller's value batch (or one of its
+ * own).  Good; BadNodeIdUnknown (no external alarm of that name),
+ * BadTypeMismatch (a bad or missing option), BadOutOfRange (severity);
+ * why says what.  A linear search of the names: O(alarms) per line.
+ */
+ua_status bk_alarmnode_feed(struct bk_alarmnode *an, const char *line,
+                            size_t len, int64_t now, char *why,
+                            size_t whylen);
+
 /* The time passes (once a second): shelvings that ran out end.  Opens
  * its own value batch when one has to. */
 void bk_alarmnode_tick(struct bk_alarmnode *an, int64_t now);

@@ -36,12 +36,16 @@
  *   8. /stats "alarms" and /metrics: 2 configured, both active and
  *      unacknowledged (Level1 High, Pump), one in the medium and one in
  *      the high severity band, the methods counted;
+ *  8b. an external alarm Remote set by `uabroker feed
+ *      'alarm=Remote;active=true;severity=800;message=...'`: an
+ *      AlarmConditionType event; the same line again: none; the refusals
+ *      (a limit alarm's name, a bad active=, severity=0);
  *   9. the state across a restart: Pump commented and one-shot shelved,
  *      then SIGTERM (the broker exits 0, alarms.state written) and the
  *      broker started again on the same runtime directory: Level1 still
  *      active High, unacknowledged, with the same EventId; Pump still
  *      active, unacknowledged, shelved, with its comment and ClientUserId
- *      "op"; ConditionRefresh lists both;
+ *      "op"; ConditionRefresh lists the three;
  *  10. a damaged alarms.state: reported with its line, and the
  *      conditions start from their inputs' values (Pump's v2 is back at
  *      its normal 2: inactive, not shelved); SIGTERM: exit 0.
@@ -92,7 +96,11 @@ static const char ia_alarms[] =
     "type = off_normal\n"
     "input = ns=1;s=v2\n"
     "normal = 2\n"
-    "severity = 700\n";
+    "severity = 700\n"
+    "[alarm Remote]\n"
+    "type = external\n"
+    "source = ns=1;s=Demo.Vars\n"
+    "severity = 300\n";
 
 /* One event's fields, copied out of the arena. */
 struct ia_ev {
@@ -427,6 +435,46 @@ ia_passwd(const char *dir, const char *pw)
     if (pid == -1 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)
         || WEXITSTATUS(status) != 0)
         itest_fatal("uabroker passwd op operator failed");
+}
+
+/* Run argv; its output in out[cap]; its exit status (-1: none). */
+static int
+ia_run(char *const argv[], char *out, size_t cap)
+{
+    int     p[2], status;
+    pid_t   pid;
+    size_t  len = 0;
+    ssize_t r;
+
+    if (pipe(p) != 0)
+        return -1;
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {
+        dup2(p[1], STDOUT_FILENO);
+        dup2(p[1], STDERR_FILENO);
+        close(p[0]);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(p[1]);
+    while (len + 1 < cap && (r = read(p[0], out + len, cap - 1 - len)) > 0)
+        len += (size_t)r;
+    out[len] = '\0';
+    close(p[0]);
+    if (pid == -1 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+        return -1;
+    return WEXITSTATUS(status);
+}
+
+/* `uabroker feed LINE`: its exit status, its report in out. */
+static int
+ia_feed(const char *line, char *out, size_t cap)
+{
+    char *const argv[] = { ia_bin, "--runtime-dir", ia_dir, "feed",
+                           (char *)(uintptr_t)line, NULL };
+
+    return ia_run(argv, out, cap);
 }
 
 /* `uabroker -t -c path`: its exit status, its output in out. */
@@ -769,7 +817,7 @@ main(int argc, char **argv)
 
         al = body != NULL ? itest_json_find(body, "alarms") : NULL;
         itest_check(code == 200 && al != NULL
-                        && itest_json_u64(al, "configured", &cf) && cf == 2
+                        && itest_json_u64(al, "configured", &cf) && cf == 3
                         && itest_json_u64(al, "active", &ac) && ac == 2
                         && itest_json_u64(al, "unacknowledged", &un)
                         && un == 2
@@ -796,6 +844,34 @@ main(int argc, char **argv)
                     "uabroker_alarms_transitions_total");
         free(body);
     }
+
+    /* 8b. An external alarm from the feed (the methods' events of step 7
+     * drained first). */
+    while (ia_events(&sub, ev, 16, 16, 500) != 0)
+        ;
+    rc = ia_feed("alarm=Remote;active=true;severity=800;"
+                 "message=\"Compressor 2 trip; remote\"", out, sizeof(out));
+    n = ia_events(&sub, ev, 16, 1, IA_WAIT_MS);
+    itest_check(rc == 0 && n == 1 && strcmp(ev[0].name, "Remote") == 0
+                    && ev[0].type == UA_NS0ID_ALARMCONDITIONTYPE
+                    && ev[0].active && !ev[0].acked && ev[0].sev == 800
+                    && ev[0].retain,
+                "feed alarm=Remote;active=true;severity=800: an "
+                "AlarmConditionType event, active, unacknowledged, "
+                "severity 800 (exit %d, %d events) %s", rc, n, out);
+    rc = ia_feed("alarm=Remote;active=true;severity=800;"
+                 "message=\"Compressor 2 trip; remote\"", out, sizeof(out));
+    n = ia_events(&sub, ev, 16, 1, 600);
+    itest_check(rc == 0 && n == 0, "the same line again: no event (%d)", n);
+    rc = ia_feed("alarm=Level1;active=true", out, sizeof(out));
+    itest_check(rc == 1 && strstr(out, "BadNodeIdUnknown") != NULL,
+                "alarm= of a limit alarm refused: %s", out);
+    rc = ia_feed("alarm=Remote;active=maybe", out, sizeof(out));
+    itest_check(rc == 1 && strstr(out, "BadTypeMismatch") != NULL,
+                "alarm=Remote;active=maybe refused: %s", out);
+    rc = ia_feed("alarm=Remote;active=true;severity=0", out, sizeof(out));
+    itest_check(rc == 1 && strstr(out, "BadOutOfRange") != NULL,
+                "severity=0 refused: %s", out);
 
     /* 9. A restart keeps the state. */
     {
@@ -855,19 +931,22 @@ main(int argc, char **argv)
         ia_subscribe(&wr);
         {
             struct ua_variant a;
-            int               lv = 0, pm = 0;
+            int               lv = 0, pm = 0, re = 0;
 
             ua_variant_set_scalar(&a, &ia_sub_id, UA_BT_UINT32);
             s = ia_call(&wr, NULL, UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH,
                         &a, 1);
-            n = ia_events(&wr, ev, 16, 4, IA_WAIT_MS);
+            n = ia_events(&wr, ev, 16, 5, IA_WAIT_MS);
             for (int i = 0; i < n; i++) {
                 lv += strcmp(ev[i].name, "Level1") == 0 && ev[i].retain;
                 pm += strcmp(ev[i].name, "Pump") == 0 && ev[i].retain;
+                re += strcmp(ev[i].name, "Remote") == 0 && ev[i].retain
+                      && ev[i].sev == 800;
             }
-            itest_check(s == UA_GOOD && n == 4 && lv == 1 && pm == 1,
-                        "after the restart: ConditionRefresh lists Level1 "
-                        "and Pump (%d events)", n);
+            itest_check(s == UA_GOOD && n == 5 && lv == 1 && pm == 1
+                            && re == 1,
+                        "after the restart: ConditionRefresh lists Level1, "
+                        "Pump and Remote (%d events)", n);
         }
         uaconn_close(&wr);
         ua_client_clear(&wr.cl);

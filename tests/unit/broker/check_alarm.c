@@ -260,6 +260,37 @@ START_TEST(test_shelving)
 }
 END_TEST
 
+START_TEST(test_external)
+{
+    struct bk_alarm_def   d = { 0 };
+    struct bk_alarm_state s;
+    uint32_t              ch;
+
+    d.type = BK_ALARM_EXTERNAL;
+    d.severity = 400;
+    d.max_shelved_ms = 1000;
+    bk_alarm_init(&d, &s, 0);
+    ck_assert_uint_eq(bk_alarm_set(&d, &s, false, 0, 1), 0);
+    ch = bk_alarm_set(&d, &s, true, 800, 2);
+    ck_assert_uint_eq(ch, BK_ALARM_CH_ACTIVE | BK_ALARM_CH_ACKED
+                              | BK_ALARM_CH_SEVERITY | BK_ALARM_CH_RETAIN);
+    ck_assert(s.active && !s.acked);
+    ck_assert_uint_eq(s.severity, 800);
+    ck_assert_uint_eq(s.last_severity, 400);
+    ck_assert_uint_eq(bk_alarm_set(&d, &s, true, 800, 3), 0);
+    /* Cleared: back to the alarm's severity, retained until acked. */
+    ch = bk_alarm_set(&d, &s, false, 0, 4);
+    ck_assert_uint_eq(ch, BK_ALARM_CH_ACTIVE | BK_ALARM_CH_SEVERITY);
+    ck_assert(bk_alarm_retain(&d, &s));
+    ck_assert_uint_eq(bk_alarm_ack(&d, &s, 5, &ch), UA_GOOD);
+    ck_assert(!bk_alarm_retain(&d, &s));
+    /* Disabled: follows, reports nothing. */
+    ck_assert_uint_eq(bk_alarm_enable(&d, &s, false, 6, &ch), UA_GOOD);
+    ck_assert_uint_eq(bk_alarm_set(&d, &s, true, 0, 7), 0);
+    ck_assert(s.active);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -275,6 +306,7 @@ main(void)
     tcase_add_test(tc, test_confirm);
     tcase_add_test(tc, test_enable);
     tcase_add_test(tc, test_shelving);
+    tcase_add_test(tc, test_external);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

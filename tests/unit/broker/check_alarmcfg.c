@@ -70,10 +70,13 @@ START_TEST(test_full)
                           "max_time_shelved = 60\n"
                           "[alarm Pump]\n"
                           "type = off_normal\ninput = ns=1;s=v2\n"
-                          "normal = true\n",
+                          "normal = true\n"
+                          "[alarm Remote]\ntype = external\n"
+                          "source = i=2253\n",
                           &c, &ac, err, sizeof(err)), 0);
     ck_assert_uint_eq(c.port, 4841);
-    ck_assert_uint_eq(ac.n, 2);
+    ck_assert_uint_eq(ac.n, 3);
+    ck_assert_uint_eq(ac.a[2].def.type, BK_ALARM_EXTERNAL);
     a = &ac.a[0];
     ck_assert_str_eq(a->name, "Level1");
     ck_assert_str_eq(a->input, "ns=1;s=v1");
@@ -163,6 +166,9 @@ START_TEST(test_refused)
              "[alarm A]\nhigh = 2\n", ok, ok);
     refused(t, "a second section of that name", 10);
     refused("[alarm a.b]\ntype = off_normal\n", "may not hold", 2);
+    refused("[alarm E]\ntype = external\nsource = i=85\ninput = i=1\n",
+            "an external alarm has no input", 1);
+    refused("[alarm E]\ntype = external\n", "needs its source", 1);
 }
 END_TEST
 
