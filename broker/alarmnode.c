@@ -252,6 +252,11 @@ static ua_status bk_an_run(struct bk_alarmnode_one *a, uint32_t method,
                            int64_t now, uint32_t *ch);
 static void bk_an_batch(struct bk_alarmnode *an, struct bk_alarmnode_one *a,
                         uint32_t ch, int64_t now);
+static void bk_an_audit(struct bk_alarmnode *an,
+                        const struct bk_alarmnode_one *a, uint32_t mid,
+                        ua_status st, const char *user,
+                        const struct ua_variant *in, uint32_t nin,
+                        const uint8_t *eid, int64_t now);
 
 /* ------------------------------------------------------------ the build */
 
@@ -1226,6 +1231,98 @@ bk_an_run(struct bk_alarmnode_one *a, uint32_t method,
     return st;
 }
 
+/* The audit event of a condition method (Part 9 §5.10). */
+static void
+bk_an_audit(struct bk_alarmnode *an, const struct bk_alarmnode_one *a,
+            uint32_t mid, ua_status st, const char *user,
+            const struct ua_variant *in, uint32_t nin, const uint8_t *eid,
+            int64_t now)
+{
+    struct bk_event         e;
+    struct ua_variant       v;
+    struct ua_string        s;
+    struct ua_nodeid        id;
+    struct ua_localizedtext lt;
+    uint32_t                type;
+    const char             *name;
+    char                    sn[48];
+    bool                    ok = st == UA_GOOD;
+    uint16_t                sev = ok ? 100 : 500;
+
+    switch (mid) {
+    case UA_NS0ID_CONDITIONTYPE_ENABLE:
+        type = UA_NS0ID_AUDITCONDITIONENABLEEVENTTYPE; name = "Enable";
+        break;
+    case UA_NS0ID_CONDITIONTYPE_DISABLE:
+        type = UA_NS0ID_AUDITCONDITIONENABLEEVENTTYPE; name = "Disable";
+        break;
+    case UA_NS0ID_CONDITIONTYPE_ADDCOMMENT:
+        type = UA_NS0ID_AUDITCONDITIONCOMMENTEVENTTYPE; name = "AddComment";
+        break;
+    case UA_NS0ID_ACKNOWLEDGEABLECONDITIONTYPE_ACKNOWLEDGE:
+        type = UA_NS0ID_AUDITCONDITIONACKNOWLEDGEEVENTTYPE;
+        name = "Acknowledge";
+        break;
+    case UA_NS0ID_ACKNOWLEDGEABLECONDITIONTYPE_CONFIRM:
+        type = UA_NS0ID_AUDITCONDITIONCONFIRMEVENTTYPE; name = "Confirm";
+        break;
+    case UA_NS0ID_SHELVEDSTATEMACHINETYPE_TIMEDSHELVE:
+        type = UA_NS0ID_AUDITCONDITIONSHELVINGEVENTTYPE;
+        name = "TimedShelve";
+        break;
+    case UA_NS0ID_SHELVEDSTATEMACHINETYPE_ONESHOTSHELVE:
+        type = UA_NS0ID_AUDITCONDITIONSHELVINGEVENTTYPE;
+        name = "OneShotShelve";
+        break;
+    default:
+        type = UA_NS0ID_AUDITCONDITIONSHELVINGEVENTTYPE; name = "Unshelve";
+        break;
+    }
+    bk_event_begin(&e, an->rec, an->rec_cap, a->cond, bk_an_ns0(an->ns, type));
+#define BK_AN_F(path, ptr, bt)                                             \
+    do {                                                                   \
+        ua_variant_set_scalar(&v, (void *)(uintptr_t)(ptr), bt);           \
+        (void)bk_event_field(&e, path, sizeof(path) - 1, &v);              \
+    } while (0)
+    snprintf(sn, sizeof(sn), "Method/%s", name);
+    s = ua_string_from(sn);
+    BK_AN_F("0:SourceName", &s, UA_BT_STRING);
+    memset(&lt, 0, sizeof(lt));
+    lt.mask = UA_LT_TEXT;
+    lt.locale.len = -1;
+    lt.text = ua_string_from(sn);
+    BK_AN_F("0:Message", &lt, UA_BT_LOCALIZEDTEXT);
+    BK_AN_F("0:ActionTimeStamp", &now, UA_BT_DATETIME);
+    BK_AN_F("0:Status", &ok, UA_BT_BOOLEAN);
+    s = ua_string_from(an->server_uri != NULL ? an->server_uri : "");
+    BK_AN_F("0:ServerId", &s, UA_BT_STRING);
+    s = ua_string_from("");
+    BK_AN_F("0:ClientAuditEntryId", &s, UA_BT_STRING);
+    s = ua_string_from(user);
+    BK_AN_F("0:ClientUserId", &s, UA_BT_STRING);
+    id = ua_nodeid_num(0, mid);
+    BK_AN_F("0:MethodId", &id, UA_BT_NODEID);
+    ua_variant_set_array(&v, (void *)(uintptr_t)in, (int32_t)nin,
+                         UA_BT_VARIANT);
+    (void)bk_event_field(&e, "0:InputArguments", 16, &v);
+    if (eid != NULL) {
+        s.len = 16;
+        s.data = (uint8_t *)(uintptr_t)eid;
+        BK_AN_F("0:ConditionEventId", &s, UA_BT_BYTESTRING);
+        if (nin == 2 && in[1].type == UA_BT_LOCALIZEDTEXT)
+            BK_AN_F("0:Comment", in[1].data, UA_BT_LOCALIZEDTEXT);
+    }
+    if (mid == UA_NS0ID_SHELVEDSTATEMACHINETYPE_TIMEDSHELVE && nin == 1
+        && in[0].type == UA_BT_DOUBLE)
+        BK_AN_F("0:ShelvingTime", in[0].data, UA_BT_DOUBLE);
+#undef BK_AN_F
+    if (e.full || bk_event_std(&e, an->ns, now, sev) != 0) {
+        an->st.lost++;
+        return;
+    }
+    bk_value_event(an->val, e.buf, e.len);
+}
+
 bool
 bk_alarmnode_call(struct bk_alarmnode *an, const struct shm_fo_call *r,
                   const uint8_t *args, const char *user, uint32_t user_len,
@@ -1238,6 +1335,9 @@ bk_alarmnode_call(struct bk_alarmnode *an, const struct shm_fo_call *r,
     uint32_t                    mid, ch, nin = r->nargs;
     size_t                      off = 0, used;
     bool                        shelving;
+    char                        who[BK_AN_USER_MAX];
+    uint8_t                     eid[16];
+    bool                        with_id;
 
     if (an->n == 0 || r->method >= ns->nnodes || ns->nodes[r->method].ns != 0
         || ns->nodes[r->method].idtype != SHM_ID_NUMERIC)
@@ -1262,32 +1362,52 @@ bk_alarmnode_call(struct bk_alarmnode *an, const struct shm_fo_call *r,
     a = bk_an_of(an, r->object, shelving);
     if (a == NULL)
         return false;
+    /* Acknowledge, Confirm, AddComment: their audit has the EventId. */
+    with_id = !shelving && mid != UA_NS0ID_CONDITIONTYPE_ENABLE
+              && mid != UA_NS0ID_CONDITIONTYPE_DISABLE;
     an->st.calls++;
+    if (user_len >= sizeof(who))
+        user_len = sizeof(who) - 1;
+    memcpy(who, user, user_len);
+    who[user_len] = '\0';
+    memcpy(eid, a->last_id, 16);
     *st = UA_BAD_USER_ACCESS_DENIED;
-    if (r->role != SHM_FO_ROLE_OPERATOR)
+    if (r->role != SHM_FO_ROLE_OPERATOR) {
+        nin = 0;
         goto out;
+    }
     *st = UA_BAD_INVALID_ARGUMENT;
-    if (nin > 2)
+    if (nin > 2) {
+        nin = 0;
         goto out;
+    }
     ua_arena_init(&ar, an->scratch, BK_AN_SCRATCH);
     for (uint32_t k = 0; k < nin; k++) {
         if (ua_decode(args + off, r->args_len - off, &used, &in[k],
                       &ua_types[UA_TYPE_VARIANT], &ar, &ua_limits_default)
-            != UA_GOOD)
+            != UA_GOOD) {
+            nin = k;
             goto out;
+        }
         off += used;
     }
+    if (nin == 2 && in[0].type == UA_BT_BYTESTRING && !in[0].is_array
+        && ((const struct ua_string *)in[0].data)->len == 16)
+        memcpy(eid, ((const struct ua_string *)in[0].data)->data, 16);
     *st = bk_an_run(a, mid, in, nin, now, &ch);
     if (*st != UA_GOOD)
         goto out;
-    if (user_len >= sizeof(a->user))
-        user_len = sizeof(a->user) - 1;
-    memcpy(a->user, user, user_len);
-    a->user[user_len] = '\0';
+    memcpy(a->user, who, user_len + 1);
     bk_an_batch(an, a, ch, now);
+    if (an->audit)
+        bk_an_audit(an, a, mid, *st, who, in, nin, with_id ? eid : NULL,
+                    now);
     return true;
 out:
     an->st.calls_refused++;
+    if (an->audit)
+        bk_an_audit(an, a, mid, *st, who, in, nin, with_id ? eid : NULL,
+                    now);
     return true;
 }
 

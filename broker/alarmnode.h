@@ -84,6 +84,11 @@ struct bk_alarmnode {
     uint8_t                 *rec;           /* one event record */
     uint32_t                 rec_cap;
     uint8_t                 *scratch;       /* a call's arguments */
+    /* events.audit: each method call raises its audit event (Part 9
+     * §5.10: AuditConditionAcknowledgeEventType, ...), ServerId
+     * server_uri.  Set by the caller after the build. */
+    bool                     audit;
+    const char              *server_uri;
     bool                     dirty;         /* changed since last saved */
     struct bk_alarmnode_stats st;
 };
@@ -124,7 +129,9 @@ int bk_alarmnode_start(struct bk_alarmnode *an,
  * the condition's last event's; BadInvalidArgument for arguments that do
  * not decode; then the state machine's (broker/alarm.h).  A Good call
  * records user as ClientUserId, a comment given (not empty) as Comment,
- * and sends the condition's event.  Opens its own value batch when none
+ * and sends the condition's event.  With audit, every call (Good or not,
+ * past the role check too) also raises its audit event, SourceNode the
+ * condition, SourceName "Method/NAME", Severity 100 (500 when refused).  Opens its own value batch when none
  * is open.
  */
 bool bk_alarmnode_call(struct bk_alarmnode *an, const struct shm_fo_call *r,

@@ -394,6 +394,7 @@ bk_reload(struct bk_main *m)
         return;
     }
     bk_config_reload(&m->conf, &next, &applied, &restart);
+    m->as.alarms.audit = m->conf.events_audit != 0;
     /* The live settings, where they are read. */
     bk_config_snapshot_live(&m->conf,
                             shm_segment_region(&m->as.seg, SHM_R_CONFIG));
@@ -703,6 +704,8 @@ main(int argc, char **argv)
     }
     shm_log_level_at(&((const struct shm_config *)shm_segment_region(
                            &m.as.seg, SHM_R_CONFIG))->log_level);
+    m.as.alarms.audit = m.conf.events_audit != 0;
+    m.as.alarms.server_uri = m.conf.application_uri;
     if (mode == BK_MODE_SERVE && m.as.alarms.n != 0) {
         /* The alarms as they were when the broker stopped. */
         snprintf(m.alarm_state, sizeof(m.alarm_state), "%s/%s",

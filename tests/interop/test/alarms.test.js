@@ -10,6 +10,8 @@
 //     BadUserAccessDenied, a stale EventId BadEventIdUnknown, as the
 //     operator "interop" Good (acknowledged, no longer retained), a second
 //     one BadConditionBranchAlreadyAcked;
+//   - with events.audit (run.sh), the Acknowledge raises an
+//     AuditConditionAcknowledgeEventType (i=8944) event;
 //   - a Read of the condition's variables agrees with its last event;
 //   - PumpRunning (OffNormalAlarmType on ns=1;s=v990) off normal, listed
 //     by ConditionRefresh between RefreshStart and RefreshEnd;
@@ -232,9 +234,17 @@ describe("alarms", () => {
             assert.equal(await call(op, TANK, ACK,
                 ackArgs(Buffer.alloc(16), "stale")),
             StatusCodes.BadEventIdUnknown.value);
+            const from = got.length;
             assert.equal(await call(op, TANK, ACK, ackArgs(lastId, "seen")),
                 StatusCodes.Good.value);
             const ev = await next(1, "TankLevel");
+            // events.audit (run.sh): the AuditConditionAcknowledgeEvent.
+            await until(() => got.slice(from).some((f) =>
+                f[F.EventType].value.toString() === "ns=0;i=8944"), 5000);
+            const audit = got.slice(from).find((f) =>
+                f[F.EventType].value.toString() === "ns=0;i=8944");
+            assert.ok(audit, "an AuditConditionAcknowledgeEventType event");
+            assert.equal(audit[F.Message].value.text, "Method/Acknowledge");
             assert.equal(ev[0][F["AckedState.Id"]].value, true);
             assert.equal(ev[0][F.Retain].value, false);
             lastId = ev[0][F.EventId].value;
