@@ -647,6 +647,21 @@ $(BENCH_ALARM): build/tests/bench/bench_alarm.o $(BENCHLIB_OBJ) \
 bench-alarm: $(BENCH_ALARM)
 	./$(BENCH_ALARM) $(BENCH_ARGS)
 
+# The alarm storm end to end (tests/bench/bench_alarm_storm.c): 10,000
+# alarms going active, delivered to 20 subscribers of the Server object;
+# BENCH_ARGS="[alarms [subscribers]] [--markdown docs/benchmarks.md]".
+BENCH_STORM := $(B)/tests/bench/bench_alarm_storm
+
+$(BENCH_STORM): $(B)/tests/bench/bench_alarm_storm.o $(BENCHLIB_OBJ) \
+                $(INTEG_LIB_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) \
+	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
+
+.PHONY: bench-alarm-storm
+bench-alarm-storm: $(BENCH_STORM)
+	./$(BENCH_STORM) $(BENCH_ARGS)
+
 # NodeSet2 import: a 100,000-node model (tests/bench/gen_nodeset.py) built
 # with uabroker --once; import time and shared memory per node
 # (tests/bench/bench_nodeset.sh; BENCH_ARGS="[nodes]").
