@@ -129,10 +129,10 @@ int bk_alarmnode_start(struct bk_alarmnode *an,
  * the condition's last event's; BadInvalidArgument for arguments that do
  * not decode; then the state machine's (broker/alarm.h).  A Good call
  * records user as ClientUserId, a comment given (not empty) as Comment,
- * and sends the condition's event.  With audit, every call (Good or not,
- * past the role check too) also raises its audit event, SourceNode the
- * condition, SourceName "Method/NAME", Severity 100 (500 when refused).  Opens its own value batch when none
- * is open.
+ * and sends the condition's event.  With audit, every call, Good or
+ * refused (by the role check too), also raises its audit event,
+ * SourceNode the condition, SourceName "Method/NAME", Severity 100 (500
+ * when refused).  Opens its own value batch when none is open.
  */
 bool bk_alarmnode_call(struct bk_alarmnode *an, const struct shm_fo_call *r,
                        const uint8_t *args, const char *user,
