@@ -1444,6 +1444,7 @@ bk_alarmnode_saved_get(const struct bk_alarmnode *an, uint32_t i,
     memcpy(out->last_id, a->last_id, 16);
     snprintf(out->comment, sizeof(out->comment), "%s", a->comment);
     snprintf(out->user, sizeof(out->user), "%s", a->user);
+    snprintf(out->message, sizeof(out->message), "%s", a->message);
 }
 
 bool
@@ -1465,6 +1466,10 @@ bk_alarmnode_saved_put(struct bk_alarmnode *an, uint32_t hint,
     memcpy(a->last_id, in->last_id, 16);
     snprintf(a->comment, sizeof(a->comment), "%s", in->comment);
     snprintf(a->user, sizeof(a->user), "%s", in->user);
+    /* An external alarm's message is the feed's; the others' the
+     * configuration's (which may have changed). */
+    if (a->def.type == BK_ALARM_EXTERNAL && in->message[0] != '\0')
+        snprintf(a->message, sizeof(a->message), "%s", in->message);
     return true;
 }
 

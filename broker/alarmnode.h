@@ -170,6 +170,7 @@ struct bk_alarmnode_saved {
     uint8_t               last_id[16];  /* its last EventId */
     char                  comment[256];
     char                  user[64];
+    char                  message[BK_ALARMCFG_MSG_MAX];   /* its Message */
 };
 
 /* Condition i's persistent part. */

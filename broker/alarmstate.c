@@ -15,7 +15,7 @@
 
 #include "alloc.h"
 
-#define BK_AS_HEADER "uabroker-alarms 1"
+#define BK_AS_HEADER "uabroker-alarms 2"
 #define BK_AS_LINE   2048       /* one condition's line at most */
 #define BK_AS_NUMS   19         /* numbers after the name */
 
@@ -96,6 +96,8 @@ bk_alarmstate_save(struct bk_alarmnode *an, const char *path, char *err,
         bk_alarmstate_hex(f, s.user, strlen(s.user));
         fputc(' ', f);
         bk_alarmstate_hex(f, s.comment, strlen(s.comment));
+        fputc(' ', f);
+        bk_alarmstate_hex(f, s.message, strlen(s.message));
         fputc('\n', f);
     }
     ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
@@ -114,7 +116,7 @@ bk_alarmstate_save(struct bk_alarmnode *an, const char *path, char *err,
 static int
 bk_alarmstate_line(char *line, struct bk_alarmnode_saved *s)
 {
-    char                  *tok[1 + BK_AS_NUMS + 3], *save = NULL;
+    char                  *tok[1 + BK_AS_NUMS + 4], *save = NULL;
     long long              v[BK_AS_NUMS];
     struct bk_alarm_state *t = &s->st;
     size_t                 n, k = 0;
@@ -174,6 +176,10 @@ bk_alarmstate_line(char *line, struct bk_alarmnode_saved *s)
                             sizeof(s->comment) - 1, &n) != 0)
         return -1;
     s->comment[n] = '\0';
+    if (bk_alarmstate_unhex(tok[4 + BK_AS_NUMS], s->message,
+                            sizeof(s->message) - 1, &n) != 0)
+        return -1;
+    s->message[n] = '\0';
     return 0;
 }
 

@@ -7,9 +7,10 @@
  * every condition, by its name.
  *
  * A text file, `alarms.state` in the runtime directory: a first line
- * "uabroker-alarms 1", then one line per condition (its fields in the
+ * "uabroker-alarms 2", then one line per condition (its fields in the
  * order of struct bk_alarmnode_saved, numbers in decimal, the EventId,
- * the user and the comment in hex, "-" for empty).  Written whole: into
+ * the user, the comment and the message (an external alarm's, the feed's)
+ * in hex, "-" for empty).  Written whole: into
  * a temporary file beside it, fsync, rename (a crash leaves the old file
  * or the new one, never half of one).  The broker writes it once a
  * second while something changed (bk_alarmnode's dirty flag) and when it

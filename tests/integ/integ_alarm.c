@@ -111,6 +111,7 @@ struct ia_ev {
     char     limit[16];
     uint8_t  id[16];
     char     cond[48];              /* the ConditionId's string id */
+    char     msg[48];
 };
 
 static void
@@ -271,6 +272,9 @@ ia_events(struct uaconn *c, struct ia_ev *out, int max, int n, unsigned ms)
                        == UA_IDTYPE_STRING)
                 ia_str(&((struct ua_nodeid *)v[8].data)->id.str, e->cond,
                        sizeof(e->cond));
+            if (v[9].type == UA_BT_LOCALIZEDTEXT)
+                ia_str(&((struct ua_localizedtext *)v[9].data)->text, e->msg,
+                       sizeof(e->msg));
         }
     }
     return got;
@@ -943,10 +947,15 @@ main(int argc, char **argv)
                 re += strcmp(ev[i].name, "Remote") == 0 && ev[i].retain
                       && ev[i].sev == 800;
             }
+            for (int i = 0; i < n; i++)
+                if (strcmp(ev[i].name, "Remote") == 0
+                    && strcmp(ev[i].msg, "Compressor 2 trip; remote") != 0)
+                    re = 0;
             itest_check(s == UA_GOOD && n == 5 && lv == 1 && pm == 1
                             && re == 1,
                         "after the restart: ConditionRefresh lists Level1, "
-                        "Pump and Remote (%d events)", n);
+                        "Pump and Remote (with the feed's message) (%d "
+                        "events)", n);
         }
         uaconn_close(&wr);
         ua_client_clear(&wr.cl);
@@ -956,7 +965,7 @@ main(int argc, char **argv)
 
         /* 10. A damaged file. */
         {
-            static const char bad_state[] = "uabroker-alarms 1\n"
+            static const char bad_state[] = "uabroker-alarms 2\n"
                                             "Level1 1 1 0 x\n";
 
             if (itest_write_file(path, (const uint8_t *)bad_state,
