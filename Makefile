@@ -511,18 +511,20 @@ regen:
 	$(PYTHON) proto/gen/gen_status.py $(SCHEMA) proto
 	$(PYTHON) proto/gen/gen_attrs.py $(SCHEMA) proto
 	$(PYTHON) broker/gen/gen_ns0.py $(SCHEMA) broker
+	$(PYTHON) tests/vectors/gen_aggregates.py $(SCHEMA) tests/vectors
 
-# Fails when regen changes a tracked file under proto/ or broker/ or creates
-# a file there that is not committed (files untracked before regen are left
-# alone).
+# Fails when regen changes a tracked file under proto/ or broker/ (or the
+# generated test vectors REGEN_VECTORS) or creates a file there that is not
+# committed (files untracked before regen are left alone).
+REGEN_VECTORS := tests/vectors/aggregates_gen.h
 regen-check:
 	@git rev-parse --is-inside-work-tree >/dev/null 2>&1 || { \
 	    echo "regen-check: not a git work tree" >&2; exit 1; }
 	@mkdir -p build
-	@git ls-files --others --exclude-standard -- proto broker | sort \
+	@git ls-files --others --exclude-standard -- proto broker $(REGEN_VECTORS) | sort \
 	    > build/regen-untracked.before
 	$(MAKE) --no-print-directory regen
-	@git ls-files --others --exclude-standard -- proto broker | sort \
+	@git ls-files --others --exclude-standard -- proto broker $(REGEN_VECTORS) | sort \
 	    > build/regen-untracked.after
 	@new=$$(comm -13 build/regen-untracked.before \
 	                 build/regen-untracked.after); \
@@ -531,7 +533,7 @@ regen-check:
 	         "committed:" >&2; \
 	    echo "$$new" >&2; exit 1; \
 	fi
-	@git diff --exit-code --stat -- proto broker || { \
+	@git diff --exit-code --stat -- proto broker $(REGEN_VECTORS) || { \
 	    echo "regen-check: generated files under proto/ differ from what" \
 	         "regen makes from $(SCHEMA); run 'make regen' and commit" \
 	         "the result (or fix the generator)" >&2; \
