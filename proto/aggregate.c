@@ -66,6 +66,8 @@ struct ua_aggregate_pt {
 struct ua_aggregate_ctx {
     const struct ua_agg_config *cfg;
     const struct ua_agg_input  *in;
+    size_t                      n;            /* in->n */
+    bool                        rev;          /* end < start: time negated */
     ua_datetime                 data_start;   /* first data, or INT64_MIN */
     ua_datetime                 data_end;     /* last data, or INT64_MAX */
 };
@@ -88,10 +90,14 @@ struct ua_aggregate_walk {
 
 static const struct ua_agg_info ua_aggregate_table[UA_AGG_COUNT_];
 
-static const struct ua_agg_sample *ua_aggregate_at(
-    const struct ua_aggregate_ctx *c, ptrdiff_t i);
+static bool ua_aggregate_get(const struct ua_aggregate_ctx *c, ptrdiff_t i,
+                             struct ua_agg_sample *out);
+static ua_datetime ua_aggregate_ts(const struct ua_aggregate_ctx *c,
+                                   size_t i);
 static size_t ua_aggregate_lower(const struct ua_aggregate_ctx *c,
                                  ua_datetime t);
+static size_t ua_aggregate_ann_lower(const struct ua_aggregate_ctx *c,
+                                     ua_datetime t);
 static enum ua_aggregate_q ua_aggregate_quality(
     const struct ua_aggregate_ctx *c, uint32_t status);
 static bool ua_aggregate_nodata(uint32_t status);
@@ -304,27 +310,70 @@ ua_aggregate_intervals(ua_datetime start, ua_datetime end,
 
 /* ------------------------------------------------------------ samples */
 
-/* Sample i of the input: -1 is `before`, n is `after`; NULL outside. */
-static const struct ua_agg_sample *
-ua_aggregate_at(const struct ua_aggregate_ctx *c, ptrdiff_t i)
+/*
+ * Sample i in the run's time order into out: -1 is the bound before, n the
+ * one after; false outside or when the caller has no such bound.  A
+ * reversed run sees the samples last first with negated timestamps, so
+ * that everything else reads forward (see ua_aggregate_run).
+ */
+static bool
+ua_aggregate_get(const struct ua_aggregate_ctx *c, ptrdiff_t i,
+                 struct ua_agg_sample *out)
 {
-    if (i < 0)
-        return i == -1 ? c->in->before : NULL;
-    if ((size_t)i < c->in->n)
-        return &c->in->s[i];
-    return (size_t)i == c->in->n ? c->in->after : NULL;
+    const struct ua_agg_sample *p;
+
+    if (i < -1 || i > (ptrdiff_t)c->n)
+        return false;
+    if (i == -1)
+        p = c->rev ? c->in->after : c->in->before;
+    else if (i == (ptrdiff_t)c->n)
+        p = c->rev ? c->in->before : c->in->after;
+    else
+        p = &c->in->s[c->rev ? c->n - 1 - (size_t)i : (size_t)i];
+    if (p == NULL)
+        return false;
+    *out = *p;
+    if (c->rev)
+        out->ts = -out->ts;
+    return true;
+}
+
+/* The timestamp of sample i in [0, n) in the run's time order. */
+static ua_datetime
+ua_aggregate_ts(const struct ua_aggregate_ctx *c, size_t i)
+{
+    return c->rev ? -c->in->s[c->n - 1 - i].ts : c->in->s[i].ts;
 }
 
 /* The first sample index in [0, n) at or after t (n when none). */
 static size_t
 ua_aggregate_lower(const struct ua_aggregate_ctx *c, ua_datetime t)
 {
-    size_t lo = 0, hi = c->in->n;
+    size_t lo = 0, hi = c->n;
 
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
 
-        if (c->in->s[mid].ts < t)
+        if (ua_aggregate_ts(c, mid) < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The number of annotations before t in the run's time order. */
+static size_t
+ua_aggregate_ann_lower(const struct ua_aggregate_ctx *c, ua_datetime t)
+{
+    size_t n = c->in->n_annotations, lo = 0, hi = n;
+
+    while (lo < hi) {
+        size_t      mid = lo + (hi - lo) / 2;
+        ua_datetime a = c->rev ? -c->in->annotations[n - 1 - mid]
+                               : c->in->annotations[mid];
+
+        if (a < t)
             lo = mid + 1;
         else
             hi = mid;
@@ -399,12 +448,14 @@ static double
 ua_aggregate_slope(const struct ua_aggregate_ctx *c, ptrdiff_t k,
                    ua_datetime t)
 {
-    const struct ua_agg_sample *b = ua_aggregate_at(c, k), *x;
+    struct ua_agg_sample b, x;
 
-    for (ptrdiff_t j = k - 1; (x = ua_aggregate_at(c, j)) != NULL; j--)
-        if (ua_aggregate_usable(c, x))
-            return ua_aggregate_line(x, b, t);
-    return b->value;
+    if (!ua_aggregate_get(c, k, &b))
+        return 0;
+    for (ptrdiff_t j = k - 1; ua_aggregate_get(c, j, &x); j--)
+        if (ua_aggregate_usable(c, &x))
+            return ua_aggregate_line(&x, &b, t);
+    return b.value;
 }
 
 /*
@@ -419,55 +470,55 @@ static void
 ua_aggregate_ibound(const struct ua_aggregate_ctx *c, ua_datetime t,
                     struct ua_aggregate_pt *p)
 {
-    size_t                      i = ua_aggregate_lower(c, t);
-    const struct ua_agg_sample *a = NULL, *b = NULL, *x;
-    bool                        skipped = false;
-    ptrdiff_t                   j;
+    size_t               i = ua_aggregate_lower(c, t);
+    struct ua_agg_sample a, b, x;
+    ptrdiff_t            j, ja = 0;
+    bool                 skipped = false, have_a = false, have_b = false;
 
     memset(p, 0, sizeof *p);
     p->ts = t;
-    if (i < c->in->n && c->in->s[i].ts == t
-        && ua_aggregate_usable(c, &c->in->s[i])) {
-        ua_aggregate_raw_pt(c, &c->in->s[i], p);
+    if (ua_aggregate_get(c, (ptrdiff_t)i, &x) && x.ts == t
+        && ua_aggregate_usable(c, &x)) {
+        ua_aggregate_raw_pt(c, &x, p);
         return;
     }
-    for (j = (ptrdiff_t)i - 1; (x = ua_aggregate_at(c, j)) != NULL; j--) {
-        if (ua_aggregate_usable(c, x)) {
+    for (j = (ptrdiff_t)i - 1; ua_aggregate_get(c, j, &x); j--) {
+        if (ua_aggregate_usable(c, &x)) {
             a = x;
+            ja = j;
+            have_a = true;
             break;
         }
         skipped = true;
     }
-    if (a == NULL) {
+    if (!have_a) {
         p->none = true;
         p->q = UA_AGGREGATE_BAD;
         p->status = UA_BAD_NO_DATA;
         return;
     }
-    for (j = (ptrdiff_t)i; (x = ua_aggregate_at(c, j)) != NULL; j++) {
-        if (x->ts > t && ua_aggregate_usable(c, x)) {
+    for (j = (ptrdiff_t)i; ua_aggregate_get(c, j, &x); j++) {
+        if (x.ts > t && ua_aggregate_usable(c, &x)) {
             b = x;
+            have_b = true;
             break;
         }
-        if (x->ts >= t)
+        if (x.ts >= t)
             skipped = true;
     }
     p->has_value = true;
-    if (b == NULL) {
+    if (!have_b) {
         p->extrap = true;
-        p->value = a->value;
+        p->value = a.value;
         if (c->cfg->use_sloped_extrapolation && !c->cfg->stepped)
-            p->value = ua_aggregate_slope(c, a == c->in->before ? -1
-                                          : a == c->in->after
-                                              ? (ptrdiff_t)c->in->n
-                                              : a - c->in->s, t);
+            p->value = ua_aggregate_slope(c, ja, t);
         p->q = UA_AGGREGATE_UNCERTAIN;
         p->status = UA_UNCERTAIN_DATA_SUB_NORMAL;
         return;
     }
-    p->value = c->cfg->stepped ? a->value : ua_aggregate_line(a, b, t);
-    if (skipped || ua_aggregate_quality(c, a->status) != UA_AGGREGATE_GOOD
-        || ua_aggregate_quality(c, b->status) != UA_AGGREGATE_GOOD) {
+    p->value = c->cfg->stepped ? a.value : ua_aggregate_line(&a, &b, t);
+    if (skipped || ua_aggregate_quality(c, a.status) != UA_AGGREGATE_GOOD
+        || ua_aggregate_quality(c, b.status) != UA_AGGREGATE_GOOD) {
         p->q = UA_AGGREGATE_UNCERTAIN;
         p->status = UA_UNCERTAIN_DATA_SUB_NORMAL;
     } else {
@@ -487,30 +538,30 @@ static void
 ua_aggregate_sbound(const struct ua_aggregate_ctx *c, ua_datetime t,
                     struct ua_aggregate_pt *p)
 {
-    size_t                      i = ua_aggregate_lower(c, t);
-    const struct ua_agg_sample *a, *b;
-    enum ua_aggregate_q         qa, qb;
+    size_t               i = ua_aggregate_lower(c, t);
+    struct ua_agg_sample a, b;
+    enum ua_aggregate_q  qa, qb;
+    bool                 have_b;
 
     memset(p, 0, sizeof *p);
     p->ts = t;
-    b = ua_aggregate_at(c, (ptrdiff_t)i);
-    if (b != NULL && b->ts == t) {
-        ua_aggregate_raw_pt(c, b, p);
+    have_b = ua_aggregate_get(c, (ptrdiff_t)i, &b);
+    if (have_b && b.ts == t) {
+        ua_aggregate_raw_pt(c, &b, p);
         if (p->q == UA_AGGREGATE_BAD) {
             p->has_value = false;
             p->status = UA_BAD_NO_DATA;
         }
         return;
     }
-    a = ua_aggregate_at(c, (ptrdiff_t)i - 1);
-    if (a == NULL || b == NULL) {
+    if (!ua_aggregate_get(c, (ptrdiff_t)i - 1, &a) || !have_b) {
         p->none = true;
         p->q = UA_AGGREGATE_BAD;
         p->status = UA_BAD_NO_DATA;
         return;
     }
-    qa = ua_aggregate_quality(c, a->status);
-    qb = ua_aggregate_quality(c, b->status);
+    qa = ua_aggregate_quality(c, a.status);
+    qb = ua_aggregate_quality(c, b.status);
     if (qa == UA_AGGREGATE_BAD) {
         p->q = UA_AGGREGATE_BAD;
         p->status = UA_BAD_NO_DATA;
@@ -518,11 +569,10 @@ ua_aggregate_sbound(const struct ua_aggregate_ctx *c, ua_datetime t,
     }
     p->has_value = true;
     if (c->cfg->stepped || qb == UA_AGGREGATE_BAD)
-        p->value = a->value;
+        p->value = a.value;
     else
-        p->value = ua_aggregate_line(a, b, t);
-    if (qa == UA_AGGREGATE_UNCERTAIN || qb != UA_AGGREGATE_GOOD
-        || (b->status & UA_AGGREGATE_SEVERITY) != 0) {
+        p->value = ua_aggregate_line(&a, &b, t);
+    if (qa == UA_AGGREGATE_UNCERTAIN || qb != UA_AGGREGATE_GOOD) {
         p->q = UA_AGGREGATE_UNCERTAIN;
         p->status = UA_UNCERTAIN_DATA_SUB_NORMAL;
     } else {
@@ -606,13 +656,14 @@ ua_aggregate_walk_run(const struct ua_aggregate_ctx *c,
     if (a.raw)
         i++;
     while (!last) {
-        const struct ua_agg_sample *s = ua_aggregate_at(c, (ptrdiff_t)i);
-        int64_t                     d;
-        bool                        rbad, incl;
-        enum ua_aggregate_q         rq;
+        struct ua_agg_sample s;
+        int64_t              d;
+        bool                 rbad, incl;
+        enum ua_aggregate_q  rq;
 
-        if (s != NULL && (size_t)i < c->in->n && s->ts < iv->t1) {
-            ua_aggregate_raw_pt(c, s, &b);
+        if (i < c->n && ua_aggregate_get(c, (ptrdiff_t)i, &s)
+            && s.ts < iv->t1) {
+            ua_aggregate_raw_pt(c, &s, &b);
             i++;
         } else {
             ua_aggregate_sbound(c, iv->t1, &b);
@@ -697,46 +748,55 @@ ua_aggregate_run(enum ua_agg agg, const struct ua_agg_config *cfg,
 
     c.cfg = cfg;
     c.in = in;
+    c.n = in->n;
+    c.rev = end < start;
+    if (c.rev) {
+        start = -start;
+        end = -end;
+    }
     c.data_start = INT64_MAX;
-    if (in->before != NULL && !ua_aggregate_nodata(in->before->status))
-        c.data_start = INT64_MIN;
-    else
-        for (k = 0; k < in->n; k++)
-            if (!ua_aggregate_nodata(in->s[k].status)) {
-                c.data_start = in->s[k].ts;
-                break;
+    c.data_end = INT64_MIN;
+    {
+        struct ua_agg_sample x;
+
+        if (ua_aggregate_get(&c, -1, &x) && !ua_aggregate_nodata(x.status))
+            c.data_start = INT64_MIN;
+        else
+            for (k = 0; k < c.n; k++) {
+                ua_aggregate_get(&c, (ptrdiff_t)k, &x);
+                if (!ua_aggregate_nodata(x.status)) {
+                    c.data_start = x.ts;
+                    break;
+                }
             }
-    if (in->after != NULL)
-        c.data_end = INT64_MAX;
-    else if (in->n > 0)
-        c.data_end = in->s[in->n - 1].ts;
-    else
-        c.data_end = in->before != NULL ? in->before->ts : INT64_MIN;
+        if (ua_aggregate_get(&c, (ptrdiff_t)c.n, &x))
+            c.data_end = INT64_MAX;
+        else if (c.n > 0)
+            c.data_end = ua_aggregate_ts(&c, c.n - 1);
+        else if (ua_aggregate_get(&c, -1, &x))
+            c.data_end = x.ts;
+    }
 
     for (k = 0; k < n; k++) {
         struct ua_aggregate_iv iv;
-        ua_datetime            lo = start < end ? start : end;
-        ua_datetime            hi = start < end ? end : start;
 
         if (n == 1 || pi == 0) {
-            iv.t0 = lo;
-            iv.t1 = hi;
-        } else if (start < end) {
+            iv.t0 = start;
+            iv.t1 = end;
+        } else {
             iv.t0 = start + (int64_t)k * pi;
             iv.t1 = k + 1 == n ? end : iv.t0 + pi;
-        } else {
-            iv.t1 = start - (int64_t)k * pi;
-            iv.t0 = k + 1 == n ? end : iv.t1 - pi;
         }
         iv.partial = (iv.t0 < c.data_start && c.data_start < iv.t1)
                      || (iv.t1 > c.data_end && c.data_end >= iv.t0)
                      || (pi != 0 && n > 1 && iv.t1 - iv.t0 < pi);
         if (iv.t1 <= c.data_start
-            || (iv.t0 > c.data_end && agg != UA_AGG_INTERPOLATIVE)) {
+            || (iv.t0 > c.data_end && agg != UA_AGG_INTERPOLATIVE))
             ua_aggregate_nodata_set(&out[k], iv.t0, 0);
-            continue;
-        }
-        ua_aggregate_one(agg, &c, &iv, &out[k]);
+        else
+            ua_aggregate_one(agg, &c, &iv, &out[k]);
+        if (c.rev)
+            out[k].ts = -out[k].ts;
     }
     return UA_GOOD;
 }
@@ -860,8 +920,10 @@ ua_aggregate_timeavg(enum ua_agg agg, const struct ua_aggregate_ctx *c,
         pv = b0.value;
         unc = b0.q != UA_AGGREGATE_GOOD;
     }
-    for (; i < c->in->n && c->in->s[i].ts < iv->t1; i++) {
-        const struct ua_agg_sample *s = &c->in->s[i];
+    for (; i < c->n && ua_aggregate_ts(c, i) < iv->t1; i++) {
+        struct ua_agg_sample sv, *s = &sv;
+
+        ua_aggregate_get(c, (ptrdiff_t)i, &sv);
 
         if (!ua_aggregate_usable(c, s)) {
             unc = true;
@@ -956,29 +1018,31 @@ ua_aggregate_counted(enum ua_agg agg, const struct ua_aggregate_ctx *c,
     int64_t  good = 0, bad = 0, total = 0, trans = 0;
     double   mean = 0, m2 = 0, v = 0;
     uint32_t code, bits = UA_AGG_CALCULATED;
-    const struct ua_agg_sample *prev = NULL, *x;
-    ptrdiff_t j;
+    struct ua_agg_sample prev = { 0, 0, 0 }, x;
+    bool                 have_prev = false;
+    ptrdiff_t            j;
 
     if (iv->partial && agg != UA_AGG_AVERAGE)
         bits |= UA_AGG_PARTIAL;
     if (agg == UA_AGG_ANNOTATIONCOUNT) {
         int64_t n = 0;
 
-        for (size_t k = 0; k < c->in->n_annotations; k++)
-            if (c->in->annotations[k] >= iv->t0
-                && c->in->annotations[k] < iv->t1)
-                n++;
+        n = (int64_t)(ua_aggregate_ann_lower(c, iv->t1)
+                      - ua_aggregate_ann_lower(c, iv->t0));
         ua_aggregate_set(r, iv->t0, (double)n, UA_GOOD, bits);
         return;
     }
     if (agg == UA_AGG_NUMBEROFTRANSITIONS)
-        for (j = (ptrdiff_t)i - 1; (x = ua_aggregate_at(c, j)) != NULL; j--)
-            if (ua_aggregate_usable(c, x)) {
+        for (j = (ptrdiff_t)i - 1; ua_aggregate_get(c, j, &x); j--)
+            if (ua_aggregate_usable(c, &x)) {
                 prev = x;
+                have_prev = true;
                 break;
             }
-    for (; i < c->in->n && c->in->s[i].ts < iv->t1; i++) {
-        const struct ua_agg_sample *s = &c->in->s[i];
+    for (; i < c->n && ua_aggregate_ts(c, i) < iv->t1; i++) {
+        struct ua_agg_sample sv, *s = &sv;
+
+        ua_aggregate_get(c, (ptrdiff_t)i, &sv);
         enum ua_aggregate_q         q;
 
         if (ua_aggregate_nodata(s->status))
@@ -990,9 +1054,10 @@ ua_aggregate_counted(enum ua_agg agg, const struct ua_aggregate_ctx *c,
             continue;
         }
         if (agg == UA_AGG_NUMBEROFTRANSITIONS) {
-            if (prev == NULL || prev->value != s->value)
+            if (!have_prev || prev.value != s->value)
                 trans++;
-            prev = s;
+            prev = *s;
+            have_prev = true;
         }
         if (q != UA_AGGREGATE_GOOD)
             continue;
@@ -1064,14 +1129,16 @@ ua_aggregate_minmax(enum ua_agg agg, const struct ua_aggregate_ctx *c,
     size_t   i = ua_aggregate_lower(c, iv->t0);
     bool     want_min = agg == UA_AGG_MINIMUM
                         || agg == UA_AGG_MINIMUMACTUALTIME;
-    const struct ua_agg_sample *lo = NULL, *hi = NULL, *first = NULL,
-                               *last = NULL;
+    struct ua_agg_sample lo = { 0, 0, 0 }, hi = lo, first = lo, last = lo;
+    bool                 have = false;
     bool     lo_multi = false, hi_multi = false, badseen = false;
     double   umin = INFINITY, umax = -INFINITY;
     uint32_t code = UA_GOOD, bits = 0;
 
-    for (; i < c->in->n && c->in->s[i].ts < iv->t1; i++) {
-        const struct ua_agg_sample *s = &c->in->s[i];
+    for (; i < c->n && ua_aggregate_ts(c, i) < iv->t1; i++) {
+        struct ua_agg_sample sv, *s = &sv;
+
+        ua_aggregate_get(c, (ptrdiff_t)i, &sv);
         uint32_t                    sev = s->status & UA_AGGREGATE_SEVERITY;
 
         if (ua_aggregate_nodata(s->status))
@@ -1088,38 +1155,39 @@ ua_aggregate_minmax(enum ua_agg agg, const struct ua_aggregate_ctx *c,
                 badseen = true;
             continue;
         }
-        if (first == NULL)
-            first = s;
-        last = s;
-        if (lo == NULL || s->value < lo->value) {
-            lo = s;
+        if (!have)
+            first = lo = hi = *s;
+        last = *s;
+        if (have && s->value < lo.value) {
+            lo = *s;
             lo_multi = false;
-        } else if (s->value == lo->value)
+        } else if (have && s->value == lo.value)
             lo_multi = true;
-        if (hi == NULL || s->value > hi->value) {
-            hi = s;
+        if (have && s->value > hi.value) {
+            hi = *s;
             hi_multi = false;
-        } else if (s->value == hi->value)
+        } else if (have && s->value == hi.value)
             hi_multi = true;
+        have = true;
     }
-    if (lo == NULL) {
+    if (!have) {
         ua_aggregate_nodata_set(r, iv->t0, iv->partial ? UA_AGG_PARTIAL : 0);
         return;
     }
     if (badseen)
         code = UA_UNCERTAIN_DATA_SUB_NORMAL;
     if ((agg == UA_AGG_MINIMUM || agg == UA_AGG_MINIMUMACTUALTIME
-         || agg == UA_AGG_RANGE) && umin < lo->value)
+         || agg == UA_AGG_RANGE) && umin < lo.value)
         code = UA_UNCERTAIN_DATA_SUB_NORMAL;
     if ((agg == UA_AGG_MAXIMUM || agg == UA_AGG_MAXIMUMACTUALTIME
-         || agg == UA_AGG_RANGE) && umax > hi->value)
+         || agg == UA_AGG_RANGE) && umax > hi.value)
         code = UA_UNCERTAIN_DATA_SUB_NORMAL;
     if (iv->partial)
         bits |= UA_AGG_PARTIAL;
     switch (agg) {
     case UA_AGG_MINIMUM:
     case UA_AGG_MAXIMUM: {
-        const struct ua_agg_sample *e = want_min ? lo : hi;
+        const struct ua_agg_sample *e = want_min ? &lo : &hi;
 
         if (e->ts != iv->t0 || code != UA_GOOD)
             bits |= UA_AGG_CALCULATED;
@@ -1130,7 +1198,7 @@ ua_aggregate_minmax(enum ua_agg agg, const struct ua_aggregate_ctx *c,
     }
     case UA_AGG_MINIMUMACTUALTIME:
     case UA_AGG_MAXIMUMACTUALTIME: {
-        const struct ua_agg_sample *e = want_min ? lo : hi;
+        const struct ua_agg_sample *e = want_min ? &lo : &hi;
 
         if (code != UA_GOOD)
             bits |= UA_AGG_CALCULATED;
@@ -1140,11 +1208,11 @@ ua_aggregate_minmax(enum ua_agg agg, const struct ua_aggregate_ctx *c,
         break;
     }
     case UA_AGG_RANGE:
-        ua_aggregate_set(r, iv->t0, hi->value - lo->value, code,
+        ua_aggregate_set(r, iv->t0, hi.value - lo.value, code,
                          bits | UA_AGG_CALCULATED);
         break;
     default: /* Delta */
-        ua_aggregate_set(r, iv->t0, last->value - first->value, code,
+        ua_aggregate_set(r, iv->t0, last.value - first.value, code,
                          bits | UA_AGG_CALCULATED);
         break;
     }
@@ -1184,15 +1252,19 @@ ua_aggregate_minmax2(enum ua_agg agg, const struct ua_aggregate_ctx *c,
         size_t end = i;
 
         if (kind == 1)
-            while (end < c->in->n && c->in->s[end].ts < iv->t1)
+            while (end < c->n && ua_aggregate_ts(c, end) < iv->t1)
                 end++;
         for (size_t k = kind == 1 ? i : 0; kind == 1 ? k < end : k < 1; k++) {
             if (kind == 0)
                 p = b0;
             else if (kind == 2)
                 p = b1;
-            else
-                ua_aggregate_raw_pt(c, &c->in->s[k], &p);
+            else {
+                struct ua_agg_sample x;
+
+                ua_aggregate_get(c, (ptrdiff_t)k, &x);
+                ua_aggregate_raw_pt(c, &x, &p);
+            }
             if (p.none || !p.has_value || p.q == UA_AGGREGATE_BAD)
                 continue;
             if (kind == 2 && c->cfg->stepped)
@@ -1256,13 +1328,15 @@ ua_aggregate_startend(enum ua_agg agg, const struct ua_aggregate_ctx *c,
                       const struct ua_aggregate_iv *iv,
                       struct ua_agg_result *r)
 {
-    size_t i = ua_aggregate_lower(c, iv->t0);
-    const struct ua_agg_sample *e = NULL;
+    size_t               i = ua_aggregate_lower(c, iv->t0);
+    struct ua_agg_sample x, ev = { 0, 0, 0 }, *e = NULL;
 
-    for (; i < c->in->n && c->in->s[i].ts < iv->t1; i++) {
-        if (ua_aggregate_nodata(c->in->s[i].status))
+    for (; i < c->n && ua_aggregate_ts(c, i) < iv->t1; i++) {
+        ua_aggregate_get(c, (ptrdiff_t)i, &x);
+        if (ua_aggregate_nodata(x.status))
             continue;
-        e = &c->in->s[i];
+        ev = x;
+        e = &ev;
         if (agg == UA_AGG_START)
             break;
     }
@@ -1382,15 +1456,17 @@ ua_aggregate_worst(enum ua_agg agg, const struct ua_aggregate_ctx *c,
     for (;; i++) {
         uint32_t st, sev, wsev;
 
-        if (i < c->in->n && c->in->s[i].ts < iv->t1) {
-            if (agg == UA_AGG_WORSTQUALITY
-                && ua_aggregate_nodata(c->in->s[i].status))
+        if (i < c->n && ua_aggregate_ts(c, i) < iv->t1) {
+            struct ua_agg_sample x;
+
+            ua_aggregate_get(c, (ptrdiff_t)i, &x);
+            if (agg == UA_AGG_WORSTQUALITY && ua_aggregate_nodata(x.status))
                 continue;
-            st = c->in->s[i].status;
+            st = x.status;
         } else if (agg == UA_AGG_WORSTQUALITY2 && have) {
             st = b1.status;
             have = false;   /* consumed: stop after this one */
-            i = c->in->n;
+            i = c->n;
             sev = st & UA_AGGREGATE_SEVERITY;
             wsev = worst & UA_AGGREGATE_SEVERITY;
             if (sev > wsev)

@@ -15,10 +15,13 @@
  * processing interval is a Duration in milliseconds as on the wire.
  * Intervals (Part 13 §5.4.2.2, Part 11 §6.5.4): [start + k*pi,
  * start + (k+1)*pi), the last one cut at end; processingInterval 0 (or
- * one longer than the range) gives one interval for the whole range; when
- * end < start the intervals run backward from start ([start - (k+1)*pi,
- * start - k*pi), results in that order) and each result carries its
- * interval's earlier time as for a forward read.
+ * one longer than the range) gives one interval for the whole range.  When
+ * end < start time runs backward (Part 11 §6.5.4 "reverse order", Part 13
+ * §3.1.3): the intervals are (start - (k+1)*pi, start - k*pi], later
+ * first, each stamped with its later time, its start bound the later one,
+ * EffectiveEndTime just after its earlier end: exactly a forward read of
+ * the data mirrored in time.  The samples are still passed ascending;
+ * before / after stay the samples before / after the range in time.
  *
  * Samples whose status is BadNoData are not data: they mark where the
  * collection has nothing (Part 13 Annex A's "Point created" entry); an
