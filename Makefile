@@ -17,6 +17,7 @@
 #   make bench-addrspace node store and value slots; the build at 10^3..10^6
 #   make bench-nodeset   NodeSet2 import of 100,000 nodes: time, bytes/node
 #   make bench-sub       the worker's notification path in memory
+#   make bench-aggregate the Part 13 aggregate engine, CPU per ReadProcessed
 #   make bench-security  message security on the secure channel in memory
 #   make bench-instr     write100's instructions per WriteValue (callgrind;
 #                        INSTR_SCENARIO=read100, read1, browse: those instead)
@@ -615,6 +616,18 @@ $(BENCH_CODEC): build/tests/bench/bench_codec.o $(BENCHLIB_OBJ) build/libproto.a
 .PHONY: bench-codec
 bench-codec: $(BENCH_CODEC)
 	./$(BENCH_CODEC) $(BENCH_ARGS)
+
+BENCH_AGGREGATE := build/bench/bench_aggregate
+
+# The Part 13 aggregate engine alone (issue 18): CPU per ReadProcessed.
+$(BENCH_AGGREGATE): build/tests/bench/bench_aggregate.o $(BENCHLIB_OBJ) \
+                    build/libproto.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(WOLFSSL_LIBS) -lm
+
+.PHONY: bench-aggregate
+bench-aggregate: $(BENCH_AGGREGATE)
+	./$(BENCH_AGGREGATE) $(BENCH_ARGS)
 
 BENCH_ADDRSPACE := build/bench/bench_addrspace
 
