@@ -1016,7 +1016,11 @@ ua_aggregate_counted(enum ua_agg agg, const struct ua_aggregate_ctx *c,
 {
     size_t   i = ua_aggregate_lower(c, iv->t0);
     int64_t  good = 0, bad = 0, total = 0, trans = 0;
-    double   mean = 0, m2 = 0, v = 0;
+    double   mean = 0, m2 = 0, v = 0, sum = 0;
+    bool     var = agg == UA_AGG_VARIANCEPOPULATION
+                   || agg == UA_AGG_VARIANCESAMPLE
+                   || agg == UA_AGG_STANDARDDEVIATIONPOPULATION
+                   || agg == UA_AGG_STANDARDDEVIATIONSAMPLE;
     uint32_t code, bits = UA_AGG_CALCULATED;
     struct ua_agg_sample prev = { 0, 0, 0 }, x;
     bool                 have_prev = false;
@@ -1062,7 +1066,8 @@ ua_aggregate_counted(enum ua_agg agg, const struct ua_aggregate_ctx *c,
         if (q != UA_AGGREGATE_GOOD)
             continue;
         good++;
-        {
+        sum += s->value;
+        if (var) {      /* Welford: no cancellation in the variance */
             double d = s->value - mean;
 
             mean += d / (double)good;
@@ -1090,7 +1095,7 @@ ua_aggregate_counted(enum ua_agg agg, const struct ua_aggregate_ctx *c,
             ua_aggregate_nodata_set(r, iv->t0, 0);
             return;
         }
-        v = mean;
+        v = sum / (double)good;
         break;
     case UA_AGG_VARIANCEPOPULATION:
     case UA_AGG_STANDARDDEVIATIONPOPULATION:
