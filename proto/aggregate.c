@@ -287,7 +287,8 @@ ua_aggregate_by_name(const char *name)
 static int64_t
 ua_aggregate_pi_ticks(double ms)
 {
-    if (!isfinite(ms) || ms < 0 || ms > 9.0e14)
+    if (!isfinite(ms) || ms < 0
+        || ms > (double)(UA_AGG_TIME_MAX / UA_AGGREGATE_TICKS_MS))
         return -1;
     return (int64_t)llround(ms * (double)UA_AGGREGATE_TICKS_MS);
 }
@@ -299,7 +300,8 @@ ua_aggregate_intervals(ua_datetime start, ua_datetime end,
     int64_t  pi = ua_aggregate_pi_ticks(processing_interval_ms);
     uint64_t range;
 
-    if (pi < 0 || start == end)
+    if (pi < 0 || start == end || start < 0 || end < 0
+        || start > UA_AGG_TIME_MAX || end > UA_AGG_TIME_MAX)
         return 0;
     range = start < end ? (uint64_t)end - (uint64_t)start
                         : (uint64_t)start - (uint64_t)end;

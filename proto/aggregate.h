@@ -140,10 +140,11 @@ struct ua_agg_sample {
 };
 
 /*
- * A node's data for one request.  s[0..n) lie in [min(start,end),
- * max(start,end)) in ascending time order.  before / after: the last
- * sample before that range and the first at or after its end, or NULL when
- * the store has none (then the collection starts / ends there).
+ * A node's data for one request: s[0..n) in ascending time order, covering
+ * [min(start,end), max(start,end)) (samples outside it act as bounds).
+ * before / after: the last sample before s[0] and the first after s[n-1]
+ * when the store has them, or NULL (then the collection starts / ends
+ * there).  Timestamps lie in [0, UA_AGG_TIME_MAX].
  * annotations[0..n_annotations): the annotations' timestamps, ascending.
  */
 struct ua_agg_input {
@@ -169,9 +170,17 @@ const struct ua_agg_info *ua_aggregate_by_nodeid(uint32_t nodeid);
 const struct ua_agg_info *ua_aggregate_by_name(const char *name);
 
 /*
+ * The latest time the engine takes: 9999-12-31 23:59:59 UTC, the largest
+ * DateTime Part 6 §5.2.2.5 encodes; times run from 0 (1601) to this.
+ */
+#define UA_AGG_TIME_MAX INT64_C(2650467743990000000)
+
+/*
  * The number of intervals ReadProcessed has over [start, end) at
- * processing_interval_ms (the size of the caller's result array); 0 when
- * start == end, the interval is negative or not finite.
+ * processing_interval_ms (the size of the caller's result array; the
+ * caller bounds it, e.g. by MaxReturnDataValues); 0 when start == end,
+ * either time is outside [0, UA_AGG_TIME_MAX], or the interval is
+ * negative, not finite or longer than UA_AGG_TIME_MAX.
  */
 size_t ua_aggregate_intervals(ua_datetime start, ua_datetime end,
                               double processing_interval_ms);

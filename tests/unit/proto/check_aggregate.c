@@ -271,6 +271,14 @@ START_TEST(test_intervals)
     ck_assert_uint_eq(ua_aggregate_intervals(BASE, BASE + 1, -1), 0);
     ck_assert_uint_eq(ua_aggregate_intervals(BASE, BASE + 1, NAN), 0);
     ck_assert_uint_eq(ua_aggregate_intervals(BASE, BASE + 1, INFINITY), 0);
+    ck_assert_uint_eq(ua_aggregate_intervals(BASE, BASE + 1, 1e300), 0);
+    ck_assert_uint_eq(ua_aggregate_intervals(INT64_MIN, BASE, 1000), 0);
+    ck_assert_uint_eq(ua_aggregate_intervals(BASE, INT64_MAX, 1000), 0);
+    ck_assert_uint_eq(ua_aggregate_intervals(-1, BASE, 1000), 0);
+    ck_assert_uint_eq(ua_aggregate_intervals(0, UA_AGG_TIME_MAX,
+                                             (double)(UA_AGG_TIME_MAX
+                                                      / TICKS_MS)), 1);
+    ck_assert_uint_eq(ua_aggregate_intervals(UA_AGG_TIME_MAX, 0, 0), 1);
     ck_assert_uint_eq(ua_aggregate_intervals(BASE, BASE + 100000 * TICKS_MS,
                                              0), 1);
     ck_assert_uint_eq(ua_aggregate_intervals(BASE, BASE + 100000 * TICKS_MS,
@@ -536,6 +544,22 @@ START_TEST(test_refusals)
     ck_assert_uint_eq(ua_aggregate_run(UA_AGG_COUNT, &cfg, &in, BASE,
                                        BASE + 100000 * TICKS_MS, 5000, out,
                                        19), UA_BAD_AGGREGATE_INVALID_INPUTS);
+    ck_assert_uint_eq(ua_aggregate_run(UA_AGG_COUNT, &cfg, &in, INT64_MIN,
+                                       BASE, 1000, out, OUT_MAX),
+                      UA_BAD_AGGREGATE_INVALID_INPUTS);
+    /* the widest range there is, backward, with no data: nothing wraps */
+    in.n = 0;
+    ck_assert_uint_eq(ua_aggregate_run(UA_AGG_TIMEAVERAGE, &cfg, &in,
+                                       UA_AGG_TIME_MAX, 0, 0, out, OUT_MAX),
+                      UA_GOOD);
+    ck_assert_uint_eq(out[0].status, UA_BAD_NO_DATA);
+    ck_assert_int_eq(out[0].ts, UA_AGG_TIME_MAX);
+    in.n = load(1, s, ann, &n_ann, false);
+    ck_assert_uint_eq(ua_aggregate_run(UA_AGG_TIMEAVERAGE, &cfg, &in,
+                                       UA_AGG_TIME_MAX, 0, 0, out, OUT_MAX),
+                      UA_GOOD);
+    ck_assert_uint_eq(out[0].status & 0xFFFF0000u,
+                      UA_UNCERTAIN_DATA_SUB_NORMAL);
     cfg.percent_data_good = 101;
     ck_assert_uint_eq(ua_aggregate_run(UA_AGG_COUNT, &cfg, &in, BASE,
                                        BASE + 1000, 0, out, OUT_MAX),
