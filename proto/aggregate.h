@@ -118,7 +118,7 @@ enum ua_agg_type {
 /* One aggregate function: its NodeId (ns 0), BrowseName, result type. */
 struct ua_agg_info {
     enum ua_agg      agg;
-    uint32_t         nodeid;        /* i=2341 ...: UA_NS0ID_AGGREGATEFUNCTION_* */
+    uint32_t         nodeid;        /* i=2341 ... (nodeids_gen.h) */
     const char      *name;          /* "Interpolative" ... */
     enum ua_agg_type type;
 };
@@ -191,7 +191,8 @@ size_t ua_aggregate_intervals(ua_datetime start, ua_datetime end,
  * UA_GOOD; BadAggregateNotSupported for an agg out of range;
  * BadAggregateInvalidInputs when n is 0 or out_len < n;
  * BadAggregateConfigurationRejected when a percentage is over 100.
- * Linear in in->n + in->n_annotations + n.
+ * O(n log(in->n + in->n_annotations)) plus the samples the intervals
+ * hold (and the Bad runs a bound skips).
  */
 ua_status ua_aggregate_run(enum ua_agg agg, const struct ua_agg_config *cfg,
                            const struct ua_agg_input *in, ua_datetime start,

@@ -374,7 +374,7 @@ START_TEST(test_reversed)
 }
 END_TEST
 
-/* processingInterval 0: one interval over the whole range (Part 13 §5.4.3). */
+/* processingInterval 0: one interval over the range (Part 13 §5.4.3). */
 START_TEST(test_whole_range)
 {
     struct ua_agg_sample s[RAW_MAX];
