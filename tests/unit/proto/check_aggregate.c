@@ -464,8 +464,6 @@ START_TEST(test_bounds_from_caller)
     cut.before = &s[1];
     cut.after = &s[10];
     for (int a = 0; a < UA_AGG_COUNT_; a++) {
-        if (a == UA_AGG_NUMBEROFTRANSITIONS)
-            continue;   /* needs the value before the bound: see below */
         ck_assert_uint_eq(ua_aggregate_run((enum ua_agg)a, &cfg, &in, t0, t1,
                                            16000, whole, OUT_MAX), UA_GOOD);
         ck_assert_uint_eq(ua_aggregate_run((enum ua_agg)a, &cfg, &cut, t0,
@@ -520,6 +518,92 @@ START_TEST(test_annotations_from_notes)
                                        out, OUT_MAX), UA_GOOD);
     for (int i = 0; i < 6; i++)
         ck_assert_double_eq(out[i].value, 0);
+}
+END_TEST
+
+/*
+ * The configuration beyond the example tables' (Stepped false, 100/100):
+ * a Stepped node holds values (Part 13 §3.1.6), PercentDataBad and
+ * PercentDataGood move the status thresholds (§5.4.3.2).
+ */
+START_TEST(test_config)
+{
+    struct ua_agg_sample s[RAW_MAX];
+    ua_datetime          ann[RAW_MAX];
+    struct ua_agg_result out[OUT_MAX];
+    struct ua_agg_config cfg;
+    struct ua_agg_input  in = { 0 };
+    size_t               n_ann;
+
+    config_h1(&cfg);
+    cfg.stepped = true;
+    in.n = load(1, s, ann, &n_ann, false);
+    in.s = s;
+    /* Interpolative at 12:00:15 holds 10; TimeAverage2 over
+     * [12:00:10, 12:00:15) is 10, Total2 50 */
+    ck_assert_uint_eq(ua_aggregate_run(UA_AGG_INTERPOLATIVE, &cfg, &in, BASE,
+                                       BASE + 100000 * TICKS_MS, 5000, out,
+                                       OUT_MAX), UA_GOOD);
+    ck_assert_double_eq(out[3].value, 10);
+    ck_assert_uint_eq(out[3].status,
+                      UA_AGG_INFOTYPE_DATAVALUE | UA_AGG_INTERPOLATED);
+    ck_assert_uint_eq(ua_aggregate_run(UA_AGG_TIMEAVERAGE2, &cfg, &in, BASE,
+                                       BASE + 100000 * TICKS_MS, 5000, out,
+                                       OUT_MAX), UA_GOOD);
+    ck_assert_double_eq(out[2].value, 10);
+    ck_assert_double_eq(out[3].value, 10);
+    ck_assert_uint_eq(ua_aggregate_run(UA_AGG_TOTAL2, &cfg, &in, BASE,
+                                       BASE + 100000 * TICKS_MS, 5000, out,
+                                       OUT_MAX), UA_GOOD);
+    ck_assert_double_eq(out[2].value, 50);
+    /* Maximum2 of a Stepped node leaves the end bound out: over
+     * [12:00:16, 12:00:32) the start bound 10 (held), 20 and 30 give 30,
+     * without the MultipleValues the sloped table has for the end bound
+     * 30 */
+    ck_assert_uint_eq(ua_aggregate_run(UA_AGG_MAXIMUM2, &cfg, &in, BASE,
+                                       BASE + 100000 * TICKS_MS, 16000, out,
+                                       OUT_MAX), UA_GOOD);
+    ck_assert_double_eq(out[1].value, 30);
+    ck_assert_uint_eq(out[1].status, GC);
+
+    /* Historian2's [12:00:32, 12:00:48): 30 Good and one Bad value */
+    config_h1(&cfg);
+    in.n = load(2, s, ann, &n_ann, false);
+    cfg.percent_data_bad = 50;
+    ck_assert_uint_eq(ua_aggregate_run(UA_AGG_COUNT, &cfg, &in, BASE,
+                                       BASE + 100000 * TICKS_MS, 16000, out,
+                                       OUT_MAX), UA_GOOD);
+    ck_assert_uint_eq(out[2].status, UA_BAD | GC);
+    ck_assert_int_eq(out[2].has_value, false);
+    cfg.percent_data_bad = 60;
+    cfg.percent_data_good = 50;
+    ck_assert_uint_eq(ua_aggregate_run(UA_AGG_COUNT, &cfg, &in, BASE,
+                                       BASE + 100000 * TICKS_MS, 16000, out,
+                                       OUT_MAX), UA_GOOD);
+    ck_assert_uint_eq(out[2].status, GC);
+    ck_assert_double_eq(out[2].value, 1);
+    cfg.percent_data_good = 51;
+    ck_assert_uint_eq(ua_aggregate_run(UA_AGG_COUNT, &cfg, &in, BASE,
+                                       BASE + 100000 * TICKS_MS, 16000, out,
+                                       OUT_MAX), UA_GOOD);
+    ck_assert_uint_eq(out[2].status, UA_UNCERTAIN_DATA_SUB_NORMAL | GC);
+    /* by time: TimeAverage2 over [12:00:40, 12:00:45) is 2 s Good (30
+     * held up to the Bad value at 12:00:42, Uncertain for the status as
+     * it ends at a Bad point, Good here: TreatUncertainAsBad is false)
+     * and 3 s Bad: 60 % Bad */
+    config_h1(&cfg);
+    cfg.percent_data_bad = 60;
+    ck_assert_uint_eq(ua_aggregate_run(UA_AGG_TIMEAVERAGE2, &cfg, &in, BASE,
+                                       BASE + 100000 * TICKS_MS, 5000, out,
+                                       OUT_MAX), UA_GOOD);
+    ck_assert_uint_eq(out[8].status, UA_BAD | GC);
+    cfg.percent_data_bad = 61;
+    cfg.percent_data_good = 40;
+    ck_assert_uint_eq(ua_aggregate_run(UA_AGG_TIMEAVERAGE2, &cfg, &in, BASE,
+                                       BASE + 100000 * TICKS_MS, 5000, out,
+                                       OUT_MAX), UA_GOOD);
+    ck_assert_uint_eq(out[8].status, GC);
+    ck_assert_double_eq_tol(out[8].value, 30, 1e-9);
 }
 END_TEST
 
@@ -596,6 +680,7 @@ main(void)
     tcase_add_test(tc, test_whole_range);
     tcase_add_test(tc, test_partial_last);
     tcase_add_test(tc, test_bounds_from_caller);
+    tcase_add_test(tc, test_config);
     tcase_add_test(tc, test_refusals);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
