@@ -398,26 +398,27 @@ ua_aggregate_minmax2(enum ua_agg agg, const struct ua_aggregate_ctx *c,
     ua_aggregate_sbound(c, iv->t1, &b1);
     if (b0.raw)
         i++;
+    /* candidates in time order: start bound, samples, end bound */
     for (int kind = 0; kind < 3; kind++) {
-        size_t end = i;
+        bool more = true;
 
-        if (kind == 1)
-            while (end < c->n && ua_aggregate_ts(c, end) < iv->t1)
-                end++;
-        for (size_t k = kind == 1 ? i : 0; kind == 1 ? k < end : k < 1; k++) {
-            if (kind == 0)
+        while (more) {
+            struct ua_agg_sample x;
+
+            if (kind == 0) {
                 p = b0;
-            else if (kind == 2)
+                more = false;
+            } else if (kind == 2) {
                 p = b1;
-            else {
-                struct ua_agg_sample x;
-
-                ua_aggregate_get(c, (ptrdiff_t)k, &x);
+                more = false;
+                if (c->cfg->stepped)    /* the end bound: sloped only */
+                    break;
+            } else if (i < c->n && ua_aggregate_ts(c, i) < iv->t1) {
+                ua_aggregate_get(c, (ptrdiff_t)i++, &x);
                 ua_aggregate_raw_pt(c, &x, &p);
-            }
+            } else
+                break;
             if (p.none || !p.has_value || p.q == UA_AGGREGATE_BAD)
-                continue;
-            if (kind == 2 && c->cfg->stepped)
                 continue;
             if (!have || p.value < lo.value) {
                 lo = p;
