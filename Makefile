@@ -1,6 +1,6 @@
 # uabroker: one non-recursive GNU Makefile (docs/style.md §10).
 #
-#   make                 libproto.a, libshm.a, uabroker, uaworker
+#   make                 libproto.a, libshm.a, libhist.a, uabroker, uaworker
 #   make run             install missing packages, build, run the broker
 #   make check           install missing packages; unit and integration
 #                        tests, tests/check-deps.sh, interop (CHECK_PROGS,
@@ -117,12 +117,16 @@ MOSQUITTO_LIBS   = $(call pkg,MOSQUITTO_LIBS,--libs libmosquitto)
 # libxml2: the broker's NodeSet importer (broker/nodeset.c) only.
 XML2_CFLAGS    = $(call pkg,XML2_CFLAGS,--cflags libxml-2.0)
 XML2_LIBS      = $(call pkg,XML2_LIBS,--libs libxml-2.0)
+# LMDB: the history store (hist/store.c) only.
+LMDB_CFLAGS    = $(call pkg,LMDB_CFLAGS,--cflags lmdb)
+LMDB_LIBS      = $(call pkg,LMDB_LIBS,--libs lmdb)
 
 LIB_CPPFLAGS = $(EVENT_CFLAGS) $(WOLFSSL_CFLAGS) $(NANOMSG_CFLAGS) \
                $(INIH_CFLAGS) $(MOSQUITTO_CFLAGS)
 build/tests/unit/%.o build/san/tests/unit/%.o: LIB_CPPFLAGS += $(CHECK_CFLAGS)
 build/broker/nodeset.o build/san/broker/nodeset.o: \
   LIB_CPPFLAGS += $(XML2_CFLAGS)
+build/hist/store.o build/san/hist/store.o: LIB_CPPFLAGS += $(LMDB_CFLAGS)
 
 # Plain objects live in build/, sanitized ones in build/san/.  Both pattern
 # rules exist side by side; bench-codec always links the plain libproto.a.
@@ -148,6 +152,7 @@ build/san/%.o: %.c
 
 PROTO_SRCS  := $(wildcard proto/*.c)
 SHM_SRCS    := $(wildcard shm/*.c)
+HIST_SRCS   := $(wildcard hist/*.c)
 BROKER_SRCS := $(wildcard broker/*.c)
 WORKER_SRCS := $(wildcard worker/*.c)
 # Everything but main.c goes into lib<m>.a, so unit tests can link it.
@@ -158,11 +163,13 @@ objs = $(patsubst %.c,$(1)/%.o,$(2))
 
 PROTO_OBJS  := $(call objs,$(B),$(PROTO_SRCS))
 SHM_OBJS    := $(call objs,$(B),$(SHM_SRCS))
+HIST_OBJS   := $(call objs,$(B),$(HIST_SRCS))
 BROKER_OBJS := $(call objs,$(B),$(BROKER_SRCS))
 WORKER_OBJS := $(call objs,$(B),$(WORKER_SRCS))
 
 LIBPROTO := $(B)/libproto.a
 LIBSHM   := $(B)/libshm.a
+LIBHIST  := $(B)/libhist.a
 LIBBROKER := $(B)/libbroker.a
 LIBWORKER := $(B)/libworker.a
 UABROKER := $(B)/uabroker
@@ -180,6 +187,7 @@ endef
 $(foreach d,build build/san,\
   $(eval $(call archive,$(d),proto,$(PROTO_SRCS)))\
   $(eval $(call archive,$(d),shm,$(SHM_SRCS)))\
+  $(eval $(call archive,$(d),hist,$(HIST_SRCS)))\
   $(eval $(call archive,$(d),broker,$(BKLIB_SRCS)))\
   $(eval $(call archive,$(d),worker,$(WKLIB_SRCS))))
 
@@ -195,7 +203,7 @@ $(UAWORKER): $(B)/worker/main.o $(LIBWORKER) $(LIBSHM) $(LIBPROTO)
 	  $(LIBWORKER) $(APP_LIBS)
 
 .PHONY: all
-all: $(LIBPROTO) $(LIBSHM) $(UABROKER) $(UAWORKER)
+all: $(LIBPROTO) $(LIBSHM) $(LIBHIST) $(UABROKER) $(UAWORKER)
 
 # ---------------------------------------------------------------- unit tests
 #
@@ -206,6 +214,7 @@ all: $(LIBPROTO) $(LIBSHM) $(UABROKER) $(UAWORKER)
 
 UNIT_LIBS_proto  = $(WOLFSSL_LIBS)
 UNIT_LIBS_shm    = $(NANOMSG_LIBS)
+UNIT_LIBS_hist   = $(LMDB_LIBS)
 # broker/ and worker/ stand on proto/ and shm/ (docs/architecture.md §5).
 UNIT_LIBS_broker = $(B)/libshm.a $(B)/libproto.a $(INIH_LIBS) $(EVENT_LIBS) \
                    $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(MOSQUITTO_LIBS) \
@@ -726,11 +735,11 @@ clean:
 
 # Header dependencies of every object that can exist.
 -include $(wildcard $(patsubst %.o,%.d, \
-    $(call objs,build,$(PROTO_SRCS) $(SHM_SRCS) $(BROKER_SRCS) \
+    $(call objs,build,$(PROTO_SRCS) $(SHM_SRCS) $(HIST_SRCS) $(BROKER_SRCS) \
                       $(WORKER_SRCS) $(UNIT_SRCS) tests/bench/bench_codec.c \
                       tests/bench/bench_addrspace.c) \
-    $(call objs,build/san,$(PROTO_SRCS) $(SHM_SRCS) $(BROKER_SRCS) \
-                          $(WORKER_SRCS) $(UNIT_SRCS)) \
+    $(call objs,build/san,$(PROTO_SRCS) $(SHM_SRCS) $(HIST_SRCS) \
+                          $(BROKER_SRCS) $(WORKER_SRCS) $(UNIT_SRCS)) \
     $(FUZZ_PROTO_OBJS) $(patsubst %.c,build/fuzz/obj/%.o,$(FUZZ_SRCS)) \
     $(call objs,build,$(wildcard tests/integ/*.c tests/lib/*.c)) \
     $(call objs,build/san,$(wildcard tests/integ/*.c tests/lib/*.c))))
