@@ -17,6 +17,7 @@
 #   make bench-addrspace node store and value slots; the build at 10^3..10^6
 #   make bench-nodeset   NodeSet2 import of 100,000 nodes: time, bytes/node
 #   make bench-sub       the worker's notification path in memory
+#   make bench-hist      the history store: ingest, bytes/sample, reads
 #   make bench-security  message security on the secure channel in memory
 #   make bench-instr     write100's instructions per WriteValue (callgrind;
 #                        INSTR_SCENARIO=read100, read1, browse: those instead)
@@ -157,7 +158,7 @@ BROKER_SRCS := $(wildcard broker/*.c)
 WORKER_SRCS := $(wildcard worker/*.c)
 # Everything but main.c goes into lib<m>.a, so unit tests can link it.
 BKLIB_SRCS  := $(filter-out broker/main.c,$(BROKER_SRCS))
-WKLIB_SRCS  := $(filter-out worker/main.c,$(WORKER_SRCS))
+WKLIB_SRCS  := $(filter-out worker/main.c worker/historian.c,$(WORKER_SRCS))
 
 objs = $(patsubst %.c,$(1)/%.o,$(2))
 
@@ -174,6 +175,7 @@ LIBBROKER := $(B)/libbroker.a
 LIBWORKER := $(B)/libworker.a
 UABROKER := $(B)/uabroker
 UAWORKER := $(B)/uaworker
+UAHISTORIAN := $(B)/uahistorian
 
 # An archive is rebuilt from scratch so deleted sources leave no stale
 # members.  Rules exist for both build/ and build/san/: bench-codec links
@@ -194,16 +196,25 @@ $(foreach d,build build/san,\
 APP_LIBS = $(LIBSHM) $(LIBPROTO) $(EVENT_LIBS) $(NANOMSG_LIBS) \
            $(WOLFSSL_LIBS) -lm
 
-$(UABROKER): $(B)/broker/main.o $(LIBBROKER) $(LIBSHM) $(LIBPROTO)
+$(UABROKER): $(B)/broker/main.o $(LIBBROKER) $(LIBHIST) $(LIBSHM) \
+             $(LIBPROTO)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(B)/broker/main.o \
-	  $(LIBBROKER) $(APP_LIBS) $(INIH_LIBS) $(MOSQUITTO_LIBS) $(XML2_LIBS)
+	  $(LIBBROKER) $(LIBHIST) $(APP_LIBS) $(INIH_LIBS) $(MOSQUITTO_LIBS) \
+	  $(XML2_LIBS) $(LMDB_LIBS)
 
-$(UAWORKER): $(B)/worker/main.o $(LIBWORKER) $(LIBSHM) $(LIBPROTO)
+$(UAWORKER): $(B)/worker/main.o $(LIBWORKER) $(LIBHIST) $(LIBSHM) \
+            $(LIBPROTO)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(B)/worker/main.o \
-	  $(LIBWORKER) $(APP_LIBS)
+	  $(LIBWORKER) $(LIBHIST) $(APP_LIBS) $(LMDB_LIBS)
+
+# The historian (issue 18): the worker's layers below svc, and the store.
+$(UAHISTORIAN): $(B)/worker/historian.o $(LIBWORKER) $(LIBHIST) $(LIBSHM) \
+                $(LIBPROTO)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(B)/worker/historian.o \
+	  $(LIBWORKER) $(LIBHIST) $(APP_LIBS) $(LMDB_LIBS)
 
 .PHONY: all
-all: $(LIBPROTO) $(LIBSHM) $(LIBHIST) $(UABROKER) $(UAWORKER)
+all: $(LIBPROTO) $(LIBSHM) $(LIBHIST) $(UABROKER) $(UAWORKER) $(UAHISTORIAN)
 
 # ---------------------------------------------------------------- unit tests
 #
@@ -216,9 +227,10 @@ UNIT_LIBS_proto  = $(WOLFSSL_LIBS)
 UNIT_LIBS_shm    = $(NANOMSG_LIBS)
 UNIT_LIBS_hist   = $(LMDB_LIBS)
 # broker/ and worker/ stand on proto/ and shm/ (docs/architecture.md §5).
-UNIT_LIBS_broker = $(B)/libshm.a $(B)/libproto.a $(INIH_LIBS) $(EVENT_LIBS) \
-                   $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(MOSQUITTO_LIBS) \
-                   $(XML2_LIBS)
+UNIT_LIBS_broker = $(B)/libhist.a $(B)/libshm.a $(B)/libproto.a \
+                   $(INIH_LIBS) $(EVENT_LIBS) $(NANOMSG_LIBS) \
+                   $(WOLFSSL_LIBS) $(MOSQUITTO_LIBS) $(XML2_LIBS) \
+                   $(LMDB_LIBS)
 # Worker tests link libworker.a and what it stands on, libshm.a and
 # libproto.a (with libevent, nanomsg, wolfSSL), never libbroker.a.  The
 # address space they serve is the real one all the same: the build tool
@@ -229,8 +241,8 @@ UNIT_LIBS_broker = $(B)/libshm.a $(B)/libproto.a $(INIH_LIBS) $(EVENT_LIBS) \
 # where).  Event records the broker would send are built in the tests from
 # shm/fanout.h's record format with proto's codec
 # (tests/unit/worker/event_fixture.h).
-UNIT_LIBS_worker = $(B)/libshm.a $(B)/libproto.a $(EVENT_LIBS) \
-                   $(NANOMSG_LIBS) $(WOLFSSL_LIBS)
+UNIT_LIBS_worker = $(B)/libhist.a $(B)/libshm.a $(B)/libproto.a \
+                   $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(LMDB_LIBS)
 
 WK_SEG_DIR  := $(B)/tests/unit/worker
 WK_FIXTURE  := $(WK_SEG_DIR)/fixture_seg
@@ -325,6 +337,11 @@ CHECK_PROGS += $(INTEG)/integ_reactivate
 # The simulated Demo.Vars (addrspace.simulation_vars): the limit, every
 # tick in Read and over a subscription (tests/integ/integ_sim.c).
 CHECK_PROGS += $(INTEG)/integ_sim
+# The historian and the history store (issue 18): every simulated tick
+# kept in order, `uabroker history`, kill -9 of the historian with
+# nothing committed lost, a restart keeping the history
+# (tests/integ/integ_history.c).
+CHECK_PROGS += $(INTEG)/integ_history
 # The MQTT feed: two brokers fed by one mosquitto, the size limit, the
 # MQTT broker killed and restarted, TLS, a password, a silent peer, a kept
 # session (tests/integ/integ_mqtt.c).
@@ -350,7 +367,7 @@ CHECK_PROGS += $(INTEG)/integ_notify
 # unit (systemd-analyze verify when present), the installed broker serving
 # (tests/install/check_install.sh, a committed executable script).
 CHECK_PROGS += tests/install/check_install.sh
-tests/install/check_install.sh: | $(UABROKER) $(UAWORKER)
+tests/install/check_install.sh: | $(UABROKER) $(UAWORKER) $(UAHISTORIAN)
 # SIGHUP re-reads the configuration file: live settings take effect,
 # restart-only ones are logged and kept, a broken file is refused
 # (tests/integ/integ_reload.c).
@@ -419,7 +436,7 @@ $(INTEG)/integ_mqtt: INTEG_LIBS = $(MOSQUITTO_LIBS)
 $(INTEG)/integ_server $(INTEG)/integ_sub: INTEG_LDFLAGS = -pthread
 
 $(INTEG_PROGS): $(INTEG)/%: $(INTEG)/%.o $(INTEG_LIB_OBJS) $(LIBPROTO) \
-                | $(UABROKER) $(UAWORKER)
+                | $(UABROKER) $(UAWORKER) $(UAHISTORIAN)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) $(INTEG_LDFLAGS) -o $@ \
 	  $(filter %.o,$^) $(INTEG_LIBS) $(LIBPROTO) $(WOLFSSL_LIBS) -lm
@@ -432,7 +449,7 @@ $(INTEG_PROGS): $(INTEG)/%: $(INTEG)/%.o $(INTEG_LIB_OBJS) $(LIBPROTO) \
 # deploy/install-deps.sh --node.
 
 .PHONY: interop
-interop: $(UABROKER) $(UAWORKER)
+interop: $(UABROKER) $(UAWORKER) $(UAHISTORIAN)
 	@$(DEPS_CMD) --node
 	UABROKER=$(UABROKER) sh tests/interop/run.sh
 
@@ -468,13 +485,14 @@ INSTALL_DOCS   := README.md docs/operations.md docs/configuration.md \
                   docs/feed.md docs/interop.md docs/subscriptions.md
 
 .PHONY: install uninstall
-install: $(UABROKER) $(UAWORKER)
+install: $(UABROKER) $(UAWORKER) $(UAHISTORIAN)
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR)/uabroker \
 	  $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSUSERSDIR) \
 	  $(DESTDIR)$(DOCDIR)
-	$(INSTALL) -m 0755 $(UABROKER) $(UAWORKER) $(DESTDIR)$(BINDIR)/
+	$(INSTALL) -m 0755 $(UABROKER) $(UAWORKER) $(UAHISTORIAN) $(DESTDIR)$(BINDIR)/
 	sed -e 's|^runtime_dir = .*|runtime_dir = /run/uabroker|' \
 	    -e 's|^pki_dir = .*|pki_dir = /var/lib/uabroker/pki|' \
+	    -e 's|^dir = history$$|dir = /var/lib/uabroker/history|' \
 	    deploy/uabroker.conf > $(B)/uabroker.conf.install
 	@conf=$(DESTDIR)$(SYSCONFDIR)/uabroker/uabroker.conf; \
 	if [ -e "$$conf" ]; then \
@@ -494,6 +512,7 @@ install: $(UABROKER) $(UAWORKER)
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/uabroker $(DESTDIR)$(BINDIR)/uaworker \
+	  $(DESTDIR)$(BINDIR)/uahistorian \
 	  $(DESTDIR)$(SYSTEMDUNITDIR)/uabroker.service \
 	  $(DESTDIR)$(SYSUSERSDIR)/uabroker.conf \
 	  $(DESTDIR)$(SYSCONFDIR)/uabroker/uabroker.conf.dist \
@@ -637,6 +656,21 @@ bench-addrspace: $(BENCH_ADDRSPACE) build/uabroker
 	./$(BENCH_ADDRSPACE) $(BENCH_ARGS)
 	sh tests/bench/bench_build.sh build/uabroker $(BENCH_ARGS)
 
+# The history store alone (tests/bench/bench_hist.c): ingest values/s,
+# bytes per sample, HistoryRead raw per value, a day's hourly average,
+# start-up with a 1 GiB store; BENCH_ARGS="[dir [GiB]]".
+BENCH_HIST := build/bench/bench_hist
+
+$(BENCH_HIST): build/tests/bench/bench_hist.o $(BENCHLIB_OBJ) build/libhist.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LMDB_LIBS) -lm
+
+.PHONY: bench-hist
+bench-hist: $(BENCH_HIST)
+	./$(BENCH_HIST) $(BENCH_ARGS)
+
+-include $(wildcard build/tests/bench/bench_hist.d)
+
 # NodeSet2 import: a 100,000-node model (tests/bench/gen_nodeset.py) built
 # with uabroker --once; import time and shared memory per node
 # (tests/bench/bench_nodeset.sh; BENCH_ARGS="[nodes]").
@@ -653,10 +687,12 @@ BENCH_SUB := build/bench/bench_sub
 build/tests/bench/bench_sub.o: LIB_CPPFLAGS += $(CHECK_CFLAGS)
 
 $(BENCH_SUB): build/tests/bench/bench_sub.o build/libworker.a \
-              build/libshm.a build/libproto.a | build/tests/unit/worker/default.seg
+              build/libhist.a build/libshm.a build/libproto.a \
+              | build/tests/unit/worker/default.seg
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) -o $@ $^ \
-	  $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(CHECK_LIBS) -lm
+	  $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(CHECK_LIBS) \
+	  $(LMDB_LIBS) -lm
 
 .PHONY: bench-sub
 bench-sub: $(BENCH_SUB)
@@ -703,7 +739,7 @@ $(UABENCH): $(UABENCH_OBJS) build/libproto.a
 # BENCH_WORKERS (default 0 = one per core), BENCH_SERVER_ARGS (--no-doc:
 # print only).
 .PHONY: bench
-bench: $(UABENCH) build/uabroker build/uaworker
+bench: $(UABENCH) build/uabroker build/uaworker build/uahistorian
 	BENCH_SECONDS=$(or $(BENCH_SECONDS),10) \
 	BENCH_WORKERS=$(or $(BENCH_WORKERS),0) \
 	  sh tests/bench/bench_server.sh $(BENCH_SERVER_ARGS)
@@ -712,14 +748,14 @@ bench: $(UABENCH) build/uabroker build/uaworker
 # under callgrind (tests/bench/instr_write.sh; needs valgrind): the
 # figure of the Write path that does not move with the host.
 .PHONY: bench-instr
-bench-instr: $(UABENCH) build/uabroker build/uaworker
+bench-instr: $(UABENCH) build/uabroker build/uaworker build/uahistorian
 	sh tests/bench/instr_write.sh
 
 # Two builds through the server matrix, alternating, in one run
 # (tests/bench/bench_ab.sh): make bench-ab A=old/uabroker B=build/uabroker
 # [ROUNDS=2] [BENCH_SECONDS=10].
 .PHONY: bench-ab
-bench-ab: $(UABENCH) build/uabroker build/uaworker
+bench-ab: $(UABENCH) build/uabroker build/uaworker build/uahistorian
 	BENCH_SECONDS=$(or $(BENCH_SECONDS),10) \
 	BENCH_WORKERS=$(or $(BENCH_WORKERS),0) \
 	  sh tests/bench/bench_ab.sh $(A) $(or $(B),build/uabroker) \

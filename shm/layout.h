@@ -260,6 +260,8 @@ struct shm_vheap {
     uint64_t bytes_used;
 };
 
+#define SHM_HISTORY_DIR_MAX 1024    /* struct shm_config.history_dir */
+
 /*
  * The configuration snapshot the broker passes its workers (workers read no
  * files).  W: broker before forking; R: workers.
@@ -330,6 +332,10 @@ struct shm_config {
     uint32_t default_event_queue_size;  /* limits.default_event_queue_size */
     uint32_t max_filter_elements;       /* limits.max_filter_elements */
     uint32_t events_audit;              /* events.audit: 1 raise them */
+    /* History (issue 18): the store's directory ("": history off) and
+     * the values one HistoryRead returns per node at most. */
+    char     history_dir[SHM_HISTORY_DIR_MAX];
+    uint32_t history_max_values;        /* history.max_return_values */
     _Atomic uint32_t log_level;         /* log.level (shm/log.h), live:
                                          * W: broker (SIGHUP); R: every
                                          * process's log, relaxed */
