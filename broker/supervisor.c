@@ -340,6 +340,12 @@ bk_supervisor_row_reset(struct shm_worker *r)
     BK_Z(notif_blocks);
     BK_Z(overflows);
     BK_Z(write_ops);
+    BK_Z(hist_stored);
+    BK_Z(hist_dropped);
+    BK_Z(hist_commits);
+    BK_Z(hist_lag_ms);
+    BK_Z(hist_full);
+    BK_Z(hist_nodes);
     for (int i = 0; i < SHM_SVC_MAX; i++) {
         BK_Z(requests[i]);
         BK_Z(latency_sum_us[i]);

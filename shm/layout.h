@@ -430,6 +430,23 @@ struct shm_worker {
     _Atomic uint64_t latency[SHM_SVC_MAX][SHM_LAT_BUCKETS];
     _Atomic uint64_t latency_sum_us[SHM_SVC_MAX];
     _Atomic uint64_t loop_busy_us;      /* sum of loop_iterations' times */
+    /* The historian's (issue 18, worker/historian.c; 0 in a worker's
+     * row): values committed, values not kept (store full, errors), write
+     * transactions, how long the oldest value of the last commit waited
+     * (ms), and after each commit the store's totals (values, bytes,
+     * file size, dropped by retention, DateTime of the oldest value, 0:
+     * none), writing stopped (1: full), variables historized. */
+    _Atomic uint64_t hist_stored;
+    _Atomic uint64_t hist_dropped;
+    _Atomic uint64_t hist_commits;
+    _Atomic uint64_t hist_lag_ms;
+    _Atomic uint64_t hist_values;
+    _Atomic uint64_t hist_bytes;
+    _Atomic uint64_t hist_file_bytes;
+    _Atomic uint64_t hist_retention_dropped;
+    _Atomic int64_t  hist_oldest;
+    _Atomic uint32_t hist_full;
+    _Atomic uint32_t hist_nodes;
 };
 static_assert(sizeof(struct shm_worker) % SHM_CACHELINE == 0, "pad");
 static_assert(offsetof(struct shm_worker, connections) == SHM_CACHELINE,

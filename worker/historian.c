@@ -94,6 +94,9 @@ struct wk_hist {
     uint64_t          next_flush_ms;    /* monotonic: the flush timer */
     bool              full;
     uint64_t          stored, dropped, overflows;
+    uint64_t          first_ms;     /* monotonic: the batch's first value */
+    uint64_t          block_ms;     /* when the broker applied the values
+                                       being drained (0: now) */
 };
 
 static int wk_hist_num(const char *s, long max, long *out);
@@ -111,7 +114,11 @@ static void wk_hist_on_value(void *arg, uint32_t slot, const uint8_t *dv,
 static void wk_hist_on_overflow(void *arg, uint32_t slot);
 static void wk_hist_on_flush(evutil_socket_t fd, short what, void *arg);
 static uint64_t wk_hist_wake_by(void *arg);
+static void wk_hist_on_time(void *arg, uint64_t ms);
 static void wk_hist_second(void *arg);
+static void wk_hist_publish(struct wk_hist *h, bool oldest);
+static int wk_hist_oldest(void *arg, uint64_t key, const struct hs_node *nd,
+                          const uint8_t *nodeid, size_t len);
 static void wk_hist_on_signal(evutil_socket_t fd, short what, void *arg);
 
 /* A decimal number in [0, max]: 0, or -1. */
@@ -336,12 +343,29 @@ wk_hist_add(struct wk_hist *h, uint64_t key, const uint8_t *dv, uint32_t len)
     }
     if (h->n == h->cap || h->used + len > h->buf_cap)
         wk_hist_flush(h);
+    if (h->n == 0)
+        h->first_ms = h->block_ms != 0 ? h->block_ms : h->w.now_ms;
     memcpy(h->buf + h->used, dv, len);
     h->in[h->n].key = key;
     h->in[h->n].dv = h->buf + h->used;
     h->in[h->n].len = len;
     h->used += len;
     h->n++;
+}
+
+/* hs_store_nodes(): the oldest first time of the nodes with values. */
+static int
+wk_hist_oldest(void *arg, uint64_t key, const struct hs_node *nd,
+               const uint8_t *nodeid, size_t len)
+{
+    int64_t *o = arg;
+
+    (void)key;
+    (void)nodeid;
+    (void)len;
+    if (nd->samples > 0 && (*o == 0 || nd->first < *o))
+        *o = nd->first;
+    return 0;
 }
 
 /* Slot's value as it is now, as an encoded DataValue, into the batch. */
@@ -395,7 +419,17 @@ wk_hist_flush(struct wk_hist *h)
     if (h->full) {
         h->dropped += h->n;
     } else if ((rc = hs_store_append(h->store, h->in, h->n)) == 0) {
+        struct shm_worker *r = h->w.row;
+
         h->stored += h->n;
+        atomic_store_explicit(&r->hist_commits,
+                              atomic_load_explicit(&r->hist_commits,
+                                                   memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        atomic_store_explicit(&r->hist_lag_ms,
+                              h->w.now_ms > h->first_ms
+                                  ? h->w.now_ms - h->first_ms : 0,
+                              memory_order_relaxed);
     } else {
         h->dropped += h->n;
         if (rc == -ENOSPC) {
@@ -411,6 +445,37 @@ wk_hist_flush(struct wk_hist *h)
     }
     h->n = 0;
     h->used = 0;
+    wk_hist_publish(h, false);
+}
+
+/* Our counters and the store's totals into our row, for /stats and
+ * /metrics (broker/stats.c); oldest: walk the nodes for the oldest value
+ * too (after pruning, once a minute). */
+static void
+wk_hist_publish(struct wk_hist *h, bool oldest)
+{
+    struct shm_worker *r = h->w.row;
+    struct hs_totals   t;
+
+#define WK_HIST_SET(f, v) atomic_store_explicit(&r->f, v, memory_order_relaxed)
+    WK_HIST_SET(hist_stored, h->stored);
+    WK_HIST_SET(hist_dropped, h->dropped);
+    WK_HIST_SET(hist_full, h->full ? 1u : 0u);
+    WK_HIST_SET(hist_nodes, h->nodes);
+    WK_HIST_SET(overflows, h->overflows);
+    if (hs_store_totals(h->store, &t) == 0) {
+        WK_HIST_SET(hist_values, t.samples);
+        WK_HIST_SET(hist_bytes, t.bytes);
+        WK_HIST_SET(hist_retention_dropped, t.dropped);
+    }
+    if (oldest) {
+        int64_t o = 0;
+
+        WK_HIST_SET(hist_file_bytes, hs_store_file_bytes(h->store));
+        (void)hs_store_nodes(h->store, wk_hist_oldest, &o);
+        WK_HIST_SET(hist_oldest, o);
+    }
+#undef WK_HIST_SET
 }
 
 static void
@@ -443,6 +508,15 @@ wk_hist_on_flush(evutil_socket_t fd, short what, void *arg)
     (void)what;
     wk_hist_flush(h);
     h->next_flush_ms = h->w.now_ms + h->flush_ms;
+}
+
+/* The time the broker applied the values that follow (worker/link.h). */
+static void
+wk_hist_on_time(void *arg, uint64_t ms)
+{
+    struct wk_hist *h = arg;
+
+    h->block_ms = ms;
 }
 
 /* We wake for the flush timer anyway: the broker need not ring before
@@ -483,6 +557,7 @@ wk_hist_second(void *arg)
         hs_store_full_clear(h->store);
         shm_log(SHM_LOG_NOTICE, "history writing resumed");
     }
+    wk_hist_publish(h, true);
 }
 
 static void
@@ -553,6 +628,7 @@ main(int argc, char **argv)
             .value = wk_hist_on_value,
             .overflow = wk_hist_on_overflow,
             .wake_by = wk_hist_wake_by,
+            .time = wk_hist_on_time,
         };
 
         wk_link_set_notify(&h.link, &n, &h);

@@ -11,7 +11,8 @@
  *   3. `uabroker history export` (no server needed, a read-only reader
  *      beside the writer) of Demo.Simulation.Counter: every tick kept, in
  *      order, each value the last + 1, source times increasing; v0 is
- *      historized too (`history list`);
+ *      historized too (`history list`); /stats "history" and /metrics
+ *      count what was stored;
  *   4. kill -9 of the historian under load: it is respawned, the values
  *      committed before the kill are all still there (the earlier export
  *      is a prefix of the later one) and new ones follow;
@@ -226,6 +227,38 @@ main(int argc, char **argv)
                                        "values=") != NULL,
                     "history list: v0 (history.nodes) and the Simulation "
                     "variables: %s", out);
+    }
+
+    /* /stats and /metrics say it too. */
+    {
+        char    *body = NULL;
+        uint64_t up = 0, nodes = 0, stored = 0, values = 0, full = 1;
+        const char *hs;
+
+        bool     ok;
+
+        rc = itest_http(sport, "GET", "/stats", &body);
+        hs = body != NULL ? itest_json_find(body, "history") : NULL;
+        ok = rc == 200 && hs != NULL && itest_json_u64(hs, "up", &up)
+             && itest_json_u64(hs, "nodes", &nodes)
+             && itest_json_u64(hs, "values_stored", &stored)
+             && itest_json_u64(hs, "values", &values)
+             && itest_json_u64(hs, "full", &full);
+        itest_check(ok && up == 1 && nodes == 5 && stored > 100
+                        && values >= stored && full == 0,
+                    "/stats history: up %llu, nodes %llu, values_stored "
+                    "%llu, values %llu, full %llu",
+                    (unsigned long long)up, (unsigned long long)nodes,
+                    (unsigned long long)stored, (unsigned long long)values,
+                    (unsigned long long)full);
+        free(body);
+        body = NULL;
+        rc = itest_http(sport, "GET", "/metrics", &body);
+        itest_check(rc == 200 && body != NULL
+                        && strstr(body, "uabroker_history_values_stored_total")
+                               != NULL,
+                    "/metrics has uabroker_history_values_stored_total");
+        free(body);
     }
 
     /* 4. kill -9 of the historian under load. */
