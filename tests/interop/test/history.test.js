@@ -3,6 +3,8 @@
 //
 // run.sh historizes ns=1;s=v7 (history.nodes): the test writes 50 values
 // to it, lets the historian commit them, and reads them back:
+//   - HistoryServerCapabilities: data access, MaxReturnDataValues, no
+//     events, no updates; OperationLimits MaxNodesPerHistoryReadData;
 //   - ReadRawModifiedDetails forward with numValuesPerNode 7: eight pages
 //     through continuation points, every value in order, nothing twice;
 //   - backwards (endTime before startTime): the same values reversed;
@@ -162,6 +164,25 @@ describe("HistoryRead of a historized variable (ns=1;s=v7)", () => {
         assert.equal(dv[1].value.value & 4, 4, "AccessLevel HistoryRead");
         assert.equal(dv[2].value.value & 4, 4, "UserAccessLevel HistoryRead");
     });
+
+    it("HistoryServerCapabilities and OperationLimits say so",
+        async () => {
+            const dv = await session.read([
+                // AccessHistoryDataCapability, MaxReturnDataValues,
+                // AccessHistoryEventsCapability, InsertDataCapability,
+                // OperationLimits MaxNodesPerHistoryReadData.
+                { nodeId: "i=11193", attributeId: AttributeIds.Value },
+                { nodeId: "i=11273", attributeId: AttributeIds.Value },
+                { nodeId: "i=11242", attributeId: AttributeIds.Value },
+                { nodeId: "i=11196", attributeId: AttributeIds.Value },
+                { nodeId: "i=12165", attributeId: AttributeIds.Value },
+            ]);
+            assert.equal(dv[0].value.value, true);
+            assert.equal(dv[1].value.value, 10000);
+            assert.equal(dv[2].value.value, false);
+            assert.equal(dv[3].value.value, false);
+            assert.ok(dv[4].value.value > 0, `${dv[4].value.value}`);
+        });
 
     it("raw, 7 a page: every written value once, in order", async () => {
         const { values, pages } = await allPages(t0, t1, 7);
