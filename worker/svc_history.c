@@ -27,9 +27,14 @@
  * UncertainDataSubNormal when nothing follows, BadNoData when nothing is
  * before it.
  *
- * Not yet (BadHistoryOperationUnsupported): isReadModified,
- * returnBounds, an IndexRange, ReadProcessedDetails (the aggregates),
- * ReadEventDetails.
+ * returnBounds (with both times given): the value at or before the start
+ * time and the one at or after the end time (mirrored when reading
+ * backwards) are returned as the first and the last, counted in
+ * numValuesPerNode; a bound the store has no value for is a DataValue
+ * with BadBoundNotFound at its time.
+ *
+ * Not yet (BadHistoryOperationUnsupported): isReadModified, an
+ * IndexRange, ReadProcessedDetails (the aggregates), ReadEventDetails.
  *
  * Single-threaded on the worker's loop.  The store handle and the read
  * position are allocated once; a request allocates only from its arena.
@@ -68,10 +73,15 @@ struct wk_history {
     struct hs_read   r;
 };
 
+#define WK_HIST_ONLY_BOUND  UINT32_MAX  /* a point's skip: only the end
+                                           bound's BadBoundNotFound is left */
+
 /* One node's raw read as asked. */
 struct wk_hist_raw {
     int64_t  lo, hi;            /* inclusive */
+    int64_t  start, end;        /* the request's times (returnBounds) */
     bool     reverse;
+    bool     bounds;            /* returnBounds with both times given */
     uint32_t max;               /* values this page */
     enum hs_ts ts;
 };
@@ -91,6 +101,10 @@ static void wk_svc_history_raw_one(struct wk_svc_ctx *ctx,
                                    const struct ua_history_read_value_id *v,
                                    const struct wk_hist_raw *q,
                                    struct ua_history_read_result *res);
+static bool wk_svc_history_near(struct wk_history *h, uint64_t key,
+                                int64_t t, bool before, int64_t *at);
+static void wk_svc_history_no_bound(int64_t t, enum hs_ts ts,
+                                    struct ua_datavalue *out);
 static ua_status wk_svc_history_sample(struct wk_svc_ctx *ctx,
                                        const struct hs_sample *smp,
                                        enum hs_ts ts,
@@ -203,7 +217,7 @@ wk_svc_history_raw_range(const struct ua_read_raw_modified_details *d,
 {
     int64_t s = d->start_time, e = d->end_time;
 
-    if (d->is_read_modified || d->return_bounds)
+    if (d->is_read_modified)
         return UA_BAD_HISTORY_OPERATION_UNSUPPORTED;
     if ((s == 0 && e == 0) || ((s == 0 || e == 0)
                                && d->num_values_per_node == 0)
@@ -225,11 +239,50 @@ wk_svc_history_raw_range(const struct ua_read_raw_modified_details *d,
         q->lo = e + 1;
         q->hi = s;
     }
+    /* Bounding values (Part 11 §6.4.3.2) for the times given; none for
+     * a time left out. */
+    q->bounds = d->return_bounds && s != 0 && e != 0;
+    q->start = s;
+    q->end = e;
     q->max = d->num_values_per_node != 0 && d->num_values_per_node < cap
                  ? d->num_values_per_node : cap;
     q->ts = ttr == UA_TIMESTAMPSTORETURN_SERVER ? HS_TS_SERVER
             : ttr == UA_TIMESTAMPSTORETURN_BOTH ? HS_TS_BOTH : HS_TS_SOURCE;
     return UA_GOOD;
+}
+
+/* The time of node key's last value at or before t (before) or first at
+ * or after t: true and *at, or false when there is none. */
+static bool
+wk_svc_history_near(struct wk_history *h, uint64_t key, int64_t t,
+                    bool before, int64_t *at)
+{
+    struct hs_sample smp;
+
+    if (hs_read_seek(&h->r, key, before ? 0 : t, before ? t : INT64_MAX,
+                     before) != 0
+        || hs_read_next(&h->r, &smp) != 0)
+        return false;
+    *at = smp.t;
+    return true;
+}
+
+/* A bound the store has no value for: BadBoundNotFound at its time. */
+static void
+wk_svc_history_no_bound(int64_t t, enum hs_ts ts, struct ua_datavalue *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->value.ndims = -1;
+    out->mask = UA_DV_STATUS;
+    out->status = UA_BAD_BOUND_NOT_FOUND;
+    if (ts == HS_TS_SOURCE || ts == HS_TS_BOTH) {
+        out->mask |= UA_DV_SOURCE_TS;
+        out->source_ts = t;
+    }
+    if (ts == HS_TS_SERVER || ts == HS_TS_BOTH) {
+        out->mask |= UA_DV_SERVER_TS;
+        out->server_ts = t;
+    }
 }
 
 /* A stored sample as the DataValue the response copies. */
@@ -268,10 +321,12 @@ wk_svc_history_raw_one(struct wk_svc_ctx *ctx, struct wk_history *h,
     struct hs_sample      smp;
     uint8_t               idb[4200];
     uint32_t              node, skip = 0, n = 0, at_last = 0;
-    int64_t               last = 0;
+    int64_t               last = 0, t;
     size_t                idlen;
     ua_status             st;
     int                   rc;
+    bool                  end_missing = false, only_bound = false;
+    uint64_t              key;
 
     st = wk_svc_history_node(ctx, v, &node);
     if (v->continuation_point.len > 0) {
@@ -285,10 +340,7 @@ wk_svc_history_raw_one(struct wk_svc_ctx *ctx, struct wk_history *h,
          * that time were. */
         last = (int64_t)((uint64_t)cp->next << 32 | cp->max);
         skip = cp->reftype;
-        if (q.reverse)
-            q.hi = last;
-        else
-            q.lo = last;
+        only_bound = skip == WK_HIST_ONLY_BOUND;
     }
     if (st != UA_GOOD) {
         if (cp != NULL)
@@ -301,13 +353,44 @@ wk_svc_history_raw_one(struct wk_svc_ctx *ctx, struct wk_history *h,
         res->status_code = UA_BAD_NODE_ID_INVALID;
         return;
     }
+    key = hs_store_key(idb, idlen);
     dv = ua_arena_alloc(ctx->arena, (size_t)q.max * sizeof(*dv));
     if (dv == NULL) {
         res->status_code = UA_BAD_RESPONSE_TOO_LARGE;
         return;
     }
-    rc = hs_read_seek(&h->r, hs_store_key(idb, idlen), q.lo, q.hi,
-                      q.reverse);
+    if (q.bounds) {
+        /* The bounding values widen the range to their times (nothing
+         * lies between a bound and its time but the bound); a missing
+         * one is a BadBoundNotFound at its time, the start's first on
+         * the first page, the end's last on the last. */
+        if (wk_svc_history_near(h, key, q.start, !q.reverse, &t)) {
+            if (q.reverse)
+                q.hi = t;
+            else
+                q.lo = t;
+        } else if (cp == NULL) {
+            wk_svc_history_no_bound(q.start, q.ts, &dv[n++]);
+            /* A page that ends here resumes where the values begin. */
+            last = q.reverse ? q.hi : q.lo;
+        }
+        if (wk_svc_history_near(h, key, q.end, q.reverse, &t)) {
+            if (q.reverse)
+                q.lo = t;
+            else
+                q.hi = t;
+        } else {
+            end_missing = true;
+        }
+    }
+    if (cp != NULL) {
+        if (q.reverse)
+            q.hi = last;
+        else
+            q.lo = last;
+    }
+    rc = only_bound ? -ENOENT
+         : hs_read_seek(&h->r, key, q.lo, q.hi, q.reverse);
     while (rc == 0 && (rc = hs_read_next(&h->r, &smp)) == 0) {
         if (skip > 0 && smp.t == last) {
             skip--;
@@ -340,6 +423,14 @@ wk_svc_history_raw_one(struct wk_svc_ctx *ctx, struct wk_history *h,
                                                  | cp->max)
         && at_last == n)
         at_last += cp->reftype;
+    if (rc == -ENOENT && end_missing) {
+        if (n < q.max) {
+            wk_svc_history_no_bound(q.end, q.ts, &dv[n++]);
+        } else {
+            rc = 0;             /* a page of the bound alone follows */
+            at_last = WK_HIST_ONLY_BOUND;
+        }
+    }
     if (rc == 0) {
         /* More remain: the same slot under a new id, or a fresh one. */
         if (cp == NULL)

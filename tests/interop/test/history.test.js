@@ -8,6 +8,9 @@
 //   - ReadRawModifiedDetails forward with numValuesPerNode 7: eight pages
 //     through continuation points, every value in order, nothing twice;
 //   - backwards (endTime before startTime): the same values reversed;
+//   - returnBounds: the value before the start time (v7's initial value)
+//     first, BadBoundNotFound at the end time last; mirrored backwards;
+//     the same across pages;
 //   - a continuation point released (releaseContinuationPoints), then
 //     used: BadContinuationPointInvalid;
 //   - TimestampsToReturn Server: server timestamps only;
@@ -204,6 +207,60 @@ describe("HistoryRead of a historized variable (ns=1;s=v7)", () => {
         assert.equal(dvs.length, N);
         for (let i = 0; i < N; i++) {
             assert.equal(dvs[i].value.value, written[N - 1 - i]);
+        }
+    });
+
+    it("returnBounds: the value before the start and BadBoundNotFound "
+        + "after the end, forward, backward and paged", async () => {
+        function rawBounds(start, end, nv, cp) {
+            return session.historyRead(new HistoryReadRequest({
+                historyReadDetails: new ReadRawModifiedDetails({
+                    isReadModified: false, startTime: start, endTime: end,
+                    numValuesPerNode: nv, returnBounds: true }),
+                timestampsToReturn: TimestampsToReturn.Source,
+                nodesToRead: [{ nodeId: NODE, continuationPoint: cp }],
+            }));
+        }
+        // Forward: the value before t0 is v7's initial 7.5 (the
+        // historian took it at its start); nothing lies after t1.
+        let r = await rawBounds(t0, t1, 0, null);
+        let dvs = r.results[0].historyData.dataValues;
+        assert.equal(dvs.length, N + 2);
+        assert.equal(dvs[0].value.value, 7.5);
+        assert.ok(dvs[0].sourceTimestamp.getTime() < t0.getTime());
+        assert.equal(dvs[1].value.value, written[0]);
+        assert.equal(dvs[N + 1].statusCode.value,
+            StatusCodes.BadBoundNotFound.value, dvs[N + 1].statusCode.toString());
+        assert.equal(dvs[N + 1].sourceTimestamp.getTime(), t1.getTime());
+        // Backward: mirrored.
+        r = await rawBounds(t1, t0, 0, null);
+        dvs = r.results[0].historyData.dataValues;
+        assert.equal(dvs.length, N + 2);
+        assert.equal(dvs[0].statusCode.value,
+            StatusCodes.BadBoundNotFound.value);
+        assert.equal(dvs[1].value.value, written[N - 1]);
+        assert.equal(dvs[N + 1].value.value, 7.5);
+        // Paged, 7 a page, and 3 (51 values fill 17 pages: the missing
+        // end bound comes on a page of its own): the same 52 values.
+        for (const nv of [7, 3]) {
+            const got = [];
+            let cp = null;
+            do {
+                r = await rawBounds(t0, t1, nv, cp);
+                const page = r.results[0].historyData.dataValues || [];
+                assert.ok(page.length <= nv);
+                got.push(...page);
+                cp = r.results[0].continuationPoint
+                    && r.results[0].continuationPoint.length
+                    ? r.results[0].continuationPoint : null;
+            } while (cp);
+            assert.equal(got.length, N + 2, `${nv} a page`);
+            assert.equal(got[0].value.value, 7.5);
+            for (let i = 0; i < N; i++) {
+                assert.equal(got[i + 1].value.value, written[i]);
+            }
+            assert.equal(got[N + 1].statusCode.value,
+                StatusCodes.BadBoundNotFound.value);
         }
     });
 
