@@ -33,8 +33,12 @@
  * numValuesPerNode; a bound the store has no value for is a DataValue
  * with BadBoundNotFound at its time.
  *
- * Not yet (BadHistoryOperationUnsupported): isReadModified, an
- * IndexRange, ReadProcessedDetails (the aggregates), ReadEventDetails.
+ * An IndexRange (raw reads; at-time not yet) cuts each value (proto/indexrange.h): those
+ * values are decoded and encoded again; a value it selects nothing of is
+ * BadIndexRangeNoData with its timestamps.
+ *
+ * Not yet (BadHistoryOperationUnsupported): isReadModified,
+ * ReadProcessedDetails (the aggregates), ReadEventDetails.
  *
  * Single-threaded on the worker's loop.  The store handle and the read
  * position are allocated once; a request allocates only from its arena.
@@ -49,6 +53,8 @@
 #include "hist/store.h"
 #include "node.h"
 #include "proto/arena.h"
+#include "proto/codec.h"
+#include "proto/indexrange.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types.h"
@@ -105,6 +111,9 @@ static bool wk_svc_history_near(struct wk_history *h, uint64_t key,
                                 int64_t t, bool before, int64_t *at);
 static void wk_svc_history_no_bound(int64_t t, enum hs_ts ts,
                                     struct ua_datavalue *out);
+static ua_status wk_svc_history_ranged(struct wk_svc_ctx *ctx,
+                                       const struct ua_indexrange *r,
+                                       struct ua_datavalue *dv);
 static ua_status wk_svc_history_sample(struct wk_svc_ctx *ctx,
                                        const struct hs_sample *smp,
                                        enum hs_ts ts,
@@ -187,8 +196,6 @@ wk_svc_history_node(struct wk_svc_ctx *ctx,
         return UA_BAD_USER_ACCESS_DENIED;
     if (v->data_encoding.ns != 0 || v->data_encoding.name.len > 0)
         return UA_BAD_DATA_ENCODING_INVALID;
-    if (v->index_range.len > 0)
-        return UA_BAD_HISTORY_OPERATION_UNSUPPORTED;
     return UA_GOOD;
 }
 
@@ -248,6 +255,43 @@ wk_svc_history_raw_range(const struct ua_read_raw_modified_details *d,
                  ? d->num_values_per_node : cap;
     q->ts = ttr == UA_TIMESTAMPSTORETURN_SERVER ? HS_TS_SERVER
             : ttr == UA_TIMESTAMPSTORETURN_BOTH ? HS_TS_BOTH : HS_TS_SOURCE;
+    return UA_GOOD;
+}
+
+/*
+ * dv (a stored value as UA_DV_ENCODED bytes) cut to the IndexRange r
+ * (Part 4 §7.27): decoded, the range extracted, left decoded for the
+ * encoder; a value the range selects nothing of keeps its timestamps
+ * with BadIndexRangeNoData.
+ */
+static ua_status
+wk_svc_history_ranged(struct wk_svc_ctx *ctx, const struct ua_indexrange *r,
+                      struct ua_datavalue *dv)
+{
+    struct ua_datavalue dec;
+    struct ua_variant   part;
+    ua_status           st;
+
+    st = ua_decode(dv->value.data, (size_t)dv->value.n, NULL, &dec,
+                   &ua_types[UA_TYPE_DATAVALUE], ctx->arena,
+                   &ctx->w->limits);
+    if (st != UA_GOOD)
+        return st == UA_BAD_OUT_OF_MEMORY ? UA_BAD_RESPONSE_TOO_LARGE
+                                          : UA_BAD_INTERNAL_ERROR;
+    if (dec.mask & UA_DV_VALUE) {
+        st = ua_indexrange_extract(ctx->arena, r, &dec.value, &part);
+        if (st == UA_BAD_OUT_OF_MEMORY)
+            return UA_BAD_RESPONSE_TOO_LARGE;
+        if (st == UA_GOOD) {
+            dec.value = part;
+        } else {
+            memset(&dec.value, 0, sizeof(dec.value));
+            dec.value.ndims = -1;
+            dec.mask = (uint8_t)((dec.mask & ~UA_DV_VALUE) | UA_DV_STATUS);
+            dec.status = UA_BAD_INDEX_RANGE_NO_DATA;
+        }
+    }
+    *dv = dec;
     return UA_GOOD;
 }
 
@@ -327,6 +371,7 @@ wk_svc_history_raw_one(struct wk_svc_ctx *ctx, struct wk_history *h,
     int                   rc;
     bool                  end_missing = false, only_bound = false;
     uint64_t              key;
+    struct ua_indexrange  range;
 
     st = wk_svc_history_node(ctx, v, &node);
     if (v->continuation_point.len > 0) {
@@ -351,6 +396,15 @@ wk_svc_history_raw_one(struct wk_svc_ctx *ctx, struct wk_history *h,
     if (ua_encode(&v->node_id, &ua_types[UA_TYPE_NODEID], idb, sizeof(idb),
                   &idlen) != UA_GOOD) {
         res->status_code = UA_BAD_NODE_ID_INVALID;
+        return;
+    }
+    if (v->index_range.len > 0
+        && ua_indexrange_parse(v->index_range.data,
+                               (size_t)v->index_range.len, &range)
+               != UA_GOOD) {
+        if (cp != NULL)
+            wk_session_cp_release(s, cp);
+        res->status_code = UA_BAD_INDEX_RANGE_INVALID;
         return;
     }
     key = hs_store_key(idb, idlen);
@@ -400,6 +454,8 @@ wk_svc_history_raw_one(struct wk_svc_ctx *ctx, struct wk_history *h,
         if (n == q.max)
             break;                      /* one more: a next page */
         st = wk_svc_history_sample(ctx, &smp, q.ts, &dv[n]);
+        if (st == UA_GOOD && v->index_range.len > 0)
+            st = wk_svc_history_ranged(ctx, &range, &dv[n]);
         if (st != UA_GOOD) {
             rc = -ENOMEM;
             break;
@@ -707,6 +763,8 @@ wk_svc_history_read(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
             wk_svc_history_raw_one(ctx, h, v, &q, &res[i]);
         } else {
             st = wk_svc_history_node(ctx, v, &node);
+            if (st == UA_GOOD && v->index_range.len > 0)
+                st = UA_BAD_HISTORY_OPERATION_UNSUPPORTED;  /* not yet */
             if (st != UA_GOOD)
                 res[i].status_code = st;
             else

@@ -14,6 +14,9 @@
 //   - a continuation point released (releaseContinuationPoints), then
 //     used: BadContinuationPointInvalid;
 //   - TimestampsToReturn Server: server timestamps only;
+//   - an IndexRange: an array's values cut (Demo.Static.Array.UInt32,
+//     also historized by run.sh), a scalar's BadIndexRangeNoData, a bad
+//     range BadIndexRangeInvalid;
 //   - ReadAtTimeDetails: a time between two values gives the linear
 //     interpolation with the Interpolated bit, a time before all of them
 //     BadNoData;
@@ -326,6 +329,36 @@ describe("HistoryRead of a historized variable (ns=1;s=v7)", () => {
             assert.equal(at[1].statusCode.value, StatusCodes.BadNoData.value,
                 at[1].statusCode.toString());
         });
+
+    it("an IndexRange cuts each value; a scalar's is "
+        + "BadIndexRangeNoData; a bad one BadIndexRangeInvalid", async () => {
+        const arr = "ns=1;s=Demo.Static.Array.UInt32";
+        const now = await session.read({ nodeId: arr,
+            attributeId: AttributeIds.Value });
+        const whole = Array.from(now.value.value);
+        assert.ok(whole.length >= 2, "an array of 2 or more");
+        const r = await raw([
+            { nodeId: arr, indexRange: "1" },
+            { nodeId: NODE, indexRange: "0:1" },
+            { nodeId: NODE, indexRange: "x" },
+        ], new Date(0), t1, 5);
+        const a = r.results[0].historyData.dataValues;
+        assert.ok(a.length >= 1, "the array's initial value is kept");
+        assert.deepEqual(Array.from(a[0].value.value), [whole[1]]);
+        const sc = r.results[1].historyData.dataValues;
+        assert.ok(sc.length >= 1);
+        assert.equal(sc[0].statusCode.value,
+            StatusCodes.BadIndexRangeNoData.value, sc[0].statusCode.toString());
+        assert.equal(r.results[2].statusCode.value,
+            StatusCodes.BadIndexRangeInvalid.value);
+        for (const res of r.results) {
+            if (res.continuationPoint && res.continuationPoint.length) {
+                await raw([{ nodeId: NODE,
+                    continuationPoint: res.continuationPoint }],
+                new Date(0), t1, 5, TimestampsToReturn.Source, true);
+            }
+        }
+    });
 
     it("bad input gets its status", async () => {
         await assert.rejects(raw([NODE], null, null, 0),
