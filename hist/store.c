@@ -1091,6 +1091,13 @@ hs_store_prune(struct hs_store *s, int64_t now, uint64_t *ndrop)
     int                 rc;
 
     *ndrop = 0;
+    /* A reader killed mid-read (a worker's kill -9) pins the pages of its
+     * snapshot until its slot is freed: free such slots first. */
+    {
+        int dead;
+
+        (void)mdb_reader_check(s->env, &dead);
+    }
     /* Pruning frees room: it may run on a full store. */
     s->full = false;
     if ((rc = hs_store_wbegin(s)) != 0)

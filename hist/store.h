@@ -166,7 +166,8 @@ int hs_store_delete_at(struct hs_store *s, uint64_t key, int64_t t,
 /*
  * Retention: drop whole blocks older than each node's retention before
  * now, then the oldest blocks of the store while it is over max_bytes.
- * *n samples dropped.
+ * *n samples dropped.  Frees the reader slots of dead processes first
+ * (mdb_reader_check), so a reader killed mid-read pins nothing for long.
  */
 int hs_store_prune(struct hs_store *s, int64_t now, uint64_t *n);
 

@@ -7,7 +7,8 @@
  * retention by age and by total size (oldest of the store first), a full
  * map (writes refused, reads go on, the flag), a reader handle beside the
  * writer seeing commits, a reopened store keeping everything, a reader
- * of a store nobody wrote yet, and a NodeId registered twice.
+ * of a store nobody wrote yet, a NodeId registered twice, and a reader
+ * killed mid-read whose slot pruning frees (mdb_reader_check).
  */
 #include <check.h>
 #include <errno.h>
@@ -16,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "hist/store.h"
@@ -477,6 +480,86 @@ START_TEST(test_reader_beside_writer)
 }
 END_TEST
 
+/* mdb_reader_list's callback: count the reader lines (after its header). */
+static int
+reader_line(const char *msg, void *ctx)
+{
+    int *n = ctx;
+
+    if (strstr(msg, "pid") == NULL && strstr(msg, "no active") == NULL)
+        (*n)++;
+    return 0;
+}
+
+/*
+ * The reader slots in use, counted by another process (a second
+ * environment handle in this one would take LMDB's exclusive lock and
+ * reset the table: LMDB's caveat against opening an environment twice
+ * in one process).
+ */
+static int
+readers(void)
+{
+    int   fd[2], n = -1;
+    pid_t pid;
+
+    ck_assert_int_eq(pipe(fd), 0);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        MDB_env *env;
+        int      k = 0;
+
+        if (mdb_env_create(&env) != 0 || mdb_env_set_maxdbs(env, 4) != 0
+            || mdb_env_open(env, dir, MDB_RDONLY | MDB_NOTLS, 0640) != 0)
+            _exit(1);
+        mdb_reader_list(env, reader_line, &k);
+        (void)!write(fd[1], &k, sizeof(k));
+        _exit(0);
+    }
+    ck_assert_int_eq(read(fd[0], &n, sizeof(n)), (ssize_t)sizeof(n));
+    waitpid(pid, NULL, 0);
+    close(fd[0]);
+    close(fd[1]);
+    return n;
+}
+
+START_TEST(test_dead_reader)
+{
+    struct hs_store *w = open_store(64 << 20, 0, 0, false);
+    uint64_t         a = node(w, "a"), n;
+    int              fd[2];
+    char             c;
+    pid_t            pid;
+
+    fill(w, a, T0, SEC, 100, 100, 0);
+    ck_assert_int_eq(pipe(fd), 0);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        /* A reader that dies mid-read: its slot stays taken. */
+        static struct hs_read r;
+        struct hs_store      *rd = open_store(0, 0, 0, true);
+
+        if (hs_read_begin(rd, &r) != 0)
+            _exit(1);
+        (void)!write(fd[1], "x", 1);
+        pause();
+        _exit(0);
+    }
+    ck_assert_int_eq(read(fd[0], &c, 1), 1);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    close(fd[0]);
+    close(fd[1]);
+    ck_assert_int_eq(readers(), 1);
+    /* Pruning frees it (mdb_reader_check). */
+    ck_assert_int_eq(hs_store_prune(w, T0, &n), 0);
+    ck_assert_int_eq(readers(), 0);
+    hs_store_close(w);
+}
+END_TEST
+
 static int
 list_cb(void *arg, uint64_t key, const struct hs_node *nd,
         const uint8_t *id, size_t len)
@@ -543,6 +626,7 @@ store_suite(void)
     tcase_add_test(tc, test_map_full);
     tcase_add_test(tc, test_reader_beside_writer);
     tcase_add_test(tc, test_nodes);
+    tcase_add_test(tc, test_dead_reader);
     suite_add_tcase(s, tc);
     return s;
 }
