@@ -18,6 +18,7 @@
 #   make bench-nodeset   NodeSet2 import of 100,000 nodes: time, bytes/node
 #   make bench-sub       the worker's notification path in memory
 #   make bench-hist      the history store: ingest, bytes/sample, reads
+#   make bench-hist-read HistoryRead of 10,000 values through the server
 #   make bench-security  message security on the secure channel in memory
 #   make bench-instr     write100's instructions per WriteValue (callgrind;
 #                        INSTR_SCENARIO=read100, read1, browse: those instead)
@@ -670,6 +671,13 @@ bench-hist: $(BENCH_HIST)
 	./$(BENCH_HIST) $(BENCH_ARGS)
 
 -include $(wildcard build/tests/bench/bench_hist.d)
+
+# HistoryRead raw of 10,000 values through the whole server, node-opcua as
+# the client (tests/bench/bench_hist_read.sh; BENCH_ARGS="[uabroker
+# [reads]]"; node-opcua from tests/interop: make interop once).
+.PHONY: bench-hist-read
+bench-hist-read: build/uabroker build/uaworker build/uahistorian
+	sh tests/bench/bench_hist_read.sh $(BENCH_ARGS)
 
 # NodeSet2 import: a 100,000-node model (tests/bench/gen_nodeset.py) built
 # with uabroker --once; import time and shared memory per node
