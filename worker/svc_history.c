@@ -33,9 +33,10 @@
  * numValuesPerNode; a bound the store has no value for is a DataValue
  * with BadBoundNotFound at its time.
  *
- * An IndexRange (raw reads; at-time not yet) cuts each value (proto/indexrange.h): those
- * values are decoded and encoded again; a value it selects nothing of is
- * BadIndexRangeNoData with its timestamps.
+ * An IndexRange (raw reads; at-time not yet) cuts each value
+ * (proto/indexrange.h): those values are decoded and encoded again; a
+ * value it selects nothing of is BadIndexRangeNoData with its
+ * timestamps.
  *
  * Not yet (BadHistoryOperationUnsupported): isReadModified,
  * ReadProcessedDetails (the aggregates), ReadEventDetails.
@@ -673,10 +674,11 @@ wk_svc_history_read(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
     struct hs_store                      *s;
     struct wk_hist_raw                    q;
     int32_t                               n = req->n_nodes_to_read;
-    uint32_t                              cap = ctx->w->conf->history_max_values;
+    uint32_t                              cap;
     bool                                  raw;
     ua_status                             st;
 
+    cap = ctx->w->conf->history_max_values;
     if (req->timestamps_to_return < UA_TIMESTAMPSTORETURN_SOURCE
         || req->timestamps_to_return >= UA_TIMESTAMPSTORETURN_NEITHER) {
         /* Part 4 §5.10.3.2: NEITHER is not valid for HistoryRead. */
