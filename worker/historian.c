@@ -60,20 +60,20 @@
 #include "shm/value.h"
 #include "worker.h"
 
-#define WK_HIST_EXIT_NO_RESPAWN 2
-#define WK_HIST_BROKER_PID_ENV  "UABROKER_PID"
-#define WK_HIST_SEC             10000000ll      /* DateTime ticks */
-#define WK_HIST_PRUNE_S         60
-#define WK_HIST_BUF_PER_VALUE   64              /* batch bytes per value */
-#define WK_HIST_ONE_MAX         (1u << 20)      /* one value, at most */
+#define WK_HISTORIAN_EXIT_NO_RESPAWN 2
+#define WK_HISTORIAN_BROKER_PID_ENV  "UABROKER_PID"
+#define WK_HISTORIAN_SEC             10000000ll  /* DateTime ticks */
+#define WK_HISTORIAN_PRUNE_S         60
+#define WK_HISTORIAN_BUF_PER_VALUE   64          /* batch bytes per value */
+#define WK_HISTORIAN_ONE_MAX         (1u << 20)  /* one value, at most */
 
-struct wk_hist_args {
+struct wk_historian_args {
     long        slot, segfd;
     const char *dir;
     long        map_mb, max_mb, retention_s, flush_ms, batch, sync;
 };
 
-struct wk_hist {
+struct wk_historian {
     struct wk_worker  w;
     struct wk_loop    loop;
     struct wk_link    link;
@@ -99,31 +99,34 @@ struct wk_hist {
                                        being drained (0: now) */
 };
 
-static int wk_hist_num(const char *s, long max, long *out);
-static int wk_hist_args(int argc, char **argv, struct wk_hist_args *a);
-static int wk_hist_parent(void);
-static int wk_hist_attach(struct wk_worker *w, int segfd);
-static int wk_hist_open(struct wk_hist *h, const struct wk_hist_args *a);
-static int wk_hist_nodes(struct wk_hist *h);
-static void wk_hist_add(struct wk_hist *h, uint64_t key, const uint8_t *dv,
-                        uint32_t len);
-static void wk_hist_current(struct wk_hist *h, uint32_t slot);
-static void wk_hist_flush(struct wk_hist *h);
-static void wk_hist_on_value(void *arg, uint32_t slot, const uint8_t *dv,
-                             uint32_t len);
-static void wk_hist_on_overflow(void *arg, uint32_t slot);
-static void wk_hist_on_flush(evutil_socket_t fd, short what, void *arg);
-static uint64_t wk_hist_wake_by(void *arg);
-static void wk_hist_on_time(void *arg, uint64_t ms);
-static void wk_hist_second(void *arg);
-static void wk_hist_publish(struct wk_hist *h, bool oldest);
-static int wk_hist_oldest(void *arg, uint64_t key, const struct hs_node *nd,
-                          const uint8_t *nodeid, size_t len);
-static void wk_hist_on_signal(evutil_socket_t fd, short what, void *arg);
+static int wk_historian_num(const char *s, long max, long *out);
+static int wk_historian_args(int argc, char **argv,
+                             struct wk_historian_args *a);
+static int wk_historian_parent(void);
+static int wk_historian_attach(struct wk_worker *w, int segfd);
+static int wk_historian_open(struct wk_historian *h,
+                             const struct wk_historian_args *a);
+static int wk_historian_nodes(struct wk_historian *h);
+static void wk_historian_add(struct wk_historian *h, uint64_t key,
+                             const uint8_t *dv, uint32_t len);
+static void wk_historian_current(struct wk_historian *h, uint32_t slot);
+static void wk_historian_flush(struct wk_historian *h);
+static void wk_historian_on_value(void *arg, uint32_t slot, const uint8_t *dv,
+                                  uint32_t len);
+static void wk_historian_on_overflow(void *arg, uint32_t slot);
+static void wk_historian_on_flush(evutil_socket_t fd, short what, void *arg);
+static uint64_t wk_historian_wake_by(void *arg);
+static void wk_historian_on_time(void *arg, uint64_t ms);
+static void wk_historian_second(void *arg);
+static void wk_historian_publish(struct wk_historian *h, bool oldest);
+static int wk_historian_oldest(void *arg, uint64_t key,
+                               const struct hs_node *nd,
+                               const uint8_t *nodeid, size_t len);
+static void wk_historian_on_signal(evutil_socket_t fd, short what, void *arg);
 
 /* A decimal number in [0, max]: 0, or -1. */
 static int
-wk_hist_num(const char *s, long max, long *out)
+wk_historian_num(const char *s, long max, long *out)
 {
     char *end;
     long  v;
@@ -140,22 +143,23 @@ wk_hist_num(const char *s, long max, long *out)
 
 /* The options, each once; --slot, --segment-fd and --dir required. */
 static int
-wk_hist_args(int argc, char **argv, struct wk_hist_args *a)
+wk_historian_args(int argc, char **argv, struct wk_historian_args *a)
 {
     static const struct {
         const char *name;
         size_t      off;
         long        max;
     } opts[] = {
-        { "--slot", offsetof(struct wk_hist_args, slot), SHM_WORKERS_MAX - 1 },
-        { "--segment-fd", offsetof(struct wk_hist_args, segfd), INT_MAX },
-        { "--map-mb", offsetof(struct wk_hist_args, map_mb), 4194304 },
-        { "--max-mb", offsetof(struct wk_hist_args, max_mb), 1048576 },
-        { "--retention-s", offsetof(struct wk_hist_args, retention_s),
+        { "--slot", offsetof(struct wk_historian_args, slot),
+          SHM_WORKERS_MAX - 1 },
+        { "--segment-fd", offsetof(struct wk_historian_args, segfd), INT_MAX },
+        { "--map-mb", offsetof(struct wk_historian_args, map_mb), 4194304 },
+        { "--max-mb", offsetof(struct wk_historian_args, max_mb), 1048576 },
+        { "--retention-s", offsetof(struct wk_historian_args, retention_s),
           UINT32_MAX },
-        { "--flush-ms", offsetof(struct wk_hist_args, flush_ms), 60000 },
-        { "--batch", offsetof(struct wk_hist_args, batch), 4194304 },
-        { "--sync", offsetof(struct wk_hist_args, sync), 1 },
+        { "--flush-ms", offsetof(struct wk_historian_args, flush_ms), 60000 },
+        { "--batch", offsetof(struct wk_historian_args, batch), 4194304 },
+        { "--sync", offsetof(struct wk_historian_args, sync), 1 },
     };
     unsigned seen = 0;
 
@@ -182,8 +186,8 @@ wk_hist_args(int argc, char **argv, struct wk_hist_args *a)
             if (strcmp(argv[i], opts[k].name) == 0)
                 break;
         if (k == sizeof(opts) / sizeof(opts[0]) || (seen & (1u << k))
-            || wk_hist_num(argv[i + 1], opts[k].max,
-                           (long *)((char *)a + opts[k].off)) != 0)
+            || wk_historian_num(argv[i + 1], opts[k].max,
+                                (long *)((char *)a + opts[k].off)) != 0)
             return -1;
         seen |= 1u << k;
     }
@@ -195,9 +199,9 @@ wk_hist_args(int argc, char **argv, struct wk_hist_args *a)
 
 /* Die with the broker, and make sure it has not died already. */
 static int
-wk_hist_parent(void)
+wk_historian_parent(void)
 {
-    const char *env = getenv(WK_HIST_BROKER_PID_ENV);
+    const char *env = getenv(WK_HISTORIAN_BROKER_PID_ENV);
     long        want;
 
     if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1) {
@@ -205,7 +209,7 @@ wk_hist_parent(void)
                 strerror(errno));
         return -1;
     }
-    if (env != NULL && wk_hist_num(env, INT_MAX, &want) == 0) {
+    if (env != NULL && wk_historian_num(env, INT_MAX, &want) == 0) {
         if (getppid() != (pid_t)want) {
             shm_log(SHM_LOG_ERROR, "parent %d is not the broker %ld",
                     (int)getppid(), want);
@@ -221,7 +225,7 @@ wk_hist_parent(void)
 /* Attach the segment: the node store, the values, the snapshot, our row.
  * The broker built the address space before it forked us. */
 static int
-wk_hist_attach(struct wk_worker *w, int segfd)
+wk_historian_attach(struct wk_worker *w, int segfd)
 {
     int rc;
 
@@ -249,13 +253,13 @@ wk_hist_attach(struct wk_worker *w, int segfd)
 
 /* The store (its directory made when missing) and the batch. */
 static int
-wk_hist_open(struct wk_hist *h, const struct wk_hist_args *a)
+wk_historian_open(struct wk_historian *h, const struct wk_historian_args *a)
 {
     struct hs_store_config c = {
         .dir = a->dir,
         .map_bytes = (uint64_t)a->map_mb << 20,
         .max_bytes = (uint64_t)a->max_mb << 20,
-        .retention = (int64_t)a->retention_s * WK_HIST_SEC,
+        .retention = (int64_t)a->retention_s * WK_HISTORIAN_SEC,
         .batch_max = (uint32_t)a->batch,
         .nosync = a->sync == 0,
     };
@@ -272,12 +276,12 @@ wk_hist_open(struct wk_hist *h, const struct wk_hist_args *a)
         return -1;
     }
     h->cap = (uint32_t)a->batch;
-    h->buf_cap = (size_t)h->cap * WK_HIST_BUF_PER_VALUE;
-    if (h->buf_cap < 2 * WK_HIST_ONE_MAX)
-        h->buf_cap = 2 * WK_HIST_ONE_MAX;
+    h->buf_cap = (size_t)h->cap * WK_HISTORIAN_BUF_PER_VALUE;
+    if (h->buf_cap < 2 * WK_HISTORIAN_ONE_MAX)
+        h->buf_cap = 2 * WK_HISTORIAN_ONE_MAX;
     h->in = calloc(h->cap, sizeof(*h->in));
     h->buf = malloc(h->buf_cap);
-    h->one = malloc(WK_HIST_ONE_MAX);
+    h->one = malloc(WK_HISTORIAN_ONE_MAX);
     h->nslots = h->w.vals.nslots;
     h->keys = calloc(h->nslots ? h->nslots : 1, sizeof(*h->keys));
     if (h->in == NULL || h->buf == NULL || h->one == NULL
@@ -294,7 +298,7 @@ wk_hist_open(struct wk_hist *h, const struct wk_hist_args *a)
  * between the two, docs/architecture.md §2).
  */
 static int
-wk_hist_nodes(struct wk_hist *h)
+wk_historian_nodes(struct wk_historian *h)
 {
     struct wk_worker *w = &h->w;
     uint8_t           idb[4200];
@@ -327,7 +331,7 @@ wk_hist_nodes(struct wk_hist *h)
         }
         h->keys[n->u.var.slot] = key;
         shm_interest_set(&w->vals, n->u.var.slot, w->slot);
-        wk_hist_current(h, n->u.var.slot);
+        wk_historian_current(h, n->u.var.slot);
         h->nodes++;
     }
     return 0;
@@ -335,14 +339,15 @@ wk_hist_nodes(struct wk_hist *h)
 
 /* One value into the batch (the batch written first when full). */
 static void
-wk_hist_add(struct wk_hist *h, uint64_t key, const uint8_t *dv, uint32_t len)
+wk_historian_add(struct wk_historian *h, uint64_t key, const uint8_t *dv,
+                 uint32_t len)
 {
-    if (len > WK_HIST_ONE_MAX) {
+    if (len > WK_HISTORIAN_ONE_MAX) {
         h->dropped++;
         return;
     }
     if (h->n == h->cap || h->used + len > h->buf_cap)
-        wk_hist_flush(h);
+        wk_historian_flush(h);
     if (h->n == 0)
         h->first_ms = h->block_ms != 0 ? h->block_ms : h->w.now_ms;
     memcpy(h->buf + h->used, dv, len);
@@ -355,8 +360,8 @@ wk_hist_add(struct wk_hist *h, uint64_t key, const uint8_t *dv, uint32_t len)
 
 /* hs_store_nodes(): the oldest first time of the nodes with values. */
 static int
-wk_hist_oldest(void *arg, uint64_t key, const struct hs_node *nd,
-               const uint8_t *nodeid, size_t len)
+wk_historian_oldest(void *arg, uint64_t key, const struct hs_node *nd,
+                    const uint8_t *nodeid, size_t len)
 {
     int64_t *o = arg;
 
@@ -370,11 +375,11 @@ wk_hist_oldest(void *arg, uint64_t key, const struct hs_node *nd,
 
 /* Slot's value as it is now, as an encoded DataValue, into the batch. */
 static void
-wk_hist_current(struct wk_hist *h, uint32_t slot)
+wk_historian_current(struct wk_historian *h, uint32_t slot)
 {
     struct shm_value v;
     uint8_t         *p = h->one + 1;
-    size_t           room = WK_HIST_ONE_MAX - 1 - 4 - 2 * (8 + 2);
+    size_t           room = WK_HISTORIAN_ONE_MAX - 1 - 4 - 2 * (8 + 2);
 
     if (shm_value_read(&h->w.vals, slot, &v, p, room) != 0 || v.len == 0)
         return;
@@ -405,12 +410,12 @@ wk_hist_current(struct wk_hist *h, uint32_t slot)
             p += 2;
         }
     }
-    wk_hist_add(h, h->keys[slot], h->one, (uint32_t)(p - h->one));
+    wk_historian_add(h, h->keys[slot], h->one, (uint32_t)(p - h->one));
 }
 
 /* The batch into the store, one transaction. */
 static void
-wk_hist_flush(struct wk_hist *h)
+wk_historian_flush(struct wk_historian *h)
 {
     int rc;
 
@@ -445,76 +450,77 @@ wk_hist_flush(struct wk_hist *h)
     }
     h->n = 0;
     h->used = 0;
-    wk_hist_publish(h, false);
+    wk_historian_publish(h, false);
 }
 
 /* Our counters and the store's totals into our row, for /stats and
  * /metrics (broker/stats.c); oldest: walk the nodes for the oldest value
  * too (after pruning, once a minute). */
 static void
-wk_hist_publish(struct wk_hist *h, bool oldest)
+wk_historian_publish(struct wk_historian *h, bool oldest)
 {
     struct shm_worker *r = h->w.row;
     struct hs_totals   t;
 
-#define WK_HIST_SET(f, v) atomic_store_explicit(&r->f, v, memory_order_relaxed)
-    WK_HIST_SET(hist_stored, h->stored);
-    WK_HIST_SET(hist_dropped, h->dropped);
-    WK_HIST_SET(hist_full, h->full ? 1u : 0u);
-    WK_HIST_SET(hist_nodes, h->nodes);
-    WK_HIST_SET(overflows, h->overflows);
+#define WK_HISTORIAN_SET(f, v) \
+    atomic_store_explicit(&r->f, v, memory_order_relaxed)
+    WK_HISTORIAN_SET(hist_stored, h->stored);
+    WK_HISTORIAN_SET(hist_dropped, h->dropped);
+    WK_HISTORIAN_SET(hist_full, h->full ? 1u : 0u);
+    WK_HISTORIAN_SET(hist_nodes, h->nodes);
+    WK_HISTORIAN_SET(overflows, h->overflows);
     if (hs_store_totals(h->store, &t) == 0) {
-        WK_HIST_SET(hist_values, t.samples);
-        WK_HIST_SET(hist_bytes, t.bytes);
-        WK_HIST_SET(hist_retention_dropped, t.dropped);
+        WK_HISTORIAN_SET(hist_values, t.samples);
+        WK_HISTORIAN_SET(hist_bytes, t.bytes);
+        WK_HISTORIAN_SET(hist_retention_dropped, t.dropped);
     }
     if (oldest) {
         int64_t o = 0;
 
-        WK_HIST_SET(hist_file_bytes, hs_store_file_bytes(h->store));
-        (void)hs_store_nodes(h->store, wk_hist_oldest, &o);
-        WK_HIST_SET(hist_oldest, o);
+        WK_HISTORIAN_SET(hist_file_bytes, hs_store_file_bytes(h->store));
+        (void)hs_store_nodes(h->store, wk_historian_oldest, &o);
+        WK_HISTORIAN_SET(hist_oldest, o);
     }
-#undef WK_HIST_SET
+#undef WK_HISTORIAN_SET
 }
 
 static void
-wk_hist_on_value(void *arg, uint32_t slot, const uint8_t *dv, uint32_t len)
+wk_historian_on_value(void *arg, uint32_t slot, const uint8_t *dv, uint32_t len)
 {
-    struct wk_hist *h = arg;
+    struct wk_historian *h = arg;
 
     if (slot < h->nslots && h->keys[slot] != 0)
-        wk_hist_add(h, h->keys[slot], dv, len);
+        wk_historian_add(h, h->keys[slot], dv, len);
 }
 
 /* Changes of slot never reached us: its value now, in its place. */
 static void
-wk_hist_on_overflow(void *arg, uint32_t slot)
+wk_historian_on_overflow(void *arg, uint32_t slot)
 {
-    struct wk_hist *h = arg;
+    struct wk_historian *h = arg;
 
     if (slot >= h->nslots || h->keys[slot] == 0)
         return;
     h->overflows++;
-    wk_hist_current(h, slot);
+    wk_historian_current(h, slot);
 }
 
 static void
-wk_hist_on_flush(evutil_socket_t fd, short what, void *arg)
+wk_historian_on_flush(evutil_socket_t fd, short what, void *arg)
 {
-    struct wk_hist *h = arg;
+    struct wk_historian *h = arg;
 
     (void)fd;
     (void)what;
-    wk_hist_flush(h);
+    wk_historian_flush(h);
     h->next_flush_ms = h->w.now_ms + h->flush_ms;
 }
 
 /* The time the broker applied the values that follow (worker/link.h). */
 static void
-wk_hist_on_time(void *arg, uint64_t ms)
+wk_historian_on_time(void *arg, uint64_t ms)
 {
-    struct wk_hist *h = arg;
+    struct wk_historian *h = arg;
 
     h->block_ms = ms;
 }
@@ -522,18 +528,18 @@ wk_hist_on_time(void *arg, uint64_t ms)
 /* We wake for the flush timer anyway: the broker need not ring before
  * it (worker/link.h wake_by), one bell per flush at most. */
 static uint64_t
-wk_hist_wake_by(void *arg)
+wk_historian_wake_by(void *arg)
 {
-    struct wk_hist *h = arg;
+    struct wk_historian *h = arg;
 
     return h->next_flush_ms > h->w.now_ms ? h->next_flush_ms : 0;
 }
 
 /* Once a second: the heartbeat; once a minute: retention. */
 static void
-wk_hist_second(void *arg)
+wk_historian_second(void *arg)
 {
-    struct wk_hist *h = arg;
+    struct wk_historian *h = arg;
     uint64_t        n;
     int             rc;
 
@@ -541,8 +547,8 @@ wk_hist_second(void *arg)
                           memory_order_relaxed);
     if (h->prune_in-- > 0)
         return;
-    h->prune_in = WK_HIST_PRUNE_S;
-    wk_hist_flush(h);
+    h->prune_in = WK_HISTORIAN_PRUNE_S;
+    wk_historian_flush(h);
     rc = hs_store_prune(h->store, h->w.now_dt, &n);
     if (rc != 0) {
         shm_log(SHM_LOG_ERROR, "history retention: %s",
@@ -557,13 +563,13 @@ wk_hist_second(void *arg)
         hs_store_full_clear(h->store);
         shm_log(SHM_LOG_NOTICE, "history writing resumed");
     }
-    wk_hist_publish(h, true);
+    wk_historian_publish(h, true);
 }
 
 static void
-wk_hist_on_signal(evutil_socket_t fd, short what, void *arg)
+wk_historian_on_signal(evutil_socket_t fd, short what, void *arg)
 {
-    struct wk_hist *h = arg;
+    struct wk_historian *h = arg;
 
     (void)what;
     if (h->w.stopping)
@@ -576,37 +582,37 @@ wk_hist_on_signal(evutil_socket_t fd, short what, void *arg)
 int
 main(int argc, char **argv)
 {
-    static struct wk_hist h;
+    static struct wk_historian h;
     struct wk_worker     *w = &h.w;
-    struct wk_hist_args   a;
+    struct wk_historian_args   a;
     struct sigaction      sa;
     struct timeval        tv;
     char                  ident[SHM_LOG_IDENT_MAX];
-    int                   rc, exit_code = WK_HIST_EXIT_NO_RESPAWN;
+    int                   rc, exit_code = WK_HISTORIAN_EXIT_NO_RESPAWN;
 
     shm_log_open("uahistorian", 2);
-    if (wk_hist_args(argc, argv, &a) != 0) {
+    if (wk_historian_args(argc, argv, &a) != 0) {
         shm_log(SHM_LOG_ERROR, "usage: uahistorian --slot N --segment-fd FD "
                 "--dir PATH [--map-mb N] [--max-mb N] [--retention-s N] "
                 "[--flush-ms N] [--batch N] [--sync 0|1]");
         shm_log(SHM_LOG_ERROR, "uahistorian (%s %s) is started by uabroker "
                 "only", UA_PRODUCT_NAME, UA_VERSION);
-        return WK_HIST_EXIT_NO_RESPAWN;
+        return WK_HISTORIAN_EXIT_NO_RESPAWN;
     }
     w->slot = (unsigned)a.slot;
     w->seg.fd = -1;
     snprintf(ident, sizeof(ident), "uahistorian %u", w->slot);
     shm_log_open(ident, 2);
-    if (wk_hist_parent() != 0)
-        return WK_HIST_EXIT_NO_RESPAWN;
+    if (wk_historian_parent() != 0)
+        return WK_HISTORIAN_EXIT_NO_RESPAWN;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &sa, NULL);
-    if (wk_hist_attach(w, (int)a.segfd) != 0)
+    if (wk_historian_attach(w, (int)a.segfd) != 0)
         goto out;
     shm_log_level_at(&w->conf->log_level);
     wk_clock_update(w);
-    if (wk_hist_open(&h, &a) != 0)
+    if (wk_historian_open(&h, &a) != 0)
         goto out_seg;
     w->base = event_base_new();
     if (w->base == NULL) {
@@ -615,7 +621,7 @@ main(int argc, char **argv)
     }
     rc = wk_loop_init(&h.loop, w);
     if (rc == 0)
-        rc = wk_loop_on_second(&h.loop, wk_hist_second, &h);
+        rc = wk_loop_on_second(&h.loop, wk_historian_second, &h);
     if (rc == 0)
         rc = wk_link_init(&h.link, w, &h.loop);
     if (rc != 0 || !wk_link_on(&h.link)) {
@@ -625,25 +631,26 @@ main(int argc, char **argv)
     }
     {
         const struct wk_link_notify n = {
-            .value = wk_hist_on_value,
-            .overflow = wk_hist_on_overflow,
-            .wake_by = wk_hist_wake_by,
-            .time = wk_hist_on_time,
+            .value = wk_historian_on_value,
+            .overflow = wk_historian_on_overflow,
+            .wake_by = wk_historian_wake_by,
+            .time = wk_historian_on_time,
         };
 
         wk_link_set_notify(&h.link, &n, &h);
     }
-    if (wk_hist_nodes(&h) != 0)
+    if (wk_historian_nodes(&h) != 0)
         goto out_link;
-    wk_hist_flush(&h);
+    wk_historian_flush(&h);
     shm_log(SHM_LOG_NOTICE, "history of %u variables in %s", h.nodes, a.dir);
-    event_assign(&h.flush_ev, w->base, -1, EV_PERSIST, wk_hist_on_flush, &h);
+    event_assign(&h.flush_ev, w->base, -1, EV_PERSIST, wk_historian_on_flush,
+                 &h);
     h.flush_ms = (uint32_t)a.flush_ms;
     h.next_flush_ms = w->now_ms + h.flush_ms;
     tv.tv_sec = a.flush_ms / 1000;
     tv.tv_usec = (a.flush_ms % 1000) * 1000;
-    evsignal_assign(&h.sigterm, w->base, SIGTERM, wk_hist_on_signal, &h);
-    evsignal_assign(&h.sigint, w->base, SIGINT, wk_hist_on_signal, &h);
+    evsignal_assign(&h.sigterm, w->base, SIGTERM, wk_historian_on_signal, &h);
+    evsignal_assign(&h.sigint, w->base, SIGINT, wk_historian_on_signal, &h);
     if (event_add(&h.flush_ev, &tv) != 0 || event_add(&h.sigterm, NULL) != 0
         || event_add(&h.sigint, NULL) != 0) {
         shm_log(SHM_LOG_ERROR, "event_add failed");
@@ -658,7 +665,7 @@ main(int argc, char **argv)
         exit_code = 0;
     /* What the last drain brought, kept. */
     wk_link_drain(&h.link);
-    wk_hist_flush(&h);
+    wk_historian_flush(&h);
     event_del(&h.flush_ev);
     event_del(&h.sigterm);
     event_del(&h.sigint);

@@ -66,12 +66,12 @@
 #include "shm/nodestore.h"
 #include "svc.h"
 
-#define WK_HIST_CP_MARK     0xFFu       /* wk_session_cp.direction */
-#define WK_HIST_RETRY_MS    1000u       /* a store that would not open */
-#define WK_HIST_ACCESS_READ 0x04u       /* AccessLevel HistoryRead */
+#define WK_SVC_HISTORY_CP_MARK     0xFFu       /* wk_session_cp.direction */
+#define WK_SVC_HISTORY_RETRY_MS    1000u       /* a store that would not open */
+#define WK_SVC_HISTORY_ACCESS_READ 0x04u       /* AccessLevel HistoryRead */
 /* StatusCode InfoType DataValue and the Interpolated historian bits
  * (Part 4 §7.39.2, Part 11 §6.3). */
-#define WK_HIST_INTERPOLATED 0x00000402u
+#define WK_SVC_HISTORY_INTERPOLATED 0x00000402u
 
 struct wk_history {
     struct hs_store *s;
@@ -80,11 +80,11 @@ struct wk_history {
     struct hs_read   r;
 };
 
-#define WK_HIST_ONLY_BOUND  UINT32_MAX  /* a point's skip: only the end
+#define WK_SVC_HISTORY_ONLY_BOUND  UINT32_MAX  /* a point's skip: only the end
                                            bound's BadBoundNotFound is left */
 
 /* One node's raw read as asked. */
-struct wk_hist_raw {
+struct wk_svc_history_raw {
     int64_t  lo, hi;            /* inclusive */
     int64_t  start, end;        /* the request's times (returnBounds) */
     bool     reverse;
@@ -102,11 +102,11 @@ static void wk_svc_history_data(struct wk_svc_ctx *ctx,
                                 struct ua_datavalue *dv, int32_t n);
 static ua_status wk_svc_history_raw_range(
     const struct ua_read_raw_modified_details *d, int32_t ttr,
-    uint32_t cap, struct wk_hist_raw *q);
+    uint32_t cap, struct wk_svc_history_raw *q);
 static void wk_svc_history_raw_one(struct wk_svc_ctx *ctx,
                                    struct wk_history *h,
                                    const struct ua_history_read_value_id *v,
-                                   const struct wk_hist_raw *q,
+                                   const struct wk_svc_history_raw *q,
                                    struct ua_history_read_result *res);
 static bool wk_svc_history_near(struct wk_history *h, uint64_t key,
                                 int64_t t, bool before, int64_t *at);
@@ -172,7 +172,7 @@ wk_svc_history_store(struct wk_worker *w)
         return NULL;
     h->s = hs_store_open(&c, err, sizeof(err));
     if (h->s == NULL) {
-        h->retry_ms = w->now_ms + WK_HIST_RETRY_MS;
+        h->retry_ms = w->now_ms + WK_SVC_HISTORY_RETRY_MS;
         if (!h->warned)
             shm_log(SHM_LOG_INFO, "history store: %s", err);
         h->warned = true;
@@ -193,7 +193,7 @@ wk_svc_history_node(struct wk_svc_ctx *ctx,
     n = shm_nodestore_node(&ctx->w->ns, *node);
     if (n->node_class != SHM_NC_VARIABLE || !(n->flags & SHM_NF_HISTORIZING))
         return UA_BAD_HISTORY_OPERATION_UNSUPPORTED;
-    if (!(n->user_access_level & WK_HIST_ACCESS_READ))
+    if (!(n->user_access_level & WK_SVC_HISTORY_ACCESS_READ))
         return UA_BAD_USER_ACCESS_DENIED;
     if (v->data_encoding.ns != 0 || v->data_encoding.name.len > 0)
         return UA_BAD_DATA_ENCODING_INVALID;
@@ -221,7 +221,8 @@ wk_svc_history_data(struct wk_svc_ctx *ctx, struct ua_history_read_result *res,
 /* The time range of ReadRawModifiedDetails d as the store reads it. */
 static ua_status
 wk_svc_history_raw_range(const struct ua_read_raw_modified_details *d,
-                         int32_t ttr, uint32_t cap, struct wk_hist_raw *q)
+                         int32_t ttr, uint32_t cap,
+                         struct wk_svc_history_raw *q)
 {
     int64_t s = d->start_time, e = d->end_time;
 
@@ -356,12 +357,12 @@ wk_svc_history_sample(struct wk_svc_ctx *ctx, const struct hs_sample *smp,
 static void
 wk_svc_history_raw_one(struct wk_svc_ctx *ctx, struct wk_history *h,
                        const struct ua_history_read_value_id *v,
-                       const struct wk_hist_raw *q0,
+                       const struct wk_svc_history_raw *q0,
                        struct ua_history_read_result *res)
 {
     struct wk_session    *s = ctx->session;
     struct wk_session_cp *cp = NULL;
-    struct wk_hist_raw    q = *q0;
+    struct wk_svc_history_raw    q = *q0;
     struct ua_datavalue  *dv;
     struct hs_sample      smp;
     uint8_t               idb[4200];
@@ -377,7 +378,7 @@ wk_svc_history_raw_one(struct wk_svc_ctx *ctx, struct wk_history *h,
     st = wk_svc_history_node(ctx, v, &node);
     if (v->continuation_point.len > 0) {
         cp = wk_session_cp_find(ctx->w, s, &v->continuation_point);
-        if (cp == NULL || cp->direction != WK_HIST_CP_MARK
+        if (cp == NULL || cp->direction != WK_SVC_HISTORY_CP_MARK
             || (st == UA_GOOD && cp->node != node)) {
             res->status_code = UA_BAD_CONTINUATION_POINT_INVALID;
             return;
@@ -386,7 +387,7 @@ wk_svc_history_raw_one(struct wk_svc_ctx *ctx, struct wk_history *h,
          * that time were. */
         last = (int64_t)((uint64_t)cp->next << 32 | cp->max);
         skip = cp->reftype;
-        only_bound = skip == WK_HIST_ONLY_BOUND;
+        only_bound = skip == WK_SVC_HISTORY_ONLY_BOUND;
     }
     if (st != UA_GOOD) {
         if (cp != NULL)
@@ -485,7 +486,7 @@ wk_svc_history_raw_one(struct wk_svc_ctx *ctx, struct wk_history *h,
             wk_svc_history_no_bound(q.end, q.ts, &dv[n++]);
         } else {
             rc = 0;             /* a page of the bound alone follows */
-            at_last = WK_HIST_ONLY_BOUND;
+            at_last = WK_SVC_HISTORY_ONLY_BOUND;
         }
     }
     if (rc == 0) {
@@ -500,7 +501,7 @@ wk_svc_history_raw_one(struct wk_svc_ctx *ctx, struct wk_history *h,
             res->status_code = UA_BAD_NO_CONTINUATION_POINTS;
             return;
         }
-        cp->direction = WK_HIST_CP_MARK;
+        cp->direction = WK_SVC_HISTORY_CP_MARK;
         cp->node = node;
         cp->next = (uint32_t)((uint64_t)last >> 32);
         cp->max = (uint32_t)last;
@@ -631,7 +632,7 @@ wk_svc_history_at_one(struct wk_svc_ctx *ctx, struct wk_history *h,
             dv[i].value.type = UA_BT_DOUBLE;
             dv[i].value.n = -1;
             dv[i].value.data = x;
-            dv[i].status = UA_GOOD | WK_HIST_INTERPOLATED;
+            dv[i].status = UA_GOOD | WK_SVC_HISTORY_INTERPOLATED;
         } else {
             /* Stepped: the value before, its quality uncertain. */
             struct ua_datavalue raw;
@@ -655,7 +656,7 @@ wk_svc_history_at_one(struct wk_svc_ctx *ctx, struct wk_history *h,
             dv[i].mask |= UA_DV_VALUE;
             dv[i].value = dec.value;
             dv[i].status = (ha ? UA_GOOD : UA_UNCERTAIN_DATA_SUB_NORMAL)
-                           | WK_HIST_INTERPOLATED;
+                           | WK_SVC_HISTORY_INTERPOLATED;
         }
     }
     res->status_code = UA_GOOD;
@@ -672,7 +673,7 @@ wk_svc_history_read(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
     struct wk_history                    *h = ctx->w->history;
     struct ua_history_read_result        *res;
     struct hs_store                      *s;
-    struct wk_hist_raw                    q;
+    struct wk_svc_history_raw                    q;
     int32_t                               n = req->n_nodes_to_read;
     uint32_t                              cap;
     bool                                  raw;
@@ -744,7 +745,7 @@ wk_svc_history_read(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
             if (v->continuation_point.len > 0)
                 cp = wk_session_cp_find(ctx->w, ctx->session,
                                         &v->continuation_point);
-            if (cp != NULL && cp->direction == WK_HIST_CP_MARK) {
+            if (cp != NULL && cp->direction == WK_SVC_HISTORY_CP_MARK) {
                 wk_session_cp_release(ctx->session, cp);
                 res[i].status_code = UA_GOOD;
             } else {
