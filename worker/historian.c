@@ -21,8 +21,10 @@
  * a commit has written survives any kill -9; what was still in the batch
  * is lost with the process (at most flush_ms of values).  A value the
  * broker could not deliver (an overflow) is read from its slot and kept
- * in its place.  Once a minute retention drops what is too old or over
- * the size limit.
+ * in its place; a record of a slot whose server timestamp is not newer
+ * than the last one kept is that value again (the broker's server
+ * timestamps of one slot strictly increase) and is dropped.  Once a
+ * minute retention drops what is too old or over the size limit.
  *
  * A full store (the map or the disk) stops history writing: one error
  * line, the batches dropped and counted, and a new try after each
@@ -79,6 +81,8 @@ struct wk_historian {
     struct wk_link    link;
     struct hs_store  *store;
     uint64_t         *keys;         /* per value slot: node key, 0: none */
+    int64_t          *srv;          /* per value slot: the server time of
+                                       the last value kept */
     uint32_t          nslots;
     uint32_t          nodes;        /* historized */
     /* The batch: values copied out of the blocks. */
@@ -93,7 +97,7 @@ struct wk_historian {
     uint32_t          flush_ms;
     uint64_t          next_flush_ms;    /* monotonic: the flush timer */
     bool              full;
-    uint64_t          stored, dropped, overflows;
+    uint64_t          stored, dropped, overflows, duplicates;
     uint64_t          first_ms;     /* monotonic: the batch's first value */
     uint64_t          block_ms;     /* when the broker applied the values
                                        being drained (0: now) */
@@ -110,6 +114,8 @@ static int wk_historian_nodes(struct wk_historian *h);
 static void wk_historian_add(struct wk_historian *h, uint64_t key,
                              const uint8_t *dv, uint32_t len);
 static void wk_historian_current(struct wk_historian *h, uint32_t slot);
+static void wk_historian_keep(struct wk_historian *h, uint32_t slot,
+                              const uint8_t *dv, uint32_t len);
 static void wk_historian_flush(struct wk_historian *h);
 static void wk_historian_on_value(void *arg, uint32_t slot, const uint8_t *dv,
                                   uint32_t len);
@@ -284,8 +290,9 @@ wk_historian_open(struct wk_historian *h, const struct wk_historian_args *a)
     h->one = malloc(WK_HISTORIAN_ONE_MAX);
     h->nslots = h->w.vals.nslots;
     h->keys = calloc(h->nslots ? h->nslots : 1, sizeof(*h->keys));
+    h->srv = calloc(h->nslots ? h->nslots : 1, sizeof(*h->srv));
     if (h->in == NULL || h->buf == NULL || h->one == NULL
-        || h->keys == NULL) {
+        || h->keys == NULL || h->srv == NULL) {
         shm_log(SHM_LOG_ERROR, "historian: out of memory");
         return -1;
     }
@@ -410,7 +417,29 @@ wk_historian_current(struct wk_historian *h, uint32_t slot)
             p += 2;
         }
     }
-    wk_historian_add(h, h->keys[slot], h->one, (uint32_t)(p - h->one));
+    wk_historian_keep(h, slot, h->one, (uint32_t)(p - h->one));
+}
+
+/*
+ * A value of slot into the batch unless it is not newer than the last
+ * one kept: the server timestamps of one slot strictly increase
+ * (worker/link.h), so such a record is one we have already, the slot's
+ * value read at an overflow or at the start arriving again in a block.
+ */
+static void
+wk_historian_keep(struct wk_historian *h, uint32_t slot, const uint8_t *dv,
+                  uint32_t len)
+{
+    struct hs_sample smp;
+
+    if (hs_sample_split(dv, len, &smp) == 0 && smp.has_srv) {
+        if (smp.srv <= h->srv[slot]) {
+            h->duplicates++;
+            return;
+        }
+        h->srv[slot] = smp.srv;
+    }
+    wk_historian_add(h, h->keys[slot], dv, len);
 }
 
 /* The batch into the store, one transaction. */
@@ -490,7 +519,7 @@ wk_historian_on_value(void *arg, uint32_t slot, const uint8_t *dv, uint32_t len)
     struct wk_historian *h = arg;
 
     if (slot < h->nslots && h->keys[slot] != 0)
-        wk_historian_add(h, h->keys[slot], dv, len);
+        wk_historian_keep(h, slot, dv, len);
 }
 
 /* Changes of slot never reached us: its value now, in its place. */
@@ -681,6 +710,7 @@ out_seg:
     free(h.buf);
     free(h.one);
     free(h.keys);
+    free(h.srv);
     shm_log_level_at(NULL);
     shm_segment_close(&w->seg);
 out:

@@ -38,8 +38,19 @@
  * value it selects nothing of is BadIndexRangeNoData with its
  * timestamps.
  *
+ * ReadProcessedDetails (Part 11 §6.4.4): one aggregate per node, from
+ * Part 13's engine (proto/aggregate.h) over the node's raw samples of the
+ * range and the ones just before and after it (decoded to numbers; a
+ * value that is no number is Bad data), with the request's
+ * AggregateConfiguration or the defaults (TreatUncertainAsBad false,
+ * PercentDataBad and PercentDataGood 100, no sloped extrapolation; no
+ * node is Stepped yet); an unknown aggregate BadAggregateNotSupported,
+ * more intervals than history.max_return_values BadTooManyOperations
+ * (no continuation points for processed reads yet), more than
+ * WK_SVC_HISTORY_AGG_MAX raw samples BadResourceUnavailable.
+ *
  * Not yet (BadHistoryOperationUnsupported): isReadModified,
- * ReadProcessedDetails (the aggregates), ReadEventDetails.
+ * ReadEventDetails.
  *
  * Single-threaded on the worker's loop.  The store handle and the read
  * position are allocated once; a request allocates only from its arena.
@@ -53,6 +64,7 @@
 
 #include "hist/store.h"
 #include "node.h"
+#include "proto/aggregate.h"
 #include "proto/arena.h"
 #include "proto/codec.h"
 #include "proto/indexrange.h"
@@ -73,11 +85,18 @@
  * (Part 4 §7.39.2, Part 11 §6.3). */
 #define WK_SVC_HISTORY_INTERPOLATED 0x00000402u
 
+/* The raw samples one ReadProcessed may aggregate per node at most (the
+ * engine takes them all at once: proto/aggregate.h); more is
+ * BadResourceUnavailable.  Three days of one value a second. */
+#define WK_SVC_HISTORY_AGG_MAX  262144u
+
 struct wk_history {
-    struct hs_store *s;
-    uint64_t         retry_ms;  /* no try before */
-    bool             warned;
-    struct hs_read   r;
+    struct hs_store      *s;
+    uint64_t              retry_ms; /* no try before */
+    bool                  warned;
+    struct hs_read        r;
+    struct ua_agg_sample *agg;      /* WK_SVC_HISTORY_AGG_MAX, allocated
+                                       at the first ReadProcessed */
 };
 
 #define WK_SVC_HISTORY_ONLY_BOUND  UINT32_MAX  /* a point's skip: only the end
@@ -125,6 +144,12 @@ static void wk_svc_history_at_one(struct wk_svc_ctx *ctx,
                                   const struct ua_read_at_time_details *d,
                                   enum hs_ts ts,
                                   struct ua_history_read_result *res);
+static void wk_svc_history_agg_sample(const struct hs_sample *smp,
+                                      struct ua_agg_sample *out);
+static void wk_svc_history_processed_one(
+    struct wk_svc_ctx *ctx, struct wk_history *h, uint32_t node,
+    const struct ua_read_processed_details *d, int32_t i, enum hs_ts ts,
+    struct ua_history_read_result *res);
 static void wk_svc_history_read(struct wk_svc_ctx *ctx, const void *req_,
                                 void *resp_);
 
@@ -152,6 +177,7 @@ wk_svc_history_fini(struct wk_worker *w)
     if (h == NULL)
         return;
     hs_store_close(h->s);
+    free(h->agg);
     free(h);
     w->history = NULL;
 }
@@ -663,6 +689,190 @@ wk_svc_history_at_one(struct wk_svc_ctx *ctx, struct wk_history *h,
     wk_svc_history_data(ctx, res, dv, d->n_req_times);
 }
 
+/* A stored sample as the aggregate engine's (a value that is no number
+ * counts as Bad data: BadTypeMismatch). */
+static void
+wk_svc_history_agg_sample(const struct hs_sample *smp,
+                          struct ua_agg_sample *out)
+{
+    out->ts = smp->t;
+    out->status = hs_sample_status(smp);
+    out->value = 0;
+    if (!wk_svc_history_number(smp, &out->value)
+        && (out->status & 0x80000000u) == 0) {
+        /* wk_svc_history_number refuses Bad and Uncertain ones too: an
+         * Uncertain number keeps its status and its value. */
+        const uint8_t *p = smp->body + 1;
+
+        if ((out->status & 0xC0000000u) == 0x40000000u
+            && smp->body_len >= 10 && p[0] == UA_BT_DOUBLE)
+            memcpy(&out->value, p + 1, 8);
+        else if ((out->status & 0xC0000000u) == 0)
+            out->status = UA_BAD_TYPE_MISMATCH;
+    }
+}
+
+/*
+ * ReadProcessed for one node (Part 11 §6.4.4): its raw samples in the
+ * range with the ones just before and after it, through the Part 13
+ * engine (proto/aggregate.h), one DataValue per interval.
+ */
+static void
+wk_svc_history_processed_one(struct wk_svc_ctx *ctx, struct wk_history *h,
+                             uint32_t node,
+                             const struct ua_read_processed_details *d,
+                             int32_t i, enum hs_ts ts,
+                             struct ua_history_read_result *res)
+{
+    const struct ua_agg_info *info = NULL;
+    const struct ua_nodeid   *agg = &d->aggregate_type[i];
+    struct ua_agg_config      cfg = { false, 100, 100, false, false };
+    struct ua_agg_sample      before, after;
+    struct ua_agg_input       in = { 0 };
+    struct ua_agg_result     *out;
+    struct ua_datavalue      *dv;
+    struct hs_sample          smp;
+    struct ua_nodeid          id;
+    uint8_t                   idb[4200];
+    size_t                    idlen, n;
+    int64_t                   lo, hi;
+    uint64_t                  key;
+    ua_status                 st;
+    int                       rc;
+
+    if (agg->ns == 0 && agg->idtype == UA_IDTYPE_NUMERIC)
+        info = ua_aggregate_by_nodeid(agg->id.num);
+    if (info == NULL) {
+        res->status_code = UA_BAD_AGGREGATE_NOT_SUPPORTED;
+        return;
+    }
+    if (!d->aggregate_configuration.use_server_capabilities_defaults) {
+        cfg.treat_uncertain_as_bad =
+            d->aggregate_configuration.treat_uncertain_as_bad;
+        cfg.percent_data_bad = d->aggregate_configuration.percent_data_bad;
+        cfg.percent_data_good = d->aggregate_configuration.percent_data_good;
+        cfg.use_sloped_extrapolation =
+            d->aggregate_configuration.use_sloped_extrapolation;
+    }
+    n = ua_aggregate_intervals(d->start_time, d->end_time,
+                               d->processing_interval);
+    if (n == 0) {
+        res->status_code = UA_BAD_HISTORY_OPERATION_INVALID;
+        return;
+    }
+    if (n > ctx->w->conf->history_max_values) {
+        res->status_code = UA_BAD_TOO_MANY_OPERATIONS;
+        return;
+    }
+    if (h->agg == NULL) {
+        h->agg = malloc(WK_SVC_HISTORY_AGG_MAX * sizeof(*h->agg));
+        if (h->agg == NULL) {
+            res->status_code = UA_BAD_RESOURCE_UNAVAILABLE;
+            return;
+        }
+    }
+    wk_node_id(ctx->w, node, &id);
+    if (ua_encode(&id, &ua_types[UA_TYPE_NODEID], idb, sizeof(idb), &idlen)
+        != UA_GOOD) {
+        res->status_code = UA_BAD_INTERNAL_ERROR;
+        return;
+    }
+    key = hs_store_key(idb, idlen);
+    lo = d->start_time < d->end_time ? d->start_time : d->end_time;
+    hi = d->start_time < d->end_time ? d->end_time : d->start_time;
+    /* The samples of [lo, hi), ascending, and the bounds around them. */
+    if (lo > 0 && hs_read_seek(&h->r, key, 0, lo - 1, true) == 0
+        && hs_read_next(&h->r, &smp) == 0) {
+        wk_svc_history_agg_sample(&smp, &before);
+        in.before = &before;
+    }
+    if (hs_read_seek(&h->r, key, hi, INT64_MAX, false) == 0
+        && hs_read_next(&h->r, &smp) == 0) {
+        wk_svc_history_agg_sample(&smp, &after);
+        in.after = &after;
+    }
+    rc = hs_read_seek(&h->r, key, lo, hi - 1, false);
+    while (rc == 0 && (rc = hs_read_next(&h->r, &smp)) == 0) {
+        if (in.n == WK_SVC_HISTORY_AGG_MAX) {
+            res->status_code = UA_BAD_RESOURCE_UNAVAILABLE;
+            return;
+        }
+        wk_svc_history_agg_sample(&smp, &h->agg[in.n++]);
+    }
+    if (rc == -EINVAL) {
+        res->status_code = UA_BAD_INTERNAL_ERROR;
+        return;
+    }
+    in.s = h->agg;
+    out = ua_arena_alloc(ctx->arena, n * sizeof(*out));
+    dv = ua_arena_alloc(ctx->arena, n * sizeof(*dv));
+    if (out == NULL || dv == NULL) {
+        res->status_code = UA_BAD_RESPONSE_TOO_LARGE;
+        return;
+    }
+    st = ua_aggregate_run(info->agg, &cfg, &in, d->start_time, d->end_time,
+                          d->processing_interval, out, n);
+    if (st != UA_GOOD) {
+        res->status_code = st;
+        return;
+    }
+    for (size_t k = 0; k < n; k++) {
+        memset(&dv[k], 0, sizeof(dv[k]));
+        dv[k].value.ndims = -1;
+        dv[k].mask = UA_DV_STATUS;
+        dv[k].status = out[k].status;
+        if (ts == HS_TS_SOURCE || ts == HS_TS_BOTH) {
+            dv[k].mask |= UA_DV_SOURCE_TS;
+            dv[k].source_ts = out[k].ts;
+        }
+        if (ts == HS_TS_SERVER || ts == HS_TS_BOTH) {
+            dv[k].mask |= UA_DV_SERVER_TS;
+            dv[k].server_ts = out[k].ts;
+        }
+        if (!out[k].has_value)
+            continue;
+        dv[k].mask |= UA_DV_VALUE;
+        dv[k].value.n = -1;
+        switch (info->type) {
+        case UA_AGG_T_INT32: {
+            int32_t *x = ua_arena_alloc(ctx->arena, sizeof(*x));
+
+            if (x == NULL)
+                goto full;
+            *x = (int32_t)out[k].value;
+            dv[k].value.type = UA_BT_INT32;
+            dv[k].value.data = x;
+            break;
+        }
+        case UA_AGG_T_STATUSCODE: {
+            uint32_t *x = ua_arena_alloc(ctx->arena, sizeof(*x));
+
+            if (x == NULL)
+                goto full;
+            *x = (uint32_t)out[k].value;
+            dv[k].value.type = UA_BT_STATUSCODE;
+            dv[k].value.data = x;
+            break;
+        }
+        default: {
+            double *x = ua_arena_alloc(ctx->arena, sizeof(*x));
+
+            if (x == NULL)
+                goto full;
+            *x = out[k].value;
+            dv[k].value.type = UA_BT_DOUBLE;
+            dv[k].value.data = x;
+            break;
+        }
+        }
+    }
+    res->status_code = UA_GOOD;
+    wk_svc_history_data(ctx, res, dv, (int32_t)n);
+    return;
+full:
+    res->status_code = UA_BAD_RESPONSE_TOO_LARGE;
+}
+
 static void
 wk_svc_history_read(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
 {
@@ -676,7 +886,7 @@ wk_svc_history_read(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
     struct wk_svc_history_raw                    q;
     int32_t                               n = req->n_nodes_to_read;
     uint32_t                              cap;
-    bool                                  raw;
+    bool                                  raw, processed = false;
     ua_status                             st;
 
     cap = ctx->w->conf->history_max_values;
@@ -713,8 +923,23 @@ wk_svc_history_read(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
                    ? HS_TS_SERVER
                : req->timestamps_to_return == UA_TIMESTAMPSTORETURN_BOTH
                    ? HS_TS_BOTH : HS_TS_SOURCE;
-    } else if (eo->type == &ua_types[UA_TYPE_READPROCESSEDDETAILS]
-               || eo->type == &ua_types[UA_TYPE_READEVENTDETAILS]) {
+    } else if (eo->type == &ua_types[UA_TYPE_READPROCESSEDDETAILS]) {
+        const struct ua_read_processed_details *d = eo->obj;
+
+        raw = false;
+        processed = true;
+        /* One aggregate per node (Part 11 §6.4.4.1). */
+        st = d->n_aggregate_type != n ? UA_BAD_HISTORY_OPERATION_INVALID
+             : d->processing_interval < 0
+                   || d->processing_interval != d->processing_interval
+                   || d->start_time <= 0 || d->end_time <= 0
+                   || d->start_time == d->end_time
+                 ? UA_BAD_HISTORY_OPERATION_INVALID : UA_GOOD;
+        q.ts = req->timestamps_to_return == UA_TIMESTAMPSTORETURN_SERVER
+                   ? HS_TS_SERVER
+               : req->timestamps_to_return == UA_TIMESTAMPSTORETURN_BOTH
+                   ? HS_TS_BOTH : HS_TS_SOURCE;
+    } else if (eo->type == &ua_types[UA_TYPE_READEVENTDETAILS]) {
         st = UA_BAD_HISTORY_OPERATION_UNSUPPORTED;
         raw = false;
     } else {
@@ -770,6 +995,9 @@ wk_svc_history_read(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
                 st = UA_BAD_HISTORY_OPERATION_UNSUPPORTED;  /* not yet */
             if (st != UA_GOOD)
                 res[i].status_code = st;
+            else if (processed)
+                wk_svc_history_processed_one(ctx, h, node, eo->obj, i, q.ts,
+                                             &res[i]);
             else
                 wk_svc_history_at_one(ctx, h, node, eo->obj, q.ts, &res[i]);
         }

@@ -14,6 +14,9 @@
 //   - a continuation point released (releaseContinuationPoints), then
 //     used: BadContinuationPointInvalid;
 //   - TimestampsToReturn Server: server timestamps only;
+//   - ReadProcessed (h-agg's Part 13 engine): Count, Average, Maximum
+//     of the written values in one interval; an unknown aggregate
+//     (the Server object's NodeId) BadAggregateNotSupported;
 //   - an IndexRange: an array's values cut (Demo.Static.Array.UInt32,
 //     also historized by run.sh), a scalar's BadIndexRangeNoData, a bad
 //     range BadIndexRangeInvalid;
@@ -47,6 +50,7 @@ const {
     HistoryReadRequest,
     ReadRawModifiedDetails,
     ReadAtTimeDetails,
+    ReadProcessedDetails,
 } = require("node-opcua");
 
 const URL = process.env.UA_INTEROP_URL;
@@ -329,6 +333,37 @@ describe("HistoryRead of a historized variable (ns=1;s=v7)", () => {
             assert.equal(at[1].statusCode.value, StatusCodes.BadNoData.value,
                 at[1].statusCode.toString());
         });
+
+    it("ReadProcessed: Count, Average and Maximum over the written values "
+        + "in one interval; an unknown aggregate", async () => {
+        const r = await session.historyRead(new HistoryReadRequest({
+            historyReadDetails: new ReadProcessedDetails({
+                startTime: t0, endTime: t1,
+                processingInterval: t1.getTime() - t0.getTime(),
+                aggregateType: ["i=2352", "i=2342", "i=2347", "i=2253"],
+            }),
+            timestampsToReturn: TimestampsToReturn.Source,
+            nodesToRead: [{ nodeId: NODE }, { nodeId: NODE },
+                { nodeId: NODE }, { nodeId: NODE }],
+        }));
+        const one = (k) => {
+            assert.ok(r.results[k].statusCode.isGood(),
+                r.results[k].statusCode.toString());
+            const dvs = r.results[k].historyData.dataValues;
+            assert.equal(dvs.length, 1, "one interval");
+            return dvs[0];
+        };
+        const count = one(0);
+        assert.equal(count.value.value, N, `Count ${count.value.value}`);
+        assert.equal(count.value.dataType, DataType.Int32);
+        const mean = written.reduce((a, b) => a + b, 0) / N;
+        assert.ok(Math.abs(one(1).value.value - mean) < 1e-9,
+            `Average ${one(1).value.value}, want ${mean}`);
+        assert.equal(one(2).value.value, Math.max(...written));
+        assert.equal(r.results[3].statusCode.value,
+            StatusCodes.BadAggregateNotSupported.value,
+            r.results[3].statusCode.toString());
+    });
 
     it("an IndexRange cuts each value; a scalar's is "
         + "BadIndexRangeNoData; a bad one BadIndexRangeInvalid", async () => {
