@@ -260,6 +260,8 @@ struct shm_vheap {
     uint64_t bytes_used;
 };
 
+#define SHM_HISTORY_DIR_MAX 1024    /* struct shm_config.history_dir */
+
 /*
  * The configuration snapshot the broker passes its workers (workers read no
  * files).  W: broker before forking; R: workers.
@@ -330,6 +332,10 @@ struct shm_config {
     uint32_t default_event_queue_size;  /* limits.default_event_queue_size */
     uint32_t max_filter_elements;       /* limits.max_filter_elements */
     uint32_t events_audit;              /* events.audit: 1 raise them */
+    /* History (issue 18): the store's directory ("": history off) and
+     * the values one HistoryRead returns per node at most. */
+    char     history_dir[SHM_HISTORY_DIR_MAX];
+    uint32_t history_max_values;        /* history.max_return_values */
     _Atomic uint32_t log_level;         /* log.level (shm/log.h), live:
                                          * W: broker (SIGHUP); R: every
                                          * process's log, relaxed */
@@ -424,6 +430,23 @@ struct shm_worker {
     _Atomic uint64_t latency[SHM_SVC_MAX][SHM_LAT_BUCKETS];
     _Atomic uint64_t latency_sum_us[SHM_SVC_MAX];
     _Atomic uint64_t loop_busy_us;      /* sum of loop_iterations' times */
+    /* The historian's (issue 18, worker/historian.c; 0 in a worker's
+     * row): values committed, values not kept (store full, errors), write
+     * transactions, how long the oldest value of the last commit waited
+     * (ms), and after each commit the store's totals (values, bytes,
+     * file size, dropped by retention, DateTime of the oldest value, 0:
+     * none), writing stopped (1: full), variables historized. */
+    _Atomic uint64_t hist_stored;
+    _Atomic uint64_t hist_dropped;
+    _Atomic uint64_t hist_commits;
+    _Atomic uint64_t hist_lag_ms;
+    _Atomic uint64_t hist_values;
+    _Atomic uint64_t hist_bytes;
+    _Atomic uint64_t hist_file_bytes;
+    _Atomic uint64_t hist_retention_dropped;
+    _Atomic int64_t  hist_oldest;
+    _Atomic uint32_t hist_full;
+    _Atomic uint32_t hist_nodes;
 };
 static_assert(sizeof(struct shm_worker) % SHM_CACHELINE == 0, "pad");
 static_assert(offsetof(struct shm_worker, connections) == SHM_CACHELINE,
