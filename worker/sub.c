@@ -181,8 +181,8 @@ wk_sub_limits(const struct shm_config *c, struct wk_sub_limits *l)
     l->max_lifetime = c->max_lifetime_count ? c->max_lifetime_count
                                             : WK_SUB_LIFETIME_MAX_DEF;
     /* The queue pool: limits.max_queued_values, apart from the items (an
-     * item at rest holds none of it); a snapshot without the key (unit
-     * tests) sizes it by the items as before. */
+     * item at rest holds none of it); 0 sizes it by the items, as before
+     * issue 19 (4 values an item). */
     l->cells = c->max_queued_values ? c->max_queued_values
                                     : l->max_items * WK_SUB_CELLS_PER_ITEM;
     if (l->cells < 1024)
