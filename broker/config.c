@@ -109,7 +109,7 @@ static const struct bk_conf_key bk_conf_keys[] = {
         "sessions, all workers together "
         "(ServerCapabilities MaxSessions)"),
     U32("limits", "max_unactivated_per_address",
-        max_unactivated_per_address, "10", 1, 100000,
+        max_unactivated_per_address, "50", 1, 100000,
         "sessions not activated yet per client IP address and worker"),
     U32("limits", "max_secure_channels", max_secure_channels, "1100", 2,
         100000, "secure channels per worker; >= max_sessions + 1"),

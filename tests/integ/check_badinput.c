@@ -57,7 +57,7 @@
 #include "tests/lib/uaconn.h"
 
 #define BI_WORKERS        2
-#define BI_UNACTIVATED_MAX 10         /* limits.max_unactivated_per_address */
+#define BI_UNACTIVATED_MAX 50         /* limits.max_unactivated_per_address */
 #define BI_HELLO_MS       1000          /* limits.hello_timeout_ms */
 #define BI_MAX_MESSAGE    (1u << 20)    /* limits.max_message_size */
 #define BI_CTL_MIN        4             /* control clients, at least */
@@ -2491,7 +2491,7 @@ bi_t_too_many_sessions(struct bi *t)
     ua_status      s = UA_GOOD;
 
     /* Unactivated sessions on one channel (docs/security.md case 52) until
-     * the address holds limits.max_unactivated_per_address (10) of them on
+     * the address holds limits.max_unactivated_per_address (50) of them on
      * the worker: BadTooManySessions, never a crash (a full pool would
      * close the oldest instead, issue 19); sessions already active on
      * that worker (control clients) keep working; once the channel

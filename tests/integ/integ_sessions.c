@@ -4,8 +4,8 @@
  * flooders connect from other loopback addresses (127.0.0.2 and up: the
  * server sees other clients), the real client from 127.0.0.1.
  *
- * Broker A, `uabroker -w 1`, limits.max_sessions = SS_TABLE, the default
- * limits.max_unactivated_per_address (SS_CAP):
+ * Broker A, `uabroker -w 1`, limits.max_sessions = SS_TABLE,
+ * limits.max_unactivated_per_address = SS_CAP:
  *   1. the cap at the limit: from 127.0.0.2, on one channel, SS_CAP
  *      CreateSessions are Good, the next is BadTooManySessions; from
  *      127.0.0.3 one more is Good (another address is not affected);

@@ -193,10 +193,10 @@ START_TEST(test_snapshot_and_write)
     ck_assert_uint_eq(s.max_sessions, 7);
     ck_assert_uint_eq(s.hello_timeout_ms, 1234);
     /* Issue 19: room for a client riding out an outage, 1,000 sessions,
-     * at most 10 unactivated ones per address (per worker). */
+     * at most 50 unactivated ones per address (per worker). */
     ck_assert_uint_eq(s.max_monitored_item_queue_size, 1000);
     ck_assert_uint_eq(s.max_queued_values, 1000000);
-    ck_assert_uint_eq(s.max_unactivated_per_address, 10);
+    ck_assert_uint_eq(s.max_unactivated_per_address, 50);
     ck_assert_uint_eq(c.max_sessions, 7);
     ck_assert_uint_eq(s.max_retransmission_queue, 20);
     ck_assert_str_eq(s.application_uri, "urn:snap");

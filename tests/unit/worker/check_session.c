@@ -240,7 +240,7 @@ START_TEST(test_admit_per_address)
     uint32_t           cap = c->max_unactivated_per_address;
     struct wk_session *s, *first = NULL;
 
-    ck_assert_uint_eq(cap, 10);             /* the default */
+    ck_assert_uint_eq(cap, 50);             /* the default */
     c->max_unactivated_per_address = cap = 4;
     for (uint32_t i = 0; i < cap; i++) {
         ck_assert_uint_eq(wk_session_admit(&fx.w, 0xA), UA_GOOD);
@@ -258,7 +258,7 @@ START_TEST(test_admit_per_address)
     ck_assert_uint_eq(wk_session_activate(&fx.w, first, 1,
                                           WK_USER_ANONYMOUS), UA_GOOD);
     ck_assert_uint_eq(wk_session_admit(&fx.w, 0xA), UA_GOOD);
-    c->max_unactivated_per_address = 10;
+    c->max_unactivated_per_address = 50;
 }
 END_TEST
 
