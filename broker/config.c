@@ -112,10 +112,13 @@ static const struct bk_conf_key bk_conf_keys[] = {
         "most chunks in one message"),
     U32("limits", "receive_buffer_size", receive_buffer_size, "65536", 8192,
         16777216, "chunk size offered in ACK (bytes)"),
-    U32("limits", "max_sessions", max_sessions, "100", 1, 100000,
+    U32("limits", "max_sessions", max_sessions, "1000", 1, 100000,
         "sessions, all workers together "
         "(ServerCapabilities MaxSessions)"),
-    U32("limits", "max_secure_channels", max_secure_channels, "200", 2,
+    U32("limits", "max_unactivated_per_address",
+        max_unactivated_per_address, "50", 1, 100000,
+        "sessions not activated yet per client IP address and worker"),
+    U32("limits", "max_secure_channels", max_secure_channels, "1100", 2,
         100000, "secure channels per worker; >= max_sessions + 1"),
     U32("limits", "max_browse_continuation_points",
         max_browse_continuation_points, "10", 1, 1000,
@@ -182,9 +185,12 @@ static const struct bk_conf_key bk_conf_keys[] = {
         "20", 1, 10000,
         "NotificationMessages kept per subscription for Republish"),
     U32("limits", "max_monitored_item_queue_size",
-        max_monitored_item_queue_size, "100", 1, 100000,
+        max_monitored_item_queue_size, "1000", 1, 65535,
         "largest queueSize granted (ServerCapabilities "
         "MaxMonitoredItemsQueueSize)"),
+    U32("limits", "max_queued_values", max_queued_values, "1000000", 1024,
+        268435455, "values queued in monitored items, per worker (80 "
+        "bytes each, taken when queued, given back at Publish)"),
     U32("limits", "max_event_queue_size", max_event_queue_size, "1000", 1,
         100000, "largest queueSize granted to an event monitored item"),
     U32("limits", "default_event_queue_size", default_event_queue_size,
@@ -658,6 +664,7 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
     BK_SNAP(max_chunk_count);
     BK_SNAP(receive_buffer_size);
     BK_SNAP(max_sessions);
+    BK_SNAP(max_unactivated_per_address);
     BK_SNAP(max_secure_channels);
     BK_SNAP(max_browse_continuation_points);
     BK_SNAP(max_nodes_per_read);
@@ -677,6 +684,7 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
     BK_SNAP(max_notifications_per_publish);
     BK_SNAP(max_retransmission_queue);
     BK_SNAP(max_monitored_item_queue_size);
+    BK_SNAP(max_queued_values);
     BK_SNAP(max_event_queue_size);
     BK_SNAP(default_event_queue_size);
     BK_SNAP(max_filter_elements);

@@ -52,6 +52,8 @@ enum bk_stats_counter {
     BK_SC_BYTES_OUT,
     BK_SC_ALLOCATIONS,
     BK_SC_REJECTED,
+    BK_SC_EVICTED,
+    BK_SC_NOTIF_DROPPED,
     BK_SC_NOTIFICATIONS,
     BK_SC_NOTIF_BLOCKS,
     BK_SC_OVERFLOWS,
@@ -86,6 +88,11 @@ static const struct bk_stats_counter_desc bk_stats_counters[BK_SC_MAX] = {
       "heap allocations by the worker (flat in steady state)" },
     { "rejected_connections", "rejected_connections_total", "counter",
       "connections refused: every channel carried a session" },
+    { "sessions_evicted", "sessions_evicted_total", "counter",
+      "sessions never activated, closed to admit a CreateSession" },
+    { "notif_dropped", "notifications_lost_total", "counter",
+      "values monitored items lost to an exhausted queue pool "
+      "(limits.max_queued_values), reported with the Overflow bit" },
     { "notifications", "notifications_total", "counter",
       "value-change records handed to monitored items" },
     { "notification_blocks", "notification_blocks_total", "counter",
@@ -555,6 +562,8 @@ bk_stats_read_row(const struct shm_worker *r, struct bk_stats_row *o)
     o->c[BK_SC_BYTES_OUT] = BK_L(bytes_out);
     o->c[BK_SC_ALLOCATIONS] = BK_L(allocations);
     o->c[BK_SC_REJECTED] = BK_L(rejected_connections);
+    o->c[BK_SC_EVICTED] = BK_L(sessions_evicted);
+    o->c[BK_SC_NOTIF_DROPPED] = BK_L(notif_dropped);
     o->c[BK_SC_NOTIFICATIONS] = BK_L(notifications);
     o->c[BK_SC_NOTIF_BLOCKS] = BK_L(notif_blocks);
     o->c[BK_SC_OVERFLOWS] = BK_L(overflows);

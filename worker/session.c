@@ -10,6 +10,16 @@
  *     (W: this worker, relaxed; R: broker).
  *   - A free session has used == 0 and a zeroed token, so a stale token
  *     never matches; a free continuation point has id == 0.
+ *   - Admission (docs/security.md case 52): a session never activated
+ *     gives way.  When the pool or the server-wide budget (shm/limits.h)
+ *     is full, CreateSession closes this worker's oldest session that was
+ *     never activated (as open62541 does); and one peer address holds at
+ *     most conf->max_unactivated_per_address of them (wk_session_admit).
+ *     A worker sees only its own sessions: when the server-wide budget is
+ *     full of other workers' unactivated sessions, CreateSession here is
+ *     BadTooManySessions until they time out (WK_SESSION_ACTIVATE_MS) or
+ *     their channels close; the per-address cap bounds what one address
+ *     can hold on each worker.
  *
  * Called from the worker's one thread only.
  */
@@ -31,6 +41,7 @@ static bool wk_session_bytes_eq(const void *a, const void *b, size_t n);
 static uint32_t wk_session_cap(const struct wk_worker *w);
 static uint32_t wk_session_cp_cap(const struct wk_worker *w);
 static void wk_session_count(struct wk_worker *w);
+static bool wk_session_evict(struct wk_worker *w);
 
 /* ------------------------------------------------------------------ */
 /* random bytes: ChaCha20 (RFC 8439) with fast key erasure              */
@@ -215,6 +226,50 @@ wk_session_revise_timeout(const struct shm_config *c, double requested_ms)
     return (uint32_t)requested_ms;
 }
 
+/*
+ * Close the oldest session of this worker that was never activated (the
+ * first created; ties: the lowest slot).  False when there is none.  Not
+ * announced to the listeners: nothing hangs on a session never activated.
+ */
+static bool
+wk_session_evict(struct wk_worker *w)
+{
+    uint32_t           cap = wk_session_cap(w);
+    struct wk_session *old = NULL;
+
+    for (uint32_t i = 0; i < cap; i++) {
+        struct wk_session *s = &w->sessions[i];
+
+        if (s->used && !s->activated
+            && (old == NULL || s->created_ms < old->created_ms))
+            old = s;
+    }
+    if (old == NULL)
+        return false;
+    wk_session_close(w, old);
+    if (w->row != NULL)
+        atomic_fetch_add_explicit(&w->row->sessions_evicted, 1,
+                                  memory_order_relaxed);
+    return true;
+}
+
+ua_status
+wk_session_admit(struct wk_worker *w, uint64_t peer)
+{
+    uint32_t cap = wk_session_cap(w), n = 0;
+    uint32_t max = w->conf->max_unactivated_per_address;
+
+    if (peer == 0 || max == 0)
+        return UA_GOOD;
+    for (uint32_t i = 0; i < cap; i++) {
+        const struct wk_session *s = &w->sessions[i];
+
+        if (s->used && !s->activated && s->peer == peer && ++n >= max)
+            return UA_BAD_TOO_MANY_SESSIONS;
+    }
+    return UA_GOOD;
+}
+
 struct wk_session *
 wk_session_create(struct wk_worker *w, uint32_t channel_id,
                   double requested_ms)
@@ -224,15 +279,26 @@ wk_session_create(struct wk_worker *w, uint32_t channel_id,
     struct wk_session_cp *cps;
     uint32_t              index;
 
-    for (uint32_t i = 0; i < cap; i++) {
-        if (!w->sessions[i].used) {
-            s = &w->sessions[i];
-            break;
+    for (int pass = 0; pass < 2 && s == NULL; pass++) {
+        for (uint32_t i = 0; i < cap; i++) {
+            if (!w->sessions[i].used) {
+                s = &w->sessions[i];
+                break;
+            }
         }
+        if (s == NULL && !wk_session_evict(w))
+            return NULL;                /* full of activated sessions */
     }
-    if (s == NULL || wk_budget_take(w, SHM_LIM_SESSIONS,
-                                    w->conf->max_sessions) != 0)
+    if (s == NULL)
         return NULL;
+    if (wk_budget_take(w, SHM_LIM_SESSIONS, w->conf->max_sessions) != 0) {
+        /* The server is full: one of ours never activated gives way (it
+         * may be s's own slot: s stays free). */
+        if (!wk_session_evict(w)
+            || wk_budget_take(w, SHM_LIM_SESSIONS,
+                              w->conf->max_sessions) != 0)
+            return NULL;
+    }
     index = s->index;
     cps = s->cps;
     memset(s, 0, sizeof(*s));
