@@ -313,6 +313,10 @@ CHECK_PROGS += $(INTEG)/integ_wakeby
 # worker or on its own, arrives once and in order
 # (tests/integ/integ_reactivate.c).
 CHECK_PROGS += $(INTEG)/integ_reactivate
+# Any worker serves any session: a session activated on a channel of
+# another worker moves there with its subscription, its sequence numbers
+# and kept messages; forged tokens refused (tests/integ/integ_roam.c).
+CHECK_PROGS += $(INTEG)/integ_roam
 # The simulated Demo.Vars (addrspace.simulation_vars): the limit, every
 # tick in Read and over a subscription (tests/integ/integ_sim.c).
 CHECK_PROGS += $(INTEG)/integ_sim

@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #define SHM_MAGIC          0x52424155u     /* "UABR" */
-#define SHM_LAYOUT_VERSION 16u     /* 7: SHM_R_THROTTLE, throttle keys in
+#define SHM_LAYOUT_VERSION 17u     /* 7: SHM_R_THROTTLE, throttle keys in
                                     * the config snapshot; 8: failed logins
                                     * per IP address; 9: rsa_cpu_us;
                                     * 10: browse_cache_kb in the config;
@@ -42,7 +42,10 @@
                                     * queue limit in the config;
                                     * 15: methods' pending_calls and
                                     * max_call_bytes in the config;
-                                    * 16: log.level in the config */
+                                    * 16: log.level in the config;
+                                    * 17: session moves' timeout and
+                                    * size in the config, their counters
+                                    * in a worker row */
 #define SHM_CACHELINE      128
 #define SHM_NONE           0xFFFFFFFFu     /* no node, no slot, no offset */
 
@@ -297,6 +300,8 @@ struct shm_config {
     uint32_t hello_timeout_ms;          /* HEL/OPN deadline */
     uint32_t min_session_timeout_ms;
     uint32_t max_session_timeout_ms;
+    uint32_t session_move_timeout_ms;   /* worker/roam.c */
+    uint32_t max_session_move_bytes;
     uint32_t min_token_lifetime_ms;
     uint32_t max_token_lifetime_ms;
     uint32_t max_translate_path_elements;
@@ -424,6 +429,11 @@ struct shm_worker {
     _Atomic uint64_t latency[SHM_SVC_MAX][SHM_LAT_BUCKETS];
     _Atomic uint64_t latency_sum_us[SHM_SVC_MAX];
     _Atomic uint64_t loop_busy_us;      /* sum of loop_iterations' times */
+    /* Sessions moving between workers (worker/roam.c). */
+    _Atomic uint64_t sessions_moved_in;
+    _Atomic uint64_t sessions_moved_out;
+    _Atomic uint64_t session_moves_failed;
+    _Atomic uint64_t session_move_values_lost;
 };
 static_assert(sizeof(struct shm_worker) % SHM_CACHELINE == 0, "pad");
 static_assert(offsetof(struct shm_worker, connections) == SHM_CACHELINE,

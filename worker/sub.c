@@ -533,11 +533,20 @@ wk_sub_find(struct wk_subs *st, uint32_t id)
     uint32_t low = id & ((1u << st->sub_bits) - 1);
     struct wk_sub *sub;
 
-    if ((id >> WK_SUB_ID_BITS) != (st->w->slot & 63) || low == 0
-        || low - 1 >= st->subs_hw)
-        return NULL;
-    sub = &st->subs[low - 1];
-    return sub->used && sub->id == id ? sub : NULL;
+    if ((id >> WK_SUB_ID_BITS) == (st->w->slot & 63) && low != 0
+        && low - 1 < st->subs_hw) {
+        sub = &st->subs[low - 1];
+        if (sub->used && sub->id == id)
+            return sub;
+    }
+    /* One that came from another worker keeps its id: a scan, while
+     * there are such (worker/sub_roam.c). */
+    if (st->nmoved > 0)
+        for (uint32_t i = 0; i < st->subs_hw; i++)
+            if (st->subs[i].used && st->subs[i].moved
+                && st->subs[i].id == id)
+                return &st->subs[i];
+    return NULL;
 }
 
 struct wk_sub *
@@ -563,6 +572,8 @@ wk_sub_delete(struct wk_subs *st, struct wk_sub *sub)
     wk_timerheap_del(&st->timers, idx);
     wk_sub_ss_unlink(st, sub);
     wk_sub_period_del(st, sub->period);
+    if (sub->moved)
+        st->nmoved--;
     memset(sub, 0, sizeof(*sub));
     sub->id = id;
     sub->snext = st->subs_free;

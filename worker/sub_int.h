@@ -376,6 +376,9 @@ struct wk_sub {
                                  * the next tick is looked at (changes go
                                  * on, most likely; the wake_by handler) */
     uint8_t  ev_next;           /* both kinds ready: events go next */
+    uint8_t  moved;             /* came from another worker
+                                 * (worker/sub_roam.c): its id, and its
+                                 * items' ids, do not locate them here */
     struct wk_retx *retx;       /* [lim.max_retx] */
     uint32_t erhead, ertail;    /* ready event items */
     uint32_t nevq;              /* of nqueued: event notifications */
@@ -498,6 +501,9 @@ struct wk_subs {
     /* Counters (tests, stats). */
     uint64_t              dropped;      /* notifications lost to pools */
     uint64_t              stale;        /* records older than a taken one */
+    /* Subscriptions that came from another worker (their ids carry its
+     * slot): wk_sub_find scans for them while there are any. */
+    uint32_t              nmoved;
 };
 
 /* The state of w (NULL before wk_sub_init). */
@@ -821,6 +827,34 @@ ua_status wk_mi_unlink(struct wk_subs *st, struct wk_mi *from,
  * sendInitialValues), whatever the filters say. */
 void wk_mi_resend(struct wk_subs *st, struct wk_sub *sub,
                   struct wk_session *s);
+/*
+ * A monitored item rebuilt from another worker (worker/sub_roam.c; its
+ * parameters, id, queue set): it joins its subscription and its slot (the
+ * interest bit first) or the sampled or event list, without an initial
+ * value.
+ */
+void wk_mi_resume(struct wk_subs *st, struct wk_mi *mi);
+/*
+ * After wk_mi_resume of a slot item: the change its old worker may have
+ * missed in the move.  seq_then: the slot's sequence when the old worker
+ * packed the item; behind: it had not taken the slot's newest value
+ * then.  When the slot holds a value newer than any the item took, it is
+ * taken (filters apply), with the Overflow bit when more than one change
+ * may have come and gone.  Returns the changes known lost.
+ */
+uint64_t wk_mi_catch_up(struct wk_subs *st, struct wk_mi *mi,
+                        struct wk_session *s, uint32_t seq_then,
+                        bool behind);
+/* The slot's change sequence now (even), and whether mi has not taken
+ * the slot's newest value. */
+uint32_t wk_mi_slot_seq(const struct wk_subs *st, const struct wk_mi *mi,
+                        bool *behind);
+/* Append a queued notification to mi (b[len], vend; flag WK_QE_OVERFLOW
+ * or 0) as it was queued on another worker.  False: no room. */
+bool wk_mi_queue_put(struct wk_subs *st, struct wk_sub *sub,
+                     struct wk_mi *mi, const uint8_t *b, uint32_t len,
+                     uint32_t vend, uint32_t flag);
+
 /* Sample the items that the Read service samples, when due. */
 void wk_mi_sample_due(struct wk_subs *st);
 /*
