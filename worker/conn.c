@@ -78,9 +78,11 @@ static void wk_conn_out_put(struct wk_conn *c);
 /* ------------------------------------------------------------ helpers */
 
 /*
- * CreateSession or ActivateSession, the requests that sign or decrypt:
- * the type NodeId of the encoding in its four-byte or full numeric form
- * (dispatch takes either; the two-byte form cannot hold either id).
+ * CreateSession or ActivateSession, the requests that sign or decrypt,
+ * and TransferSubscriptions, which may wait for another worker
+ * (worker/roam.h): held for a step.  The type NodeId of the encoding in
+ * its four-byte or full numeric form (dispatch takes either; the
+ * two-byte form cannot hold any of these ids).
  */
 static bool
 wk_conn_may_sign(const struct ua_sc_msg *msg)
@@ -96,7 +98,8 @@ wk_conn_may_sign(const struct ua_sc_msg *msg)
     else
         return false;
     return id == UA_NS0ID_CREATESESSIONREQUEST_ENCODING_DEFAULTBINARY
-           || id == UA_NS0ID_ACTIVATESESSIONREQUEST_ENCODING_DEFAULTBINARY;
+           || id == UA_NS0ID_ACTIVATESESSIONREQUEST_ENCODING_DEFAULTBINARY
+           || id == UA_NS0ID_TRANSFERSUBSCRIPTIONSREQUEST_ENCODING_DEFAULTBINARY;
 }
 
 /* ------------------------------------------------------------ init */

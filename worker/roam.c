@@ -39,9 +39,12 @@
 #include "xfer.h"
 
 #define WK_ROAM_KIND_SESSION 1u
+#define WK_ROAM_KIND_SUB     2u
 #define WK_ROAM_T_SESSION    1u
 #define WK_ROAM_T_FORWARD    2u
+#define WK_ROAM_T_SUB        3u
 #define WK_ROAM_CLAIM_LEN    (1 + 16 + 20 + 1)
+#define WK_ROAM_SUB_LEN      (1 + 4 + 1)
 
 enum { WK_RP_FREE = 0, WK_RP_WAITING, WK_RP_DONE };
 
@@ -57,11 +60,17 @@ struct wk_roam_pending {
     uint8_t        state;
     uint8_t        hops;
     uint8_t        secured;
+    uint8_t        kind;            /* WK_ROAM_KIND_* */
     uint32_t       conn, gen;
     uint32_t       seq;
-    struct ua_guid token;
+    struct ua_guid token;           /* the session claimed, or (SUB) the
+                                     * session it goes to */
     uint8_t        thumb[20];
     ua_status      status;
+    uint32_t       sub_id;          /* SUB: the one claimed now */
+    uint8_t        user;
+    uint32_t       ntried;
+    uint32_t       tried[WK_ROAM_SUB_TRIED];
 };
 
 struct wk_roam_moving {
@@ -76,6 +85,12 @@ struct wk_roam_fwd {
     uint8_t        slot;            /* 0xFF: empty */
 };
 
+/* Where a subscription that left went (TransferSubscriptions). */
+struct wk_roam_sfwd {
+    uint32_t id;                    /* 0: empty */
+    uint8_t  slot;
+};
+
 struct wk_roam {
     struct wk_worker        *w;
     struct wk_xfer           x;
@@ -85,6 +100,8 @@ struct wk_roam {
     struct wk_roam_moving    moving[WK_XFER_LINKS];
     struct wk_roam_fwd      *fwd;
     uint32_t                 nfwd, fwd_next;
+    struct wk_roam_sfwd     *sfwd;
+    uint32_t                 nsfwd, sfwd_next;
     uint32_t                 last_bytes;
 };
 
@@ -92,6 +109,8 @@ static bool wk_roam_grow(struct wk_roam_buf *b, uint32_t n);
 static int wk_roam_fwd_find(const struct wk_roam *r, const struct ua_guid *t);
 static void wk_roam_fwd_add(struct wk_roam *r, const struct ua_guid *t,
                             uint8_t slot);
+static int wk_roam_sfwd_find(const struct wk_roam *r, uint32_t id);
+static void wk_roam_sfwd_add(struct wk_roam *r, uint32_t id, uint8_t slot);
 static int wk_roam_send(struct wk_roam *r, struct wk_roam_pending *p,
                         unsigned slot);
 static void wk_roam_pack_session(const struct wk_session *s,
@@ -324,9 +343,19 @@ wk_roam_init(struct wk_worker *w, struct wk_loop *l)
         return -ENOMEM;
     }
     memset(r->fwd, 0xFF, (size_t)r->nfwd * sizeof(*r->fwd));
+    r->nsfwd = w->conf->max_subscriptions > 0 ? w->conf->max_subscriptions
+                                              : 1;
+    r->sfwd = wk_alloc(w, (size_t)r->nsfwd * sizeof(*r->sfwd));
+    if (r->sfwd == NULL) {
+        wk_free(w, r->fwd);
+        wk_free(w, r);
+        return -ENOMEM;
+    }
+    memset(r->sfwd, 0, (size_t)r->nsfwd * sizeof(*r->sfwd));
     hh.arg = r;
     rc = wk_xfer_init(&r->x, w, l, &hh);
     if (rc != 0) {
+        wk_free(w, r->sfwd);
         wk_free(w, r->fwd);
         wk_free(w, r);
         return rc;
@@ -343,6 +372,7 @@ wk_roam_fini(struct wk_worker *w)
     if (r == NULL)
         return;
     wk_xfer_clear(&r->x);
+    wk_free(w, r->sfwd);
     wk_free(w, r->fwd);
     wk_free(w, r);
     w->roam = NULL;
@@ -412,6 +442,28 @@ wk_roam_fwd_add(struct wk_roam *r, const struct ua_guid *t, uint8_t slot)
     r->fwd_next = (r->fwd_next + 1) % r->nfwd;
 }
 
+static int
+wk_roam_sfwd_find(const struct wk_roam *r, uint32_t id)
+{
+    for (uint32_t i = 0; i < r->nsfwd; i++)
+        if (r->sfwd[i].id == id && id != 0)
+            return r->sfwd[i].slot;
+    return -1;
+}
+
+static void
+wk_roam_sfwd_add(struct wk_roam *r, uint32_t id, uint8_t slot)
+{
+    for (uint32_t i = 0; i < r->nsfwd; i++)
+        if (r->sfwd[i].id == id) {
+            r->sfwd[i].slot = slot;
+            return;
+        }
+    r->sfwd[r->sfwd_next].id = id;
+    r->sfwd[r->sfwd_next].slot = slot;
+    r->sfwd_next = (r->sfwd_next + 1) % r->nsfwd;
+}
+
 /* ------------------------------------------------------------------ */
 /* the claimer                                                         */
 /* ------------------------------------------------------------------ */
@@ -424,6 +476,12 @@ wk_roam_send(struct wk_roam *r, struct wk_roam_pending *p, unsigned slot)
     uint64_t cookie = (uint64_t)(p - r->pending) | ((uint64_t)p->seq << 32);
 
     body[0] = (uint8_t)r->w->slot;
+    if (p->kind == WK_ROAM_KIND_SUB) {
+        memcpy(body + 1, &p->sub_id, 4);
+        body[5] = p->user;
+        return wk_xfer_claim(&r->x, slot, WK_ROAM_KIND_SUB, body,
+                             WK_ROAM_SUB_LEN, cookie);
+    }
     memcpy(body + 1, &p->token, 16);
     memcpy(body + 17, p->thumb, 20);
     body[37] = p->secured;
@@ -457,7 +515,8 @@ wk_roam_claim(struct wk_worker *w, const struct wk_conn_req *rq,
         }
         /* Two channels activating one session at once: the first claim
          * goes on, the second is refused and disturbs nothing. */
-        if (q->state == WK_RP_WAITING && token->idtype == UA_IDTYPE_GUID
+        if (q->state == WK_RP_WAITING && q->kind == WK_ROAM_KIND_SESSION
+            && token->idtype == UA_IDTYPE_GUID
             && ua_crypto_memeq(&q->token, &token->id.guid, 16)) {
             WK_ROAM_COUNT(w, session_moves_failed, 1);
             return UA_BAD_SESSION_ID_INVALID;
@@ -476,6 +535,7 @@ wk_roam_claim(struct wk_worker *w, const struct wk_conn_req *rq,
     if (slot < 0 || slot == (int)w->slot || fr == NULL)
         return UA_BAD_SESSION_ID_INVALID;
     memset(fr, 0, sizeof(*fr));
+    fr->kind = WK_ROAM_KIND_SESSION;
     fr->conn = rq->conn;
     fr->gen = rq->gen;
     fr->seq = ++r->seq;
@@ -489,6 +549,76 @@ wk_roam_claim(struct wk_worker *w, const struct wk_conn_req *rq,
         return UA_BAD_SESSION_ID_INVALID;
     }
     fr->state = WK_RP_WAITING;
+    *wait = true;
+    return UA_GOOD;
+}
+
+ua_status
+wk_roam_claim_sub(struct wk_worker *w, const struct wk_conn_req *rq,
+                  struct wk_session *s, uint32_t sub_id, bool *wait)
+{
+    struct wk_roam         *r = w->roam;
+    struct wk_roam_pending *p = NULL, *fr = NULL;
+    unsigned                slot = sub_id >> 26;    /* WK_SUB_ID_BITS */
+    ua_status               st;
+
+    *wait = false;
+    if (r == NULL || rq == NULL || s == NULL || r->subs.pack_sub == NULL)
+        return UA_BAD_SUBSCRIPTION_ID_INVALID;
+    for (unsigned i = 0; i < WK_ROAM_PENDING; i++) {
+        struct wk_roam_pending *q = &r->pending[i];
+
+        if (q->state == WK_RP_FREE) {
+            if (fr == NULL)
+                fr = q;
+        } else if (q->conn == rq->conn && q->gen == rq->gen) {
+            p = q;
+        }
+    }
+    if (p != NULL && p->kind != WK_ROAM_KIND_SUB)
+        return UA_BAD_SUBSCRIPTION_ID_INVALID;
+    if (p != NULL && p->state == WK_RP_WAITING) {
+        *wait = true;
+        return UA_GOOD;
+    }
+    if (p != NULL) {
+        for (uint32_t k = 0; k < p->ntried; k++)
+            if (p->tried[k] == sub_id) {
+                st = p->sub_id == sub_id ? p->status
+                                         : UA_BAD_SUBSCRIPTION_ID_INVALID;
+                return st;
+            }
+        if (p->ntried == WK_ROAM_SUB_TRIED)
+            return UA_BAD_SUBSCRIPTION_ID_INVALID;
+    }
+    if (slot == w->slot) {
+        int f = wk_roam_sfwd_find(r, sub_id);  /* it left: where to? */
+
+        slot = f < 0 ? w->slot : (unsigned)f;
+    }
+    if (slot == w->slot || slot >= 64
+        || (w->conf->workers != 0 && slot >= w->conf->workers))
+        return UA_BAD_SUBSCRIPTION_ID_INVALID;
+    if (p == NULL) {
+        if (fr == NULL)
+            return UA_BAD_SUBSCRIPTION_ID_INVALID;
+        p = fr;
+        memset(p, 0, sizeof(*p));
+        p->kind = WK_ROAM_KIND_SUB;
+        p->conn = rq->conn;
+        p->gen = rq->gen;
+    }
+    p->seq = ++r->seq;
+    p->token = s->token;
+    p->user = s->user;
+    p->sub_id = sub_id;
+    p->tried[p->ntried++] = sub_id;
+    p->status = UA_BAD_SUBSCRIPTION_ID_INVALID;
+    if (wk_roam_send(r, p, slot) != 0) {
+        p->state = WK_RP_DONE;
+        return UA_BAD_SUBSCRIPTION_ID_INVALID;
+    }
+    p->state = WK_RP_WAITING;
     *wait = true;
     return UA_GOOD;
 }
@@ -571,9 +701,24 @@ wk_roam_answer(void *arg, uint64_t cookie, ua_status st,
         } else if (!b.bad && type == WK_ROAM_T_SESSION) {
             adopted = wk_roam_adopt(r, &b);
             st = adopted ? UA_GOOD : UA_BAD_SESSION_ID_INVALID;
+        } else if (!b.bad && type == WK_ROAM_T_SUB) {
+            struct ua_nodeid   t = { .ns = 0, .idtype = UA_IDTYPE_GUID };
+            struct wk_session *s = NULL;
+
+            if (p != NULL) {
+                t.id.guid = p->token;
+                s = wk_session_find_by_token(w, &t);
+            }
+            /* Only for a session still here (else the owner keeps it). */
+            adopted = s != NULL && r->subs.unpack_sub != NULL
+                      && r->subs.unpack_sub(r->subs.arg, s, &b) == 0;
+            st = adopted ? UA_GOOD : UA_BAD_SUBSCRIPTION_ID_INVALID;
         } else {
             st = UA_BAD_SESSION_ID_INVALID;
         }
+    } else if (p != NULL && p->kind == WK_ROAM_KIND_SUB) {
+        if (st != UA_BAD_USER_ACCESS_DENIED)
+            st = UA_BAD_SUBSCRIPTION_ID_INVALID;
     } else if (st != UA_BAD_SECURITY_CHECKS_FAILED) {
         st = UA_BAD_SESSION_ID_INVALID;
     }
@@ -610,6 +755,48 @@ wk_roam_serve(void *arg, uint32_t kind, const uint8_t *body, uint32_t len,
     *ticket = 0;
     if (b.max == 0)
         b.max = 16u << 20;
+    if (kind == WK_ROAM_KIND_SUB && len == WK_ROAM_SUB_LEN
+        && r->subs.pack_sub != NULL && body[0] < 64 && body[0] != w->slot) {
+        uint32_t  id;
+        ua_status st;
+
+        memcpy(&id, body + 1, 4);
+        wk_roam_put_u32(&b, WK_ROAM_VERSION);
+        wk_roam_put_u8(&b, WK_ROAM_T_SUB);
+        st = r->subs.pack_sub(r->subs.arg, id, body[5], &b, ticket);
+        if (st == UA_BAD_SUBSCRIPTION_ID_INVALID) {
+            fwd = wk_roam_sfwd_find(r, id);
+            if (fwd >= 0 && fwd != body[0]) {
+                b.len = 0;
+                wk_roam_put_u32(&b, WK_ROAM_VERSION);
+                wk_roam_put_u8(&b, WK_ROAM_T_FORWARD);
+                wk_roam_put_u8(&b, (uint8_t)fwd);
+                if (!b.bad) {
+                    *ticket = 0;
+                    *blob = b.p;
+                    *blob_len = b.len;
+                    return UA_GOOD;
+                }
+            }
+        }
+        if (st == UA_GOOD && b.bad) {
+            r->subs.done_sub(r->subs.arg, *ticket, false);
+            st = UA_BAD_RESPONSE_TOO_LARGE;
+        }
+        if (st != UA_GOOD) {
+            wk_free(w, b.p);
+            *ticket = 0;
+            return st;
+        }
+        /* Tickets of subscriptions above the sessions' range: the sub
+         * layer's (8 bits), the id, the claimer's slot. */
+        *ticket = (*ticket & 0xFF) | ((uint64_t)id << 8)
+                  | ((uint64_t)body[0] << 40) | (UINT64_C(1) << 63);
+        r->last_bytes = b.len;
+        *blob = b.p;
+        *blob_len = b.len;
+        return UA_GOOD;
+    }
     if (kind != WK_ROAM_KIND_SESSION || len != WK_ROAM_CLAIM_LEN)
         return UA_BAD_INVALID_ARGUMENT;
     from = body[0];
@@ -684,6 +871,14 @@ wk_roam_done(void *arg, uint64_t ticket, bool adopted)
     struct wk_roam_moving *m;
     struct wk_session     *s;
 
+    if (ticket >> 63) {
+        if (adopted)
+            wk_roam_sfwd_add(r, (uint32_t)(ticket >> 8),
+                             (uint8_t)(ticket >> 40));
+        if (r->subs.done_sub != NULL)
+            r->subs.done_sub(r->subs.arg, ticket & 0xFF, adopted);
+        return;
+    }
     if (ticket == 0 || ticket > WK_XFER_LINKS)
         return;                     /* a forward: nothing held */
     m = &r->moving[ticket - 1];

@@ -52,6 +52,7 @@
 #define WK_ROAM_VERSION   1u        /* of the blob */
 #define WK_ROAM_PENDING   16        /* claims waiting at a time */
 #define WK_ROAM_HOPS      4         /* forwards a claim follows */
+#define WK_ROAM_SUB_TRIED 16        /* subscriptions one request claims */
 
 /* A blob being written or read: bounds-checked, little-endian. */
 struct wk_roam_buf {
@@ -89,10 +90,19 @@ const uint8_t *wk_roam_get_span(struct wk_roam_buf *b, uint32_t n);
  *   lost    value changes its items missed in the move so far (stats)
  */
 struct wk_roam_handlers {
-    void     (*pack)(void *arg, struct wk_session *s, struct wk_roam_buf *b);
-    int      (*unpack)(void *arg, struct wk_session *s,
-                       struct wk_roam_buf *b);
-    void      *arg;
+    void      (*pack)(void *arg, struct wk_session *s, struct wk_roam_buf *b);
+    int       (*unpack)(void *arg, struct wk_session *s,
+                        struct wk_roam_buf *b);
+    /* One subscription (TransferSubscriptions from another worker):
+     * pack_sub: subscription sub_id for a session of user: Good with
+     * *ticket (it is detached from its session until done_sub), or the
+     * Bad status to answer; unpack_sub: rebuild it for s: 0 or -1. */
+    ua_status (*pack_sub)(void *arg, uint32_t sub_id, uint8_t user,
+                          struct wk_roam_buf *b, uint64_t *ticket);
+    void      (*done_sub)(void *arg, uint64_t ticket, bool adopted);
+    int       (*unpack_sub)(void *arg, struct wk_session *s,
+                            struct wk_roam_buf *b);
+    void       *arg;
 };
 
 struct wk_roam;
@@ -120,6 +130,19 @@ ua_status wk_roam_claim(struct wk_worker *w, const struct wk_conn_req *rq,
                         const struct ua_nodeid *token,
                         const uint8_t *peer_thumb, bool secured,
                         bool *wait);
+
+/*
+ * TransferSubscriptions to session s of subscription sub_id, which
+ * another worker holds (its id's top bits name it; worker/svc_sub.c):
+ * like wk_roam_claim, the request waits (UA_GOOD, *wait) while the
+ * subscription comes; afterwards it is found here, or it is not (the
+ * claim failed: the status).  An id claimed once for this request is not
+ * claimed again (BadSubscriptionIdInvalid without waiting).
+ */
+ua_status wk_roam_claim_sub(struct wk_worker *w,
+                            const struct wk_conn_req *rq,
+                            struct wk_session *s, uint32_t sub_id,
+                            bool *wait);
 
 /* Is s being handed to another worker (requests on it: as if unknown)? */
 bool wk_roam_moving(const struct wk_worker *w, const struct wk_session *s);

@@ -1244,6 +1244,43 @@ wk_sub_move(struct wk_subs *st, struct wk_sub *sub, struct wk_session *s)
 }
 
 void
+wk_sub_detach(struct wk_subs *st, struct wk_sub *sub)
+{
+    wk_sub_ss_unlink(st, sub);
+    sub->state = WK_SUB_LATE;
+    wk_sub_schedule(st, sub);
+}
+
+void
+wk_sub_handed(struct wk_subs *st, struct wk_sub *sub, uint32_t sess,
+              const struct ua_guid *token, bool adopted)
+{
+    struct wk_subsess *e = sess < st->nss ? &st->ss[sess] : NULL;
+    bool               alive = e != NULL && wk_sub_ss_alive(st, sess)
+                               && memcmp(&e->token, token,
+                                         sizeof(*token)) == 0;
+
+    if (adopted) {
+        /* Part 4 §5.13.7: the old session learns where it went. */
+        if (alive) {
+            wk_sub_notice(st, e, sub->id, wk_sub_next_seq(sub),
+                          UA_GOOD_SUBSCRIPTION_TRANSFERRED);
+            wk_sub_serve(st, e);
+        }
+        wk_sub_delete(st, sub);
+        if (alive)
+            wk_sub_deleted_check(st, e);
+        return;
+    }
+    if (alive && sub->sess == WK_NIL
+        && e->nsubs < st->lim.max_subs_per_session) {
+        wk_sub_ss_link(st, e, sub);
+        sub->state = WK_SUB_NORMAL;
+        wk_sub_schedule(st, sub);
+    }
+}
+
+void
 wk_sub_kick(struct wk_subs *st, struct wk_sub *sub)
 {
     if (sub->state == WK_SUB_LATE && sub->sess != WK_NIL)

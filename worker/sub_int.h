@@ -422,6 +422,15 @@ struct wk_subsess {
     uint8_t              pad;
 };
 
+/* A subscription in a hand-over to another worker (worker/sub_roam.c). */
+struct wk_sub_leaving {
+    uint32_t       id;              /* 0: free */
+    uint32_t       idx;             /* in subs[] */
+    uint32_t       sess;            /* the session entry it left */
+    struct ua_guid token;           /* ... and that session's token */
+};
+#define WK_SUB_ROAM_MOVING 16
+
 /* ------------------------------------------------------------ all */
 
 #define WK_SUB_PERIODS 8          /* distinct publishing intervals tracked */
@@ -504,6 +513,7 @@ struct wk_subs {
     /* Subscriptions that came from another worker (their ids carry its
      * slot): wk_sub_find scans for them while there are any. */
     uint32_t              nmoved;
+    struct wk_sub_leaving moving[WK_SUB_ROAM_MOVING];
 };
 
 /* The state of w (NULL before wk_sub_init). */
@@ -585,6 +595,20 @@ uint8_t wk_sub_ack(struct wk_subs *st, struct wk_subsess *e,
  * BadTooManySubscriptions. */
 ua_status wk_sub_move(struct wk_subs *st, struct wk_sub *sub,
                       struct wk_session *s);
+/* sub leaves its session for another worker (worker/sub_roam.c): an
+ * orphan until wk_sub_handed. */
+void wk_sub_detach(struct wk_subs *st, struct wk_sub *sub);
+/*
+ * The hand-over of sub, detached from session entry sess (its token),
+ * ended: adopted, the old session (when still there) gets a
+ * StatusChangeNotification GoodSubscriptionTransferred and sub is
+ * deleted here; not adopted, it goes back to that session (or stays an
+ * orphan until its lifetime ends).
+ */
+void wk_sub_handed(struct wk_subs *st, struct wk_sub *sub, uint32_t sess,
+                   const struct ua_guid *token, bool adopted);
+/* Is sub in a hand-over to another worker (worker/sub_roam.c)? */
+bool wk_sub_roam_moving(const struct wk_subs *st, const struct wk_sub *sub);
 /* sub may have a message waiting: serve its session's Publish queue now;
  * arm the timer. */
 void wk_sub_kick(struct wk_subs *st, struct wk_sub *sub);

@@ -30,12 +30,20 @@
  * per slot item, the slot's change sequence; here the item joins its slot
  * (the interest bit) and then compares (wk_mi_catch_up).
  *
+ * TransferSubscriptions of a subscription another worker holds moves that
+ * one subscription the same way (pack_sub, unpack_sub): while it is in
+ * the hand-over it is detached from its old session (an orphan, so that
+ * session publishes none of it) and listed in st->moving; adopted, the
+ * old session gets GoodSubscriptionTransferred and it is deleted here
+ * (wk_sub_handed); not, it goes back.
+ *
  * Single-threaded, on the worker's loop.  A move allocates nothing here
  * (the pools are the worker's; the blob is the session layer's).
  */
 #include <string.h>
 
 #include "link.h"
+#include "proto/status_gen.h"
 #include "roam.h"
 #include "sub.h"
 #include "sub_int.h"
@@ -52,6 +60,19 @@ static int wk_sub_roam_item(struct wk_subs *st, struct wk_sub *sub,
                             uint64_t *lost);
 static int wk_sub_roam_unpack(void *arg, struct wk_session *s,
                               struct wk_roam_buf *b);
+static void wk_sub_roam_pack_sub(struct wk_subs *st, struct wk_sub *sub,
+                                 struct wk_roam_buf *b);
+static struct wk_sub *wk_sub_roam_unpack_sub(struct wk_subs *st,
+                                             struct wk_subsess *e,
+                                             struct wk_session *s,
+                                             struct wk_roam_buf *b,
+                                             uint64_t *lost);
+static ua_status wk_sub_roam_pack_one(void *arg, uint32_t sub_id,
+                                      uint8_t user, struct wk_roam_buf *b,
+                                      uint64_t *ticket);
+static void wk_sub_roam_done_one(void *arg, uint64_t ticket, bool adopted);
+static int wk_sub_roam_unpack_one(void *arg, struct wk_session *s,
+                                  struct wk_roam_buf *b);
 
 static void
 wk_sub_roam_pack_item(struct wk_subs *st, struct wk_mi *mi,
@@ -115,6 +136,51 @@ wk_sub_roam_pack_item(struct wk_subs *st, struct wk_mi *mi,
     }
 }
 
+/* One subscription into b (its part of the format above). */
+static void
+wk_sub_roam_pack_sub(struct wk_subs *st, struct wk_sub *sub,
+                     struct wk_roam_buf *b)
+{
+    uint32_t n = 0;
+
+    wk_roam_put_u32(b, sub->id);
+    wk_roam_put_f64(b, sub->interval);
+    wk_roam_put_u32(b, sub->keepalive);
+    wk_roam_put_u32(b, sub->lifetime);
+    wk_roam_put_u32(b, sub->max_notifs);
+    wk_roam_put_u32(b, sub->seq);
+    wk_roam_put_u8(b, sub->priority);
+    wk_roam_put_u8(b, sub->enabled);
+    wk_roam_put_u8(b, sub->sent);
+    wk_roam_put_u8(b, sub->user);
+    wk_roam_put_u32(b, sub->retx_n);
+    for (uint32_t k = 0; k < sub->retx_n; k++) {
+        const struct wk_retx *r =
+            &sub->retx[(sub->retx_head + k) % st->lim.max_retx];
+
+        wk_roam_put_u32(b, r->seq);
+        wk_roam_put_u64(b, (uint64_t)r->time);
+        wk_roam_put_u32(b, r->type);
+        wk_roam_put_u32(b, r->len);
+        wk_roam_put(b, wk_retx_body(st, r), r->len);
+    }
+    wk_roam_put_u32(b, sub->nitems);
+    for (uint32_t m = sub->ihead; m != WK_NIL; m = st->items[m].snext)
+        wk_sub_roam_pack_item(st, &st->items[m], b);
+    /* SetTriggering links: (from id, to id) pairs. */
+    for (uint32_t m = sub->ihead; m != WK_NIL; m = st->items[m].snext)
+        for (uint32_t l = st->items[m].links; l != WK_NIL;
+             l = st->links[l].next)
+            n++;
+    wk_roam_put_u32(b, n);
+    for (uint32_t m = sub->ihead; m != WK_NIL; m = st->items[m].snext)
+        for (uint32_t l = st->items[m].links; l != WK_NIL;
+             l = st->links[l].next) {
+            wk_roam_put_u32(b, st->items[m].id);
+            wk_roam_put_u32(b, st->links[l].to);
+        }
+}
+
 static void
 wk_sub_roam_pack(void *arg, struct wk_session *s, struct wk_roam_buf *b)
 {
@@ -134,47 +200,8 @@ wk_sub_roam_pack(void *arg, struct wk_session *s, struct wk_roam_buf *b)
     for (uint32_t i = e->shead; i != WK_NIL; i = st->subs[i].snext)
         n++;
     wk_roam_put_u32(b, n);
-    for (uint32_t i = e->shead; i != WK_NIL; i = st->subs[i].snext) {
-        struct wk_sub *sub = &st->subs[i];
-
-        wk_roam_put_u32(b, sub->id);
-        wk_roam_put_f64(b, sub->interval);
-        wk_roam_put_u32(b, sub->keepalive);
-        wk_roam_put_u32(b, sub->lifetime);
-        wk_roam_put_u32(b, sub->max_notifs);
-        wk_roam_put_u32(b, sub->seq);
-        wk_roam_put_u8(b, sub->priority);
-        wk_roam_put_u8(b, sub->enabled);
-        wk_roam_put_u8(b, sub->sent);
-        wk_roam_put_u8(b, sub->user);
-        wk_roam_put_u32(b, sub->retx_n);
-        for (uint32_t k = 0; k < sub->retx_n; k++) {
-            const struct wk_retx *r =
-                &sub->retx[(sub->retx_head + k) % st->lim.max_retx];
-
-            wk_roam_put_u32(b, r->seq);
-            wk_roam_put_u64(b, (uint64_t)r->time);
-            wk_roam_put_u32(b, r->type);
-            wk_roam_put_u32(b, r->len);
-            wk_roam_put(b, wk_retx_body(st, r), r->len);
-        }
-        wk_roam_put_u32(b, sub->nitems);
-        for (uint32_t m = sub->ihead; m != WK_NIL; m = st->items[m].snext)
-            wk_sub_roam_pack_item(st, &st->items[m], b);
-        /* SetTriggering links: (from id, to id) pairs. */
-        n = 0;
-        for (uint32_t m = sub->ihead; m != WK_NIL; m = st->items[m].snext)
-            for (uint32_t l = st->items[m].links; l != WK_NIL;
-                 l = st->links[l].next)
-                n++;
-        wk_roam_put_u32(b, n);
-        for (uint32_t m = sub->ihead; m != WK_NIL; m = st->items[m].snext)
-            for (uint32_t l = st->items[m].links; l != WK_NIL;
-                 l = st->links[l].next) {
-                wk_roam_put_u32(b, st->items[m].id);
-                wk_roam_put_u32(b, st->links[l].to);
-            }
-    }
+    for (uint32_t i = e->shead; i != WK_NIL; i = st->subs[i].snext)
+        wk_sub_roam_pack_sub(st, &st->subs[i], b);
 }
 
 /* One item of sub from b; 0, or -1 (b->bad, or no room). */
@@ -243,6 +270,74 @@ wk_sub_roam_item(struct wk_subs *st, struct wk_sub *sub,
     return b->bad ? -1 : 0;
 }
 
+/* One subscription from b for session entry e of s; NULL (b->bad) when
+ * it does not fit or b is wrong (what was rebuilt of it is deleted). */
+static struct wk_sub *
+wk_sub_roam_unpack_sub(struct wk_subs *st, struct wk_subsess *e,
+                       struct wk_session *s, struct wk_roam_buf *b,
+                       uint64_t *lost)
+{
+    struct wk_sub *sub = wk_sub_open(st, e);
+    uint32_t       nretx, nitems, nlinks;
+
+    if (sub == NULL) {
+        b->bad = true;
+        return NULL;
+    }
+    sub->id = wk_roam_get_u32(b);
+    sub->moved = 1;
+    st->nmoved++;
+    wk_sub_set_interval(st, sub,
+                        wk_sub_revise_interval(&st->lim,
+                                               wk_roam_get_f64(b)));
+    sub->keepalive = wk_roam_get_u32(b);
+    sub->lifetime = wk_roam_get_u32(b);
+    sub->max_notifs = wk_roam_get_u32(b);
+    sub->seq = wk_roam_get_u32(b);
+    sub->priority = wk_roam_get_u8(b);
+    sub->enabled = wk_roam_get_u8(b);
+    sub->sent = wk_roam_get_u8(b);
+    sub->user = wk_roam_get_u8(b);
+    wk_sub_start(st, e, sub);
+    if (b->bad || wk_sub_find(st, sub->id) != sub)
+        goto fail;                  /* an id we hold already */
+    nretx = wk_roam_get_u32(b);
+    for (uint32_t k = 0; k < nretx && !b->bad; k++) {
+        uint32_t       seq = wk_roam_get_u32(b);
+        int64_t        t = (int64_t)wk_roam_get_u64(b);
+        uint32_t       type = wk_roam_get_u32(b);
+        uint32_t       len = wk_roam_get_u32(b);
+        const uint8_t *body = wk_roam_get_span(b, len);
+
+        if (body != NULL)
+            wk_retx_add(st, sub, seq, t, type, body, len);
+    }
+    nitems = wk_roam_get_u32(b);
+    for (uint32_t k = 0; k < nitems && !b->bad; k++)
+        if (wk_sub_roam_item(st, sub, s, b, lost) != 0)
+            goto fail;
+    nlinks = wk_roam_get_u32(b);
+    if (nlinks > st->lim.links)
+        b->bad = true;
+    for (uint32_t k = 0; k < nlinks && !b->bad; k++) {
+        uint32_t      from_id = wk_roam_get_u32(b);
+        uint32_t      to_id = wk_roam_get_u32(b);
+        struct wk_mi *from = wk_mi_find(st, sub, from_id);
+
+        if (from != NULL)
+            (void)wk_mi_link(st, sub, from, to_id);
+    }
+    if (b->bad)
+        goto fail;
+    wk_sub_kick(st, sub);
+    return sub;
+fail:
+    b->bad = true;
+    wk_sub_delete(st, sub);
+    wk_sub_deleted_check(st, e);
+    return NULL;
+}
+
 static int
 wk_sub_roam_unpack(void *arg, struct wk_session *s, struct wk_roam_buf *b)
 {
@@ -256,68 +351,102 @@ wk_sub_roam_unpack(void *arg, struct wk_session *s, struct wk_roam_buf *b)
         return -1;
     e = wk_sub_ss(st, s);
     nsubs = wk_roam_get_u32(b);
-    for (uint32_t i = 0; i < nsubs && !b->bad; i++) {
-        struct wk_sub *sub = wk_sub_open(st, e);
-        uint32_t       nretx, nitems, nlinks;
-
-        if (sub == NULL)
-            goto fail;
-        sub->id = wk_roam_get_u32(b);
-        sub->moved = 1;
-        st->nmoved++;
-        wk_sub_set_interval(st, sub,
-                            wk_sub_revise_interval(&st->lim,
-                                                   wk_roam_get_f64(b)));
-        sub->keepalive = wk_roam_get_u32(b);
-        sub->lifetime = wk_roam_get_u32(b);
-        sub->max_notifs = wk_roam_get_u32(b);
-        sub->seq = wk_roam_get_u32(b);
-        sub->priority = wk_roam_get_u8(b);
-        sub->enabled = wk_roam_get_u8(b);
-        sub->sent = wk_roam_get_u8(b);
-        sub->user = wk_roam_get_u8(b);
-        wk_sub_start(st, e, sub);
-        if (wk_sub_find(st, sub->id) != sub) {
-            b->bad = true;          /* an id we hold already */
-            goto fail;
-        }
-        nretx = wk_roam_get_u32(b);
-        for (uint32_t k = 0; k < nretx && !b->bad; k++) {
-            uint32_t       seq = wk_roam_get_u32(b);
-            int64_t        t = (int64_t)wk_roam_get_u64(b);
-            uint32_t       type = wk_roam_get_u32(b);
-            uint32_t       len = wk_roam_get_u32(b);
-            const uint8_t *body = wk_roam_get_span(b, len);
-
-            if (body != NULL)
-                wk_retx_add(st, sub, seq, t, type, body, len);
-        }
-        nitems = wk_roam_get_u32(b);
-        for (uint32_t k = 0; k < nitems && !b->bad; k++)
-            if (wk_sub_roam_item(st, sub, s, b, &lost) != 0)
-                goto fail;
-        nlinks = wk_roam_get_u32(b);
-        if (nlinks > st->lim.links)
-            b->bad = true;
-        for (uint32_t k = 0; k < nlinks && !b->bad; k++) {
-            uint32_t      from_id = wk_roam_get_u32(b);
-            uint32_t      to_id = wk_roam_get_u32(b);
-            struct wk_mi *from = wk_mi_find(st, sub, from_id);
-
-            if (from != NULL)
-                (void)wk_mi_link(st, sub, from, to_id);
-        }
-        wk_sub_kick(st, sub);
+    for (uint32_t i = 0; i < nsubs && !b->bad; i++)
+        if (wk_sub_roam_unpack_sub(st, e, s, b, &lost) == NULL)
+            break;
+    if (b->bad) {
+        /* Everything of s rebuilt so far goes again. */
+        wk_sub_session_closed(w, s, true);
+        return -1;
     }
-    if (b->bad)
-        goto fail;
     wk_roam_lost(w, lost);
     return 0;
-fail:
-    /* Everything of s rebuilt so far goes again. */
-    wk_sub_session_closed(w, s, true);
-    b->bad = true;
-    return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* one subscription: TransferSubscriptions from another worker         */
+/* ------------------------------------------------------------------ */
+
+bool
+wk_sub_roam_moving(const struct wk_subs *st, const struct wk_sub *sub)
+{
+    for (unsigned i = 0; i < WK_SUB_ROAM_MOVING; i++)
+        if (st->moving[i].id != 0 && st->moving[i].id == sub->id
+            && &st->subs[st->moving[i].idx] == sub)
+            return true;
+    return false;
+}
+
+static ua_status
+wk_sub_roam_pack_one(void *arg, uint32_t sub_id, uint8_t user,
+                     struct wk_roam_buf *b, uint64_t *ticket)
+{
+    struct wk_worker       *w = arg;
+    struct wk_subs         *st = wk_subs_get(w);
+    struct wk_sub          *sub;
+    struct wk_sub_leaving  *m = NULL;
+
+    *ticket = 0;
+    if (st == NULL || (sub = wk_sub_find(st, sub_id)) == NULL
+        || wk_sub_roam_moving(st, sub))
+        return UA_BAD_SUBSCRIPTION_ID_INVALID;
+    /* Part 4 §5.13.7: only to a session of the same user identity. */
+    if (sub->user != user)
+        return UA_BAD_USER_ACCESS_DENIED;
+    for (unsigned i = 0; i < WK_SUB_ROAM_MOVING; i++)
+        if (st->moving[i].id == 0) {
+            m = &st->moving[i];
+            break;
+        }
+    if (m == NULL)
+        return UA_BAD_SUBSCRIPTION_ID_INVALID;
+    if (w->link != NULL)
+        wk_link_drain(w->link);
+    wk_sub_roam_pack_sub(st, sub, b);
+    m->id = sub->id;
+    m->idx = (uint32_t)(sub - st->subs);
+    m->sess = sub->sess;
+    if (sub->sess != WK_NIL)
+        m->token = st->ss[sub->sess].token;
+    else
+        memset(&m->token, 0, sizeof(m->token));
+    /* Its old session publishes none of it any more meanwhile. */
+    if (sub->sess != WK_NIL)
+        wk_sub_detach(st, sub);
+    *ticket = (uint64_t)(m - st->moving) + 1;
+    return UA_GOOD;
+}
+
+static void
+wk_sub_roam_done_one(void *arg, uint64_t ticket, bool adopted)
+{
+    struct wk_worker      *w = arg;
+    struct wk_subs        *st = wk_subs_get(w);
+    struct wk_sub_leaving *m;
+    struct wk_sub         *sub;
+
+    if (st == NULL || ticket == 0 || ticket > WK_SUB_ROAM_MOVING)
+        return;
+    m = &st->moving[ticket - 1];
+    sub = &st->subs[m->idx];
+    if (m->id != 0 && sub->used && sub->id == m->id)
+        wk_sub_handed(st, sub, m->sess, &m->token, adopted);
+    memset(m, 0, sizeof(*m));
+}
+
+static int
+wk_sub_roam_unpack_one(void *arg, struct wk_session *s, struct wk_roam_buf *b)
+{
+    struct wk_worker *w = arg;
+    struct wk_subs   *st = wk_subs_need(w);
+    uint64_t          lost = 0;
+
+    if (st == NULL
+        || wk_sub_roam_unpack_sub(st, wk_sub_ss(st, s), s, b, &lost)
+               == NULL)
+        return -1;
+    wk_roam_lost(w, lost);
+    return 0;
 }
 
 int
@@ -326,6 +455,9 @@ wk_sub_roam_init(struct wk_worker *w)
     const struct wk_roam_handlers h = {
         .pack = wk_sub_roam_pack,
         .unpack = wk_sub_roam_unpack,
+        .pack_sub = wk_sub_roam_pack_one,
+        .done_sub = wk_sub_roam_done_one,
+        .unpack_sub = wk_sub_roam_unpack_one,
         .arg = w,
     };
 

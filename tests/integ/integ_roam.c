@@ -23,7 +23,14 @@
  *      the sequence numbers without a gap; the time from the
  *      ActivateSession to the first notification is printed (a
  *      measurement, not asserted).
- *   4. /stats: sessions_moved_in/out count the moves.
+ *   4. /stats: sessions_moved_in/out count the moves;
+ *   5. two channels activating S at once (the holder stopped for a
+ *      moment): the first Good, the second BadSessionIdInvalid;
+ *      TransferSubscriptions of a subscription another worker's session
+ *      holds: Good, sendInitialValues, GoodSubscriptionTransferred to the
+ *      old session, and back; the holder stopped (SIGSTOP):
+ *      BadSessionIdInvalid after limits.session_move_timeout_ms, and the
+ *      session moves once it runs again.
  *
  * Prints "ok N - what" / "FAIL N - what" and "integ_roam: N passed,
  * M failed"; exits non-zero on any failure.
@@ -34,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "proto/arena.h"
@@ -99,6 +107,11 @@ static ua_status ra_republish(struct ra_sub *s, uint32_t seq);
 static void ra_bad_tokens(struct ra_sub *s);
 static uint64_t ra_stat(const char *key);
 static void ra_unacked(struct ra_sub *s, struct uaconn *w, int32_t v);
+static uint32_t ra_sub_one(struct uaconn *c);
+static bool ra_publish_wait(struct uaconn *c, int kind, ua_status *status);
+static void ra_transfer(void);
+static void ra_stalled_owner(struct ra_sub *s);
+static void ra_twice(struct ra_sub *s);
 
 /* Every worker's connections_total. */
 static void
@@ -362,6 +375,300 @@ ra_unacked(struct ra_sub *s, struct uaconn *w, int32_t v)
     s->have_ack = false;
 }
 
+/* A subscription with one item (ns=1;s=v1) on c's session: its id. */
+static uint32_t
+ra_sub_one(struct uaconn *c)
+{
+    struct ua_create_subscription_request     cs;
+    struct ua_create_subscription_response    csr;
+    struct ua_create_monitored_items_request  cm;
+    struct ua_create_monitored_items_response cmr;
+    struct ua_monitored_item_create_request   it;
+    ua_status                                 st;
+
+    memset(&cs, 0, sizeof(cs));
+    cs.requested_publishing_interval = RA_PUB_MS;
+    cs.requested_lifetime_count = 600;
+    cs.requested_max_keep_alive_count = 10;
+    cs.publishing_enabled = true;
+    ua_arena_reset(&ra_arena);
+    st = uaconn_call(c, &ua_types[UA_TYPE_CREATESUBSCRIPTIONREQUEST], &cs,
+                     &ua_types[UA_TYPE_CREATESUBSCRIPTIONRESPONSE], &csr,
+                     &ra_arena);
+    if (st != UA_GOOD)
+        itest_fatal("CreateSubscription: 0x%08X", st);
+    memset(&it, 0, sizeof(it));
+    it.item_to_monitor.node_id = ua_nodeid_str(1, "v1");
+    it.item_to_monitor.attribute_id = UA_ATTR_VALUE;
+    it.item_to_monitor.index_range.len = -1;
+    it.item_to_monitor.data_encoding.name.len = -1;
+    it.monitoring_mode = UA_MONITORINGMODE_REPORTING;
+    it.requested_parameters.client_handle = 77;
+    it.requested_parameters.sampling_interval = RA_SAMPLE_MS;
+    it.requested_parameters.queue_size = 10;
+    it.requested_parameters.discard_oldest = true;
+    memset(&cm, 0, sizeof(cm));
+    cm.subscription_id = csr.subscription_id;
+    cm.timestamps_to_return = UA_TIMESTAMPSTORETURN_BOTH;
+    cm.n_items_to_create = 1;
+    cm.items_to_create = &it;
+    st = uaconn_call(c, &ua_types[UA_TYPE_CREATEMONITOREDITEMSREQUEST], &cm,
+                     &ua_types[UA_TYPE_CREATEMONITOREDITEMSRESPONSE], &cmr,
+                     &ra_arena);
+    if (st != UA_GOOD || cmr.n_results != 1
+        || cmr.results[0].status_code != UA_GOOD)
+        itest_fatal("CreateMonitoredItems: 0x%08X", st);
+    return csr.subscription_id;
+}
+
+/*
+ * Publish on c until a response carries kind (1: a DataChangeNotification
+ * of client handle 77; 2: a StatusChangeNotification, its status in
+ * *status), or RA_WAIT_MS: whether it came.
+ */
+static bool
+ra_publish_wait(struct uaconn *c, int kind, ua_status *status)
+{
+    uint64_t end = itest_ms() + RA_WAIT_MS;
+
+    while (itest_ms() < end) {
+        struct ua_publish_request  req;
+        struct ua_publish_response resp;
+
+        memset(&req, 0, sizeof(req));
+        ua_arena_reset(&ra_arena);
+        if (uaconn_call(c, &ua_types[UA_TYPE_PUBLISHREQUEST], &req,
+                        &ua_types[UA_TYPE_PUBLISHRESPONSE], &resp,
+                        &ra_arena) != UA_GOOD
+            || resp.response_header.service_result != UA_GOOD)
+            return false;
+        for (int32_t k = 0; k < resp.notification_message.n_notification_data;
+             k++) {
+            const struct ua_extobj *x =
+                &resp.notification_message.notification_data[k];
+
+            if (kind == 2
+                && x->type == &ua_types[UA_TYPE_STATUSCHANGENOTIFICATION]) {
+                *status = ((const struct ua_status_change_notification *)
+                               x->obj)->status;
+                return true;
+            }
+            if (kind == 1
+                && x->type == &ua_types[UA_TYPE_DATACHANGENOTIFICATION]) {
+                const struct ua_data_change_notification *d = x->obj;
+
+                for (int32_t j = 0; j < d->n_monitored_items; j++)
+                    if (d->monitored_items[j].client_handle == 77)
+                        return true;
+            }
+        }
+    }
+    return false;
+}
+
+/*
+ * TransferSubscriptions from a session on one worker to a session on the
+ * other (Part 4 §5.13.7): Good, the same id, the initial value
+ * (sendInitialValues) to the new session, GoodSubscriptionTransferred to
+ * the old one; a second transfer of the same id from the old session's
+ * worker moves it back.
+ */
+static void
+ra_transfer(void)
+{
+    struct uaconn                            t1, t2;
+    struct ua_transfer_subscriptions_request  req;
+    struct ua_transfer_subscriptions_response resp;
+    uint32_t                                 id;
+    int                                      w1, w2;
+    ua_status                                st, sc = 0;
+    bool                                     got;
+
+    w1 = ra_channel(&t1, -1);
+    if (uaconn_session(&t1) != UA_GOOD)
+        itest_fatal("T1 session");
+    id = ra_sub_one(&t1);
+    if (!ra_publish_wait(&t1, 1, &sc))
+        itest_fatal("T1: no initial value");
+    w2 = ra_channel(&t2, RA_WORKERS + w1);
+    if (uaconn_session(&t2) != UA_GOOD)
+        itest_fatal("T2 session");
+    printf("# transfer: subscription %u of a session on worker %d to a "
+           "session on worker %d\n", id, w1, w2);
+    memset(&req, 0, sizeof(req));
+    req.n_subscription_ids = 1;
+    req.subscription_ids = &id;
+    req.send_initial_values = true;
+    ua_arena_reset(&ra_arena);
+    st = uaconn_call(&t2, &ua_types[UA_TYPE_TRANSFERSUBSCRIPTIONSREQUEST],
+                     &req, &ua_types[UA_TYPE_TRANSFERSUBSCRIPTIONSRESPONSE],
+                     &resp, &ra_arena);
+    itest_check(st == UA_GOOD && resp.n_results == 1
+                    && resp.results[0].status_code == UA_GOOD,
+                "TransferSubscriptions across workers: 0x%08X / 0x%08X", st,
+                resp.n_results == 1 ? resp.results[0].status_code : 0);
+    got = ra_publish_wait(&t2, 1, &sc);
+    itest_check(got, "... sendInitialValues: the new session gets the "
+                "current value");
+    got = ra_publish_wait(&t1, 2, &sc);
+    itest_check(got && sc == UA_GOOD_SUBSCRIPTION_TRANSFERRED,
+                "... the old session gets a StatusChangeNotification "
+                "GoodSubscriptionTransferred (0x%08X)", sc);
+    /* Back, by a session of the first worker: T1 takes it again. */
+    ua_arena_reset(&ra_arena);
+    st = uaconn_call(&t1, &ua_types[UA_TYPE_TRANSFERSUBSCRIPTIONSREQUEST],
+                     &req, &ua_types[UA_TYPE_TRANSFERSUBSCRIPTIONSRESPONSE],
+                     &resp, &ra_arena);
+    itest_check(st == UA_GOOD && resp.n_results == 1
+                    && resp.results[0].status_code == UA_GOOD,
+                "... and back to the first worker: 0x%08X / 0x%08X", st,
+                resp.n_results == 1 ? resp.results[0].status_code : 0);
+    id ^= 0x00F00000u;                  /* an id nobody holds */
+    ua_arena_reset(&ra_arena);
+    st = uaconn_call(&t2, &ua_types[UA_TYPE_TRANSFERSUBSCRIPTIONSREQUEST],
+                     &req, &ua_types[UA_TYPE_TRANSFERSUBSCRIPTIONSRESPONSE],
+                     &resp, &ra_arena);
+    itest_check(st == UA_GOOD && resp.n_results == 1
+                    && resp.results[0].status_code
+                           == UA_BAD_SUBSCRIPTION_ID_INVALID,
+                "... an unknown id: BadSubscriptionIdInvalid (0x%08X)",
+                resp.n_results == 1 ? resp.results[0].status_code : 0);
+    (void)uaconn_close_session(&t1);
+    (void)uaconn_close(&t1);
+    uaconn_clear(&t1);
+    (void)uaconn_close_session(&t2);
+    (void)uaconn_close(&t2);
+    uaconn_clear(&t2);
+}
+
+/*
+ * Two channels on the other worker activate S's session at once (the
+ * holder is stopped for a moment, so that the first claim is surely in
+ * flight when the second ActivateSession comes): the second gets
+ * BadSessionIdInvalid at once, the first Good; S's session then works on
+ * the first.
+ */
+static void
+ra_twice(struct ra_sub *s)
+{
+    struct uaconn                       a, b;
+    struct ua_nodeid                    tok = s->c.cl.auth_token;
+    struct ua_activate_session_request  ar;
+    struct ua_anonymous_identity_token  anon;
+    struct ua_client_event              ev;
+    struct ua_activate_session_response as;
+    ua_status                           sa = UA_BAD_UNEXPECTED_ERROR;
+    ua_status                           sb = UA_BAD_UNEXPECTED_ERROR;
+    uint64_t                            pid = 0;
+    uint32_t                            id;
+    int                                 wa;
+
+    if (!itest_worker_u64(ra_sport, s->worker, "pid", &pid) || pid == 0)
+        itest_fatal("no pid for worker %d", s->worker);
+    /* S's own connection goes first (as a dropped client's would). */
+    close(s->c.fd);
+    s->c.fd = -1;
+    uaconn_clear(&s->c);
+    wa = ra_channel(&a, RA_WORKERS + s->worker);
+    (void)ra_channel(&b, RA_WORKERS + s->worker);
+    if (ua_client_set_token(&a.cl, &tok) != UA_GOOD
+        || ua_client_set_token(&b.cl, &tok) != UA_GOOD)
+        itest_fatal("cannot set the token");
+    memset(&ar, 0, sizeof(ar));
+    memset(&anon, 0, sizeof(anon));
+    anon.policy_id = ua_string_from("anonymous");
+    ar.request_header.audit_entry_id.len = -1;
+    ar.client_signature.algorithm.len = -1;
+    ar.client_signature.signature.len = -1;
+    ar.user_token_signature.algorithm.len = -1;
+    ar.user_token_signature.signature.len = -1;
+    ar.user_identity_token.encoding = UA_EO_DECODED;
+    ar.user_identity_token.type = &ua_types[UA_TYPE_ANONYMOUSIDENTITYTOKEN];
+    ar.user_identity_token.obj = &anon;
+    ar.user_identity_token.type_id = ua_nodeid_num(
+        0, ua_types[UA_TYPE_ANONYMOUSIDENTITYTOKEN].binary_id);
+    kill((pid_t)pid, SIGSTOP);
+    if (uaconn_send(&a, &ua_types[UA_TYPE_ACTIVATESESSIONREQUEST], &ar, &id)
+        != UA_GOOD)
+        itest_fatal("cannot send ActivateSession");
+    itest_sleep_ms(100);
+    if (uaconn_send(&b, &ua_types[UA_TYPE_ACTIVATESESSIONREQUEST], &ar, &id)
+        != UA_GOOD)
+        itest_fatal("cannot send ActivateSession");
+    ua_arena_reset(&ra_arena);
+    if (uaconn_recv(&b, &ev) == UA_GOOD && ev.kind == UA_CLIENT_EV_MSG) {
+        if (ua_client_decode(&b.cl, &ev,
+                             &ua_types[UA_TYPE_ACTIVATESESSIONRESPONSE], &as,
+                             &ra_arena) == UA_GOOD)
+            sb = as.response_header.service_result;
+        else
+            sb = UA_BAD_SESSION_ID_INVALID;     /* a ServiceFault */
+    }
+    kill((pid_t)pid, SIGCONT);
+    if (uaconn_recv(&a, &ev) == UA_GOOD && ev.kind == UA_CLIENT_EV_MSG) {
+        if (ua_client_decode(&a.cl, &ev,
+                             &ua_types[UA_TYPE_ACTIVATESESSIONRESPONSE], &as,
+                             &ra_arena) == UA_GOOD)
+            sa = as.response_header.service_result;
+        else
+            sa = UA_BAD_SESSION_ID_INVALID;
+    }
+    itest_check(sa == UA_GOOD && sb != UA_GOOD,
+                "ActivateSession from two channels at once: the first "
+                "Good (0x%08X), the second Bad (0x%08X)", sa, sb);
+    /* S goes on with the first, on its worker. */
+    s->c = a;
+    s->worker = wa;
+    (void)uaconn_close(&b);
+    uaconn_clear(&b);
+    s->pending = 0;
+    s->have_ack = false;
+    ra_publish(s);
+    ra_take(s, INT64_MAX);
+    itest_check(s->pending == 0, "... the session works on the first");
+}
+
+/*
+ * The worker holding S stops answering (SIGSTOP): an ActivateSession on
+ * the other worker gets BadSessionIdInvalid after
+ * limits.session_move_timeout_ms, the connection is answered (not
+ * held); resumed, the holder still has S, which moves on the next try.
+ */
+static void
+ra_stalled_owner(struct ra_sub *s)
+{
+    struct uaconn    x;
+    struct ua_nodeid tok = s->c.cl.auth_token;
+    uint64_t         pid = 0, t0, ms;
+    ua_status        st;
+
+    if (!itest_worker_u64(ra_sport, s->worker, "pid", &pid) || pid == 0)
+        itest_fatal("no pid for worker %d", s->worker);
+    close(s->c.fd);
+    s->c.fd = -1;
+    uaconn_clear(&s->c);
+    (void)ra_channel(&x, RA_WORKERS + s->worker);
+    kill((pid_t)pid, SIGSTOP);
+    if (ua_client_set_token(&x.cl, &tok) != UA_GOOD)
+        itest_fatal("cannot set the token");
+    t0 = itest_ms();
+    st = ra_activate(&x);
+    ms = itest_ms() - t0;
+    kill((pid_t)pid, SIGCONT);
+    itest_check(st == UA_BAD_SESSION_ID_INVALID && ms >= 900 && ms < 5000,
+                "a stopped holder: BadSessionIdInvalid after the move "
+                "timeout (0x%08X after %llu ms)", st,
+                (unsigned long long)ms);
+    itest_sleep_ms(200);
+    st = ra_activate(&x);
+    itest_check(st == UA_GOOD,
+                "... resumed, the session moves on the next try: 0x%08X",
+                st);
+    (void)uaconn_close_session(&x);
+    (void)uaconn_close(&x);
+    uaconn_clear(&x);
+}
+
 /* A counter summed over the workers' /stats rows. */
 static uint64_t
 ra_stat(const char *key)
@@ -585,7 +892,8 @@ main(int argc, char **argv)
         const char *const extra[] = {
             "--vars", "100",
             "--set", "limits.max_monitored_item_queue_size=1000",
-            "--set", "security.anonymous_write=true", NULL
+            "--set", "security.anonymous_write=true",
+            "--set", "limits.session_move_timeout_ms=1000", NULL
         };
 
         broker = itest_broker_start(bin, RA_WORKERS, ra_run, ra_log, extra,
@@ -633,9 +941,14 @@ main(int argc, char **argv)
                     RA_CUTS);
     }
 
-    (void)uaconn_close_session(&s->c);
-    (void)uaconn_close(&s->c);
-    uaconn_clear(&s->c);
+    /* 5. Two channels at once; TransferSubscriptions across workers; a
+     * stopped holder.  (S's session ends on a channel it has.) */
+    while (s->pending > 0)
+        ra_take(s, INT64_MAX);
+    ra_twice(s);
+    ra_transfer();
+    ra_stalled_owner(s);            /* closes S's session */
+
     free(s);
     itest_check(itest_stop(broker, 5000) == 0, "SIGTERM: the broker exits 0");
     return itest_finish();
