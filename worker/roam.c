@@ -496,7 +496,7 @@ wk_roam_claim(struct wk_worker *w, const struct wk_conn_req *rq,
 {
     struct wk_roam         *r = w->roam;
     struct wk_roam_pending *p = NULL, *fr = NULL;
-    int                     slot;
+    int                     slot, rc;
 
     *wait = false;
     if (r == NULL || rq == NULL)
@@ -530,10 +530,18 @@ wk_roam_claim(struct wk_worker *w, const struct wk_conn_req *rq,
         return p->status;           /* Good: look it up again */
     }
     slot = wk_session_token_slot(w, token);
-    if (slot == (int)w->slot)
-        slot = wk_roam_fwd_find(r, &token->id.guid);
-    if (slot < 0 || slot == (int)w->slot || fr == NULL)
+    /* Where we sent it ourselves is newer than where it was created. */
+    if (slot >= 0) {
+        int f = wk_roam_fwd_find(r, &token->id.guid);
+
+        if (f >= 0 || slot == (int)w->slot)
+            slot = f;
+    }
+    if (slot < 0 || slot == (int)w->slot || fr == NULL) {
+        shm_log(SHM_LOG_INFO, "session claim: nowhere to ask (slot %d)",
+                slot);
         return UA_BAD_SESSION_ID_INVALID;
+    }
     memset(fr, 0, sizeof(*fr));
     fr->kind = WK_ROAM_KIND_SESSION;
     fr->conn = rq->conn;
@@ -543,7 +551,9 @@ wk_roam_claim(struct wk_worker *w, const struct wk_conn_req *rq,
     fr->secured = secured;
     if (peer_thumb != NULL)
         memcpy(fr->thumb, peer_thumb, sizeof(fr->thumb));
-    if (wk_roam_send(r, fr, (unsigned)slot) != 0) {
+    if ((rc = wk_roam_send(r, fr, (unsigned)slot)) != 0) {
+        shm_log(SHM_LOG_INFO, "session claim to worker %d: %s", slot,
+                strerror(-rc));
         memset(fr, 0, sizeof(*fr));
         WK_ROAM_COUNT(w, session_moves_failed, 1);
         return UA_BAD_SESSION_ID_INVALID;
@@ -591,10 +601,11 @@ wk_roam_claim_sub(struct wk_worker *w, const struct wk_conn_req *rq,
         if (p->ntried == WK_ROAM_SUB_TRIED)
             return UA_BAD_SUBSCRIPTION_ID_INVALID;
     }
-    if (slot == w->slot) {
-        int f = wk_roam_sfwd_find(r, sub_id);  /* it left: where to? */
+    {
+        int f = wk_roam_sfwd_find(r, sub_id);  /* it left us: to where */
 
-        slot = f < 0 ? w->slot : (unsigned)f;
+        if (f >= 0)
+            slot = (unsigned)f;
     }
     if (slot == w->slot || slot >= 64
         || (w->conf->workers != 0 && slot >= w->conf->workers))
@@ -652,9 +663,13 @@ wk_roam_adopt(struct wk_roam *r, struct wk_roam_buf *b)
         return false;               /* here already (cannot happen) */
     s = wk_session_adopt(w, &tmp);
     explicit_bzero(tmp.nonce, sizeof(tmp.nonce));
-    if (s == NULL)
+    if (s == NULL) {
+        shm_log(SHM_LOG_WARNING, "a session cannot move here: no room");
         return false;
+    }
     if (r->subs.unpack != NULL && r->subs.unpack(r->subs.arg, s, b) != 0) {
+        shm_log(SHM_LOG_WARNING, "a session cannot move here: its "
+                "subscriptions do not fit (or are malformed)");
         wk_session_close(w, s);
         return false;
     }
@@ -691,6 +706,14 @@ wk_roam_answer(void *arg, uint64_t cookie, ua_status st,
         if (!b.bad && type == WK_ROAM_T_FORWARD) {
             uint8_t to = wk_roam_get_u8(&b);
 
+            if (p != NULL && !b.bad && to == w->slot) {
+                /* It was here and went on: where we sent it. */
+                int f = p->kind == WK_ROAM_KIND_SUB
+                            ? wk_roam_sfwd_find(r, p->sub_id)
+                            : wk_roam_fwd_find(r, &p->token);
+
+                to = f >= 0 ? (uint8_t)f : (uint8_t)w->slot;
+            }
             if (p != NULL && !b.bad && to != w->slot
                 && p->hops < WK_ROAM_HOPS) {
                 p->hops++;
@@ -717,13 +740,23 @@ wk_roam_answer(void *arg, uint64_t cookie, ua_status st,
             st = UA_BAD_SESSION_ID_INVALID;
         }
     } else if (p != NULL && p->kind == WK_ROAM_KIND_SUB) {
+        shm_log(SHM_LOG_INFO, "subscription claim answered %s",
+                ua_status_name(st));
         if (st != UA_BAD_USER_ACCESS_DENIED)
             st = UA_BAD_SUBSCRIPTION_ID_INVALID;
-    } else if (st != UA_BAD_SECURITY_CHECKS_FAILED) {
-        st = UA_BAD_SESSION_ID_INVALID;
+    } else {
+        shm_log(SHM_LOG_INFO, "session claim answered %s",
+                ua_status_name(st));
+        if (st != UA_BAD_SECURITY_CHECKS_FAILED)
+            st = UA_BAD_SESSION_ID_INVALID;
     }
-    if (st != UA_GOOD)
+    if (st != UA_GOOD) {
         WK_ROAM_COUNT(w, session_moves_failed, 1);
+        shm_log(SHM_LOG_INFO, "a %s claim failed: %s",
+                p != NULL && p->kind == WK_ROAM_KIND_SUB ? "subscription"
+                                                        : "session",
+                ua_status_name(st));
+    }
     if (p != NULL) {
         p->status = st;
         p->state = WK_RP_DONE;
@@ -766,7 +799,7 @@ wk_roam_serve(void *arg, uint32_t kind, const uint8_t *body, uint32_t len,
         st = r->subs.pack_sub(r->subs.arg, id, body[5], &b, ticket);
         if (st == UA_BAD_SUBSCRIPTION_ID_INVALID) {
             fwd = wk_roam_sfwd_find(r, id);
-            if (fwd >= 0 && fwd != body[0]) {
+            if (fwd >= 0) {
                 b.len = 0;
                 wk_roam_put_u32(&b, WK_ROAM_VERSION);
                 wk_roam_put_u8(&b, WK_ROAM_T_FORWARD);
@@ -808,8 +841,11 @@ wk_roam_serve(void *arg, uint32_t kind, const uint8_t *body, uint32_t len,
     s = wk_session_find_by_token(w, &tok);
     if (s == NULL) {
         fwd = wk_roam_fwd_find(r, &tok.id.guid);
-        if (fwd < 0 || fwd == from)
+        if (fwd < 0) {
+            shm_log(SHM_LOG_INFO, "session claim by worker %u: unknown "
+                    "here (forward %d)", (unsigned)from, fwd);
             return UA_BAD_SESSION_ID_INVALID;
+        }
         wk_roam_put_u32(&b, WK_ROAM_VERSION);
         wk_roam_put_u8(&b, WK_ROAM_T_FORWARD);
         wk_roam_put_u8(&b, (uint8_t)fwd);
@@ -821,8 +857,11 @@ wk_roam_serve(void *arg, uint32_t kind, const uint8_t *body, uint32_t len,
         *blob_len = b.len;
         return UA_GOOD;
     }
-    if (!s->activated || wk_roam_moving(w, s))
+    if (!s->activated || wk_roam_moving(w, s)) {
+        shm_log(SHM_LOG_INFO, "session claim by worker %u refused: %s",
+                (unsigned)from, s->activated ? "moving" : "not activated");
         return UA_BAD_SESSION_ID_INVALID;
+    }
     /* Part 4 §5.7.3: a secured session moves only to a channel of its
      * client's certificate; an unsecured one never to a secured channel
      * (nor back). */
@@ -888,6 +927,14 @@ wk_roam_done(void *arg, uint64_t ticket, bool adopted)
     if (adopted && s->used
         && ua_crypto_memeq(&s->token, &m->token, sizeof(s->token))) {
         wk_roam_fwd_add(r, &m->token, m->to);
+        if (r->subs.sub_ids != NULL) {
+            uint32_t ids[WK_ROAM_SUB_TRIED];
+            uint32_t n = r->subs.sub_ids(r->subs.arg, s, ids,
+                                         WK_ROAM_SUB_TRIED);
+
+            for (uint32_t i = 0; i < n; i++)
+                wk_roam_sfwd_add(r, ids[i], m->to);
+        }
         /* Its subscriptions live on over there: here they go, with the
          * Publish requests of its old channel. */
         wk_session_closing(w, s, true);

@@ -102,6 +102,10 @@ struct wk_roam_handlers {
     void      (*done_sub)(void *arg, uint64_t ticket, bool adopted);
     int       (*unpack_sub)(void *arg, struct wk_session *s,
                             struct wk_roam_buf *b);
+    /* The ids of s's subscriptions (at most max into ids): where they
+     * went is remembered with the session's forward. */
+    uint32_t  (*sub_ids)(void *arg, struct wk_session *s, uint32_t *ids,
+                         uint32_t max);
     void       *arg;
 };
 

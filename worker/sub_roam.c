@@ -73,6 +73,8 @@ static ua_status wk_sub_roam_pack_one(void *arg, uint32_t sub_id,
 static void wk_sub_roam_done_one(void *arg, uint64_t ticket, bool adopted);
 static int wk_sub_roam_unpack_one(void *arg, struct wk_session *s,
                                   struct wk_roam_buf *b);
+static uint32_t wk_sub_roam_ids(void *arg, struct wk_session *s,
+                                uint32_t *ids, uint32_t max);
 
 static void
 wk_sub_roam_pack_item(struct wk_subs *st, struct wk_mi *mi,
@@ -449,6 +451,24 @@ wk_sub_roam_unpack_one(void *arg, struct wk_session *s, struct wk_roam_buf *b)
     return 0;
 }
 
+static uint32_t
+wk_sub_roam_ids(void *arg, struct wk_session *s, uint32_t *ids, uint32_t max)
+{
+    struct wk_subs    *st = wk_subs_get(arg);
+    struct wk_subsess *e;
+    uint32_t           n = 0;
+
+    if (st == NULL || s->index >= st->nss)
+        return 0;
+    e = &st->ss[s->index];
+    if (!e->live || memcmp(&e->token, &s->token, sizeof(e->token)) != 0)
+        return 0;
+    for (uint32_t i = e->shead; i != WK_NIL && n < max;
+         i = st->subs[i].snext)
+        ids[n++] = st->subs[i].id;
+    return n;
+}
+
 int
 wk_sub_roam_init(struct wk_worker *w)
 {
@@ -458,6 +478,7 @@ wk_sub_roam_init(struct wk_worker *w)
         .pack_sub = wk_sub_roam_pack_one,
         .done_sub = wk_sub_roam_done_one,
         .unpack_sub = wk_sub_roam_unpack_one,
+        .sub_ids = wk_sub_roam_ids,
         .arg = w,
     };
 
