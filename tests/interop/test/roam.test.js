@@ -16,7 +16,9 @@
 //   - every value written arrives exactly once and in order, per item,
 //   - the broker counts the moves (sessions_moved_in in /stats).
 // And with Basic256Sha256 SignAndEncrypt: a cut, the same certificate
-// reconnects to the same session.
+// reconnects to the same session; a client with another (trusted)
+// certificate that tries to take the session over is refused
+// (reactivateSession rejects) and nothing moves.
 //
 // Run by tests/interop/run.sh (UA_INTEROP_UABROKER, UA_INTEROP_PKI).
 "use strict";
@@ -189,10 +191,42 @@ describe("sessions that move between workers (-w 4)", { skip }, () => {
         fs.rmSync(dir, { recursive: true, force: true });
     });
 
-    function makeClient(reconnect, policy, mode) {
+    // The operator trusts the certificate of manager m (refused once,
+    // saved in rejected/, moved to trusted/certs, SIGHUP).
+    async function trust(m) {
+        const bpki = path.join(dir, "run", "pki");
+        const rejected = path.join(bpki, "rejected");
+        const first = makeClient(false, SecurityPolicy.Basic256Sha256,
+                                 MessageSecurityMode.SignAndEncrypt, m);
+        try {
+            await first.connect("opc.tcp://127.0.0.1:" + port);
+            await first.createSession();
+        } catch (e) {
+            // refused: untrusted
+        }
+        await first.disconnect();
+        let files = [];
+        for (let i = 0; i < 50 && files.length === 0; i++) {
+            files = fs.existsSync(rejected)
+                ? fs.readdirSync(rejected).filter((f) => /\.der$/.test(f))
+                : [];
+            if (files.length === 0) {
+                await sleep(100);
+            }
+        }
+        assert.ok(files.length > 0, "the certificate was refused and kept");
+        for (const f of files) {
+            fs.renameSync(path.join(rejected, f),
+                          path.join(bpki, "trusted", "certs", f));
+        }
+        broker.kill("SIGHUP");
+        await sleep(500);
+    }
+
+    function makeClient(reconnect, policy, mode, m) {
         return OPCUAClient.create({
             applicationName: "uabroker-interop-roam",
-            clientCertificateManager: cm,
+            clientCertificateManager: m || cm,
             securityMode: mode || MessageSecurityMode.None,
             securityPolicy: policy || SecurityPolicy.None,
             endpointMustExist: false,
@@ -359,37 +393,9 @@ describe("sessions that move between workers (-w 4)", { skip }, () => {
         }
     });
 
-    it("SignAndEncrypt: a cut, the same certificate reactivates the same session",
+    it("SignAndEncrypt: a cut, the same certificate reactivates the same session; another certificate is refused",
        async () => {
-        // The operator trusts node-opcua's certificate (refused once,
-        // saved in rejected/, moved to trusted/certs, SIGHUP).
-        const bpki = path.join(dir, "run", "pki");
-        const first = makeClient(false, SecurityPolicy.Basic256Sha256,
-                                 MessageSecurityMode.SignAndEncrypt);
-        try {
-            await first.connect("opc.tcp://127.0.0.1:" + port);
-            await first.createSession();
-        } catch (e) {
-            // refused: untrusted
-        }
-        await first.disconnect();
-        const rejected = path.join(bpki, "rejected");
-        let files = [];
-        for (let i = 0; i < 50 && files.length === 0; i++) {
-            files = fs.existsSync(rejected)
-                ? fs.readdirSync(rejected).filter((f) => /\.der$/.test(f))
-                : [];
-            if (files.length === 0) {
-                await sleep(100);
-            }
-        }
-        assert.ok(files.length > 0, "the certificate was refused and kept");
-        for (const f of files) {
-            fs.renameSync(path.join(rejected, f),
-                          path.join(bpki, "trusted", "certs", f));
-        }
-        broker.kill("SIGHUP");
-        await sleep(500);
+        await trust(cm);
         const proxy = makeProxy(port);
         const pport = await proxy.listen();
         const c = makeClient(true, SecurityPolicy.Basic256Sha256,
@@ -418,7 +424,28 @@ describe("sessions that move between workers (-w 4)", { skip }, () => {
             const moved = sumWorkers(await stats(sport), "sessions_moved_in");
             assert.ok(moved > moved0, "it moved to another worker");
         }
-        await session.close();
+
+        // Another client certificate (trusted too) cannot take it, on
+        // whichever worker its channel lands (Part 4 §5.7.3).
+        const cm2 = new OPCUACertificateManager({
+            rootFolder: path.join(dir, "client2-pki"),
+            automaticallyAcceptUnknownCertificate: true,
+        });
+        await cm2.initialize();
+        await trust(cm2);
+        const moved1 = sumWorkers(await stats(sport), "sessions_moved_in");
+        for (let k = 0; k < 4; k++) {
+            const thief = makeClient(false, SecurityPolicy.Basic256Sha256,
+                                     MessageSecurityMode.SignAndEncrypt, cm2);
+            await thief.connect("opc.tcp://127.0.0.1:" + port);
+            await assert.rejects(thief.reactivateSession(session),
+                                 "another certificate is refused");
+            await thief.disconnect();
+        }
+        await cm2.dispose();
+        assert.equal(sumWorkers(await stats(sport), "sessions_moved_in"),
+                     moved1, "and nothing moved");
+        await session.close().catch(() => {});
         await c.disconnect();
         await proxy.close();
     });
