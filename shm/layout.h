@@ -434,6 +434,7 @@ struct shm_worker {
     _Atomic uint64_t sessions_moved_out;
     _Atomic uint64_t session_moves_failed;
     _Atomic uint64_t session_move_values_lost;
+    _Atomic uint64_t session_move_bytes;    /* blobs handed over */
 };
 static_assert(sizeof(struct shm_worker) % SHM_CACHELINE == 0, "pad");
 static_assert(offsetof(struct shm_worker, connections) == SHM_CACHELINE,

@@ -77,6 +77,7 @@ struct wk_roam_moving {
     uint8_t        used;
     uint8_t        to;
     uint32_t       index;
+    uint32_t       bytes;           /* its blob */
     struct ua_guid token;
 };
 
@@ -894,6 +895,7 @@ wk_roam_serve(void *arg, uint32_t kind, const uint8_t *body, uint32_t len,
     m->used = 1;
     m->to = from;
     m->index = s->index;
+    m->bytes = b.len;
     m->token = s->token;
     r->last_bytes = b.len;
     *blob = b.p;
@@ -940,6 +942,7 @@ wk_roam_done(void *arg, uint64_t ticket, bool adopted)
         wk_session_closing(w, s, true);
         wk_session_close(w, s);
         WK_ROAM_COUNT(w, sessions_moved_out, 1);
+        WK_ROAM_COUNT(w, session_move_bytes, m->bytes);
     }
     memset(m, 0, sizeof(*m));
 }

@@ -757,7 +757,7 @@ ra_round(struct ra_sub *s, int32_t base)
     struct uaconn      w;
     struct ua_nodeid   tok = s->c.cl.auth_token;
     uint8_t            tokbuf[UA_CLIENT_TOKEN_MAX];
-    uint64_t           end, t0, ovf = 0;
+    uint64_t           end, t0, ovf = 0, bytes, bytes0;
     uint32_t           values = 0, breaks = 0, overflows = 0, missing = 0;
     uint32_t           unacked = s->unacked;
     int                ww, from = s->worker;
@@ -794,6 +794,7 @@ ra_round(struct ra_sub *s, int32_t base)
            "W on worker %d\n", (int)base, from, s->worker, ww);
     if (ua_client_set_token(&s->c.cl, &tok) != UA_GOOD)
         itest_fatal("cannot set the session token");
+    bytes0 = ra_stat("session_move_bytes");
     t0 = itest_ms();
     st = ra_activate(&s->c);
     itest_check(st == UA_GOOD,
@@ -842,12 +843,15 @@ ra_round(struct ra_sub *s, int32_t base)
             missing++;
     }
     ovf = ra_stat("overflows");
+    bytes = ra_stat("session_move_bytes");
     printf("# round %d: %u of %u values, %u breaks, %u with the Overflow "
            "bit, %u items short; sequence gaps %u; /stats overflows %llu; "
-           "ActivateSession to first notification %llu ms\n", (int)base,
+           "ActivateSession to first notification %llu ms; the hand-over "
+           "%llu bytes (%d items)\n", (int)base,
            values, RA_ITEMS * RA_ROUNDS, breaks, overflows, missing,
            s->seq_gaps, (unsigned long long)ovf,
-           (unsigned long long)(s->first_ms ? s->first_ms - t0 : 0));
+           (unsigned long long)(s->first_ms ? s->first_ms - t0 : 0),
+           (unsigned long long)(bytes - bytes0), RA_ITEMS);
     itest_check(values == RA_ITEMS * RA_ROUNDS && breaks == 0
                     && missing == 0,
                 "round %d: every value written during the outage arrives "
