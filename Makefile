@@ -17,6 +17,7 @@
 #   make bench-addrspace node store and value slots; the build at 10^3..10^6
 #   make bench-nodeset   NodeSet2 import of 100,000 nodes: time, bytes/node
 #   make bench-sub       the worker's notification path in memory
+#   make bench-aggregate the Part 13 aggregate engine, CPU per ReadProcessed
 #   make bench-security  message security on the secure channel in memory
 #   make bench-instr     write100's instructions per WriteValue (callgrind;
 #                        INSTR_SCENARIO=read100, read1, browse: those instead)
@@ -515,18 +516,20 @@ regen:
 	$(PYTHON) proto/gen/gen_status.py $(SCHEMA) proto
 	$(PYTHON) proto/gen/gen_attrs.py $(SCHEMA) proto
 	$(PYTHON) broker/gen/gen_ns0.py $(SCHEMA) broker
+	$(PYTHON) tests/vectors/gen_aggregates.py $(SCHEMA) tests/vectors
 
-# Fails when regen changes a tracked file under proto/ or broker/ or creates
-# a file there that is not committed (files untracked before regen are left
-# alone).
+# Fails when regen changes a tracked file under proto/ or broker/ (or the
+# generated test vectors REGEN_VECTORS) or creates a file there that is not
+# committed (files untracked before regen are left alone).
+REGEN_VECTORS := tests/vectors/aggregates_gen.h
 regen-check:
 	@git rev-parse --is-inside-work-tree >/dev/null 2>&1 || { \
 	    echo "regen-check: not a git work tree" >&2; exit 1; }
 	@mkdir -p build
-	@git ls-files --others --exclude-standard -- proto broker | sort \
+	@git ls-files --others --exclude-standard -- proto broker $(REGEN_VECTORS) | sort \
 	    > build/regen-untracked.before
 	$(MAKE) --no-print-directory regen
-	@git ls-files --others --exclude-standard -- proto broker | sort \
+	@git ls-files --others --exclude-standard -- proto broker $(REGEN_VECTORS) | sort \
 	    > build/regen-untracked.after
 	@new=$$(comm -13 build/regen-untracked.before \
 	                 build/regen-untracked.after); \
@@ -535,7 +538,7 @@ regen-check:
 	         "committed:" >&2; \
 	    echo "$$new" >&2; exit 1; \
 	fi
-	@git diff --exit-code --stat -- proto broker || { \
+	@git diff --exit-code --stat -- proto broker $(REGEN_VECTORS) || { \
 	    echo "regen-check: generated files under proto/ differ from what" \
 	         "regen makes from $(SCHEMA); run 'make regen' and commit" \
 	         "the result (or fix the generator)" >&2; \
@@ -617,6 +620,18 @@ $(BENCH_CODEC): build/tests/bench/bench_codec.o $(BENCHLIB_OBJ) build/libproto.a
 .PHONY: bench-codec
 bench-codec: $(BENCH_CODEC)
 	./$(BENCH_CODEC) $(BENCH_ARGS)
+
+BENCH_AGGREGATE := build/bench/bench_aggregate
+
+# The Part 13 aggregate engine alone (issue 18): CPU per ReadProcessed.
+$(BENCH_AGGREGATE): build/tests/bench/bench_aggregate.o $(BENCHLIB_OBJ) \
+                    build/libproto.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(WOLFSSL_LIBS) -lm
+
+.PHONY: bench-aggregate
+bench-aggregate: $(BENCH_AGGREGATE)
+	./$(BENCH_AGGREGATE) $(BENCH_ARGS)
 
 BENCH_ADDRSPACE := build/bench/bench_addrspace
 
