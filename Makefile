@@ -1,6 +1,6 @@
 # uabroker: one non-recursive GNU Makefile (docs/style.md §10).
 #
-#   make                 libproto.a, libshm.a, uabroker, uaworker
+#   make                 libproto.a, libshm.a, libhist.a, uabroker, uaworker
 #   make run             install missing packages, build, run the broker
 #   make check           install missing packages; unit and integration
 #                        tests, tests/check-deps.sh, interop (CHECK_PROGS,
@@ -17,6 +17,9 @@
 #   make bench-addrspace node store and value slots; the build at 10^3..10^6
 #   make bench-nodeset   NodeSet2 import of 100,000 nodes: time, bytes/node
 #   make bench-sub       the worker's notification path in memory
+#   make bench-hist      the history store: ingest, bytes/sample, reads
+#   make bench-hist-read HistoryRead of 10,000 values through the server
+#   make bench-mem       the worker's memory per session, subscription, item
 #   make bench-aggregate the Part 13 aggregate engine, CPU per ReadProcessed
 #   make bench-security  message security on the secure channel in memory
 #   make bench-instr     write100's instructions per WriteValue (callgrind;
@@ -118,12 +121,16 @@ MOSQUITTO_LIBS   = $(call pkg,MOSQUITTO_LIBS,--libs libmosquitto)
 # libxml2: the broker's NodeSet importer (broker/nodeset.c) only.
 XML2_CFLAGS    = $(call pkg,XML2_CFLAGS,--cflags libxml-2.0)
 XML2_LIBS      = $(call pkg,XML2_LIBS,--libs libxml-2.0)
+# LMDB: the history store (hist/store.c) only.
+LMDB_CFLAGS    = $(call pkg,LMDB_CFLAGS,--cflags lmdb)
+LMDB_LIBS      = $(call pkg,LMDB_LIBS,--libs lmdb)
 
 LIB_CPPFLAGS = $(EVENT_CFLAGS) $(WOLFSSL_CFLAGS) $(NANOMSG_CFLAGS) \
                $(INIH_CFLAGS) $(MOSQUITTO_CFLAGS)
 build/tests/unit/%.o build/san/tests/unit/%.o: LIB_CPPFLAGS += $(CHECK_CFLAGS)
 build/broker/nodeset.o build/san/broker/nodeset.o: \
   LIB_CPPFLAGS += $(XML2_CFLAGS)
+build/hist/store.o build/san/hist/store.o: LIB_CPPFLAGS += $(LMDB_CFLAGS)
 
 # Plain objects live in build/, sanitized ones in build/san/.  Both pattern
 # rules exist side by side; bench-codec always links the plain libproto.a.
@@ -149,25 +156,29 @@ build/san/%.o: %.c
 
 PROTO_SRCS  := $(wildcard proto/*.c)
 SHM_SRCS    := $(wildcard shm/*.c)
+HIST_SRCS   := $(wildcard hist/*.c)
 BROKER_SRCS := $(wildcard broker/*.c)
 WORKER_SRCS := $(wildcard worker/*.c)
 # Everything but main.c goes into lib<m>.a, so unit tests can link it.
 BKLIB_SRCS  := $(filter-out broker/main.c,$(BROKER_SRCS))
-WKLIB_SRCS  := $(filter-out worker/main.c,$(WORKER_SRCS))
+WKLIB_SRCS  := $(filter-out worker/main.c worker/historian.c,$(WORKER_SRCS))
 
 objs = $(patsubst %.c,$(1)/%.o,$(2))
 
 PROTO_OBJS  := $(call objs,$(B),$(PROTO_SRCS))
 SHM_OBJS    := $(call objs,$(B),$(SHM_SRCS))
+HIST_OBJS   := $(call objs,$(B),$(HIST_SRCS))
 BROKER_OBJS := $(call objs,$(B),$(BROKER_SRCS))
 WORKER_OBJS := $(call objs,$(B),$(WORKER_SRCS))
 
 LIBPROTO := $(B)/libproto.a
 LIBSHM   := $(B)/libshm.a
+LIBHIST  := $(B)/libhist.a
 LIBBROKER := $(B)/libbroker.a
 LIBWORKER := $(B)/libworker.a
 UABROKER := $(B)/uabroker
 UAWORKER := $(B)/uaworker
+UAHISTORIAN := $(B)/uahistorian
 
 # An archive is rebuilt from scratch so deleted sources leave no stale
 # members.  Rules exist for both build/ and build/san/: bench-codec links
@@ -181,22 +192,32 @@ endef
 $(foreach d,build build/san,\
   $(eval $(call archive,$(d),proto,$(PROTO_SRCS)))\
   $(eval $(call archive,$(d),shm,$(SHM_SRCS)))\
+  $(eval $(call archive,$(d),hist,$(HIST_SRCS)))\
   $(eval $(call archive,$(d),broker,$(BKLIB_SRCS)))\
   $(eval $(call archive,$(d),worker,$(WKLIB_SRCS))))
 
 APP_LIBS = $(LIBSHM) $(LIBPROTO) $(EVENT_LIBS) $(NANOMSG_LIBS) \
            $(WOLFSSL_LIBS) -lm
 
-$(UABROKER): $(B)/broker/main.o $(LIBBROKER) $(LIBSHM) $(LIBPROTO)
+$(UABROKER): $(B)/broker/main.o $(LIBBROKER) $(LIBHIST) $(LIBSHM) \
+             $(LIBPROTO)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(B)/broker/main.o \
-	  $(LIBBROKER) $(APP_LIBS) $(INIH_LIBS) $(MOSQUITTO_LIBS) $(XML2_LIBS)
+	  $(LIBBROKER) $(LIBHIST) $(APP_LIBS) $(INIH_LIBS) $(MOSQUITTO_LIBS) \
+	  $(XML2_LIBS) $(LMDB_LIBS)
 
-$(UAWORKER): $(B)/worker/main.o $(LIBWORKER) $(LIBSHM) $(LIBPROTO)
+$(UAWORKER): $(B)/worker/main.o $(LIBWORKER) $(LIBHIST) $(LIBSHM) \
+            $(LIBPROTO)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(B)/worker/main.o \
-	  $(LIBWORKER) $(APP_LIBS)
+	  $(LIBWORKER) $(LIBHIST) $(APP_LIBS) $(LMDB_LIBS)
+
+# The historian (issue 18): the worker's layers below svc, and the store.
+$(UAHISTORIAN): $(B)/worker/historian.o $(LIBWORKER) $(LIBHIST) $(LIBSHM) \
+                $(LIBPROTO)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(B)/worker/historian.o \
+	  $(LIBWORKER) $(LIBHIST) $(APP_LIBS) $(LMDB_LIBS)
 
 .PHONY: all
-all: $(LIBPROTO) $(LIBSHM) $(UABROKER) $(UAWORKER)
+all: $(LIBPROTO) $(LIBSHM) $(LIBHIST) $(UABROKER) $(UAWORKER) $(UAHISTORIAN)
 
 # ---------------------------------------------------------------- unit tests
 #
@@ -207,10 +228,12 @@ all: $(LIBPROTO) $(LIBSHM) $(UABROKER) $(UAWORKER)
 
 UNIT_LIBS_proto  = $(WOLFSSL_LIBS)
 UNIT_LIBS_shm    = $(NANOMSG_LIBS)
+UNIT_LIBS_hist   = $(LMDB_LIBS)
 # broker/ and worker/ stand on proto/ and shm/ (docs/architecture.md §5).
-UNIT_LIBS_broker = $(B)/libshm.a $(B)/libproto.a $(INIH_LIBS) $(EVENT_LIBS) \
-                   $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(MOSQUITTO_LIBS) \
-                   $(XML2_LIBS)
+UNIT_LIBS_broker = $(B)/libhist.a $(B)/libshm.a $(B)/libproto.a \
+                   $(INIH_LIBS) $(EVENT_LIBS) $(NANOMSG_LIBS) \
+                   $(WOLFSSL_LIBS) $(MOSQUITTO_LIBS) $(XML2_LIBS) \
+                   $(LMDB_LIBS)
 # Worker tests link libworker.a and what it stands on, libshm.a and
 # libproto.a (with libevent, nanomsg, wolfSSL), never libbroker.a.  The
 # address space they serve is the real one all the same: the build tool
@@ -221,8 +244,8 @@ UNIT_LIBS_broker = $(B)/libshm.a $(B)/libproto.a $(INIH_LIBS) $(EVENT_LIBS) \
 # where).  Event records the broker would send are built in the tests from
 # shm/fanout.h's record format with proto's codec
 # (tests/unit/worker/event_fixture.h).
-UNIT_LIBS_worker = $(B)/libshm.a $(B)/libproto.a $(EVENT_LIBS) \
-                   $(NANOMSG_LIBS) $(WOLFSSL_LIBS)
+UNIT_LIBS_worker = $(B)/libhist.a $(B)/libshm.a $(B)/libproto.a \
+                   $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(LMDB_LIBS)
 
 WK_SEG_DIR  := $(B)/tests/unit/worker
 WK_FIXTURE  := $(WK_SEG_DIR)/fixture_seg
@@ -318,9 +341,18 @@ CHECK_PROGS += $(INTEG)/integ_reactivate
 # another worker moves there with its subscription, its sequence numbers
 # and kept messages; forged tokens refused (tests/integ/integ_roam.c).
 CHECK_PROGS += $(INTEG)/integ_roam
+# Sessions never activated cannot lock out real clients: the cap per
+# address at the limit, a flood of 500 from 50 addresses and from one,
+# the oldest evicted, a real client gets in (tests/integ/integ_sessions.c).
+CHECK_PROGS += $(INTEG)/integ_sessions
 # The simulated Demo.Vars (addrspace.simulation_vars): the limit, every
 # tick in Read and over a subscription (tests/integ/integ_sim.c).
 CHECK_PROGS += $(INTEG)/integ_sim
+# The historian and the history store (issue 18): every simulated tick
+# kept in order, `uabroker history`, kill -9 of the historian with
+# nothing committed lost, a restart keeping the history
+# (tests/integ/integ_history.c).
+CHECK_PROGS += $(INTEG)/integ_history
 # The MQTT feed: two brokers fed by one mosquitto, the size limit, the
 # MQTT broker killed and restarted, TLS, a password, a silent peer, a kept
 # session (tests/integ/integ_mqtt.c).
@@ -346,7 +378,7 @@ CHECK_PROGS += $(INTEG)/integ_notify
 # unit (systemd-analyze verify when present), the installed broker serving
 # (tests/install/check_install.sh, a committed executable script).
 CHECK_PROGS += tests/install/check_install.sh
-tests/install/check_install.sh: | $(UABROKER) $(UAWORKER)
+tests/install/check_install.sh: | $(UABROKER) $(UAWORKER) $(UAHISTORIAN)
 # SIGHUP re-reads the configuration file: live settings take effect,
 # restart-only ones are logged and kept, a broken file is refused
 # (tests/integ/integ_reload.c).
@@ -415,7 +447,7 @@ $(INTEG)/integ_mqtt: INTEG_LIBS = $(MOSQUITTO_LIBS)
 $(INTEG)/integ_server $(INTEG)/integ_sub: INTEG_LDFLAGS = -pthread
 
 $(INTEG_PROGS): $(INTEG)/%: $(INTEG)/%.o $(INTEG_LIB_OBJS) $(LIBPROTO) \
-                | $(UABROKER) $(UAWORKER)
+                | $(UABROKER) $(UAWORKER) $(UAHISTORIAN)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) $(INTEG_LDFLAGS) -o $@ \
 	  $(filter %.o,$^) $(INTEG_LIBS) $(LIBPROTO) $(WOLFSSL_LIBS) -lm
@@ -428,7 +460,7 @@ $(INTEG_PROGS): $(INTEG)/%: $(INTEG)/%.o $(INTEG_LIB_OBJS) $(LIBPROTO) \
 # deploy/install-deps.sh --node.
 
 .PHONY: interop
-interop: $(UABROKER) $(UAWORKER)
+interop: $(UABROKER) $(UAWORKER) $(UAHISTORIAN)
 	@$(DEPS_CMD) --node
 	UABROKER=$(UABROKER) sh tests/interop/run.sh
 
@@ -464,13 +496,14 @@ INSTALL_DOCS   := README.md docs/operations.md docs/configuration.md \
                   docs/feed.md docs/interop.md docs/subscriptions.md
 
 .PHONY: install uninstall
-install: $(UABROKER) $(UAWORKER)
+install: $(UABROKER) $(UAWORKER) $(UAHISTORIAN)
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR)/uabroker \
 	  $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSUSERSDIR) \
 	  $(DESTDIR)$(DOCDIR)
-	$(INSTALL) -m 0755 $(UABROKER) $(UAWORKER) $(DESTDIR)$(BINDIR)/
+	$(INSTALL) -m 0755 $(UABROKER) $(UAWORKER) $(UAHISTORIAN) $(DESTDIR)$(BINDIR)/
 	sed -e 's|^runtime_dir = .*|runtime_dir = /run/uabroker|' \
 	    -e 's|^pki_dir = .*|pki_dir = /var/lib/uabroker/pki|' \
+	    -e 's|^dir = history$$|dir = /var/lib/uabroker/history|' \
 	    deploy/uabroker.conf > $(B)/uabroker.conf.install
 	@conf=$(DESTDIR)$(SYSCONFDIR)/uabroker/uabroker.conf; \
 	if [ -e "$$conf" ]; then \
@@ -490,6 +523,7 @@ install: $(UABROKER) $(UAWORKER)
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/uabroker $(DESTDIR)$(BINDIR)/uaworker \
+	  $(DESTDIR)$(BINDIR)/uahistorian \
 	  $(DESTDIR)$(SYSTEMDUNITDIR)/uabroker.service \
 	  $(DESTDIR)$(SYSUSERSDIR)/uabroker.conf \
 	  $(DESTDIR)$(SYSCONFDIR)/uabroker/uabroker.conf.dist \
@@ -647,6 +681,28 @@ bench-addrspace: $(BENCH_ADDRSPACE) build/uabroker
 	./$(BENCH_ADDRSPACE) $(BENCH_ARGS)
 	sh tests/bench/bench_build.sh build/uabroker $(BENCH_ARGS)
 
+# The history store alone (tests/bench/bench_hist.c): ingest values/s,
+# bytes per sample, HistoryRead raw per value, a day's hourly average,
+# start-up with a 1 GiB store; BENCH_ARGS="[dir [GiB]]".
+BENCH_HIST := build/bench/bench_hist
+
+$(BENCH_HIST): build/tests/bench/bench_hist.o $(BENCHLIB_OBJ) build/libhist.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LMDB_LIBS) -lm
+
+.PHONY: bench-hist
+bench-hist: $(BENCH_HIST)
+	./$(BENCH_HIST) $(BENCH_ARGS)
+
+-include $(wildcard build/tests/bench/bench_hist.d)
+
+# HistoryRead raw of 10,000 values through the whole server, node-opcua as
+# the client (tests/bench/bench_hist_read.sh; BENCH_ARGS="[uabroker
+# [reads]]"; node-opcua from tests/interop: make interop once).
+.PHONY: bench-hist-read
+bench-hist-read: build/uabroker build/uaworker build/uahistorian
+	sh tests/bench/bench_hist_read.sh $(BENCH_ARGS)
+
 # NodeSet2 import: a 100,000-node model (tests/bench/gen_nodeset.py) built
 # with uabroker --once; import time and shared memory per node
 # (tests/bench/bench_nodeset.sh; BENCH_ARGS="[nodes]").
@@ -663,16 +719,37 @@ BENCH_SUB := build/bench/bench_sub
 build/tests/bench/bench_sub.o: LIB_CPPFLAGS += $(CHECK_CFLAGS)
 
 $(BENCH_SUB): build/tests/bench/bench_sub.o build/libworker.a \
-              build/libshm.a build/libproto.a | build/tests/unit/worker/default.seg
+              build/libhist.a build/libshm.a build/libproto.a \
+              | build/tests/unit/worker/default.seg
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) -o $@ $^ \
-	  $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(CHECK_LIBS) -lm
+	  $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(CHECK_LIBS) \
+	  $(LMDB_LIBS) -lm
 
 .PHONY: bench-sub
 bench-sub: $(BENCH_SUB)
 	./$(BENCH_SUB) $(BENCH_ARGS)
 
 -include $(wildcard build/tests/bench/bench_sub.d)
+
+# The worker's memory per session, subscription and monitored item
+# (tests/bench/bench_mem.c): reserved per configured slot and resident per
+# live object, at rest and with 100 values queued; BENCH_ARGS="[N]".
+BENCH_MEM := build/bench/bench_mem
+
+build/tests/bench/bench_mem.o: LIB_CPPFLAGS += $(CHECK_CFLAGS)
+
+$(BENCH_MEM): build/tests/bench/bench_mem.o build/libworker.a \
+              build/libshm.a build/libproto.a | build/tests/unit/worker/default.seg
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) -o $@ $^ \
+	  $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(CHECK_LIBS) -lm
+
+.PHONY: bench-mem
+bench-mem: $(BENCH_MEM)
+	./$(BENCH_MEM) $(BENCH_ARGS)
+
+-include $(wildcard build/tests/bench/bench_mem.d)
 
 # Message security on the secure channel state machines in memory: server
 # CPU per Read round trip for None and every RSA policy x Sign /
@@ -713,7 +790,7 @@ $(UABENCH): $(UABENCH_OBJS) build/libproto.a
 # BENCH_WORKERS (default 0 = one per core), BENCH_SERVER_ARGS (--no-doc:
 # print only).
 .PHONY: bench
-bench: $(UABENCH) build/uabroker build/uaworker
+bench: $(UABENCH) build/uabroker build/uaworker build/uahistorian
 	BENCH_SECONDS=$(or $(BENCH_SECONDS),10) \
 	BENCH_WORKERS=$(or $(BENCH_WORKERS),0) \
 	  sh tests/bench/bench_server.sh $(BENCH_SERVER_ARGS)
@@ -722,14 +799,14 @@ bench: $(UABENCH) build/uabroker build/uaworker
 # under callgrind (tests/bench/instr_write.sh; needs valgrind): the
 # figure of the Write path that does not move with the host.
 .PHONY: bench-instr
-bench-instr: $(UABENCH) build/uabroker build/uaworker
+bench-instr: $(UABENCH) build/uabroker build/uaworker build/uahistorian
 	sh tests/bench/instr_write.sh
 
 # Two builds through the server matrix, alternating, in one run
 # (tests/bench/bench_ab.sh): make bench-ab A=old/uabroker B=build/uabroker
 # [ROUNDS=2] [BENCH_SECONDS=10].
 .PHONY: bench-ab
-bench-ab: $(UABENCH) build/uabroker build/uaworker
+bench-ab: $(UABENCH) build/uabroker build/uaworker build/uahistorian
 	BENCH_SECONDS=$(or $(BENCH_SECONDS),10) \
 	BENCH_WORKERS=$(or $(BENCH_WORKERS),0) \
 	  sh tests/bench/bench_ab.sh $(A) $(or $(B),build/uabroker) \
@@ -745,11 +822,11 @@ clean:
 
 # Header dependencies of every object that can exist.
 -include $(wildcard $(patsubst %.o,%.d, \
-    $(call objs,build,$(PROTO_SRCS) $(SHM_SRCS) $(BROKER_SRCS) \
+    $(call objs,build,$(PROTO_SRCS) $(SHM_SRCS) $(HIST_SRCS) $(BROKER_SRCS) \
                       $(WORKER_SRCS) $(UNIT_SRCS) tests/bench/bench_codec.c \
                       tests/bench/bench_addrspace.c) \
-    $(call objs,build/san,$(PROTO_SRCS) $(SHM_SRCS) $(BROKER_SRCS) \
-                          $(WORKER_SRCS) $(UNIT_SRCS)) \
+    $(call objs,build/san,$(PROTO_SRCS) $(SHM_SRCS) $(HIST_SRCS) \
+                          $(BROKER_SRCS) $(WORKER_SRCS) $(UNIT_SRCS)) \
     $(FUZZ_PROTO_OBJS) $(patsubst %.c,build/fuzz/obj/%.o,$(FUZZ_SRCS)) \
     $(call objs,build,$(wildcard tests/integ/*.c tests/lib/*.c)) \
     $(call objs,build/san,$(wildcard tests/integ/*.c tests/lib/*.c))))

@@ -24,11 +24,15 @@
 #include "nsbuild.h"
 #include "pki.h"
 #include "proto/codec.h"
+#include "proto/nodeid.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
 #include "shm/plan.h"
 #include "shm/throttle.h"
+
+/* AccessLevel's HistoryRead bit (Part 3 §8.57). */
+#define BK_AS_ACCESS_HISTORY_READ 0x04u
 
 #define BK_DEMO_FOLDERS   7
 #define BK_DEMO_BUILTINS  25
@@ -41,6 +45,10 @@ static int bk_as_build_ns0(struct bk_addrspace *as, int64_t now, char *err,
 static int bk_as_build_demo(struct bk_addrspace *as,
                             const struct bk_config *c, uint32_t slot,
                             int64_t now, char *err, size_t errlen);
+static int bk_as_history_one(struct bk_addrspace *as, uint32_t idx);
+static int bk_as_history_mark(struct bk_addrspace *as,
+                              const struct bk_config *c, char *err,
+                              size_t errlen);
 static int bk_as_throttle_init(struct bk_addrspace *as,
                                const struct bk_config *c, char *err,
                                size_t errlen);
@@ -116,7 +124,7 @@ bk_addrspace_plan(const struct bk_config *c, struct shm_plan *p)
     heap += 64 * 1024 + 2 * BK_DEMO_BUILTINS * 1024 + BK_DEMO_ANALOG * 1024;
     p->vheap = heap + (uint64_t)c->value_heap_mb * 1024 * 1024;
     /* The fan-out: a ring triple per worker slot, the block pool. */
-    p->ring_workers = c->workers;
+    p->ring_workers = bk_config_slots(c);   /* and the historian's */
     p->req_ring_slots = c->fanout_req_ring_slots;
     p->reply_ring_slots = c->fanout_reply_ring_slots;
     p->notif_ring_slots = c->fanout_notif_ring_slots;
@@ -548,6 +556,7 @@ bk_as_build_demo(struct bk_addrspace *as, const struct bk_config *c,
             goto full;
         as->ns.nodes[idx].u.var.slot = slot;
         as->sim_slot[i] = slot;
+        as->sim_node[i] = idx;
         rc = i == BK_SIM_COUNTER
                  ? bk_value_write_scalar(&as->val, slot, UA_BT_UINT32, &u, now)
                  : bk_value_write_scalar(&as->val, slot, UA_BT_DOUBLE, &d, now);
@@ -588,6 +597,71 @@ full:
     return -1;
 }
 
+
+/* Node idx historized: Historizing, and HistoryRead in AccessLevel and
+ * UserAccessLevel (Part 3 §5.6.2, §8.57).  0, or -1 when it is not a
+ * Variable with a value. */
+static int
+bk_as_history_one(struct bk_addrspace *as, uint32_t idx)
+{
+    struct shm_node *n;
+
+    if (idx == SHM_NONE)
+        return -1;
+    n = shm_nodestore_node(&as->ns, idx);
+    if (n->node_class != SHM_NC_VARIABLE || n->u.var.slot == SHM_NONE)
+        return -1;
+    n->flags |= SHM_NF_HISTORIZING;
+    n->access_level_ex |= BK_AS_ACCESS_HISTORY_READ;
+    n->user_access_level |= BK_AS_ACCESS_HISTORY_READ;
+    return 0;
+}
+
+/*
+ * What [history] historizes (issue 18): the Demo.Simulation variables
+ * (history.simulation) and history.nodes, with the HistoryRead bit; the
+ * NodeSets' Historizing="true" variables keep the AccessLevel and
+ * UserAccessLevel their file gives.  The historian (worker/historian.c)
+ * takes every node with SHM_NF_HISTORIZING.
+ */
+static int
+bk_as_history_mark(struct bk_addrspace *as, const struct bk_config *c,
+                   char *err, size_t errlen)
+{
+    const char *s = c->history_nodes, *end = s + strlen(s);
+    uint8_t     abuf[512];
+
+    if (!c->history_enabled)
+        return 0;
+    if (c->history_simulation)
+        for (int i = 0; i < BK_SIM_MAX; i++)
+            (void)bk_as_history_one(as, as->sim_node[i]);
+    while (s < end) {
+        struct ua_arena  a;
+        struct ua_nodeid id;
+        size_t           used;
+
+        if (*s == ' ' || *s == ',') {
+            s++;
+            continue;
+        }
+        ua_arena_init(&a, abuf, sizeof(abuf));
+        if (ua_nodeid_parse(s, (size_t)(end - s), ' ', &a, &id, &used)
+                != UA_GOOD
+            || (s[used] != '\0' && s[used] != ' ' && s[used] != ',')) {
+            snprintf(err, errlen, "history.nodes: \"%.40s\" is not a "
+                     "NodeId", s);
+            return -1;
+        }
+        if (bk_as_history_one(as, bk_addrspace_lookup(&as->ns, &id)) != 0) {
+            snprintf(err, errlen, "history.nodes: %.*s is not a Variable "
+                     "of the address space", (int)used, s);
+            return -1;
+        }
+        s += used;
+    }
+    return 0;
+}
 
 /*
  * The shared failure table (shm/throttle.h), before any worker starts:
@@ -684,6 +758,10 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
     if (bk_nsbuild_values(as->nodesets, &as->ns, &as->val, now, err,
                           errlen) != 0) {
         as->nodeset_failed = true;
+        goto fail;
+    }
+    if (bk_as_history_mark(as, c, err, errlen) != 0) {
+        as->nodeset_failed = true;      /* a configuration error too */
         goto fail;
     }
     bk_config_snapshot(c, shm_segment_region(&as->seg, SHM_R_CONFIG));

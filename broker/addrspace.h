@@ -44,6 +44,7 @@ struct bk_addrspace {
     uint32_t             vars_slot_first;   /* value slot of v0; v<i>'s
                                                is this + i */
     uint32_t             sim_slot[BK_SIM_MAX];
+    uint32_t             sim_node[BK_SIM_MAX];  /* their node indexes */
     double               build_seconds;
     /* The build failed on addrspace.nodesets (a configuration error). */
     bool                 nodeset_failed;

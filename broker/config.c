@@ -48,6 +48,10 @@ static int bk_config_paths_beside(struct bk_config *c,
                                   const char *value, const char *path,
                                   char *err, size_t errlen);
 static bool bk_config_live(const struct bk_conf_key *k);
+static int bk_config_history_check(const struct bk_config *c, char *err,
+                                   size_t errlen);
+static void bk_config_history_snapshot(const struct bk_config *c,
+                                       struct shm_config *s);
 static void bk_config_format(const struct bk_config *c,
                              const struct bk_conf_key *k, char *out,
                              size_t cap);
@@ -105,10 +109,13 @@ static const struct bk_conf_key bk_conf_keys[] = {
         "most chunks in one message"),
     U32("limits", "receive_buffer_size", receive_buffer_size, "65536", 8192,
         16777216, "chunk size offered in ACK (bytes)"),
-    U32("limits", "max_sessions", max_sessions, "100", 1, 100000,
+    U32("limits", "max_sessions", max_sessions, "1000", 1, 100000,
         "sessions, all workers together "
         "(ServerCapabilities MaxSessions)"),
-    U32("limits", "max_secure_channels", max_secure_channels, "200", 2,
+    U32("limits", "max_unactivated_per_address",
+        max_unactivated_per_address, "50", 1, 100000,
+        "sessions not activated yet per client IP address and worker"),
+    U32("limits", "max_secure_channels", max_secure_channels, "1100", 2,
         100000, "secure channels per worker; >= max_sessions + 1"),
     U32("limits", "max_browse_continuation_points",
         max_browse_continuation_points, "10", 1, 1000,
@@ -183,9 +190,12 @@ static const struct bk_conf_key bk_conf_keys[] = {
         "20", 1, 10000,
         "NotificationMessages kept per subscription for Republish"),
     U32("limits", "max_monitored_item_queue_size",
-        max_monitored_item_queue_size, "100", 1, 100000,
+        max_monitored_item_queue_size, "1000", 1, 65535,
         "largest queueSize granted (ServerCapabilities "
         "MaxMonitoredItemsQueueSize)"),
+    U32("limits", "max_queued_values", max_queued_values, "1000000", 1024,
+        268435455, "values queued in monitored items, per worker (80 "
+        "bytes each, taken when queued, given back at Publish)"),
     U32("limits", "max_event_queue_size", max_event_queue_size, "1000", 1,
         100000, "largest queueSize granted to an event monitored item"),
     U32("limits", "default_event_queue_size", default_event_queue_size,
@@ -329,6 +339,36 @@ static const struct bk_conf_key bk_conf_keys[] = {
          "and CloseSession (AuditCreateSessionEventType, "
          "AuditActivateSessionEventType, AuditSessionEventType; Server "
          "Auditing)"),
+    /* [history] (issue 18; the historian, worker/historian.c) */
+    BOOL("history", "enabled", history_enabled, "true",
+         "run the historian: the historized variables' values kept in the "
+         "history store (LMDB)"),
+    STR("history", "dir", history_dir, "history",
+        "the history store's directory; a relative path is under "
+        "server.runtime_dir"),
+    BOOL("history", "simulation", history_simulation, "true",
+         "historize the Demo.Simulation variables"),
+    STR("history", "nodes", history_nodes, "",
+        "more variables to historize, NodeIds space-separated "
+        "(ns=1;s=v0 ns=1;s=v1); NodeSet variables with "
+        "Historizing=\"true\" are historized too"),
+    U32("history", "retention_s", history_retention_s, "604800", 0,
+        UINT32_MAX, "age of the oldest value kept, seconds (0 = no limit)"),
+    U32("history", "max_mb", history_max_mb, "1024", 1, 1048576,
+        "total size of the history kept, MiB (the oldest dropped first)"),
+    U32("history", "map_mb", history_map_mb, "4096", 2, 4194304,
+        "LMDB map size, MiB: at least twice history.max_mb"),
+    U32("history", "flush_ms", history_flush_ms, "100", 1, 60000,
+        "values are written in one transaction at most this often"),
+    U32("history", "batch", history_batch, "65536", 16, 4194304,
+        "values one write transaction takes at most"),
+    U32("history", "max_return_values", history_max_values, "10000", 1,
+        1000000, "values one HistoryRead returns per node at most (then a "
+        "continuation point; HistoryServerCapabilities "
+        "MaxReturnDataValues)"),
+    BOOL("history", "sync", history_sync, "true",
+         "fsync each write transaction (off: a kill -9 still loses "
+         "nothing committed, a power loss may)"),
 };
 
 #define BK_CONF_NKEYS (sizeof(bk_conf_keys) / sizeof(bk_conf_keys[0]))
@@ -566,6 +606,8 @@ bk_config_check(const struct bk_config *c, char *err, size_t errlen)
                  "or operator", c->x509_role);
         return -1;
     }
+    if (bk_config_history_check(c, err, errlen) != 0)
+        return -1;
     if (c->simulation_vars > c->vars) {
         snprintf(err, errlen, "addrspace.simulation_vars (%u) must not "
                  "exceed addrspace.vars (%u)", c->simulation_vars, c->vars);
@@ -605,6 +647,7 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
     BK_SNAP(max_chunk_count);
     BK_SNAP(receive_buffer_size);
     BK_SNAP(max_sessions);
+    BK_SNAP(max_unactivated_per_address);
     BK_SNAP(max_secure_channels);
     BK_SNAP(max_browse_continuation_points);
     BK_SNAP(max_nodes_per_read);
@@ -624,6 +667,7 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
     BK_SNAP(max_notifications_per_publish);
     BK_SNAP(max_retransmission_queue);
     BK_SNAP(max_monitored_item_queue_size);
+    BK_SNAP(max_queued_values);
     BK_SNAP(max_event_queue_size);
     BK_SNAP(default_event_queue_size);
     BK_SNAP(max_filter_elements);
@@ -655,6 +699,7 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
     s->linger_us = c->fanout_linger_us;
     s->pending_calls = c->methods_pending_calls;
     s->max_call_bytes = c->methods_max_call_bytes;
+    bk_config_history_snapshot(c, s);
 }
 
 void
@@ -861,4 +906,54 @@ bk_config_users_path(const struct bk_config *c, char *out, size_t cap)
         n = snprintf(out, cap, "%.*s/%s", (int)(slash - pki), pki,
                      c->users_file);
     return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+/* [history]'s rules between keys (issue 18). */
+static int
+bk_config_history_check(const struct bk_config *c, char *err, size_t errlen)
+{
+    if (c->history_enabled && (uint64_t)c->history_map_mb
+                              < 2 * (uint64_t)c->history_max_mb) {
+        snprintf(err, errlen, "history.map_mb (%u) must be at least twice "
+                 "history.max_mb (%u): pruning needs room to work in a "
+                 "full store", c->history_map_mb, c->history_max_mb);
+        return -1;
+    }
+    if (c->history_enabled && c->workers >= SHM_WORKERS_MAX) {
+        snprintf(err, errlen, "history.enabled takes a worker slot: "
+                 "server.workers must be below %u", SHM_WORKERS_MAX);
+        return -1;
+    }
+    return 0;
+}
+
+uint32_t
+bk_config_slots(const struct bk_config *c)
+{
+    return c->workers + (c->history_enabled ? 1 : 0);
+}
+
+int
+bk_config_history_path(const struct bk_config *c, char *out, size_t cap)
+{
+    int n;
+
+    if (c->history_dir[0] == '/')
+        n = snprintf(out, cap, "%s", c->history_dir);
+    else
+        n = snprintf(out, cap, "%s/%s", c->runtime_dir, c->history_dir);
+    return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+/* [history] in the workers' snapshot: where the store is (history off:
+ * ""), how many values a HistoryRead returns per node. */
+static void
+bk_config_history_snapshot(const struct bk_config *c, struct shm_config *s)
+{
+    s->history_dir[0] = '\0';
+    if (c->history_enabled
+        && bk_config_history_path(c, s->history_dir,
+                                  sizeof(s->history_dir)) != 0)
+        s->history_dir[0] = '\0';
+    s->history_max_values = c->history_max_values;
 }

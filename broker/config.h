@@ -46,6 +46,7 @@ struct bk_config {
     uint32_t receive_buffer_size;
     /* [limits]: sessions and channels */
     uint32_t max_sessions;
+    uint32_t max_unactivated_per_address;
     uint32_t max_secure_channels;
     uint32_t max_browse_continuation_points;
     uint32_t hello_timeout_ms;
@@ -75,6 +76,7 @@ struct bk_config {
     uint32_t max_notifications_per_publish;
     uint32_t max_retransmission_queue;
     uint32_t max_monitored_item_queue_size;
+    uint32_t max_queued_values;         /* per worker */
     uint32_t max_event_queue_size;
     uint32_t default_event_queue_size;
     uint32_t max_filter_elements;
@@ -135,6 +137,18 @@ struct bk_config {
     uint32_t login_failure_block_ms;
     uint32_t login_failure_ip_threshold;    /* per IP address; 0 off */
     uint32_t throttle_entries;              /* shared table size */
+    /* [history] (issue 18: the historian, the history store) */
+    uint32_t history_enabled;               /* bool */
+    char     history_dir[BK_CONF_STR_MAX];  /* relative: under runtime_dir */
+    uint32_t history_simulation;            /* bool */
+    char     history_nodes[BK_CONF_STR_MAX];    /* NodeIds */
+    uint32_t history_retention_s;           /* 0: no limit */
+    uint32_t history_max_mb;
+    uint32_t history_map_mb;
+    uint32_t history_flush_ms;
+    uint32_t history_batch;
+    uint32_t history_sync;                  /* bool */
+    uint32_t history_max_values;            /* per node per HistoryRead */
     /* [limits]: accepting */
     uint32_t accept_rate;                   /* per second; 0 unlimited */
     uint32_t accept_burst;
@@ -200,5 +214,14 @@ void bk_config_write(const struct bk_config *c, FILE *f);
  */
 int bk_config_pki_path(const struct bk_config *c, char *out, size_t cap);
 int bk_config_users_path(const struct bk_config *c, char *out, size_t cap);
+
+/* The history store's directory (a relative history_dir under
+ * runtime_dir) into out[cap]: 0, or -1 when it does not fit. */
+int bk_config_history_path(const struct bk_config *c, char *out,
+                           size_t cap);
+
+/* Worker slots with rings: the workers, and the historian's after them
+ * when history is on (its slot is c->workers). */
+uint32_t bk_config_slots(const struct bk_config *c);
 
 #endif /* BK_CONFIG_H */

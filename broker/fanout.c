@@ -86,7 +86,9 @@ bk_fanout_init(struct bk_fanout *f, const struct shm_segment *seg,
         snprintf(err, errlen, "fan-out: out of memory");
         goto fail;
     }
-    for (unsigned i = 0; i < c->workers && i < SHM_WORKERS_MAX; i++) {
+    /* The workers' slots and the historian's (bk_config_slots). */
+    for (unsigned i = 0; i < bk_config_slots(c) && i < SHM_WORKERS_MAX;
+         i++) {
         if (shm_ring_locate(&f->w[i].notif, seg, i, SHM_RING_NOTIF) != 0) {
             snprintf(err, errlen, "worker %u: rings do not check out", i);
             goto fail;

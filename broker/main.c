@@ -50,6 +50,7 @@
 #include "fanout.h"
 #include "feed.h"
 #include "feedcmd.h"
+#include "histcmd.h"
 #include "mqtt.h"
 #include "methods.h"
 #include "notify.h"
@@ -125,6 +126,9 @@ bk_usage(FILE *f)
         "       %s [options] methods [--url URL] (--exec PROGRAM | --stdio)\n"
         "                      serve a running broker's method calls "
         "(docs/feed.md)\n"
+        "       %s [options] history (list | export NODEID [FROM [TO]])\n"
+        "                      the history store, CSV export "
+        "(docs/operations.md)\n"
         "       %s [options] passwd NAME [operator|viewer]\n"
         "                      add or change a user (password on stdin)\n"
         "\n"
@@ -147,7 +151,8 @@ bk_usage(FILE *f)
         "Stats endpoint: GET /stats (JSON), /metrics (Prometheus), /health.\n"
         "SIGHUP re-reads the configuration (docs/operations.md Reload); "
         "SIGTERM stops.\n",
-        bk_prog, bk_prog, bk_prog, bk_prog, bk_prog, BK_WORKERS_MAX);
+        bk_prog, bk_prog, bk_prog, bk_prog, bk_prog, bk_prog,
+        BK_WORKERS_MAX);
 }
 
 /*
@@ -281,7 +286,8 @@ bk_feed_word(int argc, char **argv)
         const char *a = argv[i];
         bool        skip = false;
 
-        if (strcmp(a, "feed") == 0 || strcmp(a, "methods") == 0)
+        if (strcmp(a, "feed") == 0 || strcmp(a, "methods") == 0
+            || strcmp(a, "history") == 0)
             return i;
         if (a[0] != '-')
             return 0;                   /* another operand: not feed mode */
@@ -355,6 +361,8 @@ bk_reload(struct bk_main *m)
     if (rc == 0) {
         bk_config_finish(&next);
         next.workers = bk_supervisor_count(next.workers);
+        if (next.history_enabled && next.workers >= SHM_WORKERS_MAX)
+            next.workers = SHM_WORKERS_MAX - 1;
         rc = bk_config_check(&next, err, sizeof(err));
     }
     if (rc == 0)
@@ -594,6 +602,9 @@ main(int argc, char **argv)
             fprintf(stderr, "%s: %s\n", bk_prog, err);
         return 2;
     }
+    if (feed_at != 0 && strcmp(argv[feed_at], "history") == 0)
+        return bk_histcmd_run(&m.conf, argc - feed_at - 1,
+                              argv + feed_at + 1, stdout, stderr);
     if (feed_at != 0 && strcmp(argv[feed_at], "methods") == 0)
         return bk_methods_command(&m.conf, argc - feed_at - 1,
                                   argv + feed_at + 1, stdin, stdout, stderr);
@@ -620,6 +631,9 @@ main(int argc, char **argv)
         shm_log_set_level(shm_log_level_parse(m.conf.log_level));
     /* The snapshot the workers read carries the real count. */
     m.conf.workers = bk_supervisor_count(m.conf.workers);
+    /* The historian takes a worker slot. */
+    if (m.conf.history_enabled && m.conf.workers >= SHM_WORKERS_MAX)
+        m.conf.workers = SHM_WORKERS_MAX - 1;
     if (bk_config_check(&m.conf, err, sizeof(err)) != 0) {
         shm_log(SHM_LOG_ERROR, "%s", err);
         return 2;

@@ -33,6 +33,8 @@ static void bk_server_status(struct bk_server *s, int64_t now);
 static int bk_server_live(struct bk_server *s, const struct bk_config *c,
                           const struct bk_nodeset *sets, int64_t now);
 static void bk_server_diagnostics(struct bk_server *s, int64_t now);
+static void bk_server_history(struct bk_server *s, const struct bk_config *c,
+                              int64_t now);
 static int bk_server_scalar(struct bk_server *s, uint32_t id, uint8_t bt,
                             const void *value, int64_t now);
 static int bk_server_array(struct bk_server *s, uint32_t id, uint8_t bt,
@@ -212,7 +214,6 @@ bk_server_live(struct bk_server *s, const struct bk_config *c,
     };
     /* Services we do not offer: a limit of 0 says "none" (Part 5). */
     static const uint32_t none[] = {
-        UA_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_MAXNODESPERHISTORYREADDATA,
         UA_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_MAXNODESPERHISTORYREADEVENTS,
         UA_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_MAXNODESPERHISTORYUPDATEDATA,
         UA_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_MAXNODESPERHISTORYUPDATEEVENTS,
@@ -253,6 +254,7 @@ bk_server_live(struct bk_server *s, const struct bk_config *c,
     }
     for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++)
         bk_server_scalar(s, none[i], UA_BT_UINT32, &zero, now);
+    bk_server_history(s, c, now);
     bk_server_scalar(s, UA_NS0ID_SERVER_SERVERCAPABILITIES_MAXMONITOREDITEMSQUEUESIZE,
                      UA_BT_UINT32, &c->max_monitored_item_queue_size, now);
     bk_server_scalar(s, UA_NS0ID_SERVER_SERVERCAPABILITIES_MAXBROWSECONTINUATIONPOINTS,
@@ -357,4 +359,46 @@ bk_server_init(struct bk_server *s, const struct shm_nodestore *ns,
     s->start_time = now;
     s->diag_last[0] = s->diag_last[1] = 0;
     return bk_server_live(s, c, sets, now);
+}
+
+/*
+ * What the history offers (issue 18; Part 11 §5.4.2
+ * HistoryServerCapabilities, Part 5 OperationLimits): HistoryRead of data
+ * (raw and at-time) when history.enabled, at most max_nodes_per_read
+ * nodes and history.max_return_values values per node; no event
+ * history and no HistoryUpdate yet.
+ */
+static void
+bk_server_history(struct bk_server *s, const struct bk_config *c,
+                  int64_t now)
+{
+    static const uint32_t no[] = {
+        UA_NS0ID_HISTORYSERVERCAPABILITIES_ACCESSHISTORYEVENTSCAPABILITY,
+        UA_NS0ID_HISTORYSERVERCAPABILITIES_INSERTDATACAPABILITY,
+        UA_NS0ID_HISTORYSERVERCAPABILITIES_REPLACEDATACAPABILITY,
+        UA_NS0ID_HISTORYSERVERCAPABILITIES_UPDATEDATACAPABILITY,
+        UA_NS0ID_HISTORYSERVERCAPABILITIES_DELETERAWCAPABILITY,
+        UA_NS0ID_HISTORYSERVERCAPABILITIES_DELETEATTIMECAPABILITY,
+        UA_NS0ID_HISTORYSERVERCAPABILITIES_INSERTANNOTATIONCAPABILITY,
+        UA_NS0ID_HISTORYSERVERCAPABILITIES_INSERTEVENTCAPABILITY,
+        UA_NS0ID_HISTORYSERVERCAPABILITIES_REPLACEEVENTCAPABILITY,
+        UA_NS0ID_HISTORYSERVERCAPABILITIES_UPDATEEVENTCAPABILITY,
+        UA_NS0ID_HISTORYSERVERCAPABILITIES_DELETEEVENTCAPABILITY,
+    };
+    bool     on = c->history_enabled != 0, off = false, yes = true;
+    uint32_t nodes = on ? c->max_nodes_per_read : 0;
+    uint32_t values = on ? c->history_max_values : 0, zero = 0;
+
+    bk_server_scalar(s, UA_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_MAXNODESPERHISTORYREADDATA,
+                     UA_BT_UINT32, &nodes, now);
+    bk_server_scalar(s, UA_NS0ID_HISTORYSERVERCAPABILITIES_ACCESSHISTORYDATACAPABILITY,
+                     UA_BT_BOOLEAN, &on, now);
+    bk_server_scalar(s, UA_NS0ID_HISTORYSERVERCAPABILITIES_MAXRETURNDATAVALUES,
+                     UA_BT_UINT32, &values, now);
+    bk_server_scalar(s, UA_NS0ID_HISTORYSERVERCAPABILITIES_MAXRETURNEVENTVALUES,
+                     UA_BT_UINT32, &zero, now);
+    bk_server_scalar(s, UA_NS0ID_HISTORYSERVERCAPABILITIES_SERVERTIMESTAMPSUPPORTED,
+                     UA_BT_BOOLEAN, &yes, now);
+    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+        bk_server_scalar(s, no[i], UA_BT_BOOLEAN, &off, now);
 }

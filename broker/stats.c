@@ -52,6 +52,8 @@ enum bk_stats_counter {
     BK_SC_BYTES_OUT,
     BK_SC_ALLOCATIONS,
     BK_SC_REJECTED,
+    BK_SC_EVICTED,
+    BK_SC_NOTIF_DROPPED,
     BK_SC_NOTIFICATIONS,
     BK_SC_NOTIF_BLOCKS,
     BK_SC_OVERFLOWS,
@@ -91,6 +93,11 @@ static const struct bk_stats_counter_desc bk_stats_counters[BK_SC_MAX] = {
       "heap allocations by the worker (flat in steady state)" },
     { "rejected_connections", "rejected_connections_total", "counter",
       "connections refused: every channel carried a session" },
+    { "sessions_evicted", "sessions_evicted_total", "counter",
+      "sessions never activated, closed to admit a CreateSession" },
+    { "notif_dropped", "notifications_lost_total", "counter",
+      "values monitored items lost to an exhausted queue pool "
+      "(limits.max_queued_values), reported with the Overflow bit" },
     { "notifications", "notifications_total", "counter",
       "value-change records handed to monitored items" },
     { "notification_blocks", "notification_blocks_total", "counter",
@@ -250,6 +257,53 @@ static const struct bk_stats_counter_desc bk_stats_mqtt_desc[BK_SM_MAX] = {
       "MQTT sessions made again after the first one" },
 };
 
+/* The historian's counters (issue 18, its row: shm/layout.h), when
+ * history.enabled. */
+enum bk_stats_history_counter {
+    BK_SH_UP = 0,
+    BK_SH_NODES,
+    BK_SH_STORED,
+    BK_SH_DROPPED,
+    BK_SH_COMMITS,
+    BK_SH_LAG_MS,
+    BK_SH_FULL,
+    BK_SH_VALUES,
+    BK_SH_BYTES,
+    BK_SH_FILE_BYTES,
+    BK_SH_RETENTION_DROPPED,
+    BK_SH_OLDEST_S,
+    BK_SH_LOST,
+    BK_SH_MAX
+};
+
+static const struct bk_stats_counter_desc bk_stats_history_desc[BK_SH_MAX] = {
+    { "up", "history_up", "gauge",
+      "1 while the historian (uahistorian) is serving" },
+    { "nodes", "history_nodes", "gauge", "variables historized" },
+    { "values_stored", "history_values_stored_total", "counter",
+      "values committed to the history store by this historian" },
+    { "values_dropped", "history_values_dropped_total", "counter",
+      "values not kept: the store full, a write error, too large" },
+    { "commits", "history_commits_total", "counter",
+      "write transactions of the history store" },
+    { "write_lag_ms", "history_write_lag_seconds", "gauge",
+      "how long the oldest value of the last commit waited for it" },
+    { "full", "history_full", "gauge",
+      "1 while history writing is stopped: the map or the disk is full" },
+    { "values", "history_values", "gauge", "values kept in the store" },
+    { "bytes", "history_bytes", "gauge",
+      "bytes of keys and blocks kept in the store" },
+    { "file_bytes", "history_file_bytes", "gauge",
+      "size of the store's data.mdb" },
+    { "retention_dropped", "history_retention_dropped_total", "counter",
+      "values dropped by retention (age or history.max_mb)" },
+    { "oldest_unix_s", "history_oldest_unix_seconds", "gauge",
+      "time of the oldest value kept (0: none)" },
+    { "values_lost", "history_values_lost_total", "counter",
+      "historized changes the fan-out could not deliver (each replaced by "
+      "the slot's value then)" },
+};
+
 /* Service names, indexed by enum shm_svc (Part 4 service names). */
 static const char *const bk_stats_svc[SHM_SVC_MAX] = {
     [SHM_SVC_OTHER] = "Other",
@@ -321,6 +375,7 @@ static void bk_stats_json_fanout(const struct bk_stats *st,
 static bool bk_stats_throttle_read(const struct bk_addrspace *as,
                                    uint64_t *v);
 static bool bk_stats_mqtt_read(const struct bk_stats *st, uint64_t *v);
+static bool bk_stats_history_read(const struct bk_stats *st, uint64_t *v);
 static void bk_stats_json_row(struct evbuffer *b,
                               const struct bk_stats_row *r);
 static void bk_stats_json(const struct bk_stats *st,
@@ -476,6 +531,8 @@ bk_stats_read_row(const struct shm_worker *r, struct bk_stats_row *o)
     o->c[BK_SC_BYTES_OUT] = BK_L(bytes_out);
     o->c[BK_SC_ALLOCATIONS] = BK_L(allocations);
     o->c[BK_SC_REJECTED] = BK_L(rejected_connections);
+    o->c[BK_SC_EVICTED] = BK_L(sessions_evicted);
+    o->c[BK_SC_NOTIF_DROPPED] = BK_L(notif_dropped);
     o->c[BK_SC_NOTIFICATIONS] = BK_L(notifications);
     o->c[BK_SC_NOTIF_BLOCKS] = BK_L(notif_blocks);
     o->c[BK_SC_OVERFLOWS] = BK_L(overflows);
@@ -674,6 +731,42 @@ bk_stats_mqtt_read(const struct bk_stats *st, uint64_t *v)
     return true;
 }
 
+/* ------------------------------------------------------------ history */
+
+/* The historian's counters into v[BK_SH_MAX]; false without one. */
+static bool
+bk_stats_history_read(const struct bk_stats *st, uint64_t *v)
+{
+    const struct shm_worker *r;
+    int64_t                  oldest;
+
+    memset(v, 0, BK_SH_MAX * sizeof(*v));
+    if (st->sv == NULL || !st->sv->historian)
+        return false;
+    r = bk_supervisor_row(st->sv, st->sv->n);
+#define BK_SH(f) atomic_load_explicit(&r->f, memory_order_relaxed)
+    v[BK_SH_UP] = atomic_load_explicit(&r->state, memory_order_acquire)
+                  == SHM_WS_UP;
+    v[BK_SH_NODES] = BK_SH(hist_nodes);
+    v[BK_SH_STORED] = BK_SH(hist_stored);
+    v[BK_SH_DROPPED] = BK_SH(hist_dropped);
+    v[BK_SH_COMMITS] = BK_SH(hist_commits);
+    v[BK_SH_LAG_MS] = BK_SH(hist_lag_ms);
+    v[BK_SH_FULL] = BK_SH(hist_full);
+    v[BK_SH_VALUES] = BK_SH(hist_values);
+    v[BK_SH_BYTES] = BK_SH(hist_bytes);
+    v[BK_SH_FILE_BYTES] = BK_SH(hist_file_bytes);
+    v[BK_SH_RETENTION_DROPPED] = BK_SH(hist_retention_dropped);
+    oldest = BK_SH(hist_oldest);
+    /* DateTime (100 ns since 1601) to Unix seconds. */
+    v[BK_SH_OLDEST_S] = oldest > 116444736000000000ll
+                        ? (uint64_t)((oldest - 116444736000000000ll)
+                                     / 10000000) : 0;
+    v[BK_SH_LOST] = BK_SH(overflows);
+#undef BK_SH
+    return true;
+}
+
 /* ------------------------------------------------------------ JSON */
 
 /* The counters, requests and latency of r (a worker or the totals). */
@@ -745,6 +838,17 @@ bk_stats_json(const struct bk_stats *st, const struct bk_stats_view *v,
             for (int k = 0; k < BK_SM_MAX; k++)
                 evbuffer_add_printf(b, "%s\"%s\": %" PRIu64, k ? ", " : "",
                                     bk_stats_mqtt_desc[k].json, mq[k]);
+            evbuffer_add_printf(b, "},\n");
+        }
+    }
+    {
+        uint64_t hv[BK_SH_MAX];
+
+        if (bk_stats_history_read(st, hv)) {
+            evbuffer_add_printf(b, " \"history\": {");
+            for (int k = 0; k < BK_SH_MAX; k++)
+                evbuffer_add_printf(b, "%s\"%s\": %" PRIu64, k ? ", " : "",
+                                    bk_stats_history_desc[k].json, hv[k]);
             evbuffer_add_printf(b, "},\n");
         }
     }
@@ -873,6 +977,22 @@ bk_stats_prom(const struct bk_stats *st, const struct bk_stats_view *v,
             bk_stats_prom_family(b, d->metric, d->type, d->help);
             evbuffer_add_printf(b, "uabroker_%s %" PRIu64 "\n", d->metric,
                                 mq[k]);
+        }
+    }
+    {
+        uint64_t hv[BK_SH_MAX];
+        bool     on = bk_stats_history_read(st, hv);
+
+        for (int k = 0; on && k < BK_SH_MAX; k++) {
+            const struct bk_stats_counter_desc *d = &bk_stats_history_desc[k];
+
+            bk_stats_prom_family(b, d->metric, d->type, d->help);
+            if (k == BK_SH_LAG_MS)      /* seconds, as Prometheus wants */
+                evbuffer_add_printf(b, "uabroker_%s %.3f\n", d->metric,
+                                    (double)hv[k] / 1000.0);
+            else
+                evbuffer_add_printf(b, "uabroker_%s %" PRIu64 "\n",
+                                    d->metric, hv[k]);
         }
     }
 

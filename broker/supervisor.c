@@ -51,7 +51,7 @@ static int bk_supervisor_spawn(struct bk_supervisor *sv,
                                struct bk_worker_slot *s);
 static void bk_supervisor_child(const struct bk_supervisor *sv,
                                 const struct bk_worker_slot *s,
-                                char *const argv[]) __attribute__((noreturn));
+                                char *argv[]) __attribute__((noreturn));
 static void bk_supervisor_on_sigchld(evutil_socket_t fd, short what,
                                      void *arg);
 static void bk_supervisor_exited(struct bk_supervisor *sv,
@@ -63,6 +63,11 @@ static void bk_supervisor_on_stop_timer(evutil_socket_t fd, short what,
                                         void *arg);
 static void bk_supervisor_kill_all(struct bk_supervisor *sv, int sig);
 static void bk_supervisor_stopped(struct bk_supervisor *sv);
+static unsigned bk_supervisor_slots(const struct bk_supervisor *sv);
+static int bk_supervisor_historian_init(struct bk_supervisor *sv,
+                                        char *err, size_t errlen);
+static void bk_supervisor_historian_argv(struct bk_supervisor *sv,
+                                         char *argv[], size_t n);
 
 
 static uint64_t
@@ -283,6 +288,9 @@ bk_supervisor_init(struct bk_supervisor *sv, struct event_base *base,
             goto fail;
         evtimer_assign(&s->respawn, base, bk_supervisor_on_respawn, s);
     }
+    if (c->history_enabled
+        && bk_supervisor_historian_init(sv, err, errlen) != 0)
+        goto fail;
     evsignal_assign(&sv->sigchld, base, SIGCHLD, bk_supervisor_on_sigchld,
                     sv);
     evtimer_assign(&sv->stop_timer, base, bk_supervisor_on_stop_timer, sv);
@@ -301,7 +309,7 @@ bk_supervisor_start(struct bk_supervisor *sv)
 {
     int rc = 0;
 
-    for (unsigned i = 0; i < sv->n; i++) {
+    for (unsigned i = 0; i < bk_supervisor_slots(sv); i++) {
         struct shm_worker *r = bk_supervisor_row(sv, i);
 
         atomic_store_explicit(&r->restarts, 0, memory_order_relaxed);
@@ -328,10 +336,18 @@ bk_supervisor_row_reset(struct shm_worker *r)
     BK_Z(bytes_out);
     BK_Z(allocations);
     BK_Z(rejected_connections);
+    BK_Z(sessions_evicted);
+    BK_Z(notif_dropped);
     BK_Z(notifications);
     BK_Z(notif_blocks);
     BK_Z(overflows);
     BK_Z(write_ops);
+    BK_Z(hist_stored);
+    BK_Z(hist_dropped);
+    BK_Z(hist_commits);
+    BK_Z(hist_lag_ms);
+    BK_Z(hist_full);
+    BK_Z(hist_nodes);
     for (int i = 0; i < SHM_SVC_MAX; i++) {
         BK_Z(requests[i]);
         BK_Z(latency_sum_us[i]);
@@ -348,14 +364,16 @@ bk_supervisor_spawn(struct bk_supervisor *sv, struct bk_worker_slot *s)
 {
     struct shm_worker *r = bk_supervisor_row(sv, s->slot);
     char               slot[16], segfd[16], lfd[16];
-    char *const        argv[] = { sv->worker_path, "--slot", slot,
-                                  "--segment-fd", segfd, "--listen-fd", lfd,
-                                  NULL };
+    char              *argv[24] = { sv->worker_path, "--slot", slot,
+                                    "--segment-fd", segfd, "--listen-fd",
+                                    lfd, NULL };
     pid_t              pid;
 
     snprintf(slot, sizeof(slot), "%u", s->slot);
     snprintf(segfd, sizeof(segfd), "%d", sv->seg->fd);
     snprintf(lfd, sizeof(lfd), "%d", s->listen_fd);
+    if (sv->historian && s->slot == sv->n)
+        bk_supervisor_historian_argv(sv, argv, sizeof(argv) / sizeof(*argv));
     bk_supervisor_row_reset(r);
     if (sv->request != NULL) {
         int rc = bk_request_worker_start(sv->request, s->slot);
@@ -385,7 +403,7 @@ bk_supervisor_spawn(struct bk_supervisor *sv, struct bk_worker_slot *s)
 /* In the child, between fork and exec: async-signal-safe calls only. */
 static void
 bk_supervisor_child(const struct bk_supervisor *sv,
-                    const struct bk_worker_slot *s, char *const argv[])
+                    const struct bk_worker_slot *s, char *argv[])
 {
     static const char msg[] = "uabroker: execve(uaworker) failed\n";
     struct sigaction  sa;
@@ -399,14 +417,14 @@ bk_supervisor_child(const struct bk_supervisor *sv,
         for (int fd = 3; fd < sv->max_fd; fd++)
             fcntl(fd, F_SETFD, FD_CLOEXEC);
     if (fcntl(sv->seg->fd, F_SETFD, 0) == -1
-        || fcntl(s->listen_fd, F_SETFD, 0) == -1)
+        || (s->listen_fd != -1 && fcntl(s->listen_fd, F_SETFD, 0) == -1))
         _exit(BK_WORKER_NO_RESPAWN);
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = SIG_DFL;
     sigaction(SIGPIPE, &sa, NULL);
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    execve(sv->worker_path, argv, sv->envp);
+    execve(argv[0], argv, sv->envp);
     (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
     _exit(BK_WORKER_NO_RESPAWN);
 }
@@ -422,7 +440,7 @@ bk_supervisor_on_sigchld(evutil_socket_t fd, short what, void *arg)
     (void)what;
     /* Several children may have exited for one SIGCHLD. */
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-        for (unsigned i = 0; i < sv->n; i++) {
+        for (unsigned i = 0; i < bk_supervisor_slots(sv); i++) {
             if (sv->slots[i].pid == pid) {
                 bk_supervisor_exited(sv, &sv->slots[i], status);
                 break;
@@ -512,7 +530,7 @@ bk_supervisor_on_respawn(evutil_socket_t fd, short what, void *arg)
 static void
 bk_supervisor_kill_all(struct bk_supervisor *sv, int sig)
 {
-    for (unsigned i = 0; i < sv->n; i++)
+    for (unsigned i = 0; i < bk_supervisor_slots(sv); i++)
         if (sv->slots[i].pid > 0)
             kill(sv->slots[i].pid, sig);
 }
@@ -532,7 +550,7 @@ bk_supervisor_stop(struct bk_supervisor *sv, void (*done)(void *arg),
     sv->stopping = true;
     sv->done = done;
     sv->done_arg = arg;
-    for (unsigned i = 0; i < sv->n; i++)
+    for (unsigned i = 0; i < bk_supervisor_slots(sv); i++)
         evtimer_del(&sv->slots[i].respawn);
     if (sv->running == 0) {
         bk_supervisor_stopped(sv);
@@ -580,6 +598,8 @@ bk_supervisor_clear(struct bk_supervisor *sv)
             s->listen_fd = -1;
         }
     }
+    if (sv->historian && event_initialized(&sv->slots[sv->n].respawn))
+        evtimer_del(&sv->slots[sv->n].respawn);
     if (event_initialized(&sv->sigchld))
         event_del(&sv->sigchld);
     if (event_initialized(&sv->stop_timer))
@@ -593,4 +613,74 @@ bk_supervisor_clear(struct bk_supervisor *sv)
         sv->envp = NULL;
     }
     sv->base = NULL;
+}
+
+/* ------------------------------------------------------------ historian */
+
+/* The slots supervised: the workers', then the historian's. */
+static unsigned
+bk_supervisor_slots(const struct bk_supervisor *sv)
+{
+    return sv->n + (sv->historian ? 1 : 0);
+}
+
+/*
+ * The historian (issue 18): uahistorian next to uabroker, in slot n (the
+ * fan-out and the plan gave that slot its rings: bk_config_slots), its
+ * options from [history].  0, or -1 with err.
+ */
+static int
+bk_supervisor_historian_init(struct bk_supervisor *sv, char *err,
+                             size_t errlen)
+{
+    const struct bk_config *c = sv->conf;
+    size_t                  n = strlen(sv->worker_path);
+    char                    dir[PATH_MAX];
+
+    if (sv->n >= SHM_WORKERS_MAX || n < 8) {
+        snprintf(err, errlen, "no worker slot left for the historian");
+        return -1;
+    }
+    snprintf(sv->historian_path, sizeof(sv->historian_path), "%.*s"
+             "uahistorian", (int)(n - 8), sv->worker_path);
+    if (access(sv->historian_path, X_OK) != 0) {
+        snprintf(err, errlen, "%s: %s (uahistorian must sit next to "
+                 "uabroker, or set history.enabled = false)",
+                 sv->historian_path, strerror(errno));
+        return -1;
+    }
+    if (bk_config_history_path(c, dir, sizeof(dir)) != 0) {
+        snprintf(err, errlen, "history.dir: path too long");
+        return -1;
+    }
+    snprintf(sv->hist_args[0], PATH_MAX, "%s", dir);
+    snprintf(sv->hist_args[1], PATH_MAX, "%u", c->history_map_mb);
+    snprintf(sv->hist_args[2], PATH_MAX, "%u", c->history_max_mb);
+    snprintf(sv->hist_args[3], PATH_MAX, "%u", c->history_retention_s);
+    snprintf(sv->hist_args[4], PATH_MAX, "%u", c->history_flush_ms);
+    snprintf(sv->hist_args[5], PATH_MAX, "%u", c->history_batch);
+    snprintf(sv->hist_args[6], PATH_MAX, "%u", c->history_sync ? 1 : 0);
+    evtimer_assign(&sv->slots[sv->n].respawn, sv->base,
+                   bk_supervisor_on_respawn, &sv->slots[sv->n]);
+    sv->historian = true;
+    return 0;
+}
+
+/* The historian's argv over a worker's (slot and segment fd kept). */
+static void
+bk_supervisor_historian_argv(struct bk_supervisor *sv, char *argv[],
+                             size_t n)
+{
+    static const char *const names[] = {
+        "--dir", "--map-mb", "--max-mb", "--retention-s", "--flush-ms",
+        "--batch", "--sync",
+    };
+    size_t k = 5;
+
+    argv[0] = sv->historian_path;
+    for (size_t i = 0; i < 7 && k + 2 < n; i++) {
+        argv[k++] = (char *)names[i];
+        argv[k++] = sv->hist_args[i];
+    }
+    argv[k] = NULL;
 }

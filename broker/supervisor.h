@@ -91,6 +91,11 @@ struct bk_supervisor {
      * bound before its fork; after its reap its rings are emptied and its
      * block references reclaimed before any respawn.  NULL: none. */
     struct bk_request       *request;
+    /* The historian (issue 18, worker/historian.c): slot n, after the
+     * workers, when history.enabled; supervised like a worker. */
+    bool                     historian;
+    char                     historian_path[PATH_MAX];
+    char                     hist_args[8][PATH_MAX];    /* its argv values */
 };
 
 /* The worker count for `configured` (0: online CPUs), in [1, 64]. */

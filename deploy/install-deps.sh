@@ -17,7 +17,7 @@
 
 set -eu
 
-base="gcc libc6-dev libevent-dev libwolfssl-dev libnanomsg-dev libinih-dev libxml2-dev libmosquitto-dev check pkg-config python3"
+base="gcc libc6-dev libevent-dev libwolfssl-dev libnanomsg-dev libinih-dev libxml2-dev libmosquitto-dev liblmdb-dev check pkg-config python3"
 fuzz="clang libclang-rt-14-dev"
 node="nodejs npm"
 test="git mosquitto openssl prometheus"

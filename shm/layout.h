@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #define SHM_MAGIC          0x52424155u     /* "UABR" */
-#define SHM_LAYOUT_VERSION 17u     /* 7: SHM_R_THROTTLE, throttle keys in
+#define SHM_LAYOUT_VERSION 18u     /* 7: SHM_R_THROTTLE, throttle keys in
                                     * the config snapshot; 8: failed logins
                                     * per IP address; 9: rsa_cpu_us;
                                     * 10: browse_cache_kb in the config;
@@ -43,7 +43,11 @@
                                     * 15: methods' pending_calls and
                                     * max_call_bytes in the config;
                                     * 16: log.level in the config;
-                                    * 17: session moves' timeout and
+                                    * 17: max_unactivated_per_address,
+                                    * max_queued_values and the history
+                                    * keys in the config, the historian's
+                                    * worker row;
+                                    * 18: session moves' timeout and
                                     * size in the config, their counters
                                     * in a worker row */
 #define SHM_CACHELINE      128
@@ -263,6 +267,8 @@ struct shm_vheap {
     uint64_t bytes_used;
 };
 
+#define SHM_HISTORY_DIR_MAX 1024    /* struct shm_config.history_dir */
+
 /*
  * The configuration snapshot the broker passes its workers (workers read no
  * files).  W: broker before forking; R: workers.
@@ -335,6 +341,16 @@ struct shm_config {
     uint32_t default_event_queue_size;  /* limits.default_event_queue_size */
     uint32_t max_filter_elements;       /* limits.max_filter_elements */
     uint32_t events_audit;              /* events.audit: 1 raise them */
+    /* History (issue 18): the store's directory ("": history off) and
+     * the values one HistoryRead returns per node at most. */
+    char     history_dir[SHM_HISTORY_DIR_MAX];
+    uint32_t history_max_values;        /* history.max_return_values */
+    uint32_t max_unactivated_per_address;   /* limits.*: sessions not
+                                             * activated per client IP
+                                             * address (worker) */
+    uint32_t max_queued_values;         /* limits.*: the queue pool of a
+                                         * worker (values queued in
+                                         * monitored items) */
     _Atomic uint32_t log_level;         /* log.level (shm/log.h), live:
                                          * W: broker (SIGHUP); R: every
                                          * process's log, relaxed */
@@ -404,6 +420,10 @@ struct shm_worker {
     _Atomic uint64_t bytes_out;
     _Atomic uint64_t allocations;           /* heap allocations after init */
     _Atomic uint64_t rejected_connections;
+    _Atomic uint64_t sessions_evicted;      /* never activated, closed to
+                                             * admit a CreateSession */
+    _Atomic uint64_t notif_dropped;         /* values lost to an exhausted
+                                             * queue pool (max_queued_values) */
     _Atomic uint64_t notifications;         /* records handed to monitored
                                              * items (worker/link.c) */
     _Atomic uint64_t notif_blocks;          /* blocks opened and released */
@@ -429,6 +449,23 @@ struct shm_worker {
     _Atomic uint64_t latency[SHM_SVC_MAX][SHM_LAT_BUCKETS];
     _Atomic uint64_t latency_sum_us[SHM_SVC_MAX];
     _Atomic uint64_t loop_busy_us;      /* sum of loop_iterations' times */
+    /* The historian's (issue 18, worker/historian.c; 0 in a worker's
+     * row): values committed, values not kept (store full, errors), write
+     * transactions, how long the oldest value of the last commit waited
+     * (ms), and after each commit the store's totals (values, bytes,
+     * file size, dropped by retention, DateTime of the oldest value, 0:
+     * none), writing stopped (1: full), variables historized. */
+    _Atomic uint64_t hist_stored;
+    _Atomic uint64_t hist_dropped;
+    _Atomic uint64_t hist_commits;
+    _Atomic uint64_t hist_lag_ms;
+    _Atomic uint64_t hist_values;
+    _Atomic uint64_t hist_bytes;
+    _Atomic uint64_t hist_file_bytes;
+    _Atomic uint64_t hist_retention_dropped;
+    _Atomic int64_t  hist_oldest;
+    _Atomic uint32_t hist_full;
+    _Atomic uint32_t hist_nodes;
     /* Sessions moving between workers (worker/roam.c). */
     _Atomic uint64_t sessions_moved_in;
     _Atomic uint64_t sessions_moved_out;

@@ -12,12 +12,14 @@
 #   proto/   proto/ headers, libc/system, wolfSSL (proto/crypto_wolf.c only)
 #   shm/     shm/ headers, libc/system, nanomsg (shm/doorbell.c and
 #            shm/feed.c only)
-#   worker/  proto/, shm/, worker/ headers, libevent, libc/system
-#   broker/  proto/, shm/, broker/ headers, libevent, libc/system (inih
-#            in broker/config.c only, libmosquitto in broker/mqtt.c only,
-#            libxml2 in broker/nodeset.c only)
+#   hist/    hist/ headers, libc/system, LMDB (hist/store.c only)
+#   worker/  proto/, shm/, hist/, worker/ headers, libevent, libc/system
+#   broker/  proto/, shm/, hist/, broker/ headers, libevent, libc/system
+#            (inih in broker/config.c only, libmosquitto in broker/mqtt.c
+#            only, libxml2 in broker/nodeset.c only)
 #   nothing outside worker/ (broker/) includes worker/ (broker/) headers;
-#   proto/ and shm/ never include each other; only tests/ includes tests/.
+#   proto/, shm/ and hist/ never include each other; only tests/ includes
+#   tests/.
 #
 # Inside a module, when it has a file <module>/LAYERS (required for the
 # modules in $required below):
@@ -50,7 +52,7 @@ cd "${1:-$(dirname "$0")/..}"
 # Modules that must have a LAYERS file (UA_DEPS_REQUIRED replaces the list:
 # tests/build/check_deps_test.sh's small trees); a module not listed is
 # checked when it has one.
-required=${UA_DEPS_REQUIRED-proto shm worker broker}
+required=${UA_DEPS_REQUIRED-proto shm hist worker broker}
 
 # Includes exempt from the layer and circle checks, as
 # "<including file>:<included file>", each a known circle that issue 16
@@ -128,6 +130,8 @@ function libof(h) {
         return "mosquitto"
     if (h ~ /^libxml\//)
         return "libxml2"
+    if (h == "lmdb.h")
+        return "lmdb"
     if ((h in sysh) || h ~ /intrin\.h$/ \
         || h ~ /^(sys|bits|linux|asm|asm-generic|gnu)\// \
         || h ~ /^(net|netinet|arpa|netpacket)\//)
@@ -204,6 +208,7 @@ BEGIN {
     for (i = 1; i <= n; i++)
         sysh[t[i]] = 1
     proj["proto"] = proj["shm"] = proj["worker"] = proj["broker"] = 1
+    proj["hist"] = 1
     proj["tests"] = 1
     n = split(allowlist, t, /[ \t\n]+/)
     for (i = 1; i <= n; i++)
@@ -275,6 +280,8 @@ FNR == 1 {
             report("libmosquitto may be included only by broker/mqtt.c")
         else if (lib == "libxml2" && file != "broker/nodeset.c")
             report("libxml2 may be included only by broker/nodeset.c")
+        else if (lib == "lmdb" && file != "hist/store.c")
+            report("LMDB may be included only by hist/store.c")
         else if (lib == "other" && (mod in proj))
             report("not a libc/system header nor a library " mod "/ may use")
         next
@@ -289,11 +296,12 @@ FNR == 1 {
         report("nothing outside " tm "/ may include " tm "/ headers")
     else if ((mod == "proto" && tm == "shm") || (mod == "shm" && tm == "proto"))
         report("proto/ and shm/ never include each other")
-    else if ((mod == "proto" || mod == "shm") && tm != mod)
+    else if ((mod == "proto" || mod == "shm" || mod == "hist") && tm != mod)
         report(mod "/ may include only " mod "/ headers")
     else if ((mod == "worker" || mod == "broker") && tm != mod \
-             && tm != "proto" && tm != "shm")
-        report(mod "/ may include only proto/, shm/ and " mod "/ headers")
+             && tm != "proto" && tm != "shm" && tm != "hist")
+        report(mod "/ may include only proto/, shm/, hist/ and " mod \
+               "/ headers")
 
     # Includes inside a module, for the layer and circle checks in END.
     if (tm == mod && (mod in proj) && target ~ /\.[ch]$/) {

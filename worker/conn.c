@@ -676,6 +676,7 @@ wk_conn_request(struct wk_conn *c, const struct ua_sc_msg *msg)
     rq.channel_id = c->sc.channel_id;
     rq.t0_ns = wk_loopstat_ns();
     rq.login_tag = c->login_tag;
+    rq.peer_tag = c->peer_tag;
     rq.held = c->stage == WK_STAGE_REQUEST;
     memset(&res, 0, sizeof(res));
     st = cs->h.request(cs->h.arg, &c->sc, &rq, msg, &cs->arena, &res);

@@ -151,6 +151,9 @@ struct wk_conn_req {
     uint64_t login_tag;         /* the peer address's failed-login key
                                  * (shm/throttle.h SHM_THR_KEY_LOGIN_IP),
                                  * 0: none */
+    uint64_t peer_tag;          /* the peer address's tag (SHM_THR_KEY_IP,
+                                 * sessions not activated per address),
+                                 * 0: none */
     bool     held;              /* a held request (CreateSession,
                                  * ActivateSession) dispatched in steps */
 };

@@ -14,6 +14,16 @@
  *     used and its token's data1 does not name (this slot, its index);
  *     its `guest` flag says so.  The table is at least twice the pool:
  *     linear probing ends at an empty entry.
+ *   - Admission (docs/security.md case 52): a session never activated
+ *     gives way.  When the pool or the server-wide budget (shm/limits.h)
+ *     is full, CreateSession closes this worker's oldest session that was
+ *     never activated (as open62541 does); and one peer address holds at
+ *     most conf->max_unactivated_per_address of them (wk_session_admit).
+ *     A worker sees only its own sessions: when the server-wide budget is
+ *     full of other workers' unactivated sessions, CreateSession here is
+ *     BadTooManySessions until they time out (WK_SESSION_ACTIVATE_MS) or
+ *     their channels close; the per-address cap bounds what one address
+ *     can hold on each worker.
  *
  * Called from the worker's one thread only.
  */
@@ -41,6 +51,7 @@ static void wk_session_guest_del(struct wk_worker *w, struct wk_session *s);
 static struct wk_session *wk_session_guest_find(struct wk_worker *w,
                                                 const struct ua_guid *g);
 static struct wk_session *wk_session_take(struct wk_worker *w);
+static bool wk_session_evict(struct wk_worker *w);
 
 /* ------------------------------------------------------------------ */
 /* random bytes: ChaCha20 (RFC 8439) with fast key erasure              */
@@ -240,6 +251,50 @@ wk_session_revise_timeout(const struct shm_config *c, double requested_ms)
     return (uint32_t)requested_ms;
 }
 
+/*
+ * Close the oldest session of this worker that was never activated (the
+ * first created; ties: the lowest slot).  False when there is none.  Not
+ * announced to the listeners: nothing hangs on a session never activated.
+ */
+static bool
+wk_session_evict(struct wk_worker *w)
+{
+    uint32_t           cap = wk_session_cap(w);
+    struct wk_session *old = NULL;
+
+    for (uint32_t i = 0; i < cap; i++) {
+        struct wk_session *s = &w->sessions[i];
+
+        if (s->used && !s->activated
+            && (old == NULL || s->created_ms < old->created_ms))
+            old = s;
+    }
+    if (old == NULL)
+        return false;
+    wk_session_close(w, old);
+    if (w->row != NULL)
+        atomic_fetch_add_explicit(&w->row->sessions_evicted, 1,
+                                  memory_order_relaxed);
+    return true;
+}
+
+ua_status
+wk_session_admit(struct wk_worker *w, uint64_t peer)
+{
+    uint32_t cap = wk_session_cap(w), n = 0;
+    uint32_t max = w->conf->max_unactivated_per_address;
+
+    if (peer == 0 || max == 0)
+        return UA_GOOD;
+    for (uint32_t i = 0; i < cap; i++) {
+        const struct wk_session *s = &w->sessions[i];
+
+        if (s->used && !s->activated && s->peer == peer && ++n >= max)
+            return UA_BAD_TOO_MANY_SESSIONS;
+    }
+    return UA_GOOD;
+}
+
 /* A free slot, zeroed but for its index and points, counted in use;
  * NULL when the pool or the server's budget is full. */
 static struct wk_session *
@@ -250,15 +305,26 @@ wk_session_take(struct wk_worker *w)
     struct wk_session_cp *cps;
     uint32_t              index;
 
-    for (uint32_t i = 0; i < cap; i++) {
-        if (!w->sessions[i].used) {
-            s = &w->sessions[i];
-            break;
+    for (int pass = 0; pass < 2 && s == NULL; pass++) {
+        for (uint32_t i = 0; i < cap; i++) {
+            if (!w->sessions[i].used) {
+                s = &w->sessions[i];
+                break;
+            }
         }
+        if (s == NULL && !wk_session_evict(w))
+            return NULL;                /* full of activated sessions */
     }
-    if (s == NULL || wk_budget_take(w, SHM_LIM_SESSIONS,
-                                    w->conf->max_sessions) != 0)
+    if (s == NULL)
         return NULL;
+    if (wk_budget_take(w, SHM_LIM_SESSIONS, w->conf->max_sessions) != 0) {
+        /* The server is full: one of ours never activated gives way (it
+         * may be s's own slot: s stays free). */
+        if (!wk_session_evict(w)
+            || wk_budget_take(w, SHM_LIM_SESSIONS,
+                              w->conf->max_sessions) != 0)
+            return NULL;
+    }
     index = s->index;
     cps = s->cps;
     memset(s, 0, sizeof(*s));

@@ -116,6 +116,9 @@ struct wk_session {
     uint64_t              client_key;       /* tag of the client's
                                                ApplicationUri in the shared
                                                throttle; 0: none */
+    uint64_t              peer;             /* the creating peer address's
+                                               tag (wk_session_admit); 0:
+                                               none */
     uint16_t              cert_len;         /* 0: not secured */
     uint8_t               cert_thumb[20];
     uint8_t               cert[WK_SESSION_CERT_MAX];
@@ -132,9 +135,20 @@ int wk_session_init(struct wk_worker *w);
 void wk_session_fini(struct wk_worker *w);
 
 /*
+ * May peer (a peer address's tag, worker/admit.h; 0: unknown, no cap)
+ * create one more session?  Good, or BadTooManySessions when it holds
+ * conf->max_unactivated_per_address sessions never activated on this
+ * worker.  The caller sets s->peer on the session it then creates.
+ */
+ua_status wk_session_admit(struct wk_worker *w, uint64_t peer);
+
+/*
  * A new session bound to channel_id, not activated, with a fresh sessionId,
- * token and serverNonce and its timeout revised from requested_ms.  NULL
- * when the pool is full (the caller answers BadTooManySessions).
+ * token and serverNonce and its timeout revised from requested_ms.  When
+ * the pool or the server-wide budget is full, the oldest session of this
+ * worker never activated is closed to make room (counted in the row's
+ * sessions_evicted).  NULL when that is not enough (the caller answers
+ * BadTooManySessions).
  */
 struct wk_session *wk_session_create(struct wk_worker *w, uint32_t channel_id,
                                      double requested_ms);

@@ -115,8 +115,10 @@ wk_sub_alloc_mem(struct wk_subs *st, size_t n)
 {
     void *p = wk_alloc(st->w, n);
 
-    if (p != NULL)
+    if (p != NULL) {
         st->allocations++;
+        st->bytes += n;
+    }
     return p;
 }
 
@@ -178,9 +180,15 @@ wk_sub_limits(const struct shm_config *c, struct wk_sub_limits *l)
                                                : WK_SUB_KEEPALIVE_MAX_DEF;
     l->max_lifetime = c->max_lifetime_count ? c->max_lifetime_count
                                             : WK_SUB_LIFETIME_MAX_DEF;
-    l->cells = l->max_items * WK_SUB_CELLS_PER_ITEM;
+    /* The queue pool: limits.max_queued_values, apart from the items (an
+     * item at rest holds none of it); 0 sizes it by the items, as before
+     * issue 19 (4 values an item). */
+    l->cells = c->max_queued_values ? c->max_queued_values
+                                    : l->max_items * WK_SUB_CELLS_PER_ITEM;
     if (l->cells < 1024)
         l->cells = 1024;
+    if (l->cells > WK_QE_VAL)
+        l->cells = WK_QE_VAL;               /* 31 bits in an entry */
     l->rcells = l->max_subs * l->max_retx * WK_SUB_RCELLS_PER_MSG;
     l->links = l->max_items;
     l->min_interval = c->min_publishing_interval_ms > 0
@@ -363,6 +371,7 @@ wk_sub_mem(struct wk_worker *w, struct wk_sub_mem *m)
     m->cells_cap = st->cells.cap;
     m->retx_cells_cap = st->rstore.cap / WK_CELL_SIZE;
     m->allocations = st->allocations;
+    m->reserved_bytes = st->bytes;
 }
 
 /* ------------------------------------------------------------------ */
@@ -789,6 +798,12 @@ wk_sub_run(struct wk_worker *w)
         n++;
     }
     wk_mi_sample_due(st);
+    if (st->dropped != st->dropped_shown && w->row != NULL) {
+        /* /stats notif_dropped: the pools ran out (rare; a store then). */
+        atomic_store_explicit(&w->row->notif_dropped, st->dropped,
+                              memory_order_relaxed);
+        st->dropped_shown = st->dropped;
+    }
     while (st->serve_head != WK_NIL) {
         struct wk_subsess *e = &st->ss[st->serve_head];
 

@@ -104,6 +104,9 @@ struct wk_sub_mem {
     uint32_t cells_cap;
     uint32_t retx_cells_cap;    /* its size (64 B units) */
     uint64_t allocations;       /* wk_alloc calls made by wk_sub_init */
+    uint64_t reserved_bytes;    /* bytes they asked for (the pools: items,
+                                 * queue pool, retransmission store...;
+                                 * backed by the kernel as they are used) */
 };
 void wk_sub_mem(struct wk_worker *w, struct wk_sub_mem *m);
 

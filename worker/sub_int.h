@@ -72,7 +72,7 @@
  */
 #define WK_SUB_NOTIFS_MAX_DEF     1000      /* per Publish response */
 #define WK_SUB_RETX_DEF           20        /* per subscription */
-#define WK_MI_QUEUE_MAX_DEF       100       /* MaxMonitoredItemQueueSize */
+#define WK_MI_QUEUE_MAX_DEF       1000      /* MaxMonitoredItemQueueSize */
 #define WK_MI_EVQ_MAX_DEF         1000      /* limits.max_event_queue_size */
 #define WK_MI_EVQ_DEF             100       /* default_event_queue_size */
 #define WK_EV_FILTER_MAX          8192      /* bytes of a compiled
@@ -507,8 +507,10 @@ struct wk_subs {
      * handler), 0: now. */
     uint64_t              rec_ms;
     uint64_t              allocations;
+    uint64_t              bytes;        /* asked of wk_alloc by init */
     /* Counters (tests, stats). */
     uint64_t              dropped;      /* notifications lost to pools */
+    uint64_t              dropped_shown;    /* ... in the row so far */
     uint64_t              stale;        /* records older than a taken one */
     /* Subscriptions that came from another worker (their ids carry its
      * slot): wk_sub_find scans for them while there are any. */

@@ -620,6 +620,9 @@ wk_svc_browse_next(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
         memset(&res[i], 0, sizeof(res[i]));
         res[i].continuation_point.len = -1;
         cp = wk_session_cp_find(ctx->w, s, &req->continuation_points[i]);
+        /* A HistoryRead's point (worker/svc_history.c) is not ours. */
+        if (cp != NULL && cp->direction > UA_BROWSEDIRECTION_BOTH)
+            cp = NULL;
         if (cp == NULL) {
             res[i].status_code = UA_BAD_CONTINUATION_POINT_INVALID;
             continue;

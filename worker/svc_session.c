@@ -256,6 +256,8 @@ wk_svc_create_session_do(struct wk_svc_ctx *ctx,
     struct ua_response_header              *rh = &resp->response_header;
     struct wk_session                      *s;
     int32_t                                 nl = req->client_nonce.len;
+    uint64_t                                peer =
+        ctx->rq != NULL ? ctx->rq->peer_tag : 0;
 
     if ((nl > 0 || wk_svc_secured(ctx))
         && (nl < WK_NONCE_MIN || nl > WK_NONCE_MAX)) {
@@ -267,12 +269,19 @@ wk_svc_create_session_do(struct wk_svc_ctx *ctx,
         rh->service_result = UA_BAD_OUT_OF_MEMORY;
         return;
     }
+    /* One address holds at most limits.max_unactivated_per_address
+     * sessions it never activated (docs/security.md case 52). */
+    if (wk_session_admit(ctx->w, peer) != UA_GOOD) {
+        rh->service_result = UA_BAD_TOO_MANY_SESSIONS;
+        return;
+    }
     s = wk_session_create(ctx->w, ctx->ch->channel_id,
                           req->requested_session_timeout);
     if (s == NULL) {
         rh->service_result = UA_BAD_TOO_MANY_SESSIONS;
         return;
     }
+    s->peer = peer;
     resp->server_nonce = wk_svc_nonce(ctx, s);
     if (resp->server_nonce.len < 0) {
         wk_session_close(ctx->w, s);

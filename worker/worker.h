@@ -47,6 +47,7 @@ struct wk_bcache;
 struct wk_svc;
 struct wk_writes;
 struct wk_calls;
+struct wk_history;
 struct wk_subs;
 struct event_base;
 
@@ -105,6 +106,9 @@ struct wk_worker {
     struct wk_bcache         *bcache;
     struct wk_writes         *writes;
     struct wk_calls          *calls;
+    /* HistoryRead's reader of the history store (worker/svc_history.c);
+     * NULL: not registered. */
+    struct wk_history        *history;
     /* sub: subscriptions and monitored items (worker/sub.h). */
     struct wk_subs           *subs;
     volatile int              stopping;

@@ -9,7 +9,7 @@
 # required LAYERS missing, a malformed LAYERS line, a module that opts in
 # with its own LAYERS, an allowlisted circle (passes) and a stale allowlist
 # entry, a private header x_int.h under its stem x (and on its own when
-# listed), and one of the rules between modules.
+# listed), and rules between modules (hist/ and LMDB among them).
 #
 # Run from the repository root (make check does).
 
@@ -197,6 +197,23 @@ fail private_up 'shm/ring_int.h:2: region may not include fanout (layer top)'
 fork between
 put between proto/codec.c '#include "codec.h"' '#include "shm/ring.h"'
 fail between 'proto/codec.c:2: proto/ and shm/ never include each other'
+
+# hist/ (the history store) stands alone: LMDB in hist/store.c only, no
+# other module's headers; worker/ may include it.
+fork hist
+put hist hist/LAYERS 'base: sample' 'top: store'
+put hist hist/sample.h '#include <stdint.h>'
+put hist hist/store.c '#include "sample.h"' '#include <lmdb.h>'
+put hist worker/c.c '#include "hist/sample.h"'
+pass hist
+fork hist_lmdb
+cp -R "$tmp/hist/." "$tmp/hist_lmdb"
+put hist_lmdb hist/sample.c '#include "sample.h"' '#include <lmdb.h>'
+fail hist_lmdb 'hist/sample.c:2: LMDB may be included only by hist/store.c'
+fork hist_shm
+cp -R "$tmp/hist/." "$tmp/hist_shm"
+put hist_shm hist/sample.c '#include "sample.h"' '#include "shm/ring.h"'
+fail hist_shm 'hist/sample.c:2: hist/ may include only hist/ headers'
 
 if [ "$fails" -ne 0 ]; then
     echo "check_deps_test: $fails case(s) failed" >&2

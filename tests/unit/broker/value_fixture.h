@@ -53,6 +53,7 @@ setup(void)
     bk_config_finish(&conf);
     conf.value_heap_mb = 4;
     conf.workers = 2;
+    conf.history_enabled = 0;       /* two slots: no historian's */
     conf.fanout_blocks = 24;
     conf.fanout_block_size = 1024;
     conf.fanout_notif_ring_slots = 16;

@@ -117,15 +117,16 @@ END_TEST
 START_TEST(test_not_implemented_yet)
 {
     struct ua_nodeid                token = fx_session(CH_A);
-    struct ua_history_read_request  hr;
-    struct ua_history_read_response hresp;
-    struct ua_query_first_request   qr;
-    struct ua_query_first_response  qresp;
+    struct ua_history_update_request  hr;
+    struct ua_history_update_response hresp;
+    struct ua_query_first_request     qr;
+    struct ua_query_first_response    qresp;
 
-    /* Services with no handler yet (Write and Publish have landed). */
+    /* Services with no handler yet (Write, Publish and HistoryRead have
+     * landed). */
     memset(&hr, 0, sizeof(hr));
-    ck_assert_uint_eq(fx_call(CH_A, &token, UA_TYPE_HISTORYREADREQUEST, &hr,
-                              UA_TYPE_HISTORYREADRESPONSE, &hresp),
+    ck_assert_uint_eq(fx_call(CH_A, &token, UA_TYPE_HISTORYUPDATEREQUEST, &hr,
+                              UA_TYPE_HISTORYUPDATERESPONSE, &hresp),
                       UA_BAD_SERVICE_UNSUPPORTED);
     memset(&qr, 0, sizeof(qr));
     ck_assert_uint_eq(fx_call(CH_A, &token, UA_TYPE_QUERYFIRSTREQUEST, &qr,
