@@ -341,6 +341,10 @@ CHECK_PROGS += $(INTEG)/integ_reactivate
 # events, the deadband, the condition's variables in a Read
 # (tests/integ/integ_alarm.c).
 CHECK_PROGS += $(INTEG)/integ_alarm
+# Any worker serves any session: a session activated on a channel of
+# another worker moves there with its subscription, its sequence numbers
+# and kept messages; forged tokens refused (tests/integ/integ_roam.c).
+CHECK_PROGS += $(INTEG)/integ_roam
 # Sessions never activated cannot lock out real clients: the cap per
 # address at the limit, a flood of 500 from 50 addresses and from one,
 # the oldest evicted, a real client gets in (tests/integ/integ_sessions.c).

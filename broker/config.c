@@ -129,6 +129,14 @@ static const struct bk_conf_key bk_conf_keys[] = {
         100, 3600000, "shortest session timeout granted"),
     U32("limits", "max_session_timeout_ms", max_session_timeout_ms,
         "3600000", 1000, 86400000, "longest session timeout granted"),
+    U32("limits", "session_move_timeout_ms", session_move_timeout_ms,
+        "3000", 100, 60000,
+        "time a worker waits for the worker holding a session it is asked "
+        "to activate (then BadSessionIdInvalid)"),
+    U32("limits", "max_session_move_bytes", max_session_move_bytes,
+        "16777216", 65536, 1073741824,
+        "largest session (with its subscriptions, queues and kept "
+        "messages) that moves between workers"),
     U32("limits", "min_token_lifetime_ms", min_token_lifetime_ms, "60000",
         1000, 3600000, "shortest secure channel token lifetime granted"),
     U32("limits", "max_token_lifetime_ms", max_token_lifetime_ms, "3600000",
@@ -694,6 +702,8 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
     BK_SNAP(hello_timeout_ms);
     BK_SNAP(min_session_timeout_ms);
     BK_SNAP(max_session_timeout_ms);
+    BK_SNAP(session_move_timeout_ms);
+    BK_SNAP(max_session_move_bytes);
     BK_SNAP(min_token_lifetime_ms);
     BK_SNAP(max_token_lifetime_ms);
     BK_SNAP(max_translate_path_elements);

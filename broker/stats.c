@@ -60,6 +60,11 @@ enum bk_stats_counter {
     BK_SC_WRITE_OPS,
     BK_SC_RSA_OPS,
     BK_SC_RSA_CPU,
+    BK_SC_MOVED_IN,
+    BK_SC_MOVED_OUT,
+    BK_SC_MOVE_FAILED,
+    BK_SC_MOVE_LOST,
+    BK_SC_MOVE_BYTES,
     BK_SC_STALL_MAX,            /* maxima: the totals take the largest */
     BK_SC_RSA_CB_MAX,
     BK_SC_RSA_CPU_MAX,
@@ -106,6 +111,20 @@ static const struct bk_stats_counter_desc bk_stats_counters[BK_SC_MAX] = {
     { "rsa_cpu_us", "rsa_cpu_seconds_total", "counter",
       "CPU time inside RSA operations (private and public, certificate "
       "signature checks)" },
+    { "sessions_moved_in", "sessions_moved_in_total", "counter",
+      "sessions taken over from another worker (docs/architecture.md "
+      "§11)" },
+    { "sessions_moved_out", "sessions_moved_out_total", "counter",
+      "sessions handed to another worker" },
+    { "session_moves_failed", "session_moves_failed_total", "counter",
+      "claims of a session held elsewhere that failed (unknown token, "
+      "another certificate, timeout, owner gone)" },
+    { "session_move_values_lost", "session_move_values_lost_total",
+      "counter",
+      "value changes a monitored item missed while its session moved "
+      "(reported with the Overflow bit)" },
+    { "session_move_bytes", "session_move_bytes_total", "counter",
+      "bytes of the sessions and subscriptions handed to other workers" },
     { "loop_stall_max_us", "loop_stall_max_seconds", "gauge",
       "longest event-loop iteration (first callback to flush) since the "
       "worker started" },
@@ -570,6 +589,11 @@ bk_stats_read_row(const struct shm_worker *r, struct bk_stats_row *o)
     o->c[BK_SC_WRITE_OPS] = BK_L(write_ops);
     o->c[BK_SC_RSA_OPS] = BK_L(rsa_private_ops);
     o->c[BK_SC_RSA_CPU] = BK_L(rsa_cpu_us);
+    o->c[BK_SC_MOVED_IN] = BK_L(sessions_moved_in);
+    o->c[BK_SC_MOVED_OUT] = BK_L(sessions_moved_out);
+    o->c[BK_SC_MOVE_FAILED] = BK_L(session_moves_failed);
+    o->c[BK_SC_MOVE_LOST] = BK_L(session_move_values_lost);
+    o->c[BK_SC_MOVE_BYTES] = BK_L(session_move_bytes);
     o->c[BK_SC_STALL_MAX] = BK_L(loop_stall_max_us);
     o->c[BK_SC_RSA_CB_MAX] = BK_L(loop_rsa_ops_max);
     o->c[BK_SC_RSA_CPU_MAX] = BK_L(loop_rsa_cpu_max_us);

@@ -81,6 +81,13 @@ void wk_sub_session_closed(void *arg, struct wk_session *s,
  */
 unsigned wk_sub_run(struct wk_worker *w);
 
+/*
+ * Register the subscriptions' part of a moving session with the session
+ * layer (worker/sub_roam.c, worker/roam.h): at start-up, after
+ * wk_roam_init.  0 (nothing to do without w->roam); -EINVAL.
+ */
+int wk_sub_roam_init(struct wk_worker *w);
+
 /* Memory accounting, for tests, benchmarks and docs. */
 struct wk_sub_mem {
     size_t item_bytes;          /* one monitored item, with its share of

@@ -276,7 +276,10 @@ START_TEST(test_token_lookup)
     tb = wk_session_token(b);
     ck_assert_uint_eq(ta.ns, 0);
     ck_assert_uint_eq(ta.idtype, UA_IDTYPE_GUID);
-    ck_assert_uint_eq(ta.id.guid.data1, a->index);
+    /* data1: the worker slot + 1 in the top byte, the pool index below. */
+    ck_assert_uint_eq(ta.id.guid.data1 & WK_SESSION_INDEX_MAX, a->index);
+    ck_assert_uint_eq(ta.id.guid.data1 >> 24, fx.w.slot + 1);
+    ck_assert_int_eq(wk_session_token_slot(&fx.w, &ta), (int)fx.w.slot);
     ck_assert(!ua_nodeid_equal(&ta, &tb));
     ck_assert_ptr_eq(wk_session_find_by_token(&fx.w, &ta), a);
     ck_assert_ptr_eq(wk_session_find_by_token(&fx.w, &tb), b);
@@ -286,8 +289,14 @@ START_TEST(test_token_lookup)
     forged.id.guid.data4[7] ^= 1;
     ck_assert_ptr_null(wk_session_find_by_token(&fx.w, &forged));
     forged = ta;
-    forged.id.guid.data1 = fx.w.conf->max_sessions;     /* out of range */
+    forged.id.guid.data1 = ((fx.w.slot + 1) << 24)
+                           | fx.w.conf->max_sessions;   /* out of range */
     ck_assert_ptr_null(wk_session_find_by_token(&fx.w, &forged));
+    ck_assert_int_eq(wk_session_token_slot(&fx.w, &forged), -1);
+    forged = ta;
+    forged.id.guid.data1 = a->index;                    /* no worker */
+    ck_assert_ptr_null(wk_session_find_by_token(&fx.w, &forged));
+    ck_assert_int_eq(wk_session_token_slot(&fx.w, &forged), -1);
     forged = ta;
     forged.ns = 1;
     ck_assert_ptr_null(wk_session_find_by_token(&fx.w, &forged));
@@ -551,6 +560,55 @@ START_TEST(test_cp_limit_and_lookup)
 }
 END_TEST
 
+/*
+ * Sessions that moved here from another worker (worker/roam.c): adopted
+ * with their token, found through the guest table, gone from it when
+ * closed; the table keeps every other guest findable (backward-shift
+ * deletion), and a native token never finds a guest.
+ */
+START_TEST(test_guests)
+{
+    uint32_t           max = fx.w.conf->max_sessions;
+    struct wk_session  from, *g[64];
+    struct ua_nodeid   t;
+    uint32_t           n = max < 64 ? max : 64;
+
+    for (uint32_t i = 0; i < n; i++) {
+        memset(&from, 0, sizeof(from));
+        wk_session_random(&fx.w, &from.token, sizeof(from.token));
+        /* Made by worker slot+2 (another), some with clashing hashes. */
+        from.token.data1 = ((fx.w.slot + 2) << 24) | i;
+        if (i % 4 == 1)
+            memcpy(from.token.data4, g[i - 1]->token.data4, 8);
+        from.activated = 1;
+        from.user = WK_USER_ANONYMOUS;
+        from.timeout_ms = 60000;
+        g[i] = wk_session_adopt(&fx.w, &from);
+        ck_assert_ptr_nonnull(g[i]);
+        ck_assert(g[i]->guest);
+        ck_assert(g[i]->activated);
+        ck_assert_uint_eq(g[i]->channel_id, 0);
+    }
+    ck_assert_uint_eq(fx.w.nguests, n);
+    for (uint32_t i = 0; i < n; i++) {
+        t = wk_session_token(g[i]);
+        ck_assert_ptr_eq(wk_session_find_by_token(&fx.w, &t), g[i]);
+    }
+    /* Every other one goes: the rest stay findable. */
+    for (uint32_t i = 0; i < n; i += 2)
+        wk_session_close(&fx.w, g[i]);
+    ck_assert_uint_eq(fx.w.nguests, n - (n + 1) / 2);
+    for (uint32_t i = 1; i < n; i += 2) {
+        t = wk_session_token(g[i]);
+        ck_assert_ptr_eq(wk_session_find_by_token(&fx.w, &t), g[i]);
+    }
+    for (uint32_t i = 1; i < n; i += 2)
+        wk_session_close(&fx.w, g[i]);
+    ck_assert_uint_eq(fx.w.nguests, 0);
+    ck_assert_uint_eq(fx.w.nsessions, 0);
+}
+END_TEST
+
 static Suite *
 session_suite(void)
 {
@@ -596,6 +654,7 @@ session_suite(void)
     tcase_set_timeout(tc, 20);
     tcase_add_test(tc, test_activate_rules);
     tcase_add_test(tc, test_channel_closed);
+    tcase_add_test(tc, test_guests);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("continuation points");
