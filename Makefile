@@ -337,6 +337,10 @@ CHECK_PROGS += $(INTEG)/integ_wakeby
 # worker or on its own, arrives once and in order
 # (tests/integ/integ_reactivate.c).
 CHECK_PROGS += $(INTEG)/integ_reactivate
+# Configured alarms: -t, limit and off-normal transitions as condition
+# events, the deadband, the condition's variables in a Read
+# (tests/integ/integ_alarm.c).
+CHECK_PROGS += $(INTEG)/integ_alarm
 # Any worker serves any session: a session activated on a channel of
 # another worker moves there with its subscription, its sequence numbers
 # and kept messages; forged tokens refused (tests/integ/integ_roam.c).
@@ -702,6 +706,36 @@ bench-hist: $(BENCH_HIST)
 .PHONY: bench-hist-read
 bench-hist-read: build/uabroker build/uaworker build/uahistorian
 	sh tests/bench/bench_hist_read.sh $(BENCH_ARGS)
+
+# The alarm evaluator's cost per value change and the alarm storm's per
+# condition event, in the broker (tests/bench/bench_alarm.c);
+# BENCH_ARGS="[alarms] [--markdown docs/benchmarks.md]".
+BENCH_ALARM := build/bench/bench_alarm
+
+$(BENCH_ALARM): build/tests/bench/bench_alarm.o $(BENCHLIB_OBJ) \
+                build/libbroker.a build/libshm.a build/libproto.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(APP_LIBS) $(INIH_LIBS) \
+	  $(MOSQUITTO_LIBS) $(XML2_LIBS) -lm
+
+.PHONY: bench-alarm
+bench-alarm: $(BENCH_ALARM)
+	./$(BENCH_ALARM) $(BENCH_ARGS)
+
+# The alarm storm end to end (tests/bench/bench_alarm_storm.c): 10,000
+# alarms going active, delivered to 20 subscribers of the Server object;
+# BENCH_ARGS="[alarms [subscribers]] [--markdown docs/benchmarks.md]".
+BENCH_STORM := $(B)/tests/bench/bench_alarm_storm
+
+$(BENCH_STORM): $(B)/tests/bench/bench_alarm_storm.o $(BENCHLIB_OBJ) \
+                $(INTEG_LIB_OBJS) $(LIBPROTO) | $(UABROKER) $(UAWORKER)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(B_FLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) \
+	  $(LIBPROTO) $(WOLFSSL_LIBS) -lm
+
+.PHONY: bench-alarm-storm
+bench-alarm-storm: $(BENCH_STORM)
+	./$(BENCH_STORM) $(BENCH_ARGS)
 
 # NodeSet2 import: a 100,000-node model (tests/bench/gen_nodeset.py) built
 # with uabroker --once; import time and shared memory per node

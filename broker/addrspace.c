@@ -8,8 +8,9 @@
  * Every Variable and VariableType gets a value slot holding its encoded
  * Variant, written through the value path (broker/value.h) in the build's
  * one value batch.  Then the nodesets (broker/nodeset.h parses them,
- * broker/nsbuild.h puts them in the node store), and last the
- * Server object's values from the configuration (broker/server.h).
+ * broker/nsbuild.h puts them in the node store), the conditions of the
+ * [alarm NAME] sections (broker/alarmnode.h), and last the Server
+ * object's values from the configuration (broker/server.h).
  */
 #include "addrspace.h"
 
@@ -708,6 +709,7 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
         return -1;
     }
     bk_addrspace_plan(c, &p);
+    bk_alarmnode_plan(c->alarms, &p);
     {
         struct bk_nodeset_counts nc;
 
@@ -743,7 +745,9 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
         uint32_t slot = as->vars_slot_first + as->vars;
 
         if (bk_nsbuild_add(as->nodesets, &as->ns, &slot, err, errlen)
-            != 0) {
+            != 0
+            || bk_alarmnode_add(&as->alarms, c->alarms, &as->ns, &slot, err,
+                                errlen) != 0) {
             as->nodeset_failed = true;
             goto fail;
         }
@@ -764,6 +768,9 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
         as->nodeset_failed = true;      /* a configuration error too */
         goto fail;
     }
+    if (bk_alarmnode_start(&as->alarms, &as->ns, &as->val, now, err, errlen)
+        != 0)
+        goto fail;
     bk_config_snapshot(c, shm_segment_region(&as->seg, SHM_R_CONFIG));
     if (bk_as_throttle_init(as, c, err, errlen) != 0)
         goto fail;
@@ -784,6 +791,7 @@ fail:
         bk_value_batch_end(&as->val);
     bk_nodeset_free(as->nodesets);
     as->nodesets = NULL;
+    bk_alarmnode_clear(&as->alarms);
     shm_nodestore_build_abort(&as->ns);
     shm_segment_close(&as->seg);
     return -1;
@@ -792,6 +800,7 @@ fail:
 void
 bk_addrspace_close(struct bk_addrspace *as)
 {
+    bk_alarmnode_clear(&as->alarms);
     shm_segment_close(&as->seg);
 }
 

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alarmnode.h"
 #include "config.h"
 #include "nodeset.h"
 #include "server.h"
@@ -46,8 +47,11 @@ struct bk_addrspace {
     uint32_t             sim_slot[BK_SIM_MAX];
     uint32_t             sim_node[BK_SIM_MAX];  /* their node indexes */
     double               build_seconds;
-    /* The build failed on addrspace.nodesets (a configuration error). */
+    /* The build failed on addrspace.nodesets or an [alarm NAME] section
+     * (a configuration error). */
     bool                 nodeset_failed;
+    /* The conditions of the [alarm NAME] sections (broker/alarmnode.h). */
+    struct bk_alarmnode  alarms;
     /* The imported nodesets while building (broker/nodeset.h), NULL
      * after. */
     struct bk_nodeset   *nodesets;
@@ -63,7 +67,7 @@ void bk_addrspace_plan(const struct bk_config *c, struct shm_plan *p);
 int bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
                        int64_t now, char *err, size_t errlen);
 
-/* Close the segment. */
+/* Close the segment (and free the conditions). */
 void bk_addrspace_close(struct bk_addrspace *as);
 
 struct ua_nodeid;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alarmcfg.h"
 #include "shm/layout.h"
 #include "shm/log.h"
 
@@ -47,6 +48,8 @@ static int bk_config_paths_beside(struct bk_config *c,
                                   const struct bk_conf_key *k,
                                   const char *value, const char *path,
                                   char *err, size_t errlen);
+static int bk_config_alarm_key(struct bk_conf_load *l, const char *section,
+                               const char *name, const char *value);
 static bool bk_config_live(const struct bk_conf_key *k);
 static int bk_config_history_check(const struct bk_config *c, char *err,
                                    size_t errlen);
@@ -369,6 +372,9 @@ static const struct bk_conf_key bk_conf_keys[] = {
     BOOL("history", "sync", history_sync, "true",
          "fsync each write transaction (off: a kill -9 still loses "
          "nothing committed, a power loss may)"),
+    U32("alarms", "max_alarms", alarms_max, "100000", 0, 1000000,
+        "[alarm NAME] sections the file may hold (docs/configuration.md "
+        "\"Alarms\")"),
 };
 
 #define BK_CONF_NKEYS (sizeof(bk_conf_keys) / sizeof(bk_conf_keys[0]))
@@ -479,6 +485,8 @@ bk_config_ini_cb(void *user, const char *section, const char *name,
 
     if (l->failed)
         return 0;
+    if (bk_alarmcfg_is_section(section))
+        return bk_config_alarm_key(l, section, name, value);
     k = bk_config_find(section, name);
     if (k == NULL) {
         snprintf(l->err, l->errlen, "unknown setting [%s] %s", section, name);
@@ -496,6 +504,19 @@ bk_config_ini_cb(void *user, const char *section, const char *name,
         return 0;
     }
     return 1;
+}
+
+/* A key of an [alarm NAME] section: to the alarm table, if there is one. */
+static int
+bk_config_alarm_key(struct bk_conf_load *l, const char *section,
+                    const char *name, const char *value)
+{
+    if (l->c->alarms == NULL)
+        return 1;
+    if (bk_alarmcfg_key(l->c->alarms, section, name, value, l->err,
+                        l->errlen) != 0)
+        l->failed = 1;
+    return !l->failed;
 }
 
 /*
@@ -562,6 +583,10 @@ bk_config_load(struct bk_config *c, const char *path, char *err,
         snprintf(err, errlen, "%s line %d: syntax error", path, rc);
         return -1;
     }
+    if (c->alarms != NULL
+        && bk_alarmcfg_finish(c->alarms, path, c->alarms_max, err, errlen)
+               != 0)
+        return -1;
     return 0;
 }
 

@@ -149,6 +149,11 @@ struct bk_config {
     uint32_t history_batch;
     uint32_t history_sync;                  /* bool */
     uint32_t history_max_values;            /* per node per HistoryRead */
+    /* [alarms] (broker/alarmcfg.h) */
+    uint32_t alarms_max;                    /* [alarm NAME] sections */
+    /* Not a key: where the reader puts the [alarm NAME] sections (NULL:
+     * they are skipped; a SIGHUP reload leaves them alone). */
+    struct bk_alarmcfg *alarms;
     /* [limits]: accepting */
     uint32_t accept_rate;                   /* per second; 0 unlimited */
     uint32_t accept_burst;

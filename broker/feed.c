@@ -200,6 +200,16 @@ bk_feed_batch(struct bk_addrspace *as, const char *text, size_t len,
             continue;
         res->lines++;
         ua_arena_reset(a);
+        if (n >= 6 && memcmp(s, "alarm=", 6) == 0) {
+            /* An external alarm's state (broker/alarmnode.h). */
+            st = bk_alarmnode_feed(&as->alarms, s + 6, n - 6, now, why,
+                                   sizeof(why));
+            if (st == UA_GOOD) {
+                res->ok++;
+                continue;
+            }
+            goto refused;
+        }
         if (n >= 6 && memcmp(s, "event=", 6) == 0) {
             struct bk_event ev;
             uint32_t        cap = BK_FEEDLINE_EVENT_MAX;

@@ -46,6 +46,7 @@
 #include <event2/event_struct.h>
 
 #include "addrspace.h"
+#include "alarmstate.h"
 #include "config.h"
 #include "fanout.h"
 #include "feed.h"
@@ -70,6 +71,9 @@
 
 struct bk_main {
     struct bk_config     conf;
+    struct bk_alarmcfg   alarms;        /* the [alarm NAME] sections */
+    char                 alarm_state[BK_CONF_PATH_MAX]; /* "": none */
+    bool                 alarm_state_failed;    /* logged once */
     struct bk_addrspace  as;
     struct event_base   *base;
     struct event         tick;
@@ -99,6 +103,7 @@ static int bk_args(struct bk_main *m, struct bk_config *conf, int argc,
                    char **argv, int *mode, char *err, size_t errlen);
 static int bk_feed_word(int argc, char **argv);
 static void bk_on_tick(evutil_socket_t fd, short what, void *arg);
+static void bk_alarms_save(struct bk_main *m);
 static void bk_on_signal(evutil_socket_t fd, short what, void *arg);
 static void bk_on_stopped(void *arg);
 static void bk_on_hup(evutil_socket_t fd, short what, void *arg);
@@ -309,7 +314,29 @@ bk_on_tick(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     bk_server_tick(&m->as.server, ua_datetime_now());
+    bk_alarmnode_tick(&m->as.alarms, ua_datetime_now());
+    bk_alarms_save(m);
     (void)bk_pki_drain(&m->pki);
+}
+
+/* The alarms' state file, when it changed (broker/alarmstate.h); a
+ * failure is logged once until a save succeeds again. */
+static void
+bk_alarms_save(struct bk_main *m)
+{
+    char err[1200];
+
+    if (m->alarm_state[0] == '\0' || !m->as.alarms.dirty)
+        return;
+    if (bk_alarmstate_save(&m->as.alarms, m->alarm_state, err, sizeof(err))
+        == 0) {
+        m->alarm_state_failed = false;
+        return;
+    }
+    if (!m->alarm_state_failed)
+        shm_log(SHM_LOG_WARNING, "alarms: %s (the state is kept in memory; "
+                "retried every second)", err);
+    m->alarm_state_failed = true;
 }
 
 /*
@@ -375,6 +402,7 @@ bk_reload(struct bk_main *m)
         return;
     }
     bk_config_reload(&m->conf, &next, &applied, &restart);
+    m->as.alarms.audit = m->conf.events_audit != 0;
     /* The live settings, where they are read. */
     bk_config_snapshot_live(&m->conf,
                             shm_segment_region(&m->as.seg, SHM_R_CONFIG));
@@ -559,6 +587,7 @@ bk_run(struct bk_main *m)
     shm_log(SHM_LOG_NOTICE, "stopped");
     event_del(&m->tick);
     bk_sim_stop(&m->sim);
+    bk_alarms_save(m);
     event_del(&m->sigint);
     event_del(&m->sigterm);
     event_del(&m->sighup);
@@ -593,6 +622,7 @@ main(int argc, char **argv)
     int                   rc, feed_at;
 
     bk_config_defaults(&m.conf);
+    m.conf.alarms = &m.alarms;
     /* `feed` takes the rest of the command line as its own. */
     feed_at = bk_feed_word(argc, argv);
     m.argc = feed_at != 0 ? feed_at : argc;
@@ -657,8 +687,9 @@ main(int argc, char **argv)
         }
     }
     if (mode == BK_MODE_CHECK) {
-        /* The nodesets are configuration too: build them once. */
-        if (m.conf.nodesets[0] != '\0') {
+        /* The nodesets and alarms are configuration too: build them
+         * once. */
+        if (m.conf.nodesets[0] != '\0' || m.alarms.n != 0) {
             if (bk_addrspace_build(&m.as, &m.conf, ua_datetime_now(), err,
                                    sizeof(err)) != 0) {
                 shm_log(SHM_LOG_ERROR, "%s", err);
@@ -687,6 +718,21 @@ main(int argc, char **argv)
     }
     shm_log_level_at(&((const struct shm_config *)shm_segment_region(
                            &m.as.seg, SHM_R_CONFIG))->log_level);
+    m.as.alarms.audit = m.conf.events_audit != 0;
+    m.as.alarms.server_uri = m.conf.application_uri;
+    if (mode == BK_MODE_SERVE && m.as.alarms.n != 0) {
+        /* The alarms as they were when the broker stopped. */
+        snprintf(m.alarm_state, sizeof(m.alarm_state), "%s/%s",
+                 m.conf.runtime_dir, BK_ALARMSTATE_NAME);
+        rc = bk_alarmstate_load(&m.as.alarms, m.alarm_state,
+                                ua_datetime_now(), err, sizeof(err));
+        if (rc < 0)
+            shm_log(SHM_LOG_WARNING, "alarms: %s; the conditions start from "
+                    "their inputs' values", err);
+        else if (rc > 0)
+            shm_log(SHM_LOG_NOTICE, "alarms: %d condition%s restored from "
+                    "%s", rc, rc == 1 ? "" : "s", m.alarm_state);
+    }
     if (mode == BK_MODE_SERVE
         && bk_pki_publish(&m.pki, &m.as.seg, err, sizeof(err)) != 0) {
         shm_log(SHM_LOG_ERROR, "%s", err);

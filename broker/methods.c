@@ -304,9 +304,22 @@ bk_methods_on_call(struct bk_methods *m, unsigned worker,
         gen = m->rq->w[worker].gen;
     BK_METHODS_COUNT(m, calls);
     if (r.object >= ns->nnodes || r.method >= ns->nnodes
-        || r.args_len > len - sizeof(r)) {
+        || r.args_len > len - sizeof(r)
+        || r.user_len > len - sizeof(r) - r.args_len
+        || r.user_len > SHM_FO_USER_MAX) {
         bk_methods_answer(m, worker, gen, r.id, r.op, UA_BAD_INTERNAL_ERROR);
         return;
+    }
+    /* A condition's methods: the broker's own (broker/alarmnode.h). */
+    {
+        ua_status st;
+
+        if (bk_alarmnode_call(&m->as->alarms, &r, rec + sizeof(r),
+                              (const char *)rec + sizeof(r) + r.args_len,
+                              r.user_len, ua_datetime_now(), &st)) {
+            bk_methods_answer(m, worker, gen, r.id, r.op, st);
+            return;
+        }
     }
     if (!m->owner_seen) {
         /* Nobody ever answered: say so at once rather than time out. */

@@ -257,6 +257,55 @@ static const struct bk_stats_counter_desc bk_stats_mqtt_desc[BK_SM_MAX] = {
       "MQTT sessions made again after the first one" },
 };
 
+/* The alarms' counters (broker/alarmnode.h), when there are alarms. */
+enum bk_stats_alarm_counter {
+    BK_SA_CONFIGURED = 0,
+    BK_SA_ACTIVE,
+    BK_SA_UNACKED,
+    BK_SA_SHELVED,
+    BK_SA_RETAINED,
+    BK_SA_BAND_LOW,
+    BK_SA_BAND_MEDIUM,
+    BK_SA_BAND_HIGH,
+    BK_SA_TRANSITIONS,
+    BK_SA_PER_SECOND,
+    BK_SA_EVALUATIONS,
+    BK_SA_CALLS,
+    BK_SA_CALLS_REFUSED,
+    BK_SA_LOST,
+    BK_SA_MAX
+};
+
+static const struct bk_stats_counter_desc bk_stats_alarm_desc[BK_SA_MAX] = {
+    { "configured", "alarms_configured", "gauge",
+      "alarm conditions configured ([alarm NAME] sections)" },
+    { "active", "alarms_active", "gauge", "conditions active now" },
+    { "unacknowledged", "alarms_unacknowledged", "gauge",
+      "conditions not acknowledged now" },
+    { "shelved", "alarms_shelved", "gauge",
+      "conditions shelved now (timed or one-shot)" },
+    { "retained", "alarms_retained", "gauge",
+      "conditions retained now (what ConditionRefresh sends)" },
+    { "active_severity_low", "alarms_active_severity_low", "gauge",
+      "active conditions of Severity 1-333" },
+    { "active_severity_medium", "alarms_active_severity_medium", "gauge",
+      "active conditions of Severity 334-666" },
+    { "active_severity_high", "alarms_active_severity_high", "gauge",
+      "active conditions of Severity 667-1000" },
+    { "transitions", "alarms_transitions_total", "counter",
+      "condition events sent (transitions and method calls)" },
+    { "transitions_per_s", "alarms_transitions_per_second", "gauge",
+      "condition events sent in the last second" },
+    { "evaluations", "alarms_evaluations_total", "counter",
+      "input value changes evaluated" },
+    { "calls", "alarms_calls_total", "counter",
+      "condition methods called (Acknowledge, Confirm, ...)" },
+    { "calls_refused", "alarms_calls_refused_total", "counter",
+      "condition methods answered with a Bad status" },
+    { "events_lost", "alarms_events_lost_total", "counter",
+      "condition events that did not fit an event record" },
+};
+
 /* The historian's counters (issue 18, its row: shm/layout.h), when
  * history.enabled. */
 enum bk_stats_history_counter {
@@ -375,6 +424,7 @@ static void bk_stats_json_fanout(const struct bk_stats *st,
 static bool bk_stats_throttle_read(const struct bk_addrspace *as,
                                    uint64_t *v);
 static bool bk_stats_mqtt_read(const struct bk_stats *st, uint64_t *v);
+static bool bk_stats_alarm_read(const struct bk_stats *st, uint64_t *v);
 static bool bk_stats_history_read(const struct bk_stats *st, uint64_t *v);
 static void bk_stats_json_row(struct evbuffer *b,
                               const struct bk_stats_row *r);
@@ -731,6 +781,36 @@ bk_stats_mqtt_read(const struct bk_stats *st, uint64_t *v)
     return true;
 }
 
+/* ------------------------------------------------------------ alarms */
+
+/* The alarms' counters into v[BK_SA_MAX]; false when there are none. */
+static bool
+bk_stats_alarm_read(const struct bk_stats *st, uint64_t *v)
+{
+    const struct bk_alarmnode *an = &st->as->alarms;
+    struct bk_alarmnode_counts c;
+
+    memset(v, 0, BK_SA_MAX * sizeof(*v));
+    if (an->n == 0)
+        return false;
+    bk_alarmnode_count(an, &c);
+    v[BK_SA_CONFIGURED] = an->n;
+    v[BK_SA_ACTIVE] = c.active;
+    v[BK_SA_UNACKED] = c.unacked;
+    v[BK_SA_SHELVED] = c.shelved;
+    v[BK_SA_RETAINED] = c.retained;
+    v[BK_SA_BAND_LOW] = c.band[0];
+    v[BK_SA_BAND_MEDIUM] = c.band[1];
+    v[BK_SA_BAND_HIGH] = c.band[2];
+    v[BK_SA_TRANSITIONS] = an->st.transitions;
+    v[BK_SA_PER_SECOND] = an->st.per_second;
+    v[BK_SA_EVALUATIONS] = an->st.evaluations;
+    v[BK_SA_CALLS] = an->st.calls;
+    v[BK_SA_CALLS_REFUSED] = an->st.calls_refused;
+    v[BK_SA_LOST] = an->st.lost;
+    return true;
+}
+
 /* ------------------------------------------------------------ history */
 
 /* The historian's counters into v[BK_SH_MAX]; false without one. */
@@ -838,6 +918,17 @@ bk_stats_json(const struct bk_stats *st, const struct bk_stats_view *v,
             for (int k = 0; k < BK_SM_MAX; k++)
                 evbuffer_add_printf(b, "%s\"%s\": %" PRIu64, k ? ", " : "",
                                     bk_stats_mqtt_desc[k].json, mq[k]);
+            evbuffer_add_printf(b, "},\n");
+        }
+    }
+    {
+        uint64_t al[BK_SA_MAX];
+
+        if (bk_stats_alarm_read(st, al)) {
+            evbuffer_add_printf(b, " \"alarms\": {");
+            for (int k = 0; k < BK_SA_MAX; k++)
+                evbuffer_add_printf(b, "%s\"%s\": %" PRIu64, k ? ", " : "",
+                                    bk_stats_alarm_desc[k].json, al[k]);
             evbuffer_add_printf(b, "},\n");
         }
     }
@@ -977,6 +1068,18 @@ bk_stats_prom(const struct bk_stats *st, const struct bk_stats_view *v,
             bk_stats_prom_family(b, d->metric, d->type, d->help);
             evbuffer_add_printf(b, "uabroker_%s %" PRIu64 "\n", d->metric,
                                 mq[k]);
+        }
+    }
+    {
+        uint64_t al[BK_SA_MAX];
+        bool     on = bk_stats_alarm_read(st, al);
+
+        for (int k = 0; on && k < BK_SA_MAX; k++) {
+            const struct bk_stats_counter_desc *d = &bk_stats_alarm_desc[k];
+
+            bk_stats_prom_family(b, d->metric, d->type, d->help);
+            evbuffer_add_printf(b, "uabroker_%s %" PRIu64 "\n", d->metric,
+                                al[k]);
         }
     }
     {

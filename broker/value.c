@@ -58,6 +58,15 @@ bk_value_set_fanout(struct bk_value *v, struct bk_fanout *f)
 }
 
 void
+bk_value_watch(struct bk_value *v, const uint64_t *bits,
+               bk_value_watch_fn fn, void *arg)
+{
+    v->watch = bits;
+    v->watch_fn = fn;
+    v->watch_arg = arg;
+}
+
+void
 bk_value_batch_begin(struct bk_value *v)
 {
     assert(!v->open && v->pend_n == 0);
@@ -151,9 +160,13 @@ bk_value_write(struct bk_value *v, uint32_t slot, const void *bytes,
         }
     }
     rc = shm_value_write(&v->vals, slot, bytes, len, use);
-    if (rc == 0 && v->fanout != NULL)
+    if (rc != 0)
+        return rc;
+    if (v->fanout != NULL)
         bk_value_notify(v, slot, bytes, len, use);
-    return rc;
+    if (bk_value_watched(v, slot))
+        v->watch_fn(v->watch_arg, slot, bytes, len, use->source_ts);
+    return 0;
 }
 
 /*
@@ -175,7 +188,10 @@ bk_value_write_small_any(struct bk_value *v, uint32_t slot,
     m.len = len;
     if (store)
         return bk_value_write(v, slot, bytes, len, &m);
-    bk_value_notify(v, slot, bytes, len, &m);
+    if (v->fanout != NULL)
+        bk_value_notify(v, slot, bytes, len, &m);
+    if (bk_value_watched(v, slot))
+        v->watch_fn(v->watch_arg, slot, bytes, len, now);
     return 0;
 }
 

@@ -26,6 +26,13 @@
  * waiting first, so the records of a slot keep their order.  Without a
  * fan-out (the build, a segment with no workers) nothing waits.
  *
+ * Watched slots (docs/architecture.md §10.5): a slot whose bit is set in
+ * the watch bitmap (bk_value_watch, the alarm evaluator's inputs,
+ * broker/alarmnode.c) is handed to the watcher right after it is stored,
+ * inside the batch: the watcher may write other (unwatched) slots and
+ * send events through this same value path.  An unwatched slot costs one
+ * bit test.
+ *
  * The ServerTimestamp a slot gets is made strictly increasing per slot
  * (the previous one + 1 tick when the given one is not later), so a
  * worker can tell a value it already has (worker/monitem.c).
@@ -59,11 +66,22 @@ struct bk_value_pend {
     uint8_t          copy[BK_VALUE_PEND_BYTES];
 };
 
+/*
+ * A watcher: slot was stored with len bytes of encoded Variant (bytes
+ * stay valid during the call) and source timestamp ts.
+ */
+typedef void (*bk_value_watch_fn)(void *arg, uint32_t slot,
+                                  const uint8_t *bytes, uint32_t len,
+                                  int64_t ts);
+
 struct bk_value {
     struct shm_values    vals;          /* the segment's value slots */
     struct bk_fanout    *fanout;        /* NULL: nobody to tell */
     uint32_t             pend_n;
     bool                 open;          /* a batch is open */
+    const uint64_t      *watch;         /* a bit per slot; NULL: none */
+    bk_value_watch_fn    watch_fn;
+    void                *watch_arg;
     struct bk_value_pend pend[BK_VALUE_PEND_MAX];
 };
 
@@ -75,6 +93,21 @@ int bk_value_init(struct bk_value *v, const struct shm_segment *seg);
  * workers: to nobody).  Not inside a batch.
  */
 void bk_value_set_fanout(struct bk_value *v, struct bk_fanout *f);
+
+/*
+ * Hand every stored change of a slot whose bit is set in bits (a bit per
+ * slot, kept by the caller) to fn from now on; bits NULL: none.
+ */
+void bk_value_watch(struct bk_value *v, const uint64_t *bits,
+                    bk_value_watch_fn fn, void *arg);
+
+/* Is slot watched?  (The fast paths' one bit test.) */
+static inline __attribute__((always_inline)) bool
+bk_value_watched(const struct bk_value *v, uint32_t slot)
+{
+    return __builtin_expect(v->watch != NULL, 0)
+           && (v->watch[slot >> 6] >> (slot & 63) & 1) != 0;
+}
 
 /* Open a batch (none may be open). */
 void bk_value_batch_begin(struct bk_value *v);
@@ -145,9 +178,8 @@ bk_value_write_small(struct bk_value *v, uint32_t slot, const uint8_t *bytes,
     sts = now > prev ? now : prev + 1;
     if (!shm_value_write_small(&v->vals, slot, bytes, len, now, sts))
         return bk_value_write_small_any(v, slot, bytes, len, now, sts, true);
-    if (v->fanout == NULL)
-        return 0;
-    if (v->pend_n >= BK_VALUE_PEND_MAX || len > BK_VALUE_PEND_BYTES)
+    if (v->fanout == NULL || v->pend_n >= BK_VALUE_PEND_MAX
+        || len > BK_VALUE_PEND_BYTES || bk_value_watched(v, slot))
         return bk_value_write_small_any(v, slot, bytes, len, now, sts,
                                         false);
     p = &v->pend[v->pend_n++];

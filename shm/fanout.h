@@ -24,8 +24,9 @@
  *     SHM_FO_CALL       struct shm_fo_call, then args_len bytes: nargs
  *                       encoded Variants (Part 6 §5.2.2.16), the input
  *                       arguments of one method of a CallRequest, already
- *                       checked against its InputArguments (one record
- *                       per forwarded method; worker/svc_call.c)
+ *                       checked against its InputArguments, then user_len
+ *                       bytes of the caller's user name (one record per
+ *                       forwarded method; worker/svc_call.c)
  *
  *   reply ring, broker -> worker
  *     SHM_FO_CALL_RESULT  struct shm_fo_call_result, then out_len bytes:
@@ -152,8 +153,20 @@ struct shm_fo_results {
 };
 static_assert(sizeof(struct shm_fo_results) == 24, "fo results");
 
+/* struct shm_fo_call.role: how the calling session was activated. */
+enum shm_fo_role {
+    SHM_FO_ROLE_NONE = 0,
+    SHM_FO_ROLE_ANONYMOUS = 1,
+    SHM_FO_ROLE_VIEWER = 2,
+    SHM_FO_ROLE_OPERATOR = 3
+};
+
+#define SHM_FO_USER_MAX 64u     /* bytes of a caller's user name */
+
 /* One method to call (Part 4 §5.11.2), its nodes resolved by the worker;
- * args_len bytes of nargs encoded Variants follow. */
+ * args_len bytes of nargs encoded Variants follow, then user_len bytes of
+ * the caller's user name (the methods the broker runs itself record it:
+ * broker/alarmnode.h). */
 struct shm_fo_call {
     struct shm_fo_hdr hdr;      /* kind SHM_FO_CALL */
     uint32_t id;                /* the worker's pending-Call id */
@@ -162,8 +175,10 @@ struct shm_fo_call {
     uint32_t method;            /* node index of methodId */
     uint32_t nargs;
     uint32_t args_len;
+    uint32_t role;              /* enum shm_fo_role */
+    uint32_t user_len;          /* <= SHM_FO_USER_MAX */
 };
-static_assert(sizeof(struct shm_fo_call) == 32, "fo call");
+static_assert(sizeof(struct shm_fo_call) == 40, "fo call");
 
 /* The answer to one SHM_FO_CALL; out_len bytes of nout Variants follow. */
 struct shm_fo_call_result {

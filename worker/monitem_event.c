@@ -14,7 +14,10 @@
  *   select     the EventFieldList: for each select clause the Variant
  *              bytes of the field with its path, copied as the broker
  *              encoded them (a null Variant for a field the event does
- *              not have, or of an event not of the clause's type)
+ *              not have, or of an event not of the clause's type); a
+ *              clause of the NodeId attribute (the ConditionId) takes the
+ *              field "ConditionId" of a condition's event
+ *              (broker/alarmnode.h)
  *   queue      the item's queue (monitem_queue.c wk_mi_event_enqueue)
  *
  * The filter is compiled when the item is created or modified into a
@@ -40,6 +43,10 @@
 
 #define WK_EV_DEPTH       4     /* HasEventSource/HasComponent hops */
 #define WK_EV_SELECT_MAX  128   /* select clauses of one filter */
+#define WK_EV_CONDITION_ID "ConditionId"    /* the field of the NodeId */
+#define WK_EV_COND_REC    8192  /* a retained condition's event record */
+#define WK_EV_COND_DEPTH  3     /* levels of a condition's variables */
+#define WK_EV_COND_TRIES  3     /* reads of a condition that kept changing */
 
 /* A select clause, compiled (followed by plen bytes of path). */
 struct wk_ev_sel {
@@ -78,6 +85,14 @@ static uint32_t wk_ev_sys_body(struct wk_subs *st, const uint8_t *evc,
                                uint32_t cap);
 static void wk_ev_sys(struct wk_subs *st, struct wk_mi *mi, uint16_t type,
                       const char *message);
+struct wk_ev_rec;
+static bool wk_ev_rec_put(struct wk_ev_rec *r, const char *path,
+                          uint32_t plen, const uint8_t *var, uint32_t vlen);
+static bool wk_ev_cond_walk(struct wk_subs *st, uint32_t node, char *path,
+                            uint32_t plen, int depth, struct wk_ev_rec *r);
+static uint32_t wk_ev_cond_record(struct wk_subs *st, uint32_t cond,
+                                  uint8_t *rec, uint32_t cap);
+static void wk_ev_cond_refresh(struct wk_subs *st, struct wk_mi *mi);
 static ua_status wk_ev_refresh_args(struct wk_svc_ctx *ctx,
                                     const struct ua_call_method_request *m,
                                     struct ua_call_method_result *r,
@@ -147,8 +162,8 @@ wk_ev_operand_path(struct wk_subs *st,
         if (pl <= 0)
             return UA_BAD_BROWSE_NAME_INVALID;
     } else if (op->attribute_id == UA_ATTR_NODEID) {
-        /* The ConditionId (empty path); none of our events is a
-         * condition, so it is always null. */
+        /* The ConditionId (empty path): a condition's events carry it
+         * (wk_ev_build), the others have none (null). */
         if (op->n_browse_path > 0)
             return UA_BAD_ATTRIBUTE_ID_INVALID;
     } else {
@@ -388,7 +403,13 @@ wk_ev_build(struct wk_subs *st, const uint8_t *evc, const struct shm_fo_ev *ev,
         memcpy(&s, evc + at, sizeof(s));
         path = (const char *)evc + at + sizeof(s);
         at += (uint32_t)sizeof(s) + s.plen;
-        if (s.ok && s.attr == UA_ATTR_VALUE
+        if (s.ok && s.attr == UA_ATTR_NODEID) {
+            /* The ConditionId: the broker's "ConditionId" field of a
+             * condition's event (broker/alarmnode.h). */
+            path = WK_EV_CONDITION_ID;
+            s.plen = sizeof(WK_EV_CONDITION_ID) - 1;
+        }
+        if (s.ok && (s.attr == UA_ATTR_VALUE || s.attr == UA_ATTR_NODEID)
             && (s.type == SHM_NONE
                 || (ev->type < st->w->ns.nnodes
                     && shm_nodestore_is_subtype(&st->w->ns, ev->type,
@@ -635,6 +656,201 @@ wk_ev_sys(struct wk_subs *st, struct wk_mi *mi, uint16_t type,
     wk_ev_enqueue(st, sub, mi, evc, len, half);
 }
 
+/*
+ * The retained conditions (Part 9 §5.5.7), each as the event its
+ * variables make now: a condition's variables (broker/alarmnode.h) are
+ * the fields of its last event, written by the broker with the very
+ * bytes of that event's record, so the worker rebuilds the record from
+ * the value slots (shared memory), with no help from the broker.  The
+ * conditions are found by a walk of the node store (Objects whose type is
+ * a ConditionType), at every ConditionRefresh: O(nodes), no state kept.
+ */
+struct wk_ev_rec {
+    uint8_t  *buf;
+    uint32_t  cap;
+    uint32_t  len;
+    uint32_t  nfields;
+    uint32_t  id_slot;          /* 0:EventId's slot, SHM_NONE */
+    uint8_t   id[32];           /* its bytes as read */
+    uint32_t  id_len;
+    bool      retain;           /* 0:Retain is true */
+};
+
+/* Append the field path = var[vlen] (shm/fanout.h format). */
+static bool
+wk_ev_rec_put(struct wk_ev_rec *r, const char *path, uint32_t plen,
+              const uint8_t *var, uint32_t vlen)
+{
+    uint16_t pl = (uint16_t)plen;
+    uint32_t n = 6u + plen + vlen;
+
+    if (r->nfields >= SHM_FO_EV_FIELDS_MAX || plen > SHM_FO_EV_PATH_MAX
+        || r->cap - r->len < n)
+        return false;
+    memcpy(r->buf + r->len, &pl, 2);
+    memcpy(r->buf + r->len + 2, path, plen);
+    memcpy(r->buf + r->len + 2 + plen, &vlen, 4);
+    memmove(r->buf + r->len + 6 + plen, var, vlen);
+    r->len += n;
+    r->nfields++;
+    return true;
+}
+
+/* node's Variables (and their children), depth levels, as fields named
+ * path + "/ns:Name"; false when the record is full. */
+static bool
+wk_ev_cond_walk(struct wk_subs *st, uint32_t node, char *path, uint32_t plen,
+                int depth, struct wk_ev_rec *r)
+{
+    const struct shm_nodestore *ns = &st->w->ns;
+    const struct shm_node      *n = &ns->nodes[node];
+    uint32_t                    hp = shm_nodestore_reftype_of(
+        ns, wk_ev_lookup_ns0(st, UA_NS0ID_HASPROPERTY));
+
+    for (uint32_t k = 0; k < n->nrefs; k++) {
+        const struct shm_ref  *ref = &ns->refs[n->refs + k];
+        const struct shm_node *t;
+        const uint8_t         *name;
+        uint32_t               nl = 0, pl;
+        uint8_t                v[1024];
+        struct shm_value       m;
+        int                    w;
+
+        if ((ref->flags & SHM_REF_INVERSE) || ref->target >= ns->nnodes
+            || (ref->reftype != hp
+                && !shm_nodestore_reftype_is(ns, ref->reftype, st->rt_hc)))
+            continue;
+        t = &ns->nodes[ref->target];
+        if (t->node_class != SHM_NC_VARIABLE
+            && t->node_class != SHM_NC_OBJECT)
+            continue;
+        name = shm_nodestore_string(ns, t->browse_name, &nl);
+        w = snprintf(path + plen, SHM_FO_EV_PATH_MAX + 1 - plen, "%s%u:",
+                     plen != 0 ? "/" : "", (unsigned)t->browse_ns);
+        if (name == NULL || w < 0
+            || plen + (uint32_t)w + nl > SHM_FO_EV_PATH_MAX)
+            continue;
+        memcpy(path + plen + (uint32_t)w, name, nl);
+        pl = plen + (uint32_t)w + nl;
+        if (t->node_class == SHM_NC_VARIABLE && t->u.var.slot != SHM_NONE
+            && shm_value_read(&st->w->vals, t->u.var.slot, &m, v,
+                              sizeof(v)) == 0
+            && m.len > 0) {
+            if (!wk_ev_rec_put(r, path, pl, v, m.len))
+                return false;
+            if (pl == 9 && memcmp(path, "0:EventId", 9) == 0
+                && m.len <= sizeof(r->id)) {
+                r->id_slot = t->u.var.slot;
+                memcpy(r->id, v, m.len);
+                r->id_len = m.len;
+            } else if (pl == 8 && memcmp(path, "0:Retain", 8) == 0) {
+                r->retain = m.len == 2 && v[0] == UA_BT_BOOLEAN && v[1] != 0;
+            }
+        }
+        if (depth > 1
+            && !wk_ev_cond_walk(st, ref->target, path, pl, depth - 1, r))
+            return false;
+    }
+    return true;
+}
+
+/*
+ * Condition cond's event record (shm/fanout.h) from its variables into
+ * rec[cap], with its ConditionId; its length, 0 when it is not retained
+ * (or kept changing, or does not fit).
+ */
+static uint32_t
+wk_ev_cond_record(struct wk_subs *st, uint32_t cond, uint8_t *rec,
+                  uint32_t cap)
+{
+    const struct shm_nodestore *ns = &st->w->ns;
+    const struct shm_node      *n = &ns->nodes[cond];
+    uint32_t                    hcond = shm_nodestore_reftype_of(
+        ns, wk_ev_lookup_ns0(st, UA_NS0ID_HASCONDITION));
+    struct shm_fo_ev            h = { SHM_NONE, n->type_def, 0 };
+    char                        path[SHM_FO_EV_PATH_MAX + 1];
+
+    /* The source: whoever HasCondition it. */
+    for (uint32_t k = 0; k < n->nrefs; k++) {
+        const struct shm_ref *ref = &ns->refs[n->refs + k];
+
+        if ((ref->flags & SHM_REF_INVERSE) && ref->reftype == hcond) {
+            h.source = ref->target;
+            break;
+        }
+    }
+    for (int tries = 0; tries < WK_EV_COND_TRIES; tries++) {
+        struct wk_ev_rec r = { rec, cap, sizeof(h), 0, SHM_NONE, { 0 }, 0,
+                               false };
+        struct shm_nodekey key;
+        struct shm_value   m;
+        uint8_t            v[64], idv[32];
+        uint32_t           vl;
+
+        if (!wk_ev_cond_walk(st, cond, path, 0, WK_EV_COND_DEPTH, &r)
+            || !r.retain || r.id_slot == SHM_NONE)
+            return 0;
+        /* The ConditionId: the condition's NodeId as a Variant. */
+        shm_nodestore_key(ns, cond, &key);
+        if (key.idtype != SHM_ID_STRING || key.len > sizeof(v) - 8)
+            vl = 0;
+        else {
+            int32_t l = (int32_t)key.len;
+
+            v[0] = UA_BT_NODEID;
+            v[1] = 0x03;                /* String NodeId */
+            memcpy(v + 2, &key.ns, 2);
+            memcpy(v + 4, &l, 4);
+            memcpy(v + 8, key.bytes, key.len);
+            vl = 8 + key.len;
+        }
+        if (vl != 0
+            && !wk_ev_rec_put(&r, WK_EV_CONDITION_ID,
+                              sizeof(WK_EV_CONDITION_ID) - 1, v, vl))
+            return 0;
+        /* The broker writes 0:EventId first of a new event: unchanged
+         * after the walk, the walk saw one event's fields. */
+        if (shm_value_read(&st->w->vals, r.id_slot, &m, idv, sizeof(idv))
+                == 0
+            && m.len == r.id_len && memcmp(idv, r.id, m.len) == 0) {
+            h.nfields = r.nfields;
+            memcpy(rec, &h, sizeof(h));
+            return r.len;
+        }
+    }
+    return 0;
+}
+
+/* Each retained condition's event into mi (its filter applies). */
+static void
+wk_ev_cond_refresh(struct wk_subs *st, struct wk_mi *mi)
+{
+    const struct shm_nodestore *ns = &st->w->ns;
+    uint32_t                    ct = wk_ev_lookup_ns0(st,
+                                                      UA_NS0ID_CONDITIONTYPE);
+    uint8_t                     rec[WK_EV_COND_REC];
+
+    if (ct == SHM_NONE)
+        return;
+    for (uint32_t i = 0; i < ns->nnodes; i++) {
+        const struct shm_node *n = &ns->nodes[i];
+        struct shm_fo_ev       ev;
+        uint32_t               len;
+        int                    nf;
+
+        if (n->node_class != SHM_NC_OBJECT || n->type_def == SHM_NONE
+            || n->type_def == ct
+            || !shm_nodestore_is_subtype(ns, n->type_def, ct))
+            continue;
+        len = wk_ev_cond_record(st, i, rec, sizeof(rec));
+        if (len == 0)
+            continue;
+        nf = shm_fo_ev_parse(rec, len, &ev, st->evf, SHM_FO_EV_FIELDS_MAX);
+        if (nf > 0)
+            wk_ev_take(st, mi, &ev, st->evf, (uint32_t)nf);
+    }
+}
+
 /* want scalar UInt32 input arguments into ids (Call's statuses). */
 static ua_status
 wk_ev_refresh_args(struct wk_svc_ctx *ctx,
@@ -709,8 +925,8 @@ wk_ev_refresh_call(void *arg, struct wk_svc_ctx *ctx,
         }
     }
     wk_sub_touch(st, sub);
-    /* RefreshStart, the retained conditions (none kept yet), RefreshEnd,
-     * into each event item of the subscription (or the one). */
+    /* RefreshStart, the retained conditions, RefreshEnd, into each event
+     * item of the subscription (or the one). */
     for (uint32_t i = sub->ihead; i != WK_NIL;) {
         struct wk_mi *mi = &st->items[i];
 
@@ -719,6 +935,7 @@ wk_ev_refresh_call(void *arg, struct wk_svc_ctx *ctx,
             continue;
         wk_ev_sys(st, mi, UA_NS0ID_REFRESHSTARTEVENTTYPE,
                   "ConditionRefresh started");
+        wk_ev_cond_refresh(st, mi);
         wk_ev_sys(st, mi, UA_NS0ID_REFRESHENDEVENTTYPE,
                   "ConditionRefresh ended");
     }

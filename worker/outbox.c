@@ -205,13 +205,15 @@ ua_status
 wk_outbox_call(struct wk_outbox *ob, uint32_t id, uint32_t op,
                uint32_t object, uint32_t method,
                const struct ua_variant *args, int32_t nargs,
-               uint32_t max_args)
+               uint32_t max_args, uint32_t role, const char *user)
 {
     const uint32_t     ss = ob->slot_size;
     struct shm_fo_call rec;
     uint32_t           maxslots, nslots, start = ob->len;
     uint64_t           alen = 0, len;
     uint8_t           *p;
+    size_t             ulen = user != NULL ? strnlen(user, SHM_FO_USER_MAX)
+                                           : 0;
 
     if (ss == 0)
         return UA_BAD_INTERNAL_ERROR;
@@ -222,7 +224,7 @@ wk_outbox_call(struct wk_outbox *ob, uint32_t id, uint32_t op,
             return UA_BAD_ENCODING_LIMITS_EXCEEDED;
         alen += sz;
     }
-    len = sizeof(rec) + alen;
+    len = sizeof(rec) + alen + ulen;
     maxslots = ob->ring_slots < UINT16_MAX ? ob->ring_slots : UINT16_MAX;
     nslots = shm_fo_slots(len, ss);
     if (alen > max_args || nslots > maxslots)
@@ -241,6 +243,8 @@ wk_outbox_call(struct wk_outbox *ob, uint32_t id, uint32_t op,
                 return UA_BAD_ENCODING_LIMITS_EXCEEDED;
             off += used;
         }
+        if (ulen != 0)
+            memcpy(p + off, user, ulen);
     }
     memset(p + len, 0, (size_t)nslots * ss - (size_t)len);
     memset(&rec, 0, sizeof(rec));
@@ -253,6 +257,8 @@ wk_outbox_call(struct wk_outbox *ob, uint32_t id, uint32_t op,
     rec.method = method;
     rec.nargs = (uint32_t)nargs;
     rec.args_len = (uint32_t)alen;
+    rec.role = role;
+    rec.user_len = (uint32_t)ulen;
     memcpy(p, &rec, sizeof(rec));
     /* A Write's open record before it is final: no Write continues it
      * past this one. */

@@ -95,7 +95,7 @@ ua_status wk_outbox_write_any(struct wk_outbox *ob, int id, uint32_t op,
 ua_status wk_outbox_call(struct wk_outbox *ob, uint32_t id, uint32_t op,
                          uint32_t object, uint32_t method,
                          const struct ua_variant *args, int32_t nargs,
-                         uint32_t max_args);
+                         uint32_t max_args, uint32_t role, const char *user);
 
 /*
  * One SHM_FO_EVENT record carrying the event record rec[len]

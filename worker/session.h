@@ -55,6 +55,7 @@
 #define WK_SESSION_CERT_MAX     4096    /* client certificate (leaf) kept for
                                            ActivateSession's signature */
 #define WK_SESSION_NAME_MAX     64      /* sessionName bytes kept */
+#define WK_SESSION_USER_MAX     64      /* user name bytes kept */
 #define WK_SESSION_ACTIVATE_MS  10000   /* activation deadline (S2OPC: 10 s) */
 #define WK_SESSION_CP_BYTES     12      /* continuation point on the wire */
 #define WK_SESSION_INDEX_MAX    0xFFFFFFu   /* pool index bits of data1 */
@@ -102,6 +103,9 @@ struct wk_session {
     struct ua_guid        token;            /* authenticationToken (ns=0) */
     uint8_t               nonce[WK_SESSION_NONCE];  /* last serverNonce */
     char                  name[WK_SESSION_NAME_MAX];
+    /* Who activated it: the UserName ("" anonymous, "X509" a user
+     * certificate), the ClientUserId of its condition methods. */
+    char                  user_id[WK_SESSION_USER_MAX];
     uint32_t              max_response;     /* MaxResponseMessageSize */
     uint32_t              unauthorized;     /* token used on a foreign
                                                channel (docs/security.md

@@ -66,6 +66,7 @@
  */
 #include "svc_call.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 
@@ -81,6 +82,11 @@
 #include "svc.h"
 
 #define WK_CALL_ARGS_READ 4096      /* first try at an Arguments value */
+
+static_assert((int)SHM_FO_ROLE_ANONYMOUS == (int)WK_USER_ANONYMOUS
+                  && (int)SHM_FO_ROLE_VIEWER == (int)WK_USER_VIEWER
+                  && (int)SHM_FO_ROLE_OPERATOR == (int)WK_USER_OPERATOR,
+              "shm_fo_role mirrors wk_session_user");
 
 static const struct wk_call_local *wk_svc_call_local(
     const struct wk_calls *cs, const struct ua_call_method_request *m);
@@ -283,7 +289,8 @@ wk_svc_call_one(struct wk_svc_ctx *ctx, struct ua_arena *req_a,
         return;
     }
     s = wk_svc_call_add(w->calls, pc, op, obj, meth, m->input_arguments,
-                        m->n_input_arguments > 0 ? m->n_input_arguments : 0);
+                        m->n_input_arguments > 0 ? m->n_input_arguments : 0,
+                        ctx->session);
     /* Good: its result comes with the broker's reply. */
     r->status_code = s;
 }
@@ -659,14 +666,18 @@ wk_svc_call_of(struct wk_calls *cs, uint32_t id)
 ua_status
 wk_svc_call_add(struct wk_calls *cs, struct wk_call *pc, uint32_t op,
                 uint32_t object, uint32_t method,
-                const struct ua_variant *args, int32_t nargs)
+                const struct ua_variant *args, int32_t nargs,
+                const struct wk_session *s)
 {
     ua_status st;
 
     if (op >= pc->n || cs->w->link == NULL)
         return UA_BAD_INTERNAL_ERROR;
+    /* The role values are the session's (shm/fanout.h enum
+     * shm_fo_role mirrors enum wk_session_user). */
     st = wk_outbox_call(&cs->w->link->out, pc->id, op, object, method, args,
-                        nargs, cs->bytes);
+                        nargs, cs->bytes, s != NULL ? s->user : 0,
+                        s != NULL ? s->user_id : NULL);
     if (st != UA_GOOD)
         return st;
     pc->methods[op] = method;

@@ -28,6 +28,7 @@
 #include "worker.h"
 
 struct wk_svc_ctx;
+struct wk_session;
 
 /*
  * One Call in flight with methods forwarded to the broker: the
@@ -112,13 +113,15 @@ struct wk_call *wk_svc_call_begin(struct wk_calls *cs,
 
 /*
  * Queue method op of pending Call pc for the broker: one SHM_FO_CALL
- * record (worker/outbox.h wk_outbox_call).  UA_GOOD (the result comes with
+ * record (worker/outbox.h wk_outbox_call) with the role and user name of
+ * session s (NULL: none).  UA_GOOD (the result comes with
  * the reply); BadRequestTooLarge, BadResourceUnavailable,
  * BadEncodingLimitsExceeded as wk_outbox_call says.
  */
 ua_status wk_svc_call_add(struct wk_calls *cs, struct wk_call *pc,
                           uint32_t op, uint32_t object, uint32_t method,
-                          const struct ua_variant *args, int32_t nargs);
+                          const struct ua_variant *args, int32_t nargs,
+                          const struct wk_session *s);
 
 /*
  * Every method of pc is queued or answered: push what fits now; the

@@ -48,6 +48,7 @@
 #define WK_PBKDF2_SLICE       2500
 #define WK_SECRET_MAX         4096          /* encrypted password bytes */
 
+static void wk_svc_user_id(struct wk_session *s, const struct ua_extobj *x);
 static ua_status wk_svc_identity(struct wk_svc_ctx *ctx,
                                  struct wk_session *s,
                                  const struct ua_extobj *x,
@@ -745,6 +746,29 @@ wk_svc_identity(struct wk_svc_ctx *ctx, struct wk_session *s,
     }
 }
 
+/* The session's user id from the token it was activated with. */
+static void
+wk_svc_user_id(struct wk_session *s, const struct ua_extobj *x)
+{
+    const struct ua_user_name_identity_token *u;
+    size_t                                    n = 0;
+
+    if (x->encoding == UA_EO_DECODED
+        && x->type == &ua_types[UA_TYPE_USERNAMEIDENTITYTOKEN]) {
+        u = x->obj;
+        n = u->user_name.len > 0 ? (size_t)u->user_name.len : 0;
+        if (n >= sizeof(s->user_id))
+            n = sizeof(s->user_id) - 1;
+        memcpy(s->user_id, n != 0 ? u->user_name.data : (const uint8_t *)"",
+               n);
+    } else if (x->encoding == UA_EO_DECODED
+               && x->type == &ua_types[UA_TYPE_X509IDENTITYTOKEN]) {
+        n = 4;
+        memcpy(s->user_id, "X509", n);
+    }
+    s->user_id[n] = '\0';
+}
+
 /*
  * ActivateSession (Part 4 §5.7.3).  A token of ours whose session is in
  * another worker: the session is claimed first (the request waits) and
@@ -839,6 +863,7 @@ wk_svc_activate_session_do(struct wk_svc_ctx *ctx,
         rh->service_result = st;
         return;
     }
+    wk_svc_user_id(s, &req->user_identity_token);
     resp->server_nonce = wk_svc_nonce(ctx, s);
     if (resp->server_nonce.len < 0) {
         rh->service_result = UA_BAD_OUT_OF_MEMORY;

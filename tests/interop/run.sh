@@ -7,12 +7,12 @@
 # node_modules is missing (afterwards it runs offline), starts
 # build/uabroker (UABROKER overrides the path) with 2 workers on a free
 # port, its stats endpoint on another free port of 127.0.0.1 and a
-# temporary runtime directory and the model nodesets/plant.xml
-# (--nodeset), waits for it, runs the tests in test/ with
-# node's built-in runner (the endpoint in UA_INTEROP_URL), then stops the
-# broker -- always, also when a test fails or the script is interrupted --
-# and exits non-zero when anything failed.  The broker's log is printed
-# when a test failed.
+# temporary runtime directory, the model nodesets/plant.xml
+# (--nodeset) and the alarms of alarms.conf (-c), waits for it, runs
+# the tests in test/ with node's built-in runner (the endpoint in
+# UA_INTEROP_URL), then stops the broker -- always, also when a test
+# fails or the script is interrupted -- and exits non-zero when anything
+# failed.  The broker's log is printed when a test failed.
 #
 # Environment: UABROKER (broker binary), INTEROP_WORKERS (default 2),
 # INTEROP_ARGS (extra uabroker options), INTEROP_TIMEOUT (seconds for the
@@ -124,8 +124,10 @@ say "starting $broker -w $workers -p $port --stats 127.0.0.1:$sport"
 # shellcheck disable=SC2086
 # test/nodeset.test.js reads the model of nodesets/plant.xml;
 # test/history.test.js writes and reads back the history of ns=1;s=v7 and
-# reads Demo.Static.Array.UInt32's with an IndexRange.
-"$broker" -w "$workers" -p "$port" --stats "127.0.0.1:$sport" \
+# reads Demo.Static.Array.UInt32's with an IndexRange;
+# test/alarms.test.js the alarms of alarms.conf.
+"$broker" -c "$here/alarms.conf" -w "$workers" -p "$port" \
+    --stats "127.0.0.1:$sport" \
     --runtime-dir "$tmp/run" --set security.anonymous_write=true \
     --nodeset "$here/nodesets/plant.xml" \
     --set events.audit=true \
