@@ -33,10 +33,10 @@
  * numValuesPerNode; a bound the store has no value for is a DataValue
  * with BadBoundNotFound at its time.
  *
- * An IndexRange (raw reads; at-time not yet) cuts each value
- * (proto/indexrange.h): those values are decoded and encoded again; a
- * value it selects nothing of is BadIndexRangeNoData with its
- * timestamps.
+ * An IndexRange (raw and at-time reads; processed not yet) cuts each
+ * value (proto/indexrange.h): those values are decoded and encoded again;
+ * a value it selects nothing of is BadIndexRangeNoData with its
+ * timestamps, a range that does not parse BadIndexRangeInvalid.
  *
  * ReadProcessedDetails (Part 11 §6.4.4): one aggregate per node, from
  * Part 13's engine (proto/aggregate.h) over the node's raw samples of the
@@ -131,6 +131,9 @@ static bool wk_svc_history_near(struct wk_history *h, uint64_t key,
                                 int64_t t, bool before, int64_t *at);
 static void wk_svc_history_no_bound(int64_t t, enum hs_ts ts,
                                     struct ua_datavalue *out);
+static ua_status wk_svc_history_cut(struct wk_svc_ctx *ctx,
+                                    const struct ua_indexrange *r,
+                                    struct ua_datavalue *dv);
 static ua_status wk_svc_history_ranged(struct wk_svc_ctx *ctx,
                                        const struct ua_indexrange *r,
                                        struct ua_datavalue *dv);
@@ -143,6 +146,7 @@ static void wk_svc_history_at_one(struct wk_svc_ctx *ctx,
                                   struct wk_history *h, uint32_t node,
                                   const struct ua_read_at_time_details *d,
                                   enum hs_ts ts,
+                                  const struct ua_indexrange *range,
                                   struct ua_history_read_result *res);
 static void wk_svc_history_agg_sample(const struct hs_sample *smp,
                                       struct ua_agg_sample *out);
@@ -297,7 +301,6 @@ wk_svc_history_ranged(struct wk_svc_ctx *ctx, const struct ua_indexrange *r,
                       struct ua_datavalue *dv)
 {
     struct ua_datavalue dec;
-    struct ua_variant   part;
     ua_status           st;
 
     st = ua_decode(dv->value.data, (size_t)dv->value.n, NULL, &dec,
@@ -306,20 +309,35 @@ wk_svc_history_ranged(struct wk_svc_ctx *ctx, const struct ua_indexrange *r,
     if (st != UA_GOOD)
         return st == UA_BAD_OUT_OF_MEMORY ? UA_BAD_RESPONSE_TOO_LARGE
                                           : UA_BAD_INTERNAL_ERROR;
-    if (dec.mask & UA_DV_VALUE) {
-        st = ua_indexrange_extract(ctx->arena, r, &dec.value, &part);
-        if (st == UA_BAD_OUT_OF_MEMORY)
-            return UA_BAD_RESPONSE_TOO_LARGE;
-        if (st == UA_GOOD) {
-            dec.value = part;
-        } else {
-            memset(&dec.value, 0, sizeof(dec.value));
-            dec.value.ndims = -1;
-            dec.mask = (uint8_t)((dec.mask & ~UA_DV_VALUE) | UA_DV_STATUS);
-            dec.status = UA_BAD_INDEX_RANGE_NO_DATA;
-        }
-    }
     *dv = dec;
+    return wk_svc_history_cut(ctx, r, dv);
+}
+
+/*
+ * A decoded value dv cut to the IndexRange r in place (the raw reads' and
+ * ReadAtTime's): nothing selected keeps the timestamps with
+ * BadIndexRangeNoData.
+ */
+static ua_status
+wk_svc_history_cut(struct wk_svc_ctx *ctx, const struct ua_indexrange *r,
+                   struct ua_datavalue *dv)
+{
+    struct ua_variant part;
+    ua_status         st;
+
+    if (!(dv->mask & UA_DV_VALUE))
+        return UA_GOOD;
+    st = ua_indexrange_extract(ctx->arena, r, &dv->value, &part);
+    if (st == UA_BAD_OUT_OF_MEMORY)
+        return UA_BAD_RESPONSE_TOO_LARGE;
+    if (st == UA_GOOD) {
+        dv->value = part;
+    } else {
+        memset(&dv->value, 0, sizeof(dv->value));
+        dv->value.ndims = -1;
+        dv->mask = (uint8_t)((dv->mask & ~UA_DV_VALUE) | UA_DV_STATUS);
+        dv->status = UA_BAD_INDEX_RANGE_NO_DATA;
+    }
     return UA_GOOD;
 }
 
@@ -589,11 +607,13 @@ wk_svc_history_number(const struct hs_sample *smp, double *d)
     }
 }
 
-/* ReadAtTime for one node: a value per requested time. */
+/* ReadAtTime for one node: a value per requested time, each cut to range
+ * when there is one (NULL: none). */
 static void
 wk_svc_history_at_one(struct wk_svc_ctx *ctx, struct wk_history *h,
                       uint32_t node, const struct ua_read_at_time_details *d,
-                      enum hs_ts ts, struct ua_history_read_result *res)
+                      enum hs_ts ts, const struct ua_indexrange *range,
+                      struct ua_history_read_result *res)
 {
     struct ua_datavalue *dv;
     uint8_t              idb[4200];
@@ -624,7 +644,10 @@ wk_svc_history_at_one(struct wk_svc_ctx *ctx, struct wk_history *h,
         hb = hs_read_seek(&h->r, key, 0, t, true) == 0
              && hs_read_next(&h->r, &before) == 0;
         if (hb && before.t == t) {
-            if (wk_svc_history_sample(ctx, &before, ts, &dv[i]) != UA_GOOD)
+            if (wk_svc_history_sample(ctx, &before, ts, &dv[i]) != UA_GOOD
+                || (range != NULL
+                    && wk_svc_history_ranged(ctx, range, &dv[i])
+                           != UA_GOOD))
                 res->status_code = UA_BAD_RESPONSE_TOO_LARGE;
             continue;
         }
@@ -684,6 +707,9 @@ wk_svc_history_at_one(struct wk_svc_ctx *ctx, struct wk_history *h,
             dv[i].status = (ha ? UA_GOOD : UA_UNCERTAIN_DATA_SUB_NORMAL)
                            | WK_SVC_HISTORY_INTERPOLATED;
         }
+        if (range != NULL && wk_svc_history_cut(ctx, range, &dv[i])
+                                 != UA_GOOD)
+            res->status_code = UA_BAD_RESPONSE_TOO_LARGE;
     }
     res->status_code = UA_GOOD;
     wk_svc_history_data(ctx, res, dv, d->n_req_times);
@@ -990,16 +1016,25 @@ wk_svc_history_read(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
         if (raw) {
             wk_svc_history_raw_one(ctx, h, v, &q, &res[i]);
         } else {
+            struct ua_indexrange range;
+            bool                 ranged = v->index_range.len > 0;
+
             st = wk_svc_history_node(ctx, v, &node);
-            if (st == UA_GOOD && v->index_range.len > 0)
+            if (st == UA_GOOD && ranged && processed)
                 st = UA_BAD_HISTORY_OPERATION_UNSUPPORTED;  /* not yet */
+            else if (st == UA_GOOD && ranged
+                     && ua_indexrange_parse(v->index_range.data,
+                                            (size_t)v->index_range.len,
+                                            &range) != UA_GOOD)
+                st = UA_BAD_INDEX_RANGE_INVALID;
             if (st != UA_GOOD)
                 res[i].status_code = st;
             else if (processed)
                 wk_svc_history_processed_one(ctx, h, node, eo->obj, i, q.ts,
                                              &res[i]);
             else
-                wk_svc_history_at_one(ctx, h, node, eo->obj, q.ts, &res[i]);
+                wk_svc_history_at_one(ctx, h, node, eo->obj, q.ts,
+                                      ranged ? &range : NULL, &res[i]);
         }
     }
     if (s != NULL)

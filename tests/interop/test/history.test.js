@@ -22,7 +22,9 @@
 //     range BadIndexRangeInvalid;
 //   - ReadAtTimeDetails: a time between two values gives the linear
 //     interpolation with the Interpolated bit, a time before all of them
-//     BadNoData;
+//     BadNoData; with an IndexRange, the array's value cut after its time
+//     (stepped), a scalar's interpolated value BadIndexRangeNoData, a bad
+//     range BadIndexRangeInvalid;
 //   - bad input: no times (BadHistoryOperationInvalid), TimestampsToReturn
 //     Neither (BadTimestampsToReturnInvalid), a variable that is not
 //     historized (BadHistoryOperationUnsupported), an unknown node
@@ -393,6 +395,55 @@ describe("HistoryRead of a historized variable (ns=1;s=v7)", () => {
                 new Date(0), t1, 5, TimestampsToReturn.Source, true);
             }
         }
+    });
+
+    it("ReadAtTime with an IndexRange: an array's value cut after its "
+        + "time (stepped); a scalar's BadIndexRangeNoData; a bad one "
+        + "BadIndexRangeInvalid", async () => {
+        const arr = "ns=1;s=Demo.Static.Array.UInt32";
+        const now = await session.read({ nodeId: arr,
+            attributeId: AttributeIds.Value });
+        const whole = Array.from(now.value.value);
+        const first = (await raw([arr], new Date(0), t1, 1))
+            .results[0];
+        const at = first.historyData.dataValues[0].sourceTimestamp;
+        if (first.continuationPoint && first.continuationPoint.length) {
+            await raw([{ nodeId: arr,
+                continuationPoint: first.continuationPoint }],
+            new Date(0), t1, 1, TimestampsToReturn.Source, true);
+        }
+        const all = await raw([NODE], t0, t1, 0);
+        const dvs = all.results[0].historyData.dataValues;
+        const mid = new Date(dvs[10].sourceTimestamp.getTime() + 1);
+        const atTime = (nodes, times) => session.historyRead(
+            new HistoryReadRequest({
+                historyReadDetails: new ReadAtTimeDetails({
+                    reqTimes: times, useSimpleBounds: true }),
+                timestampsToReturn: TimestampsToReturn.Source,
+                nodesToRead: nodes,
+            }));
+        const r = await atTime([
+            { nodeId: arr, indexRange: "1" },
+            { nodeId: NODE, indexRange: "0:1" },
+            { nodeId: NODE, indexRange: "x" },
+        ], [new Date(at.getTime() + 1), new Date(at.getTime() + 1000)]);
+        assert.ok(r.results[0].statusCode.isGood(),
+            r.results[0].statusCode.toString());
+        const a = r.results[0].historyData.dataValues;
+        assert.equal(a.length, 2);
+        for (const dv of a) {
+            assert.ok(dv.value.value, `${dv}`);
+            assert.deepEqual(Array.from(dv.value.value), [whole[1]]);
+        }
+        const r2 = await atTime([{ nodeId: NODE, indexRange: "0:1" }],
+            [mid]);
+        const sc = r2.results[0].historyData.dataValues;
+        assert.equal(sc.length, 1);
+        assert.equal(sc[0].statusCode.value,
+            StatusCodes.BadIndexRangeNoData.value, sc[0].statusCode.toString());
+        assert.equal(r.results[2].statusCode.value,
+            StatusCodes.BadIndexRangeInvalid.value,
+            r.results[2].statusCode.toString());
     });
 
     it("bad input gets its status", async () => {
