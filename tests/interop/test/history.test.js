@@ -16,7 +16,12 @@
 //   - TimestampsToReturn Server: server timestamps only;
 //   - ReadProcessed (h-agg's Part 13 engine): Count, Average, Maximum
 //     of the written values in one interval; an unknown aggregate
-//     (the Server object's NodeId) BadAggregateNotSupported;
+//     (the Server object's NodeId) BadAggregateNotSupported; Count over
+//     25,000 intervals in pages of history.max_return_values (10,000)
+//     through continuation points, forward and backward (endTime before
+//     startTime), every interval once and every value
+//     counted once; a released point BadContinuationPointInvalid after,
+//     and a raw read refusing a processed read's point;
 //   - an IndexRange: an array's values cut (Demo.Static.Array.UInt32,
 //     also historized by run.sh), a scalar's BadIndexRangeNoData, a bad
 //     range BadIndexRangeInvalid;
@@ -365,6 +370,68 @@ describe("HistoryRead of a historized variable (ns=1;s=v7)", () => {
         assert.equal(r.results[3].statusCode.value,
             StatusCodes.BadAggregateNotSupported.value,
             r.results[3].statusCode.toString());
+    });
+
+    it("ReadProcessed past history.max_return_values intervals: pages "
+        + "through continuation points, every interval once; a released "
+        + "point", async () => {
+        const D = t1.getTime() - t0.getTime();
+        const ticks = Math.floor(D * 0.4);          // 25,000 intervals
+        const all = Math.ceil(D * 10000 / ticks);
+        const proc = (cp, release, back) => session.historyRead(
+            new HistoryReadRequest({
+                historyReadDetails: new ReadProcessedDetails({
+                    startTime: back ? t1 : t0, endTime: back ? t0 : t1,
+                    processingInterval: ticks / 10000,
+                    aggregateType: ["i=2352"],
+                }),
+                timestampsToReturn: TimestampsToReturn.Source,
+                releaseContinuationPoints: !!release,
+                nodesToRead: [{ nodeId: NODE, continuationPoint: cp }],
+            }));
+        for (const back of [false, true]) {
+            let cp = null;
+            let pages = 0;
+            let n = 0;
+            let count = 0;
+            let last = back ? Infinity : 0;
+            do {
+                const r = await proc(cp, false, back);
+                const res = r.results[0];
+                assert.ok(res.statusCode.isGood(), res.statusCode.toString());
+                const dvs = res.historyData.dataValues;
+                assert.ok(dvs.length <= 10000, `${dvs.length} in a page`);
+                for (const dv of dvs) {
+                    const t = dv.sourceTimestamp.getTime();
+                    assert.ok(back ? t <= last : t >= last,
+                        "intervals in order");
+                    last = t;
+                    count += dv.value.value;
+                }
+                n += dvs.length;
+                cp = res.continuationPoint && res.continuationPoint.length
+                    ? res.continuationPoint : null;
+                pages++;
+                assert.ok(pages < 10, "paging ends");
+            } while (cp);
+            assert.equal(n, all, "every interval");
+            assert.equal(pages, Math.ceil(all / 10000));
+            assert.equal(count, N, `each value counted once (back ${back})`);
+        }
+        // A released point, then used; a raw read refuses a processed one.
+        const first = (await proc(null)).results[0].continuationPoint;
+        assert.ok(first && first.length);
+        const rel = await proc(first, true);
+        assert.ok(rel.results[0].statusCode.isGood());
+        const again = await proc(first);
+        assert.equal(again.results[0].statusCode.value,
+            StatusCodes.BadContinuationPointInvalid.value);
+        const other = (await proc(null)).results[0].continuationPoint;
+        const byRaw = await raw([{ nodeId: NODE, continuationPoint: other }],
+            t0, t1, 7);
+        assert.equal(byRaw.results[0].statusCode.value,
+            StatusCodes.BadContinuationPointInvalid.value);
+        await proc(other, true);
     });
 
     it("an IndexRange cuts each value; a scalar's is "
