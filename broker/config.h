@@ -145,6 +145,8 @@ struct bk_config {
     uint32_t history_batch;
     uint32_t history_sync;                  /* bool */
     uint32_t history_max_values;            /* per node per HistoryRead */
+    uint32_t history_max_update_nodes;      /* details per HistoryUpdate */
+    uint32_t history_pending_updates;       /* per worker */
     /* [limits]: accepting */
     uint32_t accept_rate;                   /* per second; 0 unlimited */
     uint32_t accept_burst;

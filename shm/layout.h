@@ -336,6 +336,8 @@ struct shm_config {
      * the values one HistoryRead returns per node at most. */
     char     history_dir[SHM_HISTORY_DIR_MAX];
     uint32_t history_max_values;        /* history.max_return_values */
+    uint32_t history_max_update_nodes;  /* history.max_update_nodes */
+    uint32_t history_pending_updates;   /* history.pending_updates */
     _Atomic uint32_t log_level;         /* log.level (shm/log.h), live:
                                          * W: broker (SIGHUP); R: every
                                          * process's log, relaxed */
