@@ -27,7 +27,9 @@
  * BadResourceUnavailable.  Per details: a session whose user is not an
  * operator BadUserAccessDenied (viewers and anonymous users may not
  * change history); an unknown node BadNodeIdUnknown; a node that is not
- * historized, or history off, BadHistoryOperationUnsupported; no values
+ * historized, or history off, BadHistoryOperationUnsupported; a node
+ * without HistoryWrite in its AccessLevel and UserAccessLevel
+ * BadUserAccessDenied; no values
  * or times, reversed or missing times BadHistoryOperationInvalid; a
  * details too large for the request ring BadRequestTooLarge; no room in
  * the outbox now BadResourceUnavailable; no answer from the historian
@@ -63,6 +65,7 @@
 #define WK_SVC_HISTUPD_VALUES      16384u  /* values and times, one request */
 #define WK_SVC_HISTUPD_TIMEOUT_MS  10000u  /* the historian's answer */
 #define WK_SVC_HISTUPD_WAITING     0xFFFFFFFFu /* a details sent, not back */
+#define WK_SVC_HISTUPD_ACCESS_WRITE 0x08u      /* AccessLevel HistoryWrite */
 
 /* One pending HistoryUpdate. */
 struct wk_histupd {
@@ -369,6 +372,11 @@ wk_svc_histupd_node(struct wk_svc_ctx *ctx, const struct ua_nodeid *id,
     if (n->node_class != SHM_NC_VARIABLE || !(n->flags & SHM_NF_HISTORIZING)
         || ctx->w->conf->history_dir[0] == '\0')
         return UA_BAD_HISTORY_OPERATION_UNSUPPORTED;
+    /* HistoryWrite (Part 3 §8.57): [history]'s nodes have it, a NodeSet's
+     * as its file says. */
+    if (!(n->user_access_level & n->access_level_ex
+          & WK_SVC_HISTUPD_ACCESS_WRITE))
+        return UA_BAD_USER_ACCESS_DENIED;
     /* The key of the node's own NodeId (the historian's, hist/store.h). */
     wk_node_id(ctx->w, node, &nid);
     if (ua_encode(&nid, &ua_types[UA_TYPE_NODEID], idb, sizeof(idb), &idlen)

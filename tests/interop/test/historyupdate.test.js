@@ -18,6 +18,8 @@
 //   - a node that is not historized (BadHistoryOperationUnsupported), an
 //     unknown one (BadNodeIdUnknown);
 //   - an anonymous session: BadUserAccessDenied, nothing changed;
+//   - AccessLevel HistoryRead and HistoryWrite; UserAccessLevel the same
+//     for the operator, HistoryRead only for an anonymous session;
 //   - HistoryServerCapabilities says Insert/Replace/Update/DeleteRaw and
 //     DeleteAtTime are supported, OperationLimits
 //     MaxNodesPerHistoryUpdateData history.max_update_nodes (100).
@@ -179,6 +181,19 @@ describe("HistoryUpdate of a historized variable (ns=1;s=v6)", { skip },
                 const lim = await session.read({ nodeId: "i=12167",
                     attributeId: AttributeIds.Value });
                 assert.equal(lim.value.value, 100);
+            });
+
+        it("UserAccessLevel: HistoryWrite for the operator only",
+            async () => {
+                const read = (s) => s.read({ nodeId: NODE,
+                    attributeId: AttributeIds.UserAccessLevel });
+                // run.sh lets anonymous users write (anonymous_write):
+                // still no HistoryWrite for them.
+                assert.equal((await read(session)).value.value & 0x0C, 0x0C);
+                assert.equal((await read(anon)).value.value & 0x0C, 0x04);
+                const al = await session.read({ nodeId: NODE,
+                    attributeId: AttributeIds.AccessLevel });
+                assert.equal(al.value.value & 0x0C, 0x0C);
             });
 
         it("an anonymous session may not update history", async () => {
