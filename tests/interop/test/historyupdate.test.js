@@ -13,6 +13,10 @@
 //     and one that is not (GoodEntryInserted);
 //   - DeleteAtTimeDetails: one there (Good), one not (BadNoEntryExists);
 //   - DeleteRawModifiedDetails over the rest: nothing left in the range;
+//   - Part 13's Historian1 raw table inserted (another day), the values
+//     before it and the live values after it deleted: Average (5 s) and Maximum (16 s) read back
+//     as Part 13's tables give them (tests/integ/integ_hist_p13.c does
+//     every table);
 //   - 100 details (history.max_update_nodes) answered, 101
 //     BadTooManyOperations;
 //   - a node that is not historized (BadHistoryOperationUnsupported), an
@@ -48,6 +52,7 @@ const {
     HistoryReadRequest,
     HistoryUpdateRequest,
     ReadRawModifiedDetails,
+    ReadProcessedDetails,
 } = require("node-opcua");
 // node-opcua's own dependency (pinned by package-lock.json): the
 // HistoryUpdateDetails, which node-opcua does not re-export.
@@ -288,6 +293,79 @@ describe("HistoryUpdate of a historized variable (ns=1;s=v6)", { skip },
             }
             await assert.rejects(update(session,
                 Array.from({ length: 101 }, one)), /BadTooManyOperations/);
+        });
+
+        it("Part 13's Historian1 inserted, Average and Maximum read back "
+            + "as its tables say", async () => {
+            // tests/vectors/aggregates_gen.h (Part 13 Annex A): the raw
+            // table, seconds after 12:00:00, and two result tables.
+            const B = Date.UTC(2002, 0, 1, 12, 0, 0);
+            const t = (ms) => new Date(B + ms);
+            const G = StatusCodes.Good;
+            const raw = [[0, null, StatusCodes.BadNoData], [10, 10, G],
+                [20, 20, G], [30, 30, G], [40, null, StatusCodes.Bad],
+                [50, 50, G], [60, 60, G], [70, 70, StatusCodes.Uncertain],
+                [80, 80, G], [90, 90, G]];
+            let r = await update(session, [new UpdateDataDetails({
+                nodeId: NODE,
+                performInsertReplace: PerformUpdateType.Insert,
+                updateValues: raw.map(([sec, v, st]) => new DataValue({
+                    value: v === null ? undefined
+                        : new Variant({ dataType: DataType.Double,
+                            value: v }),
+                    statusCode: st,
+                    sourceTimestamp: t(sec * 1000),
+                })),
+            })]);
+            assert.deepEqual(codes(r.results[0]),
+                Array(raw.length).fill(StatusCodes.GoodEntryInserted.value));
+            // Nothing before the table (the tests above left 2001's) nor
+            // after it (the live values): the tables assume none.
+            r = await update(session, [new DeleteRawModifiedDetails({
+                nodeId: NODE, isDeleteModified: false,
+                startTime: t(100000), endTime: new Date(Date.now()
+                    + 86400000) }), new DeleteRawModifiedDetails({
+                nodeId: NODE, isDeleteModified: false,
+                startTime: new Date(Date.UTC(2000, 0, 1)), endTime: t(0) })]);
+            for (const x of r.results) {
+                assert.ok((x.statusCode.value & 0xC0000000) === 0,
+                    x.statusCode.toString());
+            }
+            const proc = async (agg, ms) => {
+                const res = await session.historyRead(new HistoryReadRequest({
+                    historyReadDetails: new ReadProcessedDetails({
+                        startTime: t(0), endTime: t(100000),
+                        processingInterval: ms, aggregateType: [agg],
+                        aggregateConfiguration: {
+                            useServerCapabilitiesDefaults: false,
+                            treatUncertainAsBad: false,
+                            percentDataBad: 100, percentDataGood: 100,
+                            useSlopedExtrapolation: false },
+                    }),
+                    timestampsToReturn: TimestampsToReturn.Source,
+                    nodesToRead: [{ nodeId: NODE }],
+                }));
+                assert.ok(res.results[0].statusCode.isGood(),
+                    res.results[0].statusCode.toString());
+                return res.results[0].historyData.dataValues.map((d) => [
+                    (d.sourceTimestamp.getTime() - B) / 1000,
+                    d.value && d.value.dataType !== DataType.Null
+                        ? d.value.value : null,
+                    d.statusCode.value >>> 0]);
+            };
+            const N = 0x809B0000;
+            const avg = [[0, null, N], [5, null, N], [10, 10, 0x401],
+                [15, null, N], [20, 20, 0x401], [25, null, N],
+                [30, 30, 0x401], [35, null, N], [40, null, N],
+                [45, null, N], [50, 50, 0x401], [55, null, N],
+                [60, 60, 0x401], [65, null, N], [70, null, N],
+                [75, null, N], [80, 80, 0x401], [85, null, N],
+                [90, 90, 0x401], [95, null, N]];
+            assert.deepEqual(await proc("i=2342", 5000), avg);
+            const max = [[0, 10, 0x405], [16, 30, 0x401], [32, null, N],
+                [48, 60, 0x401], [64, null, N], [80, 90, 0x405],
+                [96, null, N]];
+            assert.deepEqual(await proc("i=2347", 16000), max);
         });
 
         it("bad nodes get their status", async () => {
