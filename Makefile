@@ -19,6 +19,7 @@
 #   make bench-sub       the worker's notification path in memory
 #   make bench-hist      the history store: ingest, bytes/sample, reads
 #   make bench-hist-read HistoryRead of 10,000 values through the server
+#   make bench-mem       the worker's memory per session, subscription, item
 #   make bench-aggregate the Part 13 aggregate engine, CPU per ReadProcessed
 #   make bench-security  message security on the secure channel in memory
 #   make bench-instr     write100's instructions per WriteValue (callgrind;
@@ -336,6 +337,14 @@ CHECK_PROGS += $(INTEG)/integ_wakeby
 # worker or on its own, arrives once and in order
 # (tests/integ/integ_reactivate.c).
 CHECK_PROGS += $(INTEG)/integ_reactivate
+# Any worker serves any session: a session activated on a channel of
+# another worker moves there with its subscription, its sequence numbers
+# and kept messages; forged tokens refused (tests/integ/integ_roam.c).
+CHECK_PROGS += $(INTEG)/integ_roam
+# Sessions never activated cannot lock out real clients: the cap per
+# address at the limit, a flood of 500 from 50 addresses and from one,
+# the oldest evicted, a real client gets in (tests/integ/integ_sessions.c).
+CHECK_PROGS += $(INTEG)/integ_sessions
 # The simulated Demo.Vars (addrspace.simulation_vars): the limit, every
 # tick in Read and over a subscription (tests/integ/integ_sim.c).
 CHECK_PROGS += $(INTEG)/integ_sim
@@ -726,6 +735,25 @@ bench-sub: $(BENCH_SUB)
 	./$(BENCH_SUB) $(BENCH_ARGS)
 
 -include $(wildcard build/tests/bench/bench_sub.d)
+
+# The worker's memory per session, subscription and monitored item
+# (tests/bench/bench_mem.c): reserved per configured slot and resident per
+# live object, at rest and with 100 values queued; BENCH_ARGS="[N]".
+BENCH_MEM := build/bench/bench_mem
+
+build/tests/bench/bench_mem.o: LIB_CPPFLAGS += $(CHECK_CFLAGS)
+
+$(BENCH_MEM): build/tests/bench/bench_mem.o build/libworker.a \
+              build/libshm.a build/libproto.a | build/tests/unit/worker/default.seg
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) -o $@ $^ \
+	  $(EVENT_LIBS) $(NANOMSG_LIBS) $(WOLFSSL_LIBS) $(CHECK_LIBS) -lm
+
+.PHONY: bench-mem
+bench-mem: $(BENCH_MEM)
+	./$(BENCH_MEM) $(BENCH_ARGS)
+
+-include $(wildcard build/tests/bench/bench_mem.d)
 
 # Message security on the secure channel state machines in memory: server
 # CPU per Read round trip for None and every RSA policy x Sign /

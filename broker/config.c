@@ -109,10 +109,13 @@ static const struct bk_conf_key bk_conf_keys[] = {
         "most chunks in one message"),
     U32("limits", "receive_buffer_size", receive_buffer_size, "65536", 8192,
         16777216, "chunk size offered in ACK (bytes)"),
-    U32("limits", "max_sessions", max_sessions, "100", 1, 100000,
+    U32("limits", "max_sessions", max_sessions, "1000", 1, 100000,
         "sessions, all workers together "
         "(ServerCapabilities MaxSessions)"),
-    U32("limits", "max_secure_channels", max_secure_channels, "200", 2,
+    U32("limits", "max_unactivated_per_address",
+        max_unactivated_per_address, "50", 1, 100000,
+        "sessions not activated yet per client IP address and worker"),
+    U32("limits", "max_secure_channels", max_secure_channels, "1100", 2,
         100000, "secure channels per worker; >= max_sessions + 1"),
     U32("limits", "max_browse_continuation_points",
         max_browse_continuation_points, "10", 1, 1000,
@@ -123,6 +126,14 @@ static const struct bk_conf_key bk_conf_keys[] = {
         100, 3600000, "shortest session timeout granted"),
     U32("limits", "max_session_timeout_ms", max_session_timeout_ms,
         "3600000", 1000, 86400000, "longest session timeout granted"),
+    U32("limits", "session_move_timeout_ms", session_move_timeout_ms,
+        "3000", 100, 60000,
+        "time a worker waits for the worker holding a session it is asked "
+        "to activate (then BadSessionIdInvalid)"),
+    U32("limits", "max_session_move_bytes", max_session_move_bytes,
+        "16777216", 65536, 1073741824,
+        "largest session (with its subscriptions, queues and kept "
+        "messages) that moves between workers"),
     U32("limits", "min_token_lifetime_ms", min_token_lifetime_ms, "60000",
         1000, 3600000, "shortest secure channel token lifetime granted"),
     U32("limits", "max_token_lifetime_ms", max_token_lifetime_ms, "3600000",
@@ -179,9 +190,12 @@ static const struct bk_conf_key bk_conf_keys[] = {
         "20", 1, 10000,
         "NotificationMessages kept per subscription for Republish"),
     U32("limits", "max_monitored_item_queue_size",
-        max_monitored_item_queue_size, "100", 1, 100000,
+        max_monitored_item_queue_size, "1000", 1, 65535,
         "largest queueSize granted (ServerCapabilities "
         "MaxMonitoredItemsQueueSize)"),
+    U32("limits", "max_queued_values", max_queued_values, "1000000", 1024,
+        268435455, "values queued in monitored items, per worker (80 "
+        "bytes each, taken when queued, given back at Publish)"),
     U32("limits", "max_event_queue_size", max_event_queue_size, "1000", 1,
         100000, "largest queueSize granted to an event monitored item"),
     U32("limits", "default_event_queue_size", default_event_queue_size,
@@ -639,6 +653,7 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
     BK_SNAP(max_chunk_count);
     BK_SNAP(receive_buffer_size);
     BK_SNAP(max_sessions);
+    BK_SNAP(max_unactivated_per_address);
     BK_SNAP(max_secure_channels);
     BK_SNAP(max_browse_continuation_points);
     BK_SNAP(max_nodes_per_read);
@@ -658,6 +673,7 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
     BK_SNAP(max_notifications_per_publish);
     BK_SNAP(max_retransmission_queue);
     BK_SNAP(max_monitored_item_queue_size);
+    BK_SNAP(max_queued_values);
     BK_SNAP(max_event_queue_size);
     BK_SNAP(default_event_queue_size);
     BK_SNAP(max_filter_elements);
@@ -667,6 +683,8 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
     BK_SNAP(hello_timeout_ms);
     BK_SNAP(min_session_timeout_ms);
     BK_SNAP(max_session_timeout_ms);
+    BK_SNAP(session_move_timeout_ms);
+    BK_SNAP(max_session_move_bytes);
     BK_SNAP(min_token_lifetime_ms);
     BK_SNAP(max_token_lifetime_ms);
     BK_SNAP(max_translate_path_elements);

@@ -46,11 +46,14 @@ struct bk_config {
     uint32_t receive_buffer_size;
     /* [limits]: sessions and channels */
     uint32_t max_sessions;
+    uint32_t max_unactivated_per_address;
     uint32_t max_secure_channels;
     uint32_t max_browse_continuation_points;
     uint32_t hello_timeout_ms;
     uint32_t min_session_timeout_ms;
     uint32_t max_session_timeout_ms;
+    uint32_t session_move_timeout_ms;
+    uint32_t max_session_move_bytes;
     uint32_t min_token_lifetime_ms;
     uint32_t max_token_lifetime_ms;
     uint32_t max_translate_path_elements;
@@ -73,6 +76,7 @@ struct bk_config {
     uint32_t max_notifications_per_publish;
     uint32_t max_retransmission_queue;
     uint32_t max_monitored_item_queue_size;
+    uint32_t max_queued_values;         /* per worker */
     uint32_t max_event_queue_size;
     uint32_t default_event_queue_size;
     uint32_t max_filter_elements;

@@ -52,12 +52,19 @@ enum bk_stats_counter {
     BK_SC_BYTES_OUT,
     BK_SC_ALLOCATIONS,
     BK_SC_REJECTED,
+    BK_SC_EVICTED,
+    BK_SC_NOTIF_DROPPED,
     BK_SC_NOTIFICATIONS,
     BK_SC_NOTIF_BLOCKS,
     BK_SC_OVERFLOWS,
     BK_SC_WRITE_OPS,
     BK_SC_RSA_OPS,
     BK_SC_RSA_CPU,
+    BK_SC_MOVED_IN,
+    BK_SC_MOVED_OUT,
+    BK_SC_MOVE_FAILED,
+    BK_SC_MOVE_LOST,
+    BK_SC_MOVE_BYTES,
     BK_SC_STALL_MAX,            /* maxima: the totals take the largest */
     BK_SC_RSA_CB_MAX,
     BK_SC_RSA_CPU_MAX,
@@ -86,6 +93,11 @@ static const struct bk_stats_counter_desc bk_stats_counters[BK_SC_MAX] = {
       "heap allocations by the worker (flat in steady state)" },
     { "rejected_connections", "rejected_connections_total", "counter",
       "connections refused: every channel carried a session" },
+    { "sessions_evicted", "sessions_evicted_total", "counter",
+      "sessions never activated, closed to admit a CreateSession" },
+    { "notif_dropped", "notifications_lost_total", "counter",
+      "values monitored items lost to an exhausted queue pool "
+      "(limits.max_queued_values), reported with the Overflow bit" },
     { "notifications", "notifications_total", "counter",
       "value-change records handed to monitored items" },
     { "notification_blocks", "notification_blocks_total", "counter",
@@ -99,6 +111,20 @@ static const struct bk_stats_counter_desc bk_stats_counters[BK_SC_MAX] = {
     { "rsa_cpu_us", "rsa_cpu_seconds_total", "counter",
       "CPU time inside RSA operations (private and public, certificate "
       "signature checks)" },
+    { "sessions_moved_in", "sessions_moved_in_total", "counter",
+      "sessions taken over from another worker (docs/architecture.md "
+      "§11)" },
+    { "sessions_moved_out", "sessions_moved_out_total", "counter",
+      "sessions handed to another worker" },
+    { "session_moves_failed", "session_moves_failed_total", "counter",
+      "claims of a session held elsewhere that failed (unknown token, "
+      "another certificate, timeout, owner gone)" },
+    { "session_move_values_lost", "session_move_values_lost_total",
+      "counter",
+      "value changes a monitored item missed while its session moved "
+      "(reported with the Overflow bit)" },
+    { "session_move_bytes", "session_move_bytes_total", "counter",
+      "bytes of the sessions and subscriptions handed to other workers" },
     { "loop_stall_max_us", "loop_stall_max_seconds", "gauge",
       "longest event-loop iteration (first callback to flush) since the "
       "worker started" },
@@ -505,12 +531,19 @@ bk_stats_read_row(const struct shm_worker *r, struct bk_stats_row *o)
     o->c[BK_SC_BYTES_OUT] = BK_L(bytes_out);
     o->c[BK_SC_ALLOCATIONS] = BK_L(allocations);
     o->c[BK_SC_REJECTED] = BK_L(rejected_connections);
+    o->c[BK_SC_EVICTED] = BK_L(sessions_evicted);
+    o->c[BK_SC_NOTIF_DROPPED] = BK_L(notif_dropped);
     o->c[BK_SC_NOTIFICATIONS] = BK_L(notifications);
     o->c[BK_SC_NOTIF_BLOCKS] = BK_L(notif_blocks);
     o->c[BK_SC_OVERFLOWS] = BK_L(overflows);
     o->c[BK_SC_WRITE_OPS] = BK_L(write_ops);
     o->c[BK_SC_RSA_OPS] = BK_L(rsa_private_ops);
     o->c[BK_SC_RSA_CPU] = BK_L(rsa_cpu_us);
+    o->c[BK_SC_MOVED_IN] = BK_L(sessions_moved_in);
+    o->c[BK_SC_MOVED_OUT] = BK_L(sessions_moved_out);
+    o->c[BK_SC_MOVE_FAILED] = BK_L(session_moves_failed);
+    o->c[BK_SC_MOVE_LOST] = BK_L(session_move_values_lost);
+    o->c[BK_SC_MOVE_BYTES] = BK_L(session_move_bytes);
     o->c[BK_SC_STALL_MAX] = BK_L(loop_stall_max_us);
     o->c[BK_SC_RSA_CB_MAX] = BK_L(loop_rsa_ops_max);
     o->c[BK_SC_RSA_CPU_MAX] = BK_L(loop_rsa_cpu_max_us);

@@ -336,6 +336,8 @@ bk_supervisor_row_reset(struct shm_worker *r)
     BK_Z(bytes_out);
     BK_Z(allocations);
     BK_Z(rejected_connections);
+    BK_Z(sessions_evicted);
+    BK_Z(notif_dropped);
     BK_Z(notifications);
     BK_Z(notif_blocks);
     BK_Z(overflows);

@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #define SHM_MAGIC          0x52424155u     /* "UABR" */
-#define SHM_LAYOUT_VERSION 16u     /* 7: SHM_R_THROTTLE, throttle keys in
+#define SHM_LAYOUT_VERSION 18u     /* 7: SHM_R_THROTTLE, throttle keys in
                                     * the config snapshot; 8: failed logins
                                     * per IP address; 9: rsa_cpu_us;
                                     * 10: browse_cache_kb in the config;
@@ -42,7 +42,14 @@
                                     * queue limit in the config;
                                     * 15: methods' pending_calls and
                                     * max_call_bytes in the config;
-                                    * 16: log.level in the config */
+                                    * 16: log.level in the config;
+                                    * 17: max_unactivated_per_address,
+                                    * max_queued_values and the history
+                                    * keys in the config, the historian's
+                                    * worker row;
+                                    * 18: session moves' timeout and
+                                    * size in the config, their counters
+                                    * in a worker row */
 #define SHM_CACHELINE      128
 #define SHM_NONE           0xFFFFFFFFu     /* no node, no slot, no offset */
 
@@ -299,6 +306,8 @@ struct shm_config {
     uint32_t hello_timeout_ms;          /* HEL/OPN deadline */
     uint32_t min_session_timeout_ms;
     uint32_t max_session_timeout_ms;
+    uint32_t session_move_timeout_ms;   /* worker/roam.c */
+    uint32_t max_session_move_bytes;
     uint32_t min_token_lifetime_ms;
     uint32_t max_token_lifetime_ms;
     uint32_t max_translate_path_elements;
@@ -338,6 +347,12 @@ struct shm_config {
     uint32_t history_max_values;        /* history.max_return_values */
     uint32_t history_max_update_nodes;  /* history.max_update_nodes */
     uint32_t history_pending_updates;   /* history.pending_updates */
+    uint32_t max_unactivated_per_address;   /* limits.*: sessions not
+                                             * activated per client IP
+                                             * address (worker) */
+    uint32_t max_queued_values;         /* limits.*: the queue pool of a
+                                         * worker (values queued in
+                                         * monitored items) */
     _Atomic uint32_t log_level;         /* log.level (shm/log.h), live:
                                          * W: broker (SIGHUP); R: every
                                          * process's log, relaxed */
@@ -407,6 +422,10 @@ struct shm_worker {
     _Atomic uint64_t bytes_out;
     _Atomic uint64_t allocations;           /* heap allocations after init */
     _Atomic uint64_t rejected_connections;
+    _Atomic uint64_t sessions_evicted;      /* never activated, closed to
+                                             * admit a CreateSession */
+    _Atomic uint64_t notif_dropped;         /* values lost to an exhausted
+                                             * queue pool (max_queued_values) */
     _Atomic uint64_t notifications;         /* records handed to monitored
                                              * items (worker/link.c) */
     _Atomic uint64_t notif_blocks;          /* blocks opened and released */
@@ -449,6 +468,12 @@ struct shm_worker {
     _Atomic int64_t  hist_oldest;
     _Atomic uint32_t hist_full;
     _Atomic uint32_t hist_nodes;
+    /* Sessions moving between workers (worker/roam.c). */
+    _Atomic uint64_t sessions_moved_in;
+    _Atomic uint64_t sessions_moved_out;
+    _Atomic uint64_t session_moves_failed;
+    _Atomic uint64_t session_move_values_lost;
+    _Atomic uint64_t session_move_bytes;    /* blobs handed over */
 };
 static_assert(sizeof(struct shm_worker) % SHM_CACHELINE == 0, "pad");
 static_assert(offsetof(struct shm_worker, connections) == SHM_CACHELINE,

@@ -78,9 +78,11 @@ static void wk_conn_out_put(struct wk_conn *c);
 /* ------------------------------------------------------------ helpers */
 
 /*
- * CreateSession or ActivateSession, the requests that sign or decrypt:
- * the type NodeId of the encoding in its four-byte or full numeric form
- * (dispatch takes either; the two-byte form cannot hold either id).
+ * CreateSession or ActivateSession, the requests that sign or decrypt,
+ * and TransferSubscriptions, which may wait for another worker
+ * (worker/roam.h): held for a step.  The type NodeId of the encoding in
+ * its four-byte or full numeric form (dispatch takes either; the
+ * two-byte form cannot hold any of these ids).
  */
 static bool
 wk_conn_may_sign(const struct ua_sc_msg *msg)
@@ -96,7 +98,8 @@ wk_conn_may_sign(const struct ua_sc_msg *msg)
     else
         return false;
     return id == UA_NS0ID_CREATESESSIONREQUEST_ENCODING_DEFAULTBINARY
-           || id == UA_NS0ID_ACTIVATESESSIONREQUEST_ENCODING_DEFAULTBINARY;
+           || id == UA_NS0ID_ACTIVATESESSIONREQUEST_ENCODING_DEFAULTBINARY
+           || id == UA_NS0ID_TRANSFERSUBSCRIPTIONSREQUEST_ENCODING_DEFAULTBINARY;
 }
 
 /* ------------------------------------------------------------ init */
@@ -622,6 +625,8 @@ wk_conn_step(void *arg)
         return;                         /* closing */
     if (c->out != NULL && c->out_len == 0)
         wk_conn_out_put(c);
+    if (rc == 2)
+        return;                         /* waits: BUSY until wk_conn_wake */
     if ((c->stage == WK_STAGE_RESUME && ua_sc_busy(&c->sc)) || rc > 0) {
         wk_conn_step_later(c);          /* RSA stage or password slice */
         return;
@@ -653,8 +658,8 @@ wk_conn_step(void *arg)
 /*
  * One complete service request: hand it to the layer above, send the
  * response, reset the arena, count.  0; 1 when the held request wants
- * another step (nothing sent: a UserName login's next slice); -1 when
- * the connection is closing.
+ * another step (nothing sent: a UserName login's next slice); 2 when it
+ * waits for wk_conn_wake; -1 when the connection is closing.
  */
 static int
 wk_conn_request(struct wk_conn *c, const struct ua_sc_msg *msg)
@@ -671,13 +676,14 @@ wk_conn_request(struct wk_conn *c, const struct ua_sc_msg *msg)
     rq.channel_id = c->sc.channel_id;
     rq.t0_ns = wk_loopstat_ns();
     rq.login_tag = c->login_tag;
+    rq.peer_tag = c->peer_tag;
     rq.held = c->stage == WK_STAGE_REQUEST;
     memset(&res, 0, sizeof(res));
     st = cs->h.request(cs->h.arg, &c->sc, &rq, msg, &cs->arena, &res);
     if (!UA_STATUS_IS_BAD(st) && res.again) {
         /* A step of the held request's work; handed over again. */
         ua_arena_reset(&cs->arena);
-        return 1;
+        return rq.held && res.wait ? 2 : 1;
     }
     if (!UA_STATUS_IS_BAD(st) && res.pending) {
         /* Answered later by wk_reply_send(), and counted there. */
@@ -1086,6 +1092,21 @@ wk_conn_second(void *arg)
         else
             wk_conn_fail(c, UA_BAD_TIMEOUT);    /* HEL/OPN too slow */
     }
+}
+
+void
+wk_conn_wake(struct wk_conns *cs, uint32_t conn, uint32_t gen)
+{
+    struct wk_conn *c;
+
+    if (cs == NULL || conn >= cs->npool)
+        return;
+    c = &cs->pool[conn];
+    if ((c->flags & (WK_CONN_USED | WK_CONN_CLOSING | WK_CONN_BUSY))
+            != (WK_CONN_USED | WK_CONN_BUSY)
+        || c->gen != gen || c->stage != WK_STAGE_REQUEST)
+        return;
+    wk_conn_step_later(c);
 }
 
 /* ------------------------------------------------------- answers */

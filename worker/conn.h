@@ -151,6 +151,9 @@ struct wk_conn_req {
     uint64_t login_tag;         /* the peer address's failed-login key
                                  * (shm/throttle.h SHM_THR_KEY_LOGIN_IP),
                                  * 0: none */
+    uint64_t peer_tag;          /* the peer address's tag (SHM_THR_KEY_IP,
+                                 * sessions not activated per address),
+                                 * 0: none */
     bool     held;              /* a held request (CreateSession,
                                  * ActivateSession) dispatched in steps */
 };
@@ -170,6 +173,10 @@ struct wk_conn_result {
     /* The handler wants another step (a held request only): nothing
      * sent, nothing counted; the held request is handed over again. */
     bool                  again;
+    /* With again: not in the next iteration but when the layer above
+     * calls wk_conn_wake (it waits for another worker, worker/roam.h);
+     * the connection reads nothing meanwhile. */
+    bool                  wait;
 };
 
 /*
@@ -269,6 +276,13 @@ void wk_conn_clear(struct wk_conns *cs);
  * worker/reply.h) if it is still the one the request came on (same pool
  * index, same generation, same channel id, not closing), else NULL.
  */
+/*
+ * The held request of connection conn (its generation gen) that waits
+ * (struct wk_conn_result.wait) gets its next step.  Nothing when that
+ * connection is gone or holds nothing that waits.
+ */
+void wk_conn_wake(struct wk_conns *cs, uint32_t conn, uint32_t gen);
+
 struct wk_conn *wk_conn_of_ref(const struct wk_conns *cs,
                                const struct wk_conn_ref *ref);
 

@@ -23,6 +23,9 @@
  *   link -> sub   notification records (registered by wk_sub_init)
  *   svc  <- sub   the subscription services, the Server's local methods,
  *                 the CloseSession listener (wk_svc_sub_init)
+ *   core <- sub   a moving session's subscriptions (wk_sub_roam_init)
+ *   net  -> core  claims and hand-overs between workers (wk_roam_init
+ *                 registers with the transport, worker/xfer.h)
  *
  * SIGTERM / SIGINT: stop accepting (the broker keeps the listening socket,
  * so queued connections wait for the next worker), close every channel,
@@ -51,6 +54,7 @@
 #include "pki.h"
 #include "proto/codec.h"
 #include "proto/version.h"
+#include "roam.h"
 #include "session.h"
 #include "shm/layout.h"
 #include "shm/log.h"
@@ -285,6 +289,7 @@ static void
 wk_main_held_done(void *arg, uint32_t conn)
 {
     wk_login_release(arg, conn);
+    wk_roam_release(arg, conn);
 }
 
 /* A channel closed: its sessions are unbound (or closed). */
@@ -356,6 +361,15 @@ wk_main_layers(struct wk_main *m, int lfd)
         what = "logins";
         rc = wk_login_init(w, w->conf->max_secure_channels);
     }
+    /* core: sessions that move between workers (none with one worker;
+     * without the transport the worker runs on, its sessions stay). */
+    if (rc == 0 && w->conf->workers > 1) {
+        int rr = wk_roam_init(w, &m->loop);
+
+        if (rr != 0)
+            shm_log(SHM_LOG_WARNING, "sessions cannot move: %s",
+                    strerror(-rr));
+    }
     /* svc */
     if (rc == 0) {
         what = "services";
@@ -402,6 +416,10 @@ wk_main_layers(struct wk_main *m, int lfd)
         what = "subscription services";
         rc = wk_svc_sub_init(w);
     }
+    if (rc == 0) {
+        what = "moving subscriptions";
+        rc = wk_sub_roam_init(w);
+    }
     if (rc != 0) {
         shm_log(SHM_LOG_ERROR, "%s: %s", what, strerror(-rc));
         return -1;
@@ -423,6 +441,7 @@ wk_main_clear(struct wk_main *m)
     wk_svc_history_fini(w);
     wk_svc_fini(w);
     wk_login_fini(w);
+    wk_roam_fini(w);
     wk_link_clear(&m->link);
     wk_listen_stop(&m->ls);
     wk_conn_clear(&m->cs);

@@ -147,13 +147,19 @@ wk_mi_find(struct wk_subs *st, const struct wk_sub *sub, uint32_t id)
     uint32_t      low = id & mask;
     struct wk_mi *mi;
 
-    if (low == 0 || low - 1 >= st->items_hw)
-        return NULL;
-    mi = &st->items[low - 1];
-    if (!(mi->flags & WK_MI_USED) || mi->id != id
-        || &st->subs[mi->sub] != sub)
-        return NULL;
-    return mi;
+    if (low != 0 && low - 1 < st->items_hw) {
+        mi = &st->items[low - 1];
+        if ((mi->flags & WK_MI_USED) && mi->id == id
+            && &st->subs[mi->sub] == sub)
+            return mi;
+    }
+    /* A subscription that came from another worker: its items kept their
+     * ids (worker/sub_roam.c); a scan of its own items. */
+    if (sub->moved)
+        for (uint32_t i = sub->ihead; i != WK_NIL; i = st->items[i].snext)
+            if (st->items[i].id == id)
+                return &st->items[i];
+    return NULL;
 }
 
 int
@@ -649,6 +655,20 @@ wk_mi_new(struct wk_subs *st, struct wk_sub *sub)
         || (mi = wk_mi_alloc(st)) == NULL)
         return NULL;
     mi->sub = (uint32_t)(sub - st->subs);
+    /* In a subscription that came from another worker, a new id must not
+     * be one of the ids its items brought: the next generation then. */
+    if (sub->moved && st->item_bits < 32) {
+        uint32_t i = sub->ihead;
+
+        while (i != WK_NIL) {
+            if (st->items[i].id == mi->id) {
+                mi->id += 1u << st->item_bits;
+                i = sub->ihead;         /* again, with the new id */
+            } else {
+                i = st->items[i].snext;
+            }
+        }
+    }
     return mi;
 }
 
@@ -738,6 +758,76 @@ wk_mi_start(struct wk_subs *st, struct wk_mi *mi, struct wk_session *s,
         wk_val_done(st, v);
     }
     return UA_GOOD;
+}
+
+void
+wk_mi_resume(struct wk_subs *st, struct wk_mi *mi)
+{
+    struct wk_sub *sub = &st->subs[mi->sub];
+
+    mi->snext = sub->ihead;
+    mi->sprev = WK_NIL;
+    if (sub->ihead != WK_NIL)
+        st->items[sub->ihead].sprev = (uint32_t)(mi - st->items);
+    sub->ihead = (uint32_t)(mi - st->items);
+    sub->nitems++;
+    if (mi->flags & WK_MI_EVENT) {
+        wk_ev_add(st, mi);
+        return;
+    }
+    if (wk_mi_from_slot(st, mi->node, mi->attr)) {
+        mi->slot = st->w->ns.nodes[mi->node].u.var.slot;
+        if (mi->range != WK_NIL)
+            mi->flags |= WK_MI_READ;
+        wk_mi_slot_add(st, mi);         /* interest first */
+        mi->next_ms = st->w->now_ms;
+    } else {
+        mi->flags |= WK_MI_READ;
+        mi->next_ms = st->w->now_ms + mi->interval_ms;
+        wk_mi_sampled_add(st, mi);
+    }
+}
+
+uint32_t
+wk_mi_slot_seq(const struct wk_subs *st, const struct wk_mi *mi,
+               bool *behind)
+{
+    const struct shm_value_slot *v;
+    uint32_t                     seq;
+
+    *behind = false;
+    if (!(mi->flags & WK_MI_ON_SLOT) || mi->slot >= st->nslots)
+        return 0;
+    v = &st->w->vals.slots[mi->slot];
+    seq = atomic_load_explicit(&v->seq, memory_order_acquire);
+    /* A write in progress counts as done: its record may be missed. */
+    seq = (seq + 1) & ~1u;
+    *behind = atomic_load_explicit(&v->server_ts, memory_order_relaxed)
+              > mi->wm_ts;
+    return seq;
+}
+
+uint64_t
+wk_mi_catch_up(struct wk_subs *st, struct wk_mi *mi, struct wk_session *s,
+               uint32_t seq_then, bool behind)
+{
+    struct wk_rec r;
+    uint32_t      seq_now, n, v = WK_NIL;
+    bool          b;
+    uint64_t      lost;
+
+    if (!(mi->flags & WK_MI_ON_SLOT)
+        || mi->mode == UA_MONITORINGMODE_DISABLED)
+        return 0;
+    seq_now = wk_mi_slot_seq(st, mi, &b);
+    n = (seq_now - seq_then) / 2;           /* changes since the pack */
+    wk_mi_read_item(st, mi, s, &r);
+    if (!(r.mask & UA_DV_SERVER_TS) || r.srv_ts <= mi->wm_ts)
+        return 0;                           /* nothing new */
+    lost = (n > 1 ? n - 1 : 0) + (behind ? 1 : 0);
+    wk_mi_take(st, mi, &r, &v, false, lost > 0);
+    wk_val_done(st, v);
+    return lost;
 }
 
 void

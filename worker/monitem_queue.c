@@ -846,6 +846,37 @@ wk_mi_ev_put(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi,
     return true;
 }
 
+bool
+wk_mi_queue_put(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi,
+                const uint8_t *b, uint32_t len, uint32_t vend, uint32_t flag)
+{
+    struct wk_val h = { 0, len, vend };
+    uint32_t      v = wk_cells_put(&st->cells, &h, sizeof(h), b, len), e;
+
+    if (v == WK_NIL)
+        return false;
+    e = wk_ent_take(st, v | (flag & WK_QE_OVERFLOW));
+    if (e == WK_NIL) {
+        wk_cells_free(&st->cells, v);
+        return false;
+    }
+    if (mi->qtail != WK_NIL)
+        st->ents.e[mi->qtail].next = e;
+    else
+        mi->qhead = e;
+    mi->qtail = e;
+    mi->qlen++;
+    if (wk_mi_reportable(mi)) {
+        sub->nqueued++;
+        if (mi->flags & WK_MI_EVENT)
+            sub->nevq++;
+        wk_mi_ready_add(st, sub, mi);
+        if (sub->nqueued == 1)
+            wk_sub_ready(st, sub);
+    }
+    return true;
+}
+
 /* Drop mi's oldest event that is not the overflow event. */
 static void
 wk_mi_ev_drop_oldest(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi)

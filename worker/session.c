@@ -10,6 +10,20 @@
  *     (W: this worker, relaxed; R: broker).
  *   - A free session has used == 0 and a zeroed token, so a stale token
  *     never matches; a free continuation point has id == 0.
+ *   - A session is in the guest table (w->guests) exactly while it is
+ *     used and its token's data1 does not name (this slot, its index);
+ *     its `guest` flag says so.  The table is at least twice the pool:
+ *     linear probing ends at an empty entry.
+ *   - Admission (docs/security.md case 52): a session never activated
+ *     gives way.  When the pool or the server-wide budget (shm/limits.h)
+ *     is full, CreateSession closes this worker's oldest session that was
+ *     never activated (as open62541 does); and one peer address holds at
+ *     most conf->max_unactivated_per_address of them (wk_session_admit).
+ *     A worker sees only its own sessions: when the server-wide budget is
+ *     full of other workers' unactivated sessions, CreateSession here is
+ *     BadTooManySessions until they time out (WK_SESSION_ACTIVATE_MS) or
+ *     their channels close; the per-address cap bounds what one address
+ *     can hold on each worker.
  *
  * Called from the worker's one thread only.
  */
@@ -31,6 +45,13 @@ static bool wk_session_bytes_eq(const void *a, const void *b, size_t n);
 static uint32_t wk_session_cap(const struct wk_worker *w);
 static uint32_t wk_session_cp_cap(const struct wk_worker *w);
 static void wk_session_count(struct wk_worker *w);
+static uint32_t wk_session_guest_hash(const struct ua_guid *g);
+static void wk_session_guest_add(struct wk_worker *w, struct wk_session *s);
+static void wk_session_guest_del(struct wk_worker *w, struct wk_session *s);
+static struct wk_session *wk_session_guest_find(struct wk_worker *w,
+                                                const struct ua_guid *g);
+static struct wk_session *wk_session_take(struct wk_worker *w);
+static bool wk_session_evict(struct wk_worker *w);
 
 /* ------------------------------------------------------------------ */
 /* random bytes: ChaCha20 (RFC 8439) with fast key erasure              */
@@ -147,7 +168,7 @@ wk_session_init(struct wk_worker *w)
     uint8_t              *p;
     size_t                got = 0;
 
-    if (n == 0 || ncp == 0)
+    if (n == 0 || ncp == 0 || n > WK_SESSION_INDEX_MAX)
         return -EINVAL;
     /* Key the generator (blocks only until the kernel pool is seeded). */
     while (got < sizeof(w->rng)) {
@@ -175,6 +196,18 @@ wk_session_init(struct wk_worker *w)
         w->session_listeners = NULL;
         return -ENOMEM;
     }
+    w->guests_cap = 4;
+    while (w->guests_cap < 2 * n)
+        w->guests_cap *= 2;
+    w->guests = wk_alloc(w, (size_t)w->guests_cap * sizeof(*w->guests));
+    if (w->guests == NULL) {
+        wk_free(w, p);
+        wk_free(w, w->session_listeners);
+        w->session_listeners = NULL;
+        return -ENOMEM;
+    }
+    memset(w->guests, 0xFF, (size_t)w->guests_cap * sizeof(*w->guests));
+    w->nguests = 0;
     memset(p, 0, ssz + csz);
     w->sessions = (struct wk_session *)p;
     cps = (struct wk_session_cp *)(p + ssz);
@@ -192,6 +225,9 @@ wk_session_fini(struct wk_worker *w)
 {
     wk_free(w, w->session_listeners);
     w->session_listeners = NULL;
+    wk_free(w, w->guests);
+    w->guests = NULL;
+    w->guests_cap = w->nguests = 0;
     if (w->sessions == NULL)
         return;
     wk_free(w, w->sessions);
@@ -215,57 +251,254 @@ wk_session_revise_timeout(const struct shm_config *c, double requested_ms)
     return (uint32_t)requested_ms;
 }
 
-struct wk_session *
-wk_session_create(struct wk_worker *w, uint32_t channel_id,
-                  double requested_ms)
+/*
+ * Close the oldest session of this worker that was never activated (the
+ * first created; ties: the lowest slot).  False when there is none.  Not
+ * announced to the listeners: nothing hangs on a session never activated.
+ */
+static bool
+wk_session_evict(struct wk_worker *w)
+{
+    uint32_t           cap = wk_session_cap(w);
+    struct wk_session *old = NULL;
+
+    for (uint32_t i = 0; i < cap; i++) {
+        struct wk_session *s = &w->sessions[i];
+
+        if (s->used && !s->activated
+            && (old == NULL || s->created_ms < old->created_ms))
+            old = s;
+    }
+    if (old == NULL)
+        return false;
+    wk_session_close(w, old);
+    if (w->row != NULL)
+        atomic_fetch_add_explicit(&w->row->sessions_evicted, 1,
+                                  memory_order_relaxed);
+    return true;
+}
+
+ua_status
+wk_session_admit(struct wk_worker *w, uint64_t peer)
+{
+    uint32_t cap = wk_session_cap(w), n = 0;
+    uint32_t max = w->conf->max_unactivated_per_address;
+
+    if (peer == 0 || max == 0)
+        return UA_GOOD;
+    for (uint32_t i = 0; i < cap; i++) {
+        const struct wk_session *s = &w->sessions[i];
+
+        if (s->used && !s->activated && s->peer == peer && ++n >= max)
+            return UA_BAD_TOO_MANY_SESSIONS;
+    }
+    return UA_GOOD;
+}
+
+/* A free slot, zeroed but for its index and points, counted in use;
+ * NULL when the pool or the server's budget is full. */
+static struct wk_session *
+wk_session_take(struct wk_worker *w)
 {
     uint32_t              cap = wk_session_cap(w);
     struct wk_session    *s = NULL;
     struct wk_session_cp *cps;
     uint32_t              index;
 
-    for (uint32_t i = 0; i < cap; i++) {
-        if (!w->sessions[i].used) {
-            s = &w->sessions[i];
-            break;
+    for (int pass = 0; pass < 2 && s == NULL; pass++) {
+        for (uint32_t i = 0; i < cap; i++) {
+            if (!w->sessions[i].used) {
+                s = &w->sessions[i];
+                break;
+            }
         }
+        if (s == NULL && !wk_session_evict(w))
+            return NULL;                /* full of activated sessions */
     }
-    if (s == NULL || wk_budget_take(w, SHM_LIM_SESSIONS,
-                                    w->conf->max_sessions) != 0)
+    if (s == NULL)
         return NULL;
+    if (wk_budget_take(w, SHM_LIM_SESSIONS, w->conf->max_sessions) != 0) {
+        /* The server is full: one of ours never activated gives way (it
+         * may be s's own slot: s stays free). */
+        if (!wk_session_evict(w)
+            || wk_budget_take(w, SHM_LIM_SESSIONS,
+                              w->conf->max_sessions) != 0)
+            return NULL;
+    }
     index = s->index;
     cps = s->cps;
     memset(s, 0, sizeof(*s));
     s->index = index;
     s->cps = cps;
     s->used = 1;
-    s->channel_id = channel_id;
-    s->timeout_ms = wk_session_revise_timeout(w->conf, requested_ms);
-    s->created_ms = w->now_ms;
-    s->last_ms = w->now_ms;
-    wk_session_random(w, &s->id, sizeof(s->id));
-    /* data1 locates the slot; the other 96 bits are the secret. */
-    wk_session_random(w, &s->token, sizeof(s->token));
-    s->token.data1 = index;
-    wk_session_random(w, s->nonce, sizeof(s->nonce));
     w->nsessions++;
     wk_session_count(w);
     return s;
 }
 
 struct wk_session *
+wk_session_create(struct wk_worker *w, uint32_t channel_id,
+                  double requested_ms)
+{
+    struct wk_session *s = wk_session_take(w);
+
+    if (s == NULL)
+        return NULL;
+    s->channel_id = channel_id;
+    s->timeout_ms = wk_session_revise_timeout(w->conf, requested_ms);
+    s->created_ms = w->now_ms;
+    s->last_ms = w->now_ms;
+    wk_session_random(w, &s->id, sizeof(s->id));
+    /* data1 locates the worker and the slot; the other 96 bits are the
+     * secret. */
+    wk_session_random(w, &s->token, sizeof(s->token));
+    s->token.data1 = ((uint32_t)(w->slot + 1) << 24) | s->index;
+    wk_session_random(w, s->nonce, sizeof(s->nonce));
+    return s;
+}
+
+struct wk_session *
+wk_session_adopt(struct wk_worker *w, const struct wk_session *from)
+{
+    struct wk_session *s = wk_session_take(w);
+
+    if (s == NULL)
+        return NULL;
+    s->activated = from->activated;
+    s->user = from->user;
+    s->name_len = from->name_len < sizeof(s->name) ? from->name_len
+                                                   : sizeof(s->name);
+    memcpy(s->name, from->name, s->name_len);
+    s->timeout_ms = from->timeout_ms;
+    s->created_ms = w->now_ms;
+    s->last_ms = w->now_ms;
+    s->id = from->id;
+    s->token = from->token;
+    memcpy(s->nonce, from->nonce, sizeof(s->nonce));
+    s->max_response = from->max_response;
+    s->client_key = from->client_key;
+    s->registered = from->registered;
+    s->cert_len = from->cert_len <= sizeof(s->cert) ? from->cert_len : 0;
+    memcpy(s->cert, from->cert, s->cert_len);
+    memcpy(s->cert_thumb, from->cert_thumb, sizeof(s->cert_thumb));
+    if (s->token.data1 != (((uint32_t)(w->slot + 1) << 24) | s->index))
+        wk_session_guest_add(w, s);
+    return s;
+}
+
+int
+wk_session_token_slot(const struct wk_worker *w, const struct ua_nodeid *token)
+{
+    uint32_t top;
+
+    if (token->ns != 0 || token->idtype != UA_IDTYPE_GUID)
+        return -1;
+    top = token->id.guid.data1 >> 24;
+    if (top == 0 || top > 64
+        || (w->conf != NULL && w->conf->workers != 0
+            && top > w->conf->workers)
+        || (token->id.guid.data1 & WK_SESSION_INDEX_MAX)
+               >= w->conf->max_sessions)
+        return -1;
+    return (int)top - 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* the guest table                                                     */
+/* ------------------------------------------------------------------ */
+
+/* A token's random bits (data2..data4), folded: uniform already. */
+static uint32_t
+wk_session_guest_hash(const struct ua_guid *g)
+{
+    uint32_t a, b;
+
+    memcpy(&a, g->data4, 4);
+    memcpy(&b, g->data4 + 4, 4);
+    return a ^ b ^ ((uint32_t)g->data2 << 16) ^ g->data3;
+}
+
+static void
+wk_session_guest_add(struct wk_worker *w, struct wk_session *s)
+{
+    uint32_t m = w->guests_cap - 1, i = wk_session_guest_hash(&s->token) & m;
+
+    while (w->guests[i] != UINT32_MAX)
+        i = (i + 1) & m;
+    w->guests[i] = s->index;
+    s->guest = 1;
+    w->nguests++;
+}
+
+/* Backward-shift deletion: no tombstones, probes stay short. */
+static void
+wk_session_guest_del(struct wk_worker *w, struct wk_session *s)
+{
+    uint32_t m = w->guests_cap - 1, i = wk_session_guest_hash(&s->token) & m;
+    uint32_t j;
+
+    if (!s->guest)
+        return;
+    while (w->guests[i] != s->index) {
+        if (w->guests[i] == UINT32_MAX)
+            return;                     /* not there (cannot happen) */
+        i = (i + 1) & m;
+    }
+    w->guests[i] = UINT32_MAX;
+    j = i;
+    for (;;) {
+        uint32_t h;
+
+        j = (j + 1) & m;
+        if (w->guests[j] == UINT32_MAX)
+            break;
+        h = wk_session_guest_hash(&w->sessions[w->guests[j]].token) & m;
+        /* Entry j may move to i when its home is not in (i, j]. */
+        if ((i < j) ? (h <= i || h > j) : (h <= i && h > j)) {
+            w->guests[i] = w->guests[j];
+            w->guests[j] = UINT32_MAX;
+            i = j;
+        }
+    }
+    s->guest = 0;
+    w->nguests--;
+}
+
+static struct wk_session *
+wk_session_guest_find(struct wk_worker *w, const struct ua_guid *g)
+{
+    uint32_t m = w->guests_cap - 1, i = wk_session_guest_hash(g) & m;
+
+    while (w->guests[i] != UINT32_MAX) {
+        struct wk_session *s = &w->sessions[w->guests[i]];
+
+        if (s->used && wk_session_bytes_eq(&s->token, g, sizeof(*g)))
+            return s;
+        i = (i + 1) & m;
+    }
+    return NULL;
+}
+
+struct wk_session *
 wk_session_find_by_token(struct wk_worker *w, const struct ua_nodeid *token)
 {
     struct wk_session *s;
+    uint32_t           d1;
 
     if (token->ns != 0 || token->idtype != UA_IDTYPE_GUID
-        || token->id.guid.data1 >= wk_session_cap(w))
+        || w->sessions == NULL)
         return NULL;
-    s = &w->sessions[token->id.guid.data1];
-    if (!s->used
-        || !wk_session_bytes_eq(&s->token, &token->id.guid, sizeof(s->token)))
-        return NULL;
-    return s;
+    d1 = token->id.guid.data1;
+    if ((d1 >> 24) == w->slot + 1
+        && (d1 & WK_SESSION_INDEX_MAX) < wk_session_cap(w)) {
+        s = &w->sessions[d1 & WK_SESSION_INDEX_MAX];
+        if (s->used && !s->guest
+            && wk_session_bytes_eq(&s->token, &token->id.guid,
+                                   sizeof(s->token)))
+            return s;
+    }
+    return w->nguests > 0 ? wk_session_guest_find(w, &token->id.guid)
+                          : NULL;
 }
 
 ua_status
@@ -302,6 +535,7 @@ wk_session_close(struct wk_worker *w, struct wk_session *s)
 {
     if (!s->used)
         return;
+    wk_session_guest_del(w, s);
     memset(s->cps, 0, (size_t)wk_session_cp_cap(w) * sizeof(*s->cps));
     s->ncps = 0;
     s->used = 0;

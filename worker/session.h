@@ -2,15 +2,20 @@
  * worker/session.h: the worker's sessions (Part 4 §5.7): a fixed pool of
  * conf->max_sessions, allocated once by wk_session_init, never grown.
  *
- * A session belongs to this worker only (docs/architecture.md §1): its tokens
- * mean nothing to another worker.  Identity:
+ * A session lives in one worker at a time, and may move to another one
+ * (worker/roam.h, docs/architecture.md §11).  Identity:
  *
  *   sessionId            ns=1, a random GUID (public: diagnostics, audit)
- *   authenticationToken  ns=0, a GUID whose data1 is the pool index and whose
- *                        other 96 bits are random: lookup is O(1) and the
- *                        token is unguessable.  A new session in the same
- *                        slot gets new random bits, so an old token never
- *                        finds the new session.
+ *   authenticationToken  ns=0, a GUID whose data1 names where the session
+ *                        was created: the worker slot + 1 in its top byte,
+ *                        the pool index in its low 24 bits; its other 96
+ *                        bits are random: lookup is O(1) and the token is
+ *                        unguessable.  A new session in the same slot gets
+ *                        new random bits, so an old token never finds the
+ *                        new session.  A session that moved here from
+ *                        another worker (a guest) keeps its token: it is
+ *                        found through the guest table, a hash of the
+ *                        token's random bits (O(1) too).
  *
  * Binding (Part 4 §5.7.3, docs/security.md cases 46, 47, 50):
  *
@@ -52,6 +57,7 @@
 #define WK_SESSION_NAME_MAX     64      /* sessionName bytes kept */
 #define WK_SESSION_ACTIVATE_MS  10000   /* activation deadline (S2OPC: 10 s) */
 #define WK_SESSION_CP_BYTES     12      /* continuation point on the wire */
+#define WK_SESSION_INDEX_MAX    0xFFFFFFu   /* pool index bits of data1 */
 
 /* How a session was activated: the user identity (Part 4 §7.41). */
 enum wk_session_user {
@@ -85,6 +91,8 @@ struct wk_session {
     uint8_t               activated;
     uint8_t               user;             /* enum wk_session_user */
     uint8_t               name_len;
+    uint8_t               guest;            /* moved here: in the guest
+                                               table (worker/roam.h) */
     uint32_t              index;            /* in w->sessions */
     uint32_t              channel_id;       /* bound channel; 0: unbound */
     uint32_t              timeout_ms;       /* revised session timeout */
@@ -108,6 +116,9 @@ struct wk_session {
     uint64_t              client_key;       /* tag of the client's
                                                ApplicationUri in the shared
                                                throttle; 0: none */
+    uint64_t              peer;             /* the creating peer address's
+                                               tag (wk_session_admit); 0:
+                                               none */
     uint16_t              cert_len;         /* 0: not secured */
     uint8_t               cert_thumb[20];
     uint8_t               cert[WK_SESSION_CERT_MAX];
@@ -124,9 +135,20 @@ int wk_session_init(struct wk_worker *w);
 void wk_session_fini(struct wk_worker *w);
 
 /*
+ * May peer (a peer address's tag, worker/admit.h; 0: unknown, no cap)
+ * create one more session?  Good, or BadTooManySessions when it holds
+ * conf->max_unactivated_per_address sessions never activated on this
+ * worker.  The caller sets s->peer on the session it then creates.
+ */
+ua_status wk_session_admit(struct wk_worker *w, uint64_t peer);
+
+/*
  * A new session bound to channel_id, not activated, with a fresh sessionId,
- * token and serverNonce and its timeout revised from requested_ms.  NULL
- * when the pool is full (the caller answers BadTooManySessions).
+ * token and serverNonce and its timeout revised from requested_ms.  When
+ * the pool or the server-wide budget is full, the oldest session of this
+ * worker never activated is closed to make room (counted in the row's
+ * sessions_evicted).  NULL when that is not enough (the caller answers
+ * BadTooManySessions).
  */
 struct wk_session *wk_session_create(struct wk_worker *w, uint32_t channel_id,
                                      double requested_ms);
@@ -138,6 +160,25 @@ struct wk_session *wk_session_create(struct wk_worker *w, uint32_t channel_id,
  */
 struct wk_session *wk_session_find_by_token(struct wk_worker *w,
                                             const struct ua_nodeid *token);
+
+/*
+ * The worker slot a token was made by (data1's top byte - 1), or -1 when
+ * the token cannot be one of ours at all (not ns=0 GUID, slot byte 0 or
+ * past 64, index past the pool): such a token is BadSessionIdInvalid
+ * without asking anyone.
+ */
+int wk_session_token_slot(const struct wk_worker *w,
+                          const struct ua_nodeid *token);
+
+/*
+ * A session moved here from another worker (worker/roam.c): a free slot
+ * takes from's identity (sessionId, token, nonce, name, timeout, user,
+ * activation, client certificate), unbound (channel 0), and joins the
+ * guest table unless its token names this very slot.  NULL when the pool
+ * (or the server's session budget) is full.
+ */
+struct wk_session *wk_session_adopt(struct wk_worker *w,
+                                    const struct wk_session *from);
 
 /*
  * ActivateSession's binding rules, then activation: the first activation

@@ -115,8 +115,10 @@ wk_sub_alloc_mem(struct wk_subs *st, size_t n)
 {
     void *p = wk_alloc(st->w, n);
 
-    if (p != NULL)
+    if (p != NULL) {
         st->allocations++;
+        st->bytes += n;
+    }
     return p;
 }
 
@@ -178,9 +180,15 @@ wk_sub_limits(const struct shm_config *c, struct wk_sub_limits *l)
                                                : WK_SUB_KEEPALIVE_MAX_DEF;
     l->max_lifetime = c->max_lifetime_count ? c->max_lifetime_count
                                             : WK_SUB_LIFETIME_MAX_DEF;
-    l->cells = l->max_items * WK_SUB_CELLS_PER_ITEM;
+    /* The queue pool: limits.max_queued_values, apart from the items (an
+     * item at rest holds none of it); 0 sizes it by the items, as before
+     * issue 19 (4 values an item). */
+    l->cells = c->max_queued_values ? c->max_queued_values
+                                    : l->max_items * WK_SUB_CELLS_PER_ITEM;
     if (l->cells < 1024)
         l->cells = 1024;
+    if (l->cells > WK_QE_VAL)
+        l->cells = WK_QE_VAL;               /* 31 bits in an entry */
     l->rcells = l->max_subs * l->max_retx * WK_SUB_RCELLS_PER_MSG;
     l->links = l->max_items;
     l->min_interval = c->min_publishing_interval_ms > 0
@@ -363,6 +371,7 @@ wk_sub_mem(struct wk_worker *w, struct wk_sub_mem *m)
     m->cells_cap = st->cells.cap;
     m->retx_cells_cap = st->rstore.cap / WK_CELL_SIZE;
     m->allocations = st->allocations;
+    m->reserved_bytes = st->bytes;
 }
 
 /* ------------------------------------------------------------------ */
@@ -533,11 +542,20 @@ wk_sub_find(struct wk_subs *st, uint32_t id)
     uint32_t low = id & ((1u << st->sub_bits) - 1);
     struct wk_sub *sub;
 
-    if ((id >> WK_SUB_ID_BITS) != (st->w->slot & 63) || low == 0
-        || low - 1 >= st->subs_hw)
-        return NULL;
-    sub = &st->subs[low - 1];
-    return sub->used && sub->id == id ? sub : NULL;
+    if ((id >> WK_SUB_ID_BITS) == (st->w->slot & 63) && low != 0
+        && low - 1 < st->subs_hw) {
+        sub = &st->subs[low - 1];
+        if (sub->used && sub->id == id)
+            return sub;
+    }
+    /* One that came from another worker keeps its id: a scan, while
+     * there are such (worker/sub_roam.c). */
+    if (st->nmoved > 0)
+        for (uint32_t i = 0; i < st->subs_hw; i++)
+            if (st->subs[i].used && st->subs[i].moved
+                && st->subs[i].id == id)
+                return &st->subs[i];
+    return NULL;
 }
 
 struct wk_sub *
@@ -563,6 +581,8 @@ wk_sub_delete(struct wk_subs *st, struct wk_sub *sub)
     wk_timerheap_del(&st->timers, idx);
     wk_sub_ss_unlink(st, sub);
     wk_sub_period_del(st, sub->period);
+    if (sub->moved)
+        st->nmoved--;
     memset(sub, 0, sizeof(*sub));
     sub->id = id;
     sub->snext = st->subs_free;
@@ -778,6 +798,12 @@ wk_sub_run(struct wk_worker *w)
         n++;
     }
     wk_mi_sample_due(st);
+    if (st->dropped != st->dropped_shown && w->row != NULL) {
+        /* /stats notif_dropped: the pools ran out (rare; a store then). */
+        atomic_store_explicit(&w->row->notif_dropped, st->dropped,
+                              memory_order_relaxed);
+        st->dropped_shown = st->dropped;
+    }
     while (st->serve_head != WK_NIL) {
         struct wk_subsess *e = &st->ss[st->serve_head];
 
@@ -1230,6 +1256,43 @@ wk_sub_move(struct wk_subs *st, struct wk_sub *sub, struct wk_session *s)
     }
     wk_sub_ss_link(st, e, sub);
     return UA_GOOD;
+}
+
+void
+wk_sub_detach(struct wk_subs *st, struct wk_sub *sub)
+{
+    wk_sub_ss_unlink(st, sub);
+    sub->state = WK_SUB_LATE;
+    wk_sub_schedule(st, sub);
+}
+
+void
+wk_sub_handed(struct wk_subs *st, struct wk_sub *sub, uint32_t sess,
+              const struct ua_guid *token, bool adopted)
+{
+    struct wk_subsess *e = sess < st->nss ? &st->ss[sess] : NULL;
+    bool               alive = e != NULL && wk_sub_ss_alive(st, sess)
+                               && memcmp(&e->token, token,
+                                         sizeof(*token)) == 0;
+
+    if (adopted) {
+        /* Part 4 §5.13.7: the old session learns where it went. */
+        if (alive) {
+            wk_sub_notice(st, e, sub->id, wk_sub_next_seq(sub),
+                          UA_GOOD_SUBSCRIPTION_TRANSFERRED);
+            wk_sub_serve(st, e);
+        }
+        wk_sub_delete(st, sub);
+        if (alive)
+            wk_sub_deleted_check(st, e);
+        return;
+    }
+    if (alive && sub->sess == WK_NIL
+        && e->nsubs < st->lim.max_subs_per_session) {
+        wk_sub_ss_link(st, e, sub);
+        sub->state = WK_SUB_NORMAL;
+        wk_sub_schedule(st, sub);
+    }
 }
 
 void

@@ -81,6 +81,13 @@ void wk_sub_session_closed(void *arg, struct wk_session *s,
  */
 unsigned wk_sub_run(struct wk_worker *w);
 
+/*
+ * Register the subscriptions' part of a moving session with the session
+ * layer (worker/sub_roam.c, worker/roam.h): at start-up, after
+ * wk_roam_init.  0 (nothing to do without w->roam); -EINVAL.
+ */
+int wk_sub_roam_init(struct wk_worker *w);
+
 /* Memory accounting, for tests, benchmarks and docs. */
 struct wk_sub_mem {
     size_t item_bytes;          /* one monitored item, with its share of
@@ -97,6 +104,9 @@ struct wk_sub_mem {
     uint32_t cells_cap;
     uint32_t retx_cells_cap;    /* its size (64 B units) */
     uint64_t allocations;       /* wk_alloc calls made by wk_sub_init */
+    uint64_t reserved_bytes;    /* bytes they asked for (the pools: items,
+                                 * queue pool, retransmission store...;
+                                 * backed by the kernel as they are used) */
 };
 void wk_sub_mem(struct wk_worker *w, struct wk_sub_mem *m);
 

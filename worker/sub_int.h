@@ -72,7 +72,7 @@
  */
 #define WK_SUB_NOTIFS_MAX_DEF     1000      /* per Publish response */
 #define WK_SUB_RETX_DEF           20        /* per subscription */
-#define WK_MI_QUEUE_MAX_DEF       100       /* MaxMonitoredItemQueueSize */
+#define WK_MI_QUEUE_MAX_DEF       1000      /* MaxMonitoredItemQueueSize */
 #define WK_MI_EVQ_MAX_DEF         1000      /* limits.max_event_queue_size */
 #define WK_MI_EVQ_DEF             100       /* default_event_queue_size */
 #define WK_EV_FILTER_MAX          8192      /* bytes of a compiled
@@ -376,6 +376,9 @@ struct wk_sub {
                                  * the next tick is looked at (changes go
                                  * on, most likely; the wake_by handler) */
     uint8_t  ev_next;           /* both kinds ready: events go next */
+    uint8_t  moved;             /* came from another worker
+                                 * (worker/sub_roam.c): its id, and its
+                                 * items' ids, do not locate them here */
     struct wk_retx *retx;       /* [lim.max_retx] */
     uint32_t erhead, ertail;    /* ready event items */
     uint32_t nevq;              /* of nqueued: event notifications */
@@ -418,6 +421,15 @@ struct wk_subsess {
     uint8_t              user;
     uint8_t              pad;
 };
+
+/* A subscription in a hand-over to another worker (worker/sub_roam.c). */
+struct wk_sub_leaving {
+    uint32_t       id;              /* 0: free */
+    uint32_t       idx;             /* in subs[] */
+    uint32_t       sess;            /* the session entry it left */
+    struct ua_guid token;           /* ... and that session's token */
+};
+#define WK_SUB_ROAM_MOVING 16
 
 /* ------------------------------------------------------------ all */
 
@@ -495,9 +507,15 @@ struct wk_subs {
      * handler), 0: now. */
     uint64_t              rec_ms;
     uint64_t              allocations;
+    uint64_t              bytes;        /* asked of wk_alloc by init */
     /* Counters (tests, stats). */
     uint64_t              dropped;      /* notifications lost to pools */
+    uint64_t              dropped_shown;    /* ... in the row so far */
     uint64_t              stale;        /* records older than a taken one */
+    /* Subscriptions that came from another worker (their ids carry its
+     * slot): wk_sub_find scans for them while there are any. */
+    uint32_t              nmoved;
+    struct wk_sub_leaving moving[WK_SUB_ROAM_MOVING];
 };
 
 /* The state of w (NULL before wk_sub_init). */
@@ -579,6 +597,20 @@ uint8_t wk_sub_ack(struct wk_subs *st, struct wk_subsess *e,
  * BadTooManySubscriptions. */
 ua_status wk_sub_move(struct wk_subs *st, struct wk_sub *sub,
                       struct wk_session *s);
+/* sub leaves its session for another worker (worker/sub_roam.c): an
+ * orphan until wk_sub_handed. */
+void wk_sub_detach(struct wk_subs *st, struct wk_sub *sub);
+/*
+ * The hand-over of sub, detached from session entry sess (its token),
+ * ended: adopted, the old session (when still there) gets a
+ * StatusChangeNotification GoodSubscriptionTransferred and sub is
+ * deleted here; not adopted, it goes back to that session (or stays an
+ * orphan until its lifetime ends).
+ */
+void wk_sub_handed(struct wk_subs *st, struct wk_sub *sub, uint32_t sess,
+                   const struct ua_guid *token, bool adopted);
+/* Is sub in a hand-over to another worker (worker/sub_roam.c)? */
+bool wk_sub_roam_moving(const struct wk_subs *st, const struct wk_sub *sub);
 /* sub may have a message waiting: serve its session's Publish queue now;
  * arm the timer. */
 void wk_sub_kick(struct wk_subs *st, struct wk_sub *sub);
@@ -821,6 +853,34 @@ ua_status wk_mi_unlink(struct wk_subs *st, struct wk_mi *from,
  * sendInitialValues), whatever the filters say. */
 void wk_mi_resend(struct wk_subs *st, struct wk_sub *sub,
                   struct wk_session *s);
+/*
+ * A monitored item rebuilt from another worker (worker/sub_roam.c; its
+ * parameters, id, queue set): it joins its subscription and its slot (the
+ * interest bit first) or the sampled or event list, without an initial
+ * value.
+ */
+void wk_mi_resume(struct wk_subs *st, struct wk_mi *mi);
+/*
+ * After wk_mi_resume of a slot item: the change its old worker may have
+ * missed in the move.  seq_then: the slot's sequence when the old worker
+ * packed the item; behind: it had not taken the slot's newest value
+ * then.  When the slot holds a value newer than any the item took, it is
+ * taken (filters apply), with the Overflow bit when more than one change
+ * may have come and gone.  Returns the changes known lost.
+ */
+uint64_t wk_mi_catch_up(struct wk_subs *st, struct wk_mi *mi,
+                        struct wk_session *s, uint32_t seq_then,
+                        bool behind);
+/* The slot's change sequence now (even), and whether mi has not taken
+ * the slot's newest value. */
+uint32_t wk_mi_slot_seq(const struct wk_subs *st, const struct wk_mi *mi,
+                        bool *behind);
+/* Append a queued notification to mi (b[len], vend; flag WK_QE_OVERFLOW
+ * or 0) as it was queued on another worker.  False: no room. */
+bool wk_mi_queue_put(struct wk_subs *st, struct wk_sub *sub,
+                     struct wk_mi *mi, const uint8_t *b, uint32_t len,
+                     uint32_t vend, uint32_t flag);
+
 /* Sample the items that the Read service samples, when due. */
 void wk_mi_sample_due(struct wk_subs *st);
 /*

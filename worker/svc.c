@@ -24,6 +24,9 @@
  *                                       decides, it may rebind)
  *                                       not activated -> BadSessionNotActivated
  *                                       and the session is closed
+ *                                       (ActivateSession of a token of
+ *                                       ours not found here: its handler
+ *                                       claims it, worker/roam.h)
  *   5. the handler, on a response whose ResponseHeader is filled
  *   6. a Bad ServiceResult turns the response into a ServiceFault (Part 4:
  *      a service-level error is answered with a ServiceFault)
@@ -216,8 +219,15 @@ wk_svc_session(struct wk_worker *w, struct ua_sc *ch,
 
     *out = NULL;
     s = wk_session_find_by_token(w, &h->authentication_token);
-    if (s == NULL)
+    if (s == NULL) {
+        /* ActivateSession of a session that may live in another worker
+         * (its token has the shape of one): its handler claims it
+         * (worker/roam.h). */
+        if (d->session == WK_SVC_SESSION_REBIND && w->roam != NULL
+            && wk_session_token_slot(w, &h->authentication_token) >= 0)
+            return UA_GOOD;
         return UA_BAD_SESSION_ID_INVALID;
+    }
     if (s->channel_id != ch->channel_id) {
         /* ActivateSession may move a session to a new channel: its handler
          * decides.  Anything else is a token used where it was not issued
@@ -339,6 +349,7 @@ wk_svc_dispatch(struct wk_worker *w, struct ua_sc *ch,
     res->stat = d->stat;
     if (ctx.again) {
         res->again = true;
+        res->wait = ctx.wait;
         return UA_GOOD;
     }
     if (ctx.pending) {

@@ -48,6 +48,9 @@ struct wk_svc_ctx {
                                          * request again in the next step
                                          * (a UserName login,
                                          * worker/login.h) */
+    bool                      wait;     /* with again: when the layer
+                                         * above wakes it (worker/roam.h),
+                                         * not in the next step */
     const void               *raw;      /* a scanned request
                                          * (wk_svc_scan_fn): what the scan
                                          * made of its operations, in the
@@ -83,7 +86,10 @@ typedef void (*wk_svc_raw_fn)(struct wk_svc_ctx *ctx, void *resp);
 #define WK_SVC_SESSION_CREATED 2    /* any session of this channel
                                        (CloseSession) */
 #define WK_SVC_SESSION_REBIND  3    /* any session, any channel: the handler
-                                       decides (ActivateSession) */
+                                       decides (ActivateSession); also no
+                                       session here but a token that may
+                                       name one elsewhere (NULL session:
+                                       worker/roam.h) */
 
 struct wk_svc_desc {
     uint32_t        request_binary_id;  /* *_Encoding_DefaultBinary */

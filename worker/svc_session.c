@@ -26,6 +26,7 @@
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
+#include "roam.h"
 #include "session.h"
 #include "shm/log.h"
 #include "shm/throttle.h"
@@ -255,6 +256,8 @@ wk_svc_create_session_do(struct wk_svc_ctx *ctx,
     struct ua_response_header              *rh = &resp->response_header;
     struct wk_session                      *s;
     int32_t                                 nl = req->client_nonce.len;
+    uint64_t                                peer =
+        ctx->rq != NULL ? ctx->rq->peer_tag : 0;
 
     if ((nl > 0 || wk_svc_secured(ctx))
         && (nl < WK_NONCE_MIN || nl > WK_NONCE_MAX)) {
@@ -266,12 +269,19 @@ wk_svc_create_session_do(struct wk_svc_ctx *ctx,
         rh->service_result = UA_BAD_OUT_OF_MEMORY;
         return;
     }
+    /* One address holds at most limits.max_unactivated_per_address
+     * sessions it never activated (docs/security.md case 52). */
+    if (wk_session_admit(ctx->w, peer) != UA_GOOD) {
+        rh->service_result = UA_BAD_TOO_MANY_SESSIONS;
+        return;
+    }
     s = wk_session_create(ctx->w, ctx->ch->channel_id,
                           req->requested_session_timeout);
     if (s == NULL) {
         rh->service_result = UA_BAD_TOO_MANY_SESSIONS;
         return;
     }
+    s->peer = peer;
     resp->server_nonce = wk_svc_nonce(ctx, s);
     if (resp->server_nonce.len < 0) {
         wk_session_close(ctx->w, s);
@@ -736,7 +746,10 @@ wk_svc_identity(struct wk_svc_ctx *ctx, struct wk_session *s,
 }
 
 /*
- * ActivateSession (Part 4 §5.7.3).  Order matters: the channel rule first
+ * ActivateSession (Part 4 §5.7.3).  A token of ours whose session is in
+ * another worker: the session is claimed first (the request waits) and
+ * then handled as if it had always been here.  Order matters: the
+ * channel rule first
  * (a token used on a foreign channel learns nothing about its session),
  * then the user token, then the rebind rule; only then does anything
  * change.  Each success returns a new serverNonce.
@@ -752,7 +765,33 @@ wk_svc_activate_session_do(struct wk_svc_ctx *ctx,
     ua_status                                 st;
     ua_status                                *results = NULL;
     int32_t                                   nres;
+    bool                                      wait;
 
+    if (s == NULL) {
+        /* A session of ours held by another worker (dispatch saw a token
+         * of that shape): claim it and wait (worker/roam.h). */
+        st = wk_roam_claim(ctx->w, ctx->rq,
+                           &req->request_header.authentication_token,
+                           ctx->ch->peer_thumb, wk_svc_secured(ctx), &wait);
+        if (st == UA_GOOD && wait) {
+            ctx->again = true;
+            ctx->wait = true;
+            return;
+        }
+        if (st == UA_GOOD)
+            s = ctx->session = wk_session_find_by_token(
+                ctx->w, &req->request_header.authentication_token);
+        if (s == NULL) {
+            rh->service_result = st != UA_GOOD ? st
+                                               : UA_BAD_SESSION_ID_INVALID;
+            return;
+        }
+    }
+    if (wk_roam_moving(ctx->w, s)) {
+        /* Being handed to another worker: as if unknown here. */
+        rh->service_result = UA_BAD_SESSION_ID_INVALID;
+        return;
+    }
     if (!s->activated && s->channel_id != ctx->ch->channel_id) {
         s->unauthorized++;
         rh->service_result = UA_BAD_SESSION_ID_INVALID;

@@ -37,6 +37,7 @@
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
+#include "roam.h"
 #include "session.h"
 #include "sub.h"
 #include "sub_int.h"
@@ -401,6 +402,22 @@ wk_svc_transfer_subscriptions(struct wk_svc_ctx *ctx, const void *req_,
     }
     if (!wk_svc_sub_count(ctx, rh, n, st->lim.max_subs))
         return;
+    /* Subscriptions another worker holds come here first, one at a
+     * time, the request waiting for each (worker/roam.h); a claim that
+     * fails leaves the id unknown here: BadSubscriptionIdInvalid. */
+    for (int32_t i = 0; i < n; i++) {
+        uint32_t id = req->subscription_ids[i];
+        bool     wait = false;
+
+        if (ctx->w->roam == NULL || wk_sub_find(st, id) != NULL)
+            continue;
+        (void)wk_roam_claim_sub(ctx->w, ctx->rq, ctx->session, id, &wait);
+        if (wait) {
+            ctx->again = true;
+            ctx->wait = true;
+            return;
+        }
+    }
     resp->results = wk_svc_sub_array(ctx, rh, n, sizeof(*resp->results));
     if (resp->results == NULL)
         return;
@@ -420,7 +437,7 @@ wk_svc_sub_transfer(struct wk_svc_ctx *ctx, struct wk_subs *st, uint32_t id,
     uint32_t          *seqs;
 
     res->n_available_sequence_numbers = 0;
-    if (sub == NULL) {
+    if (sub == NULL || wk_sub_roam_moving(st, sub)) {
         res->status_code = UA_BAD_SUBSCRIPTION_ID_INVALID;
         return;
     }

@@ -36,6 +36,7 @@
 #include "shm/value.h"
 
 struct wk_session;
+struct wk_roam;
 struct wk_session_listeners;
 struct wk_conns;
 struct wk_reply_hook;
@@ -78,6 +79,15 @@ struct wk_worker {
     struct wk_session_listeners *session_listeners;
     /* Random bytes for tokens and nonces (worker/session.c). */
     uint64_t                  rng[4];
+    /* Sessions that moved here (worker/session.c): an open-addressing
+     * table of pool indices keyed by their tokens' random bits. */
+    uint32_t                 *guests;       /* [guests_cap], UINT32_MAX:
+                                             * empty */
+    uint32_t                  guests_cap;   /* a power of two */
+    uint32_t                  nguests;
+    /* core: sessions moving between workers (worker/roam.c); NULL:
+     * they never move (unit tests, one worker). */
+    struct wk_roam           *roam;
     /* net: the connections (deferred responses); NULL in unit tests,
      * which may set reply_hook to capture deferred responses instead
      * (worker/reply.h). */

@@ -130,9 +130,14 @@ START_TEST(test_limits_at_bounds)
     ck_assert_int_eq(bk_config_set(&c, "max_lifetime_count", "2", err,
                                    sizeof(err)), -1);
     ck_assert_int_eq(bk_config_set(&c, "max_monitored_item_queue_size",
-                                   "100000", err, sizeof(err)), 0);
+                                   "65535", err, sizeof(err)), 0);
+    /* queueSize is revised to 16 bits: no more is advertised. */
     ck_assert_int_eq(bk_config_set(&c, "max_monitored_item_queue_size",
-                                   "100001", err, sizeof(err)), -1);
+                                   "65536", err, sizeof(err)), -1);
+    ck_assert_int_eq(bk_config_set(&c, "max_queued_values", "1023", err,
+                                   sizeof(err)), -1);
+    ck_assert_int_eq(bk_config_set(&c, "max_unactivated_per_address", "0",
+                                   err, sizeof(err)), -1);
 }
 END_TEST
 
@@ -187,7 +192,12 @@ START_TEST(test_snapshot_and_write)
     bk_config_snapshot(&c, &s);
     ck_assert_uint_eq(s.max_sessions, 7);
     ck_assert_uint_eq(s.hello_timeout_ms, 1234);
-    ck_assert_uint_eq(s.max_monitored_item_queue_size, 100);
+    /* Issue 19: room for a client riding out an outage, 1,000 sessions,
+     * at most 50 unactivated ones per address (per worker). */
+    ck_assert_uint_eq(s.max_monitored_item_queue_size, 1000);
+    ck_assert_uint_eq(s.max_queued_values, 1000000);
+    ck_assert_uint_eq(s.max_unactivated_per_address, 50);
+    ck_assert_uint_eq(c.max_sessions, 7);
     ck_assert_uint_eq(s.max_retransmission_queue, 20);
     ck_assert_str_eq(s.application_uri, "urn:snap");
     /* The throttle's keys reach the workers (defaults like .NET's: 3

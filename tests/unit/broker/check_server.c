@@ -123,7 +123,13 @@ START_TEST(test_live_nodes)
     i = lookup_num(0, UA_NS0ID_SERVER_SERVERCAPABILITIES_MAXMONITOREDITEMSQUEUESIZE);
     ck_assert_int_eq(read_value(i, &v, &m), 0);
     ck_assert_uint_eq(*(uint32_t *)v.data, conf.max_monitored_item_queue_size);
-    ck_assert_uint_eq(conf.max_monitored_item_queue_size, 100);
+    ck_assert_uint_eq(conf.max_monitored_item_queue_size, 1000);
+    i = lookup_num(0, UA_NS0ID_SERVER_SERVERCAPABILITIES_MAXSESSIONS);
+    ck_assert_int_eq(read_value(i, &v, &m), 0);
+    ck_assert_uint_eq(*(uint32_t *)v.data, 1000);
+    i = lookup_num(0, UA_NS0ID_SERVER_SERVERCAPABILITIES_MAXMONITOREDITEMS);
+    ck_assert_int_eq(read_value(i, &v, &m), 0);
+    ck_assert_uint_eq(*(uint32_t *)v.data, 100000);
     i = lookup_num(0, UA_NS0ID_SERVER_SERVICELEVEL);
     ck_assert_int_eq(read_value(i, &v, &m), 0);
     ck_assert_uint_eq(*(uint8_t *)v.data, 255);

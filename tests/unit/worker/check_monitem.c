@@ -555,6 +555,70 @@ START_TEST(test_memory_per_item)
 END_TEST
 
 
+/*
+ * Issue 19: a monitored item at rest costs at most 256 bytes of worker
+ * memory whatever its queueSize: the pools grow by at most that per
+ * configured item (the queue pool is limits.max_queued_values, apart),
+ * and an item with queueSize 1000 whose values were published holds
+ * nothing of the queue pool.  (Before, the pool was 4 cells and entries
+ * per configured item: 472 bytes an item, make bench-mem.)
+ */
+static uint64_t
+reserved_for_items(uint32_t items)
+{
+    struct shm_config *c = (struct shm_config *)fx.w.conf;
+    struct wk_sub_mem  m;
+
+    c->max_monitored_items = items;
+    wk_sub_fini(&fx.w);
+    ck_assert_int_eq(wk_sub_init(&fx.w), 0);
+    wk_sub_mem(&fx.w, &m);
+    return m.reserved_bytes;
+}
+
+START_TEST(test_memory_at_rest_any_queue_size)
+{
+    struct shm_config *c = (struct shm_config *)fx.w.conf;
+    uint32_t           was = c->max_monitored_items, sub;
+    struct sf_mi       p = { .mode = -1, .ttr = -1, .queue = 1000,
+                             .discard_oldest = true };
+    struct wk_sub_mem  m;
+    uint64_t           a, b;
+
+    ck_assert_uint_ne(c->max_queued_values, 0);
+    a = reserved_for_items(10000);
+    b = reserved_for_items(30000);
+    fprintf(stderr, "monitored item at rest: %.1f bytes reserved per "
+            "configured item\n", (double)(b - a) / 20000);
+    ck_assert_uint_le(b - a, 20000ull * 256);
+    c->max_monitored_items = was;
+    wk_sub_fini(&fx.w);
+    ck_assert_int_eq(wk_sub_init(&fx.w), 0);
+    /* queueSize 1000 granted, values queued, published: nothing held. */
+    sub = sf_create_sub(CH, &tok, 100);
+    for (unsigned i = 0; i < 20; i++) {
+        struct ua_monitored_item_create_result r;
+
+        ck_assert_uint_eq(sf_item_res(CH, &tok, sub, sf_var(i * 2 + 1), i,
+                                      &p, &r), UA_GOOD);
+        ck_assert_uint_eq(r.revised_queue_size, 1000);
+    }
+    for (int k = 0; k < 50; k++)
+        for (unsigned i = 0; i < 20; i++)
+            sf_change_d(sf_var(i * 2 + 1), k * 100.0 + i + 0.25);
+    wk_sub_mem(&fx.w, &m);
+    ck_assert_uint_eq(m.entries_used, 20 * 51);
+    for (int k = 0; k < 2; k++) {
+        sf_publish(CH, &tok);
+        sf_tick(100);
+    }
+    wk_sub_mem(&fx.w, &m);
+    ck_assert_uint_eq(m.entries_used, 0);
+    ck_assert_uint_eq(m.cells_used, 0);
+    ck_assert_uint_le(m.item_bytes + sizeof(struct wk_mi_link), 256);
+}
+END_TEST
+
 
 static Suite *
 monitem_suite(void)
@@ -580,6 +644,7 @@ monitem_suite(void)
     tcase_add_test(tc, test_modes_and_triggering);
     tcase_add_test(tc, test_other_attribute_and_range);
     tcase_add_test(tc, test_memory_per_item);
+    tcase_add_test(tc, test_memory_at_rest_any_queue_size);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -122,7 +122,7 @@ START_TEST(test_queue_revision)
     p.queue = 0xFFFFFFFFu;                      /* docs/security.md case 82 */
     ck_assert_uint_eq(sf_item_res(CH, &tok, sub, sf_var(1), 2, &p, &r),
                       UA_GOOD);
-    ck_assert_uint_eq(r.revised_queue_size, 100);
+    ck_assert_uint_eq(r.revised_queue_size, 1000);
     p.queue = 7;
     ck_assert_uint_eq(sf_item_res(CH, &tok, sub, sf_var(1), 3, &p, &r),
                       UA_GOOD);
@@ -191,6 +191,8 @@ START_TEST(test_cells_exhausted_is_an_overflow)
     ck_assert_int_eq(d->n_monitored_items, 3);
     ck_assert(sf_num(d, 2) == 6 && overflow(d, 2));
     ck_assert_uint_gt(st->dropped, 0);
+    /* Counted in /stats (the worker row's notif_dropped). */
+    ck_assert_uint_eq(atomic_load(&fx.w.row->notif_dropped), st->dropped);
     st->cells.cap = cap;
 }
 END_TEST

@@ -15,6 +15,19 @@ row_sessions(void)
     return atomic_load_explicit(&fx.w.row->sessions, memory_order_relaxed);
 }
 
+/* A new session on channel ch, activated (it never gives way to a new
+ * one, test_evict_*); NULL when none could be created. */
+static struct wk_session *
+active(uint32_t ch)
+{
+    struct wk_session *s = wk_session_create(&fx.w, ch, 60000);
+
+    if (s != NULL)
+        ck_assert_uint_eq(wk_session_activate(&fx.w, s, ch,
+                                              WK_USER_ANONYMOUS), UA_GOOD);
+    return s;
+}
+
 /* ------------------------------------------------------------ pool */
 
 START_TEST(test_pool_init)
@@ -39,18 +52,18 @@ START_TEST(test_pool_full)
     uint64_t           allocs = atomic_load(&fx.w.row->allocations);
 
     for (uint32_t i = 0; i < max; i++) {
-        s = wk_session_create(&fx.w, 1, 60000);
+        s = active(1);
         ck_assert_ptr_nonnull(s);
         ck_assert_uint_eq(fx.w.nsessions, i + 1);
         ck_assert_uint_eq(row_sessions(), i + 1);
     }
-    ck_assert_ptr_null(wk_session_create(&fx.w, 1, 60000));
+    ck_assert_ptr_null(active(1));
     /* One freed slot is usable again. */
     wk_session_close(&fx.w, &fx.w.sessions[7]);
     ck_assert_uint_eq(row_sessions(), max - 1);
-    s = wk_session_create(&fx.w, 2, 60000);
+    s = active(2);
     ck_assert_ptr_eq(s, &fx.w.sessions[7]);
-    ck_assert_ptr_null(wk_session_create(&fx.w, 1, 60000));
+    ck_assert_ptr_null(active(1));
     /* No allocation after start-up. */
     ck_assert_uint_eq(atomic_load(&fx.w.row->allocations), allocs);
 }
@@ -60,6 +73,7 @@ END_TEST
  * The server-wide budget (shm/limits.h) in the segment: with another
  * worker holding all but 3 sessions, this worker's pool stops at 3 though
  * it has room; what it closes, or what a dead worker held, is usable.
+ * (Activated sessions: one never activated would give way, test_evict.)
  */
 START_TEST(test_pool_budget)
 {
@@ -73,18 +87,18 @@ START_TEST(test_pool_budget)
     ck_assert_int_eq(shm_limits_take(l, other, SHM_LIM_SESSIONS, max - 3,
                                      max), 0);
     for (int i = 0; i < 3; i++) {
-        s[i] = wk_session_create(&fx.w, 1, 60000);
+        s[i] = active(1);
         ck_assert_ptr_nonnull(s[i]);
     }
-    ck_assert_ptr_null(wk_session_create(&fx.w, 1, 60000));
+    ck_assert_ptr_null(active(1));
     ck_assert_uint_eq(fx.w.nsessions, 3);
     ck_assert_uint_eq(shm_limits_held(l, me, SHM_LIM_SESSIONS), 3);
     ck_assert_uint_eq(shm_limits_used(l, SHM_LIM_SESSIONS), max);
     /* Closed: given back, one more fits, then none. */
     wk_session_close(&fx.w, s[1]);
     ck_assert_uint_eq(shm_limits_held(l, me, SHM_LIM_SESSIONS), 2);
-    ck_assert_ptr_nonnull(wk_session_create(&fx.w, 1, 60000));
-    ck_assert_ptr_null(wk_session_create(&fx.w, 1, 60000));
+    ck_assert_ptr_nonnull(active(1));
+    ck_assert_ptr_null(active(1));
     /* Closing twice gives back once. */
     wk_session_close(&fx.w, s[0]);
     wk_session_close(&fx.w, s[0]);
@@ -93,8 +107,8 @@ START_TEST(test_pool_budget)
     /* The other worker dies: its share is ours to take. */
     shm_limits_reclaim(l, other);
     for (uint32_t i = 0; i < max - 2; i++)
-        ck_assert_ptr_nonnull(wk_session_create(&fx.w, 1, 60000));
-    ck_assert_ptr_null(wk_session_create(&fx.w, 1, 60000));
+        ck_assert_ptr_nonnull(active(1));
+    ck_assert_ptr_null(active(1));
     ck_assert_uint_eq(shm_limits_used(l, SHM_LIM_SESSIONS), max);
     ck_assert_uint_eq(fx.w.nsessions, max);
 }
@@ -114,6 +128,140 @@ START_TEST(test_pool_fini)
 }
 END_TEST
 
+/* ------------------------------------------------------------ admission */
+
+static uint64_t
+row_evicted(void)
+{
+    return atomic_load_explicit(&fx.w.row->sessions_evicted,
+                                memory_order_relaxed);
+}
+
+/*
+ * Issue 19: a pool full of sessions never activated gives the oldest one's
+ * slot to a new CreateSession; activated sessions never give way.
+ */
+START_TEST(test_evict_pool_full)
+{
+    uint32_t           max = fx.w.conf->max_sessions;
+    struct wk_session *s, *oldest = NULL, *next = NULL;
+    struct ua_nodeid   tok_oldest, tok_next;
+    uint64_t           allocs = atomic_load(&fx.w.row->allocations);
+
+    ck_assert_uint_ge(max, 8);
+    for (uint32_t i = 0; i < max; i++) {
+        fx.w.now_ms++;
+        /* Every other one activated; the unactivated oldest is slot 1. */
+        s = i % 2 == 0 ? active(1) : wk_session_create(&fx.w, 1, 60000);
+        ck_assert_ptr_nonnull(s);
+        if (i == 1)
+            oldest = s;
+        if (i == 3)
+            next = s;
+    }
+    tok_oldest = wk_session_token(oldest);
+    tok_next = wk_session_token(next);
+    ck_assert_uint_eq(row_evicted(), 0);
+    fx.w.now_ms++;
+    s = wk_session_create(&fx.w, 2, 60000);
+    ck_assert_ptr_eq(s, oldest);            /* its slot, a new session */
+    ck_assert_ptr_null(wk_session_find_by_token(&fx.w, &tok_oldest));
+    ck_assert_ptr_eq(wk_session_find_by_token(&fx.w, &tok_next), next);
+    ck_assert_uint_eq(row_evicted(), 1);
+    ck_assert_uint_eq(fx.w.nsessions, max);
+    ck_assert_uint_eq(row_sessions(), max);
+    /* Then the next oldest (slot 3), not the newest. */
+    ck_assert_ptr_eq(wk_session_create(&fx.w, 2, 60000), next);
+    ck_assert_uint_eq(row_evicted(), 2);
+    /* All activated: nothing gives way. */
+    for (uint32_t i = 0; i < max; i++)
+        if (!fx.w.sessions[i].activated)
+            ck_assert_uint_eq(wk_session_activate(&fx.w, &fx.w.sessions[i],
+                                                  fx.w.sessions[i].channel_id,
+                                                  WK_USER_ANONYMOUS),
+                              UA_GOOD);
+    ck_assert_ptr_null(wk_session_create(&fx.w, 2, 60000));
+    ck_assert_uint_eq(row_evicted(), 2);
+    ck_assert_uint_eq(fx.w.nsessions, max);
+    ck_assert_uint_eq(atomic_load(&fx.w.row->allocations), allocs);
+}
+END_TEST
+
+/*
+ * The server-wide budget full (another worker holds the rest) while the
+ * pool has room: this worker's own oldest unactivated session gives way;
+ * without one, BadTooManySessions (NULL) as before.
+ */
+START_TEST(test_evict_budget_full)
+{
+    struct shm_limits *l = shm_limits_of(&fx.w.seg);
+    uint32_t           max = fx.w.conf->max_sessions;
+    struct wk_session *a, *b, *c, *n;
+    unsigned           me = fx.w.slot, other = fx.w.slot + 1;
+
+    fx.w.budget = l;
+    ck_assert_int_eq(shm_limits_take(l, other, SHM_LIM_SESSIONS, max - 3,
+                                     max), 0);
+    a = active(1);
+    fx.w.now_ms++;
+    b = wk_session_create(&fx.w, 1, 60000);
+    fx.w.now_ms++;
+    c = wk_session_create(&fx.w, 1, 60000);
+    ck_assert(a != NULL && b != NULL && c != NULL);
+    ck_assert_uint_eq(shm_limits_used(l, SHM_LIM_SESSIONS), max);
+    fx.w.now_ms++;
+    n = wk_session_create(&fx.w, 2, 60000);
+    ck_assert_ptr_nonnull(n);
+    ck_assert(!b->used);                    /* the oldest unactivated */
+    ck_assert_uint_eq(row_evicted(), 1);
+    ck_assert_uint_eq(shm_limits_held(l, me, SHM_LIM_SESSIONS), 3);
+    ck_assert_uint_eq(shm_limits_used(l, SHM_LIM_SESSIONS), max);
+    ck_assert(c->used && !c->activated);
+    /* Everything of ours activated: the other worker's are not ours to
+     * close (they time out there). */
+    ck_assert_uint_eq(wk_session_activate(&fx.w, n, 2, WK_USER_ANONYMOUS),
+                      UA_GOOD);
+    ck_assert_uint_eq(wk_session_activate(&fx.w, c, 1, WK_USER_ANONYMOUS),
+                      UA_GOOD);
+    ck_assert_ptr_null(wk_session_create(&fx.w, 2, 60000));
+    ck_assert_uint_eq(shm_limits_held(l, me, SHM_LIM_SESSIONS), 3);
+    ck_assert_uint_eq(shm_limits_held(l, other, SHM_LIM_SESSIONS), max - 3);
+}
+END_TEST
+
+/*
+ * limits.max_unactivated_per_address: the cap-th session of one address
+ * is admitted, the next is not; other addresses, and the unknown address
+ * 0, are not affected; activating one makes room again.
+ */
+START_TEST(test_admit_per_address)
+{
+    struct shm_config *c = (struct shm_config *)fx.w.conf;
+    uint32_t           cap = c->max_unactivated_per_address;
+    struct wk_session *s, *first = NULL;
+
+    ck_assert_uint_eq(cap, 50);             /* the default */
+    c->max_unactivated_per_address = cap = 4;
+    for (uint32_t i = 0; i < cap; i++) {
+        ck_assert_uint_eq(wk_session_admit(&fx.w, 0xA), UA_GOOD);
+        s = wk_session_create(&fx.w, 1, 60000);
+        ck_assert_ptr_nonnull(s);
+        s->peer = 0xA;
+        if (first == NULL)
+            first = s;
+    }
+    ck_assert_uint_eq(wk_session_admit(&fx.w, 0xA),
+                      UA_BAD_TOO_MANY_SESSIONS);
+    ck_assert_uint_eq(wk_session_admit(&fx.w, 0xB), UA_GOOD);
+    ck_assert_uint_eq(wk_session_admit(&fx.w, 0), UA_GOOD);
+    /* An activated session no longer counts. */
+    ck_assert_uint_eq(wk_session_activate(&fx.w, first, 1,
+                                          WK_USER_ANONYMOUS), UA_GOOD);
+    ck_assert_uint_eq(wk_session_admit(&fx.w, 0xA), UA_GOOD);
+    c->max_unactivated_per_address = 50;
+}
+END_TEST
+
 /* ------------------------------------------------------------ tokens */
 
 START_TEST(test_token_lookup)
@@ -128,7 +276,10 @@ START_TEST(test_token_lookup)
     tb = wk_session_token(b);
     ck_assert_uint_eq(ta.ns, 0);
     ck_assert_uint_eq(ta.idtype, UA_IDTYPE_GUID);
-    ck_assert_uint_eq(ta.id.guid.data1, a->index);
+    /* data1: the worker slot + 1 in the top byte, the pool index below. */
+    ck_assert_uint_eq(ta.id.guid.data1 & WK_SESSION_INDEX_MAX, a->index);
+    ck_assert_uint_eq(ta.id.guid.data1 >> 24, fx.w.slot + 1);
+    ck_assert_int_eq(wk_session_token_slot(&fx.w, &ta), (int)fx.w.slot);
     ck_assert(!ua_nodeid_equal(&ta, &tb));
     ck_assert_ptr_eq(wk_session_find_by_token(&fx.w, &ta), a);
     ck_assert_ptr_eq(wk_session_find_by_token(&fx.w, &tb), b);
@@ -138,8 +289,14 @@ START_TEST(test_token_lookup)
     forged.id.guid.data4[7] ^= 1;
     ck_assert_ptr_null(wk_session_find_by_token(&fx.w, &forged));
     forged = ta;
-    forged.id.guid.data1 = fx.w.conf->max_sessions;     /* out of range */
+    forged.id.guid.data1 = ((fx.w.slot + 1) << 24)
+                           | fx.w.conf->max_sessions;   /* out of range */
     ck_assert_ptr_null(wk_session_find_by_token(&fx.w, &forged));
+    ck_assert_int_eq(wk_session_token_slot(&fx.w, &forged), -1);
+    forged = ta;
+    forged.id.guid.data1 = a->index;                    /* no worker */
+    ck_assert_ptr_null(wk_session_find_by_token(&fx.w, &forged));
+    ck_assert_int_eq(wk_session_token_slot(&fx.w, &forged), -1);
     forged = ta;
     forged.ns = 1;
     ck_assert_ptr_null(wk_session_find_by_token(&fx.w, &forged));
@@ -403,6 +560,55 @@ START_TEST(test_cp_limit_and_lookup)
 }
 END_TEST
 
+/*
+ * Sessions that moved here from another worker (worker/roam.c): adopted
+ * with their token, found through the guest table, gone from it when
+ * closed; the table keeps every other guest findable (backward-shift
+ * deletion), and a native token never finds a guest.
+ */
+START_TEST(test_guests)
+{
+    uint32_t           max = fx.w.conf->max_sessions;
+    struct wk_session  from, *g[64];
+    struct ua_nodeid   t;
+    uint32_t           n = max < 64 ? max : 64;
+
+    for (uint32_t i = 0; i < n; i++) {
+        memset(&from, 0, sizeof(from));
+        wk_session_random(&fx.w, &from.token, sizeof(from.token));
+        /* Made by worker slot+2 (another), some with clashing hashes. */
+        from.token.data1 = ((fx.w.slot + 2) << 24) | i;
+        if (i % 4 == 1)
+            memcpy(from.token.data4, g[i - 1]->token.data4, 8);
+        from.activated = 1;
+        from.user = WK_USER_ANONYMOUS;
+        from.timeout_ms = 60000;
+        g[i] = wk_session_adopt(&fx.w, &from);
+        ck_assert_ptr_nonnull(g[i]);
+        ck_assert(g[i]->guest);
+        ck_assert(g[i]->activated);
+        ck_assert_uint_eq(g[i]->channel_id, 0);
+    }
+    ck_assert_uint_eq(fx.w.nguests, n);
+    for (uint32_t i = 0; i < n; i++) {
+        t = wk_session_token(g[i]);
+        ck_assert_ptr_eq(wk_session_find_by_token(&fx.w, &t), g[i]);
+    }
+    /* Every other one goes: the rest stay findable. */
+    for (uint32_t i = 0; i < n; i += 2)
+        wk_session_close(&fx.w, g[i]);
+    ck_assert_uint_eq(fx.w.nguests, n - (n + 1) / 2);
+    for (uint32_t i = 1; i < n; i += 2) {
+        t = wk_session_token(g[i]);
+        ck_assert_ptr_eq(wk_session_find_by_token(&fx.w, &t), g[i]);
+    }
+    for (uint32_t i = 1; i < n; i += 2)
+        wk_session_close(&fx.w, g[i]);
+    ck_assert_uint_eq(fx.w.nguests, 0);
+    ck_assert_uint_eq(fx.w.nsessions, 0);
+}
+END_TEST
+
 static Suite *
 session_suite(void)
 {
@@ -416,6 +622,9 @@ session_suite(void)
     tcase_add_test(tc, test_pool_full);
     tcase_add_test(tc, test_pool_budget);
     tcase_add_test(tc, test_pool_fini);
+    tcase_add_test(tc, test_evict_pool_full);
+    tcase_add_test(tc, test_evict_budget_full);
+    tcase_add_test(tc, test_admit_per_address);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("tokens");
@@ -445,6 +654,7 @@ session_suite(void)
     tcase_set_timeout(tc, 20);
     tcase_add_test(tc, test_activate_rules);
     tcase_add_test(tc, test_channel_closed);
+    tcase_add_test(tc, test_guests);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("continuation points");

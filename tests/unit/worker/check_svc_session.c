@@ -246,14 +246,21 @@ START_TEST(test_too_many_sessions)
     ck_assert_uint_eq(fx_create(CH_A, 60000, &cs, &first), UA_GOOD);
     for (uint32_t i = 1; i < max; i++)
         ck_assert_uint_eq(fx_create(CH_A, 60000, &cs, &t), UA_GOOD);
-    /* docs/security.md case 52, never activated. */
-    ck_assert_uint_eq(fx_create(CH_B, 60000, &cs, &t),
-                      UA_BAD_TOO_MANY_SESSIONS);
+    /* docs/security.md case 52, never activated: the oldest gives way
+     * to a new CreateSession (issue 19), the rest stay. */
+    ck_assert_uint_eq(fx_create(CH_B, 60000, &cs, &t), UA_GOOD);
+    ck_assert_uint_eq(fx_activate(CH_A, &first), UA_BAD_SESSION_ID_INVALID);
+    ck_assert_uint_eq(fx.w.nsessions, max);
     /* Unactivated sessions time out, so clients recover. */
     fx.w.now_ms += WK_SESSION_ACTIVATE_MS;
     ck_assert_uint_eq(wk_session_expire(&fx.w, fx.w.now_ms), max);
-    ck_assert_uint_eq(fx_create(CH_B, 60000, &cs, &t), UA_GOOD);
-    ck_assert_uint_eq(fx_activate(CH_A, &first), UA_BAD_SESSION_ID_INVALID);
+    /* A pool full of activated sessions refuses the next one. */
+    for (uint32_t i = 0; i < max; i++) {
+        ck_assert_uint_eq(fx_create(CH_B, 60000, &cs, &t), UA_GOOD);
+        ck_assert_uint_eq(fx_activate(CH_B, &t), UA_GOOD);
+    }
+    ck_assert_uint_eq(fx_create(CH_A, 60000, &cs, &t),
+                      UA_BAD_TOO_MANY_SESSIONS);
 }
 END_TEST
 
