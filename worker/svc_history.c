@@ -831,6 +831,11 @@ wk_svc_history_processed_one(struct wk_svc_ctx *ctx, struct wk_history *h,
         res->status_code = UA_BAD_HISTORY_OPERATION_INVALID;
         return;
     }
+    if (all > UINT32_MAX) {
+        /* More pages than a continuation point counts. */
+        res->status_code = UA_BAD_TOO_MANY_OPERATIONS;
+        return;
+    }
     st = wk_svc_history_processed_page(ctx, node, info->nodeid, all, cpb,
                                        &k0, &cp);
     if (st != UA_GOOD) {
