@@ -357,6 +357,10 @@ CHECK_PROGS += $(INTEG)/integ_sim
 # nothing committed lost, a restart keeping the history
 # (tests/integ/integ_history.c).
 CHECK_PROGS += $(INTEG)/integ_history
+# Part 13's example tables through the whole server: HistoryUpdate Insert
+# of the raw tables, every aggregate read back by ReadProcessed
+# (tests/integ/integ_hist_p13.c).
+CHECK_PROGS += $(INTEG)/integ_hist_p13
 # The MQTT feed: two brokers fed by one mosquitto, the size limit, the
 # MQTT broker killed and restarted, TLS, a password, a silent peer, a kept
 # session (tests/integ/integ_mqtt.c).

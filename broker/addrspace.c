@@ -34,6 +34,7 @@
 
 /* AccessLevel's HistoryRead bit (Part 3 §8.57). */
 #define BK_AS_ACCESS_HISTORY_READ 0x04u
+#define BK_AS_ACCESS_HISTORY_WRITE 0x08u  /* operators only (worker/attr.c) */
 
 #define BK_DEMO_FOLDERS   7
 #define BK_DEMO_BUILTINS  25
@@ -599,9 +600,10 @@ full:
 }
 
 
-/* Node idx historized: Historizing, and HistoryRead in AccessLevel and
- * UserAccessLevel (Part 3 §5.6.2, §8.57).  0, or -1 when it is not a
- * Variable with a value. */
+/* Node idx historized: Historizing, and HistoryRead and HistoryWrite in
+ * AccessLevel and UserAccessLevel (Part 3 §5.6.2, §8.57; a session's
+ * UserAccessLevel has HistoryWrite for operators only).  0, or -1 when it
+ * is not a Variable with a value. */
 static int
 bk_as_history_one(struct bk_addrspace *as, uint32_t idx)
 {
@@ -613,8 +615,10 @@ bk_as_history_one(struct bk_addrspace *as, uint32_t idx)
     if (n->node_class != SHM_NC_VARIABLE || n->u.var.slot == SHM_NONE)
         return -1;
     n->flags |= SHM_NF_HISTORIZING;
-    n->access_level_ex |= BK_AS_ACCESS_HISTORY_READ;
-    n->user_access_level |= BK_AS_ACCESS_HISTORY_READ;
+    n->access_level_ex |= BK_AS_ACCESS_HISTORY_READ
+                          | BK_AS_ACCESS_HISTORY_WRITE;
+    n->user_access_level |= BK_AS_ACCESS_HISTORY_READ
+                            | BK_AS_ACCESS_HISTORY_WRITE;
     return 0;
 }
 

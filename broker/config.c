@@ -369,6 +369,12 @@ static const struct bk_conf_key bk_conf_keys[] = {
         1000000, "values one HistoryRead returns per node at most (then a "
         "continuation point; HistoryServerCapabilities "
         "MaxReturnDataValues)"),
+    U32("history", "max_update_nodes", history_max_update_nodes, "100", 1,
+        10000, "HistoryUpdateDetails one HistoryUpdate takes at most "
+        "(OperationLimits MaxNodesPerHistoryUpdateData)"),
+    U32("history", "pending_updates", history_pending_updates, "16", 1,
+        1024, "HistoryUpdates one worker has waiting for the historian at "
+        "most"),
     BOOL("history", "sync", history_sync, "true",
          "fsync each write transaction (off: a kill -9 still loses "
          "nothing committed, a power loss may)"),
@@ -981,4 +987,6 @@ bk_config_history_snapshot(const struct bk_config *c, struct shm_config *s)
                                   sizeof(s->history_dir)) != 0)
         s->history_dir[0] = '\0';
     s->history_max_values = c->history_max_values;
+    s->history_max_update_nodes = c->history_max_update_nodes;
+    s->history_pending_updates = c->history_pending_updates;
 }

@@ -154,6 +154,8 @@ struct bk_config {
     /* Not a key: where the reader puts the [alarm NAME] sections (NULL:
      * they are skipped; a SIGHUP reload leaves them alone). */
     struct bk_alarmcfg *alarms;
+    uint32_t history_max_update_nodes;      /* details per HistoryUpdate */
+    uint32_t history_pending_updates;       /* per worker */
     /* [limits]: accepting */
     uint32_t accept_rate;                   /* per second; 0 unlimited */
     uint32_t accept_burst;

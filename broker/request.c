@@ -40,6 +40,10 @@ static void bk_request_call_rec(struct bk_request *r,
 static void bk_request_event_rec(struct bk_request *r,
                                  struct bk_request_worker *rw,
                                  const uint8_t *rec, uint32_t len);
+static void bk_request_hupd_rec(struct bk_request *r,
+                                struct bk_request_worker *rw, uint32_t len);
+static int bk_request_relay(struct bk_request_worker *dst, uint8_t *rec,
+                            uint32_t len);
 static uint32_t bk_request_room(const struct bk_request_worker *rw);
 static void bk_request_close_results(struct bk_request_worker *rw);
 static inline bool bk_request_result(struct bk_request_worker *rw,
@@ -64,6 +68,7 @@ bk_request_init(struct bk_request *r, struct bk_addrspace *as,
 {
     memset(r, 0, sizeof(*r));
     r->linger_fd = -1;
+    r->historian = c->history_enabled ? c->workers : UINT32_MAX;
     r->as = as;
     r->fo = fo;
     r->base = base;
@@ -511,6 +516,88 @@ bk_request_event_rec(struct bk_request *r, struct bk_request_worker *rw,
 }
 
 /*
+ * Copy the record rec[len] into dst's reply outbox as it is (its nslots
+ * for dst's slots).  0; -EPIPE when dst is not up; -EMSGSIZE larger than
+ * its ring; -ENOSPC no room even after a push.
+ */
+static int
+bk_request_relay(struct bk_request_worker *dst, uint8_t *rec, uint32_t len)
+{
+    const uint32_t    ss = dst->reply.slot_size;
+    struct shm_fo_hdr h;
+    uint32_t          nslots = shm_fo_slots(len, ss);
+
+    if (!dst->up || dst->out == NULL)
+        return -EPIPE;
+    if (nslots > dst->reply.size || nslots > UINT16_MAX)
+        return -EMSGSIZE;
+    bk_request_close_results(dst);
+    if ((uint64_t)dst->out_len + (uint64_t)nslots * ss > dst->out_cap) {
+        bk_request_push_replies(dst);
+        if ((uint64_t)dst->out_len + (uint64_t)nslots * ss > dst->out_cap)
+            return -ENOSPC;
+    }
+    memcpy(&h, rec, sizeof(h));
+    h.nslots = (uint16_t)nslots;
+    memcpy(rec, &h, sizeof(h));
+    memcpy(dst->out + dst->out_len, rec, len);
+    memset(dst->out + dst->out_len + len, 0, (size_t)nslots * ss - len);
+    dst->out_len += nslots * ss;
+    return 0;
+}
+
+/*
+ * HistoryUpdate's records (shm/fanout.h): a worker's SHM_FO_HUPD goes to
+ * the historian with the asker stamped on it (answered here, Bad, when it
+ * cannot: the worker's outbox has the room, the drain made sure); the
+ * historian's SHM_FO_HUPD_RESULT goes to the asker when it is still the
+ * same process (else, or without room, dropped: the worker gives up on
+ * it, worker/svc_histupd.c).
+ */
+static void
+bk_request_hupd_rec(struct bk_request *r, struct bk_request_worker *rw,
+                    uint32_t len)
+{
+    struct shm_fo_hupd        u;
+    struct shm_fo_hupd_result res;
+    struct bk_request_worker *dst;
+    int                       rc = -EPIPE;
+
+    if (rw->slot == r->historian) {
+        memcpy(&res, r->in, sizeof(res));
+        if (res.hdr.kind != SHM_FO_HUPD_RESULT || res.worker >= r->n
+            || res.worker == r->historian || r->w[res.worker].gen != res.gen
+            || bk_request_relay(&r->w[res.worker], r->in, len) != 0)
+            shm_log(SHM_LOG_WARNING, "history update result for worker %u "
+                    "dropped", res.worker);
+        return;
+    }
+    memcpy(&u, r->in, sizeof(u));
+    if (u.hdr.kind != SHM_FO_HUPD)      /* a worker sends no results */
+        return;
+    u.worker = rw->slot;
+    u.gen = rw->gen;
+    memcpy(r->in, &u, sizeof(u));
+    if (r->historian < r->n) {
+        dst = &r->w[r->historian];
+        rc = bk_request_relay(dst, r->in, len);
+    }
+    if (rc == 0)
+        return;
+    memset(&res, 0, sizeof(res));
+    res.hdr.kind = SHM_FO_HUPD_RESULT;
+    res.hdr.len = sizeof(res);
+    res.id = u.id;
+    res.op = u.op;
+    res.worker = u.worker;
+    res.gen = u.gen;
+    /* No historian now (restarting), or no room for the record. */
+    res.status = rc == -EMSGSIZE ? UA_BAD_REQUEST_TOO_LARGE
+                                 : UA_BAD_RESOURCE_UNAVAILABLE;
+    (void)bk_request_relay(rw, (uint8_t *)&res, sizeof(res));
+}
+
+/*
  * Take rw's request records, apply them, gather their results.  The
  * number of records taken.
  */
@@ -550,6 +637,11 @@ bk_request_drain(struct bk_request *r, struct bk_request_worker *rw)
         else if (h.kind == SHM_FO_CALL
                  && h.len >= sizeof(struct shm_fo_call))
             bk_request_call_rec(r, rw, h.len);
+        else if ((h.kind == SHM_FO_HUPD
+                  && h.len >= sizeof(struct shm_fo_hupd))
+                 || (h.kind == SHM_FO_HUPD_RESULT
+                     && h.len >= sizeof(struct shm_fo_hupd_result)))
+            bk_request_hupd_rec(r, rw, h.len);
         else if (h.kind == SHM_FO_EVENT && h.len > sizeof(h))
             bk_request_event_rec(r, rw, r->in + sizeof(h),
                                  h.len - (uint32_t)sizeof(h));

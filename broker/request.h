@@ -99,6 +99,7 @@ struct bk_request {
     struct bk_fanout       *fo;
     struct event_base      *base;
     unsigned                n;          /* worker slots with rings */
+    unsigned                historian;  /* its slot, UINT32_MAX: none */
     struct bk_request_worker w[SHM_WORKERS_MAX];
     struct bk_write         write;      /* the Write service */
     int64_t                 now;        /* DateTime of this iteration */

@@ -364,21 +364,25 @@ bk_server_init(struct bk_server *s, const struct shm_nodestore *ns,
 /*
  * What the history offers (issue 18; Part 11 §5.4.2
  * HistoryServerCapabilities, Part 5 OperationLimits): HistoryRead of data
- * (raw and at-time) when history.enabled, at most max_nodes_per_read
- * nodes and history.max_return_values values per node; no event
- * history and no HistoryUpdate yet.
+ * (raw, at-time and processed) when history.enabled, at most
+ * max_nodes_per_read nodes and history.max_return_values values per node;
+ * HistoryUpdate's Insert, Replace, Update, DeleteRaw and DeleteAtTime
+ * (worker/svc_histupd.c) of at most history.max_update_nodes details; no
+ * event history and no annotations yet.
  */
 static void
 bk_server_history(struct bk_server *s, const struct bk_config *c,
                   int64_t now)
 {
-    static const uint32_t no[] = {
-        UA_NS0ID_HISTORYSERVERCAPABILITIES_ACCESSHISTORYEVENTSCAPABILITY,
+    static const uint32_t upd[] = {
         UA_NS0ID_HISTORYSERVERCAPABILITIES_INSERTDATACAPABILITY,
         UA_NS0ID_HISTORYSERVERCAPABILITIES_REPLACEDATACAPABILITY,
         UA_NS0ID_HISTORYSERVERCAPABILITIES_UPDATEDATACAPABILITY,
         UA_NS0ID_HISTORYSERVERCAPABILITIES_DELETERAWCAPABILITY,
         UA_NS0ID_HISTORYSERVERCAPABILITIES_DELETEATTIMECAPABILITY,
+    };
+    static const uint32_t no[] = {
+        UA_NS0ID_HISTORYSERVERCAPABILITIES_ACCESSHISTORYEVENTSCAPABILITY,
         UA_NS0ID_HISTORYSERVERCAPABILITIES_INSERTANNOTATIONCAPABILITY,
         UA_NS0ID_HISTORYSERVERCAPABILITIES_INSERTEVENTCAPABILITY,
         UA_NS0ID_HISTORYSERVERCAPABILITIES_REPLACEEVENTCAPABILITY,
@@ -388,6 +392,7 @@ bk_server_history(struct bk_server *s, const struct bk_config *c,
     bool     on = c->history_enabled != 0, off = false, yes = true;
     uint32_t nodes = on ? c->max_nodes_per_read : 0;
     uint32_t values = on ? c->history_max_values : 0, zero = 0;
+    uint32_t unodes = on ? c->history_max_update_nodes : 0;
 
     bk_server_scalar(s, UA_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_MAXNODESPERHISTORYREADDATA,
                      UA_BT_UINT32, &nodes, now);
@@ -399,6 +404,10 @@ bk_server_history(struct bk_server *s, const struct bk_config *c,
                      UA_BT_UINT32, &zero, now);
     bk_server_scalar(s, UA_NS0ID_HISTORYSERVERCAPABILITIES_SERVERTIMESTAMPSUPPORTED,
                      UA_BT_BOOLEAN, &yes, now);
+    bk_server_scalar(s, UA_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_MAXNODESPERHISTORYUPDATEDATA,
+                     UA_BT_UINT32, &unodes, now);
+    for (size_t i = 0; i < sizeof(upd) / sizeof(upd[0]); i++)
+        bk_server_scalar(s, upd[i], UA_BT_BOOLEAN, &on, now);
     for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
         bk_server_scalar(s, no[i], UA_BT_BOOLEAN, &off, now);
 }

@@ -39,6 +39,23 @@
  *                       (the broker packs the replies of consecutive
  *                       records of one request into one record)
  *
+ *   HistoryUpdate (issue 18; docs/design-notes.md D87), through the
+ *   broker to the historian, the history store's one writer, and back:
+ *     SHM_FO_HUPD       worker request ring -> historian reply ring:
+ *                       struct shm_fo_hupd, then count items: for an
+ *                       insert, replace or update a uint32 length and
+ *                       that many bytes of encoded DataValue (Part 6
+ *                       §5.2.2.17), padded to SHM_FO_WOP_ALIGN; for a
+ *                       delete at times a int64 DateTime each; none for a
+ *                       delete of a range.  The broker stamps worker and
+ *                       gen (the asker) before it passes the record on.
+ *     SHM_FO_HUPD_RESULT historian request ring -> the asking worker's
+ *                       reply ring (when it is still the same process):
+ *                       struct shm_fo_hupd_result, then count uint32
+ *                       StatusCodes, one per item.  The broker answers a
+ *                       SHM_FO_HUPD itself (status Bad, count 0) when there
+ *                       is no historian or no room for the record.
+ *
  *   notification ring, broker -> worker
  *     struct shm_block_handle (layout.h), one per slot; the block holds
  *     struct shm_block_rec records whose `slot` is the VALUE SLOT index
@@ -102,8 +119,12 @@ enum shm_fo_kind {
     SHM_FO_RESULTS = 2,         /* reply ring */
     SHM_FO_CALL = 3,            /* request ring: a method call */
     SHM_FO_CALL_RESULT = 4,     /* reply ring: its answer */
-    SHM_FO_EVENT = 5            /* request ring: an event of the worker's
+    SHM_FO_EVENT = 5,           /* request ring: an event of the worker's
                                    (the event record after the header) */
+    SHM_FO_HUPD = 6,            /* request ring, then the historian's
+                                   reply ring: one HistoryUpdateDetails */
+    SHM_FO_HUPD_RESULT = 7      /* the historian's request ring, then the
+                                   asking worker's reply ring */
 };
 
 /* The first 8 bytes of every record. */
@@ -191,6 +212,42 @@ struct shm_fo_call_result {
     uint32_t pad;
 };
 static_assert(sizeof(struct shm_fo_call_result) == 32, "fo call result");
+
+/* struct shm_fo_hupd.what: Part 11 §6.8's operations. */
+enum shm_fo_hupd_what {
+    SHM_FO_HUPD_INSERT = 1,     /* UpdateDataDetails, PerformUpdateType */
+    SHM_FO_HUPD_REPLACE = 2,
+    SHM_FO_HUPD_UPDATE = 3,
+    SHM_FO_HUPD_DELETE_RAW = 4, /* DeleteRawModifiedDetails: [lo, hi) */
+    SHM_FO_HUPD_DELETE_AT = 5   /* DeleteAtTimeDetails */
+};
+
+/* One HistoryUpdateDetails of a request, its node resolved. */
+struct shm_fo_hupd {
+    struct shm_fo_hdr hdr;      /* kind SHM_FO_HUPD */
+    uint32_t id;                /* the worker's pending HistoryUpdate */
+    uint32_t op;                /* index in the request */
+    uint32_t worker;            /* the asker's slot (set by the broker) */
+    uint32_t gen;               /* its generation (set by the broker) */
+    uint64_t key;               /* the node's history key (hist/store.h) */
+    int64_t  lo, hi;            /* SHM_FO_HUPD_DELETE_RAW's range */
+    uint16_t what;              /* enum shm_fo_hupd_what */
+    uint16_t pad;
+    uint32_t count;             /* items that follow */
+};
+static_assert(sizeof(struct shm_fo_hupd) == 56, "fo hupd");
+
+/* The answer to one SHM_FO_HUPD; count uint32 StatusCodes follow. */
+struct shm_fo_hupd_result {
+    struct shm_fo_hdr hdr;      /* kind SHM_FO_HUPD_RESULT */
+    uint32_t id;
+    uint32_t op;
+    uint32_t worker;
+    uint32_t gen;
+    uint32_t status;            /* the details' StatusCode */
+    uint32_t count;
+};
+static_assert(sizeof(struct shm_fo_hupd_result) == 32, "fo hupd result");
 
 /* Slots a record of len bytes takes in slot_size-byte slots. */
 static inline uint32_t

@@ -345,6 +345,8 @@ struct shm_config {
      * the values one HistoryRead returns per node at most. */
     char     history_dir[SHM_HISTORY_DIR_MAX];
     uint32_t history_max_values;        /* history.max_return_values */
+    uint32_t history_max_update_nodes;  /* history.max_update_nodes */
+    uint32_t history_pending_updates;   /* history.pending_updates */
     uint32_t max_unactivated_per_address;   /* limits.*: sessions not
                                              * activated per client IP
                                              * address (worker) */

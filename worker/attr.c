@@ -317,6 +317,9 @@ wk_attr_variant(const struct wk_attr_ctx *ctx, uint32_t i, uint32_t aid,
          * TimestampWrite (Part 3 §8.57). */
         if (!wk_session_may_write(w, ctx->session))
             *(uint8_t *)p &= (uint8_t)~(0x02 | 0x08 | 0x20 | 0x40);
+        /* HistoryWrite: operators only (worker/svc_histupd.c). */
+        if (ctx->session == NULL || ctx->session->user != WK_USER_OPERATOR)
+            *(uint8_t *)p &= (uint8_t)~0x08;
         break;
     case UA_ATTR_MINIMUMSAMPLINGINTERVAL:
         *(double *)p = n->min_sampling;

@@ -26,6 +26,14 @@
  * timestamps of one slot strictly increase) and is dropped.  Once a
  * minute retention drops what is too old or over the size limit.
  *
+ * HistoryUpdate (docs/design-notes.md D87): the workers' SHM_FO_HUPD
+ * records come on our reply ring through the broker; each is applied in
+ * its own write transactions after the batch so far is committed (an
+ * insert finds the values that came before it), and answered with a
+ * SHM_FO_HUPD_RESULT on our request ring, one StatusCode per value or
+ * time.  An answer that finds the outbox full is dropped and counted (the
+ * worker gives up on it).
+ *
  * A full store (the map or the disk) stops history writing: one error
  * line, the batches dropped and counted, and a new try after each
  * pruning; never an exit (a respawn would not make room).
@@ -51,9 +59,12 @@
 #include "link.h"
 #include "loop.h"
 #include "node.h"
+#include "outbox.h"
 #include "proto/codec.h"
+#include "proto/status_gen.h"
 #include "proto/types_gen.h"
 #include "proto/version.h"
+#include "shm/fanout.h"
 #include "shm/layout.h"
 #include "shm/log.h"
 #include "shm/nodestore.h"
@@ -91,6 +102,9 @@ struct wk_historian {
     uint8_t          *buf;
     size_t            used, buf_cap;
     uint8_t          *one;          /* a slot's value read back */
+    uint8_t          *res;          /* a HistoryUpdate's answer */
+    uint32_t          res_cap;
+    uint64_t          updates, updates_lost;
     struct event      flush_ev;
     struct event      sigterm, sigint;
     uint32_t          prune_in;     /* seconds to the next pruning */
@@ -129,6 +143,9 @@ static int wk_historian_oldest(void *arg, uint64_t key,
                                const struct hs_node *nd,
                                const uint8_t *nodeid, size_t len);
 static void wk_historian_on_signal(evutil_socket_t fd, short what, void *arg);
+static void wk_historian_on_update(void *arg, const uint8_t *rec,
+                                   uint32_t len);
+static ua_status wk_historian_status(int rc);
 
 /* A decimal number in [0, max]: 0, or -1. */
 static int
@@ -482,6 +499,107 @@ wk_historian_flush(struct wk_historian *h)
     wk_historian_publish(h, false);
 }
 
+/* A store error as a HistoryUpdate's StatusCode. */
+static ua_status
+wk_historian_status(int rc)
+{
+    switch (rc) {
+    case -EINVAL:
+        return UA_BAD_INVALID_TIMESTAMP;    /* no source timestamp */
+    case -ENOENT:
+        return UA_BAD_HISTORY_OPERATION_UNSUPPORTED;
+    case -ENOSPC:
+        return UA_BAD_RESOURCE_UNAVAILABLE;
+    default:
+        return UA_BAD_INTERNAL_ERROR;
+    }
+}
+
+/*
+ * One HistoryUpdateDetails from a worker (SHM_FO_HUPD, through the
+ * broker): applied to the store, answered with a StatusCode per item.
+ */
+static void
+wk_historian_on_update(void *arg, const uint8_t *rec, uint32_t len)
+{
+    struct wk_historian      *h = arg;
+    struct shm_fo_hupd        u;
+    struct shm_fo_hupd_result res;
+    const uint8_t            *p = rec + sizeof(u), *end = rec + len;
+    uint32_t                  k, st;
+    uint64_t                  n;
+    int                       rc;
+
+    if (len < sizeof(u))
+        return;
+    memcpy(&u, rec, sizeof(u));
+    if ((uint64_t)u.count * 4 > h->res_cap - sizeof(res))
+        u.count = 0;                    /* not a record we sent */
+    memset(&res, 0, sizeof(res));
+    res.hdr.kind = SHM_FO_HUPD_RESULT;
+    res.id = u.id;
+    res.op = u.op;
+    res.worker = u.worker;
+    res.gen = u.gen;
+    res.status = UA_GOOD;
+    res.count = u.count;
+    /* What came before the update is in the store first. */
+    wk_historian_flush(h);
+    h->updates++;
+    for (k = 0; k < u.count; k++) {
+        enum hs_outcome out;
+        uint32_t        dl;
+
+        st = UA_BAD_INTERNAL_ERROR;
+        if (u.what >= SHM_FO_HUPD_INSERT && u.what <= SHM_FO_HUPD_UPDATE
+            && end - p >= 4) {
+            memcpy(&dl, p, 4);
+            if (dl <= (uint64_t)(end - p) - 4) {
+                rc = hs_store_update(h->store, u.key, (enum hs_upd)u.what,
+                                     p + 4, dl, &out);
+                st = rc != 0 ? wk_historian_status(rc)
+                     : out == HS_INSERTED ? UA_GOOD_ENTRY_INSERTED
+                     : out == HS_REPLACED ? UA_GOOD_ENTRY_REPLACED
+                     : out == HS_EXISTS ? UA_BAD_ENTRY_EXISTS
+                                        : UA_BAD_NO_ENTRY_EXISTS;
+                p += (4 + (uint64_t)dl + SHM_FO_WOP_ALIGN - 1)
+                     & ~(uint64_t)(SHM_FO_WOP_ALIGN - 1);
+            } else {
+                p = end;
+            }
+        } else if (u.what == SHM_FO_HUPD_DELETE_AT && end - p >= 8) {
+            int64_t t;
+
+            memcpy(&t, p, 8);
+            p += 8;
+            rc = hs_store_delete_at(h->store, u.key, t, &n);
+            st = rc != 0 ? wk_historian_status(rc)
+                 : n == 0 ? UA_BAD_NO_ENTRY_EXISTS : UA_GOOD;
+        }
+        if (p > end)
+            p = end;
+        memcpy(h->res + sizeof(res) + (size_t)k * 4, &st, 4);
+    }
+    if (u.what == SHM_FO_HUPD_DELETE_RAW) {
+        rc = hs_store_delete_range(h->store, u.key, u.lo, u.hi, &n);
+        res.status = rc != 0 ? wk_historian_status(rc)
+                     : n == 0 ? UA_GOOD_NO_DATA : UA_GOOD;
+    } else if (u.what < SHM_FO_HUPD_INSERT
+               || u.what > SHM_FO_HUPD_DELETE_AT) {
+        res.status = UA_BAD_HISTORY_OPERATION_INVALID;
+    }
+    memcpy(h->res, &res, sizeof(res));
+    if (wk_outbox_rec(&h->link.out, h->res,
+                      (uint32_t)(sizeof(res) + (size_t)u.count * 4)) != 0) {
+        h->updates_lost++;
+        shm_log(SHM_LOG_WARNING, "history update answer for worker %u "
+                "lost (request ring full)", u.worker);
+        return;
+    }
+    wk_link_push(&h->link);
+    wk_historian_publish(h, false);
+}
+
 /* Our counters and the store's totals into our row, for /stats and
  * /metrics (broker/stats.c); oldest: walk the nodes for the oldest value
  * too (after pruning, once a minute). */
@@ -668,6 +786,17 @@ main(int argc, char **argv)
 
         wk_link_set_notify(&h.link, &n, &h);
     }
+    /* A HistoryUpdate answer: a status per item, items of 8 bytes at
+     * least, a record a reply ring at most. */
+    h.res_cap = (uint32_t)sizeof(struct shm_fo_hupd_result)
+                + h.link.reply.size * h.link.reply.slot_size / 2;
+    h.res = malloc(h.res_cap);
+    if (h.res == NULL
+        || wk_link_on_reply(&h.link, SHM_FO_HUPD, wk_historian_on_update,
+                            &h) != 0) {
+        shm_log(SHM_LOG_ERROR, "historian: out of memory");
+        goto out_link;
+    }
     if (wk_historian_nodes(&h) != 0)
         goto out_link;
     wk_historian_flush(&h);
@@ -709,6 +838,7 @@ out_seg:
     free(h.in);
     free(h.buf);
     free(h.one);
+    free(h.res);
     free(h.keys);
     free(h.srv);
     shm_log_level_at(NULL);

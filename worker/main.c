@@ -68,6 +68,7 @@
 #include "svc_browse.h"
 #include "svc_call.h"
 #include "svc_discovery.h"
+#include "svc_histupd.h"
 #include "svc_history.h"
 #include "svc_read.h"
 #include "svc_session.h"
@@ -383,6 +384,8 @@ wk_main_layers(struct wk_main *m, int lfd)
     if (rc == 0) {
         what = "history";
         rc = wk_svc_history_init(w);
+        if (rc == 0)
+            rc = wk_svc_histupd_init(w);
     }
     if (rc == 0) {
         what = "browse cache";
@@ -434,6 +437,7 @@ wk_main_clear(struct wk_main *m)
     wk_svc_call_clear(&m->calls);
     wk_svc_write_clear(&m->writes);
     wk_svc_browse_fini(w);
+    wk_svc_histupd_fini(w);
     wk_svc_history_fini(w);
     wk_svc_fini(w);
     wk_login_fini(w);

@@ -268,6 +268,31 @@ wk_outbox_call(struct wk_outbox *ob, uint32_t id, uint32_t op,
 }
 
 int
+wk_outbox_rec(struct wk_outbox *ob, uint8_t *rec, uint32_t len)
+{
+    struct shm_fo_hdr h;
+    uint32_t          ss = ob->slot_size, nslots, start;
+
+    if (len < sizeof(h))
+        return -EMSGSIZE;
+    nslots = shm_fo_slots(len, ss);
+    if (nslots > ob->ring_slots || nslots > UINT16_MAX)
+        return -EMSGSIZE;
+    ob->open_off = UINT32_MAX;          /* a Write after it starts anew */
+    start = ob->len;
+    if ((uint64_t)start + (uint64_t)nslots * ss > ob->cap)
+        return -ENOSPC;
+    memcpy(&h, rec, sizeof(h));
+    h.nslots = (uint16_t)nslots;
+    h.len = len;
+    memcpy(ob->buf + start, &h, sizeof(h));
+    memcpy(ob->buf + start + sizeof(h), rec + sizeof(h), len - sizeof(h));
+    memset(ob->buf + start + len, 0, (size_t)nslots * ss - len);
+    ob->len = start + nslots * ss;
+    return 0;
+}
+
+int
 wk_outbox_event(struct wk_outbox *ob, const uint8_t *rec, uint32_t len)
 {
     struct shm_fo_hdr h;

@@ -104,6 +104,14 @@ ua_status wk_outbox_call(struct wk_outbox *ob, uint32_t id, uint32_t op,
  */
 int wk_outbox_event(struct wk_outbox *ob, const uint8_t *rec, uint32_t len);
 
+/*
+ * One record rec[len] as it is: a struct shm_fo_hdr first with its kind
+ * set (nslots and len are set here), then its bytes (HistoryUpdate's,
+ * shm/fanout.h SHM_FO_HUPD and SHM_FO_HUPD_RESULT).  0; -EMSGSIZE larger
+ * than the ring; -ENOSPC when the outbox is full.
+ */
+int wk_outbox_rec(struct wk_outbox *ob, uint8_t *rec, uint32_t len);
+
 /* ------------------------------------------- the inline Write path */
 
 /*

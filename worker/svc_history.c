@@ -33,10 +33,10 @@
  * numValuesPerNode; a bound the store has no value for is a DataValue
  * with BadBoundNotFound at its time.
  *
- * An IndexRange (raw reads; at-time not yet) cuts each value
- * (proto/indexrange.h): those values are decoded and encoded again; a
- * value it selects nothing of is BadIndexRangeNoData with its
- * timestamps.
+ * An IndexRange (raw and at-time reads; processed not yet) cuts each
+ * value (proto/indexrange.h): those values are decoded and encoded again;
+ * a value it selects nothing of is BadIndexRangeNoData with its
+ * timestamps, a range that does not parse BadIndexRangeInvalid.
  *
  * ReadProcessedDetails (Part 11 §6.4.4): one aggregate per node, from
  * Part 13's engine (proto/aggregate.h) over the node's raw samples of the
@@ -44,9 +44,9 @@
  * value that is no number is Bad data), with the request's
  * AggregateConfiguration or the defaults (TreatUncertainAsBad false,
  * PercentDataBad and PercentDataGood 100, no sloped extrapolation; no
- * node is Stepped yet); an unknown aggregate BadAggregateNotSupported,
- * more intervals than history.max_return_values BadTooManyOperations
- * (no continuation points for processed reads yet), more than
+ * node is Stepped yet); an unknown aggregate BadAggregateNotSupported;
+ * more intervals than history.max_return_values are paged through
+ * continuation points (each page computed from its own range); more than
  * WK_SVC_HISTORY_AGG_MAX raw samples BadResourceUnavailable.
  *
  * Not yet (BadHistoryOperationUnsupported): isReadModified,
@@ -79,6 +79,7 @@
 #include "svc.h"
 
 #define WK_SVC_HISTORY_CP_MARK     0xFFu       /* wk_session_cp.direction */
+#define WK_SVC_HISTORY_CP_PROC     0xFEu       /* the same, ReadProcessed's */
 #define WK_SVC_HISTORY_RETRY_MS    1000u       /* a store that would not open */
 #define WK_SVC_HISTORY_ACCESS_READ 0x04u       /* AccessLevel HistoryRead */
 /* StatusCode InfoType DataValue and the Interpolated historian bits
@@ -131,6 +132,9 @@ static bool wk_svc_history_near(struct wk_history *h, uint64_t key,
                                 int64_t t, bool before, int64_t *at);
 static void wk_svc_history_no_bound(int64_t t, enum hs_ts ts,
                                     struct ua_datavalue *out);
+static ua_status wk_svc_history_cut(struct wk_svc_ctx *ctx,
+                                    const struct ua_indexrange *r,
+                                    struct ua_datavalue *dv);
 static ua_status wk_svc_history_ranged(struct wk_svc_ctx *ctx,
                                        const struct ua_indexrange *r,
                                        struct ua_datavalue *dv);
@@ -143,13 +147,18 @@ static void wk_svc_history_at_one(struct wk_svc_ctx *ctx,
                                   struct wk_history *h, uint32_t node,
                                   const struct ua_read_at_time_details *d,
                                   enum hs_ts ts,
+                                  const struct ua_indexrange *range,
                                   struct ua_history_read_result *res);
 static void wk_svc_history_agg_sample(const struct hs_sample *smp,
                                       struct ua_agg_sample *out);
 static void wk_svc_history_processed_one(
     struct wk_svc_ctx *ctx, struct wk_history *h, uint32_t node,
     const struct ua_read_processed_details *d, int32_t i, enum hs_ts ts,
-    struct ua_history_read_result *res);
+    const struct ua_string *cpb, struct ua_history_read_result *res);
+static ua_status wk_svc_history_processed_page(
+    struct wk_svc_ctx *ctx, uint32_t node, uint32_t agg, size_t n,
+    const struct ua_string *cpb, size_t *k0,
+    struct wk_session_cp **cpp);
 static void wk_svc_history_read(struct wk_svc_ctx *ctx, const void *req_,
                                 void *resp_);
 
@@ -297,7 +306,6 @@ wk_svc_history_ranged(struct wk_svc_ctx *ctx, const struct ua_indexrange *r,
                       struct ua_datavalue *dv)
 {
     struct ua_datavalue dec;
-    struct ua_variant   part;
     ua_status           st;
 
     st = ua_decode(dv->value.data, (size_t)dv->value.n, NULL, &dec,
@@ -306,20 +314,35 @@ wk_svc_history_ranged(struct wk_svc_ctx *ctx, const struct ua_indexrange *r,
     if (st != UA_GOOD)
         return st == UA_BAD_OUT_OF_MEMORY ? UA_BAD_RESPONSE_TOO_LARGE
                                           : UA_BAD_INTERNAL_ERROR;
-    if (dec.mask & UA_DV_VALUE) {
-        st = ua_indexrange_extract(ctx->arena, r, &dec.value, &part);
-        if (st == UA_BAD_OUT_OF_MEMORY)
-            return UA_BAD_RESPONSE_TOO_LARGE;
-        if (st == UA_GOOD) {
-            dec.value = part;
-        } else {
-            memset(&dec.value, 0, sizeof(dec.value));
-            dec.value.ndims = -1;
-            dec.mask = (uint8_t)((dec.mask & ~UA_DV_VALUE) | UA_DV_STATUS);
-            dec.status = UA_BAD_INDEX_RANGE_NO_DATA;
-        }
-    }
     *dv = dec;
+    return wk_svc_history_cut(ctx, r, dv);
+}
+
+/*
+ * A decoded value dv cut to the IndexRange r in place (the raw reads' and
+ * ReadAtTime's): nothing selected keeps the timestamps with
+ * BadIndexRangeNoData.
+ */
+static ua_status
+wk_svc_history_cut(struct wk_svc_ctx *ctx, const struct ua_indexrange *r,
+                   struct ua_datavalue *dv)
+{
+    struct ua_variant part;
+    ua_status         st;
+
+    if (!(dv->mask & UA_DV_VALUE))
+        return UA_GOOD;
+    st = ua_indexrange_extract(ctx->arena, r, &dv->value, &part);
+    if (st == UA_BAD_OUT_OF_MEMORY)
+        return UA_BAD_RESPONSE_TOO_LARGE;
+    if (st == UA_GOOD) {
+        dv->value = part;
+    } else {
+        memset(&dv->value, 0, sizeof(dv->value));
+        dv->value.ndims = -1;
+        dv->mask = (uint8_t)((dv->mask & ~UA_DV_VALUE) | UA_DV_STATUS);
+        dv->status = UA_BAD_INDEX_RANGE_NO_DATA;
+    }
     return UA_GOOD;
 }
 
@@ -589,11 +612,13 @@ wk_svc_history_number(const struct hs_sample *smp, double *d)
     }
 }
 
-/* ReadAtTime for one node: a value per requested time. */
+/* ReadAtTime for one node: a value per requested time, each cut to range
+ * when there is one (NULL: none). */
 static void
 wk_svc_history_at_one(struct wk_svc_ctx *ctx, struct wk_history *h,
                       uint32_t node, const struct ua_read_at_time_details *d,
-                      enum hs_ts ts, struct ua_history_read_result *res)
+                      enum hs_ts ts, const struct ua_indexrange *range,
+                      struct ua_history_read_result *res)
 {
     struct ua_datavalue *dv;
     uint8_t              idb[4200];
@@ -624,7 +649,10 @@ wk_svc_history_at_one(struct wk_svc_ctx *ctx, struct wk_history *h,
         hb = hs_read_seek(&h->r, key, 0, t, true) == 0
              && hs_read_next(&h->r, &before) == 0;
         if (hb && before.t == t) {
-            if (wk_svc_history_sample(ctx, &before, ts, &dv[i]) != UA_GOOD)
+            if (wk_svc_history_sample(ctx, &before, ts, &dv[i]) != UA_GOOD
+                || (range != NULL
+                    && wk_svc_history_ranged(ctx, range, &dv[i])
+                           != UA_GOOD))
                 res->status_code = UA_BAD_RESPONSE_TOO_LARGE;
             continue;
         }
@@ -684,6 +712,9 @@ wk_svc_history_at_one(struct wk_svc_ctx *ctx, struct wk_history *h,
             dv[i].status = (ha ? UA_GOOD : UA_UNCERTAIN_DATA_SUB_NORMAL)
                            | WK_SVC_HISTORY_INTERPOLATED;
         }
+        if (range != NULL && wk_svc_history_cut(ctx, range, &dv[i])
+                                 != UA_GOOD)
+            res->status_code = UA_BAD_RESPONSE_TOO_LARGE;
     }
     res->status_code = UA_GOOD;
     wk_svc_history_data(ctx, res, dv, d->n_req_times);
@@ -713,17 +744,57 @@ wk_svc_history_agg_sample(const struct hs_sample *smp,
 }
 
 /*
+ * Where a ReadProcessed page of node's aggregate agg (n intervals in all)
+ * starts: 0 without a continuation point (cpb empty), else the interval
+ * its point (*cpp, kept for the next page or released by the caller)
+ * says.  BadContinuationPointInvalid for a point that is not this read's.
+ */
+static ua_status
+wk_svc_history_processed_page(struct wk_svc_ctx *ctx, uint32_t node,
+                              uint32_t agg, size_t n,
+                              const struct ua_string *cpb, size_t *k0,
+                              struct wk_session_cp **cpp)
+{
+    struct wk_session_cp *cp;
+
+    *k0 = 0;
+    *cpp = NULL;
+    if (cpb->len <= 0)
+        return UA_GOOD;
+    cp = wk_session_cp_find(ctx->w, ctx->session, cpb);
+    if (cp == NULL || cp->direction != WK_SVC_HISTORY_CP_PROC)
+        return UA_BAD_CONTINUATION_POINT_INVALID;
+    if (cp->node != node || cp->max != agg || cp->result_mask != n
+        || cp->next >= n) {
+        wk_session_cp_release(ctx->session, cp);
+        return UA_BAD_CONTINUATION_POINT_INVALID;
+    }
+    *k0 = cp->next;
+    *cpp = cp;
+    return UA_GOOD;
+}
+
+/*
  * ReadProcessed for one node (Part 11 §6.4.4): its raw samples in the
  * range with the ones just before and after it, through the Part 13
- * engine (proto/aggregate.h), one DataValue per interval.
+ * engine (proto/aggregate.h), one DataValue per interval.  More intervals
+ * than history.max_return_values are paged: a page is the range of its
+ * intervals, computed like a first page (the raw values just before and
+ * after it as its bounds), and a continuation point (the session's, like
+ * the raw reads') holds the node, the aggregate, the intervals in all and
+ * the next page's first.
  */
 static void
 wk_svc_history_processed_one(struct wk_svc_ctx *ctx, struct wk_history *h,
                              uint32_t node,
                              const struct ua_read_processed_details *d,
                              int32_t i, enum hs_ts ts,
+                             const struct ua_string *cpb,
                              struct ua_history_read_result *res)
 {
+    struct wk_session_cp     *cp;
+    size_t                    k0, all, cap;
+    int64_t                   start, end, pi;
     const struct ua_agg_info *info = NULL;
     const struct ua_nodeid   *agg = &d->aggregate_type[i];
     struct ua_agg_config      cfg = { false, 100, 100, false, false };
@@ -754,15 +825,71 @@ wk_svc_history_processed_one(struct wk_svc_ctx *ctx, struct wk_history *h,
         cfg.use_sloped_extrapolation =
             d->aggregate_configuration.use_sloped_extrapolation;
     }
-    n = ua_aggregate_intervals(d->start_time, d->end_time,
-                               d->processing_interval);
-    if (n == 0) {
+    all = ua_aggregate_intervals(d->start_time, d->end_time,
+                                 d->processing_interval);
+    if (all == 0) {
         res->status_code = UA_BAD_HISTORY_OPERATION_INVALID;
         return;
     }
-    if (n > ctx->w->conf->history_max_values) {
+    if (all > UINT32_MAX) {
+        /* More pages than a continuation point counts. */
         res->status_code = UA_BAD_TOO_MANY_OPERATIONS;
         return;
+    }
+    st = wk_svc_history_processed_page(ctx, node, info->nodeid, all, cpb,
+                                       &k0, &cp);
+    if (st != UA_GOOD) {
+        res->status_code = st;
+        return;
+    }
+    /* This page: intervals k0 .. k0 + n - 1 (all > 1 when paged: the
+     * interval is then shorter than the range, in whole ticks). */
+    cap = ctx->w->conf->history_max_values ? ctx->w->conf->history_max_values
+                                           : 1;
+    n = all - k0 < cap ? all - k0 : cap;
+    start = d->start_time;
+    end = d->end_time;
+    if (n < all) {
+        pi = (int64_t)llround(d->processing_interval * 10000.0);
+        if (d->start_time < d->end_time) {
+            start = d->start_time + (int64_t)k0 * pi;
+            if (k0 + n < all)
+                end = start + (int64_t)n * pi;
+        } else {
+            start = d->start_time - (int64_t)k0 * pi;
+            if (k0 + n < all)
+                end = start - (int64_t)n * pi;
+        }
+    }
+    if (k0 + n == all) {
+        if (cp != NULL)
+            wk_session_cp_release(ctx->session, cp);
+    } else {
+        /* More remain: the same slot under a new id, or a fresh one. */
+        if (cp == NULL)
+            cp = wk_session_cp_alloc(ctx->w, ctx->session);
+        else
+            do
+                wk_session_random(ctx->w, &cp->id, sizeof(cp->id));
+            while (cp->id == 0);
+        if (cp == NULL) {
+            res->status_code = UA_BAD_NO_CONTINUATION_POINTS;
+            return;
+        }
+        cp->direction = WK_SVC_HISTORY_CP_PROC;
+        cp->node = node;
+        cp->max = info->nodeid;
+        cp->result_mask = (uint32_t)all;
+        cp->next = (uint32_t)(k0 + n);
+        res->continuation_point.data = ua_arena_alloc(ctx->arena,
+                                                      WK_SESSION_CP_BYTES);
+        if (res->continuation_point.data == NULL) {
+            wk_session_cp_release(ctx->session, cp);
+            res->status_code = UA_BAD_RESPONSE_TOO_LARGE;
+            return;
+        }
+        wk_session_cp_bytes(ctx->session, cp, res->continuation_point.data);
+        res->continuation_point.len = WK_SESSION_CP_BYTES;
     }
     if (h->agg == NULL) {
         h->agg = malloc(WK_SVC_HISTORY_AGG_MAX * sizeof(*h->agg));
@@ -778,8 +905,8 @@ wk_svc_history_processed_one(struct wk_svc_ctx *ctx, struct wk_history *h,
         return;
     }
     key = hs_store_key(idb, idlen);
-    lo = d->start_time < d->end_time ? d->start_time : d->end_time;
-    hi = d->start_time < d->end_time ? d->end_time : d->start_time;
+    lo = start < end ? start : end;
+    hi = start < end ? end : start;
     /* The samples of [lo, hi), ascending, and the bounds around them. */
     if (lo > 0 && hs_read_seek(&h->r, key, 0, lo - 1, true) == 0
         && hs_read_next(&h->r, &smp) == 0) {
@@ -810,7 +937,7 @@ wk_svc_history_processed_one(struct wk_svc_ctx *ctx, struct wk_history *h,
         res->status_code = UA_BAD_RESPONSE_TOO_LARGE;
         return;
     }
-    st = ua_aggregate_run(info->agg, &cfg, &in, d->start_time, d->end_time,
+    st = ua_aggregate_run(info->agg, &cfg, &in, start, end,
                           d->processing_interval, out, n);
     if (st != UA_GOOD) {
         res->status_code = st;
@@ -970,7 +1097,9 @@ wk_svc_history_read(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
             if (v->continuation_point.len > 0)
                 cp = wk_session_cp_find(ctx->w, ctx->session,
                                         &v->continuation_point);
-            if (cp != NULL && cp->direction == WK_SVC_HISTORY_CP_MARK) {
+            if (cp != NULL && (cp->direction == WK_SVC_HISTORY_CP_MARK
+                               || cp->direction
+                                      == WK_SVC_HISTORY_CP_PROC)) {
                 wk_session_cp_release(ctx->session, cp);
                 res[i].status_code = UA_GOOD;
             } else {
@@ -990,16 +1119,26 @@ wk_svc_history_read(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
         if (raw) {
             wk_svc_history_raw_one(ctx, h, v, &q, &res[i]);
         } else {
+            struct ua_indexrange range;
+            bool                 ranged = v->index_range.len > 0;
+
             st = wk_svc_history_node(ctx, v, &node);
-            if (st == UA_GOOD && v->index_range.len > 0)
+            if (st == UA_GOOD && ranged && processed)
                 st = UA_BAD_HISTORY_OPERATION_UNSUPPORTED;  /* not yet */
+            else if (st == UA_GOOD && ranged
+                     && ua_indexrange_parse(v->index_range.data,
+                                            (size_t)v->index_range.len,
+                                            &range) != UA_GOOD)
+                st = UA_BAD_INDEX_RANGE_INVALID;
             if (st != UA_GOOD)
                 res[i].status_code = st;
             else if (processed)
                 wk_svc_history_processed_one(ctx, h, node, eo->obj, i, q.ts,
+                                             &v->continuation_point,
                                              &res[i]);
             else
-                wk_svc_history_at_one(ctx, h, node, eo->obj, q.ts, &res[i]);
+                wk_svc_history_at_one(ctx, h, node, eo->obj, q.ts,
+                                      ranged ? &range : NULL, &res[i]);
         }
     }
     if (s != NULL)

@@ -4,7 +4,8 @@
 // run.sh historizes ns=1;s=v7 (history.nodes): the test writes 50 values
 // to it, lets the historian commit them, and reads them back:
 //   - HistoryServerCapabilities: data access, MaxReturnDataValues, no
-//     events, no updates; OperationLimits MaxNodesPerHistoryReadData;
+//     events, Insert (test/historyupdate.test.js does the updates);
+//     OperationLimits MaxNodesPerHistoryReadData;
 //   - ReadRawModifiedDetails forward with numValuesPerNode 7: eight pages
 //     through continuation points, every value in order, nothing twice;
 //   - backwards (endTime before startTime): the same values reversed;
@@ -16,13 +17,20 @@
 //   - TimestampsToReturn Server: server timestamps only;
 //   - ReadProcessed (h-agg's Part 13 engine): Count, Average, Maximum
 //     of the written values in one interval; an unknown aggregate
-//     (the Server object's NodeId) BadAggregateNotSupported;
+//     (the Server object's NodeId) BadAggregateNotSupported; Count over
+//     25,000 intervals in pages of history.max_return_values (10,000)
+//     through continuation points, forward and backward (endTime before
+//     startTime), every interval once and every value
+//     counted once; a released point BadContinuationPointInvalid after,
+//     and a raw read refusing a processed read's point;
 //   - an IndexRange: an array's values cut (Demo.Static.Array.UInt32,
 //     also historized by run.sh), a scalar's BadIndexRangeNoData, a bad
 //     range BadIndexRangeInvalid;
 //   - ReadAtTimeDetails: a time between two values gives the linear
 //     interpolation with the Interpolated bit, a time before all of them
-//     BadNoData;
+//     BadNoData; with an IndexRange, the array's value cut after its time
+//     (stepped), a scalar's interpolated value BadIndexRangeNoData, a bad
+//     range BadIndexRangeInvalid;
 //   - bad input: no times (BadHistoryOperationInvalid), TimestampsToReturn
 //     Neither (BadTimestampsToReturnInvalid), a variable that is not
 //     historized (BadHistoryOperationUnsupported), an unknown node
@@ -190,7 +198,7 @@ describe("HistoryRead of a historized variable (ns=1;s=v7)", () => {
             assert.equal(dv[0].value.value, true);
             assert.equal(dv[1].value.value, 10000);
             assert.equal(dv[2].value.value, false);
-            assert.equal(dv[3].value.value, false);
+            assert.equal(dv[3].value.value, true, "HistoryUpdate Insert");
             assert.ok(dv[4].value.value > 0, `${dv[4].value.value}`);
         });
 
@@ -365,6 +373,68 @@ describe("HistoryRead of a historized variable (ns=1;s=v7)", () => {
             r.results[3].statusCode.toString());
     });
 
+    it("ReadProcessed past history.max_return_values intervals: pages "
+        + "through continuation points, every interval once; a released "
+        + "point", async () => {
+        const D = t1.getTime() - t0.getTime();
+        const ticks = Math.floor(D * 0.4);          // 25,000 intervals
+        const all = Math.ceil(D * 10000 / ticks);
+        const proc = (cp, release, back) => session.historyRead(
+            new HistoryReadRequest({
+                historyReadDetails: new ReadProcessedDetails({
+                    startTime: back ? t1 : t0, endTime: back ? t0 : t1,
+                    processingInterval: ticks / 10000,
+                    aggregateType: ["i=2352"],
+                }),
+                timestampsToReturn: TimestampsToReturn.Source,
+                releaseContinuationPoints: !!release,
+                nodesToRead: [{ nodeId: NODE, continuationPoint: cp }],
+            }));
+        for (const back of [false, true]) {
+            let cp = null;
+            let pages = 0;
+            let n = 0;
+            let count = 0;
+            let last = back ? Infinity : 0;
+            do {
+                const r = await proc(cp, false, back);
+                const res = r.results[0];
+                assert.ok(res.statusCode.isGood(), res.statusCode.toString());
+                const dvs = res.historyData.dataValues;
+                assert.ok(dvs.length <= 10000, `${dvs.length} in a page`);
+                for (const dv of dvs) {
+                    const t = dv.sourceTimestamp.getTime();
+                    assert.ok(back ? t <= last : t >= last,
+                        "intervals in order");
+                    last = t;
+                    count += dv.value.value;
+                }
+                n += dvs.length;
+                cp = res.continuationPoint && res.continuationPoint.length
+                    ? res.continuationPoint : null;
+                pages++;
+                assert.ok(pages < 10, "paging ends");
+            } while (cp);
+            assert.equal(n, all, "every interval");
+            assert.equal(pages, Math.ceil(all / 10000));
+            assert.equal(count, N, `each value counted once (back ${back})`);
+        }
+        // A released point, then used; a raw read refuses a processed one.
+        const first = (await proc(null)).results[0].continuationPoint;
+        assert.ok(first && first.length);
+        const rel = await proc(first, true);
+        assert.ok(rel.results[0].statusCode.isGood());
+        const again = await proc(first);
+        assert.equal(again.results[0].statusCode.value,
+            StatusCodes.BadContinuationPointInvalid.value);
+        const other = (await proc(null)).results[0].continuationPoint;
+        const byRaw = await raw([{ nodeId: NODE, continuationPoint: other }],
+            t0, t1, 7);
+        assert.equal(byRaw.results[0].statusCode.value,
+            StatusCodes.BadContinuationPointInvalid.value);
+        await proc(other, true);
+    });
+
     it("an IndexRange cuts each value; a scalar's is "
         + "BadIndexRangeNoData; a bad one BadIndexRangeInvalid", async () => {
         const arr = "ns=1;s=Demo.Static.Array.UInt32";
@@ -393,6 +463,55 @@ describe("HistoryRead of a historized variable (ns=1;s=v7)", () => {
                 new Date(0), t1, 5, TimestampsToReturn.Source, true);
             }
         }
+    });
+
+    it("ReadAtTime with an IndexRange: an array's value cut after its "
+        + "time (stepped); a scalar's BadIndexRangeNoData; a bad one "
+        + "BadIndexRangeInvalid", async () => {
+        const arr = "ns=1;s=Demo.Static.Array.UInt32";
+        const now = await session.read({ nodeId: arr,
+            attributeId: AttributeIds.Value });
+        const whole = Array.from(now.value.value);
+        const first = (await raw([arr], new Date(0), t1, 1))
+            .results[0];
+        const at = first.historyData.dataValues[0].sourceTimestamp;
+        if (first.continuationPoint && first.continuationPoint.length) {
+            await raw([{ nodeId: arr,
+                continuationPoint: first.continuationPoint }],
+            new Date(0), t1, 1, TimestampsToReturn.Source, true);
+        }
+        const all = await raw([NODE], t0, t1, 0);
+        const dvs = all.results[0].historyData.dataValues;
+        const mid = new Date(dvs[10].sourceTimestamp.getTime() + 1);
+        const atTime = (nodes, times) => session.historyRead(
+            new HistoryReadRequest({
+                historyReadDetails: new ReadAtTimeDetails({
+                    reqTimes: times, useSimpleBounds: true }),
+                timestampsToReturn: TimestampsToReturn.Source,
+                nodesToRead: nodes,
+            }));
+        const r = await atTime([
+            { nodeId: arr, indexRange: "1" },
+            { nodeId: NODE, indexRange: "0:1" },
+            { nodeId: NODE, indexRange: "x" },
+        ], [new Date(at.getTime() + 1), new Date(at.getTime() + 1000)]);
+        assert.ok(r.results[0].statusCode.isGood(),
+            r.results[0].statusCode.toString());
+        const a = r.results[0].historyData.dataValues;
+        assert.equal(a.length, 2);
+        for (const dv of a) {
+            assert.ok(dv.value.value, `${dv}`);
+            assert.deepEqual(Array.from(dv.value.value), [whole[1]]);
+        }
+        const r2 = await atTime([{ nodeId: NODE, indexRange: "0:1" }],
+            [mid]);
+        const sc = r2.results[0].historyData.dataValues;
+        assert.equal(sc.length, 1);
+        assert.equal(sc[0].statusCode.value,
+            StatusCodes.BadIndexRangeNoData.value, sc[0].statusCode.toString());
+        assert.equal(r.results[2].statusCode.value,
+            StatusCodes.BadIndexRangeInvalid.value,
+            r.results[2].statusCode.toString());
     });
 
     it("bad input gets its status", async () => {

@@ -14,8 +14,9 @@
  *
  * Where a table row contradicts the spec text (or the same table's other
  * rows), the test expects what the spec says; every such row is listed in
- * `deviations` below with its reason (docs/design-notes.md "aggregates:
- * where Part 13's example tables and its text disagree"), and the test
+ * `deviations` (tests/vectors/aggregate_deviations.h) with its reason
+ * (docs/design-notes.md "aggregates: where Part 13's example tables and
+ * its text disagree"), and the test
  * checks that each listed row really differs from the table, so the list
  * cannot go stale.
  */
@@ -30,6 +31,7 @@
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types.h"
+#include "tests/vectors/aggregate_deviations.h"
 #include "tests/vectors/aggregates_gen.h"
 
 #define AGG_TOL   0.0005
@@ -42,71 +44,6 @@
 #define GC   (UA_AGG_INFOTYPE_DATAVALUE | UA_AGG_CALCULATED)
 #define PART UA_AGG_PARTIAL
 
-/* A row where the engine follows the spec text, not the table. */
-struct deviation {
-    const char *aggregate;
-    int         historian;
-    int64_t     at;         /* the interval's start, ms after 12:00:00 */
-    int64_t     ms;         /* the result's timestamp */
-    bool        has_value;
-    double      value;
-    uint32_t    status;
-    const char *why;
-};
-
-static const struct deviation deviations[] = {
-    /* PercentDataBad 100 and the interval all Bad: Bad (§5.4.3.2), as
-     * Historian2's own table has at 12:00:40 and 12:01:15. */
-    { "TimeAverage2", 1, 40000, 40000, false, 0, UA_BAD | GC,
-      "all Bad: Bad by PercentDataBad, not BadNoData" },
-    { "TimeAverage2", 1, 45000, 45000, false, 0, UA_BAD | GC,
-      "all Bad: Bad by PercentDataBad, not BadNoData" },
-    { "Total2", 1, 40000, 40000, false, 0, UA_BAD | GC,
-      "all Bad: Bad by PercentDataBad, not BadNoData" },
-    { "Total2", 1, 45000, 45000, false, 0, UA_BAD | GC,
-      "all Bad: Bad by PercentDataBad, not BadNoData" },
-    /* Total2 = TimeAverage2 (90) x 5 s of Good data; the table's 0.090 is
-     * 90 x 1 ms. */
-    { "Total2", 1, 90000, 90000, true, 450, UA_GOOD | GC | PART,
-      "90 held for 5 s is 450, not 0.090" },
-    /* MinimumActualTime / MaximumActualTime: Calculated is set "if the
-     * Status was set to Uncertain_DataSubNormal because of non-Good values
-     * in the interval" (§5.4.3.12 / §5.4.3.13). */
-    { "MinimumActualTime", 2, 32000, 39000, true, 30,
-      UA_UNCERTAIN_DATA_SUB_NORMAL | GC,
-      "Uncertain because of a Bad value: Calculated is set" },
-    { "MinimumActualTime", 2, 64000, 72000, true, 60,
-      UA_UNCERTAIN_DATA_SUB_NORMAL | GC,
-      "Uncertain because of a Bad value: Calculated is set" },
-    { "MaximumActualTime", 2, 32000, 39000, true, 30,
-      UA_UNCERTAIN_DATA_SUB_NORMAL | GC,
-      "Uncertain because of a Bad value: Calculated is set" },
-    { "MaximumActualTime", 2, 64000, 72000, true, 60,
-      UA_UNCERTAIN_DATA_SUB_NORMAL | GC,
-      "Uncertain because of a Bad value: Calculated is set" },
-    /* Count and NumberOfTransitions: Calculated "Set Always" (§5.4.3.21,
-     * §5.4.3.24), also on a Bad result. */
-    { "Count", 1, 32000, 32000, false, 0, UA_BAD | GC,
-      "Calculated is set always" },
-    { "NumberOfTransitions", 1, 32000, 32000, false, 0, UA_BAD | GC,
-      "Calculated is set always" },
-    /* The last interval holds data up to 12:01:30, the last sample: 10 s
-     * (Historian2: 7 s after 12:01:23), not 10.001 s; the percentages over
-     * the partial interval's 10 s (§5.4.3.33). */
-    { "DurationInStateNonZero", 1, 80000, 80000, true, 10000,
-      UA_GOOD | GC | PART, "data up to the last sample: 10000 ms" },
-    { "DurationInStateNonZero", 2, 80000, 80000, true, 7000,
-      UA_UNCERTAIN_DATA_SUB_NORMAL | GC | PART,
-      "data up to the last sample: 7000 ms" },
-    { "DurationGood", 1, 80000, 80000, true, 10000, UA_GOOD | GC | PART,
-      "data up to the last sample: 10000 ms" },
-    { "DurationGood", 2, 80000, 80000, true, 7000, UA_GOOD | GC | PART,
-      "data up to the last sample: 7000 ms" },
-    { "PercentGood", 2, 80000, 80000, true, 70, UA_GOOD | GC | PART,
-      "7000 of the partial interval's 10000 ms" },
-    { "PercentBad", 2, 80000, 80000, true, 30, UA_GOOD | GC | PART,
-      "3000 of the partial interval's 10000 ms" },
-};
 
 /* The samples of a raw table as the store would give them. */
 static size_t
@@ -132,16 +69,6 @@ load(int historian, struct ua_agg_sample *s, ua_datetime *ann,
     return n;
 }
 
-static const struct deviation *
-deviation_find(const char *agg, int historian, int64_t ms)
-{
-    for (size_t i = 0; i < sizeof deviations / sizeof deviations[0]; i++)
-        if (strcmp(deviations[i].aggregate, agg) == 0
-            && deviations[i].historian == historian
-            && deviations[i].at == ms)
-            return &deviations[i];
-    return NULL;
-}
 
 static int
 row_differs(const struct ua_agg_result *r, int64_t ms, bool has_value,
