@@ -473,12 +473,14 @@ bk_supervisor_exited(struct bk_supervisor *sv, struct bk_worker_slot *s,
     /* Asked to stop: a notice; of its own accord: a warning (a crash, an
      * error the worker logged). */
     if (WIFSIGNALED(status))
-        shm_log(sv->stopping ? SHM_LOG_NOTICE : SHM_LOG_WARNING,
+        shm_log(sv->stopping || s->retiring ? SHM_LOG_NOTICE
+                                            : SHM_LOG_WARNING,
                 "worker %u (pid %d) exited on signal %d%s", s->slot,
                 (int)pid, WTERMSIG(status),
                 WCOREDUMP(status) ? " (core dumped)" : "");
     else
-        shm_log(sv->stopping ? SHM_LOG_NOTICE : SHM_LOG_WARNING,
+        shm_log(sv->stopping || s->retiring ? SHM_LOG_NOTICE
+                                            : SHM_LOG_WARNING,
                 "worker %u (pid %d) exited with code %d", s->slot, (int)pid,
                 WEXITSTATUS(status));
     if (sv->stopping) {
@@ -726,6 +728,7 @@ bk_supervisor_roll(struct bk_supervisor *sv)
         return -1;
     sv->rolling = true;
     sv->roll_slot = 0;
+    sv->roll_end = 0;
     sv->roll_phase = BK_ROLL_SIGNAL;
     shm_log(SHM_LOG_NOTICE, "rolling restart of %u worker%s%s", sv->n,
             sv->n == 1 ? "" : "s",
@@ -756,6 +759,21 @@ bk_supervisor_on_roll(evutil_socket_t fd, short what, void *arg)
     case BK_ROLL_SIGNAL:
         if (s->pid <= 0 || s->failed) {
             sv->roll_slot++;        /* down: its respawn is a new one */
+            sv->roll_end = 0;
+            return;
+        }
+        /* Starting still (a respawn after a crash): SIGUSR2 would find no
+         * handler yet.  Wait for it, bounded. */
+        if (atomic_load_explicit(&bk_supervisor_row(sv, s->slot)->state,
+                                 memory_order_acquire) != SHM_WS_UP) {
+            if (sv->roll_end == 0)
+                sv->roll_end = now + BK_RETIRE_TIMEOUT_MS;
+            if (now < sv->roll_end)
+                return;
+            shm_log(SHM_LOG_WARNING, "rolling restart: worker %u not up; "
+                    "skipped", s->slot);
+            sv->roll_slot++;
+            sv->roll_end = 0;
             return;
         }
         sv->roll_pid = s->pid;
@@ -763,6 +781,7 @@ bk_supervisor_on_roll(evutil_socket_t fd, short what, void *arg)
         if (kill(s->pid, SIGUSR2) != 0) {
             s->retiring = false;
             sv->roll_slot++;
+            sv->roll_end = 0;
             return;
         }
         shm_log(SHM_LOG_NOTICE, "rolling restart: worker %u (pid %d) "
@@ -794,6 +813,7 @@ bk_supervisor_on_roll(evutil_socket_t fd, short what, void *arg)
                         "up again in time; going on", s->slot);
             sv->roll_slot++;
             sv->roll_phase = BK_ROLL_SIGNAL;
+            sv->roll_end = 0;
         }
         return;
     }

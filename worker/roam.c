@@ -740,6 +740,8 @@ wk_roam_adopt(struct wk_roam *r, struct wk_roam_buf *b)
     }
     r->last_bytes = b->len;
     WK_ROAM_COUNT(w, sessions_moved_in, 1);
+    shm_log(SHM_LOG_INFO, "session %08x moved here (%u bytes)",
+            (unsigned)s->token.data1, (unsigned)b->len);
     return true;
 }
 
@@ -1021,6 +1023,8 @@ wk_roam_done(void *arg, uint64_t ticket, bool adopted)
          * Publish requests of its old channel. */
         wk_session_closing(w, s, true);
         wk_session_close(w, s);
+        shm_log(SHM_LOG_INFO, "session %08x moved to worker %u",
+                (unsigned)m->token.data1, (unsigned)m->to);
         WK_ROAM_COUNT(w, sessions_moved_out, 1);
         WK_ROAM_COUNT(w, session_move_bytes, m->bytes);
     }
@@ -1182,7 +1186,7 @@ wk_roam_on_tick(evutil_socket_t fd, short what, void *arg)
             }
         }
     }
-    if ((left == 0 && !moving) || now >= r->retire_end) {
+    if ((left == 0 && !moving) || n < 2 || now >= r->retire_end) {
         if (left > 0)
             shm_log(SHM_LOG_WARNING, "retiring: %u session(s) not handed "
                     "over (%s): their clients start again", left,

@@ -19,7 +19,10 @@
  *      CreateSession): Good, the same subscription id, and publishes
  *      until every value came: each exactly once and in order, no gap in
  *      the sequence numbers, no Overflow bit;
- *   3. the broker stops with exit 0.
+ *   3. the broker stops with exit 0;
+ *   4. `uabroker -w 1`: a rolling restart replaces its only worker (no
+ *      peer: the session is lost, as documented): ActivateSession of
+ *      the old session BadSessionIdInvalid, a new session Good.
  *
  * Prints "ok N - what" / "FAIL N - what" and "integ_roll: N passed,
  * M failed"; exits non-zero on any failure.
@@ -92,6 +95,7 @@ static void rr_writer(struct uaconn *w);
 static void rr_ask(int how);
 static bool rr_rolled(const uint64_t *restarts0, const uint64_t *pid0);
 static void rr_roll(struct rr_sub *s, int how, int32_t base);
+static void rr_one_worker(void);
 
 static ua_status
 rr_activate(struct uaconn *c)
@@ -522,6 +526,61 @@ rr_roll(struct rr_sub *s, int how, int32_t base)
     uaconn_clear(&w);
 }
 
+/* -w 1: the worker is replaced, its session is lost (no peer). */
+static void
+rr_one_worker(void)
+{
+    struct uaconn    c;
+    struct ua_nodeid tok;
+    pid_t            broker;
+    uint64_t         r0 = 0, p0 = 0, r = 0, p = 0, end;
+    ua_status        st;
+    const char *const extra[] = { "--vars", "100", NULL };
+
+    snprintf(rr_run, sizeof(rr_run), "%s/run1", rr_dir);
+    snprintf(rr_log, sizeof(rr_log), "%s/broker1.log", rr_dir);
+    broker = itest_broker_start(rr_bin, 1, rr_run, rr_log, extra, 10000,
+                                &rr_port, &rr_sport);
+    if (rr_connect(&c) != 0 || uaconn_session(&c) != UA_GOOD)
+        itest_fatal("-w 1: a session");
+    tok = c.cl.auth_token;
+    if (!itest_worker_u64(rr_sport, 0, "restarts", &r0)
+        || !itest_worker_u64(rr_sport, 0, "pid", &p0))
+        itest_fatal("-w 1: no row in /stats");
+    rr_ask(1);
+    end = itest_ms() + RR_ROLL_MS;
+    while (itest_ms() < end) {
+        if (itest_worker_u64(rr_sport, 0, "restarts", &r)
+            && itest_worker_u64(rr_sport, 0, "pid", &p) && r == r0 + 1
+            && p != 0 && p != p0)
+            break;
+        itest_sleep_ms(50);
+    }
+    itest_check(r == r0 + 1 && p != p0, "-w 1: the only worker replaced "
+                "(restarts %llu, was %llu)", (unsigned long long)r,
+                (unsigned long long)r0);
+    close(c.fd);
+    c.fd = -1;
+    uaconn_clear(&c);
+    if (rr_connect(&c) != 0)
+        itest_fatal("-w 1: cannot connect again");
+    if (tok.idtype != UA_IDTYPE_GUID
+        || ua_client_set_token(&c.cl, &tok) != UA_GOOD)
+        itest_fatal("-w 1: cannot set the token");
+    st = rr_activate(&c);
+    itest_check(st == UA_BAD_SESSION_ID_INVALID, "-w 1: no peer, the "
+                "session is lost: BadSessionIdInvalid (0x%08X)", st);
+    (void)uaconn_close(&c);
+    uaconn_clear(&c);
+    st = rr_connect(&c) == 0 ? uaconn_session(&c) : UA_BAD_NOT_CONNECTED;
+    itest_check(st == UA_GOOD, "-w 1: a new session: 0x%08X", st);
+    (void)uaconn_close_session(&c);
+    (void)uaconn_close(&c);
+    uaconn_clear(&c);
+    itest_check(itest_stop(broker, 5000) == 0,
+                "-w 1: SIGTERM: the broker exits 0");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -593,5 +652,6 @@ main(int argc, char **argv)
     uaconn_clear(&s->c);
     free(s);
     itest_check(itest_stop(broker, 5000) == 0, "SIGTERM: the broker exits 0");
+    rr_one_worker();
     return itest_finish();
 }
