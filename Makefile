@@ -345,6 +345,9 @@ CHECK_PROGS += $(INTEG)/integ_alarm
 # another worker moves there with its subscription, its sequence numbers
 # and kept messages; forged tokens refused (tests/integ/integ_roam.c).
 CHECK_PROGS += $(INTEG)/integ_roam
+# A rolling restart (restart-workers, SIGUSR2) under load keeps the
+# session, its subscription and every value (tests/integ/integ_roll.c).
+CHECK_PROGS += $(INTEG)/integ_roll
 # Sessions never activated cannot lock out real clients: the cap per
 # address at the limit, a flood of 500 from 50 addresses and from one,
 # the oldest evicted, a real client gets in (tests/integ/integ_sessions.c).

@@ -57,6 +57,7 @@
 #include "notify.h"
 #include "pki.h"
 #include "request.h"
+#include "rollcmd.h"
 #include "server.h"
 #include "sim.h"
 #include "stats.h"
@@ -80,6 +81,7 @@ struct bk_main {
     struct event         sigint;
     struct event         sigterm;
     struct event         sighup;
+    struct event         sigusr2;       /* a rolling restart */
     struct event         ready;         /* polls the workers until all UP */
     struct bk_pki        pki;
     struct bk_supervisor sv;
@@ -107,6 +109,7 @@ static void bk_alarms_save(struct bk_main *m);
 static void bk_on_signal(evutil_socket_t fd, short what, void *arg);
 static void bk_on_stopped(void *arg);
 static void bk_on_hup(evutil_socket_t fd, short what, void *arg);
+static void bk_on_roll(evutil_socket_t fd, short what, void *arg);
 static void bk_reload(struct bk_main *m);
 static void bk_on_ready(evutil_socket_t fd, short what, void *arg);
 static bool bk_workers_up(const struct bk_main *m);
@@ -114,7 +117,7 @@ static int bk_loop(struct bk_main *m);
 static int bk_run(struct bk_main *m);
 
 enum { BK_MODE_SERVE, BK_MODE_CHECK, BK_MODE_PRINT, BK_MODE_ONCE,
-       BK_MODE_STATS, BK_MODE_PASSWD };
+       BK_MODE_STATS, BK_MODE_PASSWD, BK_MODE_ROLL };
 
 static const char bk_prog[] = "uabroker";
 
@@ -155,7 +158,9 @@ bk_usage(FILE *f)
         "\n"
         "Stats endpoint: GET /stats (JSON), /metrics (Prometheus), /health.\n"
         "SIGHUP re-reads the configuration (docs/operations.md Reload); "
-        "SIGTERM stops.\n",
+        "SIGUSR2 (or\n`uabroker restart-workers`) restarts the workers one "
+        "at a time, keeping the\nsessions (docs/operations.md Rolling "
+        "restart); SIGTERM stops.\n",
         bk_prog, bk_prog, bk_prog, bk_prog, bk_prog, bk_prog,
         BK_WORKERS_MAX);
 }
@@ -259,6 +264,12 @@ bk_args(struct bk_main *m, struct bk_config *conf, int argc, char **argv,
         && argc - optind <= 2) {
         *mode = BK_MODE_STATS;
         m->stats_addr = optind + 1 < argc ? argv[optind + 1] : NULL;
+        return 0;
+    }
+    /* `restart-workers`: a rolling restart of the running broker's. */
+    if (optind < argc && strcmp(argv[optind], "restart-workers") == 0
+        && argc - optind == 1) {
+        *mode = BK_MODE_ROLL;
         return 0;
     }
     /* `passwd NAME [ROLE]`: add or change a user of the users file. */
@@ -470,6 +481,17 @@ bk_on_signal(evutil_socket_t fd, short what, void *arg)
     bk_supervisor_stop(&m->sv, bk_on_stopped, m);
 }
 
+/* SIGUSR2: the workers one at a time (broker/supervisor.h). */
+static void
+bk_on_roll(evutil_socket_t fd, short what, void *arg)
+{
+    struct bk_main *m = arg;
+
+    (void)fd;
+    (void)what;
+    (void)bk_supervisor_roll(&m->sv);
+}
+
 /* Every worker has been reaped. */
 static void
 bk_on_stopped(void *arg)
@@ -566,8 +588,14 @@ bk_run(struct bk_main *m)
     evsignal_assign(&m->sigint, m->base, SIGINT, bk_on_signal, m);
     evsignal_assign(&m->sigterm, m->base, SIGTERM, bk_on_signal, m);
     evsignal_assign(&m->sighup, m->base, SIGHUP, bk_on_hup, m);
+    evsignal_assign(&m->sigusr2, m->base, SIGUSR2, bk_on_roll, m);
     event_add(&m->tick, &one);
     event_add(&m->sighup, NULL);
+    event_add(&m->sigusr2, NULL);
+    if (bk_rollcmd_pidfile_write(&m->conf) != 0)
+        shm_log(SHM_LOG_WARNING, "cannot write %s/%s: restart-workers will "
+                "not find this broker (SIGUSR2 still works)",
+                m->conf.runtime_dir, BK_ROLLCMD_PIDFILE);
     bk_sim_start(&m->sim, m->base, &m->as, &m->conf,
                  (uint64_t)ua_datetime_now());
     event_add(&m->sigint, NULL);
@@ -591,6 +619,8 @@ bk_run(struct bk_main *m)
     event_del(&m->sigint);
     event_del(&m->sigterm);
     event_del(&m->sighup);
+    event_del(&m->sigusr2);
+    bk_rollcmd_pidfile_remove(&m->conf);
     event_del(&m->ready);
     bk_stats_clear(&m->stats);
 out_methods:
@@ -654,6 +684,8 @@ main(int argc, char **argv)
                                                    : m.conf.stats_listen,
                               stdout);
     bk_config_finish(&m.conf);
+    if (mode == BK_MODE_ROLL)
+        return bk_rollcmd_run(&m.conf, stdout, stderr);
     shm_log_open(bk_prog, 2);
     /* The configured threshold; once the segment exists, the snapshot's
      * field (SIGHUP changes it there for every process). */

@@ -64,6 +64,7 @@ static void bk_supervisor_on_stop_timer(evutil_socket_t fd, short what,
 static void bk_supervisor_kill_all(struct bk_supervisor *sv, int sig);
 static void bk_supervisor_stopped(struct bk_supervisor *sv);
 static unsigned bk_supervisor_slots(const struct bk_supervisor *sv);
+static void bk_supervisor_on_roll(evutil_socket_t fd, short what, void *arg);
 static int bk_supervisor_historian_init(struct bk_supervisor *sv,
                                         char *err, size_t errlen);
 static void bk_supervisor_historian_argv(struct bk_supervisor *sv,
@@ -472,17 +473,32 @@ bk_supervisor_exited(struct bk_supervisor *sv, struct bk_worker_slot *s,
     /* Asked to stop: a notice; of its own accord: a warning (a crash, an
      * error the worker logged). */
     if (WIFSIGNALED(status))
-        shm_log(sv->stopping ? SHM_LOG_NOTICE : SHM_LOG_WARNING,
+        shm_log(sv->stopping || s->retiring ? SHM_LOG_NOTICE
+                                            : SHM_LOG_WARNING,
                 "worker %u (pid %d) exited on signal %d%s", s->slot,
                 (int)pid, WTERMSIG(status),
                 WCOREDUMP(status) ? " (core dumped)" : "");
     else
-        shm_log(sv->stopping ? SHM_LOG_NOTICE : SHM_LOG_WARNING,
+        shm_log(sv->stopping || s->retiring ? SHM_LOG_NOTICE
+                                            : SHM_LOG_WARNING,
                 "worker %u (pid %d) exited with code %d", s->slot, (int)pid,
                 WEXITSTATUS(status));
     if (sv->stopping) {
         if (sv->running == 0)
             bk_supervisor_stopped(sv);
+        return;
+    }
+    if (s->retiring) {
+        /* A rolling restart: the successor at once, from the binary on
+         * disk; the backoff is for crashes. */
+        s->retiring = false;
+        atomic_store_explicit(&r->restarts,
+                              atomic_load_explicit(&r->restarts,
+                                                   memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        shm_log(SHM_LOG_NOTICE, "rolling restart: worker %u retired, "
+                "starting its successor", s->slot);
+        (void)bk_supervisor_spawn(sv, s);
         return;
     }
     if (WIFEXITED(status) && WEXITSTATUS(status) == BK_WORKER_NO_RESPAWN) {
@@ -548,6 +564,10 @@ bk_supervisor_stop(struct bk_supervisor *sv, void (*done)(void *arg),
         return;
     }
     sv->stopping = true;
+    if (sv->rolling) {
+        evtimer_del(&sv->roll_timer);
+        sv->rolling = false;
+    }
     sv->done = done;
     sv->done_arg = arg;
     for (unsigned i = 0; i < bk_supervisor_slots(sv); i++)
@@ -604,6 +624,8 @@ bk_supervisor_clear(struct bk_supervisor *sv)
         event_del(&sv->sigchld);
     if (event_initialized(&sv->stop_timer))
         event_del(&sv->stop_timer);
+    if (event_initialized(&sv->roll_timer))
+        event_del(&sv->roll_timer);
     if (sv->envp != NULL) {
         for (size_t i = 0; sv->envp[i] != NULL; i++)
             if (strncmp(sv->envp[i], BK_BROKER_PID_ENV "=",
@@ -683,4 +705,116 @@ bk_supervisor_historian_argv(struct bk_supervisor *sv, char *argv[],
         argv[k++] = sv->hist_args[i];
     }
     argv[k] = NULL;
+}
+
+/* ------------------------------------------------------ rolling restart */
+
+enum { BK_ROLL_SIGNAL = 0, BK_ROLL_EXIT, BK_ROLL_UP };
+
+int
+bk_supervisor_roll(struct bk_supervisor *sv)
+{
+    struct timeval tv = { 0, BK_ROLL_TICK_MS * 1000 };
+
+    if (sv->rolling || sv->stopping) {
+        shm_log(SHM_LOG_WARNING, "rolling restart: %s",
+                sv->rolling ? "one is running already" : "stopping");
+        return -1;
+    }
+    if (!event_initialized(&sv->roll_timer))
+        event_assign(&sv->roll_timer, sv->base, -1, EV_PERSIST,
+                     bk_supervisor_on_roll, sv);
+    if (event_add(&sv->roll_timer, &tv) != 0)
+        return -1;
+    sv->rolling = true;
+    sv->roll_slot = 0;
+    sv->roll_end = 0;
+    sv->roll_phase = BK_ROLL_SIGNAL;
+    shm_log(SHM_LOG_NOTICE, "rolling restart of %u worker%s%s", sv->n,
+            sv->n == 1 ? "" : "s",
+            sv->n == 1 ? " (one worker: its sessions are lost, "
+                         "docs/operations.md)" : "");
+    return 0;
+}
+
+/* One step: tell, wait for the exit, wait for the successor, next. */
+static void
+bk_supervisor_on_roll(evutil_socket_t fd, short what, void *arg)
+{
+    struct bk_supervisor  *sv = arg;
+    struct bk_worker_slot *s;
+    uint64_t               now = bk_supervisor_ms();
+
+    (void)fd;
+    (void)what;
+    if (sv->roll_slot >= sv->n) {
+        evtimer_del(&sv->roll_timer);
+        sv->rolling = false;
+        sv->rolls++;
+        shm_log(SHM_LOG_NOTICE, "rolling restart done");
+        return;
+    }
+    s = &sv->slots[sv->roll_slot];
+    switch (sv->roll_phase) {
+    case BK_ROLL_SIGNAL:
+        if (s->pid <= 0 || s->failed) {
+            sv->roll_slot++;        /* down: its respawn is a new one */
+            sv->roll_end = 0;
+            return;
+        }
+        /* Starting still (a respawn after a crash): SIGUSR2 would find no
+         * handler yet.  Wait for it, bounded. */
+        if (atomic_load_explicit(&bk_supervisor_row(sv, s->slot)->state,
+                                 memory_order_acquire) != SHM_WS_UP) {
+            if (sv->roll_end == 0)
+                sv->roll_end = now + BK_RETIRE_TIMEOUT_MS;
+            if (now < sv->roll_end)
+                return;
+            shm_log(SHM_LOG_WARNING, "rolling restart: worker %u not up; "
+                    "skipped", s->slot);
+            sv->roll_slot++;
+            sv->roll_end = 0;
+            return;
+        }
+        sv->roll_pid = s->pid;
+        s->retiring = true;
+        if (kill(s->pid, SIGUSR2) != 0) {
+            s->retiring = false;
+            sv->roll_slot++;
+            sv->roll_end = 0;
+            return;
+        }
+        shm_log(SHM_LOG_NOTICE, "rolling restart: worker %u (pid %d) "
+                "retiring", s->slot, (int)s->pid);
+        sv->roll_end = now + BK_RETIRE_TIMEOUT_MS;
+        sv->roll_phase = BK_ROLL_EXIT;
+        return;
+    case BK_ROLL_EXIT:
+        if (s->pid != sv->roll_pid) {
+            sv->roll_end = now + BK_RETIRE_TIMEOUT_MS;
+            sv->roll_phase = BK_ROLL_UP;
+            return;
+        }
+        if (now >= sv->roll_end) {
+            shm_log(SHM_LOG_WARNING, "rolling restart: worker %u still "
+                    "running after %d s: SIGKILL", s->slot,
+                    BK_RETIRE_TIMEOUT_MS / 1000);
+            kill(s->pid, SIGKILL);
+            sv->roll_end = now + BK_RETIRE_TIMEOUT_MS;
+        }
+        return;
+    default:
+        if ((s->pid > 0
+             && atomic_load_explicit(&bk_supervisor_row(sv, s->slot)->state,
+                                     memory_order_acquire) == SHM_WS_UP)
+            || now >= sv->roll_end) {
+            if (now >= sv->roll_end)
+                shm_log(SHM_LOG_WARNING, "rolling restart: worker %u not "
+                        "up again in time; going on", s->slot);
+            sv->roll_slot++;
+            sv->roll_phase = BK_ROLL_SIGNAL;
+            sv->roll_end = 0;
+        }
+        return;
+    }
 }

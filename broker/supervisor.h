@@ -52,6 +52,9 @@
 #define BK_STOP_TIMEOUT_MS     5000
 #define BK_LISTEN_BACKLOG      512
 #define BK_WORKER_NO_RESPAWN   2       /* worker exit code: do not respawn */
+#define BK_RETIRE_TIMEOUT_MS   10000   /* a retiring worker's exit, then
+                                        * SIGKILL; a successor's start */
+#define BK_ROLL_TICK_MS        50      /* the rolling restart's pace */
 
 struct bk_supervisor;
 struct bk_request;
@@ -65,6 +68,7 @@ struct bk_worker_slot {
     uint64_t              started_ms;   /* monotonic, at the last spawn */
     uint32_t              backoff_ms;   /* the next respawn's delay */
     bool                  failed;       /* exited with code 2: not respawned */
+    bool                  retiring;     /* sent SIGUSR2: respawn at once */
     int                   last_status;  /* waitpid status of the last exit */
     struct event          respawn;      /* backoff timer */
 };
@@ -83,6 +87,14 @@ struct bk_supervisor {
     struct event             sigchld;
     struct event             stop_timer;
     bool                     stopping;
+    /* The rolling restart (bk_supervisor_roll): the slot being replaced,
+     * its phase, its pid when told to retire, the phase's deadline. */
+    struct event             roll_timer;
+    bool                     rolling;
+    unsigned                 roll_slot, roll_phase;
+    pid_t                    roll_pid;
+    uint64_t                 roll_end;
+    uint32_t                 rolls;     /* rolling restarts completed */
     unsigned                 running;   /* children not yet reaped */
     void                   (*done)(void *arg);
     void                    *done_arg;
@@ -123,6 +135,18 @@ void bk_supervisor_stop(struct bk_supervisor *sv, void (*done)(void *arg),
 
 /* Close the listening sockets and free what init allocated. */
 void bk_supervisor_clear(struct bk_supervisor *sv);
+
+/*
+ * A rolling restart (SIGUSR2, `uabroker restart-workers`;
+ * docs/operations.md "Rolling restart"): the workers one at a time, in
+ * slot order: SIGUSR2 (the worker hands its sessions to the others and
+ * exits, worker/roam.h wk_roam_retire), SIGKILL after
+ * BK_RETIRE_TIMEOUT_MS, the slot respawned at once from the uaworker on
+ * disk (a new binary if one was installed), then the next slot once the
+ * new worker is up (or BK_RETIRE_TIMEOUT_MS passed).  The historian is
+ * not restarted.  0; -1 when one is already running or the broker stops.
+ */
+int bk_supervisor_roll(struct bk_supervisor *sv);
 
 /* The slot's row in the worker table. */
 static inline struct shm_worker *

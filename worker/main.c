@@ -29,7 +29,9 @@
  *
  * SIGTERM / SIGINT: stop accepting (the broker keeps the listening socket,
  * so queued connections wait for the next worker), close every channel,
- * exit 0.  Any start-up failure exits 2, which the broker does not respawn
+ * exit 0.  SIGUSR2 (a rolling restart, the broker's restart-workers):
+ * the same, but first every activated session goes to another worker
+ * (wk_roam_retire), where its client's reconnect finds it.  Any start-up failure exits 2, which the broker does not respawn
  * (docs/style.md §4, nginx's convention).
  */
 #include <errno.h>
@@ -91,6 +93,7 @@ struct wk_main {
     struct wk_calls  calls;
     struct event     sigterm;
     struct event     sigint;
+    struct event     sigusr2;
 };
 
 static void wk_main_usage(const char *prog);
@@ -113,6 +116,8 @@ static void wk_main_second(void *arg);
 static int wk_main_layers(struct wk_main *m, int lfd);
 static void wk_main_clear(struct wk_main *m);
 static void wk_main_on_signal(evutil_socket_t fd, short what, void *arg);
+static void wk_main_on_retire(evutil_socket_t fd, short what, void *arg);
+static void wk_main_retired(void *arg);
 
 /* Said to whoever runs uaworker by hand (the log is not open yet). */
 static void
@@ -463,6 +468,33 @@ wk_main_on_signal(evutil_socket_t fd, short what, void *arg)
     event_base_loopbreak(m->w.base);
 }
 
+/* SIGUSR2: retire (sessions to peers), then stop as for SIGTERM. */
+static void
+wk_main_on_retire(evutil_socket_t fd, short what, void *arg)
+{
+    struct wk_main *m = arg;
+
+    (void)fd;
+    (void)what;
+    if (m->w.stopping || m->w.retiring)
+        return;
+    m->w.retiring = 1;
+    shm_log(SHM_LOG_NOTICE, "retiring: handing the sessions over");
+    wk_listen_stop(&m->ls);
+    wk_conn_close_all(&m->cs);
+    if (wk_roam_retire(&m->w, wk_main_retired, m) != 0)
+        wk_main_retired(m);
+}
+
+static void
+wk_main_retired(void *arg)
+{
+    struct wk_main *m = arg;
+
+    m->w.stopping = 1;
+    event_base_loopbreak(m->w.base);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -509,7 +541,9 @@ main(int argc, char **argv)
         goto out_layers;
     evsignal_assign(&m.sigterm, w->base, SIGTERM, wk_main_on_signal, &m);
     evsignal_assign(&m.sigint, w->base, SIGINT, wk_main_on_signal, &m);
-    if (event_add(&m.sigterm, NULL) != 0 || event_add(&m.sigint, NULL) != 0) {
+    evsignal_assign(&m.sigusr2, w->base, SIGUSR2, wk_main_on_retire, &m);
+    if (event_add(&m.sigterm, NULL) != 0 || event_add(&m.sigint, NULL) != 0
+        || event_add(&m.sigusr2, NULL) != 0) {
         shm_log(SHM_LOG_ERROR, "evsignal failed");
         goto out_layers;
     }
@@ -528,6 +562,7 @@ main(int argc, char **argv)
 
     event_del(&m.sigterm);
     event_del(&m.sigint);
+    event_del(&m.sigusr2);
 out_layers:
     wk_main_clear(&m);
     event_base_free(w->base);

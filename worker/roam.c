@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 #include "proto/crypto.h"
 #include "proto/status_gen.h"
@@ -40,11 +41,19 @@
 
 #define WK_ROAM_KIND_SESSION 1u
 #define WK_ROAM_KIND_SUB     2u
+#define WK_ROAM_KIND_PUSH    3u      /* a retiring worker: "pull this" */
 #define WK_ROAM_T_SESSION    1u
 #define WK_ROAM_T_FORWARD    2u
 #define WK_ROAM_T_SUB        3u
 #define WK_ROAM_CLAIM_LEN    (1 + 16 + 20 + 1)
 #define WK_ROAM_SUB_LEN      (1 + 4 + 1)
+#define WK_ROAM_PUSH_LEN     (1 + 16)
+#define WK_ROAM_NOCONN       UINT32_MAX  /* a pull nobody's request waits on */
+#define WK_ROAM_PULL         2u      /* claim's secured byte: a retire pull */
+#define WK_ROAM_COOKIE_PUSH  (UINT64_C(1) << 63)
+#define WK_ROAM_TICK_MS      100     /* a retiring worker's pace */
+#define WK_ROAM_RENOTICE_MS  1000    /* a session's notice, again after */
+#define WK_ROAM_RETIRE_MS    5000    /* then it gives up (sessions lost) */
 
 enum { WK_RP_FREE = 0, WK_RP_WAITING, WK_RP_DONE };
 
@@ -60,8 +69,11 @@ struct wk_roam_pending {
     uint8_t        state;
     uint8_t        hops;
     uint8_t        secured;
+    uint8_t        check;           /* a pull taken over by a request:
+                                     * check thumb, secured on adoption */
     uint8_t        kind;            /* WK_ROAM_KIND_* */
-    uint32_t       conn, gen;
+    uint32_t       conn, gen;       /* conn WK_ROAM_NOCONN: a retire pull */
+    uint64_t       asked;           /* SESSION: the slots asked (bits) */
     uint32_t       seq;
     struct ua_guid token;           /* the session claimed, or (SUB) the
                                      * session it goes to */
@@ -104,6 +116,16 @@ struct wk_roam {
     struct wk_roam_sfwd     *sfwd;
     uint32_t                 nsfwd, sfwd_next;
     uint32_t                 last_bytes;
+    /* Retiring (wk_roam_retire): the tick, when to give up, when each
+     * session (pool index) was last pushed, the next peer to try. */
+    bool                     retiring, tick_on;
+    struct event             tick;
+    struct wk_loop          *loop;
+    uint64_t                 retire_end;
+    uint64_t                *noticed;
+    unsigned                 next_peer;
+    void                   (*retired)(void *arg);
+    void                    *retired_arg;
 };
 
 static bool wk_roam_grow(struct wk_roam_buf *b, uint32_t n);
@@ -123,6 +145,14 @@ static ua_status wk_roam_serve(void *arg, uint32_t kind, const uint8_t *body,
                                uint32_t len, uint8_t **blob,
                                uint32_t *blob_len, uint64_t *ticket);
 static void wk_roam_done(void *arg, uint64_t ticket, bool adopted);
+static int wk_roam_scan(struct wk_roam *r, struct wk_roam_pending *p);
+static bool wk_roam_sec_ok(const struct wk_session *s, const uint8_t *thumb,
+                           uint8_t secured);
+static ua_status wk_roam_serve_push(struct wk_roam *r, const uint8_t *body,
+                                    uint32_t len, uint8_t **blob,
+                                    uint32_t *blob_len);
+static uint64_t wk_roam_ms(void);
+static void wk_roam_on_tick(evutil_socket_t fd, short what, void *arg);
 static bool wk_roam_answer(void *arg, uint64_t cookie, ua_status st,
                            const uint8_t *blob, uint32_t len);
 
@@ -354,6 +384,7 @@ wk_roam_init(struct wk_worker *w, struct wk_loop *l)
     }
     memset(r->sfwd, 0, (size_t)r->nsfwd * sizeof(*r->sfwd));
     hh.arg = r;
+    r->loop = l;
     rc = wk_xfer_init(&r->x, w, l, &hh);
     if (rc != 0) {
         wk_free(w, r->sfwd);
@@ -372,6 +403,9 @@ wk_roam_fini(struct wk_worker *w)
 
     if (r == NULL)
         return;
+    if (r->tick_on)
+        evtimer_del(&r->tick);
+    wk_free(w, r->noticed);
     wk_xfer_clear(&r->x);
     wk_free(w, r->sfwd);
     wk_free(w, r->fwd);
@@ -483,6 +517,8 @@ wk_roam_send(struct wk_roam *r, struct wk_roam_pending *p, unsigned slot)
         return wk_xfer_claim(&r->x, slot, WK_ROAM_KIND_SUB, body,
                              WK_ROAM_SUB_LEN, cookie);
     }
+    if (slot < 64)
+        p->asked |= UINT64_C(1) << slot;
     memcpy(body + 1, &p->token, 16);
     memcpy(body + 17, p->thumb, 20);
     body[37] = p->secured;
@@ -514,6 +550,22 @@ wk_roam_claim(struct wk_worker *w, const struct wk_conn_req *rq,
             p = q;
             continue;
         }
+        /* A retire pull of this very session (its client came back
+         * first): this request waits on it, and checks the channel's
+         * security once the session is here. */
+        if (q->state == WK_RP_WAITING && q->kind == WK_ROAM_KIND_SESSION
+            && q->conn == WK_ROAM_NOCONN && token->idtype == UA_IDTYPE_GUID
+            && ua_crypto_memeq(&q->token, &token->id.guid, 16)) {
+            q->conn = rq->conn;
+            q->gen = rq->gen;
+            q->check = 1;
+            q->secured = secured;
+            memset(q->thumb, 0, sizeof(q->thumb));
+            if (peer_thumb != NULL)
+                memcpy(q->thumb, peer_thumb, sizeof(q->thumb));
+            *wait = true;
+            return UA_GOOD;
+        }
         /* Two channels activating one session at once: the first claim
          * goes on, the second is refused and disturbs nothing. */
         if (q->state == WK_RP_WAITING && q->kind == WK_ROAM_KIND_SESSION
@@ -538,7 +590,7 @@ wk_roam_claim(struct wk_worker *w, const struct wk_conn_req *rq,
         if (f >= 0 || slot == (int)w->slot)
             slot = f;
     }
-    if (slot < 0 || slot == (int)w->slot || fr == NULL) {
+    if (fr == NULL || wk_session_token_slot(w, token) < 0) {
         shm_log(SHM_LOG_INFO, "session claim: nowhere to ask (slot %d)",
                 slot);
         return UA_BAD_SESSION_ID_INVALID;
@@ -552,7 +604,14 @@ wk_roam_claim(struct wk_worker *w, const struct wk_conn_req *rq,
     fr->secured = secured;
     if (peer_thumb != NULL)
         memcpy(fr->thumb, peer_thumb, sizeof(fr->thumb));
-    if ((rc = wk_roam_send(r, fr, (unsigned)slot)) != 0) {
+    /* Created here (a predecessor in this slot retired: no forwards), or
+     * its creator is gone or does not answer: every other worker once. */
+    rc = slot < 0 || slot == (int)w->slot ? -ENOENT
+                                          : wk_roam_send(r, fr,
+                                                         (unsigned)slot);
+    if (rc != 0)
+        rc = wk_roam_scan(r, fr);
+    if (rc != 0) {
         shm_log(SHM_LOG_INFO, "session claim to worker %d: %s", slot,
                 strerror(-rc));
         memset(fr, 0, sizeof(*fr));
@@ -681,6 +740,8 @@ wk_roam_adopt(struct wk_roam *r, struct wk_roam_buf *b)
     }
     r->last_bytes = b->len;
     WK_ROAM_COUNT(w, sessions_moved_in, 1);
+    shm_log(SHM_LOG_INFO, "session %08x moved here (%u bytes)",
+            (unsigned)s->token.data1, (unsigned)b->len);
     return true;
 }
 
@@ -697,6 +758,8 @@ wk_roam_answer(void *arg, uint64_t cookie, ua_status st,
     bool                    adopted = false;
     uint8_t                 type;
 
+    if (cookie & WK_ROAM_COOKIE_PUSH)
+        return false;               /* a notice: the peer pulls */
     if (i < WK_ROAM_PENDING && r->pending[i].state == WK_RP_WAITING
         && r->pending[i].seq == (uint32_t)(cookie >> 32))
         p = &r->pending[i];
@@ -725,6 +788,16 @@ wk_roam_answer(void *arg, uint64_t cookie, ua_status st,
         } else if (!b.bad && type == WK_ROAM_T_SESSION) {
             adopted = wk_roam_adopt(r, &b);
             st = adopted ? UA_GOOD : UA_BAD_SESSION_ID_INVALID;
+            if (adopted && p != NULL && p->check) {
+                struct ua_nodeid t = { .ns = 0, .idtype = UA_IDTYPE_GUID,
+                                       .id.guid = p->token };
+                struct wk_session *s = wk_session_find_by_token(w, &t);
+
+                /* Here now, unbound; the channel that waited on the pull
+                 * must be one the owner would have handed it to. */
+                if (s != NULL && !wk_roam_sec_ok(s, p->thumb, p->secured))
+                    st = UA_BAD_SECURITY_CHECKS_FAILED;
+            }
         } else if (!b.bad && type == WK_ROAM_T_SUB) {
             struct ua_nodeid   t = { .ns = 0, .idtype = UA_IDTYPE_GUID };
             struct wk_session *s = NULL;
@@ -751,6 +824,12 @@ wk_roam_answer(void *arg, uint64_t cookie, ua_status st,
         if (st != UA_BAD_SECURITY_CHECKS_FAILED)
             st = UA_BAD_SESSION_ID_INVALID;
     }
+    /* Not found where it was asked for: every other worker once (its
+     * creator retired, or is gone). */
+    if (st == UA_BAD_SESSION_ID_INVALID && p != NULL && !adopted
+        && p->kind == WK_ROAM_KIND_SESSION && p->conn != WK_ROAM_NOCONN
+        && wk_roam_scan(r, p) == 0)
+        return false;
     if (st != UA_GOOD) {
         WK_ROAM_COUNT(w, session_moves_failed, 1);
         shm_log(SHM_LOG_INFO, "a %s claim failed: %s",
@@ -758,7 +837,9 @@ wk_roam_answer(void *arg, uint64_t cookie, ua_status st,
                                                         : "session",
                 ua_status_name(st));
     }
-    if (p != NULL) {
+    if (p != NULL && p->conn == WK_ROAM_NOCONN) {
+        memset(p, 0, sizeof(*p));   /* a pull: nobody waits on it */
+    } else if (p != NULL) {
         p->status = st;
         p->state = WK_RP_DONE;
         wk_conn_wake(w->conns, p->conn, p->gen);
@@ -831,6 +912,8 @@ wk_roam_serve(void *arg, uint32_t kind, const uint8_t *body, uint32_t len,
         *blob_len = b.len;
         return UA_GOOD;
     }
+    if (kind == WK_ROAM_KIND_PUSH)
+        return wk_roam_serve_push(r, body, len, blob, blob_len);
     if (kind != WK_ROAM_KIND_SESSION || len != WK_ROAM_CLAIM_LEN)
         return UA_BAD_INVALID_ARGUMENT;
     from = body[0];
@@ -865,11 +948,10 @@ wk_roam_serve(void *arg, uint32_t kind, const uint8_t *body, uint32_t len,
     }
     /* Part 4 §5.7.3: a secured session moves only to a channel of its
      * client's certificate; an unsecured one never to a secured channel
-     * (nor back). */
-    if (s->cert_len > 0
-            ? (!secured || !ua_crypto_memeq(thumb, s->cert_thumb,
-                                            sizeof(s->cert_thumb)))
-            : secured != 0)
+     * (nor back).  A retiring worker's pull has no channel: only while
+     * this worker retires (its sessions go to peers, no client asked). */
+    if (secured == WK_ROAM_PULL ? !r->retiring
+                                : !wk_roam_sec_ok(s, thumb, secured))
         return UA_BAD_SECURITY_CHECKS_FAILED;
     for (unsigned i = 0; i < WK_XFER_LINKS; i++)
         if (!r->moving[i].used) {
@@ -941,8 +1023,206 @@ wk_roam_done(void *arg, uint64_t ticket, bool adopted)
          * Publish requests of its old channel. */
         wk_session_closing(w, s, true);
         wk_session_close(w, s);
+        shm_log(SHM_LOG_INFO, "session %08x moved to worker %u",
+                (unsigned)m->token.data1, (unsigned)m->to);
         WK_ROAM_COUNT(w, sessions_moved_out, 1);
         WK_ROAM_COUNT(w, session_move_bytes, m->bytes);
     }
     memset(m, 0, sizeof(*m));
+}
+
+/* Would the owner hand s to a channel of thumb (secured: 0 or 1)? */
+static bool
+wk_roam_sec_ok(const struct wk_session *s, const uint8_t *thumb,
+               uint8_t secured)
+{
+    if (s->cert_len > 0)
+        return secured == 1
+               && ua_crypto_memeq(thumb, s->cert_thumb,
+                                  sizeof(s->cert_thumb));
+    return secured == 0;
+}
+
+/*
+ * Ask the next worker p has not asked yet (the session's creator retired
+ * or is gone).  0 when a claim went out; -ENOENT when every other worker
+ * was asked.  At most conf->workers - 1 claims per request.
+ */
+static int
+wk_roam_scan(struct wk_roam *r, struct wk_roam_pending *p)
+{
+    unsigned n = r->w->conf->workers;
+
+    if (n > 64)
+        n = 64;
+    for (unsigned s = 0; s < n; s++) {
+        if (s == r->w->slot || (p->asked & (UINT64_C(1) << s)))
+            continue;
+        p->hops = 0;
+        p->seq = ++r->seq;
+        if (wk_roam_send(r, p, s) == 0)
+            return 0;
+        p->asked |= UINT64_C(1) << s;   /* not there: on to the next */
+    }
+    return -ENOENT;
+}
+
+/* ------------------------------------------------------------------ */
+/* rolling restart                                                     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A retiring worker says "pull session token from me" (body: its slot,
+ * the token): claim it back with the pull flag; answered at once (one
+ * byte), the pull runs on its own.
+ */
+static ua_status
+wk_roam_serve_push(struct wk_roam *r, const uint8_t *body, uint32_t len,
+                   uint8_t **blob, uint32_t *blob_len)
+{
+    struct wk_worker       *w = r->w;
+    struct ua_nodeid        tok = { .ns = 0, .idtype = UA_IDTYPE_GUID };
+    struct wk_roam_pending *fr = NULL;
+    uint8_t                 from;
+
+    if (len != WK_ROAM_PUSH_LEN || body[0] >= 64 || body[0] == w->slot)
+        return UA_BAD_INVALID_ARGUMENT;
+    if (r->retiring || w->stopping)
+        return UA_BAD_SHUTDOWN;
+    from = body[0];
+    memcpy(&tok.id.guid, body + 1, 16);
+    for (unsigned i = 0; i < WK_ROAM_PENDING; i++) {
+        struct wk_roam_pending *q = &r->pending[i];
+
+        if (q->state == WK_RP_FREE) {
+            if (fr == NULL)
+                fr = q;
+        } else if (q->state == WK_RP_WAITING
+                   && q->kind == WK_ROAM_KIND_SESSION
+                   && ua_crypto_memeq(&q->token, &tok.id.guid, 16)) {
+            fr = NULL;              /* a claim of it is on its way */
+            goto ok;
+        }
+    }
+    if (wk_session_find_by_token(w, &tok) != NULL)
+        goto ok;                    /* here already */
+    if (fr == NULL)
+        return UA_BAD_TOO_MANY_OPERATIONS;  /* the notice comes again */
+    memset(fr, 0, sizeof(*fr));
+    fr->kind = WK_ROAM_KIND_SESSION;
+    fr->conn = WK_ROAM_NOCONN;
+    fr->seq = ++r->seq;
+    fr->token = tok.id.guid;
+    fr->secured = WK_ROAM_PULL;
+    fr->hops = WK_ROAM_HOPS;        /* straight from the retiring one */
+    if (wk_roam_send(r, fr, from) != 0) {
+        memset(fr, 0, sizeof(*fr));
+        return UA_BAD_TOO_MANY_OPERATIONS;
+    }
+    fr->state = WK_RP_WAITING;
+ok:
+    *blob = wk_alloc(w, 1);
+    if (*blob == NULL)
+        return UA_BAD_OUT_OF_MEMORY;
+    (*blob)[0] = 1;
+    *blob_len = 1;
+    return UA_GOOD;
+}
+
+static uint64_t
+wk_roam_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* One step of retiring: notices for the sessions still here, or done. */
+static void
+wk_roam_on_tick(evutil_socket_t fd, short what, void *arg)
+{
+    struct wk_roam   *r = arg;
+    struct wk_worker *w = r->w;
+    uint64_t          now = wk_roam_ms();
+    unsigned          n = w->conf->workers > 64 ? 64 : w->conf->workers;
+    uint32_t          left = 0;
+    bool              busy = false, moving = false;
+
+    (void)fd;
+    (void)what;
+    wk_loop_iteration(r->loop);
+    for (unsigned i = 0; i < WK_XFER_LINKS; i++)
+        moving |= r->moving[i].used != 0;
+    for (uint32_t i = 0; i < w->nsessions; i++) {
+        struct wk_session *s = &w->sessions[i];
+        uint8_t            body[WK_ROAM_PUSH_LEN];
+
+        if (!s->used || !s->activated)
+            continue;
+        left++;
+        if (busy || wk_roam_moving(w, s) || n < 2
+            || now - r->noticed[i] < WK_ROAM_RENOTICE_MS)
+            continue;
+        body[0] = (uint8_t)w->slot;
+        memcpy(body + 1, &s->token, 16);
+        /* The next live peer, round robin. */
+        for (unsigned k = 0; k < n; k++) {
+            unsigned peer = (r->next_peer + k) % n;
+            int      rc;
+
+            if (peer == w->slot)
+                continue;
+            rc = wk_xfer_claim(&r->x, peer, WK_ROAM_KIND_PUSH, body,
+                               sizeof(body), WK_ROAM_COOKIE_PUSH | i);
+            if (rc == -EBUSY) {
+                busy = true;        /* every link in use: next tick */
+                break;
+            }
+            if (rc == 0) {
+                r->noticed[i] = now;
+                r->next_peer = peer + 1;
+                break;
+            }
+        }
+    }
+    if ((left == 0 && !moving) || n < 2 || now >= r->retire_end) {
+        if (left > 0)
+            shm_log(SHM_LOG_WARNING, "retiring: %u session(s) not handed "
+                    "over (%s): their clients start again", left,
+                    n < 2 ? "no other worker" : "time is up");
+        else
+            shm_log(SHM_LOG_NOTICE, "retiring: every session handed over");
+        evtimer_del(&r->tick);
+        r->tick_on = false;
+        if (r->retired != NULL)
+            r->retired(r->retired_arg);
+    }
+}
+
+int
+wk_roam_retire(struct wk_worker *w, void (*done)(void *arg), void *arg)
+{
+    struct wk_roam *r = w->roam;
+    struct timeval  tv = { 0, WK_ROAM_TICK_MS * 1000 };
+
+    if (r == NULL || r->retiring)
+        return -EINVAL;
+    r->noticed = wk_alloc(w, (size_t)w->nsessions * sizeof(*r->noticed));
+    if (r->noticed == NULL)
+        return -ENOMEM;
+    memset(r->noticed, 0, (size_t)w->nsessions * sizeof(*r->noticed));
+    r->retiring = true;
+    r->retired = done;
+    r->retired_arg = arg;
+    r->retire_end = wk_roam_ms() + WK_ROAM_RETIRE_MS;
+    r->next_peer = w->slot + 1;
+    if (event_assign(&r->tick, w->base, -1, EV_PERSIST, wk_roam_on_tick, r)
+            != 0
+        || event_add(&r->tick, &tv) != 0) {
+        r->retiring = false;
+        return -ENOMEM;
+    }
+    r->tick_on = true;
+    return 0;
 }

@@ -157,6 +157,18 @@ void wk_roam_release(struct wk_worker *w, uint32_t conn);
 /* Count n value changes lost in a move (the sub layer). */
 void wk_roam_lost(struct wk_worker *w, uint64_t n);
 
+/*
+ * Retire (a rolling restart, docs/operations.md "Rolling restart"): the
+ * caller has stopped accepting and closed every connection; every
+ * activated session here is pushed to a peer (a notice on the peer's
+ * socket; the peer claims it back like a client's ActivateSession would,
+ * without a channel), round robin over the other workers, a session
+ * again after 1 s if it is still here.  done(arg) once none is left, or
+ * after 5 s (the rest are lost: logged), or at once with no other worker.
+ * 0, or -errno (then done is never called).
+ */
+int wk_roam_retire(struct wk_worker *w, void (*done)(void *arg), void *arg);
+
 /* The last hand-over's blob size (bytes; tests, benchmarks). */
 uint32_t wk_roam_last_bytes(const struct wk_worker *w);
 

@@ -37,6 +37,7 @@
 
 #include "pki.h"
 #include "proto/status_gen.h"
+#include "shm/log.h"
 
 static_assert(sizeof(struct ua_guid) == 16, "a GUID is 16 bytes");
 
@@ -608,6 +609,8 @@ wk_session_expire(struct wk_worker *w, uint64_t now_ms)
                         ? s->timeout_ms : WK_SESSION_ACTIVATE_MS;
         }
         if (now_ms >= since && now_ms - since >= limit) {
+            shm_log(SHM_LOG_INFO, "session %08x timed out",
+                    (unsigned)s->token.data1);
             wk_session_close(w, s);
             closed++;
         }

@@ -115,6 +115,7 @@ struct wk_worker {
     /* sub: subscriptions and monitored items (worker/sub.h). */
     struct wk_subs           *subs;
     volatile int              stopping;
+    int                       retiring;     /* SIGUSR2 (worker/main.c) */
 };
 
 /* Monotonic milliseconds and DateTime, read once per loop iteration. */
