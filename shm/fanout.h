@@ -39,7 +39,7 @@
  *                       (the broker packs the replies of consecutive
  *                       records of one request into one record)
  *
- *   HistoryUpdate (issue 18; docs/design-notes.md D87), through the
+ *   HistoryUpdate (issue 18; docs/design-notes.md D96), through the
  *   broker to the historian, the history store's one writer, and back:
  *     SHM_FO_HUPD       worker request ring -> historian reply ring:
  *                       struct shm_fo_hupd, then count items: for an

@@ -26,7 +26,7 @@
  * timestamps of one slot strictly increase) and is dropped.  Once a
  * minute retention drops what is too old or over the size limit.
  *
- * HistoryUpdate (docs/design-notes.md D87): the workers' SHM_FO_HUPD
+ * HistoryUpdate (docs/design-notes.md D96): the workers' SHM_FO_HUPD
  * records come on our reply ring through the broker; each is applied in
  * its own write transactions after the batch so far is committed (an
  * insert finds the values that came before it), and answered with a

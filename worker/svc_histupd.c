@@ -7,7 +7,7 @@
  * SHM_FO_HUPD record (shm/fanout.h) on the request ring; the broker
  * passes it to the historian, which applies it and answers with a
  * SHM_FO_HUPD_RESULT that the broker passes back to us
- * (docs/design-notes.md D87).  The request is pending (worker/reply.h) in
+ * (docs/design-notes.md D96).  The request is pending (worker/reply.h) in
  * a pending update of this file's pool (history.pending_updates), whose
  * arena holds the response; it leaves when the last details is answered.
  *

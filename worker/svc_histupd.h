@@ -1,7 +1,7 @@
 /*
  * worker/svc_histupd.h: the HistoryUpdate service (Part 4 §5.10.5, Part 11
  * §6.8), carried out by the historian, the history store's one writer,
- * through the broker (issue 18; docs/design-notes.md D87).
+ * through the broker (issue 18; docs/design-notes.md D96).
  */
 #ifndef WK_SVC_HISTUPD_H
 #define WK_SVC_HISTUPD_H
