@@ -6,7 +6,7 @@
  * Starts `uabroker -w 2` with queues of up to 1000 and the default limits
  * otherwise, then:
  *
- *   1. a subscriber S (a subscription at RA_PUB_MS, RA_ITEMS monitored
+ *   1. a subscriber S (a subscription at RA_PUB_MS, ITC_ITEMS monitored
  *      items on the Int32 variables ns=1;s=v0, v2, .., samplingInterval
  *      RA_SAMPLE_MS, queueSize RA_QUEUE) takes its initial values with
  *      RA_INFLIGHT Publish requests in flight;
@@ -47,296 +47,27 @@
 #include "proto/status_gen.h"
 #include "proto/types.h"
 #include "proto/types_gen.h"
+#include "tests/lib/itcount.h"
 #include "tests/lib/itest.h"
 #include "tests/lib/uaconn.h"
 
 #define RA_WORKERS    2
-#define RA_ITEMS      10
 #define RA_QUEUE      200
 #define RA_PUB_MS     100
 #define RA_SAMPLE_MS  50          /* the default min_sampling_interval_ms */
 #define RA_ROUNDS     10          /* values written per item and cut */
 #define RA_WRITE_MS   100
 #define RA_INFLIGHT   3
-#define RA_TRIES      64          /* connections until one lands right */
 #define RA_WAIT_MS    8000
 #define RA_ARENA      (4u << 20)
 #define RA_WATCHDOG_S 120
-
-/* What one monitored item reported. */
-struct ra_item {
-    int64_t  last;              /* INT64_MIN: nothing yet */
-    uint32_t values;            /* of the current round */
-    uint32_t breaks;            /* not last + 1 within the round */
-    uint32_t overflows;
-};
-
-/* The subscriber. */
-struct ra_sub {
-    struct uaconn  c;
-    int            worker;
-    uint32_t       sub_id;
-    uint32_t       last_seq;    /* 0: none yet */
-    uint32_t       seq_gaps;
-    uint32_t       pending;     /* Publish requests in flight */
-    bool           have_ack;
-    struct ua_subscription_acknowledgement ack;
-    struct ra_item it[RA_ITEMS];
-};
 
 static struct ua_arena ra_arena;
 static char            ra_dir[PATH_MAX], ra_run[PATH_MAX + 8];
 static char            ra_log[PATH_MAX + 16];
 static uint16_t        ra_port, ra_sport;
 
-static void ra_conns(uint64_t *n);
-static int ra_channel(struct uaconn *c, int want);
-static ua_status ra_activate(struct uaconn *c);
-static void ra_subscribe(struct ra_sub *s);
-static void ra_publish(struct ra_sub *s);
-static void ra_take(struct ra_sub *s, int64_t from);
-static ua_status ra_write(struct uaconn *c, int32_t v);
-static void ra_round(struct ra_sub *s, bool other, int32_t base);
-
-/* Every worker's connections_total. */
-static void
-ra_conns(uint64_t *n)
-{
-    for (int i = 0; i < RA_WORKERS; i++)
-        if (!itest_worker_u64(ra_sport, i, "connections_total", &n[i]))
-            itest_fatal("no connections_total for worker %d in /stats", i);
-}
-
-/*
- * Connect, HEL, OPN until the connection lands on worker want (-1: any,
- * RA_WORKERS + w: any but w); its worker.  Fatal after RA_TRIES.
- */
-static int
-ra_channel(struct uaconn *c, int want)
-{
-    for (int t = 0; t < RA_TRIES; t++) {
-        uint64_t before[RA_WORKERS], after[RA_WORKERS];
-        int      w = -1;
-
-        ra_conns(before);
-        uaconn_init(c);
-        if (uaconn_connect(c, "127.0.0.1", ra_port) != 0
-            || uaconn_hello(c, NULL) != UA_GOOD || uaconn_open(c, 0)
-            != UA_GOOD)
-            itest_fatal("cannot open a SecureChannel");
-        ra_conns(after);
-        for (int i = 0; i < RA_WORKERS; i++)
-            if (after[i] > before[i])
-                w = i;
-        if (w >= 0 && (want < 0 || w == want
-                       || (want >= RA_WORKERS && w != want - RA_WORKERS)))
-            return w;
-        (void)uaconn_close(c);
-        uaconn_clear(c);
-    }
-    itest_fatal("no connection landed on the worker wanted (%d)", want);
-}
-
-/* ActivateSession (anonymous) with the token already set on c's client. */
-static ua_status
-ra_activate(struct uaconn *c)
-{
-    struct ua_activate_session_request  ar;
-    struct ua_activate_session_response as;
-    struct ua_anonymous_identity_token  anon;
-
-    memset(&ar, 0, sizeof(ar));
-    memset(&anon, 0, sizeof(anon));
-    anon.policy_id = ua_string_from("anonymous");
-    ar.request_header.audit_entry_id.len = -1;
-    ar.client_signature.algorithm.len = -1;
-    ar.client_signature.signature.len = -1;
-    ar.user_token_signature.algorithm.len = -1;
-    ar.user_token_signature.signature.len = -1;
-    ar.user_identity_token.encoding = UA_EO_DECODED;
-    ar.user_identity_token.type = &ua_types[UA_TYPE_ANONYMOUSIDENTITYTOKEN];
-    ar.user_identity_token.obj = &anon;
-    ar.user_identity_token.type_id = ua_nodeid_num(
-        0, ua_types[UA_TYPE_ANONYMOUSIDENTITYTOKEN].binary_id);
-    ua_arena_reset(&ra_arena);
-    return uaconn_call(c, &ua_types[UA_TYPE_ACTIVATESESSIONREQUEST], &ar,
-                       &ua_types[UA_TYPE_ACTIVATESESSIONRESPONSE], &as,
-                       &ra_arena);
-}
-
-/* S's subscription and items (client handle k + 1 on ns=1;s=v<2k>). */
-static void
-ra_subscribe(struct ra_sub *s)
-{
-    struct ua_create_subscription_request     cs;
-    struct ua_create_subscription_response    csr;
-    struct ua_create_monitored_items_request  cm;
-    struct ua_create_monitored_items_response cmr;
-    struct ua_monitored_item_create_request   it[RA_ITEMS];
-    char                                      ids[RA_ITEMS][8];
-    ua_status                                 st;
-
-    memset(&cs, 0, sizeof(cs));
-    cs.requested_publishing_interval = RA_PUB_MS;
-    cs.requested_lifetime_count = 600;
-    cs.requested_max_keep_alive_count = 10;
-    cs.publishing_enabled = true;
-    ua_arena_reset(&ra_arena);
-    st = uaconn_call(&s->c, &ua_types[UA_TYPE_CREATESUBSCRIPTIONREQUEST],
-                     &cs, &ua_types[UA_TYPE_CREATESUBSCRIPTIONRESPONSE],
-                     &csr, &ra_arena);
-    if (st != UA_GOOD)
-        itest_fatal("CreateSubscription: 0x%08X", st);
-    s->sub_id = csr.subscription_id;
-    memset(it, 0, sizeof(it));
-    for (int k = 0; k < RA_ITEMS; k++) {
-        snprintf(ids[k], sizeof(ids[k]), "v%d", 2 * k);
-        it[k].item_to_monitor.node_id = ua_nodeid_str(1, ids[k]);
-        it[k].item_to_monitor.attribute_id = UA_ATTR_VALUE;
-        it[k].item_to_monitor.index_range.len = -1;
-        it[k].item_to_monitor.data_encoding.name.len = -1;
-        it[k].monitoring_mode = UA_MONITORINGMODE_REPORTING;
-        it[k].requested_parameters.client_handle = (uint32_t)k + 1;
-        it[k].requested_parameters.sampling_interval = RA_SAMPLE_MS;
-        it[k].requested_parameters.queue_size = RA_QUEUE;
-        it[k].requested_parameters.discard_oldest = true;
-        s->it[k].last = INT64_MIN;
-    }
-    memset(&cm, 0, sizeof(cm));
-    cm.subscription_id = s->sub_id;
-    cm.timestamps_to_return = UA_TIMESTAMPSTORETURN_BOTH;
-    cm.n_items_to_create = RA_ITEMS;
-    cm.items_to_create = it;
-    st = uaconn_call(&s->c, &ua_types[UA_TYPE_CREATEMONITOREDITEMSREQUEST],
-                     &cm, &ua_types[UA_TYPE_CREATEMONITOREDITEMSRESPONSE],
-                     &cmr, &ra_arena);
-    if (st != UA_GOOD || cmr.n_results != RA_ITEMS)
-        itest_fatal("CreateMonitoredItems: 0x%08X", st);
-    for (int k = 0; k < RA_ITEMS; k++)
-        if (cmr.results[k].status_code != UA_GOOD
-            || cmr.results[k].revised_queue_size < RA_QUEUE)
-            itest_fatal("item %d: 0x%08X, queue %u", k,
-                        cmr.results[k].status_code,
-                        cmr.results[k].revised_queue_size);
-}
-
-static void
-ra_publish(struct ra_sub *s)
-{
-    struct ua_publish_request req;
-    uint32_t                  id;
-
-    memset(&req, 0, sizeof(req));
-    if (s->have_ack) {
-        req.n_subscription_acknowledgements = 1;
-        req.subscription_acknowledgements = &s->ack;
-        s->have_ack = false;
-    }
-    if (uaconn_send(&s->c, &ua_types[UA_TYPE_PUBLISHREQUEST], &req, &id)
-        != UA_GOOD)
-        itest_fatal("cannot send a Publish request");
-    s->pending++;
-}
-
-/* One PublishResponse: each item's values of at least from in order. */
-static void
-ra_take(struct ra_sub *s, int64_t from)
-{
-    struct ua_client_event                ev;
-    struct ua_publish_response            resp;
-    const struct ua_notification_message *m;
-    ua_status                             st;
-
-    st = uaconn_recv(&s->c, &ev);
-    if (st != UA_GOOD)
-        itest_fatal("receive: 0x%08X", st);
-    if (ev.kind != UA_CLIENT_EV_MSG)
-        return;
-    ua_arena_reset(&ra_arena);
-    st = ua_client_decode(&s->c.cl, &ev, &ua_types[UA_TYPE_PUBLISHRESPONSE],
-                          &resp, &ra_arena);
-    if (st != UA_GOOD || resp.response_header.service_result != UA_GOOD)
-        itest_fatal("PublishResponse: 0x%08X / 0x%08X", st,
-                    resp.response_header.service_result);
-    s->pending--;
-    m = &resp.notification_message;
-    if (m->n_notification_data == 0)
-        return;                         /* a keep-alive */
-    if (s->last_seq != 0 && m->sequence_number != s->last_seq + 1)
-        s->seq_gaps++;
-    s->last_seq = m->sequence_number;
-    s->ack.subscription_id = resp.subscription_id;
-    s->ack.sequence_number = m->sequence_number;
-    s->have_ack = true;
-    for (int32_t k = 0; k < m->n_notification_data; k++) {
-        const struct ua_data_change_notification *d;
-
-        if (m->notification_data[k].type
-            != &ua_types[UA_TYPE_DATACHANGENOTIFICATION])
-            continue;
-        d = m->notification_data[k].obj;
-        for (int32_t j = 0; j < d->n_monitored_items; j++) {
-            const struct ua_monitored_item_notification *n =
-                &d->monitored_items[j];
-            const struct ua_datavalue *v = &n->value;
-            struct ra_item            *it;
-            int64_t                    x;
-
-            if (n->client_handle < 1 || n->client_handle > RA_ITEMS)
-                itest_fatal("unknown client handle %u", n->client_handle);
-            it = &s->it[n->client_handle - 1];
-            if ((v->mask & UA_DV_STATUS) && (v->status & 0x0480) != 0)
-                it->overflows++;
-            if (!(v->mask & UA_DV_VALUE) || v->value.is_array
-                || v->value.type != UA_BT_INT32) {
-                it->breaks++;
-                continue;
-            }
-            x = *(const int32_t *)v->value.data;
-            if (x >= from) {
-                if (x != (it->last >= from ? it->last + 1 : from))
-                    it->breaks++;
-                it->values++;
-            }
-            it->last = x;
-        }
-    }
-}
-
-/* One Write: ns=1;s=v0, v2, .. all to v. */
-static ua_status
-ra_write(struct uaconn *c, int32_t v)
-{
-    struct ua_write_request  req;
-    struct ua_write_response resp;
-    struct ua_write_value    wv[RA_ITEMS];
-    char                     ids[RA_ITEMS][8];
-    ua_status                st;
-
-    memset(wv, 0, sizeof(wv));
-    for (int k = 0; k < RA_ITEMS; k++) {
-        snprintf(ids[k], sizeof(ids[k]), "v%d", 2 * k);
-        wv[k].node_id = ua_nodeid_str(1, ids[k]);
-        wv[k].attribute_id = UA_ATTR_VALUE;
-        wv[k].index_range.len = -1;
-        wv[k].value.mask = UA_DV_VALUE;
-        ua_variant_set_scalar(&wv[k].value.value, &v, UA_BT_INT32);
-    }
-    memset(&req, 0, sizeof(req));
-    req.n_nodes_to_write = RA_ITEMS;
-    req.nodes_to_write = wv;
-    ua_arena_reset(&ra_arena);
-    st = uaconn_call(c, &ua_types[UA_TYPE_WRITEREQUEST], &req,
-                     &ua_types[UA_TYPE_WRITERESPONSE], &resp, &ra_arena);
-    if (st != UA_GOOD)
-        return st;
-    if (resp.n_results != RA_ITEMS)
-        return UA_BAD_UNEXPECTED_ERROR;
-    for (int k = 0; k < RA_ITEMS; k++)
-        if (resp.results[k] != UA_GOOD)
-            return resp.results[k];
-    return UA_GOOD;
-}
+static void ra_round(struct itc_sub *s, bool other, int32_t base);
 
 /*
  * One cut: S's connection dropped, W (on the other worker when other,
@@ -344,7 +75,7 @@ ra_write(struct uaconn *c, int32_t v)
  * worker and publishes until every value came.
  */
 static void
-ra_round(struct ra_sub *s, bool other, int32_t base)
+ra_round(struct itc_sub *s, bool other, int32_t base)
 {
     struct uaconn      w;
     struct ua_nodeid   tok = s->c.cl.auth_token;
@@ -359,7 +90,7 @@ ra_round(struct ra_sub *s, bool other, int32_t base)
         memcpy(tokbuf, tok.id.str.data, (size_t)tok.id.str.len);
         tok.id.str.data = tokbuf;
     }
-    ww = ra_channel(&w, other ? RA_WORKERS + s->worker : s->worker);
+    ww = itc_channel(&w, ra_port, ra_sport, RA_WORKERS, other ? RA_WORKERS + s->worker : s->worker);
     st = uaconn_session(&w);
     if (st != UA_GOOD)
         itest_fatal("writer session: 0x%08X", st);
@@ -374,17 +105,17 @@ ra_round(struct ra_sub *s, bool other, int32_t base)
 
     /* b. The writes of the outage. */
     for (int r = 1; r <= RA_ROUNDS; r++) {
-        st = ra_write(&w, base + r);
+        st = itc_write(&w, base + r, &ra_arena);
         if (st != UA_GOOD)
             itest_fatal("Write %d: 0x%08X", base + r, st);
         itest_sleep_ms(RA_WRITE_MS);
     }
 
     /* c. A new channel on S's worker; the same session. */
-    (void)ra_channel(&s->c, s->worker);
+    (void)itc_channel(&s->c, ra_port, ra_sport, RA_WORKERS, s->worker);
     if (ua_client_set_token(&s->c.cl, &tok) != UA_GOOD)
         itest_fatal("cannot set the session token");
-    st = ra_activate(&s->c);
+    st = itc_activate(&s->c, &ra_arena);
     itest_check(st == UA_GOOD,
                 "W on %s: ActivateSession on a new channel: 0x%08X", where,
                 st);
@@ -392,26 +123,26 @@ ra_round(struct ra_sub *s, bool other, int32_t base)
         return;
 
     /* d. Publish until every value came (or RA_WAIT_MS). */
-    for (int k = 0; k < RA_ITEMS; k++) {
+    for (int k = 0; k < ITC_ITEMS; k++) {
         s->it[k].values = s->it[k].breaks = s->it[k].overflows = 0;
     }
     s->pending = 0;
     s->have_ack = false;
     for (int i = 0; i < RA_INFLIGHT; i++)
-        ra_publish(s);
+        itc_publish(s);
     end = itest_ms() + RA_WAIT_MS;
     for (;;) {
         bool all = true;
 
-        for (int k = 0; k < RA_ITEMS; k++)
+        for (int k = 0; k < ITC_ITEMS; k++)
             if (s->it[k].last < base + RA_ROUNDS)
                 all = false;
         if (all || itest_ms() >= end)
             break;
-        ra_take(s, base + 1);
-        ra_publish(s);
+        itc_take(s, base + 1, &ra_arena);
+        itc_publish(s);
     }
-    for (int k = 0; k < RA_ITEMS; k++) {
+    for (int k = 0; k < ITC_ITEMS; k++) {
         values += s->it[k].values;
         breaks += s->it[k].breaks;
         overflows += s->it[k].overflows;
@@ -428,22 +159,22 @@ ra_round(struct ra_sub *s, bool other, int32_t base)
     }
     printf("# W on %s: %u of %u values, %u breaks, %u with the Overflow "
            "bit, %u items short; sequence gaps %u; /stats overflows %llu\n",
-           where, values, RA_ITEMS * RA_ROUNDS, breaks, overflows, missing,
+           where, values, ITC_ITEMS * RA_ROUNDS, breaks, overflows, missing,
            s->seq_gaps, (unsigned long long)ovf);
     (void)dropped;
-    itest_check(values == RA_ITEMS * RA_ROUNDS && breaks == 0
+    itest_check(values == ITC_ITEMS * RA_ROUNDS && breaks == 0
                     && missing == 0,
                 "W on %s: every value written during the outage arrives "
                 "once and in order (%u of %u)", where, values,
-                RA_ITEMS * RA_ROUNDS);
+                ITC_ITEMS * RA_ROUNDS);
     itest_check(overflows == 0 && s->seq_gaps == 0,
                 "W on %s: no Overflow bit (%u), no gap in the sequence "
                 "numbers (%u)", where, overflows, s->seq_gaps);
     /* Back to the idle state of a client between cuts. */
     while (s->pending > 0)
-        ra_take(s, base + 1);
+        itc_take(s, base + 1, &ra_arena);
     for (int i = 0; i < RA_INFLIGHT; i++)
-        ra_publish(s);
+        itc_publish(s);
     (void)uaconn_close_session(&w);
     (void)uaconn_close(&w);
     uaconn_clear(&w);
@@ -452,7 +183,7 @@ ra_round(struct ra_sub *s, bool other, int32_t base)
 int
 main(int argc, char **argv)
 {
-    struct ra_sub *s;
+    struct itc_sub *s;
     char           bin[PATH_MAX];
     pid_t          broker;
     uint64_t       end;
@@ -481,26 +212,26 @@ main(int argc, char **argv)
     }
 
     /* 1. S, its subscription, its initial values. */
-    s->worker = ra_channel(&s->c, -1);
+    s->worker = itc_channel(&s->c, ra_port, ra_sport, RA_WORKERS, -1);
     st = uaconn_session(&s->c);
     if (st != UA_GOOD)
         itest_fatal("subscriber session: 0x%08X", st);
-    ra_subscribe(s);
+    itc_subscribe(s, RA_PUB_MS, RA_SAMPLE_MS, RA_QUEUE, &ra_arena);
     for (int i = 0; i < RA_INFLIGHT; i++)
-        ra_publish(s);
+        itc_publish(s);
     end = itest_ms() + RA_WAIT_MS;
     for (;;) {
         bool all = true;
 
-        for (int k = 0; k < RA_ITEMS; k++)
+        for (int k = 0; k < ITC_ITEMS; k++)
             if (s->it[k].last == INT64_MIN)
                 all = false;
         if (all)
             break;
         if (itest_ms() >= end)
             itest_fatal("no initial values");
-        ra_take(s, INT64_MAX);
-        ra_publish(s);
+        itc_take(s, INT64_MAX, &ra_arena);
+        itc_publish(s);
     }
 
     /* 2. The cuts. */

@@ -7,7 +7,7 @@
  *
  * Starts `uabroker -w 2` with queues of up to 1000, then:
  *
- *   1. a subscriber S (a subscription at RA_PUB_MS, RA_ITEMS monitored
+ *   1. a subscriber S (a subscription at RA_PUB_MS, ITC_ITEMS monitored
  *      items on ns=1;s=v0, v2, .., queueSize RA_QUEUE) takes its initial
  *      values with RA_INFLIGHT Publish requests in flight;
  *   2. bad input first, while S is on its worker: ActivateSession on the
@@ -49,326 +49,50 @@
 #include "proto/status_gen.h"
 #include "proto/types.h"
 #include "proto/types_gen.h"
+#include "tests/lib/itcount.h"
 #include "tests/lib/itest.h"
 #include "tests/lib/uaconn.h"
 
 #define RA_WORKERS    2
-#define RA_ITEMS      10
 #define RA_QUEUE      200
 #define RA_PUB_MS     100
 #define RA_SAMPLE_MS  50          /* the default min_sampling_interval_ms */
 #define RA_ROUNDS     10          /* values written per item and cut */
 #define RA_WRITE_MS   100
 #define RA_INFLIGHT   3
-#define RA_TRIES      64          /* connections until one lands right */
 #define RA_WAIT_MS    8000
 #define RA_ARENA      (4u << 20)
 #define RA_WATCHDOG_S 120
 #define RA_CUTS       3
-
-/* What one monitored item reported. */
-struct ra_item {
-    int64_t  last;              /* INT64_MIN: nothing yet */
-    uint32_t values;            /* of the current round */
-    uint32_t breaks;            /* not last + 1 within the round */
-    uint32_t overflows;
-};
-
-/* The subscriber. */
-struct ra_sub {
-    struct uaconn  c;
-    int            worker;
-    uint32_t       sub_id;
-    uint32_t       last_seq;    /* 0: none yet */
-    uint32_t       seq_gaps;
-    uint32_t       wrong_ids;   /* responses of another subscription */
-    uint64_t       first_ms;    /* first notification after a move */
-    uint32_t       unacked;     /* a message left unacknowledged */
-    uint32_t       pending;     /* Publish requests in flight */
-    bool           have_ack;
-    struct ua_subscription_acknowledgement ack;
-    struct ra_item it[RA_ITEMS];
-};
 
 static struct ua_arena ra_arena;
 static char            ra_dir[PATH_MAX], ra_run[PATH_MAX + 8];
 static char            ra_log[PATH_MAX + 16];
 static uint16_t        ra_port, ra_sport;
 
-static void ra_conns(uint64_t *n);
-static int ra_channel(struct uaconn *c, int want);
-static ua_status ra_activate(struct uaconn *c);
-static void ra_subscribe(struct ra_sub *s);
-static void ra_publish(struct ra_sub *s);
-static void ra_take(struct ra_sub *s, int64_t from);
-static ua_status ra_write(struct uaconn *c, int32_t v);
-static void ra_round(struct ra_sub *s, int32_t base);
-static ua_status ra_republish(struct ra_sub *s, uint32_t seq);
-static void ra_bad_tokens(struct ra_sub *s);
+static void ra_round(struct itc_sub *s, int32_t base);
+static ua_status ra_republish(struct itc_sub *s, uint32_t seq);
+static void ra_bad_tokens(struct itc_sub *s);
 static uint64_t ra_stat(const char *key);
-static void ra_unacked(struct ra_sub *s, struct uaconn *w, int32_t v);
+static void ra_unacked(struct itc_sub *s, struct uaconn *w, int32_t v);
 static uint32_t ra_sub_one(struct uaconn *c);
 static bool ra_publish_wait(struct uaconn *c, int kind, ua_status *status);
 static void ra_transfer(void);
-static void ra_stalled_owner(struct ra_sub *s);
-static void ra_twice(struct ra_sub *s);
-
-/* Every worker's connections_total. */
-static void
-ra_conns(uint64_t *n)
-{
-    for (int i = 0; i < RA_WORKERS; i++)
-        if (!itest_worker_u64(ra_sport, i, "connections_total", &n[i]))
-            itest_fatal("no connections_total for worker %d in /stats", i);
-}
-
-/*
- * Connect, HEL, OPN until the connection lands on worker want (-1: any,
- * RA_WORKERS + w: any but w); its worker.  Fatal after RA_TRIES.
- */
-static int
-ra_channel(struct uaconn *c, int want)
-{
-    for (int t = 0; t < RA_TRIES; t++) {
-        uint64_t before[RA_WORKERS], after[RA_WORKERS];
-        int      w = -1;
-
-        ra_conns(before);
-        uaconn_init(c);
-        if (uaconn_connect(c, "127.0.0.1", ra_port) != 0
-            || uaconn_hello(c, NULL) != UA_GOOD || uaconn_open(c, 0)
-            != UA_GOOD)
-            itest_fatal("cannot open a SecureChannel");
-        ra_conns(after);
-        for (int i = 0; i < RA_WORKERS; i++)
-            if (after[i] > before[i])
-                w = i;
-        if (w >= 0 && (want < 0 || w == want
-                       || (want >= RA_WORKERS && w != want - RA_WORKERS)))
-            return w;
-        (void)uaconn_close(c);
-        uaconn_clear(c);
-    }
-    itest_fatal("no connection landed on the worker wanted (%d)", want);
-}
-
-/* ActivateSession (anonymous) with the token already set on c's client. */
-static ua_status
-ra_activate(struct uaconn *c)
-{
-    struct ua_activate_session_request  ar;
-    struct ua_activate_session_response as;
-    struct ua_anonymous_identity_token  anon;
-
-    memset(&ar, 0, sizeof(ar));
-    memset(&anon, 0, sizeof(anon));
-    anon.policy_id = ua_string_from("anonymous");
-    ar.request_header.audit_entry_id.len = -1;
-    ar.client_signature.algorithm.len = -1;
-    ar.client_signature.signature.len = -1;
-    ar.user_token_signature.algorithm.len = -1;
-    ar.user_token_signature.signature.len = -1;
-    ar.user_identity_token.encoding = UA_EO_DECODED;
-    ar.user_identity_token.type = &ua_types[UA_TYPE_ANONYMOUSIDENTITYTOKEN];
-    ar.user_identity_token.obj = &anon;
-    ar.user_identity_token.type_id = ua_nodeid_num(
-        0, ua_types[UA_TYPE_ANONYMOUSIDENTITYTOKEN].binary_id);
-    ua_arena_reset(&ra_arena);
-    return uaconn_call(c, &ua_types[UA_TYPE_ACTIVATESESSIONREQUEST], &ar,
-                       &ua_types[UA_TYPE_ACTIVATESESSIONRESPONSE], &as,
-                       &ra_arena);
-}
-
-/* S's subscription and items (client handle k + 1 on ns=1;s=v<2k>). */
-static void
-ra_subscribe(struct ra_sub *s)
-{
-    struct ua_create_subscription_request     cs;
-    struct ua_create_subscription_response    csr;
-    struct ua_create_monitored_items_request  cm;
-    struct ua_create_monitored_items_response cmr;
-    struct ua_monitored_item_create_request   it[RA_ITEMS];
-    char                                      ids[RA_ITEMS][8];
-    ua_status                                 st;
-
-    memset(&cs, 0, sizeof(cs));
-    cs.requested_publishing_interval = RA_PUB_MS;
-    cs.requested_lifetime_count = 600;
-    cs.requested_max_keep_alive_count = 10;
-    cs.publishing_enabled = true;
-    ua_arena_reset(&ra_arena);
-    st = uaconn_call(&s->c, &ua_types[UA_TYPE_CREATESUBSCRIPTIONREQUEST],
-                     &cs, &ua_types[UA_TYPE_CREATESUBSCRIPTIONRESPONSE],
-                     &csr, &ra_arena);
-    if (st != UA_GOOD)
-        itest_fatal("CreateSubscription: 0x%08X", st);
-    s->sub_id = csr.subscription_id;
-    memset(it, 0, sizeof(it));
-    for (int k = 0; k < RA_ITEMS; k++) {
-        snprintf(ids[k], sizeof(ids[k]), "v%d", 2 * k);
-        it[k].item_to_monitor.node_id = ua_nodeid_str(1, ids[k]);
-        it[k].item_to_monitor.attribute_id = UA_ATTR_VALUE;
-        it[k].item_to_monitor.index_range.len = -1;
-        it[k].item_to_monitor.data_encoding.name.len = -1;
-        it[k].monitoring_mode = UA_MONITORINGMODE_REPORTING;
-        it[k].requested_parameters.client_handle = (uint32_t)k + 1;
-        it[k].requested_parameters.sampling_interval = RA_SAMPLE_MS;
-        it[k].requested_parameters.queue_size = RA_QUEUE;
-        it[k].requested_parameters.discard_oldest = true;
-        s->it[k].last = INT64_MIN;
-    }
-    memset(&cm, 0, sizeof(cm));
-    cm.subscription_id = s->sub_id;
-    cm.timestamps_to_return = UA_TIMESTAMPSTORETURN_BOTH;
-    cm.n_items_to_create = RA_ITEMS;
-    cm.items_to_create = it;
-    st = uaconn_call(&s->c, &ua_types[UA_TYPE_CREATEMONITOREDITEMSREQUEST],
-                     &cm, &ua_types[UA_TYPE_CREATEMONITOREDITEMSRESPONSE],
-                     &cmr, &ra_arena);
-    if (st != UA_GOOD || cmr.n_results != RA_ITEMS)
-        itest_fatal("CreateMonitoredItems: 0x%08X", st);
-    for (int k = 0; k < RA_ITEMS; k++)
-        if (cmr.results[k].status_code != UA_GOOD
-            || cmr.results[k].revised_queue_size < RA_QUEUE)
-            itest_fatal("item %d: 0x%08X, queue %u", k,
-                        cmr.results[k].status_code,
-                        cmr.results[k].revised_queue_size);
-}
-
-static void
-ra_publish(struct ra_sub *s)
-{
-    struct ua_publish_request req;
-    uint32_t                  id;
-
-    memset(&req, 0, sizeof(req));
-    if (s->have_ack) {
-        req.n_subscription_acknowledgements = 1;
-        req.subscription_acknowledgements = &s->ack;
-        s->have_ack = false;
-    }
-    if (uaconn_send(&s->c, &ua_types[UA_TYPE_PUBLISHREQUEST], &req, &id)
-        != UA_GOOD)
-        itest_fatal("cannot send a Publish request");
-    s->pending++;
-}
-
-/* One PublishResponse: each item's values of at least from in order. */
-static void
-ra_take(struct ra_sub *s, int64_t from)
-{
-    struct ua_client_event                ev;
-    struct ua_publish_response            resp;
-    const struct ua_notification_message *m;
-    ua_status                             st;
-
-    st = uaconn_recv(&s->c, &ev);
-    if (st != UA_GOOD)
-        itest_fatal("receive: 0x%08X", st);
-    if (ev.kind != UA_CLIENT_EV_MSG)
-        return;
-    ua_arena_reset(&ra_arena);
-    st = ua_client_decode(&s->c.cl, &ev, &ua_types[UA_TYPE_PUBLISHRESPONSE],
-                          &resp, &ra_arena);
-    if (st != UA_GOOD || resp.response_header.service_result != UA_GOOD)
-        itest_fatal("PublishResponse: 0x%08X / 0x%08X", st,
-                    resp.response_header.service_result);
-    s->pending--;
-    if (resp.subscription_id != s->sub_id)
-        s->wrong_ids++;
-    m = &resp.notification_message;
-    if (m->n_notification_data == 0)
-        return;                         /* a keep-alive */
-    if (s->first_ms == 0)
-        s->first_ms = itest_ms();
-    if (s->last_seq != 0 && m->sequence_number != s->last_seq + 1)
-        s->seq_gaps++;
-    s->last_seq = m->sequence_number;
-    s->ack.subscription_id = resp.subscription_id;
-    s->ack.sequence_number = m->sequence_number;
-    s->have_ack = true;
-    for (int32_t k = 0; k < m->n_notification_data; k++) {
-        const struct ua_data_change_notification *d;
-
-        if (m->notification_data[k].type
-            != &ua_types[UA_TYPE_DATACHANGENOTIFICATION])
-            continue;
-        d = m->notification_data[k].obj;
-        for (int32_t j = 0; j < d->n_monitored_items; j++) {
-            const struct ua_monitored_item_notification *n =
-                &d->monitored_items[j];
-            const struct ua_datavalue *v = &n->value;
-            struct ra_item            *it;
-            int64_t                    x;
-
-            if (n->client_handle < 1 || n->client_handle > RA_ITEMS)
-                itest_fatal("unknown client handle %u", n->client_handle);
-            it = &s->it[n->client_handle - 1];
-            if ((v->mask & UA_DV_STATUS) && (v->status & 0x0480) != 0)
-                it->overflows++;
-            if (!(v->mask & UA_DV_VALUE) || v->value.is_array
-                || v->value.type != UA_BT_INT32) {
-                it->breaks++;
-                continue;
-            }
-            x = *(const int32_t *)v->value.data;
-            if (x >= from) {
-                if (x != (it->last >= from ? it->last + 1 : from))
-                    it->breaks++;
-                it->values++;
-            }
-            it->last = x;
-        }
-    }
-}
-
-/* One Write: ns=1;s=v0, v2, .. all to v. */
-static ua_status
-ra_write(struct uaconn *c, int32_t v)
-{
-    struct ua_write_request  req;
-    struct ua_write_response resp;
-    struct ua_write_value    wv[RA_ITEMS];
-    char                     ids[RA_ITEMS][8];
-    ua_status                st;
-
-    memset(wv, 0, sizeof(wv));
-    for (int k = 0; k < RA_ITEMS; k++) {
-        snprintf(ids[k], sizeof(ids[k]), "v%d", 2 * k);
-        wv[k].node_id = ua_nodeid_str(1, ids[k]);
-        wv[k].attribute_id = UA_ATTR_VALUE;
-        wv[k].index_range.len = -1;
-        wv[k].value.mask = UA_DV_VALUE;
-        ua_variant_set_scalar(&wv[k].value.value, &v, UA_BT_INT32);
-    }
-    memset(&req, 0, sizeof(req));
-    req.n_nodes_to_write = RA_ITEMS;
-    req.nodes_to_write = wv;
-    ua_arena_reset(&ra_arena);
-    st = uaconn_call(c, &ua_types[UA_TYPE_WRITEREQUEST], &req,
-                     &ua_types[UA_TYPE_WRITERESPONSE], &resp, &ra_arena);
-    if (st != UA_GOOD)
-        return st;
-    if (resp.n_results != RA_ITEMS)
-        return UA_BAD_UNEXPECTED_ERROR;
-    for (int k = 0; k < RA_ITEMS; k++)
-        if (resp.results[k] != UA_GOOD)
-            return resp.results[k];
-    return UA_GOOD;
-}
+static void ra_stalled_owner(struct itc_sub *s);
+static void ra_twice(struct itc_sub *s);
 
 /* W writes v; S takes the message that carries it and leaves it
  * unacknowledged (s->unacked). */
 static void
-ra_unacked(struct ra_sub *s, struct uaconn *w, int32_t v)
+ra_unacked(struct itc_sub *s, struct uaconn *w, int32_t v)
 {
     uint64_t end = itest_ms() + RA_WAIT_MS;
 
-    if (ra_write(w, v) != UA_GOOD)
+    if (itc_write(w, v, &ra_arena) != UA_GOOD)
         itest_fatal("Write %d", (int)v);
     s->have_ack = false;
     while (!s->have_ack && s->pending > 0 && itest_ms() < end)
-        ra_take(s, v + 1);
+        itc_take(s, v + 1, &ra_arena);
     if (!s->have_ack)
         itest_fatal("no message for value %d", (int)v);
     s->unacked = s->ack.sequence_number;
@@ -484,13 +208,13 @@ ra_transfer(void)
     ua_status                                st, sc = 0;
     bool                                     got;
 
-    w1 = ra_channel(&t1, -1);
+    w1 = itc_channel(&t1, ra_port, ra_sport, RA_WORKERS, -1);
     if (uaconn_session(&t1) != UA_GOOD)
         itest_fatal("T1 session");
     id = ra_sub_one(&t1);
     if (!ra_publish_wait(&t1, 1, &sc))
         itest_fatal("T1: no initial value");
-    w2 = ra_channel(&t2, RA_WORKERS + w1);
+    w2 = itc_channel(&t2, ra_port, ra_sport, RA_WORKERS, RA_WORKERS + w1);
     if (uaconn_session(&t2) != UA_GOOD)
         itest_fatal("T2 session");
     printf("# transfer: subscription %u of a session on worker %d to a "
@@ -549,7 +273,7 @@ ra_transfer(void)
  * the first.
  */
 static void
-ra_twice(struct ra_sub *s)
+ra_twice(struct itc_sub *s)
 {
     struct uaconn                       a, b;
     struct ua_nodeid                    tok = s->c.cl.auth_token;
@@ -569,8 +293,8 @@ ra_twice(struct ra_sub *s)
     close(s->c.fd);
     s->c.fd = -1;
     uaconn_clear(&s->c);
-    wa = ra_channel(&a, RA_WORKERS + s->worker);
-    (void)ra_channel(&b, RA_WORKERS + s->worker);
+    wa = itc_channel(&a, ra_port, ra_sport, RA_WORKERS, RA_WORKERS + s->worker);
+    (void)itc_channel(&b, ra_port, ra_sport, RA_WORKERS, RA_WORKERS + s->worker);
     if (ua_client_set_token(&a.cl, &tok) != UA_GOOD
         || ua_client_set_token(&b.cl, &tok) != UA_GOOD)
         itest_fatal("cannot set the token");
@@ -623,8 +347,8 @@ ra_twice(struct ra_sub *s)
     uaconn_clear(&b);
     s->pending = 0;
     s->have_ack = false;
-    ra_publish(s);
-    ra_take(s, INT64_MAX);
+    itc_publish(s);
+    itc_take(s, INT64_MAX, &ra_arena);
     itest_check(s->pending == 0, "... the session works on the first");
 }
 
@@ -635,7 +359,7 @@ ra_twice(struct ra_sub *s)
  * held); resumed, the holder still has S, which moves on the next try.
  */
 static void
-ra_stalled_owner(struct ra_sub *s)
+ra_stalled_owner(struct itc_sub *s)
 {
     struct uaconn    x;
     struct ua_nodeid tok = s->c.cl.auth_token;
@@ -647,12 +371,12 @@ ra_stalled_owner(struct ra_sub *s)
     close(s->c.fd);
     s->c.fd = -1;
     uaconn_clear(&s->c);
-    (void)ra_channel(&x, RA_WORKERS + s->worker);
+    (void)itc_channel(&x, ra_port, ra_sport, RA_WORKERS, RA_WORKERS + s->worker);
     kill((pid_t)pid, SIGSTOP);
     if (ua_client_set_token(&x.cl, &tok) != UA_GOOD)
         itest_fatal("cannot set the token");
     t0 = itest_ms();
-    st = ra_activate(&x);
+    st = itc_activate(&x, &ra_arena);
     ms = itest_ms() - t0;
     kill((pid_t)pid, SIGCONT);
     itest_check(st == UA_BAD_SESSION_ID_INVALID && ms >= 900 && ms < 5000,
@@ -660,7 +384,7 @@ ra_stalled_owner(struct ra_sub *s)
                 "timeout (0x%08X after %llu ms)", st,
                 (unsigned long long)ms);
     itest_sleep_ms(200);
-    st = ra_activate(&x);
+    st = itc_activate(&x, &ra_arena);
     itest_check(st == UA_GOOD,
                 "... resumed, the session moves on the next try: 0x%08X",
                 st);
@@ -687,7 +411,7 @@ ra_stat(const char *key)
 /* Republish of seq on S's subscription: its status (the message's
  * sequence number must be seq). */
 static ua_status
-ra_republish(struct ra_sub *s, uint32_t seq)
+ra_republish(struct itc_sub *s, uint32_t seq)
 {
     struct ua_republish_request  req;
     struct ua_republish_response resp;
@@ -712,7 +436,7 @@ ra_republish(struct ra_sub *s, uint32_t seq)
  * Publish requests go on.
  */
 static void
-ra_bad_tokens(struct ra_sub *s)
+ra_bad_tokens(struct itc_sub *s)
 {
     struct uaconn    x;
     struct ua_nodeid tok = s->c.cl.auth_token;
@@ -722,11 +446,11 @@ ra_bad_tokens(struct ra_sub *s)
     if (tok.idtype != UA_IDTYPE_GUID)
         itest_fatal("the token is not a GUID");
     f0 = ra_stat("session_moves_failed");
-    (void)ra_channel(&x, RA_WORKERS + s->worker);
+    (void)itc_channel(&x, ra_port, ra_sport, RA_WORKERS, RA_WORKERS + s->worker);
     tok.id.guid.data4[7] ^= 0x5A;
     if (ua_client_set_token(&x.cl, &tok) != UA_GOOD)
         itest_fatal("cannot set a token");
-    st = ra_activate(&x);
+    st = itc_activate(&x, &ra_arena);
     f1 = ra_stat("session_moves_failed");
     itest_check(st == UA_BAD_SESSION_ID_INVALID,
                 "a forged token of the right shape: BadSessionIdInvalid "
@@ -736,7 +460,7 @@ ra_bad_tokens(struct ra_sub *s)
     tok.id.guid.data1 |= 0x7F000000u;   /* worker 127: none */
     if (ua_client_set_token(&x.cl, &tok) != UA_GOOD)
         itest_fatal("cannot set a token");
-    st = ra_activate(&x);
+    st = itc_activate(&x, &ra_arena);
     f2 = ra_stat("session_moves_failed");
     itest_check(st == UA_BAD_SESSION_ID_INVALID && f2 == f1,
                 "a token no worker makes: BadSessionIdInvalid (0x%08X), "
@@ -752,7 +476,7 @@ ra_bad_tokens(struct ra_sub *s)
  * it had not acknowledged, then publishes until every value came.
  */
 static void
-ra_round(struct ra_sub *s, int32_t base)
+ra_round(struct itc_sub *s, int32_t base)
 {
     struct uaconn      w;
     struct ua_nodeid   tok = s->c.cl.auth_token;
@@ -767,7 +491,7 @@ ra_round(struct ra_sub *s, int32_t base)
         memcpy(tokbuf, tok.id.str.data, (size_t)tok.id.str.len);
         tok.id.str.data = tokbuf;
     }
-    ww = ra_channel(&w, -1);
+    ww = itc_channel(&w, ra_port, ra_sport, RA_WORKERS, -1);
     st = uaconn_session(&w);
     if (st != UA_GOOD)
         itest_fatal("writer session: 0x%08X", st);
@@ -782,21 +506,21 @@ ra_round(struct ra_sub *s, int32_t base)
 
     /* b. The writes of the outage. */
     for (int r = 1; r <= RA_ROUNDS; r++) {
-        st = ra_write(&w, base + r);
+        st = itc_write(&w, base + r, &ra_arena);
         if (st != UA_GOOD)
             itest_fatal("Write %d: 0x%08X", base + r, st);
         itest_sleep_ms(RA_WRITE_MS);
     }
 
     /* c. A new channel on the other worker; the same session. */
-    s->worker = ra_channel(&s->c, RA_WORKERS + from);
+    s->worker = itc_channel(&s->c, ra_port, ra_sport, RA_WORKERS, RA_WORKERS + from);
     printf("# round %d: session on worker %d, channel now on worker %d, "
            "W on worker %d\n", (int)base, from, s->worker, ww);
     if (ua_client_set_token(&s->c.cl, &tok) != UA_GOOD)
         itest_fatal("cannot set the session token");
     bytes0 = ra_stat("session_move_bytes");
     t0 = itest_ms();
-    st = ra_activate(&s->c);
+    st = itc_activate(&s->c, &ra_arena);
     itest_check(st == UA_GOOD,
                 "round %d: ActivateSession on another worker: 0x%08X",
                 (int)base, st);
@@ -816,26 +540,26 @@ ra_round(struct ra_sub *s, int32_t base)
     }
 
     /* d. Publish until every value came (or RA_WAIT_MS). */
-    for (int k = 0; k < RA_ITEMS; k++) {
+    for (int k = 0; k < ITC_ITEMS; k++) {
         s->it[k].values = s->it[k].breaks = s->it[k].overflows = 0;
     }
     s->pending = 0;
     s->first_ms = 0;
     for (int i = 0; i < RA_INFLIGHT; i++)
-        ra_publish(s);
+        itc_publish(s);
     end = itest_ms() + RA_WAIT_MS;
     for (;;) {
         bool all = true;
 
-        for (int k = 0; k < RA_ITEMS; k++)
+        for (int k = 0; k < ITC_ITEMS; k++)
             if (s->it[k].last < base + RA_ROUNDS)
                 all = false;
         if (all || itest_ms() >= end)
             break;
-        ra_take(s, base + 1);
-        ra_publish(s);
+        itc_take(s, base + 1, &ra_arena);
+        itc_publish(s);
     }
-    for (int k = 0; k < RA_ITEMS; k++) {
+    for (int k = 0; k < ITC_ITEMS; k++) {
         values += s->it[k].values;
         breaks += s->it[k].breaks;
         overflows += s->it[k].overflows;
@@ -848,15 +572,15 @@ ra_round(struct ra_sub *s, int32_t base)
            "bit, %u items short; sequence gaps %u; /stats overflows %llu; "
            "ActivateSession to first notification %llu ms; the hand-over "
            "%llu bytes (%d items)\n", (int)base,
-           values, RA_ITEMS * RA_ROUNDS, breaks, overflows, missing,
+           values, ITC_ITEMS * RA_ROUNDS, breaks, overflows, missing,
            s->seq_gaps, (unsigned long long)ovf,
            (unsigned long long)(s->first_ms ? s->first_ms - t0 : 0),
-           (unsigned long long)(bytes - bytes0), RA_ITEMS);
-    itest_check(values == RA_ITEMS * RA_ROUNDS && breaks == 0
+           (unsigned long long)(bytes - bytes0), ITC_ITEMS);
+    itest_check(values == ITC_ITEMS * RA_ROUNDS && breaks == 0
                     && missing == 0,
                 "round %d: every value written during the outage arrives "
                 "once and in order (%u of %u)", (int)base, values,
-                RA_ITEMS * RA_ROUNDS);
+                ITC_ITEMS * RA_ROUNDS);
     itest_check(overflows == 0 && s->seq_gaps == 0 && s->wrong_ids == 0,
                 "round %d: no Overflow bit (%u), no gap in the sequence "
                 "numbers (%u), the same subscription id (%u others)",
@@ -864,9 +588,9 @@ ra_round(struct ra_sub *s, int32_t base)
     /* Back to the idle state of a client between cuts, the last message
      * unacknowledged (Republish after the next move). */
     while (s->pending > 0)
-        ra_take(s, base + 1);
+        itc_take(s, base + 1, &ra_arena);
     for (int i = 0; i < RA_INFLIGHT; i++)
-        ra_publish(s);
+        itc_publish(s);
     (void)uaconn_close_session(&w);
     (void)uaconn_close(&w);
     uaconn_clear(&w);
@@ -875,7 +599,7 @@ ra_round(struct ra_sub *s, int32_t base)
 int
 main(int argc, char **argv)
 {
-    struct ra_sub *s;
+    struct itc_sub *s;
     char           bin[PATH_MAX];
     pid_t          broker;
     uint64_t       end;
@@ -905,26 +629,26 @@ main(int argc, char **argv)
     }
 
     /* 1. S, its subscription, its initial values. */
-    s->worker = ra_channel(&s->c, -1);
+    s->worker = itc_channel(&s->c, ra_port, ra_sport, RA_WORKERS, -1);
     st = uaconn_session(&s->c);
     if (st != UA_GOOD)
         itest_fatal("subscriber session: 0x%08X", st);
-    ra_subscribe(s);
+    itc_subscribe(s, RA_PUB_MS, RA_SAMPLE_MS, RA_QUEUE, &ra_arena);
     for (int i = 0; i < RA_INFLIGHT; i++)
-        ra_publish(s);
+        itc_publish(s);
     end = itest_ms() + RA_WAIT_MS;
     for (;;) {
         bool all = true;
 
-        for (int k = 0; k < RA_ITEMS; k++)
+        for (int k = 0; k < ITC_ITEMS; k++)
             if (s->it[k].last == INT64_MIN)
                 all = false;
         if (all)
             break;
         if (itest_ms() >= end)
             itest_fatal("no initial values");
-        ra_take(s, INT64_MAX);
-        ra_publish(s);
+        itc_take(s, INT64_MAX, &ra_arena);
+        itc_publish(s);
     }
 
     /* 2. Bad tokens, S undisturbed. */
@@ -948,7 +672,7 @@ main(int argc, char **argv)
     /* 5. Two channels at once; TransferSubscriptions across workers; a
      * stopped holder.  (S's session ends on a channel it has.) */
     while (s->pending > 0)
-        ra_take(s, INT64_MAX);
+        itc_take(s, INT64_MAX, &ra_arena);
     ra_twice(s);
     ra_transfer();
     ra_stalled_owner(s);            /* closes S's session */

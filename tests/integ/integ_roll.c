@@ -5,7 +5,7 @@
  *
  * Starts `uabroker -w 2`, then:
  *
- *   1. a subscriber S (a subscription at RR_PUB_MS, RR_ITEMS monitored
+ *   1. a subscriber S (a subscription at RR_PUB_MS, ITC_ITEMS monitored
  *      items, queueSize RR_QUEUE) takes its initial values; a writer W on
  *      the OTHER worker;
  *   2. two rolling restarts, the first by `uabroker restart-workers`
@@ -42,11 +42,11 @@
 #include "proto/status_gen.h"
 #include "proto/types.h"
 #include "proto/types_gen.h"
+#include "tests/lib/itcount.h"
 #include "tests/lib/itest.h"
 #include "tests/lib/uaconn.h"
 
 #define RR_WORKERS    2
-#define RR_ITEMS      10
 #define RR_QUEUE      500
 #define RR_PUB_MS     100
 #define RR_SAMPLE_MS  50
@@ -58,245 +58,18 @@
 #define RR_WATCHDOG_S 150
 #define RR_ROLLS      2
 
-struct rr_item {
-    int64_t  last;              /* INT64_MIN: nothing yet */
-    uint32_t values;            /* of the current round */
-    uint32_t breaks;            /* not last + 1 within the round */
-    uint32_t overflows;
-};
-
-struct rr_sub {
-    struct uaconn  c;
-    int            worker;      /* where its session is */
-    uint32_t       sub_id;
-    uint32_t       last_seq;
-    uint32_t       seq_gaps;
-    uint32_t       wrong_ids;
-    uint64_t       first_ms;
-    uint32_t       pending;
-    bool           have_ack;
-    struct ua_subscription_acknowledgement ack;
-    struct rr_item it[RR_ITEMS];
-};
-
 static struct ua_arena rr_arena;
 static char            rr_dir[PATH_MAX], rr_run[PATH_MAX + 8];
 static char            rr_log[PATH_MAX + 16], rr_bin[PATH_MAX];
 static uint16_t        rr_port, rr_sport;
 
-static ua_status rr_activate(struct uaconn *c);
-static void rr_subscribe(struct rr_sub *s);
-static void rr_publish(struct rr_sub *s);
-static void rr_take(struct rr_sub *s, int64_t from);
-static ua_status rr_write(struct uaconn *c, int32_t v);
 static int rr_connect(struct uaconn *c);
 static int rr_worker_of(struct uaconn *c);
 static void rr_writer(struct uaconn *w);
 static void rr_ask(int how);
 static bool rr_rolled(const uint64_t *restarts0, const uint64_t *pid0);
-static void rr_roll(struct rr_sub *s, int how, int32_t base);
+static void rr_roll(struct itc_sub *s, int how, int32_t base);
 static void rr_one_worker(void);
-
-static ua_status
-rr_activate(struct uaconn *c)
-{
-    struct ua_activate_session_request  ar;
-    struct ua_activate_session_response as;
-    struct ua_anonymous_identity_token  anon;
-
-    memset(&ar, 0, sizeof(ar));
-    memset(&anon, 0, sizeof(anon));
-    anon.policy_id = ua_string_from("anonymous");
-    ar.request_header.audit_entry_id.len = -1;
-    ar.client_signature.algorithm.len = -1;
-    ar.client_signature.signature.len = -1;
-    ar.user_token_signature.algorithm.len = -1;
-    ar.user_token_signature.signature.len = -1;
-    ar.user_identity_token.encoding = UA_EO_DECODED;
-    ar.user_identity_token.type = &ua_types[UA_TYPE_ANONYMOUSIDENTITYTOKEN];
-    ar.user_identity_token.obj = &anon;
-    ar.user_identity_token.type_id = ua_nodeid_num(
-        0, ua_types[UA_TYPE_ANONYMOUSIDENTITYTOKEN].binary_id);
-    ua_arena_reset(&rr_arena);
-    return uaconn_call(c, &ua_types[UA_TYPE_ACTIVATESESSIONREQUEST], &ar,
-                       &ua_types[UA_TYPE_ACTIVATESESSIONRESPONSE], &as,
-                       &rr_arena);
-}
-
-static void
-rr_subscribe(struct rr_sub *s)
-{
-    struct ua_create_subscription_request     cs;
-    struct ua_create_subscription_response    csr;
-    struct ua_create_monitored_items_request  cm;
-    struct ua_create_monitored_items_response cmr;
-    struct ua_monitored_item_create_request   it[RR_ITEMS];
-    char                                      ids[RR_ITEMS][8];
-    ua_status                                 st;
-
-    memset(&cs, 0, sizeof(cs));
-    cs.requested_publishing_interval = RR_PUB_MS;
-    cs.requested_lifetime_count = 600;
-    cs.requested_max_keep_alive_count = 10;
-    cs.publishing_enabled = true;
-    ua_arena_reset(&rr_arena);
-    st = uaconn_call(&s->c, &ua_types[UA_TYPE_CREATESUBSCRIPTIONREQUEST],
-                     &cs, &ua_types[UA_TYPE_CREATESUBSCRIPTIONRESPONSE],
-                     &csr, &rr_arena);
-    if (st != UA_GOOD)
-        itest_fatal("CreateSubscription: 0x%08X", st);
-    s->sub_id = csr.subscription_id;
-    memset(it, 0, sizeof(it));
-    for (int k = 0; k < RR_ITEMS; k++) {
-        snprintf(ids[k], sizeof(ids[k]), "v%d", 2 * k);
-        it[k].item_to_monitor.node_id = ua_nodeid_str(1, ids[k]);
-        it[k].item_to_monitor.attribute_id = UA_ATTR_VALUE;
-        it[k].item_to_monitor.index_range.len = -1;
-        it[k].item_to_monitor.data_encoding.name.len = -1;
-        it[k].monitoring_mode = UA_MONITORINGMODE_REPORTING;
-        it[k].requested_parameters.client_handle = (uint32_t)k + 1;
-        it[k].requested_parameters.sampling_interval = RR_SAMPLE_MS;
-        it[k].requested_parameters.queue_size = RR_QUEUE;
-        it[k].requested_parameters.discard_oldest = true;
-        s->it[k].last = INT64_MIN;
-    }
-    memset(&cm, 0, sizeof(cm));
-    cm.subscription_id = s->sub_id;
-    cm.timestamps_to_return = UA_TIMESTAMPSTORETURN_BOTH;
-    cm.n_items_to_create = RR_ITEMS;
-    cm.items_to_create = it;
-    st = uaconn_call(&s->c, &ua_types[UA_TYPE_CREATEMONITOREDITEMSREQUEST],
-                     &cm, &ua_types[UA_TYPE_CREATEMONITOREDITEMSRESPONSE],
-                     &cmr, &rr_arena);
-    if (st != UA_GOOD || cmr.n_results != RR_ITEMS)
-        itest_fatal("CreateMonitoredItems: 0x%08X", st);
-    for (int k = 0; k < RR_ITEMS; k++)
-        if (cmr.results[k].status_code != UA_GOOD
-            || cmr.results[k].revised_queue_size < RR_QUEUE)
-            itest_fatal("item %d: 0x%08X, queue %u", k,
-                        cmr.results[k].status_code,
-                        cmr.results[k].revised_queue_size);
-}
-
-static void
-rr_publish(struct rr_sub *s)
-{
-    struct ua_publish_request req;
-    uint32_t                  id;
-
-    memset(&req, 0, sizeof(req));
-    if (s->have_ack) {
-        req.n_subscription_acknowledgements = 1;
-        req.subscription_acknowledgements = &s->ack;
-        s->have_ack = false;
-    }
-    if (uaconn_send(&s->c, &ua_types[UA_TYPE_PUBLISHREQUEST], &req, &id)
-        != UA_GOOD)
-        itest_fatal("cannot send a Publish request");
-    s->pending++;
-}
-
-static void
-rr_take(struct rr_sub *s, int64_t from)
-{
-    struct ua_client_event                ev;
-    struct ua_publish_response            resp;
-    const struct ua_notification_message *m;
-    ua_status                             st;
-
-    st = uaconn_recv(&s->c, &ev);
-    if (st != UA_GOOD)
-        itest_fatal("receive: 0x%08X", st);
-    if (ev.kind != UA_CLIENT_EV_MSG)
-        return;
-    ua_arena_reset(&rr_arena);
-    st = ua_client_decode(&s->c.cl, &ev, &ua_types[UA_TYPE_PUBLISHRESPONSE],
-                          &resp, &rr_arena);
-    if (st != UA_GOOD || resp.response_header.service_result != UA_GOOD)
-        itest_fatal("PublishResponse: 0x%08X / 0x%08X", st,
-                    resp.response_header.service_result);
-    s->pending--;
-    if (resp.subscription_id != s->sub_id)
-        s->wrong_ids++;
-    m = &resp.notification_message;
-    if (m->n_notification_data == 0)
-        return;                         /* a keep-alive */
-    if (s->first_ms == 0)
-        s->first_ms = itest_ms();
-    if (s->last_seq != 0 && m->sequence_number != s->last_seq + 1)
-        s->seq_gaps++;
-    s->last_seq = m->sequence_number;
-    s->ack.subscription_id = resp.subscription_id;
-    s->ack.sequence_number = m->sequence_number;
-    s->have_ack = true;
-    for (int32_t k = 0; k < m->n_notification_data; k++) {
-        const struct ua_data_change_notification *d;
-
-        if (m->notification_data[k].type
-            != &ua_types[UA_TYPE_DATACHANGENOTIFICATION])
-            continue;
-        d = m->notification_data[k].obj;
-        for (int32_t j = 0; j < d->n_monitored_items; j++) {
-            const struct ua_monitored_item_notification *n =
-                &d->monitored_items[j];
-            const struct ua_datavalue *v = &n->value;
-            struct rr_item            *it;
-            int64_t                    x;
-
-            if (n->client_handle < 1 || n->client_handle > RR_ITEMS)
-                itest_fatal("unknown client handle %u", n->client_handle);
-            it = &s->it[n->client_handle - 1];
-            if ((v->mask & UA_DV_STATUS) && (v->status & 0x0480) != 0)
-                it->overflows++;
-            if (!(v->mask & UA_DV_VALUE) || v->value.is_array
-                || v->value.type != UA_BT_INT32) {
-                it->breaks++;
-                continue;
-            }
-            x = *(const int32_t *)v->value.data;
-            if (x >= from) {
-                if (x != (it->last >= from ? it->last + 1 : from))
-                    it->breaks++;
-                it->values++;
-            }
-            it->last = x;
-        }
-    }
-}
-
-static ua_status
-rr_write(struct uaconn *c, int32_t v)
-{
-    struct ua_write_request  req;
-    struct ua_write_response resp;
-    struct ua_write_value    wv[RR_ITEMS];
-    char                     ids[RR_ITEMS][8];
-    ua_status                st;
-
-    memset(wv, 0, sizeof(wv));
-    for (int k = 0; k < RR_ITEMS; k++) {
-        snprintf(ids[k], sizeof(ids[k]), "v%d", 2 * k);
-        wv[k].node_id = ua_nodeid_str(1, ids[k]);
-        wv[k].attribute_id = UA_ATTR_VALUE;
-        wv[k].index_range.len = -1;
-        wv[k].value.mask = UA_DV_VALUE;
-        ua_variant_set_scalar(&wv[k].value.value, &v, UA_BT_INT32);
-    }
-    memset(&req, 0, sizeof(req));
-    req.n_nodes_to_write = RR_ITEMS;
-    req.nodes_to_write = wv;
-    ua_arena_reset(&rr_arena);
-    st = uaconn_call(c, &ua_types[UA_TYPE_WRITEREQUEST], &req,
-                     &ua_types[UA_TYPE_WRITERESPONSE], &resp, &rr_arena);
-    if (st != UA_GOOD)
-        return st;
-    if (resp.n_results != RR_ITEMS)
-        return UA_BAD_UNEXPECTED_ERROR;
-    for (int k = 0; k < RR_ITEMS; k++)
-        if (resp.results[k] != UA_GOOD)
-            return resp.results[k];
-    return UA_GOOD;
-}
 
 /* A channel to any worker (the one the kernel picks).  0 or -1. */
 static int
@@ -411,7 +184,7 @@ rr_rolled(const uint64_t *restarts0, const uint64_t *pid0)
  * back to its session and takes every value.
  */
 static void
-rr_roll(struct rr_sub *s, int how, int32_t base)
+rr_roll(struct itc_sub *s, int how, int32_t base)
 {
     struct uaconn    w;
     struct ua_nodeid tok = s->c.cl.auth_token;
@@ -436,8 +209,8 @@ rr_roll(struct rr_sub *s, int how, int32_t base)
     if (uaconn_session(&w) != UA_GOOD)
         itest_fatal("writer session");
     while (s->pending > 0)
-        rr_take(s, INT64_MAX);
-    for (int k = 0; k < RR_ITEMS; k++)
+        itc_take(s, INT64_MAX, &rr_arena);
+    for (int k = 0; k < ITC_ITEMS; k++)
         s->it[k].values = s->it[k].breaks = s->it[k].overflows = 0;
     printf("# roll %d: S's session on worker %d, W on worker %d\n",
            (int)base, s->worker, ww);
@@ -448,7 +221,7 @@ rr_roll(struct rr_sub *s, int how, int32_t base)
     while (extra != 0 && itest_ms() < end) {
         v++;
         for (;;) {
-            st = rr_write(&w, v);
+            st = itc_write(&w, v, &rr_arena);
             if (st == UA_GOOD)
                 break;
             reconnects++;
@@ -474,7 +247,7 @@ rr_roll(struct rr_sub *s, int how, int32_t base)
     s->worker = sw;
     if (ua_client_set_token(&s->c.cl, &tok) != UA_GOOD)
         itest_fatal("cannot set the session token");
-    st = rr_activate(&s->c);
+    st = itc_activate(&s->c, &rr_arena);
     itest_check(st == UA_GOOD, "roll %d: ActivateSession of the same "
                 "session on worker %d after the restart: 0x%08X",
                 (int)base, sw, st);
@@ -487,20 +260,20 @@ rr_roll(struct rr_sub *s, int how, int32_t base)
     s->first_ms = 0;
     s->have_ack = false;
     for (int i = 0; i < RR_INFLIGHT; i++)
-        rr_publish(s);
+        itc_publish(s);
     end = itest_ms() + RR_WAIT_MS;
     for (;;) {
         bool all = true;
 
-        for (int k = 0; k < RR_ITEMS; k++)
+        for (int k = 0; k < ITC_ITEMS; k++)
             if (s->it[k].last < last)
                 all = false;
         if (all || itest_ms() >= end)
             break;
-        rr_take(s, base + 1);
-        rr_publish(s);
+        itc_take(s, base + 1, &rr_arena);
+        itc_publish(s);
     }
-    for (int k = 0; k < RR_ITEMS; k++) {
+    for (int k = 0; k < ITC_ITEMS; k++) {
         values += s->it[k].values;
         breaks += s->it[k].breaks;
         overflows += s->it[k].overflows;
@@ -509,13 +282,13 @@ rr_roll(struct rr_sub *s, int how, int32_t base)
     }
     printf("# roll %d: %u of %u values, %u breaks, %u Overflow bits, %u "
            "items short, sequence gaps %u\n", (int)base, values,
-           (unsigned)(RR_ITEMS * (last - base)), breaks, overflows, missing,
+           (unsigned)(ITC_ITEMS * (last - base)), breaks, overflows, missing,
            s->seq_gaps);
-    itest_check(values == (uint32_t)(RR_ITEMS * (last - base)) && breaks == 0
+    itest_check(values == (uint32_t)(ITC_ITEMS * (last - base)) && breaks == 0
                     && missing == 0,
                 "roll %d: every value written during the restart arrives "
                 "exactly once and in order (%u of %u)", (int)base, values,
-                (unsigned)(RR_ITEMS * (last - base)));
+                (unsigned)(ITC_ITEMS * (last - base)));
     itest_check(overflows == 0 && s->seq_gaps == 0 && s->wrong_ids == 0
                     && s->sub_id == sub_id,
                 "roll %d: no Overflow bit (%u), no sequence gap (%u), the "
@@ -567,7 +340,7 @@ rr_one_worker(void)
     if (tok.idtype != UA_IDTYPE_GUID
         || ua_client_set_token(&c.cl, &tok) != UA_GOOD)
         itest_fatal("-w 1: cannot set the token");
-    st = rr_activate(&c);
+    st = itc_activate(&c, &rr_arena);
     itest_check(st == UA_BAD_SESSION_ID_INVALID, "-w 1: no peer, the "
                 "session is lost: BadSessionIdInvalid (0x%08X)", st);
     (void)uaconn_close(&c);
@@ -584,7 +357,7 @@ rr_one_worker(void)
 int
 main(int argc, char **argv)
 {
-    struct rr_sub *s;
+    struct itc_sub *s;
     pid_t          broker;
     uint64_t       end, moved;
     ua_status      st;
@@ -617,22 +390,22 @@ main(int argc, char **argv)
         itest_fatal("subscriber session: 0x%08X", st);
     printf("# S on worker %d\n", sw);
     s->worker = sw;
-    rr_subscribe(s);
+    itc_subscribe(s, RR_PUB_MS, RR_SAMPLE_MS, RR_QUEUE, &rr_arena);
     for (int i = 0; i < RR_INFLIGHT; i++)
-        rr_publish(s);
+        itc_publish(s);
     end = itest_ms() + RR_WAIT_MS;
     for (;;) {
         bool all = true;
 
-        for (int k = 0; k < RR_ITEMS; k++)
+        for (int k = 0; k < ITC_ITEMS; k++)
             if (s->it[k].last == INT64_MIN)
                 all = false;
         if (all)
             break;
         if (itest_ms() >= end)
             itest_fatal("no initial values");
-        rr_take(s, INT64_MAX);
-        rr_publish(s);
+        itc_take(s, INT64_MAX, &rr_arena);
+        itc_publish(s);
     }
     for (int r = 0; r < RR_ROLLS; r++)
         rr_roll(s, r, 1000 * (r + 1));
@@ -646,7 +419,7 @@ main(int argc, char **argv)
     printf("# sessions moved in since the last restart of each worker: "
            "%llu\n", (unsigned long long)moved);
     while (s->pending > 0)
-        rr_take(s, INT64_MAX);
+        itc_take(s, INT64_MAX, &rr_arena);
     (void)uaconn_close_session(&s->c);
     (void)uaconn_close(&s->c);
     uaconn_clear(&s->c);

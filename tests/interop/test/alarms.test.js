@@ -45,6 +45,7 @@ const {
     DataType,
     UserTokenType,
 } = require("node-opcua");
+const { sleep, until } = require("../lib/common.js");
 
 const URL = process.env.UA_INTEROP_URL;
 if (!URL) {
@@ -63,17 +64,6 @@ const FIELDS = ["EventType", "ConditionName", "Severity", "ActiveState.Id",
     "Message"];
 const F = Object.fromEntries(FIELDS.map((n, i) => [n, i]));
 const F_COND = FIELDS.length;           // the ConditionId, added below
-
-function sleep(ms) {
-    return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-async function until(pred, ms) {
-    const end = Date.now() + ms;
-    while (!pred() && Date.now() < end) {
-        await sleep(20);
-    }
-}
 
 function makeClient() {
     return OPCUAClient.create({

@@ -60,6 +60,7 @@ const {
     ReadAtTimeDetails,
     ReadProcessedDetails,
 } = require("node-opcua");
+const { sleep } = require("../lib/common.js");
 
 const URL = process.env.UA_INTEROP_URL;
 const NODE = "ns=1;s=v7";
@@ -72,10 +73,6 @@ if (!URL) {
 const ownPki = !process.env.UA_INTEROP_PKI;
 const pkiRoot = process.env.UA_INTEROP_PKI ||
     fs.mkdtempSync(path.join(os.tmpdir(), "uabroker-interop-pki-"));
-
-function sleep(ms) {
-    return new Promise((resolve) => setTimeout(resolve, ms));
-}
 
 describe("HistoryRead of a historized variable (ns=1;s=v7)", () => {
     let certificateManager;

@@ -28,8 +28,6 @@ const { describe, it, before, after } = require("node:test");
 const assert = require("node:assert/strict");
 const { spawn } = require("node:child_process");
 const fs = require("node:fs");
-const http = require("node:http");
-const net = require("node:net");
 const os = require("node:os");
 const path = require("node:path");
 
@@ -44,6 +42,9 @@ const {
     ClientSubscription,
     ClientMonitoredItem,
 } = require("node-opcua");
+const {
+    sleep, until, freePort, stats, sumWorkers, workerOf,
+} = require("../lib/common.js");
 
 const UABROKER = process.env.UA_INTEROP_UABROKER;
 const skip = !UABROKER ? "needs run.sh (UA_INTEROP_UABROKER)"
@@ -52,60 +53,6 @@ const skip = !UABROKER ? "needs run.sh (UA_INTEROP_UABROKER)"
 const NVARS = 10;
 const ROLLS = 2;
 const WRITE_MS = 100;
-
-function sleep(ms) {
-    return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-async function until(pred, ms) {
-    const end = Date.now() + ms;
-    while (!pred() && Date.now() < end) {
-        await sleep(20);
-    }
-    return pred();
-}
-
-function freePort() {
-    return new Promise((resolve) => {
-        const s = net.createServer().listen(0, "127.0.0.1", () => {
-            const p = s.address().port;
-            s.close(() => resolve(p));
-        });
-    });
-}
-
-function stats(sport) {
-    return new Promise((resolve, reject) => {
-        http.get({ host: "127.0.0.1", port: sport, path: "/stats" }, (r) => {
-            let body = "";
-            r.on("data", (d) => { body += d; });
-            r.on("end", () => {
-                try {
-                    resolve(JSON.parse(body));
-                } catch (e) {
-                    reject(e);
-                }
-            });
-        }).on("error", reject);
-    });
-}
-
-// A counter summed over the workers of /stats (key, or requests.key).
-function sumWorkers(st, key) {
-    let n = 0;
-    for (const w of st.workers || []) {
-        if (typeof w[key] === "number") {
-            n += w[key];
-        } else if (w.requests && typeof w.requests[key] === "number") {
-            n += w.requests[key];
-        }
-    }
-    return n;
-}
-
-function workerOf(client) {
-    return client._secureChannel.channelId >>> 24;
-}
 
 describe("rolling restart (-w 2)", { skip }, () => {
     let broker;
