@@ -20,10 +20,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/uabroker-histread.XXXXXX")
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
 
-ports=$(python3 -c 'import socket
-s = [socket.socket() for _ in range(2)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(" ".join(str(x.getsockname()[1]) for x in s))')
+ports=$(python3 "$root/tests/lib/free-ports.py" 2)
 set -- $ports
 port=$1
 sport=$2

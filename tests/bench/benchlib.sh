@@ -1,14 +1,12 @@
 # tests/bench/benchlib.sh: what the server benchmark scripts share
 # (sourced by bench_server.sh and instr_write.sh).
 
-# bench_ports: two free TCP ports of 127.0.0.1 into $port and $sport, the
+# bench_ports: two free TCP ports (tests/lib/free-ports.py; $here is the
+# caller's directory, tests/bench) into $port and $sport, the
 # server's endpoint into $url and its stats endpoint into $stats.
 bench_ports() {
-    ports=$(python3 -c '
-import socket
-a = socket.socket(); a.bind(("127.0.0.1", 0))
-b = socket.socket(); b.bind(("127.0.0.1", 0))
-print(a.getsockname()[1], b.getsockname()[1])')
+    ports=$(python3 "$here/../lib/free-ports.py" 2 | tr '\n' ' ')
+    ports=${ports% }
     port=${ports% *}
     sport=${ports#* }
     url="opc.tcp://127.0.0.1:$port"

@@ -64,10 +64,7 @@ mode_is() {
 }
 
 free_port() {
-    python3 -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
+    python3 "$(dirname "$0")/../lib/free-ports.py"
 }
 
 # ---- 1. the tree

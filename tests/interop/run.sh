@@ -102,15 +102,10 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM HUP
 
-# Two free TCP ports of 127.0.0.1 (asked from the kernel, then released).
+# Two free TCP ports below the kernel's ephemeral range (lib/common.js).
 ports=$(node -e '
-const net = require("net");
-const a = net.createServer().listen(0, "127.0.0.1", () => {
-    const b = net.createServer().listen(0, "127.0.0.1", () => {
-        console.log(a.address().port, b.address().port);
-        a.close(); b.close();
-    });
-});')
+const { freePort } = require("./lib/common.js");
+(async () => { const a = await freePort(); const b = await freePort(); console.log(a, b); })();')
 port=${ports% *}
 sport=${ports#* }
 

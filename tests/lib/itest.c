@@ -182,23 +182,82 @@ itest_sleep_ms(unsigned ms)
         ;
 }
 
+/*
+ * Is port free to listen on, on every address (the broker binds the
+ * wildcard)?  SO_REUSEADDR as the broker sets it, so a TIME_WAIT left by
+ * an earlier program does not count as taken.
+ */
+static bool
+itest_port_bindable(uint16_t port)
+{
+    struct sockaddr_in a;
+    int                one = 1, fd = socket(AF_INET, SOCK_STREAM, 0);
+    bool               ok;
+
+    if (fd == -1)
+        return false;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    a.sin_port = htons(port);
+    (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+    close(fd);
+    return ok;
+}
+
+/*
+ * A port below the kernel's ephemeral range: a port the kernel hands out
+ * (bind to 0) is free when asked but is also what the next outgoing
+ * connect() of any process may take as its local port, before the broker
+ * binds it ("Address already in use").  Ports below the range are never
+ * given to connect().  Each call moves on from the last port given, so one
+ * program never gets the same port twice.
+ */
 uint16_t
 itest_free_port(void)
 {
-    struct sockaddr_in a;
-    socklen_t          l = sizeof(a);
-    int                fd = socket(AF_INET, SOCK_STREAM, 0);
-    uint16_t           port = 0;
+    static unsigned next;
+    unsigned        lo = 32768, hi = 60999, base = 20000, span;
+    FILE           *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
 
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd != -1 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0
-        && getsockname(fd, (struct sockaddr *)&a, &l) == 0)
-        port = ntohs(a.sin_port);
-    if (fd != -1)
-        close(fd);
-    return port;
+    if (f != NULL) {
+        if (fscanf(f, "%u %u", &lo, &hi) != 2)
+            lo = 32768;
+        fclose(f);
+    }
+    if (lo <= base + 1000) {
+        /* No room below the range: the kernel's choice, as before. */
+        struct sockaddr_in a;
+        socklen_t          l = sizeof(a);
+        int                fd = socket(AF_INET, SOCK_STREAM, 0);
+        uint16_t           port = 0;
+
+        memset(&a, 0, sizeof(a));
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (fd != -1 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0
+            && getsockname(fd, (struct sockaddr *)&a, &l) == 0)
+            port = ntohs(a.sin_port);
+        if (fd != -1)
+            close(fd);
+        return port;
+    }
+    span = lo - base;
+    if (next == 0) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        next = ((unsigned)getpid() * 7919u + (unsigned)ts.tv_nsec) % span;
+    }
+    for (unsigned i = 0; i < span; i++) {
+        uint16_t port = (uint16_t)(base + next);
+
+        next = (next + 1) % span;
+        if (itest_port_bindable(port))
+            return port;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------ processes */

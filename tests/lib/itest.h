@@ -45,8 +45,9 @@ uint64_t itest_ms(void);
 /* Sleep ms milliseconds (EINTR-safe). */
 void itest_sleep_ms(unsigned ms);
 
-/* A port of 127.0.0.1 nobody listens on now (the kernel's choice); 0 on
- * failure. */
+/* A port nobody holds now, below the kernel's ephemeral range (so no
+ * outgoing connection takes it before the broker binds it); never the
+ * same one twice in a program; 0 on failure. */
 uint16_t itest_free_port(void);
 
 /*

@@ -2,6 +2,7 @@
 // own clients and brokers stay in each test file).
 "use strict";
 
+const fs = require("node:fs");
 const http = require("node:http");
 const net = require("node:net");
 
@@ -19,14 +20,44 @@ async function until(pred, ms) {
     return pred();
 }
 
-// A loopback TCP port that was free a moment ago.
-function freePort() {
+// A TCP port free a moment ago, below the kernel's ephemeral range: a
+// port the kernel hands out for listen(0) is also what the next outgoing
+// connect() may take as its local port before the broker binds it.
+// Never the same port twice in one process.
+let portNext = -1;
+function tryListen(p) {
     return new Promise((resolve) => {
-        const s = net.createServer().listen(0, "127.0.0.1", () => {
-            const p = s.address().port;
-            s.close(() => resolve(p));
-        });
+        const s = net.createServer();
+        s.once("error", () => resolve(false));
+        s.listen(p, "0.0.0.0", () => s.close(() => resolve(true)));
     });
+}
+async function freePort() {
+    let lo = 32768;
+    try {
+        lo = parseInt(fs.readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8"), 10) || lo;
+    } catch (e) { /* not Linux: the default range */ }
+    const base = 20000;
+    if (lo <= base + 1000) {
+        return new Promise((resolve) => {
+            const s = net.createServer().listen(0, "127.0.0.1", () => {
+                const p = s.address().port;
+                s.close(() => resolve(p));
+            });
+        });
+    }
+    const span = lo - base;
+    if (portNext < 0) {
+        portNext = (process.pid * 7919 + Date.now()) % span;
+    }
+    for (let i = 0; i < span; i++) {
+        const p = base + portNext;
+        portNext = (portNext + 1) % span;
+        if (await tryListen(p)) {
+            return p;
+        }
+    }
+    throw new Error("no free port below the ephemeral range");
 }
 
 // The broker's /stats (JSON) from the stats endpoint on sport.
