@@ -24,6 +24,7 @@
  * directory (LMDB's writer lock serialises any second one).
  */
 #include "store.h"
+#include "store_int.h"
 
 #include <errno.h>
 #include <lmdb.h>
@@ -35,6 +36,8 @@
 #define HS_NODEID_MAX     4096u
 #define HS_KEY_LEN        16u
 #define HS_T_MAX          INT64_MAX
+#define HS_STORE_DBS_MAX  8u          /* named databases, ours and
+                                           hist/events.c's */
 
 struct hs_store {
     MDB_env         *env;
@@ -190,7 +193,7 @@ hs_store_open(const struct hs_store_config *c, char *err, size_t errlen)
     snprintf(s->path, sizeof(s->path), "%s", c->dir);
     if ((rc = mdb_env_create(&s->env)) != 0)
         goto fail;
-    if ((rc = mdb_env_set_maxdbs(s->env, 4)) != 0)
+    if ((rc = mdb_env_set_maxdbs(s->env, HS_STORE_DBS_MAX)) != 0)
         goto fail;
     if (!c->readonly && c->map_bytes
         && (rc = mdb_env_set_mapsize(s->env, c->map_bytes)) != 0)
@@ -1480,4 +1483,24 @@ hs_read_next(struct hs_read *r, struct hs_sample *smp)
     }
     r->done = true;
     return -ENOENT;
+}
+
+/* ------------------------------------------------- for hist/events.c */
+
+void *
+hs_store_env(struct hs_store *s)
+{
+    return s->env;
+}
+
+bool
+hs_store_readonly(const struct hs_store *s)
+{
+    return s->readonly;
+}
+
+int
+hs_store_fail(struct hs_store *s, int rc, const char *what)
+{
+    return hs_store_lmdb(s, rc, what);
 }
