@@ -627,7 +627,13 @@ bk_as_history_one(struct bk_addrspace *as, uint32_t idx)
  * (history.simulation) and history.nodes, with the HistoryRead bit; the
  * NodeSets' Historizing="true" variables keep the AccessLevel and
  * UserAccessLevel their file gives.  The historian (worker/historian.c)
- * takes every node with SHM_NF_HISTORIZING.
+ * takes every node with SHM_NF_HISTORIZING.  With history.events it keeps
+ * every event, so the server's own event notifiers (SubscribeToEvents in
+ * namespaces 0 and 1: the Server, the Demo objects, alarm sources there)
+ * get HistoryRead in their EventNotifier (Part 3 §5.4;
+ * worker/svc_histevent.c reads them); a NodeSet's notifiers keep the
+ * EventNotifier their file gives, as its variables keep their
+ * AccessLevel.
  */
 static int
 bk_as_history_mark(struct bk_addrspace *as, const struct bk_config *c,
@@ -638,6 +644,20 @@ bk_as_history_mark(struct bk_addrspace *as, const struct bk_config *c,
 
     if (!c->history_enabled)
         return 0;
+    if (c->history_events)
+        for (uint32_t i = 0; i < as->ns.nnodes; i++) {
+            struct shm_node   *n = shm_nodestore_node(&as->ns, i);
+            struct shm_nodekey k;
+
+            if ((n->node_class != SHM_NC_OBJECT
+                 && n->node_class != SHM_NC_VIEW)
+                || !(n->event_notifier
+                     & UA_EVENTNOTIFIERTYPE_SUBSCRIBETOEVENTS))
+                continue;
+            shm_nodestore_key(&as->ns, i, &k);
+            if (k.ns <= 1)
+                n->event_notifier |= UA_EVENTNOTIFIERTYPE_HISTORYREAD;
+        }
     if (c->history_simulation)
         for (int i = 0; i < BK_SIM_MAX; i++)
             (void)bk_as_history_one(as, as->sim_node[i]);

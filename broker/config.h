@@ -156,6 +156,11 @@ struct bk_config {
     struct bk_alarmcfg *alarms;
     uint32_t history_max_update_nodes;      /* details per HistoryUpdate */
     uint32_t history_pending_updates;       /* per worker */
+    /* [history]: event history (worker/histev.c) */
+    uint32_t history_events;                /* bool */
+    uint32_t history_event_retention_s;     /* 0: no limit */
+    uint32_t history_event_max_mb;
+    uint32_t history_max_events;            /* per notifier per read */
     /* [limits]: accepting */
     uint32_t accept_rate;                   /* per second; 0 unlimited */
     uint32_t accept_burst;

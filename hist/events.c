@@ -86,6 +86,20 @@ hs_events_key(uint8_t *k, int64_t t, uint64_t id)
 }
 
 uint64_t
+hs_events_notifier(const uint8_t *nodeid, size_t len)
+{
+    /* i=2253 in the four-byte form, and in the numeric form. */
+    static const uint8_t four[] = { 0x01, 0x00, 0xCD, 0x08 };
+    static const uint8_t num[] = { 0x02, 0x00, 0x00, 0xCD, 0x08, 0x00,
+                                   0x00 };
+
+    if ((len == sizeof(four) && memcmp(nodeid, four, len) == 0)
+        || (len == sizeof(num) && memcmp(nodeid, num, len) == 0))
+        return HS_EV_ALL;
+    return hs_store_key(nodeid, len);
+}
+
+uint64_t
 hs_events_id(const uint8_t *eventid, size_t len)
 {
     return hs_store_key(eventid, len);

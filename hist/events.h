@@ -95,6 +95,13 @@ struct hs_events *hs_events_open(struct hs_store *s, char *err,
                                  size_t errlen);
 void hs_events_close(struct hs_events *e);
 
+/*
+ * The key of the notifier whose encoded NodeId (Part 6 §5.2.2.9) is
+ * nodeid[len]: HS_EV_ALL for the Server object (i=2253), else
+ * hs_store_key().
+ */
+uint64_t hs_events_notifier(const uint8_t *nodeid, size_t len);
+
 /* The 64-bit id of an EventId's bytes (FNV-1a, as hs_store_key()). */
 uint64_t hs_events_id(const uint8_t *eventid, size_t len);
 
