@@ -365,6 +365,10 @@ CHECK_PROGS += $(INTEG)/integ_history
 # of the raw tables, every aggregate read back by ReadProcessed
 # (tests/integ/integ_hist_p13.c).
 CHECK_PROGS += $(INTEG)/integ_hist_p13
+# Event history: feed events read back by ReadEventDetails on the Server
+# and on a notifier under it, pages, a where clause, bad input, a restart
+# (tests/integ/integ_histevent.c).
+CHECK_PROGS += $(INTEG)/integ_histevent
 # The MQTT feed: two brokers fed by one mosquitto, the size limit, the
 # MQTT broker killed and restarted, TLS, a password, a silent peer, a kept
 # session (tests/integ/integ_mqtt.c).
