@@ -19,6 +19,9 @@
 #   make bench-sub       the worker's notification path in memory
 #   make bench-hist      the history store: ingest, bytes/sample, reads
 #   make bench-hist-read HistoryRead of 10,000 values through the server
+#   make bench-histevent event history in the store: events/s, reads
+#   make bench-histevent-read ReadEventDetails of 10,000 events through the
+#                        server
 #   make bench-mem       the worker's memory per session, subscription, item
 #   make bench-aggregate the Part 13 aggregate engine, CPU per ReadProcessed
 #   make bench-security  message security on the secure channel in memory
@@ -711,6 +714,29 @@ $(BENCH_HIST): build/tests/bench/bench_hist.o $(BENCHLIB_OBJ) build/libhist.a
 .PHONY: bench-hist
 bench-hist: $(BENCH_HIST)
 	./$(BENCH_HIST) $(BENCH_ARGS)
+
+# Event history in the store alone (tests/bench/bench_histevent.c): events
+# recorded per second, bytes per event, reads per event;
+# BENCH_ARGS="[dir]".
+BENCH_HISTEVENT := build/bench/bench_histevent
+
+$(BENCH_HISTEVENT): build/tests/bench/bench_histevent.o $(BENCHLIB_OBJ) \
+                    build/libhist.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LMDB_LIBS) -lm
+
+.PHONY: bench-histevent
+bench-histevent: $(BENCH_HISTEVENT)
+	./$(BENCH_HISTEVENT) $(BENCH_ARGS)
+
+-include $(wildcard build/tests/bench/bench_histevent.d)
+
+# ReadEventDetails of 10,000 events through the whole server, node-opcua as
+# the client, and the historian's CPU per event recorded
+# (tests/bench/bench_histevent_read.sh; BENCH_ARGS="[uabroker [reads]]").
+.PHONY: bench-histevent-read
+bench-histevent-read: build/uabroker build/uaworker build/uahistorian
+	sh tests/bench/bench_histevent_read.sh $(BENCH_ARGS)
 
 -include $(wildcard build/tests/bench/bench_hist.d)
 

@@ -66,6 +66,11 @@ struct wk_histevent {
     struct shm_fo_ev_field  f[SHM_FO_EV_FIELDS_MAX];
     const uint8_t          *var[WK_EV_SELECT_MAX];
     uint32_t                vl[WK_EV_SELECT_MAX];
+    /* The last EventType looked up (its Variant bytes): events of one
+     * type in a row cost one comparison. */
+    uint8_t                 type_var[64];
+    uint32_t                type_len;
+    uint32_t                type_node;
 };
 
 /* One request's time domain. */
@@ -81,6 +86,7 @@ static ua_status wk_histevent_node(struct wk_svc_ctx *ctx,
                                    const struct ua_nodeid *id,
                                    uint32_t *node);
 static uint32_t wk_histevent_type(struct wk_svc_ctx *ctx,
+                                  struct wk_histevent *he,
                                   const struct shm_fo_ev_field *f, int nf,
                                   uint32_t was);
 static ua_status wk_histevent_fields(struct wk_svc_ctx *ctx, uint32_t nsel,
@@ -173,10 +179,10 @@ wk_histevent_node(struct wk_svc_ctx *ctx, const struct ua_nodeid *id,
 }
 
 /* The event's EventType node now, from its 0:EventType field (was: the
- * record's, when the field is missing or unknown here). */
+ * record's, when the field is missing). */
 static uint32_t
-wk_histevent_type(struct wk_svc_ctx *ctx, const struct shm_fo_ev_field *f,
-                  int nf, uint32_t was)
+wk_histevent_type(struct wk_svc_ctx *ctx, struct wk_histevent *he,
+                  const struct shm_fo_ev_field *f, int nf, uint32_t was)
 {
     for (int i = 0; i < nf; i++) {
         struct ua_nodeid id;
@@ -188,12 +194,20 @@ wk_histevent_type(struct wk_svc_ctx *ctx, const struct shm_fo_ev_field *f,
             continue;
         if (f[i].vlen < 2 || f[i].var[0] != UA_BT_NODEID)
             return SHM_NONE;
+        if (f[i].vlen == he->type_len
+            && memcmp(f[i].var, he->type_var, f[i].vlen) == 0)
+            return he->type_node;
         ua_arena_init(&a, buf, sizeof(buf));
         if (ua_decode(f[i].var + 1, f[i].vlen - 1, NULL, &id,
                       &ua_types[UA_TYPE_NODEID], &a, &ctx->w->limits)
             != UA_GOOD)
             return SHM_NONE;
         t = wk_node_lookup(ctx->w, &id);
+        if (f[i].vlen <= sizeof(he->type_var)) {
+            memcpy(he->type_var, f[i].var, f[i].vlen);
+            he->type_len = f[i].vlen;
+            he->type_node = t;
+        }
         return t;
     }
     return was;
@@ -296,7 +310,7 @@ wk_histevent_one(struct wk_svc_ctx *ctx, struct wk_histevent *he,
         nf = shm_fo_ev_parse(e.rec, e.len, &ev, he->f, SHM_FO_EV_FIELDS_MAX);
         if (nf < 0)
             continue;                   /* not a record: skipped */
-        ev.type = wk_histevent_type(ctx, he->f, nf, ev.type);
+        ev.type = wk_histevent_type(ctx, he, he->f, nf, ev.type);
         if (!wk_ev_where_ok(st, evc, &ev, he->f, (uint32_t)nf))
             continue;
         if (n == q->max) {
@@ -377,6 +391,7 @@ wk_histevent_read(void *arg, struct wk_svc_ctx *ctx,
     ua_status                           st, fst = UA_GOOD;
     bool                                open = false;
 
+    he->type_len = 0;
     st = wk_histevent_range(d, ctx->w->conf->history_max_events
                                    ? ctx->w->conf->history_max_events : 1,
                             &q);
