@@ -461,6 +461,13 @@ wk_histevent_read(void *arg, struct wk_svc_ctx *ctx,
         if (st == UA_GOOD && fst != UA_GOOD)
             st = fst;
         if (st != UA_GOOD) {
+            /* A point of ours given with a bad request is spent. */
+            struct wk_session_cp *cp = v->continuation_point.len > 0
+                ? wk_session_cp_find(ctx->w, ctx->session,
+                                     &v->continuation_point) : NULL;
+
+            if (cp != NULL && cp->direction == WK_HISTEVENT_CP_MARK)
+                wk_session_cp_release(ctx->session, cp);
             res[i].status_code = st;
             continue;
         }
