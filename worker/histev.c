@@ -274,13 +274,13 @@ wk_histev_on_lost(void *arg)
     he->lost++;
 }
 
-void
+bool
 wk_histev_flush(struct wk_histev *he)
 {
     int rc;
 
-    if (he->n == 0)
-        return;
+    if (he == NULL || he->n == 0)
+        return false;
     if (hs_store_full(he->s)) {
         he->dropped += he->n;
     } else if ((rc = hs_events_append(he->ev, he->in, he->n)) == 0) {
@@ -299,6 +299,7 @@ wk_histev_flush(struct wk_histev *he)
     }
     he->n = 0;
     he->used = 0;
+    return true;
 }
 
 void

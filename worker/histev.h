@@ -34,8 +34,9 @@ void wk_histev_close(struct wk_histev *he);
 void wk_histev_on_event(void *arg, const uint8_t *rec, uint32_t len);
 void wk_histev_on_lost(void *arg);
 
-/* The batch into the store, one write transaction. */
-void wk_histev_flush(struct wk_histev *he);
+/* The batch into the store, one write transaction: true when there was
+ * one (he NULL: none). */
+bool wk_histev_flush(struct wk_histev *he);
 
 /* Retention (after the store's own pruning, which frees a full store). */
 void wk_histev_prune(struct wk_histev *he, int64_t now);

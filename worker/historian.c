@@ -474,7 +474,8 @@ wk_historian_flush(struct wk_historian *h)
 {
     int rc;
 
-    wk_histev_flush(h->ev);
+    if (wk_histev_flush(h->ev) && h->n == 0)
+        wk_historian_publish(h, false);
     if (h->n == 0)
         return;
     if (h->full) {

@@ -23,7 +23,11 @@
  *      unknown operator (BadMonitoredItemFilterInvalid);
  *   5. /stats "history" and /metrics count the events stored;
  *   6. SIGTERM and a new broker on the same runtime directory: the events
- *      are still there.
+ *      are still there;
+ *   7. history.events = false: the historian keeps values only (events
+ *      fed, nothing breaks), the Server has no event history
+ *      (BadHistoryOperationUnsupported), AccessHistoryEventsCapability
+ *      false.
  *
  * Prints "ok N - what" / "FAIL N - what"; exits non-zero on any failure.
  */
@@ -573,5 +577,44 @@ main(int argc, char **argv)
                 "(%d)", n);
     uaconn_clear(&c);
     itest_check(itest_stop(broker, 5000) == 0, "SIGTERM: the broker exits 0");
+
+    /* 7. history.events = false: values only. */
+    {
+        const char *const off[] = { "--set", "history.events=false",
+                                    "--set", "history.flush_ms=20", NULL };
+        struct ua_history_read_result *res;
+        uint32_t                       cap = 1;
+
+        broker = itest_broker_start(he_bin, 1, he_dir, he_log, off,
+                                    HE_START_MS, &port, &sport);
+        he_feed();
+        itest_sleep_ms(300);
+        uaconn_init(&c);
+        if (uaconn_start(&c, "127.0.0.1", port) != UA_GOOD)
+            itest_fatal("connect");
+        ua_arena_reset(&he_arena);
+        res = he_read(&c, &server, &d, NULL, false, &svc);
+        itest_check(res != NULL && res->status_code
+                                       == UA_BAD_HISTORY_OPERATION_UNSUPPORTED,
+                    "history.events = false: the Server has no event "
+                    "history (0x%08X)", res != NULL ? res->status_code : svc);
+        itest_check(he_read_u32(&c,
+                        UA_NS0ID_HISTORYSERVERCAPABILITIES_ACCESSHISTORYEVENTSCAPABILITY,
+                        UA_BT_BOOLEAN, &cap) && cap == 0,
+                    "AccessHistoryEventsCapability false");
+        uaconn_clear(&c);
+        itest_check(itest_stop(broker, 5000) == 0,
+                    "SIGTERM: the broker (and its historian) exit 0");
+        {
+            size_t len = 0;
+
+            out[0] = '\0';
+            if (itest_read_file(he_log, (uint8_t *)out, sizeof(out) - 1,
+                                &len) == 0)
+                out[len] = '\0';
+            itest_check(strstr(out, "exited on signal") == NULL,
+                        "no process died (broker log)");
+        }
+    }
     return itest_finish();
 }
