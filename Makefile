@@ -121,7 +121,7 @@ MOSQUITTO_LIBS   = $(call pkg,MOSQUITTO_LIBS,--libs libmosquitto)
 # libxml2: the broker's NodeSet importer (broker/nodeset.c) only.
 XML2_CFLAGS    = $(call pkg,XML2_CFLAGS,--cflags libxml-2.0)
 XML2_LIBS      = $(call pkg,XML2_LIBS,--libs libxml-2.0)
-# LMDB: the history store (hist/store.c) only.
+# LMDB: the history store (hist/store.c and its side databases) only.
 LMDB_CFLAGS    = $(call pkg,LMDB_CFLAGS,--cflags lmdb)
 LMDB_LIBS      = $(call pkg,LMDB_LIBS,--libs lmdb)
 
@@ -130,7 +130,9 @@ LIB_CPPFLAGS = $(EVENT_CFLAGS) $(WOLFSSL_CFLAGS) $(NANOMSG_CFLAGS) \
 build/tests/unit/%.o build/san/tests/unit/%.o: LIB_CPPFLAGS += $(CHECK_CFLAGS)
 build/broker/nodeset.o build/san/broker/nodeset.o: \
   LIB_CPPFLAGS += $(XML2_CFLAGS)
-build/hist/store.o build/san/hist/store.o: LIB_CPPFLAGS += $(LMDB_CFLAGS)
+build/hist/store.o build/san/hist/store.o build/hist/side.o \
+  build/san/hist/side.o build/hist/modified.o build/san/hist/modified.o \
+  build/hist/annot.o build/san/hist/annot.o: LIB_CPPFLAGS += $(LMDB_CFLAGS)
 
 # Plain objects live in build/, sanitized ones in build/san/.  Both pattern
 # rules exist side by side; bench-codec always links the plain libproto.a.

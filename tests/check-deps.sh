@@ -12,7 +12,8 @@
 #   proto/   proto/ headers, libc/system, wolfSSL (proto/crypto_wolf.c only)
 #   shm/     shm/ headers, libc/system, nanomsg (shm/doorbell.c and
 #            shm/feed.c only)
-#   hist/    hist/ headers, libc/system, LMDB (hist/store.c only)
+#   hist/    hist/ headers, libc/system, LMDB (hist/store.c, store_int.h
+#            and the side databases' side.c, modified.c, annot.c only)
 #   worker/  proto/, shm/, hist/, worker/ headers, libevent, libc/system
 #   broker/  proto/, shm/, hist/, broker/ headers, libevent, libc/system
 #            (inih in broker/config.c only, libmosquitto in broker/mqtt.c
@@ -280,8 +281,8 @@ FNR == 1 {
             report("libmosquitto may be included only by broker/mqtt.c")
         else if (lib == "libxml2" && file != "broker/nodeset.c")
             report("libxml2 may be included only by broker/nodeset.c")
-        else if (lib == "lmdb" && file != "hist/store.c")
-            report("LMDB may be included only by hist/store.c")
+        else if (lib == "lmdb" && file !~ /^hist\/(store\.c|store_int\.h|side\.c|modified\.c|annot\.c)$/)
+            report("LMDB may be included only by hist/store.c, store_int.h, side.c, modified.c, annot.c")
         else if (lib == "other" && (mod in proj))
             report("not a libc/system header nor a library " mod "/ may use")
         next
