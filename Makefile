@@ -366,6 +366,11 @@ CHECK_PROGS += $(INTEG)/integ_history
 # of the raw tables, every aggregate read back by ReadProcessed
 # (tests/integ/integ_hist_p13.c).
 CHECK_PROGS += $(INTEG)/integ_hist_p13
+# Modified values and annotations through the whole server: HistoryUpdate
+# keeping what it changes, isReadModified with paging, annotations through
+# the Annotations Property, the bad input, a viewer refused
+# (tests/integ/integ_hist_mod.c).
+CHECK_PROGS += $(INTEG)/integ_hist_mod
 # The MQTT feed: two brokers fed by one mosquitto, the size limit, the
 # MQTT broker killed and restarted, TLS, a password, a silent peer, a kept
 # session (tests/integ/integ_mqtt.c).
