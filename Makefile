@@ -19,6 +19,7 @@
 #   make bench-sub       the worker's notification path in memory
 #   make bench-hist      the history store: ingest, bytes/sample, reads
 #   make bench-hist-read HistoryRead of 10,000 values through the server
+#   make bench-histmod   the cost of keeping modified values, their reads
 #   make bench-mem       the worker's memory per session, subscription, item
 #   make bench-aggregate the Part 13 aggregate engine, CPU per ReadProcessed
 #   make bench-security  message security on the secure channel in memory
@@ -715,6 +716,22 @@ bench-hist: $(BENCH_HIST)
 	./$(BENCH_HIST) $(BENCH_ARGS)
 
 -include $(wildcard build/tests/bench/bench_hist.d)
+
+# The cost of keeping modified values (tests/bench/bench_histmod.c):
+# HistoryUpdate Replace with and without the old value kept, bytes per
+# kept value, a read with isReadModified; BENCH_ARGS="[dir]".
+BENCH_HISTMOD := build/bench/bench_histmod
+
+$(BENCH_HISTMOD): build/tests/bench/bench_histmod.o $(BENCHLIB_OBJ) \
+                  build/libhist.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LMDB_LIBS) -lm
+
+.PHONY: bench-histmod
+bench-histmod: $(BENCH_HISTMOD)
+	./$(BENCH_HISTMOD) $(BENCH_ARGS)
+
+-include $(wildcard build/tests/bench/bench_histmod.d)
 
 # HistoryRead raw of 10,000 values through the whole server, node-opcua as
 # the client (tests/bench/bench_hist_read.sh; BENCH_ARGS="[uabroker

@@ -31,8 +31,8 @@
 //   - an anonymous session: BadUserAccessDenied, nothing changed;
 //   - AccessLevel HistoryRead and HistoryWrite; UserAccessLevel the same
 //     for the operator, HistoryRead only for an anonymous session;
-//   - HistoryServerCapabilities says Insert/Replace/Update/DeleteRaw and
-//     DeleteAtTime are supported, OperationLimits
+//   - HistoryServerCapabilities says Insert/Replace/Update/DeleteRaw,
+//     DeleteAtTime and InsertAnnotation are supported, OperationLimits
 //     MaxNodesPerHistoryUpdateData history.max_update_nodes (100).
 //
 // Run by tests/interop/run.sh (UA_INTEROP_URL, UA_INTEROP_PASSWORD).
@@ -184,9 +184,9 @@ describe("HistoryUpdate of a historized variable (ns=1;s=v6)", { skip },
         it("HistoryServerCapabilities: the updates are supported",
             async () => {
                 // InsertData, ReplaceData, UpdateData, DeleteRaw,
-                // DeleteAtTime (Part 11 §5.4.2).
+                // DeleteAtTime, InsertAnnotation (Part 11 §5.4.2).
                 const ids = ["i=11196", "i=11197", "i=11198", "i=11199",
-                    "i=11200"];
+                    "i=11200", "i=11275"];
                 const dvs = await session.read(ids.map((nodeId) =>
                     ({ nodeId, attributeId: AttributeIds.Value })));
                 dvs.forEach((d, k) => assert.equal(d.value.value, true,
