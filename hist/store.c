@@ -1,6 +1,8 @@
 /*
  * hist/store.c: the history store on LMDB (hist/store.h says what is
- * where).  The one file that includes LMDB.
+ * where).  With its insides (hist/store_int.h) and the side databases'
+ * files (hist/side.c, modified.c, annot.c), the only files that include
+ * LMDB.
  *
  * Invariants:
  *   - a node's blocks do not overlap in time: every sample of a block is
