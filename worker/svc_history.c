@@ -1179,8 +1179,12 @@ wk_svc_history_read(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
             continue;
         }
         if (s == NULL) {
-            /* History on but nothing stored yet, or history off. */
+            /* History on but nothing stored yet, or history off; an
+             * Annotations Property reads as its variable. */
             st = wk_svc_history_node(ctx, v, &node);
+            if (st == UA_BAD_HISTORY_OPERATION_UNSUPPORTED
+                && wk_histnode_annotated(ctx->w, node) != SHM_NONE)
+                st = UA_GOOD;
             res[i].status_code = st != UA_GOOD ? st
                                  : ctx->w->conf->history_dir[0] == '\0'
                                      ? UA_BAD_HISTORY_OPERATION_UNSUPPORTED
