@@ -261,7 +261,7 @@ hs_side_prune(struct hs_store *s, int64_t now, uint64_t *n)
 {
     MDB_cursor *nc;
     MDB_val     k, v;
-    uint64_t    keys[64];
+    uint64_t    keys[64], n0;
     int64_t     cuts[64];
     size_t      nk = 0;
     uint8_t     from[8];
@@ -310,14 +310,17 @@ hs_side_prune(struct hs_store *s, int64_t now, uint64_t *n)
             return hs_store_lmdb(s, rc, "prune side");
         }
         rc = 0;
+        n0 = *n;
         for (size_t i = 0; i < nk && rc == 0; i++)
             rc = hs_side_prune_node(s, keys[i], cuts[i], n);
-        if (rc != 0) {
+        /* A round that dropped nothing commits nothing (no fsync). */
+        if (rc != 0 || *n == n0) {
             hs_store_wabort(s);
+            if (rc != 0)
+                return rc;
+        } else if ((rc = hs_store_wcommit(s)) != 0) {
             return rc;
         }
-        if ((rc = hs_store_wcommit(s)) != 0)
-            return rc;
     }
     return 0;
 }
