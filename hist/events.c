@@ -1,7 +1,7 @@
 /*
  * hist/events.c: event history in the store's LMDB environment
- * (hist/events.h says what is where).  With hist/store.c, the only file
- * that includes LMDB.
+ * (hist/events.h says what is where), on the store's insides
+ * (hist/store_int.h: its environment, error text and full flag).
  *
  * Invariants:
  *   - every evnotif entry names an event of `events` with its Time and
@@ -115,8 +115,8 @@ hs_events_open(struct hs_store *s, char *err, size_t errlen)
         return NULL;
     }
     e->s = s;
-    e->env = hs_store_env(s);
-    if (hs_events_dbis(e) != 0 && !hs_store_readonly(s)) {
+    e->env = s->env;
+    if (hs_events_dbis(e) != 0 && !s->readonly) {
         snprintf(err, errlen, "%s", hs_store_error(s));
         hs_events_close(e);
         return NULL;
@@ -145,7 +145,7 @@ hs_events_close(struct hs_events *e)
 static int
 hs_events_dbis(struct hs_events *e)
 {
-    bool     ro = hs_store_readonly(e->s);
+    bool     ro = e->s->readonly;
     unsigned f = ro ? 0 : MDB_CREATE;
     MDB_txn *txn;
     int      rc;
@@ -158,15 +158,15 @@ hs_events_dbis(struct hs_events *e)
         rc = mdb_txn_begin(e->env, NULL, ro ? MDB_RDONLY : 0, &txn);
     }
     if (rc != 0)
-        return hs_store_fail(e->s, rc, "mdb_txn_begin");
+        return hs_store_lmdb(e->s, rc, "mdb_txn_begin");
     if ((rc = mdb_dbi_open(txn, "events", f, &e->ev)) != 0
         || (rc = mdb_dbi_open(txn, "evnotif", f, &e->ix)) != 0
         || (rc = mdb_dbi_open(txn, "meta", f, &e->meta)) != 0) {
         mdb_txn_abort(txn);
-        return hs_store_fail(e->s, rc, "mdb_dbi_open events");
+        return hs_store_lmdb(e->s, rc, "mdb_dbi_open events");
     }
     if ((rc = mdb_txn_commit(txn)) != 0)
-        return hs_store_fail(e->s, rc, "mdb_txn_commit");
+        return hs_store_lmdb(e->s, rc, "mdb_txn_commit");
     e->dbis = true;
     return 0;
 }
@@ -183,7 +183,7 @@ hs_events_tot_load(struct hs_events *e, MDB_txn *txn, struct hs_ev_totals *t)
         return 0;
     }
     if (rc != 0)
-        return hs_store_fail(e->s, rc, "mdb_get evtotals");
+        return hs_store_lmdb(e->s, rc, "mdb_get evtotals");
     if (v.mv_size != sizeof(*t))
         return -EIO;
     memcpy(t, v.mv_data, sizeof(*t));
@@ -195,13 +195,13 @@ hs_events_wbegin(struct hs_events *e)
 {
     int rc;
 
-    if (hs_store_readonly(e->s))
+    if (e->s->readonly)
         return -EPERM;
     if ((rc = hs_events_dbis(e)) != 0)
         return rc;
     if ((rc = mdb_txn_begin(e->env, NULL, 0, &e->w)) != 0) {
         e->w = NULL;
-        return hs_store_fail(e->s, rc, "mdb_txn_begin");
+        return hs_store_lmdb(e->s, rc, "mdb_txn_begin");
     }
     if ((rc = hs_events_tot_load(e, e->w, &e->tot)) != 0) {
         hs_events_wabort(e);
@@ -218,11 +218,11 @@ hs_events_wcommit(struct hs_events *e)
 
     if ((rc = mdb_put(e->w, e->meta, &k, &v, 0)) != 0) {
         hs_events_wabort(e);
-        return hs_store_fail(e->s, rc, "mdb_put evtotals");
+        return hs_store_lmdb(e->s, rc, "mdb_put evtotals");
     }
     rc = mdb_txn_commit(e->w);
     e->w = NULL;
-    return rc != 0 ? hs_store_fail(e->s, rc, "mdb_txn_commit") : 0;
+    return rc != 0 ? hs_store_lmdb(e->s, rc, "mdb_txn_commit") : 0;
 }
 
 static void
@@ -294,7 +294,7 @@ hs_events_append(struct hs_events *e, const struct hs_ev_in *in, size_t n)
     for (size_t i = 0; i < n; i++)
         if ((rc = hs_events_one(e, &in[i])) != 0) {
             hs_events_wabort(e);
-            return hs_store_fail(e->s, rc, "mdb_put event");
+            return hs_store_lmdb(e->s, rc, "mdb_put event");
         }
     return hs_events_wcommit(e);
 }
@@ -373,7 +373,7 @@ out:
         mdb_cursor_close(c);
     if (rc != 0) {
         hs_events_wabort(e);
-        return hs_store_fail(e->s, rc, "prune events");
+        return hs_store_lmdb(e->s, rc, "prune events");
     }
     *n = e->tot.dropped - d0;
     if (*n == 0) {
@@ -395,7 +395,7 @@ hs_events_totals(struct hs_events *e, struct hs_ev_totals *t)
     if ((rc = hs_events_dbis(e)) != 0)
         return rc;
     if ((rc = mdb_txn_begin(e->env, NULL, MDB_RDONLY, &txn)) != 0)
-        return hs_store_fail(e->s, rc, "mdb_txn_begin");
+        return hs_store_lmdb(e->s, rc, "mdb_txn_begin");
     rc = hs_events_tot_load(e, txn, t);
     if (rc == 0 && mdb_cursor_open(txn, e->ev, &c) == 0) {
         if (mdb_cursor_get(c, &k, &v, MDB_FIRST) == 0
@@ -432,7 +432,7 @@ hs_evread_begin(struct hs_events *e, struct hs_evread *r)
         }
         if (rc != 0) {
             e->rtxn = NULL;
-            return hs_store_fail(e->s, rc, "mdb_txn_begin");
+            return hs_store_lmdb(e->s, rc, "mdb_txn_begin");
         }
         if ((rc = mdb_cursor_open(e->rtxn, e->ev, &e->rcur)) != 0
             || (rc = mdb_cursor_open(e->rtxn, e->ix, &e->ricur)) != 0) {
@@ -441,7 +441,7 @@ hs_evread_begin(struct hs_events *e, struct hs_evread *r)
             e->rcur = NULL;
             mdb_txn_abort(e->rtxn);
             e->rtxn = NULL;
-            return hs_store_fail(e->s, rc, "mdb_cursor_open");
+            return hs_store_lmdb(e->s, rc, "mdb_cursor_open");
         }
     } else {
         rc = mdb_txn_renew(e->rtxn);
@@ -450,11 +450,11 @@ hs_evread_begin(struct hs_events *e, struct hs_evread *r)
             rc = mdb_txn_renew(e->rtxn);
         }
         if (rc != 0)
-            return hs_store_fail(e->s, rc, "mdb_txn_renew");
+            return hs_store_lmdb(e->s, rc, "mdb_txn_renew");
         if ((rc = mdb_cursor_renew(e->rtxn, e->rcur)) != 0
             || (rc = mdb_cursor_renew(e->rtxn, e->ricur)) != 0) {
             mdb_txn_reset(e->rtxn);
-            return hs_store_fail(e->s, rc, "mdb_cursor_renew");
+            return hs_store_lmdb(e->s, rc, "mdb_cursor_renew");
         }
     }
     r->txn = e->rtxn;
@@ -539,7 +539,7 @@ hs_evread_seek(struct hs_evread *r, uint64_t notifier, int64_t lo,
     if (rc == MDB_NOTFOUND)
         return 0;
     if (rc != 0)
-        return hs_store_fail(e->s, rc, "seek events");
+        return hs_store_lmdb(e->s, rc, "seek events");
     r->done = false;
     return 0;
 }
@@ -600,7 +600,7 @@ hs_evread_next(struct hs_evread *r, struct hs_event *ev)
             continue;               /* cannot be: the invariant */
         if (rc != 0) {
             r->done = true;
-            return hs_store_fail(e->s, rc, "read event");
+            return hs_store_lmdb(e->s, rc, "read event");
         }
         return 0;
     }
