@@ -19,6 +19,8 @@
 #   make bench-sub       the worker's notification path in memory
 #   make bench-hist      the history store: ingest, bytes/sample, reads
 #   make bench-hist-read HistoryRead of 10,000 values through the server
+#   make bench-hist-ingest historized changes through the broker, on/off
+#   make bench-hist-proc ReadProcessed Average per hour over a day, server
 #   make bench-mem       the worker's memory per session, subscription, item
 #   make bench-aggregate the Part 13 aggregate engine, CPU per ReadProcessed
 #   make bench-security  message security on the secure channel in memory
@@ -715,6 +717,19 @@ bench-hist: $(BENCH_HIST)
 .PHONY: bench-hist-read
 bench-hist-read: build/uabroker build/uaworker build/uahistorian
 	sh tests/bench/bench_hist_read.sh $(BENCH_ARGS)
+
+# History end to end (docs/benchmarks.md "History: end to end"):
+# historized changes through the broker, history off and on alternating
+# (tests/bench/bench_hist_ingest.sh; BENCH_ARGS="[uabroker [vars
+# [seconds [rounds]]]]"), and ReadProcessed Average per hour over a day
+# through the server (tests/bench/bench_hist_proc.sh, node-opcua from
+# tests/interop; BENCH_ARGS="[uabroker [reads]]").
+.PHONY: bench-hist-ingest bench-hist-proc
+bench-hist-ingest: build/uabroker build/uaworker build/uahistorian
+	sh tests/bench/bench_hist_ingest.sh $(BENCH_ARGS)
+
+bench-hist-proc: build/uabroker build/uaworker build/uahistorian
+	sh tests/bench/bench_hist_proc.sh $(BENCH_ARGS)
 
 # The alarm evaluator's cost per value change and the alarm storm's per
 # condition event, in the broker (tests/bench/bench_alarm.c);

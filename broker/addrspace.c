@@ -21,6 +21,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "histnode.h"
 #include "ns0_gen.h"
 #include "nsbuild.h"
 #include "pki.h"
@@ -31,10 +32,6 @@
 #include "proto/types_gen.h"
 #include "shm/plan.h"
 #include "shm/throttle.h"
-
-/* AccessLevel's HistoryRead bit (Part 3 §8.57). */
-#define BK_AS_ACCESS_HISTORY_READ 0x04u
-#define BK_AS_ACCESS_HISTORY_WRITE 0x08u  /* operators only (worker/attr.c) */
 
 #define BK_DEMO_FOLDERS   7
 #define BK_DEMO_BUILTINS  25
@@ -47,10 +44,6 @@ static int bk_as_build_ns0(struct bk_addrspace *as, int64_t now, char *err,
 static int bk_as_build_demo(struct bk_addrspace *as,
                             const struct bk_config *c, uint32_t slot,
                             int64_t now, char *err, size_t errlen);
-static int bk_as_history_one(struct bk_addrspace *as, uint32_t idx);
-static int bk_as_history_mark(struct bk_addrspace *as,
-                              const struct bk_config *c, char *err,
-                              size_t errlen);
 static int bk_as_throttle_init(struct bk_addrspace *as,
                                const struct bk_config *c, char *err,
                                size_t errlen);
@@ -600,74 +593,6 @@ full:
 }
 
 
-/* Node idx historized: Historizing, and HistoryRead and HistoryWrite in
- * AccessLevel and UserAccessLevel (Part 3 §5.6.2, §8.57; a session's
- * UserAccessLevel has HistoryWrite for operators only).  0, or -1 when it
- * is not a Variable with a value. */
-static int
-bk_as_history_one(struct bk_addrspace *as, uint32_t idx)
-{
-    struct shm_node *n;
-
-    if (idx == SHM_NONE)
-        return -1;
-    n = shm_nodestore_node(&as->ns, idx);
-    if (n->node_class != SHM_NC_VARIABLE || n->u.var.slot == SHM_NONE)
-        return -1;
-    n->flags |= SHM_NF_HISTORIZING;
-    n->access_level_ex |= BK_AS_ACCESS_HISTORY_READ
-                          | BK_AS_ACCESS_HISTORY_WRITE;
-    n->user_access_level |= BK_AS_ACCESS_HISTORY_READ
-                            | BK_AS_ACCESS_HISTORY_WRITE;
-    return 0;
-}
-
-/*
- * What [history] historizes (issue 18): the Demo.Simulation variables
- * (history.simulation) and history.nodes, with the HistoryRead bit; the
- * NodeSets' Historizing="true" variables keep the AccessLevel and
- * UserAccessLevel their file gives.  The historian (worker/historian.c)
- * takes every node with SHM_NF_HISTORIZING.
- */
-static int
-bk_as_history_mark(struct bk_addrspace *as, const struct bk_config *c,
-                   char *err, size_t errlen)
-{
-    const char *s = c->history_nodes, *end = s + strlen(s);
-    uint8_t     abuf[512];
-
-    if (!c->history_enabled)
-        return 0;
-    if (c->history_simulation)
-        for (int i = 0; i < BK_SIM_MAX; i++)
-            (void)bk_as_history_one(as, as->sim_node[i]);
-    while (s < end) {
-        struct ua_arena  a;
-        struct ua_nodeid id;
-        size_t           used;
-
-        if (*s == ' ' || *s == ',') {
-            s++;
-            continue;
-        }
-        ua_arena_init(&a, abuf, sizeof(abuf));
-        if (ua_nodeid_parse(s, (size_t)(end - s), ' ', &a, &id, &used)
-                != UA_GOOD
-            || (s[used] != '\0' && s[used] != ' ' && s[used] != ',')) {
-            snprintf(err, errlen, "history.nodes: \"%.40s\" is not a "
-                     "NodeId", s);
-            return -1;
-        }
-        if (bk_as_history_one(as, bk_addrspace_lookup(&as->ns, &id)) != 0) {
-            snprintf(err, errlen, "history.nodes: %.*s is not a Variable "
-                     "of the address space", (int)used, s);
-            return -1;
-        }
-        s += used;
-    }
-    return 0;
-}
-
 /*
  * The shared failure table (shm/throttle.h), before any worker starts:
  * a fresh SipHash key (nobody outside can aim addresses at one entry) and
@@ -722,6 +647,7 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
         p.refs += 2 * nc.refs;
         p.strings += nc.strings + 8 * (uint64_t)nc.nodes;
         p.slots += nc.slots;
+        bk_histnode_plan(c, nc.historizing, &p);
         /* The NamespaceArray grows by a string per namespace. */
         p.vheap += nc.vheap + 4096
                    + 2 * (uint64_t)bk_nodeset_nuris(as->nodesets) * 256;
@@ -755,6 +681,18 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
             as->nodeset_failed = true;
             goto fail;
         }
+        {
+            struct bk_histnode_demo demo = { as->sim_node, BK_SIM_MAX,
+                                             as->ns1_vars_first };
+
+            /* What is historized, and how (a configuration error when it
+             * names no variable). */
+            if (bk_histnode_add(&as->ns, &as->val, c, &demo, &slot, now, err,
+                                errlen) != 0) {
+                as->nodeset_failed = true;
+                goto fail;
+            }
+        }
     }
     if (shm_nodestore_finish(&as->ns) != 0) {
         snprintf(err, errlen, "address space: references do not fit, or "
@@ -766,10 +704,6 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
     if (bk_nsbuild_values(as->nodesets, &as->ns, &as->val, now, err,
                           errlen) != 0) {
         as->nodeset_failed = true;
-        goto fail;
-    }
-    if (bk_as_history_mark(as, c, err, errlen) != 0) {
-        as->nodeset_failed = true;      /* a configuration error too */
         goto fail;
     }
     if (bk_alarmnode_start(&as->alarms, &as->ns, &as->val, now, err, errlen)
