@@ -255,11 +255,18 @@ bk_fanout_mono_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* Start a block.  0, or -ENOSPC (pool exhausted, counted). */
+/*
+ * Start a block.  0, or -ENOSPC (pool exhausted, counted).  After a
+ * failure the pool is not probed again before the end of the iteration
+ * (bk_fanout_lost_publish): a probe of an exhausted pool walks every
+ * block, and a batch of thousands of changes would walk it once per
+ * change (two thirds of the broker's CPU with a historian behind).
+ */
 static int
 bk_fanout_take_block(struct bk_fanout *f)
 {
-    if (shm_blockpool_alloc(&f->pool, &f->cur) != 0) {
+    if (f->dry || shm_blockpool_alloc(&f->pool, &f->cur) != 0) {
+        f->dry = true;
         bk_fanout_count(&f->fo.sh->blocks_exhausted, 1);
         return -ENOSPC;
     }
@@ -381,6 +388,7 @@ bk_fanout_flush(struct bk_fanout *f)
 void
 bk_fanout_lost_publish(struct bk_fanout *f)
 {
+    f->dry = false;             /* the pool may have room again */
     for (uint64_t m = f->lost_pending & f->up_mask; m != 0; m &= m - 1)
         shm_fanout_lost_publish(&f->fo, (uint32_t)__builtin_ctzll(m));
     f->lost_pending = 0;

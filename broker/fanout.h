@@ -89,6 +89,8 @@ struct bk_fanout {
     uint8_t                *rec;        /* one record's DataValue */
     uint32_t                rec_cap;
     uint64_t                lost_pending;   /* workers to tell */
+    bool                    dry;        /* the pool was exhausted in this
+                                           iteration: not probed again */
     /* A worker asleep with a promise to wake by a time (its next
      * publishing tick) gets no bell for blocks alone before then, while
      * fewer than defer_max handles wait in its ring (shm/ring.h
@@ -152,7 +154,7 @@ void bk_fanout_flush(struct bk_fanout *f);
 
 /*
  * The lost marks of this iteration, after its block was pushed (fanout.c
- * contract (2)).
+ * contract (2)); an exhausted pool is probed again after it.
  */
 void bk_fanout_lost_publish(struct bk_fanout *f);
 

@@ -30,6 +30,15 @@ broker=${1:-$root/build/uabroker}
 vars=${2:-10000}
 secs=${3:-20}
 rounds=${4:-3}
+# A commit rewrites the last block page of every node it touches: with
+# thousands of nodes the commit interval sets the write amplification
+# (docs/benchmarks.md "History: end to end"); FLUSH_MS and BATCH as
+# history.flush_ms and history.batch.
+flush=${FLUSH_MS:-1000}
+batch=${BATCH:-2097152}
+# The fan-out's blocks hold the changes while the historian commits (it
+# drains no block meanwhile): 4096 of 16 KiB are about 2 s of 1 M/s.
+blocks=${FANOUT_BLOCKS:-4096}
 hz=$(getconf CLK_TCK)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/uabroker-ingest.XXXXXX")
 pid=
@@ -61,7 +70,8 @@ run() {
         --set addrspace.simulation_vars="$vars" \
         --set addrspace.simulation_interval_ms=10 \
         --set history.enabled="$on" --set history.demo_vars="$vars" \
-        --set history.retention_s=0 \
+        --set history.retention_s=0 --set history.flush_ms="$flush" \
+        --set history.batch="$batch" --set fanout.blocks="$blocks" \
         >"$tmp/broker.log" 2>&1 &
     pid=$!
     sleep 3
@@ -103,7 +113,8 @@ print(line)' "$on" "$vars" "$hz" "$b0" "$b1" "$h0" "$h1" "$s0" "$s1" \
         "$l0" "$l1" "$t0" "$t1"
 }
 
-echo "# $vars variables every 10 ms, ${secs}s windows, $rounds rounds;" \
+echo "# $vars variables every 10 ms, ${secs}s windows, $rounds rounds," \
+    "history.flush_ms=$flush history.batch=$batch fanout.blocks=$blocks;" \
     "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 r=0
 while [ "$r" -lt "$rounds" ]; do
