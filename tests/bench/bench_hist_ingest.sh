@@ -4,23 +4,25 @@
 #
 #   tests/bench/bench_hist_ingest.sh [UABROKER] [VARS] [SECONDS] [ROUNDS]
 #
-# Each round starts UABROKER (default build/uabroker) twice, history off
-# and on (the order alternates from round to round), with one worker,
-# VARS (default 10000) Demo.Vars changed by the simulation every 10 ms
-# (addrspace.simulation_vars: VARS x 100 changes a second) and, history
-# on, all of them historized (history.demo_vars); after 3 s it measures
-# SECONDS (default 20) of the broker's and the historian's CPU
-# (utime+stime from /proc, 10 ms ticks) and the historian's committed
-# values (/stats history.values_stored).  One line per run:
+# Each round starts UABROKER (default build/uabroker) twice, the VARS
+# (default 10000) Demo.Vars not historized ("off") and historized ("on",
+# history.demo_vars; the order alternates from round to round), with one
+# worker and the VARS changed by the simulation every 10 ms
+# (addrspace.simulation_vars: VARS x 100 changes a second at most).  In
+# both the historian runs and keeps the 4 Demo.Simulation variables
+# (history.simulation): Demo.Simulation.Counter's values counted in the
+# store (`uabroker history list`) are the ticks the broker made.  After
+# 3 s it measures SECONDS (default 20) of the broker's and the
+# historian's CPU (utime+stime from /proc, 10 ms ticks) and the
+# historian's committed values (/stats history.values_stored, which moves
+# once a commit).  One line per run:
 #
-#   history=on changes/s=... stored/s=... broker_ns/change=...
+#   history=on changes/s=... broker_ns/change=... stored/s=...
 #       historian_ns/value=... lost=...
 #
-# changes/s is the simulation's nominal rate (VARS x 100); with history
-# on, stored/s is what the historian committed over the same window (the
-# measured rate: VARS + the 4 Demo.Simulation variables per tick);
-# broker_ns/change is the broker's CPU over the window / the nominal
-# changes.
+# changes/s is VARS x the ticks counted / the window; broker_ns/change
+# the broker's CPU over the window / those changes; historian_ns/value
+# its CPU / the values it committed.
 # The store is in a scratch directory under TMPDIR (default /tmp).
 
 set -eu
@@ -57,8 +59,17 @@ h = json.load(sys.stdin).get("history") or {}
 print(h.get(sys.argv[1], 0))' "$1"
 }
 
+# Demo.Simulation.Counter's values in the store (the ticks so far).
+ticks() {
+    "$broker" --runtime-dir "$tmp/run" history list 2>/dev/null \
+        | awk '/Demo.Simulation.Counter / { for (i = 1; i <= NF; i++)
+            if ($i ~ /^values=/) { sub("values=", "", $i); print $i } }'
+}
+
 run() {
     on=$1
+    hv=0
+    [ "$on" = true ] && hv=$vars
     rm -rf "$tmp/run"
     mkdir -p "$tmp/run"
     ports=$(python3 "$root/tests/lib/free-ports.py" 2)
@@ -69,21 +80,19 @@ run() {
         --runtime-dir "$tmp/run" --vars "$vars" \
         --set addrspace.simulation_vars="$vars" \
         --set addrspace.simulation_interval_ms=10 \
-        --set history.enabled="$on" --set history.demo_vars="$vars" \
+        --set history.demo_vars="$hv" \
         --set history.retention_s=0 --set history.flush_ms="$flush" \
         --set history.batch="$batch" --set fanout.blocks="$blocks" \
         >"$tmp/broker.log" 2>&1 &
     pid=$!
     sleep 3
-    hpid=0
-    if [ "$on" = true ]; then
-        hpid=$(pgrep -P "$pid" -x uahistorian || echo 0)
-    fi
+    hpid=$(pgrep -P "$pid" -x uahistorian || echo 0)
     b0=$(cpu "$pid")
     h0=0
     [ "$hpid" != 0 ] && h0=$(cpu "$hpid")
     s0=$(hstat values_stored)
     l0=$(hstat values_lost)
+    k0=$(ticks)
     t0=$(date +%s.%N)
     sleep "$secs"
     b1=$(cpu "$pid")
@@ -91,26 +100,28 @@ run() {
     [ "$hpid" != 0 ] && h1=$(cpu "$hpid")
     s1=$(hstat values_stored)
     l1=$(hstat values_lost)
+    k1=$(ticks)
     t1=$(date +%s.%N)
     kill "$pid"
     wait "$pid" 2>/dev/null || true
     pid=
     python3 -c '
 import sys
-on, vars_, hz, b0, b1, h0, h1, s0, s1, l0, l1, t0, t1 = sys.argv[1:]
+on, vars_, hz, b0, b1, h0, h1, s0, s1, l0, l1, k0, k1, t0, t1 = \
+    sys.argv[1:]
 vars_, hz = int(vars_), int(hz)
 dt = float(t1) - float(t0)
-changes = vars_ * 100 * dt            # nominal: VARS every 10 ms
+changes = vars_ * (int(k1 or 0) - int(k0 or 0))     # VARS a tick
 stored = (int(s1) - int(s0)) / dt
 bcpu = (int(b1) - int(b0)) / hz
 hcpu = (int(h1) - int(h0)) / hz
-line = "history=%-3s changes/s=%.0f broker_cpu=%.2fs broker_ns/change=%.0f" % (
-    on == "true" and "on" or "off", changes / dt, bcpu, bcpu / changes * 1e9)
-if on == "true":
-    line += " stored/s=%.0f historian_cpu=%.2fs historian_ns/value=%.0f lost=%d" % (
-        stored, hcpu, hcpu / max(stored * dt, 1) * 1e9, int(l1) - int(l0))
-print(line)' "$on" "$vars" "$hz" "$b0" "$b1" "$h0" "$h1" "$s0" "$s1" \
-        "$l0" "$l1" "$t0" "$t1"
+print("history=%-3s changes/s=%.0f broker_cpu=%.2fs broker_ns/change=%.0f"
+      " stored/s=%.0f historian_cpu=%.2fs historian_ns/value=%.0f lost=%d" % (
+    on == "true" and "on" or "off", changes / dt, bcpu,
+    bcpu / max(changes, 1) * 1e9, stored, hcpu,
+    hcpu / max(stored * dt, 1) * 1e9, int(l1) - int(l0)))' \
+        "$on" "$vars" "$hz" "$b0" "$b1" "$h0" "$h1" "$s0" "$s1" \
+        "$l0" "$l1" "$k0" "$k1" "$t0" "$t1"
 }
 
 echo "# $vars variables every 10 ms, ${secs}s windows, $rounds rounds," \
