@@ -337,10 +337,10 @@ static int
 bk_hn_functions(struct shm_nodestore *ns)
 {
     uint32_t org = bk_hn_ns0(ns, UA_NS0ID_ORGANIZES);
-    uint32_t hsc = bk_hn_ns0(ns,
-                             UA_NS0ID_HISTORYSERVERCAPABILITIES_AGGREGATEFUNCTIONS);
-    uint32_t sc = bk_hn_ns0(ns,
-                            UA_NS0ID_SERVER_SERVERCAPABILITIES_AGGREGATEFUNCTIONS);
+    uint32_t hsc, sc;
+
+    hsc = bk_hn_ns0(ns, UA_NS0ID_HISTORYSERVERCAPABILITIES_AGGREGATEFUNCTIONS);
+    sc = bk_hn_ns0(ns, UA_NS0ID_SERVER_SERVERCAPABILITIES_AGGREGATEFUNCTIONS);
 
     for (int a = 0; a < UA_AGG_COUNT_; a++) {
         const struct ua_agg_info *info = ua_aggregate_info((enum ua_agg)a);
