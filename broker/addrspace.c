@@ -21,7 +21,7 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "histnode.h"
+#include "histconf.h"
 #include "ns0_gen.h"
 #include "nsbuild.h"
 #include "pki.h"
@@ -647,7 +647,7 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
         p.refs += 2 * nc.refs;
         p.strings += nc.strings + 8 * (uint64_t)nc.nodes;
         p.slots += nc.slots;
-        bk_histnode_plan(c, nc.historizing, &p);
+        bk_histconf_plan(c, nc.historizing, &p);
         /* The NamespaceArray grows by a string per namespace. */
         p.vheap += nc.vheap + 4096
                    + 2 * (uint64_t)bk_nodeset_nuris(as->nodesets) * 256;
@@ -682,12 +682,12 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
             goto fail;
         }
         {
-            struct bk_histnode_demo demo = { as->sim_node, BK_SIM_MAX,
+            struct bk_histconf_demo demo = { as->sim_node, BK_SIM_MAX,
                                              as->ns1_vars_first };
 
             /* What is historized, and how (a configuration error when it
              * names no variable). */
-            if (bk_histnode_add(&as->ns, &as->val, c, &demo, &slot, now, err,
+            if (bk_histconf_add(&as->ns, &as->val, c, &demo, &slot, now, err,
                                 errlen) != 0) {
                 as->nodeset_failed = true;
                 goto fail;

@@ -15,7 +15,7 @@
  * sections to bk_histcfg_key() when the configuration has a table
  * (struct bk_config.histnodes), and bk_histcfg_finish() checks each
  * section at the end.  The NodeIds are resolved at the build
- * (broker/histnode.c).
+ * (broker/histconf.c).
  *
  * Broker only, at start.  Allocates the table (bk_histcfg_free).
  */

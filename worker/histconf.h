@@ -2,7 +2,7 @@
  * worker/histconf.h: a historized variable's HistoricalDataConfiguration
  * as HistoryRead uses it (Part 11 §5.2.2, Part 13 §4.2.1.2): its Stepped
  * property and its AggregateConfiguration, read from the address space
- * (the "HA Configuration" object broker/histnode.c gives every historized
+ * (the "HA Configuration" object broker/histconf.c gives every historized
  * variable, or the one its NodeSet gives it).
  *
  * Pure reads of shared memory on the worker's loop: a walk of a few

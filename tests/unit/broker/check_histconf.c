@@ -1,7 +1,7 @@
 /*
- * tests/unit/broker/check_histnode.c: the `[history NAME]` sections
+ * tests/unit/broker/check_histconf.c: the `[history NAME]` sections
  * (broker/histcfg.c, read by broker/config.c) and what the build makes of
- * them and of the [history] defaults (broker/histnode.c): every
+ * them and of the [history] defaults (broker/histconf.c): every
  * historized variable's HA Configuration with its properties, the
  * history bits of AccessLevel, the aggregate functions organized under
  * both AggregateFunctions folders, and each refusal.
@@ -313,9 +313,9 @@ START_TEST(test_build_refused)
 END_TEST
 
 static Suite *
-histnode_suite(void)
+histconf_suite(void)
 {
-    Suite *s = suite_create("histnode");
+    Suite *s = suite_create("histconf");
     TCase *t = tcase_create("core");
 
     tcase_add_checked_fixture(t, NULL, teardown);
@@ -330,7 +330,7 @@ histnode_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(histnode_suite());
+    SRunner *sr = srunner_create(histconf_suite());
     int      nf;
 
     srunner_run_all(sr, CK_NORMAL);

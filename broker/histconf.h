@@ -1,5 +1,5 @@
 /*
- * broker/histnode.h: what is historized, and how it is described in the
+ * broker/histconf.h: what is historized, and how it is described in the
  * address space (issue 18; Part 11 §5.2, Part 13 §4.2):
  *
  * - the historized variables: the NodeSets' Historizing="true" ones,
@@ -28,8 +28,8 @@
  * nodes and references before shm_nodestore_finish.  Nothing here when
  * history.enabled is off.
  */
-#ifndef BK_HISTNODE_H
-#define BK_HISTNODE_H
+#ifndef BK_HISTCONF_H
+#define BK_HISTCONF_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -44,11 +44,11 @@
  * variables of the NodeSets historized (at most; some may bring their
  * own configuration).
  */
-void bk_histnode_plan(const struct bk_config *c, uint32_t nodeset,
+void bk_histconf_plan(const struct bk_config *c, uint32_t nodeset,
                       struct shm_plan *p);
 
 /* The demo nodes history.simulation and history.demo_vars name. */
-struct bk_histnode_demo {
+struct bk_histconf_demo {
     const uint32_t *sim;            /* node indexes */
     uint32_t        nsim;
     uint32_t        vars_first;     /* node index of v0 */
@@ -61,9 +61,9 @@ struct bk_histnode_demo {
  * shm_nodestore_finish.  0, or -1 with a message in err (a NodeId that
  * names no Variable with a value: a configuration error).
  */
-int bk_histnode_add(struct shm_nodestore *ns, struct bk_value *val,
+int bk_histconf_add(struct shm_nodestore *ns, struct bk_value *val,
                     const struct bk_config *c,
-                    const struct bk_histnode_demo *demo, uint32_t *slot,
+                    const struct bk_histconf_demo *demo, uint32_t *slot,
                     int64_t now, char *err, size_t errlen);
 
-#endif /* BK_HISTNODE_H */
+#endif /* BK_HISTCONF_H */

@@ -1,7 +1,7 @@
 /*
- * broker/histnode.c: the historized variables, their
+ * broker/histconf.c: the historized variables, their
  * HistoricalDataConfiguration objects and the aggregate functions in the
- * address space (histnode.h).
+ * address space (histconf.h).
  *
  * The configuration nodes live in namespace 1 with String NodeIds made
  * from the variable's ("<id>.HAConfiguration", "<id>.HAConfiguration.
@@ -14,7 +14,7 @@
  * recorded so far finds the variables a NodeSet gave a configuration of
  * their own; the [history NAME] sections are resolved one by one.
  */
-#include "histnode.h"
+#include "histconf.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -54,7 +54,7 @@ static int bk_hn_config(struct shm_nodestore *ns, struct bk_value *val,
                         uint32_t *slot, int64_t now);
 static int bk_hn_mark_config(struct shm_nodestore *ns,
                              const struct bk_config *c,
-                             const struct bk_histnode_demo *demo, char *err,
+                             const struct bk_histconf_demo *demo, char *err,
                              size_t errlen);
 static int bk_hn_functions(struct shm_nodestore *ns);
 
@@ -248,7 +248,7 @@ bk_hn_config(struct shm_nodestore *ns, struct bk_value *val, uint32_t var,
 }
 
 void
-bk_histnode_plan(const struct bk_config *c, uint32_t nodeset,
+bk_histconf_plan(const struct bk_config *c, uint32_t nodeset,
                  struct shm_plan *p)
 {
     uint64_t    n = nodeset;
@@ -276,7 +276,7 @@ bk_histnode_plan(const struct bk_config *c, uint32_t nodeset,
  */
 static int
 bk_hn_mark_config(struct shm_nodestore *ns, const struct bk_config *c,
-                  const struct bk_histnode_demo *demo, char *err,
+                  const struct bk_histconf_demo *demo, char *err,
                   size_t errlen)
 {
     const char *s = c->history_nodes, *end = s + strlen(s);
@@ -359,9 +359,9 @@ bk_hn_functions(struct shm_nodestore *ns)
 }
 
 int
-bk_histnode_add(struct shm_nodestore *ns, struct bk_value *val,
+bk_histconf_add(struct shm_nodestore *ns, struct bk_value *val,
                 const struct bk_config *c,
-                const struct bk_histnode_demo *demo, uint32_t *slot,
+                const struct bk_histconf_demo *demo, uint32_t *slot,
                 int64_t now, char *err, size_t errlen)
 {
     struct bk_histcfg_def def;
