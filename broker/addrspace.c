@@ -21,7 +21,9 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "histcfg.h"
 #include "histconf.h"
+#include "histnode.h"
 #include "ns0_gen.h"
 #include "nsbuild.h"
 #include "pki.h"
@@ -643,6 +645,21 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
         struct bk_nodeset_counts nc;
 
         bk_nodeset_counts(as->nodesets, &nc);
+        /* The historized variables' Annotations Properties: at most the
+         * simulation's, [history]'s (history.demo_vars, history.nodes,
+         * the [history NAME] sections) and every NodeSet variable. */
+        if (c->history_enabled) {
+            uint32_t sections = c->histnodes != NULL ? c->histnodes->n : 0;
+
+            bk_histnode_plan(BK_SIM_MAX + nc.slots
+                                 + (uint32_t)strlen(c->history_nodes) / 2
+                                 + 1 + c->history_demo_vars + sections,
+                             nc.strings + strlen(c->history_nodes)
+                                 + 64 * BK_SIM_MAX
+                                 + 16 * (uint64_t)c->history_demo_vars
+                                 + (uint64_t)sections * BK_HISTCFG_ID_MAX,
+                             &p);
+        }
         p.nodes += nc.nodes;
         p.refs += 2 * nc.refs;
         p.strings += nc.strings + 8 * (uint64_t)nc.nodes;
@@ -694,6 +711,10 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
             }
         }
     }
+    /* The historized variables' Annotations Properties (nodes: before
+     * the store is finished; bk_histconf_add marked them). */
+    if (c->history_enabled && bk_histnode_add(&as->ns, err, errlen) < 0)
+        goto fail;
     if (shm_nodestore_finish(&as->ns) != 0) {
         snprintf(err, errlen, "address space: references do not fit, or "
                  "more than %d reference types", SHM_REFTYPES_MAX);
