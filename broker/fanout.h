@@ -77,6 +77,8 @@ struct bk_fanout {
     uint64_t                up_mask;    /* live workers */
     struct shm_blockpool_ref pool;
     struct shm_fanout_ref   fo;
+    struct shm_park        *park;       /* parked sessions, the change
+                                         * log (NULL: none) */
     struct bk_fanout_worker w[SHM_WORKERS_MAX];
     /* The block being filled. */
     bool                    filling;
