@@ -298,13 +298,19 @@ bk_fanout_add(struct bk_fanout *f, uint32_t slot, uint64_t mask,
 
     if ((uint64_t)len + SHM_FO_DV_EXTRA + sizeof(struct shm_block_rec)
         > f->rec_cap) {
-        bk_fanout_lost(f, slot, mask);      /* never fits in a block */
+        if (f->park != NULL)        /* its time, for a successor */
+            shm_park_log(f->park, slot, m->server_ts, NULL, UINT32_MAX);
+        if ((mask &= f->up_mask) != 0)
+            bk_fanout_lost(f, slot, mask);  /* never fits in a block */
         return;
     }
     memcpy(f->rec + 1, bytes, len);
     n = shm_fo_dv_finish_len(f->rec, len, m);
     if (f->park != NULL)            /* contract (4) */
         shm_park_log(f->park, slot, m->server_ts, f->rec, (uint32_t)n);
+    mask &= f->up_mask;             /* a dead worker's: logged only */
+    if (mask == 0)
+        return;
     if (!f->filling && bk_fanout_take_block(f) != 0) {
         bk_fanout_lost(f, slot, mask);
         return;

@@ -11,9 +11,9 @@
  *      W on the other worker B;
  *   2. W writes a value S takes and leaves unacknowledged; S's connection
  *      drops; W writes KL_QUEUED values (queued in A's monitored items,
- *      nobody to send them to); A is killed (SIGKILL); W writes one
- *      value while A is dead, KL_DEAD - 1 more once its successor
- *      serves;
+ *      nobody to send them to); A is killed (SIGKILL); W writes KL_DEAD
+ *      more, every KL_WRITE_MS, while A is dead, while its successor
+ *      starts and once it serves;
  *   3. S connects again (any worker) and activates the SAME session:
  *      Good; Republish of the message it had not acknowledged: Good; S
  *      publishes until every value came: each item gets every value once
@@ -54,7 +54,7 @@
 #define KL_PUB_MS     100
 #define KL_SAMPLE_MS  50
 #define KL_QUEUED     5           /* written while A holds S unbound */
-#define KL_DEAD       5           /* written while A is dead */
+#define KL_DEAD       5           /* written after the kill */
 #define KL_WRITE_MS   100
 #define KL_INFLIGHT   3
 #define KL_WAIT_MS    8000
@@ -262,25 +262,18 @@ kl_kill(char *bin)
     printf("# S and T on worker %d (pid %llu), W on the other: SIGKILL\n",
            a, (unsigned long long)pid);
     kill((pid_t)pid, SIGKILL);
-    /* One value while A is dead (its successor comes after at least
-     * 100 ms), the others once the successor serves: a change made while
-     * the successor starts (between its fork and its take-over) may be
-     * lost today (docs/architecture.md §11 "Not yet"). */
-    if (itc_write(&w, base + KL_QUEUED + 1, &kl_arena) != UA_GOOD)
-        itest_fatal("Write %d", base + KL_QUEUED + 1);
-    npid = kl_respawned(a, pid);
-    printf("# worker %d respawned (pid %llu)\n", a,
-           (unsigned long long)npid);
-    for (int r = KL_QUEUED + 2; r <= KL_QUEUED + KL_DEAD; r++) {
-        itest_sleep_ms(KL_WRITE_MS);
+    /* While A is dead, while its successor starts, once it serves. */
+    for (int r = KL_QUEUED + 1; r <= KL_QUEUED + KL_DEAD; r++) {
         if (itc_write(&w, base + r, &kl_arena) != UA_GOOD)
             itest_fatal("Write %d", base + r);
+        itest_sleep_ms(KL_WRITE_MS);
     }
     close(t->c.fd);                 /* T's client is gone for good */
     t->c.fd = -1;
     uaconn_clear(&t->c);
 
-    /* 3. S again, anywhere: the same session. */
+    /* 3. S again, anywhere (a claim on B waits while A's successor is
+     * not up yet): the same session. */
     s->worker = itc_channel(&s->c, kl_port, kl_sport, KL_WORKERS, -1);
     if (ua_client_set_token(&s->c.cl, &tok) != UA_GOOD)
         itest_fatal("cannot set the session token");
@@ -290,6 +283,9 @@ kl_kill(char *bin)
                 "session (channel on worker %d): 0x%08X", s->worker, st);
     if (st != UA_GOOD)
         itest_fatal("cannot go on");
+    npid = kl_respawned(a, pid);
+    printf("# worker %d respawned (pid %llu)\n", a,
+           (unsigned long long)npid);
     st = kl_republish(s, unacked);
     itest_check(st == UA_GOOD, "Republish of message %u, sent before the "
                 "kill and not acknowledged: 0x%08X", unacked, st);
