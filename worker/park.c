@@ -315,15 +315,14 @@ wk_park_write(struct wk_park *p, struct wk_session *s)
     struct wk_worker    *w = p->w;
     struct shm_park_rec *r = &p->rec[s->index];
     struct wk_roam_buf   b = { .w = w, .p = p->buf, .cap = p->buf_cap,
-                               .max = p->buf_cap };
+                               .max = p->buf_cap, .parking = true };
     uint32_t             cur = atomic_load_explicit(&r->cur,
                                                     memory_order_relaxed);
     uint32_t             h = cur != 0 ? (cur & 1) ^ 1 : 0, ver;
     uint64_t             head = shm_park_head(p->k);
     int64_t              off = -1;
 
-    /* The log's head first: every change after it is in the log from
-     * there on (worker/sub_roam.c's check of what it still holds). */
+    /* (The log's head when packed: kept in the record, for the log.) */
     wk_roam_put_u32(&b, WK_ROAM_VERSION);
     wk_roam_put_u8(&b, 1);          /* a session (worker/roam.c) */
     wk_roam_session_pack(s, &b);
@@ -448,7 +447,6 @@ wk_park_adopt(struct wk_park *p, uint32_t i, struct wk_park_log *lg)
     }
     memcpy(p->buf, p->data + off, len);
     b.len = len;
-    lg->packed = r->head[h];
     if (wk_roam_get_u32(&b) != WK_ROAM_VERSION || wk_roam_get_u8(&b) != 1)
         return NULL;
     return wk_roam_session_adopt(w, &b, &subs);

@@ -43,8 +43,6 @@ struct wk_park_log {
     int64_t                oldest_ts;   /* ServerTimestamp of entry from
                                          * (INT64_MIN: the log holds every
                                          * change since it began) */
-    uint64_t               packed;      /* the record being adopted: the
-                                         * log's head when it was packed */
 };
 
 /*

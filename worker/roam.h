@@ -68,6 +68,8 @@ struct wk_roam_buf {
     const struct wk_park_log *park; /* reading a parked session of a dead
                                      * worker (worker/park.h), NULL: a
                                      * move */
+    bool              parking;      /* writing one into the park: what
+                                     * only a move needs is left out */
 };
 
 void wk_roam_put(struct wk_roam_buf *b, const void *p, uint32_t n);

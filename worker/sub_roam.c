@@ -86,9 +86,15 @@ wk_sub_roam_pack_item(struct wk_subs *st, struct wk_mi *mi,
                       struct wk_roam_buf *b)
 {
     uint32_t rl = 0;
-    bool     behind;
-    uint32_t seq = wk_mi_slot_seq(st, mi, &behind);
+    bool     behind = true;
+    uint32_t seq = 0;
     uint64_t last;
+
+    /* A move's catch-up compares the slot's sequence; a successor
+     * replays the change log instead (no shared slot read per item on
+     * every park write). */
+    if (!b->parking)
+        seq = wk_mi_slot_seq(st, mi, &behind);
 
     wk_roam_put_u32(b, mi->id);
     wk_roam_put_u32(b, mi->client_handle);
@@ -200,8 +206,9 @@ wk_sub_roam_pack(void *arg, struct wk_session *s, struct wk_roam_buf *b)
         wk_roam_put_u32(b, 0);
         return;
     }
-    /* What the broker handed us already is in the queues first. */
-    if (w->link != NULL)
+    /* What the broker handed us already is in the queues first (a
+     * move; the park's successor replays the change log). */
+    if (w->link != NULL && !b->parking)
         wk_link_drain(w->link);
     e = wk_sub_ss(st, s);
     for (uint32_t i = e->shead; i != WK_NIL; i = st->subs[i].snext)
@@ -279,12 +286,10 @@ wk_sub_roam_item(struct wk_subs *st, struct wk_sub *sub,
         /* A dead worker's item: the change log replays what it missed
          * (wk_sub_roam_replay), each change in a sampling interval of its
          * own time, unless the log no longer reaches back to the item's
-         * last value: then the current one, with the Overflow bit.  Not
-         * behind when parked: every later change was logged after the
-         * log's head then. */
+         * last value: then the current one, with the Overflow bit. */
+        (void)behind;
         mi->next_ms = 0;
-        if (!(b->park->oldest_ts <= mi->wm_ts
-              || (!behind && b->park->from <= b->park->packed)))
+        if (b->park->oldest_ts > mi->wm_ts)
             *lost += wk_mi_gap(st, mi);
     }
     return b->bad ? -1 : 0;

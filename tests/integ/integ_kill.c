@@ -245,6 +245,18 @@ kl_kill(char *bin)
         ttok.id.str.data = ttokbuf;
     }
 
+    {
+        uint64_t pa = 0, pb = 0;
+
+        itest_sleep_ms(300);        /* the parks written */
+        (void)itest_worker_u64(kl_sport, a, "session_park_bytes", &pa);
+        (void)itest_worker_u64(kl_sport, 1 - a, "session_park_bytes", &pb);
+        printf("# park: %llu bytes on worker %d (S and T: 1 subscription "
+               "of %d items each, a kept message), %llu on the other (W: "
+               "a session alone)\n", (unsigned long long)pa, a, ITC_ITEMS,
+               (unsigned long long)pb);
+    }
+
     /* 2. One message unacknowledged; S drops; values queue in A; A dies;
      * more values while it is dead. */
     kl_unacked(s, &w, base);
