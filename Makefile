@@ -19,6 +19,7 @@
 #   make bench-sub       the worker's notification path in memory
 #   make bench-hist      the history store: ingest, bytes/sample, reads
 #   make bench-hist-read HistoryRead of 10,000 values through the server
+#   make bench-histmod   the cost of keeping modified values, their reads
 #   make bench-mem       the worker's memory per session, subscription, item
 #   make bench-aggregate the Part 13 aggregate engine, CPU per ReadProcessed
 #   make bench-security  message security on the secure channel in memory
@@ -121,7 +122,7 @@ MOSQUITTO_LIBS   = $(call pkg,MOSQUITTO_LIBS,--libs libmosquitto)
 # libxml2: the broker's NodeSet importer (broker/nodeset.c) only.
 XML2_CFLAGS    = $(call pkg,XML2_CFLAGS,--cflags libxml-2.0)
 XML2_LIBS      = $(call pkg,XML2_LIBS,--libs libxml-2.0)
-# LMDB: the history store (hist/store.c) only.
+# LMDB: the history store (hist/store.c and its side databases) only.
 LMDB_CFLAGS    = $(call pkg,LMDB_CFLAGS,--cflags lmdb)
 LMDB_LIBS      = $(call pkg,LMDB_LIBS,--libs lmdb)
 
@@ -130,7 +131,9 @@ LIB_CPPFLAGS = $(EVENT_CFLAGS) $(WOLFSSL_CFLAGS) $(NANOMSG_CFLAGS) \
 build/tests/unit/%.o build/san/tests/unit/%.o: LIB_CPPFLAGS += $(CHECK_CFLAGS)
 build/broker/nodeset.o build/san/broker/nodeset.o: \
   LIB_CPPFLAGS += $(XML2_CFLAGS)
-build/hist/store.o build/san/hist/store.o: LIB_CPPFLAGS += $(LMDB_CFLAGS)
+build/hist/store.o build/san/hist/store.o build/hist/side.o \
+  build/san/hist/side.o build/hist/modified.o build/san/hist/modified.o \
+  build/hist/annot.o build/san/hist/annot.o: LIB_CPPFLAGS += $(LMDB_CFLAGS)
 
 # Plain objects live in build/, sanitized ones in build/san/.  Both pattern
 # rules exist side by side; bench-codec always links the plain libproto.a.
@@ -370,6 +373,11 @@ CHECK_PROGS += $(INTEG)/integ_history
 # of the raw tables, every aggregate read back by ReadProcessed
 # (tests/integ/integ_hist_p13.c).
 CHECK_PROGS += $(INTEG)/integ_hist_p13
+# Modified values and annotations through the whole server: HistoryUpdate
+# keeping what it changes, isReadModified with paging, annotations through
+# the Annotations Property, the bad input, a viewer refused
+# (tests/integ/integ_hist_mod.c).
+CHECK_PROGS += $(INTEG)/integ_hist_mod
 # The MQTT feed: two brokers fed by one mosquitto, the size limit, the
 # MQTT broker killed and restarted, TLS, a password, a silent peer, a kept
 # session (tests/integ/integ_mqtt.c).
@@ -714,6 +722,22 @@ bench-hist: $(BENCH_HIST)
 	./$(BENCH_HIST) $(BENCH_ARGS)
 
 -include $(wildcard build/tests/bench/bench_hist.d)
+
+# The cost of keeping modified values (tests/bench/bench_histmod.c):
+# HistoryUpdate Replace with and without the old value kept, bytes per
+# kept value, a read with isReadModified; BENCH_ARGS="[dir]".
+BENCH_HISTMOD := build/bench/bench_histmod
+
+$(BENCH_HISTMOD): build/tests/bench/bench_histmod.o $(BENCHLIB_OBJ) \
+                  build/libhist.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LMDB_LIBS) -lm
+
+.PHONY: bench-histmod
+bench-histmod: $(BENCH_HISTMOD)
+	./$(BENCH_HISTMOD) $(BENCH_ARGS)
+
+-include $(wildcard build/tests/bench/bench_histmod.d)
 
 # HistoryRead raw of 10,000 values through the whole server, node-opcua as
 # the client (tests/bench/bench_hist_read.sh; BENCH_ARGS="[uabroker

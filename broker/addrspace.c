@@ -21,6 +21,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "histnode.h"
 #include "ns0_gen.h"
 #include "nsbuild.h"
 #include "pki.h"
@@ -723,6 +724,14 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
         struct bk_nodeset_counts nc;
 
         bk_nodeset_counts(as->nodesets, &nc);
+        /* The historized variables' Annotations Properties: at most the
+         * simulation's, [history]'s and every NodeSet variable. */
+        if (c->history_enabled)
+            bk_histnode_plan(BK_SIM_MAX + nc.slots
+                                 + (uint32_t)strlen(c->history_nodes) / 2
+                                 + 1,
+                             nc.strings + strlen(c->history_nodes)
+                                 + 64 * BK_SIM_MAX, &p);
         p.nodes += nc.nodes;
         p.refs += 2 * nc.refs;
         p.strings += nc.strings + 8 * (uint64_t)nc.nodes;
@@ -761,6 +770,14 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
             goto fail;
         }
     }
+    /* What is historized, and its Annotations Properties (nodes: before
+     * the store is finished). */
+    if (bk_as_history_mark(as, c, err, errlen) != 0) {
+        as->nodeset_failed = true;      /* a configuration error too */
+        goto fail;
+    }
+    if (c->history_enabled && bk_histnode_add(&as->ns, err, errlen) < 0)
+        goto fail;
     if (shm_nodestore_finish(&as->ns) != 0) {
         snprintf(err, errlen, "address space: references do not fit, or "
                  "more than %d reference types", SHM_REFTYPES_MAX);
@@ -771,10 +788,6 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
     if (bk_nsbuild_values(as->nodesets, &as->ns, &as->val, now, err,
                           errlen) != 0) {
         as->nodeset_failed = true;
-        goto fail;
-    }
-    if (bk_as_history_mark(as, c, err, errlen) != 0) {
-        as->nodeset_failed = true;      /* a configuration error too */
         goto fail;
     }
     if (bk_alarmnode_start(&as->alarms, &as->ns, &as->val, now, err, errlen)

@@ -367,8 +367,9 @@ bk_server_init(struct bk_server *s, const struct shm_nodestore *ns,
  * (raw, at-time and processed) when history.enabled, at most
  * max_nodes_per_read nodes and history.max_return_values values per node;
  * HistoryUpdate's Insert, Replace, Update, DeleteRaw and DeleteAtTime
- * (worker/svc_histupd.c) of at most history.max_update_nodes details; no
- * event history and no annotations yet.
+ * (worker/svc_histupd.c) of at most history.max_update_nodes details, and
+ * annotations (InsertAnnotation: UpdateStructureDataDetails through the
+ * Annotations Properties, broker/histnode.c); no event history yet.
  */
 static void
 bk_server_history(struct bk_server *s, const struct bk_config *c,
@@ -380,10 +381,10 @@ bk_server_history(struct bk_server *s, const struct bk_config *c,
         UA_NS0ID_HISTORYSERVERCAPABILITIES_UPDATEDATACAPABILITY,
         UA_NS0ID_HISTORYSERVERCAPABILITIES_DELETERAWCAPABILITY,
         UA_NS0ID_HISTORYSERVERCAPABILITIES_DELETEATTIMECAPABILITY,
+        UA_NS0ID_HISTORYSERVERCAPABILITIES_INSERTANNOTATIONCAPABILITY,
     };
     static const uint32_t no[] = {
         UA_NS0ID_HISTORYSERVERCAPABILITIES_ACCESSHISTORYEVENTSCAPABILITY,
-        UA_NS0ID_HISTORYSERVERCAPABILITIES_INSERTANNOTATIONCAPABILITY,
         UA_NS0ID_HISTORYSERVERCAPABILITIES_INSERTEVENTCAPABILITY,
         UA_NS0ID_HISTORYSERVERCAPABILITIES_REPLACEEVENTCAPABILITY,
         UA_NS0ID_HISTORYSERVERCAPABILITIES_UPDATEEVENTCAPABILITY,

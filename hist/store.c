@@ -1,6 +1,8 @@
 /*
  * hist/store.c: the history store on LMDB (hist/store.h says what is
- * where).  The one file that includes LMDB.
+ * where).  With its insides (hist/store_int.h) and the side databases'
+ * files (hist/side.c, modified.c, annot.c), the only files that include
+ * LMDB.
  *
  * Invariants:
  *   - a node's blocks do not overlap in time: every sample of a block is
@@ -32,35 +34,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define HS_NODEID_MAX     4096u
-#define HS_KEY_LEN        16u
-#define HS_T_MAX          INT64_MAX
-
-struct hs_store {
-    MDB_env         *env;
-    MDB_dbi          samples, nodes, meta;
-    bool             dbis;          /* the three are open */
-    bool             readonly;
-    bool             full;
-    uint32_t         block_bytes;
-    uint32_t         batch_max;
-    uint64_t         max_bytes;
-    int64_t          retention;
-    MDB_txn         *rtxn;          /* the recycled read transaction */
-    MDB_cursor      *rcur;
-    bool             rtxn_live;
-    char             err[128];
-    char             path[4096];
-    /* writer scratch */
-    MDB_txn         *w;             /* the open write transaction */
-    struct hs_totals tot;
-    uint32_t        *order;         /* batch_max indexes */
-    uint8_t         *blk;           /* HS_BLOCK_BYTES_MAX * 2 */
-    uint8_t         *blk2;          /* HS_BLOCK_BYTES_MAX * 2 */
-    struct hs_sample *smp;          /* HS_READ_OFFS_MAX + 1 */
-    uint8_t         *nodebuf;       /* struct hs_node + HS_NODEID_MAX */
-    const struct hs_in *sort_in;
-};
+#include "store_int.h"
 
 /* A node's meta as loaded for an update. */
 struct hs_store_nm {
@@ -68,14 +42,6 @@ struct hs_store_nm {
     uint8_t       *id;              /* the NodeId bytes (s->nodebuf) */
 };
 
-static int hs_store_lmdb(struct hs_store *s, int rc, const char *what);
-static void hs_store_key_make(uint8_t *k, uint64_t key, int64_t t);
-static uint64_t hs_store_key_node(const uint8_t *k);
-static int64_t hs_store_key_time(const uint8_t *k);
-static int hs_store_dbis_open(struct hs_store *s);
-static int hs_store_wbegin(struct hs_store *s);
-static int hs_store_wcommit(struct hs_store *s);
-static void hs_store_wabort(struct hs_store *s);
 static int hs_store_nm_get(struct hs_store *s, uint64_t key,
                            struct hs_store_nm *nm);
 static int hs_store_nm_put(struct hs_store *s, uint64_t key,
@@ -97,13 +63,15 @@ static int hs_store_samples_write(struct hs_store *s, uint64_t key,
                                   const struct hs_sample *smp, uint32_t n);
 static int hs_store_edit(struct hs_store *s, uint64_t key,
                          const struct hs_sample *in, enum hs_upd op,
-                         enum hs_outcome *out);
+                         enum hs_outcome *out, struct hs_sample *old);
 static int hs_store_run(struct hs_store *s, MDB_cursor *c,
                         const struct hs_in *in, const uint32_t *idx,
                         size_t n);
 static int hs_store_cmp_in(const void *a, const void *b, void *arg);
-static int hs_store_delete_range_txn(struct hs_store *s, uint64_t key,
-                                     int64_t lo, int64_t hi, uint64_t *n);
+static int hs_store_delete_range_txn(
+    struct hs_store *s, uint64_t key, int64_t lo, int64_t hi, uint64_t *n,
+    int (*each)(void *arg, uint64_t key, const struct hs_sample *smp),
+    void *arg);
 static int hs_store_delete(struct hs_store *s, uint64_t key, int64_t lo,
                            int64_t hi, uint64_t *n);
 static int hs_store_drop_first(struct hs_store *s, MDB_cursor *c,
@@ -114,7 +82,7 @@ static int hs_store_totals_load(struct hs_store *s, MDB_txn *txn,
 static int hs_read_load(struct hs_read *r, const MDB_val *k,
                         const MDB_val *v);
 
-static int
+int
 hs_store_lmdb(struct hs_store *s, int rc, const char *what)
 {
     snprintf(s->err, sizeof(s->err), "%s: %s", what, mdb_strerror(rc));
@@ -127,7 +95,7 @@ hs_store_lmdb(struct hs_store *s, int rc, const char *what)
     return -EIO;
 }
 
-static void
+void
 hs_store_key_make(uint8_t *k, uint64_t key, int64_t t)
 {
     uint64_t u = (uint64_t)t;
@@ -138,7 +106,7 @@ hs_store_key_make(uint8_t *k, uint64_t key, int64_t t)
         k[i] = (uint8_t)u;
 }
 
-static uint64_t
+uint64_t
 hs_store_key_node(const uint8_t *k)
 {
     uint64_t v = 0;
@@ -148,7 +116,7 @@ hs_store_key_node(const uint8_t *k)
     return v;
 }
 
-static int64_t
+int64_t
 hs_store_key_time(const uint8_t *k)
 {
     uint64_t v = 0;
@@ -190,7 +158,7 @@ hs_store_open(const struct hs_store_config *c, char *err, size_t errlen)
     snprintf(s->path, sizeof(s->path), "%s", c->dir);
     if ((rc = mdb_env_create(&s->env)) != 0)
         goto fail;
-    if ((rc = mdb_env_set_maxdbs(s->env, 4)) != 0)
+    if ((rc = mdb_env_set_maxdbs(s->env, 3 + HS_SIDE_N + 3)) != 0)
         goto fail;
     if (!c->readonly && c->map_bytes
         && (rc = mdb_env_set_mapsize(s->env, c->map_bytes)) != 0)
@@ -246,6 +214,9 @@ hs_store_close(struct hs_store *s)
         mdb_txn_abort(s->w);
     if (s->rcur != NULL)
         mdb_cursor_close(s->rcur);
+    for (unsigned i = 0; i < HS_SIDE_N; i++)
+        if (s->side_cur[i] != NULL)
+            mdb_cursor_close(s->side_cur[i]);
     if (s->rtxn != NULL)
         mdb_txn_abort(s->rtxn);
     if (s->env != NULL)
@@ -268,9 +239,10 @@ hs_store_error(const struct hs_store *s)
  * The named databases: created by the writer; a reader of a store no
  * writer has made yet finds none and tries again at its next read.
  */
-static int
+int
 hs_store_dbis_open(struct hs_store *s)
 {
+    static const char *const side[HS_SIDE_N] = HS_SIDE_NAMES;
     MDB_txn *txn;
     unsigned f = s->readonly ? 0 : MDB_CREATE;
     int      rc;
@@ -291,13 +263,25 @@ hs_store_dbis_open(struct hs_store *s)
         mdb_txn_abort(txn);
         return hs_store_lmdb(s, rc, "mdb_dbi_open");
     }
+    /* The side databases (hist/side.h); a store written before them has
+     * none until its writer opens it. */
+    s->side_have = true;
+    for (unsigned i = 0; i < HS_SIDE_N && s->side_have; i++) {
+        rc = mdb_dbi_open(txn, side[i], f, &s->side[i]);
+        if (rc == MDB_NOTFOUND && s->readonly) {
+            s->side_have = false;
+        } else if (rc != 0) {
+            mdb_txn_abort(txn);
+            return hs_store_lmdb(s, rc, "mdb_dbi_open");
+        }
+    }
     if ((rc = mdb_txn_commit(txn)) != 0)
         return hs_store_lmdb(s, rc, "mdb_txn_commit");
     s->dbis = true;
     return 0;
 }
 
-static int
+int
 hs_store_wbegin(struct hs_store *s)
 {
     int rc;
@@ -318,7 +302,7 @@ hs_store_wbegin(struct hs_store *s)
     return 0;
 }
 
-static int
+int
 hs_store_wcommit(struct hs_store *s)
 {
     MDB_val k = { 6, "totals" }, v = { sizeof(s->tot), &s->tot };
@@ -335,7 +319,7 @@ hs_store_wcommit(struct hs_store *s)
     return 0;
 }
 
-static void
+void
 hs_store_wabort(struct hs_store *s)
 {
     if (s->w != NULL)
@@ -610,7 +594,7 @@ hs_store_samples_write(struct hs_store *s, uint64_t key,
  */
 static int
 hs_store_edit(struct hs_store *s, uint64_t key, const struct hs_sample *in,
-              enum hs_upd op, enum hs_outcome *out)
+              enum hs_upd op, enum hs_outcome *out, struct hs_sample *old)
 {
     MDB_cursor *c;
     MDB_val     k, v;
@@ -656,6 +640,8 @@ hs_store_edit(struct hs_store *s, uint64_t key, const struct hs_sample *in,
         return 0;
     }
     if (found) {
+        if (old != NULL)
+            *old = s->smp[at];      /* its body stays in s->blk */
         s->smp[at] = *in;
         *out = HS_REPLACED;
     } else {
@@ -749,7 +735,8 @@ hs_store_run(struct hs_store *s, MDB_cursor *c, const struct hs_in *in,
             }
             /* A value at the time of a kept one replaces it (the later
              * arrival wins). */
-            if ((rc = hs_store_edit(s, key, &smp, HS_UPD_UPDATE, &o)) != 0)
+            if ((rc = hs_store_edit(s, key, &smp, HS_UPD_UPDATE, &o,
+                                    NULL)) != 0)
                 return rc;
             loaded = false;
             tail = false;
@@ -852,50 +839,60 @@ int
 hs_store_update(struct hs_store *s, uint64_t key, enum hs_upd op,
                 const uint8_t *dv, size_t len, enum hs_outcome *out)
 {
-    struct hs_store_nm nm;
-    struct hs_sample   smp;
-    MDB_cursor        *c;
-    uint64_t           n0, b0;
-    int                rc;
+    struct hs_sample smp, old;
+    int              rc;
 
     if (hs_sample_split(dv, len, &smp) != 0)
         return -EINVAL;
     if ((rc = hs_store_wbegin(s)) != 0)
         return rc;
-    if ((rc = hs_store_nm_get(s, key, &nm)) != 0) {
-        hs_store_wabort(s);
-        return rc;
-    }
-    n0 = s->tot.samples;
-    b0 = s->tot.bytes;
-    rc = hs_store_edit(s, key, &smp, op, out);
-    if (rc == 0)
-        rc = mdb_cursor_open(s->w, s->samples, &c);
-    if (rc == 0) {
-        rc = hs_store_bounds(s, c, key, &nm.n);
-        mdb_cursor_close(c);
-    }
-    if (rc != 0) {
-        hs_store_wabort(s);
-        return rc < 0 ? rc : hs_store_lmdb(s, rc, "update");
-    }
-    nm.n.samples += s->tot.samples - n0;
-    nm.n.bytes += s->tot.bytes - b0;
-    if ((rc = hs_store_nm_put(s, key, &nm)) != 0) {
+    if ((rc = hs_store_update_txn(s, key, op, &smp, out, &old)) != 0) {
         hs_store_wabort(s);
         return rc;
     }
     return hs_store_wcommit(s);
 }
 
+int
+hs_store_update_txn(struct hs_store *s, uint64_t key, enum hs_upd op,
+                    const struct hs_sample *in, enum hs_outcome *out,
+                    struct hs_sample *old)
+{
+    struct hs_store_nm nm;
+    MDB_cursor        *c;
+    uint64_t           n0, b0;
+    int                rc;
+
+    memset(old, 0, sizeof(*old));
+    if ((rc = hs_store_nm_get(s, key, &nm)) != 0)
+        return rc;
+    n0 = s->tot.samples;
+    b0 = s->tot.bytes;
+    rc = hs_store_edit(s, key, in, op, out, old);
+    if (rc == 0)
+        rc = mdb_cursor_open(s->w, s->samples, &c);
+    if (rc == 0) {
+        rc = hs_store_bounds(s, c, key, &nm.n);
+        mdb_cursor_close(c);
+    }
+    if (rc != 0)
+        return rc < 0 ? rc : hs_store_lmdb(s, rc, "update");
+    nm.n.samples += s->tot.samples - n0;
+    nm.n.bytes += s->tot.bytes - b0;
+    return hs_store_nm_put(s, key, &nm);
+}
+
 /*
  * In the open write transaction: every value of node key in [lo, hi)
  * deleted, block by block (a block left empty is deleted, one that lost
- * its first sample keyed anew).
+ * its first sample keyed anew), each shown to each first.
  */
 static int
-hs_store_delete_range_txn(struct hs_store *s, uint64_t key, int64_t lo,
-                          int64_t hi, uint64_t *ndel)
+hs_store_delete_range_txn(
+    struct hs_store *s, uint64_t key, int64_t lo, int64_t hi,
+    uint64_t *ndel,
+    int (*each)(void *arg, uint64_t key, const struct hs_sample *smp),
+    void *arg)
 {
     MDB_cursor *c;
     MDB_val     k, v;
@@ -949,9 +946,13 @@ hs_store_delete_range_txn(struct hs_store *s, uint64_t key, int64_t lo,
             rc = MDB_CORRUPTED;
             break;
         }
-        for (i = m = 0; i < n; i++)
+        for (i = m = 0; i < n && rc == 0; i++)
             if (s->smp[i].t < lo || s->smp[i].t >= hi)
                 s->smp[m++] = s->smp[i];
+            else if (each != NULL)
+                rc = each(arg, key, &s->smp[i]);
+        if (rc != 0)
+            break;
         if (m == n)
             continue;
         *ndel += n - m;
@@ -969,6 +970,27 @@ static int
 hs_store_delete(struct hs_store *s, uint64_t key, int64_t lo, int64_t hi,
                 uint64_t *n)
 {
+    int rc;
+
+    *n = 0;
+    if (lo >= hi)
+        return 0;
+    if ((rc = hs_store_wbegin(s)) != 0)
+        return rc;
+    if ((rc = hs_store_delete_txn(s, key, lo, hi, n, NULL, NULL)) != 0) {
+        hs_store_wabort(s);
+        return rc;
+    }
+    return hs_store_wcommit(s);
+}
+
+int
+hs_store_delete_txn(struct hs_store *s, uint64_t key, int64_t lo,
+                    int64_t hi, uint64_t *n,
+                    int (*each)(void *arg, uint64_t key,
+                                const struct hs_sample *smp),
+                    void *arg)
+{
     struct hs_store_nm nm;
     MDB_cursor        *c;
     uint64_t           b0;
@@ -977,31 +999,21 @@ hs_store_delete(struct hs_store *s, uint64_t key, int64_t lo, int64_t hi,
     *n = 0;
     if (lo >= hi)
         return 0;
-    if ((rc = hs_store_wbegin(s)) != 0)
+    if ((rc = hs_store_nm_get(s, key, &nm)) != 0)
         return rc;
-    if ((rc = hs_store_nm_get(s, key, &nm)) != 0) {
-        hs_store_wabort(s);
-        return rc;
-    }
     b0 = s->tot.bytes;
-    rc = hs_store_delete_range_txn(s, key, lo, hi, n);
+    rc = hs_store_delete_range_txn(s, key, lo, hi, n, each, arg);
     if (rc == 0)
         rc = mdb_cursor_open(s->w, s->samples, &c);
     if (rc == 0) {
         rc = hs_store_bounds(s, c, key, &nm.n);
         mdb_cursor_close(c);
     }
-    if (rc != 0) {
-        hs_store_wabort(s);
+    if (rc != 0)
         return rc < 0 ? rc : hs_store_lmdb(s, rc, "delete");
-    }
     nm.n.samples -= *n;
     nm.n.bytes -= b0 - s->tot.bytes;
-    if ((rc = hs_store_nm_put(s, key, &nm)) != 0) {
-        hs_store_wabort(s);
-        return rc;
-    }
-    return hs_store_wcommit(s);
+    return hs_store_nm_put(s, key, &nm);
 }
 
 int

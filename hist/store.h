@@ -11,6 +11,8 @@
  *            (hist/sample.h)
  *   nodes    key: node key; value: struct hs_node then the NodeId bytes
  *   meta     "totals": struct hs_totals
+ *   modified, annots  the side databases (hist/side.h): what HistoryUpdate
+ *            keeps beside the samples
  *
  * A node key is a 64-bit hash of the node's encoded NodeId (Part 6
  * §5.2.2.9), stable across builds and address-space changes (the node

@@ -42,9 +42,12 @@
  *   HistoryUpdate (issue 18; docs/design-notes.md D96), through the
  *   broker to the historian, the history store's one writer, and back:
  *     SHM_FO_HUPD       worker request ring -> historian reply ring:
- *                       struct shm_fo_hupd, then count items: for an
- *                       insert, replace or update a uint32 length and
- *                       that many bytes of encoded DataValue (Part 6
+ *                       struct shm_fo_hupd, the session's user name
+ *                       (user_len bytes, padded to SHM_FO_WOP_ALIGN),
+ *                       then count items: for an insert, replace or
+ *                       update (of values or annotations) and an
+ *                       annotation's removal a uint32 length and that
+ *                       many bytes of encoded DataValue (Part 6
  *                       §5.2.2.17), padded to SHM_FO_WOP_ALIGN; for a
  *                       delete at times a int64 DateTime each; none for a
  *                       delete of a range.  The broker stamps worker and
@@ -219,7 +222,11 @@ enum shm_fo_hupd_what {
     SHM_FO_HUPD_REPLACE = 2,
     SHM_FO_HUPD_UPDATE = 3,
     SHM_FO_HUPD_DELETE_RAW = 4, /* DeleteRawModifiedDetails: [lo, hi) */
-    SHM_FO_HUPD_DELETE_AT = 5   /* DeleteAtTimeDetails */
+    SHM_FO_HUPD_DELETE_AT = 5,  /* DeleteAtTimeDetails */
+    SHM_FO_HUPD_FORGET = 6,     /* the same with isDeleteModified: the
+                                   modified values of [lo, hi) */
+    SHM_FO_HUPD_ANNOT = 7       /* UpdateStructureDataDetails of an
+                                   Annotations Property: annot_op */
 };
 
 /* One HistoryUpdateDetails of a request, its node resolved. */
@@ -232,7 +239,9 @@ struct shm_fo_hupd {
     uint64_t key;               /* the node's history key (hist/store.h) */
     int64_t  lo, hi;            /* SHM_FO_HUPD_DELETE_RAW's range */
     uint16_t what;              /* enum shm_fo_hupd_what */
-    uint16_t pad;
+    uint8_t  user_len;          /* the user name's bytes that follow */
+    uint8_t  annot_op;          /* SHM_FO_HUPD_ANNOT: PerformUpdateType
+                                   1 Insert .. 4 Remove */
     uint32_t count;             /* items that follow */
 };
 static_assert(sizeof(struct shm_fo_hupd) == 56, "fo hupd");

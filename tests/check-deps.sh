@@ -12,7 +12,8 @@
 #   proto/   proto/ headers, libc/system, wolfSSL (proto/crypto_wolf.c only)
 #   shm/     shm/ headers, libc/system, nanomsg (shm/doorbell.c and
 #            shm/feed.c only)
-#   hist/    hist/ headers, libc/system, LMDB (hist/store.c only)
+#   hist/    hist/ headers, libc/system, LMDB (hist/store.c, store_int.h
+#            and the side databases' side.c, modified.c, annot.c only)
 #   worker/  proto/, shm/, hist/, worker/ headers, libevent, libc/system
 #   broker/  proto/, shm/, hist/, broker/ headers, libevent, libc/system
 #            (inih in broker/config.c only, libmosquitto in broker/mqtt.c
@@ -209,6 +210,10 @@ BEGIN {
         sysh[t[i]] = 1
     proj["proto"] = proj["shm"] = proj["worker"] = proj["broker"] = 1
     proj["hist"] = 1
+    # The files of the history store on LMDB (the samples and the side
+    # databases beside them).
+    lmdb_files = "^hist/(store\\.c|store_int\\.h|side\\.c|modified\\.c|" \
+                 "annot\\.c)$"
     proj["tests"] = 1
     n = split(allowlist, t, /[ \t\n]+/)
     for (i = 1; i <= n; i++)
@@ -280,8 +285,9 @@ FNR == 1 {
             report("libmosquitto may be included only by broker/mqtt.c")
         else if (lib == "libxml2" && file != "broker/nodeset.c")
             report("libxml2 may be included only by broker/nodeset.c")
-        else if (lib == "lmdb" && file != "hist/store.c")
-            report("LMDB may be included only by hist/store.c")
+        else if (lib == "lmdb" && file !~ lmdb_files)
+            report("LMDB may be included only by hist/store.c, " \
+                   "store_int.h, side.c, modified.c, annot.c")
         else if (lib == "other" && (mod in proj))
             report("not a libc/system header nor a library " mod "/ may use")
         next

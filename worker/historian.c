@@ -31,12 +31,18 @@
  * its own write transactions after the batch so far is committed (an
  * insert finds the values that came before it), and answered with a
  * SHM_FO_HUPD_RESULT on our request ring, one StatusCode per value or
- * time.  An answer that finds the outbox full is dropped and counted (the
- * worker gives up on it).
+ * time.  What an update inserts, replaces or deletes is kept as a
+ * modified value with the record's user name and our clock's time, in
+ * the same transaction (hist/modified.h); annotations go to their own
+ * side database (hist/annot.h), each DataValue decoded here to find its
+ * Annotation's userName.  An answer that finds the outbox full is
+ * dropped and counted (the worker gives up on it).
  *
  * A full store (the map or the disk) stops history writing: one error
  * line, the batches dropped and counted, and a new try after each
- * pruning; never an exit (a respawn would not make room).
+ * pruning; never an exit (a respawn would not make room).  Retention
+ * drops the modified values and annotations with their samples
+ * (hs_side_prune after hs_store_prune).
  *
  * Single-threaded on one libevent loop; allocation at start-up only.
  */
@@ -55,11 +61,15 @@
 #include <event2/event.h>
 #include <event2/event_struct.h>
 
+#include "hist/annot.h"
+#include "hist/modified.h"
+#include "hist/side.h"
 #include "hist/store.h"
 #include "link.h"
 #include "loop.h"
 #include "node.h"
 #include "outbox.h"
+#include "proto/arena.h"
 #include "proto/codec.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
@@ -103,6 +113,7 @@ struct wk_historian {
     size_t            used, buf_cap;
     uint8_t          *one;          /* a slot's value read back */
     uint8_t          *res;          /* a HistoryUpdate's answer */
+    uint8_t          *abuf;         /* an annotation decoded (one value) */
     uint32_t          res_cap;
     uint64_t          updates, updates_lost;
     struct event      flush_ev;
@@ -146,6 +157,8 @@ static void wk_historian_on_signal(evutil_socket_t fd, short what, void *arg);
 static void wk_historian_on_update(void *arg, const uint8_t *rec,
                                    uint32_t len);
 static ua_status wk_historian_status(int rc);
+static ua_status wk_historian_annot(struct wk_historian *h, uint64_t key,
+                                    int op, const uint8_t *dv, uint32_t len);
 
 /* A decimal number in [0, max]: 0, or -1. */
 static int
@@ -305,10 +318,11 @@ wk_historian_open(struct wk_historian *h, const struct wk_historian_args *a)
     h->in = calloc(h->cap, sizeof(*h->in));
     h->buf = malloc(h->buf_cap);
     h->one = malloc(WK_HISTORIAN_ONE_MAX);
+    h->abuf = malloc(2 * WK_HISTORIAN_ONE_MAX);
     h->nslots = h->w.vals.nslots;
     h->keys = calloc(h->nslots ? h->nslots : 1, sizeof(*h->keys));
     h->srv = calloc(h->nslots ? h->nslots : 1, sizeof(*h->srv));
-    if (h->in == NULL || h->buf == NULL || h->one == NULL
+    if (h->in == NULL || h->buf == NULL || h->one == NULL || h->abuf == NULL
         || h->keys == NULL || h->srv == NULL) {
         shm_log(SHM_LOG_ERROR, "historian: out of memory");
         return -1;
@@ -525,16 +539,28 @@ wk_historian_on_update(void *arg, const uint8_t *rec, uint32_t len)
     struct wk_historian      *h = arg;
     struct shm_fo_hupd        u;
     struct shm_fo_hupd_result res;
+    struct hs_mod_who         who;
     const uint8_t            *p = rec + sizeof(u), *end = rec + len;
     uint32_t                  k, st;
     uint64_t                  n;
     int                       rc;
+    bool                      values;
 
     if (len < sizeof(u))
         return;
     memcpy(&u, rec, sizeof(u));
     if ((uint64_t)u.count * 4 > h->res_cap - sizeof(res))
         u.count = 0;                    /* not a record we sent */
+    /* Who asked: the user name after the header. */
+    who.time = h->w.now_dt;
+    who.user = (const char *)p;
+    who.user_len = u.user_len;
+    p += ((size_t)u.user_len + SHM_FO_WOP_ALIGN - 1)
+         & ~(size_t)(SHM_FO_WOP_ALIGN - 1);
+    if (p > end) {
+        p = end;
+        who.user_len = 0;
+    }
     memset(&res, 0, sizeof(res));
     res.hdr.kind = SHM_FO_HUPD_RESULT;
     res.id = u.id;
@@ -546,22 +572,29 @@ wk_historian_on_update(void *arg, const uint8_t *rec, uint32_t len)
     /* What came before the update is in the store first. */
     wk_historian_flush(h);
     h->updates++;
+    values = (u.what >= SHM_FO_HUPD_INSERT && u.what <= SHM_FO_HUPD_UPDATE)
+             || u.what == SHM_FO_HUPD_ANNOT;
     for (k = 0; k < u.count; k++) {
         enum hs_outcome out;
         uint32_t        dl;
 
         st = UA_BAD_INTERNAL_ERROR;
-        if (u.what >= SHM_FO_HUPD_INSERT && u.what <= SHM_FO_HUPD_UPDATE
-            && end - p >= 4) {
+        if (values && end - p >= 4) {
             memcpy(&dl, p, 4);
             if (dl <= (uint64_t)(end - p) - 4) {
-                rc = hs_store_update(h->store, u.key, (enum hs_upd)u.what,
-                                     p + 4, dl, &out);
-                st = rc != 0 ? wk_historian_status(rc)
-                     : out == HS_INSERTED ? UA_GOOD_ENTRY_INSERTED
-                     : out == HS_REPLACED ? UA_GOOD_ENTRY_REPLACED
-                     : out == HS_EXISTS ? UA_BAD_ENTRY_EXISTS
-                                        : UA_BAD_NO_ENTRY_EXISTS;
+                if (u.what == SHM_FO_HUPD_ANNOT) {
+                    st = wk_historian_annot(h, u.key, u.annot_op, p + 4,
+                                            dl);
+                } else {
+                    rc = hs_modified_update(h->store, u.key,
+                                            (enum hs_upd)u.what, p + 4, dl,
+                                            &who, &out);
+                    st = rc != 0 ? wk_historian_status(rc)
+                         : out == HS_INSERTED ? UA_GOOD_ENTRY_INSERTED
+                         : out == HS_REPLACED ? UA_GOOD_ENTRY_REPLACED
+                         : out == HS_EXISTS ? UA_BAD_ENTRY_EXISTS
+                                            : UA_BAD_NO_ENTRY_EXISTS;
+                }
                 p += (4 + (uint64_t)dl + SHM_FO_WOP_ALIGN - 1)
                      & ~(uint64_t)(SHM_FO_WOP_ALIGN - 1);
             } else {
@@ -572,7 +605,7 @@ wk_historian_on_update(void *arg, const uint8_t *rec, uint32_t len)
 
             memcpy(&t, p, 8);
             p += 8;
-            rc = hs_store_delete_at(h->store, u.key, t, &n);
+            rc = hs_modified_delete_at(h->store, u.key, t, &who, &n);
             st = rc != 0 ? wk_historian_status(rc)
                  : n == 0 ? UA_BAD_NO_ENTRY_EXISTS : UA_GOOD;
         }
@@ -580,12 +613,14 @@ wk_historian_on_update(void *arg, const uint8_t *rec, uint32_t len)
             p = end;
         memcpy(h->res + sizeof(res) + (size_t)k * 4, &st, 4);
     }
-    if (u.what == SHM_FO_HUPD_DELETE_RAW) {
-        rc = hs_store_delete_range(h->store, u.key, u.lo, u.hi, &n);
+    if (u.what == SHM_FO_HUPD_DELETE_RAW || u.what == SHM_FO_HUPD_FORGET) {
+        rc = u.what == SHM_FO_HUPD_FORGET
+                 ? hs_modified_forget(h->store, u.key, u.lo, u.hi, &n)
+                 : hs_modified_delete_range(h->store, u.key, u.lo, u.hi,
+                                            &who, &n);
         res.status = rc != 0 ? wk_historian_status(rc)
                      : n == 0 ? UA_GOOD_NO_DATA : UA_GOOD;
-    } else if (u.what < SHM_FO_HUPD_INSERT
-               || u.what > SHM_FO_HUPD_DELETE_AT) {
+    } else if (u.what < SHM_FO_HUPD_INSERT || u.what > SHM_FO_HUPD_ANNOT) {
         res.status = UA_BAD_HISTORY_OPERATION_INVALID;
     }
     memcpy(h->res, &res, sizeof(res));
@@ -598,6 +633,54 @@ wk_historian_on_update(void *arg, const uint8_t *rec, uint32_t len)
     }
     wk_link_push(&h->link);
     wk_historian_publish(h, false);
+}
+
+/*
+ * One annotation (UpdateStructureDataDetails, Part 11 §6.9.3) of node
+ * key: dv decoded to find the Annotation and its userName (what makes it
+ * unique with the SourceTimestamp, hist/annot.h), then op applied.  The
+ * value's StatusCode.
+ */
+static ua_status
+wk_historian_annot(struct wk_historian *h, uint64_t key, int op,
+                   const uint8_t *dv, uint32_t len)
+{
+    struct ua_arena            a;
+    struct ua_datavalue        d;
+    const struct ua_annotation *an;
+    const struct ua_extobj    *eo;
+    enum hs_outcome            out;
+    int                        rc;
+
+    ua_arena_init(&a, h->abuf, 2 * WK_HISTORIAN_ONE_MAX);
+    if (ua_decode(dv, len, NULL, &d, &ua_types[UA_TYPE_DATAVALUE], &a,
+                  &ua_limits_default) != UA_GOOD)
+        return UA_BAD_DECODING_ERROR;
+    eo = d.value.data;
+    if (!(d.mask & UA_DV_VALUE) || d.value.type != UA_BT_EXTENSIONOBJECT
+        || d.value.is_array || eo == NULL || eo->encoding != UA_EO_DECODED
+        || eo->type != &ua_types[UA_TYPE_ANNOTATION] || eo->obj == NULL)
+        return UA_BAD_TYPE_MISMATCH;
+    if (!(d.mask & UA_DV_SOURCE_TS) || d.source_ts <= 0)
+        return UA_BAD_INVALID_TIMESTAMP;
+    an = eo->obj;
+    if (an->user_name.len > (int32_t)HS_ANNOT_USER_MAX)
+        return UA_BAD_OUT_OF_RANGE;
+    rc = hs_annot_update(h->store, key, op, dv, len, an->user_name.data,
+                         an->user_name.len > 0 ? (size_t)an->user_name.len
+                                               : 0, &out);
+    if (rc != 0)
+        return wk_historian_status(rc);
+    switch (out) {
+    case HS_INSERTED:
+        return UA_GOOD_ENTRY_INSERTED;
+    case HS_REPLACED:
+        return op == HS_ANNOT_REMOVE ? UA_GOOD : UA_GOOD_ENTRY_REPLACED;
+    case HS_EXISTS:
+        return UA_BAD_ENTRY_EXISTS;
+    default:
+        return UA_BAD_NO_ENTRY_EXISTS;
+    }
 }
 
 /* Our counters and the store's totals into our row, for /stats and
@@ -705,6 +788,10 @@ wk_historian_second(void *arg)
     if (n > 0)
         shm_log(SHM_LOG_INFO, "history retention dropped %llu values",
                 (unsigned long long)n);
+    /* The modified values and annotations that went with them. */
+    if (hs_side_prune(h->store, h->w.now_dt, &n) != 0)
+        shm_log(SHM_LOG_ERROR, "history retention: %s",
+                hs_store_error(h->store));
     if (h->full) {
         h->full = false;
         hs_store_full_clear(h->store);
@@ -838,6 +925,7 @@ out_seg:
     free(h.in);
     free(h.buf);
     free(h.one);
+    free(h.abuf);
     free(h.res);
     free(h.keys);
     free(h.srv);

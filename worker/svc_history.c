@@ -49,8 +49,14 @@
  * continuation points (each page computed from its own range); more than
  * WK_SVC_HISTORY_AGG_MAX raw samples BadResourceUnavailable.
  *
- * Not yet (BadHistoryOperationUnsupported): isReadModified,
- * ReadEventDetails.
+ * isReadModified (returnBounds with it BadInvalidArgument, Part 11
+ * §6.5.3.3) and a raw read of a historized variable's Annotations
+ * Property read what HistoryUpdate kept beside the raw values
+ * (worker/svc_histmod.c), paged alike; AnnotationCount counts the
+ * node's annotations.
+ *
+ * Not yet (BadHistoryOperationUnsupported): ReadEventDetails, an
+ * IndexRange on modified values or annotations.
  *
  * Single-threaded on the worker's loop.  The store handle and the read
  * position are allocated once; a request allocates only from its arena.
@@ -63,6 +69,7 @@
 #include <string.h>
 
 #include "hist/store.h"
+#include "histnode.h"
 #include "node.h"
 #include "proto/aggregate.h"
 #include "proto/arena.h"
@@ -77,6 +84,7 @@
 #include "shm/log.h"
 #include "shm/nodestore.h"
 #include "svc.h"
+#include "svc_histmod.h"
 
 #define WK_SVC_HISTORY_CP_MARK     0xFFu       /* wk_session_cp.direction */
 #define WK_SVC_HISTORY_CP_PROC     0xFEu       /* the same, ReadProcessed's */
@@ -109,6 +117,7 @@ struct wk_svc_history_raw {
     int64_t  start, end;        /* the request's times (returnBounds) */
     bool     reverse;
     bool     bounds;            /* returnBounds with both times given */
+    bool     modified;          /* isReadModified */
     uint32_t max;               /* values this page */
     enum hs_ts ts;
 };
@@ -159,6 +168,11 @@ static ua_status wk_svc_history_processed_page(
     struct wk_svc_ctx *ctx, uint32_t node, uint32_t agg, size_t n,
     const struct ua_string *cpb, size_t *k0,
     struct wk_session_cp **cpp);
+static bool wk_svc_history_side(struct wk_svc_ctx *ctx,
+                                struct wk_history *h,
+                                const struct ua_history_read_value_id *v,
+                                const struct wk_svc_history_raw *q,
+                                struct ua_history_read_result *res);
 static void wk_svc_history_read(struct wk_svc_ctx *ctx, const void *req_,
                                 void *resp_);
 
@@ -261,8 +275,8 @@ wk_svc_history_raw_range(const struct ua_read_raw_modified_details *d,
 {
     int64_t s = d->start_time, e = d->end_time;
 
-    if (d->is_read_modified)
-        return UA_BAD_HISTORY_OPERATION_UNSUPPORTED;
+    if (d->is_read_modified && d->return_bounds)
+        return UA_BAD_INVALID_ARGUMENT;
     if ((s == 0 && e == 0) || ((s == 0 || e == 0)
                                && d->num_values_per_node == 0)
         || s < 0 || e < 0)
@@ -286,6 +300,7 @@ wk_svc_history_raw_range(const struct ua_read_raw_modified_details *d,
     /* Bounding values (Part 11 §6.4.3.2) for the times given; none for
      * a time left out. */
     q->bounds = d->return_bounds && s != 0 && e != 0;
+    q->modified = d->is_read_modified;
     q->start = s;
     q->end = e;
     q->max = d->num_values_per_node != 0 && d->num_values_per_node < cap
@@ -931,6 +946,18 @@ wk_svc_history_processed_one(struct wk_svc_ctx *ctx, struct wk_history *h,
         return;
     }
     in.s = h->agg;
+    if (info->agg == UA_AGG_ANNOTATIONCOUNT) {
+        ua_datetime *at;
+
+        st = wk_svc_histmod_annot_times(ctx, &h->r, key, lo, hi,
+                                        WK_SVC_HISTORY_AGG_MAX, &at,
+                                        &in.n_annotations);
+        if (st != UA_GOOD) {
+            res->status_code = st;
+            return;
+        }
+        in.annotations = at;
+    }
     out = ua_arena_alloc(ctx->arena, n * sizeof(*out));
     dv = ua_arena_alloc(ctx->arena, n * sizeof(*dv));
     if (out == NULL || dv == NULL) {
@@ -998,6 +1025,48 @@ wk_svc_history_processed_one(struct wk_svc_ctx *ctx, struct wk_history *h,
     return;
 full:
     res->status_code = UA_BAD_RESPONSE_TOO_LARGE;
+}
+
+/*
+ * A raw read of what is kept beside the raw values (worker/svc_histmod.h):
+ * the modified values (isReadModified) or the annotations (v names an
+ * Annotations Property): true and res filled; false for a plain raw
+ * read.
+ */
+static bool
+wk_svc_history_side(struct wk_svc_ctx *ctx, struct wk_history *h,
+                    const struct ua_history_read_value_id *v,
+                    const struct wk_svc_history_raw *q,
+                    struct ua_history_read_result *res)
+{
+    struct wk_svc_histmod_q mq = { q->lo, q->hi, q->reverse, q->max,
+                                   q->ts };
+    uint32_t                node, var;
+    ua_status               st;
+
+    node = wk_node_lookup(ctx->w, &v->node_id);
+    var = wk_histnode_annotated(ctx->w, node);
+    if (var == SHM_NONE && !q->modified)
+        return false;
+    if (var != SHM_NONE) {
+        st = q->modified ? UA_BAD_HISTORY_OPERATION_UNSUPPORTED
+             : !(ctx->w->ns.nodes[var].user_access_level
+                 & WK_SVC_HISTORY_ACCESS_READ)
+                 ? UA_BAD_USER_ACCESS_DENIED
+             : v->data_encoding.ns != 0 || v->data_encoding.name.len > 0
+                 ? UA_BAD_DATA_ENCODING_INVALID : UA_GOOD;
+        node = var;
+    } else {
+        st = wk_svc_history_node(ctx, v, &node);
+    }
+    if (st == UA_GOOD && v->index_range.len > 0)
+        st = UA_BAD_HISTORY_OPERATION_UNSUPPORTED;      /* not yet */
+    if (st != UA_GOOD)
+        res->status_code = st;
+    else
+        wk_svc_histmod_read(ctx, &h->r, node, var != SHM_NONE,
+                            &v->continuation_point, &mq, res);
+    return true;
 }
 
 static void
@@ -1098,8 +1167,10 @@ wk_svc_history_read(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
                 cp = wk_session_cp_find(ctx->w, ctx->session,
                                         &v->continuation_point);
             if (cp != NULL && (cp->direction == WK_SVC_HISTORY_CP_MARK
+                               || cp->direction == WK_SVC_HISTORY_CP_PROC
+                               || cp->direction == WK_SVC_HISTMOD_CP_MOD
                                || cp->direction
-                                      == WK_SVC_HISTORY_CP_PROC)) {
+                                      == WK_SVC_HISTMOD_CP_ANNOT)) {
                 wk_session_cp_release(ctx->session, cp);
                 res[i].status_code = UA_GOOD;
             } else {
@@ -1108,8 +1179,12 @@ wk_svc_history_read(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
             continue;
         }
         if (s == NULL) {
-            /* History on but nothing stored yet, or history off. */
+            /* History on but nothing stored yet, or history off; an
+             * Annotations Property reads as its variable. */
             st = wk_svc_history_node(ctx, v, &node);
+            if (st == UA_BAD_HISTORY_OPERATION_UNSUPPORTED
+                && wk_histnode_annotated(ctx->w, node) != SHM_NONE)
+                st = UA_GOOD;
             res[i].status_code = st != UA_GOOD ? st
                                  : ctx->w->conf->history_dir[0] == '\0'
                                      ? UA_BAD_HISTORY_OPERATION_UNSUPPORTED
@@ -1117,7 +1192,8 @@ wk_svc_history_read(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
             continue;
         }
         if (raw) {
-            wk_svc_history_raw_one(ctx, h, v, &q, &res[i]);
+            if (!wk_svc_history_side(ctx, h, v, &q, &res[i]))
+                wk_svc_history_raw_one(ctx, h, v, &q, &res[i]);
         } else {
             struct ua_indexrange range;
             bool                 ranged = v->index_range.len > 0;

@@ -15,10 +15,16 @@
  * Update: a StatusCode per value, GoodEntryInserted, GoodEntryReplaced,
  * BadEntryExists, BadNoEntryExists; a value without a SourceTimestamp
  * BadInvalidTimestamp), DeleteRawModifiedDetails (the values of
- * [startTime, endTime); isDeleteModified BadHistoryOperationUnsupported:
- * no modified values are kept yet), DeleteAtTimeDetails (a StatusCode per
- * time: Good, BadNoEntryExists).  Any other details
- * BadHistoryOperationUnsupported (UpdateStructureDataDetails, events).
+ * [startTime, endTime); with isDeleteModified the modified values kept
+ * of that range instead), DeleteAtTimeDetails (a StatusCode per time:
+ * Good, BadNoEntryExists), UpdateStructureDataDetails of a historized
+ * variable's Annotations Property (or of the variable itself; Part 11
+ * §6.9.3: Insert, Replace, Update, Remove of Annotations, a StatusCode
+ * per value as for UpdateDataDetails, Remove Good; a value that is no
+ * Annotation BadTypeMismatch).  Each record carries the session's user
+ * name: the historian keeps what a change replaces or deletes with it
+ * (hist/modified.h).  Any other details BadHistoryOperationUnsupported
+ * (events).
  *
  * Service results: no details BadNothingToDo; more than
  * history.max_update_nodes details (MaxNodesPerHistoryUpdateData) or
@@ -27,7 +33,9 @@
  * BadResourceUnavailable.  Per details: a session whose user is not an
  * operator BadUserAccessDenied (viewers and anonymous users may not
  * change history); an unknown node BadNodeIdUnknown; a node that is not
- * historized, or history off, BadHistoryOperationUnsupported; a node
+ * historized (for UpdateStructureDataDetails: neither a historized
+ * variable nor its Annotations Property), or history off,
+ * BadHistoryOperationUnsupported; a node
  * without HistoryWrite in its AccessLevel and UserAccessLevel
  * BadUserAccessDenied; no values
  * or times, reversed or missing times BadHistoryOperationInvalid; a
@@ -46,6 +54,7 @@
 
 #include "conn.h"
 #include "hist/store.h"
+#include "histnode.h"
 #include "link.h"
 #include "node.h"
 #include "outbox.h"
@@ -97,6 +106,9 @@ static ua_status wk_svc_histupd_check(struct wk_svc_ctx *ctx,
 static ua_status wk_svc_histupd_node(struct wk_svc_ctx *ctx,
                                      const struct ua_nodeid *id,
                                      uint64_t *key);
+static ua_status wk_svc_histupd_values(uint8_t **pp, const uint8_t *rec,
+                                       size_t cap, int32_t n,
+                                       const struct ua_datavalue *v);
 static struct wk_histupd *wk_svc_histupd_begin(struct wk_histupds *hs);
 static void wk_svc_histupd_done(struct wk_histupds *hs,
                                 struct wk_histupd *pu);
@@ -195,6 +207,10 @@ wk_svc_histupd(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
         else if (eo->type == &ua_types[UA_TYPE_DELETEATTIMEDETAILS])
             values += (uint32_t)((const struct ua_delete_at_time_details *)
                                      eo->obj)->n_req_times;
+        else if (eo->type == &ua_types[UA_TYPE_UPDATESTRUCTUREDATADETAILS])
+            values += (uint32_t)(
+                (const struct ua_update_structure_data_details *)eo->obj)
+                ->n_update_values;
     }
     if (values > WK_SVC_HISTUPD_VALUES) {
         rh->service_result = UA_BAD_TOO_MANY_OPERATIONS;
@@ -288,7 +304,15 @@ wk_svc_histupd_check(struct wk_svc_ctx *ctx, const struct ua_extobj *eo,
     u.hdr.kind = SHM_FO_HUPD;
     u.id = id;
     u.op = op;
+    /* Who: the ModificationInfo's userName (hist/modified.h). */
+    u.user_len = (uint8_t)strnlen(ctx->session->user_id,
+                                  sizeof(ctx->session->user_id));
     p = rec + sizeof(u);
+    memcpy(p, ctx->session->user_id, u.user_len);
+    used = ((size_t)u.user_len + SHM_FO_WOP_ALIGN - 1)
+           & ~(size_t)(SHM_FO_WOP_ALIGN - 1);
+    memset(p + u.user_len, 0, used - u.user_len);
+    p += used;
     if (eo->type == &ua_types[UA_TYPE_UPDATEDATADETAILS]) {
         const struct ua_update_data_details *d = eo->obj;
 
@@ -300,23 +324,34 @@ wk_svc_histupd_check(struct wk_svc_ctx *ctx, const struct ua_extobj *eo,
             || d->n_update_values <= 0)
             return UA_BAD_HISTORY_OPERATION_INVALID;
         u.what = (uint16_t)d->perform_insert_replace;
-        for (int32_t k = 0; k < d->n_update_values; k++) {
-            uint32_t dl;
-            size_t   room = cap - (size_t)(p - rec);
+        st = wk_svc_histupd_values(&p, rec, cap, d->n_update_values,
+                                   d->update_values);
+        if (st != UA_GOOD)
+            return st;
+        u.count = (uint32_t)d->n_update_values;
+    } else if (eo->type == &ua_types[UA_TYPE_UPDATESTRUCTUREDATADETAILS]) {
+        const struct ua_update_structure_data_details *d = eo->obj;
+        uint32_t node = wk_node_lookup(ctx->w, &d->node_id);
+        uint32_t var = wk_histnode_annotated(ctx->w, node);
+        struct ua_nodeid vid;
 
-            if (room < 4 + SHM_FO_WOP_ALIGN
-                || ua_encode(&d->update_values[k],
-                             &ua_types[UA_TYPE_DATAVALUE], p + 4, room - 4,
-                             &used) != UA_GOOD
-                || used + 4 + SHM_FO_WOP_ALIGN > room)
-                return UA_BAD_REQUEST_TOO_LARGE;
-            dl = (uint32_t)used;
-            memcpy(p, &dl, 4);
-            used = (4 + used + SHM_FO_WOP_ALIGN - 1)
-                   & ~(size_t)(SHM_FO_WOP_ALIGN - 1);
-            memset(p + 4 + dl, 0, used - 4 - dl);
-            p += used;
-        }
+        /* The Annotations Property names its variable; the variable
+         * itself is taken too. */
+        if (var != SHM_NONE)
+            wk_node_id(ctx->w, var, &vid);
+        st = wk_svc_histupd_node(ctx, var != SHM_NONE ? &vid : &d->node_id,
+                                 &u.key);
+        if (st != UA_GOOD)
+            return st;
+        if (d->perform_insert_replace < 1 || d->perform_insert_replace > 4
+            || d->n_update_values <= 0)
+            return UA_BAD_HISTORY_OPERATION_INVALID;
+        u.what = SHM_FO_HUPD_ANNOT;
+        u.annot_op = (uint8_t)d->perform_insert_replace;
+        st = wk_svc_histupd_values(&p, rec, cap, d->n_update_values,
+                                   d->update_values);
+        if (st != UA_GOOD)
+            return st;
         u.count = (uint32_t)d->n_update_values;
     } else if (eo->type == &ua_types[UA_TYPE_DELETERAWMODIFIEDDETAILS]) {
         const struct ua_delete_raw_modified_details *d = eo->obj;
@@ -324,12 +359,11 @@ wk_svc_histupd_check(struct wk_svc_ctx *ctx, const struct ua_extobj *eo,
         st = wk_svc_histupd_node(ctx, &d->node_id, &u.key);
         if (st != UA_GOOD)
             return st;
-        if (d->is_delete_modified)
-            return UA_BAD_HISTORY_OPERATION_UNSUPPORTED;
         if (d->start_time <= 0 || d->end_time <= 0
             || d->start_time == d->end_time)
             return UA_BAD_HISTORY_OPERATION_INVALID;
-        u.what = SHM_FO_HUPD_DELETE_RAW;
+        u.what = d->is_delete_modified ? SHM_FO_HUPD_FORGET
+                                       : SHM_FO_HUPD_DELETE_RAW;
         u.lo = d->start_time < d->end_time ? d->start_time : d->end_time;
         u.hi = d->start_time < d->end_time ? d->end_time : d->start_time;
     } else if (eo->type == &ua_types[UA_TYPE_DELETEATTIMEDETAILS]) {
@@ -340,7 +374,7 @@ wk_svc_histupd_check(struct wk_svc_ctx *ctx, const struct ua_extobj *eo,
             return st;
         if (d->n_req_times <= 0)
             return UA_BAD_HISTORY_OPERATION_INVALID;
-        if ((size_t)d->n_req_times * 8 > cap - sizeof(u))
+        if ((size_t)d->n_req_times * 8 > cap - (size_t)(p - rec))
             return UA_BAD_REQUEST_TOO_LARGE;
         u.what = SHM_FO_HUPD_DELETE_AT;
         memcpy(p, d->req_times, (size_t)d->n_req_times * 8);
@@ -351,6 +385,35 @@ wk_svc_histupd_check(struct wk_svc_ctx *ctx, const struct ua_extobj *eo,
     }
     memcpy(rec, &u, sizeof(u));
     *len = (uint32_t)(p - rec);
+    return UA_GOOD;
+}
+
+/* n DataValues v at *pp (in rec[cap]), each a uint32 length and its
+ * encoding padded: UA_GOOD, or BadRequestTooLarge. */
+static ua_status
+wk_svc_histupd_values(uint8_t **pp, const uint8_t *rec, size_t cap,
+                      int32_t n, const struct ua_datavalue *v)
+{
+    uint8_t *p = *pp;
+    size_t   used;
+
+    for (int32_t k = 0; k < n; k++) {
+        uint32_t dl;
+        size_t   room = cap - (size_t)(p - rec);
+
+        if (room < 4 + SHM_FO_WOP_ALIGN
+            || ua_encode(&v[k], &ua_types[UA_TYPE_DATAVALUE], p + 4,
+                         room - 4, &used) != UA_GOOD
+            || used + 4 + SHM_FO_WOP_ALIGN > room)
+            return UA_BAD_REQUEST_TOO_LARGE;
+        dl = (uint32_t)used;
+        memcpy(p, &dl, 4);
+        used = (4 + used + SHM_FO_WOP_ALIGN - 1)
+               & ~(size_t)(SHM_FO_WOP_ALIGN - 1);
+        memset(p + 4 + dl, 0, used - 4 - dl);
+        p += used;
+    }
+    *pp = p;
     return UA_GOOD;
 }
 

@@ -11,6 +11,13 @@
 //   - Replace of one that is there (GoodEntryReplaced) and one that is not
 //     (BadNoEntryExists); Update of one that is there (GoodEntryReplaced)
 //     and one that is not (GoodEntryInserted);
+//   - isReadModified: the replaced value's old value with updateType
+//     Replace and the user's name ("interop"), the updated one's with
+//     Update, the inserted ones with Insert (HistoryModifiedData);
+//   - annotations through the variable's Annotations Property (Browse
+//     finds it): UpdateStructureDataDetails Insert (GoodEntryInserted),
+//     again (BadEntryExists), a raw read of the property gives the
+//     Annotation back; a Double instead of an Annotation BadTypeMismatch;
 //   - DeleteAtTimeDetails: one there (Good), one not (BadNoEntryExists);
 //   - DeleteRawModifiedDetails over the rest: nothing left in the range;
 //   - Part 13's Historian1 raw table inserted (another day), the values
@@ -24,8 +31,8 @@
 //   - an anonymous session: BadUserAccessDenied, nothing changed;
 //   - AccessLevel HistoryRead and HistoryWrite; UserAccessLevel the same
 //     for the operator, HistoryRead only for an anonymous session;
-//   - HistoryServerCapabilities says Insert/Replace/Update/DeleteRaw and
-//     DeleteAtTime are supported, OperationLimits
+//   - HistoryServerCapabilities says Insert/Replace/Update/DeleteRaw,
+//     DeleteAtTime and InsertAnnotation are supported, OperationLimits
 //     MaxNodesPerHistoryUpdateData history.max_update_nodes (100).
 //
 // Run by tests/interop/run.sh (UA_INTEROP_URL, UA_INTEROP_PASSWORD).
@@ -58,8 +65,10 @@ const {
 // HistoryUpdateDetails, which node-opcua does not re-export.
 const {
     UpdateDataDetails,
+    UpdateStructureDataDetails,
     DeleteAtTimeDetails,
     DeleteRawModifiedDetails,
+    Annotation,
 } = require("node-opcua-types");
 
 // PerformUpdateType (Part 11 §6.8.3).
@@ -175,9 +184,9 @@ describe("HistoryUpdate of a historized variable (ns=1;s=v6)", { skip },
         it("HistoryServerCapabilities: the updates are supported",
             async () => {
                 // InsertData, ReplaceData, UpdateData, DeleteRaw,
-                // DeleteAtTime (Part 11 §5.4.2).
+                // DeleteAtTime, InsertAnnotation (Part 11 §5.4.2).
                 const ids = ["i=11196", "i=11197", "i=11198", "i=11199",
-                    "i=11200"];
+                    "i=11200", "i=11275"];
                 const dvs = await session.read(ids.map((nodeId) =>
                     ({ nodeId, attributeId: AttributeIds.Value })));
                 dvs.forEach((d, k) => assert.equal(d.value.value, true,
@@ -264,6 +273,81 @@ describe("HistoryUpdate of a historized variable (ns=1;s=v6)", { skip },
             assert.deepEqual(got.map((d) => d.value.value),
                 [10, 21, 31, 40, 60]);
             assert.ok(got[1].statusCode.isGood(), "replaced with Good");
+        });
+
+        it("isReadModified: the old values with their ModificationInfo",
+            async () => {
+                const r = await session.historyRead(new HistoryReadRequest({
+                    historyReadDetails: new ReadRawModifiedDetails({
+                        isReadModified: true, startTime: at(0),
+                        endTime: at(100), numValuesPerNode: 0,
+                        returnBounds: false }),
+                    timestampsToReturn: TimestampsToReturn.Source,
+                    nodesToRead: [{ nodeId: NODE }],
+                }));
+                const res = r.results[0];
+                assert.ok(res.statusCode.isGood(), res.statusCode.toString());
+                const hm = res.historyData;
+                assert.equal(hm.modificationInfos.length,
+                    hm.dataValues.length);
+                const rows = hm.dataValues.map((d, k) => [
+                    d.sourceTimestamp.getTime() - T0,
+                    d.value.value,
+                    hm.modificationInfos[k].updateType,
+                    hm.modificationInfos[k].userName]);
+                // HistoryUpdateType: Insert 1, Replace 2, Update 3.
+                assert.deepEqual(rows, [
+                    [1000, 10, 1, "interop"], [2000, 20, 1, "interop"],
+                    [2000, 20, 2, "interop"], [3000, 30, 1, "interop"],
+                    [3000, 30, 3, "interop"], [4000, 40, 1, "interop"],
+                    [6000, 60, 1, "interop"]]);
+                const when = hm.modificationInfos[2].modificationTime;
+                assert.ok(Math.abs(when.getTime() - Date.now()) < 600000,
+                    `modificationTime ${when.toISOString()}`);
+            });
+
+        it("annotations through the Annotations Property", async () => {
+            const br = await session.browse({ nodeId: NODE,
+                referenceTypeId: "i=46", browseDirection: 0,
+                includeSubtypes: true, resultMask: 63 });
+            const prop = br.references.find(
+                (x) => x.browseName.name === "Annotations");
+            assert.ok(prop, "v6 has an Annotations Property");
+            const anno = (msg, s, value) => new DataValue({
+                value: value || new Variant({
+                    dataType: DataType.ExtensionObject,
+                    value: new Annotation({ message: msg,
+                        userName: "interop",
+                        annotationTime: new Date() }) }),
+                sourceTimestamp: at(s),
+            });
+            const put = (values) => update(session, [
+                new UpdateStructureDataDetails({ nodeId: prop.nodeId,
+                    performInsertReplace: PerformUpdateType.Insert,
+                    updateValues: values })]);
+            let r = await put([anno("checked by the lab", 1)]);
+            assert.deepEqual(codes(r.results[0]),
+                [StatusCodes.GoodEntryInserted.value]);
+            r = await put([anno("again", 1), anno("no annotation", 2,
+                new Variant({ dataType: DataType.Double, value: 1 }))]);
+            assert.deepEqual(codes(r.results[0]),
+                [StatusCodes.BadEntryExists.value,
+                    StatusCodes.BadTypeMismatch.value]);
+            const h = await session.historyRead(new HistoryReadRequest({
+                historyReadDetails: new ReadRawModifiedDetails({
+                    isReadModified: false, startTime: at(0),
+                    endTime: at(100), numValuesPerNode: 0,
+                    returnBounds: false }),
+                timestampsToReturn: TimestampsToReturn.Source,
+                nodesToRead: [{ nodeId: prop.nodeId }],
+            }));
+            assert.ok(h.results[0].statusCode.isGood(),
+                h.results[0].statusCode.toString());
+            const got = h.results[0].historyData.dataValues;
+            assert.equal(got.length, 1);
+            assert.equal(got[0].sourceTimestamp.getTime(), at(1).getTime());
+            assert.equal(got[0].value.value.message, "checked by the lab");
+            assert.equal(got[0].value.value.userName, "interop");
         });
 
         it("DeleteAtTime, then DeleteRawModified", async () => {

@@ -1,0 +1,434 @@
+/*
+ * tests/unit/hist/check_modified.c: the history store's side databases
+ * (hist/side.c) on a real LMDB environment: modified values kept by
+ * HistoryUpdate's insert, replace, update and deletes (hist/modified.c)
+ * with their ModificationInfo, read forward and backward, forgotten by
+ * range; annotations (hist/annot.c) with Insert / Replace / Update /
+ * Remove outcomes per time and user, read back; neither written by the
+ * plain store calls; retention dropping both with their samples; a
+ * reader handle seeing them; a store reopened keeping them.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hist/annot.h"
+#include "hist/modified.h"
+#include "hist/side.h"
+#include "hist/store.h"
+
+#define SEC 10000000ll
+#define T0  133000000000000000ll
+
+static char dir[64];
+
+static void
+setup(void)
+{
+    snprintf(dir, sizeof(dir), "/tmp/hs_mod.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void
+teardown(void)
+{
+    char p[128];
+
+    snprintf(p, sizeof(p), "%s/data.mdb", dir);
+    unlink(p);
+    snprintf(p, sizeof(p), "%s/lock.mdb", dir);
+    unlink(p);
+    rmdir(dir);
+}
+
+static void
+le64(uint8_t *p, int64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)((uint64_t)v >> (8 * i));
+}
+
+/* A Double DataValue at time t (source and server): 26 bytes. */
+static size_t
+dv_double(uint8_t *b, double d, int64_t t)
+{
+    b[0] = 0x0D;
+    b[1] = 11;
+    memcpy(b + 2, &d, 8);
+    le64(b + 10, t);
+    le64(b + 18, t);
+    return 26;
+}
+
+static double
+dv_value(const struct hs_sample *s)
+{
+    double d;
+
+    ck_assert_uint_ge(s->body_len, 10);
+    memcpy(&d, s->body + 2, 8);
+    return d;
+}
+
+static struct hs_store *
+open_store(int64_t retention, bool ro)
+{
+    struct hs_store_config c = {
+        .dir = dir, .map_bytes = 64 << 20, .retention = retention,
+        .readonly = ro, .nosync = true,
+    };
+    char             err[256];
+    struct hs_store *s = hs_store_open(&c, err, sizeof(err));
+
+    ck_assert_msg(s != NULL, "open: %s", err);
+    return s;
+}
+
+static uint64_t
+node(struct hs_store *s, const char *name)
+{
+    uint8_t  id[64];
+    size_t   n = strlen(name);
+    uint64_t key;
+
+    id[0] = 0x03;
+    id[1] = 1;
+    id[2] = 0;
+    id[3] = (uint8_t)n;
+    id[4] = id[5] = id[6] = 0;
+    memcpy(id + 7, name, n);
+    ck_assert_int_eq(hs_store_node_add(s, id, 7 + n, 0, &key), 0);
+    return key;
+}
+
+static void
+fill(struct hs_store *s, uint64_t key, int64_t t0, int n)
+{
+    static uint8_t      dv[1024][26];
+    static struct hs_in in[1024];
+
+    ck_assert_int_le(n, 1024);
+    for (int i = 0; i < n; i++) {
+        in[i].key = key;
+        in[i].len = (uint32_t)dv_double(dv[i], i, t0 + i * SEC);
+        in[i].dv = dv[i];
+    }
+    ck_assert_int_eq(hs_store_append(s, in, (size_t)n), 0);
+}
+
+/* The modified values of key in [lo, hi]: n, their types, values and
+ * users into the arrays (at most 16). */
+static int
+mods(struct hs_store *s, uint64_t key, int64_t lo, int64_t hi, bool rev,
+     int *type, double *val, int64_t *t, char users[][16])
+{
+    static struct hs_read r;
+    struct hs_side_read   m;
+    struct hs_sample      smp;
+    struct hs_mod_info    mi;
+    int                   n = 0, rc;
+
+    ck_assert_int_eq(hs_read_begin(s, &r), 0);
+    ck_assert_int_eq(hs_modified_seek(&m, &r, key, lo, hi, rev), 0);
+    while ((rc = hs_modified_next(&m, &smp, &mi)) == 0) {
+        ck_assert_int_lt(n, 16);
+        type[n] = (int)mi.type;
+        val[n] = dv_value(&smp);
+        t[n] = smp.t;
+        ck_assert_uint_lt(mi.user_len, 16);
+        memcpy(users[n], mi.user, mi.user_len);
+        users[n][mi.user_len] = '\0';
+        ck_assert_int_ge(mi.time, T0);
+        n++;
+    }
+    ck_assert_int_eq(rc, -ENOENT);
+    hs_read_end(&r);
+    return n;
+}
+
+START_TEST(test_modified)
+{
+    struct hs_store        *s = open_store(0, false), *rd;
+    uint64_t                a = node(s, "a"), b = node(s, "b"), n;
+    struct hs_mod_who       op = { T0 + 5000 * SEC, "op", 2 };
+    struct hs_mod_who       eng = { T0 + 5000 * SEC, "engineer", 8 };
+    enum hs_outcome         o;
+    uint8_t                 dv[26];
+    int                     type[16];
+    double                  val[16];
+    int64_t                 t[16];
+    char                    users[16][16];
+
+    fill(s, a, T0, 100);
+    fill(s, b, T0, 100);
+    /* The plain calls keep nothing. */
+    dv_double(dv, 70, T0 + 7 * SEC);
+    ck_assert_int_eq(hs_store_update(s, a, HS_UPD_REPLACE, dv, 26, &o), 0);
+    ck_assert_int_eq(o, HS_REPLACED);
+    ck_assert_int_eq(mods(s, a, 0, INT64_MAX, false, type, val, t, users),
+                     0);
+    /* Replace keeps the value it replaced, twice at one time (the same
+     * tick: both kept, in order). */
+    dv_double(dv, 500, T0 + 5 * SEC);
+    ck_assert_int_eq(hs_modified_update(s, a, HS_UPD_REPLACE, dv, 26, &op,
+                                        &o), 0);
+    ck_assert_int_eq(o, HS_REPLACED);
+    dv_double(dv, 501, T0 + 5 * SEC);
+    ck_assert_int_eq(hs_modified_update(s, a, HS_UPD_REPLACE, dv, 26, &eng,
+                                        &o), 0);
+    /* Insert keeps the new value; a refused insert keeps nothing. */
+    dv_double(dv, 1000, T0 + 200 * SEC);
+    ck_assert_int_eq(hs_modified_update(s, a, HS_UPD_INSERT, dv, 26, &op,
+                                        &o), 0);
+    ck_assert_int_eq(o, HS_INSERTED);
+    ck_assert_int_eq(hs_modified_update(s, a, HS_UPD_INSERT, dv, 26, &op,
+                                        &o), 0);
+    ck_assert_int_eq(o, HS_EXISTS);
+    /* Update that replaces: the old value, Update. */
+    dv_double(dv, 1001, T0 + 200 * SEC);
+    ck_assert_int_eq(hs_modified_update(s, a, HS_UPD_UPDATE, dv, 26, &op,
+                                        &o), 0);
+    ck_assert_int_eq(o, HS_REPLACED);
+    /* Deletes keep each value deleted. */
+    ck_assert_int_eq(hs_modified_delete_range(s, a, T0 + 10 * SEC,
+                                              T0 + 13 * SEC, &eng, &n), 0);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_int_eq(hs_modified_delete_at(s, a, T0 + 20 * SEC, &op, &n), 0);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_int_eq(mods(s, a, 0, INT64_MAX, false, type, val, t, users),
+                     8);
+    ck_assert_int_eq(type[0], HS_MOD_REPLACE);
+    ck_assert_double_eq(val[0], 5);
+    ck_assert_str_eq(users[0], "op");
+    ck_assert_int_eq(type[1], HS_MOD_REPLACE);
+    ck_assert_double_eq(val[1], 500);
+    ck_assert_str_eq(users[1], "engineer");
+    for (int i = 2; i < 5; i++) {
+        ck_assert_int_eq(type[i], HS_MOD_DELETE);
+        ck_assert_double_eq(val[i], 8 + i);
+        ck_assert_int_eq(t[i], T0 + (8 + i) * SEC);
+    }
+    ck_assert_int_eq(type[5], HS_MOD_DELETE);
+    ck_assert_double_eq(val[5], 20);
+    ck_assert_int_eq(type[6], HS_MOD_INSERT);
+    ck_assert_double_eq(val[6], 1000);
+    ck_assert_int_eq(type[7], HS_MOD_UPDATE);
+    ck_assert_double_eq(val[7], 1000);
+    /* Backwards, a time range, another node. */
+    ck_assert_int_eq(mods(s, a, T0 + 11 * SEC, T0 + 20 * SEC, true, type,
+                          val, t, users), 3);
+    ck_assert_double_eq(val[0], 20);
+    ck_assert_double_eq(val[2], 11);
+    ck_assert_int_eq(mods(s, b, 0, INT64_MAX, false, type, val, t, users),
+                     0);
+    /* A reader beside the writer, a reopened store. */
+    rd = open_store(0, true);
+    ck_assert_int_eq(mods(rd, a, 0, INT64_MAX, true, type, val, t, users),
+                     8);
+    hs_store_close(rd);
+    hs_store_close(s);
+    s = open_store(0, false);
+    ck_assert_int_eq(mods(s, a, 0, INT64_MAX, false, type, val, t, users),
+                     8);
+    /* Forgotten by range (isDeleteModified), the samples untouched. */
+    ck_assert_int_eq(hs_modified_forget(s, a, T0, T0 + 12 * SEC, &n), 0);
+    ck_assert_uint_eq(n, 4);
+    ck_assert_int_eq(mods(s, a, 0, INT64_MAX, false, type, val, t, users),
+                     4);
+    ck_assert_int_eq(hs_modified_forget(s, a, T0, T0 + 12 * SEC, &n), 0);
+    ck_assert_uint_eq(n, 0);
+    /* Not registered. */
+    ck_assert_int_eq(hs_modified_update(s, 12345, HS_UPD_INSERT, dv, 26,
+                                        &op, &o), -ENOENT);
+    hs_store_close(s);
+}
+END_TEST
+
+/* An annotation DataValue: a Variant ExtensionObject (the body here
+ * opaque bytes) at source time t. */
+static size_t
+dv_annot(uint8_t *b, const char *msg, int64_t t)
+{
+    size_t n = strlen(msg);
+
+    b[0] = 0x05;                /* value, source timestamp */
+    b[1] = 22;                  /* ExtensionObject */
+    b[2] = 0x01;                /* NodeId i=893, two-byte form won't do */
+    b[3] = 0;
+    b[4] = 0x7D;
+    b[5] = 0x03;
+    b[6] = 0x01;                /* binary body */
+    b[7] = (uint8_t)n;
+    b[8] = b[9] = b[10] = 0;
+    memcpy(b + 11, msg, n);
+    le64(b + 11 + n, t);
+    return 19 + n;
+}
+
+static int
+annots(struct hs_store *s, uint64_t key, int64_t lo, int64_t hi, bool rev,
+       int64_t *t, char users[][16])
+{
+    static struct hs_read r;
+    struct hs_side_read   m;
+    struct hs_sample      smp;
+    const uint8_t        *u;
+    size_t                ul;
+    int                   n = 0, rc;
+
+    ck_assert_int_eq(hs_read_begin(s, &r), 0);
+    ck_assert_int_eq(hs_annot_seek(&m, &r, key, lo, hi, rev), 0);
+    while ((rc = hs_annot_next(&m, &smp, &u, &ul)) == 0) {
+        ck_assert_int_lt(n, 16);
+        ck_assert(smp.has_src);
+        t[n] = smp.t;
+        ck_assert_uint_lt(ul, 16);
+        memcpy(users[n], u, ul);
+        users[n][ul] = '\0';
+        n++;
+    }
+    ck_assert_int_eq(rc, -ENOENT);
+    hs_read_end(&r);
+    return n;
+}
+
+START_TEST(test_annotations)
+{
+    struct hs_store *s = open_store(0, false);
+    uint64_t         a = node(s, "a");
+    enum hs_outcome  o;
+    uint8_t          dv[64];
+    size_t           n;
+    int64_t          t[16];
+    char             users[16][16];
+    const uint8_t   *op = (const uint8_t *)"op", *eng =
+        (const uint8_t *)"eng";
+
+    n = dv_annot(dv, "scan failed", T0 + 40 * SEC);
+    ck_assert_int_eq(hs_annot_update(s, a, HS_UPD_INSERT, dv, n, op, 2,
+                                     &o), 0);
+    ck_assert_int_eq(o, HS_INSERTED);
+    ck_assert_int_eq(hs_annot_update(s, a, HS_UPD_INSERT, dv, n, op, 2,
+                                     &o), 0);
+    ck_assert_int_eq(o, HS_EXISTS);
+    /* Another user at the same time: another annotation. */
+    ck_assert_int_eq(hs_annot_update(s, a, HS_UPD_INSERT, dv, n, eng, 3,
+                                     &o), 0);
+    ck_assert_int_eq(o, HS_INSERTED);
+    n = dv_annot(dv, "fixed", T0 + 50 * SEC);
+    ck_assert_int_eq(hs_annot_update(s, a, HS_UPD_REPLACE, dv, n, op, 2,
+                                     &o), 0);
+    ck_assert_int_eq(o, HS_NO_ENTRY);
+    ck_assert_int_eq(hs_annot_update(s, a, HS_UPD_UPDATE, dv, n, op, 2,
+                                     &o), 0);
+    ck_assert_int_eq(o, HS_INSERTED);
+    ck_assert_int_eq(hs_annot_update(s, a, HS_UPD_UPDATE, dv, n, op, 2,
+                                     &o), 0);
+    ck_assert_int_eq(o, HS_REPLACED);
+    ck_assert_int_eq(hs_annot_update(s, a, HS_UPD_REPLACE, dv, n, op, 2,
+                                     &o), 0);
+    ck_assert_int_eq(o, HS_REPLACED);
+    ck_assert_int_eq(annots(s, a, 0, INT64_MAX, false, t, users), 3);
+    ck_assert_int_eq(t[0], T0 + 40 * SEC);
+    ck_assert_str_eq(users[0], "eng");
+    ck_assert_str_eq(users[1], "op");
+    ck_assert_int_eq(t[2], T0 + 50 * SEC);
+    ck_assert_int_eq(annots(s, a, 0, T0 + 45 * SEC, true, t, users), 2);
+    ck_assert_str_eq(users[0], "op");
+    /* Remove: found, then not. */
+    ck_assert_int_eq(hs_annot_update(s, a, HS_ANNOT_REMOVE, dv, n, op, 2,
+                                     &o), 0);
+    ck_assert_int_eq(o, HS_REPLACED);
+    ck_assert_int_eq(hs_annot_update(s, a, HS_ANNOT_REMOVE, dv, n, op, 2,
+                                     &o), 0);
+    ck_assert_int_eq(o, HS_NO_ENTRY);
+    ck_assert_int_eq(annots(s, a, 0, INT64_MAX, false, t, users), 2);
+    /* Bad input: an unknown node, no source timestamp, a bad op. */
+    ck_assert_int_eq(hs_annot_update(s, 777, HS_UPD_INSERT, dv, n, op, 2,
+                                     &o), -ENOENT);
+    ck_assert_int_eq(hs_annot_update(s, a, 5, dv, n, op, 2, &o), -EINVAL);
+    dv[0] = 0x01;
+    ck_assert_int_eq(hs_annot_update(s, a, HS_UPD_INSERT, dv, n - 8, op, 2,
+                                     &o), -EINVAL);
+    hs_store_close(s);
+}
+END_TEST
+
+START_TEST(test_retention)
+{
+    /* Retention one day: what is older than a day and older than the
+     * oldest sample goes. */
+    struct hs_store  *s = open_store(86400 * SEC, false);
+    uint64_t          a = node(s, "a"), n, e, bytes;
+    struct hs_mod_who op = { T0, "op", 2 };
+    enum hs_outcome   o;
+    uint8_t           dv[64];
+    size_t            len;
+    int               type[16];
+    double            val[16];
+    int64_t           t[16];
+    char              users[16][16];
+
+    fill(s, a, T0, 1000);
+    dv_double(dv, 1, T0 + 5 * SEC);
+    ck_assert_int_eq(hs_modified_update(s, a, HS_UPD_REPLACE, dv, 26, &op,
+                                        &o), 0);
+    dv_double(dv, 1, T0 + 900 * SEC);
+    ck_assert_int_eq(hs_modified_update(s, a, HS_UPD_REPLACE, dv, 26, &op,
+                                        &o), 0);
+    len = dv_annot(dv, "old", T0 + 5 * SEC);
+    ck_assert_int_eq(hs_annot_update(s, a, HS_UPD_INSERT, dv, len,
+                                     (const uint8_t *)"op", 2, &o), 0);
+    len = dv_annot(dv, "new", T0 + 900 * SEC);
+    ck_assert_int_eq(hs_annot_update(s, a, HS_UPD_INSERT, dv, len,
+                                     (const uint8_t *)"op", 2, &o), 0);
+    ck_assert_int_eq(hs_side_stat(s, HS_SIDE_MODIFIED, &e, &bytes), 0);
+    ck_assert_uint_eq(e, 2);
+    ck_assert_uint_gt(bytes, 0);
+    /* Nothing is old enough yet. */
+    ck_assert_int_eq(hs_side_prune(s, T0 + 86400 * SEC, &n), 0);
+    ck_assert_uint_eq(n, 0);
+    /* A day after T0 + 500 s: the samples before it go, and with them
+     * the entries at T0 + 5 s. */
+    ck_assert_int_eq(hs_store_prune(s, T0 + (86400 + 500) * SEC, &n), 0);
+    ck_assert_int_eq(hs_side_prune(s, T0 + (86400 + 500) * SEC, &n), 0);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_int_eq(mods(s, a, 0, INT64_MAX, false, type, val, t, users),
+                     1);
+    ck_assert_int_eq(t[0], T0 + 900 * SEC);
+    ck_assert_int_eq(annots(s, a, 0, INT64_MAX, false, t, users), 1);
+    ck_assert_int_eq(t[0], T0 + 900 * SEC);
+    hs_store_close(s);
+}
+END_TEST
+
+static Suite *
+modified_suite(void)
+{
+    Suite *s = suite_create("hist/modified");
+    TCase *tc = tcase_create("modified");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_modified);
+    tcase_add_test(tc, test_annotations);
+    tcase_add_test(tc, test_retention);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int
+main(void)
+{
+    SRunner *sr = srunner_create(modified_suite());
+    int      failed;
+
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
