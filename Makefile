@@ -350,6 +350,12 @@ CHECK_PROGS += $(INTEG)/integ_alarm
 # another worker moves there with its subscription, its sequence numbers
 # and kept messages; forged tokens refused (tests/integ/integ_roam.c).
 CHECK_PROGS += $(INTEG)/integ_roam
+# A worker's death is a reconnect: kill -9 of the worker holding a
+# session, its successor takes it over from the park, every value (queued
+# in the dead worker, written while it was dead) arrives, Republish; a
+# session whose client never comes back times out; a park too small
+# counts (tests/integ/integ_kill.c).
+CHECK_PROGS += $(INTEG)/integ_kill
 # A rolling restart (restart-workers, SIGUSR2) under load keeps the
 # session, its subscription and every value (tests/integ/integ_roll.c).
 CHECK_PROGS += $(INTEG)/integ_roll

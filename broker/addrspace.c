@@ -133,6 +133,11 @@ bk_addrspace_plan(const struct bk_config *c, struct shm_plan *p)
     p->pki_workers = c->workers;
     /* Failures per client, shared by the workers (shm/throttle.h). */
     p->throttle_entries = c->throttle_entries;
+    /* Parked sessions and the change log (shm/park.h). */
+    p->park_workers = c->workers;
+    p->park_records = c->max_sessions;
+    p->park_bytes = c->session_park_bytes;
+    p->change_log_entries = c->change_log_entries;
 }
 
 static int

@@ -141,6 +141,15 @@ static const struct bk_conf_key bk_conf_keys[] = {
         "16777216", 65536, 1073741824,
         "largest session (with its subscriptions, queues and kept "
         "messages) that moves between workers"),
+    U32("limits", "session_park_bytes", session_park_bytes, "16777216", 0,
+        1073741824,
+        "shared memory per worker where its sessions are kept for its "
+        "successor should it die (0: off; a session that does not fit is "
+        "not kept)"),
+    U32("limits", "change_log_entries", change_log_entries, "65536", 1024,
+        16777216,
+        "value changes the broker keeps for the successor of a dead "
+        "worker (64 bytes each, a power of two)"),
     U32("limits", "min_token_lifetime_ms", min_token_lifetime_ms, "60000",
         1000, 3600000, "shortest secure channel token lifetime granted"),
     U32("limits", "max_token_lifetime_ms", max_token_lifetime_ms, "3600000",

@@ -54,6 +54,8 @@ struct bk_config {
     uint32_t max_session_timeout_ms;
     uint32_t session_move_timeout_ms;
     uint32_t max_session_move_bytes;
+    uint32_t session_park_bytes;        /* per worker slot, 0: off */
+    uint32_t change_log_entries;
     uint32_t min_token_lifetime_ms;
     uint32_t max_token_lifetime_ms;
     uint32_t max_translate_path_elements;

@@ -77,6 +77,8 @@ struct bk_fanout {
     uint64_t                up_mask;    /* live workers */
     struct shm_blockpool_ref pool;
     struct shm_fanout_ref   fo;
+    struct shm_park        *park;       /* parked sessions, the change
+                                         * log (NULL: none) */
     struct bk_fanout_worker w[SHM_WORKERS_MAX];
     /* The block being filled. */
     bool                    filling;
@@ -131,8 +133,10 @@ int bk_fanout_worker_start(struct bk_fanout *f, unsigned slot);
 void bk_fanout_worker_dead(struct bk_fanout *f, unsigned slot);
 
 /*
- * A record of slot's change into the block being filled, for the workers
- * in mask (non-zero, live workers only): len bytes of encoded Variant
+ * A record of slot's change into the change log (shm/park.h, when the
+ * segment has parks) and into the block being filled, for the live
+ * workers in mask (non-zero: the slot's interest bits, those a dead
+ * worker left for its successor included): len bytes of encoded Variant
  * with m's status and timestamps, as the slot holds them now.  The value
  * path (broker/value.c) loads mask after the slot's store (its ordering
  * contract (1)).  A change that cannot be delivered is marked lost.
