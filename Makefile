@@ -19,6 +19,8 @@
 #   make bench-sub       the worker's notification path in memory
 #   make bench-hist      the history store: ingest, bytes/sample, reads
 #   make bench-hist-read HistoryRead of 10,000 values through the server
+#   make bench-hist-ingest historized changes through the broker, on/off
+#   make bench-hist-proc ReadProcessed Average per hour over a day, server
 #   make bench-histmod   the cost of keeping modified values, their reads
 #   make bench-histevent event history in the store: events/s, reads
 #   make bench-histevent-read ReadEventDetails of 10,000 events through the
@@ -352,6 +354,12 @@ CHECK_PROGS += $(INTEG)/integ_alarm
 # another worker moves there with its subscription, its sequence numbers
 # and kept messages; forged tokens refused (tests/integ/integ_roam.c).
 CHECK_PROGS += $(INTEG)/integ_roam
+# A worker's death is a reconnect: kill -9 of the worker holding a
+# session, its successor takes it over from the park, every value (queued
+# in the dead worker, written while it was dead) arrives, Republish; a
+# session whose client never comes back times out; a park too small
+# counts (tests/integ/integ_kill.c).
+CHECK_PROGS += $(INTEG)/integ_kill
 # A rolling restart (restart-workers, SIGUSR2) under load keeps the
 # session, its subscription and every value (tests/integ/integ_roll.c).
 CHECK_PROGS += $(INTEG)/integ_roll
@@ -770,6 +778,19 @@ bench-histmod: $(BENCH_HISTMOD)
 .PHONY: bench-hist-read
 bench-hist-read: build/uabroker build/uaworker build/uahistorian
 	sh tests/bench/bench_hist_read.sh $(BENCH_ARGS)
+
+# History end to end (docs/benchmarks.md "History: end to end"):
+# historized changes through the broker, history off and on alternating
+# (tests/bench/bench_hist_ingest.sh; BENCH_ARGS="[uabroker [vars
+# [seconds [rounds]]]]"), and ReadProcessed Average per hour over a day
+# through the server (tests/bench/bench_hist_proc.sh, node-opcua from
+# tests/interop; BENCH_ARGS="[uabroker [reads]]").
+.PHONY: bench-hist-ingest bench-hist-proc
+bench-hist-ingest: build/uabroker build/uaworker build/uahistorian
+	sh tests/bench/bench_hist_ingest.sh $(BENCH_ARGS)
+
+bench-hist-proc: build/uabroker build/uaworker build/uahistorian
+	sh tests/bench/bench_hist_proc.sh $(BENCH_ARGS)
 
 # The alarm evaluator's cost per value change and the alarm storm's per
 # condition event, in the broker (tests/bench/bench_alarm.c);

@@ -21,6 +21,8 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "histcfg.h"
+#include "histconf.h"
 #include "histnode.h"
 #include "ns0_gen.h"
 #include "nsbuild.h"
@@ -33,10 +35,6 @@
 #include "shm/plan.h"
 #include "shm/throttle.h"
 
-/* AccessLevel's HistoryRead bit (Part 3 §8.57). */
-#define BK_AS_ACCESS_HISTORY_READ 0x04u
-#define BK_AS_ACCESS_HISTORY_WRITE 0x08u  /* operators only (worker/attr.c) */
-
 #define BK_DEMO_FOLDERS   7
 #define BK_DEMO_BUILTINS  25
 #define BK_DEMO_ANALOG    3     /* AnalogItems, each with 2 properties */
@@ -48,10 +46,7 @@ static int bk_as_build_ns0(struct bk_addrspace *as, int64_t now, char *err,
 static int bk_as_build_demo(struct bk_addrspace *as,
                             const struct bk_config *c, uint32_t slot,
                             int64_t now, char *err, size_t errlen);
-static int bk_as_history_one(struct bk_addrspace *as, uint32_t idx);
-static int bk_as_history_mark(struct bk_addrspace *as,
-                              const struct bk_config *c, char *err,
-                              size_t errlen);
+static void bk_as_history_notifiers(struct bk_addrspace *as);
 static int bk_as_throttle_init(struct bk_addrspace *as,
                                const struct bk_config *c, char *err,
                                size_t errlen);
@@ -139,6 +134,11 @@ bk_addrspace_plan(const struct bk_config *c, struct shm_plan *p)
     p->pki_workers = c->workers;
     /* Failures per client, shared by the workers (shm/throttle.h). */
     p->throttle_entries = c->throttle_entries;
+    /* Parked sessions and the change log (shm/park.h). */
+    p->park_workers = c->workers;
+    p->park_records = c->max_sessions;
+    p->park_bytes = c->session_park_bytes;
+    p->change_log_entries = c->change_log_entries;
 }
 
 static int
@@ -601,92 +601,28 @@ full:
 }
 
 
-/* Node idx historized: Historizing, and HistoryRead and HistoryWrite in
- * AccessLevel and UserAccessLevel (Part 3 §5.6.2, §8.57; a session's
- * UserAccessLevel has HistoryWrite for operators only).  0, or -1 when it
- * is not a Variable with a value. */
-static int
-bk_as_history_one(struct bk_addrspace *as, uint32_t idx)
-{
-    struct shm_node *n;
-
-    if (idx == SHM_NONE)
-        return -1;
-    n = shm_nodestore_node(&as->ns, idx);
-    if (n->node_class != SHM_NC_VARIABLE || n->u.var.slot == SHM_NONE)
-        return -1;
-    n->flags |= SHM_NF_HISTORIZING;
-    n->access_level_ex |= BK_AS_ACCESS_HISTORY_READ
-                          | BK_AS_ACCESS_HISTORY_WRITE;
-    n->user_access_level |= BK_AS_ACCESS_HISTORY_READ
-                            | BK_AS_ACCESS_HISTORY_WRITE;
-    return 0;
-}
-
 /*
- * What [history] historizes (issue 18): the Demo.Simulation variables
- * (history.simulation) and history.nodes, with the HistoryRead bit; the
- * NodeSets' Historizing="true" variables keep the AccessLevel and
- * UserAccessLevel their file gives.  The historian (worker/historian.c)
- * takes every node with SHM_NF_HISTORIZING.  With history.events it keeps
- * every event, so the server's own event notifiers (SubscribeToEvents in
- * namespaces 0 and 1: the Server, the Demo objects, alarm sources there)
- * get HistoryRead in their EventNotifier (Part 3 §5.4;
- * worker/svc_histevent.c reads them); a NodeSet's notifiers keep the
- * EventNotifier their file gives, as its variables keep their
- * AccessLevel.
+ * Event history (history.events; worker/histev.c keeps every event): the
+ * server's own event notifiers (SubscribeToEvents in namespaces 0 and 1:
+ * the Server, the Demo objects, alarm sources there) get HistoryRead in
+ * their EventNotifier (Part 3 §5.4; worker/svc_histevent.c reads them); a
+ * NodeSet's notifiers keep the EventNotifier their file gives, as its
+ * variables keep their AccessLevel.
  */
-static int
-bk_as_history_mark(struct bk_addrspace *as, const struct bk_config *c,
-                   char *err, size_t errlen)
+static void
+bk_as_history_notifiers(struct bk_addrspace *as)
 {
-    const char *s = c->history_nodes, *end = s + strlen(s);
-    uint8_t     abuf[512];
+    for (uint32_t i = 0; i < as->ns.nnodes; i++) {
+        struct shm_node   *n = shm_nodestore_node(&as->ns, i);
+        struct shm_nodekey k;
 
-    if (!c->history_enabled)
-        return 0;
-    if (c->history_events)
-        for (uint32_t i = 0; i < as->ns.nnodes; i++) {
-            struct shm_node   *n = shm_nodestore_node(&as->ns, i);
-            struct shm_nodekey k;
-
-            if ((n->node_class != SHM_NC_OBJECT
-                 && n->node_class != SHM_NC_VIEW)
-                || !(n->event_notifier
-                     & UA_EVENTNOTIFIERTYPE_SUBSCRIBETOEVENTS))
-                continue;
-            shm_nodestore_key(&as->ns, i, &k);
-            if (k.ns <= 1)
-                n->event_notifier |= UA_EVENTNOTIFIERTYPE_HISTORYREAD;
-        }
-    if (c->history_simulation)
-        for (int i = 0; i < BK_SIM_MAX; i++)
-            (void)bk_as_history_one(as, as->sim_node[i]);
-    while (s < end) {
-        struct ua_arena  a;
-        struct ua_nodeid id;
-        size_t           used;
-
-        if (*s == ' ' || *s == ',') {
-            s++;
+        if ((n->node_class != SHM_NC_OBJECT && n->node_class != SHM_NC_VIEW)
+            || !(n->event_notifier & UA_EVENTNOTIFIERTYPE_SUBSCRIBETOEVENTS))
             continue;
-        }
-        ua_arena_init(&a, abuf, sizeof(abuf));
-        if (ua_nodeid_parse(s, (size_t)(end - s), ' ', &a, &id, &used)
-                != UA_GOOD
-            || (s[used] != '\0' && s[used] != ' ' && s[used] != ',')) {
-            snprintf(err, errlen, "history.nodes: \"%.40s\" is not a "
-                     "NodeId", s);
-            return -1;
-        }
-        if (bk_as_history_one(as, bk_addrspace_lookup(&as->ns, &id)) != 0) {
-            snprintf(err, errlen, "history.nodes: %.*s is not a Variable "
-                     "of the address space", (int)used, s);
-            return -1;
-        }
-        s += used;
+        shm_nodestore_key(&as->ns, i, &k);
+        if (k.ns <= 1)
+            n->event_notifier |= UA_EVENTNOTIFIERTYPE_HISTORYREAD;
     }
-    return 0;
 }
 
 /*
@@ -740,17 +676,25 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
 
         bk_nodeset_counts(as->nodesets, &nc);
         /* The historized variables' Annotations Properties: at most the
-         * simulation's, [history]'s and every NodeSet variable. */
-        if (c->history_enabled)
+         * simulation's, [history]'s (history.demo_vars, history.nodes,
+         * the [history NAME] sections) and every NodeSet variable. */
+        if (c->history_enabled) {
+            uint32_t sections = c->histnodes != NULL ? c->histnodes->n : 0;
+
             bk_histnode_plan(BK_SIM_MAX + nc.slots
                                  + (uint32_t)strlen(c->history_nodes) / 2
-                                 + 1,
+                                 + 1 + c->history_demo_vars + sections,
                              nc.strings + strlen(c->history_nodes)
-                                 + 64 * BK_SIM_MAX, &p);
+                                 + 64 * BK_SIM_MAX
+                                 + 16 * (uint64_t)c->history_demo_vars
+                                 + (uint64_t)sections * BK_HISTCFG_ID_MAX,
+                             &p);
+        }
         p.nodes += nc.nodes;
         p.refs += 2 * nc.refs;
         p.strings += nc.strings + 8 * (uint64_t)nc.nodes;
         p.slots += nc.slots;
+        bk_histconf_plan(c, nc.historizing, &p);
         /* The NamespaceArray grows by a string per namespace. */
         p.vheap += nc.vheap + 4096
                    + 2 * (uint64_t)bk_nodeset_nuris(as->nodesets) * 256;
@@ -784,15 +728,25 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
             as->nodeset_failed = true;
             goto fail;
         }
+        {
+            struct bk_histconf_demo demo = { as->sim_node, BK_SIM_MAX,
+                                             as->ns1_vars_first };
+
+            /* What is historized, and how (a configuration error when it
+             * names no variable). */
+            if (bk_histconf_add(&as->ns, &as->val, c, &demo, &slot, now, err,
+                                errlen) != 0) {
+                as->nodeset_failed = true;
+                goto fail;
+            }
+        }
     }
-    /* What is historized, and its Annotations Properties (nodes: before
-     * the store is finished). */
-    if (bk_as_history_mark(as, c, err, errlen) != 0) {
-        as->nodeset_failed = true;      /* a configuration error too */
-        goto fail;
-    }
+    /* The historized variables' Annotations Properties (nodes: before
+     * the store is finished; bk_histconf_add marked them). */
     if (c->history_enabled && bk_histnode_add(&as->ns, err, errlen) < 0)
         goto fail;
+    if (c->history_enabled && c->history_events)
+        bk_as_history_notifiers(as);
     if (shm_nodestore_finish(&as->ns) != 0) {
         snprintf(err, errlen, "address space: references do not fit, or "
                  "more than %d reference types", SHM_REFTYPES_MAX);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "alarmcfg.h"
+#include "histcfg.h"
 #include "shm/layout.h"
 #include "shm/log.h"
 
@@ -50,6 +51,9 @@ static int bk_config_paths_beside(struct bk_config *c,
                                   char *err, size_t errlen);
 static int bk_config_alarm_key(struct bk_conf_load *l, const char *section,
                                const char *name, const char *value);
+static int bk_config_histnode_key(struct bk_conf_load *l,
+                                  const char *section, const char *name,
+                                  const char *value);
 static bool bk_config_live(const struct bk_conf_key *k);
 static int bk_config_history_check(const struct bk_config *c, char *err,
                                    size_t errlen);
@@ -137,6 +141,15 @@ static const struct bk_conf_key bk_conf_keys[] = {
         "16777216", 65536, 1073741824,
         "largest session (with its subscriptions, queues and kept "
         "messages) that moves between workers"),
+    U32("limits", "session_park_bytes", session_park_bytes, "16777216", 0,
+        1073741824,
+        "shared memory per worker where its sessions are kept for its "
+        "successor should it die (0: off; a session that does not fit is "
+        "not kept)"),
+    U32("limits", "change_log_entries", change_log_entries, "65536", 1024,
+        16777216,
+        "value changes the broker keeps for the successor of a dead "
+        "worker (64 bytes each, a power of two)"),
     U32("limits", "min_token_lifetime_ms", min_token_lifetime_ms, "60000",
         1000, 3600000, "shortest secure channel token lifetime granted"),
     U32("limits", "max_token_lifetime_ms", max_token_lifetime_ms, "3600000",
@@ -378,6 +391,40 @@ static const struct bk_conf_key bk_conf_keys[] = {
     BOOL("history", "sync", history_sync, "true",
          "fsync each write transaction (off: a kill -9 still loses "
          "nothing committed, a power loss may)"),
+    U32("history", "demo_vars", history_demo_vars, "0", 0, 10000000,
+        "historize the first N Demo.Vars variables too (v0 ...); at most "
+        "addrspace.vars"),
+    /* Each historized node's HistoricalDataConfiguration (Part 11
+     * §5.2.2; broker/histcfg.h): these defaults, or its [history NAME]
+     * section's keys, or what its NodeSet gives. */
+    BOOL("history", "stepped", history_stepped, "false",
+         "Stepped: values hold until the next one (no interpolation "
+         "between them); ReadAtTime and the aggregates follow it"),
+    DBL("history", "min_time_interval_ms", history_min_time_interval_ms,
+        "0", 0, 31536000000.0, "MinTimeInterval (descriptive): the "
+        "shortest time between stored values, ms; the historian keeps "
+        "every change"),
+    DBL("history", "max_time_interval_ms", history_max_time_interval_ms,
+        "0", 0, 31536000000.0, "MaxTimeInterval (descriptive): the "
+        "longest time without a stored value, ms; 0 = none"),
+    DBL("history", "exception_deviation", history_exception_deviation, "0",
+        0, 1e300, "ExceptionDeviation (descriptive): the change below "
+        "which a value is not stored; 0 = every change"),
+    STR("history", "exception_deviation_format",
+        history_exception_deviation_format, "absolute_value",
+        "ExceptionDeviationFormat: absolute_value, percent_of_value, "
+        "percent_of_range, percent_of_eu_range or unknown"),
+    BOOL("history", "treat_uncertain_as_bad", history_treat_uncertain_as_bad,
+         "true", "AggregateConfiguration TreatUncertainAsBad (Part 13 "
+         "§4.2.1.2), used when a ReadProcessed asks for the server's "
+         "defaults"),
+    U32("history", "percent_data_bad", history_percent_data_bad, "100", 0,
+        100, "AggregateConfiguration PercentDataBad"),
+    U32("history", "percent_data_good", history_percent_data_good, "100", 0,
+        100, "AggregateConfiguration PercentDataGood"),
+    BOOL("history", "use_sloped_extrapolation",
+         history_use_sloped_extrapolation, "false",
+         "AggregateConfiguration UseSlopedExtrapolation"),
     BOOL("history", "events", history_events, "true",
          "keep every event (alarms, feed events, audit) for event history "
          "(HistoryRead ReadEventDetails on the Server object and the "
@@ -506,6 +553,8 @@ bk_config_ini_cb(void *user, const char *section, const char *name,
         return 0;
     if (bk_alarmcfg_is_section(section))
         return bk_config_alarm_key(l, section, name, value);
+    if (bk_histcfg_is_section(section))
+        return bk_config_histnode_key(l, section, name, value);
     k = bk_config_find(section, name);
     if (k == NULL) {
         snprintf(l->err, l->errlen, "unknown setting [%s] %s", section, name);
@@ -534,6 +583,19 @@ bk_config_alarm_key(struct bk_conf_load *l, const char *section,
         return 1;
     if (bk_alarmcfg_key(l->c->alarms, section, name, value, l->err,
                         l->errlen) != 0)
+        l->failed = 1;
+    return !l->failed;
+}
+
+/* A key of a [history NAME] section: to its table, if there is one. */
+static int
+bk_config_histnode_key(struct bk_conf_load *l, const char *section,
+                       const char *name, const char *value)
+{
+    if (l->c->histnodes == NULL)
+        return 1;
+    if (bk_histcfg_key(l->c->histnodes, section, name, value, l->err,
+                       l->errlen) != 0)
         l->failed = 1;
     return !l->failed;
 }
@@ -605,6 +667,9 @@ bk_config_load(struct bk_config *c, const char *path, char *err,
     if (c->alarms != NULL
         && bk_alarmcfg_finish(c->alarms, path, c->alarms_max, err, errlen)
                != 0)
+        return -1;
+    if (c->histnodes != NULL
+        && bk_histcfg_finish(c->histnodes, path, err, errlen) != 0)
         return -1;
     return 0;
 }
@@ -966,6 +1031,24 @@ bk_config_history_check(const struct bk_config *c, char *err, size_t errlen)
                  ev != 0 ? " plus history.event_max_mb" : "");
         return -1;
     }
+    if (c->history_demo_vars > c->vars) {
+        snprintf(err, errlen, "history.demo_vars (%u) must not exceed "
+                 "addrspace.vars (%u)", c->history_demo_vars, c->vars);
+        return -1;
+    }
+    {
+        struct bk_histcfg_def d;
+
+        if (bk_histcfg_parse(BK_HC_EXCEPTION_DEVIATION_FORMAT,
+                             c->history_exception_deviation_format, &d)
+            != 0) {
+            snprintf(err, errlen, "history.exception_deviation_format: "
+                     "\"%s\" is not absolute_value, percent_of_value, "
+                     "percent_of_range, percent_of_eu_range or unknown",
+                     c->history_exception_deviation_format);
+            return -1;
+        }
+    }
     if (c->history_enabled && c->workers >= SHM_WORKERS_MAX) {
         snprintf(err, errlen, "history.enabled takes a worker slot: "
                  "server.workers must be below %u", SHM_WORKERS_MAX);
@@ -990,6 +1073,23 @@ bk_config_history_path(const struct bk_config *c, char *out, size_t cap)
     else
         n = snprintf(out, cap, "%s/%s", c->runtime_dir, c->history_dir);
     return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+void
+bk_config_history_def(const struct bk_config *c, struct bk_histcfg_def *d)
+{
+    memset(d, 0, sizeof(*d));
+    d->stepped = c->history_stepped != 0;
+    d->min_time_interval_ms = c->history_min_time_interval_ms;
+    d->max_time_interval_ms = c->history_max_time_interval_ms;
+    d->exception_deviation = c->history_exception_deviation;
+    if (bk_histcfg_parse(BK_HC_EXCEPTION_DEVIATION_FORMAT,
+                         c->history_exception_deviation_format, d) != 0)
+        d->exception_deviation_format = BK_HISTCFG_UNKNOWN;
+    d->treat_uncertain_as_bad = c->history_treat_uncertain_as_bad != 0;
+    d->percent_data_bad = (uint8_t)c->history_percent_data_bad;
+    d->percent_data_good = (uint8_t)c->history_percent_data_good;
+    d->use_sloped_extrapolation = c->history_use_sloped_extrapolation != 0;
 }
 
 /* [history] in the workers' snapshot: where the store is (history off:

@@ -54,6 +54,8 @@ struct bk_config {
     uint32_t max_session_timeout_ms;
     uint32_t session_move_timeout_ms;
     uint32_t max_session_move_bytes;
+    uint32_t session_park_bytes;        /* per worker slot, 0: off */
+    uint32_t change_log_entries;
     uint32_t min_token_lifetime_ms;
     uint32_t max_token_lifetime_ms;
     uint32_t max_translate_path_elements;
@@ -156,6 +158,20 @@ struct bk_config {
     struct bk_alarmcfg *alarms;
     uint32_t history_max_update_nodes;      /* details per HistoryUpdate */
     uint32_t history_pending_updates;       /* per worker */
+    uint32_t history_demo_vars;                  /* v0 .. historized */
+    /* [history]: the HistoricalDataConfiguration defaults (histcfg.h) */
+    uint32_t history_stepped;               /* bool */
+    double   history_min_time_interval_ms;
+    double   history_max_time_interval_ms;
+    double   history_exception_deviation;
+    char     history_exception_deviation_format[BK_CONF_STR_MAX];
+    uint32_t history_treat_uncertain_as_bad;    /* bool */
+    uint32_t history_percent_data_bad;
+    uint32_t history_percent_data_good;
+    uint32_t history_use_sloped_extrapolation;  /* bool */
+    /* Not a key: where the reader puts the [history NAME] sections (NULL:
+     * they are skipped, as at a SIGHUP reload). */
+    struct bk_histcfg *histnodes;
     /* [history]: event history (worker/histev.c) */
     uint32_t history_events;                /* bool */
     uint32_t history_event_retention_s;     /* 0: no limit */
@@ -231,6 +247,11 @@ int bk_config_users_path(const struct bk_config *c, char *out, size_t cap);
  * runtime_dir) into out[cap]: 0, or -1 when it does not fit. */
 int bk_config_history_path(const struct bk_config *c, char *out,
                            size_t cap);
+
+/* The [history] defaults of a node's HistoricalDataConfiguration. */
+struct bk_histcfg_def;
+void bk_config_history_def(const struct bk_config *c,
+                           struct bk_histcfg_def *d);
 
 /* Worker slots with rings: the workers, and the historian's after them
  * when history is on (its slot is c->workers). */

@@ -14,6 +14,14 @@
  *      set when the event exists (shm_fanout_event_mask has the fence): a
  *      worker whose item came after the load missed nothing it could have
  *      had.
+ *  (4) The change log (shm/park.h): every record added to a block is
+ *      logged first, in the same order.  A worker slot's cut is taken
+ *      after the block being filled was flushed and before the slot is
+ *      up: what was logged before the cut never reaches its new worker's
+ *      ring, what is logged after it does (when its bit is set).  A dead
+ *      worker with parked sessions keeps its interest bits, so the
+ *      changes its sessions watch are logged until its successor has
+ *      taken them over (it clears what it does not watch).
  */
 #include "fanout.h"
 
@@ -24,6 +32,7 @@
 #include <time.h>
 
 #include "alloc.h"
+#include "shm/park.h"
 
 static int bk_fanout_rundir(const char *dir, char *err, size_t errlen);
 static void bk_fanout_on_bell(evutil_socket_t fd, short what, void *arg);
@@ -80,6 +89,7 @@ bk_fanout_init(struct bk_fanout *f, const struct shm_segment *seg,
     (void)shm_blockpool_prefault(&f->pool);
     f->rec_cap = shm_blockpool_capacity(f->pool.block_size);
     f->cur_max = f->rec_cap / sizeof(struct shm_block_rec) + 1;
+    f->park = shm_park_of(seg);
     f->rec = bk_alloc(f->rec_cap);
     f->cur_slots = bk_alloc((size_t)f->cur_max * sizeof(*f->cur_slots));
     if (f->rec == NULL || f->cur_slots == NULL) {
@@ -157,6 +167,11 @@ bk_fanout_worker_start(struct bk_fanout *f, unsigned slot)
         }
     }
     fw->greeted = false;
+    /* Contract (4): nothing logged before the cut reaches the new ring. */
+    if (f->park != NULL) {
+        bk_fanout_flush(f);
+        shm_park_cut(f->park, slot);
+    }
     f->up_mask |= UINT64_C(1) << slot;
     return 0;
 }
@@ -176,10 +191,14 @@ bk_fanout_worker_dead(struct bk_fanout *f, unsigned slot)
     f->up_mask &= ~bit;
     (void)shm_ring_reset_dead_consumer(&fw->notif);
     (void)shm_blockpool_reclaim_worker(&f->pool, slot);
-    /* Its monitored items are gone: no interest, no lost marks. */
-    for (uint32_t i = 0; i < v->nslots; i++)
-        if (atomic_load_explicit(&v->interest[i], memory_order_relaxed) & bit)
-            shm_interest_clear(v, i, slot);
+    /* Its monitored items are gone: no interest, no lost marks.  Unless
+     * it parked sessions: then its successor takes them over and the
+     * changes they watch are logged meanwhile (contract (4)). */
+    if (f->park == NULL || shm_park_parked(f->park, slot) == 0)
+        for (uint32_t i = 0; i < v->nslots; i++)
+            if (atomic_load_explicit(&v->interest[i], memory_order_relaxed)
+                & bit)
+                shm_interest_clear(v, i, slot);
     shm_fanout_forget_worker(&f->fo, slot);
     atomic_fetch_and(&f->fo.sh->event_interest, ~bit);
     fw->pushed_notif = false;
@@ -255,11 +274,18 @@ bk_fanout_mono_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* Start a block.  0, or -ENOSPC (pool exhausted, counted). */
+/*
+ * Start a block.  0, or -ENOSPC (pool exhausted, counted).  After a
+ * failure the pool is not probed again before the end of the iteration
+ * (bk_fanout_lost_publish): a probe of an exhausted pool walks every
+ * block, and a batch of thousands of changes would walk it once per
+ * change (two thirds of the broker's CPU with a historian behind).
+ */
 static int
 bk_fanout_take_block(struct bk_fanout *f)
 {
-    if (shm_blockpool_alloc(&f->pool, &f->cur) != 0) {
+    if (f->dry || shm_blockpool_alloc(&f->pool, &f->cur) != 0) {
+        f->dry = true;
         bk_fanout_count(&f->fo.sh->blocks_exhausted, 1);
         return -ENOSPC;
     }
@@ -279,11 +305,19 @@ bk_fanout_add(struct bk_fanout *f, uint32_t slot, uint64_t mask,
 
     if ((uint64_t)len + SHM_FO_DV_EXTRA + sizeof(struct shm_block_rec)
         > f->rec_cap) {
-        bk_fanout_lost(f, slot, mask);      /* never fits in a block */
+        if (f->park != NULL)        /* its time, for a successor */
+            shm_park_log(f->park, slot, m->server_ts, NULL, UINT32_MAX);
+        if ((mask &= f->up_mask) != 0)
+            bk_fanout_lost(f, slot, mask);  /* never fits in a block */
         return;
     }
     memcpy(f->rec + 1, bytes, len);
     n = shm_fo_dv_finish_len(f->rec, len, m);
+    if (f->park != NULL)            /* contract (4) */
+        shm_park_log(f->park, slot, m->server_ts, f->rec, (uint32_t)n);
+    mask &= f->up_mask;             /* a dead worker's: logged only */
+    if (mask == 0)
+        return;
     if (!f->filling && bk_fanout_take_block(f) != 0) {
         bk_fanout_lost(f, slot, mask);
         return;
@@ -381,6 +415,7 @@ bk_fanout_flush(struct bk_fanout *f)
 void
 bk_fanout_lost_publish(struct bk_fanout *f)
 {
+    f->dry = false;             /* the pool may have room again */
     for (uint64_t m = f->lost_pending & f->up_mask; m != 0; m &= m - 1)
         shm_fanout_lost_publish(&f->fo, (uint32_t)__builtin_ctzll(m));
     f->lost_pending = 0;

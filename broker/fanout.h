@@ -77,6 +77,8 @@ struct bk_fanout {
     uint64_t                up_mask;    /* live workers */
     struct shm_blockpool_ref pool;
     struct shm_fanout_ref   fo;
+    struct shm_park        *park;       /* parked sessions, the change
+                                         * log (NULL: none) */
     struct bk_fanout_worker w[SHM_WORKERS_MAX];
     /* The block being filled. */
     bool                    filling;
@@ -89,6 +91,8 @@ struct bk_fanout {
     uint8_t                *rec;        /* one record's DataValue */
     uint32_t                rec_cap;
     uint64_t                lost_pending;   /* workers to tell */
+    bool                    dry;        /* the pool was exhausted in this
+                                           iteration: not probed again */
     /* A worker asleep with a promise to wake by a time (its next
      * publishing tick) gets no bell for blocks alone before then, while
      * fewer than defer_max handles wait in its ring (shm/ring.h
@@ -129,8 +133,10 @@ int bk_fanout_worker_start(struct bk_fanout *f, unsigned slot);
 void bk_fanout_worker_dead(struct bk_fanout *f, unsigned slot);
 
 /*
- * A record of slot's change into the block being filled, for the workers
- * in mask (non-zero, live workers only): len bytes of encoded Variant
+ * A record of slot's change into the change log (shm/park.h, when the
+ * segment has parks) and into the block being filled, for the live
+ * workers in mask (non-zero: the slot's interest bits, those a dead
+ * worker left for its successor included): len bytes of encoded Variant
  * with m's status and timestamps, as the slot holds them now.  The value
  * path (broker/value.c) loads mask after the slot's store (its ordering
  * contract (1)).  A change that cannot be delivered is marked lost.
@@ -152,7 +158,7 @@ void bk_fanout_flush(struct bk_fanout *f);
 
 /*
  * The lost marks of this iteration, after its block was pushed (fanout.c
- * contract (2)).
+ * contract (2)); an exhausted pool is probed again after it.
  */
 void bk_fanout_lost_publish(struct bk_fanout *f);
 

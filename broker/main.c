@@ -51,6 +51,7 @@
 #include "fanout.h"
 #include "feed.h"
 #include "feedcmd.h"
+#include "histcfg.h"
 #include "histcmd.h"
 #include "mqtt.h"
 #include "methods.h"
@@ -73,6 +74,7 @@
 struct bk_main {
     struct bk_config     conf;
     struct bk_alarmcfg   alarms;        /* the [alarm NAME] sections */
+    struct bk_histcfg    histnodes;     /* the [history NAME] sections */
     char                 alarm_state[BK_CONF_PATH_MAX]; /* "": none */
     bool                 alarm_state_failed;    /* logged once */
     struct bk_addrspace  as;
@@ -653,6 +655,7 @@ main(int argc, char **argv)
 
     bk_config_defaults(&m.conf);
     m.conf.alarms = &m.alarms;
+    m.conf.histnodes = &m.histnodes;
     /* `feed` takes the rest of the command line as its own. */
     feed_at = bk_feed_word(argc, argv);
     m.argc = feed_at != 0 ? feed_at : argc;
@@ -721,7 +724,8 @@ main(int argc, char **argv)
     if (mode == BK_MODE_CHECK) {
         /* The nodesets and alarms are configuration too: build them
          * once. */
-        if (m.conf.nodesets[0] != '\0' || m.alarms.n != 0) {
+        if (m.conf.nodesets[0] != '\0' || m.alarms.n != 0
+            || m.histnodes.n != 0) {
             if (bk_addrspace_build(&m.as, &m.conf, ua_datetime_now(), err,
                                    sizeof(err)) != 0) {
                 shm_log(SHM_LOG_ERROR, "%s", err);

@@ -1659,10 +1659,14 @@ bk_nodeset_counts(const struct bk_nodeset *s, struct bk_nodeset_counts *c)
     c->refs = s->nrefs;
     c->strings = s->strings;
     c->vheap = s->vheap;
-    for (uint32_t i = 0; i < s->nnodes; i++)
+    for (uint32_t i = 0; i < s->nnodes; i++) {
         if (s->nodes[i].node_class == SHM_NC_VARIABLE
             || s->nodes[i].node_class == SHM_NC_VARIABLETYPE)
             c->slots++;
+        if (s->nodes[i].node_class == SHM_NC_VARIABLE
+            && (s->nodes[i].flags & SHM_NF_HISTORIZING))
+            c->historizing++;
+    }
 }
 
 uint32_t

@@ -32,6 +32,7 @@ struct bk_nodeset_counts {
     uint32_t slots;         /* Variables and VariableTypes */
     uint64_t strings;       /* string heap bytes, padding included */
     uint64_t vheap;         /* value heap blocks of the values */
+    uint32_t historizing;   /* Variables with Historizing="true" */
 };
 
 /*

@@ -65,6 +65,11 @@ enum bk_stats_counter {
     BK_SC_MOVE_FAILED,
     BK_SC_MOVE_LOST,
     BK_SC_MOVE_BYTES,
+    BK_SC_INHERITED,
+    BK_SC_PARK_LOST,
+    BK_SC_PARK_WRITES,
+    BK_SC_NOT_PARKED,
+    BK_SC_PARK_BYTES,
     BK_SC_STALL_MAX,            /* maxima: the totals take the largest */
     BK_SC_RSA_CB_MAX,
     BK_SC_RSA_CPU_MAX,
@@ -125,6 +130,20 @@ static const struct bk_stats_counter_desc bk_stats_counters[BK_SC_MAX] = {
       "(reported with the Overflow bit)" },
     { "session_move_bytes", "session_move_bytes_total", "counter",
       "bytes of the sessions and subscriptions handed to other workers" },
+    { "sessions_inherited", "sessions_inherited_total", "counter",
+      "sessions taken over from the worker that died in this slot "
+      "(docs/architecture.md §11)" },
+    { "session_park_values_lost", "session_park_values_lost_total",
+      "counter",
+      "value changes the sessions taken over from a dead worker missed "
+      "(reported with the Overflow bit; goal 0)" },
+    { "session_park_writes", "session_park_writes_total", "counter",
+      "sessions written to the worker's park (kept for a successor)" },
+    { "sessions_not_parked", "sessions_not_parked_total", "counter",
+      "times a session could not be parked (larger than the park "
+      "allows, or the park full): it would not survive its worker" },
+    { "session_park_bytes", "session_park_bytes", "gauge",
+      "bytes of the worker's park in use (limits.session_park_bytes)" },
     { "loop_stall_max_us", "loop_stall_max_seconds", "gauge",
       "longest event-loop iteration (first callback to flush) since the "
       "worker started" },
@@ -612,6 +631,11 @@ bk_stats_read_row(const struct shm_worker *r, struct bk_stats_row *o)
     o->c[BK_SC_MOVE_FAILED] = BK_L(session_moves_failed);
     o->c[BK_SC_MOVE_LOST] = BK_L(session_move_values_lost);
     o->c[BK_SC_MOVE_BYTES] = BK_L(session_move_bytes);
+    o->c[BK_SC_INHERITED] = BK_L(sessions_inherited);
+    o->c[BK_SC_PARK_LOST] = BK_L(session_park_values_lost);
+    o->c[BK_SC_PARK_WRITES] = BK_L(session_park_writes);
+    o->c[BK_SC_NOT_PARKED] = BK_L(sessions_not_parked);
+    o->c[BK_SC_PARK_BYTES] = BK_L(session_park_bytes);
     o->c[BK_SC_STALL_MAX] = BK_L(loop_stall_max_us);
     o->c[BK_SC_RSA_CB_MAX] = BK_L(loop_rsa_ops_max);
     o->c[BK_SC_RSA_CPU_MAX] = BK_L(loop_rsa_cpu_max_us);

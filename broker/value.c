@@ -96,8 +96,8 @@ bk_value_settle(struct bk_value *v)
         const struct bk_value_pend *p = &v->pend[i];
         uint64_t                    mask;
 
-        mask = atomic_load_explicit(&interest[p->slot], memory_order_relaxed)
-               & f->up_mask;
+        /* A dead worker's bits too: the change log (fanout.c (4)). */
+        mask = atomic_load_explicit(&interest[p->slot], memory_order_relaxed);
         if (mask != 0)
             bk_fanout_add(f, p->slot, mask, p->bytes, p->len, &p->m);
     }
@@ -128,8 +128,7 @@ bk_value_notify(struct bk_value *v, uint32_t slot, const void *bytes,
     /* Slot stored, then the mask: contract (1). */
     atomic_thread_fence(memory_order_seq_cst);
     mask = atomic_load_explicit(&v->vals.interest[slot],
-                                memory_order_relaxed)
-           & v->fanout->up_mask;
+                                memory_order_relaxed);
     if (mask != 0)
         bk_fanout_add(v->fanout, slot, mask, bytes, len, m);
 }

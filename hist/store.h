@@ -140,6 +140,16 @@ int hs_store_node_add(struct hs_store *s, const uint8_t *nodeid,
                       size_t len, int64_t retention, uint64_t *key);
 
 /*
+ * The same for n nodes in one transaction (one commit, one fsync: a
+ * historian's start with thousands of nodes): keys[i] for nodeids[i] of
+ * lens[i] bytes, 0 for one whose key is another NodeId's (not
+ * registered).  0, or an error (none registered).
+ */
+int hs_store_nodes_add(struct hs_store *s, const uint8_t *const *nodeids,
+                       const size_t *lens, size_t n, int64_t retention,
+                       uint64_t *keys);
+
+/*
  * Append n <= batch_max values in one write transaction, each to its
  * registered node; a value older than its node's newest goes into its
  * place.  A value that does not split (hist/sample.h) or whose node is

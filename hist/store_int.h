@@ -40,6 +40,7 @@ struct hs_store {
     MDB_txn         *w;             /* the open write transaction */
     struct hs_totals tot;
     uint32_t        *order;         /* batch_max indexes */
+    uint64_t        *pairs;         /* batch_max * 2: the radix sort's */
     uint8_t         *blk;           /* HS_BLOCK_BYTES_MAX * 2 */
     uint8_t         *blk2;          /* HS_BLOCK_BYTES_MAX * 2 */
     struct hs_sample *smp;          /* HS_READ_OFFS_MAX + 1 */

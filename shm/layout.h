@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #define SHM_MAGIC          0x52424155u     /* "UABR" */
-#define SHM_LAYOUT_VERSION 19u     /* 7: SHM_R_THROTTLE, throttle keys in
+#define SHM_LAYOUT_VERSION 20u     /* 7: SHM_R_THROTTLE, throttle keys in
                                     * the config snapshot; 8: failed logins
                                     * per IP address; 9: rsa_cpu_us;
                                     * 10: browse_cache_kb in the config;
@@ -50,7 +50,10 @@
                                     * 18: session moves' timeout and
                                     * size in the config, their counters
                                     * in a worker row;
-                                    * 19: event history's keys in the
+                                    * 19: SHM_R_PARK (parked sessions,
+                                    * the change log), its counters in a
+                                    * worker row;
+                                    * 20: event history's keys in the
                                     * config, its counters in the
                                     * historian's row */
 #define SHM_CACHELINE      128
@@ -74,6 +77,8 @@ enum shm_region {
     SHM_R_FANOUT,           /* struct shm_fanout, then lost masks[nslots] */
     SHM_R_PKI,              /* struct shm_pki, list halves, mailboxes */
     SHM_R_THROTTLE,         /* struct shm_throttle, then its entries */
+    SHM_R_PARK,             /* struct shm_park, the change log, then per
+                             * worker slot its records and data */
     SHM_R_MAX = 16
 };
 
@@ -118,6 +123,14 @@ struct shm_plan {
     /* Failure throttle (shm/throttle.c): entries (rounded up to a power
      * of two).  0: no SHM_R_THROTTLE region. */
     uint32_t throttle_entries;
+    /* Parked sessions (shm/park.c): worker slots, records per slot (the
+     * worker's session pool), data bytes per slot, change-log entries
+     * (rounded up to a power of two).  park_workers 0 or park_bytes 0:
+     * no SHM_R_PARK region. */
+    uint32_t park_workers;
+    uint32_t park_records;
+    uint64_t park_bytes;
+    uint32_t change_log_entries;
 };
 
 /* Node classes, Part 3 §8.29 (the NodeClass enumeration values). */
@@ -492,6 +505,17 @@ struct shm_worker {
     _Atomic uint64_t session_moves_failed;
     _Atomic uint64_t session_move_values_lost;
     _Atomic uint64_t session_move_bytes;    /* blobs handed over */
+    /* Parked sessions (worker/park.c, docs/architecture.md §11): taken
+     * over from a dead predecessor in this slot, value changes they
+     * missed that the change log could not give back (Overflow bit),
+     * park writes, sessions not parked (too large, park full), the
+     * park's bytes in use (a gauge). */
+    _Atomic uint64_t sessions_inherited;
+    _Atomic uint64_t session_park_values_lost;
+    _Atomic uint64_t session_park_writes;
+    _Atomic uint64_t sessions_not_parked;
+    _Atomic uint64_t session_park_bytes;
+    uint64_t         park_pad[11];
 };
 static_assert(sizeof(struct shm_worker) % SHM_CACHELINE == 0, "pad");
 static_assert(offsetof(struct shm_worker, connections) == SHM_CACHELINE,
@@ -965,5 +989,81 @@ static_assert(sizeof(struct shm_throttle) == (2 + SHM_WORKERS_MAX)
               "shm_throttle size");
 static_assert(offsetof(struct shm_throttle, accept_tat_us) == SHM_CACHELINE,
               "the limiter on its own line");
+
+/* ------------------------------------------------ parked sessions (SHM_R_PARK)
+ *
+ * Sessions outlive a worker killed at any instruction (docs/architecture.md
+ * §11, worker/park.c, shm/park.c).  The broker creates the region; it
+ * outlives every worker.
+ *
+ * Per worker slot: `records` entries (one per session pool index of the
+ * slot's worker) and `data_bytes` bytes where the worker keeps each
+ * activated session's blob (the format of worker/roam.c), written only by
+ * the slot's live worker.  A record has two halves; the worker writes a
+ * new blob into free bytes, fills the half `cur` does not name, then
+ * stores `cur` (release).  A worker killed at any instruction leaves
+ * `cur` naming a whole blob (the previous one).  Read only by the slot's
+ * next worker (its predecessor is reaped by then): no reader races a
+ * writer.
+ *
+ *   cur   0: no session; else bit 0: the half, bits 31..1: a version
+ *
+ * The change log: a ring of `clog_n` entries of 64 bytes that the broker
+ * writes (the only writer) with each value change a worker watches (an
+ * interest bit set, a dead worker's included), in the order of the
+ * changes.  Entry i (i counted from 0 since the start) lies at i mod
+ * clog_n; its `seq` is i + 1 once whole, 0 while written (a seqlock: a
+ * reader copies, then checks seq again).  `cut[k]`: the log's head when
+ * slot k's worker was started (before the fork): every change logged
+ * from there on went to its notification ring too.
+ */
+#define SHM_PARK_MAGIC     0x4B524150u     /* "PARK" */
+#define SHM_CLOG_MIN       1024u
+#define SHM_CLOG_MAX       (1u << 24)
+#define SHM_CLOG_REC       40u             /* a record's bytes in an entry */
+#define SHM_CLOG_BIG       0xFFFFu         /* len: the record did not fit */
+
+struct shm_clog_ent {
+    _Atomic uint64_t seq;       /* index + 1 when whole, 0 while written */
+    int64_t          srv_ts;    /* the change's ServerTimestamp */
+    uint32_t         slot;      /* value slot */
+    uint16_t         len;       /* rec's bytes, or SHM_CLOG_BIG */
+    uint16_t         pad;
+    uint8_t          rec[SHM_CLOG_REC];  /* the fan-out DataValue record */
+};
+static_assert(sizeof(struct shm_clog_ent) == 64, "log entry");
+
+struct shm_park_rec {
+    _Atomic uint32_t cur;       /* see above */
+    uint32_t         pad;
+    uint32_t         off[2];    /* into the slot's data */
+    uint32_t         len[2];
+    uint64_t         head[2];   /* the change log's head before the pack */
+};
+static_assert(sizeof(struct shm_park_rec) == 40, "park record");
+
+struct shm_park_slot {
+    alignas(SHM_CACHELINE) _Atomic uint64_t cut;    /* W: broker */
+    _Atomic uint32_t nparked;   /* W: the slot's worker: records in use */
+    uint32_t         pad;
+};
+static_assert(sizeof(struct shm_park_slot) == SHM_CACHELINE, "park slot");
+
+struct shm_park {
+    alignas(SHM_CACHELINE) uint32_t magic;      /* SHM_PARK_MAGIC */
+    uint32_t nslots;                            /* worker slots */
+    uint32_t nrec;                              /* records per slot */
+    uint32_t clog_n;                            /* a power of two */
+    uint64_t data_bytes;                        /* per slot */
+    uint64_t clog_off;                          /* from the region start */
+    uint64_t slots_off;
+    uint64_t slot_stride;                       /* records, then data */
+    alignas(SHM_CACHELINE) _Atomic uint64_t clog_head;  /* W: broker */
+    _Atomic uint64_t clog_big;                  /* W: broker */
+    struct shm_park_slot s[SHM_WORKERS_MAX];
+};
+static_assert(sizeof(struct shm_park) == (2 + SHM_WORKERS_MAX)
+                                          * SHM_CACHELINE,
+              "shm_park size");
 
 #endif /* SHM_LAYOUT_H */

@@ -14,6 +14,7 @@
 #include "fanout.h"
 #include "limits.h"
 #include "nodestore.h"
+#include "park.h"
 #include "pki.h"
 #include "ring.h"
 #include "throttle.h"
@@ -37,6 +38,7 @@ shm_plan_sizes(const struct shm_plan *p, uint64_t sizes[SHM_R_MAX])
     sizes[SHM_R_FANOUT] = shm_fanout_region_bytes(p);
     sizes[SHM_R_PKI] = shm_pki_region_bytes(p);
     sizes[SHM_R_THROTTLE] = shm_throttle_region_bytes(p);
+    sizes[SHM_R_PARK] = shm_park_region_bytes(p);
 }
 
 size_t
@@ -79,6 +81,9 @@ shm_plan_create(struct shm_segment *s, const struct shm_plan *p,
     if (err == 0 && r[SHM_R_THROTTLE].size != 0)
         err = shm_throttle_region_init(shm_segment_region(s, SHM_R_THROTTLE),
                                        r[SHM_R_THROTTLE].size, p);
+    if (err == 0 && r[SHM_R_PARK].size != 0)
+        err = shm_park_region_init(shm_segment_region(s, SHM_R_PARK),
+                                   r[SHM_R_PARK].size, p);
     if (err != 0) {
         shm_segment_close(s);
         return err;

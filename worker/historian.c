@@ -348,40 +348,98 @@ static int
 wk_historian_nodes(struct wk_historian *h)
 {
     struct wk_worker *w = &h->w;
-    uint8_t           idb[4200];
+    uint32_t          n = 0, k = 0;
+    size_t            used = 0, cap = 0;
+    uint8_t          *ids = NULL;
+    const uint8_t   **idp = NULL;
+    size_t           *lens = NULL, *off = NULL;
+    uint32_t         *node = NULL;
+    uint64_t         *keys = NULL;
+    int               rc = -1;
 
+    /* Every historized variable's encoded NodeId, registered in one
+     * transaction (one commit, not one per node: a start with thousands
+     * of them). */
     for (uint32_t i = 0; i < w->ns.nnodes; i++) {
-        const struct shm_node *n = shm_nodestore_node(&w->ns, i);
+        const struct shm_node *nd = shm_nodestore_node(&w->ns, i);
+
+        if (nd->node_class == SHM_NC_VARIABLE
+            && (nd->flags & SHM_NF_HISTORIZING)
+            && nd->u.var.slot < h->nslots)
+            n++;
+    }
+    if (n == 0)
+        return 0;
+    cap = (size_t)n * 64;
+    ids = malloc(cap);
+    idp = malloc((size_t)n * sizeof(*idp));
+    lens = malloc((size_t)n * sizeof(*lens));
+    off = malloc((size_t)n * sizeof(*off));
+    node = malloc((size_t)n * sizeof(*node));
+    keys = malloc((size_t)n * sizeof(*keys));
+    if (ids == NULL || idp == NULL || lens == NULL || off == NULL
+        || node == NULL || keys == NULL) {
+        shm_log(SHM_LOG_ERROR, "history: out of memory");
+        goto out;
+    }
+    for (uint32_t i = 0; i < w->ns.nnodes && k < n; i++) {
+        const struct shm_node *nd = shm_nodestore_node(&w->ns, i);
         struct ua_nodeid       id;
         size_t                 len;
-        uint64_t               key;
-        int                    rc;
 
-        if (n->node_class != SHM_NC_VARIABLE
-            || !(n->flags & SHM_NF_HISTORIZING)
-            || n->u.var.slot >= h->nslots)
+        if (nd->node_class != SHM_NC_VARIABLE
+            || !(nd->flags & SHM_NF_HISTORIZING)
+            || nd->u.var.slot >= h->nslots)
             continue;
         wk_node_id(w, i, &id);
-        if (ua_encode(&id, &ua_types[UA_TYPE_NODEID], idb, sizeof(idb), &len)
-            != UA_GOOD)
+        if (cap - used < 4200) {
+            uint8_t *p = realloc(ids, 2 * cap + 4200);
+
+            if (p == NULL) {
+                shm_log(SHM_LOG_ERROR, "history: out of memory");
+                goto out;
+            }
+            ids = p;
+            cap = 2 * cap + 4200;
+        }
+        if (ua_encode(&id, &ua_types[UA_TYPE_NODEID], ids + used, 4200,
+                      &len) != UA_GOOD)
             continue;
-        rc = hs_store_node_add(h->store, idb, len, 0, &key);
-        if (rc == -EEXIST) {
+        lens[k] = len;
+        node[k] = i;
+        off[k] = used;      /* ids may move while it grows */
+        used += len;
+        k++;
+    }
+    for (uint32_t j = 0; j < k; j++)
+        idp[j] = ids + off[j];
+    if (hs_store_nodes_add(h->store, idp, lens, k, 0, keys) != 0) {
+        shm_log(SHM_LOG_ERROR, "history store: %s",
+                hs_store_error(h->store));
+        goto out;
+    }
+    for (uint32_t j = 0; j < k; j++) {
+        uint32_t slot = shm_nodestore_node(&w->ns, node[j])->u.var.slot;
+
+        if (keys[j] == 0) {
             shm_log(SHM_LOG_WARNING, "node %u: its history key is another "
-                    "node's; not historized", i);
+                    "node's; not historized", node[j]);
             continue;
         }
-        if (rc != 0) {
-            shm_log(SHM_LOG_ERROR, "history store: %s",
-                    hs_store_error(h->store));
-            return -1;
-        }
-        h->keys[n->u.var.slot] = key;
-        shm_interest_set(&w->vals, n->u.var.slot, w->slot);
-        wk_historian_current(h, n->u.var.slot);
+        h->keys[slot] = keys[j];
+        shm_interest_set(&w->vals, slot, w->slot);
+        wk_historian_current(h, slot);
         h->nodes++;
     }
-    return 0;
+    rc = 0;
+out:
+    free(ids);
+    free(idp);
+    free(lens);
+    free(off);
+    free(node);
+    free(keys);
+    return rc;
 }
 
 /* One value into the batch (the batch written first when full). */

@@ -58,6 +58,7 @@
 #include "pki.h"
 #include "proto/codec.h"
 #include "proto/version.h"
+#include "park.h"
 #include "roam.h"
 #include "session.h"
 #include "shm/layout.h"
@@ -369,6 +370,12 @@ wk_main_layers(struct wk_main *m, int lfd)
         what = "logins";
         rc = wk_login_init(w, w->conf->max_secure_channels);
     }
+    /* core: sessions kept for a successor (before the sub layer: its
+     * pools leave a dead predecessor's interest bits to the park). */
+    if (rc == 0) {
+        what = "park";
+        rc = wk_park_init(w, &m->loop);
+    }
     /* core: sessions that move between workers (none with one worker;
      * without the transport the worker runs on, its sessions stay). */
     if (rc == 0 && w->conf->workers > 1) {
@@ -432,6 +439,9 @@ wk_main_layers(struct wk_main *m, int lfd)
         what = "event history";
         rc = wk_svc_histevent_init(w);
     }
+    /* A dead predecessor's sessions, before anybody is served. */
+    if (rc == 0)
+        (void)wk_park_inherit(w);
     if (rc != 0) {
         shm_log(SHM_LOG_ERROR, "%s: %s", what, strerror(-rc));
         return -1;
@@ -455,6 +465,7 @@ wk_main_clear(struct wk_main *m)
     wk_svc_fini(w);
     wk_login_fini(w);
     wk_roam_fini(w);
+    wk_park_fini(w);
     wk_link_clear(&m->link);
     wk_listen_stop(&m->ls);
     wk_conn_clear(&m->cs);

@@ -43,6 +43,7 @@
 #include "attr.h"
 #include "link.h"
 #include "node.h"
+#include "park.h"
 #include "proto/attrs_gen.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
@@ -192,12 +193,23 @@ wk_mi_init(struct wk_subs *st)
     for (uint32_t i = 0; i < st->nslots; i++) {
         st->slot_head[i] = WK_NIL;
         /* A bit of ours set now is a dead predecessor's in this slot:
-         * nobody here watches anything yet. */
-        if (st->w->slot < 64
+         * nobody here watches anything yet.  Unless it parked sessions:
+         * the bits stay (the broker logs what they watch) until they are
+         * taken over (wk_mi_settle). */
+        if (st->w->slot < 64 && !wk_park_pending(st->w)
             && (shm_interest_get(&st->w->vals, i) >> st->w->slot) & 1)
             shm_interest_clear(&st->w->vals, i, st->w->slot);
     }
     return 0;
+}
+
+void
+wk_mi_settle(struct wk_subs *st)
+{
+    for (uint32_t i = 0; i < st->nslots; i++)
+        if (st->slot_head[i] == WK_NIL && st->w->slot < 64
+            && (shm_interest_get(&st->w->vals, i) >> st->w->slot) & 1)
+            shm_interest_clear(&st->w->vals, i, st->w->slot);
 }
 
 void
@@ -827,6 +839,73 @@ wk_mi_catch_up(struct wk_subs *st, struct wk_mi *mi, struct wk_session *s,
     lost = (n > 1 ? n - 1 : 0) + (behind ? 1 : 0);
     wk_mi_take(st, mi, &r, &v, false, lost > 0);
     wk_val_done(st, v);
+    return lost;
+}
+
+uint64_t
+wk_mi_gap(struct wk_subs *st, struct wk_mi *mi)
+{
+    struct wk_rec r;
+    uint32_t      v = WK_NIL;
+
+    if (!(mi->flags & WK_MI_ON_SLOT)
+        || mi->mode == UA_MONITORINGMODE_DISABLED)
+        return 0;
+    wk_mi_read_item(st, mi, NULL, &r);
+    if (!(r.mask & UA_DV_SERVER_TS) || r.srv_ts <= mi->wm_ts)
+        return 0;                           /* nothing new: none lost */
+    wk_mi_take(st, mi, &r, &v, true, true);
+    wk_val_done(st, v);
+    return 1;
+}
+
+uint64_t
+wk_mi_replay(struct wk_subs *st, uint32_t slot, int64_t srv_ts,
+             const uint8_t *dv, uint32_t len)
+{
+    struct wk_rec r;
+    uint32_t      i, v = WK_NIL, one[2];
+    uint64_t      lost = 0, saved;
+    bool          have;
+
+    if (slot >= st->nslots || st->slot_head[slot] == WK_NIL)
+        return 0;
+    have = dv != NULL && wk_mi_parse(st, dv, len, &r);
+    /* Sampling intervals count from the change's time, as for a block's
+     * (wk_sub_on_time): the ServerTimestamp on the monotonic clock. */
+    saved = st->rec_ms;
+    if (srv_ts > 0) {
+        int64_t ms = (int64_t)st->w->now_ms
+                     - (st->w->now_dt - srv_ts) / 10000;
+
+        st->rec_ms = ms > 0 ? (uint64_t)ms : 1;
+    }
+    for (i = st->slot_head[slot]; i != WK_NIL;) {
+        const uint32_t *it = wk_list_step(st, &i, one);
+
+        for (uint32_t p = 0; p < WK_CHUNK_ITEMS && it[p] != WK_NIL; p++) {
+            struct wk_mi *mi = &st->items[it[p]];
+
+            if (mi->mode == UA_MONITORINGMODE_DISABLED
+                || (mi->flags & WK_MI_READ) || srv_ts <= mi->wm_ts)
+                continue;           /* taken before it was parked */
+            if (!have) {
+                /* Not in the log (too long): the current value, late,
+                 * with the Overflow bit. */
+                wk_val_done(st, v);
+                v = WK_NIL;
+                lost += wk_mi_gap(st, mi);
+                continue;
+            }
+            wk_mi_take(st, mi, &r, &v, false, false);
+            /* The same change may come through our ring too (logged
+             * after our cut): one tick past it, it is stale there. */
+            if (mi->wm_ts == srv_ts)
+                mi->wm_ts = srv_ts + 1;
+        }
+    }
+    wk_val_done(st, v);
+    st->rec_ms = saved;
     return lost;
 }
 

@@ -81,6 +81,10 @@ struct wk_roam_pending {
     ua_status      status;
     uint32_t       sub_id;          /* SUB: the one claimed now */
     uint8_t        user;
+    uint8_t        retry;           /* SESSION: nobody had it while a
+                                     * worker was down: asked again once
+                                     * every worker is up */
+    uint64_t       deadline;        /* SESSION: ms, then it fails */
     uint32_t       ntried;
     uint32_t       tried[WK_ROAM_SUB_TRIED];
 };
@@ -126,6 +130,9 @@ struct wk_roam {
     unsigned                 next_peer;
     void                   (*retired)(void *arg);
     void                    *retired_arg;
+    /* Claims waiting for a worker to come up (wk_roam_on_retry). */
+    bool                     retry_on;
+    struct event             retry;
 };
 
 static bool wk_roam_grow(struct wk_roam_buf *b, uint32_t n);
@@ -155,6 +162,9 @@ static uint64_t wk_roam_ms(void);
 static void wk_roam_on_tick(evutil_socket_t fd, short what, void *arg);
 static bool wk_roam_answer(void *arg, uint64_t cookie, ua_status st,
                            const uint8_t *blob, uint32_t len);
+static bool wk_roam_someone_down(const struct wk_roam *r);
+static bool wk_roam_wait_up(struct wk_roam *r, struct wk_roam_pending *p);
+static void wk_roam_on_retry(evutil_socket_t fd, short what, void *arg);
 
 /* ------------------------------------------------------------------ */
 /* the blob                                                            */
@@ -405,6 +415,8 @@ wk_roam_fini(struct wk_worker *w)
         return;
     if (r->tick_on)
         evtimer_del(&r->tick);
+    if (r->retry_on)
+        evtimer_del(&r->retry);
     wk_free(w, r->noticed);
     wk_xfer_clear(&r->x);
     wk_free(w, r->sfwd);
@@ -602,6 +614,7 @@ wk_roam_claim(struct wk_worker *w, const struct wk_conn_req *rq,
     fr->seq = ++r->seq;
     fr->token = token->id.guid;
     fr->secured = secured;
+    fr->deadline = wk_roam_ms() + w->conf->session_move_timeout_ms;
     if (peer_thumb != NULL)
         memcpy(fr->thumb, peer_thumb, sizeof(fr->thumb));
     /* Created here (a predecessor in this slot retired: no forwards), or
@@ -611,6 +624,10 @@ wk_roam_claim(struct wk_worker *w, const struct wk_conn_req *rq,
                                                          (unsigned)slot);
     if (rc != 0)
         rc = wk_roam_scan(r, fr);
+    if (rc != 0 && wk_roam_wait_up(r, fr)) {
+        *wait = true;               /* a worker is down: wait for it */
+        return UA_GOOD;
+    }
     if (rc != 0) {
         shm_log(SHM_LOG_INFO, "session claim to worker %d: %s", slot,
                 strerror(-rc));
@@ -711,38 +728,55 @@ static bool
 wk_roam_adopt(struct wk_roam *r, struct wk_roam_buf *b)
 {
     struct wk_worker  *w = r->w;
-    struct wk_session  tmp, *s;
+    struct wk_session *s = wk_roam_session_adopt(w, b, &r->subs);
 
-    memset(&tmp, 0, sizeof(tmp));
-    wk_roam_unpack_session(&tmp, b);
-    if (b->bad || !tmp.activated)
+    if (s == NULL)
         return false;
-    if (wk_session_find_by_token(w, &(struct ua_nodeid){
-            .ns = 0, .idtype = UA_IDTYPE_GUID, .id.guid = tmp.token })
-        != NULL)
-        return false;               /* here already (cannot happen) */
-    s = wk_session_adopt(w, &tmp);
-    explicit_bzero(tmp.nonce, sizeof(tmp.nonce));
-    if (s == NULL) {
-        shm_log(SHM_LOG_WARNING, "a session cannot move here: no room");
-        return false;
-    }
-    if (r->subs.unpack != NULL && r->subs.unpack(r->subs.arg, s, b) != 0) {
-        shm_log(SHM_LOG_WARNING, "a session cannot move here: its "
-                "subscriptions do not fit (or are malformed)");
-        wk_session_close(w, s);
-        return false;
-    }
-    if (b->bad) {
-        wk_session_closing(w, s, true);
-        wk_session_close(w, s);
-        return false;
-    }
     r->last_bytes = b->len;
     WK_ROAM_COUNT(w, sessions_moved_in, 1);
     shm_log(SHM_LOG_INFO, "session %08x moved here (%u bytes)",
             (unsigned)s->token.data1, (unsigned)b->len);
     return true;
+}
+
+void
+wk_roam_session_pack(const struct wk_session *s, struct wk_roam_buf *b)
+{
+    wk_roam_pack_session(s, b);
+}
+
+struct wk_session *
+wk_roam_session_adopt(struct wk_worker *w, struct wk_roam_buf *b,
+                      const struct wk_roam_handlers *subs)
+{
+    struct wk_session  tmp, *s;
+
+    memset(&tmp, 0, sizeof(tmp));
+    wk_roam_unpack_session(&tmp, b);
+    if (b->bad || !tmp.activated)
+        return NULL;
+    if (wk_session_find_by_token(w, &(struct ua_nodeid){
+            .ns = 0, .idtype = UA_IDTYPE_GUID, .id.guid = tmp.token })
+        != NULL)
+        return NULL;                /* here already (cannot happen) */
+    s = wk_session_adopt(w, &tmp);
+    explicit_bzero(tmp.nonce, sizeof(tmp.nonce));
+    if (s == NULL) {
+        shm_log(SHM_LOG_WARNING, "a session cannot move here: no room");
+        return NULL;
+    }
+    if (subs->unpack != NULL && subs->unpack(subs->arg, s, b) != 0) {
+        shm_log(SHM_LOG_WARNING, "a session cannot move here: its "
+                "subscriptions do not fit (or are malformed)");
+        wk_session_close(w, s);
+        return NULL;
+    }
+    if (b->bad) {
+        wk_session_closing(w, s, true);
+        wk_session_close(w, s);
+        return NULL;
+    }
+    return s;
 }
 
 static bool
@@ -828,7 +862,7 @@ wk_roam_answer(void *arg, uint64_t cookie, ua_status st,
      * creator retired, or is gone). */
     if (st == UA_BAD_SESSION_ID_INVALID && p != NULL && !adopted
         && p->kind == WK_ROAM_KIND_SESSION && p->conn != WK_ROAM_NOCONN
-        && wk_roam_scan(r, p) == 0)
+        && (wk_roam_scan(r, p) == 0 || wk_roam_wait_up(r, p)))
         return false;
     if (st != UA_GOOD) {
         WK_ROAM_COUNT(w, session_moves_failed, 1);
@@ -1067,6 +1101,87 @@ wk_roam_scan(struct wk_roam *r, struct wk_roam_pending *p)
     return -ENOENT;
 }
 
+/* Is another worker slot not serving now (dead, respawning, starting)? */
+static bool
+wk_roam_someone_down(const struct wk_roam *r)
+{
+    const struct shm_worker *rows;
+    unsigned                 n = r->w->conf->workers;
+
+    if (r->w->row == NULL)
+        return false;
+    rows = r->w->row - r->w->slot;
+    for (unsigned i = 0; i < n && i < 64; i++)
+        if (i != r->w->slot
+            && atomic_load_explicit(&rows[i].state, memory_order_acquire)
+                   != SHM_WS_UP)
+            return true;
+    return false;
+}
+
+/*
+ * Nobody had p's session, but a worker is down: its successor takes over
+ * what it parked (worker/park.h), so p waits (its request held) and asks
+ * every worker again once they are all up, until its deadline.  True when
+ * p waits.
+ */
+static bool
+wk_roam_wait_up(struct wk_roam *r, struct wk_roam_pending *p)
+{
+    struct timeval tv = { 0, WK_ROAM_TICK_MS * 1000 };
+
+    if (p->kind != WK_ROAM_KIND_SESSION || p->conn == WK_ROAM_NOCONN
+        || wk_roam_ms() >= p->deadline || !wk_roam_someone_down(r))
+        return false;
+    if (!r->retry_on) {
+        if (event_assign(&r->retry, r->w->base, -1, EV_PERSIST,
+                         wk_roam_on_retry, r) != 0
+            || event_add(&r->retry, &tv) != 0)
+            return false;
+        r->retry_on = true;
+    }
+    p->retry = 1;
+    p->state = WK_RP_WAITING;
+    return true;
+}
+
+/* The claims waiting for a worker: asked again once all are up. */
+static void
+wk_roam_on_retry(evutil_socket_t fd, short what, void *arg)
+{
+    struct wk_roam   *r = arg;
+    struct wk_worker *w = r->w;
+    uint64_t          now = wk_roam_ms();
+    bool              down = wk_roam_someone_down(r), left = false;
+
+    (void)fd;
+    (void)what;
+    wk_loop_iteration(r->loop);
+    for (unsigned i = 0; i < WK_ROAM_PENDING; i++) {
+        struct wk_roam_pending *p = &r->pending[i];
+
+        if (p->state != WK_RP_WAITING || !p->retry)
+            continue;
+        if (now < p->deadline && down) {
+            left = true;
+            continue;
+        }
+        p->retry = 0;
+        p->asked = 0;
+        if (now < p->deadline && wk_roam_scan(r, p) == 0)
+            continue;
+        WK_ROAM_COUNT(w, session_moves_failed, 1);
+        shm_log(SHM_LOG_INFO, "a session claim failed: nobody has it");
+        p->status = UA_BAD_SESSION_ID_INVALID;
+        p->state = WK_RP_DONE;
+        wk_conn_wake(w->conns, p->conn, p->gen);
+    }
+    if (!left) {
+        evtimer_del(&r->retry);
+        r->retry_on = false;
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* rolling restart                                                     */
 /* ------------------------------------------------------------------ */
@@ -1154,7 +1269,8 @@ wk_roam_on_tick(evutil_socket_t fd, short what, void *arg)
     wk_loop_iteration(r->loop);
     for (unsigned i = 0; i < WK_XFER_LINKS; i++)
         moving |= r->moving[i].used != 0;
-    for (uint32_t i = 0; i < w->nsessions; i++) {
+    /* Every pool index (nsessions counts them, it does not bound them). */
+    for (uint32_t i = 0; i < w->conf->max_sessions; i++) {
         struct wk_session *s = &w->sessions[i];
         uint8_t            body[WK_ROAM_PUSH_LEN];
 
@@ -1208,10 +1324,12 @@ wk_roam_retire(struct wk_worker *w, void (*done)(void *arg), void *arg)
 
     if (r == NULL || r->retiring)
         return -EINVAL;
-    r->noticed = wk_alloc(w, (size_t)w->nsessions * sizeof(*r->noticed));
+    r->noticed = wk_alloc(w, (size_t)w->conf->max_sessions
+                                 * sizeof(*r->noticed));
     if (r->noticed == NULL)
         return -ENOMEM;
-    memset(r->noticed, 0, (size_t)w->nsessions * sizeof(*r->noticed));
+    memset(r->noticed, 0, (size_t)w->conf->max_sessions
+                              * sizeof(*r->noticed));
     r->retiring = true;
     r->retired = done;
     r->retired_arg = arg;

@@ -54,6 +54,8 @@
 #define WK_ROAM_HOPS      4         /* forwards a claim follows */
 #define WK_ROAM_SUB_TRIED 16        /* subscriptions one request claims */
 
+struct wk_park_log;
+
 /* A blob being written or read: bounds-checked, little-endian. */
 struct wk_roam_buf {
     struct wk_worker *w;
@@ -63,6 +65,11 @@ struct wk_roam_buf {
     uint32_t          pos;          /* reading */
     uint32_t          max;          /* limits.max_session_move_bytes */
     bool              bad;          /* overrun, or out of room */
+    const struct wk_park_log *park; /* reading a parked session of a dead
+                                     * worker (worker/park.h), NULL: a
+                                     * move */
+    bool              parking;      /* writing one into the park: what
+                                     * only a move needs is left out */
 };
 
 void wk_roam_put(struct wk_roam_buf *b, const void *p, uint32_t n);
@@ -168,6 +175,17 @@ void wk_roam_lost(struct wk_worker *w, uint64_t n);
  * 0, or -errno (then done is never called).
  */
 int wk_roam_retire(struct wk_worker *w, void (*done)(void *arg), void *arg);
+
+/*
+ * The session's part of the blob (after its version and type; the format
+ * at the top of worker/roam.c), and a session rebuilt from it here with
+ * its subscriptions (subs->unpack): the session, or NULL (nothing of it
+ * stays).  worker/park.c keeps sessions in this format.
+ */
+void wk_roam_session_pack(const struct wk_session *s, struct wk_roam_buf *b);
+struct wk_session *wk_roam_session_adopt(struct wk_worker *w,
+                                         struct wk_roam_buf *b,
+                                         const struct wk_roam_handlers *subs);
 
 /* The last hand-over's blob size (bytes; tests, benchmarks). */
 uint32_t wk_roam_last_bytes(const struct wk_worker *w);

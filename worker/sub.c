@@ -53,6 +53,7 @@
 #include <string.h>
 
 #include "link.h"
+#include "park.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
@@ -1077,6 +1078,7 @@ wk_sub_send(struct wk_subs *st, struct wk_subsess *e, struct wk_sub *sub,
         sub->seq = wk_sub_next_seq(sub);
         wk_retx_add(st, sub, sub->seq, st->w->now_dt, type,
                         st->out, (uint32_t)len);
+        wk_park_touch(st->w, s);    /* its kept messages, its sequence */
         memset(&eo, 0, sizeof(eo));
         eo.type_id = ua_nodeid_num(0, type);
         eo.encoding = UA_EO_BYTES;

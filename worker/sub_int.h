@@ -896,6 +896,24 @@ uint64_t wk_mi_catch_up(struct wk_subs *st, struct wk_mi *mi,
                         bool behind);
 /* The slot's change sequence now (even), and whether mi has not taken
  * the slot's newest value. */
+/*
+ * A parked item of a dead worker's session (worker/park.h): its slot's
+ * current value, when newer than any it took, with the Overflow bit: 1
+ * (changes were lost), else 0.
+ */
+uint64_t wk_mi_gap(struct wk_subs *st, struct wk_mi *mi);
+/*
+ * A logged change of slot (the change log, shm/park.h: ServerTimestamp
+ * srv_ts, the record dv[len], NULL when the log kept its time only) for
+ * every item on the slot that took nothing as new: taken (filters apply);
+ * a record not kept gives the current value with the Overflow bit.  The
+ * changes lost.
+ */
+uint64_t wk_mi_replay(struct wk_subs *st, uint32_t slot, int64_t srv_ts,
+                      const uint8_t *dv, uint32_t len);
+/* Inherited sessions in place: our bits on slots nobody here watches (a
+ * dead predecessor's) cleared. */
+void wk_mi_settle(struct wk_subs *st);
 uint32_t wk_mi_slot_seq(const struct wk_subs *st, const struct wk_mi *mi,
                         bool *behind);
 /* Append a queued notification to mi (b[len], vend; flag WK_QE_OVERFLOW

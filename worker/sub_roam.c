@@ -40,11 +40,14 @@
  * Single-threaded, on the worker's loop.  A move allocates nothing here
  * (the pools are the worker's; the blob is the session layer's).
  */
+#include <errno.h>
 #include <string.h>
 
 #include "link.h"
+#include "park.h"
 #include "proto/status_gen.h"
 #include "roam.h"
+#include "shm/park.h"
 #include "sub.h"
 #include "sub_int.h"
 
@@ -73,6 +76,8 @@ static ua_status wk_sub_roam_pack_one(void *arg, uint32_t sub_id,
 static void wk_sub_roam_done_one(void *arg, uint64_t ticket, bool adopted);
 static int wk_sub_roam_unpack_one(void *arg, struct wk_session *s,
                                   struct wk_roam_buf *b);
+static uint64_t wk_sub_roam_replay(void *arg, const struct wk_park_log *lg);
+static void wk_sub_roam_settle(void *arg);
 static uint32_t wk_sub_roam_ids(void *arg, struct wk_session *s,
                                 uint32_t *ids, uint32_t max);
 
@@ -81,9 +86,15 @@ wk_sub_roam_pack_item(struct wk_subs *st, struct wk_mi *mi,
                       struct wk_roam_buf *b)
 {
     uint32_t rl = 0;
-    bool     behind;
-    uint32_t seq = wk_mi_slot_seq(st, mi, &behind);
+    bool     behind = true;
+    uint32_t seq = 0;
     uint64_t last;
+
+    /* A move's catch-up compares the slot's sequence; a successor
+     * replays the change log instead (no shared slot read per item on
+     * every park write). */
+    if (!b->parking)
+        seq = wk_mi_slot_seq(st, mi, &behind);
 
     wk_roam_put_u32(b, mi->id);
     wk_roam_put_u32(b, mi->client_handle);
@@ -195,8 +206,9 @@ wk_sub_roam_pack(void *arg, struct wk_session *s, struct wk_roam_buf *b)
         wk_roam_put_u32(b, 0);
         return;
     }
-    /* What the broker handed us already is in the queues first. */
-    if (w->link != NULL)
+    /* What the broker handed us already is in the queues first (a
+     * move; the park's successor replays the change log). */
+    if (w->link != NULL && !b->parking)
         wk_link_drain(w->link);
     e = wk_sub_ss(st, s);
     for (uint32_t i = e->shead; i != WK_NIL; i = st->subs[i].snext)
@@ -268,7 +280,18 @@ wk_sub_roam_item(struct wk_subs *st, struct wk_sub *sub,
                                 ovf ? WK_QE_OVERFLOW : 0))
             return -1;
     }
-    *lost += wk_mi_catch_up(st, mi, s, seq, behind != 0);
+    if (b->park == NULL || (mi->flags & WK_MI_READ)) {
+        *lost += wk_mi_catch_up(st, mi, s, seq, behind != 0);
+    } else if (mi->flags & WK_MI_ON_SLOT) {
+        /* A dead worker's item: the change log replays what it missed
+         * (wk_sub_roam_replay), each change in a sampling interval of its
+         * own time, unless the log no longer reaches back to the item's
+         * last value: then the current one, with the Overflow bit. */
+        (void)behind;
+        mi->next_ms = 0;
+        if (b->park->oldest_ts > mi->wm_ts)
+            *lost += wk_mi_gap(st, mi);
+    }
     return b->bad ? -1 : 0;
 }
 
@@ -361,7 +384,10 @@ wk_sub_roam_unpack(void *arg, struct wk_session *s, struct wk_roam_buf *b)
         wk_sub_session_closed(w, s, true);
         return -1;
     }
-    wk_roam_lost(w, lost);
+    if (b->park != NULL)
+        wk_park_lost(w, lost);
+    else
+        wk_roam_lost(w, lost);
     return 0;
 }
 
@@ -451,6 +477,47 @@ wk_sub_roam_unpack_one(void *arg, struct wk_session *s, struct wk_roam_buf *b)
     return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* a dead worker's sessions (worker/park.h)                            */
+/* ------------------------------------------------------------------ */
+
+/* Every logged change in lg for the items taken over: the changes lost. */
+static uint64_t
+wk_sub_roam_replay(void *arg, const struct wk_park_log *lg)
+{
+    struct wk_subs     *st = wk_subs_get(arg);
+    struct shm_clog_ent e;
+    uint64_t            lost = 0;
+
+    if (st == NULL)
+        return 0;
+    for (uint64_t i = lg->from; i < lg->to; i++) {
+        if (shm_park_read(lg->k, i, &e) != 0) {
+            /* The broker wrote past us meanwhile: what is left, late,
+             * with the Overflow bit. */
+            for (uint32_t m = 0; m < st->items_hw; m++)
+                if (st->items[m].flags & WK_MI_USED)
+                    lost += wk_mi_gap(st, &st->items[m]);
+            break;
+        }
+        if (e.slot >= st->nslots || st->slot_head[e.slot] == WK_NIL)
+            continue;
+        lost += wk_mi_replay(st, e.slot, e.srv_ts,
+                             e.len == SHM_CLOG_BIG ? NULL : e.rec,
+                             e.len == SHM_CLOG_BIG ? 0 : e.len);
+    }
+    return lost;
+}
+
+static void
+wk_sub_roam_settle(void *arg)
+{
+    struct wk_subs *st = wk_subs_get(arg);
+
+    if (st != NULL)
+        wk_mi_settle(st);
+}
+
 static uint32_t
 wk_sub_roam_ids(void *arg, struct wk_session *s, uint32_t *ids, uint32_t max)
 {
@@ -481,7 +548,16 @@ wk_sub_roam_init(struct wk_worker *w)
         .sub_ids = wk_sub_roam_ids,
         .arg = w,
     };
+    const struct wk_park_handlers k = {
+        .pack = wk_sub_roam_pack,
+        .unpack = wk_sub_roam_unpack,
+        .replay = wk_sub_roam_replay,
+        .settle = wk_sub_roam_settle,
+        .arg = w,
+    };
 
+    if (w->park != NULL && wk_park_on_subs(w, &k) != 0)
+        return -EINVAL;
     if (w->roam == NULL)
         return 0;                   /* sessions never move (one worker) */
     return wk_roam_on_subs(w, &h);

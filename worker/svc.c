@@ -51,6 +51,7 @@
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
+#include "park.h"
 #include "reply.h"
 #include "session.h"
 
@@ -345,6 +346,9 @@ wk_svc_dispatch(struct wk_worker *w, struct ua_sc *ch,
         d->fn(&ctx, req, resp);
     else
         d->raw(&ctx, resp);
+    /* What a successor would take over changed (worker/park.h). */
+    if (ctx.session != NULL && wk_park_service(d->stat))
+        wk_park_touch(w, ctx.session);
 
     res->stat = d->stat;
     if (ctx.again) {

@@ -23,9 +23,10 @@
  * ReadAtTimeDetails (Part 11 §6.4.5): a stored value at exactly the time
  * as it is; else between the values around it, linear for numbers
  * (useSimpleBounds: the nearest values whatever their quality) with the
- * Interpolated historian bit, the value before it (stepped) with
- * UncertainDataSubNormal when nothing follows, BadNoData when nothing is
- * before it.
+ * Interpolated historian bit, the value before it (stepped: a node whose
+ * HistoricalDataConfiguration says Stepped, worker/histconf.h, or values
+ * that are no numbers) with UncertainDataSubNormal when nothing follows,
+ * BadNoData when nothing is before it.
  *
  * returnBounds (with both times given): the value at or before the start
  * time and the one at or after the end time (mirrored when reading
@@ -42,9 +43,10 @@
  * Part 13's engine (proto/aggregate.h) over the node's raw samples of the
  * range and the ones just before and after it (decoded to numbers; a
  * value that is no number is Bad data), with the request's
- * AggregateConfiguration or the defaults (TreatUncertainAsBad false,
- * PercentDataBad and PercentDataGood 100, no sloped extrapolation; no
- * node is Stepped yet); an unknown aggregate BadAggregateNotSupported;
+ * AggregateConfiguration, or with useServerCapabilitiesDefaults the
+ * node's (its HA Configuration's, worker/histconf.h; Part 13 §4.2.1.2's
+ * defaults for a node without one), and the node's Stepped; an unknown
+ * aggregate BadAggregateNotSupported;
  * more intervals than history.max_return_values are paged through
  * continuation points (each page computed from its own range); more than
  * WK_SVC_HISTORY_AGG_MAX raw samples BadResourceUnavailable.
@@ -72,6 +74,7 @@
 #include <string.h>
 
 #include "hist/store.h"
+#include "histconf.h"
 #include "histnode.h"
 #include "node.h"
 #include "proto/aggregate.h"
@@ -653,6 +656,7 @@ wk_svc_history_at_one(struct wk_svc_ctx *ctx, struct wk_history *h,
     struct ua_nodeid     id;
     size_t               idlen;
     uint64_t             key;
+    struct ua_agg_config cfg = { .stepped = false };
 
     wk_node_id(ctx->w, node, &id);
     if (ua_encode(&id, &ua_types[UA_TYPE_NODEID], idb, sizeof(idb), &idlen)
@@ -661,6 +665,7 @@ wk_svc_history_at_one(struct wk_svc_ctx *ctx, struct wk_history *h,
         return;
     }
     key = hs_store_key(idb, idlen);
+    (void)wk_histconf_get(ctx->w, node, false, &cfg);
     dv = ua_arena_alloc(ctx->arena, (size_t)d->n_req_times * sizeof(*dv));
     if (dv == NULL) {
         res->status_code = UA_BAD_RESPONSE_TOO_LARGE;
@@ -700,7 +705,7 @@ wk_svc_history_at_one(struct wk_svc_ctx *ctx, struct wk_history *h,
         }
         if (ts == HS_TS_SERVER)
             dv[i].mask &= (uint8_t)~UA_DV_SOURCE_TS;
-        if (ha && wk_svc_history_number(&before, &a)
+        if (ha && !cfg.stepped && wk_svc_history_number(&before, &a)
             && wk_svc_history_number(&after, &b) && after.t > before.t) {
             double *x = ua_arena_alloc(ctx->arena, sizeof(*x));
 
@@ -716,7 +721,8 @@ wk_svc_history_at_one(struct wk_svc_ctx *ctx, struct wk_history *h,
             dv[i].value.data = x;
             dv[i].status = UA_GOOD | WK_SVC_HISTORY_INTERPOLATED;
         } else {
-            /* Stepped: the value before, its quality uncertain. */
+            /* Stepped (the node is, or the values are no numbers):
+             * the value before; uncertain when nothing follows it. */
             struct ua_datavalue raw;
             struct ua_datavalue dec;
             const uint8_t      *p;
@@ -825,7 +831,8 @@ wk_svc_history_processed_one(struct wk_svc_ctx *ctx, struct wk_history *h,
     int64_t                   start, end, pi;
     const struct ua_agg_info *info = NULL;
     const struct ua_nodeid   *agg = &d->aggregate_type[i];
-    struct ua_agg_config      cfg = { false, 100, 100, false, false };
+    /* Part 13 §4.2.1.2's defaults, for a node without its own. */
+    struct ua_agg_config      cfg = { true, 100, 100, false, false };
     struct ua_agg_sample      before, after;
     struct ua_agg_input       in = { 0 };
     struct ua_agg_result     *out;
@@ -845,6 +852,11 @@ wk_svc_history_processed_one(struct wk_svc_ctx *ctx, struct wk_history *h,
         res->status_code = UA_BAD_AGGREGATE_NOT_SUPPORTED;
         return;
     }
+    /* The node's Stepped always, its AggregateConfiguration when the
+     * request asks for the server's (Part 13 §4.2.1.2). */
+    (void)wk_histconf_get(ctx->w, node,
+                          d->aggregate_configuration
+                              .use_server_capabilities_defaults, &cfg);
     if (!d->aggregate_configuration.use_server_capabilities_defaults) {
         cfg.treat_uncertain_as_bad =
             d->aggregate_configuration.treat_uncertain_as_bad;

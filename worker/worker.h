@@ -89,6 +89,9 @@ struct wk_worker {
     /* core: sessions moving between workers (worker/roam.c); NULL:
      * they never move (unit tests, one worker). */
     struct wk_roam           *roam;
+    /* core: this slot's parked sessions (worker/park.c); NULL: none
+     * (unit tests, limits.session_park_bytes 0). */
+    struct wk_park           *park;
     /* net: the connections (deferred responses); NULL in unit tests,
      * which may set reply_hook to capture deferred responses instead
      * (worker/reply.h). */

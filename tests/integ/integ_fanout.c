@@ -114,7 +114,10 @@ it_start_broker(void)
                      "--set", "fanout.blocks=64",
                      "--set", "fanout.block_size=1024",
                      "--set", "fanout.notif_ring_slots=32",
-                     "--set", "security.anonymous_write=true", NULL };
+                     "--set", "security.anonymous_write=true",
+                     /* No park: the victim's items die with it, its bits
+                      * go (tests/integ/integ_kill.c has them survive). */
+                     "--set", "limits.session_park_bytes=0", NULL };
 
     itest_tmpdir("uabf", it_dir, sizeof(it_dir));
     snprintf(it_log, sizeof(it_log), "%s/broker.log", it_dir);

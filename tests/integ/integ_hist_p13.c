@@ -3,8 +3,8 @@
  * the whole server (issue 18): HistoryUpdate in, HistoryRead processed
  * out, on loopback.
  *
- *   1. starts `uabroker -w 1` with history.nodes = v1 v2 and a users file
- *      with an operator;
+ *   1. starts `uabroker -w 1` with history.nodes = v1 v2, [history NAME]
+ *      sections for v3, v4, v5 and a users file with an operator;
  *   2. as the operator, HistoryUpdate Insert loads Historian1's raw table
  *      into v1 and Historian2's into v2 (tests/vectors/aggregates_gen.h,
  *      generated from Part 13's CSV: times, values, status codes), each
@@ -20,9 +20,18 @@
  *      interval and AggregateConfiguration, and every interval's value,
  *      timestamp and status code compared with the table, or with the
  *      row of tests/vectors/aggregate_deviations.h where the engine
- *      follows the spec text.
+ *      follows the spec text;
+ *   5. v3 and v4 hold the same tables, their [history NAME] sections
+ *      (broker/histcfg.h) give each its table's AggregateConfiguration
+ *      (Historian2's and Historian1's): every table but AnnotationCount
+ *      (v3 and v4 have no annotations) read again with
+ *      useServerCapabilitiesDefaults (the request's own fields the
+ *      opposite) equals Part 13's;
+ *   6. v5 holds Historian1's table and is Stepped: ReadAtTime and
+ *      Interpolative halfway between two values give the first of them,
+ *      where v1 gives the line between them.
  *
- * Not compared: the Stepped cases (no node is Stepped yet).
+ * Not compared: the Stepped cases (Part 13's tables have none).
  *
  * Prints "ok N - what" / "FAIL N - what" and "integ_hist_p13: N passed, M
  * failed"; exits non-zero on any failure.
@@ -84,14 +93,14 @@ ip_user_line(FILE *f, const char *name, const char *role, const char *pw)
 }
 
 static struct ua_nodeid
-ip_node(int historian)
+ip_node(const char *name)
 {
     struct ua_nodeid id;
 
     memset(&id, 0, sizeof(id));
     id.ns = 1;
     id.idtype = UA_IDTYPE_STRING;
-    id.id.str = ua_string_from(historian == 1 ? "v1" : "v2");
+    id.id.str = ua_string_from(name);
     return id;
 }
 
@@ -128,9 +137,9 @@ ip_update(struct uaconn *c, const struct ua_type *t, uint32_t enc, void *d,
     return s;
 }
 
-/* Load historian h's raw table into its node, clear what follows it. */
+/* Load historian h's raw table into node, clear what follows it. */
 static void
-ip_load(struct uaconn *c, int h)
+ip_load(struct uaconn *c, int h, const char *node)
 {
     const struct aggv_raw *raw = h == 1 ? aggv_raw1 : aggv_raw2;
     size_t n = h == 1 ? sizeof aggv_raw1 / sizeof aggv_raw1[0]
@@ -159,7 +168,7 @@ ip_load(struct uaconn *c, int h)
         }
     }
     memset(&u, 0, sizeof(u));
-    u.node_id = ip_node(h);
+    u.node_id = ip_node(node);
     u.perform_insert_replace = 1;       /* Insert */
     u.n_update_values = (int32_t)n;
     u.update_values = dv;
@@ -171,11 +180,11 @@ ip_load(struct uaconn *c, int h)
     itest_check(s == UA_GOOD && res.status_code == UA_GOOD
                     && res.n_operation_results == (int32_t)n
                     && ok == (int)n,
-                "Historian%d: %zu raw values inserted (call 0x%08X, "
-                "result 0x%08X, %d GoodEntryInserted)", h, n, s,
+                "Historian%d: %zu raw values inserted into %s (call 0x%08X, "
+                "result 0x%08X, %d GoodEntryInserted)", h, n, node, s,
                 res.status_code, ok);
     memset(&del, 0, sizeof(del));
-    del.node_id = ip_node(h);
+    del.node_id = ip_node(node);
     del.start_time = IP_BASE + AGGV_END_MS * IP_TICKS_MS;
     del.end_time = IP_BASE + INT64_C(40) * 365 * 86400 * 10000000;
     ua_arena_reset(&ip_arena);
@@ -183,8 +192,8 @@ ip_load(struct uaconn *c, int h)
                   UA_NS0ID_DELETERAWMODIFIEDDETAILS_ENCODING_DEFAULTBINARY,
                   &del, &res);
     itest_check(s == UA_GOOD && (res.status_code & 0xC0000000u) == 0,
-                "Historian%d: the live values after the table deleted "
-                "(call 0x%08X, result 0x%08X)", h, s, res.status_code);
+                "Historian%d: the live values of %s after the table deleted "
+                "(call 0x%08X, result 0x%08X)", h, node, s, res.status_code);
 }
 
 /* Annotate every value of historian h's table but the BadNoData ones
@@ -247,9 +256,12 @@ ip_annotate(struct uaconn *c, int h)
                 "GoodEntryInserted)", h, k, s, res.status_code, ok);
 }
 
-/* One table through ReadProcessed: the rows that differ. */
+/* One table through ReadProcessed of node: the rows that differ; with
+ * defaults, the request asks for the node's AggregateConfiguration
+ * (useServerCapabilitiesDefaults) instead of giving the table's. */
 static int
-ip_case(struct uaconn *c, const struct aggv_case *k)
+ip_case(struct uaconn *c, const struct aggv_case *k, const char *node,
+        bool defaults)
 {
     const struct ua_agg_info         *info = ua_aggregate_by_name(k->aggregate);
     struct ua_read_processed_details  d;
@@ -278,8 +290,20 @@ ip_case(struct uaconn *c, const struct aggv_case *k)
     d.aggregate_configuration.percent_data_good = (uint8_t)k->percent_good;
     d.aggregate_configuration.use_sloped_extrapolation =
         k->use_sloped_extrapolation;
+    if (defaults) {
+        /* The opposite of the table's: only the node's may give it. */
+        memset(&d.aggregate_configuration, 0,
+               sizeof(d.aggregate_configuration));
+        d.aggregate_configuration.use_server_capabilities_defaults = true;
+        d.aggregate_configuration.treat_uncertain_as_bad =
+            !k->treat_uncertain_as_bad;
+        d.aggregate_configuration.use_sloped_extrapolation =
+            !k->use_sloped_extrapolation;
+        d.aggregate_configuration.percent_data_bad = 50;
+        d.aggregate_configuration.percent_data_good = 50;
+    }
     memset(&v, 0, sizeof(v));
-    v.node_id = ip_node(k->historian);
+    v.node_id = ip_node(node);
     v.index_range.len = -1;
     v.data_encoding.name.len = -1;
     v.continuation_point.len = -1;
@@ -352,14 +376,141 @@ ip_case(struct uaconn *c, const struct aggv_case *k)
     return bad;
 }
 
+/* One HistoryRead of details d (type t, encoding enc) of node: its one
+ * result's first DataValue into *out; the call's or the result's status. */
+static ua_status
+ip_read1(struct uaconn *c, const struct ua_type *t, uint32_t enc, void *d,
+         const char *node, struct ua_datavalue *out)
+{
+    struct ua_history_read_value_id  v;
+    struct ua_history_read_request   req;
+    struct ua_history_read_response  resp;
+    const struct ua_history_data    *hd;
+    ua_status                        s;
+
+    memset(&v, 0, sizeof(v));
+    v.node_id = ip_node(node);
+    v.index_range.len = -1;
+    v.data_encoding.name.len = -1;
+    v.continuation_point.len = -1;
+    memset(&req, 0, sizeof(req));
+    req.request_header.audit_entry_id.len = -1;
+    req.history_read_details.type_id.idtype = UA_IDTYPE_NUMERIC;
+    req.history_read_details.type_id.id.num = enc;
+    req.history_read_details.encoding = UA_EO_DECODED;
+    req.history_read_details.type = t;
+    req.history_read_details.obj = d;
+    req.timestamps_to_return = UA_TIMESTAMPSTORETURN_SOURCE;
+    req.n_nodes_to_read = 1;
+    req.nodes_to_read = &v;
+    ua_arena_reset(&ip_arena);
+    s = uaconn_call(c, &ua_types[UA_TYPE_HISTORYREADREQUEST], &req,
+                    &ua_types[UA_TYPE_HISTORYREADRESPONSE], &resp,
+                    &ip_arena);
+    if (s != UA_GOOD)
+        return s;
+    if (resp.n_results != 1)
+        return UA_BAD_UNEXPECTED_ERROR;
+    if (resp.results[0].status_code != UA_GOOD)
+        return resp.results[0].status_code;
+    hd = resp.results[0].history_data.obj;
+    if (resp.results[0].history_data.encoding != UA_EO_DECODED
+        || hd == NULL || hd->n_data_values < 1)
+        return UA_BAD_NO_DATA;
+    *out = hd->data_values[0];
+    return UA_GOOD;
+}
+
+/* The Double value of dv, or NAN. */
+static double
+ip_double(const struct ua_datavalue *dv)
+{
+    if (!(dv->mask & UA_DV_VALUE) || dv->value.data == NULL
+        || dv->value.type != UA_BT_DOUBLE)
+        return NAN;
+    return *(const double *)dv->value.data;
+}
+
+/*
+ * A Stepped node (v5, Historian1's table, its [history NAME] section
+ * says stepped = true) against the same values on v1: halfway between
+ * two Good values of different value, ReadAtTime and the Interpolative
+ * aggregate give v1 the line between them, v5 the first one (Part 11
+ * §6.4.5, Part 13 §3.1.8: the value holds until the next).
+ */
+static void
+ip_stepped(struct uaconn *c)
+{
+    const struct aggv_raw           *raw = aggv_raw1;
+    size_t                           n = sizeof aggv_raw1 / sizeof *raw;
+    struct ua_read_at_time_details   at;
+    struct ua_read_processed_details pd;
+    struct ua_datavalue              dv;
+    struct ua_nodeid                 agg;
+    int64_t                          t;
+    double                           a = 0, b = 0, got[4];
+    ua_status                        st[4];
+    size_t                           i;
+
+    for (i = 0; i + 1 < n; i++)
+        if (raw[i].has_value && raw[i + 1].has_value && raw[i].status == 0
+            && raw[i + 1].status == 0 && raw[i].value != raw[i + 1].value)
+            break;
+    if (i + 1 >= n) {
+        itest_check(false, "Historian1 has two Good values in a row");
+        return;
+    }
+    a = raw[i].value;
+    b = raw[i + 1].value;
+    t = IP_BASE + (raw[i].ms + raw[i + 1].ms) / 2 * IP_TICKS_MS;
+    memset(&at, 0, sizeof(at));
+    at.n_req_times = 1;
+    at.req_times = &t;
+    at.use_simple_bounds = true;
+    memset(&agg, 0, sizeof(agg));
+    agg.idtype = UA_IDTYPE_NUMERIC;
+    agg.id.num = UA_NS0ID_AGGREGATEFUNCTION_INTERPOLATIVE;
+    memset(&pd, 0, sizeof(pd));
+    pd.start_time = t;
+    pd.end_time = t + 1000 * IP_TICKS_MS;
+    pd.processing_interval = 1000.0;
+    pd.n_aggregate_type = 1;
+    pd.aggregate_type = &agg;
+    pd.aggregate_configuration.use_server_capabilities_defaults = true;
+    for (int k = 0; k < 4; k++) {
+        const char *node = k % 2 == 0 ? "v1" : "v5";
+
+        memset(&dv, 0, sizeof(dv));
+        st[k] = k < 2
+            ? ip_read1(c, &ua_types[UA_TYPE_READATTIMEDETAILS],
+                       UA_NS0ID_READATTIMEDETAILS_ENCODING_DEFAULTBINARY,
+                       &at, node, &dv)
+            : ip_read1(c, &ua_types[UA_TYPE_READPROCESSEDDETAILS],
+                       UA_NS0ID_READPROCESSEDDETAILS_ENCODING_DEFAULTBINARY,
+                       &pd, node, &dv);
+        got[k] = ip_double(&dv);
+    }
+    itest_check(st[0] == UA_GOOD && fabs(got[0] - (a + b) / 2) < IP_TOL
+                    && st[1] == UA_GOOD && fabs(got[1] - a) < IP_TOL,
+                "ReadAtTime halfway between %.3f and %.3f: v1 (sloped) "
+                "%.4f, v5 (Stepped) %.4f (0x%08X 0x%08X)", a, b, got[0],
+                got[1], st[0], st[1]);
+    itest_check(st[2] == UA_GOOD && fabs(got[2] - (a + b) / 2) < IP_TOL
+                    && st[3] == UA_GOOD && fabs(got[3] - a) < IP_TOL,
+                "Interpolative from halfway between %.3f and %.3f: v1 "
+                "(sloped) %.4f, v5 (Stepped) %.4f (0x%08X 0x%08X)", a, b,
+                got[2], got[3], st[2], st[3]);
+}
+
 int
 main(int argc, char **argv)
 {
-    const char *const extra[] = {
+    const char *extra[] = {
+        "-c", NULL,
         "--vars", "10",
         "--set", "history.nodes=ns=1;s=v1 ns=1;s=v2",
         "--set", "history.flush_ms=20",
-        /* Part 13's data is of 2001: no pruning by age mid-test. */
+        /* The tables are of 2001: no retention may drop them. */
         "--set", "history.retention_s=0", NULL
     };
     struct uaconn c;
@@ -390,8 +541,23 @@ main(int argc, char **argv)
         itest_fatal("cannot write %s", path);
     ip_user_line(f, "op", "operator", "op-secret");
     fclose(f);
-    (void)itest_broker_start(ip_bin, 1, ip_dir, ip_log, extra, IP_START_MS,
-                             &port, &sport);
+    /* v3 and v4 with the AggregateConfiguration of Historian2's and
+     * Historian1's tables, v5 Stepped (broker/histcfg.h). */
+    snprintf(path, sizeof(path), "%s/history.conf", ip_dir);
+    f = fopen(path, "w");
+    if (f == NULL)
+        itest_fatal("cannot write %s", path);
+    fprintf(f, "[history H2]\nnode = ns=1;s=v3\n"
+            "treat_uncertain_as_bad = true\nuse_sloped_extrapolation = true\n"
+            "\n[history H1]\nnode = ns=1;s=v4\n"
+            "treat_uncertain_as_bad = false\n"
+            "use_sloped_extrapolation = false\n"
+            "\n[history Stepped]\nnode = ns=1;s=v5\nstepped = true\n");
+    fclose(f);
+    extra[1] = path;
+    (void)itest_broker_start(ip_bin, 1, ip_dir, ip_log,
+                             (const char *const *)extra, IP_START_MS, &port,
+                             &sport);
     uaconn_init(&c);
     c.user = "op";
     c.password = "op-secret";
@@ -403,8 +569,11 @@ main(int argc, char **argv)
      * them. */
     itest_sleep_ms(500);
     /* 2. The raw tables in. */
-    ip_load(&c, 1);
-    ip_load(&c, 2);
+    ip_load(&c, 1, "v1");
+    ip_load(&c, 2, "v2");
+    ip_load(&c, 1, "v4");
+    ip_load(&c, 2, "v3");
+    ip_load(&c, 1, "v5");
     /* 3. The annotations AnnotationCount counts. */
     ip_annotate(&c, 1);
     ip_annotate(&c, 2);
@@ -418,7 +587,7 @@ main(int argc, char **argv)
             skipped++;
             continue;
         }
-        b = ip_case(&c, k);
+        b = ip_case(&c, k, k->historian == 1 ? "v1" : "v2", false);
         run++;
         bad += b;
         bad_cases += b != 0;
@@ -431,6 +600,32 @@ main(int argc, char **argv)
                 "HistoryRead processed equals Part 13's table (or its "
                 "listed deviation): %u tables, %d rows in %u tables "
                 "differ", run, bad, bad_cases);
+    /* 5. The same tables from v4 and v3, which have their table's
+     * AggregateConfiguration: the request asks for the node's. */
+    run = 0;
+    bad = 0;
+    bad_cases = 0;
+    for (size_t i = 0; i < ncase; i++) {
+        const struct aggv_case   *k = &aggv_cases[i];
+        const struct ua_agg_info *info = ua_aggregate_by_name(k->aggregate);
+        int                       b;
+
+        if (k->stepped || info == NULL
+            || info->agg == UA_AGG_ANNOTATIONCOUNT)
+            continue;
+        b = ip_case(&c, k, k->historian == 1 ? "v4" : "v3", true);
+        run++;
+        bad += b;
+        bad_cases += b != 0;
+    }
+    itest_check(run >= 2 * UA_AGG_COUNT_ - 2 && bad == 0,
+                "with useServerCapabilitiesDefaults every table equals "
+                "Part 13's from the node's own AggregateConfiguration "
+                "(v3: Historian2's, v4: Historian1's, the request's fields "
+                "the opposite): %u tables, %d rows in %u tables differ",
+                run, bad, bad_cases);
+    /* 6. A Stepped node. */
+    ip_stepped(&c);
     uaconn_close_session(&c);
     uaconn_close(&c);
     ua_client_clear(&c.cl);

@@ -138,7 +138,10 @@ is_start_broker(const char *bin, bool limits)
         (char *)bin, "-w", "2", "-p", port, "--stats", stats,
         "--runtime-dir", is_dir, "--vars", "10",
         "--set", "limits.max_sessions=" IS_STR(IS_LIM_SESSIONS),
-        "--set", "limits.max_subscriptions=" IS_STR(IS_LIM_SUBS), NULL
+        "--set", "limits.max_subscriptions=" IS_STR(IS_LIM_SUBS),
+        /* No park: the dead worker's sessions die with it and their
+         * budget returns (tests/integ/integ_kill.c has them survive). */
+        "--set", "limits.session_park_bytes=0", NULL
     };
     char *argv_sub[] = {
         (char *)bin, "-w", "2", "-p", port, "--stats", stats,

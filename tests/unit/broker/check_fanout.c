@@ -67,9 +67,18 @@ START_TEST(test_pool_exhausted)
     ck_assert_uint_eq(atomic_load(&fo.fo.sh->blocks_exhausted), 1);
     ck_assert_uint_eq(atomic_load(&fo.fo.sh->notifications_dropped), 2);
     ck_assert_uint_eq(atomic_load(&fo.fo.sh->ring_full), 0);
+    ck_assert_uint_eq(atomic_load(&fo.pool.sh->exhausted), 1);
+    /* The rest of the iteration does not walk the empty pool again ... */
+    set_i32(slot, 100, T0 + 100);
+    ck_assert_uint_eq(atomic_load(&fo.fo.sh->blocks_exhausted), 2);
+    ck_assert_uint_eq(atomic_load(&fo.pool.sh->exhausted), 1);
     bk_fanout_lost_publish(&fo);
     ck_assert(shm_fanout_lost_take(&fo.fo, slot, 0));
     ck_assert(shm_fanout_lost_take(&fo.fo, slot, 1));
+    /* ... the next one does. */
+    set_i32(slot, 101, T0 + 101);
+    ck_assert_uint_eq(atomic_load(&fo.pool.sh->exhausted), 2);
+    bk_fanout_lost_publish(&fo);
     for (int i = 0; i < 8; i++)
         ck_assert_int_eq(shm_blockpool_publish(&fo.pool, grab[i], 0), 0);
 }

@@ -174,8 +174,10 @@ START_TEST(test_node_classes)
     ck_assert_uint_eq(dims[0], 2);
     ck_assert_uint_eq(dims[1], 2);
     ck_assert_uint_eq(dims[2], 3);
-    ck_assert_uint_eq(n->access_level_ex, 7);
-    ck_assert_uint_eq(n->user_access_level, 3);
+    /* The file's AccessLevel 7 and UserAccessLevel 3; Historizing adds
+     * HistoryRead and HistoryWrite to both (broker/histconf.c). */
+    ck_assert_uint_eq(n->access_level_ex, 7 | 0x08);
+    ck_assert_uint_eq(n->user_access_level, 3 | 0x0C);
     ck_assert(n->min_sampling == 250.0);
     ck_assert(n->flags & SHM_NF_HISTORIZING);
     /* Defaults: BaseDataType, scalar, CurrentRead, DisplayName = name. */

@@ -609,6 +609,95 @@ START_TEST(test_nodes)
 }
 END_TEST
 
+/* A batch large enough for the radix sort (hs_store_order): 64 nodes'
+ * values interleaved as the historian gets them, one tick after the
+ * other, some out of time order; each node's read back complete and in
+ * time order. */
+START_TEST(test_append_large_batch)
+{
+    struct hs_store_config c = {
+        .dir = dir, .map_bytes = 256u << 20, .batch_max = 32768,
+        .nosync = true,
+    };
+    char             err[256], name[8];
+    struct hs_store *s = hs_store_open(&c, err, sizeof(err));
+    static uint8_t   dv[64 * 300][26];
+    static struct hs_in in[64 * 300];
+    uint64_t         key[64];
+    static struct hs_read r;
+    struct hs_sample smp;
+    size_t           n = 0;
+
+    ck_assert_msg(s != NULL, "open: %s", err);
+    for (int k = 0; k < 64; k++) {
+        snprintf(name, sizeof(name), "n%d", k);
+        key[k] = node(s, name);
+    }
+    for (int t = 0; t < 300; t++)
+        for (int k = 0; k < 64; k++, n++) {
+            /* Every tenth tick of node 3 comes a tick late. */
+            int tt = k == 3 && t % 10 == 1 ? t - 1 : k == 3 && t % 10 == 0
+                                                           ? t + 1 : t;
+
+            in[n].key = key[k];
+            in[n].len = (uint32_t)dv_double(dv[n], k * 1000 + tt,
+                                            T0 + tt * SEC);
+            in[n].dv = dv[n];
+        }
+    ck_assert_int_eq(hs_store_append(s, in, n), 0);
+    for (int k = 0; k < 64; k++) {
+        int i = 0;
+
+        ck_assert_int_eq(hs_read_begin(s, &r), 0);
+        ck_assert_int_eq(hs_read_seek(&r, key[k], 0, INT64_MAX, false), 0);
+        while (hs_read_next(&r, &smp) == 0) {
+            ck_assert_int_eq(smp.t, T0 + i * SEC);
+            ck_assert(dv_value(&smp) == k * 1000 + i);
+            i++;
+        }
+        hs_read_end(&r);
+        ck_assert_int_eq(i, 300);
+    }
+    hs_store_close(s);
+}
+END_TEST
+
+/* Many nodes in one transaction (the historian's start): the keys of
+ * one by one, a node there already kept, values of each appended. */
+START_TEST(test_nodes_add_many)
+{
+    struct hs_store *s = open_store(64u << 20, 0, 0, false);
+    uint8_t          ids[3][8];
+    const uint8_t   *idp[3];
+    size_t           lens[3];
+    uint64_t         keys[3], a = node(s, "a");
+    struct hs_totals t;
+
+    for (int i = 0; i < 3; i++) {
+        ids[i][0] = 0x03;
+        ids[i][1] = 1;
+        ids[i][2] = 0;
+        ids[i][3] = 1;
+        ids[i][4] = ids[i][5] = ids[i][6] = 0;
+        ids[i][7] = (uint8_t)('a' + i);     /* "a" is there already */
+        idp[i] = ids[i];
+        lens[i] = 8;
+    }
+    ck_assert_int_eq(hs_store_nodes_add(s, idp, lens, 3, 0, keys), 0);
+    ck_assert_uint_eq(keys[0], a);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_uint_eq(keys[i], hs_store_key(ids[i], 8));
+        fill(s, keys[i], T0, 10000000, 5, 5, 1.0);
+    }
+    ck_assert_int_eq(hs_store_totals(s, &t), 0);
+    ck_assert_uint_eq(t.nodes, 3);
+    ck_assert_uint_eq(t.samples, 15);
+    lens[1] = 0;
+    ck_assert_int_eq(hs_store_nodes_add(s, idp, lens, 3, 0, keys), -EINVAL);
+    hs_store_close(s);
+}
+END_TEST
+
 static Suite *
 store_suite(void)
 {
@@ -618,6 +707,8 @@ store_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_append_read);
+    tcase_add_test(tc, test_nodes_add_many);
+    tcase_add_test(tc, test_append_large_batch);
     tcase_add_test(tc, test_bytes_per_sample);
     tcase_add_test(tc, test_out_of_order);
     tcase_add_test(tc, test_update);

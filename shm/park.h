@@ -1,0 +1,62 @@
+/*
+ * shm/park.h: the SHM_R_PARK region (struct shm_park in shm/layout.h):
+ * where each worker slot keeps its activated sessions so that they
+ * outlive the worker, and the change log the broker keeps of the value
+ * changes workers watch (docs/architecture.md §11 "A worker's death").
+ *
+ * The broker creates the region, writes the log (shm_park_log) and each
+ * slot's cut (shm_park_cut); a worker writes its own slot's records
+ * (worker/park.c) and reads them back only in the successor of a dead
+ * worker, which also reads the log.  The protocols are in shm/layout.h.
+ */
+#ifndef SHM_PARK_H
+#define SHM_PARK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "layout.h"
+#include "segment.h"
+
+/* Region bytes for plan p: 0 (no region) when p->park_workers or
+ * p->park_bytes is 0. */
+uint64_t shm_park_region_bytes(const struct shm_plan *p);
+
+/* Creator: the header of an all-zero region of `size` bytes.  0 or
+ * -EINVAL. */
+int shm_park_region_init(void *region, uint64_t size,
+                         const struct shm_plan *p);
+
+/* The park of segment s; NULL when it has none or its header is bad. */
+struct shm_park *shm_park_of(const struct shm_segment *s);
+
+/* Slot k's records (k->nrec) and data (k->data_bytes). */
+struct shm_park_rec *shm_park_recs(struct shm_park *k, unsigned slot);
+uint8_t *shm_park_data(struct shm_park *k, unsigned slot);
+
+/* Records of slot in use (the broker, when its worker died). */
+uint32_t shm_park_parked(const struct shm_park *k, unsigned slot);
+
+/*
+ * Broker: one value change of slot (ServerTimestamp srv_ts, the fan-out
+ * DataValue record rec[len]) into the log.  A record longer than
+ * SHM_CLOG_REC keeps its time only (SHM_CLOG_BIG).
+ */
+void shm_park_log(struct shm_park *k, uint32_t slot, int64_t srv_ts,
+                  const void *rec, uint32_t len);
+
+/* Broker, before slot's worker starts: every change logged from now on
+ * goes to its ring too. */
+void shm_park_cut(struct shm_park *k, unsigned slot);
+
+/* The log's head: entries written since the start. */
+uint64_t shm_park_head(const struct shm_park *k);
+
+/*
+ * Entry idx of the log into *e: 0; -ESTALE when it was overwritten since
+ * (or is being overwritten); -ENOENT when it is not written yet.
+ */
+int shm_park_read(const struct shm_park *k, uint64_t idx,
+                  struct shm_clog_ent *e);
+
+#endif /* SHM_PARK_H */
