@@ -17,7 +17,11 @@
 //     by ConditionRefresh between RefreshStart and RefreshEnd;
 //   - Disable / Enable (BadConditionAlreadyDisabled), TimedShelve past
 //     MaxTimeShelved (BadShelvingTimeOutOfRange) and a shelving of 1 s
-//     that runs out by itself.
+//     that runs out by itself;
+//   - Tank2/LevelAlarm of nodesets/alarms.xml (an ExclusiveLevelAlarmType
+//     instance of an imported NodeSet): fires, is listed by
+//     ConditionRefresh, is acknowledged; the file's refused instance
+//     stays a plain Object.
 //
 // Each test leaves the alarms normal and acknowledged (events.test.js
 // expects no retained condition). Run by tests/interop/run.sh
@@ -298,5 +302,61 @@ describe("alarms", () => {
             s = await shelved();
         }
         assert.equal(s, false, "unshelved by itself within 3 s");
+    });
+
+    it("an alarm from an imported NodeSet", async () => {
+        // nodesets/alarms.xml: Tank2/LevelAlarm (ns=N;i=5001), an
+        // ExclusiveLevelAlarmType on Tank2.Level, limits 90/80/20.
+        const nsa = (await anon.readNamespaceArray())
+            .indexOf("http://example.com/UA/Alarms/");
+        assert.ok(nsa > 1, "the file's namespace");
+        const cond = `ns=${nsa};i=5001`;
+        const level = `ns=${nsa};s=Tank2.Level`;
+        await write(level, DataType.Double, 85);
+        let ev = await next(1, "LevelAlarm");
+        assert.equal(ev[0][F.EventType].value.toString(), "ns=0;i=9482");
+        assert.equal(ev[0][F["ActiveState.Id"]].value, true);
+        assert.equal(ev[0][F["LimitState.CurrentState"]].value.text, "High");
+        assert.equal(ev[0][F.Severity].value, 600, "the file's Severity");
+        assert.equal(ev[0][F.Retain].value, true);
+        assert.equal(ev[0][F_COND].value.toString(), cond);
+        // The file's own ActiveState/Id and an added AckedState/Id.
+        const r = await anon.read([
+            { nodeId: `ns=${nsa};i=5008`, attributeId: AttributeIds.Value },
+            { nodeId: `ns=${nsa};s=5001.AckedState.Id`,
+                attributeId: AttributeIds.Value },
+        ]);
+        assert.equal(r[0].value.value, true);
+        assert.equal(r[1].value.value, false);
+
+        // ConditionRefresh lists it (a numeric ConditionId).
+        let from = got.length;
+        assert.equal(await call(anon, "ns=0;i=2782", "ns=0;i=3875",
+            [{ dataType: DataType.UInt32, value: sub.subscriptionId }]),
+        StatusCodes.Good.value);
+        await until(() => got.length - from >= 3, 5000);
+        const refresh = got.slice(from);
+        assert.deepEqual(refresh.map((f) => f[F.EventType].value.toString()),
+            ["ns=0;i=2787", "ns=0;i=9482", "ns=0;i=2788"]);
+        assert.equal(refresh[1][F_COND].value.toString(), cond);
+        assert.ok(Buffer.compare(refresh[1][F.EventId].value,
+            ev[0][F.EventId].value) === 0);
+
+        // Back to normal, acknowledged by the operator: not retained.
+        await write(level, DataType.Double, 50);
+        ev = await next(1, "LevelAlarm");
+        assert.equal(ev[0][F["ActiveState.Id"]].value, false);
+        from = got.length;
+        assert.equal(await call(op, cond, ACK,
+            ackArgs(ev[0][F.EventId].value, "tank 2 seen")),
+        StatusCodes.Good.value);
+        ev = await next(1, "LevelAlarm");
+        assert.equal(ev[0][F["AckedState.Id"]].value, true);
+        assert.equal(ev[0][F.Retain].value, false);
+        // The refused instance of the same file stays a plain Object.
+        const broken = await anon.browse(`ns=${nsa};s=Tank2.Broken`);
+        assert.equal(broken.statusCode.value, StatusCodes.Good.value);
+        assert.ok(!broken.references.some((x) =>
+            x.browseName.name === "ActiveState"));
     });
 });
