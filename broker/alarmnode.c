@@ -279,6 +279,7 @@ static void bk_an_batch(struct bk_alarmnode *an, struct bk_alarmnode_one *a,
 static void bk_an_audit(struct bk_alarmnode *an,
                         const struct bk_alarmnode_one *a, uint32_t mid,
                         ua_status st, const char *user,
+                        const struct ua_string *entry,
                         const struct ua_variant *in, uint32_t nin,
                         const uint8_t *eid, int64_t now);
 
@@ -1589,6 +1590,7 @@ bk_an_run(struct bk_alarmnode_one *a, uint32_t method,
 static void
 bk_an_audit(struct bk_alarmnode *an, const struct bk_alarmnode_one *a,
             uint32_t mid, ua_status st, const char *user,
+            const struct ua_string *entry,
             const struct ua_variant *in, uint32_t nin, const uint8_t *eid,
             int64_t now)
 {
@@ -1650,8 +1652,7 @@ bk_an_audit(struct bk_alarmnode *an, const struct bk_alarmnode_one *a,
     BK_AN_F("0:Status", &ok, UA_BT_BOOLEAN);
     s = ua_string_from(an->server_uri != NULL ? an->server_uri : "");
     BK_AN_F("0:ServerId", &s, UA_BT_STRING);
-    s = ua_string_from("");
-    BK_AN_F("0:ClientAuditEntryId", &s, UA_BT_STRING);
+    BK_AN_F("0:ClientAuditEntryId", entry, UA_BT_STRING);
     s = ua_string_from(user);
     BK_AN_F("0:ClientUserId", &s, UA_BT_STRING);
     id = ua_nodeid_num(0, mid);
@@ -1680,8 +1681,11 @@ bk_an_audit(struct bk_alarmnode *an, const struct bk_alarmnode_one *a,
 bool
 bk_alarmnode_call(struct bk_alarmnode *an, const struct shm_fo_call *r,
                   const uint8_t *args, const char *user, uint32_t user_len,
-                  int64_t now, ua_status *st)
+                  const char *audit, uint32_t audit_len, int64_t now,
+                  ua_status *st)
 {
+    struct ua_string entry = { (int32_t)audit_len,
+                               (uint8_t *)(uintptr_t)audit };
     const struct shm_nodestore *ns = an->ns;
     struct bk_alarmnode_one    *a;
     struct ua_variant           in[2];
@@ -1753,14 +1757,14 @@ bk_alarmnode_call(struct bk_alarmnode *an, const struct shm_fo_call *r,
     memcpy(a->user, who, user_len + 1);
     bk_an_batch(an, a, ch, now);
     if (an->audit)
-        bk_an_audit(an, a, mid, *st, who, in, nin, with_id ? eid : NULL,
-                    now);
+        bk_an_audit(an, a, mid, *st, who, &entry, in, nin,
+                    with_id ? eid : NULL, now);
     return true;
 out:
     an->st.calls_refused++;
     if (an->audit)
-        bk_an_audit(an, a, mid, *st, who, in, nin, with_id ? eid : NULL,
-                    now);
+        bk_an_audit(an, a, mid, *st, who, &entry, in, nin,
+                    with_id ? eid : NULL, now);
     return true;
 }
 

@@ -199,11 +199,13 @@ int bk_alarmnode_start(struct bk_alarmnode *an,
  * and sends the condition's event.  With audit, every call, Good or
  * refused (by the role check too), also raises its audit event,
  * SourceNode the condition, SourceName "Method/NAME", Severity 100 (500
- * when refused).  Opens its own value batch when none is open.
+ * when refused), ClientAuditEntryId the request's auditEntryId (audit,
+ * audit_len bytes, Part 5 §6.4.3).  Opens its own value batch when none is open.
  */
 bool bk_alarmnode_call(struct bk_alarmnode *an, const struct shm_fo_call *r,
                        const uint8_t *args, const char *user,
-                       uint32_t user_len, int64_t now, ua_status *st);
+                       uint32_t user_len, const char *audit,
+                       uint32_t audit_len, int64_t now, ua_status *st);
 
 /*
  * A feed line `alarm=NAME;active=true|false[;severity=N][;message=TEXT]`

@@ -20,8 +20,9 @@
 //     that runs out by itself;
 //   - Tank2/LevelAlarm of nodesets/alarms.xml (an ExclusiveLevelAlarmType
 //     instance of an imported NodeSet): fires, is listed by
-//     ConditionRefresh, is acknowledged; the file's refused instance
-//     stays a plain Object.
+//     ConditionRefresh, is acknowledged (its audit event with the
+//     request's auditEntryId as ClientAuditEntryId); the file's refused
+//     instance stays a plain Object.
 //
 // Each test leaves the alarms normal and acknowledged (events.test.js
 // expects no retained condition). Run by tests/interop/run.sh
@@ -48,6 +49,7 @@ const {
     SimpleAttributeOperand,
     DataType,
     UserTokenType,
+    CallRequest,
 } = require("node-opcua");
 const { sleep, until } = require("../lib/common.js");
 
@@ -65,7 +67,7 @@ const PUMP = "ns=1;s=Alarms.PumpRunning";
 const ACK = "ns=0;i=9111";
 const FIELDS = ["EventType", "ConditionName", "Severity", "ActiveState.Id",
     "AckedState.Id", "LimitState.CurrentState", "Retain", "EventId",
-    "Message"];
+    "Message", "ClientAuditEntryId"];
 const F = Object.fromEntries(FIELDS.map((n, i) => [n, i]));
 const F_COND = FIELDS.length;           // the ConditionId, added below
 
@@ -123,6 +125,24 @@ describe("alarms", () => {
     function call(session, objectId, methodId, inputArguments) {
         return session.call({ objectId, methodId, inputArguments })
             .then((r) => r.statusCode.value);
+    }
+
+    // A Call whose RequestHeader carries auditEntryId (Part 4 §7.32).
+    function callAudited(session, objectId, methodId, inputArguments,
+        auditEntryId) {
+        const request = new CallRequest({
+            requestHeader: { auditEntryId },
+            methodsToCall: [{ objectId, methodId, inputArguments }],
+        });
+        return new Promise((resolve, reject) => {
+            session.performMessageTransaction(request, (err, resp) => {
+                if (err) {
+                    reject(err);
+                } else {
+                    resolve(resp.results[0].statusCode.value);
+                }
+            });
+        });
     }
 
     function ackArgs(eventId, text) {
@@ -347,12 +367,18 @@ describe("alarms", () => {
         ev = await next(1, "LevelAlarm");
         assert.equal(ev[0][F["ActiveState.Id"]].value, false);
         from = got.length;
-        assert.equal(await call(op, cond, ACK,
-            ackArgs(ev[0][F.EventId].value, "tank 2 seen")),
+        assert.equal(await callAudited(op, cond, ACK,
+            ackArgs(ev[0][F.EventId].value, "tank 2 seen"), "shift-7/ack-1"),
         StatusCodes.Good.value);
         ev = await next(1, "LevelAlarm");
         assert.equal(ev[0][F["AckedState.Id"]].value, true);
         assert.equal(ev[0][F.Retain].value, false);
+        // The audit event carries the request's auditEntryId.
+        await until(() => got.slice(from).some((f) =>
+            f[F.EventType].value.toString() === "ns=0;i=8944"), 5000);
+        const audit = got.slice(from).find((f) =>
+            f[F.EventType].value.toString() === "ns=0;i=8944");
+        assert.equal(audit[F.ClientAuditEntryId].value, "shift-7/ack-1");
         // The refused instance of the same file stays a plain Object.
         const broken = await anon.browse(`ns=${nsa};s=Tank2.Broken`);
         assert.equal(broken.statusCode.value, StatusCodes.Good.value);
