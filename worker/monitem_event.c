@@ -668,7 +668,8 @@ wk_ev_sys(struct wk_subs *st, struct wk_mi *mi, uint16_t type,
  * conditions are found by a walk of the node store (Objects whose type is
  * a ConditionType) once, at the first ConditionRefresh (the address
  * space does not change while a worker runs): st->conds, one allocation
- * for the worker's life; then each ConditionRefresh is O(conditions).
+ * for the worker's life; then each ConditionRefresh is O(conditions), and
+ * a condition that is not retained costs a look at its 0:Retain alone.
  */
 struct wk_ev_rec {
     uint8_t  *buf;
@@ -775,14 +776,30 @@ wk_ev_cond_record(struct wk_subs *st, uint32_t cond, uint8_t *rec,
     struct shm_fo_ev            h = { SHM_NONE, n->type_def, 0 };
     char                        path[SHM_FO_EV_PATH_MAX + 1];
 
-    /* The source: whoever HasCondition it. */
+    /* The source: whoever HasCondition it.  Not retained (its 0:Retain
+     * false: most conditions most of the time): nothing to walk. */
     for (uint32_t k = 0; k < n->nrefs; k++) {
-        const struct shm_ref *ref = &ns->refs[n->refs + k];
+        const struct shm_ref  *ref = &ns->refs[n->refs + k];
+        const struct shm_node *t = &ns->nodes[ref->target];
+        const uint8_t         *name;
+        uint32_t               nl = 0;
+        struct shm_value       m;
+        uint8_t                v[8];
 
         if ((ref->flags & SHM_REF_INVERSE) && ref->reftype == hcond) {
             h.source = ref->target;
-            break;
+            continue;
         }
+        if ((ref->flags & SHM_REF_INVERSE)
+            || t->node_class != SHM_NC_VARIABLE || t->browse_ns != 0
+            || t->u.var.slot == SHM_NONE)
+            continue;
+        name = shm_nodestore_string(ns, t->browse_name, &nl);
+        if (name != NULL && nl == 6 && memcmp(name, "Retain", 6) == 0
+            && shm_value_read(&st->w->vals, t->u.var.slot, &m, v,
+                              sizeof(v)) == 0
+            && !(m.len == 2 && v[0] == UA_BT_BOOLEAN && v[1] != 0))
+            return 0;
     }
     for (int tries = 0; tries < WK_EV_COND_TRIES; tries++) {
         struct wk_ev_rec r = { rec, cap, sizeof(h), 0, SHM_NONE, { 0 }, 0,
