@@ -90,8 +90,10 @@ static bool wk_ev_rec_put(struct wk_ev_rec *r, const char *path,
                           uint32_t plen, const uint8_t *var, uint32_t vlen);
 static bool wk_ev_cond_walk(struct wk_subs *st, uint32_t node, char *path,
                             uint32_t plen, int depth, struct wk_ev_rec *r);
+static uint32_t wk_ev_cond_retain(const struct wk_subs *st, uint32_t cond);
 static uint32_t wk_ev_cond_record(struct wk_subs *st, uint32_t cond,
-                                  uint8_t *rec, uint32_t cap);
+                                  uint32_t retain, uint8_t *rec,
+                                  uint32_t cap);
 static bool wk_ev_is_cond(const struct shm_nodestore *ns, uint32_t i,
                           uint32_t ct);
 static bool wk_ev_conds(struct wk_subs *st, uint32_t ct);
@@ -668,8 +670,9 @@ wk_ev_sys(struct wk_subs *st, struct wk_mi *mi, uint16_t type,
  * conditions are found by a walk of the node store (Objects whose type is
  * a ConditionType) once, at the first ConditionRefresh (the address
  * space does not change while a worker runs): st->conds, one allocation
- * for the worker's life; then each ConditionRefresh is O(conditions), and
- * a condition that is not retained costs a look at its 0:Retain alone.
+ * for the worker's life, each condition with its 0:Retain's slot; then
+ * each ConditionRefresh is O(conditions), and a condition that is not
+ * retained costs the read of that slot alone.
  */
 struct wk_ev_rec {
     uint8_t  *buf;
@@ -760,14 +763,38 @@ wk_ev_cond_walk(struct wk_subs *st, uint32_t node, char *path, uint32_t plen,
     return true;
 }
 
+/* The value slot of cond's 0:Retain, SHM_NONE when it has none. */
+static uint32_t
+wk_ev_cond_retain(const struct wk_subs *st, uint32_t cond)
+{
+    const struct shm_nodestore *ns = &st->w->ns;
+    const struct shm_node      *n = &ns->nodes[cond];
+
+    for (uint32_t k = 0; k < n->nrefs; k++) {
+        const struct shm_ref  *ref = &ns->refs[n->refs + k];
+        const struct shm_node *t = &ns->nodes[ref->target];
+        const uint8_t         *name;
+        uint32_t               nl = 0;
+
+        if ((ref->flags & SHM_REF_INVERSE)
+            || t->node_class != SHM_NC_VARIABLE || t->browse_ns != 0)
+            continue;
+        name = shm_nodestore_string(ns, t->browse_name, &nl);
+        if (name != NULL && nl == 6 && memcmp(name, "Retain", 6) == 0)
+            return t->u.var.slot;
+    }
+    return SHM_NONE;
+}
+
 /*
  * Condition cond's event record (shm/fanout.h) from its variables into
- * rec[cap], with its ConditionId; its length, 0 when it is not retained
+ * rec[cap], with its ConditionId (retain: its 0:Retain's slot, read first;
+ * SHM_NONE: unknown); its length, 0 when it is not retained
  * (or kept changing, or does not fit).
  */
 static uint32_t
-wk_ev_cond_record(struct wk_subs *st, uint32_t cond, uint8_t *rec,
-                  uint32_t cap)
+wk_ev_cond_record(struct wk_subs *st, uint32_t cond, uint32_t retain,
+                  uint8_t *rec, uint32_t cap)
 {
     const struct shm_nodestore *ns = &st->w->ns;
     const struct shm_node      *n = &ns->nodes[cond];
@@ -776,30 +803,24 @@ wk_ev_cond_record(struct wk_subs *st, uint32_t cond, uint8_t *rec,
     struct shm_fo_ev            h = { SHM_NONE, n->type_def, 0 };
     char                        path[SHM_FO_EV_PATH_MAX + 1];
 
-    /* The source: whoever HasCondition it.  Not retained (its 0:Retain
-     * false: most conditions most of the time): nothing to walk. */
+    /* Not retained (most conditions most of the time): nothing to
+     * walk. */
+    if (retain != SHM_NONE) {
+        struct shm_value m;
+        uint8_t          v[8];
+
+        if (shm_value_read(&st->w->vals, retain, &m, v, sizeof(v)) == 0
+            && !(m.len == 2 && v[0] == UA_BT_BOOLEAN && v[1] != 0))
+            return 0;
+    }
+    /* The source: whoever HasCondition it. */
     for (uint32_t k = 0; k < n->nrefs; k++) {
-        const struct shm_ref  *ref = &ns->refs[n->refs + k];
-        const struct shm_node *t = &ns->nodes[ref->target];
-        const uint8_t         *name;
-        uint32_t               nl = 0;
-        struct shm_value       m;
-        uint8_t                v[8];
+        const struct shm_ref *ref = &ns->refs[n->refs + k];
 
         if ((ref->flags & SHM_REF_INVERSE) && ref->reftype == hcond) {
             h.source = ref->target;
-            continue;
+            break;
         }
-        if ((ref->flags & SHM_REF_INVERSE)
-            || t->node_class != SHM_NC_VARIABLE || t->browse_ns != 0
-            || t->u.var.slot == SHM_NONE)
-            continue;
-        name = shm_nodestore_string(ns, t->browse_name, &nl);
-        if (name != NULL && nl == 6 && memcmp(name, "Retain", 6) == 0
-            && shm_value_read(&st->w->vals, t->u.var.slot, &m, v,
-                              sizeof(v)) == 0
-            && !(m.len == 2 && v[0] == UA_BT_BOOLEAN && v[1] != 0))
-            return 0;
     }
     for (int tries = 0; tries < WK_EV_COND_TRIES; tries++) {
         struct wk_ev_rec r = { rec, cap, sizeof(h), 0, SHM_NONE, { 0 }, 0,
@@ -865,8 +886,10 @@ wk_ev_conds(struct wk_subs *st, uint32_t ct)
         return false;
     st->nconds = 0;
     for (uint32_t i = 0; i < ns->nnodes && st->nconds < n; i++)
-        if (wk_ev_is_cond(ns, i, ct))
-            st->conds[st->nconds++] = i;
+        if (wk_ev_is_cond(ns, i, ct)) {
+            st->conds[st->nconds][0] = i;
+            st->conds[st->nconds++][1] = wk_ev_cond_retain(st, i);
+        }
     st->conds_known = true;
     return true;
 }
@@ -887,14 +910,15 @@ wk_ev_cond_refresh(struct wk_subs *st, struct wk_mi *mi)
     list = wk_ev_conds(st, ct);
     n = list ? st->nconds : ns->nnodes;
     for (uint32_t k = 0; k < n; k++) {
-        uint32_t         i = list ? st->conds[k] : k;
+        uint32_t         i = list ? st->conds[k][0] : k;
         struct shm_fo_ev ev;
         uint32_t         len;
         int              nf;
 
         if (!list && !wk_ev_is_cond(ns, i, ct))
             continue;
-        len = wk_ev_cond_record(st, i, rec, sizeof(rec));
+        len = wk_ev_cond_record(st, i, list ? st->conds[k][1] : SHM_NONE,
+                                rec, sizeof(rec));
         if (len == 0)
             continue;
         nf = shm_fo_ev_parse(rec, len, &ev, st->evf, SHM_FO_EV_FIELDS_MAX);
