@@ -216,7 +216,6 @@ struct bk_alarmnode_one {
     int64_t               comment_ts;
     uint8_t               last_id[16];  /* EventId of the last event */
     char                  name[BK_ALARMCFG_NAME_MAX];
-    char                  key[BK_ALARMNODE_KEY_MAX];  /* alarms.state */
     char                  message[BK_ALARMCFG_MSG_MAX];
     char                  comment[BK_AN_COMMENT_MAX];
     char                  user[BK_AN_USER_MAX];
@@ -634,7 +633,6 @@ bk_an_add_one(struct bk_alarmnode_one *a, const struct bk_alarmcfg_one *c,
     a->next = SHM_NONE;
     a->normal_node = SHM_NONE;
     memcpy(a->name, c->name, sizeof(a->name));
-    memcpy(a->key, c->name, sizeof(a->name));
     if (c->message[0] != '\0')
         memcpy(a->message, c->message, sizeof(a->message));
     else
@@ -683,7 +681,6 @@ bk_an_from_adopt(struct bk_alarmnode_one *a,
     a->def = ad->def;
     a->next = SHM_NONE;
     memcpy(a->name, ad->name, sizeof(a->name));
-    memcpy(a->key, ad->key, sizeof(a->key));
     memcpy(a->message, ad->message, sizeof(a->message));
     a->cond = ad->cond;
     a->input = ad->input;
@@ -785,9 +782,11 @@ bk_alarmnode_add(struct bk_alarmnode *an, const struct bk_alarmcfg *cfg,
     if (ncfg + nadopt == 0)
         return 0;
     an->a = bk_calloc(ncfg + nadopt, sizeof(*an->a));
+    an->keys = bk_calloc(ncfg + nadopt, sizeof(*an->keys));
     an->rec = bk_alloc(BK_AN_REC_CAP);
     an->scratch = bk_alloc(BK_AN_SCRATCH);
-    if (an->a == NULL || an->rec == NULL || an->scratch == NULL) {
+    if (an->a == NULL || an->keys == NULL || an->rec == NULL
+        || an->scratch == NULL) {
         snprintf(err, errlen, "alarms: out of memory");
         bk_alarmnode_clear(an);
         return -1;
@@ -799,6 +798,7 @@ bk_alarmnode_add(struct bk_alarmnode *an, const struct bk_alarmcfg *cfg,
         struct bk_alarmnode_one *a = &an->a[an->n];
 
         bk_an_from_adopt(a, &ad[i], ns);
+        memcpy(an->keys[an->n], ad[i].key, sizeof(an->keys[0]));
         if (bk_an_build(a, kids, ns, slot) != 0) {
             snprintf(err, errlen, "%salarm %s: cannot add its nodes (a "
                      "NodeId taken, or the segment is full)", ad[i].where,
@@ -809,6 +809,7 @@ bk_alarmnode_add(struct bk_alarmnode *an, const struct bk_alarmcfg *cfg,
         an->n++;
     }
     for (uint32_t i = 0; i < ncfg; i++) {
+        memcpy(an->keys[an->n], cfg->a[i].name, sizeof(cfg->a[i].name));
         if (bk_an_add_one(&an->a[an->n], &cfg->a[i], ns, slot, "", err,
                           errlen) != 0) {
             char where[BK_ALARMNODE_WHERE_MAX];
@@ -1280,7 +1281,7 @@ bk_alarmnode_start(struct bk_alarmnode *an, const struct shm_nodestore *ns,
                 a->def.normal = x;
             else
                 shm_log(SHM_LOG_WARNING, "alarm %s: NormalState's Variable "
-                        "has no number; the normal value is 0", a->key);
+                        "has no number; the normal value is 0", an->keys[i]);
         }
         bk_alarm_init(&a->def, &a->st, now);
         a->comment_ts = now;
@@ -1794,7 +1795,7 @@ bk_alarmnode_saved_get(const struct bk_alarmnode *an, uint32_t i,
     const struct bk_alarmnode_one *a = &an->a[i];
 
     memset(out, 0, sizeof(*out));
-    memcpy(out->name, a->key, sizeof(out->name));
+    memcpy(out->name, an->keys[i], sizeof(out->name));
     out->st = a->st;
     out->time = a->time;
     out->comment_ts = a->comment_ts;
@@ -1810,10 +1811,10 @@ bk_alarmnode_saved_put(struct bk_alarmnode *an, uint32_t hint,
 {
     struct bk_alarmnode_one *a = NULL;
 
-    if (hint < an->n && strcmp(an->a[hint].key, in->name) == 0)
+    if (hint < an->n && strcmp(an->keys[hint], in->name) == 0)
         a = &an->a[hint];
     for (uint32_t i = 0; a == NULL && i < an->n; i++)
-        if (strcmp(an->a[i].key, in->name) == 0)
+        if (strcmp(an->keys[i], in->name) == 0)
             a = &an->a[i];
     if (a == NULL)
         return false;
@@ -1849,6 +1850,7 @@ bk_alarmnode_clear(struct bk_alarmnode *an)
     if (an->val != NULL && an->val->watch == an->watch)
         bk_value_watch(an->val, NULL, NULL, NULL);
     bk_free(an->a);
+    bk_free(an->keys);
     bk_free(an->rec);
     bk_free(an->scratch);
     bk_free(an->hslot);

@@ -116,6 +116,9 @@ struct bk_alarmnode_counts {
 struct bk_alarmnode {
     struct bk_alarmnode_one *a;
     uint32_t                 n;
+    /* Each condition's key (alarms.state): its section's NAME, or an
+     * instance's NodeId text (apart from a: not on the hot path). */
+    char                   (*keys)[BK_ALARMNODE_KEY_MAX];
     /* Input slot -> first alarm: open addressing, mask + 1 entries. */
     uint32_t                *hslot;
     uint32_t                *halarm;
