@@ -808,6 +808,7 @@ bk_alarmnode_add(struct bk_alarmnode *an, const struct bk_alarmcfg *cfg,
         }
         an->n++;
     }
+    an->nadopted = an->n;
     for (uint32_t i = 0; i < ncfg; i++) {
         memcpy(an->keys[an->n], cfg->a[i].name, sizeof(cfg->a[i].name));
         if (bk_an_add_one(&an->a[an->n], &cfg->a[i], ns, slot, "", err,

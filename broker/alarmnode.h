@@ -116,6 +116,8 @@ struct bk_alarmnode_counts {
 struct bk_alarmnode {
     struct bk_alarmnode_one *a;
     uint32_t                 n;
+    uint32_t                 nadopted;      /* of them, NodeSet instances
+                                               (the first nadopted) */
     /* Each condition's key (alarms.state): its section's NAME, or an
      * instance's NodeId text (apart from a: not on the hot path). */
     char                   (*keys)[BK_ALARMNODE_KEY_MAX];
