@@ -12,6 +12,7 @@
 #include "nodeset_fixture.h"
 
 #include "broker/alarmnode.h"
+#include "broker/alarmstate.h"
 
 /* A property 0:NAME of parent with a value (XML). */
 #define PROP(id, name, parent, dt, value)                                   \
@@ -362,6 +363,42 @@ START_TEST(test_max_alarms)
 }
 END_TEST
 
+START_TEST(test_state_by_nodeid)
+{
+    const char *f = tank_file();
+    char        path[128];
+    uint32_t    level;
+
+    /* Active and unacknowledged, saved under its NodeId... */
+    build_ok(f);
+    set(lookup_str(2, "Tank.Level"), 85);
+    snprintf(path, sizeof(path), "%s/alarms.state", dir);
+    ck_assert_int_eq(bk_alarmstate_save(&as.alarms, path, err, sizeof(err)),
+                     0);
+    bk_addrspace_close(&as);
+    built = false;
+    {
+        FILE *sf = fopen(path, "r");
+        char  text[4096];
+
+        ck_assert_ptr_nonnull(sf);
+        text[fread(text, 1, sizeof(text) - 1, sf)] = '\0';
+        fclose(sf);
+        ck_assert_msg(strstr(text, "\nns=2;i=5001 ") != NULL, "%s", text);
+    }
+    /* ...and restored after a restart (the input is 50 again). */
+    build_ok(f);
+    level = lookup_str(2, "Tank.Level");
+    ck_assert_int_eq(num_of(level), 50);
+    ck_assert_int_eq(bk_alarmstate_load(&as.alarms, path, T0, err,
+                                        sizeof(err)), 1);
+    ck_assert_int_eq(num_of(lookup_num(2, 5007)), 1);
+    ck_assert_int_eq(num_of(lookup_str(2, "5001.AckedState.Id")), 0);
+    ck_assert(text_is(lookup_str(2, "5001.LimitState.CurrentState"),
+                      "High"));
+}
+END_TEST
+
 int
 main(void)
 {
@@ -376,6 +413,7 @@ main(void)
         { "Types and sources", test_types_and_sources },
         { "Refused instances", test_refused },
         { "alarms.max_alarms", test_max_alarms },
+        { "State by NodeId", test_state_by_nodeid },
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
