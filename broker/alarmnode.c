@@ -9,8 +9,13 @@
  * slot writes all walk that table, so a node and its event field cannot
  * disagree: a slot is written with the very bytes of the event's field.
  *
+ * A NodeSet's alarm instance (broker/alarmnset.h) is built from the same
+ * table: its Object is the condition, a field the file has is the file's
+ * node (found by BrowseName under its parent), the others are added.
+ *
  * Invariants: an alarm's slot[f] is SHM_NONE exactly when it has no
- * variable f; an input slot's bit is set in an->watch exactly when some
+ * variable f of its own to write (an instance's NormalState target is
+ * the file's); an input slot's bit is set in an->watch exactly when some
  * alarm watches it, and the hash finds its first alarm (the others follow
  * by next).  The watcher runs inside a value batch, on the broker's
  * thread; it writes only condition slots (never watched) and events.

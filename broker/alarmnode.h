@@ -1,5 +1,5 @@
 /*
- * broker/alarmnode.h: the configured alarms as conditions in the address
+ * broker/alarmnode.h: the alarms as conditions in the address
  * space, and their evaluator in the value path (docs/architecture.md
  * §10.5, docs/operations.md "Alarms").
  *
@@ -14,7 +14,10 @@
  * Confirm), AlarmConditionType's (ShelvingState an Object with its
  * CurrentState), and the limits or LimitState, the per-limit states or
  * NormalState of its type.  Every variable has a value slot.  The source
- * becomes an event notifier and the Server object HasNotifier it.
+ * becomes an event notifier and the Server object HasNotifier it.  An
+ * alarm instance of an imported NodeSet (struct bk_alarmnode_adopt,
+ * broker/alarmnset.h) keeps its Object and the variables its file gives
+ * it; the others are added the same way, named after its NodeId.
  *
  * Run: after the build's values, each condition starts from its input's
  * value (no event), its variables written.  Then every stored change of
@@ -205,7 +208,8 @@ int bk_alarmnode_start(struct bk_alarmnode *an,
  * refused (by the role check too), also raises its audit event,
  * SourceNode the condition, SourceName "Method/NAME", Severity 100 (500
  * when refused), ClientAuditEntryId the request's auditEntryId (audit,
- * audit_len bytes, Part 5 §6.4.3).  Opens its own value batch when none is open.
+ * audit_len bytes, Part 5 §6.4.3).  Opens its own value batch when none
+ * is open.
  */
 bool bk_alarmnode_call(struct bk_alarmnode *an, const struct shm_fo_call *r,
                        const uint8_t *args, const char *user,

@@ -363,6 +363,80 @@ START_TEST(test_max_alarms)
 }
 END_TEST
 
+/* The file's own Acknowledge method node under the tank's alarm. */
+#define OWN_ACK                                                             \
+    "<UAMethod NodeId=\"ns=1;i=5009\" BrowseName=\"Acknowledge\">"        \
+    "<References><Reference ReferenceType=\"i=47\" IsForward=\"false\">"  \
+    "ns=1;i=5001</Reference></References></UAMethod>\n"
+
+/* bk_alarmnode_call as the broker's call handler gives it a record: the
+ * method node on object, as an operator, with (EventId, Comment). */
+static ua_status
+call_ack(uint32_t object, uint32_t method, const uint8_t id[16])
+{
+    static uint8_t          args[512];
+    struct shm_fo_call      r;
+    struct ua_variant       v;
+    struct ua_string        eid = { 16, (uint8_t *)(uintptr_t)id };
+    struct ua_localizedtext lt;
+    size_t                  n1 = 0, n2 = 0;
+    ua_status               st = UA_BAD_INTERNAL_ERROR;
+
+    memset(&lt, 0, sizeof(lt));
+    lt.mask = UA_LT_TEXT;
+    lt.locale.len = -1;
+    lt.text = ua_string_from("seen");
+    ua_variant_set_scalar(&v, &eid, UA_BT_BYTESTRING);
+    ck_assert_int_eq(ua_encode(&v, &ua_types[UA_TYPE_VARIANT], args,
+                               sizeof(args), &n1), UA_GOOD);
+    ua_variant_set_scalar(&v, &lt, UA_BT_LOCALIZEDTEXT);
+    ck_assert_int_eq(ua_encode(&v, &ua_types[UA_TYPE_VARIANT], args + n1,
+                               sizeof(args) - n1, &n2), UA_GOOD);
+    memset(&r, 0, sizeof(r));
+    r.object = object;
+    r.method = method;
+    r.nargs = 2;
+    r.args_len = (uint32_t)(n1 + n2);
+    r.role = SHM_FO_ROLE_OPERATOR;
+    ck_assert(bk_alarmnode_call(&as.alarms, &r, args, "op", 2, "", 0, T0,
+                                &st));
+    return st;
+}
+
+START_TEST(test_own_method)
+{
+    const char *f = put("own.xml", HEAD("<Uri>" URI_A "</Uri>") TANK OWN_ACK
+                        TAIL);
+    uint32_t    cond, own, ack;
+    struct ua_variant v;
+    uint8_t     id[16];
+
+    build_ok(f);
+    cond = lookup_num(2, 5001);
+    own = lookup_num(2, 5009);
+    ack = lookup_num(0, UA_NS0ID_ACKNOWLEDGEABLECONDITIONTYPE_ACKNOWLEDGE);
+    /* The file's Acknowledge: namespace 0's is not added beside it. */
+    ck_assert_int_eq(has_ref(cond, lookup_num(0, UA_NS0ID_HASCOMPONENT),
+                             ack), 0);
+    ck_assert_int_eq(has_ref(cond, lookup_num(0, UA_NS0ID_HASCOMPONENT),
+                             lookup_num(0, UA_NS0ID_CONDITIONTYPE_ENABLE)),
+                     1);
+    set(lookup_str(2, "Tank.Level"), 85);
+    value_of(lookup_str(2, "5001.EventId"), &v);
+    memcpy(id, ((struct ua_string *)v.data)->data, 16);
+    /* Called through the instance's own node: Acknowledge; again
+     * BadConditionBranchAlreadyAcked; namespace 0's node the same. */
+    ck_assert_uint_eq(call_ack(cond, own, id), UA_GOOD);
+    ck_assert_int_eq(num_of(lookup_str(2, "5001.AckedState.Id")), 1);
+    value_of(lookup_str(2, "5001.EventId"), &v);
+    memcpy(id, ((struct ua_string *)v.data)->data, 16);
+    ck_assert_uint_eq(call_ack(cond, own, id),
+                      UA_BAD_CONDITION_BRANCH_ALREADY_ACKED);
+    ck_assert_uint_eq(call_ack(cond, ack, id),
+                      UA_BAD_CONDITION_BRANCH_ALREADY_ACKED);
+}
+END_TEST
+
 START_TEST(test_state_by_nodeid)
 {
     const char *f = tank_file();
@@ -414,6 +488,7 @@ main(void)
         { "Refused instances", test_refused },
         { "alarms.max_alarms", test_max_alarms },
         { "State by NodeId", test_state_by_nodeid },
+        { "The instance's own method", test_own_method },
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -687,7 +687,8 @@ START_TEST(test_fwd_too_large)
     /* One that fits exactly in the ring (record = all its slots). */
     bs.len = (int32_t)(TF_SLOTS * TF_SS - sizeof(struct shm_fo_call) - 5);
     ck_assert_uint_eq(wk_svc_call_add(&tf.calls, pc, 0, fx_index(&srv),
-                                         fx_index(&mid), a, 1, NULL, NULL), UA_GOOD);
+                                         fx_index(&mid), a, 1, NULL, NULL),
+                      UA_GOOD);
     ck_assert_uint_eq(tf.l.out.len, TF_SLOTS * TF_SS);
     bs.len = 1;
     ck_assert_uint_eq(wk_svc_call_add(&tf.calls, pc, 0, fx_index(&srv),
