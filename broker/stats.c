@@ -292,6 +292,8 @@ enum bk_stats_alarm_counter {
     BK_SA_CALLS,
     BK_SA_CALLS_REFUSED,
     BK_SA_LOST,
+    BK_SA_NODESET,
+    BK_SA_NODESET_REFUSED,
     BK_SA_MAX
 };
 
@@ -323,6 +325,10 @@ static const struct bk_stats_counter_desc bk_stats_alarm_desc[BK_SA_MAX] = {
       "condition methods answered with a Bad status" },
     { "events_lost", "alarms_events_lost_total", "counter",
       "condition events that did not fit an event record" },
+    { "from_nodesets", "alarms_from_nodesets", "gauge",
+      "alarm conditions of imported NodeSets' alarm instances" },
+    { "nodeset_refused", "alarms_nodeset_refused", "gauge",
+      "NodeSet alarm instances refused at the build (each logged)" },
 };
 
 /* The historian's counters (issue 18, its row: shm/layout.h), when
@@ -833,10 +839,12 @@ bk_stats_alarm_read(const struct bk_stats *st, uint64_t *v)
     struct bk_alarmnode_counts c;
 
     memset(v, 0, BK_SA_MAX * sizeof(*v));
-    if (an->n == 0)
+    if (an->n == 0 && st->as->alarms_refused == 0)
         return false;
     bk_alarmnode_count(an, &c);
-    v[BK_SA_CONFIGURED] = an->n;
+    v[BK_SA_CONFIGURED] = an->n - an->nadopted;
+    v[BK_SA_NODESET] = an->nadopted;
+    v[BK_SA_NODESET_REFUSED] = st->as->alarms_refused;
     v[BK_SA_ACTIVE] = c.active;
     v[BK_SA_UNACKED] = c.unacked;
     v[BK_SA_SHELVED] = c.shelved;

@@ -342,6 +342,7 @@ wk_sub_fini(struct wk_worker *w)
     wk_free(w, st->tmp);
     wk_free(w, st->evf);
     wk_free(w, st->evc);
+    wk_free(w, st->conds);
     wk_free(w, st->evv);
     wk_free(w, st->arena_buf);
     wk_free(w, st->acks_out);

@@ -476,6 +476,11 @@ struct wk_subs {
     uint32_t              rt_hes;       /* reftypes HasEventSource, */
     uint32_t              rt_hc;        /* HasComponent (SHM_NONE) */
     uint64_t              ev_seq;       /* EventIds of our own events */
+    uint32_t            (*conds)[2];    /* the conditions' nodes and their
+                                           Retain slots, found at the
+                                           first ConditionRefresh */
+    uint32_t              nconds;
+    bool                  conds_known;  /* conds is the list */
     struct ua_scalar     *evv;          /* [WK_EV_WHERE_MAX]: where results */
     uint64_t              sampled_due;  /* ms, UINT64_MAX: none */
     struct wk_cells       cells;
