@@ -513,8 +513,12 @@ struct wk_subs {
     uint64_t              dropped_shown;    /* ... in the row so far */
     uint64_t              stale;        /* records older than a taken one */
     /* Subscriptions that came from another worker (their ids carry its
-     * slot): wk_sub_find scans for them while there are any. */
+     * slot): an open-addressing table of their indices in subs[] by id
+     * (UINT32_MAX: empty; at least twice max_subs, a power of two, so
+     * probes stay short), wk_sub_find's second look. */
     uint32_t              nmoved;
+    uint32_t             *moved_tab;
+    uint32_t              moved_cap;
     struct wk_sub_leaving moving[WK_SUB_ROAM_MOVING];
 };
 
@@ -532,6 +536,9 @@ struct wk_subs *wk_subs_need(struct wk_worker *w);
 struct wk_sub *wk_sub_at(struct wk_subs *st, uint32_t idx);
 /* The subscription id names, in use, or NULL. */
 struct wk_sub *wk_sub_find(struct wk_subs *st, uint32_t id);
+/* sub (its id set) came from another worker: marked `moved` and entered
+ * in the table wk_sub_find looks in (wk_sub_delete takes it out). */
+void wk_sub_moved_add(struct wk_subs *st, struct wk_sub *sub);
 /* The session entry of s (reset when the slot changed hands). */
 struct wk_subsess *wk_sub_ss(struct wk_subs *st, struct wk_session *s);
 /* The subscription id of s's session, or NULL (BadSubscriptionIdInvalid). */

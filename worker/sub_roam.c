@@ -21,8 +21,8 @@
  *     u32 nlinks, per SetTriggering link: u32 from id, u32 to id
  *
  * What moves keeps its ids: a subscription's id carries the slot of the
- * worker that created it, so here it is marked `moved` and found by
- * wk_sub_find's scan; its items' ids are found in its own list
+ * worker that created it, so here it is marked `moved` and found through
+ * the table of moved ones (wk_sub_moved_add, wk_sub_find); its items' ids are found in its own list
  * (wk_mi_find).  Indices never travel: nodes and value slots are the same
  * in every worker (one address space), everything else is rebuilt.
  *
@@ -287,8 +287,7 @@ wk_sub_roam_unpack_sub(struct wk_subs *st, struct wk_subsess *e,
         return NULL;
     }
     sub->id = wk_roam_get_u32(b);
-    sub->moved = 1;
-    st->nmoved++;
+    wk_sub_moved_add(st, sub);
     wk_sub_set_interval(st, sub,
                         wk_sub_revise_interval(&st->lim,
                                                wk_roam_get_f64(b)));
