@@ -9,7 +9,8 @@
  *   type 2 (forward): u8 slot: ask that worker instead
  *   type 1 (session): sessionId 16, token 16, nonce 32, u8 activated,
  *     u8 user, u32 timeout_ms, u32 max_response, u64 client_key,
- *     u64 registered, u8 name_len + name, u16 cert_len + cert,
+ *     u64 registered, u8 name_len + name, u8 user_id_len + user_id
+ *     (version 2: who activated it, ClientUserId), u16 cert_len + cert,
  *     thumbprint 20; then the sub layer's part (worker/sub_roam.c)
  *
  * Invariants:
@@ -139,8 +140,9 @@ static int wk_roam_send(struct wk_roam *r, struct wk_roam_pending *p,
 static void wk_roam_pack_session(const struct wk_session *s,
                                  struct wk_roam_buf *b);
 static void wk_roam_unpack_session(struct wk_session *s,
-                                   struct wk_roam_buf *b);
-static bool wk_roam_adopt(struct wk_roam *r, struct wk_roam_buf *b);
+                                   struct wk_roam_buf *b, uint32_t version);
+static bool wk_roam_adopt(struct wk_roam *r, struct wk_roam_buf *b,
+                          uint32_t version);
 static ua_status wk_roam_serve(void *arg, uint32_t kind, const uint8_t *body,
                                uint32_t len, uint8_t **blob,
                                uint32_t *blob_len, uint64_t *ticket);
@@ -314,14 +316,19 @@ wk_roam_pack_session(const struct wk_session *s, struct wk_roam_buf *b)
     wk_roam_put_u64(b, s->registered);
     wk_roam_put_u8(b, s->name_len);
     wk_roam_put(b, s->name, s->name_len);
+    wk_roam_put_u8(b, (uint8_t)strnlen(s->user_id, sizeof(s->user_id) - 1));
+    wk_roam_put(b, s->user_id, strnlen(s->user_id, sizeof(s->user_id) - 1));
     wk_roam_put_u16(b, s->cert_len);
     wk_roam_put(b, s->cert, s->cert_len);
     wk_roam_put(b, s->cert_thumb, sizeof(s->cert_thumb));
 }
 
 static void
-wk_roam_unpack_session(struct wk_session *s, struct wk_roam_buf *b)
+wk_roam_unpack_session(struct wk_session *s, struct wk_roam_buf *b,
+                       uint32_t version)
 {
+    uint8_t n = 0;
+
     wk_roam_get(b, &s->id, 16);
     wk_roam_get(b, &s->token, 16);
     wk_roam_get(b, s->nonce, WK_SESSION_NONCE);
@@ -336,6 +343,13 @@ wk_roam_unpack_session(struct wk_session *s, struct wk_roam_buf *b)
         b->bad = true;
     else
         wk_roam_get(b, s->name, s->name_len);
+    if (version >= 2)
+        n = wk_roam_get_u8(b);      /* version 1 had none */
+    if (n >= sizeof(s->user_id))
+        b->bad = true;
+    else
+        wk_roam_get(b, s->user_id, n);
+    s->user_id[n < sizeof(s->user_id) ? n : 0] = '\0';
     s->cert_len = wk_roam_get_u16(b);
     if (s->cert_len > sizeof(s->cert))
         b->bad = true;
@@ -708,13 +722,13 @@ wk_roam_release(struct wk_worker *w, uint32_t conn)
 
 /* A session blob (after its type byte): adopt it.  True when done. */
 static bool
-wk_roam_adopt(struct wk_roam *r, struct wk_roam_buf *b)
+wk_roam_adopt(struct wk_roam *r, struct wk_roam_buf *b, uint32_t version)
 {
     struct wk_worker  *w = r->w;
     struct wk_session  tmp, *s;
 
     memset(&tmp, 0, sizeof(tmp));
-    wk_roam_unpack_session(&tmp, b);
+    wk_roam_unpack_session(&tmp, b, version);
     if (b->bad || !tmp.activated)
         return false;
     if (wk_session_find_by_token(w, &(struct ua_nodeid){
@@ -757,6 +771,7 @@ wk_roam_answer(void *arg, uint64_t cookie, ua_status st,
                                   .max = len };
     bool                    adopted = false;
     uint8_t                 type;
+    uint32_t                version;
 
     if (cookie & WK_ROAM_COOKIE_PUSH)
         return false;               /* a notice: the peer pulls */
@@ -764,7 +779,10 @@ wk_roam_answer(void *arg, uint64_t cookie, ua_status st,
         && r->pending[i].seq == (uint32_t)(cookie >> 32))
         p = &r->pending[i];
     if (st == UA_GOOD) {
-        if (wk_roam_get_u32(&b) != WK_ROAM_VERSION)
+        /* Version 1 (no user id) from a worker of the previous release:
+         * a rolling restart upgrades one worker at a time. */
+        version = wk_roam_get_u32(&b);
+        if (version != WK_ROAM_VERSION && version != 1)
             b.bad = true;
         type = wk_roam_get_u8(&b);
         if (!b.bad && type == WK_ROAM_T_FORWARD) {
@@ -786,7 +804,7 @@ wk_roam_answer(void *arg, uint64_t cookie, ua_status st,
             }
             st = UA_BAD_SESSION_ID_INVALID;
         } else if (!b.bad && type == WK_ROAM_T_SESSION) {
-            adopted = wk_roam_adopt(r, &b);
+            adopted = wk_roam_adopt(r, &b, version);
             st = adopted ? UA_GOOD : UA_BAD_SESSION_ID_INVALID;
             if (adopted && p != NULL && p->check) {
                 struct ua_nodeid t = { .ns = 0, .idtype = UA_IDTYPE_GUID,

@@ -49,7 +49,7 @@
 #include "session.h"
 #include "worker.h"
 
-#define WK_ROAM_VERSION   1u        /* of the blob */
+#define WK_ROAM_VERSION   2u        /* of the blob (2: the user id) */
 #define WK_ROAM_PENDING   16        /* claims waiting at a time */
 #define WK_ROAM_HOPS      4         /* forwards a claim follows */
 #define WK_ROAM_SUB_TRIED 16        /* subscriptions one request claims */
