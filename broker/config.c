@@ -75,6 +75,19 @@ static const struct bk_conf_key bk_conf_keys[] = {
         "opc.tcp port, on all interfaces"),
     U32("server", "workers", workers, "0", 0, 64,
         "worker processes; 0 = one per online CPU (at most 64)"),
+    U32("server", "retire_handover_ms", retire_handover_ms, "5000", 100,
+        600000, "rolling restart: time a retiring worker hands its "
+        "sessions to the others before it exits anyway (those left are "
+        "lost); below retire_kill_ms"),
+    U32("server", "retire_renotice_ms", retire_renotice_ms, "1000", 10,
+        60000, "rolling restart: a retiring worker asks a peer to take a "
+        "session again after this long"),
+    U32("server", "retire_kill_ms", retire_kill_ms, "10000", 200, 600000,
+        "rolling restart: SIGKILL to a retiring worker still running "
+        "after this long"),
+    U32("server", "roll_start_ms", roll_start_ms, "10000", 100, 600000,
+        "rolling restart: time a worker has to come up (its successor, "
+        "or one starting) before the restart goes on without it"),
     STR("server", "application_uri", application_uri, "",
         "ApplicationUri and namespace 1; empty = urn:<hostname>:uabroker"),
     STR("server", "hostname", hostname, "",
@@ -621,6 +634,12 @@ bk_config_set(struct bk_config *c, const char *name, const char *value,
 int
 bk_config_check(const struct bk_config *c, char *err, size_t errlen)
 {
+    if (c->retire_handover_ms >= c->retire_kill_ms) {
+        snprintf(err, errlen, "server.retire_handover_ms must be below "
+                 "server.retire_kill_ms (a retiring worker gives up "
+                 "before it is killed)");
+        return -1;
+    }
     if (c->max_secure_channels < c->max_sessions + 1) {
         snprintf(err, errlen, "limits.max_secure_channels must be at least "
                  "limits.max_sessions + 1 (Part 4 §5.6.2)");
@@ -709,6 +728,8 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
     BK_SNAP(min_session_timeout_ms);
     BK_SNAP(max_session_timeout_ms);
     BK_SNAP(session_move_timeout_ms);
+    BK_SNAP(retire_handover_ms);
+    BK_SNAP(retire_renotice_ms);
     BK_SNAP(max_session_move_bytes);
     BK_SNAP(min_token_lifetime_ms);
     BK_SNAP(max_token_lifetime_ms);
@@ -779,6 +800,10 @@ bk_config_write(const struct bk_config *c, FILE *f)
  */
 static const char *const bk_conf_live_keys[] = {
     "log.level",
+    "server.retire_handover_ms",
+    "server.retire_renotice_ms",
+    "server.retire_kill_ms",
+    "server.roll_start_ms",
     "addrspace.simulation_interval_ms",
     "addrspace.simulation_vars",
     "limits.accept_rate",
@@ -890,6 +915,8 @@ void
 bk_config_snapshot_live(const struct bk_config *c, struct shm_config *s)
 {
 #define BK_SNAP_LIVE(f) __atomic_store_n(&s->f, c->f, __ATOMIC_RELAXED)
+    BK_SNAP_LIVE(retire_handover_ms);
+    BK_SNAP_LIVE(retire_renotice_ms);
     BK_SNAP_LIVE(failure_threshold);
     BK_SNAP_LIVE(failure_window_ms);
     BK_SNAP_LIVE(failure_block_ms);

@@ -23,6 +23,15 @@ struct bk_config {
     /* [server] */
     uint32_t port;
     uint32_t workers;               /* 0: one per online CPU */
+    /* The rolling restart (docs/operations.md "Rolling restart"): a
+     * retiring worker hands its sessions over for retire_handover_ms,
+     * asking a peer again about a session after retire_renotice_ms; the
+     * broker SIGKILLs it after retire_kill_ms and waits roll_start_ms for
+     * its successor. */
+    uint32_t retire_handover_ms;
+    uint32_t retire_renotice_ms;
+    uint32_t retire_kill_ms;
+    uint32_t roll_start_ms;
     char     application_uri[BK_CONF_STR_MAX];  /* "": urn:<host>:uabroker */
     char     hostname[BK_CONF_STR_MAX];         /* "": gethostname() */
     char     runtime_dir[BK_CONF_STR_MAX];

@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #define SHM_MAGIC          0x52424155u     /* "UABR" */
-#define SHM_LAYOUT_VERSION 18u     /* 7: SHM_R_THROTTLE, throttle keys in
+#define SHM_LAYOUT_VERSION 19u     /* 7: SHM_R_THROTTLE, throttle keys in
                                     * the config snapshot; 8: failed logins
                                     * per IP address; 9: rsa_cpu_us;
                                     * 10: browse_cache_kb in the config;
@@ -49,7 +49,9 @@
                                     * worker row;
                                     * 18: session moves' timeout and
                                     * size in the config, their counters
-                                    * in a worker row */
+                                    * in a worker row;
+                                    * 19: the retire timeouts in the
+                                    * config, events lost in a move */
 #define SHM_CACHELINE      128
 #define SHM_NONE           0xFFFFFFFFu     /* no node, no slot, no offset */
 
@@ -356,6 +358,9 @@ struct shm_config {
     _Atomic uint32_t log_level;         /* log.level (shm/log.h), live:
                                          * W: broker (SIGHUP); R: every
                                          * process's log, relaxed */
+    uint32_t retire_handover_ms;        /* server.*: a retiring worker's */
+    uint32_t retire_renotice_ms;        /* hand-over (worker/roam.c),
+                                         * live: read once per retire */
 };
 
 /* Services counted per worker (the index into the per-service arrays). */

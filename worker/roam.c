@@ -53,8 +53,11 @@
 #define WK_ROAM_PULL         2u      /* claim's secured byte: a retire pull */
 #define WK_ROAM_COOKIE_PUSH  (UINT64_C(1) << 63)
 #define WK_ROAM_TICK_MS      100     /* a retiring worker's pace */
-#define WK_ROAM_RENOTICE_MS  1000    /* a session's notice, again after */
-#define WK_ROAM_RETIRE_MS    5000    /* then it gives up (sessions lost) */
+/* A session's notice again after, giving up (sessions lost) after:
+ * server.retire_renotice_ms, retire_handover_ms (0 in a snapshot of no
+ * broker, unit tests: these). */
+#define WK_ROAM_RENOTICE_MS  1000
+#define WK_ROAM_RETIRE_MS    5000
 
 enum { WK_RP_FREE = 0, WK_RP_WAITING, WK_RP_DONE };
 
@@ -123,6 +126,7 @@ struct wk_roam {
     struct event             tick;
     struct wk_loop          *loop;
     uint64_t                 retire_end;
+    uint32_t                 renotice_ms;
     uint64_t                *noticed;
     unsigned                 next_peer;
     void                   (*retired)(void *arg);
@@ -1180,7 +1184,7 @@ wk_roam_on_tick(evutil_socket_t fd, short what, void *arg)
             continue;
         left++;
         if (busy || wk_roam_moving(w, s) || n < 2
-            || now - r->noticed[i] < WK_ROAM_RENOTICE_MS)
+            || now - r->noticed[i] < r->renotice_ms)
             continue;
         body[0] = (uint8_t)w->slot;
         memcpy(body + 1, &s->token, 16);
@@ -1233,7 +1237,12 @@ wk_roam_retire(struct wk_worker *w, void (*done)(void *arg), void *arg)
     r->retiring = true;
     r->retired = done;
     r->retired_arg = arg;
-    r->retire_end = wk_roam_ms() + WK_ROAM_RETIRE_MS;
+    r->retire_end = wk_roam_ms()
+                    + (w->conf->retire_handover_ms != 0
+                           ? w->conf->retire_handover_ms
+                           : WK_ROAM_RETIRE_MS);
+    r->renotice_ms = w->conf->retire_renotice_ms != 0
+                         ? w->conf->retire_renotice_ms : WK_ROAM_RENOTICE_MS;
     r->next_peer = w->slot + 1;
     if (event_assign(&r->tick, w->base, -1, EV_PERSIST, wk_roam_on_tick, r)
             != 0
