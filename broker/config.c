@@ -184,7 +184,7 @@ static const struct bk_conf_key bk_conf_keys[] = {
     U32("limits", "browse_cache_kb", browse_cache_kb, "256", 0, 1048576,
         "each worker's cache of encoded Browse results (whole results of "
         "up to 4 KB), in KiB; 0: no cache"),
-    U32("limits", "max_subscriptions", max_subscriptions, "500", 1, 1000000,
+    U32("limits", "max_subscriptions", max_subscriptions, "2000", 1, 1000000,
         "subscriptions, all workers together "
         "(ServerCapabilities MaxSubscriptions)"),
     U32("limits", "max_subscriptions_per_session",

@@ -47,6 +47,9 @@ START_TEST(test_defaults)
     ck_assert_uint_eq(c.max_nodes_per_read, 1000);
     ck_assert_str_eq(c.stats_listen, "127.0.0.1:9840");
     ck_assert_str_eq(c.application_uri, "");
+    /* 1,000 sessions with a subscription each fit (issue 19). */
+    ck_assert_uint_eq(c.max_sessions, 1000);
+    ck_assert_uint_ge(c.max_subscriptions, 2 * c.max_sessions);
     bk_config_finish(&c);
     ck_assert(strncmp(c.application_uri, "urn:", 4) == 0);
     ck_assert(strlen(c.hostname) > 0);
