@@ -150,6 +150,10 @@ static const struct bk_conf_key bk_conf_keys[] = {
         "16777216", 65536, 1073741824,
         "largest session (with its subscriptions, queues and kept "
         "messages) that moves between workers"),
+    U32("limits", "session_move_event_bytes", session_move_event_bytes,
+        "1048576", 0, 268435456,
+        "events a worker keeps while it takes a session over, to carry "
+        "those of the move's window into its event items; 0 = off"),
     U32("limits", "min_token_lifetime_ms", min_token_lifetime_ms, "60000",
         1000, 3600000, "shortest secure channel token lifetime granted"),
     U32("limits", "max_token_lifetime_ms", max_token_lifetime_ms, "3600000",
@@ -731,6 +735,7 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
     BK_SNAP(retire_handover_ms);
     BK_SNAP(retire_renotice_ms);
     BK_SNAP(max_session_move_bytes);
+    BK_SNAP(session_move_event_bytes);
     BK_SNAP(min_token_lifetime_ms);
     BK_SNAP(max_token_lifetime_ms);
     BK_SNAP(max_translate_path_elements);

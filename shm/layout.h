@@ -361,6 +361,8 @@ struct shm_config {
     uint32_t retire_handover_ms;        /* server.*: a retiring worker's */
     uint32_t retire_renotice_ms;        /* hand-over (worker/roam.c),
                                          * live: read once per retire */
+    uint32_t session_move_event_bytes;  /* limits.*: the events of a
+                                         * move's window kept (worker) */
 };
 
 /* Services counted per worker (the index into the per-service arrays). */
@@ -479,6 +481,9 @@ struct shm_worker {
     _Atomic uint64_t session_moves_failed;
     _Atomic uint64_t session_move_values_lost;
     _Atomic uint64_t session_move_bytes;    /* blobs handed over */
+    _Atomic uint64_t session_move_events;   /* events of a move's window
+                                             * carried (worker/sub_roam.c) */
+    _Atomic uint64_t session_move_events_lost;
 };
 static_assert(sizeof(struct shm_worker) % SHM_CACHELINE == 0, "pad");
 static_assert(offsetof(struct shm_worker, connections) == SHM_CACHELINE,

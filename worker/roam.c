@@ -120,6 +120,7 @@ struct wk_roam {
     struct wk_roam_sfwd     *sfwd;
     uint32_t                 nsfwd, sfwd_next;
     uint32_t                 last_bytes;
+    bool                     window_on;     /* subs.window told on */
     /* Retiring (wk_roam_retire): the tick, when to give up, when each
      * session (pool index) was last pushed, the next peer to try. */
     bool                     retiring, tick_on;
@@ -159,6 +160,7 @@ static ua_status wk_roam_serve_push(struct wk_roam *r, const uint8_t *body,
                                     uint32_t *blob_len);
 static uint64_t wk_roam_ms(void);
 static void wk_roam_on_tick(evutil_socket_t fd, short what, void *arg);
+static void wk_roam_window(struct wk_roam *r, bool on);
 static bool wk_roam_answer(void *arg, uint64_t cookie, ua_status st,
                            const uint8_t *blob, uint32_t len);
 
@@ -460,6 +462,29 @@ wk_roam_lost(struct wk_worker *w, uint64_t n)
         WK_ROAM_COUNT(w, session_move_values_lost, n);
 }
 
+void
+wk_roam_events(struct wk_worker *w, uint64_t carried, uint64_t lost)
+{
+    if (carried > 0)
+        WK_ROAM_COUNT(w, session_move_events, carried);
+    if (lost > 0)
+        WK_ROAM_COUNT(w, session_move_events_lost, lost);
+}
+
+/* The sub layer's window (wk_roam_handlers.window): on before a claim is
+ * sent, off once no claim waits. */
+static void
+wk_roam_window(struct wk_roam *r, bool on)
+{
+    if (!on)
+        for (unsigned i = 0; i < WK_ROAM_PENDING; i++)
+            if (r->pending[i].state == WK_RP_WAITING)
+                return;
+    if (on != r->window_on && r->subs.window != NULL)
+        r->subs.window(r->subs.arg, on);
+    r->window_on = on;
+}
+
 uint32_t
 wk_roam_last_bytes(const struct wk_worker *w)
 {
@@ -528,6 +553,7 @@ wk_roam_send(struct wk_roam *r, struct wk_roam_pending *p, unsigned slot)
     uint8_t  body[WK_ROAM_CLAIM_LEN];
     uint64_t cookie = (uint64_t)(p - r->pending) | ((uint64_t)p->seq << 32);
 
+    wk_roam_window(r, true);
     body[0] = (uint8_t)r->w->slot;
     if (p->kind == WK_ROAM_KIND_SUB) {
         memcpy(body + 1, &p->sub_id, 4);
@@ -722,6 +748,7 @@ wk_roam_release(struct wk_worker *w, uint32_t conn)
     for (unsigned i = 0; i < WK_ROAM_PENDING; i++)
         if (r->pending[i].state != WK_RP_FREE && r->pending[i].conn == conn)
             memset(&r->pending[i], 0, sizeof(r->pending[i]));
+    wk_roam_window(r, false);
 }
 
 /* A session blob (after its type byte): adopt it.  True when done. */
@@ -788,6 +815,7 @@ wk_roam_answer(void *arg, uint64_t cookie, ua_status st,
         version = wk_roam_get_u32(&b);
         if (version != WK_ROAM_VERSION && version != 1)
             b.bad = true;
+        b.version = version;
         type = wk_roam_get_u8(&b);
         if (!b.bad && type == WK_ROAM_T_FORWARD) {
             uint8_t to = wk_roam_get_u8(&b);
@@ -866,6 +894,7 @@ wk_roam_answer(void *arg, uint64_t cookie, ua_status st,
         p->state = WK_RP_DONE;
         wk_conn_wake(w->conns, p->conn, p->gen);
     }
+    wk_roam_window(r, false);
     return adopted;
 }
 

@@ -269,6 +269,9 @@ wk_sub_init(struct wk_worker *w)
         st->moved_cap *= 2;
     st->moved_tab = wk_sub_alloc_mem(st, (size_t)st->moved_cap
                                              * sizeof(uint32_t));
+    st->evwin_cap = w->conf->session_move_event_bytes;
+    if (st->evwin_cap > 0)
+        st->evwin = wk_sub_alloc_mem(st, st->evwin_cap);
     if (st->subs == NULL || st->retx_all == NULL
         || wk_timerheap_init(&st->timers, w, st->lim.max_subs,
                              &st->allocations) != 0
@@ -280,7 +283,8 @@ wk_sub_init(struct wk_worker *w)
         || st->links == NULL || st->out == NULL
         || st->tmp == NULL || st->arena_buf == NULL || st->acks_out == NULL
         || st->evf == NULL || st->evc == NULL || st->evv == NULL
-        || st->seqs_out == NULL || st->moved_tab == NULL) {
+        || st->seqs_out == NULL || st->moved_tab == NULL
+        || (st->evwin_cap > 0 && st->evwin == NULL)) {
         wk_sub_fini(w);
         return -ENOMEM;
     }
@@ -354,6 +358,7 @@ wk_sub_fini(struct wk_worker *w)
     wk_free(w, st->acks_out);
     wk_free(w, st->seqs_out);
     wk_free(w, st->moved_tab);
+    wk_free(w, st->evwin);
     w->subs = NULL;
     wk_free(w, st);
 }

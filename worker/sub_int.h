@@ -519,6 +519,18 @@ struct wk_subs {
     uint32_t              nmoved;
     uint32_t             *moved_tab;
     uint32_t              moved_cap;
+    /* The events of a move's window (worker/sub_roam.c): while a claim
+     * is out (evwin_on) every event record that reaches us is kept in
+     * evwin ([u32 len][record] each, evwin_cap bytes: limits.
+     * session_move_event_bytes; those past it only counted), so that the
+     * items of what arrives get the ones its old worker did not see.
+     * ev_last: the EventId of the last event this worker's event items
+     * were shown (packed with them). */
+    uint8_t              *evwin;
+    uint32_t              evwin_cap, evwin_len, evwin_dropped;
+    bool                  evwin_on;
+    bool                  ev_last_set;
+    uint8_t               ev_last[16];
     struct wk_sub_leaving moving[WK_SUB_ROAM_MOVING];
 };
 
@@ -618,6 +630,12 @@ void wk_sub_handed(struct wk_subs *st, struct wk_sub *sub, uint32_t sess,
                    const struct ua_guid *token, bool adopted);
 /* Is sub in a hand-over to another worker (worker/sub_roam.c)? */
 bool wk_sub_roam_moving(const struct wk_subs *st, const struct wk_sub *sub);
+/* An event record reached us while a claim is out: kept (or counted). */
+void wk_sub_roam_keep(struct wk_subs *st, const uint8_t *rec, uint32_t len);
+/* The handlers wk_sub_roam_init registers (tests drive a move with them
+ * in one worker). */
+struct wk_roam_handlers;
+void wk_sub_roam_handlers(struct wk_worker *w, struct wk_roam_handlers *h);
 /* sub may have a message waiting: serve its session's Publish queue now;
  * arm the timer. */
 void wk_sub_kick(struct wk_subs *st, struct wk_sub *sub);
@@ -779,6 +797,8 @@ void wk_ev_refresh_call(void *arg, struct wk_svc_ctx *ctx,
                         struct ua_call_method_result *r);
 /* Queue an EventQueueOverflow event for mi (events lost before it). */
 void wk_ev_overflow(struct wk_subs *st, struct wk_mi *mi);
+/* The EventId of an event's fields (16 bytes into id); false: none. */
+bool wk_ev_id(const struct shm_fo_ev_field *f, uint32_t nf, uint8_t id[16]);
 /* The link's event and events-lost handlers (worker/link.h; arg: st). */
 void wk_ev_on_event(void *arg, const uint8_t *rec, uint32_t len);
 void wk_ev_on_events_lost(void *arg);
