@@ -21,8 +21,9 @@
 // it had moved to without a hand-over or a timeout logged (under
 // investigation: a reactivation that timed out client-side and a
 // CloseSession is the suspect).  With a load average of about 12 (other
-// builds and tests, two busy loops) it failed 8 runs of 9, main's
-// build as often, nearly always the other way: values missing, silently.
+// builds and tests, two busy loops) it failed 5 runs of 5, and main's
+// build 6 of 7 (one of them the new session), the others another way:
+// values missing, silently.
 // The broker had applied every value (history.nodes=ns=1;s=v0 read back
 // afterwards holds all of them) and no Write failed or was retried, but
 // the subscriber's 10 items all lacked the same 1 to 15 consecutive
