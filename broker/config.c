@@ -209,6 +209,11 @@ static const struct bk_conf_key bk_conf_keys[] = {
     U32("limits", "max_retransmission_queue", max_retransmission_queue,
         "20", 1, 10000,
         "NotificationMessages kept per subscription for Republish"),
+    U32("limits", "retransmission_store_bytes", retransmission_store_bytes,
+        "10240000", 0, 2147483647,
+        "bytes per worker for the NotificationMessages kept for Republish, "
+        "all subscriptions together (the oldest goes when full); 0 = "
+        "max_subscriptions x max_retransmission_queue x 1 KiB"),
     U32("limits", "max_monitored_item_queue_size",
         max_monitored_item_queue_size, "1000", 1, 65535,
         "largest queueSize granted (ServerCapabilities "
@@ -736,6 +741,7 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
     BK_SNAP(retire_renotice_ms);
     BK_SNAP(max_session_move_bytes);
     BK_SNAP(session_move_event_bytes);
+    BK_SNAP(retransmission_store_bytes);
     BK_SNAP(min_token_lifetime_ms);
     BK_SNAP(max_token_lifetime_ms);
     BK_SNAP(max_translate_path_elements);

@@ -64,6 +64,7 @@ struct bk_config {
     uint32_t session_move_timeout_ms;
     uint32_t max_session_move_bytes;
     uint32_t session_move_event_bytes;
+    uint32_t retransmission_store_bytes;
     uint32_t min_token_lifetime_ms;
     uint32_t max_token_lifetime_ms;
     uint32_t max_translate_path_elements;

@@ -363,6 +363,8 @@ struct shm_config {
                                          * live: read once per retire */
     uint32_t session_move_event_bytes;  /* limits.*: the events of a
                                          * move's window kept (worker) */
+    uint32_t retransmission_store_bytes;    /* limits.*: per worker, 0:
+                                             * by the subscriptions */
 };
 
 /* Services counted per worker (the index into the per-service arrays). */

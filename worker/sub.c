@@ -191,7 +191,13 @@ wk_sub_limits(const struct shm_config *c, struct wk_sub_limits *l)
         l->cells = 1024;
     if (l->cells > WK_QE_VAL)
         l->cells = WK_QE_VAL;               /* 31 bits in an entry */
-    l->rcells = l->max_subs * l->max_retx * WK_SUB_RCELLS_PER_MSG;
+    /* The retransmission store: limits.retransmission_store_bytes, apart
+     * from the subscriptions (its ring cycles through all of it, so all of
+     * it becomes resident and each message's lines are cold); 0 sizes it
+     * by them, ~1 KiB per message each subscription may keep. */
+    l->rcells = c->retransmission_store_bytes != 0
+                    ? c->retransmission_store_bytes / WK_CELL_SIZE
+                    : l->max_subs * l->max_retx * WK_SUB_RCELLS_PER_MSG;
     l->links = l->max_items;
     l->min_interval = c->min_publishing_interval_ms > 0
                           ? c->min_publishing_interval_ms : 1;

@@ -141,6 +141,22 @@ START_TEST(test_limits_at_bounds)
                                    sizeof(err)), -1);
     ck_assert_int_eq(bk_config_set(&c, "max_unactivated_per_address", "0",
                                    err, sizeof(err)), -1);
+    /* The retransmission store (2 GiB at most: 32-bit offsets). */
+    ck_assert_uint_eq(c.retransmission_store_bytes, 10240000);
+    ck_assert_int_eq(bk_config_set(&c, "retransmission_store_bytes",
+                                   "2147483647", err, sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_set(&c, "retransmission_store_bytes",
+                                   "2147483648", err, sizeof(err)), -1);
+    ck_assert_int_eq(bk_config_set(&c, "retransmission_store_bytes", "0",
+                                   err, sizeof(err)), 0);
+    /* The events of a move's window: 0 (off) to 256 MiB. */
+    ck_assert_uint_eq(c.session_move_event_bytes, 1048576);
+    ck_assert_int_eq(bk_config_set(&c, "session_move_event_bytes",
+                                   "268435456", err, sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_set(&c, "session_move_event_bytes",
+                                   "268435457", err, sizeof(err)), -1);
+    ck_assert_int_eq(bk_config_set(&c, "session_move_event_bytes", "0",
+                                   err, sizeof(err)), 0);
 }
 END_TEST
 

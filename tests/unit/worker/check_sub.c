@@ -836,6 +836,47 @@ START_TEST(test_wake_by_promise)
 }
 END_TEST
 
+/* ------------------------------------------- the retransmission store */
+
+static void tweak_many(struct shm_config *c);
+static void tweak_sized(struct shm_config *c);
+
+static void
+tweak_store(struct shm_config *c)
+{
+    c->max_subscriptions = 4000;
+    c->retransmission_store_bytes = 1u << 20;
+}
+
+/*
+ * limits.retransmission_store_bytes sizes the store whatever
+ * max_subscriptions is (a ring that cycles through all of it: every byte
+ * of it becomes resident and every message's lines are cold, so it must
+ * not grow with the subscriptions a worker may hold); 0 sizes it by them
+ * as before (max_subscriptions x max_retransmission_queue x 1 KiB).
+ */
+START_TEST(test_store_apart_from_subscriptions)
+{
+    struct wk_subs *st = wk_subs_get(&fx.w);
+
+    ck_assert_uint_eq(fx.w.conf->retransmission_store_bytes, 10240000);
+    ck_assert_uint_eq(st->rstore.cap, 10240000);
+    sf_teardown();
+    sf_setup_with(tweak_store);
+    st = wk_subs_get(&fx.w);
+    ck_assert_uint_eq(st->rstore.cap, 1u << 20);
+    sf_teardown();
+    sf_setup_with(tweak_many);
+    st = wk_subs_get(&fx.w);
+    ck_assert_uint_eq(st->rstore.cap, 10240000);
+    sf_teardown();
+    sf_setup_with(tweak_sized);
+    st = wk_subs_get(&fx.w);
+    ck_assert_uint_eq(st->rstore.cap, 100u * st->lim.max_retx * 16 * 64);
+    tok = fx_session(CH);
+}
+END_TEST
+
 /* ------------------------------------------- moved subscriptions */
 
 #define MOVED_N 300
@@ -845,6 +886,13 @@ tweak_many(struct shm_config *c)
 {
     c->max_subscriptions = MOVED_N + 8;
     c->max_subscriptions_per_session = MOVED_N + 8;
+}
+
+static void
+tweak_sized(struct shm_config *c)
+{
+    c->max_subscriptions = 100;
+    c->retransmission_store_bytes = 0;
 }
 
 static void
@@ -935,6 +983,7 @@ sub_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_revision);
     tcase_add_test(tc, test_pools_line_aligned);
+    tcase_add_test(tc, test_store_apart_from_subscriptions);
     tcase_add_test(tc, test_first_keepalive_then_count);
     tcase_add_test(tc, test_wake_by_promise);
     tcase_add_test(tc, test_sequence_numbers);
