@@ -1205,7 +1205,11 @@ wk_roam_on_tick(evutil_socket_t fd, short what, void *arg)
     wk_loop_iteration(r->loop);
     for (unsigned i = 0; i < WK_XFER_LINKS; i++)
         moving |= r->moving[i].used != 0;
-    for (uint32_t i = 0; i < w->nsessions; i++) {
+    /* Every slot of the pool: nsessions counts the ones in use, and a
+     * session may sit at any index (one that moved here takes the first
+     * free slot). */
+    for (uint32_t i = 0; w->sessions != NULL && i < w->conf->max_sessions;
+         i++) {
         struct wk_session *s = &w->sessions[i];
         uint8_t            body[WK_ROAM_PUSH_LEN];
 
@@ -1259,10 +1263,12 @@ wk_roam_retire(struct wk_worker *w, void (*done)(void *arg), void *arg)
 
     if (r == NULL || r->retiring)
         return -EINVAL;
-    r->noticed = wk_alloc(w, (size_t)w->nsessions * sizeof(*r->noticed));
+    r->noticed = wk_alloc(w, (size_t)w->conf->max_sessions
+                                 * sizeof(*r->noticed));
     if (r->noticed == NULL)
         return -ENOMEM;
-    memset(r->noticed, 0, (size_t)w->nsessions * sizeof(*r->noticed));
+    memset(r->noticed, 0, (size_t)w->conf->max_sessions
+                              * sizeof(*r->noticed));
     r->retiring = true;
     r->retired = done;
     r->retired_arg = arg;
