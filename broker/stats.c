@@ -70,6 +70,8 @@ enum bk_stats_counter {
     BK_SC_PARK_WRITES,
     BK_SC_NOT_PARKED,
     BK_SC_PARK_BYTES,
+    BK_SC_MOVE_EVENTS,
+    BK_SC_MOVE_EVENTS_LOST,
     BK_SC_STALL_MAX,            /* maxima: the totals take the largest */
     BK_SC_RSA_CB_MAX,
     BK_SC_RSA_CPU_MAX,
@@ -144,6 +146,13 @@ static const struct bk_stats_counter_desc bk_stats_counters[BK_SC_MAX] = {
       "allows, or the park full): it would not survive its worker" },
     { "session_park_bytes", "session_park_bytes", "gauge",
       "bytes of the worker's park in use (limits.session_park_bytes)" },
+    { "session_move_events", "session_move_events_total", "counter",
+      "events that came in the window of a move and were carried into "
+      "the moved session's event items" },
+    { "session_move_events_lost", "session_move_events_lost_total",
+      "counter",
+      "events a moved session's event items may have missed in the "
+      "window of a move (reported with an EventQueueOverflowEvent)" },
     { "loop_stall_max_us", "loop_stall_max_seconds", "gauge",
       "longest event-loop iteration (first callback to flush) since the "
       "worker started" },
@@ -642,6 +651,8 @@ bk_stats_read_row(const struct shm_worker *r, struct bk_stats_row *o)
     o->c[BK_SC_PARK_WRITES] = BK_L(session_park_writes);
     o->c[BK_SC_NOT_PARKED] = BK_L(sessions_not_parked);
     o->c[BK_SC_PARK_BYTES] = BK_L(session_park_bytes);
+    o->c[BK_SC_MOVE_EVENTS] = BK_L(session_move_events);
+    o->c[BK_SC_MOVE_EVENTS_LOST] = BK_L(session_move_events_lost);
     o->c[BK_SC_STALL_MAX] = BK_L(loop_stall_max_us);
     o->c[BK_SC_RSA_CB_MAX] = BK_L(loop_rsa_ops_max);
     o->c[BK_SC_RSA_CPU_MAX] = BK_L(loop_rsa_cpu_max_us);

@@ -354,7 +354,7 @@ wk_ev_del(struct wk_subs *st, struct wk_mi *mi)
     if (!(mi->flags & WK_MI_EVENT))
         return;
     wk_list_del(st, &st->ev_head, (uint32_t)(mi - st->items));
-    if (st->ev_head == WK_NIL)
+    if (st->ev_head == WK_NIL && !st->evwin_on)
         wk_link_event_interest(st->w->link, false);
 }
 
@@ -659,6 +659,20 @@ wk_ev_overflow(struct wk_subs *st, struct wk_mi *mi)
 /* the link's handlers (worker/link.h)                                 */
 /* ------------------------------------------------------------------ */
 
+bool
+wk_ev_id(const struct shm_fo_ev_field *f, uint32_t nf, uint8_t id[16])
+{
+    for (uint32_t i = 0; i < nf; i++)
+        if (f[i].plen == 9 && memcmp(f[i].path, "0:EventId", 9) == 0) {
+            /* A ByteString Variant of 16 bytes: type, length, bytes. */
+            if (f[i].vlen != 21 || f[i].var[0] != UA_BT_BYTESTRING)
+                return false;
+            memcpy(id, f[i].var + 5, 16);
+            return true;
+        }
+    return false;
+}
+
 void
 wk_ev_on_event(void *arg, const uint8_t *rec, uint32_t len)
 {
@@ -667,11 +681,15 @@ wk_ev_on_event(void *arg, const uint8_t *rec, uint32_t len)
     uint32_t         one[2];
     int              nf;
 
+    if (st->evwin_on)
+        wk_sub_roam_keep(st, rec, len);     /* a claim is out */
     if (st->ev_head == WK_NIL)
         return;
     nf = shm_fo_ev_parse(rec, len, &ev, st->evf, SHM_FO_EV_FIELDS_MAX);
     if (nf < 0)
         return;                     /* not ours to trust: skipped */
+    /* The last one our items saw: packed with them when they move. */
+    st->ev_last_set = wk_ev_id(st->evf, (uint32_t)nf, st->ev_last);
     for (uint32_t i = st->ev_head; i != WK_NIL;) {
         const uint32_t *it = wk_list_step(st, &i, one);
 

@@ -447,7 +447,11 @@ wk_park_adopt(struct wk_park *p, uint32_t i, struct wk_park_log *lg)
     }
     memcpy(p->buf, p->data + off, len);
     b.len = len;
-    if (wk_roam_get_u32(&b) != WK_ROAM_VERSION || wk_roam_get_u8(&b) != 1)
+    /* A predecessor of an older build (a rolling upgrade) wrote version 1:
+     * read as worker/roam.c reads a moved one. */
+    b.version = wk_roam_get_u32(&b);
+    if ((b.version != WK_ROAM_VERSION && b.version != 1)
+        || wk_roam_get_u8(&b) != 1)
         return NULL;
     return wk_roam_session_adopt(w, &b, &subs);
 }
