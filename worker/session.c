@@ -688,6 +688,18 @@ wk_session_cp_alloc(struct wk_worker *w, struct wk_session *s)
     return NULL;
 }
 
+struct wk_session_cp *
+wk_session_cp_renew(struct wk_worker *w, struct wk_session *s,
+                    struct wk_session_cp *cp)
+{
+    if (cp == NULL)
+        return wk_session_cp_alloc(w, s);
+    do
+        wk_session_random(w, &cp->id, sizeof(cp->id));
+    while (cp->id == 0);
+    return cp;
+}
+
 void
 wk_session_cp_bytes(const struct wk_session *s,
                     const struct wk_session_cp *cp, uint8_t *out)

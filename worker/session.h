@@ -281,6 +281,15 @@ struct wk_session_cp *wk_session_cp_alloc(struct wk_worker *w,
                                           struct wk_session *s);
 
 /*
+ * A page that leaves more behind: cp (the point the request came with, or
+ * NULL) under a fresh random id, so its old bytes no longer match, or a new
+ * point from wk_session_cp_alloc(); NULL as there.
+ */
+struct wk_session_cp *wk_session_cp_renew(struct wk_worker *w,
+                                          struct wk_session *s,
+                                          struct wk_session_cp *cp);
+
+/*
  * The continuation point of s that bytes name, or NULL when they name none
  * of its points in use: forged, released, another session's
  * (BadContinuationPointInvalid).

@@ -337,12 +337,7 @@ wk_histevent_one(struct wk_svc_ctx *ctx, struct wk_histevent *he,
     }
     if (more) {
         /* The same slot under a new id, or a fresh one. */
-        if (cp == NULL)
-            cp = wk_session_cp_alloc(ctx->w, s);
-        else
-            do
-                wk_session_random(ctx->w, &cp->id, sizeof(cp->id));
-            while (cp->id == 0);
+        cp = wk_session_cp_renew(ctx->w, s, cp);
         if (cp == NULL) {
             res->status_code = UA_BAD_NO_CONTINUATION_POINTS;
             return;

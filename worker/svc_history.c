@@ -571,12 +571,7 @@ wk_svc_history_raw_one(struct wk_svc_ctx *ctx, struct wk_history *h,
     }
     if (rc == 0) {
         /* More remain: the same slot under a new id, or a fresh one. */
-        if (cp == NULL)
-            cp = wk_session_cp_alloc(ctx->w, s);
-        else
-            do
-                wk_session_random(ctx->w, &cp->id, sizeof(cp->id));
-            while (cp->id == 0);
+        cp = wk_session_cp_renew(ctx->w, s, cp);
         if (cp == NULL) {
             res->status_code = UA_BAD_NO_CONTINUATION_POINTS;
             return;
@@ -906,12 +901,7 @@ wk_svc_history_processed_one(struct wk_svc_ctx *ctx, struct wk_history *h,
             wk_session_cp_release(ctx->session, cp);
     } else {
         /* More remain: the same slot under a new id, or a fresh one. */
-        if (cp == NULL)
-            cp = wk_session_cp_alloc(ctx->w, ctx->session);
-        else
-            do
-                wk_session_random(ctx->w, &cp->id, sizeof(cp->id));
-            while (cp->id == 0);
+        cp = wk_session_cp_renew(ctx->w, ctx->session, cp);
         if (cp == NULL) {
             res->status_code = UA_BAD_NO_CONTINUATION_POINTS;
             return;
