@@ -990,6 +990,13 @@ static_assert(offsetof(struct shm_throttle, accept_tat_us) == SHM_CACHELINE,
  *
  *   cur   0: no session; else bit 0: the half, bits 31..1: a version
  *
+ * Beside the blob (the structure, rewritten when the session's structure
+ * changes) a record holds the progress a NotificationMessage makes (the
+ * subscriptions' sequence numbers and kept messages, the items' sent
+ * watermarks, worker/park.c): two halves again, named by `pcur` the same
+ * way, published the same way.  A progress names the `cur` of the blob
+ * it goes with; the successor applies it only to that blob.
+ *
  * The change log: a ring of `clog_n` entries of 64 bytes that the broker
  * writes (the only writer) with each value change a worker watches (an
  * interest bit set, a dead worker's included), in the order of the
@@ -1017,12 +1024,14 @@ static_assert(sizeof(struct shm_clog_ent) == 64, "log entry");
 
 struct shm_park_rec {
     _Atomic uint32_t cur;       /* see above */
-    uint32_t         pad;
+    _Atomic uint32_t pcur;      /* the progress: the same, for poff/plen */
     uint32_t         off[2];    /* into the slot's data */
     uint32_t         len[2];
     uint64_t         head[2];   /* the change log's head before the pack */
+    uint32_t         poff[2];   /* the progress record's halves */
+    uint32_t         plen[2];
 };
-static_assert(sizeof(struct shm_park_rec) == 40, "park record");
+static_assert(sizeof(struct shm_park_rec) == 56, "park record");
 
 struct shm_park_slot {
     alignas(SHM_CACHELINE) _Atomic uint64_t cut;    /* W: broker */
