@@ -418,9 +418,10 @@ wk_park_unprogress(struct wk_park *p, uint32_t i)
 }
 
 /*
- * s's progress beside its parked blob: packed, copied into free bytes,
- * published by one release store of pcur; then the old half's bytes are
- * freed.  false: it did not fit (the caller rewrites the blob).
+ * s's progress beside its parked blob: packed into free bytes (its size
+ * asked first), published by one release store of pcur; then the old
+ * half's bytes are freed.  false: it did not fit (the caller rewrites
+ * the blob).
  */
 static bool
 wk_park_write_progress(struct wk_park *p, struct wk_session *s)
@@ -434,17 +435,25 @@ wk_park_write_progress(struct wk_park *p, struct wk_session *s)
                                                    memory_order_relaxed);
     uint32_t             h = pc != 0 ? (pc & 1) ^ 1 : 0, ver;
     int64_t              off = -1;
+    uint64_t             need;
 
-    if (cur == 0 || p->subs.progress == NULL)
+    if (cur == 0 || p->subs.progress == NULL
+        || p->subs.progress_bytes == NULL)
         return false;
+    /* Packed straight into its free bytes (one copy of the kept
+     * messages): its size first. */
+    need = 8 + p->subs.progress_bytes(p->subs.arg, s);
+    if (need > p->buf_cap || (off = wk_park_alloc(p, (uint32_t)need)) < 0)
+        return false;
+    b.p = p->data + off;
+    b.cap = b.max = (uint32_t)need;
     wk_roam_put_u32(&b, WK_PARK_PROGRESS_VERSION);
     wk_roam_put_u32(&b, cur);
     p->subs.progress(p->subs.arg, s, &b);
-    if (!b.bad)
-        off = wk_park_alloc(p, b.len);
-    if (off < 0)
+    if (b.bad || b.len != need) {
+        wk_park_free(p, (uint32_t)off, (uint32_t)need);
         return false;
-    memcpy(p->data + off, p->buf, b.len);
+    }
     r->poff[h] = (uint32_t)off;
     r->plen[h] = b.len;
     ver = (pc >> 1) + 1;

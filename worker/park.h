@@ -56,6 +56,7 @@ struct wk_park_log {
  *                 leaves the values missed to replay, and b->prog: the
  *                 progress to apply to the blob (or NULL)
  *   progress      a session's progress (format in worker/sub_roam.c)
+ *   progress_bytes  its exact size (packed straight into the park)
  *   replay        every logged change in lg for the items adopted: the
  *                 value changes that could not be given back (counted)
  *   settle        adoption done: drop interest in what nobody here
@@ -67,6 +68,7 @@ struct wk_park_handlers {
                        struct wk_roam_buf *b);
     void     (*progress)(void *arg, struct wk_session *s,
                          struct wk_roam_buf *b);
+    uint64_t (*progress_bytes)(void *arg, struct wk_session *s);
     uint64_t (*replay)(void *arg, const struct wk_park_log *lg);
     void     (*settle)(void *arg);
     void      *arg;

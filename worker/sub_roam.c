@@ -94,6 +94,7 @@ static uint64_t wk_sub_roam_replay(void *arg, const struct wk_park_log *lg);
 static void wk_sub_roam_settle(void *arg);
 static void wk_sub_roam_progress(void *arg, struct wk_session *s,
                                  struct wk_roam_buf *b);
+static uint64_t wk_sub_roam_progress_bytes(void *arg, struct wk_session *s);
 static uint32_t wk_sub_roam_ids(void *arg, struct wk_session *s,
                                 uint32_t *ids, uint32_t max);
 
@@ -575,6 +576,28 @@ wk_sub_roam_settle(void *arg)
         wk_mi_settle(st);
 }
 
+/* The bytes wk_sub_roam_progress writes for s. */
+static uint64_t
+wk_sub_roam_progress_bytes(void *arg, struct wk_session *s)
+{
+    struct wk_subs    *st = wk_subs_get(arg);
+    struct wk_subsess *e;
+    uint64_t           n = 4;
+
+    if (st == NULL)
+        return n;
+    e = wk_sub_ss(st, s);
+    for (uint32_t i = e->shead; i != WK_NIL; i = st->subs[i].snext) {
+        const struct wk_sub *sub = &st->subs[i];
+
+        n += 4 + 4 + 1 + 4 + 4 + 8 * (uint64_t)sub->nitems;
+        for (uint32_t k = 0; k < sub->retx_n; k++)
+            n += 20 + sub->retx[(sub->retx_head + k)
+                                % st->lim.max_retx].len;
+    }
+    return n;
+}
+
 /* s's progress (the format above): what a NotificationMessage changed. */
 static void
 wk_sub_roam_progress(void *arg, struct wk_session *s, struct wk_roam_buf *b)
@@ -651,6 +674,7 @@ wk_sub_roam_init(struct wk_worker *w)
         .pack = wk_sub_roam_pack,
         .unpack = wk_sub_roam_unpack,
         .progress = wk_sub_roam_progress,
+        .progress_bytes = wk_sub_roam_progress_bytes,
         .replay = wk_sub_roam_replay,
         .settle = wk_sub_roam_settle,
         .arg = w,
