@@ -776,6 +776,10 @@ $(BENCH_ALARM): build/tests/bench/bench_alarm.o $(BENCHLIB_OBJ) \
 bench-alarm: $(BENCH_ALARM)
 	./$(BENCH_ALARM) $(BENCH_ARGS)
 
+# Their header dependencies (a struct of broker/ that grows rebuilds them).
+-include $(wildcard build/tests/bench/bench_alarm.d \
+    $(B)/tests/bench/bench_alarm_storm.d)
+
 # The alarm storm end to end (tests/bench/bench_alarm_storm.c): 10,000
 # alarms going active, delivered to 20 subscribers of the Server object;
 # BENCH_ARGS="[alarms [subscribers]] [--markdown docs/benchmarks.md]".

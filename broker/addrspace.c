@@ -21,6 +21,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "alarmnset.h"
 #include "histcfg.h"
 #include "histconf.h"
 #include "histnode.h"
@@ -32,6 +33,7 @@
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
+#include "shm/log.h"
 #include "shm/plan.h"
 #include "shm/throttle.h"
 
@@ -40,6 +42,7 @@
 #define BK_DEMO_ANALOG    3     /* AnalogItems, each with 2 properties */
 
 static int bk_as_ns0_index(uint32_t id);
+static void bk_as_alarm_refused(void *arg, const char *msg);
 static uint32_t bk_as_str(struct bk_addrspace *as, const char *s);
 static int bk_as_build_ns0(struct bk_addrspace *as, int64_t now, char *err,
                            size_t errlen);
@@ -625,6 +628,18 @@ bk_as_throttle_init(struct bk_addrspace *as, const struct bk_config *c,
     return 0;
 }
 
+/* A NodeSet alarm instance refused (broker/alarmnset.h): a warning. */
+static void
+bk_as_alarm_refused(void *arg, const char *msg)
+{
+    struct bk_addrspace *as = arg;
+
+    as->alarms_refused++;
+    snprintf(as->alarms_refused_last, sizeof(as->alarms_refused_last), "%s",
+             msg);
+    shm_log(SHM_LOG_WARNING, "%s", msg);
+}
+
 int
 bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
                    int64_t now, char *err, size_t errlen)
@@ -645,7 +660,7 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
         return -1;
     }
     bk_addrspace_plan(c, &p);
-    bk_alarmnode_plan(c->alarms, &p);
+    bk_alarmnode_plan(c->alarms, bk_alarmnset_count(as->nodesets), &p);
     {
         struct bk_nodeset_counts nc;
 
@@ -696,10 +711,26 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
     {
         uint32_t slot = as->vars_slot_first + as->vars;
 
+        struct bk_alarmnset nsa;
+        uint32_t            ncfg = c->alarms != NULL ? c->alarms->n : 0;
+
         if (bk_nsbuild_add(as->nodesets, &as->ns, &slot, err, errlen)
-            != 0
-            || bk_alarmnode_add(&as->alarms, c->alarms, &as->ns, &slot, err,
-                                errlen) != 0) {
+            != 0) {
+            as->nodeset_failed = true;
+            goto fail;
+        }
+        /* The files' alarm instances, then the sections' alarms. */
+        if (bk_alarmnset_find(&nsa, as->nodesets, &as->ns,
+                              c->alarms_max > ncfg ? c->alarms_max - ncfg
+                                                   : 0,
+                              bk_as_alarm_refused, as, err, errlen) != 0) {
+            as->nodeset_failed = true;
+            goto fail;
+        }
+        rc = bk_alarmnode_add(&as->alarms, c->alarms, nsa.ad, nsa.n,
+                              &nsa.kids, &as->ns, &slot, err, errlen);
+        bk_alarmnset_free(&nsa);
+        if (rc != 0) {
             as->nodeset_failed = true;
             goto fail;
         }

@@ -50,8 +50,13 @@ struct bk_addrspace {
     /* The build failed on addrspace.nodesets or an [alarm NAME] section
      * (a configuration error). */
     bool                 nodeset_failed;
-    /* The conditions of the [alarm NAME] sections (broker/alarmnode.h). */
+    /* The conditions of the [alarm NAME] sections and of the NodeSets'
+     * alarm instances (broker/alarmnode.h, broker/alarmnset.h). */
     struct bk_alarmnode  alarms;
+    /* NodeSet alarm instances refused (each logged as a warning), and
+     * the last refusal's text. */
+    uint32_t             alarms_refused;
+    char                 alarms_refused_last[1024];
     /* The imported nodesets while building (broker/nodeset.h), NULL
      * after. */
     struct bk_nodeset   *nodesets;

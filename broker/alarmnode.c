@@ -9,8 +9,13 @@
  * slot writes all walk that table, so a node and its event field cannot
  * disagree: a slot is written with the very bytes of the event's field.
  *
+ * A NodeSet's alarm instance (broker/alarmnset.h) is built from the same
+ * table: its Object is the condition, a field the file has is the file's
+ * node (found by BrowseName under its parent), the others are added.
+ *
  * Invariants: an alarm's slot[f] is SHM_NONE exactly when it has no
- * variable f; an input slot's bit is set in an->watch exactly when some
+ * variable f of its own to write (an instance's NormalState target is
+ * the file's); an input slot's bit is set in an->watch exactly when some
  * alarm watches it, and the hash finds its first alarm (the others follow
  * by next).  The watcher runs inside a value batch, on the broker's
  * thread; it writes only condition slots (never watched) and events.
@@ -32,6 +37,7 @@
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
+#include "shm/log.h"
 
 #define BK_AN_PREFIX   "Alarms."
 #define BK_AN_ID_MAX   192      /* bytes of a condition variable's NodeId */
@@ -40,6 +46,7 @@
 #define BK_AN_COMMENT_MAX 256
 #define BK_AN_USER_MAX 64
 #define BK_AN_SCRATCH  (16 * 1024) /* a call's decoded arguments */
+#define BK_AN_NMETH    8        /* methods of a condition */
 
 /* struct bk_an_field.flags */
 #define BK_AN_EVENT 0x01        /* an event field */
@@ -217,23 +224,42 @@ struct bk_alarmnode_one {
     char                  message[BK_ALARMCFG_MSG_MAX];
     char                  comment[BK_AN_COMMENT_MAX];
     char                  user[BK_AN_USER_MAX];
-    uint32_t              slot[BK_AN_NF];   /* SHM_NONE: no such field */
+    bool                  normal_later; /* adopted: normal read at start */
+    bool                  discrete;     /* adopted DiscreteAlarmType */
+    bool                  has_condition;    /* the file's HasCondition */
+    uint32_t              normal_node;  /* adopted: NormalState's target */
+    uint32_t              slot[BK_AN_NF];   /* SHM_NONE: no such field or
+                                               not ours to write */
     uint32_t              node[BK_AN_NF];
+    uint32_t              meth[BK_AN_NMETH];   /* an instance's own method
+                                                  nodes, SHM_NONE */
 };
 
-static bool bk_an_has(const struct bk_alarm_def *d, uint8_t need);
+static bool bk_an_has(const struct bk_alarmnode_one *a, uint8_t need);
 static uint32_t bk_an_ns0(const struct shm_nodestore *ns, uint32_t id);
 static uint32_t bk_an_lookup(const struct shm_nodestore *ns,
                              const char *text);
-static uint32_t bk_an_node(struct shm_nodestore *ns, const char *id,
-                           uint8_t nc, uint16_t bns, const char *bname,
-                           size_t blen, uint32_t parent, uint32_t reftype,
-                           uint32_t type_def);
+static uint32_t bk_an_node(struct shm_nodestore *ns, uint16_t idns,
+                           const char *id, uint8_t nc, uint16_t bns,
+                           const char *bname, size_t blen, uint32_t parent,
+                           uint32_t reftype, uint32_t type_def);
+static int bk_an_field_id(const struct bk_an_field *t, char *id, size_t at,
+                          size_t cap);
+static int bk_an_idbase(const struct shm_nodestore *ns, uint32_t cond,
+                        char *id, size_t cap, uint16_t *idns);
+static int bk_an_build(struct bk_alarmnode_one *a,
+                       const struct bk_alarmnode_kids *kids,
+                       struct shm_nodestore *ns, uint32_t *slot);
 static uint32_t bk_an_parent(const struct shm_nodestore *ns, uint32_t node);
 static int bk_an_add_one(struct bk_alarmnode_one *a,
                          const struct bk_alarmcfg_one *c,
                          struct shm_nodestore *ns, uint32_t *slot,
                          const char *where, char *err, size_t errlen);
+static void bk_an_from_adopt(struct bk_alarmnode_one *a,
+                             const struct bk_alarmnode_adopt *ad,
+                             const struct shm_nodestore *ns);
+static int bk_an_byobj_cmp(const void *x, const void *y);
+static uint32_t bk_an_name_hash(const char *p, size_t n);
 static int bk_an_hash_init(struct bk_alarmnode *an);
 static uint32_t bk_an_hash_find(const struct bk_alarmnode *an,
                                 uint32_t slot);
@@ -247,6 +273,8 @@ static void bk_an_on_change(void *arg, uint32_t slot, const uint8_t *bytes,
                             uint32_t len, int64_t ts);
 static struct bk_alarmnode_one *bk_an_of(struct bk_alarmnode *an,
                                          uint32_t obj, bool shelving);
+static uint32_t bk_an_method_of(const struct bk_alarmnode *an,
+                                const struct shm_fo_call *r);
 static ua_status bk_an_run(struct bk_alarmnode_one *a, uint32_t method,
                            const struct ua_variant *in, uint32_t nin,
                            int64_t now, uint32_t *ch);
@@ -255,14 +283,16 @@ static void bk_an_batch(struct bk_alarmnode *an, struct bk_alarmnode_one *a,
 static void bk_an_audit(struct bk_alarmnode *an,
                         const struct bk_alarmnode_one *a, uint32_t mid,
                         ua_status st, const char *user,
+                        const struct ua_string *entry,
                         const struct ua_variant *in, uint32_t nin,
                         const uint8_t *eid, int64_t now);
 
 /* ------------------------------------------------------------ the build */
 
 static bool
-bk_an_has(const struct bk_alarm_def *d, uint8_t need)
+bk_an_has(const struct bk_alarmnode_one *a, uint8_t need)
 {
+    const struct bk_alarm_def *d = &a->def;
     bool lim = d->type == BK_ALARM_EXCLUSIVE_LIMIT
                || d->type == BK_ALARM_NON_EXCLUSIVE_LIMIT;
     bool nonex = d->type == BK_ALARM_NON_EXCLUSIVE_LIMIT;
@@ -279,7 +309,8 @@ bk_an_has(const struct bk_alarm_def *d, uint8_t need)
     case BK_AN_ST_H: return nonex && (d->limits & BK_ALARM_LIM_H);
     case BK_AN_ST_L: return nonex && (d->limits & BK_ALARM_LIM_L);
     case BK_AN_ST_LL: return nonex && (d->limits & BK_ALARM_LIM_LL);
-    case BK_AN_OFFNORMAL: return d->type == BK_ALARM_OFF_NORMAL;
+    case BK_AN_OFFNORMAL:
+        return d->type == BK_ALARM_OFF_NORMAL && !a->discrete;
     default: return false;
     }
 }
@@ -323,14 +354,14 @@ bk_an_lookup(const struct shm_nodestore *ns, const char *text)
     return shm_nodestore_lookup(ns, &k);
 }
 
-/* A node ns=1;s=id of class nc, browse name bns:bname, from parent by
+/* A node ns=idns;s=id of class nc, browse name bns:bname, from parent by
  * reftype (ns=0 ids), of type type_def. */
 static uint32_t
-bk_an_node(struct shm_nodestore *ns, const char *id, uint8_t nc,
-           uint16_t bns, const char *bname, size_t blen, uint32_t parent,
-           uint32_t reftype, uint32_t type_def)
+bk_an_node(struct shm_nodestore *ns, uint16_t idns, const char *id,
+           uint8_t nc, uint16_t bns, const char *bname, size_t blen,
+           uint32_t parent, uint32_t reftype, uint32_t type_def)
 {
-    struct shm_nodekey k = { .ns = 1, .idtype = SHM_ID_STRING };
+    struct shm_nodekey k = { .ns = idns, .idtype = SHM_ID_STRING };
     struct shm_node   *n;
     uint32_t           idx;
 
@@ -374,10 +405,42 @@ bk_an_parent(const struct shm_nodestore *ns, uint32_t node)
     return SHM_NONE;
 }
 
-void
-bk_alarmnode_plan(const struct bk_alarmcfg *cfg, struct shm_plan *p)
+uint32_t
+bk_alarmnode_kid(const struct bk_alarmnode_kids *kids,
+                 const struct shm_nodestore *ns, uint32_t parent,
+                 uint16_t bns, const char *name)
 {
-    uint64_t n = cfg != NULL ? cfg->n : 0;
+    uint32_t lo = 0, hi, len = (uint32_t)strlen(name);
+
+    if (kids == NULL || parent == SHM_NONE)
+        return SHM_NONE;
+    hi = kids->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+
+        if (kids->e[mid][0] < parent)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < kids->n && kids->e[lo][0] == parent; lo++) {
+        const struct shm_node *c = &ns->nodes[kids->e[lo][1]];
+        uint32_t               cl = 0;
+        const uint8_t         *cn = shm_nodestore_string(ns, c->browse_name,
+                                                         &cl);
+
+        if (c->browse_ns == bns && cn != NULL && cl == len
+            && memcmp(cn, name, len) == 0)
+            return kids->e[lo][1];
+    }
+    return SHM_NONE;
+}
+
+void
+bk_alarmnode_plan(const struct bk_alarmcfg *cfg, uint32_t nadopt,
+                  struct shm_plan *p)
+{
+    uint64_t n = (cfg != NULL ? cfg->n : 0) + (uint64_t)nadopt;
 
     if (n == 0)
         return;
@@ -390,6 +453,174 @@ bk_alarmnode_plan(const struct bk_alarmcfg *cfg, struct shm_plan *p)
     p->vheap += n * (BK_AN_NF * 64 + 4 * BK_ALARMCFG_MSG_MAX);
 }
 
+/* Append field t's path names to id[at] ("." before each): the new
+ * length, or -1 when it does not fit cap. */
+static int
+bk_an_field_id(const struct bk_an_field *t, char *id, size_t at, size_t cap)
+{
+    for (const char *p = t->path; *p != '\0';) {
+        const char *colon = strchr(p, ':');
+        size_t      len = strcspn(colon + 1, "/");
+
+        if (at + 1 + len >= cap)
+            return -1;
+        id[at++] = '.';
+        memcpy(id + at, colon + 1, len);
+        at += len;
+        p = colon + 1 + len;
+        if (*p == '/')
+            p++;
+    }
+    id[at] = '\0';
+    return (int)at;
+}
+
+/* The prefix of the NodeIds added under an adopted condition: its
+ * string identifier, or its number in decimal (namespace *idns, the
+ * condition's).  Its length, or -1 (a Guid or ByteString NodeId, or too
+ * long). */
+static int
+bk_an_idbase(const struct shm_nodestore *ns, uint32_t cond, char *id,
+             size_t cap, uint16_t *idns)
+{
+    struct shm_nodekey k;
+    int                n;
+
+    shm_nodestore_key(ns, cond, &k);
+    *idns = k.ns;
+    if (k.idtype == SHM_ID_NUMERIC)
+        n = snprintf(id, cap, "%u", k.num);
+    else if (k.idtype == SHM_ID_STRING && k.len < BK_AN_ID_MAX / 2)
+        n = snprintf(id, cap, "%.*s", (int)k.len, (const char *)k.bytes);
+    else
+        return -1;
+    return n > 0 && (size_t)n < cap ? n : -1;
+}
+
+/* The methods of a condition: { the field they hang under (-1: the
+ * condition), the ns=0 method }. */
+static const int32_t bk_an_methods[BK_AN_NMETH][2] = {
+    { -1, UA_NS0ID_CONDITIONTYPE_ENABLE },
+    { -1, UA_NS0ID_CONDITIONTYPE_DISABLE },
+    { -1, UA_NS0ID_CONDITIONTYPE_ADDCOMMENT },
+    { -1, UA_NS0ID_ACKNOWLEDGEABLECONDITIONTYPE_ACKNOWLEDGE },
+    { F_CONFIRMED, UA_NS0ID_ACKNOWLEDGEABLECONDITIONTYPE_CONFIRM },
+    { F_SHELVING, UA_NS0ID_SHELVEDSTATEMACHINETYPE_TIMEDSHELVE },
+    { F_SHELVING, UA_NS0ID_SHELVEDSTATEMACHINETYPE_ONESHOTSHELVE },
+    { F_SHELVING, UA_NS0ID_SHELVEDSTATEMACHINETYPE_UNSHELVE },
+};
+static const char *const bk_an_method_names[BK_AN_NMETH] = {
+    "Enable", "Disable", "AddComment", "Acknowledge", "Confirm",
+    "TimedShelve", "OneShotShelve", "Unshelve"
+};
+
+/*
+ * a's nodes under a->cond (made already for a configured alarm; the
+ * file's Object for an adopted one, kids its children): each field's
+ * node, the one of the file when kids has it, else a new one; the
+ * HasCondition from the source, the source an event notifier the Server
+ * object reaches, the methods.  0, or -1 (a NodeId taken, the segment
+ * full).
+ */
+static int
+bk_an_build(struct bk_alarmnode_one *a, const struct bk_alarmnode_kids *kids,
+            struct shm_nodestore *ns, uint32_t *slot)
+{
+    uint32_t hc = UA_NS0ID_HASCONDITION;
+    char     id[BK_AN_ID_MAX];
+    uint16_t idns = 1;
+    int      n;
+
+    if (kids == NULL)
+        n = snprintf(id, sizeof(id), BK_AN_PREFIX "%s", a->name);
+    else
+        n = bk_an_idbase(ns, a->cond, id, sizeof(id), &idns);
+    if (n < 0)
+        return -1;
+    /* The source HasCondition it (unless the file says so), and is an
+     * event notifier the Server object reaches. */
+    if (!a->has_condition
+        && shm_nodestore_add_ref(ns, a->source, bk_an_ns0(ns, hc), a->cond)
+               != 0)
+        return -1;
+    if (!(ns->nodes[a->source].event_notifier & 0x01)) {
+        ns->nodes[a->source].event_notifier |= 0x01;
+        if (shm_nodestore_add_ref(ns, bk_an_ns0(ns, UA_NS0ID_SERVER),
+                                  bk_an_ns0(ns, UA_NS0ID_HASNOTIFIER),
+                                  a->source) != 0)
+            return -1;
+    }
+    for (int f = 0; f < BK_AN_NF; f++) {
+        const struct bk_an_field *t = &bk_an_fields[f];
+        const char               *name = strrchr(t->path, '/');
+        const char               *bname;
+        uint32_t                  parent, mine;
+        struct shm_node          *nd;
+
+        a->slot[f] = SHM_NONE;
+        a->node[f] = SHM_NONE;
+        if (!bk_an_has(a, t->need))
+            continue;
+        name = name != NULL ? name + 1 : t->path;
+        bname = strchr(name, ':') + 1;
+        parent = t->parent < 0 ? a->cond : a->node[t->parent];
+        if (kids != NULL && f == F_NORMALVALUE) {
+            /* NormalState names the file's own Variable: not ours. */
+            a->node[f] = a->normal_node;
+            continue;
+        }
+        mine = bk_alarmnode_kid(kids, ns, parent, (uint16_t)(name[0] - '0'),
+                                bname);
+        if (mine != SHM_NONE) {
+            /* The file's: ours to write, read-only to clients. */
+            a->node[f] = mine;
+            nd = shm_nodestore_node(ns, mine);
+            if (nd->node_class == SHM_NC_VARIABLE) {
+                nd->access_level_ex = 1;
+                nd->user_access_level = 1;
+                a->slot[f] = nd->u.var.slot;
+            }
+            continue;
+        }
+        if (bk_an_field_id(t, id, (size_t)n, sizeof(id)) < 0)
+            return -1;
+        a->node[f] = bk_an_node(ns, idns, id, (t->flags & BK_AN_OBJ)
+                                                  ? SHM_NC_OBJECT
+                                                  : SHM_NC_VARIABLE,
+                                (uint16_t)(name[0] - '0'), bname,
+                                strlen(bname), parent,
+                                (t->flags & BK_AN_PROP)
+                                    ? UA_NS0ID_HASPROPERTY
+                                    : UA_NS0ID_HASCOMPONENT,
+                                t->type_def);
+        if (a->node[f] == SHM_NONE)
+            return -1;
+        if (t->flags & BK_AN_OBJ)
+            continue;
+        nd = shm_nodestore_node(ns, a->node[f]);
+        nd->u.var.data_type = bk_an_ns0(ns, t->data_type);
+        nd->u.var.value_rank = -1;
+        nd->access_level_ex = 1;        /* CurrentRead */
+        nd->user_access_level = 1;
+        nd->u.var.slot = a->slot[f] = (*slot)++;
+    }
+    for (int m = 0; m < BK_AN_NMETH; m++) {
+        uint32_t from = bk_an_methods[m][0] < 0
+                            ? a->cond : a->node[bk_an_methods[m][0]];
+
+        a->meth[m] = bk_alarmnode_kid(kids, ns, from, 0,
+                                      bk_an_method_names[m]);
+        if (from != SHM_NONE && a->meth[m] == SHM_NONE
+            && shm_nodestore_add_ref(ns, from,
+                                     bk_an_ns0(ns, UA_NS0ID_HASCOMPONENT),
+                                     bk_an_ns0(ns, (uint32_t)
+                                                   bk_an_methods[m][1]))
+                   != 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int
 bk_an_add_one(struct bk_alarmnode_one *a, const struct bk_alarmcfg_one *c,
               struct shm_nodestore *ns, uint32_t *slot, const char *where,
@@ -400,23 +631,12 @@ bk_an_add_one(struct bk_alarmnode_one *a, const struct bk_alarmcfg_one *c,
         UA_NS0ID_NONEXCLUSIVELIMITALARMTYPE, UA_NS0ID_OFFNORMALALARMTYPE,
         UA_NS0ID_ALARMCONDITIONTYPE
     };
-    static const uint32_t methods[][2] = {     /* { field, method } */
-        { (uint32_t)-1, UA_NS0ID_CONDITIONTYPE_ENABLE },
-        { (uint32_t)-1, UA_NS0ID_CONDITIONTYPE_DISABLE },
-        { (uint32_t)-1, UA_NS0ID_CONDITIONTYPE_ADDCOMMENT },
-        { (uint32_t)-1, UA_NS0ID_ACKNOWLEDGEABLECONDITIONTYPE_ACKNOWLEDGE },
-        { F_CONFIRMED, UA_NS0ID_ACKNOWLEDGEABLECONDITIONTYPE_CONFIRM },
-        { F_SHELVING, UA_NS0ID_SHELVEDSTATEMACHINETYPE_TIMEDSHELVE },
-        { F_SHELVING, UA_NS0ID_SHELVEDSTATEMACHINETYPE_ONESHOTSHELVE },
-        { F_SHELVING, UA_NS0ID_SHELVEDSTATEMACHINETYPE_UNSHELVE },
-    };
-    uint32_t hc = UA_NS0ID_HASCOMPONENT;
-    char     id[BK_AN_ID_MAX];
-    int      n;
+    char id[BK_AN_ID_MAX];
 
     memset(a, 0, sizeof(*a));
     a->def = c->def;
     a->next = SHM_NONE;
+    a->normal_node = SHM_NONE;
     memcpy(a->name, c->name, sizeof(a->name));
     if (c->message[0] != '\0')
         memcpy(a->message, c->message, sizeof(a->message));
@@ -444,115 +664,166 @@ bk_an_add_one(struct bk_alarmnode_one *a, const struct bk_alarmcfg_one *c,
         return -1;
     }
     a->type = bk_an_ns0(ns, types[c->def.type]);
-    n = snprintf(id, sizeof(id), BK_AN_PREFIX "%s", c->name);
-    a->cond = bk_an_node(ns, id, SHM_NC_OBJECT, 1, c->name,
-                         strlen(c->name), a->source, hc, types[c->def.type]);
-    if (a->cond == SHM_NONE)
-        goto full;
-    /* The source: an event notifier the Server object reaches. */
-    if (shm_nodestore_add_ref(ns, a->source,
-                              bk_an_ns0(ns, UA_NS0ID_HASCONDITION), a->cond)
-        != 0)
-        goto full;
-    if (!(ns->nodes[a->source].event_notifier & 0x01)) {
-        ns->nodes[a->source].event_notifier |= 0x01;
-        if (shm_nodestore_add_ref(ns, bk_an_ns0(ns, UA_NS0ID_SERVER),
-                                  bk_an_ns0(ns, UA_NS0ID_HASNOTIFIER),
-                                  a->source) != 0)
-            goto full;
+    snprintf(id, sizeof(id), BK_AN_PREFIX "%s", c->name);
+    a->cond = bk_an_node(ns, 1, id, SHM_NC_OBJECT, 1, c->name,
+                         strlen(c->name), a->source, UA_NS0ID_HASCOMPONENT,
+                         types[c->def.type]);
+    if (a->cond == SHM_NONE || bk_an_build(a, NULL, ns, slot) != 0) {
+        snprintf(err, errlen, "%s[alarm %s]: cannot add its nodes (a NodeId "
+                 "taken, or the segment is full)", where, c->name);
+        return -1;
     }
+    return 0;
+}
+
+/* a from NodeSet instance ad (no nodes yet). */
+static void
+bk_an_from_adopt(struct bk_alarmnode_one *a,
+                 const struct bk_alarmnode_adopt *ad,
+                 const struct shm_nodestore *ns)
+{
+    memset(a, 0, sizeof(*a));
+    a->def = ad->def;
+    a->next = SHM_NONE;
+    memcpy(a->name, ad->name, sizeof(a->name));
+    memcpy(a->message, ad->message, sizeof(a->message));
+    a->cond = ad->cond;
+    a->input = ad->input;
+    a->input_slot = ns->nodes[ad->input].u.var.slot;
+    a->source = ad->source;
+    a->type = ad->type;
+    a->normal_node = ad->normal;
+    a->normal_later = ad->normal_later;
+    a->discrete = ad->discrete;
+    a->has_condition = ad->has_condition;
+}
+
+bool
+bk_alarmnode_adoptable(const struct bk_alarmnode_adopt *ad,
+                       const struct bk_alarmnode_kids *kids,
+                       const struct shm_nodestore *ns, char *why,
+                       size_t whylen)
+{
+    struct bk_alarmnode_one *a = bk_alloc(sizeof(*a));
+    char                     id[BK_AN_ID_MAX];
+    uint16_t                 idns;
+    int                      n;
+    bool                     ok = false;
+
+    if (a == NULL) {
+        snprintf(why, whylen, "out of memory");
+        return false;
+    }
+    bk_an_from_adopt(a, ad, ns);
+    n = bk_an_idbase(ns, ad->cond, id, sizeof(id), &idns);
+    if (n < 0) {
+        snprintf(why, whylen, "its NodeId is neither numeric nor a string "
+                 "of at most %d bytes", BK_AN_ID_MAX / 2 - 1);
+        goto out;
+    }
+    /* The build's walk without building: the file's node of each field
+     * (its class right), else a free NodeId for a new one. */
     for (int f = 0; f < BK_AN_NF; f++) {
         const struct bk_an_field *t = &bk_an_fields[f];
         const char               *name = strrchr(t->path, '/');
-        uint32_t                  parent;
-        struct shm_node          *nd;
+        uint32_t                  parent, mine;
+        uint8_t                   nc = (t->flags & BK_AN_OBJ)
+                                           ? SHM_NC_OBJECT : SHM_NC_VARIABLE;
 
-        a->slot[f] = SHM_NONE;
         a->node[f] = SHM_NONE;
-        if (!bk_an_has(&a->def, t->need))
+        if (!bk_an_has(a, t->need) || f == F_NORMALVALUE)
             continue;
         name = name != NULL ? name + 1 : t->path;
         parent = t->parent < 0 ? a->cond : a->node[t->parent];
-        /* NodeId: the condition's, then each name of the path. */
-        {
-            size_t at = (size_t)n;
-
-            for (const char *p = t->path; *p != '\0' && at < sizeof(id);) {
-                const char *colon = strchr(p, ':');
-                size_t      len = strcspn(colon + 1, "/");
-
-                if (at + 1 + len >= sizeof(id))
-                    goto full;
-                id[at++] = '.';
-                memcpy(id + at, colon + 1, len);
-                at += len;
-                p = colon + 1 + len;
-                if (*p == '/')
-                    p++;
+        mine = bk_alarmnode_kid(kids, ns, parent, (uint16_t)(name[0] - '0'),
+                                strchr(name, ':') + 1);
+        if (mine != SHM_NONE) {
+            if (ns->nodes[mine].node_class != nc) {
+                snprintf(why, whylen, "its %s is not %s", t->path,
+                         nc == SHM_NC_OBJECT ? "an Object" : "a Variable");
+                goto out;
             }
-            id[at] = '\0';
-        }
-        a->node[f] = bk_an_node(ns, id, (t->flags & BK_AN_OBJ)
-                                            ? SHM_NC_OBJECT : SHM_NC_VARIABLE,
-                                (uint16_t)(name[0] - '0'),
-                                strchr(name, ':') + 1,
-                                strlen(strchr(name, ':') + 1), parent,
-                                (t->flags & BK_AN_PROP)
-                                    ? UA_NS0ID_HASPROPERTY : hc,
-                                t->type_def);
-        if (a->node[f] == SHM_NONE)
-            goto full;
-        if (t->flags & BK_AN_OBJ)
+            a->node[f] = mine;
             continue;
-        nd = shm_nodestore_node(ns, a->node[f]);
-        nd->u.var.data_type = bk_an_ns0(ns, t->data_type);
-        nd->u.var.value_rank = -1;
-        nd->access_level_ex = 1;        /* CurrentRead */
-        nd->user_access_level = 1;
-        nd->u.var.slot = a->slot[f] = (*slot)++;
-    }
-    for (size_t m = 0; m < sizeof(methods) / sizeof(methods[0]); m++) {
-        uint32_t from = methods[m][0] == (uint32_t)-1
-                            ? a->cond : a->node[methods[m][0]];
+        }
+        /* A placeholder: any index but SHM_NONE (not a parent of the
+         * file's then). */
+        a->node[f] = ns->nnodes;
+        {
+            struct shm_nodekey k = { .ns = idns, .idtype = SHM_ID_STRING };
+            int                len = bk_an_field_id(t, id, (size_t)n,
+                                                    sizeof(id));
 
-        if (from != SHM_NONE
-            && shm_nodestore_add_ref(ns, from, bk_an_ns0(ns, hc),
-                                     bk_an_ns0(ns, methods[m][1])) != 0)
-            goto full;
+            if (len < 0) {
+                snprintf(why, whylen, "the NodeId of its %s would be longer "
+                         "than %d bytes", t->path, BK_AN_ID_MAX - 1);
+                goto out;
+            }
+            k.bytes = (const uint8_t *)id;
+            k.len = (uint32_t)len;
+            if (shm_nodestore_lookup(ns, &k) != SHM_NONE) {
+                snprintf(why, whylen, "the NodeId ns=%u;s=%s for its missing "
+                         "%s is taken", idns, id, t->path);
+                goto out;
+            }
+        }
     }
-    return 0;
-full:
-    snprintf(err, errlen, "%s[alarm %s]: cannot add its nodes (a NodeId "
-             "taken, or the segment is full)", where, c->name);
-    return -1;
+    ok = true;
+out:
+    bk_free(a);
+    return ok;
 }
 
 int
 bk_alarmnode_add(struct bk_alarmnode *an, const struct bk_alarmcfg *cfg,
+                 const struct bk_alarmnode_adopt *ad, uint32_t nadopt,
+                 const struct bk_alarmnode_kids *kids,
                  struct shm_nodestore *ns, uint32_t *slot, char *err,
                  size_t errlen)
 {
+    uint32_t ncfg = cfg != NULL ? cfg->n : 0;
+
     memset(an, 0, sizeof(*an));
-    if (cfg == NULL || cfg->n == 0)
+    if (ncfg + nadopt == 0)
         return 0;
-    an->a = bk_calloc(cfg->n, sizeof(*an->a));
+    an->a = bk_calloc(ncfg + nadopt, sizeof(*an->a));
+    an->keys = bk_calloc(ncfg + nadopt, sizeof(*an->keys));
     an->rec = bk_alloc(BK_AN_REC_CAP);
     an->scratch = bk_alloc(BK_AN_SCRATCH);
-    if (an->a == NULL || an->rec == NULL || an->scratch == NULL) {
+    if (an->a == NULL || an->keys == NULL || an->rec == NULL
+        || an->scratch == NULL) {
         snprintf(err, errlen, "alarms: out of memory");
         bk_alarmnode_clear(an);
         return -1;
     }
     an->rec_cap = BK_AN_REC_CAP;
-    for (uint32_t i = 0; i < cfg->n; i++) {
-        if (bk_an_add_one(&an->a[i], &cfg->a[i], ns, slot, "", err, errlen)
-            != 0) {
-            char where[1200];
+    /* The instances first: their nodes were added before the
+     * configured ones', the conditions stay in node order. */
+    for (uint32_t i = 0; i < nadopt; i++) {
+        struct bk_alarmnode_one *a = &an->a[an->n];
+
+        bk_an_from_adopt(a, &ad[i], ns);
+        memcpy(an->keys[an->n], ad[i].key, sizeof(an->keys[0]));
+        if (bk_an_build(a, kids, ns, slot) != 0) {
+            snprintf(err, errlen, "%salarm %s: cannot add its nodes (a "
+                     "NodeId taken, or the segment is full)", ad[i].where,
+                     ad[i].key);
+            bk_alarmnode_clear(an);
+            return -1;
+        }
+        an->n++;
+    }
+    an->nadopted = an->n;
+    for (uint32_t i = 0; i < ncfg; i++) {
+        memcpy(an->keys[an->n], cfg->a[i].name, sizeof(cfg->a[i].name));
+        if (bk_an_add_one(&an->a[an->n], &cfg->a[i], ns, slot, "", err,
+                          errlen) != 0) {
+            char where[BK_ALARMNODE_WHERE_MAX];
 
             /* Again with the file and line (found only now). */
             bk_alarmcfg_where(cfg, i, where, sizeof(where));
-            (void)bk_an_add_one(&an->a[i], &cfg->a[i], ns, slot, where, err,
-                                errlen);
+            (void)bk_an_add_one(&an->a[an->n], &cfg->a[i], ns, slot, where,
+                                err, errlen);
             bk_alarmnode_clear(an);
             return -1;
         }
@@ -574,9 +845,37 @@ bk_an_hash_init(struct bk_alarmnode *an)
     an->hslot = bk_alloc((size_t)cap * 4);
     an->halarm = bk_alloc((size_t)cap * 4);
     an->watch = bk_calloc((an->nslots + 63) / 64, 8);
-    if (an->hslot == NULL || an->halarm == NULL || an->watch == NULL)
+    an->hname = bk_alloc((size_t)cap * 4);
+    an->hname_mask = cap - 1;
+    an->byobj = bk_alloc((size_t)an->n * 2 * sizeof(*an->byobj));
+    if (an->hslot == NULL || an->halarm == NULL || an->watch == NULL
+        || an->hname == NULL || an->byobj == NULL)
         return -1;
     memset(an->hslot, 0xFF, (size_t)cap * 4);
+    memset(an->hname, 0xFF, (size_t)cap * 4);
+    /* The methods' objects: each condition and its ShelvingState. */
+    an->nbyobj = 0;
+    for (uint32_t i = 0; i < an->n; i++) {
+        an->byobj[an->nbyobj][0] = an->a[i].cond;
+        an->byobj[an->nbyobj++][1] = i << 1;
+        if (an->a[i].node[F_SHELVING] != SHM_NONE) {
+            an->byobj[an->nbyobj][0] = an->a[i].node[F_SHELVING];
+            an->byobj[an->nbyobj++][1] = i << 1 | 1;
+        }
+    }
+    qsort(an->byobj, an->nbyobj, sizeof(*an->byobj), bk_an_byobj_cmp);
+    /* The external alarms by name, for the feed. */
+    for (uint32_t i = 0; i < an->n; i++) {
+        uint32_t h;
+
+        if (an->a[i].def.type != BK_ALARM_EXTERNAL)
+            continue;
+        h = bk_an_name_hash(an->a[i].name, strlen(an->a[i].name))
+            & an->hname_mask;
+        while (an->hname[h] != SHM_NONE)
+            h = (h + 1) & an->hname_mask;
+        an->hname[h] = i;
+    }
     /* Backwards: each input's chain in configuration order. */
     for (uint32_t i = an->n; i-- > 0;) {
         struct bk_alarmnode_one *a = &an->a[i];
@@ -593,6 +892,25 @@ bk_an_hash_init(struct bk_alarmnode *an)
         an->watch[s >> 6] |= UINT64_C(1) << (s & 63);
     }
     return 0;
+}
+
+static int
+bk_an_byobj_cmp(const void *x, const void *y)
+{
+    const uint32_t *a = x, *b = y;
+
+    return a[0] < b[0] ? -1 : a[0] > b[0];
+}
+
+/* FNV-1a of a name. */
+static uint32_t
+bk_an_name_hash(const char *p, size_t n)
+{
+    uint32_t h = 2166136261u;
+
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)p[i]) * 16777619u;
+    return h;
 }
 
 /* The first alarm of input slot, SHM_NONE when none. */
@@ -902,7 +1220,7 @@ bk_an_emit(struct bk_alarmnode *an, struct bk_alarmnode_one *a, uint32_t ch,
                 len = e.len - at;
             }
         }
-        if (!write)
+        if (!write || a->slot[f] == SHM_NONE)
             continue;
         if (bytes == NULL) {
             if (ua_encode(&v, &ua_types[UA_TYPE_VARIANT], one, sizeof(one),
@@ -957,6 +1275,20 @@ bk_alarmnode_start(struct bk_alarmnode *an, const struct shm_nodestore *ns,
         struct bk_alarmnode_one *a = &an->a[i];
         double                   x;
 
+        /* An adopted off-normal alarm whose NormalState names a
+         * Variable outside the files: its value now. */
+        if (a->normal_later) {
+            uint32_t ns_slot = ns->nodes[a->normal_node].u.var.slot;
+
+            if (ns_slot != SHM_NONE
+                && shm_value_read(&val->vals, ns_slot, &m, buf,
+                                  sizeof(buf)) == 0
+                && bk_an_number(buf, m.len, &x))
+                a->def.normal = x;
+            else
+                shm_log(SHM_LOG_WARNING, "alarm %s: NormalState's Variable "
+                        "has no number; the normal value is 0", an->keys[i]);
+        }
         bk_alarm_init(&a->def, &a->st, now);
         a->comment_ts = now;
         if (a->input_slot != SHM_NONE
@@ -1051,10 +1383,19 @@ bk_alarmnode_feed(struct bk_alarmnode *an, const char *line, size_t len,
     e = memchr(p, ';', len);
     if (e == NULL)
         e = end;
-    for (uint32_t i = 0; a == NULL && i < an->n; i++)
-        if (strlen(an->a[i].name) == (size_t)(e - p)
-            && memcmp(an->a[i].name, p, (size_t)(e - p)) == 0)
-            a = &an->a[i];
+    if (an->hname != NULL) {
+        uint32_t h = bk_an_name_hash(p, (size_t)(e - p)) & an->hname_mask;
+
+        for (; an->hname[h] != SHM_NONE; h = (h + 1) & an->hname_mask) {
+            struct bk_alarmnode_one *x = &an->a[an->hname[h]];
+
+            if (strlen(x->name) == (size_t)(e - p)
+                && memcmp(x->name, p, (size_t)(e - p)) == 0) {
+                a = x;
+                break;
+            }
+        }
+    }
     if (a == NULL || a->def.type != BK_ALARM_EXTERNAL) {
         snprintf(why, whylen, "no [alarm %.*s] of type external", (int)(e - p),
                  p);
@@ -1155,23 +1496,44 @@ bk_alarmnode_feed(struct bk_alarmnode *an, const char *line, size_t len,
 static struct bk_alarmnode_one *
 bk_an_of(struct bk_alarmnode *an, uint32_t obj, bool shelving)
 {
-    uint32_t lo = 0, hi = an->n;
+    uint32_t lo = 0, hi = an->nbyobj;
 
-    /* Conditions were added in order: their nodes ascend. */
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
 
-        if (an->a[mid].cond <= obj)
+        if (an->byobj[mid][0] < obj)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo == 0)
-        return NULL;
-    if (shelving ? an->a[lo - 1].node[F_SHELVING] == obj
-                 : an->a[lo - 1].cond == obj)
-        return &an->a[lo - 1];
+    if (lo < an->nbyobj && an->byobj[lo][0] == obj
+        && (an->byobj[lo][1] & 1) == (uint32_t)shelving)
+        return &an->a[an->byobj[lo][1] >> 1];
     return NULL;
+}
+
+/*
+ * The ns=0 method r calls: the method node's own id when it is in
+ * namespace 0, else (an instance's own method node, of a NodeSet) the
+ * declaration its condition maps it to; 0 when none.
+ */
+static uint32_t
+bk_an_method_of(const struct bk_alarmnode *an, const struct shm_fo_call *r)
+{
+    const struct shm_nodestore *ns = an->ns;
+    const struct shm_node      *m = &ns->nodes[r->method];
+
+    if (m->ns == 0)
+        return m->idtype == SHM_ID_NUMERIC ? m->id : 0;
+    for (int sh = 0; sh < 2; sh++) {
+        struct bk_alarmnode_one *a = bk_an_of((struct bk_alarmnode *)an,
+                                              r->object, sh != 0);
+
+        for (int k = 0; a != NULL && k < BK_AN_NMETH; k++)
+            if (a->meth[k] == r->method)
+                return (uint32_t)bk_an_methods[k][1];
+    }
+    return 0;
 }
 
 /* Method (its ns=0 id) on a with its arguments: the status, *ch. */
@@ -1235,6 +1597,7 @@ bk_an_run(struct bk_alarmnode_one *a, uint32_t method,
 static void
 bk_an_audit(struct bk_alarmnode *an, const struct bk_alarmnode_one *a,
             uint32_t mid, ua_status st, const char *user,
+            const struct ua_string *entry,
             const struct ua_variant *in, uint32_t nin, const uint8_t *eid,
             int64_t now)
 {
@@ -1296,8 +1659,7 @@ bk_an_audit(struct bk_alarmnode *an, const struct bk_alarmnode_one *a,
     BK_AN_F("0:Status", &ok, UA_BT_BOOLEAN);
     s = ua_string_from(an->server_uri != NULL ? an->server_uri : "");
     BK_AN_F("0:ServerId", &s, UA_BT_STRING);
-    s = ua_string_from("");
-    BK_AN_F("0:ClientAuditEntryId", &s, UA_BT_STRING);
+    BK_AN_F("0:ClientAuditEntryId", entry, UA_BT_STRING);
     s = ua_string_from(user);
     BK_AN_F("0:ClientUserId", &s, UA_BT_STRING);
     id = ua_nodeid_num(0, mid);
@@ -1326,8 +1688,11 @@ bk_an_audit(struct bk_alarmnode *an, const struct bk_alarmnode_one *a,
 bool
 bk_alarmnode_call(struct bk_alarmnode *an, const struct shm_fo_call *r,
                   const uint8_t *args, const char *user, uint32_t user_len,
-                  int64_t now, ua_status *st)
+                  const char *audit, uint32_t audit_len, int64_t now,
+                  ua_status *st)
 {
+    struct ua_string entry = { (int32_t)audit_len,
+                               (uint8_t *)(uintptr_t)audit };
     const struct shm_nodestore *ns = an->ns;
     struct bk_alarmnode_one    *a;
     struct ua_variant           in[2];
@@ -1339,10 +1704,9 @@ bk_alarmnode_call(struct bk_alarmnode *an, const struct shm_fo_call *r,
     uint8_t                     eid[16];
     bool                        with_id;
 
-    if (an->n == 0 || r->method >= ns->nnodes || ns->nodes[r->method].ns != 0
-        || ns->nodes[r->method].idtype != SHM_ID_NUMERIC)
+    if (an->n == 0 || r->method >= ns->nnodes || r->object >= ns->nnodes)
         return false;
-    mid = ns->nodes[r->method].id;
+    mid = bk_an_method_of(an, r);
     switch (mid) {
     case UA_NS0ID_CONDITIONTYPE_ENABLE:
     case UA_NS0ID_CONDITIONTYPE_DISABLE:
@@ -1400,14 +1764,14 @@ bk_alarmnode_call(struct bk_alarmnode *an, const struct shm_fo_call *r,
     memcpy(a->user, who, user_len + 1);
     bk_an_batch(an, a, ch, now);
     if (an->audit)
-        bk_an_audit(an, a, mid, *st, who, in, nin, with_id ? eid : NULL,
-                    now);
+        bk_an_audit(an, a, mid, *st, who, &entry, in, nin,
+                    with_id ? eid : NULL, now);
     return true;
 out:
     an->st.calls_refused++;
     if (an->audit)
-        bk_an_audit(an, a, mid, *st, who, in, nin, with_id ? eid : NULL,
-                    now);
+        bk_an_audit(an, a, mid, *st, who, &entry, in, nin,
+                    with_id ? eid : NULL, now);
     return true;
 }
 
@@ -1437,7 +1801,7 @@ bk_alarmnode_saved_get(const struct bk_alarmnode *an, uint32_t i,
     const struct bk_alarmnode_one *a = &an->a[i];
 
     memset(out, 0, sizeof(*out));
-    memcpy(out->name, a->name, sizeof(out->name));
+    memcpy(out->name, an->keys[i], sizeof(out->name));
     out->st = a->st;
     out->time = a->time;
     out->comment_ts = a->comment_ts;
@@ -1453,10 +1817,10 @@ bk_alarmnode_saved_put(struct bk_alarmnode *an, uint32_t hint,
 {
     struct bk_alarmnode_one *a = NULL;
 
-    if (hint < an->n && strcmp(an->a[hint].name, in->name) == 0)
+    if (hint < an->n && strcmp(an->keys[hint], in->name) == 0)
         a = &an->a[hint];
     for (uint32_t i = 0; a == NULL && i < an->n; i++)
-        if (strcmp(an->a[i].name, in->name) == 0)
+        if (strcmp(an->keys[i], in->name) == 0)
             a = &an->a[i];
     if (a == NULL)
         return false;
@@ -1492,10 +1856,13 @@ bk_alarmnode_clear(struct bk_alarmnode *an)
     if (an->val != NULL && an->val->watch == an->watch)
         bk_value_watch(an->val, NULL, NULL, NULL);
     bk_free(an->a);
+    bk_free(an->keys);
     bk_free(an->rec);
     bk_free(an->scratch);
     bk_free(an->hslot);
     bk_free(an->halarm);
     bk_free(an->watch);
+    bk_free(an->hname);
+    bk_free(an->byobj);
     memset(an, 0, sizeof(*an));
 }

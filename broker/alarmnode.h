@@ -1,5 +1,5 @@
 /*
- * broker/alarmnode.h: the configured alarms as conditions in the address
+ * broker/alarmnode.h: the alarms as conditions in the address
  * space, and their evaluator in the value path (docs/architecture.md
  * §10.5, docs/operations.md "Alarms").
  *
@@ -14,7 +14,10 @@
  * Confirm), AlarmConditionType's (ShelvingState an Object with its
  * CurrentState), and the limits or LimitState, the per-limit states or
  * NormalState of its type.  Every variable has a value slot.  The source
- * becomes an event notifier and the Server object HasNotifier it.
+ * becomes an event notifier and the Server object HasNotifier it.  An
+ * alarm instance of an imported NodeSet (struct bk_alarmnode_adopt,
+ * broker/alarmnset.h) keeps its Object and the variables its file gives
+ * it; the others are added the same way, named after its NodeId.
  *
  * Run: after the build's values, each condition starts from its input's
  * value (no event), its variables written.  Then every stored change of
@@ -47,6 +50,49 @@
 
 struct bk_alarmnode_one;
 
+#define BK_ALARMNODE_KEY_MAX 256    /* bytes of a condition's key */
+#define BK_ALARMNODE_WHERE_MAX 1200 /* bytes of "FILE:LINE: " */
+
+/*
+ * The hierarchical references of the imported NodeSets (HasComponent,
+ * HasOrderedComponent, HasProperty, Organizes), as (parent, child) node
+ * index pairs sorted by parent: what the build reads to find an
+ * instance's own variables (broker/alarmnset.h makes it).
+ */
+struct bk_alarmnode_kids {
+    uint32_t (*e)[2];
+    uint32_t   n;
+};
+
+/* The child of parent with BrowseName bns:name in kids, or SHM_NONE. */
+uint32_t bk_alarmnode_kid(const struct bk_alarmnode_kids *kids,
+                          const struct shm_nodestore *ns, uint32_t parent,
+                          uint16_t bns, const char *name);
+
+/*
+ * An alarm instance of an imported NodeSet (broker/alarmnset.h): its
+ * Object is the condition, adopted as it is; the variables of its type
+ * that the file leaves out are added (NodeIds in the condition's
+ * namespace, "<its identifier>.ActiveState.Id", as for the configured
+ * ones), those it has are used and written like any.
+ */
+struct bk_alarmnode_adopt {
+    char                name[BK_ALARMCFG_NAME_MAX];   /* ConditionName */
+    char                key[BK_ALARMNODE_KEY_MAX];    /* alarms.state */
+    char                message[BK_ALARMCFG_MSG_MAX];
+    char                where[BK_ALARMNODE_WHERE_MAX]; /* "FILE:LINE: " */
+    struct bk_alarm_def def;
+    uint32_t            cond;       /* node indices */
+    uint32_t            input;
+    uint32_t            source;
+    uint32_t            type;       /* its TypeDefinition */
+    uint32_t            normal;     /* off-normal: NormalState's Variable */
+    bool                normal_later;   /* its value read at the start */
+    bool                discrete;   /* a DiscreteAlarmType: no NormalState */
+    bool                has_condition;  /* the file says source
+                                           HasCondition cond */
+};
+
 /* Counters, /stats and /metrics. */
 struct bk_alarmnode_stats {
     uint64_t evaluations;       /* input changes evaluated */
@@ -73,11 +119,24 @@ struct bk_alarmnode_counts {
 struct bk_alarmnode {
     struct bk_alarmnode_one *a;
     uint32_t                 n;
+    uint32_t                 nadopted;      /* of them, NodeSet instances
+                                               (the first nadopted) */
+    /* Each condition's key (alarms.state): its section's NAME, or an
+     * instance's NodeId text (apart from a: not on the hot path). */
+    char                   (*keys)[BK_ALARMNODE_KEY_MAX];
     /* Input slot -> first alarm: open addressing, mask + 1 entries. */
     uint32_t                *hslot;
     uint32_t                *halarm;
     uint32_t                 hmask;
     uint64_t                *watch;         /* a bit per value slot */
+    /* Condition and ShelvingState nodes -> alarm index << 1 | shelving:
+     * (node, that) pairs sorted by node, for the methods. */
+    uint32_t               (*byobj)[2];
+    uint32_t                 nbyobj;
+    /* External alarms by name (the feed's lookup): open addressing,
+     * hname_mask + 1 entries of alarm indices, SHM_NONE empty. */
+    uint32_t                *hname;
+    uint32_t                 hname_mask;
     uint32_t                 nslots;
     const struct shm_nodestore *ns;
     struct bk_value         *val;
@@ -93,19 +152,35 @@ struct bk_alarmnode {
     struct bk_alarmnode_stats st;
 };
 
-/* What cfg adds to a segment plan (nodes, references, strings, slots,
- * value heap). */
-void bk_alarmnode_plan(const struct bk_alarmcfg *cfg, struct shm_plan *p);
+/* What cfg and at most nadopt NodeSet instances add to a segment plan
+ * (nodes, references, strings, slots, value heap). */
+void bk_alarmnode_plan(const struct bk_alarmcfg *cfg, uint32_t nadopt,
+                       struct shm_plan *p);
 
 /*
- * Add cfg's conditions to ns (being built; before shm_nodestore_finish):
- * value slots from *slot on, *slot left past the last.  An input that is
- * not a Variable, a source that is not an Object: -1 with "[alarm NAME]
- * ..." in err.  cfg may be NULL (no alarms).
+ * Add the nadopt NodeSet instances ad (their children found in kids) and
+ * cfg's conditions to ns (being built; before shm_nodestore_finish), in
+ * that order: value slots from *slot on, *slot left past the last.  An
+ * input that is not a Variable, a source that is not an Object: -1 with
+ * "[alarm NAME] ..." in err.  cfg may be NULL (no alarms).  The
+ * instances were checked by broker/alarmnset.c; one whose added nodes
+ * cannot be made (a NodeId taken) is -1 with its "FILE:LINE: " too.
  */
 int bk_alarmnode_add(struct bk_alarmnode *an, const struct bk_alarmcfg *cfg,
+                     const struct bk_alarmnode_adopt *ad, uint32_t nadopt,
+                     const struct bk_alarmnode_kids *kids,
                      struct shm_nodestore *ns, uint32_t *slot, char *err,
                      size_t errlen);
+
+/*
+ * Can instance ad be adopted: each variable of its type that the file
+ * has of the right NodeClass, each NodeId to add free?  true, or false
+ * with why (broker/alarmnset.c refuses the instance then).
+ */
+bool bk_alarmnode_adoptable(const struct bk_alarmnode_adopt *ad,
+                            const struct bk_alarmnode_kids *kids,
+                            const struct shm_nodestore *ns, char *why,
+                            size_t whylen);
 
 /*
  * After shm_nodestore_finish, in the build's value batch: every condition
@@ -132,11 +207,14 @@ int bk_alarmnode_start(struct bk_alarmnode *an,
  * and sends the condition's event.  With audit, every call, Good or
  * refused (by the role check too), also raises its audit event,
  * SourceNode the condition, SourceName "Method/NAME", Severity 100 (500
- * when refused).  Opens its own value batch when none is open.
+ * when refused), ClientAuditEntryId the request's auditEntryId (audit,
+ * audit_len bytes, Part 5 §6.4.3).  Opens its own value batch when none
+ * is open.
  */
 bool bk_alarmnode_call(struct bk_alarmnode *an, const struct shm_fo_call *r,
                        const uint8_t *args, const char *user,
-                       uint32_t user_len, int64_t now, ua_status *st);
+                       uint32_t user_len, const char *audit,
+                       uint32_t audit_len, int64_t now, ua_status *st);
 
 /*
  * A feed line `alarm=NAME;active=true|false[;severity=N][;message=TEXT]`
@@ -147,7 +225,8 @@ bool bk_alarmnode_call(struct bk_alarmnode *an, const struct shm_fo_call *r,
  * when anything changed, in the caller's value batch (or one of its
  * own).  Good; BadNodeIdUnknown (no external alarm of that name),
  * BadTypeMismatch (a bad or missing option), BadOutOfRange (severity);
- * why says what.  A linear search of the names: O(alarms) per line.
+ * why says what.  The name is found by a hash of the external alarms'
+ * names (built at the start): O(1) per line.
  */
 ua_status bk_alarmnode_feed(struct bk_alarmnode *an, const char *line,
                             size_t len, int64_t now, char *why,
@@ -163,7 +242,7 @@ void bk_alarmnode_count(const struct bk_alarmnode *an,
 
 /* What of a condition survives a restart (broker/alarmstate.c). */
 struct bk_alarmnode_saved {
-    char                  name[BK_ALARMCFG_NAME_MAX];
+    char                  name[BK_ALARMNODE_KEY_MAX];  /* its key */
     struct bk_alarm_state st;
     int64_t               time;         /* of its last event */
     int64_t               comment_ts;

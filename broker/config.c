@@ -79,6 +79,19 @@ static const struct bk_conf_key bk_conf_keys[] = {
         "opc.tcp port, on all interfaces"),
     U32("server", "workers", workers, "0", 0, 64,
         "worker processes; 0 = one per online CPU (at most 64)"),
+    U32("server", "retire_handover_ms", retire_handover_ms, "5000", 100,
+        600000, "rolling restart: time a retiring worker hands its "
+        "sessions to the others before it exits anyway (those left are "
+        "lost); below retire_kill_ms"),
+    U32("server", "retire_renotice_ms", retire_renotice_ms, "1000", 10,
+        60000, "rolling restart: a retiring worker asks a peer to take a "
+        "session again after this long"),
+    U32("server", "retire_kill_ms", retire_kill_ms, "10000", 200, 600000,
+        "rolling restart: SIGKILL to a retiring worker still running "
+        "after this long"),
+    U32("server", "roll_start_ms", roll_start_ms, "10000", 100, 600000,
+        "rolling restart: time a worker has to come up (its successor, "
+        "or one starting) before the restart goes on without it"),
     STR("server", "application_uri", application_uri, "",
         "ApplicationUri and namespace 1; empty = urn:<hostname>:uabroker"),
     STR("server", "hostname", hostname, "",
@@ -150,6 +163,10 @@ static const struct bk_conf_key bk_conf_keys[] = {
         16777216,
         "value changes the broker keeps for the successor of a dead "
         "worker (64 bytes each, a power of two)"),
+    U32("limits", "session_move_event_bytes", session_move_event_bytes,
+        "1048576", 0, 268435456,
+        "events a worker keeps while it takes a session over, to carry "
+        "those of the move's window into its event items; 0 = off"),
     U32("limits", "min_token_lifetime_ms", min_token_lifetime_ms, "60000",
         1000, 3600000, "shortest secure channel token lifetime granted"),
     U32("limits", "max_token_lifetime_ms", max_token_lifetime_ms, "3600000",
@@ -184,7 +201,7 @@ static const struct bk_conf_key bk_conf_keys[] = {
     U32("limits", "browse_cache_kb", browse_cache_kb, "256", 0, 1048576,
         "each worker's cache of encoded Browse results (whole results of "
         "up to 4 KB), in KiB; 0: no cache"),
-    U32("limits", "max_subscriptions", max_subscriptions, "500", 1, 1000000,
+    U32("limits", "max_subscriptions", max_subscriptions, "2000", 1, 1000000,
         "subscriptions, all workers together "
         "(ServerCapabilities MaxSubscriptions)"),
     U32("limits", "max_subscriptions_per_session",
@@ -205,6 +222,11 @@ static const struct bk_conf_key bk_conf_keys[] = {
     U32("limits", "max_retransmission_queue", max_retransmission_queue,
         "20", 1, 10000,
         "NotificationMessages kept per subscription for Republish"),
+    U32("limits", "retransmission_store_bytes", retransmission_store_bytes,
+        "10240000", 0, 2147483647,
+        "bytes per worker for the NotificationMessages kept for Republish, "
+        "all subscriptions together (the oldest goes when full); 0 = "
+        "max_subscriptions x max_retransmission_queue x 1 KiB"),
     U32("limits", "max_monitored_item_queue_size",
         max_monitored_item_queue_size, "1000", 1, 65535,
         "largest queueSize granted (ServerCapabilities "
@@ -686,6 +708,12 @@ bk_config_set(struct bk_config *c, const char *name, const char *value,
 int
 bk_config_check(const struct bk_config *c, char *err, size_t errlen)
 {
+    if (c->retire_handover_ms >= c->retire_kill_ms) {
+        snprintf(err, errlen, "server.retire_handover_ms must be below "
+                 "server.retire_kill_ms (a retiring worker gives up "
+                 "before it is killed)");
+        return -1;
+    }
     if (c->max_secure_channels < c->max_sessions + 1) {
         snprintf(err, errlen, "limits.max_secure_channels must be at least "
                  "limits.max_sessions + 1 (Part 4 §5.6.2)");
@@ -774,7 +802,11 @@ bk_config_snapshot(const struct bk_config *c, struct shm_config *s)
     BK_SNAP(min_session_timeout_ms);
     BK_SNAP(max_session_timeout_ms);
     BK_SNAP(session_move_timeout_ms);
+    BK_SNAP(retire_handover_ms);
+    BK_SNAP(retire_renotice_ms);
     BK_SNAP(max_session_move_bytes);
+    BK_SNAP(session_move_event_bytes);
+    BK_SNAP(retransmission_store_bytes);
     BK_SNAP(min_token_lifetime_ms);
     BK_SNAP(max_token_lifetime_ms);
     BK_SNAP(max_translate_path_elements);
@@ -844,6 +876,10 @@ bk_config_write(const struct bk_config *c, FILE *f)
  */
 static const char *const bk_conf_live_keys[] = {
     "log.level",
+    "server.retire_handover_ms",
+    "server.retire_renotice_ms",
+    "server.retire_kill_ms",
+    "server.roll_start_ms",
     "addrspace.simulation_interval_ms",
     "addrspace.simulation_vars",
     "limits.accept_rate",
@@ -955,6 +991,8 @@ void
 bk_config_snapshot_live(const struct bk_config *c, struct shm_config *s)
 {
 #define BK_SNAP_LIVE(f) __atomic_store_n(&s->f, c->f, __ATOMIC_RELAXED)
+    BK_SNAP_LIVE(retire_handover_ms);
+    BK_SNAP_LIVE(retire_renotice_ms);
     BK_SNAP_LIVE(failure_threshold);
     BK_SNAP_LIVE(failure_window_ms);
     BK_SNAP_LIVE(failure_block_ms);

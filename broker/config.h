@@ -23,6 +23,15 @@ struct bk_config {
     /* [server] */
     uint32_t port;
     uint32_t workers;               /* 0: one per online CPU */
+    /* The rolling restart (docs/operations.md "Rolling restart"): a
+     * retiring worker hands its sessions over for retire_handover_ms,
+     * asking a peer again about a session after retire_renotice_ms; the
+     * broker SIGKILLs it after retire_kill_ms and waits roll_start_ms for
+     * its successor. */
+    uint32_t retire_handover_ms;
+    uint32_t retire_renotice_ms;
+    uint32_t retire_kill_ms;
+    uint32_t roll_start_ms;
     char     application_uri[BK_CONF_STR_MAX];  /* "": urn:<host>:uabroker */
     char     hostname[BK_CONF_STR_MAX];         /* "": gethostname() */
     char     runtime_dir[BK_CONF_STR_MAX];
@@ -56,6 +65,8 @@ struct bk_config {
     uint32_t max_session_move_bytes;
     uint32_t session_park_bytes;        /* per worker slot, 0: off */
     uint32_t change_log_entries;
+    uint32_t session_move_event_bytes;
+    uint32_t retransmission_store_bytes;
     uint32_t min_token_lifetime_ms;
     uint32_t max_token_lifetime_ms;
     uint32_t max_translate_path_elements;

@@ -306,7 +306,9 @@ bk_methods_on_call(struct bk_methods *m, unsigned worker,
     if (r.object >= ns->nnodes || r.method >= ns->nnodes
         || r.args_len > len - sizeof(r)
         || r.user_len > len - sizeof(r) - r.args_len
-        || r.user_len > SHM_FO_USER_MAX) {
+        || r.user_len > SHM_FO_USER_MAX
+        || r.audit_len > len - sizeof(r) - r.args_len - r.user_len
+        || r.audit_len > SHM_FO_AUDIT_MAX) {
         bk_methods_answer(m, worker, gen, r.id, r.op, UA_BAD_INTERNAL_ERROR);
         return;
     }
@@ -314,9 +316,11 @@ bk_methods_on_call(struct bk_methods *m, unsigned worker,
     {
         ua_status st;
 
-        if (bk_alarmnode_call(&m->as->alarms, &r, rec + sizeof(r),
-                              (const char *)rec + sizeof(r) + r.args_len,
-                              r.user_len, ua_datetime_now(), &st)) {
+        const char *user = (const char *)rec + sizeof(r) + r.args_len;
+
+        if (bk_alarmnode_call(&m->as->alarms, &r, rec + sizeof(r), user,
+                              r.user_len, user + r.user_len, r.audit_len,
+                              ua_datetime_now(), &st)) {
             bk_methods_answer(m, worker, gen, r.id, r.op, st);
             return;
         }

@@ -70,6 +70,8 @@ enum bk_stats_counter {
     BK_SC_PARK_WRITES,
     BK_SC_NOT_PARKED,
     BK_SC_PARK_BYTES,
+    BK_SC_MOVE_EVENTS,
+    BK_SC_MOVE_EVENTS_LOST,
     BK_SC_STALL_MAX,            /* maxima: the totals take the largest */
     BK_SC_RSA_CB_MAX,
     BK_SC_RSA_CPU_MAX,
@@ -144,6 +146,13 @@ static const struct bk_stats_counter_desc bk_stats_counters[BK_SC_MAX] = {
       "allows, or the park full): it would not survive its worker" },
     { "session_park_bytes", "session_park_bytes", "gauge",
       "bytes of the worker's park in use (limits.session_park_bytes)" },
+    { "session_move_events", "session_move_events_total", "counter",
+      "events that came in the window of a move and were carried into "
+      "the moved session's event items" },
+    { "session_move_events_lost", "session_move_events_lost_total",
+      "counter",
+      "events a moved session's event items may have missed in the "
+      "window of a move (reported with an EventQueueOverflowEvent)" },
     { "loop_stall_max_us", "loop_stall_max_seconds", "gauge",
       "longest event-loop iteration (first callback to flush) since the "
       "worker started" },
@@ -292,6 +301,8 @@ enum bk_stats_alarm_counter {
     BK_SA_CALLS,
     BK_SA_CALLS_REFUSED,
     BK_SA_LOST,
+    BK_SA_NODESET,
+    BK_SA_NODESET_REFUSED,
     BK_SA_MAX
 };
 
@@ -323,6 +334,10 @@ static const struct bk_stats_counter_desc bk_stats_alarm_desc[BK_SA_MAX] = {
       "condition methods answered with a Bad status" },
     { "events_lost", "alarms_events_lost_total", "counter",
       "condition events that did not fit an event record" },
+    { "from_nodesets", "alarms_from_nodesets", "gauge",
+      "alarm conditions of imported NodeSets' alarm instances" },
+    { "nodeset_refused", "alarms_nodeset_refused", "gauge",
+      "NodeSet alarm instances refused at the build (each logged)" },
 };
 
 /* The historian's counters (issue 18, its row: shm/layout.h), when
@@ -618,6 +633,8 @@ bk_stats_read_row(const struct shm_worker *r, struct bk_stats_row *o)
     o->c[BK_SC_PARK_WRITES] = BK_L(session_park_writes);
     o->c[BK_SC_NOT_PARKED] = BK_L(sessions_not_parked);
     o->c[BK_SC_PARK_BYTES] = BK_L(session_park_bytes);
+    o->c[BK_SC_MOVE_EVENTS] = BK_L(session_move_events);
+    o->c[BK_SC_MOVE_EVENTS_LOST] = BK_L(session_move_events_lost);
     o->c[BK_SC_STALL_MAX] = BK_L(loop_stall_max_us);
     o->c[BK_SC_RSA_CB_MAX] = BK_L(loop_rsa_ops_max);
     o->c[BK_SC_RSA_CPU_MAX] = BK_L(loop_rsa_cpu_max_us);
@@ -815,10 +832,12 @@ bk_stats_alarm_read(const struct bk_stats *st, uint64_t *v)
     struct bk_alarmnode_counts c;
 
     memset(v, 0, BK_SA_MAX * sizeof(*v));
-    if (an->n == 0)
+    if (an->n == 0 && st->as->alarms_refused == 0)
         return false;
     bk_alarmnode_count(an, &c);
-    v[BK_SA_CONFIGURED] = an->n;
+    v[BK_SA_CONFIGURED] = an->n - an->nadopted;
+    v[BK_SA_NODESET] = an->nadopted;
+    v[BK_SA_NODESET_REFUSED] = st->as->alarms_refused;
     v[BK_SA_ACTIVE] = c.active;
     v[BK_SA_UNACKED] = c.unacked;
     v[BK_SA_SHELVED] = c.shelved;

@@ -65,6 +65,8 @@ static void bk_supervisor_kill_all(struct bk_supervisor *sv, int sig);
 static void bk_supervisor_stopped(struct bk_supervisor *sv);
 static unsigned bk_supervisor_slots(const struct bk_supervisor *sv);
 static void bk_supervisor_on_roll(evutil_socket_t fd, short what, void *arg);
+static uint64_t bk_supervisor_roll_ms(const struct bk_supervisor *sv,
+                                      bool kill_);
 static int bk_supervisor_historian_init(struct bk_supervisor *sv,
                                         char *err, size_t errlen);
 static void bk_supervisor_historian_argv(struct bk_supervisor *sv,
@@ -711,6 +713,19 @@ bk_supervisor_historian_argv(struct bk_supervisor *sv, char *argv[],
 
 enum { BK_ROLL_SIGNAL = 0, BK_ROLL_EXIT, BK_ROLL_UP };
 
+/* The deadlines of a step, read at each use (live keys: a SIGHUP during a
+ * rolling restart applies to its next step): a retiring worker's exit
+ * (server.retire_kill_ms), else a worker's start (server.roll_start_ms);
+ * the former constants without a configuration (unit tests). */
+static uint64_t
+bk_supervisor_roll_ms(const struct bk_supervisor *sv, bool kill_)
+{
+    uint32_t ms = sv->conf == NULL ? 0
+                  : kill_ ? sv->conf->retire_kill_ms : sv->conf->roll_start_ms;
+
+    return ms != 0 ? ms : BK_RETIRE_TIMEOUT_MS;
+}
+
 int
 bk_supervisor_roll(struct bk_supervisor *sv)
 {
@@ -767,7 +782,7 @@ bk_supervisor_on_roll(evutil_socket_t fd, short what, void *arg)
         if (atomic_load_explicit(&bk_supervisor_row(sv, s->slot)->state,
                                  memory_order_acquire) != SHM_WS_UP) {
             if (sv->roll_end == 0)
-                sv->roll_end = now + BK_RETIRE_TIMEOUT_MS;
+                sv->roll_end = now + bk_supervisor_roll_ms(sv, false);
             if (now < sv->roll_end)
                 return;
             shm_log(SHM_LOG_WARNING, "rolling restart: worker %u not up; "
@@ -786,21 +801,21 @@ bk_supervisor_on_roll(evutil_socket_t fd, short what, void *arg)
         }
         shm_log(SHM_LOG_NOTICE, "rolling restart: worker %u (pid %d) "
                 "retiring", s->slot, (int)s->pid);
-        sv->roll_end = now + BK_RETIRE_TIMEOUT_MS;
+        sv->roll_end = now + bk_supervisor_roll_ms(sv, true);
         sv->roll_phase = BK_ROLL_EXIT;
         return;
     case BK_ROLL_EXIT:
         if (s->pid != sv->roll_pid) {
-            sv->roll_end = now + BK_RETIRE_TIMEOUT_MS;
+            sv->roll_end = now + bk_supervisor_roll_ms(sv, false);
             sv->roll_phase = BK_ROLL_UP;
             return;
         }
         if (now >= sv->roll_end) {
             shm_log(SHM_LOG_WARNING, "rolling restart: worker %u still "
-                    "running after %d s: SIGKILL", s->slot,
-                    BK_RETIRE_TIMEOUT_MS / 1000);
+                    "running after %u ms: SIGKILL", s->slot,
+                    (unsigned)bk_supervisor_roll_ms(sv, true));
             kill(s->pid, SIGKILL);
-            sv->roll_end = now + BK_RETIRE_TIMEOUT_MS;
+            sv->roll_end = now + bk_supervisor_roll_ms(sv, true);
         }
         return;
     default:

@@ -52,8 +52,11 @@
 #define BK_STOP_TIMEOUT_MS     5000
 #define BK_LISTEN_BACKLOG      512
 #define BK_WORKER_NO_RESPAWN   2       /* worker exit code: do not respawn */
-#define BK_RETIRE_TIMEOUT_MS   10000   /* a retiring worker's exit, then
-                                        * SIGKILL; a successor's start */
+#define BK_RETIRE_TIMEOUT_MS   10000   /* without a configuration: a
+                                        * retiring worker's exit, then
+                                        * SIGKILL; a successor's start
+                                        * (server.retire_kill_ms,
+                                        * roll_start_ms) */
 #define BK_ROLL_TICK_MS        50      /* the rolling restart's pace */
 
 struct bk_supervisor;
@@ -141,9 +144,9 @@ void bk_supervisor_clear(struct bk_supervisor *sv);
  * docs/operations.md "Rolling restart"): the workers one at a time, in
  * slot order: SIGUSR2 (the worker hands its sessions to the others and
  * exits, worker/roam.h wk_roam_retire), SIGKILL after
- * BK_RETIRE_TIMEOUT_MS, the slot respawned at once from the uaworker on
+ * server.retire_kill_ms, the slot respawned at once from the uaworker on
  * disk (a new binary if one was installed), then the next slot once the
- * new worker is up (or BK_RETIRE_TIMEOUT_MS passed).  The historian is
+ * new worker is up (or server.roll_start_ms passed).  The historian is
  * not restarted.  0; -1 when one is already running or the broker stops.
  */
 int bk_supervisor_roll(struct bk_supervisor *sv);

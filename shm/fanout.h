@@ -25,8 +25,9 @@
  *                       encoded Variants (Part 6 §5.2.2.16), the input
  *                       arguments of one method of a CallRequest, already
  *                       checked against its InputArguments, then user_len
- *                       bytes of the caller's user name (one record per
- *                       forwarded method; worker/svc_call.c)
+ *                       bytes of the caller's user name and audit_len
+ *                       bytes of the request's auditEntryId (one record
+ *                       per forwarded method; worker/svc_call.c)
  *
  *   reply ring, broker -> worker
  *     SHM_FO_CALL_RESULT  struct shm_fo_call_result, then out_len bytes:
@@ -186,11 +187,13 @@ enum shm_fo_role {
 };
 
 #define SHM_FO_USER_MAX 64u     /* bytes of a caller's user name */
+#define SHM_FO_AUDIT_MAX 256u   /* bytes of a ClientAuditEntryId */
 
 /* One method to call (Part 4 §5.11.2), its nodes resolved by the worker;
  * args_len bytes of nargs encoded Variants follow, then user_len bytes of
- * the caller's user name (the methods the broker runs itself record it:
- * broker/alarmnode.h). */
+ * the caller's user name and audit_len bytes of the RequestHeader's
+ * auditEntryId (Part 4 §7.32; the methods the broker runs itself record
+ * them: broker/alarmnode.h). */
 struct shm_fo_call {
     struct shm_fo_hdr hdr;      /* kind SHM_FO_CALL */
     uint32_t id;                /* the worker's pending-Call id */
@@ -201,8 +204,10 @@ struct shm_fo_call {
     uint32_t args_len;
     uint32_t role;              /* enum shm_fo_role */
     uint32_t user_len;          /* <= SHM_FO_USER_MAX */
+    uint32_t audit_len;         /* <= SHM_FO_AUDIT_MAX, cut there */
+    uint32_t pad;
 };
-static_assert(sizeof(struct shm_fo_call) == 40, "fo call");
+static_assert(sizeof(struct shm_fo_call) == 48, "fo call");
 
 /* The answer to one SHM_FO_CALL; out_len bytes of nout Variants follow. */
 struct shm_fo_call_result {

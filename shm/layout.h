@@ -52,7 +52,8 @@
                                     * in a worker row;
                                     * 19: SHM_R_PARK (parked sessions,
                                     * the change log), its counters in a
-                                    * worker row */
+                                    * worker row; the retire timeouts in
+                                    * the config, events lost in a move */
 #define SHM_CACHELINE      128
 #define SHM_NONE           0xFFFFFFFFu     /* no node, no slot, no offset */
 
@@ -369,6 +370,13 @@ struct shm_config {
     _Atomic uint32_t log_level;         /* log.level (shm/log.h), live:
                                          * W: broker (SIGHUP); R: every
                                          * process's log, relaxed */
+    uint32_t retire_handover_ms;        /* server.*: a retiring worker's */
+    uint32_t retire_renotice_ms;        /* hand-over (worker/roam.c),
+                                         * live: read once per retire */
+    uint32_t session_move_event_bytes;  /* limits.*: the events of a
+                                         * move's window kept (worker) */
+    uint32_t retransmission_store_bytes;    /* limits.*: per worker, 0:
+                                             * by the subscriptions */
 };
 
 /* Services counted per worker (the index into the per-service arrays). */
@@ -487,6 +495,9 @@ struct shm_worker {
     _Atomic uint64_t session_moves_failed;
     _Atomic uint64_t session_move_values_lost;
     _Atomic uint64_t session_move_bytes;    /* blobs handed over */
+    _Atomic uint64_t session_move_events;   /* events of a move's window
+                                             * carried (worker/sub_roam.c) */
+    _Atomic uint64_t session_move_events_lost;
     /* Parked sessions (worker/park.c, docs/architecture.md §11): taken
      * over from a dead predecessor in this slot, value changes they
      * missed that the change log could not give back (Overflow bit),
@@ -497,7 +508,7 @@ struct shm_worker {
     _Atomic uint64_t session_park_writes;
     _Atomic uint64_t sessions_not_parked;
     _Atomic uint64_t session_park_bytes;
-    uint64_t         park_pad[11];
+    uint64_t         park_pad[9];
 };
 static_assert(sizeof(struct shm_worker) % SHM_CACHELINE == 0, "pad");
 static_assert(offsetof(struct shm_worker, connections) == SHM_CACHELINE,

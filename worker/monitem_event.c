@@ -90,8 +90,13 @@ static bool wk_ev_rec_put(struct wk_ev_rec *r, const char *path,
                           uint32_t plen, const uint8_t *var, uint32_t vlen);
 static bool wk_ev_cond_walk(struct wk_subs *st, uint32_t node, char *path,
                             uint32_t plen, int depth, struct wk_ev_rec *r);
+static uint32_t wk_ev_cond_retain(const struct wk_subs *st, uint32_t cond);
 static uint32_t wk_ev_cond_record(struct wk_subs *st, uint32_t cond,
-                                  uint8_t *rec, uint32_t cap);
+                                  uint32_t retain, uint8_t *rec,
+                                  uint32_t cap);
+static bool wk_ev_is_cond(const struct shm_nodestore *ns, uint32_t i,
+                          uint32_t ct);
+static bool wk_ev_conds(struct wk_subs *st, uint32_t ct);
 static void wk_ev_cond_refresh(struct wk_subs *st, struct wk_mi *mi);
 static ua_status wk_ev_refresh_args(struct wk_svc_ctx *ctx,
                                     const struct ua_call_method_request *m,
@@ -336,7 +341,7 @@ wk_ev_del(struct wk_subs *st, struct wk_mi *mi)
     if (!(mi->flags & WK_MI_EVENT))
         return;
     wk_list_del(st, &st->ev_head, (uint32_t)(mi - st->items));
-    if (st->ev_head == WK_NIL)
+    if (st->ev_head == WK_NIL && !st->evwin_on)
         wk_link_event_interest(st->w->link, false);
 }
 
@@ -596,6 +601,20 @@ wk_ev_overflow(struct wk_subs *st, struct wk_mi *mi)
 /* the link's handlers (worker/link.h)                                 */
 /* ------------------------------------------------------------------ */
 
+bool
+wk_ev_id(const struct shm_fo_ev_field *f, uint32_t nf, uint8_t id[16])
+{
+    for (uint32_t i = 0; i < nf; i++)
+        if (f[i].plen == 9 && memcmp(f[i].path, "0:EventId", 9) == 0) {
+            /* A ByteString Variant of 16 bytes: type, length, bytes. */
+            if (f[i].vlen != 21 || f[i].var[0] != UA_BT_BYTESTRING)
+                return false;
+            memcpy(id, f[i].var + 5, 16);
+            return true;
+        }
+    return false;
+}
+
 void
 wk_ev_on_event(void *arg, const uint8_t *rec, uint32_t len)
 {
@@ -604,11 +623,15 @@ wk_ev_on_event(void *arg, const uint8_t *rec, uint32_t len)
     uint32_t         one[2];
     int              nf;
 
+    if (st->evwin_on)
+        wk_sub_roam_keep(st, rec, len);     /* a claim is out */
     if (st->ev_head == WK_NIL)
         return;
     nf = shm_fo_ev_parse(rec, len, &ev, st->evf, SHM_FO_EV_FIELDS_MAX);
     if (nf < 0)
         return;                     /* not ours to trust: skipped */
+    /* The last one our items saw: packed with them when they move. */
+    st->ev_last_set = wk_ev_id(st->evf, (uint32_t)nf, st->ev_last);
     for (uint32_t i = st->ev_head; i != WK_NIL;) {
         const uint32_t *it = wk_list_step(st, &i, one);
 
@@ -663,7 +686,11 @@ wk_ev_sys(struct wk_subs *st, struct wk_mi *mi, uint16_t type,
  * bytes of that event's record, so the worker rebuilds the record from
  * the value slots (shared memory), with no help from the broker.  The
  * conditions are found by a walk of the node store (Objects whose type is
- * a ConditionType), at every ConditionRefresh: O(nodes), no state kept.
+ * a ConditionType) once, at the first ConditionRefresh (the address
+ * space does not change while a worker runs): st->conds, one allocation
+ * for the worker's life, each condition with its 0:Retain's slot; then
+ * each ConditionRefresh is O(conditions), and a condition that is not
+ * retained costs the read of that slot alone.
  */
 struct wk_ev_rec {
     uint8_t  *buf;
@@ -754,14 +781,38 @@ wk_ev_cond_walk(struct wk_subs *st, uint32_t node, char *path, uint32_t plen,
     return true;
 }
 
+/* The value slot of cond's 0:Retain, SHM_NONE when it has none. */
+static uint32_t
+wk_ev_cond_retain(const struct wk_subs *st, uint32_t cond)
+{
+    const struct shm_nodestore *ns = &st->w->ns;
+    const struct shm_node      *n = &ns->nodes[cond];
+
+    for (uint32_t k = 0; k < n->nrefs; k++) {
+        const struct shm_ref  *ref = &ns->refs[n->refs + k];
+        const struct shm_node *t = &ns->nodes[ref->target];
+        const uint8_t         *name;
+        uint32_t               nl = 0;
+
+        if ((ref->flags & SHM_REF_INVERSE)
+            || t->node_class != SHM_NC_VARIABLE || t->browse_ns != 0)
+            continue;
+        name = shm_nodestore_string(ns, t->browse_name, &nl);
+        if (name != NULL && nl == 6 && memcmp(name, "Retain", 6) == 0)
+            return t->u.var.slot;
+    }
+    return SHM_NONE;
+}
+
 /*
  * Condition cond's event record (shm/fanout.h) from its variables into
- * rec[cap], with its ConditionId; its length, 0 when it is not retained
+ * rec[cap], with its ConditionId (retain: its 0:Retain's slot, read first;
+ * SHM_NONE: unknown); its length, 0 when it is not retained
  * (or kept changing, or does not fit).
  */
 static uint32_t
-wk_ev_cond_record(struct wk_subs *st, uint32_t cond, uint8_t *rec,
-                  uint32_t cap)
+wk_ev_cond_record(struct wk_subs *st, uint32_t cond, uint32_t retain,
+                  uint8_t *rec, uint32_t cap)
 {
     const struct shm_nodestore *ns = &st->w->ns;
     const struct shm_node      *n = &ns->nodes[cond];
@@ -770,6 +821,16 @@ wk_ev_cond_record(struct wk_subs *st, uint32_t cond, uint8_t *rec,
     struct shm_fo_ev            h = { SHM_NONE, n->type_def, 0 };
     char                        path[SHM_FO_EV_PATH_MAX + 1];
 
+    /* Not retained (most conditions most of the time): nothing to
+     * walk. */
+    if (retain != SHM_NONE) {
+        struct shm_value m;
+        uint8_t          v[8];
+
+        if (shm_value_read(&st->w->vals, retain, &m, v, sizeof(v)) == 0
+            && !(m.len == 2 && v[0] == UA_BT_BOOLEAN && v[1] != 0))
+            return 0;
+    }
     /* The source: whoever HasCondition it. */
     for (uint32_t k = 0; k < n->nrefs; k++) {
         const struct shm_ref *ref = &ns->refs[n->refs + k];
@@ -782,31 +843,25 @@ wk_ev_cond_record(struct wk_subs *st, uint32_t cond, uint8_t *rec,
     for (int tries = 0; tries < WK_EV_COND_TRIES; tries++) {
         struct wk_ev_rec r = { rec, cap, sizeof(h), 0, SHM_NONE, { 0 }, 0,
                                false };
-        struct shm_nodekey key;
+        struct ua_nodeid   nid;
+        struct ua_variant  var;
         struct shm_value   m;
-        uint8_t            v[64], idv[32];
-        uint32_t           vl;
+        uint8_t            v[512], idv[32];
+        size_t             vl;
 
         if (!wk_ev_cond_walk(st, cond, path, 0, WK_EV_COND_DEPTH, &r)
             || !r.retain || r.id_slot == SHM_NONE)
             return 0;
         /* The ConditionId: the condition's NodeId as a Variant. */
-        shm_nodestore_key(ns, cond, &key);
-        if (key.idtype != SHM_ID_STRING || key.len > sizeof(v) - 8)
+        wk_node_id(st->w, cond, &nid);
+        ua_variant_set_scalar(&var, &nid, UA_BT_NODEID);
+        if (ua_encode(&var, &ua_types[UA_TYPE_VARIANT], v, sizeof(v), &vl)
+            != UA_GOOD)
             vl = 0;
-        else {
-            int32_t l = (int32_t)key.len;
-
-            v[0] = UA_BT_NODEID;
-            v[1] = 0x03;                /* String NodeId */
-            memcpy(v + 2, &key.ns, 2);
-            memcpy(v + 4, &l, 4);
-            memcpy(v + 8, key.bytes, key.len);
-            vl = 8 + key.len;
-        }
         if (vl != 0
             && !wk_ev_rec_put(&r, WK_EV_CONDITION_ID,
-                              sizeof(WK_EV_CONDITION_ID) - 1, v, vl))
+                              sizeof(WK_EV_CONDITION_ID) - 1, v,
+                              (uint32_t)vl))
             return 0;
         /* The broker writes 0:EventId first of a new event: unchanged
          * after the walk, the walk saw one event's fields. */
@@ -821,6 +876,42 @@ wk_ev_cond_record(struct wk_subs *st, uint32_t cond, uint8_t *rec,
     return 0;
 }
 
+/* Is node i a condition (an Object whose type is a subtype of ct)? */
+static bool
+wk_ev_is_cond(const struct shm_nodestore *ns, uint32_t i, uint32_t ct)
+{
+    const struct shm_node *n = &ns->nodes[i];
+
+    return n->node_class == SHM_NC_OBJECT && n->type_def != SHM_NONE
+           && n->type_def != ct
+           && shm_nodestore_is_subtype(ns, n->type_def, ct);
+}
+
+/* st->conds from a walk of the node store, once; false when it cannot
+ * be kept (no memory: each refresh walks the store then). */
+static bool
+wk_ev_conds(struct wk_subs *st, uint32_t ct)
+{
+    const struct shm_nodestore *ns = &st->w->ns;
+    uint32_t                    n = 0;
+
+    if (st->conds_known)
+        return true;
+    for (uint32_t i = 0; i < ns->nnodes; i++)
+        n += wk_ev_is_cond(ns, i, ct);
+    st->conds = wk_alloc(st->w, ((size_t)n + 1) * sizeof(*st->conds));
+    if (st->conds == NULL)
+        return false;
+    st->nconds = 0;
+    for (uint32_t i = 0; i < ns->nnodes && st->nconds < n; i++)
+        if (wk_ev_is_cond(ns, i, ct)) {
+            st->conds[st->nconds][0] = i;
+            st->conds[st->nconds++][1] = wk_ev_cond_retain(st, i);
+        }
+    st->conds_known = true;
+    return true;
+}
+
 /* Each retained condition's event into mi (its filter applies). */
 static void
 wk_ev_cond_refresh(struct wk_subs *st, struct wk_mi *mi)
@@ -829,20 +920,23 @@ wk_ev_cond_refresh(struct wk_subs *st, struct wk_mi *mi)
     uint32_t                    ct = wk_ev_lookup_ns0(st,
                                                       UA_NS0ID_CONDITIONTYPE);
     uint8_t                     rec[WK_EV_COND_REC];
+    bool                        list;
+    uint32_t                    n;
 
     if (ct == SHM_NONE)
         return;
-    for (uint32_t i = 0; i < ns->nnodes; i++) {
-        const struct shm_node *n = &ns->nodes[i];
-        struct shm_fo_ev       ev;
-        uint32_t               len;
-        int                    nf;
+    list = wk_ev_conds(st, ct);
+    n = list ? st->nconds : ns->nnodes;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t         i = list ? st->conds[k][0] : k;
+        struct shm_fo_ev ev;
+        uint32_t         len;
+        int              nf;
 
-        if (n->node_class != SHM_NC_OBJECT || n->type_def == SHM_NONE
-            || n->type_def == ct
-            || !shm_nodestore_is_subtype(ns, n->type_def, ct))
+        if (!list && !wk_ev_is_cond(ns, i, ct))
             continue;
-        len = wk_ev_cond_record(st, i, rec, sizeof(rec));
+        len = wk_ev_cond_record(st, i, list ? st->conds[k][1] : SHM_NONE,
+                                rec, sizeof(rec));
         if (len == 0)
             continue;
         nf = shm_fo_ev_parse(rec, len, &ev, st->evf, SHM_FO_EV_FIELDS_MAX);

@@ -205,7 +205,8 @@ ua_status
 wk_outbox_call(struct wk_outbox *ob, uint32_t id, uint32_t op,
                uint32_t object, uint32_t method,
                const struct ua_variant *args, int32_t nargs,
-               uint32_t max_args, uint32_t role, const char *user)
+               uint32_t max_args, uint32_t role, const char *user,
+               const struct ua_string *audit)
 {
     const uint32_t     ss = ob->slot_size;
     struct shm_fo_call rec;
@@ -214,6 +215,8 @@ wk_outbox_call(struct wk_outbox *ob, uint32_t id, uint32_t op,
     uint8_t           *p;
     size_t             ulen = user != NULL ? strnlen(user, SHM_FO_USER_MAX)
                                            : 0;
+    size_t             alen_id = audit != NULL && audit->len > 0
+                                     ? (size_t)audit->len : 0;
 
     if (ss == 0)
         return UA_BAD_INTERNAL_ERROR;
@@ -224,7 +227,9 @@ wk_outbox_call(struct wk_outbox *ob, uint32_t id, uint32_t op,
             return UA_BAD_ENCODING_LIMITS_EXCEEDED;
         alen += sz;
     }
-    len = sizeof(rec) + alen + ulen;
+    if (alen_id > SHM_FO_AUDIT_MAX)
+        alen_id = SHM_FO_AUDIT_MAX;
+    len = sizeof(rec) + alen + ulen + alen_id;
     maxslots = ob->ring_slots < UINT16_MAX ? ob->ring_slots : UINT16_MAX;
     nslots = shm_fo_slots(len, ss);
     if (alen > max_args || nslots > maxslots)
@@ -245,6 +250,8 @@ wk_outbox_call(struct wk_outbox *ob, uint32_t id, uint32_t op,
         }
         if (ulen != 0)
             memcpy(p + off, user, ulen);
+        if (alen_id != 0)
+            memcpy(p + off + ulen, audit->data, alen_id);
     }
     memset(p + len, 0, (size_t)nslots * ss - (size_t)len);
     memset(&rec, 0, sizeof(rec));
@@ -259,6 +266,7 @@ wk_outbox_call(struct wk_outbox *ob, uint32_t id, uint32_t op,
     rec.args_len = (uint32_t)alen;
     rec.role = role;
     rec.user_len = (uint32_t)ulen;
+    rec.audit_len = (uint32_t)alen_id;
     memcpy(p, &rec, sizeof(rec));
     /* A Write's open record before it is final: no Write continues it
      * past this one. */

@@ -86,7 +86,9 @@ ua_status wk_outbox_write_any(struct wk_outbox *ob, int id, uint32_t op,
 
 /*
  * One SHM_FO_CALL record: method op of pending Call id, its node indices
- * and the nargs input arguments encoded.  UA_GOOD; BadRequestTooLarge
+ * and the nargs input arguments encoded, the caller's role and user name
+ * and the request's auditEntryId (audit, NULL: none; cut at
+ * SHM_FO_AUDIT_MAX bytes).  UA_GOOD; BadRequestTooLarge
  * when the record would take more slots than the request ring has (or
  * 65535) or the arguments more than max_args bytes;
  * BadResourceUnavailable when the outbox has no room for it now;
@@ -95,7 +97,8 @@ ua_status wk_outbox_write_any(struct wk_outbox *ob, int id, uint32_t op,
 ua_status wk_outbox_call(struct wk_outbox *ob, uint32_t id, uint32_t op,
                          uint32_t object, uint32_t method,
                          const struct ua_variant *args, int32_t nargs,
-                         uint32_t max_args, uint32_t role, const char *user);
+                         uint32_t max_args, uint32_t role, const char *user,
+                         const struct ua_string *audit);
 
 /*
  * One SHM_FO_EVENT record carrying the event record rec[len]

@@ -568,7 +568,11 @@ wk_park_adopt(struct wk_park *p, uint32_t i, struct wk_park_log *lg)
         && wk_roam_get_u32(&pb) == WK_PARK_PROGRESS_VERSION
         && wk_roam_get_u32(&pb) == cur && !pb.bad)
         b.prog = &pb;
-    if (wk_roam_get_u32(&b) != WK_ROAM_VERSION || wk_roam_get_u8(&b) != 1)
+    /* A predecessor of an older build (a rolling upgrade) wrote version 1:
+     * read as worker/roam.c reads a moved one. */
+    b.version = wk_roam_get_u32(&b);
+    if ((b.version != WK_ROAM_VERSION && b.version != 1)
+        || wk_roam_get_u8(&b) != 1)
         return NULL;
     sess = wk_roam_session_adopt(w, &b, &subs);
     if (sess != NULL || b.prog == NULL)
@@ -583,7 +587,7 @@ wk_park_adopt(struct wk_park *p, uint32_t i, struct wk_park_log *lg)
     b.park = lg;
     memcpy(p->buf, p->data + off, len);
     b.len = len;
-    (void)wk_roam_get_u32(&b);
+    b.version = wk_roam_get_u32(&b);
     (void)wk_roam_get_u8(&b);
     return wk_roam_session_adopt(w, &b, &subs);
 }

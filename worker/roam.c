@@ -9,7 +9,8 @@
  *   type 2 (forward): u8 slot: ask that worker instead
  *   type 1 (session): sessionId 16, token 16, nonce 32, u8 activated,
  *     u8 user, u32 timeout_ms, u32 max_response, u64 client_key,
- *     u64 registered, u8 name_len + name, u16 cert_len + cert,
+ *     u64 registered, u8 name_len + name, u8 user_id_len + user_id
+ *     (version 2: who activated it, ClientUserId), u16 cert_len + cert,
  *     thumbprint 20; then the sub layer's part (worker/sub_roam.c)
  *
  * Invariants:
@@ -52,8 +53,11 @@
 #define WK_ROAM_PULL         2u      /* claim's secured byte: a retire pull */
 #define WK_ROAM_COOKIE_PUSH  (UINT64_C(1) << 63)
 #define WK_ROAM_TICK_MS      100     /* a retiring worker's pace */
-#define WK_ROAM_RENOTICE_MS  1000    /* a session's notice, again after */
-#define WK_ROAM_RETIRE_MS    5000    /* then it gives up (sessions lost) */
+/* A session's notice again after, giving up (sessions lost) after:
+ * server.retire_renotice_ms, retire_handover_ms (0 in a snapshot of no
+ * broker, unit tests: these). */
+#define WK_ROAM_RENOTICE_MS  1000
+#define WK_ROAM_RETIRE_MS    5000
 
 enum { WK_RP_FREE = 0, WK_RP_WAITING, WK_RP_DONE };
 
@@ -120,12 +124,14 @@ struct wk_roam {
     struct wk_roam_sfwd     *sfwd;
     uint32_t                 nsfwd, sfwd_next;
     uint32_t                 last_bytes;
+    bool                     window_on;     /* subs.window told on */
     /* Retiring (wk_roam_retire): the tick, when to give up, when each
      * session (pool index) was last pushed, the next peer to try. */
     bool                     retiring, tick_on;
     struct event             tick;
     struct wk_loop          *loop;
     uint64_t                 retire_end;
+    uint32_t                 renotice_ms;
     uint64_t                *noticed;
     unsigned                 next_peer;
     void                   (*retired)(void *arg);
@@ -160,6 +166,7 @@ static ua_status wk_roam_serve_push(struct wk_roam *r, const uint8_t *body,
                                     uint32_t *blob_len);
 static uint64_t wk_roam_ms(void);
 static void wk_roam_on_tick(evutil_socket_t fd, short what, void *arg);
+static void wk_roam_window(struct wk_roam *r, bool on);
 static bool wk_roam_answer(void *arg, uint64_t cookie, ua_status st,
                            const uint8_t *blob, uint32_t len);
 static bool wk_roam_someone_down(const struct wk_roam *r);
@@ -324,6 +331,8 @@ wk_roam_pack_session(const struct wk_session *s, struct wk_roam_buf *b)
     wk_roam_put_u64(b, s->registered);
     wk_roam_put_u8(b, s->name_len);
     wk_roam_put(b, s->name, s->name_len);
+    wk_roam_put_u8(b, (uint8_t)strnlen(s->user_id, sizeof(s->user_id) - 1));
+    wk_roam_put(b, s->user_id, strnlen(s->user_id, sizeof(s->user_id) - 1));
     wk_roam_put_u16(b, s->cert_len);
     wk_roam_put(b, s->cert, s->cert_len);
     wk_roam_put(b, s->cert_thumb, sizeof(s->cert_thumb));
@@ -332,6 +341,8 @@ wk_roam_pack_session(const struct wk_session *s, struct wk_roam_buf *b)
 static void
 wk_roam_unpack_session(struct wk_session *s, struct wk_roam_buf *b)
 {
+    uint8_t n = 0;
+
     wk_roam_get(b, &s->id, 16);
     wk_roam_get(b, &s->token, 16);
     wk_roam_get(b, s->nonce, WK_SESSION_NONCE);
@@ -346,6 +357,13 @@ wk_roam_unpack_session(struct wk_session *s, struct wk_roam_buf *b)
         b->bad = true;
     else
         wk_roam_get(b, s->name, s->name_len);
+    if (b->version >= 2)
+        n = wk_roam_get_u8(b);      /* version 1 had none */
+    if (n >= sizeof(s->user_id))
+        b->bad = true;
+    else
+        wk_roam_get(b, s->user_id, n);
+    s->user_id[n < sizeof(s->user_id) ? n : 0] = '\0';
     s->cert_len = wk_roam_get_u16(b);
     if (s->cert_len > sizeof(s->cert))
         b->bad = true;
@@ -454,6 +472,29 @@ wk_roam_lost(struct wk_worker *w, uint64_t n)
         WK_ROAM_COUNT(w, session_move_values_lost, n);
 }
 
+void
+wk_roam_events(struct wk_worker *w, uint64_t carried, uint64_t lost)
+{
+    if (carried > 0)
+        WK_ROAM_COUNT(w, session_move_events, carried);
+    if (lost > 0)
+        WK_ROAM_COUNT(w, session_move_events_lost, lost);
+}
+
+/* The sub layer's window (wk_roam_handlers.window): on before a claim is
+ * sent, off once no claim waits. */
+static void
+wk_roam_window(struct wk_roam *r, bool on)
+{
+    if (!on)
+        for (unsigned i = 0; i < WK_ROAM_PENDING; i++)
+            if (r->pending[i].state == WK_RP_WAITING)
+                return;
+    if (on != r->window_on && r->subs.window != NULL)
+        r->subs.window(r->subs.arg, on);
+    r->window_on = on;
+}
+
 uint32_t
 wk_roam_last_bytes(const struct wk_worker *w)
 {
@@ -522,6 +563,7 @@ wk_roam_send(struct wk_roam *r, struct wk_roam_pending *p, unsigned slot)
     uint8_t  body[WK_ROAM_CLAIM_LEN];
     uint64_t cookie = (uint64_t)(p - r->pending) | ((uint64_t)p->seq << 32);
 
+    wk_roam_window(r, true);
     body[0] = (uint8_t)r->w->slot;
     if (p->kind == WK_ROAM_KIND_SUB) {
         memcpy(body + 1, &p->sub_id, 4);
@@ -721,6 +763,7 @@ wk_roam_release(struct wk_worker *w, uint32_t conn)
     for (unsigned i = 0; i < WK_ROAM_PENDING; i++)
         if (r->pending[i].state != WK_RP_FREE && r->pending[i].conn == conn)
             memset(&r->pending[i], 0, sizeof(r->pending[i]));
+    wk_roam_window(r, false);
 }
 
 /* A session blob (after its type byte): adopt it.  True when done. */
@@ -791,6 +834,7 @@ wk_roam_answer(void *arg, uint64_t cookie, ua_status st,
                                   .max = len };
     bool                    adopted = false;
     uint8_t                 type;
+    uint32_t                version;
 
     if (cookie & WK_ROAM_COOKIE_PUSH)
         return false;               /* a notice: the peer pulls */
@@ -798,8 +842,12 @@ wk_roam_answer(void *arg, uint64_t cookie, ua_status st,
         && r->pending[i].seq == (uint32_t)(cookie >> 32))
         p = &r->pending[i];
     if (st == UA_GOOD) {
-        if (wk_roam_get_u32(&b) != WK_ROAM_VERSION)
+        /* Version 1 (no user id) from a worker of the previous release:
+         * a rolling restart upgrades one worker at a time. */
+        version = wk_roam_get_u32(&b);
+        if (version != WK_ROAM_VERSION && version != 1)
             b.bad = true;
+        b.version = version;
         type = wk_roam_get_u8(&b);
         if (!b.bad && type == WK_ROAM_T_FORWARD) {
             uint8_t to = wk_roam_get_u8(&b);
@@ -878,6 +926,7 @@ wk_roam_answer(void *arg, uint64_t cookie, ua_status st,
         p->state = WK_RP_DONE;
         wk_conn_wake(w->conns, p->conn, p->gen);
     }
+    wk_roam_window(r, false);
     return adopted;
 }
 
@@ -1269,8 +1318,11 @@ wk_roam_on_tick(evutil_socket_t fd, short what, void *arg)
     wk_loop_iteration(r->loop);
     for (unsigned i = 0; i < WK_XFER_LINKS; i++)
         moving |= r->moving[i].used != 0;
-    /* Every pool index (nsessions counts them, it does not bound them). */
-    for (uint32_t i = 0; i < w->conf->max_sessions; i++) {
+    /* Every slot of the pool: nsessions counts the ones in use, and a
+     * session may sit at any index (one that moved here takes the first
+     * free slot). */
+    for (uint32_t i = 0; w->sessions != NULL && i < w->conf->max_sessions;
+         i++) {
         struct wk_session *s = &w->sessions[i];
         uint8_t            body[WK_ROAM_PUSH_LEN];
 
@@ -1278,7 +1330,7 @@ wk_roam_on_tick(evutil_socket_t fd, short what, void *arg)
             continue;
         left++;
         if (busy || wk_roam_moving(w, s) || n < 2
-            || now - r->noticed[i] < WK_ROAM_RENOTICE_MS)
+            || now - r->noticed[i] < r->renotice_ms)
             continue;
         body[0] = (uint8_t)w->slot;
         memcpy(body + 1, &s->token, 16);
@@ -1333,7 +1385,12 @@ wk_roam_retire(struct wk_worker *w, void (*done)(void *arg), void *arg)
     r->retiring = true;
     r->retired = done;
     r->retired_arg = arg;
-    r->retire_end = wk_roam_ms() + WK_ROAM_RETIRE_MS;
+    r->retire_end = wk_roam_ms()
+                    + (w->conf->retire_handover_ms != 0
+                           ? w->conf->retire_handover_ms
+                           : WK_ROAM_RETIRE_MS);
+    r->renotice_ms = w->conf->retire_renotice_ms != 0
+                         ? w->conf->retire_renotice_ms : WK_ROAM_RENOTICE_MS;
     r->next_peer = w->slot + 1;
     if (event_assign(&r->tick, w->base, -1, EV_PERSIST, wk_roam_on_tick, r)
             != 0

@@ -49,7 +49,7 @@
 #include "session.h"
 #include "worker.h"
 
-#define WK_ROAM_VERSION   1u        /* of the blob */
+#define WK_ROAM_VERSION   2u        /* of the blob (2: the user id) */
 #define WK_ROAM_PENDING   16        /* claims waiting at a time */
 #define WK_ROAM_HOPS      4         /* forwards a claim follows */
 #define WK_ROAM_SUB_TRIED 16        /* subscriptions one request claims */
@@ -72,6 +72,7 @@ struct wk_roam_buf {
                                      * only a move needs is left out */
     struct wk_roam_buf *prog;       /* reading a parked session: its
                                      * progress (worker/park.h), or NULL */
+    uint32_t          version;      /* reading: the blob's */
 };
 
 void wk_roam_put(struct wk_roam_buf *b, const void *p, uint32_t n);
@@ -115,6 +116,10 @@ struct wk_roam_handlers {
      * went is remembered with the session's forward. */
     uint32_t  (*sub_ids)(void *arg, struct wk_session *s, uint32_t *ids,
                          uint32_t max);
+    /* A claim goes out (on: before it is sent) / none waits any more
+     * (off): what comes meanwhile may belong to what arrives (the sub
+     * layer keeps the events of the window, worker/sub_roam.c). */
+    void      (*window)(void *arg, bool on);
     void       *arg;
 };
 
@@ -165,6 +170,8 @@ void wk_roam_release(struct wk_worker *w, uint32_t conn);
 
 /* Count n value changes lost in a move (the sub layer). */
 void wk_roam_lost(struct wk_worker *w, uint64_t n);
+/* Count events of a move's window carried and (maybe) lost. */
+void wk_roam_events(struct wk_worker *w, uint64_t carried, uint64_t lost);
 
 /*
  * Retire (a rolling restart, docs/operations.md "Rolling restart"): the

@@ -370,6 +370,8 @@ wk_session_adopt(struct wk_worker *w, const struct wk_session *from)
     s->name_len = from->name_len < sizeof(s->name) ? from->name_len
                                                    : sizeof(s->name);
     memcpy(s->name, from->name, s->name_len);
+    memcpy(s->user_id, from->user_id, sizeof(s->user_id));
+    s->user_id[sizeof(s->user_id) - 1] = '\0';
     s->timeout_ms = from->timeout_ms;
     s->created_ms = w->now_ms;
     s->last_ms = w->now_ms;

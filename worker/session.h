@@ -176,10 +176,10 @@ int wk_session_token_slot(const struct wk_worker *w,
 
 /*
  * A session moved here from another worker (worker/roam.c): a free slot
- * takes from's identity (sessionId, token, nonce, name, timeout, user,
- * activation, client certificate), unbound (channel 0), and joins the
- * guest table unless its token names this very slot.  NULL when the pool
- * (or the server's session budget) is full.
+ * takes from's identity (sessionId, token, nonce, name, timeout, user
+ * and user id, activation, client certificate), unbound (channel 0), and
+ * joins the guest table unless its token names this very slot.  NULL when
+ * the pool (or the server's session budget) is full.
  */
 struct wk_session *wk_session_adopt(struct wk_worker *w,
                                     const struct wk_session *from);

@@ -72,6 +72,8 @@ static void wk_sub_period_add(struct wk_subs *st, uint32_t p);
 static void wk_sub_period_del(struct wk_subs *st, uint32_t p);
 static void wk_sub_arm(struct wk_subs *st);
 static struct wk_sub *wk_sub_new(struct wk_subs *st);
+static uint32_t wk_sub_moved_hash(uint32_t id);
+static void wk_sub_moved_del(struct wk_subs *st, struct wk_sub *sub);
 static uint64_t wk_sub_phase(uint64_t now, uint32_t period);
 static uint64_t wk_sub_tick_now(const struct wk_sub *sub, uint64_t now);
 static void wk_sub_sync(struct wk_subs *st, struct wk_sub *sub);
@@ -190,7 +192,13 @@ wk_sub_limits(const struct shm_config *c, struct wk_sub_limits *l)
         l->cells = 1024;
     if (l->cells > WK_QE_VAL)
         l->cells = WK_QE_VAL;               /* 31 bits in an entry */
-    l->rcells = l->max_subs * l->max_retx * WK_SUB_RCELLS_PER_MSG;
+    /* The retransmission store: limits.retransmission_store_bytes, apart
+     * from the subscriptions (its ring cycles through all of it, so all of
+     * it becomes resident and each message's lines are cold); 0 sizes it
+     * by them, ~1 KiB per message each subscription may keep. */
+    l->rcells = c->retransmission_store_bytes != 0
+                    ? c->retransmission_store_bytes / WK_CELL_SIZE
+                    : l->max_subs * l->max_retx * WK_SUB_RCELLS_PER_MSG;
     l->links = l->max_items;
     l->min_interval = c->min_publishing_interval_ms > 0
                           ? c->min_publishing_interval_ms : 1;
@@ -263,6 +271,14 @@ wk_sub_init(struct wk_worker *w)
     st->acks_out = wk_sub_alloc_mem(st, WK_SUB_ACKS_MAX * sizeof(ua_status));
     st->seqs_out = wk_sub_alloc_mem(st, (size_t)st->lim.max_retx
                                             * sizeof(uint32_t));
+    st->moved_cap = 4;
+    while (st->moved_cap < 2 * st->lim.max_subs)
+        st->moved_cap *= 2;
+    st->moved_tab = wk_sub_alloc_mem(st, (size_t)st->moved_cap
+                                             * sizeof(uint32_t));
+    st->evwin_cap = w->conf->session_move_event_bytes;
+    if (st->evwin_cap > 0)
+        st->evwin = wk_sub_alloc_mem(st, st->evwin_cap);
     if (st->subs == NULL || st->retx_all == NULL
         || wk_timerheap_init(&st->timers, w, st->lim.max_subs,
                              &st->allocations) != 0
@@ -274,7 +290,8 @@ wk_sub_init(struct wk_worker *w)
         || st->links == NULL || st->out == NULL
         || st->tmp == NULL || st->arena_buf == NULL || st->acks_out == NULL
         || st->evf == NULL || st->evc == NULL || st->evv == NULL
-        || st->seqs_out == NULL) {
+        || st->seqs_out == NULL || st->moved_tab == NULL
+        || (st->evwin_cap > 0 && st->evwin == NULL)) {
         wk_sub_fini(w);
         return -ENOMEM;
     }
@@ -282,6 +299,7 @@ wk_sub_init(struct wk_worker *w)
     st->cells.cap = st->lim.cells;
     st->ents.cap = st->lim.cells;
     memset(st->ss, 0, (size_t)nss * sizeof(*st->ss));
+    memset(st->moved_tab, 0xFF, (size_t)st->moved_cap * sizeof(uint32_t));
     for (uint32_t i = 0; i < nss; i++) {
         st->ss[i].shead = WK_NIL;
         st->ss[i].serve_next = WK_NIL;
@@ -342,10 +360,13 @@ wk_sub_fini(struct wk_worker *w)
     wk_free(w, st->tmp);
     wk_free(w, st->evf);
     wk_free(w, st->evc);
+    wk_free(w, st->conds);
     wk_free(w, st->evv);
     wk_free(w, st->arena_buf);
     wk_free(w, st->acks_out);
     wk_free(w, st->seqs_out);
+    wk_free(w, st->moved_tab);
+    wk_free(w, st->evwin);
     w->subs = NULL;
     wk_free(w, st);
 }
@@ -537,6 +558,14 @@ wk_sub_new(struct wk_subs *st)
     return sub;
 }
 
+/* An id's bits mixed (Fibonacci hashing): ids differ mostly in their
+ * low (index) bits and in the slot's top bits. */
+static uint32_t
+wk_sub_moved_hash(uint32_t id)
+{
+    return (id * 0x9E3779B1u) >> 7;
+}
+
 struct wk_sub *
 wk_sub_find(struct wk_subs *st, uint32_t id)
 {
@@ -549,14 +578,65 @@ wk_sub_find(struct wk_subs *st, uint32_t id)
         if (sub->used && sub->id == id)
             return sub;
     }
-    /* One that came from another worker keeps its id: a scan, while
-     * there are such (worker/sub_roam.c). */
-    if (st->nmoved > 0)
-        for (uint32_t i = 0; i < st->subs_hw; i++)
-            if (st->subs[i].used && st->subs[i].moved
-                && st->subs[i].id == id)
-                return &st->subs[i];
+    /* One that came from another worker keeps its id: the table of
+     * those, while there are any (worker/sub_roam.c). */
+    if (st->nmoved > 0) {
+        uint32_t m = st->moved_cap - 1, i = wk_sub_moved_hash(id) & m;
+
+        while (st->moved_tab[i] != UINT32_MAX) {
+            sub = &st->subs[st->moved_tab[i]];
+            if (sub->id == id)
+                return sub;
+            i = (i + 1) & m;
+        }
+    }
     return NULL;
+}
+
+void
+wk_sub_moved_add(struct wk_subs *st, struct wk_sub *sub)
+{
+    uint32_t m = st->moved_cap - 1, i = wk_sub_moved_hash(sub->id) & m;
+
+    while (st->moved_tab[i] != UINT32_MAX)
+        i = (i + 1) & m;
+    st->moved_tab[i] = (uint32_t)(sub - st->subs);
+    sub->moved = 1;
+    st->nmoved++;
+}
+
+/* Backward-shift deletion (as worker/session.c's guest table): no
+ * tombstones.  Found by index: two entries may share an id while
+ * wk_sub_roam_unpack_sub finds out that one is a duplicate. */
+static void
+wk_sub_moved_del(struct wk_subs *st, struct wk_sub *sub)
+{
+    uint32_t m = st->moved_cap - 1, i = wk_sub_moved_hash(sub->id) & m;
+    uint32_t idx = (uint32_t)(sub - st->subs), j;
+
+    while (st->moved_tab[i] != idx) {
+        if (st->moved_tab[i] == UINT32_MAX)
+            return;                     /* not there (cannot happen) */
+        i = (i + 1) & m;
+    }
+    st->moved_tab[i] = UINT32_MAX;
+    j = i;
+    for (;;) {
+        uint32_t h;
+
+        j = (j + 1) & m;
+        if (st->moved_tab[j] == UINT32_MAX)
+            break;
+        h = wk_sub_moved_hash(st->subs[st->moved_tab[j]].id) & m;
+        /* Entry j may move to i when its home is not in (i, j]. */
+        if ((i < j) ? (h <= i || h > j) : (h <= i && h > j)) {
+            st->moved_tab[i] = st->moved_tab[j];
+            st->moved_tab[j] = UINT32_MAX;
+            i = j;
+        }
+    }
+    sub->moved = 0;
+    st->nmoved--;
 }
 
 struct wk_sub *
@@ -583,7 +663,7 @@ wk_sub_delete(struct wk_subs *st, struct wk_sub *sub)
     wk_sub_ss_unlink(st, sub);
     wk_sub_period_del(st, sub->period);
     if (sub->moved)
-        st->nmoved--;
+        wk_sub_moved_del(st, sub);
     memset(sub, 0, sizeof(*sub));
     sub->id = id;
     sub->snext = st->subs_free;

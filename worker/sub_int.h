@@ -474,6 +474,11 @@ struct wk_subs {
     uint32_t              rt_hes;       /* reftypes HasEventSource, */
     uint32_t              rt_hc;        /* HasComponent (SHM_NONE) */
     uint64_t              ev_seq;       /* EventIds of our own events */
+    uint32_t            (*conds)[2];    /* the conditions' nodes and their
+                                           Retain slots, found at the
+                                           first ConditionRefresh */
+    uint32_t              nconds;
+    bool                  conds_known;  /* conds is the list */
     struct ua_scalar     *evv;          /* [WK_EV_WHERE_MAX]: where results */
     uint64_t              sampled_due;  /* ms, UINT64_MAX: none */
     struct wk_cells       cells;
@@ -513,8 +518,24 @@ struct wk_subs {
     uint64_t              dropped_shown;    /* ... in the row so far */
     uint64_t              stale;        /* records older than a taken one */
     /* Subscriptions that came from another worker (their ids carry its
-     * slot): wk_sub_find scans for them while there are any. */
+     * slot): an open-addressing table of their indices in subs[] by id
+     * (UINT32_MAX: empty; at least twice max_subs, a power of two, so
+     * probes stay short), wk_sub_find's second look. */
     uint32_t              nmoved;
+    uint32_t             *moved_tab;
+    uint32_t              moved_cap;
+    /* The events of a move's window (worker/sub_roam.c): while a claim
+     * is out (evwin_on) every event record that reaches us is kept in
+     * evwin ([u32 len][record] each, evwin_cap bytes: limits.
+     * session_move_event_bytes; those past it only counted), so that the
+     * items of what arrives get the ones its old worker did not see.
+     * ev_last: the EventId of the last event this worker's event items
+     * were shown (packed with them). */
+    uint8_t              *evwin;
+    uint32_t              evwin_cap, evwin_len, evwin_dropped;
+    bool                  evwin_on;
+    bool                  ev_last_set;
+    uint8_t               ev_last[16];
     struct wk_sub_leaving moving[WK_SUB_ROAM_MOVING];
 };
 
@@ -532,6 +553,9 @@ struct wk_subs *wk_subs_need(struct wk_worker *w);
 struct wk_sub *wk_sub_at(struct wk_subs *st, uint32_t idx);
 /* The subscription id names, in use, or NULL. */
 struct wk_sub *wk_sub_find(struct wk_subs *st, uint32_t id);
+/* sub (its id set) came from another worker: marked `moved` and entered
+ * in the table wk_sub_find looks in (wk_sub_delete takes it out). */
+void wk_sub_moved_add(struct wk_subs *st, struct wk_sub *sub);
 /* The session entry of s (reset when the slot changed hands). */
 struct wk_subsess *wk_sub_ss(struct wk_subs *st, struct wk_session *s);
 /* The subscription id of s's session, or NULL (BadSubscriptionIdInvalid). */
@@ -611,6 +635,12 @@ void wk_sub_handed(struct wk_subs *st, struct wk_sub *sub, uint32_t sess,
                    const struct ua_guid *token, bool adopted);
 /* Is sub in a hand-over to another worker (worker/sub_roam.c)? */
 bool wk_sub_roam_moving(const struct wk_subs *st, const struct wk_sub *sub);
+/* An event record reached us while a claim is out: kept (or counted). */
+void wk_sub_roam_keep(struct wk_subs *st, const uint8_t *rec, uint32_t len);
+/* The handlers wk_sub_roam_init registers (tests drive a move with them
+ * in one worker). */
+struct wk_roam_handlers;
+void wk_sub_roam_handlers(struct wk_worker *w, struct wk_roam_handlers *h);
 /* sub may have a message waiting: serve its session's Publish queue now;
  * arm the timer. */
 void wk_sub_kick(struct wk_subs *st, struct wk_sub *sub);
@@ -772,6 +802,8 @@ void wk_ev_refresh_call(void *arg, struct wk_svc_ctx *ctx,
                         struct ua_call_method_result *r);
 /* Queue an EventQueueOverflow event for mi (events lost before it). */
 void wk_ev_overflow(struct wk_subs *st, struct wk_mi *mi);
+/* The EventId of an event's fields (16 bytes into id); false: none. */
+bool wk_ev_id(const struct shm_fo_ev_field *f, uint32_t nf, uint8_t id[16]);
 /* The link's event and events-lost handlers (worker/link.h; arg: st). */
 void wk_ev_on_event(void *arg, const uint8_t *rec, uint32_t len);
 void wk_ev_on_events_lost(void *arg);

@@ -5,6 +5,8 @@
  * start-up (wk_sub_roam_init).
  *
  * The sub layer's part of the blob (little-endian, after the session's):
+ *   (version 2) u8 has_last, the EventId (16) of the last event the
+ *   sender's event items saw when has_last; then
  *   u32 nsubs, then per subscription:
  *     u32 id, f64 interval, u32 keepalive, lifetime, max_notifs, seq,
  *     u8 priority, enabled, sent, u8 user,
@@ -19,6 +21,8 @@
  *       u32 range bytes + the range chain (its u32 length first),
  *       u32 queued, per entry: u8 overflow, u32 len, u32 vend, bytes
  *     u32 nlinks, per SetTriggering link: u32 from id, u32 to id
+ * One subscription alone (TransferSubscriptions): the same has_last and
+ * EventId, then that subscription as above.
  *
  * A parked session's progress (worker/park.h; what a NotificationMessage
  * changes, written beside the blob, in the blob's order):
@@ -35,14 +39,22 @@
  * watermark (values sent since may come again, never fewer).
  *
  * What moves keeps its ids: a subscription's id carries the slot of the
- * worker that created it, so here it is marked `moved` and found by
- * wk_sub_find's scan; its items' ids are found in its own list
- * (wk_mi_find).  Indices never travel: nodes and value slots are the same
+ * worker that created it, so here it is marked `moved` and found through
+ * the table of moved ones (wk_sub_moved_add, wk_sub_find); its items' ids
+ * are found in its own list (wk_mi_find).  Indices never travel: nodes and value slots are the same
  * in every worker (one address space), everything else is rebuilt.
  *
  * No value lost in the window: the old worker drains its ring and packs,
  * per slot item, the slot's change sequence; here the item joins its slot
  * (the interest bit) and then compares (wk_mi_catch_up).
+ *
+ * Events have no slot to catch up from: while a claim of ours is out
+ * (the roam layer's window handler) every event record that reaches us
+ * is kept (st->evwin, limits.session_move_event_bytes; our event
+ * interest bit is set meanwhile), the sender packs the EventId of the
+ * last event its items saw, and the items that arrive get the kept ones
+ * after it (wk_sub_roam_evreplay; /stats session_move_events, and
+ * session_move_events_lost for those past the window's room).
  *
  * TransferSubscriptions of a subscription another worker holds moves that
  * one subscription the same way (pack_sub, unpack_sub): while it is in
@@ -97,6 +109,11 @@ static void wk_sub_roam_progress(void *arg, struct wk_session *s,
 static uint64_t wk_sub_roam_progress_bytes(void *arg, struct wk_session *s);
 static uint32_t wk_sub_roam_ids(void *arg, struct wk_session *s,
                                 uint32_t *ids, uint32_t max);
+static void wk_sub_roam_put_last(struct wk_subs *st, struct wk_roam_buf *b);
+static bool wk_sub_roam_get_last(struct wk_roam_buf *b, uint8_t last[16]);
+static void wk_sub_roam_window(void *arg, bool on);
+static void wk_sub_roam_evreplay(struct wk_subs *st, struct wk_sub *sub,
+                               const uint8_t last[16]);
 
 static void
 wk_sub_roam_pack_item(struct wk_subs *st, struct wk_mi *mi,
@@ -220,6 +237,7 @@ wk_sub_roam_pack(void *arg, struct wk_session *s, struct wk_roam_buf *b)
     uint32_t           n = 0;
 
     if (st == NULL) {
+        wk_roam_put_u8(b, 0);
         wk_roam_put_u32(b, 0);
         return;
     }
@@ -227,6 +245,7 @@ wk_sub_roam_pack(void *arg, struct wk_session *s, struct wk_roam_buf *b)
      * move; the park's successor replays the change log). */
     if (w->link != NULL && !b->parking)
         wk_link_drain(w->link);
+    wk_sub_roam_put_last(st, b);
     e = wk_sub_ss(st, s);
     for (uint32_t i = e->shead; i != WK_NIL; i = st->subs[i].snext)
         n++;
@@ -343,8 +362,7 @@ wk_sub_roam_unpack_sub(struct wk_subs *st, struct wk_subsess *e,
         return NULL;
     }
     sub->id = wk_roam_get_u32(b);
-    sub->moved = 1;
-    st->nmoved++;
+    wk_sub_moved_add(st, sub);
     wk_sub_set_interval(st, sub,
                         wk_sub_revise_interval(&st->lim,
                                                wk_roam_get_f64(b)));
@@ -427,10 +445,13 @@ wk_sub_roam_unpack(void *arg, struct wk_session *s, struct wk_roam_buf *b)
     struct wk_subsess *e;
     uint32_t           nsubs;
     uint64_t           lost = 0;
+    uint8_t            last[16];
+    bool               has_last;
 
     if (st == NULL)
         return -1;
     e = wk_sub_ss(st, s);
+    has_last = wk_sub_roam_get_last(b, last);
     nsubs = wk_roam_get_u32(b);
     if (b->prog != NULL && wk_roam_get_u32(b->prog) != nsubs)
         b->bad = true;
@@ -446,6 +467,9 @@ wk_sub_roam_unpack(void *arg, struct wk_session *s, struct wk_roam_buf *b)
         wk_park_lost(w, lost);
     else
         wk_roam_lost(w, lost);
+    if (has_last)
+        for (uint32_t i = e->shead; i != WK_NIL; i = st->subs[i].snext)
+            wk_sub_roam_evreplay(st, &st->subs[i], last);
     return 0;
 }
 
@@ -488,6 +512,7 @@ wk_sub_roam_pack_one(void *arg, uint32_t sub_id, uint8_t user,
         return UA_BAD_SUBSCRIPTION_ID_INVALID;
     if (w->link != NULL)
         wk_link_drain(w->link);
+    wk_sub_roam_put_last(st, b);
     wk_sub_roam_pack_sub(st, sub, b);
     m->id = sub->id;
     m->idx = (uint32_t)(sub - st->subs);
@@ -526,12 +551,19 @@ wk_sub_roam_unpack_one(void *arg, struct wk_session *s, struct wk_roam_buf *b)
     struct wk_worker *w = arg;
     struct wk_subs   *st = wk_subs_need(w);
     uint64_t          lost = 0;
+    uint8_t           last[16];
+    bool              has_last;
+    struct wk_sub    *sub;
 
-    if (st == NULL
-        || wk_sub_roam_unpack_sub(st, wk_sub_ss(st, s), s, b, &lost)
-               == NULL)
+    if (st == NULL)
+        return -1;
+    has_last = wk_sub_roam_get_last(b, last);
+    sub = wk_sub_roam_unpack_sub(st, wk_sub_ss(st, s), s, b, &lost);
+    if (sub == NULL)
         return -1;
     wk_roam_lost(w, lost);
+    if (has_last)
+        wk_sub_roam_evreplay(st, sub, last);
     return 0;
 }
 
@@ -640,6 +672,119 @@ wk_sub_roam_progress(void *arg, struct wk_session *s, struct wk_roam_buf *b)
     }
 }
 
+/* ------------------------------------------------------------------ */
+/* the events of a move's window                                       */
+/* ------------------------------------------------------------------ */
+
+/* The last event our items saw, for the blob: u8 1 + its EventId, or 0
+ * (version 2 of the blob). */
+static void
+wk_sub_roam_put_last(struct wk_subs *st, struct wk_roam_buf *b)
+{
+    wk_roam_put_u8(b, st->ev_last_set ? 1 : 0);
+    if (st->ev_last_set)
+        wk_roam_put(b, st->ev_last, 16);
+}
+
+/* The same from b (version 1 has none: false). */
+static bool
+wk_sub_roam_get_last(struct wk_roam_buf *b, uint8_t last[16])
+{
+    if (b->version < 2 || wk_roam_get_u8(b) == 0)
+        return false;
+    wk_roam_get(b, last, 16);
+    return !b->bad;
+}
+
+static void
+wk_sub_roam_window(void *arg, bool on)
+{
+    struct wk_worker *w = arg;
+    struct wk_subs   *st = wk_subs_need(w);
+
+    if (st == NULL || st->evwin_cap == 0 || st->evwin_on == on)
+        return;
+    st->evwin_on = on;
+    st->evwin_len = 0;
+    st->evwin_dropped = 0;
+    /* The broker sends us events from now on, items or not. */
+    if (st->ev_head == WK_NIL)
+        wk_link_event_interest(w->link, on);
+}
+
+void
+wk_sub_roam_keep(struct wk_subs *st, const uint8_t *rec, uint32_t len)
+{
+    if (len > st->evwin_cap - st->evwin_len
+        || 4 > st->evwin_cap - st->evwin_len - len) {
+        st->evwin_dropped++;
+        return;
+    }
+    memcpy(st->evwin + st->evwin_len, &len, 4);
+    memcpy(st->evwin + st->evwin_len + 4, rec, len);
+    st->evwin_len += 4 + len;
+}
+
+/*
+ * sub arrived from a worker whose event items last saw event `last`: the
+ * events kept since our claim went out that come after it (the same
+ * order on every worker: one broker, the same blocks to every ring) go
+ * into sub's event items, as they would have there.  `last` not kept:
+ * it came before our claim, so every kept one is newer.  Events past the
+ * window's room were not kept: counted lost, the items told (an
+ * EventQueueOverflowEvent).  Residual, not counted: an event the broker
+ * made before our claim went out and had not yet handed to the old
+ * worker when it packed (the broker's flush, fanout.linger_us).
+ */
+static void
+wk_sub_roam_evreplay(struct wk_subs *st, struct wk_sub *sub,
+                   const uint8_t last[16])
+{
+    uint32_t         pos = 0, len, carried = 0;
+    bool             after, any = false;
+    uint8_t          id[16];
+    struct shm_fo_ev ev;
+    int              nf;
+
+    for (uint32_t m = sub->ihead; m != WK_NIL; m = st->items[m].snext)
+        any |= (st->items[m].flags & WK_MI_EVENT) != 0;
+    if (!any || !st->evwin_on)
+        return;
+    /* Is `last` among the kept ones? */
+    after = true;
+    for (pos = 0; pos + 4 <= st->evwin_len; pos += 4 + len) {
+        memcpy(&len, st->evwin + pos, 4);
+        nf = shm_fo_ev_parse(st->evwin + pos + 4, len, &ev, st->evf,
+                             SHM_FO_EV_FIELDS_MAX);
+        if (nf >= 0 && wk_ev_id(st->evf, (uint32_t)nf, id)
+            && memcmp(id, last, 16) == 0) {
+            after = false;
+            break;
+        }
+    }
+    for (pos = 0; pos + 4 <= st->evwin_len; pos += 4 + len) {
+        memcpy(&len, st->evwin + pos, 4);
+        nf = shm_fo_ev_parse(st->evwin + pos + 4, len, &ev, st->evf,
+                             SHM_FO_EV_FIELDS_MAX);
+        if (nf < 0)
+            continue;
+        if (!after) {
+            after = wk_ev_id(st->evf, (uint32_t)nf, id)
+                    && memcmp(id, last, 16) == 0;
+            continue;
+        }
+        carried++;
+        for (uint32_t m = sub->ihead; m != WK_NIL; m = st->items[m].snext)
+            if (st->items[m].flags & WK_MI_EVENT)
+                wk_ev_take(st, &st->items[m], &ev, st->evf, (uint32_t)nf);
+    }
+    if (st->evwin_dropped > 0)
+        for (uint32_t m = sub->ihead; m != WK_NIL; m = st->items[m].snext)
+            if (st->items[m].flags & WK_MI_EVENT)
+                wk_ev_overflow(st, &st->items[m]);
+    wk_roam_events(st->w, carried, st->evwin_dropped);
+}
+
 static uint32_t
 wk_sub_roam_ids(void *arg, struct wk_session *s, uint32_t *ids, uint32_t max)
 {
@@ -658,18 +803,24 @@ wk_sub_roam_ids(void *arg, struct wk_session *s, uint32_t *ids, uint32_t max)
     return n;
 }
 
+void
+wk_sub_roam_handlers(struct wk_worker *w, struct wk_roam_handlers *h)
+{
+    memset(h, 0, sizeof(*h));
+    h->pack = wk_sub_roam_pack;
+    h->unpack = wk_sub_roam_unpack;
+    h->pack_sub = wk_sub_roam_pack_one;
+    h->done_sub = wk_sub_roam_done_one;
+    h->unpack_sub = wk_sub_roam_unpack_one;
+    h->sub_ids = wk_sub_roam_ids;
+    h->window = wk_sub_roam_window;
+    h->arg = w;
+}
+
 int
 wk_sub_roam_init(struct wk_worker *w)
 {
-    const struct wk_roam_handlers h = {
-        .pack = wk_sub_roam_pack,
-        .unpack = wk_sub_roam_unpack,
-        .pack_sub = wk_sub_roam_pack_one,
-        .done_sub = wk_sub_roam_done_one,
-        .unpack_sub = wk_sub_roam_unpack_one,
-        .sub_ids = wk_sub_roam_ids,
-        .arg = w,
-    };
+    struct wk_roam_handlers h;
     const struct wk_park_handlers k = {
         .pack = wk_sub_roam_pack,
         .unpack = wk_sub_roam_unpack,
@@ -684,5 +835,6 @@ wk_sub_roam_init(struct wk_worker *w)
         return -EINVAL;
     if (w->roam == NULL)
         return 0;                   /* sessions never move (one worker) */
+    wk_sub_roam_handlers(w, &h);
     return wk_roam_on_subs(w, &h);
 }

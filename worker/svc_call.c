@@ -95,7 +95,8 @@ static uint32_t wk_svc_call_forwarded(struct wk_worker *w,
 static void wk_svc_call_one(struct wk_svc_ctx *ctx, struct ua_arena *req_a,
                             struct wk_call *pc, uint32_t op,
                             const struct ua_call_method_request *m,
-                            struct ua_call_method_result *r);
+                            struct ua_call_method_result *r,
+                            const struct ua_string *audit);
 static bool wk_svc_call_component(const struct shm_nodestore *ns,
                                   uint32_t obj, uint32_t meth);
 static uint32_t wk_svc_call_ns0(const struct shm_nodestore *ns, uint32_t i);
@@ -186,7 +187,8 @@ wk_svc_call_ref(struct wk_svc_ctx *ctx, const struct ua_call_request *req,
     resp->n_results = n;
     for (int32_t i = 0; i < n; i++)
         wk_svc_call_one(ctx, keep, pc, (uint32_t)i, &req->methods_to_call[i],
-                        &resp->results[i]);
+                        &resp->results[i],
+                        &req->request_header.audit_entry_id);
     ctx->arena = keep;
     if (pc == NULL)
         return false;
@@ -232,7 +234,7 @@ static void
 wk_svc_call_one(struct wk_svc_ctx *ctx, struct ua_arena *req_a,
                 struct wk_call *pc, uint32_t op,
                 const struct ua_call_method_request *m,
-                struct ua_call_method_result *r)
+                struct ua_call_method_result *r, const struct ua_string *audit)
 {
     struct wk_worker           *w = ctx->w;
     const struct wk_call_local *loc = wk_svc_call_local(w->calls, m);
@@ -290,7 +292,7 @@ wk_svc_call_one(struct wk_svc_ctx *ctx, struct ua_arena *req_a,
     }
     s = wk_svc_call_add(w->calls, pc, op, obj, meth, m->input_arguments,
                         m->n_input_arguments > 0 ? m->n_input_arguments : 0,
-                        ctx->session);
+                        ctx->session, audit);
     /* Good: its result comes with the broker's reply. */
     r->status_code = s;
 }
@@ -667,7 +669,7 @@ ua_status
 wk_svc_call_add(struct wk_calls *cs, struct wk_call *pc, uint32_t op,
                 uint32_t object, uint32_t method,
                 const struct ua_variant *args, int32_t nargs,
-                const struct wk_session *s)
+                const struct wk_session *s, const struct ua_string *audit)
 {
     ua_status st;
 
@@ -677,7 +679,7 @@ wk_svc_call_add(struct wk_calls *cs, struct wk_call *pc, uint32_t op,
      * shm_fo_role mirrors enum wk_session_user). */
     st = wk_outbox_call(&cs->w->link->out, pc->id, op, object, method, args,
                         nargs, cs->bytes, s != NULL ? s->user : 0,
-                        s != NULL ? s->user_id : NULL);
+                        s != NULL ? s->user_id : NULL, audit);
     if (st != UA_GOOD)
         return st;
     pc->methods[op] = method;

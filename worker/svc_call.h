@@ -114,14 +114,16 @@ struct wk_call *wk_svc_call_begin(struct wk_calls *cs,
 /*
  * Queue method op of pending Call pc for the broker: one SHM_FO_CALL
  * record (worker/outbox.h wk_outbox_call) with the role and user name of
- * session s (NULL: none).  UA_GOOD (the result comes with
+ * session s (NULL: none) and the request's auditEntryId audit (NULL:
+ * none).  UA_GOOD (the result comes with
  * the reply); BadRequestTooLarge, BadResourceUnavailable,
  * BadEncodingLimitsExceeded as wk_outbox_call says.
  */
 ua_status wk_svc_call_add(struct wk_calls *cs, struct wk_call *pc,
                           uint32_t op, uint32_t object, uint32_t method,
                           const struct ua_variant *args, int32_t nargs,
-                          const struct wk_session *s);
+                          const struct wk_session *s,
+                          const struct ua_string *audit);
 
 /*
  * Every method of pc is queued or answered: push what fits now; the

@@ -11,6 +11,12 @@
  *   build/tests/bench/bench_alarm_storm [ALARMS [SUBS]] [--markdown FILE]
  *                                       (default 10000 20)
  *
+ * Before the storm, with every alarm inactive (none retained), one more
+ * session calls ConditionRefresh on its own event item REFRESHES times
+ * (Part 9 §5.5.7): the time per call (the worker answers the Call after
+ * it queued RefreshStart, the retained conditions and RefreshEnd) and
+ * the server CPU per call; then it closes its session.
+ *
  * Prints: the time from the first Write sent to the last event received;
  * the server's CPU (broker and workers, utime + stime from /proc) per
  * delivered event; the heap allocations of the broker and the workers
@@ -43,6 +49,7 @@
 #define BS_INFLIGHT 3
 #define BS_ARENA    (8u << 20)
 #define BS_WAIT_MS  120000
+#define BS_REFRESHES 200
 
 #define BS_MARK_BEGIN "<!-- bench-alarm-storm:begin -->"
 #define BS_MARK_END   "<!-- bench-alarm-storm:end -->"
@@ -51,6 +58,7 @@ struct bs_res {
     uint32_t alarms, subs;
     double   ms, cpu_ns_per_event;
     uint64_t events, broker_allocs, worker_allocs;
+    double   refresh_us, refresh_cpu_us;    /* per ConditionRefresh */
 };
 
 static char            bs_dir[PATH_MAX];
@@ -104,8 +112,9 @@ bs_sample(pid_t broker, uint16_t sport, uint64_t *cpu, uint64_t *ballocs,
     }
 }
 
-/* An event item on the Server for c, queueSize q. */
-static void
+/* An event item on the Server for c, queueSize q: its subscription's
+ * id. */
+static uint32_t
 bs_subscribe(struct uaconn *c, uint32_t q)
 {
     static struct ua_simple_attribute_operand ops[6];
@@ -167,6 +176,52 @@ bs_subscribe(struct uaconn *c, uint32_t q)
                     &bs_arena) != UA_GOOD
         || cmr.n_results != 1 || cmr.results[0].status_code != UA_GOOD)
         itest_fatal("CreateMonitoredItems");
+    return csr.subscription_id;
+}
+
+/* ConditionRefresh, n times, by a session of its own on an event item of
+ * its own: wall time and server CPU per call into r. */
+static void
+bs_refresh(uint16_t oport, uint16_t sport, pid_t broker, uint32_t q,
+           uint32_t n, struct bs_res *r)
+{
+    struct uaconn                 c;
+    struct ua_call_request        req;
+    struct ua_call_response       resp;
+    struct ua_call_method_request m;
+    struct ua_variant             arg;
+    uint32_t                      sub;
+    uint64_t                      cpu0, cpu1, a, b, t0, t1;
+
+    if (uaconn_start_retry(&c, "127.0.0.1", oport, 30000) != UA_GOOD)
+        itest_fatal("refresher: no session");
+    sub = bs_subscribe(&c, q);
+    memset(&m, 0, sizeof(m));
+    m.object_id = ua_nodeid_num(0, UA_NS0ID_CONDITIONTYPE);
+    m.method_id = ua_nodeid_num(0, UA_NS0ID_CONDITIONTYPE_CONDITIONREFRESH);
+    ua_variant_set_scalar(&arg, &sub, UA_BT_UINT32);
+    m.n_input_arguments = 1;
+    m.input_arguments = &arg;
+    memset(&req, 0, sizeof(req));
+    req.n_methods_to_call = 1;
+    req.methods_to_call = &m;
+    bs_sample(broker, sport, &cpu0, &a, &b);
+    t0 = benchlib_now();
+    for (uint32_t i = 0; i < n; i++) {
+        ua_arena_reset(&bs_arena);
+        if (uaconn_call(&c, &ua_types[UA_TYPE_CALLREQUEST], &req,
+                        &ua_types[UA_TYPE_CALLRESPONSE], &resp, &bs_arena)
+                != UA_GOOD
+            || resp.n_results != 1 || resp.results[0].status_code != UA_GOOD)
+            itest_fatal("ConditionRefresh");
+    }
+    t1 = benchlib_now();
+    bs_sample(broker, sport, &cpu1, &a, &b);
+    r->refresh_us = (double)(t1 - t0) / 1e3 / (double)n;
+    r->refresh_cpu_us = (double)(cpu1 - cpu0) / 1e3 / (double)n;
+    (void)uaconn_close_session(&c);
+    (void)uaconn_close(&c);
+    uaconn_clear(&c);
 }
 
 /* A Publish with the acknowledgement ack (seq 0: none). */
@@ -205,6 +260,10 @@ bs_markdown(FILE *f, void *ctx)
             r->alarms, r->subs, (unsigned long long)r->events, r->ms,
             r->cpu_ns_per_event, (unsigned long long)r->broker_allocs,
             (unsigned long long)r->worker_allocs);
+    fprintf(f, "\nConditionRefresh before the storm (%u conditions, none "
+            "retained; %d calls): **%.0f µs** per call (round trip), "
+            "%.0f µs of server CPU per call.\n", r->alarms, BS_REFRESHES,
+            r->refresh_us, r->refresh_cpu_us);
 }
 
 int
@@ -270,7 +329,7 @@ main(int argc, char **argv)
             != UA_GOOD)
             itest_fatal("subscriber %u: no session", i);
         subs[i].timeout_ms = BS_WAIT_MS;
-        bs_subscribe(&subs[i], nal);
+        (void)bs_subscribe(&subs[i], nal);
     }
     if (uaconn_start_retry(&wr, "127.0.0.1", oport, 30000) != UA_GOOD)
         itest_fatal("writer: no session");
@@ -278,6 +337,9 @@ main(int argc, char **argv)
         for (int k = 0; k < BS_INFLIGHT; k++)
             bs_publish(&subs[i], NULL);
     itest_sleep_ms(500);
+    memset(&res, 0, sizeof(res));
+    bs_refresh(oport, sport, broker, nal, BS_REFRESHES, &res);
+    itest_sleep_ms(300);
     bs_sample(broker, sport, &cpu0, &ba0, &wa0);
 
     /* The storm: every Write request sent, then the answers. */
@@ -374,7 +436,6 @@ main(int argc, char **argv)
     }
     itest_sleep_ms(300);
     bs_sample(broker, sport, &cpu1, &ba1, &wa1);
-    memset(&res, 0, sizeof(res));
     res.alarms = nal;
     res.subs = nsub;
     for (uint32_t i = 0; i < nsub; i++)
@@ -387,10 +448,12 @@ main(int argc, char **argv)
     res.worker_allocs = wa1 - wa0;
     printf("storm: %u alarms, %u subscribers: %llu events delivered, last "
            "after %.0f ms, server CPU %.0f ns per delivered event, "
-           "allocations broker %llu workers %llu\n", nal, nsub,
-           (unsigned long long)res.events, res.ms, res.cpu_ns_per_event,
-           (unsigned long long)res.broker_allocs,
-           (unsigned long long)res.worker_allocs);
+           "allocations broker %llu workers %llu; ConditionRefresh "
+           "(none retained) %.0f us per call, server CPU %.0f us\n", nal,
+           nsub, (unsigned long long)res.events, res.ms,
+           res.cpu_ns_per_event, (unsigned long long)res.broker_allocs,
+           (unsigned long long)res.worker_allocs, res.refresh_us,
+           res.refresh_cpu_us);
     itest_check(done == nsub, "every subscriber got every event (%llu of "
                 "%llu)", (unsigned long long)res.events,
                 (unsigned long long)nal * nsub);

@@ -12,6 +12,7 @@
  *   build/bench/bench_sub [ITEMS [SUBS [ROUNDS [TICKS [POLLUTE_KB
  *                         [events]]]]]]
  *                         (default 100 20 5 400 0: 4 million notifications)
+ *   build/bench/bench_sub find [N]   (below: bs_find)
  *
  * With `events`, each subscription has one event item on the Server
  * instead (an EventFilter of six select clauses, queueSize 1000) and
@@ -267,6 +268,75 @@ START_TEST(bs_run)
 }
 END_TEST
 
+/*
+ * `bench_sub find [N]`: the lookup of a Publish acknowledgement's
+ * subscription while the worker holds N subscriptions (default 1,000) of
+ * which half came from another worker (worker/sub_roam.c): CPU ns per
+ * wk_sub_find of a moved one (the table), and per the scan of the pool
+ * that wk_sub_find did before (reproduced here, as it was).
+ */
+static unsigned bs_find_n;
+
+static void
+bs_find_tweak(struct shm_config *c)
+{
+    c->max_subscriptions = bs_find_n;
+    c->max_subscriptions_per_session = bs_find_n;
+}
+
+static struct wk_sub *
+bs_find_scan(struct wk_subs *st, uint32_t id)
+{
+    for (uint32_t i = 0; i < st->subs_hw; i++)
+        if (st->subs[i].used && st->subs[i].moved && st->subs[i].id == id)
+            return &st->subs[i];
+    return NULL;
+}
+
+START_TEST(bs_find)
+{
+    unsigned        n = bs_find_n, rounds = 20000000 / n;
+    uint32_t       *ids = calloc(n, sizeof(*ids));
+    struct wk_subs *st;
+    uintptr_t       sum = 0;
+    double          t0, t_tab, t_scan;
+    unsigned        nm = 0;
+
+    ck_assert(ids != NULL);
+    sf_setup_with(bs_find_tweak);
+    bs_tok = fx_session(CH);
+    st = wk_subs_get(&fx.w);
+    for (unsigned i = 0; i < n; i++) {
+        struct wk_sub *sub = wk_sub_find(st, sf_create_sub(CH, &bs_tok,
+                                                           100));
+
+        ck_assert(sub != NULL);
+        if (i % 2 == 1) {
+            sub->id = (9u << 26) | (i * 977u + 1);
+            wk_sub_moved_add(st, sub);
+            ids[nm++] = sub->id;
+        }
+    }
+    t0 = bs_cpu();
+    for (unsigned r = 0; r < rounds; r++)
+        for (unsigned i = 0; i < nm; i++)
+            sum += (uintptr_t)wk_sub_find(st, ids[i]);
+    t_tab = bs_cpu() - t0;
+    t0 = bs_cpu();
+    for (unsigned r = 0; r < rounds / 100 + 1; r++)
+        for (unsigned i = 0; i < nm; i++)
+            sum -= (uintptr_t)bs_find_scan(st, ids[i]);
+    t_scan = bs_cpu() - t0;
+    printf("bench_sub find: %u subscriptions, %u moved: cpu ns per lookup "
+           "of a moved one: table %.1f, scan (before) %.1f (%s)\n", n, nm,
+           t_tab * 1e9 / ((double)rounds * nm),
+           t_scan * 1e9 / ((double)(rounds / 100 + 1) * nm),
+           sum != 0 ? "ok" : "?");
+    sf_teardown();
+    free(ids);
+}
+END_TEST
+
 int
 main(int argc, char **argv)
 {
@@ -275,6 +345,13 @@ main(int argc, char **argv)
     SRunner *sr;
     int      failed;
 
+    if (argc > 1 && strcmp(argv[1], "find") == 0) {
+        bs_find_n = argc > 2 ? (unsigned)atoi(argv[2]) : 1000;
+        if (bs_find_n < 2 || bs_find_n > 100000)
+            return 2;
+        tcase_add_test(tc, bs_find);
+        goto run;
+    }
     if (argc > 1)
         bs_items = (unsigned)atoi(argv[1]);
     if (argc > 2)
@@ -295,8 +372,9 @@ main(int argc, char **argv)
                         "[TICKS [POLLUTE_KB]]]]]\n");
         return 2;
     }
-    tcase_set_timeout(tc, 0);
     tcase_add_test(tc, bs_run);
+run:
+    tcase_set_timeout(tc, 0);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);

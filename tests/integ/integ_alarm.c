@@ -35,7 +35,9 @@
  *      Unshelve when unshelved BadConditionNotShelved;
  *   8. /stats "alarms" and /metrics: 2 configured, both active and
  *      unacknowledged (Level1 High, Pump), one in the medium and one in
- *      the high severity band, the methods counted;
+ *      the high severity band, the methods counted; the interop
+ *      model's alarm instances (tests/interop/nodesets/alarms.xml):
+ *      from_nodesets 1, nodeset_refused 1;
  *  8b. an external alarm Remote set by `uabroker feed
  *      'alarm=Remote;active=true;severity=800;message=...'`: an
  *      AlarmConditionType event; the same line again: none; the refusals
@@ -559,8 +561,11 @@ main(int argc, char **argv)
     /* 2. The broker, an operator in its users file. */
     ia_passwd(ia_dir, "op-secret");
     {
+        /* With the interop model's alarm instances (one adopted, one
+         * refused: /stats says so, step 8). */
         const char *const extra[] = {
-            "-c", ia_conf, "--set", "security.anonymous_write=true", NULL
+            "-c", ia_conf, "--set", "security.anonymous_write=true",
+            "--nodeset", "tests/interop/nodesets/alarms.xml", NULL
         };
 
         broker = itest_broker_start(ia_bin, 2, ia_dir, ia_log, extra,
@@ -817,6 +822,7 @@ main(int argc, char **argv)
         char       *body = NULL;
         const char *al;
         uint64_t    cf = 0, ac = 0, un = 0, med = 0, hi = 0, calls = 0;
+        uint64_t    fn = 0, nr = 0;
         int         code = itest_http(sport, "GET", "/stats", &body);
 
         al = body != NULL ? itest_json_find(body, "alarms") : NULL;
@@ -830,12 +836,18 @@ main(int argc, char **argv)
                         && itest_json_u64(al, "active_severity_high", &hi)
                         && hi == 1
                         && itest_json_u64(al, "calls", &calls)
-                        && calls >= 10,
+                        && calls >= 10
+                        && itest_json_u64(al, "from_nodesets", &fn)
+                        && fn == 1
+                        && itest_json_u64(al, "nodeset_refused", &nr)
+                        && nr == 1,
                     "/stats alarms: configured %llu, active %llu, "
                     "unacknowledged %llu, medium %llu, high %llu, calls "
-                    "%llu", (unsigned long long)cf, (unsigned long long)ac,
+                    "%llu, from_nodesets %llu, nodeset_refused %llu",
+                    (unsigned long long)cf, (unsigned long long)ac,
                     (unsigned long long)un, (unsigned long long)med,
-                    (unsigned long long)hi, (unsigned long long)calls);
+                    (unsigned long long)hi, (unsigned long long)calls,
+                    (unsigned long long)fn, (unsigned long long)nr);
         free(body);
         body = NULL;
         code = itest_http(sport, "GET", "/metrics", &body);

@@ -22,8 +22,10 @@
  *   3. the broker stops with exit 0;
  *   4. `uabroker -w 1`: a rolling restart replaces its only worker (no
  *      peer: its successor takes the session over from the park,
- *      worker/park.h): ActivateSession of
- *      the old session BadSessionIdInvalid, a new session Good.
+ *      worker/park.h): ActivateSession of the old session Good;
+ *   5. server.retire_kill_ms at its bound (200): a stopped worker is
+ *      killed and replaced that long after the restart asked it to
+ *      retire.
  *
  * Prints "ok N - what" / "FAIL N - what" and "integ_roll: N passed,
  * M failed"; exits non-zero on any failure.
@@ -71,6 +73,7 @@ static void rr_ask(int how);
 static bool rr_rolled(const uint64_t *restarts0, const uint64_t *pid0);
 static void rr_roll(struct itc_sub *s, int how, int32_t base);
 static void rr_one_worker(void);
+static void rr_kill_at_limit(void);
 
 /* A channel to any worker (the one the kernel picks).  0 or -1. */
 static int
@@ -357,6 +360,52 @@ rr_one_worker(void)
                 "-w 1: SIGTERM: the broker exits 0");
 }
 
+/*
+ * server.retire_kill_ms at its lower bound (200; retire_handover_ms 100):
+ * a worker that cannot retire (stopped, SIGSTOP) is SIGKILLed that long
+ * after SIGUSR2, not after the default 10 s, and replaced.
+ */
+static void
+rr_kill_at_limit(void)
+{
+    pid_t       broker;
+    uint64_t    r0 = 0, p0 = 0, r = 0, p = 0, t0, t = 0, end;
+    const char *const extra[] = {
+        "--vars", "100", "--set", "server.retire_handover_ms=100",
+        "--set", "server.retire_kill_ms=200", NULL
+    };
+
+    snprintf(rr_run, sizeof(rr_run), "%s/run2", rr_dir);
+    snprintf(rr_log, sizeof(rr_log), "%s/broker2.log", rr_dir);
+    broker = itest_broker_start(rr_bin, 1, rr_run, rr_log, extra, 10000,
+                                &rr_port, &rr_sport);
+    if (!itest_worker_u64(rr_sport, 0, "restarts", &r0)
+        || !itest_worker_u64(rr_sport, 0, "pid", &p0) || p0 == 0)
+        itest_fatal("retire_kill_ms: no row in /stats");
+    if (kill((pid_t)p0, SIGSTOP) != 0)
+        itest_fatal("SIGSTOP");
+    t0 = itest_ms();
+    rr_ask(1);
+    end = t0 + RR_ROLL_MS;
+    while (itest_ms() < end) {
+        if (itest_worker_u64(rr_sport, 0, "restarts", &r)
+            && itest_worker_u64(rr_sport, 0, "pid", &p) && r == r0 + 1
+            && p != 0 && p != p0) {
+            t = itest_ms() - t0;
+            break;
+        }
+        itest_sleep_ms(20);
+    }
+    itest_check(r == r0 + 1 && p != p0, "retire_kill_ms=200: the stopped "
+                "worker replaced (restarts %llu, was %llu)",
+                (unsigned long long)r, (unsigned long long)r0);
+    itest_check(t >= 200 && t < 5000, "retire_kill_ms=200: killed and "
+                "replaced after %llu ms (>= 200, well before the default "
+                "10 s)", (unsigned long long)t);
+    itest_check(itest_stop(broker, 5000) == 0,
+                "retire_kill_ms: SIGTERM: the broker exits 0");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -429,5 +478,6 @@ main(int argc, char **argv)
     free(s);
     itest_check(itest_stop(broker, 5000) == 0, "SIGTERM: the broker exits 0");
     rr_one_worker();
+    rr_kill_at_limit();
     return itest_finish();
 }

@@ -120,14 +120,16 @@ say "starting $broker -w $workers -p $port --stats 127.0.0.1:$sport"
 # test/nodeset.test.js reads the model of nodesets/plant.xml;
 # test/history.test.js writes and reads back the history of ns=1;s=v7 and
 # reads Demo.Static.Array.UInt32's with an IndexRange;
-# test/alarms.test.js the alarms of alarms.conf; test/historyupdate.test.js
-# changes ns=1;s=v6's; test/histconf.test.js reads the configuration of
-# the historized variables of nodesets/historian.xml.
+# test/alarms.test.js the alarms of alarms.conf and nodesets/alarms.xml;
+# test/historyupdate.test.js changes ns=1;s=v6's; test/histconf.test.js
+# reads the configuration of the historized variables of
+# nodesets/historian.xml.
 "$broker" -c "$here/alarms.conf" -w "$workers" -p "$port" \
     --stats "127.0.0.1:$sport" \
     --runtime-dir "$tmp/run" --set security.anonymous_write=true \
     --nodeset "$here/nodesets/plant.xml" \
     --nodeset "$here/nodesets/historian.xml" \
+    --nodeset "$here/nodesets/alarms.xml" \
     --set events.audit=true \
     --set "history.nodes=ns=1;s=v7 ns=1;s=v6 ns=1;s=Demo.Static.Array.UInt32" \
     ${INTEROP_ARGS:-} >"$tmp/broker.log" 2>&1 &

@@ -17,7 +17,12 @@
 //     by ConditionRefresh between RefreshStart and RefreshEnd;
 //   - Disable / Enable (BadConditionAlreadyDisabled), TimedShelve past
 //     MaxTimeShelved (BadShelvingTimeOutOfRange) and a shelving of 1 s
-//     that runs out by itself.
+//     that runs out by itself;
+//   - Tank2/LevelAlarm of nodesets/alarms.xml (an ExclusiveLevelAlarmType
+//     instance of an imported NodeSet): fires, is listed by
+//     ConditionRefresh, is acknowledged (its audit event with the
+//     request's auditEntryId as ClientAuditEntryId); the file's refused
+//     instance stays a plain Object.
 //
 // Each test leaves the alarms normal and acknowledged (events.test.js
 // expects no retained condition). Run by tests/interop/run.sh
@@ -44,6 +49,7 @@ const {
     SimpleAttributeOperand,
     DataType,
     UserTokenType,
+    CallRequest,
 } = require("node-opcua");
 const { sleep, until } = require("../lib/common.js");
 
@@ -61,7 +67,7 @@ const PUMP = "ns=1;s=Alarms.PumpRunning";
 const ACK = "ns=0;i=9111";
 const FIELDS = ["EventType", "ConditionName", "Severity", "ActiveState.Id",
     "AckedState.Id", "LimitState.CurrentState", "Retain", "EventId",
-    "Message"];
+    "Message", "ClientAuditEntryId"];
 const F = Object.fromEntries(FIELDS.map((n, i) => [n, i]));
 const F_COND = FIELDS.length;           // the ConditionId, added below
 
@@ -119,6 +125,24 @@ describe("alarms", () => {
     function call(session, objectId, methodId, inputArguments) {
         return session.call({ objectId, methodId, inputArguments })
             .then((r) => r.statusCode.value);
+    }
+
+    // A Call whose RequestHeader carries auditEntryId (Part 4 §7.32).
+    function callAudited(session, objectId, methodId, inputArguments,
+        auditEntryId) {
+        const request = new CallRequest({
+            requestHeader: { auditEntryId },
+            methodsToCall: [{ objectId, methodId, inputArguments }],
+        });
+        return new Promise((resolve, reject) => {
+            session.performMessageTransaction(request, (err, resp) => {
+                if (err) {
+                    reject(err);
+                } else {
+                    resolve(resp.results[0].statusCode.value);
+                }
+            });
+        });
     }
 
     function ackArgs(eventId, text) {
@@ -298,5 +322,67 @@ describe("alarms", () => {
             s = await shelved();
         }
         assert.equal(s, false, "unshelved by itself within 3 s");
+    });
+
+    it("an alarm from an imported NodeSet", async () => {
+        // nodesets/alarms.xml: Tank2/LevelAlarm (ns=N;i=5001), an
+        // ExclusiveLevelAlarmType on Tank2.Level, limits 90/80/20.
+        const nsa = (await anon.readNamespaceArray())
+            .indexOf("http://example.com/UA/Alarms/");
+        assert.ok(nsa > 1, "the file's namespace");
+        const cond = `ns=${nsa};i=5001`;
+        const level = `ns=${nsa};s=Tank2.Level`;
+        await write(level, DataType.Double, 85);
+        let ev = await next(1, "LevelAlarm");
+        assert.equal(ev[0][F.EventType].value.toString(), "ns=0;i=9482");
+        assert.equal(ev[0][F["ActiveState.Id"]].value, true);
+        assert.equal(ev[0][F["LimitState.CurrentState"]].value.text, "High");
+        assert.equal(ev[0][F.Severity].value, 600, "the file's Severity");
+        assert.equal(ev[0][F.Retain].value, true);
+        assert.equal(ev[0][F_COND].value.toString(), cond);
+        // The file's own ActiveState/Id and an added AckedState/Id.
+        const r = await anon.read([
+            { nodeId: `ns=${nsa};i=5008`, attributeId: AttributeIds.Value },
+            { nodeId: `ns=${nsa};s=5001.AckedState.Id`,
+                attributeId: AttributeIds.Value },
+        ]);
+        assert.equal(r[0].value.value, true);
+        assert.equal(r[1].value.value, false);
+
+        // ConditionRefresh lists it (a numeric ConditionId).
+        let from = got.length;
+        assert.equal(await call(anon, "ns=0;i=2782", "ns=0;i=3875",
+            [{ dataType: DataType.UInt32, value: sub.subscriptionId }]),
+        StatusCodes.Good.value);
+        await until(() => got.length - from >= 3, 5000);
+        const refresh = got.slice(from);
+        assert.deepEqual(refresh.map((f) => f[F.EventType].value.toString()),
+            ["ns=0;i=2787", "ns=0;i=9482", "ns=0;i=2788"]);
+        assert.equal(refresh[1][F_COND].value.toString(), cond);
+        assert.ok(Buffer.compare(refresh[1][F.EventId].value,
+            ev[0][F.EventId].value) === 0);
+
+        // Back to normal, acknowledged by the operator: not retained.
+        await write(level, DataType.Double, 50);
+        ev = await next(1, "LevelAlarm");
+        assert.equal(ev[0][F["ActiveState.Id"]].value, false);
+        from = got.length;
+        assert.equal(await callAudited(op, cond, ACK,
+            ackArgs(ev[0][F.EventId].value, "tank 2 seen"), "shift-7/ack-1"),
+        StatusCodes.Good.value);
+        ev = await next(1, "LevelAlarm");
+        assert.equal(ev[0][F["AckedState.Id"]].value, true);
+        assert.equal(ev[0][F.Retain].value, false);
+        // The audit event carries the request's auditEntryId.
+        await until(() => got.slice(from).some((f) =>
+            f[F.EventType].value.toString() === "ns=0;i=8944"), 5000);
+        const audit = got.slice(from).find((f) =>
+            f[F.EventType].value.toString() === "ns=0;i=8944");
+        assert.equal(audit[F.ClientAuditEntryId].value, "shift-7/ack-1");
+        // The refused instance of the same file stays a plain Object.
+        const broken = await anon.browse(`ns=${nsa};s=Tank2.Broken`);
+        assert.equal(broken.statusCode.value, StatusCodes.Good.value);
+        assert.ok(!broken.references.some((x) =>
+            x.browseName.name === "ActiveState"));
     });
 });

@@ -47,6 +47,9 @@ START_TEST(test_defaults)
     ck_assert_uint_eq(c.max_nodes_per_read, 1000);
     ck_assert_str_eq(c.stats_listen, "127.0.0.1:9840");
     ck_assert_str_eq(c.application_uri, "");
+    /* 1,000 sessions with a subscription each fit (issue 19). */
+    ck_assert_uint_eq(c.max_sessions, 1000);
+    ck_assert_uint_ge(c.max_subscriptions, 2 * c.max_sessions);
     bk_config_finish(&c);
     ck_assert(strncmp(c.application_uri, "urn:", 4) == 0);
     ck_assert(strlen(c.hostname) > 0);
@@ -138,6 +141,22 @@ START_TEST(test_limits_at_bounds)
                                    sizeof(err)), -1);
     ck_assert_int_eq(bk_config_set(&c, "max_unactivated_per_address", "0",
                                    err, sizeof(err)), -1);
+    /* The retransmission store (2 GiB at most: 32-bit offsets). */
+    ck_assert_uint_eq(c.retransmission_store_bytes, 10240000);
+    ck_assert_int_eq(bk_config_set(&c, "retransmission_store_bytes",
+                                   "2147483647", err, sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_set(&c, "retransmission_store_bytes",
+                                   "2147483648", err, sizeof(err)), -1);
+    ck_assert_int_eq(bk_config_set(&c, "retransmission_store_bytes", "0",
+                                   err, sizeof(err)), 0);
+    /* The events of a move's window: 0 (off) to 256 MiB. */
+    ck_assert_uint_eq(c.session_move_event_bytes, 1048576);
+    ck_assert_int_eq(bk_config_set(&c, "session_move_event_bytes",
+                                   "268435456", err, sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_set(&c, "session_move_event_bytes",
+                                   "268435457", err, sizeof(err)), -1);
+    ck_assert_int_eq(bk_config_set(&c, "session_move_event_bytes", "0",
+                                   err, sizeof(err)), 0);
 }
 END_TEST
 
@@ -320,6 +339,72 @@ START_TEST(test_reload_live_and_restart)
 }
 END_TEST
 
+/*
+ * The rolling restart's timeouts (issue 19's loose ends): defaults as the
+ * constants were, bounds, handover below kill, live, and the workers' two
+ * in the snapshot (at start and on SIGHUP).
+ */
+START_TEST(test_retire_keys)
+{
+    struct bk_config  c, next;
+    struct shm_config snap;
+    char              err[256];
+    unsigned          applied, restart;
+
+    bk_config_defaults(&c);
+    ck_assert_uint_eq(c.retire_handover_ms, 5000);
+    ck_assert_uint_eq(c.retire_renotice_ms, 1000);
+    ck_assert_uint_eq(c.retire_kill_ms, 10000);
+    ck_assert_uint_eq(c.roll_start_ms, 10000);
+    ck_assert_int_eq(bk_config_check(&c, err, sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_set(&c, "retire_kill_ms", "200", err,
+                                   sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_set(&c, "retire_kill_ms", "199", err,
+                                   sizeof(err)), -1);
+    ck_assert_int_eq(bk_config_set(&c, "retire_kill_ms", "600001", err,
+                                   sizeof(err)), -1);
+    ck_assert_int_eq(bk_config_set(&c, "retire_handover_ms", "99", err,
+                                   sizeof(err)), -1);
+    ck_assert_int_eq(bk_config_set(&c, "retire_handover_ms", "100", err,
+                                   sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_set(&c, "retire_renotice_ms", "9", err,
+                                   sizeof(err)), -1);
+    ck_assert_int_eq(bk_config_set(&c, "retire_renotice_ms", "60000", err,
+                                   sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_set(&c, "roll_start_ms", "99", err,
+                                   sizeof(err)), -1);
+    ck_assert_int_eq(bk_config_set(&c, "server.roll_start_ms", "600000",
+                                   err, sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_check(&c, err, sizeof(err)), 0);
+    /* A worker gives up its hand-over before the broker kills it. */
+    ck_assert_int_eq(bk_config_set(&c, "retire_handover_ms", "200", err,
+                                   sizeof(err)), 0);
+    ck_assert_int_eq(bk_config_check(&c, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "retire_handover_ms"));
+
+    ck_assert(bk_config_is_live("server.retire_handover_ms"));
+    ck_assert(bk_config_is_live("server.retire_renotice_ms"));
+    ck_assert(bk_config_is_live("server.retire_kill_ms"));
+    ck_assert(bk_config_is_live("server.roll_start_ms"));
+    bk_config_defaults(&c);
+    memset(&snap, 0, sizeof(snap));
+    bk_config_snapshot(&c, &snap);
+    ck_assert_uint_eq(snap.retire_handover_ms, 5000);
+    ck_assert_uint_eq(snap.retire_renotice_ms, 1000);
+    next = c;
+    next.retire_handover_ms = 2000;
+    next.retire_renotice_ms = 300;
+    next.retire_kill_ms = 3000;
+    bk_config_reload(&c, &next, &applied, &restart);
+    ck_assert_uint_eq(applied, 3);
+    ck_assert_uint_eq(restart, 0);
+    ck_assert_uint_eq(c.retire_kill_ms, 3000);
+    bk_config_snapshot_live(&c, &snap);
+    ck_assert_uint_eq(snap.retire_handover_ms, 2000);
+    ck_assert_uint_eq(snap.retire_renotice_ms, 300);
+}
+END_TEST
+
 /* log.level: the five names, anything else refused; live through the
  * snapshot (every worker's log reads the field). */
 START_TEST(test_log_level)
@@ -395,6 +480,7 @@ main(void)
     tcase_add_test(tc, test_snapshot_and_write);
     tcase_add_test(tc, test_reload_live_and_restart);
     tcase_add_test(tc, test_log_level);
+    tcase_add_test(tc, test_retire_keys);
     tcase_add_test(tc, test_paths);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

@@ -130,6 +130,18 @@ START_TEST(test_live_nodes)
     i = lookup_num(0, UA_NS0ID_SERVER_SERVERCAPABILITIES_MAXMONITOREDITEMS);
     ck_assert_int_eq(read_value(i, &v, &m), 0);
     ck_assert_uint_eq(*(uint32_t *)v.data, 100000);
+    /* By default 1,000 sessions each with a subscription fit (issue 19's
+     * loose ends), and that is what the server advertises. */
+    i = lookup_num(0, UA_NS0ID_SERVER_SERVERCAPABILITIES_MAXSUBSCRIPTIONS);
+    ck_assert_int_eq(read_value(i, &v, &m), 0);
+    ck_assert_uint_eq(v.type, UA_BT_UINT32);
+    ck_assert_uint_eq(*(uint32_t *)v.data, 2000);
+    ck_assert_uint_ge(*(uint32_t *)v.data, conf.max_sessions);
+    i = lookup_num(0,
+                   UA_NS0ID_SERVER_SERVERCAPABILITIES_MAXSUBSCRIPTIONSPERSESSION);
+    ck_assert_int_eq(read_value(i, &v, &m), 0);
+    ck_assert_uint_eq(*(uint32_t *)v.data,
+                      conf.max_subscriptions_per_session);
     i = lookup_num(0, UA_NS0ID_SERVER_SERVICELEVEL);
     ck_assert_int_eq(read_value(i, &v, &m), 0);
     ck_assert_uint_eq(*(uint8_t *)v.data, 255);

@@ -15,6 +15,8 @@
 #include "event_fixture.h"
 #include "worker/sub_int.h"
 #include "worker/node.h"
+#include "worker/roam.h"
+#include "worker/sub.h"
 
 #define CH (&fx.ch[0])
 
@@ -464,6 +466,137 @@ START_TEST(test_queue_limit_and_overflow)
 }
 END_TEST
 
+/* ------------------------------------------- the window of a move */
+
+#define CH2 (&fx.ch[1])
+
+static void
+tw_move(struct shm_config *c)
+{
+    tw_fast(c);
+    c->max_event_queue_size = 100;
+    c->default_event_queue_size = 100;
+    c->session_move_event_bytes = 65536;
+}
+
+/*
+ * A session with an event item moves (issue 19's loose ends), played in
+ * one worker with the sub layer's handlers: events 1-3 queued before the
+ * claim, 4-5 after the claim went out and before the pack (the old worker
+ * saw them: in the blob), 6-7 after the pack and before the new worker's
+ * items exist (only kept in the window), 8 after: the moved item
+ * reports 1-8, each once, in order.  With the window's room for `room`
+ * records only, those past it are lost: an EventQueueOverflowEvent
+ * says so.  Returns the severities seen (at most 16) in sevs.
+ */
+static int
+move_with_events(uint32_t room, uint16_t *sevs, bool *overflow)
+{
+    struct wk_roam_handlers                  h;
+    struct wk_roam_buf                       b = { .w = &fx.w,
+                                                   .max = 1u << 24 };
+    struct wk_roam_buf                       r;
+    struct wk_session                       *s1, *s2;
+    struct ua_nodeid                         tok2;
+    struct wk_subs                          *st;
+    const struct ua_event_notification_list *l;
+    struct sf_got                           *g;
+    uint32_t                                 sub;
+    int                                      n = 0;
+
+    sf_teardown();
+    sf_setup_with(tw_move);
+    tok = fx_session(CH);
+    st = wk_subs_get(&fx.w);
+    sub = sf_create_sub(CH, &tok, 100);
+    (void)ev_item_ok(sub, ua_nodeid_num(0, UA_NS0ID_SERVER), 1, 100, true);
+    wk_sub_roam_handlers(&fx.w, &h);
+    raise_n(3);
+    h.window(h.arg, true);
+    if (room != 0) {
+        /* Room for `room` records of this size exactly. */
+        struct fx_event e;
+
+        fx_event_begin(&e, rec, sizeof(rec),
+                       node_of(ua_nodeid_num(0, UA_NS0ID_SERVER)),
+                       node_of(ua_nodeid_num(0, UA_NS0ID_BASEEVENTTYPE)));
+        ck_assert_int_eq(fx_event_std(&e, &fx.w.ns, fx.w.now_dt, 1), 0);
+        st->evwin_cap = room * (e.len + 4);
+    }
+    for (uint16_t k = 4; k <= 5; k++)
+        raise_ev(ua_nodeid_num(0, UA_NS0ID_SERVER), UA_NS0ID_BASEEVENTTYPE,
+                 k, -1);
+    s1 = wk_session_find_by_token(&fx.w, &tok);
+    ck_assert_ptr_nonnull(s1);
+    h.pack(h.arg, s1, &b);
+    ck_assert(!b.bad);
+    for (uint16_t k = 6; k <= 7; k++)
+        raise_ev(ua_nodeid_num(0, UA_NS0ID_SERVER), UA_NS0ID_BASEEVENTTYPE,
+                 k, -1);
+    /* Handed over: the old worker forgets its subscription. */
+    wk_sub_session_closed(&fx.w, s1, true);
+    tok2 = fx_session(CH2);
+    s2 = wk_session_find_by_token(&fx.w, &tok2);
+    ck_assert_ptr_nonnull(s2);
+    r = (struct wk_roam_buf){ .w = &fx.w, .p = b.p, .len = b.len,
+                              .max = b.len, .version = WK_ROAM_VERSION };
+    ck_assert_int_eq(h.unpack(h.arg, s2, &r), 0);
+    h.window(h.arg, false);
+    wk_free(&fx.w, b.p);
+    raise_ev(ua_nodeid_num(0, UA_NS0ID_SERVER), UA_NS0ID_BASEEVENTTYPE, 8,
+             -1);
+    ck_assert_uint_eq(sf_publish(CH2, &tok2), UA_GOOD);
+    sf_tick(100);
+    while ((g = sf_next()) != NULL) {
+        l = enl(g);
+        if (l == NULL)
+            continue;
+        for (int k = 0; k < l->n_events && n < 16; k++) {
+            if (type_of(&l->events[k])
+                == UA_NS0ID_EVENTQUEUEOVERFLOWEVENTTYPE) {
+                *overflow = true;
+                continue;
+            }
+            sevs[n++] = sev_of(&l->events[k]);
+        }
+    }
+    return n;
+}
+
+START_TEST(test_move_window_carried)
+{
+    uint16_t sevs[16];
+    bool     ovf = false;
+    int      n = move_with_events(0, sevs, &ovf);
+
+    ck_assert_int_eq(n, 8);
+    for (int k = 0; k < n; k++)
+        ck_assert_uint_eq(sevs[k], (uint16_t)(k + 1));
+    ck_assert(!ovf);
+}
+END_TEST
+
+/* limits.session_move_event_bytes at its limit: room for the 4 records
+ * of the window (4-7) carries them all; room for 3 loses 7 (after 6,
+ * which came, the overflow event says something is missing). */
+START_TEST(test_move_window_room)
+{
+    uint16_t sevs[16];
+    bool     ovf = false;
+    int      n = move_with_events(4, sevs, &ovf);
+
+    ck_assert_int_eq(n, 8);
+    ck_assert(!ovf);
+    ovf = false;
+    n = move_with_events(3, sevs, &ovf);
+    ck_assert_int_eq(n, 7);
+    for (int k = 0; k < 6; k++)
+        ck_assert_uint_eq(sevs[k], (uint16_t)(k + 1));
+    ck_assert_uint_eq(sevs[6], 8);
+    ck_assert(ovf);
+}
+END_TEST
+
 START_TEST(test_modify_mode_delete)
 {
     uint32_t                                  sub = sf_create_sub(CH, &tok,
@@ -726,6 +859,8 @@ main(void)
     tcase_add_test(tc, test_fields_and_sources);
     tcase_add_test(tc, test_event_source_hierarchy);
     tcase_add_test(tc, test_queue_limit_and_overflow);
+    tcase_add_test(tc, test_move_window_carried);
+    tcase_add_test(tc, test_move_window_room);
     tcase_add_test(tc, test_modify_mode_delete);
     tcase_add_test(tc, test_events_and_data_in_turn);
     tcase_add_test(tc, test_condition_refresh);

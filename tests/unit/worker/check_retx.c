@@ -88,6 +88,7 @@ static void
 tw_two_subs(struct shm_config *c)
 {
     c->max_subscriptions = 2;
+    c->retransmission_store_bytes = 0;      /* sized by the two */
     c->min_sampling_interval_ms = 0;
 }
 

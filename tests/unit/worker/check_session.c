@@ -609,6 +609,41 @@ START_TEST(test_guests)
 }
 END_TEST
 
+/*
+ * A session moved here keeps who activated it (issue 19's loose ends):
+ * its role (the Write, HistoryUpdate and condition method checks) and its
+ * user id (ClientUserId of Acknowledge and the broker's alarm methods,
+ * audit events), not an empty one.
+ */
+START_TEST(test_adopt_keeps_user)
+{
+    struct wk_session  from, *s;
+
+    memset(&from, 0, sizeof(from));
+    wk_session_random(&fx.w, &from.token, sizeof(from.token));
+    from.token.data1 = ((fx.w.slot + 2) << 24) | 3;
+    from.activated = 1;
+    from.user = WK_USER_OPERATOR;
+    from.timeout_ms = 60000;
+    strcpy(from.user_id, "operator1");
+    s = wk_session_adopt(&fx.w, &from);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(s->user, WK_USER_OPERATOR);
+    ck_assert_str_eq(s->user_id, "operator1");
+    ck_assert(wk_session_may_write(&fx.w, s));
+    /* Re-bound on a new channel as the same user: still operator1. */
+    ck_assert_uint_eq(wk_session_activate(&fx.w, s, 77, WK_USER_OPERATOR),
+                      UA_GOOD);
+    ck_assert_str_eq(s->user_id, "operator1");
+    /* A user id that fills the field stays terminated. */
+    memset(from.user_id, 'u', sizeof(from.user_id));
+    from.token.data1 = ((fx.w.slot + 2) << 24) | 4;
+    s = wk_session_adopt(&fx.w, &from);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(strlen(s->user_id), sizeof(s->user_id) - 1);
+}
+END_TEST
+
 static Suite *
 session_suite(void)
 {
@@ -655,6 +690,7 @@ session_suite(void)
     tcase_add_test(tc, test_activate_rules);
     tcase_add_test(tc, test_channel_closed);
     tcase_add_test(tc, test_guests);
+    tcase_add_test(tc, test_adopt_keeps_user);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("continuation points");

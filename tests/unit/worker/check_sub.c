@@ -6,8 +6,9 @@
  * Publish and moreNotifications, Republish and the retransmission bound,
  * acknowledgements (docs/security.md case 79), priority, the Publish queue
  * limit (docs/security.md case 78), SetPublishingMode, TransferSubscriptions,
- * CloseSession with and without deleteSubscriptions, and what an idle
- * subscription costs the timer.
+ * CloseSession with and without deleteSubscriptions, what an idle
+ * subscription costs the timer, and the table of subscriptions that came
+ * from another worker.
  */
 #include "sub_fixture.h"
 
@@ -835,6 +836,143 @@ START_TEST(test_wake_by_promise)
 }
 END_TEST
 
+/* ------------------------------------------- the retransmission store */
+
+static void tweak_many(struct shm_config *c);
+static void tweak_sized(struct shm_config *c);
+
+static void
+tweak_store(struct shm_config *c)
+{
+    c->max_subscriptions = 4000;
+    c->retransmission_store_bytes = 1u << 20;
+}
+
+/*
+ * limits.retransmission_store_bytes sizes the store whatever
+ * max_subscriptions is (a ring that cycles through all of it: every byte
+ * of it becomes resident and every message's lines are cold, so it must
+ * not grow with the subscriptions a worker may hold); 0 sizes it by them
+ * as before (max_subscriptions x max_retransmission_queue x 1 KiB).
+ */
+START_TEST(test_store_apart_from_subscriptions)
+{
+    struct wk_subs *st = wk_subs_get(&fx.w);
+
+    ck_assert_uint_eq(fx.w.conf->retransmission_store_bytes, 10240000);
+    ck_assert_uint_eq(st->rstore.cap, 10240000);
+    sf_teardown();
+    sf_setup_with(tweak_store);
+    st = wk_subs_get(&fx.w);
+    ck_assert_uint_eq(st->rstore.cap, 1u << 20);
+    sf_teardown();
+    sf_setup_with(tweak_many);
+    st = wk_subs_get(&fx.w);
+    ck_assert_uint_eq(st->rstore.cap, 10240000);
+    sf_teardown();
+    sf_setup_with(tweak_sized);
+    st = wk_subs_get(&fx.w);
+    ck_assert_uint_eq(st->rstore.cap, 100u * st->lim.max_retx * 16 * 64);
+    tok = fx_session(CH);
+}
+END_TEST
+
+/* ------------------------------------------- moved subscriptions */
+
+#define MOVED_N 300
+
+static void
+tweak_many(struct shm_config *c)
+{
+    c->max_subscriptions = MOVED_N + 8;
+    c->max_subscriptions_per_session = MOVED_N + 8;
+}
+
+static void
+tweak_sized(struct shm_config *c)
+{
+    c->max_subscriptions = 100;
+    c->retransmission_store_bytes = 0;
+}
+
+static void
+setup_many(void)
+{
+    sf_setup_with(tweak_many);
+    tok = fx_session(CH);
+}
+
+/* An id another worker gave: slot 9 (the fixture's worker is not), or
+ * our own slot with an index beyond the pool (a worker of the same slot
+ * before a restart). */
+static uint32_t
+moved_id(uint32_t i)
+{
+    if (i % 10 == 0)
+        return ((fx.w.slot & 63u) << 26) | (1u << 25) | (i + 1);
+    return (9u << 26) | (i * 977u + 1);
+}
+
+/*
+ * Subscriptions that came from another worker are found through a hash
+ * table (each Publish acknowledgement looks one up: a scan of the pool
+ * before), through deletions in any order (the table's backward shift),
+ * and an id held twice (a duplicate in a move, refused by
+ * wk_sub_roam_unpack_sub) leaves the first one in place.
+ */
+START_TEST(test_moved_found_by_table)
+{
+    struct wk_subs *st = wk_subs_get(&fx.w);
+    struct wk_sub  *subs[MOVED_N], *dup;
+    bool            gone[MOVED_N] = { false };
+    struct wk_session *s = wk_session_find_by_token(&fx.w, &tok);
+
+    ck_assert_uint_ne(fx.w.slot & 63u, 9);
+    ck_assert_uint_ge(st->moved_cap, 2 * st->lim.max_subs);
+    for (uint32_t i = 0; i < MOVED_N; i++) {
+        subs[i] = wk_sub_find(st, sub_ka(100, 10, 100, 0, 0));
+        ck_assert_ptr_nonnull(subs[i]);
+        ck_assert_ptr_null(wk_sub_find(st, moved_id(i)));
+        subs[i]->id = moved_id(i);
+        wk_sub_moved_add(st, subs[i]);
+    }
+    ck_assert_uint_eq(st->nmoved, MOVED_N);
+    for (uint32_t i = 0; i < MOVED_N; i++) {
+        ck_assert(subs[i]->moved);
+        ck_assert_ptr_eq(wk_sub_find(st, moved_id(i)), subs[i]);
+        ck_assert_ptr_eq(wk_sub_of_session(st, s, moved_id(i)), subs[i]);
+    }
+    ck_assert_ptr_null(wk_sub_find(st, (9u << 26) | 2));
+    ck_assert_ptr_null(wk_sub_find(st, (9u << 26) | (MOVED_N * 977u + 1)));
+
+    /* Deleted in a stride: every other one still found each time. */
+    for (uint32_t k = 0; k < MOVED_N; k++) {
+        uint32_t d = (k * 7u) % MOVED_N;
+
+        ck_assert(!gone[d]);
+        wk_sub_delete(st, subs[d]);
+        gone[d] = true;
+        ck_assert_uint_eq(st->nmoved, MOVED_N - k - 1);
+        for (uint32_t i = 0; i < MOVED_N; i++)
+            if (gone[i])
+                ck_assert_ptr_null(wk_sub_find(st, moved_id(i)));
+            else
+                ck_assert_ptr_eq(wk_sub_find(st, moved_id(i)), subs[i]);
+    }
+
+    /* An id twice: the later one goes, the first stays. */
+    subs[0] = wk_sub_find(st, sub_ka(100, 10, 100, 0, 0));
+    dup = wk_sub_find(st, sub_ka(100, 10, 100, 0, 0));
+    subs[0]->id = dup->id = moved_id(3);
+    wk_sub_moved_add(st, subs[0]);
+    wk_sub_moved_add(st, dup);
+    ck_assert_ptr_eq(wk_sub_find(st, moved_id(3)), subs[0]);
+    wk_sub_delete(st, dup);
+    ck_assert_ptr_eq(wk_sub_find(st, moved_id(3)), subs[0]);
+    ck_assert_uint_eq(st->nmoved, 1);
+}
+END_TEST
+
 static Suite *
 sub_suite(void)
 {
@@ -845,6 +983,7 @@ sub_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_revision);
     tcase_add_test(tc, test_pools_line_aligned);
+    tcase_add_test(tc, test_store_apart_from_subscriptions);
     tcase_add_test(tc, test_first_keepalive_then_count);
     tcase_add_test(tc, test_wake_by_promise);
     tcase_add_test(tc, test_sequence_numbers);
@@ -874,6 +1013,11 @@ sub_suite(void)
     tcase_add_test(tc, test_transfer_other_user);
     tcase_add_test(tc, test_close_session_keeps_or_deletes);
     tcase_add_test(tc, test_orphan_expires);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("moved");
+    tcase_add_checked_fixture(tc, setup_many, teardown);
+    tcase_add_test(tc, test_moved_found_by_table);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -682,16 +682,17 @@ START_TEST(test_fwd_too_large)
     ck_assert_ptr_nonnull(pc);
     srv = fx_ns0(UA_NS0ID_SERVER);
     ck_assert_uint_eq(wk_svc_call_add(&tf.calls, pc, 0, fx_index(&srv),
-                                         fx_index(&mid), a, 1, NULL),
+                                         fx_index(&mid), a, 1, NULL, NULL),
                       UA_BAD_REQUEST_TOO_LARGE);
     /* One that fits exactly in the ring (record = all its slots). */
     bs.len = (int32_t)(TF_SLOTS * TF_SS - sizeof(struct shm_fo_call) - 5);
     ck_assert_uint_eq(wk_svc_call_add(&tf.calls, pc, 0, fx_index(&srv),
-                                         fx_index(&mid), a, 1, NULL), UA_GOOD);
+                                         fx_index(&mid), a, 1, NULL, NULL),
+                      UA_GOOD);
     ck_assert_uint_eq(tf.l.out.len, TF_SLOTS * TF_SS);
     bs.len = 1;
     ck_assert_uint_eq(wk_svc_call_add(&tf.calls, pc, 0, fx_index(&srv),
-                                         fx_index(&mid), a, 1, NULL),
+                                         fx_index(&mid), a, 1, NULL, NULL),
                       UA_BAD_RESOURCE_UNAVAILABLE);
     wk_svc_call_commit(&tf.calls, pc);
     ck_assert_uint_eq(tf.l.out.len, 0);
