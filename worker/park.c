@@ -26,8 +26,8 @@
  *     progress), sorted by offset,
  *     none overlapping.
  *   - dirty[] bits name pool indices to rewrite at the end of the
- *     iteration, pdirty[] those whose progress to write; a session gone by then (closed, moved, timed out) is
- *     dropped instead.
+ *     iteration, pdirty[] those whose progress to write; a session gone
+ *     by then (closed, moved, timed out) is dropped instead.
  *
  * Single-threaded, on the worker's loop.
  */

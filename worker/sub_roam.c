@@ -41,8 +41,9 @@
  * What moves keeps its ids: a subscription's id carries the slot of the
  * worker that created it, so here it is marked `moved` and found through
  * the table of moved ones (wk_sub_moved_add, wk_sub_find); its items' ids
- * are found in its own list (wk_mi_find).  Indices never travel: nodes and value slots are the same
- * in every worker (one address space), everything else is rebuilt.
+ * are found in its own list (wk_mi_find).  Indices never travel: nodes
+ * and value slots are the same in every worker (one address space),
+ * everything else is rebuilt.
  *
  * No value lost in the window: the old worker drains its ring and packs,
  * per slot item, the slot's change sequence; here the item joins its slot
