@@ -22,6 +22,9 @@
 #   make bench-hist-ingest historized changes through the broker, on/off
 #   make bench-hist-proc ReadProcessed Average per hour over a day, server
 #   make bench-histmod   the cost of keeping modified values, their reads
+#   make bench-histevent event history in the store: events/s, reads
+#   make bench-histevent-read ReadEventDetails of 10,000 events through the
+#                        server
 #   make bench-mem       the worker's memory per session, subscription, item
 #   make bench-aggregate the Part 13 aggregate engine, CPU per ReadProcessed
 #   make bench-security  message security on the secure channel in memory
@@ -124,7 +127,7 @@ MOSQUITTO_LIBS   = $(call pkg,MOSQUITTO_LIBS,--libs libmosquitto)
 # libxml2: the broker's NodeSet importer (broker/nodeset.c) only.
 XML2_CFLAGS    = $(call pkg,XML2_CFLAGS,--cflags libxml-2.0)
 XML2_LIBS      = $(call pkg,XML2_LIBS,--libs libxml-2.0)
-# LMDB: the history store (hist/store.c and its side databases) only.
+# LMDB: the history store (hist/store.c, its side databases, the events) only.
 LMDB_CFLAGS    = $(call pkg,LMDB_CFLAGS,--cflags lmdb)
 LMDB_LIBS      = $(call pkg,LMDB_LIBS,--libs lmdb)
 
@@ -135,7 +138,8 @@ build/broker/nodeset.o build/san/broker/nodeset.o: \
   LIB_CPPFLAGS += $(XML2_CFLAGS)
 build/hist/store.o build/san/hist/store.o build/hist/side.o \
   build/san/hist/side.o build/hist/modified.o build/san/hist/modified.o \
-  build/hist/annot.o build/san/hist/annot.o: LIB_CPPFLAGS += $(LMDB_CFLAGS)
+  build/hist/annot.o build/san/hist/annot.o build/hist/events.o \
+  build/san/hist/events.o: LIB_CPPFLAGS += $(LMDB_CFLAGS)
 
 # Plain objects live in build/, sanitized ones in build/san/.  Both pattern
 # rules exist side by side; bench-codec always links the plain libproto.a.
@@ -380,6 +384,10 @@ CHECK_PROGS += $(INTEG)/integ_hist_p13
 # the Annotations Property, the bad input, a viewer refused
 # (tests/integ/integ_hist_mod.c).
 CHECK_PROGS += $(INTEG)/integ_hist_mod
+# Event history: feed events read back by ReadEventDetails on the Server
+# and on a notifier under it, pages, a where clause, bad input, a restart
+# (tests/integ/integ_histevent.c).
+CHECK_PROGS += $(INTEG)/integ_histevent
 # The MQTT feed: two brokers fed by one mosquitto, the size limit, the
 # MQTT broker killed and restarted, TLS, a password, a silent peer, a kept
 # session (tests/integ/integ_mqtt.c).
@@ -722,6 +730,29 @@ $(BENCH_HIST): build/tests/bench/bench_hist.o $(BENCHLIB_OBJ) build/libhist.a
 .PHONY: bench-hist
 bench-hist: $(BENCH_HIST)
 	./$(BENCH_HIST) $(BENCH_ARGS)
+
+# Event history in the store alone (tests/bench/bench_histevent.c): events
+# recorded per second, bytes per event, reads per event;
+# BENCH_ARGS="[dir]".
+BENCH_HISTEVENT := build/bench/bench_histevent
+
+$(BENCH_HISTEVENT): build/tests/bench/bench_histevent.o $(BENCHLIB_OBJ) \
+                    build/libhist.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LMDB_LIBS) -lm
+
+.PHONY: bench-histevent
+bench-histevent: $(BENCH_HISTEVENT)
+	./$(BENCH_HISTEVENT) $(BENCH_ARGS)
+
+-include $(wildcard build/tests/bench/bench_histevent.d)
+
+# ReadEventDetails of 10,000 events through the whole server, node-opcua as
+# the client, and the historian's CPU per event recorded
+# (tests/bench/bench_histevent_read.sh; BENCH_ARGS="[uabroker [reads]]").
+.PHONY: bench-histevent-read
+bench-histevent-read: build/uabroker build/uaworker build/uahistorian
+	sh tests/bench/bench_histevent_read.sh $(BENCH_ARGS)
 
 -include $(wildcard build/tests/bench/bench_hist.d)
 

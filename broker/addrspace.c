@@ -49,6 +49,7 @@ static int bk_as_build_ns0(struct bk_addrspace *as, int64_t now, char *err,
 static int bk_as_build_demo(struct bk_addrspace *as,
                             const struct bk_config *c, uint32_t slot,
                             int64_t now, char *err, size_t errlen);
+static void bk_as_history_notifiers(struct bk_addrspace *as);
 static int bk_as_throttle_init(struct bk_addrspace *as,
                                const struct bk_config *c, char *err,
                                size_t errlen);
@@ -604,6 +605,30 @@ full:
 
 
 /*
+ * Event history (history.events; worker/histev.c keeps every event): the
+ * server's own event notifiers (SubscribeToEvents in namespaces 0 and 1:
+ * the Server, the Demo objects, alarm sources there) get HistoryRead in
+ * their EventNotifier (Part 3 §5.4; worker/svc_histevent.c reads them); a
+ * NodeSet's notifiers keep the EventNotifier their file gives, as its
+ * variables keep their AccessLevel.
+ */
+static void
+bk_as_history_notifiers(struct bk_addrspace *as)
+{
+    for (uint32_t i = 0; i < as->ns.nnodes; i++) {
+        struct shm_node   *n = shm_nodestore_node(&as->ns, i);
+        struct shm_nodekey k;
+
+        if ((n->node_class != SHM_NC_OBJECT && n->node_class != SHM_NC_VIEW)
+            || !(n->event_notifier & UA_EVENTNOTIFIERTYPE_SUBSCRIBETOEVENTS))
+            continue;
+        shm_nodestore_key(&as->ns, i, &k);
+        if (k.ns <= 1)
+            n->event_notifier |= UA_EVENTNOTIFIERTYPE_HISTORYREAD;
+    }
+}
+
+/*
  * The shared failure table (shm/throttle.h), before any worker starts:
  * a fresh SipHash key (nobody outside can aim addresses at one entry) and
  * the longest window, past which a count is free for another key.
@@ -751,6 +776,8 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
      * the store is finished; bk_histconf_add marked them). */
     if (c->history_enabled && bk_histnode_add(&as->ns, err, errlen) < 0)
         goto fail;
+    if (c->history_enabled && c->history_events)
+        bk_as_history_notifiers(as);
     if (shm_nodestore_finish(&as->ns) != 0) {
         snprintf(err, errlen, "address space: references do not fit, or "
                  "more than %d reference types", SHM_REFTYPES_MAX);

@@ -447,6 +447,19 @@ static const struct bk_conf_key bk_conf_keys[] = {
     BOOL("history", "use_sloped_extrapolation",
          history_use_sloped_extrapolation, "false",
          "AggregateConfiguration UseSlopedExtrapolation"),
+    BOOL("history", "events", history_events, "true",
+         "keep every event (alarms, feed events, audit) for event history "
+         "(HistoryRead ReadEventDetails on the Server object and the "
+         "notifiers under it)"),
+    U32("history", "event_retention_s", history_event_retention_s,
+        "604800", 0, UINT32_MAX,
+        "age of the oldest event kept, seconds (0 = no limit)"),
+    U32("history", "event_max_mb", history_event_max_mb, "256", 1, 1048576,
+        "total size of the events kept, MiB (the oldest dropped first)"),
+    U32("history", "max_return_events", history_max_events, "10000", 1,
+        1000000, "events one HistoryRead returns per notifier at most "
+        "(then a continuation point; HistoryServerCapabilities "
+        "MaxReturnEventValues)"),
     U32("alarms", "max_alarms", alarms_max, "100000", 0, 1000000,
         "[alarm NAME] sections the file may hold (docs/configuration.md "
         "\"Alarms\")"),
@@ -1046,11 +1059,14 @@ bk_config_users_path(const struct bk_config *c, char *out, size_t cap)
 static int
 bk_config_history_check(const struct bk_config *c, char *err, size_t errlen)
 {
+    uint64_t ev = c->history_events ? c->history_event_max_mb : 0;
+
     if (c->history_enabled && (uint64_t)c->history_map_mb
-                              < 2 * (uint64_t)c->history_max_mb) {
+                              < 2 * ((uint64_t)c->history_max_mb + ev)) {
         snprintf(err, errlen, "history.map_mb (%u) must be at least twice "
-                 "history.max_mb (%u): pruning needs room to work in a "
-                 "full store", c->history_map_mb, c->history_max_mb);
+                 "history.max_mb (%u)%s: pruning needs room to work in a "
+                 "full store", c->history_map_mb, c->history_max_mb,
+                 ev != 0 ? " plus history.event_max_mb" : "");
         return -1;
     }
     if (c->history_demo_vars > c->vars) {
@@ -1127,4 +1143,8 @@ bk_config_history_snapshot(const struct bk_config *c, struct shm_config *s)
     s->history_max_values = c->history_max_values;
     s->history_max_update_nodes = c->history_max_update_nodes;
     s->history_pending_updates = c->history_pending_updates;
+    s->history_max_events = c->history_max_events;
+    s->history_event_retention_s = c->history_event_retention_s;
+    s->history_event_max_mb = c->history_enabled && c->history_events
+                                  ? c->history_event_max_mb : 0;
 }

@@ -183,6 +183,11 @@ struct bk_config {
     /* Not a key: where the reader puts the [history NAME] sections (NULL:
      * they are skipped, as at a SIGHUP reload). */
     struct bk_histcfg *histnodes;
+    /* [history]: event history (worker/histev.c) */
+    uint32_t history_events;                /* bool */
+    uint32_t history_event_retention_s;     /* 0: no limit */
+    uint32_t history_event_max_mb;
+    uint32_t history_max_events;            /* per notifier per read */
     /* [limits]: accepting */
     uint32_t accept_rate;                   /* per second; 0 unlimited */
     uint32_t accept_burst;

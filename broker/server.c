@@ -369,7 +369,9 @@ bk_server_init(struct bk_server *s, const struct shm_nodestore *ns,
  * HistoryUpdate's Insert, Replace, Update, DeleteRaw and DeleteAtTime
  * (worker/svc_histupd.c) of at most history.max_update_nodes details, and
  * annotations (InsertAnnotation: UpdateStructureDataDetails through the
- * Annotations Properties, broker/histnode.c); no event history yet.
+ * Annotations Properties, broker/histnode.c); event history
+ * (ReadEventDetails, worker/svc_histevent.c) when history.events, at most
+ * history.max_return_events events per notifier.
  */
 static void
 bk_server_history(struct bk_server *s, const struct bk_config *c,
@@ -384,15 +386,16 @@ bk_server_history(struct bk_server *s, const struct bk_config *c,
         UA_NS0ID_HISTORYSERVERCAPABILITIES_INSERTANNOTATIONCAPABILITY,
     };
     static const uint32_t no[] = {
-        UA_NS0ID_HISTORYSERVERCAPABILITIES_ACCESSHISTORYEVENTSCAPABILITY,
         UA_NS0ID_HISTORYSERVERCAPABILITIES_INSERTEVENTCAPABILITY,
         UA_NS0ID_HISTORYSERVERCAPABILITIES_REPLACEEVENTCAPABILITY,
         UA_NS0ID_HISTORYSERVERCAPABILITIES_UPDATEEVENTCAPABILITY,
         UA_NS0ID_HISTORYSERVERCAPABILITIES_DELETEEVENTCAPABILITY,
     };
     bool     on = c->history_enabled != 0, off = false, yes = true;
+    bool     evon = on && c->history_events != 0;
+    uint32_t events = evon ? c->history_max_events : 0;
     uint32_t nodes = on ? c->max_nodes_per_read : 0;
-    uint32_t values = on ? c->history_max_values : 0, zero = 0;
+    uint32_t values = on ? c->history_max_values : 0;
     uint32_t unodes = on ? c->history_max_update_nodes : 0;
 
     bk_server_scalar(s, UA_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_MAXNODESPERHISTORYREADDATA,
@@ -401,8 +404,10 @@ bk_server_history(struct bk_server *s, const struct bk_config *c,
                      UA_BT_BOOLEAN, &on, now);
     bk_server_scalar(s, UA_NS0ID_HISTORYSERVERCAPABILITIES_MAXRETURNDATAVALUES,
                      UA_BT_UINT32, &values, now);
+    bk_server_scalar(s, UA_NS0ID_HISTORYSERVERCAPABILITIES_ACCESSHISTORYEVENTSCAPABILITY,
+                     UA_BT_BOOLEAN, &evon, now);
     bk_server_scalar(s, UA_NS0ID_HISTORYSERVERCAPABILITIES_MAXRETURNEVENTVALUES,
-                     UA_BT_UINT32, &zero, now);
+                     UA_BT_UINT32, &events, now);
     bk_server_scalar(s, UA_NS0ID_HISTORYSERVERCAPABILITIES_SERVERTIMESTAMPSUPPORTED,
                      UA_BT_BOOLEAN, &yes, now);
     bk_server_scalar(s, UA_NS0ID_SERVER_SERVERCAPABILITIES_OPERATIONLIMITS_MAXNODESPERHISTORYUPDATEDATA,

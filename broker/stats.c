@@ -356,6 +356,12 @@ enum bk_stats_history_counter {
     BK_SH_RETENTION_DROPPED,
     BK_SH_OLDEST_S,
     BK_SH_LOST,
+    BK_SH_EVENTS_STORED,
+    BK_SH_EVENTS_DROPPED,
+    BK_SH_EVENTS_LOST,
+    BK_SH_EVENTS,
+    BK_SH_EVENT_BYTES,
+    BK_SH_EVENTS_RETENTION_DROPPED,
     BK_SH_MAX
 };
 
@@ -385,6 +391,18 @@ static const struct bk_stats_counter_desc bk_stats_history_desc[BK_SH_MAX] = {
     { "values_lost", "history_values_lost_total", "counter",
       "historized changes the fan-out could not deliver (each replaced by "
       "the slot's value then)" },
+    { "events_stored", "history_events_stored_total", "counter",
+      "events committed to the history store by this historian" },
+    { "events_dropped", "history_events_dropped_total", "counter",
+      "events not kept: the store full, a write error" },
+    { "events_lost", "history_events_lost_total", "counter",
+      "times the fan-out could not deliver events to the historian" },
+    { "events", "history_events", "gauge", "events kept in the store" },
+    { "event_bytes", "history_event_bytes", "gauge",
+      "bytes of the events kept (keys, records, notifier entries)" },
+    { "events_retention_dropped", "history_events_retention_dropped_total",
+      "counter",
+      "events dropped by retention (age or history.event_max_mb)" },
 };
 
 /* Service names, indexed by enum shm_svc (Part 4 service names). */
@@ -886,6 +904,12 @@ bk_stats_history_read(const struct bk_stats *st, uint64_t *v)
                         ? (uint64_t)((oldest - 116444736000000000ll)
                                      / 10000000) : 0;
     v[BK_SH_LOST] = BK_SH(overflows);
+    v[BK_SH_EVENTS_STORED] = BK_SH(hist_events_stored);
+    v[BK_SH_EVENTS_DROPPED] = BK_SH(hist_events_dropped);
+    v[BK_SH_EVENTS_LOST] = BK_SH(hist_events_lost);
+    v[BK_SH_EVENTS] = BK_SH(hist_events);
+    v[BK_SH_EVENT_BYTES] = BK_SH(hist_event_bytes);
+    v[BK_SH_EVENTS_RETENTION_DROPPED] = BK_SH(hist_events_retention_dropped);
 #undef BK_SH
     return true;
 }

@@ -351,6 +351,9 @@ bk_supervisor_row_reset(struct shm_worker *r)
     BK_Z(hist_lag_ms);
     BK_Z(hist_full);
     BK_Z(hist_nodes);
+    BK_Z(hist_events_stored);
+    BK_Z(hist_events_dropped);
+    BK_Z(hist_events_lost);
     for (int i = 0; i < SHM_SVC_MAX; i++) {
         BK_Z(requests[i]);
         BK_Z(latency_sum_us[i]);

@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #define SHM_MAGIC          0x52424155u     /* "UABR" */
-#define SHM_LAYOUT_VERSION 19u     /* 7: SHM_R_THROTTLE, throttle keys in
+#define SHM_LAYOUT_VERSION 20u     /* 7: SHM_R_THROTTLE, throttle keys in
                                     * the config snapshot; 8: failed logins
                                     * per IP address; 9: rsa_cpu_us;
                                     * 10: browse_cache_kb in the config;
@@ -53,7 +53,10 @@
                                     * 19: SHM_R_PARK (parked sessions,
                                     * the change log), its counters in a
                                     * worker row; the retire timeouts in
-                                    * the config, events lost in a move */
+                                    * the config, events lost in a move;
+                                    * 20: event history's keys in the
+                                    * config, its counters in the
+                                    * historian's row */
 #define SHM_CACHELINE      128
 #define SHM_NONE           0xFFFFFFFFu     /* no node, no slot, no offset */
 
@@ -361,6 +364,12 @@ struct shm_config {
     uint32_t history_max_values;        /* history.max_return_values */
     uint32_t history_max_update_nodes;  /* history.max_update_nodes */
     uint32_t history_pending_updates;   /* history.pending_updates */
+    /* Event history (worker/histev.c, worker/svc_histevent.c): events one
+     * HistoryRead returns per notifier at most, the age and the size
+     * kept (0: history keeps no events). */
+    uint32_t history_max_events;        /* history.max_return_events */
+    uint32_t history_event_retention_s; /* history.event_retention_s */
+    uint32_t history_event_max_mb;      /* history.event_max_mb */
     uint32_t max_unactivated_per_address;   /* limits.*: sessions not
                                              * activated per client IP
                                              * address (worker) */
@@ -489,6 +498,15 @@ struct shm_worker {
     _Atomic int64_t  hist_oldest;
     _Atomic uint32_t hist_full;
     _Atomic uint32_t hist_nodes;
+    /* Event history (worker/histev.c): events committed, not kept (store
+     * full, errors), the broker could not deliver to the historian; after
+     * each commit the events kept and their bytes, dropped by retention. */
+    _Atomic uint64_t hist_events_stored;
+    _Atomic uint64_t hist_events_dropped;
+    _Atomic uint64_t hist_events_lost;
+    _Atomic uint64_t hist_events;
+    _Atomic uint64_t hist_event_bytes;
+    _Atomic uint64_t hist_events_retention_dropped;
     /* Sessions moving between workers (worker/roam.c). */
     _Atomic uint64_t sessions_moved_in;
     _Atomic uint64_t sessions_moved_out;

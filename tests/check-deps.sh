@@ -12,8 +12,9 @@
 #   proto/   proto/ headers, libc/system, wolfSSL (proto/crypto_wolf.c only)
 #   shm/     shm/ headers, libc/system, nanomsg (shm/doorbell.c and
 #            shm/feed.c only)
-#   hist/    hist/ headers, libc/system, LMDB (hist/store.c, store_int.h
-#            and the side databases' side.c, modified.c, annot.c only)
+#   hist/    hist/ headers, libc/system, LMDB (hist/store.c, store_int.h,
+#            the side databases' side.c, modified.c, annot.c and the
+#            events' events.c only)
 #   worker/  proto/, shm/, hist/, worker/ headers, libevent, libc/system
 #   broker/  proto/, shm/, hist/, broker/ headers, libevent, libc/system
 #            (inih in broker/config.c only, libmosquitto in broker/mqtt.c
@@ -210,10 +211,10 @@ BEGIN {
         sysh[t[i]] = 1
     proj["proto"] = proj["shm"] = proj["worker"] = proj["broker"] = 1
     proj["hist"] = 1
-    # The files of the history store on LMDB (the samples and the side
-    # databases beside them).
+    # The files of the history store on LMDB (the samples, the side
+    # databases beside them, the events).
     lmdb_files = "^hist/(store\\.c|store_int\\.h|side\\.c|modified\\.c|" \
-                 "annot\\.c)$"
+                 "annot\\.c|events\\.c)$"
     proj["tests"] = 1
     n = split(allowlist, t, /[ \t\n]+/)
     for (i = 1; i <= n; i++)
@@ -287,7 +288,7 @@ FNR == 1 {
             report("libxml2 may be included only by broker/nodeset.c")
         else if (lib == "lmdb" && file !~ lmdb_files)
             report("LMDB may be included only by hist/store.c, " \
-                   "store_int.h, side.c, modified.c, annot.c")
+                   "store_int.h, side.c, modified.c, annot.c, events.c")
         else if (lib == "other" && (mod in proj))
             report("not a libc/system header nor a library " mod "/ may use")
         next

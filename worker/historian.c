@@ -38,6 +38,10 @@
  * Annotation's userName.  An answer that finds the outbox full is
  * dropped and counted (the worker gives up on it).
  *
+ * Events (worker/histev.c): with history.events the historian also sets
+ * its event-interest bit and keeps every event the broker fans out, in
+ * the same store, written with each batch of values.
+ *
  * A full store (the map or the disk) stops history writing: one error
  * line, the batches dropped and counted, and a new try after each
  * pruning; never an exit (a respawn would not make room).  Retention
@@ -65,6 +69,7 @@
 #include "hist/modified.h"
 #include "hist/side.h"
 #include "hist/store.h"
+#include "histev.h"
 #include "link.h"
 #include "loop.h"
 #include "node.h"
@@ -101,6 +106,7 @@ struct wk_historian {
     struct wk_loop    loop;
     struct wk_link    link;
     struct hs_store  *store;
+    struct wk_histev *ev;           /* event history, NULL: off */
     uint64_t         *keys;         /* per value slot: node key, 0: none */
     int64_t          *srv;          /* per value slot: the server time of
                                        the last value kept */
@@ -146,6 +152,9 @@ static void wk_historian_on_value(void *arg, uint32_t slot, const uint8_t *dv,
                                   uint32_t len);
 static void wk_historian_on_overflow(void *arg, uint32_t slot);
 static void wk_historian_on_flush(evutil_socket_t fd, short what, void *arg);
+static void wk_historian_on_event(void *arg, const uint8_t *rec,
+                                  uint32_t len);
+static void wk_historian_on_events_lost(void *arg);
 static uint64_t wk_historian_wake_by(void *arg);
 static void wk_historian_on_time(void *arg, uint64_t ms);
 static void wk_historian_second(void *arg);
@@ -537,6 +546,8 @@ wk_historian_flush(struct wk_historian *h)
 {
     int rc;
 
+    if (wk_histev_flush(h->ev) && h->n == 0)
+        wk_historian_publish(h, false);
     if (h->n == 0)
         return;
     if (h->full) {
@@ -769,6 +780,8 @@ wk_historian_publish(struct wk_historian *h, bool oldest)
         (void)hs_store_nodes(h->store, wk_historian_oldest, &o);
         WK_HISTORIAN_SET(hist_oldest, o);
     }
+    if (h->ev != NULL)
+        wk_histev_publish(h->ev, r);
 #undef WK_HISTORIAN_SET
 }
 
@@ -791,6 +804,25 @@ wk_historian_on_overflow(void *arg, uint32_t slot)
         return;
     h->overflows++;
     wk_historian_current(h, slot);
+}
+
+/* An event (worker/histev.c keeps it when history keeps events). */
+static void
+wk_historian_on_event(void *arg, const uint8_t *rec, uint32_t len)
+{
+    struct wk_historian *h = arg;
+
+    if (h->ev != NULL)
+        wk_histev_on_event(h->ev, rec, len);
+}
+
+static void
+wk_historian_on_events_lost(void *arg)
+{
+    struct wk_historian *h = arg;
+
+    if (h->ev != NULL)
+        wk_histev_on_lost(h->ev);
 }
 
 static void
@@ -850,6 +882,8 @@ wk_historian_second(void *arg)
     if (hs_side_prune(h->store, h->w.now_dt, &n) != 0)
         shm_log(SHM_LOG_ERROR, "history retention: %s",
                 hs_store_error(h->store));
+    if (h->ev != NULL)
+        wk_histev_prune(h->ev, h->w.now_dt);
     if (h->full) {
         h->full = false;
         hs_store_full_clear(h->store);
@@ -927,9 +961,19 @@ main(int argc, char **argv)
             .overflow = wk_historian_on_overflow,
             .wake_by = wk_historian_wake_by,
             .time = wk_historian_on_time,
+            .event = wk_historian_on_event,
+            .events_lost = wk_historian_on_events_lost,
         };
 
         wk_link_set_notify(&h.link, &n, &h);
+    }
+    if (w->conf->history_event_max_mb != 0) {
+        h.ev = wk_histev_open(w, h.store, (uint32_t)a.batch,
+                              w->conf->history_event_retention_s,
+                              w->conf->history_event_max_mb);
+        if (h.ev == NULL)
+            goto out_link;
+        wk_link_event_interest(&h.link, true);
     }
     /* A HistoryUpdate answer: a status per item, items of 8 bytes at
      * least, a record a reply ring at most. */
@@ -979,6 +1023,7 @@ out_base:
     event_base_free(w->base);
     w->base = NULL;
 out_seg:
+    wk_histev_close(h.ev);
     hs_store_close(h.store);
     free(h.in);
     free(h.buf);

@@ -24,6 +24,8 @@
  *   svc  <- sub   the subscription services, the Server's local methods,
  *                 the CloseSession listener (wk_svc_sub_init)
  *   core <- sub   a moving session's subscriptions (wk_sub_roam_init)
+ *   svc  <- sub   HistoryRead's ReadEventDetails, with the event items'
+ *                 EventFilter (wk_svc_histevent_init)
  *   net  -> core  claims and hand-overs between workers (wk_roam_init
  *                 registers with the transport, worker/xfer.h)
  *
@@ -72,6 +74,7 @@
 #include "svc_call.h"
 #include "svc_discovery.h"
 #include "svc_histupd.h"
+#include "svc_histevent.h"
 #include "svc_history.h"
 #include "svc_read.h"
 #include "svc_session.h"
@@ -432,6 +435,10 @@ wk_main_layers(struct wk_main *m, int lfd)
         what = "moving subscriptions";
         rc = wk_sub_roam_init(w);
     }
+    if (rc == 0) {
+        what = "event history";
+        rc = wk_svc_histevent_init(w);
+    }
     /* A dead predecessor's sessions, before anybody is served. */
     if (rc == 0)
         (void)wk_park_inherit(w);
@@ -448,6 +455,7 @@ wk_main_clear(struct wk_main *m)
 {
     struct wk_worker *w = &m->w;
 
+    wk_svc_histevent_fini(w);
     wk_sub_fini(w);
     wk_svc_call_clear(&m->calls);
     wk_svc_write_clear(&m->writes);

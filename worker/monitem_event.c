@@ -42,7 +42,6 @@
 #include "sub_int.h"
 
 #define WK_EV_DEPTH       4     /* HasEventSource/HasComponent hops */
-#define WK_EV_SELECT_MAX  128   /* select clauses of one filter */
 #define WK_EV_CONDITION_ID "ConditionId"    /* the field of the NodeId */
 #define WK_EV_COND_REC    8192  /* a retained condition's event record */
 #define WK_EV_COND_DEPTH  3     /* levels of a condition's variables */
@@ -212,6 +211,22 @@ ua_status
 wk_ev_filter(struct wk_subs *st, struct ua_arena *a, const struct ua_extobj *x,
              uint32_t *chain, struct ua_extobj *fres)
 {
+    uint32_t  pos = 0;
+    ua_status rc;
+
+    *chain = WK_NIL;
+    rc = wk_ev_filter_compile(st, a, x, &pos, fres);
+    if (rc != UA_GOOD)
+        return rc;
+    *chain = wk_cells_put(&st->cells, &pos, 4, st->evc, pos);
+    return *chain == WK_NIL ? UA_BAD_OUT_OF_MEMORY : UA_GOOD;
+}
+
+ua_status
+wk_ev_filter_compile(struct wk_subs *st, struct ua_arena *a,
+                     const struct ua_extobj *x, uint32_t *len,
+                     struct ua_extobj *fres)
+{
     const struct ua_event_filter  *ef;
     struct ua_event_filter_result *r = NULL;
     struct wk_ev_hdr               h;
@@ -220,7 +235,7 @@ wk_ev_filter(struct wk_subs *st, struct ua_arena *a, const struct ua_extobj *x,
     uint16_t                       nwhere = 0;
     bool                           bad = false;
 
-    *chain = WK_NIL;
+    *len = 0;
     fres->encoding = UA_EO_NONE;
     if (x->encoding == UA_EO_NONE && wk_node_is_null(&x->type_id))
         return UA_BAD_EVENT_FILTER_INVALID;  /* an event item needs one */
@@ -293,9 +308,7 @@ wk_ev_filter(struct wk_subs *st, struct ua_arena *a, const struct ua_extobj *x,
     h.nwhere = nwhere;
     h.where_off = where_off;
     memcpy(b, &h, sizeof(h));
-    *chain = wk_cells_put(&st->cells, &pos, 4, b, pos);
-    if (*chain == WK_NIL)
-        return UA_BAD_OUT_OF_MEMORY;
+    *len = pos;
     if (bad && r != NULL) {
         fres->type_id = ua_nodeid_num(0,
             UA_NS0ID_EVENTFILTERRESULT_ENCODING_DEFAULTBINARY);
@@ -385,6 +398,68 @@ wk_ev_source_ok(struct wk_subs *st, const struct wk_mi *mi, uint32_t source)
     return wk_ev_reaches(st, mi->node, source, WK_EV_DEPTH);
 }
 
+/* The Variant bytes select clause s (path[s->plen]) takes of the event:
+ * *var and *vl, or *var NULL for the null Variant. */
+static inline void
+wk_ev_sel_find(struct wk_subs *st, const struct wk_ev_sel *s0,
+               const char *path, const struct shm_fo_ev *ev,
+               const struct shm_fo_ev_field *f, uint32_t nf,
+               const uint8_t **var, uint32_t *vl)
+{
+    struct wk_ev_sel s = *s0;
+
+    *var = NULL;
+    *vl = 0;
+    if (s.ok && s.attr == UA_ATTR_NODEID) {
+        /* The ConditionId: the broker's "ConditionId" field of a
+         * condition's event (broker/alarmnode.h). */
+        path = WK_EV_CONDITION_ID;
+        s.plen = sizeof(WK_EV_CONDITION_ID) - 1;
+    }
+    if (s.ok && (s.attr == UA_ATTR_VALUE || s.attr == UA_ATTR_NODEID)
+        && (s.type == SHM_NONE
+            || (ev->type < st->w->ns.nnodes
+                && shm_nodestore_is_subtype(&st->w->ns, ev->type, s.type))))
+        for (uint32_t k = 0; k < nf; k++)
+            if (f[k].plen == s.plen && memcmp(f[k].path, path, s.plen) == 0) {
+                *var = f[k].var;
+                *vl = f[k].vlen;
+                return;
+            }
+}
+
+uint32_t
+wk_ev_select(struct wk_subs *st, const uint8_t *evc,
+             const struct shm_fo_ev *ev, const struct shm_fo_ev_field *f,
+             uint32_t nf, const uint8_t **var, uint32_t *vl)
+{
+    struct wk_ev_hdr h;
+    uint32_t         at = sizeof(h);
+
+    memcpy(&h, evc, sizeof(h));
+    for (uint32_t i = 0; i < h.nsel; i++) {
+        struct wk_ev_sel s;
+
+        memcpy(&s, evc + at, sizeof(s));
+        wk_ev_sel_find(st, &s, (const char *)evc + at + sizeof(s), ev, f, nf,
+                       &var[i], &vl[i]);
+        at += (uint32_t)sizeof(s) + s.plen;
+    }
+    return h.nsel;
+}
+
+bool
+wk_ev_where_ok(struct wk_subs *st, const uint8_t *evc,
+               const struct shm_fo_ev *ev, const struct shm_fo_ev_field *f,
+               uint32_t nf)
+{
+    struct wk_ev_hdr h;
+
+    memcpy(&h, evc, sizeof(h));
+    return h.nwhere == 0
+           || wk_ev_where_eval(st, evc + h.where_off, h.nwhere, ev, f, nf);
+}
+
 /* The EventFieldList body (Int32 n, n Variants) of the event for the
  * select clauses in evc, into out[cap]; its length. */
 static uint32_t
@@ -408,24 +483,7 @@ wk_ev_build(struct wk_subs *st, const uint8_t *evc, const struct shm_fo_ev *ev,
         memcpy(&s, evc + at, sizeof(s));
         path = (const char *)evc + at + sizeof(s);
         at += (uint32_t)sizeof(s) + s.plen;
-        if (s.ok && s.attr == UA_ATTR_NODEID) {
-            /* The ConditionId: the broker's "ConditionId" field of a
-             * condition's event (broker/alarmnode.h). */
-            path = WK_EV_CONDITION_ID;
-            s.plen = sizeof(WK_EV_CONDITION_ID) - 1;
-        }
-        if (s.ok && (s.attr == UA_ATTR_VALUE || s.attr == UA_ATTR_NODEID)
-            && (s.type == SHM_NONE
-                || (ev->type < st->w->ns.nnodes
-                    && shm_nodestore_is_subtype(&st->w->ns, ev->type,
-                                                s.type))))
-            for (uint32_t k = 0; k < nf; k++)
-                if (f[k].plen == s.plen
-                    && memcmp(f[k].path, path, s.plen) == 0) {
-                    var = f[k].var;
-                    vl = f[k].vlen;
-                    break;
-                }
+        wk_ev_sel_find(st, &s, path, ev, f, nf, &var, &vl);
         if (var == NULL || pos + vl + (h.nsel - i) > cap) {
             out[pos++] = 0;             /* the null Variant */
             continue;

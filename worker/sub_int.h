@@ -75,6 +75,8 @@
 #define WK_MI_QUEUE_MAX_DEF       1000      /* MaxMonitoredItemQueueSize */
 #define WK_MI_EVQ_MAX_DEF         1000      /* limits.max_event_queue_size */
 #define WK_MI_EVQ_DEF             100       /* default_event_queue_size */
+#define WK_EV_SELECT_MAX          128       /* select clauses of one
+                                               * filter */
 #define WK_EV_FILTER_MAX          8192      /* bytes of a compiled
                                                EventFilter */
 #define WK_EV_WHERE_MAX           256       /* where elements, hard cap */
@@ -773,6 +775,27 @@ uint32_t wk_mi_emit_events(struct wk_subs *st, struct wk_sub *sub,
 ua_status wk_ev_filter(struct wk_subs *st, struct ua_arena *a,
                        const struct ua_extobj *x, uint32_t *chain,
                        struct ua_extobj *fres);
+/*
+ * The same compiled into st->evc only, *len bytes (the history's
+ * ReadEventDetails, worker/svc_histevent.c, copies it out); the status
+ * and *fres as wk_ev_filter().
+ */
+ua_status wk_ev_filter_compile(struct wk_subs *st, struct ua_arena *a,
+                               const struct ua_extobj *x, uint32_t *len,
+                               struct ua_extobj *fres);
+/* Does the event pass the compiled filter evc's where clause? */
+bool wk_ev_where_ok(struct wk_subs *st, const uint8_t *evc,
+                    const struct shm_fo_ev *ev,
+                    const struct shm_fo_ev_field *f, uint32_t nf);
+/*
+ * For each select clause of the compiled filter evc, the Variant bytes it
+ * takes of the event: var[i] and vl[i] (var[i] NULL: the null Variant;
+ * both arrays hold WK_EV_SELECT_MAX).  The number of clauses.
+ */
+uint32_t wk_ev_select(struct wk_subs *st, const uint8_t *evc,
+                      const struct shm_fo_ev *ev,
+                      const struct shm_fo_ev_field *f, uint32_t nf,
+                      const uint8_t **var, uint32_t *vl);
 /* A select clause / SimpleAttributeOperand checked (Part 4 §7.22.3):
  * its TypeDefinition node (SHM_NONE: BaseEventType) and path text
  * (path[SHM_FO_EV_PATH_MAX + 1]); Good or the clause's status. */

@@ -57,8 +57,11 @@
  * (worker/svc_histmod.c), paged alike; AnnotationCount counts the
  * node's annotations.
  *
- * Not yet (BadHistoryOperationUnsupported): ReadEventDetails, an
- * IndexRange on modified values or annotations.
+ * ReadEventDetails goes to the handler worker/svc_histevent.c registers
+ * (wk_svc_history_on_events).
+ *
+ * Not yet (BadHistoryOperationUnsupported): an IndexRange on modified
+ * values or annotations.
  *
  * Single-threaded on the worker's loop.  The store handle and the read
  * position are allocated once; a request allocates only from its arena.
@@ -109,6 +112,8 @@ struct wk_history {
     struct hs_read        r;
     struct ua_agg_sample *agg;      /* WK_SVC_HISTORY_AGG_MAX, allocated
                                        at the first ReadProcessed */
+    wk_svc_history_events_fn events;    /* ReadEventDetails */
+    void                 *events_arg;
 };
 
 #define WK_SVC_HISTORY_ONLY_BOUND  UINT32_MAX  /* a point's skip: only the end
@@ -193,6 +198,14 @@ wk_svc_history_init(struct wk_worker *w)
         return -EINVAL;
     }
     return 0;
+}
+
+void
+wk_svc_history_on_events(struct wk_worker *w, wk_svc_history_events_fn fn,
+                         void *arg)
+{
+    w->history->events = fn;
+    w->history->events_arg = arg;
 }
 
 void
@@ -1114,6 +1127,12 @@ wk_svc_history_read(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
     }
     if (eo->encoding != UA_EO_DECODED || eo->obj == NULL) {
         rh->service_result = UA_BAD_HISTORY_OPERATION_INVALID;
+        return;
+    }
+    if (eo->type == &ua_types[UA_TYPE_READEVENTDETAILS]
+        && h->events != NULL) {
+        h->events(h->events_arg, ctx, req, resp,
+                  wk_svc_history_store(ctx->w));
         return;
     }
     if (eo->type == &ua_types[UA_TYPE_READRAWMODIFIEDDETAILS]) {

@@ -15,6 +15,24 @@
  */
 int wk_svc_history_init(struct wk_worker *w);
 
+/*
+ * ReadEventDetails (Part 11 §6.5.2) is answered by the handler the
+ * subscriptions register (worker/svc_histevent.c: the EventFilter is
+ * theirs): called with the whole request once the checks common to every
+ * HistoryRead passed, and the store (NULL: none yet, or history off).
+ */
+struct hs_store;
+struct wk_svc_ctx;
+struct ua_history_read_request;
+struct ua_history_read_response;
+typedef void (*wk_svc_history_events_fn)(
+    void *arg, struct wk_svc_ctx *ctx,
+    const struct ua_history_read_request *req,
+    struct ua_history_read_response *resp, struct hs_store *s);
+
+void wk_svc_history_on_events(struct wk_worker *w,
+                              wk_svc_history_events_fn fn, void *arg);
+
 /* Close the store. */
 void wk_svc_history_fini(struct wk_worker *w);
 

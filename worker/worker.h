@@ -48,6 +48,7 @@ struct wk_svc;
 struct wk_writes;
 struct wk_calls;
 struct wk_history;
+struct wk_histevent;
 struct wk_histupds;
 struct wk_subs;
 struct event_base;
@@ -113,6 +114,8 @@ struct wk_worker {
     /* HistoryRead's reader of the history store (worker/svc_history.c);
      * NULL: not registered. */
     struct wk_history        *history;
+    /* ReadEventDetails' reader (worker/svc_histevent.c). */
+    struct wk_histevent      *histevent;
     /* HistoryUpdate's pending updates (worker/svc_histupd.c). */
     struct wk_histupds       *histupd;
     /* sub: subscriptions and monitored items (worker/sub.h). */

@@ -199,7 +199,7 @@ put between proto/codec.c '#include "codec.h"' '#include "shm/ring.h"'
 fail between 'proto/codec.c:2: proto/ and shm/ never include each other'
 
 # hist/ (the history store) stands alone: LMDB in hist/store.c (and the
-# side databases' files) only, no
+# side databases' and the events' files) only, no
 # other module's headers; worker/ may include it.
 fork hist
 put hist hist/LAYERS 'base: sample' 'top: store'

@@ -3,8 +3,9 @@
 //
 // run.sh historizes ns=1;s=v7 (history.nodes): the test writes 50 values
 // to it, lets the historian commit them, and reads them back:
-//   - HistoryServerCapabilities: data access, MaxReturnDataValues, no
-//     events, Insert (test/historyupdate.test.js does the updates);
+//   - HistoryServerCapabilities: data access, MaxReturnDataValues,
+//     events (test/historyevents.test.js reads them), Insert
+//     (test/historyupdate.test.js does the updates);
 //     OperationLimits MaxNodesPerHistoryReadData;
 //   - ReadRawModifiedDetails forward with numValuesPerNode 7: eight pages
 //     through continuation points, every value in order, nothing twice;
@@ -194,7 +195,8 @@ describe("HistoryRead of a historized variable (ns=1;s=v7)", () => {
             ]);
             assert.equal(dv[0].value.value, true);
             assert.equal(dv[1].value.value, 10000);
-            assert.equal(dv[2].value.value, false);
+            assert.equal(dv[2].value.value, true,
+                "event history (test/historyevents.test.js)");
             assert.equal(dv[3].value.value, true, "HistoryUpdate Insert");
             assert.ok(dv[4].value.value > 0, `${dv[4].value.value}`);
         });

@@ -287,8 +287,10 @@ START_TEST(test_object_all_attributes)
     ck_assert(ua_string_eq(&qn->name, "Server"));
     ck_assert(ua_string_eq(&attr_lt(n, UA_ATTR_DISPLAYNAME)->text,
                            "Server"));
+    /* SubscribeToEvents, and HistoryRead: history keeps events by
+     * default (history.events, broker/addrspace.c). */
     ck_assert_uint_eq(*(const uint8_t *)attr(n, UA_ATTR_EVENTNOTIFIER,
-                                             UA_BT_BYTE), 1);
+                                             UA_BT_BYTE), 5);
     ck_assert_uint_eq(*(const uint32_t *)attr(n, UA_ATTR_WRITEMASK,
                                               UA_BT_UINT32), 0);
     for (uint32_t a = UA_ATTR_ISABSTRACT; a <= UA_ATTR_ACCESSLEVELEX; a++) {
