@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #define SHM_MAGIC          0x52424155u     /* "UABR" */
-#define SHM_LAYOUT_VERSION 20u     /* 7: SHM_R_THROTTLE, throttle keys in
+#define SHM_LAYOUT_VERSION 21u     /* 7: SHM_R_THROTTLE, throttle keys in
                                     * the config snapshot; 8: failed logins
                                     * per IP address; 9: rsa_cpu_us;
                                     * 10: browse_cache_kb in the config;
@@ -56,7 +56,8 @@
                                     * the config, events lost in a move;
                                     * 20: event history's keys in the
                                     * config, its counters in the
-                                    * historian's row */
+                                    * historian's row; 21: a park
+                                    * record's progress halves */
 #define SHM_CACHELINE      128
 #define SHM_NONE           0xFFFFFFFFu     /* no node, no slot, no offset */
 
@@ -1019,6 +1020,13 @@ static_assert(offsetof(struct shm_throttle, accept_tat_us) == SHM_CACHELINE,
  *
  *   cur   0: no session; else bit 0: the half, bits 31..1: a version
  *
+ * Beside the blob (the structure, rewritten when the session's structure
+ * changes) a record holds the progress a NotificationMessage makes (the
+ * subscriptions' sequence numbers and kept messages, the items' sent
+ * watermarks, worker/park.c): two halves again, named by `pcur` the same
+ * way, published the same way.  A progress names the `cur` of the blob
+ * it goes with; the successor applies it only to that blob.
+ *
  * The change log: a ring of `clog_n` entries of 64 bytes that the broker
  * writes (the only writer) with each value change a worker watches (an
  * interest bit set, a dead worker's included), in the order of the
@@ -1046,12 +1054,14 @@ static_assert(sizeof(struct shm_clog_ent) == 64, "log entry");
 
 struct shm_park_rec {
     _Atomic uint32_t cur;       /* see above */
-    uint32_t         pad;
+    _Atomic uint32_t pcur;      /* the progress: the same, for poff/plen */
     uint32_t         off[2];    /* into the slot's data */
     uint32_t         len[2];
     uint64_t         head[2];   /* the change log's head before the pack */
+    uint32_t         poff[2];   /* the progress record's halves */
+    uint32_t         plen[2];
 };
-static_assert(sizeof(struct shm_park_rec) == 40, "park record");
+static_assert(sizeof(struct shm_park_rec) == 56, "park record");
 
 struct shm_park_slot {
     alignas(SHM_CACHELINE) _Atomic uint64_t cut;    /* W: broker */

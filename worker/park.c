@@ -11,14 +11,23 @@
  * live), copies, fills the half `cur` does not name, stores `cur`
  * (release), and only then frees the old half's bytes.
  *
+ * The progress (worker/park.h) is a second record beside the blob, the
+ * same two halves named by `pcur`: u32 WK_PARK_PROGRESS_VERSION, u32 the
+ * `cur` of the blob it goes with, the sub layer's part.  A rewrite of
+ * the blob drops the progress (the blob holds all of it then); a
+ * progress that does not fit rewrites the blob instead.
+ *
  * Invariants:
+ *   - rec[i].pcur != 0 only while rec[i].cur != 0; the progress it names
+ *     was written after the blob rec[i].cur names and names that cur.
  *   - rec[i].cur != 0 exactly when tok[i] names the session parked at
  *     pool index i; nparked counts them.
- *   - ext[] holds one extent per record half in use, sorted by offset,
+ *   - ext[] holds one extent per record half in use (blob and
+ *     progress), sorted by offset,
  *     none overlapping.
  *   - dirty[] bits name pool indices to rewrite at the end of the
- *     iteration; a session gone by then (closed, moved, timed out) is
- *     dropped instead.
+ *     iteration, pdirty[] those whose progress to write; a session gone
+ *     by then (closed, moved, timed out) is dropped instead.
  *
  * Single-threaded, on the worker's loop.
  */
@@ -33,6 +42,7 @@
 #include "shm/park.h"
 
 #define WK_PARK_SCRATCH_MAX (16u << 20)    /* one blob, at most */
+#define WK_PARK_PROGRESS_VERSION 1u
 
 struct wk_park_ext {
     uint32_t off, len;
@@ -49,16 +59,18 @@ struct wk_park {
     struct wk_park_handlers  subs;
     uint8_t                 *buf;           /* one packed blob */
     uint32_t                 buf_cap;
-    struct wk_park_ext      *ext;           /* [2 * nrec], sorted */
+    struct wk_park_ext      *ext;           /* [4 * nrec], sorted */
     uint32_t                 next;
     struct ua_guid          *tok;           /* [nrec] */
     uint8_t                 *unfit;         /* [nrec]: counted as not
                                              * parked already */
     uint64_t                *dirty;         /* [nrec / 64 + 1] bits */
+    uint64_t                *pdirty;        /* the same, progress */
     uint32_t                 ndirty_words;
     bool                     any_dirty;
     bool                     pending;       /* a predecessor's records */
     uint32_t                 last_bytes;
+    uint32_t                 last_pbytes;
     uint64_t                 used;          /* data bytes in use */
 };
 
@@ -66,6 +78,8 @@ static int64_t wk_park_alloc(struct wk_park *p, uint32_t len);
 static void wk_park_free(struct wk_park *p, uint32_t off, uint32_t len);
 static void wk_park_drop(struct wk_park *p, uint32_t i);
 static void wk_park_write(struct wk_park *p, struct wk_session *s);
+static void wk_park_unprogress(struct wk_park *p, uint32_t i);
+static bool wk_park_write_progress(struct wk_park *p, struct wk_session *s);
 static void wk_park_end(void *arg);
 static void wk_park_second(void *arg);
 static void wk_park_closing(void *arg, struct wk_session *s,
@@ -116,12 +130,13 @@ wk_park_init(struct wk_worker *w, struct wk_loop *l)
     p->buf_cap = cap;
     p->ndirty_words = p->nrec / 64 + 1;
     p->buf = wk_alloc(w, cap);
-    p->ext = wk_alloc(w, (size_t)p->nrec * 2 * sizeof(*p->ext));
+    p->ext = wk_alloc(w, (size_t)p->nrec * 4 * sizeof(*p->ext));
     p->tok = wk_alloc(w, (size_t)p->nrec * sizeof(*p->tok));
     p->unfit = wk_alloc(w, p->nrec);
     p->dirty = wk_alloc(w, (size_t)p->ndirty_words * sizeof(*p->dirty));
+    p->pdirty = wk_alloc(w, (size_t)p->ndirty_words * sizeof(*p->pdirty));
     if (p->buf == NULL || p->ext == NULL || p->tok == NULL
-        || p->unfit == NULL || p->dirty == NULL) {
+        || p->unfit == NULL || p->dirty == NULL || p->pdirty == NULL) {
         w->park = p;
         wk_park_fini(w);
         return -ENOMEM;
@@ -129,6 +144,7 @@ wk_park_init(struct wk_worker *w, struct wk_loop *l)
     memset(p->tok, 0, (size_t)p->nrec * sizeof(*p->tok));
     memset(p->unfit, 0, p->nrec);
     memset(p->dirty, 0, (size_t)p->ndirty_words * sizeof(*p->dirty));
+    memset(p->pdirty, 0, (size_t)p->ndirty_words * sizeof(*p->pdirty));
     for (uint32_t i = 0; i < k->nrec && !p->pending; i++)
         p->pending = atomic_load_explicit(&p->rec[i].cur,
                                           memory_order_acquire) != 0;
@@ -154,6 +170,7 @@ wk_park_fini(struct wk_worker *w)
     wk_free(w, p->tok);
     wk_free(w, p->unfit);
     wk_free(w, p->dirty);
+    wk_free(w, p->pdirty);
     wk_free(w, p);
     w->park = NULL;
 }
@@ -184,6 +201,12 @@ uint32_t
 wk_park_last_bytes(const struct wk_worker *w)
 {
     return w->park != NULL ? w->park->last_bytes : 0;
+}
+
+uint32_t
+wk_park_last_progress_bytes(const struct wk_worker *w)
+{
+    return w->park != NULL ? w->park->last_pbytes : 0;
 }
 
 bool
@@ -232,6 +255,20 @@ wk_park_touch(struct wk_worker *w, const struct wk_session *s)
         wk_park_touch_index(w, s->index);
 }
 
+void
+wk_park_progress(struct wk_worker *w, const struct wk_session *s)
+{
+    struct wk_park *p = w->park;
+
+    if (p == NULL || s == NULL || s->index >= p->nrec)
+        return;
+    p->pdirty[s->index / 64] |= UINT64_C(1) << (s->index % 64);
+    if (!p->any_dirty) {
+        p->any_dirty = true;
+        wk_loop_iteration(p->loop);
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* the data bytes                                                      */
 /* ------------------------------------------------------------------ */
@@ -251,7 +288,7 @@ wk_park_alloc(struct wk_park *p, uint32_t len)
     }
     if (i == p->next && p->data_bytes - at < len)
         return -1;
-    if (p->next == p->nrec * 2)
+    if (p->next == p->nrec * 4)
         return -1;
     memmove(&p->ext[i + 1], &p->ext[i], (p->next - i) * sizeof(*p->ext));
     p->ext[i].off = (uint32_t)at;
@@ -299,6 +336,7 @@ wk_park_drop(struct wk_park *p, uint32_t i)
 
     if (cur == 0)
         return;
+    wk_park_unprogress(p, i);
     atomic_store_explicit(&r->cur, 0, memory_order_release);
     wk_park_free(p, r->off[cur & 1], r->len[cur & 1]);
     memset(&p->tok[i], 0, sizeof(p->tok[i]));
@@ -354,6 +392,7 @@ wk_park_write(struct wk_park *p, struct wk_session *s)
     atomic_store_explicit(&r->cur, (ver << 1) | h, memory_order_release);
     if (cur != 0)
         wk_park_free(p, r->off[cur & 1], r->len[cur & 1]);
+    wk_park_unprogress(p, s->index);    /* the blob holds it all now */
     p->tok[s->index] = s->token;
     p->last_bytes = b.len;
     WK_PARK_COUNT(w, session_park_writes, 1);
@@ -362,6 +401,73 @@ wk_park_write(struct wk_park *p, struct wk_session *s)
     else if (w->row != NULL)
         atomic_store_explicit(&w->row->session_park_bytes, p->used,
                               memory_order_relaxed);
+}
+
+/* Record i's progress no longer counts (the blob is newer, or gone). */
+static void
+wk_park_unprogress(struct wk_park *p, uint32_t i)
+{
+    struct shm_park_rec *r = &p->rec[i];
+    uint32_t             pc = atomic_load_explicit(&r->pcur,
+                                                   memory_order_relaxed);
+
+    if (pc == 0)
+        return;
+    atomic_store_explicit(&r->pcur, 0, memory_order_release);
+    wk_park_free(p, r->poff[pc & 1], r->plen[pc & 1]);
+}
+
+/*
+ * s's progress beside its parked blob: packed into free bytes (its size
+ * asked first), published by one release store of pcur; then the old
+ * half's bytes are freed.  false: it did not fit (the caller rewrites
+ * the blob).
+ */
+static bool
+wk_park_write_progress(struct wk_park *p, struct wk_session *s)
+{
+    struct shm_park_rec *r = &p->rec[s->index];
+    struct wk_roam_buf   b = { .w = p->w, .p = p->buf, .cap = p->buf_cap,
+                               .max = p->buf_cap, .parking = true };
+    uint32_t             cur = atomic_load_explicit(&r->cur,
+                                                    memory_order_relaxed);
+    uint32_t             pc = atomic_load_explicit(&r->pcur,
+                                                   memory_order_relaxed);
+    uint32_t             h = pc != 0 ? (pc & 1) ^ 1 : 0, ver;
+    int64_t              off = -1;
+    uint64_t             need;
+
+    if (cur == 0 || p->subs.progress == NULL
+        || p->subs.progress_bytes == NULL)
+        return false;
+    /* Packed straight into its free bytes (one copy of the kept
+     * messages): its size first. */
+    need = 8 + p->subs.progress_bytes(p->subs.arg, s);
+    if (need > p->buf_cap || (off = wk_park_alloc(p, (uint32_t)need)) < 0)
+        return false;
+    b.p = p->data + off;
+    b.cap = b.max = (uint32_t)need;
+    wk_roam_put_u32(&b, WK_PARK_PROGRESS_VERSION);
+    wk_roam_put_u32(&b, cur);
+    p->subs.progress(p->subs.arg, s, &b);
+    if (b.bad || b.len != need) {
+        wk_park_free(p, (uint32_t)off, (uint32_t)need);
+        return false;
+    }
+    r->poff[h] = (uint32_t)off;
+    r->plen[h] = b.len;
+    ver = (pc >> 1) + 1;
+    if (ver > (UINT32_MAX >> 1))
+        ver = 1;
+    atomic_store_explicit(&r->pcur, (ver << 1) | h, memory_order_release);
+    if (pc != 0)
+        wk_park_free(p, r->poff[pc & 1], r->plen[pc & 1]);
+    p->last_pbytes = b.len;
+    WK_PARK_COUNT(p->w, session_park_writes, 1);
+    if (p->w->row != NULL)
+        atomic_store_explicit(&p->w->row->session_park_bytes, p->used,
+                              memory_order_relaxed);
+    return true;
 }
 
 /* The end of an iteration: every session marked, written once. */
@@ -375,11 +481,13 @@ wk_park_end(void *arg)
         return;
     p->any_dirty = false;
     for (uint32_t k = 0; k < p->ndirty_words; k++) {
-        uint64_t m = p->dirty[k];
+        uint64_t m = p->dirty[k] | p->pdirty[k], whole = p->dirty[k];
 
         p->dirty[k] = 0;
+        p->pdirty[k] = 0;
         for (; m != 0; m &= m - 1) {
-            uint32_t           i = k * 64 + (uint32_t)__builtin_ctzll(m);
+            uint32_t           bit = (uint32_t)__builtin_ctzll(m);
+            uint32_t           i = k * 64 + bit;
             struct wk_session *s;
 
             if (i >= p->nrec)
@@ -387,7 +495,8 @@ wk_park_end(void *arg)
             s = &w->sessions[i];
             if (!s->used || !s->activated || wk_roam_moving(w, s))
                 wk_park_drop(p, i);
-            else
+            else if ((whole & (UINT64_C(1) << bit))
+                     || !wk_park_write_progress(p, s))
                 wk_park_write(p, s);
         }
     }
@@ -434,10 +543,16 @@ wk_park_adopt(struct wk_park *p, uint32_t i, struct wk_park_log *lg)
     uint32_t             cur = atomic_load_explicit(&r->cur,
                                                     memory_order_acquire);
     uint32_t             h = cur & 1, len = r->len[h], off = r->off[h];
+    uint32_t             pc = atomic_load_explicit(&r->pcur,
+                                                   memory_order_acquire);
+    uint32_t             plen = r->plen[pc & 1], poff = r->poff[pc & 1];
     struct wk_roam_buf   b = { .w = w, .p = p->buf, .cap = p->buf_cap,
                                .max = p->buf_cap, .park = lg };
+    struct wk_roam_buf   pb = { .w = w, .p = p->data + poff, .cap = plen,
+                                .max = plen, .len = plen };
     struct wk_roam_handlers subs = { .unpack = p->subs.unpack,
                                      .arg = p->subs.arg };
+    struct wk_session      *sess;
 
     if (cur == 0)
         return NULL;
@@ -447,12 +562,33 @@ wk_park_adopt(struct wk_park *p, uint32_t i, struct wk_park_log *lg)
     }
     memcpy(p->buf, p->data + off, len);
     b.len = len;
+    /* Its progress, read in place (the writer is dead), when it goes
+     * with this blob. */
+    if (pc != 0 && (uint64_t)poff + plen <= p->data_bytes
+        && wk_roam_get_u32(&pb) == WK_PARK_PROGRESS_VERSION
+        && wk_roam_get_u32(&pb) == cur && !pb.bad)
+        b.prog = &pb;
     /* A predecessor of an older build (a rolling upgrade) wrote version 1:
      * read as worker/roam.c reads a moved one. */
     b.version = wk_roam_get_u32(&b);
     if ((b.version != WK_ROAM_VERSION && b.version != 1)
         || wk_roam_get_u8(&b) != 1)
         return NULL;
+    sess = wk_roam_session_adopt(w, &b, &subs);
+    if (sess != NULL || b.prog == NULL)
+        return sess;
+    /* A progress that does not match its blob: the blob alone. */
+    shm_log(SHM_LOG_WARNING, "parked session %u: its progress does not "
+            "match its record, taken without it", i);
+    memset(&b, 0, sizeof(b));
+    b.w = w;
+    b.p = p->buf;
+    b.cap = b.max = p->buf_cap;
+    b.park = lg;
+    memcpy(p->buf, p->data + off, len);
+    b.len = len;
+    b.version = wk_roam_get_u32(&b);
+    (void)wk_roam_get_u8(&b);
     return wk_roam_session_adopt(w, &b, &subs);
 }
 
@@ -505,8 +641,10 @@ wk_park_inherit(struct wk_worker *w)
     if (p->subs.settle != NULL)
         p->subs.settle(p->subs.arg);
     /* Ours now: the park starts over and holds them again at once. */
-    for (uint32_t i = 0; i < p->k->nrec; i++)
+    for (uint32_t i = 0; i < p->k->nrec; i++) {
+        atomic_store_explicit(&p->rec[i].pcur, 0, memory_order_relaxed);
         atomic_store_explicit(&p->rec[i].cur, 0, memory_order_relaxed);
+    }
     p->next = 0;
     p->used = 0;
     wk_park_count(p);

@@ -6,9 +6,13 @@
  * moves a session between workers (worker/roam.h), in its slot's park: a
  * shared-memory region the broker owns (shm/park.h), so it outlives a
  * worker killed at any instruction.  A session is marked when it changes
- * (wk_park_touch: a service that changes its structure, a
- * NotificationMessage sent) and written once at the end of the loop
- * iteration, whatever the number of changes.
+ * (wk_park_touch: a service that changes its structure) and written once
+ * at the end of the loop iteration, whatever the number of changes.  A
+ * NotificationMessage sent changes only the session's progress
+ * (wk_park_progress): its subscriptions' sequence numbers and kept
+ * messages and its items' sent watermarks, a small record of its own
+ * beside the blob, rewritten at the end of the iteration; the successor
+ * applies it to the blob it goes with.
  *
  * The worker the broker starts in the slot of a dead one takes every
  * parked session over at start-up (wk_park_inherit), before it serves
@@ -49,7 +53,10 @@ struct wk_park_log {
  * The sub layer's part (registered at start-up; arg theirs):
  *   pack, unpack  a session's subscriptions into / out of a blob, as for
  *                 a move (worker/roam.h); unpack sees b->park set and
- *                 leaves the values missed to replay
+ *                 leaves the values missed to replay, and b->prog: the
+ *                 progress to apply to the blob (or NULL)
+ *   progress      a session's progress (format in worker/sub_roam.c)
+ *   progress_bytes  its exact size (packed straight into the park)
  *   replay        every logged change in lg for the items adopted: the
  *                 value changes that could not be given back (counted)
  *   settle        adoption done: drop interest in what nobody here
@@ -59,6 +66,9 @@ struct wk_park_handlers {
     void     (*pack)(void *arg, struct wk_session *s, struct wk_roam_buf *b);
     int      (*unpack)(void *arg, struct wk_session *s,
                        struct wk_roam_buf *b);
+    void     (*progress)(void *arg, struct wk_session *s,
+                         struct wk_roam_buf *b);
+    uint64_t (*progress_bytes)(void *arg, struct wk_session *s);
     uint64_t (*replay)(void *arg, const struct wk_park_log *lg);
     void     (*settle)(void *arg);
     void      *arg;
@@ -90,6 +100,10 @@ uint32_t wk_park_inherit(struct wk_worker *w);
 void wk_park_touch(struct wk_worker *w, const struct wk_session *s);
 void wk_park_touch_index(struct wk_worker *w, uint32_t index);
 
+/* s sent a NotificationMessage: its progress is written at the end of
+ * this iteration (its whole record when it has none parked). */
+void wk_park_progress(struct wk_worker *w, const struct wk_session *s);
+
 /* Does a request of service stat (SHM_SVC_*) change what is parked? */
 bool wk_park_service(uint8_t stat);
 
@@ -98,5 +112,8 @@ void wk_park_lost(struct wk_worker *w, uint64_t n);
 
 /* The last record written (bytes; tests, benchmarks). */
 uint32_t wk_park_last_bytes(const struct wk_worker *w);
+
+/* The last progress record written (bytes; tests, benchmarks). */
+uint32_t wk_park_last_progress_bytes(const struct wk_worker *w);
 
 #endif /* WK_PARK_H */

@@ -70,6 +70,8 @@ struct wk_roam_buf {
                                      * move */
     bool              parking;      /* writing one into the park: what
                                      * only a move needs is left out */
+    struct wk_roam_buf *prog;       /* reading a parked session: its
+                                     * progress (worker/park.h), or NULL */
     uint32_t          version;      /* reading: the blob's */
 };
 

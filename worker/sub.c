@@ -957,6 +957,7 @@ wk_sub_ss_link(struct wk_subs *st, struct wk_subsess *e, struct wk_sub *sub)
     sub->snext = e->shead;
     e->shead = (uint32_t)(sub - st->subs);
     e->nsubs++;
+    wk_park_touch_index(st->w, sub->sess);  /* its structure changed */
 }
 
 static void
@@ -967,6 +968,7 @@ wk_sub_ss_unlink(struct wk_subs *st, struct wk_sub *sub)
 
     if (sub->sess == WK_NIL)
         return;
+    wk_park_touch_index(st->w, sub->sess);  /* its structure changed */
     e = &st->ss[sub->sess];
     for (p = &e->shead; *p != WK_NIL; p = &st->subs[*p].snext)
         if (*p == idx) {
@@ -1158,7 +1160,7 @@ wk_sub_send(struct wk_subs *st, struct wk_subsess *e, struct wk_sub *sub,
         sub->seq = wk_sub_next_seq(sub);
         wk_retx_add(st, sub, sub->seq, st->w->now_dt, type,
                         st->out, (uint32_t)len);
-        wk_park_touch(st->w, s);    /* its kept messages, its sequence */
+        wk_park_progress(st->w, s); /* its kept messages, its sequence */
         memset(&eo, 0, sizeof(eo));
         eo.type_id = ua_nodeid_num(0, type);
         eo.encoding = UA_EO_BYTES;
