@@ -16,7 +16,7 @@
  *      after the broker stamped it: deferring the bells delays nothing
  *      beyond the tick that publishes it;
  *   2. the broker deferred bells: /stats fanout notif_bells_deferred > 0,
- *      and it rang fewer bells than a 16th of the blocks it published
+ *      and it rang fewer bells than an 8th of the blocks it published
  *      (without the promise a sleeping worker is rung for every block, and
  *      without sub->hot for the first block of every interval);
  *   3. B's values come one per sampling interval, counted from when the
@@ -244,9 +244,11 @@ main(int argc, char **argv)
     /* Without the promise a sleeping worker is rung for every block;
      * without a subscription looking at the tick after the one it
      * published on (sub->hot), for the first block of every interval (a
-     * quarter of them here). */
-    itest_check(16 * (bells1 - bells0) < blocks1 - blocks0,
-                "fewer bells than a 16th of the blocks (%llu bells, %llu "
+     * quarter of them here).  An 8th still tells both apart (a quarter
+     * is twice it); a 16th failed at its edge under ASan (10 bells, 160
+     * blocks) on an idle machine. */
+    itest_check(8 * (bells1 - bells0) < blocks1 - blocks0,
+                "fewer bells than an 8th of the blocks (%llu bells, %llu "
                 "blocks)", (unsigned long long)(bells1 - bells0),
                 (unsigned long long)(blocks1 - blocks0));
     itest_check(b.q.values >= WB_B_MIN && b.q.src_breaks == 0,
