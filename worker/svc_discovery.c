@@ -221,7 +221,7 @@ wk_svc_endpoints(struct wk_svc_ctx *ctx, int32_t *n,
              * one: a client ignores it there (Part 4 §5.5.4.1), and
              * node-opcua's reconnection, when a channel it was opening
              * was closed, fetches it from the endpoint it uses and
-             * stops on a null one (docs/design-notes.md, "roll"). */
+             * stops on a null one (docs/design-notes.md D109). */
             if (sc->cert != NULL) {
                 d->server_certificate.len = (int32_t)sc->cert_len;
                 d->server_certificate.data = (uint8_t *)sc->cert;

@@ -215,7 +215,7 @@ is_endpoints(void)
     itest_check(certs_ok && is_server_cert_len > 0,
              "every secured endpoint carries the server certificate");
     /* The None endpoint too (a client ignores it there, Part 4 §5.5.4.1;
-     * node-opcua's reconnection reads it: docs/design-notes.md "roll"). */
+     * node-opcua's reconnection reads it: docs/design-notes.md D109). */
     itest_check(none_cert > 0 && (size_t)none_cert == is_server_cert_len
                 && memcmp(none_data, is_server_cert, is_server_cert_len) == 0,
              "the None endpoint carries the server certificate too (%d "

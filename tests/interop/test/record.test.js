@@ -9,8 +9,8 @@
 // that came with that number as a duplicate: the values of 1 to 15
 // writes missing on every item, no gap in the sequence numbers, after
 // any pause of a second or more (a worker retired, a connection cut),
-// which read as a silent loss of the server's (docs/design-notes.md,
-// "roll: the values a rolling restart lost were the test's").
+// which read as a silent loss of the server's (docs/design-notes.md
+// D109).
 "use strict";
 
 const { describe, it } = require("node:test");

@@ -20,9 +20,8 @@
 // (lib/common.js recordValues): it took a keep-alive's sequence number,
 // which names the message that comes next (Part 4 §5.14.1.1), as a
 // message seen and skipped that message as a duplicate
-// (test/record.test.js; docs/design-notes.md "roll: the values a rolling
-// restart lost were the test's").  tests/integ/integ_roll.c asserts the
-// same with our own client.
+// (test/record.test.js; docs/design-notes.md D109).
+// tests/integ/integ_roll.c asserts the same with our own client.
 "use strict";
 
 const { describe, it, before, after } = require("node:test");
@@ -57,6 +56,24 @@ describe("rolling restart (-w 2)", { skip }, () => {
     function restarts(st) {
         return (st.workers || []).map((w) => w.restarts);
     }
+
+    // node-opcua's reconnection, when the channel it was opening is
+    // closed (its connection reached the worker that retires next),
+    // fetches the server's certificate from the endpoint it uses, here
+    // None/None, and stopped on a null one: an unhandled rejection, the
+    // client stuck (docs/design-notes.md D109).
+    it("node-opcua fetches the server certificate from the None endpoint",
+       async () => {
+        const c = makeClient(b.cm, "roll", false);
+        await c.connect(b.url);
+        const err = await new Promise((resolve) => {
+            c.fetchServerCertificate(b.url, (e) => resolve(e));
+        });
+        assert.ok(!err, "fetchServerCertificate: " + (err && err.message));
+        assert.ok(c.serverCertificate && c.serverCertificate.length > 0,
+                  "the None endpoint carries the certificate");
+        await c.disconnect();
+    });
 
     it("2 rolling restarts: the same session, the same subscription, every value once and in order",
        async () => {
