@@ -786,7 +786,7 @@ bench-hist-read: build/uabroker build/uaworker build/uahistorian
 # through the server (tests/bench/bench_hist_proc.sh, node-opcua from
 # tests/interop; BENCH_ARGS="[uabroker [reads]]").
 .PHONY: bench-hist-ingest bench-hist-proc
-bench-hist-ingest: build/uabroker build/uaworker build/uahistorian
+bench-hist-ingest: $(UABENCH) build/uabroker build/uaworker build/uahistorian
 	sh tests/bench/bench_hist_ingest.sh $(BENCH_ARGS)
 
 bench-hist-proc: build/uabroker build/uaworker build/uahistorian

@@ -79,6 +79,10 @@ struct bk_fanout {
     struct shm_fanout_ref   fo;
     struct shm_park        *park;       /* parked sessions, the change
                                          * log (NULL: none) */
+    uint64_t                log_mask;   /* slots whose changes are logged:
+                                         * the workers', not the
+                                         * historian's (it parks no
+                                         * session) */
     struct bk_fanout_worker w[SHM_WORKERS_MAX];
     /* The block being filled. */
     bool                    filling;

@@ -256,31 +256,57 @@ int
 shm_blockpool_append(struct shm_blockpool_ref *p, struct shm_block_handle h,
                      uint32_t slot, const void *bytes, uint32_t len)
 {
-    struct shm_block    *b = shm_blockpool_filling(p, h);
-    struct shm_block_rec rec = { .slot = slot, .len = len };
-    uint32_t             cap = p->block_size - sizeof(*b), used;
-    uint64_t             need;
-    uint8_t             *at;
+    uint8_t *at = shm_blockpool_reserve(p, h, len);
+
+    if (at == NULL)
+        return shm_blockpool_filling(p, h) == NULL ? -EINVAL : -ENOSPC;
+    if (len != 0)
+        memcpy(at, bytes, len);
+    shm_blockpool_commit(p, h, slot, len);
+    return 0;
+}
+
+uint8_t *
+shm_blockpool_reserve(struct shm_blockpool_ref *p, struct shm_block_handle h,
+                      uint32_t max)
+{
+    struct shm_block *b = shm_blockpool_filling(p, h);
+    uint32_t          cap = p->block_size - sizeof(*b), used;
+    uint64_t          need;
 
     if (b == NULL)
-        return -EINVAL;
+        return NULL;
     used = atomic_load_explicit(&b->used, memory_order_relaxed);
-    need = sizeof(rec) + (((uint64_t)len + SHM_BLOCK_REC_ALIGN - 1)
-                          & ~(uint64_t)(SHM_BLOCK_REC_ALIGN - 1));
+    need = sizeof(struct shm_block_rec)
+           + (((uint64_t)max + SHM_BLOCK_REC_ALIGN - 1)
+              & ~(uint64_t)(SHM_BLOCK_REC_ALIGN - 1));
     if (need > cap - used)
-        return -ENOSPC;
-    at = (uint8_t *)b + sizeof(*b) + used;
+        return NULL;
+    return (uint8_t *)b + sizeof(*b) + used + sizeof(struct shm_block_rec);
+}
+
+void
+shm_blockpool_commit(struct shm_blockpool_ref *p, struct shm_block_handle h,
+                     uint32_t slot, uint32_t len)
+{
+    struct shm_block    *b = shm_blockpool_block(p, h.index);
+    struct shm_block_rec rec = { .slot = slot, .len = len };
+    uint32_t             used = atomic_load_explicit(&b->used,
+                                                     memory_order_relaxed);
+    uint32_t             need = sizeof(rec)
+                                + ((len + SHM_BLOCK_REC_ALIGN - 1)
+                                   & ~(SHM_BLOCK_REC_ALIGN - 1));
+    uint8_t             *at = (uint8_t *)b + sizeof(*b) + used;
+
     memcpy(at, &rec, sizeof(rec));
-    if (len != 0)
-        memcpy(at + sizeof(rec), bytes, len);
-    /* Zero the padding: blocks never leak an older record's bytes. */
-    memset(at + sizeof(rec) + len, 0, (size_t)(need - sizeof(rec) - len));
-    atomic_store_explicit(&b->used, used + (uint32_t)need,
-                          memory_order_relaxed);
+    /* Zero the padding (under SHM_BLOCK_REC_ALIGN bytes): blocks never
+     * leak an older record's bytes. */
+    for (uint32_t i = sizeof(rec) + len; i < need; i++)
+        at[i] = 0;
+    atomic_store_explicit(&b->used, used + need, memory_order_relaxed);
     atomic_store_explicit(
         &b->nrecs, atomic_load_explicit(&b->nrecs, memory_order_relaxed) + 1,
         memory_order_relaxed);
-    return 0;
 }
 
 void

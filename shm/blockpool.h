@@ -110,6 +110,20 @@ int shm_blockpool_append(struct shm_blockpool_ref *p,
                          const void *bytes, uint32_t len);
 
 /*
+ * The same in two steps, for a record written in place (no copy through
+ * a buffer of the caller's): reserve returns where the record's bytes go
+ * when up to max of them fit in the FILLING block h (NULL: they do not,
+ * or h is not a block being filled); the caller writes them, then
+ * commit appends them as slot's record of len <= max bytes.  Nothing
+ * between the two may append to h.
+ */
+uint8_t *shm_blockpool_reserve(struct shm_blockpool_ref *p,
+                               struct shm_block_handle h, uint32_t max);
+void shm_blockpool_commit(struct shm_blockpool_ref *p,
+                          struct shm_block_handle h, uint32_t slot,
+                          uint32_t len);
+
+/*
  * Stamp the FILLING block h with the time of its changes (CLOCK_MONOTONIC
  * ms): what a worker that drains it late takes as their time.
  */
