@@ -380,6 +380,10 @@ CHECK_PROGS += $(INTEG)/integ_history
 # of the raw tables, every aggregate read back by ReadProcessed
 # (tests/integ/integ_hist_p13.c).
 CHECK_PROGS += $(INTEG)/integ_hist_p13
+# The data collection rules of Part 11 §5.2.2 (MinTimeInterval,
+# ExceptionDeviation, MaxTimeInterval) applied by the historian
+# (tests/integ/integ_hist_collect.c).
+CHECK_PROGS += $(INTEG)/integ_hist_collect
 # Modified values and annotations through the whole server: HistoryUpdate
 # keeping what it changes, isReadModified with paging, annotations through
 # the Annotations Property, the bad input, a viewer refused
