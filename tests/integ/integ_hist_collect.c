@@ -14,7 +14,10 @@
  *      v2 only the values more than 5 from the last stored (4), v3 more
  *      than 10 % of it (3), v5 all 20;
  *   4. v4, never written: after 3.5 s its value was stored again about
- *      every second (MaxTimeInterval), not only once at the start.
+ *      every second (MaxTimeInterval), not only once at the start;
+ *   5. StartOfArchive and StartOfOnlineArchive of v5's HA Configuration
+ *      (read with the Read service) are the time of v5's oldest sample
+ *      (its first value of a raw read over all time).
  *
  * Prints "ok N - what" / "FAIL N - what" and "integ_hist_collect: N
  * passed, M failed"; exits non-zero on any failure.
@@ -127,6 +130,35 @@ ic_read(struct uaconn *c, const char *id, int64_t from, int64_t to,
         return 0;
     *out = hd->data_values;
     return hd->n_data_values;
+}
+
+/* The Value of ns=1;s=id (Read service): its DateTime, or -1. */
+static int64_t
+ic_read_time(struct uaconn *c, const char *id)
+{
+    struct ua_read_request  req;
+    struct ua_read_response resp;
+    struct ua_read_value_id rv;
+    ua_status               s;
+
+    memset(&rv, 0, sizeof(rv));
+    rv.node_id = ua_nodeid_str(1, id);
+    rv.attribute_id = UA_ATTR_VALUE;
+    rv.index_range.len = -1;
+    rv.data_encoding.name.len = -1;
+    memset(&req, 0, sizeof(req));
+    req.timestamps_to_return = UA_TIMESTAMPSTORETURN_NEITHER;
+    req.n_nodes_to_read = 1;
+    req.nodes_to_read = &rv;
+    ua_arena_reset(&ic_arena);
+    s = uaconn_call(c, &ua_types[UA_TYPE_READREQUEST], &req,
+                    &ua_types[UA_TYPE_READRESPONSE], &resp, &ic_arena);
+    if (s != UA_GOOD || resp.n_results != 1
+        || !(resp.results[0].mask & UA_DV_VALUE)
+        || resp.results[0].value.type != UA_BT_DATETIME
+        || resp.results[0].value.data == NULL)
+        return -1;
+    return *(const int64_t *)resp.results[0].value.data;
 }
 
 /* The values of a read as numbers, "a b c". */
@@ -254,6 +286,20 @@ main(int argc, char **argv)
                     "stored again each second (%d values over 4 s, the "
                     "closest %.2f s apart)", n,
                     n > 1 ? (double)gap_min / IC_SEC : 0.0);
+    }
+    /* 5. The oldest sample, read on demand. */
+    n = ic_read(&c, "v5", 1, ic_now() + 60 * IC_SEC, &dv);
+    {
+        int64_t first = n > 0 ? dv[0].source_ts : -2;
+        int64_t a = ic_read_time(&c, "v5.HAConfiguration.StartOfArchive");
+        int64_t o = ic_read_time(&c,
+                                 "v5.HAConfiguration.StartOfOnlineArchive");
+
+        itest_check(n > IC_N && a == first && o == first,
+                    "StartOfArchive and StartOfOnlineArchive of v5 are its "
+                    "oldest sample's time (%lld, %lld; the first of %d "
+                    "values %lld)", (long long)a, (long long)o, n,
+                    (long long)first);
     }
     uaconn_close_session(&c);
     uaconn_close(&c);
