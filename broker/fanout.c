@@ -291,7 +291,9 @@ bk_fanout_mono_ms(void)
 static int
 bk_fanout_take_block(struct bk_fanout *f)
 {
-    if (f->dry || shm_blockpool_alloc(&f->pool, &f->cur) != 0) {
+    if (f->dry || shm_blockpool_alloc(&f->pool, &f->cur) != 0
+        || (f->cur_b = shm_blockpool_filling_block(&f->pool, f->cur))
+               == NULL) {
         f->dry = true;
         bk_fanout_count(&f->fo.sh->blocks_exhausted, 1);
         return -ENOSPC;
@@ -307,7 +309,8 @@ bk_fanout_take_block(struct bk_fanout *f)
 /*
  * Room for a record of up to max bytes in the block being filled (one
  * taken, or the full one flushed and another taken): where its bytes go
- * (shm_blockpool_reserve), or NULL when the pool has no block.
+ * (shm_block_reserve on the block's header, which we keep while we fill
+ * it), or NULL when the pool has no block.
  */
 static uint8_t *
 bk_fanout_room(struct bk_fanout *f, uint32_t max)
@@ -316,13 +319,13 @@ bk_fanout_room(struct bk_fanout *f, uint32_t max)
 
     if (!f->filling && bk_fanout_take_block(f) != 0)
         return NULL;
-    p = shm_blockpool_reserve(&f->pool, f->cur, max);
+    p = shm_block_reserve(f->cur_b, f->rec_cap, max);
     if (p != NULL)
         return p;
     bk_fanout_flush(f);
     if (bk_fanout_take_block(f) != 0)
         return NULL;
-    return shm_blockpool_reserve(&f->pool, f->cur, max);
+    return shm_block_reserve(f->cur_b, f->rec_cap, max);
 }
 
 /*
@@ -363,7 +366,7 @@ bk_fanout_add(struct bk_fanout *f, uint32_t slot, uint64_t mask,
     n = shm_fo_dv_finish_len(p, len, m);
     if (log)                        /* contract (4) */
         shm_park_log(f->park, slot, m->server_ts, p, (uint32_t)n);
-    shm_blockpool_commit(&f->pool, f->cur, slot, (uint32_t)n);
+    shm_block_commit(f->cur_b, slot, (uint32_t)n);
     f->cur_mask |= live;
     if (f->cur_n < f->cur_max)
         f->cur_slots[f->cur_n++] = slot;

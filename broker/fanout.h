@@ -87,6 +87,7 @@ struct bk_fanout {
     /* The block being filled. */
     bool                    filling;
     struct shm_block_handle cur;
+    struct shm_block       *cur_b;      /* its header (records go in place) */
     uint64_t                cur_mask;
     uint32_t               *cur_slots;  /* slots of its records */
     uint32_t                cur_n;

@@ -271,42 +271,23 @@ shm_blockpool_reserve(struct shm_blockpool_ref *p, struct shm_block_handle h,
                       uint32_t max)
 {
     struct shm_block *b = shm_blockpool_filling(p, h);
-    uint32_t          cap = p->block_size - sizeof(*b), used;
-    uint64_t          need;
 
-    if (b == NULL)
-        return NULL;
-    used = atomic_load_explicit(&b->used, memory_order_relaxed);
-    need = sizeof(struct shm_block_rec)
-           + (((uint64_t)max + SHM_BLOCK_REC_ALIGN - 1)
-              & ~(uint64_t)(SHM_BLOCK_REC_ALIGN - 1));
-    if (need > cap - used)
-        return NULL;
-    return (uint8_t *)b + sizeof(*b) + used + sizeof(struct shm_block_rec);
+    return b == NULL ? NULL
+                     : shm_block_reserve(b, p->block_size - sizeof(*b), max);
 }
 
 void
 shm_blockpool_commit(struct shm_blockpool_ref *p, struct shm_block_handle h,
                      uint32_t slot, uint32_t len)
 {
-    struct shm_block    *b = shm_blockpool_block(p, h.index);
-    struct shm_block_rec rec = { .slot = slot, .len = len };
-    uint32_t             used = atomic_load_explicit(&b->used,
-                                                     memory_order_relaxed);
-    uint32_t             need = sizeof(rec)
-                                + ((len + SHM_BLOCK_REC_ALIGN - 1)
-                                   & ~(SHM_BLOCK_REC_ALIGN - 1));
-    uint8_t             *at = (uint8_t *)b + sizeof(*b) + used;
+    shm_block_commit(shm_blockpool_block(p, h.index), slot, len);
+}
 
-    memcpy(at, &rec, sizeof(rec));
-    /* Zero the padding (under SHM_BLOCK_REC_ALIGN bytes): blocks never
-     * leak an older record's bytes. */
-    for (uint32_t i = sizeof(rec) + len; i < need; i++)
-        at[i] = 0;
-    atomic_store_explicit(&b->used, used + need, memory_order_relaxed);
-    atomic_store_explicit(
-        &b->nrecs, atomic_load_explicit(&b->nrecs, memory_order_relaxed) + 1,
-        memory_order_relaxed);
+struct shm_block *
+shm_blockpool_filling_block(const struct shm_blockpool_ref *p,
+                            struct shm_block_handle h)
+{
+    return shm_blockpool_filling(p, h);
 }
 
 void
