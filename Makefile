@@ -21,6 +21,7 @@
 #   make bench-hist-start the server's start-up with a 1 GiB history store
 #   make bench-hist-read HistoryRead of 10,000 values through the server
 #   make bench-hist-ingest historized changes through the broker, on/off
+#   make bench-instr-hist the broker's instructions per change, on/off/+sub
 #   make bench-hist-proc ReadProcessed Average per hour over a day, server
 #   make bench-histmod   the cost of keeping modified values, their reads
 #   make bench-histevent event history in the store: events/s, reads
@@ -950,6 +951,13 @@ bench: $(UABENCH) build/uabroker build/uaworker build/uahistorian
 .PHONY: bench-instr
 bench-instr: $(UABENCH) build/uabroker build/uaworker build/uahistorian
 	sh tests/bench/instr_write.sh
+
+# The broker's instructions per value change with history off and on,
+# with and without a subscriber on the same variables
+# (tests/bench/instr_hist.sh; needs valgrind).
+.PHONY: bench-instr-hist
+bench-instr-hist: $(UABENCH) build/uabroker build/uaworker build/uahistorian
+	sh tests/bench/instr_hist.sh
 
 # Two builds through the server matrix, alternating, in one run
 # (tests/bench/bench_ab.sh): make bench-ab A=old/uabroker B=build/uabroker
