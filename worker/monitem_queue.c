@@ -713,6 +713,7 @@ wk_mi_emit(struct wk_subs *st, struct wk_sub *sub, uint32_t max, size_t cap,
 
     if (cap > st->out_cap)
         cap = st->out_cap;
+    st->nsent = 0;
     if (sub->rhead != WK_NIL && st->items[sub->rhead].rnext != WK_NIL) {
         const struct wk_mi *nx = &st->items[st->items[sub->rhead].rnext];
 
@@ -788,6 +789,12 @@ wk_mi_emit(struct wk_subs *st, struct wk_sub *sub, uint32_t max, size_t cap,
             mi->qtail = WK_NIL;
         if (mi->qlen > 0)
             break;                  /* max reached: it stays first */
+        /* Its queue emptied: everything it took is in this message (or
+         * was filtered out), for the park's progress (worker/park.h). */
+        if (st->nsent < st->sent_cap) {
+            st->sent_ids[st->nsent] = mi->id;
+            st->sent_wms[st->nsent++] = mi->wm_ts;
+        }
         sub->rhead = mi->rnext;
         if (sub->rhead == WK_NIL)
             sub->rtail = WK_NIL;
