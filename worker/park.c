@@ -12,7 +12,7 @@
  * (release), and only then frees the old half's bytes.
  *
  * The data bytes: the first `area` for blobs and progress records (first
- * fit), the rest (half of them) the kept ring: a copy of each
+ * fit), the rest (a quarter of them) the kept ring: a copy of each
  * NotificationMessage a parked session keeps for Republish, taken when it
  * is sent (wk_park_keep), let go when the retransmission queue lets it go
  * (wk_park_dropped).  A byte ring like the retransmission store's
@@ -184,6 +184,7 @@ static void wk_park_second(void *arg);
 static void wk_park_closing(void *arg, struct wk_session *s,
                             bool delete_subs);
 static void wk_park_count(struct wk_park *p);
+static void wk_park_gauge(struct wk_park *p);
 static struct wk_session *wk_park_adopt(struct wk_park *p, uint32_t i,
                                         struct wk_park_log *lg);
 
@@ -221,10 +222,10 @@ wk_park_init(struct wk_worker *w, struct wk_loop *l)
     p->data = shm_park_data(k, w->slot);
     p->nrec = w->conf->max_sessions;
     p->data_bytes = k->data_bytes;
-    /* Half the bytes (at most 2 GiB) for the kept ring, the rest for
-     * blobs and progress records. */
-    p->ring_cap = (uint32_t)((p->data_bytes / 2 > (UINT64_C(1) << 31)
-                                  ? (UINT64_C(1) << 31) : p->data_bytes / 2)
+    /* A quarter of the bytes (at most 2 GiB) for the kept ring, the
+     * rest for blobs and progress records. */
+    p->ring_cap = (uint32_t)((p->data_bytes / 4 > (UINT64_C(1) << 31)
+                                  ? (UINT64_C(1) << 31) : p->data_bytes / 4)
                              & ~(uint64_t)7);
     p->area = (p->data_bytes - p->ring_cap) & ~(uint64_t)7;
     p->ring_off = (uint32_t)p->area;
@@ -411,8 +412,16 @@ wk_park_count(struct wk_park *p)
         n += atomic_load_explicit(&p->rec[i].cur, memory_order_relaxed) != 0;
     atomic_store_explicit(&p->k->s[p->w->slot].nparked, n,
                           memory_order_release);
+    wk_park_gauge(p);
+}
+
+/* /stats session_park_bytes: records and the kept ring's bytes. */
+static void
+wk_park_gauge(struct wk_park *p)
+{
     if (p->w->row != NULL)
-        atomic_store_explicit(&p->w->row->session_park_bytes, p->used,
+        atomic_store_explicit(&p->w->row->session_park_bytes,
+                              p->used + (p->ring_tail - p->ring_head),
                               memory_order_relaxed);
 }
 
@@ -488,9 +497,8 @@ wk_park_write(struct wk_park *p, struct wk_session *s)
     WK_PARK_COUNT(w, session_park_writes, 1);
     if (cur == 0)
         wk_park_count(p);
-    else if (w->row != NULL)
-        atomic_store_explicit(&w->row->session_park_bytes, p->used,
-                              memory_order_relaxed);
+    else
+        wk_park_gauge(p);
 }
 
 /* Record i's progress no longer counts (the blob is newer, or gone). */
@@ -560,9 +568,7 @@ wk_park_snapshot(struct wk_park *p, struct wk_session *s)
         wk_park_free(p, r->poff[pc & 1], r->plen[pc & 1]);
     p->last_pbytes = (uint32_t)need;
     WK_PARK_COUNT(p->w, session_park_writes, 1);
-    if (p->w->row != NULL)
-        atomic_store_explicit(&p->w->row->session_park_bytes, p->used,
-                              memory_order_relaxed);
+    wk_park_gauge(p);
     return true;
 }
 
@@ -718,9 +724,12 @@ wk_park_sent(struct wk_worker *w, const struct wk_session *s,
         wk_roam_put_u32(&b, m->len);
         wk_roam_put_u32(&b, m->kept);
         wk_roam_put_u32(&b, m->n);
+        /* The items: straight stores (little-endian host, as
+         * wk_roam_put), the room is there. */
         for (uint32_t k = 0; k < m->n; k++) {
-            wk_roam_put_u32(&b, m->ids[k]);
-            wk_roam_put_u64(&b, (uint64_t)m->wms[k]);
+            memcpy(b.p + b.len, &m->ids[k], 4);
+            memcpy(b.p + b.len + 4, &m->wms[k], 8);
+            b.len += 12;
         }
         wk_park_jcommit(p, s->index, (uint32_t)n);
         return;

@@ -1179,7 +1179,7 @@ wk_sub_send(struct wk_subs *st, struct wk_subsess *e, struct wk_sub *sub,
         if (!wk_retx_add(st, sub, sub->seq, st->w->now_dt, type, st->out,
                          (uint32_t)len, pm.kept))
             pm.kept = WK_PARK_NO_KEPT;
-        if (st->sent_cap > 0) {
+        if (st->w->park != NULL) {
             pm.sub_id = sub->id;
             pm.seq = sub->seq;
             pm.type = type;

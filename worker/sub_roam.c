@@ -644,11 +644,19 @@ wk_sub_roam_snapshot(void *arg, struct wk_session *s, struct wk_roam_buf *b)
             wk_roam_put_u32(b, r->park);
         }
         wk_roam_put_u32(b, sub->nitems);
+        if ((uint64_t)b->len + 12 * (uint64_t)sub->nitems > b->cap) {
+            b->bad = true;          /* (written straight into the park) */
+            return;
+        }
+        /* The items: straight stores (little-endian host, as
+         * wk_roam_put). */
         for (uint32_t m = sub->ihead; m != WK_NIL; m = st->items[m].snext) {
             const struct wk_mi *mi = &st->items[m];
+            int64_t             wm = mi->qlen == 0 ? mi->wm_ts : 0;
 
-            wk_roam_put_u32(b, mi->id);
-            wk_roam_put_u64(b, mi->qlen == 0 ? (uint64_t)mi->wm_ts : 0);
+            memcpy(b->p + b->len, &mi->id, 4);
+            memcpy(b->p + b->len + 4, &wm, 8);
+            b->len += 12;
         }
     }
 }
