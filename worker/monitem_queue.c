@@ -790,10 +790,16 @@ wk_mi_emit(struct wk_subs *st, struct wk_sub *sub, uint32_t max, size_t cap,
         if (mi->qlen > 0)
             break;                  /* max reached: it stays first */
         /* Its queue emptied: everything it took is in this message (or
-         * was filtered out), for the park's progress (worker/park.h). */
-        if (st->nsent < st->sent_cap) {
-            st->sent_ids[st->nsent] = mi->id;
-            st->sent_wms[st->nsent++] = mi->wm_ts;
+         * was filtered out), for the park's progress (worker/park.h),
+         * in runs of consecutive ids with one watermark. */
+        if (st->nsent > 0 && st->sent[st->nsent - 1].wm == mi->wm_ts
+            && st->sent[st->nsent - 1].first + st->sent[st->nsent - 1].count
+                   == mi->id) {
+            st->sent[st->nsent - 1].count++;
+        } else if (st->nsent < st->sent_cap) {
+            st->sent[st->nsent].first = mi->id;
+            st->sent[st->nsent].count = 1;
+            st->sent[st->nsent++].wm = mi->wm_ts;
         }
         sub->rhead = mi->rnext;
         if (sub->rhead == WK_NIL)

@@ -38,8 +38,9 @@
  *         unknown): the subscription's whole progress (what the blob and
  *         earlier entries said of it no longer counts)
  *   SEND  u32 1, sub id, seq, type, i64 publishTime, u32 len, handle,
- *         u32 n, per item whose queue the message emptied: u32 id, i64
- *         its watermark
+ *         u32 nruns, per run of the items whose queue the message
+ *         emptied: u32 first id, u32 count (ids first .. first + count
+ *         - 1), i64 their watermark (struct wk_park_run)
  *   DROP  u32 2, sub id, seq: a kept message let go
  *
  * An item's sent watermark: its newest ServerTimestamp taken, when the
@@ -81,8 +82,8 @@
 #define WK_PARK_PROGRESS_VERSION 2u   /* 1: the kept messages copied
                                         * into each progress, no journal */
 #define WK_PARK_PHDR        16u        /* the progress record's header */
-#define WK_PARK_JOURNAL_MIN 1024u      /* journal bytes past a snapshot:
-                                        * at least this, and twice it */
+#define WK_PARK_JOURNAL_MIN 4096u      /* journal bytes past a snapshot:
+                                        * this more than the snapshot's */
 #define WK_PARK_NONE        UINT32_MAX
 
 struct wk_park_ext {
@@ -120,8 +121,13 @@ struct wk_park_prog {
     struct wk_park_gsub  *subs;
     struct wk_park_gkept *kept;
     struct wk_park_gwm   *wm;
-    uint32_t              nsubs, nkept, nwm, cap;
+    uint32_t              nsubs, nkept, nwm;
+    uint32_t              cap_subs, cap_kept, cap_wm;
+    bool                  counting;     /* a first pass: counts only */
+    struct wk_park_gsub   dummy;
 };
+
+#define WK_PARK_WM_MAX (1u << 26)      /* watermarks in one progress */
 
 struct wk_park {
     struct wk_worker        *w;
@@ -712,7 +718,7 @@ wk_park_sent(struct wk_worker *w, const struct wk_session *s,
         wk_park_touch_index(w, s->index);
         return;
     }
-    n = 36 + 12 * (uint64_t)m->n;
+    n = 36 + sizeof(struct wk_park_run) * (uint64_t)m->nruns;
     if (n <= UINT32_MAX
         && (b.p = wk_park_jroom(p, s->index, (uint32_t)n)) != NULL) {
         b.cap = b.max = (uint32_t)n;
@@ -723,14 +729,11 @@ wk_park_sent(struct wk_worker *w, const struct wk_session *s,
         wk_roam_put_u64(&b, (uint64_t)m->time);
         wk_roam_put_u32(&b, m->len);
         wk_roam_put_u32(&b, m->kept);
-        wk_roam_put_u32(&b, m->n);
-        /* The items: straight stores (little-endian host, as
-         * wk_roam_put), the room is there. */
-        for (uint32_t k = 0; k < m->n; k++) {
-            memcpy(b.p + b.len, &m->ids[k], 4);
-            memcpy(b.p + b.len + 4, &m->wms[k], 8);
-            b.len += 12;
-        }
+        wk_roam_put_u32(&b, m->nruns);
+        /* The runs as they are (u32, u32, i64: little-endian host, as
+         * wk_roam_put). */
+        wk_roam_put(&b, m->runs,
+                    (uint32_t)(sizeof(struct wk_park_run) * m->nruns));
         wk_park_jcommit(p, s->index, (uint32_t)n);
         return;
     }
@@ -845,10 +848,15 @@ wk_park_closing(void *arg, struct wk_session *s, bool delete_subs)
 static struct wk_park_gsub *
 wk_park_gsub_of(struct wk_park_prog *g, uint32_t id, bool add)
 {
+    if (g->counting) {
+        g->nsubs++;
+        memset(&g->dummy, 0, sizeof(g->dummy));
+        return &g->dummy;
+    }
     for (uint32_t i = 0; i < g->nsubs; i++)
         if (g->subs[i].id == id)
             return &g->subs[i];
-    if (!add || g->nsubs == g->cap)
+    if (!add || g->nsubs == g->cap_subs)
         return NULL;
     memset(&g->subs[g->nsubs], 0, sizeof(g->subs[0]));
     g->subs[g->nsubs].id = id;
@@ -862,7 +870,11 @@ wk_park_gkept_add(struct wk_park_prog *g, uint32_t sub_id, uint32_t seq,
 {
     struct wk_park_gkept *k;
 
-    if (g->nkept == g->cap)
+    if (g->counting) {
+        g->nkept++;
+        return true;
+    }
+    if (g->nkept == g->cap_kept)
         return false;
     if (kind == WK_PARK_G_PARK
         && ((uint64_t)off + len > g->data_bytes || off == WK_PARK_NO_KEPT))
@@ -882,8 +894,12 @@ static bool
 wk_park_gwm_add(struct wk_park_prog *g, uint32_t sub_id, uint32_t id,
                 int64_t wm)
 {
-    if (g->nwm == g->cap)
+    if (g->nwm >= (g->counting ? WK_PARK_WM_MAX : g->cap_wm))
         return false;
+    if (g->counting) {
+        g->nwm++;
+        return true;
+    }
     g->wm[g->nwm].sub_id = sub_id;
     g->wm[g->nwm].item_id = id;
     g->wm[g->nwm].ord = g->nwm;
@@ -904,9 +920,8 @@ wk_park_gwm_cmp(const void *a, const void *b)
     return x->ord < y->ord ? -1 : x->ord > y->ord;
 }
 
-/* The entries e[len] (the format above) into g, whose arrays hold
- * g->cap each (every entry and item is at least 12 bytes).  false:
- * malformed. */
+/* The entries e[len] (the format above) into g (g->counting: only
+ * counted, for the arrays' sizes).  false: malformed. */
 static bool
 wk_park_prog_decode(struct wk_park *p, struct wk_park_prog *g,
                     const uint8_t *e, uint32_t len)
@@ -927,7 +942,7 @@ wk_park_prog_decode(struct wk_park *p, struct wk_park_prog *g,
             gs->seq = seq;
             gs->sent = wk_roam_get_u32(&b) != 0;
             gs->reset = 2;
-            for (k = 0; k < g->nkept; k++)
+            for (k = 0; k < g->nkept && !g->counting; k++)
                 if (g->kept[k].sub_id == sub_id)
                     g->kept[k].kind = 0;
             n = wk_roam_get_u32(&b);
@@ -968,15 +983,24 @@ wk_park_prog_decode(struct wk_park *p, struct wk_park_prog *g,
                 return false;
             n = wk_roam_get_u32(&b);
             for (k = 0; k < n && !b.bad; k++) {
-                uint32_t id = wk_roam_get_u32(&b);
+                uint32_t first = wk_roam_get_u32(&b);
+                uint32_t count = wk_roam_get_u32(&b);
+                int64_t  wm = (int64_t)wk_roam_get_u64(&b);
 
-                if (!wk_park_gwm_add(g, sub_id, id,
-                                     (int64_t)wk_roam_get_u64(&b)))
+                if (count > WK_PARK_WM_MAX)
                     return false;
+                for (uint32_t j = 0; j < count && !b.bad; j++)
+                    if (!wk_park_gwm_add(g, sub_id, first + j, wm))
+                        return false;
             }
             break;
         }
         case WK_PARK_E_DROP:
+            if (g->counting) {
+                (void)wk_park_gkept_add(g, sub_id, seq, 0, 0, 0, 0,
+                                        WK_PARK_G_BLOBDROP);
+                break;
+            }
             for (k = 0; k < g->nkept; k++)
                 if (g->kept[k].sub_id == sub_id && g->kept[k].seq == seq
                     && (g->kept[k].kind == WK_PARK_G_PARK
@@ -995,7 +1019,8 @@ wk_park_prog_decode(struct wk_park *p, struct wk_park_prog *g,
     }
     if (b.bad)
         return false;
-    qsort(g->wm, g->nwm, sizeof(*g->wm), wk_park_gwm_cmp);
+    if (!g->counting)
+        qsort(g->wm, g->nwm, sizeof(*g->wm), wk_park_gwm_cmp);
     return true;
 }
 
@@ -1111,11 +1136,19 @@ wk_park_prog_load(struct wk_park *p, uint32_t i, struct wk_park_prog *g)
         return false;
     g->data = p->data;
     g->data_bytes = p->data_bytes;
-    g->cap = jlen / 12 + 1;
-    g->subs = wk_alloc(p->w, (size_t)g->cap * sizeof(*g->subs));
-    g->kept = wk_alloc(p->w, (size_t)g->cap * sizeof(*g->kept));
-    g->wm = wk_alloc(p->w, (size_t)g->cap * sizeof(*g->wm));
-    if (g->subs == NULL || g->kept == NULL || g->wm == NULL
+    /* Counted first, then read into arrays of those sizes. */
+    g->counting = true;
+    if (wk_park_prog_decode(p, g, at + WK_PARK_PHDR, jlen)) {
+        g->cap_subs = g->nsubs + 1;
+        g->cap_kept = g->nkept + 1;
+        g->cap_wm = g->nwm + 1;
+        g->nsubs = g->nkept = g->nwm = 0;
+        g->counting = false;
+        g->subs = wk_alloc(p->w, (size_t)g->cap_subs * sizeof(*g->subs));
+        g->kept = wk_alloc(p->w, (size_t)g->cap_kept * sizeof(*g->kept));
+        g->wm = wk_alloc(p->w, (size_t)g->cap_wm * sizeof(*g->wm));
+    }
+    if (g->counting || g->subs == NULL || g->kept == NULL || g->wm == NULL
         || !wk_park_prog_decode(p, g, at + WK_PARK_PHDR, jlen)) {
         shm_log(SHM_LOG_WARNING, "parked session %u: its progress is "
                 "malformed, taken without it", i);

@@ -98,16 +98,22 @@ struct wk_park_handlers {
 #define WK_PARK_E_DROP  2u
 #define WK_PARK_NO_KEPT UINT32_MAX      /* a handle: not in the park */
 
+/* Items first .. first + count - 1 (ids) emptied by a message, each
+ * with watermark wm (stored as is: 16 bytes, little-endian). */
+struct wk_park_run {
+    uint32_t first, count;
+    int64_t  wm;
+};
+
 /* A NotificationMessage sent (wk_park_sent). */
 struct wk_park_msg {
-    uint32_t        sub_id, seq, type, len;
-    int64_t         time;               /* publishTime */
-    const uint8_t  *body;
-    const uint32_t *ids;                /* the items whose queue it
+    uint32_t                  sub_id, seq, type, len;
+    int64_t                   time;     /* publishTime */
+    const uint8_t            *body;
+    const struct wk_park_run *runs;     /* the items whose queue it
                                          * emptied, and their watermarks */
-    const int64_t  *wms;
-    uint32_t        n;
-    uint32_t        kept;               /* wk_park_keep's handle */
+    uint32_t                  nruns;
+    uint32_t                  kept;     /* wk_park_keep's handle */
 };
 
 /*

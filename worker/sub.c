@@ -275,11 +275,9 @@ wk_sub_init(struct wk_worker *w)
      * (at most one per notification). */
     if (w->park != NULL) {
         st->sent_cap = st->lim.max_notifs;
-        st->sent_ids = wk_sub_alloc_mem(st, (size_t)st->sent_cap
-                                                * sizeof(uint32_t));
-        st->sent_wms = wk_sub_alloc_mem(st, (size_t)st->sent_cap
-                                                * sizeof(int64_t));
-        if (st->sent_ids == NULL || st->sent_wms == NULL)
+        st->sent = wk_sub_alloc_mem(st, (size_t)st->sent_cap
+                                            * sizeof(*st->sent));
+        if (st->sent == NULL)
             st->sent_cap = 0;
     }
     st->moved_cap = 4;
@@ -376,8 +374,7 @@ wk_sub_fini(struct wk_worker *w)
     wk_free(w, st->arena_buf);
     wk_free(w, st->acks_out);
     wk_free(w, st->seqs_out);
-    wk_free(w, st->sent_ids);
-    wk_free(w, st->sent_wms);
+    wk_free(w, st->sent);
     wk_free(w, st->moved_tab);
     wk_free(w, st->evwin);
     w->subs = NULL;
@@ -1186,9 +1183,8 @@ wk_sub_send(struct wk_subs *st, struct wk_subsess *e, struct wk_sub *sub,
             pm.len = (uint32_t)len;
             pm.time = st->w->now_dt;
             pm.body = st->out;
-            pm.ids = st->sent_ids;
-            pm.wms = st->sent_wms;
-            pm.n = st->nsent;
+            pm.runs = st->sent;
+            pm.nruns = st->nsent;
             wk_park_sent(st->w, s, &pm);
         }
         memset(&eo, 0, sizeof(eo));

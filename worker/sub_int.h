@@ -51,6 +51,7 @@
 #include <event2/event_struct.h>
 
 #include "conn.h"
+#include "park.h"
 #include "proto/arena.h"
 #include "proto/scalar.h"
 #include "proto/types.h"
@@ -500,10 +501,9 @@ struct wk_subs {
     ua_status            *acks_out;     /* [WK_SUB_ACKS_MAX] */
     uint32_t             *seqs_out;     /* [lim.max_retx] */
     /* The items whose queue the last wk_mi_emit emptied, and their
-     * watermarks (the park's progress, worker/park.h); sent_cap 0: no
-     * park, none noted. */
-    uint32_t             *sent_ids;     /* [sent_cap] */
-    int64_t              *sent_wms;
+     * watermarks, as runs of ids (the park's progress, worker/park.h);
+     * sent_cap 0: no park, none noted. */
+    struct wk_park_run   *sent;         /* [sent_cap] */
     uint32_t              sent_cap, nsent;
     uint64_t              key[2];       /* value hashes (SipHash) */
     /* The publishing timer (libevent), when there is a loop. */
