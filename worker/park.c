@@ -82,7 +82,7 @@
 #define WK_PARK_PROGRESS_VERSION 2u   /* 1: the kept messages copied
                                         * into each progress, no journal */
 #define WK_PARK_PHDR        16u        /* the progress record's header */
-#define WK_PARK_JOURNAL_MIN 4096u      /* journal bytes past a snapshot:
+#define WK_PARK_JOURNAL_MIN 1024u      /* journal bytes past a snapshot:
                                         * this more than the snapshot's */
 #define WK_PARK_NONE        UINT32_MAX
 

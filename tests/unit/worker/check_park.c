@@ -5,8 +5,8 @@
  * takes over.
  *
  * One worker (the fixture's, with a park in its segment and a loop whose
- * end-of-iteration handlers pk_end() runs, on the fixture's clock) parks a session with a
- * subscription and sends NotificationMessages; the test copies the park
+ * end-of-iteration handlers pk_end() runs, on the fixture's clock) parks
+ * a session with a subscription and sends NotificationMessages; the test copies the park
  * region out (the worker is "killed": nothing it does afterwards
  * counts), builds a second worker on a fresh segment with that copy as
  * its park, which takes the session over (wk_park_inherit), and looks at
@@ -330,6 +330,41 @@ START_TEST(test_journal_full_snapshot)
 }
 END_TEST
 
+/*
+ * A message that empties the queues of several items (consecutive ids,
+ * one watermark: one run): every one of them has its watermark at the
+ * successor, none keeps the blob's queue.
+ */
+START_TEST(test_items_in_runs)
+{
+    struct ua_nodeid v[3] = { sf_var(1), sf_var(3), sf_var(5) };
+    uint32_t         sub = sf_create_sub(CH, &tok, 100), item[3], kept[8];
+    int64_t          wm[3];
+
+    for (int i = 0; i < 3; i++)
+        item[i] = sf_item(CH, &tok, sub, v[i], 7 + (uint32_t)i, NULL);
+    ck_assert_uint_eq(item[1], item[0] + 1);
+    ck_assert_uint_eq(item[2], item[1] + 1);
+    pk_end();
+    for (int i = 0; i < 4; i++)
+        ck_assert_uint_eq(sf_publish(CH, &tok), UA_GOOD);
+    sf_tick(100);                   /* message 1: the initial values */
+    ck_assert_ptr_nonnull(sf_next());
+    for (int i = 0; i < 3; i++)
+        sf_change_d(v[i], 10.0 + i);
+    sf_tick(100);                   /* message 2: all three */
+    ck_assert_ptr_nonnull(sf_next());
+    ck_assert_uint_ge(wk_subs_get(&fx.w)->nsent, 1);
+    for (int i = 0; i < 3; i++)
+        wm[i] = pk_wm(sub, item[i]);
+
+    pk_kill_and_inherit();
+    ck_assert_int_eq(pk_kept(sub, kept), 2);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(pk_wm(sub, item[i]), wm[i]);
+}
+END_TEST
+
 static Suite *
 park_suite(void)
 {
@@ -341,6 +376,7 @@ park_suite(void)
     tcase_add_test(tc, test_torn_write_leaves_previous);
     tcase_add_test(tc, test_blob_kept_dropped);
     tcase_add_test(tc, test_journal_full_snapshot);
+    tcase_add_test(tc, test_items_in_runs);
     suite_add_tcase(s, tc);
     return s;
 }
