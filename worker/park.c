@@ -260,6 +260,9 @@ wk_park_init(struct wk_worker *w, struct wk_loop *l)
     for (uint32_t i = 0; i < k->nrec && !p->pending; i++)
         p->pending = atomic_load_explicit(&p->rec[i].cur,
                                           memory_order_acquire) != 0;
+    /* The kept ring's pages now, not one by one as sends first reach
+     * them (its bytes kept: a predecessor's are still to be read). */
+    shm_park_prefault(p->data + p->ring_off, p->ring_cap);
     w->park = p;
     if (wk_loop_on_end(l, wk_park_end, p) != 0
         || wk_loop_on_second(l, wk_park_second, p) != 0
