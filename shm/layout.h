@@ -1024,11 +1024,14 @@ static_assert(offsetof(struct shm_throttle, accept_tat_us) == SHM_CACHELINE,
  *   cur   0: no session; else bit 0: the half, bits 31..1: a version
  *
  * Beside the blob (the structure, rewritten when the session's structure
- * changes) a record holds the progress a NotificationMessage makes (the
+ * changes) a record holds the progress NotificationMessages make (the
  * subscriptions' sequence numbers and kept messages, the items' sent
  * watermarks, worker/park.c): two halves again, named by `pcur` the same
- * way, published the same way.  A progress names the `cur` of the blob
- * it goes with; the successor applies it only to that blob.
+ * way, published the same way; inside it a journal whose length is
+ * stored (release) after each entry.  A progress names the `cur` of the
+ * blob it goes with; the successor applies it only to that blob.  The
+ * kept messages it names are in the slot's data bytes too (their own,
+ * taken once when sent; how the worker divides the bytes is its own).
  *
  * The change log: a ring of `clog_n` entries of 64 bytes that the broker
  * writes (the only writer) with each value change a worker watches (an

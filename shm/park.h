@@ -27,6 +27,11 @@ uint64_t shm_park_region_bytes(const struct shm_plan *p);
 int shm_park_region_init(void *region, uint64_t size,
                          const struct shm_plan *p);
 
+/* The pages of at[len] taken now (writable, their bytes kept), not at
+ * their first write: the log (shm_park_region_init), a worker's kept
+ * ring.  Best effort. */
+void shm_park_prefault(void *at, uint64_t len);
+
 /* The park of segment s; NULL when it has none or its header is bad. */
 struct shm_park *shm_park_of(const struct shm_segment *s);
 

@@ -713,6 +713,7 @@ wk_mi_emit(struct wk_subs *st, struct wk_sub *sub, uint32_t max, size_t cap,
 
     if (cap > st->out_cap)
         cap = st->out_cap;
+    st->nsent = 0;
     if (sub->rhead != WK_NIL && st->items[sub->rhead].rnext != WK_NIL) {
         const struct wk_mi *nx = &st->items[st->items[sub->rhead].rnext];
 
@@ -788,6 +789,18 @@ wk_mi_emit(struct wk_subs *st, struct wk_sub *sub, uint32_t max, size_t cap,
             mi->qtail = WK_NIL;
         if (mi->qlen > 0)
             break;                  /* max reached: it stays first */
+        /* Its queue emptied: everything it took is in this message (or
+         * was filtered out), for the park's progress (worker/park.h),
+         * in runs of consecutive ids with one watermark. */
+        if (st->nsent > 0 && st->sent[st->nsent - 1].wm == mi->wm_ts
+            && st->sent[st->nsent - 1].first + st->sent[st->nsent - 1].count
+                   == mi->id) {
+            st->sent[st->nsent - 1].count++;
+        } else if (st->nsent < st->sent_cap) {
+            st->sent[st->nsent].first = mi->id;
+            st->sent[st->nsent].count = 1;
+            st->sent[st->nsent++].wm = mi->wm_ts;
+        }
         sub->rhead = mi->rnext;
         if (sub->rhead == WK_NIL)
             sub->rtail = WK_NIL;

@@ -7,12 +7,17 @@
  * shared-memory region the broker owns (shm/park.h), so it outlives a
  * worker killed at any instruction.  A session is marked when it changes
  * (wk_park_touch: a service that changes its structure) and written once
- * at the end of the loop iteration, whatever the number of changes.  A
- * NotificationMessage sent changes only the session's progress
- * (wk_park_progress): its subscriptions' sequence numbers and kept
- * messages and its items' sent watermarks, a small record of its own
- * beside the blob, rewritten at the end of the iteration; the successor
- * applies it to the blob it goes with.
+ * at the end of the loop iteration, whatever the number of changes.
+ *
+ * A NotificationMessage sent changes only the session's progress, written
+ * when it is sent (wk_park_sent, before the response goes out): the
+ * message is copied once into the park's kept ring, where it stays until
+ * the client acknowledges it or the retransmission queue lets it go
+ * (wk_park_dropped), and an entry naming it, with the watermarks of the
+ * items whose queue it emptied, is appended to the session's progress
+ * journal.  A journal that is full is replaced by a snapshot of the
+ * subscriptions' progress (the sub layer's).  The successor applies
+ * blob, snapshot and journal, in that order (struct wk_park_prog).
  *
  * The worker the broker starts in the slot of a dead one takes every
  * parked session over at start-up (wk_park_inherit), before it serves
@@ -25,7 +30,7 @@
  *
  * Single-threaded, on the worker's loop.  No allocation after start-up:
  * the blob is packed into a buffer allocated once, then copied into the
- * park.
+ * park; the progress is written straight into it.
  */
 #ifndef WK_PARK_H
 #define WK_PARK_H
@@ -49,14 +54,26 @@ struct wk_park_log {
                                          * change since it began) */
 };
 
+/* One kept message of a parked session's progress (successor). */
+struct wk_park_kept {
+    uint32_t       seq, type, len;
+    int64_t        time;
+    const uint8_t *body;            /* in the park */
+};
+
+/* A parked session's progress, decoded by the successor (park.c). */
+struct wk_park_prog;
+
 /*
  * The sub layer's part (registered at start-up; arg theirs):
  *   pack, unpack  a session's subscriptions into / out of a blob, as for
  *                 a move (worker/roam.h); unpack sees b->park set and
  *                 leaves the values missed to replay, and b->prog: the
  *                 progress to apply to the blob (or NULL)
- *   progress      a session's progress (format in worker/sub_roam.c)
- *   progress_bytes  its exact size (packed straight into the park)
+ *   snapshot      a session's progress as snapshot entries (format in
+ *                 worker/park.c), each kept message named by the handle
+ *                 wk_park_sent gave it
+ *   snapshot_bytes  its exact size (written straight into the park)
  *   replay        every logged change in lg for the items adopted: the
  *                 value changes that could not be given back (counted)
  *   settle        adoption done: drop interest in what nobody here
@@ -66,12 +83,37 @@ struct wk_park_handlers {
     void     (*pack)(void *arg, struct wk_session *s, struct wk_roam_buf *b);
     int      (*unpack)(void *arg, struct wk_session *s,
                        struct wk_roam_buf *b);
-    void     (*progress)(void *arg, struct wk_session *s,
+    void     (*snapshot)(void *arg, struct wk_session *s,
                          struct wk_roam_buf *b);
-    uint64_t (*progress_bytes)(void *arg, struct wk_session *s);
+    uint64_t (*snapshot_bytes)(void *arg, struct wk_session *s);
     uint64_t (*replay)(void *arg, const struct wk_park_log *lg);
     void     (*settle)(void *arg);
     void      *arg;
+};
+
+/* The progress entries (little-endian u32 unless said; worker/park.c):
+ * a snapshot of one subscription, a message sent, one let go. */
+#define WK_PARK_E_SUB   3u
+#define WK_PARK_E_SEND  1u
+#define WK_PARK_E_DROP  2u
+#define WK_PARK_NO_KEPT UINT32_MAX      /* a handle: not in the park */
+
+/* Items first .. first + count - 1 (ids) emptied by a message, each
+ * with watermark wm (stored as is: 16 bytes, little-endian). */
+struct wk_park_run {
+    uint32_t first, count;
+    int64_t  wm;
+};
+
+/* A NotificationMessage sent (wk_park_sent). */
+struct wk_park_msg {
+    uint32_t                  sub_id, seq, type, len;
+    int64_t                   time;     /* publishTime */
+    const uint8_t            *body;
+    const struct wk_park_run *runs;     /* the items whose queue it
+                                         * emptied, and their watermarks */
+    uint32_t                  nruns;
+    uint32_t                  kept;     /* wk_park_keep's handle */
 };
 
 /*
@@ -100,9 +142,41 @@ uint32_t wk_park_inherit(struct wk_worker *w);
 void wk_park_touch(struct wk_worker *w, const struct wk_session *s);
 void wk_park_touch_index(struct wk_worker *w, uint32_t index);
 
-/* s sent a NotificationMessage: its progress is written at the end of
- * this iteration (its whole record when it has none parked). */
-void wk_park_progress(struct wk_worker *w, const struct wk_session *s);
+/*
+ * s is sending a NotificationMessage of body[len] (emitted; before it is
+ * kept): a copy into the park's kept ring.  Its handle (for the kept
+ * message, wk_park_sent, wk_park_dropped) or WK_PARK_NO_KEPT (no park,
+ * not parked, no room).  wk_park_sent follows before anything else.
+ */
+uint32_t wk_park_keep(struct wk_worker *w, const struct wk_session *s,
+                      const uint8_t *body, uint32_t len);
+
+/* s sent m (kept; before the response goes out): the progress journal
+ * told (m->kept WK_PARK_NO_KEPT: the whole record is rewritten at the
+ * end of the iteration). */
+void wk_park_sent(struct wk_worker *w, const struct wk_session *s,
+                  const struct wk_park_msg *m);
+
+/* A kept message of subscription sub_id of session index sess (WK_NIL:
+ * none) was let go (acknowledged, or dropped from the queue): the
+ * journal told, then the copy of handle kept freed. */
+void wk_park_dropped(struct wk_worker *w, uint32_t sess, uint32_t sub_id,
+                     uint32_t seq, uint32_t kept);
+
+/* The successor, unpacking a blob with b->prog set: */
+/* sub_id's sequence number and sent flag from the progress; false: none. */
+bool wk_park_prog_sub(const struct wk_park_prog *g, uint32_t sub_id,
+                      uint32_t *seq, uint8_t *sent);
+/* Is the blob's kept message seq of sub_id still kept? */
+bool wk_park_prog_keeps(const struct wk_park_prog *g, uint32_t sub_id,
+                        uint32_t seq);
+/* sub_id's kept messages the park holds, oldest first: *k from 0;
+ * false past the last. */
+bool wk_park_prog_kept(const struct wk_park_prog *g, uint32_t sub_id,
+                       uint32_t *k, struct wk_park_kept *out);
+/* Item item_id of sub_id: its sent watermark, 0 unknown. */
+int64_t wk_park_prog_wm(const struct wk_park_prog *g, uint32_t sub_id,
+                        uint32_t item_id);
 
 /* Does a request of service stat (SHM_SVC_*) change what is parked? */
 bool wk_park_service(uint8_t stat);
@@ -113,7 +187,7 @@ void wk_park_lost(struct wk_worker *w, uint64_t n);
 /* The last record written (bytes; tests, benchmarks). */
 uint32_t wk_park_last_bytes(const struct wk_worker *w);
 
-/* The last progress record written (bytes; tests, benchmarks). */
+/* The last progress snapshot written (bytes; tests, benchmarks). */
 uint32_t wk_park_last_progress_bytes(const struct wk_worker *w);
 
 #endif /* WK_PARK_H */

@@ -11,11 +11,16 @@
  * store is full the worker's oldest message goes, whoever owns it
  * (Republish of it is then BadMessageNotAvailable).
  *
+ * A parked session's kept message has a copy in the park as well
+ * (worker/park.h), taken by the sender: the park is told when the
+ * message goes (wk_park_dropped), after it left the queue.
+ *
  * Single-threaded, on the worker's loop.  No allocation (the store is
  * allocated by wk_sub_init).
  */
 #include <string.h>
 
+#include "park.h"
 #include "sub_int.h"
 
 static struct wk_rmsg *wk_retx_msg(struct wk_subs *st, uint64_t at);
@@ -126,10 +131,10 @@ wk_retx_alloc(struct wk_subs *st, uint32_t need)
 /* Keep a sent message; the oldest goes when the queue is full, and the
  * worker's oldest (any subscription's) when the store is (Republish of it
  * is then BadMessageNotAvailable). */
-void
+bool
 wk_retx_add(struct wk_subs *st, struct wk_sub *sub, uint32_t seq,
-                int64_t time, uint32_t type, const uint8_t *body,
-                uint32_t len)
+            int64_t time, uint32_t type, const uint8_t *body,
+            uint32_t len, uint32_t park)
 {
     struct wk_retx *r;
     struct wk_rmsg *m;
@@ -137,14 +142,18 @@ wk_retx_add(struct wk_subs *st, struct wk_sub *sub, uint32_t seq,
                               - 1) & ~(uint64_t)(WK_RMSG_ALIGN - 1);
     int64_t         at;
 
-    if (st->lim.max_retx == 0)
-        return;
+    if (st->lim.max_retx == 0) {
+        wk_park_dropped(st->w, WK_NIL, sub->id, seq, park);
+        return false;
+    }
     if (sub->retx_n == st->lim.max_retx)
         wk_retx_drop(st, sub, 0);
     at = need64 <= st->rstore.cap
              ? wk_retx_alloc(st, (uint32_t)need64) : -1;
-    if (at < 0)
-        return;                     /* cannot keep this one */
+    if (at < 0) {
+        wk_park_dropped(st->w, WK_NIL, sub->id, seq, park);
+        return false;               /* cannot keep this one */
+    }
     m = (struct wk_rmsg *)(void *)(st->rstore.buf + at);
     m->size = (uint32_t)need64;
     m->sub = (uint32_t)(sub - st->subs);
@@ -158,8 +167,10 @@ wk_retx_add(struct wk_subs *st, struct wk_sub *sub, uint32_t seq,
     r->len = len;
     r->off = (uint32_t)at;
     r->type = type;
+    r->park = park;
     r->time = time;
     sub->retx_n++;
+    return true;
 }
 
 /* The position of seq in sub's queue (0 = oldest), or -1. */
@@ -177,6 +188,8 @@ void
 wk_retx_drop(struct wk_subs *st, struct wk_sub *sub, uint32_t k)
 {
     uint32_t max = st->lim.max_retx;
+    uint32_t seq = sub->retx[(sub->retx_head + k) % max].seq;
+    uint32_t park = sub->retx[(sub->retx_head + k) % max].park;
 
     ((struct wk_rmsg *)(void *)(st->rstore.buf
         + sub->retx[(sub->retx_head + k) % max].off))->sub = WK_NIL;
@@ -189,6 +202,7 @@ wk_retx_drop(struct wk_subs *st, struct wk_sub *sub, uint32_t k)
     }
     sub->retx_n--;
     wk_retx_gc(st);
+    wk_park_dropped(st->w, sub->sess, sub->id, seq, park);
 }
 
 /* The sequence numbers sub keeps for Republish, oldest first. */

@@ -55,6 +55,7 @@
 #define WK_ROAM_SUB_TRIED 16        /* subscriptions one request claims */
 
 struct wk_park_log;
+struct wk_park_prog;
 
 /* A blob being written or read: bounds-checked, little-endian. */
 struct wk_roam_buf {
@@ -70,7 +71,7 @@ struct wk_roam_buf {
                                      * move */
     bool              parking;      /* writing one into the park: what
                                      * only a move needs is left out */
-    struct wk_roam_buf *prog;       /* reading a parked session: its
+    const struct wk_park_prog *prog; /* reading a parked session: its
                                      * progress (worker/park.h), or NULL */
     uint32_t          version;      /* reading: the blob's */
 };

@@ -271,6 +271,15 @@ wk_sub_init(struct wk_worker *w)
     st->acks_out = wk_sub_alloc_mem(st, WK_SUB_ACKS_MAX * sizeof(ua_status));
     st->seqs_out = wk_sub_alloc_mem(st, (size_t)st->lim.max_retx
                                             * sizeof(uint32_t));
+    /* The park's progress (worker/park.h): the items one message emptied
+     * (at most one per notification). */
+    if (w->park != NULL) {
+        st->sent_cap = st->lim.max_notifs;
+        st->sent = wk_sub_alloc_mem(st, (size_t)st->sent_cap
+                                            * sizeof(*st->sent));
+        if (st->sent == NULL)
+            st->sent_cap = 0;
+    }
     st->moved_cap = 4;
     while (st->moved_cap < 2 * st->lim.max_subs)
         st->moved_cap *= 2;
@@ -365,6 +374,7 @@ wk_sub_fini(struct wk_worker *w)
     wk_free(w, st->arena_buf);
     wk_free(w, st->acks_out);
     wk_free(w, st->seqs_out);
+    wk_free(w, st->sent);
     wk_free(w, st->moved_tab);
     wk_free(w, st->evwin);
     w->subs = NULL;
@@ -1132,6 +1142,7 @@ wk_sub_send(struct wk_subs *st, struct wk_subsess *e, struct wk_sub *sub,
     struct ua_publish_response resp;
     struct ua_extobj           eo;
     struct wk_session         *s = &st->w->sessions[e - st->ss];
+    struct wk_park_msg         pm;
     size_t                     cap = st->out_cap, len = 0;
     uint32_t                   type =
         UA_NS0ID_DATACHANGENOTIFICATION_ENCODING_DEFAULTBINARY;
@@ -1151,6 +1162,7 @@ wk_sub_send(struct wk_subs *st, struct wk_subsess *e, struct wk_sub *sub,
         if (sub->nevq > 0
             && (sub->nevq == sub->nqueued || sub->ev_next)) {
             type = UA_NS0ID_EVENTNOTIFICATIONLIST_ENCODING_DEFAULTBINARY;
+            st->nsent = 0;
             wk_mi_emit_events(st, sub, sub->max_notifs, cap, &len);
             sub->ev_next = 0;
         } else {
@@ -1158,9 +1170,23 @@ wk_sub_send(struct wk_subs *st, struct wk_subsess *e, struct wk_sub *sub,
             sub->ev_next = sub->nevq > 0;
         }
         sub->seq = wk_sub_next_seq(sub);
-        wk_retx_add(st, sub, sub->seq, st->w->now_dt, type,
-                        st->out, (uint32_t)len);
-        wk_park_progress(st->w, s); /* its kept messages, its sequence */
+        /* Kept here and in the park, and the park's progress told,
+         * before the response goes out (worker/park.h). */
+        pm.kept = wk_park_keep(st->w, s, st->out, (uint32_t)len);
+        if (!wk_retx_add(st, sub, sub->seq, st->w->now_dt, type, st->out,
+                         (uint32_t)len, pm.kept))
+            pm.kept = WK_PARK_NO_KEPT;
+        if (st->w->park != NULL) {
+            pm.sub_id = sub->id;
+            pm.seq = sub->seq;
+            pm.type = type;
+            pm.len = (uint32_t)len;
+            pm.time = st->w->now_dt;
+            pm.body = st->out;
+            pm.runs = st->sent;
+            pm.nruns = st->nsent;
+            wk_park_sent(st->w, s, &pm);
+        }
         memset(&eo, 0, sizeof(eo));
         eo.type_id = ua_nodeid_num(0, type);
         eo.encoding = UA_EO_BYTES;

@@ -51,6 +51,7 @@
 #include <event2/event_struct.h>
 
 #include "conn.h"
+#include "park.h"
 #include "proto/arena.h"
 #include "proto/scalar.h"
 #include "proto/types.h"
@@ -308,6 +309,8 @@ struct wk_retx {
     uint32_t len;               /* notification body bytes */
     uint32_t off;               /* its struct wk_rmsg in the store */
     uint32_t type;              /* the body's DefaultBinary encoding id */
+    uint32_t park;              /* its copy in the park (wk_park_keep's
+                                 * handle, worker/park.h) */
     int64_t  time;              /* publishTime */
 };
 
@@ -497,6 +500,11 @@ struct wk_subs {
     uint8_t              *arena_buf;
     ua_status            *acks_out;     /* [WK_SUB_ACKS_MAX] */
     uint32_t             *seqs_out;     /* [lim.max_retx] */
+    /* The items whose queue the last wk_mi_emit emptied, and their
+     * watermarks, as runs of ids (the park's progress, worker/park.h);
+     * sent_cap 0: no park, none noted. */
+    struct wk_park_run   *sent;         /* [sent_cap] */
+    uint32_t              sent_cap, nsent;
     uint64_t              key[2];       /* value hashes (SipHash) */
     /* The publishing timer (libevent), when there is a loop. */
     struct event          timer;
@@ -651,10 +659,12 @@ void wk_sub_kick(struct wk_subs *st, struct wk_sub *sub);
 
 /* The store's size for the limits (bytes, a multiple of WK_RMSG_ALIGN). */
 uint32_t wk_retx_store_cap(const struct wk_sub_limits *l);
-/* Keep a sent message (seq, publishTime, body type and bytes) for sub. */
-void wk_retx_add(struct wk_subs *st, struct wk_sub *sub, uint32_t seq,
+/* Keep a sent message (seq, publishTime, body type and bytes, the
+ * handle of its copy in the park) for sub; false when it cannot be kept
+ * (the copy in the park is let go). */
+bool wk_retx_add(struct wk_subs *st, struct wk_sub *sub, uint32_t seq,
                  int64_t time, uint32_t type, const uint8_t *body,
-                 uint32_t len);
+                 uint32_t len, uint32_t park);
 /* The position of seq in sub's queue (0 = oldest), or -1. */
 int wk_retx_find(const struct wk_subs *st, const struct wk_sub *sub,
                  uint32_t seq);

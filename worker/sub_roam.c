@@ -24,19 +24,20 @@
  * One subscription alone (TransferSubscriptions): the same has_last and
  * EventId, then that subscription as above.
  *
- * A parked session's progress (worker/park.h; what a NotificationMessage
- * changes, written beside the blob, in the blob's order):
- *   u32 nsubs, then per subscription:
- *     u32 id, seq, u8 sent, u32 nretx, the kept messages as above,
- *     u32 nitems, per item: i64 sent watermark (0: unknown)
- * An item's sent watermark is its wm_ts when its queue is empty: every
- * value it took went into a message sent (and kept) or was filtered out.
- * Applied (wk_sub_roam_unpack_sub, wk_sub_roam_item), it replaces the
- * blob's sequence number, sent flag and kept messages; an item with a
- * watermark drops the blob's queue (sent since), takes the watermark and
- * forgets its last value (its deadband and change filters compare the
- * next value with nothing); one without keeps the blob's queue and
- * watermark (values sent since may come again, never fewer).
+ * A parked session's progress (worker/park.h; the entries' format in
+ * worker/park.c): this file writes its snapshot (wk_sub_roam_snapshot:
+ * per subscription a SUB entry, its sequence number, sent flag, kept
+ * messages by their handles in the park, and per item its sent
+ * watermark: its wm_ts when its queue is empty, else 0, unknown: every
+ * value it took went into a message sent (and kept) or was filtered
+ * out), and applies what the successor read of it (struct wk_park_prog)
+ * while it unpacks the blob (wk_sub_roam_unpack_sub, wk_sub_roam_item):
+ * the sequence number, sent flag and kept messages it names replace the
+ * blob's; an item with a watermark drops the blob's queue (sent since),
+ * takes the watermark and forgets its last value (its deadband and
+ * change filters compare the next value with nothing); one without keeps
+ * the blob's queue and watermark (values sent since may come again,
+ * never fewer).
  *
  * What moves keeps its ids: a subscription's id carries the slot of the
  * worker that created it, so here it is marked `moved` and found through
@@ -105,9 +106,9 @@ static int wk_sub_roam_unpack_one(void *arg, struct wk_session *s,
                                   struct wk_roam_buf *b);
 static uint64_t wk_sub_roam_replay(void *arg, const struct wk_park_log *lg);
 static void wk_sub_roam_settle(void *arg);
-static void wk_sub_roam_progress(void *arg, struct wk_session *s,
+static void wk_sub_roam_snapshot(void *arg, struct wk_session *s,
                                  struct wk_roam_buf *b);
-static uint64_t wk_sub_roam_progress_bytes(void *arg, struct wk_session *s);
+static uint64_t wk_sub_roam_snapshot_bytes(void *arg, struct wk_session *s);
 static uint32_t wk_sub_roam_ids(void *arg, struct wk_session *s,
                                 uint32_t *ids, uint32_t max);
 static void wk_sub_roam_put_last(struct wk_subs *st, struct wk_roam_buf *b);
@@ -307,11 +308,9 @@ wk_sub_roam_item(struct wk_subs *st, struct wk_sub *sub,
     }
     /* The progress: sent since the blob, with everything it took. */
     if (b->prog != NULL) {
-        int64_t sent_wm = (int64_t)wk_roam_get_u64(b->prog);
+        int64_t sent_wm = wk_park_prog_wm(b->prog, sub->id, mi->id);
 
-        if (b->prog->bad) {
-            b->bad = true;
-        } else if (sent_wm != 0) {
+        if (sent_wm != 0) {
             if (sent_wm > mi->wm_ts)
                 mi->wm_ts = sent_wm;
             mi->flags &= (uint16_t)~WK_MI_HAS_LAST;
@@ -354,8 +353,8 @@ wk_sub_roam_unpack_sub(struct wk_subs *st, struct wk_subsess *e,
                        struct wk_session *s, struct wk_roam_buf *b,
                        uint64_t *lost)
 {
-    struct wk_sub      *sub = wk_sub_open(st, e);
-    struct wk_roam_buf *pr = b->prog;
+    struct wk_sub             *sub = wk_sub_open(st, e);
+    const struct wk_park_prog *pr = b->prog;
     uint32_t            nretx, nitems, nlinks;
 
     if (sub == NULL) {
@@ -378,14 +377,10 @@ wk_sub_roam_unpack_sub(struct wk_subs *st, struct wk_subsess *e,
     wk_sub_start(st, e, sub);
     if (b->bad || wk_sub_find(st, sub->id) != sub)
         goto fail;                  /* an id we hold already */
-    /* The kept messages: the progress's when there is one (the blob's
-     * are skipped), else the blob's. */
-    if (pr != NULL) {
-        if (wk_roam_get_u32(pr) != sub->id)
-            pr->bad = true;
-        sub->seq = wk_roam_get_u32(pr);
-        sub->sent = wk_roam_get_u8(pr);
-    }
+    /* The kept messages: the blob's the progress still keeps, then
+     * those it names in the park (sent since). */
+    if (pr != NULL)
+        (void)wk_park_prog_sub(pr, sub->id, &sub->seq, &sub->sent);
     nretx = wk_roam_get_u32(b);
     for (uint32_t k = 0; k < nretx && !b->bad; k++) {
         uint32_t       seq = wk_roam_get_u32(b);
@@ -394,25 +389,20 @@ wk_sub_roam_unpack_sub(struct wk_subs *st, struct wk_subsess *e,
         uint32_t       len = wk_roam_get_u32(b);
         const uint8_t *body = wk_roam_get_span(b, len);
 
-        if (body != NULL && pr == NULL)
-            wk_retx_add(st, sub, seq, t, type, body, len);
+        if (body != NULL
+            && (pr == NULL || wk_park_prog_keeps(pr, sub->id, seq)))
+            (void)wk_retx_add(st, sub, seq, t, type, body, len,
+                              WK_PARK_NO_KEPT);
     }
-    nretx = pr != NULL ? wk_roam_get_u32(pr) : 0;
-    for (uint32_t k = 0; k < nretx && !pr->bad; k++) {
-        uint32_t       seq = wk_roam_get_u32(pr);
-        int64_t        t = (int64_t)wk_roam_get_u64(pr);
-        uint32_t       type = wk_roam_get_u32(pr);
-        uint32_t       len = wk_roam_get_u32(pr);
-        const uint8_t *body = wk_roam_get_span(pr, len);
+    if (pr != NULL) {
+        struct wk_park_kept kept;
+        uint32_t            k = 0;
 
-        if (body != NULL)
-            wk_retx_add(st, sub, seq, t, type, body, len);
+        while (wk_park_prog_kept(pr, sub->id, &k, &kept))
+            (void)wk_retx_add(st, sub, kept.seq, kept.time, kept.type,
+                              kept.body, kept.len, WK_PARK_NO_KEPT);
     }
     nitems = wk_roam_get_u32(b);
-    if (pr != NULL && wk_roam_get_u32(pr) != nitems)
-        pr->bad = true;
-    if (pr != NULL && pr->bad)
-        goto fail;
     for (uint32_t k = 0; k < nitems && !b->bad; k++)
         if (wk_sub_roam_item(st, sub, s, b, lost) != 0)
             goto fail;
@@ -454,8 +444,6 @@ wk_sub_roam_unpack(void *arg, struct wk_session *s, struct wk_roam_buf *b)
     e = wk_sub_ss(st, s);
     has_last = wk_sub_roam_get_last(b, last);
     nsubs = wk_roam_get_u32(b);
-    if (b->prog != NULL && wk_roam_get_u32(b->prog) != nsubs)
-        b->bad = true;
     for (uint32_t i = 0; i < nsubs && !b->bad; i++)
         if (wk_sub_roam_unpack_sub(st, e, s, b, &lost) == NULL)
             break;
@@ -609,50 +597,41 @@ wk_sub_roam_settle(void *arg)
         wk_mi_settle(st);
 }
 
-/* The bytes wk_sub_roam_progress writes for s. */
+/* The bytes wk_sub_roam_snapshot writes for s. */
 static uint64_t
-wk_sub_roam_progress_bytes(void *arg, struct wk_session *s)
+wk_sub_roam_snapshot_bytes(void *arg, struct wk_session *s)
 {
     struct wk_subs    *st = wk_subs_get(arg);
     struct wk_subsess *e;
-    uint64_t           n = 4;
+    uint64_t           n = 0;
 
     if (st == NULL)
         return n;
     e = wk_sub_ss(st, s);
-    for (uint32_t i = e->shead; i != WK_NIL; i = st->subs[i].snext) {
-        const struct wk_sub *sub = &st->subs[i];
-
-        n += 4 + 4 + 1 + 4 + 4 + 8 * (uint64_t)sub->nitems;
-        for (uint32_t k = 0; k < sub->retx_n; k++)
-            n += 20 + sub->retx[(sub->retx_head + k)
-                                % st->lim.max_retx].len;
-    }
+    for (uint32_t i = e->shead; i != WK_NIL; i = st->subs[i].snext)
+        n += 24 + 24 * (uint64_t)st->subs[i].retx_n
+             + 12 * (uint64_t)st->subs[i].nitems;
     return n;
 }
 
-/* s's progress (the format above): what a NotificationMessage changed. */
+/* s's progress as a snapshot: a SUB entry per subscription (worker/park.c
+ * has the format). */
 static void
-wk_sub_roam_progress(void *arg, struct wk_session *s, struct wk_roam_buf *b)
+wk_sub_roam_snapshot(void *arg, struct wk_session *s, struct wk_roam_buf *b)
 {
     struct wk_subs    *st = wk_subs_get(arg);
     struct wk_subsess *e;
-    uint32_t           n = 0;
 
-    if (st == NULL) {
-        wk_roam_put_u32(b, 0);
+    if (st == NULL)
         return;
-    }
     e = wk_sub_ss(st, s);
-    for (uint32_t i = e->shead; i != WK_NIL; i = st->subs[i].snext)
-        n++;
-    wk_roam_put_u32(b, n);
     for (uint32_t i = e->shead; i != WK_NIL; i = st->subs[i].snext) {
         const struct wk_sub *sub = &st->subs[i];
 
+        wk_roam_put_u32(b, WK_PARK_E_SUB);
         wk_roam_put_u32(b, sub->id);
         wk_roam_put_u32(b, sub->seq);
-        wk_roam_put_u8(b, sub->sent);
+        wk_roam_put_u32(b, sub->sent);
         wk_roam_put_u32(b, sub->retx_n);
         for (uint32_t k = 0; k < sub->retx_n; k++) {
             const struct wk_retx *r =
@@ -662,13 +641,22 @@ wk_sub_roam_progress(void *arg, struct wk_session *s, struct wk_roam_buf *b)
             wk_roam_put_u64(b, (uint64_t)r->time);
             wk_roam_put_u32(b, r->type);
             wk_roam_put_u32(b, r->len);
-            wk_roam_put(b, wk_retx_body(st, r), r->len);
+            wk_roam_put_u32(b, r->park);
         }
         wk_roam_put_u32(b, sub->nitems);
+        if ((uint64_t)b->len + 12 * (uint64_t)sub->nitems > b->cap) {
+            b->bad = true;          /* (written straight into the park) */
+            return;
+        }
+        /* The items: straight stores (little-endian host, as
+         * wk_roam_put). */
         for (uint32_t m = sub->ihead; m != WK_NIL; m = st->items[m].snext) {
             const struct wk_mi *mi = &st->items[m];
+            int64_t             wm = mi->qlen == 0 ? mi->wm_ts : 0;
 
-            wk_roam_put_u64(b, mi->qlen == 0 ? (uint64_t)mi->wm_ts : 0);
+            memcpy(b->p + b->len, &mi->id, 4);
+            memcpy(b->p + b->len + 4, &wm, 8);
+            b->len += 12;
         }
     }
 }
@@ -825,8 +813,8 @@ wk_sub_roam_init(struct wk_worker *w)
     const struct wk_park_handlers k = {
         .pack = wk_sub_roam_pack,
         .unpack = wk_sub_roam_unpack,
-        .progress = wk_sub_roam_progress,
-        .progress_bytes = wk_sub_roam_progress_bytes,
+        .snapshot = wk_sub_roam_snapshot,
+        .snapshot_bytes = wk_sub_roam_snapshot_bytes,
         .replay = wk_sub_roam_replay,
         .settle = wk_sub_roam_settle,
         .arg = w,
