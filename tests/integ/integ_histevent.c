@@ -6,14 +6,18 @@
  *      history.event_max_mb refused (exit 2, the message names the key);
  *   2. starts `uabroker -w 1` with an alarm on Demo.Analog (which makes it
  *      an event notifier under the Server),
- *      history.max_return_events = 5 and no age limit for the events;
+ *      history.max_return_events = 5, history.max_event_scan = 7 and no
+ *      age limit for the events;
  *   3. `uabroker feed` raises 12 events of Demo.Analog and 3 of Demo (no
  *      notifier) at given times; HistoryRead ReadEventDetails on the
  *      Server returns all 15 with their fields (Severity, Message,
  *      1:Temp, EventId), oldest first, in pages of 5 (the limit) through
  *      continuation points; Demo.Analog returns its 12 only; newest first
  *      with numValuesPerNode 3; the instant of one event; a where clause
- *      (Severity >= 200) the three of Demo; a continuation point released
+ *      (Severity >= 200) the three of Demo, in three pages of at most 7
+ *      events examined; one that matches nothing (Severity >= 1000): no
+ *      event, in pages of 7, 7 and 1 examined, the first two with a
+ *      continuation point; a continuation point released
  *      is refused after; MaxReturnEventValues and
  *      AccessHistoryEventsCapability read as configured;
  *   4. bad input: a Variable and an Object that is no notifier
@@ -353,6 +357,9 @@ main(int argc, char **argv)
         extra[k++] = "history.flush_ms=20";
         extra[k++] = "--set";
         extra[k++] = "history.max_return_events=5";
+        /* At most 7 events examined per notifier per request. */
+        extra[k++] = "--set";
+        extra[k++] = "history.max_event_scan=7";
         /* The events' times are in the past: no age limit. */
         extra[k++] = "--set";
         extra[k++] = "history.event_retention_s=0";
@@ -483,9 +490,19 @@ main(int argc, char **argv)
         r.filter.where_clause.n_elements = 1;
         r.filter.where_clause.elements = &el;
         n = he_all(&c, &server, &r, sev, 64, &pages);
-        itest_check(n == 3 && sev[0] == 201 && sev[2] == 203,
+        itest_check(n == 3 && sev[0] == 201 && sev[1] == 202
+                        && sev[2] == 203,
                     "a where clause (Severity >= 200): Demo's three (%d)",
                     n);
+        /* 15 events, 7 examined a page: 201 202 | 203 | none. */
+        itest_check(pages == 3, "history.max_event_scan 7: the where "
+                    "clause's read in 3 pages (%d)", pages);
+        two = 1000;
+        n = he_all(&c, &server, &r, sev, 64, &pages);
+        itest_check(n == 0 && pages == 3, "a where clause that matches "
+                    "nothing: no event, 3 pages of at most 7 examined (%d "
+                    "events, %d pages)", n, pages);
+        two = 200;
 
         /* 4. Bad input. */
         el.filter_operator = 99;
