@@ -33,7 +33,9 @@
  *      BadInvalidTimestamp, PerformUpdateType 5
  *      BadHistoryOperationInvalid;
  *   7. the viewer: every HistoryUpdate BadUserAccessDenied, the reads
- *      allowed.
+ *      allowed;
+ *   8. /stats "history" counts the modified values and the 3 annotations
+ *      kept and their bytes; /metrics has them.
  *
  * Prints "ok N - what" / "FAIL N - what" and "integ_hist_mod: N passed, M
  * failed"; exits non-zero on any failure.
@@ -710,6 +712,41 @@ im_step_viewer(uint16_t port)
     uaconn_clear(&v);
 }
 
+static void
+im_step_stats(uint16_t sport)
+{
+    char       *body = NULL;
+    const char *hs;
+    uint64_t    mod = 0, modb = 0, an = 0, anb = 0;
+    int         rc;
+    bool        ok;
+
+    rc = itest_http(sport, "GET", "/stats", &body);
+    hs = body != NULL ? itest_json_find(body, "history") : NULL;
+    ok = rc == 200 && hs != NULL && itest_json_u64(hs, "modified", &mod)
+         && itest_json_u64(hs, "modified_bytes", &modb)
+         && itest_json_u64(hs, "annotations", &an)
+         && itest_json_u64(hs, "annotation_bytes", &anb);
+    itest_check(ok && mod > 0 && modb > 0 && an == 3 && anb > 0,
+                "/stats history: modified %llu (%llu bytes), annotations "
+                "%llu (%llu bytes)", (unsigned long long)mod,
+                (unsigned long long)modb, (unsigned long long)an,
+                (unsigned long long)anb);
+    free(body);
+    body = NULL;
+    rc = itest_http(sport, "GET", "/metrics", &body);
+    itest_check(rc == 200 && body != NULL
+                    && strstr(body, "uabroker_history_modified_values ")
+                           != NULL
+                    && strstr(body, "uabroker_history_annotations 3")
+                           != NULL
+                    && strstr(body, "uabroker_history_annotation_bytes ")
+                           != NULL,
+                "/metrics: uabroker_history_modified_values, "
+                "uabroker_history_annotations 3, ..._annotation_bytes");
+    free(body);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -758,6 +795,7 @@ main(int argc, char **argv)
     im_step_annotations(&c);
     im_step_bad(&c);
     im_step_viewer(port);
+    im_step_stats(sport);
     uaconn_close_session(&c);
     uaconn_close(&c);
     ua_client_clear(&c.cl);

@@ -5,8 +5,10 @@
  * with their ModificationInfo, read forward and backward, forgotten by
  * range; annotations (hist/annot.c) with Insert / Replace / Update /
  * Remove outcomes per time and user, read back; neither written by the
- * plain store calls; retention dropping both with their samples; a
- * reader handle seeing them; a store reopened keeping them.
+ * plain store calls; retention dropping both with their samples; the
+ * size limit (max_bytes) counting them: samples dropped to make room for
+ * them, then the entries older than what is left; a reader handle seeing
+ * them; a store reopened keeping them.
  */
 #include <check.h>
 #include <errno.h>
@@ -75,17 +77,23 @@ dv_value(const struct hs_sample *s)
 }
 
 static struct hs_store *
-open_store(int64_t retention, bool ro)
+open_store_max(int64_t retention, bool ro, uint64_t max_bytes)
 {
     struct hs_store_config c = {
         .dir = dir, .map_bytes = 64 << 20, .retention = retention,
-        .readonly = ro, .nosync = true,
+        .max_bytes = max_bytes, .readonly = ro, .nosync = true,
     };
     char             err[256];
     struct hs_store *s = hs_store_open(&c, err, sizeof(err));
 
     ck_assert_msg(s != NULL, "open: %s", err);
     return s;
+}
+
+static struct hs_store *
+open_store(int64_t retention, bool ro)
+{
+    return open_store_max(retention, ro, 0);
 }
 
 static uint64_t
@@ -406,6 +414,64 @@ START_TEST(test_retention)
 }
 END_TEST
 
+START_TEST(test_size_limit)
+{
+    /* No age limit; the side databases take several times the samples'
+     * bytes.  A max_bytes the samples alone fit in but not with them:
+     * samples are dropped oldest first for the side databases' pages,
+     * then the annotations older than the oldest sample left. */
+    struct hs_store  *s = open_store(0, false);
+    uint64_t          a = node(s, "a"), n, e, side, side2;
+    struct hs_totals  tot, tot2;
+    enum hs_outcome   o;
+    static uint8_t    dv[512];
+    char              msg[251];
+    size_t            len;
+    int64_t           t[16];
+    char              users[16][16];
+
+    fill(s, a, T0, 1000);
+    memset(msg, 'x', sizeof(msg) - 1);
+    msg[sizeof(msg) - 1] = '\0';
+    for (int i = 0; i < 200; i++) {
+        len = dv_annot(dv, msg, T0 + i * SEC / 2);
+        ck_assert_int_eq(hs_annot_update(s, a, HS_UPD_INSERT, dv, len,
+                                         (const uint8_t *)"op", 2, &o), 0);
+    }
+    len = dv_annot(dv, "late", T0 + 990 * SEC);
+    ck_assert_int_eq(hs_annot_update(s, a, HS_UPD_INSERT, dv, len,
+                                     (const uint8_t *)"op", 2, &o), 0);
+    ck_assert_int_eq(hs_side_stat(s, HS_SIDE_ANNOTS, &e, &side), 0);
+    ck_assert_uint_eq(e, 201);
+    ck_assert_int_eq(hs_store_totals(s, &tot), 0);
+    ck_assert_uint_gt(side, 2 * tot.bytes);
+    hs_store_close(s);
+
+    /* The samples fit alone, and the side databases alone, but not
+     * both: about half the samples go (the oldest). */
+    s = open_store_max(0, false, side + tot.bytes / 2);
+    ck_assert_int_eq(hs_store_prune(s, T0 + 2000 * SEC, &n), 0);
+    ck_assert_uint_gt(n, 0);
+    ck_assert_int_eq(hs_store_totals(s, &tot2), 0);
+    ck_assert_uint_lt(tot2.samples, 1000);
+    ck_assert_uint_gt(tot2.samples, 100);
+    ck_assert_int_eq(hs_side_prune(s, T0 + 2000 * SEC, &n), 0);
+    /* The 200 before the oldest sample left went; the late one stays. */
+    ck_assert_uint_eq(n, 200);
+    ck_assert_int_eq(annots(s, a, 0, INT64_MAX, false, t, users), 1);
+    ck_assert_int_eq(t[0], T0 + 990 * SEC);
+    ck_assert_int_eq(hs_side_stat(s, HS_SIDE_ANNOTS, &e, &side2), 0);
+    ck_assert_uint_eq(e, 1);
+    ck_assert_uint_lt(side2, side);
+    /* Under the limit now: a second pass drops nothing. */
+    ck_assert_int_eq(hs_store_prune(s, T0 + 2000 * SEC, &n), 0);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_int_eq(hs_side_prune(s, T0 + 2000 * SEC, &n), 0);
+    ck_assert_uint_eq(n, 0);
+    hs_store_close(s);
+}
+END_TEST
+
 static Suite *
 modified_suite(void)
 {
@@ -417,6 +483,7 @@ modified_suite(void)
     tcase_add_test(tc, test_modified);
     tcase_add_test(tc, test_annotations);
     tcase_add_test(tc, test_retention);
+    tcase_add_test(tc, test_size_limit);
     suite_add_tcase(s, tc);
     return s;
 }
