@@ -35,7 +35,16 @@
  *   7. the viewer: every HistoryUpdate BadUserAccessDenied, the reads
  *      allowed;
  *   8. /stats "history" counts the modified values and the 3 annotations
- *      kept and their bytes; /metrics has them.
+ *      kept and their bytes; /metrics has them;
+ *   9. ReadAnnotationDataDetails (Part 11 §6.5.6): the annotations at
+ *      each requested time in the request's order (v1 and its
+ *      Annotations Property alike), GoodNoData at a time without any,
+ *      BadHistoryOperationUnsupported on a variable that is not
+ *      historized, no reqTimes BadHistoryOperationInvalid;
+ *  10. restarted with history.max_return_values = 2 on the same store:
+ *      ReadAnnotationData pages of 2 annotations through continuation
+ *      points, also inside one time's annotations; a released point
+ *      refused; 3 reqTimes BadTooManyOperations.
  *
  * Prints "ok N - what" / "FAIL N - what" and "integ_hist_mod: N passed, M
  * failed"; exits non-zero on any failure.
@@ -46,6 +55,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "proto/arena.h"
 #include "proto/crypto.h"
@@ -712,6 +722,189 @@ im_step_viewer(uint16_t port)
     uaconn_clear(&v);
 }
 
+/* ReadAnnotationDataDetails of node at times (seconds after IM_T0). */
+static ua_status
+im_read_at(struct uaconn *c, const char *node, const int *secs, int n,
+           const struct ua_string *cp, bool release,
+           struct ua_history_read_result *res)
+{
+    struct ua_read_annotation_data_details d;
+    struct ua_history_read_value_id        v;
+    struct ua_history_read_request         req;
+    struct ua_history_read_response        resp;
+    ua_datetime                            t[8];
+    ua_status                              s;
+
+    for (int i = 0; i < n && i < 8; i++)
+        t[i] = IM_T0 + secs[i] * IM_SEC;
+    d.n_req_times = n;
+    d.req_times = n > 0 ? t : NULL;
+    memset(&v, 0, sizeof(v));
+    v.node_id = im_node(node);
+    v.index_range.len = -1;
+    v.data_encoding.name.len = -1;
+    v.continuation_point.len = -1;
+    if (cp != NULL)
+        v.continuation_point = *cp;
+    memset(&req, 0, sizeof(req));
+    req.request_header.audit_entry_id.len = -1;
+    req.history_read_details.type_id.idtype = UA_IDTYPE_NUMERIC;
+    req.history_read_details.type_id.id.num =
+        UA_NS0ID_READANNOTATIONDATADETAILS_ENCODING_DEFAULTBINARY;
+    req.history_read_details.encoding = UA_EO_DECODED;
+    req.history_read_details.type =
+        &ua_types[UA_TYPE_READANNOTATIONDATADETAILS];
+    req.history_read_details.obj = &d;
+    req.timestamps_to_return = UA_TIMESTAMPSTORETURN_SOURCE;
+    req.release_continuation_points = release;
+    req.n_nodes_to_read = 1;
+    req.nodes_to_read = &v;
+    memset(res, 0, sizeof(*res));
+    s = uaconn_call(c, &ua_types[UA_TYPE_HISTORYREADREQUEST], &req,
+                    &ua_types[UA_TYPE_HISTORYREADRESPONSE], &resp,
+                    &im_arena);
+    if (s == UA_GOOD && resp.response_header.service_result != UA_GOOD)
+        return resp.response_header.service_result;
+    if (s == UA_GOOD && resp.n_results != 1)
+        return UA_BAD_UNEXPECTED_ERROR;
+    if (s != UA_GOOD)
+        return s;
+    *res = resp.results[0];
+    return res->status_code;
+}
+
+/* The annotations of a ReadAnnotationData result as "sec:user " into
+ * out; their count, -1 when one is no Annotation. */
+static int
+im_at_list(const struct ua_history_read_result *r, char *out, size_t cap)
+{
+    const struct ua_history_data *hd = im_hd(r);
+    size_t                        len = 0;
+
+    out[0] = '\0';
+    if (hd == NULL)
+        return r->status_code == UA_GOOD_NO_DATA ? 0 : -1;
+    for (int32_t i = 0; i < hd->n_data_values; i++) {
+        const struct ua_datavalue  *dv = &hd->data_values[i];
+        const struct ua_extobj     *eo = dv->value.data;
+        const struct ua_annotation *an;
+
+        if (!(dv->mask & UA_DV_VALUE)
+            || dv->value.type != UA_BT_EXTENSIONOBJECT || eo == NULL
+            || eo->encoding != UA_EO_DECODED
+            || eo->type != &ua_types[UA_TYPE_ANNOTATION])
+            return -1;
+        an = eo->obj;
+        len += (size_t)snprintf(out + len, cap - len, "%d:%.*s ",
+                                (int)((dv->source_ts - IM_T0) / IM_SEC),
+                                (int)an->user_name.len,
+                                (const char *)an->user_name.data);
+        if (len >= cap)
+            return -1;
+    }
+    return hd->n_data_values;
+}
+
+static void
+im_step_annot_at(struct uaconn *c)
+{
+    static const int              t641[] = { 6, 4, 1 }, t5[] = { 5 };
+    struct ua_history_read_result r;
+    char                          got[128];
+    ua_status                     s;
+    int                           n;
+
+    ua_arena_reset(&im_arena);
+    s = im_read_at(c, "v1", t641, 3, NULL, false, &r);
+    n = s == UA_GOOD ? im_at_list(&r, got, sizeof(got)) : -1;
+    itest_check(n == 3 && strcmp(got, "6:op 4:op 4:tech ") == 0
+                    && r.continuation_point.len <= 0,
+                "ReadAnnotationData at 6, 4, 1 s: the annotations in the "
+                "request's order (0x%08X: %s)", s, got);
+    ua_arena_reset(&im_arena);
+    s = im_read_at(c, "v1.Annotations", t641, 3, NULL, false, &r);
+    n = s == UA_GOOD ? im_at_list(&r, got, sizeof(got)) : -1;
+    itest_check(n == 3 && strcmp(got, "6:op 4:op 4:tech ") == 0,
+                "... through the Annotations Property alike (0x%08X: %s)",
+                s, got);
+    ua_arena_reset(&im_arena);
+    s = im_read_at(c, "v1", t5, 1, NULL, false, &r);
+    itest_check(s == UA_GOOD_NO_DATA, "at a time without annotations: "
+                "GoodNoData (0x%08X)", s);
+    ua_arena_reset(&im_arena);
+    s = im_read_at(c, "v3", t5, 1, NULL, false, &r);
+    itest_check(s == UA_BAD_HISTORY_OPERATION_UNSUPPORTED,
+                "of a variable that is not historized: "
+                "BadHistoryOperationUnsupported (0x%08X)", s);
+    ua_arena_reset(&im_arena);
+    s = im_read_at(c, "v1", t5, 0, NULL, false, &r);
+    itest_check(s == UA_BAD_HISTORY_OPERATION_INVALID,
+                "no reqTimes: BadHistoryOperationInvalid (0x%08X)", s);
+}
+
+/* Pages of 2 (history.max_return_values = 2). */
+static void
+im_step_annot_pages(struct uaconn *c)
+{
+    static const int              t64[] = { 6, 4 }, t464[] = { 4, 6, 4 };
+    struct ua_history_read_result r;
+    struct ua_string              cp;
+    uint8_t                       cpb[64];
+    char                          got[128], got2[128];
+    ua_status                     s, s2;
+    int                           n, n2;
+
+    ua_arena_reset(&im_arena);
+    s = im_read_at(c, "v1", t64, 2, NULL, false, &r);
+    n = s == UA_GOOD ? im_at_list(&r, got, sizeof(got)) : -1;
+    itest_check(n == 2 && strcmp(got, "6:op 4:op ") == 0
+                    && r.continuation_point.len > 0
+                    && (size_t)r.continuation_point.len <= sizeof(cpb),
+                "max_return_values 2: a page of 2 and a continuation point "
+                "(0x%08X: %s)", s, got);
+    if (r.continuation_point.len <= 0
+        || (size_t)r.continuation_point.len > sizeof(cpb))
+        return;
+    memcpy(cpb, r.continuation_point.data, (size_t)r.continuation_point.len);
+    cp.len = r.continuation_point.len;
+    cp.data = cpb;
+    ua_arena_reset(&im_arena);
+    s2 = im_read_at(c, "v1", t64, 2, &cp, false, &r);
+    n2 = s2 == UA_GOOD ? im_at_list(&r, got2, sizeof(got2)) : -1;
+    itest_check(n2 == 1 && strcmp(got2, "4:tech ") == 0
+                    && r.continuation_point.len <= 0,
+                "the next page goes on inside the time: 4:tech, no "
+                "continuation point (0x%08X: %s)", s2, got2);
+    ua_arena_reset(&im_arena);
+    s = im_read_at(c, "v1", t64, 2, &cp, false, &r);
+    itest_check(s == UA_BAD_CONTINUATION_POINT_INVALID,
+                "the spent point again: BadContinuationPointInvalid "
+                "(0x%08X)", s);
+    ua_arena_reset(&im_arena);
+    s = im_read_at(c, "v1", t64, 2, NULL, false, &r);
+    if (s == UA_GOOD && r.continuation_point.len > 0
+        && (size_t)r.continuation_point.len <= sizeof(cpb)) {
+        memcpy(cpb, r.continuation_point.data,
+               (size_t)r.continuation_point.len);
+        cp.len = r.continuation_point.len;
+        ua_arena_reset(&im_arena);
+        s = im_read_at(c, "v1", t64, 2, &cp, true, &r);
+        s2 = s;
+        ua_arena_reset(&im_arena);
+        s = im_read_at(c, "v1", t64, 2, &cp, false, &r);
+        itest_check(s2 == UA_GOOD
+                        && s == UA_BAD_CONTINUATION_POINT_INVALID,
+                    "released (0x%08X), then refused (0x%08X)", s2, s);
+    } else {
+        itest_check(false, "a second point to release (0x%08X)", s);
+    }
+    ua_arena_reset(&im_arena);
+    s = im_read_at(c, "v1", t464, 3, NULL, false, &r);
+    itest_check(s == UA_BAD_TOO_MANY_OPERATIONS,
+                "3 reqTimes over max_return_values 2: "
+                "BadTooManyOperations (0x%08X)", s);
+}
+
 static void
 im_step_stats(uint16_t sport)
 {
@@ -757,7 +950,14 @@ main(int argc, char **argv)
     };
     struct uaconn c;
     char          path[PATH_MAX + 16];
+    const char *const extra2[] = {
+        "--vars", "10",
+        "--set", "history.nodes=ns=1;s=v1 ns=1;s=v2",
+        "--set", "history.max_return_values=2",
+        "--set", "history.flush_ms=20", NULL
+    };
     uint16_t      port, sport;
+    pid_t         broker;
     ua_status     s;
     FILE         *f;
 
@@ -780,8 +980,8 @@ main(int argc, char **argv)
     im_user_line(f, "op", "operator", "op-secret");
     im_user_line(f, "view", "viewer", "view-secret");
     fclose(f);
-    (void)itest_broker_start(im_bin, 1, im_dir, im_log, extra, IM_START_MS,
-                             &port, &sport);
+    broker = itest_broker_start(im_bin, 1, im_dir, im_log, extra,
+                                IM_START_MS, &port, &sport);
     uaconn_init(&c);
     c.user = "op";
     c.password = "op-secret";
@@ -796,10 +996,28 @@ main(int argc, char **argv)
     im_step_bad(&c);
     im_step_viewer(port);
     im_step_stats(sport);
+    im_step_annot_at(&c);
     uaconn_close_session(&c);
     uaconn_close(&c);
     ua_client_clear(&c.cl);
     uaconn_clear(&c);
+
+    /* 10. The same store, pages of 2. */
+    itest_check(itest_stop(broker, 5000) == 0, "SIGTERM: the broker exits 0");
+    broker = itest_broker_start(im_bin, 1, im_dir, im_log, extra2,
+                                IM_START_MS, &port, &sport);
+    uaconn_init(&c);
+    c.user = "op";
+    c.password = "op-secret";
+    s = uaconn_start(&c, "127.0.0.1", port);
+    itest_check(s == UA_GOOD, "the operator's session again: 0x%08X", s);
+    if (s == UA_GOOD)
+        im_step_annot_pages(&c);
+    uaconn_close_session(&c);
+    uaconn_close(&c);
+    ua_client_clear(&c.cl);
+    uaconn_clear(&c);
+    itest_check(itest_stop(broker, 5000) == 0, "SIGTERM: the broker exits 0");
     free(im_arena_buf);
     return itest_finish();
 }
