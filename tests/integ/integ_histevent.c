@@ -25,7 +25,11 @@
  *      (BadNodeIdUnknown), no times (BadHistoryOperationInvalid), no
  *      select clause (BadEventFilterInvalid), a where clause with an
  *      unknown operator (BadMonitoredItemFilterInvalid);
- *   5. /stats "history" and /metrics count the events stored;
+ *   5. /stats "history" and /metrics count the events stored; `uabroker
+ *      history events` exports them as CSV (the Server's 15, oldest first,
+ *      with their Time, EventType, SourceNode, Severity, Message and
+ *      EventId; Demo.Analog's 12; a time range; a bad NodeId or time
+ *      exit 2) and `history list` counts them;
  *   6. SIGTERM and a new broker on the same runtime directory: the events
  *      are still there;
  *   7. history.events = false: the historian keeps values only (events
@@ -579,6 +583,66 @@ main(int argc, char **argv)
                                != NULL,
                     "/metrics has uabroker_history_events_stored_total");
         free(body);
+    }
+    {
+        const char *const all[] = { "--runtime-dir", he_dir, "history",
+                                    "events", "i=2253", NULL };
+        const char *const an[] = { "--runtime-dir", he_dir, "history",
+                                   "events", "ns=1;s=Demo.Analog",
+                                   "2026-01-01T00:00:02Z",
+                                   "2026-01-01T00:00:04Z", NULL };
+        const char *const bad[] = { "--runtime-dir", he_dir, "history",
+                                    "events", "i=2253", "yesterday", NULL };
+        const char *const list[] = { "--runtime-dir", he_dir, "history",
+                                     "list", NULL };
+        const char *p, *l1, *l3;
+        int         lines = 0;
+
+        rc = he_run(out, sizeof(out), all);
+        for (p = strchr(out, '\n'); p != NULL; p = strchr(p + 1, '\n'))
+            lines++;
+        /* The header, then 15 rows; 201 (Demo's, at 2.5 s) is the third. */
+        l1 = strchr(out, '\n');
+        l3 = l1 != NULL ? strchr(l1 + 1, '\n') : NULL;
+        l3 = l3 != NULL ? strchr(l3 + 1, '\n') : NULL;
+        ok = rc == 0
+             && strncmp(out, "time,event_type,source_node,severity,message,"
+                        "event_id\n", 51) == 0
+             && lines == 16 && l3 != NULL
+             && strncmp(l3 + 1, "2026-01-01T00:00:02.5", 21) == 0
+             && strstr(l3, ",ns=1;s=Demo,201,e201,") != NULL
+             && strstr(out, "2026-01-01T00:00:01") != NULL
+             && strstr(out, ",ns=1;s=Demo.Analog,112,e112,") != NULL;
+        if (ok) {
+            /* Each row ends in a 16-byte EventId, 32 hex digits. */
+            const char *nl = strchr(l3 + 1, '\n');
+            const char *comma = nl;
+
+            while (comma != NULL && comma > l3 && *comma != ',')
+                comma--;
+            ok = nl != NULL && comma != NULL && *comma == ','
+                 && nl - comma - 1 == 32;
+        }
+        itest_check(ok, "history events i=2253: the 15 events as CSV, "
+                    "oldest first, with their fields (exit %d):\n%s", rc,
+                    out);
+        rc = he_run(out, sizeof(out), an);
+        lines = 0;
+        for (p = strchr(out, '\n'); p != NULL; p = strchr(p + 1, '\n'))
+            lines++;
+        itest_check(rc == 0 && lines == 4
+                        && strstr(out, ",102,e102,") != NULL
+                        && strstr(out, ",104,e104,") != NULL
+                        && strstr(out, "e201") == NULL,
+                    "history events Demo.Analog 2 s to 4 s: its 3 (exit "
+                    "%d):\n%s", rc, out);
+        rc = he_run(out, sizeof(out), bad);
+        itest_check(rc == 2, "history events with a bad time: exit 2 (%d)",
+                    rc);
+        rc = he_run(out, sizeof(out), list);
+        itest_check(rc == 0 && strstr(out, "\nevents count=15 ") != NULL,
+                    "history list counts the events (exit %d): %s", rc,
+                    out);
     }
     uaconn_clear(&c);
 
