@@ -18,6 +18,7 @@
 #   make bench-nodeset   NodeSet2 import of 100,000 nodes: time, bytes/node
 #   make bench-sub       the worker's notification path in memory
 #   make bench-hist      the history store: ingest, bytes/sample, reads
+#   make bench-hist-start the server's start-up with a 1 GiB history store
 #   make bench-hist-read HistoryRead of 10,000 values through the server
 #   make bench-hist-ingest historized changes through the broker, on/off
 #   make bench-hist-proc ReadProcessed Average per hour over a day, server
@@ -379,6 +380,10 @@ CHECK_PROGS += $(INTEG)/integ_history
 # of the raw tables, every aggregate read back by ReadProcessed
 # (tests/integ/integ_hist_p13.c).
 CHECK_PROGS += $(INTEG)/integ_hist_p13
+# The data collection rules of Part 11 §5.2.2 (MinTimeInterval,
+# ExceptionDeviation, MaxTimeInterval) applied by the historian
+# (tests/integ/integ_hist_collect.c).
+CHECK_PROGS += $(INTEG)/integ_hist_collect
 # Modified values and annotations through the whole server: HistoryUpdate
 # keeping what it changes, isReadModified with paging, annotations through
 # the Annotations Property, the bad input, a viewer refused
@@ -733,6 +738,27 @@ $(BENCH_HIST): build/tests/bench/bench_hist.o $(BENCHLIB_OBJ) build/libhist.a
 bench-hist: $(BENCH_HIST)
 	./$(BENCH_HIST) $(BENCH_ARGS)
 
+# The whole server's start-up with a 1 GiB store (tests/bench/
+# bench_hist_start.c): the historian serving, /stats up, a first
+# HistoryRead answered; the store filled once in BENCH_DIR (default
+# /tmp/uabroker-start-store, kept for the next run).
+BENCH_HIST_START := build/bench/bench_hist_start
+BENCH_DIR ?= /tmp/uabroker-start-store
+
+$(BENCH_HIST_START): build/tests/bench/bench_hist_start.o $(BENCHLIB_OBJ) \
+                     build/tests/lib/uaconn.o build/libhist.a build/libproto.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LMDB_LIBS) $(WOLFSSL_LIBS) -lm
+
+.PHONY: bench-hist-start
+bench-hist-start: $(BENCH_HIST_START) build/uabroker build/uaworker \
+                  build/uahistorian
+	set -- $$(python3 tests/lib/free-ports.py 2) && \
+	    ./$(BENCH_HIST_START) build/uabroker $(BENCH_DIR) 1 $$1 $$2 \
+	    $(BENCH_ARGS)
+
+-include $(wildcard build/tests/bench/bench_hist_start.d)
+
 # Event history in the store alone (tests/bench/bench_histevent.c): events
 # recorded per second, bytes per event, reads per event;
 # BENCH_ARGS="[dir]".
@@ -788,7 +814,7 @@ bench-hist-read: build/uabroker build/uaworker build/uahistorian
 # through the server (tests/bench/bench_hist_proc.sh, node-opcua from
 # tests/interop; BENCH_ARGS="[uabroker [reads]]").
 .PHONY: bench-hist-ingest bench-hist-proc
-bench-hist-ingest: build/uabroker build/uaworker build/uahistorian
+bench-hist-ingest: $(UABENCH) build/uabroker build/uaworker build/uahistorian
 	sh tests/bench/bench_hist_ingest.sh $(BENCH_ARGS)
 
 bench-hist-proc: build/uabroker build/uaworker build/uahistorian

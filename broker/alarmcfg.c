@@ -3,7 +3,8 @@
  *
  * A key table like config.c's: each key sets one field of the alarm being
  * read and marks itself seen (a key given twice is refused).  The table of
- * alarms grows by doubling while the file is read (at start only).
+ * alarms is broker/section.h's (it grows while the file is read, at start
+ * only).
  */
 #include "alarmcfg.h"
 
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "section.h"
 
 #define BK_AC_PREFIX "alarm "
 
@@ -55,16 +57,19 @@ bk_alarmcfg_free(struct bk_alarmcfg *ac)
     ac->n = ac->cap = 0;
 }
 
-/* The alarm NAME names: the last one, or a new one. */
+/* The alarm NAME names: the last one, or a new one (section.h). */
 static struct bk_alarmcfg_one *
 bk_alarmcfg_open(struct bk_alarmcfg *ac, const char *name, char *err,
                  size_t errlen)
 {
+    static const struct bk_section k = {
+        .kind = "alarm", .size = sizeof(struct bk_alarmcfg_one),
+    };
     struct bk_alarmcfg_one *a;
     size_t                  len = strlen(name);
+    void                   *tab = ac->a;
+    bool                    fresh;
 
-    if (ac->n != 0 && strcmp(ac->a[ac->n - 1].name, name) == 0)
-        return &ac->a[ac->n - 1];
     if (len == 0 || len >= BK_ALARMCFG_NAME_MAX) {
         snprintf(err, errlen, "[alarm %s]: the name must have 1 to %d bytes",
                  name, BK_ALARMCFG_NAME_MAX - 1);
@@ -76,28 +81,13 @@ bk_alarmcfg_open(struct bk_alarmcfg *ac, const char *name, char *err,
                  "any of ;/.:[]&!#", name);
         return NULL;
     }
-    for (uint32_t i = 0; i < ac->n; i++)
-        if (strcmp(ac->a[i].name, name) == 0) {
-            snprintf(err, errlen, "[alarm %s]: a second section of that "
-                     "name", name);
-            return NULL;
-        }
-    if (ac->n == ac->cap) {
-        uint32_t cap = ac->cap != 0 ? 2 * ac->cap : 16;
-        void    *p = bk_realloc(ac->a, (size_t)cap * sizeof(*ac->a));
-
-        if (p == NULL) {
-            snprintf(err, errlen, "alarms: out of memory");
-            return NULL;
-        }
-        ac->a = p;
-        ac->cap = cap;
+    a = bk_section_open(&k, &tab, &ac->n, &ac->cap, name, &fresh, err,
+                        errlen);
+    ac->a = tab;
+    if (a != NULL && fresh) {
+        a->def.severity = 500;
+        a->def.max_shelved_ms = BK_ALARMCFG_SHELVED_DEF * 1000.0;
     }
-    a = &ac->a[ac->n++];
-    memset(a, 0, sizeof(*a));
-    memcpy(a->name, name, len + 1);
-    a->def.severity = 500;
-    a->def.max_shelved_ms = BK_ALARMCFG_SHELVED_DEF * 1000.0;
     return a;
 }
 

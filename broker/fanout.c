@@ -14,8 +14,10 @@
  *      set when the event exists (shm_fanout_event_mask has the fence): a
  *      worker whose item came after the load missed nothing it could have
  *      had.
- *  (4) The change log (shm/park.h): every record added to a block is
- *      logged first, in the same order.  A worker slot's cut is taken
+ *  (4) The change log (shm/park.h): every record added to a block for a
+ *      worker (a bit of log_mask: not the historian's, which parks no
+ *      session and reads no log) is logged before the block is
+ *      published, in the same order.  A worker slot's cut is taken
  *      after the block being filled was flushed and before the slot is
  *      up: what was logged before the cut never reaches its new worker's
  *      ring, what is logged after it does (when its bit is set).  A dead
@@ -40,6 +42,7 @@ static void bk_fanout_lost(struct bk_fanout *f, uint32_t slot, uint64_t mask);
 static void bk_fanout_event_lost(struct bk_fanout *f, uint64_t mask);
 static uint64_t bk_fanout_mono_ms(void);
 static int bk_fanout_take_block(struct bk_fanout *f);
+static uint8_t *bk_fanout_room(struct bk_fanout *f, uint32_t max);
 
 /* Make the runtime directory (mode 0700) or check the one that exists. */
 static int
@@ -90,6 +93,10 @@ bk_fanout_init(struct bk_fanout *f, const struct shm_segment *seg,
     f->rec_cap = shm_blockpool_capacity(f->pool.block_size);
     f->cur_max = f->rec_cap / sizeof(struct shm_block_rec) + 1;
     f->park = shm_park_of(seg);
+    /* The workers' slots; the historian's after them (bk_config_slots)
+     * is not logged. */
+    f->log_mask = c->workers >= 64 ? ~UINT64_C(0)
+                                   : (UINT64_C(1) << c->workers) - 1;
     f->rec = bk_alloc(f->rec_cap);
     f->cur_slots = bk_alloc((size_t)f->cur_max * sizeof(*f->cur_slots));
     if (f->rec == NULL || f->cur_slots == NULL) {
@@ -284,7 +291,9 @@ bk_fanout_mono_ms(void)
 static int
 bk_fanout_take_block(struct bk_fanout *f)
 {
-    if (f->dry || shm_blockpool_alloc(&f->pool, &f->cur) != 0) {
+    if (f->dry || shm_blockpool_alloc(&f->pool, &f->cur) != 0
+        || (f->cur_b = shm_blockpool_filling_block(&f->pool, f->cur))
+               == NULL) {
         f->dry = true;
         bk_fanout_count(&f->fo.sh->blocks_exhausted, 1);
         return -ENOSPC;
@@ -297,42 +306,68 @@ bk_fanout_take_block(struct bk_fanout *f)
     return 0;
 }
 
+/*
+ * Room for a record of up to max bytes in the block being filled (one
+ * taken, or the full one flushed and another taken): where its bytes go
+ * (shm_block_reserve on the block's header, which we keep while we fill
+ * it), or NULL when the pool has no block.
+ */
+static uint8_t *
+bk_fanout_room(struct bk_fanout *f, uint32_t max)
+{
+    uint8_t *p;
+
+    if (!f->filling && bk_fanout_take_block(f) != 0)
+        return NULL;
+    p = shm_block_reserve(f->cur_b, f->rec_cap, max);
+    if (p != NULL)
+        return p;
+    bk_fanout_flush(f);
+    if (bk_fanout_take_block(f) != 0)
+        return NULL;
+    return shm_block_reserve(f->cur_b, f->rec_cap, max);
+}
+
+/*
+ * The record is written in its place in the block (no copy through a
+ * buffer) and logged from there; only a change that goes to no block (a
+ * dead worker's bits alone, the pool exhausted) is put together in
+ * f->rec to be logged.
+ */
 void
 bk_fanout_add(struct bk_fanout *f, uint32_t slot, uint64_t mask,
               const void *bytes, uint32_t len, const struct shm_value *m)
 {
-    size_t n;
+    uint64_t live = mask & f->up_mask;  /* a dead worker's: logged only */
+    bool     log = f->park != NULL && (mask & f->log_mask) != 0;
+    uint8_t *p;
+    size_t   n;
 
     if ((uint64_t)len + SHM_FO_DV_EXTRA + sizeof(struct shm_block_rec)
         > f->rec_cap) {
-        if (f->park != NULL)        /* its time, for a successor */
+        if (log)                    /* its time, for a successor */
             shm_park_log(f->park, slot, m->server_ts, NULL, UINT32_MAX);
-        if ((mask &= f->up_mask) != 0)
-            bk_fanout_lost(f, slot, mask);  /* never fits in a block */
+        if (live != 0)
+            bk_fanout_lost(f, slot, live);  /* never fits in a block */
         return;
     }
-    memcpy(f->rec + 1, bytes, len);
-    n = shm_fo_dv_finish_len(f->rec, len, m);
-    if (f->park != NULL)            /* contract (4) */
-        shm_park_log(f->park, slot, m->server_ts, f->rec, (uint32_t)n);
-    mask &= f->up_mask;             /* a dead worker's: logged only */
-    if (mask == 0)
-        return;
-    if (!f->filling && bk_fanout_take_block(f) != 0) {
-        bk_fanout_lost(f, slot, mask);
-        return;
-    }
-    if (shm_blockpool_append(&f->pool, f->cur, slot, f->rec, (uint32_t)n)
-        != 0) {
-        bk_fanout_flush(f);
-        if (bk_fanout_take_block(f) != 0
-            || shm_blockpool_append(&f->pool, f->cur, slot, f->rec,
-                                    (uint32_t)n) != 0) {
-            bk_fanout_lost(f, slot, mask);
-            return;
+    if (live == 0
+        || (p = bk_fanout_room(f, len + SHM_FO_DV_EXTRA)) == NULL) {
+        if (log) {                  /* contract (4) */
+            memcpy(f->rec + 1, bytes, len);
+            n = shm_fo_dv_finish_len(f->rec, len, m);
+            shm_park_log(f->park, slot, m->server_ts, f->rec, (uint32_t)n);
         }
+        if (live != 0)
+            bk_fanout_lost(f, slot, live);
+        return;
     }
-    f->cur_mask |= mask;
+    memcpy(p + 1, bytes, len);
+    n = shm_fo_dv_finish_len(p, len, m);
+    if (log)                        /* contract (4) */
+        shm_park_log(f->park, slot, m->server_ts, p, (uint32_t)n);
+    shm_block_commit(f->cur_b, slot, (uint32_t)n);
+    f->cur_mask |= live;
     if (f->cur_n < f->cur_max)
         f->cur_slots[f->cur_n++] = slot;
     bk_fanout_count(&f->fo.sh->notifications, 1);

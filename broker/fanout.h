@@ -79,10 +79,15 @@ struct bk_fanout {
     struct shm_fanout_ref   fo;
     struct shm_park        *park;       /* parked sessions, the change
                                          * log (NULL: none) */
+    uint64_t                log_mask;   /* slots whose changes are logged:
+                                         * the workers', not the
+                                         * historian's (it parks no
+                                         * session) */
     struct bk_fanout_worker w[SHM_WORKERS_MAX];
     /* The block being filled. */
     bool                    filling;
     struct shm_block_handle cur;
+    struct shm_block       *cur_b;      /* its header (records go in place) */
     uint64_t                cur_mask;
     uint32_t               *cur_slots;  /* slots of its records */
     uint32_t                cur_n;

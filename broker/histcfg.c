@@ -4,7 +4,7 @@
  *
  * Like broker/alarmcfg.c: each key sets one field of the section being
  * read and marks itself seen (a key given twice is refused); the table
- * grows by doubling while the file is read (at start only).  The same
+ * of sections is broker/section.h's.  The same
  * value parser serves the [history] defaults (broker/config.c checks
  * them with it) and the sections.
  */
@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "section.h"
 
 #define BK_HC_PREFIX "history "
 
@@ -132,42 +133,28 @@ bk_histcfg_parse(enum bk_histcfg_key k, const char *value,
     }
 }
 
-/* The section NAME names: the last one, or a new one. */
+/* The section NAME names: the last one, or a new one (section.h). */
 static struct bk_histcfg_one *
 bk_histcfg_open(struct bk_histcfg *hc, const char *name, char *err,
                 size_t errlen)
 {
+    static const struct bk_section k = {
+        .kind = "history", .size = sizeof(struct bk_histcfg_one),
+    };
     struct bk_histcfg_one *a;
     size_t                 len = strlen(name);
+    void                  *tab = hc->a;
+    bool                   fresh;
 
-    if (hc->n != 0 && strcmp(hc->a[hc->n - 1].name, name) == 0)
-        return &hc->a[hc->n - 1];
     if (len == 0 || len >= BK_HISTCFG_NAME_MAX
         || strchr(name, ' ') != NULL) {
         snprintf(err, errlen, "[history %s]: the name must have 1 to %d "
                  "bytes and no space", name, BK_HISTCFG_NAME_MAX - 1);
         return NULL;
     }
-    for (uint32_t i = 0; i < hc->n; i++)
-        if (strcmp(hc->a[i].name, name) == 0) {
-            snprintf(err, errlen, "[history %s]: a second section of that "
-                     "name", name);
-            return NULL;
-        }
-    if (hc->n == hc->cap) {
-        uint32_t cap = hc->cap != 0 ? 2 * hc->cap : 16;
-        void    *p = bk_realloc(hc->a, (size_t)cap * sizeof(*hc->a));
-
-        if (p == NULL) {
-            snprintf(err, errlen, "history: out of memory");
-            return NULL;
-        }
-        hc->a = p;
-        hc->cap = cap;
-    }
-    a = &hc->a[hc->n++];
-    memset(a, 0, sizeof(*a));
-    memcpy(a->name, name, len + 1);
+    a = bk_section_open(&k, &tab, &hc->n, &hc->cap, name, &fresh, err,
+                        errlen);
+    hc->a = tab;
     return a;
 }
 

@@ -33,8 +33,8 @@
 #define BK_HN_ACCESS_HISTORY_READ  0x04u
 #define BK_HN_ACCESS_HISTORY_WRITE 0x08u
 #define BK_HN_ID_MAX               1024    /* a configuration node's id */
-#define BK_HN_NODES                12      /* per configuration */
-#define BK_HN_SLOTS                10
+#define BK_HN_NODES                14      /* per configuration */
+#define BK_HN_SLOTS                12
 
 static uint32_t bk_hn_ns0(const struct shm_nodestore *ns, uint32_t id);
 static uint32_t bk_hn_lookup(const struct shm_nodestore *ns,
@@ -202,6 +202,7 @@ bk_hn_config(struct shm_nodestore *ns, struct bk_value *val, uint32_t var,
     char     aid[BK_HN_ID_MAX + 128];
     uint32_t cfg, agg;
     int32_t  fmt = d->exception_deviation_format;
+    int64_t  never = 0;
     bool     yes = true;
     int      rc = 0;
 
@@ -234,6 +235,31 @@ bk_hn_config(struct shm_nodestore *ns, struct bk_value *val, uint32_t var,
     /* Both timestamps of every value are kept (hist/sample.h). */
     rc |= bk_hn_prop(ns, val, cid, "ServerTimestampSupported", cfg,
                      UA_NS0ID_BOOLEAN, UA_BT_BOOLEAN, &yes, slot, now);
+    /* The oldest sample kept: the workers read it from the store when a
+     * client reads these (SHM_NF_HIST_ARCHIVE; worker/histarchive.c);
+     * the slot's MinDateTime is what a monitored item samples. */
+    rc |= bk_hn_prop(ns, val, cid, "StartOfArchive", cfg, UA_NS0ID_UTCTIME,
+                     UA_BT_DATETIME, &never, slot, now);
+    rc |= bk_hn_prop(ns, val, cid, "StartOfOnlineArchive", cfg,
+                     UA_NS0ID_UTCTIME, UA_BT_DATETIME, &never, slot, now);
+    if (rc == 0) {
+        static const char *const arch[] = { "StartOfArchive",
+                                            "StartOfOnlineArchive" };
+
+        for (int i = 0; i < 2; i++) {
+            char               pid[BK_HN_ID_MAX + 96];
+            struct shm_nodekey k = { .ns = 1, .idtype = SHM_ID_STRING };
+            uint32_t           p;
+
+            snprintf(pid, sizeof(pid), "%s.%s", cid, arch[i]);
+            k.bytes = (const uint8_t *)pid;
+            k.len = (uint32_t)strlen(pid);
+            p = shm_nodestore_lookup(ns, &k);
+            if (p == SHM_NONE)
+                return -1;
+            shm_nodestore_node(ns, p)->flags |= SHM_NF_HIST_ARCHIVE;
+        }
+    }
     rc |= bk_hn_prop(ns, val, aid, "TreatUncertainAsBad", agg,
                      UA_NS0ID_BOOLEAN, UA_BT_BOOLEAN,
                      &d->treat_uncertain_as_bad, slot, now);

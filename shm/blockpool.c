@@ -256,31 +256,38 @@ int
 shm_blockpool_append(struct shm_blockpool_ref *p, struct shm_block_handle h,
                      uint32_t slot, const void *bytes, uint32_t len)
 {
-    struct shm_block    *b = shm_blockpool_filling(p, h);
-    struct shm_block_rec rec = { .slot = slot, .len = len };
-    uint32_t             cap = p->block_size - sizeof(*b), used;
-    uint64_t             need;
-    uint8_t             *at;
+    uint8_t *at = shm_blockpool_reserve(p, h, len);
 
-    if (b == NULL)
-        return -EINVAL;
-    used = atomic_load_explicit(&b->used, memory_order_relaxed);
-    need = sizeof(rec) + (((uint64_t)len + SHM_BLOCK_REC_ALIGN - 1)
-                          & ~(uint64_t)(SHM_BLOCK_REC_ALIGN - 1));
-    if (need > cap - used)
-        return -ENOSPC;
-    at = (uint8_t *)b + sizeof(*b) + used;
-    memcpy(at, &rec, sizeof(rec));
+    if (at == NULL)
+        return shm_blockpool_filling(p, h) == NULL ? -EINVAL : -ENOSPC;
     if (len != 0)
-        memcpy(at + sizeof(rec), bytes, len);
-    /* Zero the padding: blocks never leak an older record's bytes. */
-    memset(at + sizeof(rec) + len, 0, (size_t)(need - sizeof(rec) - len));
-    atomic_store_explicit(&b->used, used + (uint32_t)need,
-                          memory_order_relaxed);
-    atomic_store_explicit(
-        &b->nrecs, atomic_load_explicit(&b->nrecs, memory_order_relaxed) + 1,
-        memory_order_relaxed);
+        memcpy(at, bytes, len);
+    shm_blockpool_commit(p, h, slot, len);
     return 0;
+}
+
+uint8_t *
+shm_blockpool_reserve(struct shm_blockpool_ref *p, struct shm_block_handle h,
+                      uint32_t max)
+{
+    struct shm_block *b = shm_blockpool_filling(p, h);
+
+    return b == NULL ? NULL
+                     : shm_block_reserve(b, p->block_size - sizeof(*b), max);
+}
+
+void
+shm_blockpool_commit(struct shm_blockpool_ref *p, struct shm_block_handle h,
+                     uint32_t slot, uint32_t len)
+{
+    shm_block_commit(shm_blockpool_block(p, h.index), slot, len);
+}
+
+struct shm_block *
+shm_blockpool_filling_block(const struct shm_blockpool_ref *p,
+                            struct shm_block_handle h)
+{
+    return shm_blockpool_filling(p, h);
 }
 
 void

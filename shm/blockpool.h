@@ -30,7 +30,9 @@
 #ifndef SHM_BLOCKPOOL_H
 #define SHM_BLOCKPOOL_H
 
+#include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "layout.h"
 #include "segment.h"
@@ -108,6 +110,65 @@ int shm_blockpool_alloc(struct shm_blockpool_ref *p,
 int shm_blockpool_append(struct shm_blockpool_ref *p,
                          struct shm_block_handle h, uint32_t slot,
                          const void *bytes, uint32_t len);
+
+/*
+ * The same in two steps, for a record written in place (no copy through
+ * a buffer of the caller's): reserve returns where the record's bytes go
+ * when up to max of them fit in the FILLING block h (NULL: they do not,
+ * or h is not a block being filled); the caller writes them, then
+ * commit appends them as slot's record of len <= max bytes.  Nothing
+ * between the two may append to h.
+ */
+uint8_t *shm_blockpool_reserve(struct shm_blockpool_ref *p,
+                               struct shm_block_handle h, uint32_t max);
+void shm_blockpool_commit(struct shm_blockpool_ref *p,
+                          struct shm_block_handle h, uint32_t slot,
+                          uint32_t len);
+
+/*
+ * The same on the FILLING block's header itself, for the broker's
+ * fan-out, which keeps it while it fills the block (a record per value
+ * change: no handle checked per record): shm_blockpool_filling_block()
+ * gives it (NULL: h is not a block being filled), cap is
+ * shm_blockpool_capacity() of the pool's blocks.
+ */
+struct shm_block *shm_blockpool_filling_block(
+    const struct shm_blockpool_ref *p, struct shm_block_handle h);
+
+static inline uint8_t *
+shm_block_reserve(struct shm_block *b, uint32_t cap, uint32_t max)
+{
+    uint32_t used = atomic_load_explicit(&b->used, memory_order_relaxed);
+    uint64_t need = sizeof(struct shm_block_rec)
+                    + (((uint64_t)max + SHM_BLOCK_REC_ALIGN - 1)
+                       & ~(uint64_t)(SHM_BLOCK_REC_ALIGN - 1));
+
+    if (need > (uint64_t)cap - used)
+        return NULL;
+    return (uint8_t *)b + sizeof(*b) + used + sizeof(struct shm_block_rec);
+}
+
+static inline void
+shm_block_commit(struct shm_block *b, uint32_t slot, uint32_t len)
+{
+    struct shm_block_rec rec = { .slot = slot, .len = len };
+    uint32_t             used = atomic_load_explicit(&b->used,
+                                                     memory_order_relaxed);
+    uint32_t             need = sizeof(rec)
+                                + ((len + SHM_BLOCK_REC_ALIGN - 1)
+                                   & ~(SHM_BLOCK_REC_ALIGN - 1));
+    uint8_t             *at = (uint8_t *)b + sizeof(*b) + used;
+
+    memcpy(at, &rec, sizeof(rec));
+    /* Zero the padding (under SHM_BLOCK_REC_ALIGN bytes): blocks never
+     * leak an older record's bytes. */
+    for (uint32_t i = sizeof(rec) + len; i < need; i++)
+        at[i] = 0;
+    atomic_store_explicit(&b->used, used + need, memory_order_relaxed);
+    atomic_store_explicit(
+        &b->nrecs, atomic_load_explicit(&b->nrecs, memory_order_relaxed) + 1,
+        memory_order_relaxed);
+}
 
 /*
  * Stamp the FILLING block h with the time of its changes (CLOCK_MONOTONIC

@@ -161,6 +161,9 @@ struct shm_plan {
 #define SHM_NF_HISTORIZING       0x08   /* Historizing */
 #define SHM_NF_EXECUTABLE        0x10   /* Executable */
 #define SHM_NF_USER_EXECUTABLE   0x20   /* UserExecutable */
+#define SHM_NF_HIST_ARCHIVE      0x40   /* a Value the worker reads from the
+                                           history store: StartOfArchive,
+                                           StartOfOnlineArchive */
 
 /*
  * One node: every attribute our services read, except Value (in a value

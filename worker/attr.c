@@ -390,6 +390,12 @@ wk_attr_value_enc(const struct wk_attr_ctx *ctx, const struct shm_node *n,
         if (!(n->user_access_level & WK_AL_CURRENTREAD))
             return UA_BAD_USER_ACCESS_DENIED;
     }
+    /* StartOfArchive and StartOfOnlineArchive: the history store's
+     * (worker/histarchive.c), else the slot's. */
+    if ((n->flags & SHM_NF_HIST_ARCHIVE) && w->archive_value != NULL
+        && w->archive_value(w, (uint32_t)(n - w->ns.nodes), ttr, ctx->arena,
+                            dv))
+        return UA_GOOD;
     b = ua_arena_alloc(ctx->arena, WK_DV_ENC_MAX);
     if (b == NULL
         || shm_value_read(&w->vals, n->u.var.slot, &m, b + 1,

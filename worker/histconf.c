@@ -8,6 +8,9 @@
  * its AggregateConfiguration the target of a forward HasComponent named
  * 0:AggregateConfiguration; the values are read from their slots like
  * any Read (a Boolean or Byte scalar Variant; anything else is ignored).
+ * The data collection rules: Double (Duration) and Int32 (the
+ * ExceptionDeviationFormat enumeration) scalars, and a Range (Part 8
+ * §5.6.2: low and high, Doubles) as its ExtensionObject's binary body.
  *
  * No state; single-threaded on the worker's loop.
  */
@@ -26,6 +29,16 @@ static uint32_t wk_histconf_target(const struct shm_nodestore *ns,
 static bool wk_histconf_scalar(const struct wk_worker *w,
                                const struct shm_nodestore *ns, uint32_t node,
                                const char *name, uint8_t bt, uint8_t *out);
+static bool wk_histconf_value(const struct wk_worker *w,
+                              const struct shm_nodestore *ns, uint32_t node,
+                              const char *name, uint8_t *buf, uint32_t cap,
+                              uint32_t *len);
+static bool wk_histconf_double(const struct wk_worker *w,
+                               const struct shm_nodestore *ns, uint32_t node,
+                               const char *name, double *out);
+static double wk_histconf_span(const struct wk_worker *w,
+                               const struct shm_nodestore *ns, uint32_t node,
+                               const char *name);
 
 /*
  * The target of node's forward reference of type reftype_id (a subtype
@@ -120,4 +133,123 @@ wk_histconf_get(const struct wk_worker *w, uint32_t node, bool agg,
                            UA_BT_BOOLEAN, &b))
         cfg->use_sloped_extrapolation = b != 0;
     return true;
+}
+
+/* Property 0:name of node's value (its Variant) into buf: true and *len,
+ * or false. */
+static bool
+wk_histconf_value(const struct wk_worker *w, const struct shm_nodestore *ns,
+                  uint32_t node, const char *name, uint8_t *buf, uint32_t cap,
+                  uint32_t *len)
+{
+    uint32_t         p = shm_nodestore_property(ns, node, name);
+    struct shm_value m;
+
+    if (p == SHM_NONE || ns->nodes[p].u.var.slot == SHM_NONE
+        || shm_value_read(&w->vals, ns->nodes[p].u.var.slot, &m, buf, cap)
+               != 0
+        || m.len > cap)
+        return false;
+    *len = m.len;
+    return true;
+}
+
+/* Property 0:name as a finite Double (Duration) scalar, or an Int32 one
+ * (an enumeration): true and *out. */
+static bool
+wk_histconf_double(const struct wk_worker *w, const struct shm_nodestore *ns,
+                   uint32_t node, const char *name, double *out)
+{
+    uint8_t  buf[SHM_VALUE_INLINE + 16];
+    uint32_t len;
+    double   d;
+    int32_t  i;
+
+    if (!wk_histconf_value(w, ns, node, name, buf, sizeof(buf), &len))
+        return false;
+    if (len == 9 && buf[0] == UA_BT_DOUBLE) {
+        memcpy(&d, buf + 1, 8);
+        if (d != d)
+            return false;
+        *out = d;
+        return true;
+    }
+    if (len == 5 && buf[0] == UA_BT_INT32) {
+        memcpy(&i, buf + 1, 4);
+        *out = i;
+        return true;
+    }
+    return false;
+}
+
+/* The span (high - low) of node's Range property 0:name; 0 when it has
+ * none or it is not a Range. */
+static double
+wk_histconf_span(const struct wk_worker *w, const struct shm_nodestore *ns,
+                 uint32_t node, const char *name)
+{
+    uint8_t  buf[SHM_VALUE_INLINE + 64];
+    uint32_t len, at, blen;
+    uint16_t id;
+    double   lo, hi;
+
+    /* ExtensionObject: NodeId (two- or four-byte form), 0x01, Int32
+     * length 16, low, high (Part 6 §5.2.2.15). */
+    if (!wk_histconf_value(w, ns, node, name, buf, sizeof(buf), &len)
+        || len < 2 || buf[0] != UA_BT_EXTENSIONOBJECT)
+        return 0;
+    if (buf[1] == 0x00 && len >= 3) {
+        id = buf[2];
+        at = 3;
+    } else if (buf[1] == 0x01 && len >= 5 && buf[2] == 0) {
+        memcpy(&id, buf + 3, 2);
+        at = 5;
+    } else {
+        return 0;
+    }
+    if (id != UA_NS0ID_RANGE_ENCODING_DEFAULTBINARY || len != at + 1 + 4 + 16
+        || buf[at] != 0x01)
+        return 0;
+    memcpy(&blen, buf + at + 1, 4);
+    if (blen != 16)
+        return 0;
+    memcpy(&lo, buf + at + 5, 8);
+    memcpy(&hi, buf + at + 13, 8);
+    return hi > lo && hi - lo < 1e300 ? hi - lo : 0;
+}
+
+bool
+wk_histconf_collect(const struct wk_worker *w, uint32_t node,
+                    struct hs_collect *c)
+{
+    const struct shm_nodestore *ns = &w->ns;
+    uint32_t                    hc;
+    double                      d;
+
+    memset(c, 0, sizeof(*c));
+    if (node >= ns->nnodes)
+        return false;
+    hc = wk_histconf_target(ns, node, UA_NS0ID_HASHISTORICALCONFIGURATION,
+                            "HA Configuration");
+    if (hc == SHM_NONE)
+        return false;
+    /* Durations in ms, at most a year (broker/histcfg.c's bound), as
+     * DateTime ticks (100 ns). */
+    if (wk_histconf_double(w, ns, hc, "MinTimeInterval", &d) && d > 0
+        && d <= 31536000000.0)
+        c->min_t = (int64_t)(d * 10000.0);
+    if (wk_histconf_double(w, ns, hc, "MaxTimeInterval", &d) && d > 0
+        && d <= 31536000000.0)
+        c->max_t = (int64_t)(d * 10000.0);
+    if (wk_histconf_double(w, ns, hc, "ExceptionDeviation", &d) && d > 0
+        && d < 1e300)
+        c->dev = d;
+    if (wk_histconf_double(w, ns, hc, "ExceptionDeviationFormat", &d)
+        && d >= HS_COLLECT_ABSOLUTE && d <= HS_COLLECT_UNKNOWN)
+        c->fmt = (uint8_t)d;
+    else
+        c->fmt = HS_COLLECT_ABSOLUTE;
+    c->range = wk_histconf_span(w, ns, node, "InstrumentRange");
+    c->eu_range = wk_histconf_span(w, ns, node, "EURange");
+    return hs_collect_any(c);
 }

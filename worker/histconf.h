@@ -6,7 +6,8 @@
  * variable, or the one its NodeSet gives it).
  *
  * Pure reads of shared memory on the worker's loop: a walk of a few
- * references and four value slots, once per node of a HistoryRead.
+ * references and four value slots, once per node of a HistoryRead; the
+ * historian reads the data collection rules the same way at its start.
  */
 #ifndef WK_HISTCONF_H
 #define WK_HISTCONF_H
@@ -14,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hist/collect.h"
 #include "proto/aggregate.h"
 #include "worker.h"
 
@@ -26,5 +28,16 @@
  */
 bool wk_histconf_get(const struct wk_worker *w, uint32_t node, bool agg,
                      struct ua_agg_config *cfg);
+
+/*
+ * Variable node's data collection rules (Part 11 §5.2.2) into *c (its
+ * state zeroed): MinTimeInterval, MaxTimeInterval, ExceptionDeviation and
+ * its format from the configuration object, the spans of the variable's
+ * InstrumentRange and EURange properties (Part 8 §5.3.2).  True when one
+ * of the rules is set (hs_collect_any()).  Read once, by the historian
+ * at its start.
+ */
+bool wk_histconf_collect(const struct wk_worker *w, uint32_t node,
+                         struct hs_collect *c);
 
 #endif /* WK_HISTCONF_H */

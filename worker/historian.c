@@ -38,6 +38,13 @@
  * Annotation's userName.  An answer that finds the outbox full is
  * dropped and counted (the worker gives up on it).
  *
+ * Data collection (Part 11 §5.2.2, hist/collect.h): a variable whose
+ * HistoricalDataConfiguration sets MinTimeInterval, MaxTimeInterval or
+ * ExceptionDeviation (read once at the start, worker/histconf.h) has its
+ * values passed through those rules before they join the batch (one
+ * table lookup per value for the others); MaxTimeInterval's repeats are
+ * made once a second.
+ *
  * Events (worker/histev.c): with history.events the historian also sets
  * its event-interest bit and keeps every event the broker fans out, in
  * the same store, written with each batch of values.
@@ -66,9 +73,11 @@
 #include <event2/event_struct.h>
 
 #include "hist/annot.h"
+#include "hist/collect.h"
 #include "hist/modified.h"
 #include "hist/side.h"
 #include "hist/store.h"
+#include "histconf.h"
 #include "histev.h"
 #include "histside.h"
 #include "link.h"
@@ -113,6 +122,13 @@ struct wk_historian {
                                        the last value kept */
     uint32_t          nslots;
     uint32_t          nodes;        /* historized */
+    /* The data collection rules (hist/collect.h) of the variables that
+     * have some: coll[cidx[slot]] (cidx 0: none; coll[0] unused). */
+    uint32_t         *cidx;
+    struct hs_collect *coll;
+    uint32_t         *cslot;        /* coll[i]'s value slot */
+    uint32_t          ncoll;
+    uint64_t          filtered;     /* values the rules did not store */
     /* The batch: values copied out of the blocks. */
     struct hs_in     *in;
     uint32_t          n, cap;
@@ -145,10 +161,15 @@ static int wk_historian_open(struct wk_historian *h,
 static int wk_historian_nodes(struct wk_historian *h);
 static void wk_historian_add(struct wk_historian *h, uint64_t key,
                              const uint8_t *dv, uint32_t len);
+static uint32_t wk_historian_read(struct wk_historian *h, uint32_t slot,
+                                  int64_t stamp);
 static void wk_historian_current(struct wk_historian *h, uint32_t slot);
 static void wk_historian_keep(struct wk_historian *h, uint32_t slot,
                               const uint8_t *dv, uint32_t len);
 static void wk_historian_flush(struct wk_historian *h);
+static int wk_historian_rules(struct wk_historian *h, const uint32_t *node,
+                              uint32_t n);
+static void wk_historian_repeat(struct wk_historian *h, uint32_t i);
 static void wk_historian_on_value(void *arg, uint32_t slot, const uint8_t *dv,
                                   uint32_t len);
 static void wk_historian_on_overflow(void *arg, uint32_t slot);
@@ -428,10 +449,26 @@ wk_historian_nodes(struct wk_historian *h)
             continue;
         }
         h->keys[slot] = keys[j];
+    }
+    /* The rules before the first value, the interest before the current
+     * value. */
+    if (wk_historian_rules(h, node, k) != 0) {
+        shm_log(SHM_LOG_ERROR, "history: out of memory");
+        goto out;
+    }
+    for (uint32_t j = 0; j < k; j++) {
+        uint32_t slot = shm_nodestore_node(&w->ns, node[j])->u.var.slot;
+
+        if (keys[j] == 0)
+            continue;
         shm_interest_set(&w->vals, slot, w->slot);
         wk_historian_current(h, slot);
         h->nodes++;
     }
+    if (h->ncoll > 1)
+        shm_log(SHM_LOG_INFO, "history: %u variables with data collection "
+                "rules (MinTimeInterval, MaxTimeInterval, "
+                "ExceptionDeviation)", h->ncoll - 1);
     rc = 0;
 out:
     free(ids);
@@ -479,16 +516,25 @@ wk_historian_oldest(void *arg, uint64_t key, const struct hs_node *nd,
     return 0;
 }
 
-/* Slot's value as it is now, as an encoded DataValue, into the batch. */
-static void
-wk_historian_current(struct wk_historian *h, uint32_t slot)
+/*
+ * Slot's value as it is now, as an encoded DataValue in h->one: its
+ * length, 0 when there is none.  stamp != 0: both timestamps that time
+ * (MaxTimeInterval's repeat), else the slot's own.
+ */
+static uint32_t
+wk_historian_read(struct wk_historian *h, uint32_t slot, int64_t stamp)
 {
     struct shm_value v;
     uint8_t         *p = h->one + 1;
     size_t           room = WK_HISTORIAN_ONE_MAX - 1 - 4 - 2 * (8 + 2);
 
     if (shm_value_read(&h->w.vals, slot, &v, p, room) != 0 || v.len == 0)
-        return;
+        return 0;
+    if (stamp != 0) {
+        v.flags |= SHM_VF_SOURCE_TS | SHM_VF_SERVER_TS;
+        v.source_ts = v.server_ts = stamp;
+        v.source_ps = v.server_ps = 0;
+    }
     h->one[0] = UA_DV_VALUE;
     p += v.len;
     if (v.status != 0) {
@@ -516,14 +562,80 @@ wk_historian_current(struct wk_historian *h, uint32_t slot)
             p += 2;
         }
     }
-    wk_historian_keep(h, slot, h->one, (uint32_t)(p - h->one));
+    return (uint32_t)(p - h->one);
+}
+
+/* Slot's value as it is now into the batch. */
+static void
+wk_historian_current(struct wk_historian *h, uint32_t slot)
+{
+    uint32_t len = wk_historian_read(h, slot, 0);
+
+    if (len != 0)
+        wk_historian_keep(h, slot, h->one, len);
+}
+
+/*
+ * MaxTimeInterval (Part 11 §5.2.2): nothing stored for coll[i]'s
+ * variable for that long; its value now (the last one stored, or one the
+ * rules held back as too close to it) stored again, stamped with our
+ * clock.  Not through wk_historian_keep(): the server time of the last
+ * change received stays what it was (a change stamped before our clock
+ * still arriving is not a duplicate).
+ */
+static void
+wk_historian_repeat(struct wk_historian *h, uint32_t i)
+{
+    uint32_t         slot = h->cslot[i];
+    uint32_t         len = wk_historian_read(h, slot, h->w.now_dt);
+    struct hs_sample smp;
+
+    if (len == 0 || hs_sample_split(h->one, len, &smp) != 0)
+        return;
+    hs_collect_stored(&h->coll[i], &smp);
+    wk_historian_add(h, h->keys[slot], h->one, len);
+}
+
+/*
+ * The data collection rules of the n historized variables node[] (their
+ * value slots' keys set): a table entry for each that has some.  0, or
+ * -1 (out of memory).
+ */
+static int
+wk_historian_rules(struct wk_historian *h, const uint32_t *node, uint32_t n)
+{
+    struct hs_collect c;
+    uint32_t          k = 0;
+
+    for (uint32_t j = 0; j < n; j++)
+        if (wk_histconf_collect(&h->w, node[j], &c))
+            k++;
+    if (k == 0)
+        return 0;
+    h->cidx = calloc(h->nslots, sizeof(*h->cidx));
+    h->coll = calloc((size_t)k + 1, sizeof(*h->coll));
+    h->cslot = calloc((size_t)k + 1, sizeof(*h->cslot));
+    if (h->cidx == NULL || h->coll == NULL || h->cslot == NULL)
+        return -1;
+    h->ncoll = 1;
+    for (uint32_t j = 0; j < n && h->ncoll <= k; j++) {
+        uint32_t slot = shm_nodestore_node(&h->w.ns, node[j])->u.var.slot;
+
+        if (h->keys[slot] == 0 || !wk_histconf_collect(&h->w, node[j], &c))
+            continue;
+        h->coll[h->ncoll] = c;
+        h->cslot[h->ncoll] = slot;
+        h->cidx[slot] = h->ncoll++;
+    }
+    return 0;
 }
 
 /*
  * A value of slot into the batch unless it is not newer than the last
  * one kept: the server timestamps of one slot strictly increase
  * (worker/link.h), so such a record is one we have already, the slot's
- * value read at an overflow or at the start arriving again in a block.
+ * value read at an overflow or at the start arriving again in a block;
+ * or unless the variable's data collection rules drop it (counted).
  */
 static void
 wk_historian_keep(struct wk_historian *h, uint32_t slot, const uint8_t *dv,
@@ -531,12 +643,21 @@ wk_historian_keep(struct wk_historian *h, uint32_t slot, const uint8_t *dv,
 {
     struct hs_sample smp;
 
-    if (hs_sample_split(dv, len, &smp) == 0 && smp.has_srv) {
-        if (smp.srv <= h->srv[slot]) {
-            h->duplicates++;
+    uint32_t         ci = h->cidx != NULL ? h->cidx[slot] : 0;
+
+    if (hs_sample_split(dv, len, &smp) == 0) {
+        if (smp.has_srv) {
+            if (smp.srv <= h->srv[slot]) {
+                h->duplicates++;
+                return;
+            }
+            h->srv[slot] = smp.srv;
+        }
+        /* The variable's data collection rules, if it has any. */
+        if (ci != 0 && !hs_collect_keep(&h->coll[ci], &smp)) {
+            h->filtered++;
             return;
         }
-        h->srv[slot] = smp.srv;
     }
     wk_historian_add(h, h->keys[slot], dv, len);
 }
@@ -857,7 +978,8 @@ wk_historian_wake_by(void *arg)
     return h->next_flush_ms > h->w.now_ms ? h->next_flush_ms : 0;
 }
 
-/* Once a second: the heartbeat; once a minute: retention. */
+/* Once a second: the heartbeat and MaxTimeInterval's repeats; once a
+ * minute: retention. */
 static void
 wk_historian_second(void *arg)
 {
@@ -867,6 +989,9 @@ wk_historian_second(void *arg)
 
     atomic_store_explicit(&h->w.row->heartbeat, h->w.now_dt,
                           memory_order_relaxed);
+    for (uint32_t i = 1; i < h->ncoll; i++)
+        if (hs_collect_due(&h->coll[i], h->w.now_dt))
+            wk_historian_repeat(h, i);
     if (h->prune_in-- > 0)
         return;
     h->prune_in = WK_HISTORIAN_PRUNE_S;
@@ -990,7 +1115,11 @@ main(int argc, char **argv)
     }
     if (wk_historian_nodes(&h) != 0)
         goto out_link;
-    wk_historian_flush(&h);
+    /* The current values taken above wait for the first flush (within
+     * flush_ms): up now, not after a commit that rewrites every
+     * variable's last block (docs/benchmarks.md "History: end to
+     * end", start-up). */
+    wk_historian_publish(&h, false);
     shm_log(SHM_LOG_NOTICE, "history of %u variables in %s", h.nodes, a.dir);
     event_assign(&h.flush_ev, w->base, -1, EV_PERSIST, wk_historian_on_flush,
                  &h);
@@ -1034,6 +1163,9 @@ out_seg:
     free(h.res);
     free(h.keys);
     free(h.srv);
+    free(h.cidx);
+    free(h.coll);
+    free(h.cslot);
     shm_log_level_at(NULL);
     shm_segment_close(&w->seg);
 out:

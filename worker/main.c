@@ -51,6 +51,7 @@
 #include <event2/event_struct.h>
 
 #include "conn.h"
+#include "histarchive.h"
 #include "link.h"
 #include "listen.h"
 #include "login.h"
@@ -399,6 +400,8 @@ wk_main_layers(struct wk_main *m, int lfd)
     if (rc == 0) {
         what = "history";
         rc = wk_svc_history_init(w);
+        if (rc == 0)
+            wk_histarchive_init(w);
         if (rc == 0)
             rc = wk_svc_histupd_init(w);
     }

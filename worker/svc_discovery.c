@@ -181,7 +181,8 @@ wk_svc_user_tokens(struct wk_svc_ctx *ctx, struct ua_endpoint_description *e,
 
 /*
  * One EndpointDescription per offered policy x mode (None/None only when
- * offered; without a PKI None/None alone), each with our certificate.
+ * offered; without a PKI None/None alone), each with our certificate
+ * (None/None too; a null one only without a PKI).
  */
 int
 wk_svc_endpoints(struct wk_svc_ctx *ctx, int32_t *n,
@@ -216,14 +217,20 @@ wk_svc_endpoints(struct wk_svc_ctx *ctx, int32_t *n,
             d->server = app;
             /* The server's discovery URL is this endpoint's URL. */
             d->endpoint_url = app.discovery_urls[0];
-            if (pid == UA_POLICY_NONE) {
-                d->server_certificate = wk_node_null_str();
-                d->security_policy_uri = ua_string_from(UA_SC_POLICY_NONE);
-            } else {
+            /* Our certificate on the None endpoint too, when we have
+             * one: a client ignores it there (Part 4 §5.5.4.1), and
+             * node-opcua's reconnection, when a channel it was opening
+             * was closed, fetches it from the endpoint it uses and
+             * stops on a null one (docs/design-notes.md D109). */
+            if (sc->cert != NULL) {
                 d->server_certificate.len = (int32_t)sc->cert_len;
                 d->server_certificate.data = (uint8_t *)sc->cert;
-                d->security_policy_uri = ua_string_from(pol->uri);
+            } else {
+                d->server_certificate = wk_node_null_str();
             }
+            d->security_policy_uri = pid == UA_POLICY_NONE
+                                         ? ua_string_from(UA_SC_POLICY_NONE)
+                                         : ua_string_from(pol->uri);
             d->security_mode = (int32_t)mode;
             if (wk_svc_user_tokens(ctx, d, pid == UA_POLICY_NONE) != 0)
                 return -ENOMEM;

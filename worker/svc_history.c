@@ -136,7 +136,6 @@ struct wk_svc_history_raw {
     enum hs_ts ts;
 };
 
-static struct hs_store *wk_svc_history_store(struct wk_worker *w);
 static ua_status wk_svc_history_node(struct wk_svc_ctx *ctx,
                                      const struct ua_history_read_value_id *v,
                                      uint32_t *node);
@@ -234,7 +233,7 @@ wk_svc_history_fini(struct wk_worker *w)
 
 /* The store, opened read-only at first use (again at most once a second
  * while it cannot be: the historian makes it). */
-static struct hs_store *
+struct hs_store *
 wk_svc_history_store(struct wk_worker *w)
 {
     struct wk_history     *h = w->history;

@@ -33,6 +33,10 @@ typedef void (*wk_svc_history_events_fn)(
 void wk_svc_history_on_events(struct wk_worker *w,
                               wk_svc_history_events_fn fn, void *arg);
 
+/* The store for other readers of this worker (worker/histarchive.c),
+ * opened when it can be: NULL when it cannot yet.  One read at a time. */
+struct hs_store *wk_svc_history_store(struct wk_worker *w);
+
 /* Close the store. */
 void wk_svc_history_fini(struct wk_worker *w);
 

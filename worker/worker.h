@@ -114,6 +114,12 @@ struct wk_worker {
     /* HistoryRead's reader of the history store (worker/svc_history.c);
      * NULL: not registered. */
     struct wk_history        *history;
+    /* The Value of a SHM_NF_HIST_ARCHIVE node (StartOfArchive,
+     * StartOfOnlineArchive), read from the history store by
+     * worker/histarchive.c: true when it answered *dv; NULL or false:
+     * the slot's value.  Called by worker/attr.c. */
+    bool (*archive_value)(struct wk_worker *w, uint32_t node, int32_t ttr,
+                          struct ua_arena *arena, struct ua_datavalue *dv);
     /* ReadEventDetails' reader (worker/svc_histevent.c). */
     struct wk_histevent      *histevent;
     /* HistoryUpdate's pending updates (worker/svc_histupd.c). */

@@ -30,9 +30,9 @@
 #define UB_READ_N         100           /* values in one read100 Read */
 #define UB_WRITE_N        100           /* values in one write100 Write */
 #define UB_SUB_ACKS       16            /* acknowledgements kept per session */
-#define UB_SUB_ITEMS_MAX  10000         /* --items */
-#define UB_ARENA          (1u << 20)
-#define UB_RESP_MAX       (256u << 10)  /* reassembled response, per session */
+#define UB_SUB_ITEMS_MAX  100000        /* --items */
+#define UB_ARENA          (8u << 20)
+#define UB_RESP_MAX       (1u << 20)    /* reassembled response, per session */
 #define UB_NAME_MAX       64
 #define UB_NONCE          32            /* CreateSession clientNonce */
 #define UB_DISC_MS        5000          /* GetEndpoints, blocking */

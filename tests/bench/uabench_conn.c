@@ -98,8 +98,10 @@ ub_sess_start(struct ub *b, struct ub_sess *s)
         s->b = b;
         s->rcap = (size_t)cfg.recv_buffer * 2;
         s->rbuf = malloc(s->rcap);
-        /* Room for depth requests of any scenario, plus the setup ones. */
-        s->out.cap = 65536 + (size_t)b->depth * 16384;
+        /* Room for depth requests of any scenario, plus the setup ones
+         * (CreateMonitoredItems: under 64 bytes an item). */
+        s->out.cap = 65536 + (size_t)b->depth * 16384
+                     + (size_t)b->items * 64;
         s->wbuf = malloc(s->out.cap);
         s->out.buf = s->wbuf;
         s->abuf = malloc(UB_RESP_MAX);

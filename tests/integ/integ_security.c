@@ -159,6 +159,8 @@ is_endpoints(void)
     int                              none = 0, secured = 0;
     int                              lvl_sign = -1, lvl_sae = -1;
     bool                             certs_ok = true;
+    int32_t                          none_cert = -1;
+    const uint8_t                   *none_data = NULL;
 
     for (int i = 0; i < IS_START_MS / 100; i++) {
         uaconn_init(&c);
@@ -187,6 +189,8 @@ is_endpoints(void)
 
         if (ua_string_eq(&e->security_policy_uri, UA_SC_POLICY_NONE)) {
             none++;
+            none_cert = e->server_certificate.len;
+            none_data = e->server_certificate.data;
             continue;
         }
         secured++;
@@ -210,6 +214,12 @@ is_endpoints(void)
              none, secured);
     itest_check(certs_ok && is_server_cert_len > 0,
              "every secured endpoint carries the server certificate");
+    /* The None endpoint too (a client ignores it there, Part 4 §5.5.4.1;
+     * node-opcua's reconnection reads it: docs/design-notes.md D109). */
+    itest_check(none_cert > 0 && (size_t)none_cert == is_server_cert_len
+                && memcmp(none_data, is_server_cert, is_server_cert_len) == 0,
+             "the None endpoint carries the server certificate too (%d "
+             "bytes)", (int)none_cert);
     itest_check(lvl_sae > lvl_sign && lvl_sign > 0,
              "SecurityLevel: SignAndEncrypt (lowest %d) above Sign "
              "(highest %d)", lvl_sae, lvl_sign);

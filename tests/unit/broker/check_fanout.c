@@ -12,8 +12,12 @@
  *     interest bits cleared; no push to it afterwards;
  *   - events: a record of SHM_FO_EVENT_SLOT only for workers with event
  *     interest, as built; none without; a full ring bumps events_lost
- *     and lost_seq.
+ *     and lost_seq;
+ *   - the change log: a change a worker watches is logged with the
+ *     record its block carries; one only the historian watches is not
+ *     (it parks no session), and still reaches it.
  */
+#include "shm/park.h"
 #include "value_fixture.h"
 
 START_TEST(test_ring_full_marks_lost)
@@ -166,6 +170,57 @@ START_TEST(test_events_ring_full)
 }
 END_TEST
 
+START_TEST(test_change_log_workers_only)
+{
+    struct shm_park     *k = shm_park_of(&as.seg);
+    struct shm_clog_ent  e;
+    struct ua_datavalue  dv[4];
+    struct ua_arena      a;
+    uint8_t              abuf[4096];
+    uint32_t             slots[4];
+    uint32_t             slot = slot_of("v0");
+    uint64_t             head;
+
+    ck_assert_ptr_nonnull(k);
+    ua_arena_init(&a, abuf, sizeof(abuf));
+    head = shm_park_head(k);
+    /* The historian (slot 1) alone: delivered, not logged. */
+    shm_interest_set(&as.vals, slot, 1);
+    set_i32(slot, 7, T0 + 1);
+    bk_fanout_flush(&fo);
+    ck_assert_uint_eq(shm_park_head(k), head);
+    ck_assert_uint_eq(take_notifs(1, slots, dv, 4, &a), 1);
+    ck_assert_int_eq(*(const int32_t *)dv[0].value.data, 7);
+    /* Worker 0 too: logged once, the block's record byte for byte. */
+    shm_interest_set(&as.vals, slot, 0);
+    set_i32(slot, 8, T0 + 2);
+    bk_fanout_flush(&fo);
+    ck_assert_uint_eq(shm_park_head(k), head + 1);
+    ck_assert_int_eq(shm_park_read(k, head, &e), 0);
+    ck_assert_uint_eq(e.slot, slot);
+    {
+        struct shm_ring_ref      r;
+        struct shm_block_handle  h;
+        struct shm_block_iter    it;
+        struct shm_blockpool_ref pool;
+        const uint8_t           *bytes;
+        uint32_t                 s, len;
+
+        worker_ring(0, &r);
+        ck_assert_int_eq(shm_blockpool_locate(&pool, &as.seg), 0);
+        ck_assert_int_eq(shm_ring_pop_spsc(&r, &h), 0);
+        ck_assert_int_eq(shm_blockpool_open(&pool, h, 0, &it), 0);
+        ck_assert_int_eq(shm_blockpool_next(&it, &s, &bytes, &len), 1);
+        ck_assert_uint_eq(s, slot);
+        ck_assert_uint_eq(e.len, len);
+        ck_assert_int_eq(memcmp(e.rec, bytes, len), 0);
+        ck_assert_int_eq(shm_blockpool_release(&pool, h, 0), 0);
+    }
+    ck_assert_uint_eq(take_notifs(1, slots, dv, 4, &a), 1);
+    ck_assert_int_eq(*(const int32_t *)dv[0].value.data, 8);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -182,6 +237,11 @@ main(void)
     tcase_add_test(tc, test_events_ring_full);
     tcase_add_test(tc, test_pool_exhausted);
     tcase_add_test(tc, test_dead_worker);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("Change log");
+    tcase_add_checked_fixture(tc, setup_hist, teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_change_log_workers_only);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -249,6 +249,20 @@ START_TEST(test_build)
     ck_assert_uint_eq(prop(&as, cfg, "MaxTimeInterval", b), 9);
     ck_assert_uint_eq(prop(&as, cfg, "ExceptionDeviation", b), 9);
     ck_assert_uint_eq(prop(&as, cfg, "ServerTimestampSupported", b), 2);
+    /* StartOfArchive and StartOfOnlineArchive: UtcTime, flagged for the
+     * workers to read from the store (worker/histarchive.c). */
+    for (int i = 0; i < 2; i++) {
+        const char *name = i == 0 ? "StartOfArchive" : "StartOfOnlineArchive";
+        uint32_t    p = shm_nodestore_property(&as.ns, cfg, name);
+
+        ck_assert_uint_eq(prop(&as, cfg, name, b), 9);
+        ck_assert(b[0] == UA_BT_DATETIME);
+        ck_assert_uint_ne(p, SHM_NONE);
+        ck_assert(as.ns.nodes[p].flags & SHM_NF_HIST_ARCHIVE);
+    }
+    ck_assert(!(as.ns.nodes[shm_nodestore_property(&as.ns, cfg,
+                                                   "MinTimeInterval")].flags
+                & SHM_NF_HIST_ARCHIVE));
     /* v2: the defaults. */
     cfg = lookup_str(&as, "v2.HAConfiguration");
     ck_assert_uint_ne(cfg, SHM_NONE);

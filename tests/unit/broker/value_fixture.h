@@ -43,6 +43,7 @@ static struct event_base  *base;
 static char                dir[64];
 
 static uint32_t            req_slots = 64;
+static unsigned            fx_workers = 2; /* with a historian: 1 */
 
 static inline void
 setup(void)
@@ -52,8 +53,9 @@ setup(void)
     bk_config_defaults(&conf);
     bk_config_finish(&conf);
     conf.value_heap_mb = 4;
-    conf.workers = 2;
-    conf.history_enabled = 0;       /* two slots: no historian's */
+    /* Two slots: two workers, or one and the historian's. */
+    conf.workers = fx_workers;
+    conf.history_enabled = fx_workers == 1;
     conf.fanout_blocks = 24;
     conf.fanout_block_size = 1024;
     conf.fanout_notif_ring_slots = 16;
@@ -84,6 +86,15 @@ setup_big(void)
     req_slots = 256;
     setup();
     req_slots = 64;
+}
+
+/* setup() with worker 0 and the historian in slot 1. */
+static inline void
+setup_hist(void)
+{
+    fx_workers = 1;
+    setup();
+    fx_workers = 2;
 }
 
 static inline void

@@ -284,6 +284,60 @@ START_TEST(test_records)
 }
 END_TEST
 
+/* A record written in place: reserve, write, commit; the padding after a
+ * record shorter than the room reserved is zeroed. */
+START_TEST(test_reserve_commit)
+{
+    struct shm_blockpool_ref p;
+    struct shm_block_handle  h, other = { 0, 0 };
+    struct shm_block_iter    it;
+    const uint8_t           *bytes;
+    uint32_t                 slot, len, cap = shm_blockpool_capacity(1024);
+    uint8_t                 *m = pool_new(4, 1024, &p), *at;
+    int                      n;
+
+    ck_assert_int_eq(shm_blockpool_alloc(&p, &h), 0);
+    ck_assert_ptr_null(shm_blockpool_reserve(&p, other, 8));
+    at = shm_blockpool_reserve(&p, h, 32);
+    ck_assert_ptr_nonnull(at);
+    memset(at, 0xAB, 32);           /* garbage past what is committed */
+    shm_blockpool_commit(&p, h, 7, 5);
+    at = shm_blockpool_reserve(&p, h, 4);
+    ck_assert_ptr_nonnull(at);
+    memcpy(at, "wxyz", 4);
+    shm_blockpool_commit(&p, h, 8, 4);
+    ck_assert_uint_eq(shm_blockpool_nrecs(&p, h), 2);
+    ck_assert_int_eq(shm_blockpool_publish(&p, h, 1), 0);
+    ck_assert_int_eq(shm_blockpool_open(&p, h, 0, &it), 0);
+    ck_assert_int_eq(shm_blockpool_next(&it, &slot, &bytes, &len), 1);
+    ck_assert_uint_eq(slot, 7);
+    ck_assert_uint_eq(len, 5);
+    for (int i = 0; i < 5; i++)
+        ck_assert_uint_eq(bytes[i], 0xAB);
+    for (int i = 5; i < 8; i++)         /* padding to 4 bytes: zero */
+        ck_assert_uint_eq(bytes[i], 0);
+    ck_assert_int_eq(shm_blockpool_next(&it, &slot, &bytes, &len), 1);
+    ck_assert_uint_eq(slot, 8);
+    ck_assert_uint_eq(len, 4);
+    ck_assert_int_eq(memcmp(bytes, "wxyz", 4), 0);
+    ck_assert_int_eq(shm_blockpool_next(&it, &slot, &bytes, &len), 0);
+    ck_assert_int_eq(shm_blockpool_release(&p, h, 0), 0);
+    /* Room is what is left: a reservation larger than that is refused,
+     * as append refuses the record. */
+    ck_assert_int_eq(shm_blockpool_alloc(&p, &h), 0);
+    n = 0;
+    while (shm_blockpool_reserve(&p, h, 20) != NULL) {
+        shm_blockpool_commit(&p, h, (uint32_t)n, 20);
+        n++;
+    }
+    ck_assert_int_eq(n, cap / 28);
+    ck_assert_ptr_null(shm_blockpool_reserve(&p, h, UINT32_MAX));
+    ck_assert_int_eq(shm_blockpool_publish(&p, h, 0), 0);
+    ck_assert_uint_eq(shm_blockpool_free_count(&p), 4);
+    free(m);
+}
+END_TEST
+
 /* Damaged lengths: refused, counted, never read past the block. */
 START_TEST(test_corrupt_records)
 {
@@ -871,6 +925,7 @@ blockpool_suite(void)
 
     tc = tcase_create("records");
     tcase_add_test(tc, test_records);
+    tcase_add_test(tc, test_reserve_commit);
     tcase_add_test(tc, test_corrupt_records);
     suite_add_tcase(s, tc);
 
