@@ -464,7 +464,8 @@ check-deps:
 # ---------------------------------------------------------------- integ
 #
 # tests/integ/<t>.c + the blocking test client tests/lib/uaconn.c (and its
-# counting subscriber tests/lib/itcount.c) + the
+# counting subscriber tests/lib/itcount.c, the history programs' harness
+# tests/lib/ihist.c, the event item tests/lib/itevent.c) + the
 # process harness tests/lib/itest.c + libproto.a, and what a program needs
 # beyond that in INTEG_LIBS / INTEG_LDFLAGS, set for its target below.  The
 # broker and the worker are order-only prerequisites: built first, but a
@@ -474,7 +475,8 @@ check-deps:
 INTEG_PROGS := $(patsubst tests/integ/%.c,$(INTEG)/%, \
                  $(wildcard tests/integ/*.c))
 INTEG_LIB_OBJS := $(B)/tests/lib/uaconn.o $(B)/tests/lib/itest.o \
-                  $(B)/tests/lib/itcount.o
+                  $(B)/tests/lib/itcount.o $(B)/tests/lib/ihist.o \
+                  $(B)/tests/lib/itevent.o
 
 $(if $(filter-out $(CHECK_PROGS),$(INTEG_PROGS)),$(error \
   $(filter-out $(CHECK_PROGS),$(INTEG_PROGS)) not in CHECK_PROGS))

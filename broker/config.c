@@ -460,6 +460,9 @@ static const struct bk_conf_key bk_conf_keys[] = {
         1000000, "events one HistoryRead returns per notifier at most "
         "(then a continuation point; HistoryServerCapabilities "
         "MaxReturnEventValues)"),
+    U32("history", "max_event_scan", history_max_event_scan, "100000", 1,
+        100000000, "events one HistoryRead examines per notifier at most "
+        "(then a continuation point, with the events found so far)"),
     U32("alarms", "max_alarms", alarms_max, "100000", 0, 1000000,
         "[alarm NAME] sections the file may hold (docs/configuration.md "
         "\"Alarms\")"),
@@ -1144,6 +1147,7 @@ bk_config_history_snapshot(const struct bk_config *c, struct shm_config *s)
     s->history_max_update_nodes = c->history_max_update_nodes;
     s->history_pending_updates = c->history_pending_updates;
     s->history_max_events = c->history_max_events;
+    s->history_max_event_scan = c->history_max_event_scan;
     s->history_event_retention_s = c->history_event_retention_s;
     s->history_event_max_mb = c->history_enabled && c->history_events
                                   ? c->history_event_max_mb : 0;

@@ -188,6 +188,7 @@ struct bk_config {
     uint32_t history_event_retention_s;     /* 0: no limit */
     uint32_t history_event_max_mb;
     uint32_t history_max_events;            /* per notifier per read */
+    uint32_t history_max_event_scan;        /* examined per notifier per read */
     /* [limits]: accepting */
     uint32_t accept_rate;                   /* per second; 0 unlimited */
     uint32_t accept_burst;

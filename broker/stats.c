@@ -362,6 +362,10 @@ enum bk_stats_history_counter {
     BK_SH_EVENTS,
     BK_SH_EVENT_BYTES,
     BK_SH_EVENTS_RETENTION_DROPPED,
+    BK_SH_MODIFIED,
+    BK_SH_MODIFIED_BYTES,
+    BK_SH_ANNOTATIONS,
+    BK_SH_ANNOTATION_BYTES,
     BK_SH_MAX
 };
 
@@ -403,6 +407,14 @@ static const struct bk_stats_counter_desc bk_stats_history_desc[BK_SH_MAX] = {
     { "events_retention_dropped", "history_events_retention_dropped_total",
       "counter",
       "events dropped by retention (age or history.event_max_mb)" },
+    { "modified", "history_modified_values", "gauge",
+      "modified values kept (what HistoryUpdate changed)" },
+    { "modified_bytes", "history_modified_bytes", "gauge",
+      "bytes (pages) of the modified values, counted in history.max_mb" },
+    { "annotations", "history_annotations", "gauge",
+      "annotations kept" },
+    { "annotation_bytes", "history_annotation_bytes", "gauge",
+      "bytes (pages) of the annotations, counted in history.max_mb" },
 };
 
 /* Service names, indexed by enum shm_svc (Part 4 service names). */
@@ -910,6 +922,10 @@ bk_stats_history_read(const struct bk_stats *st, uint64_t *v)
     v[BK_SH_EVENTS] = BK_SH(hist_events);
     v[BK_SH_EVENT_BYTES] = BK_SH(hist_event_bytes);
     v[BK_SH_EVENTS_RETENTION_DROPPED] = BK_SH(hist_events_retention_dropped);
+    v[BK_SH_MODIFIED] = BK_SH(hist_modified);
+    v[BK_SH_MODIFIED_BYTES] = BK_SH(hist_modified_bytes);
+    v[BK_SH_ANNOTATIONS] = BK_SH(hist_annotations);
+    v[BK_SH_ANNOTATION_BYTES] = BK_SH(hist_annotation_bytes);
 #undef BK_SH
     return true;
 }

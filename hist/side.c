@@ -265,12 +265,16 @@ hs_side_prune(struct hs_store *s, int64_t now, uint64_t *n)
     int64_t     cuts[64];
     size_t      nk = 0;
     uint8_t     from[8];
-    bool        more = true;
+    bool        more = true, over = false;
     int         rc;
 
     *n = 0;
     if ((rc = hs_side_open(s)) != 0)
         return rc;
+    /* hs_store_prune() dropped samples for the size limit: the entries
+     * older than what is left go too. */
+    over = s->size_pruned;
+    s->size_pruned = false;
     memset(from, 0, sizeof(from));
     /* The nodes in rounds of 64 (the drops move no nodes cursor). */
     while (more) {
@@ -293,11 +297,15 @@ hs_side_prune(struct hs_store *s, int64_t now, uint64_t *n)
                 continue;
             memcpy(&nd, v.mv_data, sizeof(nd));
             ret = nd.retention ? nd.retention : s->retention;
-            if (ret <= 0 || now - ret <= 0)
-                continue;
-            cut = now - ret;
-            if (nd.samples > 0 && nd.first < cut)
-                cut = nd.first;
+            if (over) {
+                cut = nd.samples > 0 ? nd.first : HS_T_MAX;
+            } else {
+                if (ret <= 0 || now - ret <= 0)
+                    continue;
+                cut = now - ret;
+                if (nd.samples > 0 && nd.first < cut)
+                    cut = nd.first;
+            }
             keys[nk] = hs_store_key_node(k.mv_data);
             cuts[nk++] = cut;
         }

@@ -94,7 +94,10 @@ int hs_side_drop(struct hs_store *s, enum hs_side db, uint64_t key,
  * Retention (its own write transaction, after hs_store_prune()): every
  * node's side entries older than now minus its retention (the store's
  * default when it has none; nothing when neither) and older than its
- * oldest sample dropped.  *n entries dropped.
+ * oldest sample dropped; while the store is over its max_bytes (the
+ * samples and the side databases), every entry older than its node's
+ * oldest sample (all of a node without samples), whatever its age.  *n
+ * entries dropped.
  */
 int hs_side_prune(struct hs_store *s, int64_t now, uint64_t *n);
 

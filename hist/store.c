@@ -286,6 +286,23 @@ hs_store_dbis_open(struct hs_store *s)
     return 0;
 }
 
+uint64_t
+hs_store_side_bytes(struct hs_store *s)
+{
+    uint64_t b = 0;
+
+    if (s->w == NULL || !s->side_have)
+        return 0;
+    for (unsigned i = 0; i < HS_SIDE_N; i++) {
+        MDB_stat st;
+
+        if (mdb_stat(s->w, s->side[i], &st) == 0)
+            b += (uint64_t)(st.ms_branch_pages + st.ms_leaf_pages
+                            + st.ms_overflow_pages) * st.ms_psize;
+    }
+    return b;
+}
+
 int
 hs_store_wbegin(struct hs_store *s)
 {
@@ -1183,7 +1200,7 @@ hs_store_prune(struct hs_store *s, int64_t now, uint64_t *ndrop)
     MDB_cursor         *nc = NULL, *c = NULL;
     MDB_val             k, v;
     size_t              nh = 0, cap = 0;
-    uint64_t            d0;
+    uint64_t            d0, side;
     int                 rc;
 
     *ndrop = 0;
@@ -1264,10 +1281,13 @@ hs_store_prune(struct hs_store *s, int64_t now, uint64_t *ndrop)
     if (rc != MDB_NOTFOUND)
         goto out;
     rc = 0;
-    /* By size: the oldest block of the store first. */
+    /* By size: the oldest block of the store first, until the samples
+     * and the side databases (modified values, annotations: hs_side_prune
+     * then drops theirs older than each node's oldest sample) fit. */
     for (size_t i = nh / 2; i-- > 0;)
         hs_store_heap_down(heap, nh, i);
-    while (s->max_bytes && s->tot.bytes > s->max_bytes && nh > 0) {
+    side = s->max_bytes ? hs_store_side_bytes(s) : 0;
+    while (s->max_bytes && s->tot.bytes + side > s->max_bytes && nh > 0) {
         struct hs_store_nm nm;
         int64_t            nf;
 
@@ -1278,6 +1298,7 @@ hs_store_prune(struct hs_store *s, int64_t now, uint64_t *ndrop)
         if ((rc = hs_store_bounds(s, c, heap[0].key, &nm.n)) != 0
             || (rc = hs_store_nm_put(s, heap[0].key, &nm)) != 0)
             goto out;
+        s->size_pruned = true;
         if (nf == HS_T_MAX)
             heap[0] = heap[--nh];
         else

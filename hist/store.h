@@ -49,7 +49,8 @@ struct hs_store;
 struct hs_store_config {
     const char *dir;            /* the environment's directory (exists) */
     uint64_t    map_bytes;      /* LMDB map size (writer) */
-    uint64_t    max_bytes;      /* total size kept (keys + blocks); 0 none */
+    uint64_t    max_bytes;      /* total size kept (keys + blocks, and the
+                                   side databases' pages); 0 none */
     int64_t     retention;      /* default age kept, DateTime ticks; 0 all */
     uint32_t    block_bytes;    /* a block closes at this; 0: one page's */
     uint32_t    batch_max;      /* samples one hs_store_append() takes */
@@ -177,7 +178,8 @@ int hs_store_delete_at(struct hs_store *s, uint64_t key, int64_t t,
 
 /*
  * Retention: drop whole blocks older than each node's retention before
- * now, then the oldest blocks of the store while it is over max_bytes.
+ * now, then the oldest blocks of the store while the samples and the
+ * side databases (hist/side.h) together are over max_bytes.
  * *n samples dropped.  Frees the reader slots of dead processes first
  * (mdb_reader_check), so a reader killed mid-read pins nothing for long.
  */

@@ -50,6 +50,9 @@ struct hs_store {
     MDB_dbi          side[HS_SIDE_N];
     bool             side_have;     /* open */
     MDB_cursor      *side_cur[HS_SIDE_N];  /* readers', recycled */
+    bool             size_pruned;   /* hs_store_prune() dropped samples
+                                       for max_bytes: hs_side_prune()
+                                       drops their entries */
 };
 
 /* An LMDB error into s->err and a negative errno (hist/store.h). */
@@ -64,6 +67,11 @@ int64_t hs_store_key_time(const uint8_t *k);
  * error.  A reader of a store without the side databases opens the
  * others (side_have stays false). */
 int hs_store_dbis_open(struct hs_store *s);
+
+/* The bytes (pages) the side databases take in the open write
+ * transaction: what history.max_mb counts besides s->tot.bytes (0 before
+ * they exist). */
+uint64_t hs_store_side_bytes(struct hs_store *s);
 
 /* The write transaction (s->w) with the totals loaded; committed with the
  * totals, or aborted. */

@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #define SHM_MAGIC          0x52424155u     /* "UABR" */
-#define SHM_LAYOUT_VERSION 21u     /* 7: SHM_R_THROTTLE, throttle keys in
+#define SHM_LAYOUT_VERSION 22u     /* 7: SHM_R_THROTTLE, throttle keys in
                                     * the config snapshot; 8: failed logins
                                     * per IP address; 9: rsa_cpu_us;
                                     * 10: browse_cache_kb in the config;
@@ -57,7 +57,10 @@
                                     * 20: event history's keys in the
                                     * config, its counters in the
                                     * historian's row; 21: a park
-                                    * record's progress halves */
+                                    * record's progress halves; 22:
+                                    * history.max_event_scan in the
+                                    * config, the side databases' totals
+                                    * in the historian's row */
 #define SHM_CACHELINE      128
 #define SHM_NONE           0xFFFFFFFFu     /* no node, no slot, no offset */
 
@@ -374,6 +377,7 @@ struct shm_config {
     uint32_t history_max_events;        /* history.max_return_events */
     uint32_t history_event_retention_s; /* history.event_retention_s */
     uint32_t history_event_max_mb;      /* history.event_max_mb */
+    uint32_t history_max_event_scan;    /* history.max_event_scan */
     uint32_t max_unactivated_per_address;   /* limits.*: sessions not
                                              * activated per client IP
                                              * address (worker) */
@@ -511,6 +515,12 @@ struct shm_worker {
     _Atomic uint64_t hist_events;
     _Atomic uint64_t hist_event_bytes;
     _Atomic uint64_t hist_events_retention_dropped;
+    /* The side databases (hist/side.h) after each commit: modified values
+     * and annotations kept, and their bytes (pages). */
+    _Atomic uint64_t hist_modified;
+    _Atomic uint64_t hist_modified_bytes;
+    _Atomic uint64_t hist_annotations;
+    _Atomic uint64_t hist_annotation_bytes;
     /* Sessions moving between workers (worker/roam.c). */
     _Atomic uint64_t sessions_moved_in;
     _Atomic uint64_t sessions_moved_out;
@@ -530,7 +540,7 @@ struct shm_worker {
     _Atomic uint64_t session_park_writes;
     _Atomic uint64_t sessions_not_parked;
     _Atomic uint64_t session_park_bytes;
-    uint64_t         park_pad[9];
+    uint64_t         park_pad[5];
 };
 static_assert(sizeof(struct shm_worker) % SHM_CACHELINE == 0, "pad");
 static_assert(offsetof(struct shm_worker, connections) == SHM_CACHELINE,

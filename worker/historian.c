@@ -79,6 +79,7 @@
 #include "hist/store.h"
 #include "histconf.h"
 #include "histev.h"
+#include "histside.h"
 #include "link.h"
 #include "loop.h"
 #include "node.h"
@@ -894,6 +895,7 @@ wk_historian_publish(struct wk_historian *h, bool oldest)
         WK_HISTORIAN_SET(hist_bytes, t.bytes);
         WK_HISTORIAN_SET(hist_retention_dropped, t.dropped);
     }
+    wk_histside_publish(h->store, r);
     if (oldest) {
         int64_t o = 0;
 

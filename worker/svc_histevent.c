@@ -19,7 +19,12 @@
  * (MaxReturnEventValues); when more remain, a continuation point (the
  * session's, like the raw reads', marked as the events') holds the Time
  * and id of the last event returned, and the next page starts strictly
- * after it: nothing is kept open between requests.
+ * after it: nothing is kept open between requests.  A node's read also
+ * examines at most history.max_event_scan stored events (a where clause
+ * that matches nothing would otherwise read a year of events in one
+ * request): at the bound it answers the events found so far (none, maybe)
+ * with a continuation point after the last event examined (Part 11 §6.3:
+ * a page may hold fewer than numValuesPerNode results, none even).
  *
  * The EventFilter is the event items' (worker/monitem_event.c), compiled
  * once per request: a select clause it rejects gives null fields, as on
@@ -57,7 +62,8 @@
 #include "svc.h"
 #include "svc_history.h"
 
-#define WK_HISTEVENT_CP_MARK  0xFDu     /* wk_session_cp.direction */
+#define WK_HISTEVENT_CP_MARK  0xFBu     /* wk_session_cp.direction (not
+                                           svc_histmod.h's 0xFD, 0xFC) */
 
 struct wk_histevent {
     struct hs_store        *s;      /* the HistoryRead's store */
@@ -78,10 +84,12 @@ struct wk_histevent_q {
     int64_t  lo, hi;            /* inclusive */
     bool     reverse;
     uint32_t max;               /* events per node */
+    uint32_t scan;              /* events examined per node */
 };
 
 static ua_status wk_histevent_range(const struct ua_read_event_details *d,
-                                    uint32_t cap, struct wk_histevent_q *q);
+                                    uint32_t cap, uint32_t scan,
+                                    struct wk_histevent_q *q);
 static ua_status wk_histevent_node(struct wk_svc_ctx *ctx,
                                    const struct ua_nodeid *id,
                                    uint32_t *node);
@@ -130,7 +138,7 @@ wk_svc_histevent_fini(struct wk_worker *w)
 /* ReadEventDetails' time domain (the top comment). */
 static ua_status
 wk_histevent_range(const struct ua_read_event_details *d, uint32_t cap,
-                   struct wk_histevent_q *q)
+                   uint32_t scan, struct wk_histevent_q *q)
 {
     int64_t s = d->start_time, e = d->end_time;
 
@@ -158,6 +166,7 @@ wk_histevent_range(const struct ua_read_event_details *d, uint32_t cap,
     }
     q->max = d->num_values_per_node != 0 && d->num_values_per_node < cap
                  ? d->num_values_per_node : cap;
+    q->scan = scan;
     return UA_GOOD;
 }
 
@@ -263,7 +272,7 @@ wk_histevent_one(struct wk_svc_ctx *ctx, struct wk_histevent *he,
     struct hs_event                     e;
     uint8_t                             idb[4200];
     size_t                              idlen;
-    uint32_t                            node, n = 0;
+    uint32_t                            node, n = 0, scanned = 0;
     int64_t                             at = 0;
     uint64_t                            aid = 0;
     bool                                after = false, more = false;
@@ -307,12 +316,23 @@ wk_histevent_one(struct wk_svc_ctx *ctx, struct wk_histevent *he,
         int              nf;
         uint32_t         nsel;
 
+        if (scanned == q->scan) {
+            more = true;                /* the bound: go on after `at` */
+            break;
+        }
+        scanned++;
         nf = shm_fo_ev_parse(e.rec, e.len, &ev, he->f, SHM_FO_EV_FIELDS_MAX);
-        if (nf < 0)
-            continue;                   /* not a record: skipped */
-        ev.type = wk_histevent_type(ctx, he, he->f, nf, ev.type);
-        if (!wk_ev_where_ok(st, evc, &ev, he->f, (uint32_t)nf))
+        if (nf >= 0) {
+            ev.type = wk_histevent_type(ctx, he, he->f, nf, ev.type);
+            if (!wk_ev_where_ok(st, evc, &ev, he->f, (uint32_t)nf))
+                nf = -1;
+        }
+        if (nf < 0) {
+            /* Not a record (skipped), or not selected: examined. */
+            at = e.time;
+            aid = e.id;
             continue;
+        }
         if (n == q->max) {
             more = true;                /* one more: a next page */
             break;
@@ -389,6 +409,9 @@ wk_histevent_read(void *arg, struct wk_svc_ctx *ctx,
     he->type_len = 0;
     st = wk_histevent_range(d, ctx->w->conf->history_max_events
                                    ? ctx->w->conf->history_max_events : 1,
+                            ctx->w->conf->history_max_event_scan
+                                ? ctx->w->conf->history_max_event_scan
+                                : UINT32_MAX,
                             &q);
     if (st != UA_GOOD && !req->release_continuation_points) {
         rh->service_result = st;

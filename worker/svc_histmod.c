@@ -4,6 +4,11 @@
  * (hist/modified.h, hist/annot.h) in the read transaction the request's
  * raw reads use.
  *
+ * ReadAnnotationDataDetails (wk_svc_histmod_annot_at) reads the
+ * annotations at each requested time in the request's order; its
+ * continuation point holds the index of the time it stopped at and how
+ * many annotations of that time were returned.
+ *
  * Paging as the raw reads' (worker/svc_history.c): at most q->max
  * entries per node, and when more remain a continuation point of the
  * session's holding the time of the last entry returned and how many of
@@ -222,6 +227,107 @@ wk_svc_histmod_read(struct wk_svc_ctx *ctx, struct hs_read *rd,
         res->history_data.type = &ua_types[UA_TYPE_HISTORYMODIFIEDDATA];
         res->history_data.obj = hm;
     }
+}
+
+void
+wk_svc_histmod_annot_at(struct wk_svc_ctx *ctx, struct hs_read *rd,
+                        uint32_t node, const int64_t *times, uint32_t ntimes,
+                        uint32_t max, enum hs_ts ts,
+                        const struct ua_string *cpb,
+                        struct ua_history_read_result *res)
+{
+    struct wk_session      *s = ctx->session;
+    struct wk_session_cp   *cp = NULL;
+    struct ua_history_data *hd;
+    struct ua_datavalue    *dv;
+    struct hs_side_read     r;
+    struct hs_sample        smp;
+    const uint8_t          *user;
+    size_t                  ulen;
+    uint64_t                key = wk_histnode_key(ctx->w, node);
+    uint32_t                i = 0, skip = 0, n = 0, at_i = 0;
+    bool                    more = false;
+    int                     rc = 0;
+
+    if (cpb->len > 0) {
+        cp = wk_session_cp_find(ctx->w, s, cpb);
+        if (cp == NULL || cp->direction != WK_SVC_HISTMOD_CP_AT
+            || cp->node != node || cp->next >= ntimes) {
+            if (cp != NULL && cp->direction == WK_SVC_HISTMOD_CP_AT)
+                wk_session_cp_release(s, cp);
+            res->status_code = UA_BAD_CONTINUATION_POINT_INVALID;
+            return;
+        }
+        i = cp->next;
+        skip = cp->reftype;
+    }
+    dv = ua_arena_alloc(ctx->arena, (size_t)max * sizeof(*dv));
+    hd = ua_arena_alloc(ctx->arena, sizeof(*hd));
+    if (dv == NULL || hd == NULL) {
+        if (cp != NULL)
+            wk_session_cp_release(s, cp);
+        res->status_code = UA_BAD_RESPONSE_TOO_LARGE;
+        return;
+    }
+    for (; i < ntimes && !more && (rc == 0 || rc == -ENOENT); i++) {
+        at_i = 0;
+        rc = hs_annot_seek(&r, rd, key, times[i], times[i], false);
+        while (rc == 0
+               && (rc = hs_annot_next(&r, &smp, &user, &ulen)) == 0) {
+            if (skip > 0) {
+                skip--;
+                at_i++;
+                continue;
+            }
+            if (n == max) {
+                more = true;            /* one more: a next page */
+                break;
+            }
+            if (wk_svc_histmod_dv(ctx, &smp, ts, &dv[n]) != UA_GOOD) {
+                rc = -ENOMEM;
+                break;
+            }
+            n++;
+            at_i++;
+        }
+        skip = 0;
+    }
+    if (rc != 0 && rc != -ENOENT) {
+        if (cp != NULL)
+            wk_session_cp_release(s, cp);
+        res->status_code = rc == -ENOMEM ? UA_BAD_RESPONSE_TOO_LARGE
+                                         : UA_BAD_INTERNAL_ERROR;
+        return;
+    }
+    if (more) {
+        /* Stopped inside times[i - 1] after at_i of its annotations. */
+        cp = wk_session_cp_renew(ctx->w, s, cp);
+        if (cp == NULL) {
+            res->status_code = UA_BAD_NO_CONTINUATION_POINTS;
+            return;
+        }
+        cp->direction = WK_SVC_HISTMOD_CP_AT;
+        cp->node = node;
+        cp->next = i - 1;
+        cp->reftype = at_i;
+        res->continuation_point.data = ua_arena_alloc(ctx->arena,
+                                                      WK_SESSION_CP_BYTES);
+        if (res->continuation_point.data == NULL) {
+            wk_session_cp_release(s, cp);
+            res->status_code = UA_BAD_RESPONSE_TOO_LARGE;
+            return;
+        }
+        wk_session_cp_bytes(s, cp, res->continuation_point.data);
+        res->continuation_point.len = WK_SESSION_CP_BYTES;
+    } else if (cp != NULL) {
+        wk_session_cp_release(s, cp);
+    }
+    hd->n_data_values = (int32_t)n;
+    hd->data_values = dv;
+    res->history_data.encoding = UA_EO_DECODED;
+    res->history_data.type = &ua_types[UA_TYPE_HISTORYDATA];
+    res->history_data.obj = hd;
+    res->status_code = n == 0 && !more ? UA_GOOD_NO_DATA : UA_GOOD;
 }
 
 ua_status

@@ -4,7 +4,9 @@
  * values of a historized variable (ReadRawModifiedDetails with
  * isReadModified, HistoryModifiedData), its annotations (a raw read of
  * its Annotations Property, HistoryData of Annotation values), and the
- * annotations' times for AnnotationCount (Part 13 §5.4.3.20).
+ * annotations' times for AnnotationCount (Part 13 §5.4.3.20), and
+ * ReadAnnotationDataDetails (Part 11 §6.5.6: the annotations at given
+ * times).
  * worker/svc_history.c parses the request and calls these per node.
  */
 #ifndef WK_SVC_HISTMOD_H
@@ -30,6 +32,7 @@ struct wk_svc_histmod_q {
  * above BrowseDirection's is not Browse's). */
 #define WK_SVC_HISTMOD_CP_MOD    0xFDu
 #define WK_SVC_HISTMOD_CP_ANNOT  0xFCu
+#define WK_SVC_HISTMOD_CP_AT     0xFAu      /* ReadAnnotationData's */
 
 /*
  * One node's page of modified values (node a historized variable), or of
@@ -42,6 +45,20 @@ void wk_svc_histmod_read(struct wk_svc_ctx *ctx, struct hs_read *rd,
                          const struct ua_string *cpb,
                          const struct wk_svc_histmod_q *q,
                          struct ua_history_read_result *res);
+
+/*
+ * ReadAnnotationDataDetails of one node (node a historized variable):
+ * the annotations at each of times[0..ntimes) in that order (those of
+ * one time in userName order; a time without any adds nothing), as
+ * HistoryData of Annotation values with the timestamps ts asks for; at
+ * most max a page, resumed at cpb when it is a continuation point, with
+ * a new one when more remain; GoodNoData when there is none.  res filled.
+ */
+void wk_svc_histmod_annot_at(struct wk_svc_ctx *ctx, struct hs_read *rd,
+                             uint32_t node, const int64_t *times,
+                             uint32_t ntimes, uint32_t max, enum hs_ts ts,
+                             const struct ua_string *cpb,
+                             struct ua_history_read_result *res);
 
 /*
  * The times of node key's annotations with lo <= time < hi, ascending,

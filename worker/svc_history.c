@@ -57,6 +57,12 @@
  * (worker/svc_histmod.c), paged alike; AnnotationCount counts the
  * node's annotations.
  *
+ * ReadAnnotationDataDetails (Part 11 §6.5.6) on a historized variable
+ * (or its Annotations Property): the annotations at each of reqTimes, in
+ * their order (worker/svc_histmod.c); at most history.max_return_values
+ * reqTimes (more: BadTooManyOperations) and annotations a page; a node
+ * without annotations (not historized) BadHistoryOperationUnsupported.
+ *
  * ReadEventDetails goes to the handler worker/svc_histevent.c registers
  * (wk_svc_history_on_events).
  *
@@ -180,6 +186,11 @@ static bool wk_svc_history_side(struct wk_svc_ctx *ctx,
                                 const struct ua_history_read_value_id *v,
                                 const struct wk_svc_history_raw *q,
                                 struct ua_history_read_result *res);
+static void wk_svc_history_annot_at(
+    struct wk_svc_ctx *ctx, struct wk_history *h,
+    const struct ua_history_read_value_id *v,
+    const struct ua_read_annotation_data_details *d, enum hs_ts ts,
+    uint32_t max, struct ua_history_read_result *res);
 static void wk_svc_history_read(struct wk_svc_ctx *ctx, const void *req_,
                                 void *resp_);
 
@@ -1083,6 +1094,41 @@ wk_svc_history_side(struct wk_svc_ctx *ctx, struct wk_history *h,
     return true;
 }
 
+/* ReadAnnotationDataDetails of one node: v a historized variable or its
+ * Annotations Property. */
+static void
+wk_svc_history_annot_at(struct wk_svc_ctx *ctx, struct wk_history *h,
+                        const struct ua_history_read_value_id *v,
+                        const struct ua_read_annotation_data_details *d,
+                        enum hs_ts ts, uint32_t max,
+                        struct ua_history_read_result *res)
+{
+    uint32_t  node, var;
+    ua_status st;
+
+    node = wk_node_lookup(ctx->w, &v->node_id);
+    var = wk_histnode_annotated(ctx->w, node);
+    if (var != SHM_NONE) {
+        st = !(ctx->w->ns.nodes[var].user_access_level
+               & WK_SVC_HISTORY_ACCESS_READ)
+                 ? UA_BAD_USER_ACCESS_DENIED
+             : v->data_encoding.ns != 0 || v->data_encoding.name.len > 0
+                 ? UA_BAD_DATA_ENCODING_INVALID : UA_GOOD;
+        node = var;
+    } else {
+        st = wk_svc_history_node(ctx, v, &node);
+    }
+    if (st == UA_GOOD && v->index_range.len > 0)
+        st = UA_BAD_HISTORY_OPERATION_UNSUPPORTED;      /* not yet */
+    if (st != UA_GOOD) {
+        res->status_code = st;
+        return;
+    }
+    wk_svc_histmod_annot_at(ctx, &h->r, node, d->req_times,
+                            (uint32_t)d->n_req_times, max, ts,
+                            &v->continuation_point, res);
+}
+
 static void
 wk_svc_history_read(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
 {
@@ -1097,6 +1143,7 @@ wk_svc_history_read(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
     int32_t                               n = req->n_nodes_to_read;
     uint32_t                              cap;
     bool                                  raw, processed = false;
+    bool                                  annot_at = false;
     ua_status                             st;
 
     cap = ctx->w->conf->history_max_values;
@@ -1155,6 +1202,18 @@ wk_svc_history_read(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
                    ? HS_TS_SERVER
                : req->timestamps_to_return == UA_TIMESTAMPSTORETURN_BOTH
                    ? HS_TS_BOTH : HS_TS_SOURCE;
+    } else if (eo->type == &ua_types[UA_TYPE_READANNOTATIONDATADETAILS]) {
+        const struct ua_read_annotation_data_details *d = eo->obj;
+
+        raw = false;
+        annot_at = true;
+        st = d->n_req_times <= 0 ? UA_BAD_HISTORY_OPERATION_INVALID
+             : (uint32_t)d->n_req_times > cap ? UA_BAD_TOO_MANY_OPERATIONS
+                                              : UA_GOOD;
+        q.ts = req->timestamps_to_return == UA_TIMESTAMPSTORETURN_SERVER
+                   ? HS_TS_SERVER
+               : req->timestamps_to_return == UA_TIMESTAMPSTORETURN_BOTH
+                   ? HS_TS_BOTH : HS_TS_SOURCE;
     } else if (eo->type == &ua_types[UA_TYPE_READEVENTDETAILS]) {
         st = UA_BAD_HISTORY_OPERATION_UNSUPPORTED;
         raw = false;
@@ -1189,8 +1248,8 @@ wk_svc_history_read(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
             if (cp != NULL && (cp->direction == WK_SVC_HISTORY_CP_MARK
                                || cp->direction == WK_SVC_HISTORY_CP_PROC
                                || cp->direction == WK_SVC_HISTMOD_CP_MOD
-                               || cp->direction
-                                      == WK_SVC_HISTMOD_CP_ANNOT)) {
+                               || cp->direction == WK_SVC_HISTMOD_CP_ANNOT
+                               || cp->direction == WK_SVC_HISTMOD_CP_AT)) {
                 wk_session_cp_release(ctx->session, cp);
                 res[i].status_code = UA_GOOD;
             } else {
@@ -1211,7 +1270,10 @@ wk_svc_history_read(struct wk_svc_ctx *ctx, const void *req_, void *resp_)
                                      : UA_GOOD_NO_DATA;
             continue;
         }
-        if (raw) {
+        if (annot_at) {
+            wk_svc_history_annot_at(ctx, h, v, eo->obj, q.ts, cap ? cap : 1,
+                                    &res[i]);
+        } else if (raw) {
             if (!wk_svc_history_side(ctx, h, v, &q, &res[i]))
                 wk_svc_history_raw_one(ctx, h, v, &q, &res[i]);
         } else {

@@ -9,13 +9,18 @@
 // (the first 10,000 fed, one page) with 6 select clauses (EventId,
 // EventType, Time, Message, Severity, 1:Temperature) READS times (default
 // 100) and prints the worker's CPU per event returned, from
-// /proc/PID/stat's utime and stime before and after (10 ms ticks).
+// /proc/PID/stat's utime and stime before and after (10 ms ticks).  Then
+// reads all 100,000 with a where clause that matches none of them (OfType
+// AlarmConditionType) READS / 5 times: each request examines
+// history.max_event_scan events (100,000 by default) and returns none;
+// prints the worker's CPU per request and per event examined.
 "use strict";
 
 const fs = require("node:fs");
 const {
     OPCUAClient, MessageSecurityMode, SecurityPolicy, TimestampsToReturn,
     HistoryReadRequest, ReadEventDetails, constructEventFilter,
+    FilterOperator, LiteralOperand, Variant, DataType, resolveNodeId,
 } = require("node-opcua");
 
 const [url, pidText, readsText] = process.argv.slice(2);
@@ -37,6 +42,27 @@ function request() {
             numValuesPerNode: 10000,
             filter: constructEventFilter(["EventId", "EventType", "Time",
                 "Message", "Severity", "1:Temperature"]),
+        }),
+        timestampsToReturn: TimestampsToReturn.Source,
+        nodesToRead: [{ nodeId: "i=2253" }],
+    });
+}
+
+// All 100,000, a where clause no event passes.
+function requestNone() {
+    return new HistoryReadRequest({
+        historyReadDetails: new ReadEventDetails({
+            startTime: new Date(t0),
+            endTime: new Date(t0 + 100000 * 1000),
+            numValuesPerNode: 10000,
+            filter: constructEventFilter(["EventId", "Severity"], {
+                elements: [{
+                    filterOperator: FilterOperator.OfType,
+                    filterOperands: [new LiteralOperand({
+                        value: new Variant({ dataType: DataType.NodeId,
+                            value: resolveNodeId("i=2915") }) })],
+                }],
+            }),
         }),
         timestampsToReturn: TimestampsToReturn.Source,
         nodesToRead: [{ nodeId: "i=2253" }],
@@ -71,6 +97,35 @@ function request() {
     console.log(`HistoryRead ReadEventDetails of ${n} events, ${reads} ` +
         `times: worker CPU ${ms} ms, ${(ms * 1e6 / (reads * n)).toFixed(1)}` +
         ` ns per event; wall ${Date.now() - w0} ms`);
+    const none = Math.max(5, Math.floor(reads / 5));
+    let examined = 0;
+    const c1 = cpuTicks();
+    const w1 = Date.now();
+    for (let i = 0; i < none; i++) {
+        let r = (await session.historyRead(requestNone())).results[0];
+        let pages = 1;
+        // At the scan bound: a page of none and a point to go on from.
+        while (r.continuationPoint && r.continuationPoint.length) {
+            const req = requestNone();
+            req.nodesToRead[0].continuationPoint = r.continuationPoint;
+            r = (await session.historyRead(req)).results[0];
+            pages++;
+        }
+        if (r.historyData && r.historyData.events
+            && r.historyData.events.length) {
+            throw new Error(`none-read ${i}: events returned`);
+        }
+        examined += 100000;
+        if (i === 0) {
+            console.log(`a where clause that matches nothing over 100000 ` +
+                `events: ${pages} request(s) each time`);
+        }
+    }
+    const ms1 = (cpuTicks() - c1) * 10;
+    console.log(`... ${none} times: worker CPU ${ms1} ms, ` +
+        `${(ms1 * 1e6 / examined).toFixed(1)} ns per event examined, ` +
+        `${(ms1 / none).toFixed(1)} ms per 100000; wall ` +
+        `${Date.now() - w1} ms`);
     await session.close();
     await client.disconnect();
 })().catch((e) => {

@@ -70,6 +70,7 @@
 #include "proto/types.h"
 #include "proto/types_gen.h"
 #include "tests/lib/itest.h"
+#include "tests/lib/itevent.h"
 #include "tests/lib/uaconn.h"
 
 #define IA_WATCHDOG_S 120
@@ -127,159 +128,75 @@ ia_str(const struct ua_string *s, char *out, size_t cap)
     out[n] = '\0';
 }
 
+/* The event item's select clauses (their order is ia_decode's). */
+static const struct itev_sel ia_sel[IA_NSEL] = {
+    { { "EventType", NULL }, 0, false },
+    { { "ConditionName", NULL }, 0, false },
+    { { "Severity", NULL }, 0, false },
+    { { "ActiveState", "Id" }, 0, false },
+    { { "AckedState", "Id" }, 0, false },
+    { { "LimitState", "CurrentState" }, 0, false },
+    { { "Retain", NULL }, 0, false },
+    { { "EventId", NULL }, 0, false },
+    { { NULL, NULL }, 0, true },             /* the ConditionId */
+    { { "Message", NULL }, 0, false },
+};
+
+/* The event item (one at a time; its acknowledgement carried from call
+ * to call). */
+static struct itev ia_item;
+
 /* A subscription with one event item on the Server. */
 static void
 ia_subscribe(struct uaconn *c)
 {
-    static struct ua_simple_attribute_operand ops[IA_NSEL];
-    static struct ua_qualifiedname            qn[IA_NSEL][2];
-    static const char *const names[IA_NSEL][2] = {
-        { "EventType", NULL }, { "ConditionName", NULL },
-        { "Severity", NULL }, { "ActiveState", "Id" },
-        { "AckedState", "Id" }, { "LimitState", "CurrentState" },
-        { "Retain", NULL }, { "EventId", NULL }, { NULL, NULL },
-        { "Message", NULL }
-    };
-    struct ua_event_filter                    ef;
-    struct ua_create_subscription_request     cs;
-    struct ua_create_subscription_response    csr;
-    struct ua_create_monitored_items_request  cm;
-    struct ua_create_monitored_items_response cmr;
-    struct ua_monitored_item_create_request   it;
-    ua_status                                 s;
+    itev_filter(&ia_item, ia_sel, IA_NSEL);
+    itev_subscribe(&ia_item, c, &ia_arena, 9);
+    ia_sub_id = ia_item.sub_id;
+}
 
-    for (int i = 0; i < IA_NSEL; i++) {
-        memset(&ops[i], 0, sizeof(ops[i]));
-        ops[i].type_definition_id = ua_nodeid_num(0, UA_NS0ID_BASEEVENTTYPE);
-        ops[i].attribute_id = UA_ATTR_VALUE;
-        ops[i].index_range.len = -1;
-        for (int k = 0; k < 2 && names[i][k] != NULL; k++) {
-            qn[i][k].ns = 0;
-            qn[i][k].name = ua_string_from(names[i][k]);
-            ops[i].n_browse_path = k + 1;
-        }
-        ops[i].browse_path = qn[i];
-        if (names[i][0] == NULL) {  /* the ConditionId */
-            ops[i].type_definition_id =
-                ua_nodeid_num(0, UA_NS0ID_CONDITIONTYPE);
-            ops[i].attribute_id = UA_ATTR_NODEID;
-        }
-    }
-    memset(&ef, 0, sizeof(ef));
-    ef.n_select_clauses = IA_NSEL;
-    ef.select_clauses = ops;
-    memset(&cs, 0, sizeof(cs));
-    cs.requested_publishing_interval = 50;
-    cs.requested_lifetime_count = 600;
-    cs.requested_max_keep_alive_count = 10;
-    cs.publishing_enabled = true;
-    ua_arena_reset(&ia_arena);
-    s = uaconn_call(c, &ua_types[UA_TYPE_CREATESUBSCRIPTIONREQUEST], &cs,
-                    &ua_types[UA_TYPE_CREATESUBSCRIPTIONRESPONSE], &csr,
-                    &ia_arena);
-    if (s != UA_GOOD)
-        itest_fatal("CreateSubscription: 0x%08X", s);
-    ia_sub_id = csr.subscription_id;
-    memset(&it, 0, sizeof(it));
-    it.item_to_monitor.node_id = ua_nodeid_num(0, UA_NS0ID_SERVER);
-    it.item_to_monitor.attribute_id = UA_ATTR_EVENTNOTIFIER;
-    it.item_to_monitor.index_range.len = -1;
-    it.item_to_monitor.data_encoding.name.len = -1;
-    it.monitoring_mode = UA_MONITORINGMODE_REPORTING;
-    it.requested_parameters.client_handle = 9;
-    it.requested_parameters.queue_size = 100;
-    it.requested_parameters.discard_oldest = true;
-    it.requested_parameters.filter.type_id =
-        ua_nodeid_num(0, UA_NS0ID_EVENTFILTER_ENCODING_DEFAULTBINARY);
-    it.requested_parameters.filter.encoding = UA_EO_DECODED;
-    it.requested_parameters.filter.type = &ua_types[UA_TYPE_EVENTFILTER];
-    it.requested_parameters.filter.obj = &ef;
-    memset(&cm, 0, sizeof(cm));
-    cm.subscription_id = csr.subscription_id;
-    cm.timestamps_to_return = UA_TIMESTAMPSTORETURN_NEITHER;
-    cm.n_items_to_create = 1;
-    cm.items_to_create = &it;
-    s = uaconn_call(c, &ua_types[UA_TYPE_CREATEMONITOREDITEMSREQUEST], &cm,
-                    &ua_types[UA_TYPE_CREATEMONITOREDITEMSRESPONSE], &cmr,
-                    &ia_arena);
-    if (s != UA_GOOD || cmr.n_results != 1
-        || cmr.results[0].status_code != UA_GOOD)
-        itest_fatal("CreateMonitoredItems on EventNotifier: 0x%08X", s);
+/* itev_decode_fn: the fields into ((struct ia_ev *)arg)[slot]. */
+static void
+ia_decode(void *arg, int slot, const struct ua_event_field_list *f)
+{
+    const struct ua_variant *v = f->event_fields;
+    struct ia_ev            *e = (struct ia_ev *)arg + slot;
+
+    memset(e, 0, sizeof(*e));
+    if (f->n_event_fields != IA_NSEL)
+        return;
+    if (v[0].type == UA_BT_NODEID)
+        e->type = ((struct ua_nodeid *)v[0].data)->id.num;
+    if (v[1].type == UA_BT_STRING)
+        ia_str(v[1].data, e->name, sizeof(e->name));
+    if (v[2].type == UA_BT_UINT16)
+        e->sev = *(uint16_t *)v[2].data;
+    if (v[3].type == UA_BT_BOOLEAN)
+        e->active = *(bool *)v[3].data;
+    if (v[4].type == UA_BT_BOOLEAN)
+        e->acked = *(bool *)v[4].data;
+    if (v[5].type == UA_BT_LOCALIZEDTEXT)
+        ia_str(&((struct ua_localizedtext *)v[5].data)->text, e->limit,
+               sizeof(e->limit));
+    if (v[6].type == UA_BT_BOOLEAN)
+        e->retain = *(bool *)v[6].data;
+    if (v[7].type == UA_BT_BYTESTRING
+        && ((struct ua_string *)v[7].data)->len == 16)
+        memcpy(e->id, ((struct ua_string *)v[7].data)->data, 16);
+    if (v[8].type == UA_BT_NODEID
+        && ((struct ua_nodeid *)v[8].data)->idtype == UA_IDTYPE_STRING)
+        ia_str(&((struct ua_nodeid *)v[8].data)->id.str, e->cond,
+               sizeof(e->cond));
+    if (v[9].type == UA_BT_LOCALIZEDTEXT)
+        ia_str(&((struct ua_localizedtext *)v[9].data)->text, e->msg,
+               sizeof(e->msg));
 }
 
 /* Publish on c until n events came or ms passed; the number taken. */
 static int
 ia_events(struct uaconn *c, struct ia_ev *out, int max, int n, unsigned ms)
 {
-    static struct ua_subscription_acknowledgement ack;
-    static bool                                   have_ack;
-    uint64_t                                      until = itest_ms() + ms;
-    int                                           got = 0;
-
-    while (got < n && itest_ms() < until) {
-        struct ua_publish_request                req;
-        struct ua_publish_response               resp;
-        const struct ua_event_notification_list *l;
-        const struct ua_notification_message    *m;
-
-        memset(&req, 0, sizeof(req));
-        if (have_ack) {
-            req.n_subscription_acknowledgements = 1;
-            req.subscription_acknowledgements = &ack;
-        }
-        ua_arena_reset(&ia_arena);
-        if (uaconn_call(c, &ua_types[UA_TYPE_PUBLISHREQUEST], &req,
-                        &ua_types[UA_TYPE_PUBLISHRESPONSE], &resp, &ia_arena)
-            != UA_GOOD)
-            break;
-        m = &resp.notification_message;
-        have_ack = false;
-        if (m->n_notification_data != 1)
-            continue;
-        ack.subscription_id = resp.subscription_id;
-        ack.sequence_number = m->sequence_number;
-        have_ack = true;
-        if (m->notification_data[0].type
-            != &ua_types[UA_TYPE_EVENTNOTIFICATIONLIST])
-            continue;
-        l = m->notification_data[0].obj;
-        for (int32_t k = 0; k < l->n_events && got < max; k++) {
-            const struct ua_event_field_list *f = &l->events[k];
-            const struct ua_variant          *v = f->event_fields;
-            struct ia_ev                     *e = &out[got++];
-
-            memset(e, 0, sizeof(*e));
-            if (f->n_event_fields != IA_NSEL)
-                continue;
-            if (v[0].type == UA_BT_NODEID)
-                e->type = ((struct ua_nodeid *)v[0].data)->id.num;
-            if (v[1].type == UA_BT_STRING)
-                ia_str(v[1].data, e->name, sizeof(e->name));
-            if (v[2].type == UA_BT_UINT16)
-                e->sev = *(uint16_t *)v[2].data;
-            if (v[3].type == UA_BT_BOOLEAN)
-                e->active = *(bool *)v[3].data;
-            if (v[4].type == UA_BT_BOOLEAN)
-                e->acked = *(bool *)v[4].data;
-            if (v[5].type == UA_BT_LOCALIZEDTEXT)
-                ia_str(&((struct ua_localizedtext *)v[5].data)->text,
-                       e->limit, sizeof(e->limit));
-            if (v[6].type == UA_BT_BOOLEAN)
-                e->retain = *(bool *)v[6].data;
-            if (v[7].type == UA_BT_BYTESTRING
-                && ((struct ua_string *)v[7].data)->len == 16)
-                memcpy(e->id, ((struct ua_string *)v[7].data)->data, 16);
-            if (v[8].type == UA_BT_NODEID
-                && ((struct ua_nodeid *)v[8].data)->idtype
-                       == UA_IDTYPE_STRING)
-                ia_str(&((struct ua_nodeid *)v[8].data)->id.str, e->cond,
-                       sizeof(e->cond));
-            if (v[9].type == UA_BT_LOCALIZEDTEXT)
-                ia_str(&((struct ua_localizedtext *)v[9].data)->text, e->msg,
-                       sizeof(e->msg));
-        }
-    }
-    return got;
+    return itev_publish(&ia_item, c, &ia_arena, max, n, ms, ia_decode, out);
 }
 
 /* Write a scalar to ns=1;s=id; the operation's status. */

@@ -34,6 +34,7 @@
 #include "proto/types.h"
 #include "proto/types_gen.h"
 #include "tests/lib/itest.h"
+#include "tests/lib/itevent.h"
 #include "tests/lib/uaconn.h"
 
 #define IE_WATCHDOG_S 120
@@ -86,74 +87,24 @@ ie_feed(const char *line, char *out, size_t cap)
     return ie_run(argv, out, cap);
 }
 
-/* A subscription with one event item on the Server; its revised queue. */
-static uint32_t
-ie_subscribe(struct uaconn *c)
-{
-    static struct ua_simple_attribute_operand ops[6];
-    static struct ua_qualifiedname            qn[6];
-    static const char *const names[6] = { "EventId", "EventType",
-                                          "SourceNode", "Severity",
-                                          "Message", "Temp" };
-    struct ua_event_filter                    ef;
-    struct ua_create_subscription_request     cs;
-    struct ua_create_subscription_response    csr;
-    struct ua_create_monitored_items_request  cm;
-    struct ua_create_monitored_items_response cmr;
-    struct ua_monitored_item_create_request   it;
-    ua_status                                 s;
+/* The event item's select clauses. */
+static const struct itev_sel ie_sel[6] = {
+    { { "EventId", NULL }, 0, false }, { { "EventType", NULL }, 0, false },
+    { { "SourceNode", NULL }, 0, false }, { { "Severity", NULL }, 0, false },
+    { { "Message", NULL }, 0, false }, { { "Temp", NULL }, 1, false },
+};
 
-    for (int i = 0; i < 6; i++) {
-        memset(&ops[i], 0, sizeof(ops[i]));
-        qn[i].ns = i == 5 ? 1 : 0;
-        qn[i].name = ua_string_from(names[i]);
-        ops[i].type_definition_id = ua_nodeid_num(0, UA_NS0ID_BASEEVENTTYPE);
-        ops[i].n_browse_path = 1;
-        ops[i].browse_path = &qn[i];
-        ops[i].attribute_id = UA_ATTR_VALUE;
-        ops[i].index_range.len = -1;
-    }
-    memset(&ef, 0, sizeof(ef));
-    ef.n_select_clauses = 6;
-    ef.select_clauses = ops;
-    memset(&cs, 0, sizeof(cs));
-    cs.requested_publishing_interval = 50;
-    cs.requested_lifetime_count = 600;
-    cs.requested_max_keep_alive_count = 10;
-    cs.publishing_enabled = true;
-    ua_arena_reset(&ie_arena);
-    s = uaconn_call(c, &ua_types[UA_TYPE_CREATESUBSCRIPTIONREQUEST], &cs,
-                    &ua_types[UA_TYPE_CREATESUBSCRIPTIONRESPONSE], &csr,
-                    &ie_arena);
-    if (s != UA_GOOD)
-        itest_fatal("CreateSubscription: 0x%08X", s);
-    memset(&it, 0, sizeof(it));
-    it.item_to_monitor.node_id = ua_nodeid_num(0, UA_NS0ID_SERVER);
-    it.item_to_monitor.attribute_id = UA_ATTR_EVENTNOTIFIER;
-    it.item_to_monitor.index_range.len = -1;
-    it.item_to_monitor.data_encoding.name.len = -1;
-    it.monitoring_mode = UA_MONITORINGMODE_REPORTING;
-    it.requested_parameters.client_handle = 77;
-    it.requested_parameters.queue_size = 100;
-    it.requested_parameters.discard_oldest = true;
-    it.requested_parameters.filter.type_id =
-        ua_nodeid_num(0, UA_NS0ID_EVENTFILTER_ENCODING_DEFAULTBINARY);
-    it.requested_parameters.filter.encoding = UA_EO_DECODED;
-    it.requested_parameters.filter.type = &ua_types[UA_TYPE_EVENTFILTER];
-    it.requested_parameters.filter.obj = &ef;
-    memset(&cm, 0, sizeof(cm));
-    cm.subscription_id = csr.subscription_id;
-    cm.timestamps_to_return = UA_TIMESTAMPSTORETURN_NEITHER;
-    cm.n_items_to_create = 1;
-    cm.items_to_create = &it;
-    s = uaconn_call(c, &ua_types[UA_TYPE_CREATEMONITOREDITEMSREQUEST], &cm,
-                    &ua_types[UA_TYPE_CREATEMONITOREDITEMSRESPONSE], &cmr,
-                    &ie_arena);
-    if (s != UA_GOOD || cmr.n_results != 1
-        || cmr.results[0].status_code != UA_GOOD)
-        itest_fatal("CreateMonitoredItems on EventNotifier: 0x%08X / 0x%08X",
-                    s, cmr.n_results == 1 ? cmr.results[0].status_code : 0);
-    return cmr.results[0].revised_queue_size;
+/* Each client's event item. */
+static struct itev ie_item[2];
+
+/* A subscription with one event item on the Server (client i); its
+ * revised queue. */
+static uint32_t
+ie_subscribe(struct uaconn *c, int i)
+{
+    itev_filter(&ie_item[i], ie_sel, 6);
+    itev_subscribe(&ie_item[i], c, &ie_arena, 77);
+    return ie_item[i].queue;
 }
 
 /* One event's fields, copied out of the arena. */
@@ -167,81 +118,50 @@ struct ie_ev {
     bool     src_demo;
 };
 
+/* itev_decode_fn: the fields into ((struct ie_ev *)arg)[slot]. */
+static void
+ie_decode(void *arg, int slot, const struct ua_event_field_list *f)
+{
+    struct ie_ev *e = (struct ie_ev *)arg + slot;
+
+    memset(e, 0, sizeof(*e));
+    if (f->client_handle != 77 || f->n_event_fields != 6)
+        return;
+    if (f->event_fields[0].type == UA_BT_BYTESTRING
+        && ((struct ua_string *)f->event_fields[0].data)->len == 16)
+        memcpy(e->id, ((struct ua_string *)f->event_fields[0].data)->data,
+               16);
+    if (f->event_fields[1].type == UA_BT_NODEID)
+        e->type = ((struct ua_nodeid *)f->event_fields[1].data)->id.num;
+    if (f->event_fields[2].type == UA_BT_NODEID) {
+        const struct ua_nodeid *sn = f->event_fields[2].data;
+
+        e->src_demo = sn->ns == 1 && sn->idtype == UA_IDTYPE_STRING
+                      && ua_string_eq(&sn->id.str, "Demo");
+    }
+    if (f->event_fields[3].type == UA_BT_UINT16)
+        e->sev = *(uint16_t *)f->event_fields[3].data;
+    if (f->event_fields[4].type == UA_BT_LOCALIZEDTEXT) {
+        const struct ua_localizedtext *t = f->event_fields[4].data;
+
+        if (t->text.len > 0 && t->text.len < (int32_t)sizeof(e->msg))
+            memcpy(e->msg, t->text.data, (size_t)t->text.len);
+    }
+    if (f->event_fields[5].type == UA_BT_DOUBLE) {
+        e->temp = *(double *)f->event_fields[5].data;
+        e->has_temp = true;
+    }
+}
+
 /*
- * Publish on c until n events came or IE_WAIT_MS passed; the events in
- * out[max].  The number taken.
+ * Publish on client i until n events came or IE_WAIT_MS passed; the
+ * events in out[max].  The number taken.
  */
 static int
-ie_events(struct uaconn *c, struct ie_ev *out, int max, int n)
+ie_events(struct uaconn *c, int i, struct ie_ev *out, int max, int n)
 {
-    struct ua_subscription_acknowledgement ack;
-    struct ua_publish_request              req;
-    uint64_t                               until = itest_ms() + IE_WAIT_MS;
-    int                                    got = 0;
-    bool                                   have_ack = false;
-
-    while (got < n && itest_ms() < until) {
-        struct ua_publish_response                resp;
-        const struct ua_event_notification_list *l;
-        const struct ua_notification_message    *m;
-
-        memset(&req, 0, sizeof(req));
-        if (have_ack) {
-            req.n_subscription_acknowledgements = 1;
-            req.subscription_acknowledgements = &ack;
-        }
-        ua_arena_reset(&ie_arena);
-        if (uaconn_call(c, &ua_types[UA_TYPE_PUBLISHREQUEST], &req,
-                        &ua_types[UA_TYPE_PUBLISHRESPONSE], &resp, &ie_arena)
-            != UA_GOOD)
-            break;
-        m = &resp.notification_message;
-        have_ack = false;
-        if (m->n_notification_data != 1)
-            continue;
-        ack.subscription_id = resp.subscription_id;
-        ack.sequence_number = m->sequence_number;
-        have_ack = true;
-        if (m->notification_data[0].type
-            != &ua_types[UA_TYPE_EVENTNOTIFICATIONLIST])
-            continue;
-        l = m->notification_data[0].obj;
-        for (int32_t k = 0; k < l->n_events && got < max; k++) {
-            const struct ua_event_field_list *f = &l->events[k];
-            struct ie_ev                     *e = &out[got++];
-
-            memset(e, 0, sizeof(*e));
-            if (f->client_handle != 77 || f->n_event_fields != 6)
-                continue;
-            if (f->event_fields[0].type == UA_BT_BYTESTRING
-                && ((struct ua_string *)f->event_fields[0].data)->len == 16)
-                memcpy(e->id,
-                       ((struct ua_string *)f->event_fields[0].data)->data,
-                       16);
-            if (f->event_fields[1].type == UA_BT_NODEID)
-                e->type = ((struct ua_nodeid *)f->event_fields[1].data)
-                              ->id.num;
-            if (f->event_fields[2].type == UA_BT_NODEID) {
-                const struct ua_nodeid *sn = f->event_fields[2].data;
-
-                e->src_demo = sn->ns == 1 && sn->idtype == UA_IDTYPE_STRING
-                              && ua_string_eq(&sn->id.str, "Demo");
-            }
-            if (f->event_fields[3].type == UA_BT_UINT16)
-                e->sev = *(uint16_t *)f->event_fields[3].data;
-            if (f->event_fields[4].type == UA_BT_LOCALIZEDTEXT) {
-                const struct ua_localizedtext *t = f->event_fields[4].data;
-
-                if (t->text.len > 0 && t->text.len < (int32_t)sizeof(e->msg))
-                    memcpy(e->msg, t->text.data, (size_t)t->text.len);
-            }
-            if (f->event_fields[5].type == UA_BT_DOUBLE) {
-                e->temp = *(double *)f->event_fields[5].data;
-                e->has_temp = true;
-            }
-        }
-    }
-    return got;
+    return itev_publish(&ie_item[i], c, &ie_arena, max, n, IE_WAIT_MS,
+                        ie_decode, out);
 }
 
 int
@@ -278,7 +198,7 @@ main(int argc, char **argv)
         s = uaconn_start_retry(&c[i], "127.0.0.1", oport, IE_START_MS);
         if (s != UA_GOOD)
             itest_fatal("no session: 0x%08X", s);
-        q = ie_subscribe(&c[i]);
+        q = ie_subscribe(&c[i], i);
         itest_check(q == IE_QUEUE, "client %d: event item on the Server, "
                     "queueSize 100 revised to %u (limit 10)", i, q);
     }
@@ -289,7 +209,7 @@ main(int argc, char **argv)
     itest_check(rc == 0 && strstr(out, "ok 1 failed 0") != NULL,
                 "uabroker feed event=...: exit %d, %s", rc, out);
     for (int i = 0; i < 2; i++) {
-        n = ie_events(&c[i], ev[i], 40, 1);
+        n = ie_events(&c[i], i, ev[i], 40, 1);
         itest_check(n == 1 && ev[i][0].type == UA_NS0ID_BASEEVENTTYPE
                         && ev[i][0].src_demo && ev[i][0].sev == 321
                         && strcmp(ev[i][0].msg, "hi") == 0
@@ -325,7 +245,7 @@ main(int argc, char **argv)
         itest_check(rc == 0 && strstr(batch, "ok 25 failed 0") != NULL,
                     "25 event lines in one batch: exit %d", rc);
     }
-    n = ie_events(&c[0], ev[0], 40, IE_QUEUE + 1);
+    n = ie_events(&c[0], 0, ev[0], 40, IE_QUEUE + 1);
     {
         bool order = n == IE_QUEUE + 1;
 

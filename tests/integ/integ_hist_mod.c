@@ -33,7 +33,18 @@
  *      BadInvalidTimestamp, PerformUpdateType 5
  *      BadHistoryOperationInvalid;
  *   7. the viewer: every HistoryUpdate BadUserAccessDenied, the reads
- *      allowed.
+ *      allowed;
+ *   8. /stats "history" counts the modified values and the 3 annotations
+ *      kept and their bytes; /metrics has them;
+ *   9. ReadAnnotationDataDetails (Part 11 §6.5.6): the annotations at
+ *      each requested time in the request's order (v1 and its
+ *      Annotations Property alike), GoodNoData at a time without any,
+ *      BadHistoryOperationUnsupported on a variable that is not
+ *      historized, no reqTimes BadHistoryOperationInvalid;
+ *  10. restarted with history.max_return_values = 2 on the same store:
+ *      ReadAnnotationData pages of 2 annotations through continuation
+ *      points, also inside one time's annotations; a released point
+ *      refused; 3 reqTimes BadTooManyOperations.
  *
  * Prints "ok N - what" / "FAIL N - what" and "integ_hist_mod: N passed, M
  * failed"; exits non-zero on any failure.
@@ -44,13 +55,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "proto/arena.h"
-#include "proto/crypto.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types.h"
 #include "proto/types_gen.h"
+#include "tests/lib/ihist.h"
 #include "tests/lib/itest.h"
 #include "tests/lib/uaconn.h"
 
@@ -61,75 +73,15 @@
 #define IM_T0          INT64_C(126228240000000000)
 #define IM_ARENA       (4u << 20)
 
-static char            im_dir[PATH_MAX];
-static char            im_log[PATH_MAX + 16];
-static char            im_bin[PATH_MAX];
-static struct ua_arena im_arena;
-static uint8_t        *im_arena_buf;
+static struct ihist im;
 
-static void
-im_user_line(FILE *f, const char *name, const char *role, const char *pw)
-{
-    uint8_t salt[16], hash[32];
-
-    if (ua_crypto_random(salt, sizeof(salt)) != UA_GOOD
-        || ua_crypto_pbkdf2((const uint8_t *)pw, strlen(pw), salt,
-                            sizeof(salt), 1000, hash, sizeof(hash))
-               != UA_GOOD)
-        itest_fatal("PBKDF2");
-    fprintf(f, "%s:%s:pbkdf2-sha256:1000:", name, role);
-    for (size_t i = 0; i < sizeof(salt); i++)
-        fprintf(f, "%02x", salt[i]);
-    fputc(':', f);
-    for (size_t i = 0; i < sizeof(hash); i++)
-        fprintf(f, "%02x", hash[i]);
-    fputc('\n', f);
-}
-
-static struct ua_nodeid
-im_node(const char *s)
-{
-    struct ua_nodeid id;
-
-    memset(&id, 0, sizeof(id));
-    id.ns = 1;
-    id.idtype = UA_IDTYPE_STRING;
-    id.id.str = ua_string_from(s);
-    return id;
-}
-
-/* One HistoryUpdate of one details: the call's status, res the result. */
+/* One HistoryUpdate of one details in a fresh arena. */
 static ua_status
 im_update(struct uaconn *c, const struct ua_type *t, uint32_t enc, void *d,
           struct ua_history_update_result *res)
 {
-    struct ua_history_update_request  req;
-    struct ua_history_update_response resp;
-    struct ua_extobj                  eo;
-    ua_status                         s;
-
-    memset(&eo, 0, sizeof(eo));
-    eo.type_id.idtype = UA_IDTYPE_NUMERIC;
-    eo.type_id.id.num = enc;
-    eo.encoding = UA_EO_DECODED;
-    eo.type = t;
-    eo.obj = d;
-    memset(&req, 0, sizeof(req));
-    req.request_header.audit_entry_id.len = -1;
-    req.n_history_update_details = 1;
-    req.history_update_details = &eo;
-    memset(res, 0, sizeof(*res));
-    ua_arena_reset(&im_arena);
-    s = uaconn_call(c, &ua_types[UA_TYPE_HISTORYUPDATEREQUEST], &req,
-                    &ua_types[UA_TYPE_HISTORYUPDATERESPONSE], &resp,
-                    &im_arena);
-    if (s == UA_GOOD && resp.response_header.service_result != UA_GOOD)
-        s = resp.response_header.service_result;
-    if (s == UA_GOOD && resp.n_results != 1)
-        s = UA_BAD_UNEXPECTED_ERROR;
-    if (s == UA_GOOD)
-        *res = resp.results[0];
-    return s;
+    ua_arena_reset(&im.arena);
+    return ihist_update(c, &im.arena, t, enc, d, res);
 }
 
 /* UpdateDataDetails of node with n Doubles v at times t (seconds after
@@ -153,7 +105,7 @@ im_data(struct uaconn *c, const char *node, int op, const double *v,
         ua_variant_set_scalar(&dv[i].value, &vv[i], UA_BT_DOUBLE);
     }
     memset(&u, 0, sizeof(u));
-    u.node_id = im_node(node);
+    u.node_id = ihist_node(node);
     u.perform_insert_replace = op;
     u.n_update_values = n;
     u.update_values = dv;
@@ -214,7 +166,7 @@ im_annot(struct uaconn *c, const char *node, int op, const char *msg,
 
     im_annot_dv(&dv, &eo, &an, msg, user, t, bad);
     memset(&u, 0, sizeof(u));
-    u.node_id = im_node(node);
+    u.node_id = ihist_node(node);
     u.perform_insert_replace = op;
     u.n_update_values = 1;
     u.update_values = &dv;
@@ -227,17 +179,14 @@ im_annot(struct uaconn *c, const char *node, int op, const char *msg,
 }
 
 /* A raw HistoryRead of node: the call's status (or the node's), the
- * result into *res (in im_arena). */
+ * result into *res (in im.arena). */
 static ua_status
 im_read(struct uaconn *c, const char *node, bool modified, int from,
         int to, uint32_t nvals, bool bounds, const struct ua_string *cp,
         bool release, struct ua_history_read_result *res)
 {
     struct ua_read_raw_modified_details d;
-    struct ua_history_read_value_id     v;
-    struct ua_history_read_request      req;
-    struct ua_history_read_response     resp;
-    ua_status                           s;
+    struct ua_nodeid                    id = ihist_node(node);
 
     memset(&d, 0, sizeof(d));
     d.is_read_modified = modified;
@@ -245,38 +194,10 @@ im_read(struct uaconn *c, const char *node, bool modified, int from,
     d.end_time = to >= 0 ? IM_T0 + to * IM_SEC : 0;
     d.num_values_per_node = nvals;
     d.return_bounds = bounds;
-    memset(&v, 0, sizeof(v));
-    v.node_id = im_node(node);
-    v.index_range.len = -1;
-    v.data_encoding.name.len = -1;
-    v.continuation_point.len = -1;
-    if (cp != NULL)
-        v.continuation_point = *cp;
-    memset(&req, 0, sizeof(req));
-    req.request_header.audit_entry_id.len = -1;
-    req.history_read_details.type_id.idtype = UA_IDTYPE_NUMERIC;
-    req.history_read_details.type_id.id.num =
-        UA_NS0ID_READRAWMODIFIEDDETAILS_ENCODING_DEFAULTBINARY;
-    req.history_read_details.encoding = UA_EO_DECODED;
-    req.history_read_details.type =
-        &ua_types[UA_TYPE_READRAWMODIFIEDDETAILS];
-    req.history_read_details.obj = &d;
-    req.timestamps_to_return = UA_TIMESTAMPSTORETURN_BOTH;
-    req.release_continuation_points = release;
-    req.n_nodes_to_read = 1;
-    req.nodes_to_read = &v;
-    memset(res, 0, sizeof(*res));
-    s = uaconn_call(c, &ua_types[UA_TYPE_HISTORYREADREQUEST], &req,
-                    &ua_types[UA_TYPE_HISTORYREADRESPONSE], &resp,
-                    &im_arena);
-    if (s == UA_GOOD && resp.response_header.service_result != UA_GOOD)
-        return resp.response_header.service_result;
-    if (s == UA_GOOD && resp.n_results != 1)
-        return UA_BAD_UNEXPECTED_ERROR;
-    if (s != UA_GOOD)
-        return s;
-    *res = resp.results[0];
-    return res->status_code;
+    return ihist_read(c, &im.arena, &id,
+                      &ua_types[UA_TYPE_READRAWMODIFIEDDETAILS],
+                      UA_NS0ID_READRAWMODIFIEDDETAILS_ENCODING_DEFAULTBINARY,
+                      &d, UA_TIMESTAMPSTORETURN_BOTH, cp, release, res);
 }
 
 static double
@@ -383,7 +304,7 @@ im_step_updates(struct uaconn *c)
     itest_check(s == UA_GOOD && st == UA_GOOD_ENTRY_REPLACED,
                 "Update: GoodEntryReplaced (0x%08X, 0x%08X)", s, st);
     memset(&da, 0, sizeof(da));
-    da.node_id = im_node("v1");
+    da.node_id = ihist_node("v1");
     when = IM_T0 + 5 * IM_SEC;
     da.n_req_times = 1;
     da.req_times = &when;
@@ -394,7 +315,7 @@ im_step_updates(struct uaconn *c)
                     && res.operation_results[0] == UA_GOOD,
                 "DeleteAtTime: Good (0x%08X)", s);
     memset(&dr, 0, sizeof(dr));
-    dr.node_id = im_node("v1");
+    dr.node_id = ihist_node("v1");
     dr.start_time = IM_T0 + 7 * IM_SEC;
     dr.end_time = IM_T0 + 9 * IM_SEC;
     s = im_update(c, &ua_types[UA_TYPE_DELETERAWMODIFIEDDETAILS],
@@ -416,7 +337,7 @@ im_step_read_modified(struct uaconn *c)
     int                                    got = 0, ok = 0, pages = 0;
     ua_status                              s;
 
-    ua_arena_reset(&im_arena);
+    ua_arena_reset(&im.arena);
     s = im_read(c, "v1", true, 0, 20, 0, false, NULL, false, &r);
     hm = im_hm(&r);
     itest_check(s == UA_GOOD && hm != NULL && hm->n_data_values == IM_NMODS
@@ -425,7 +346,7 @@ im_step_read_modified(struct uaconn *c)
                 "ModificationInfo (Insert new, Replace / Update / Delete "
                 "old, user op) (0x%08X, %d)", IM_NMODS, s,
                 hm != NULL ? hm->n_data_values : -1);
-    ua_arena_reset(&im_arena);
+    ua_arena_reset(&im.arena);
     s = im_read(c, "v1", true, 20, 0, 0, false, NULL, false, &r);
     hm = im_hm(&r);
     itest_check(s == UA_GOOD && hm != NULL
@@ -436,7 +357,7 @@ im_step_read_modified(struct uaconn *c)
                 "(0x%08X)", s);
     /* Pages of 4, through continuation points. */
     do {
-        ua_arena_reset(&im_arena);
+        ua_arena_reset(&im.arena);
         s = im_read(c, "v1", true, 0, 20, 4, false,
                     cp.len > 0 ? &cp : NULL, false, &r);
         hm = im_hm(&r);
@@ -456,26 +377,26 @@ im_step_read_modified(struct uaconn *c)
                 "numValuesPerNode 4: %d pages through continuation points, "
                 "%d values, the same (0x%08X)", pages, got, s);
     /* A released point is refused. */
-    ua_arena_reset(&im_arena);
+    ua_arena_reset(&im.arena);
     s = im_read(c, "v1", true, 0, 20, 4, false, NULL, false, &r);
     cp.len = r.continuation_point.len;
     if (cp.len > 0) {
         memcpy(cpb, r.continuation_point.data, (size_t)cp.len);
         cp.data = cpb;
     }
-    ua_arena_reset(&im_arena);
+    ua_arena_reset(&im.arena);
     (void)im_read(c, "v1", true, 0, 20, 4, false, &cp, true, &r);
-    ua_arena_reset(&im_arena);
+    ua_arena_reset(&im.arena);
     s = im_read(c, "v1", true, 0, 20, 4, false, &cp, false, &r);
     itest_check(cp.len > 0 && s == UA_BAD_CONTINUATION_POINT_INVALID,
                 "a released continuation point: "
                 "BadContinuationPointInvalid (0x%08X)", s);
-    ua_arena_reset(&im_arena);
+    ua_arena_reset(&im.arena);
     s = im_read(c, "v1", true, 0, 20, 0, true, NULL, false, &r);
     itest_check(s == UA_BAD_INVALID_ARGUMENT,
                 "isReadModified with returnBounds: BadInvalidArgument "
                 "(0x%08X)", s);
-    ua_arena_reset(&im_arena);
+    ua_arena_reset(&im.arena);
     s = im_read(c, "v1", false, 0, 20, 0, false, NULL, false, &r);
     hd = im_hd(&r);
     itest_check(s == UA_GOOD && hd != NULL && hd->n_data_values == 7
@@ -495,14 +416,14 @@ im_step_forget(struct uaconn *c)
     ua_status                             s;
 
     memset(&dr, 0, sizeof(dr));
-    dr.node_id = im_node("v1");
+    dr.node_id = ihist_node("v1");
     dr.is_delete_modified = true;
     dr.start_time = IM_T0;
     dr.end_time = IM_T0 + 3 * IM_SEC;
     s = im_update(c, &ua_types[UA_TYPE_DELETERAWMODIFIEDDETAILS],
                   UA_NS0ID_DELETERAWMODIFIEDDETAILS_ENCODING_DEFAULTBINARY,
                   &dr, &res);
-    ua_arena_reset(&im_arena);
+    ua_arena_reset(&im.arena);
     (void)im_read(c, "v1", true, 0, 20, 0, false, NULL, false, &r);
     hm = im_hm(&r);
     itest_check(s == UA_GOOD && res.status_code == UA_GOOD && hm != NULL
@@ -510,7 +431,7 @@ im_step_forget(struct uaconn *c)
                 "isDeleteModified: the modified values of [0 s, 3 s) "
                 "forgotten (0x%08X, 0x%08X, %d left)", s, res.status_code,
                 hm != NULL ? hm->n_data_values : -1);
-    ua_arena_reset(&im_arena);
+    ua_arena_reset(&im.arena);
     s = im_read(c, "v1", false, 0, 20, 0, false, NULL, false, &r);
     hd = im_hd(&r);
     itest_check(s == UA_GOOD && hd != NULL && hd->n_data_values == 7,
@@ -527,7 +448,7 @@ im_browse_property(struct uaconn *c)
     ua_status                    s;
 
     memset(&bd, 0, sizeof(bd));
-    bd.node_id = im_node("v1");
+    bd.node_id = ihist_node("v1");
     bd.browse_direction = UA_BROWSEDIRECTION_FORWARD;
     bd.reference_type_id.idtype = UA_IDTYPE_NUMERIC;
     bd.reference_type_id.id.num = UA_NS0ID_HASPROPERTY;
@@ -538,9 +459,9 @@ im_browse_property(struct uaconn *c)
     req.view.view_id.idtype = UA_IDTYPE_NUMERIC;
     req.n_nodes_to_browse = 1;
     req.nodes_to_browse = &bd;
-    ua_arena_reset(&im_arena);
+    ua_arena_reset(&im.arena);
     s = uaconn_call(c, &ua_types[UA_TYPE_BROWSEREQUEST], &req,
-                    &ua_types[UA_TYPE_BROWSERESPONSE], &resp, &im_arena);
+                    &ua_types[UA_TYPE_BROWSERESPONSE], &resp, &im.arena);
     if (s != UA_GOOD || resp.n_results != 1)
         return false;
     for (int32_t i = 0; i < resp.results[0].n_references; i++) {
@@ -603,7 +524,7 @@ im_step_annotations(struct uaconn *c)
     s = im_annot(c, "v1.Annotations", 4, "", "op", 9, false, &st);
     itest_check(s == UA_GOOD && st == UA_BAD_NO_ENTRY_EXISTS,
                 "Remove again: BadNoEntryExists (0x%08X)", st);
-    ua_arena_reset(&im_arena);
+    ua_arena_reset(&im.arena);
     s = im_read(c, "v1.Annotations", false, 0, 20, 0, false, NULL, false,
                 &r);
     hd = im_hd(&r);
@@ -629,7 +550,7 @@ im_step_annotations(struct uaconn *c)
                 "in time order, Annotation values with their messages and "
                 "users (0x%08X, %d, %d right)", s,
                 hd != NULL ? hd->n_data_values : -1, ok);
-    ua_arena_reset(&im_arena);
+    ua_arena_reset(&im.arena);
     s = im_read(c, "v1.Annotations", false, 0, 20, 2, false, NULL, false,
                 &r);
     hd = im_hd(&r);
@@ -683,8 +604,8 @@ im_step_viewer(uint16_t port)
     int                           t = 1;
 
     uaconn_init(&v);
-    v.user = "view";
-    v.password = "view-secret";
+    v.user = IHIST_VIEW;
+    v.password = IHIST_VIEW_PW;
     s = uaconn_start(&v, "127.0.0.1", port);
     itest_check(s == UA_GOOD, "the viewer's session: 0x%08X", s);
     if (s != UA_GOOD)
@@ -695,11 +616,11 @@ im_step_viewer(uint16_t port)
     s = im_data(&v, "v1", 1, &x, &t, 1, &st);
     itest_check(s == UA_BAD_USER_ACCESS_DENIED,
                 "the viewer's Insert: BadUserAccessDenied (0x%08X)", s);
-    ua_arena_reset(&im_arena);
+    ua_arena_reset(&im.arena);
     s = im_read(&v, "v1", true, 0, 20, 0, false, NULL, false, &r);
     itest_check(s == UA_GOOD && im_hm(&r) != NULL,
                 "the viewer reads the modified values (0x%08X)", s);
-    ua_arena_reset(&im_arena);
+    ua_arena_reset(&im.arena);
     s = im_read(&v, "v1.Annotations", false, 0, 20, 0, false, NULL, false,
                 &r);
     itest_check(s == UA_GOOD && im_hd(&r) != NULL,
@@ -708,6 +629,193 @@ im_step_viewer(uint16_t port)
     uaconn_close(&v);
     ua_client_clear(&v.cl);
     uaconn_clear(&v);
+}
+
+/* ReadAnnotationDataDetails of node at times (seconds after IM_T0). */
+static ua_status
+im_read_at(struct uaconn *c, const char *node, const int *secs, int n,
+           const struct ua_string *cp, bool release,
+           struct ua_history_read_result *res)
+{
+    struct ua_read_annotation_data_details d;
+    struct ua_nodeid                       id = ihist_node(node);
+    ua_datetime                            t[8];
+
+    for (int i = 0; i < n && i < 8; i++)
+        t[i] = IM_T0 + secs[i] * IM_SEC;
+    d.n_req_times = n;
+    d.req_times = n > 0 ? t : NULL;
+    return ihist_read(c, &im.arena, &id,
+                      &ua_types[UA_TYPE_READANNOTATIONDATADETAILS],
+                      UA_NS0ID_READANNOTATIONDATADETAILS_ENCODING_DEFAULTBINARY,
+                      &d, UA_TIMESTAMPSTORETURN_SOURCE, cp, release, res);
+}
+
+/* The annotations of a ReadAnnotationData result as "sec:user " into
+ * out; their count, -1 when one is no Annotation. */
+static int
+im_at_list(const struct ua_history_read_result *r, char *out, size_t cap)
+{
+    const struct ua_history_data *hd = im_hd(r);
+    size_t                        len = 0;
+
+    out[0] = '\0';
+    if (hd == NULL)
+        return r->status_code == UA_GOOD_NO_DATA ? 0 : -1;
+    for (int32_t i = 0; i < hd->n_data_values; i++) {
+        const struct ua_datavalue  *dv = &hd->data_values[i];
+        const struct ua_extobj     *eo = dv->value.data;
+        const struct ua_annotation *an;
+
+        if (!(dv->mask & UA_DV_VALUE)
+            || dv->value.type != UA_BT_EXTENSIONOBJECT || eo == NULL
+            || eo->encoding != UA_EO_DECODED
+            || eo->type != &ua_types[UA_TYPE_ANNOTATION])
+            return -1;
+        an = eo->obj;
+        len += (size_t)snprintf(out + len, cap - len, "%d:%.*s ",
+                                (int)((dv->source_ts - IM_T0) / IM_SEC),
+                                (int)an->user_name.len,
+                                (const char *)an->user_name.data);
+        if (len >= cap)
+            return -1;
+    }
+    return hd->n_data_values;
+}
+
+static void
+im_step_annot_at(struct uaconn *c)
+{
+    static const int              t641[] = { 6, 4, 1 }, t5[] = { 5 };
+    struct ua_history_read_result r;
+    char                          got[128];
+    ua_status                     s;
+    int                           n;
+
+    ua_arena_reset(&im.arena);
+    s = im_read_at(c, "v1", t641, 3, NULL, false, &r);
+    n = s == UA_GOOD ? im_at_list(&r, got, sizeof(got)) : -1;
+    itest_check(n == 3 && strcmp(got, "6:op 4:op 4:tech ") == 0
+                    && r.continuation_point.len <= 0,
+                "ReadAnnotationData at 6, 4, 1 s: the annotations in the "
+                "request's order (0x%08X: %s)", s, got);
+    ua_arena_reset(&im.arena);
+    s = im_read_at(c, "v1.Annotations", t641, 3, NULL, false, &r);
+    n = s == UA_GOOD ? im_at_list(&r, got, sizeof(got)) : -1;
+    itest_check(n == 3 && strcmp(got, "6:op 4:op 4:tech ") == 0,
+                "... through the Annotations Property alike (0x%08X: %s)",
+                s, got);
+    ua_arena_reset(&im.arena);
+    s = im_read_at(c, "v1", t5, 1, NULL, false, &r);
+    itest_check(s == UA_GOOD_NO_DATA, "at a time without annotations: "
+                "GoodNoData (0x%08X)", s);
+    ua_arena_reset(&im.arena);
+    s = im_read_at(c, "v3", t5, 1, NULL, false, &r);
+    itest_check(s == UA_BAD_HISTORY_OPERATION_UNSUPPORTED,
+                "of a variable that is not historized: "
+                "BadHistoryOperationUnsupported (0x%08X)", s);
+    ua_arena_reset(&im.arena);
+    s = im_read_at(c, "v1", t5, 0, NULL, false, &r);
+    itest_check(s == UA_BAD_HISTORY_OPERATION_INVALID,
+                "no reqTimes: BadHistoryOperationInvalid (0x%08X)", s);
+}
+
+/* Pages of 2 (history.max_return_values = 2). */
+static void
+im_step_annot_pages(struct uaconn *c)
+{
+    static const int              t64[] = { 6, 4 }, t464[] = { 4, 6, 4 };
+    struct ua_history_read_result r;
+    struct ua_string              cp;
+    uint8_t                       cpb[64];
+    char                          got[128], got2[128];
+    ua_status                     s, s2;
+    int                           n, n2;
+
+    ua_arena_reset(&im.arena);
+    s = im_read_at(c, "v1", t64, 2, NULL, false, &r);
+    n = s == UA_GOOD ? im_at_list(&r, got, sizeof(got)) : -1;
+    itest_check(n == 2 && strcmp(got, "6:op 4:op ") == 0
+                    && r.continuation_point.len > 0
+                    && (size_t)r.continuation_point.len <= sizeof(cpb),
+                "max_return_values 2: a page of 2 and a continuation point "
+                "(0x%08X: %s)", s, got);
+    if (r.continuation_point.len <= 0
+        || (size_t)r.continuation_point.len > sizeof(cpb))
+        return;
+    memcpy(cpb, r.continuation_point.data, (size_t)r.continuation_point.len);
+    cp.len = r.continuation_point.len;
+    cp.data = cpb;
+    ua_arena_reset(&im.arena);
+    s2 = im_read_at(c, "v1", t64, 2, &cp, false, &r);
+    n2 = s2 == UA_GOOD ? im_at_list(&r, got2, sizeof(got2)) : -1;
+    itest_check(n2 == 1 && strcmp(got2, "4:tech ") == 0
+                    && r.continuation_point.len <= 0,
+                "the next page goes on inside the time: 4:tech, no "
+                "continuation point (0x%08X: %s)", s2, got2);
+    ua_arena_reset(&im.arena);
+    s = im_read_at(c, "v1", t64, 2, &cp, false, &r);
+    itest_check(s == UA_BAD_CONTINUATION_POINT_INVALID,
+                "the spent point again: BadContinuationPointInvalid "
+                "(0x%08X)", s);
+    ua_arena_reset(&im.arena);
+    s = im_read_at(c, "v1", t64, 2, NULL, false, &r);
+    if (s == UA_GOOD && r.continuation_point.len > 0
+        && (size_t)r.continuation_point.len <= sizeof(cpb)) {
+        memcpy(cpb, r.continuation_point.data,
+               (size_t)r.continuation_point.len);
+        cp.len = r.continuation_point.len;
+        ua_arena_reset(&im.arena);
+        s = im_read_at(c, "v1", t64, 2, &cp, true, &r);
+        s2 = s;
+        ua_arena_reset(&im.arena);
+        s = im_read_at(c, "v1", t64, 2, &cp, false, &r);
+        itest_check(s2 == UA_GOOD
+                        && s == UA_BAD_CONTINUATION_POINT_INVALID,
+                    "released (0x%08X), then refused (0x%08X)", s2, s);
+    } else {
+        itest_check(false, "a second point to release (0x%08X)", s);
+    }
+    ua_arena_reset(&im.arena);
+    s = im_read_at(c, "v1", t464, 3, NULL, false, &r);
+    itest_check(s == UA_BAD_TOO_MANY_OPERATIONS,
+                "3 reqTimes over max_return_values 2: "
+                "BadTooManyOperations (0x%08X)", s);
+}
+
+static void
+im_step_stats(uint16_t sport)
+{
+    char       *body = NULL;
+    const char *hs;
+    uint64_t    mod = 0, modb = 0, an = 0, anb = 0;
+    int         rc;
+    bool        ok;
+
+    rc = itest_http(sport, "GET", "/stats", &body);
+    hs = body != NULL ? itest_json_find(body, "history") : NULL;
+    ok = rc == 200 && hs != NULL && itest_json_u64(hs, "modified", &mod)
+         && itest_json_u64(hs, "modified_bytes", &modb)
+         && itest_json_u64(hs, "annotations", &an)
+         && itest_json_u64(hs, "annotation_bytes", &anb);
+    itest_check(ok && mod > 0 && modb > 0 && an == 3 && anb > 0,
+                "/stats history: modified %llu (%llu bytes), annotations "
+                "%llu (%llu bytes)", (unsigned long long)mod,
+                (unsigned long long)modb, (unsigned long long)an,
+                (unsigned long long)anb);
+    free(body);
+    body = NULL;
+    rc = itest_http(sport, "GET", "/metrics", &body);
+    itest_check(rc == 200 && body != NULL
+                    && strstr(body, "uabroker_history_modified_values ")
+                           != NULL
+                    && strstr(body, "uabroker_history_annotations 3")
+                           != NULL
+                    && strstr(body, "uabroker_history_annotation_bytes ")
+                           != NULL,
+                "/metrics: uabroker_history_modified_values, "
+                "uabroker_history_annotations 3, ..._annotation_bytes");
+    free(body);
 }
 
 int
@@ -719,35 +827,25 @@ main(int argc, char **argv)
         "--set", "history.flush_ms=20", NULL
     };
     struct uaconn c;
-    char          path[PATH_MAX + 16];
+    const char *const extra2[] = {
+        "--vars", "10",
+        "--set", "history.nodes=ns=1;s=v1 ns=1;s=v2",
+        "--set", "history.max_return_values=2",
+        "--set", "history.flush_ms=20", NULL
+    };
     uint16_t      port, sport;
+    pid_t         broker;
     ua_status     s;
-    FILE         *f;
 
     (void)argc;
     itest_init("integ_hist_mod");
-    if (ua_crypto_init() != UA_GOOD)
-        itest_fatal("crypto");
-    itest_broker_bin(argv[0], im_bin, sizeof(im_bin));
-    itest_guard(IM_WATCHDOG_S, im_log);
-    itest_tmpdir("uabroker-hmod", im_dir, sizeof(im_dir));
-    snprintf(im_log, sizeof(im_log), "%s/broker.log", im_dir);
-    im_arena_buf = malloc(IM_ARENA);
-    if (im_arena_buf == NULL)
-        itest_fatal("out of memory");
-    ua_arena_init(&im_arena, im_arena_buf, IM_ARENA);
-    snprintf(path, sizeof(path), "%s/users", im_dir);
-    f = fopen(path, "w");
-    if (f == NULL)
-        itest_fatal("cannot write %s", path);
-    im_user_line(f, "op", "operator", "op-secret");
-    im_user_line(f, "view", "viewer", "view-secret");
-    fclose(f);
-    (void)itest_broker_start(im_bin, 1, im_dir, im_log, extra, IM_START_MS,
-                             &port, &sport);
+    ihist_setup(&im, argv[0], "uabroker-hmod", IM_WATCHDOG_S, IM_ARENA);
+    ihist_users(&im, true);
+    broker = itest_broker_start(im.bin, 1, im.dir, im.log, extra,
+                                IM_START_MS, &port, &sport);
     uaconn_init(&c);
-    c.user = "op";
-    c.password = "op-secret";
+    c.user = IHIST_OP;
+    c.password = IHIST_OP_PW;
     s = uaconn_start(&c, "127.0.0.1", port);
     itest_check(s == UA_GOOD, "the operator's session: 0x%08X", s);
     if (s != UA_GOOD)
@@ -758,10 +856,29 @@ main(int argc, char **argv)
     im_step_annotations(&c);
     im_step_bad(&c);
     im_step_viewer(port);
+    im_step_stats(sport);
+    im_step_annot_at(&c);
     uaconn_close_session(&c);
     uaconn_close(&c);
     ua_client_clear(&c.cl);
     uaconn_clear(&c);
-    free(im_arena_buf);
+
+    /* 10. The same store, pages of 2. */
+    itest_check(itest_stop(broker, 5000) == 0, "SIGTERM: the broker exits 0");
+    broker = itest_broker_start(im.bin, 1, im.dir, im.log, extra2,
+                                IM_START_MS, &port, &sport);
+    uaconn_init(&c);
+    c.user = IHIST_OP;
+    c.password = IHIST_OP_PW;
+    s = uaconn_start(&c, "127.0.0.1", port);
+    itest_check(s == UA_GOOD, "the operator's session again: 0x%08X", s);
+    if (s == UA_GOOD)
+        im_step_annot_pages(&c);
+    uaconn_close_session(&c);
+    uaconn_close(&c);
+    ua_client_clear(&c.cl);
+    uaconn_clear(&c);
+    itest_check(itest_stop(broker, 5000) == 0, "SIGTERM: the broker exits 0");
+    ihist_teardown(&im);
     return itest_finish();
 }

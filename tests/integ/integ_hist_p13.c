@@ -47,11 +47,11 @@
 
 #include "proto/aggregate.h"
 #include "proto/arena.h"
-#include "proto/crypto.h"
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types.h"
 #include "proto/types_gen.h"
+#include "tests/lib/ihist.h"
 #include "tests/lib/itest.h"
 #include "tests/lib/uaconn.h"
 #include "tests/vectors/aggregate_deviations.h"
@@ -66,76 +66,7 @@
 #define IP_TOL         0.0005
 #define IP_ARENA       (4u << 20)
 
-static char            ip_dir[PATH_MAX];
-static char            ip_log[PATH_MAX + 16];
-static char            ip_bin[PATH_MAX];
-static struct ua_arena ip_arena;
-static uint8_t        *ip_arena_buf;
-
-/* A users file line (PBKDF2-SHA256, as `uabroker passwd` writes it). */
-static void
-ip_user_line(FILE *f, const char *name, const char *role, const char *pw)
-{
-    uint8_t salt[16], hash[32];
-
-    if (ua_crypto_random(salt, sizeof(salt)) != UA_GOOD
-        || ua_crypto_pbkdf2((const uint8_t *)pw, strlen(pw), salt,
-                            sizeof(salt), 1000, hash, sizeof(hash))
-               != UA_GOOD)
-        itest_fatal("PBKDF2");
-    fprintf(f, "%s:%s:pbkdf2-sha256:1000:", name, role);
-    for (size_t i = 0; i < sizeof(salt); i++)
-        fprintf(f, "%02x", salt[i]);
-    fputc(':', f);
-    for (size_t i = 0; i < sizeof(hash); i++)
-        fprintf(f, "%02x", hash[i]);
-    fputc('\n', f);
-}
-
-static struct ua_nodeid
-ip_node(const char *name)
-{
-    struct ua_nodeid id;
-
-    memset(&id, 0, sizeof(id));
-    id.ns = 1;
-    id.idtype = UA_IDTYPE_STRING;
-    id.id.str = ua_string_from(name);
-    return id;
-}
-
-/* One HistoryUpdate of one details: the call's status, res the result. */
-static ua_status
-ip_update(struct uaconn *c, const struct ua_type *t, uint32_t enc, void *d,
-          struct ua_history_update_result *res)
-{
-    struct ua_history_update_request  req;
-    struct ua_history_update_response resp;
-    struct ua_extobj                  eo;
-    ua_status                         s;
-
-    memset(&eo, 0, sizeof(eo));
-    eo.type_id.idtype = UA_IDTYPE_NUMERIC;
-    eo.type_id.id.num = enc;
-    eo.encoding = UA_EO_DECODED;
-    eo.type = t;
-    eo.obj = d;
-    memset(&req, 0, sizeof(req));
-    req.request_header.audit_entry_id.len = -1;
-    req.n_history_update_details = 1;
-    req.history_update_details = &eo;
-    memset(res, 0, sizeof(*res));
-    s = uaconn_call(c, &ua_types[UA_TYPE_HISTORYUPDATEREQUEST], &req,
-                    &ua_types[UA_TYPE_HISTORYUPDATERESPONSE], &resp,
-                    &ip_arena);
-    if (s == UA_GOOD && resp.response_header.service_result != UA_GOOD)
-        s = resp.response_header.service_result;
-    if (s == UA_GOOD && resp.n_results != 1)
-        s = UA_BAD_UNEXPECTED_ERROR;
-    if (s == UA_GOOD)
-        *res = resp.results[0];
-    return s;
-}
+static struct ihist ip;
 
 /* Load historian h's raw table into node, clear what follows it. */
 static void
@@ -168,13 +99,14 @@ ip_load(struct uaconn *c, int h, const char *node)
         }
     }
     memset(&u, 0, sizeof(u));
-    u.node_id = ip_node(node);
+    u.node_id = ihist_node(node);
     u.perform_insert_replace = 1;       /* Insert */
     u.n_update_values = (int32_t)n;
     u.update_values = dv;
-    ua_arena_reset(&ip_arena);
-    s = ip_update(c, &ua_types[UA_TYPE_UPDATEDATADETAILS],
-                  UA_NS0ID_UPDATEDATADETAILS_ENCODING_DEFAULTBINARY, &u, &res);
+    ua_arena_reset(&ip.arena);
+    s = ihist_update(c, &ip.arena, &ua_types[UA_TYPE_UPDATEDATADETAILS],
+                     UA_NS0ID_UPDATEDATADETAILS_ENCODING_DEFAULTBINARY, &u,
+                     &res);
     for (int32_t k = 0; s == UA_GOOD && k < res.n_operation_results; k++)
         ok += res.operation_results[k] == UA_GOOD_ENTRY_INSERTED;
     itest_check(s == UA_GOOD && res.status_code == UA_GOOD
@@ -184,13 +116,14 @@ ip_load(struct uaconn *c, int h, const char *node)
                 "result 0x%08X, %d GoodEntryInserted)", h, n, node, s,
                 res.status_code, ok);
     memset(&del, 0, sizeof(del));
-    del.node_id = ip_node(node);
+    del.node_id = ihist_node(node);
     del.start_time = IP_BASE + AGGV_END_MS * IP_TICKS_MS;
     del.end_time = IP_BASE + INT64_C(40) * 365 * 86400 * 10000000;
-    ua_arena_reset(&ip_arena);
-    s = ip_update(c, &ua_types[UA_TYPE_DELETERAWMODIFIEDDETAILS],
-                  UA_NS0ID_DELETERAWMODIFIEDDETAILS_ENCODING_DEFAULTBINARY,
-                  &del, &res);
+    ua_arena_reset(&ip.arena);
+    s = ihist_update(c, &ip.arena,
+                     &ua_types[UA_TYPE_DELETERAWMODIFIEDDETAILS],
+                     UA_NS0ID_DELETERAWMODIFIEDDETAILS_ENCODING_DEFAULTBINARY,
+                     &del, &res);
     itest_check(s == UA_GOOD && (res.status_code & 0xC0000000u) == 0,
                 "Historian%d: the live values of %s after the table deleted "
                 "(call 0x%08X, result 0x%08X)", h, node, s, res.status_code);
@@ -239,10 +172,11 @@ ip_annotate(struct uaconn *c, int h)
     u.perform_insert_replace = 1;       /* Insert */
     u.n_update_values = k;
     u.update_values = dv;
-    ua_arena_reset(&ip_arena);
-    s = ip_update(c, &ua_types[UA_TYPE_UPDATESTRUCTUREDATADETAILS],
-                  UA_NS0ID_UPDATESTRUCTUREDATADETAILS_ENCODING_DEFAULTBINARY,
-                  &u, &res);
+    ua_arena_reset(&ip.arena);
+    s = ihist_update(c, &ip.arena,
+                     &ua_types[UA_TYPE_UPDATESTRUCTUREDATADETAILS],
+                     UA_NS0ID_UPDATESTRUCTUREDATADETAILS_ENCODING_DEFAULTBINARY,
+                     &u, &res);
     for (int32_t i = 0; s == UA_GOOD && i < res.n_operation_results; i++)
         if (res.operation_results[i] == UA_GOOD_ENTRY_INSERTED)
             ok++;
@@ -265,9 +199,8 @@ ip_case(struct uaconn *c, const struct aggv_case *k, const char *node,
 {
     const struct ua_agg_info         *info = ua_aggregate_by_name(k->aggregate);
     struct ua_read_processed_details  d;
-    struct ua_history_read_value_id   v;
-    struct ua_history_read_request    req;
-    struct ua_history_read_response   resp;
+    struct ua_history_read_result     r;
+    struct ua_nodeid                  id = ihist_node(node);
     const struct ua_history_data     *hd;
     struct ua_nodeid                  agg;
     ua_status                         s;
@@ -302,38 +235,17 @@ ip_case(struct uaconn *c, const struct aggv_case *k, const char *node,
         d.aggregate_configuration.percent_data_bad = 50;
         d.aggregate_configuration.percent_data_good = 50;
     }
-    memset(&v, 0, sizeof(v));
-    v.node_id = ip_node(node);
-    v.index_range.len = -1;
-    v.data_encoding.name.len = -1;
-    v.continuation_point.len = -1;
-    memset(&req, 0, sizeof(req));
-    req.request_header.audit_entry_id.len = -1;
-    req.history_read_details.type_id.idtype = UA_IDTYPE_NUMERIC;
-    req.history_read_details.type_id.id.num =
-        UA_NS0ID_READPROCESSEDDETAILS_ENCODING_DEFAULTBINARY;
-    req.history_read_details.encoding = UA_EO_DECODED;
-    req.history_read_details.type =
-        &ua_types[UA_TYPE_READPROCESSEDDETAILS];
-    req.history_read_details.obj = &d;
-    req.timestamps_to_return = UA_TIMESTAMPSTORETURN_SOURCE;
-    req.n_nodes_to_read = 1;
-    req.nodes_to_read = &v;
-    ua_arena_reset(&ip_arena);
-    s = uaconn_call(c, &ua_types[UA_TYPE_HISTORYREADREQUEST], &req,
-                    &ua_types[UA_TYPE_HISTORYREADRESPONSE], &resp,
-                    &ip_arena);
-    if (s != UA_GOOD || resp.n_results != 1
-        || resp.results[0].status_code != UA_GOOD
-        || resp.results[0].history_data.encoding != UA_EO_DECODED
-        || resp.results[0].history_data.obj == NULL) {
-        fprintf(stderr, "# %s H%d: call 0x%08X, result 0x%08X\n",
-                k->aggregate, k->historian, s,
-                s == UA_GOOD && resp.n_results == 1
-                    ? resp.results[0].status_code : 0);
+    ua_arena_reset(&ip.arena);
+    s = ihist_read(c, &ip.arena, &id, &ua_types[UA_TYPE_READPROCESSEDDETAILS],
+                   UA_NS0ID_READPROCESSEDDETAILS_ENCODING_DEFAULTBINARY, &d,
+                   UA_TIMESTAMPSTORETURN_SOURCE, NULL, false, &r);
+    if (s != UA_GOOD || r.history_data.encoding != UA_EO_DECODED
+        || r.history_data.obj == NULL) {
+        fprintf(stderr, "# %s H%d: 0x%08X\n", k->aggregate, k->historian,
+                s);
         return 1;
     }
-    hd = resp.results[0].history_data.obj;
+    hd = r.history_data.obj;
     if ((size_t)hd->n_data_values != k->n_rows) {
         fprintf(stderr, "# %s H%d: %d intervals, the table %zu\n",
                 k->aggregate, k->historian, hd->n_data_values, k->n_rows);
@@ -382,40 +294,19 @@ static ua_status
 ip_read1(struct uaconn *c, const struct ua_type *t, uint32_t enc, void *d,
          const char *node, struct ua_datavalue *out)
 {
-    struct ua_history_read_value_id  v;
-    struct ua_history_read_request   req;
-    struct ua_history_read_response  resp;
-    const struct ua_history_data    *hd;
-    ua_status                        s;
+    struct ua_history_read_result  r;
+    struct ua_nodeid               id = ihist_node(node);
+    const struct ua_history_data  *hd;
+    ua_status                      s;
 
-    memset(&v, 0, sizeof(v));
-    v.node_id = ip_node(node);
-    v.index_range.len = -1;
-    v.data_encoding.name.len = -1;
-    v.continuation_point.len = -1;
-    memset(&req, 0, sizeof(req));
-    req.request_header.audit_entry_id.len = -1;
-    req.history_read_details.type_id.idtype = UA_IDTYPE_NUMERIC;
-    req.history_read_details.type_id.id.num = enc;
-    req.history_read_details.encoding = UA_EO_DECODED;
-    req.history_read_details.type = t;
-    req.history_read_details.obj = d;
-    req.timestamps_to_return = UA_TIMESTAMPSTORETURN_SOURCE;
-    req.n_nodes_to_read = 1;
-    req.nodes_to_read = &v;
-    ua_arena_reset(&ip_arena);
-    s = uaconn_call(c, &ua_types[UA_TYPE_HISTORYREADREQUEST], &req,
-                    &ua_types[UA_TYPE_HISTORYREADRESPONSE], &resp,
-                    &ip_arena);
+    ua_arena_reset(&ip.arena);
+    s = ihist_read(c, &ip.arena, &id, t, enc, d,
+                   UA_TIMESTAMPSTORETURN_SOURCE, NULL, false, &r);
     if (s != UA_GOOD)
         return s;
-    if (resp.n_results != 1)
-        return UA_BAD_UNEXPECTED_ERROR;
-    if (resp.results[0].status_code != UA_GOOD)
-        return resp.results[0].status_code;
-    hd = resp.results[0].history_data.obj;
-    if (resp.results[0].history_data.encoding != UA_EO_DECODED
-        || hd == NULL || hd->n_data_values < 1)
+    hd = r.history_data.obj;
+    if (r.history_data.encoding != UA_EO_DECODED || hd == NULL
+        || hd->n_data_values < 1)
         return UA_BAD_NO_DATA;
     *out = hd->data_values[0];
     return UA_GOOD;
@@ -524,26 +415,12 @@ main(int argc, char **argv)
 
     (void)argc;
     itest_init("integ_hist_p13");
-    if (ua_crypto_init() != UA_GOOD)
-        itest_fatal("crypto");
-    itest_broker_bin(argv[0], ip_bin, sizeof(ip_bin));
-    itest_guard(IP_WATCHDOG_S, ip_log);
-    itest_tmpdir("uabroker-p13", ip_dir, sizeof(ip_dir));
-    snprintf(ip_log, sizeof(ip_log), "%s/broker.log", ip_dir);
-    ip_arena_buf = malloc(IP_ARENA);
-    if (ip_arena_buf == NULL)
-        itest_fatal("out of memory");
-    ua_arena_init(&ip_arena, ip_arena_buf, IP_ARENA);
+    ihist_setup(&ip, argv[0], "uabroker-p13", IP_WATCHDOG_S, IP_ARENA);
     /* 1. A users file with an operator, the broker. */
-    snprintf(path, sizeof(path), "%s/users", ip_dir);
-    f = fopen(path, "w");
-    if (f == NULL)
-        itest_fatal("cannot write %s", path);
-    ip_user_line(f, "op", "operator", "op-secret");
-    fclose(f);
+    ihist_users(&ip, false);
     /* v3 and v4 with the AggregateConfiguration of Historian2's and
      * Historian1's tables, v5 Stepped (broker/histcfg.h). */
-    snprintf(path, sizeof(path), "%s/history.conf", ip_dir);
+    snprintf(path, sizeof(path), "%s/history.conf", ip.dir);
     f = fopen(path, "w");
     if (f == NULL)
         itest_fatal("cannot write %s", path);
@@ -555,12 +432,12 @@ main(int argc, char **argv)
             "\n[history Stepped]\nnode = ns=1;s=v5\nstepped = true\n");
     fclose(f);
     extra[1] = path;
-    (void)itest_broker_start(ip_bin, 1, ip_dir, ip_log,
+    (void)itest_broker_start(ip.bin, 1, ip.dir, ip.log,
                              (const char *const *)extra, IP_START_MS, &port,
                              &sport);
     uaconn_init(&c);
-    c.user = "op";
-    c.password = "op-secret";
+    c.user = IHIST_OP;
+    c.password = IHIST_OP_PW;
     s = uaconn_start(&c, "127.0.0.1", port);
     itest_check(s == UA_GOOD, "the operator's session: 0x%08X", s);
     if (s != UA_GOOD)
@@ -630,6 +507,6 @@ main(int argc, char **argv)
     uaconn_close(&c);
     ua_client_clear(&c.cl);
     uaconn_clear(&c);
-    free(ip_arena_buf);
+    ihist_teardown(&ip);
     return itest_finish();
 }

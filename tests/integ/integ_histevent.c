@@ -6,14 +6,18 @@
  *      history.event_max_mb refused (exit 2, the message names the key);
  *   2. starts `uabroker -w 1` with an alarm on Demo.Analog (which makes it
  *      an event notifier under the Server),
- *      history.max_return_events = 5 and no age limit for the events;
+ *      history.max_return_events = 5, history.max_event_scan = 7 and no
+ *      age limit for the events;
  *   3. `uabroker feed` raises 12 events of Demo.Analog and 3 of Demo (no
  *      notifier) at given times; HistoryRead ReadEventDetails on the
  *      Server returns all 15 with their fields (Severity, Message,
  *      1:Temp, EventId), oldest first, in pages of 5 (the limit) through
  *      continuation points; Demo.Analog returns its 12 only; newest first
  *      with numValuesPerNode 3; the instant of one event; a where clause
- *      (Severity >= 200) the three of Demo; a continuation point released
+ *      (Severity >= 200) the three of Demo, in three pages of at most 7
+ *      events examined; one that matches nothing (Severity >= 1000): no
+ *      event, in pages of 7, 7 and 1 examined, the first two with a
+ *      continuation point; a continuation point released
  *      is refused after; MaxReturnEventValues and
  *      AccessHistoryEventsCapability read as configured;
  *   4. bad input: a Variable and an Object that is no notifier
@@ -21,7 +25,11 @@
  *      (BadNodeIdUnknown), no times (BadHistoryOperationInvalid), no
  *      select clause (BadEventFilterInvalid), a where clause with an
  *      unknown operator (BadMonitoredItemFilterInvalid);
- *   5. /stats "history" and /metrics count the events stored;
+ *   5. /stats "history" and /metrics count the events stored; `uabroker
+ *      history events` exports them as CSV (the Server's 15, oldest first,
+ *      with their Time, EventType, SourceNode, Severity, Message and
+ *      EventId; Demo.Analog's 12; a time range; a bad NodeId or time
+ *      exit 2) and `history list` counts them;
  *   6. SIGTERM and a new broker on the same runtime directory: the events
  *      are still there;
  *   7. history.events = false: the historian keeps values only (events
@@ -353,6 +361,9 @@ main(int argc, char **argv)
         extra[k++] = "history.flush_ms=20";
         extra[k++] = "--set";
         extra[k++] = "history.max_return_events=5";
+        /* At most 7 events examined per notifier per request. */
+        extra[k++] = "--set";
+        extra[k++] = "history.max_event_scan=7";
         /* The events' times are in the past: no age limit. */
         extra[k++] = "--set";
         extra[k++] = "history.event_retention_s=0";
@@ -483,9 +494,19 @@ main(int argc, char **argv)
         r.filter.where_clause.n_elements = 1;
         r.filter.where_clause.elements = &el;
         n = he_all(&c, &server, &r, sev, 64, &pages);
-        itest_check(n == 3 && sev[0] == 201 && sev[2] == 203,
+        itest_check(n == 3 && sev[0] == 201 && sev[1] == 202
+                        && sev[2] == 203,
                     "a where clause (Severity >= 200): Demo's three (%d)",
                     n);
+        /* 15 events, 7 examined a page: 201 202 | 203 | none. */
+        itest_check(pages == 3, "history.max_event_scan 7: the where "
+                    "clause's read in 3 pages (%d)", pages);
+        two = 1000;
+        n = he_all(&c, &server, &r, sev, 64, &pages);
+        itest_check(n == 0 && pages == 3, "a where clause that matches "
+                    "nothing: no event, 3 pages of at most 7 examined (%d "
+                    "events, %d pages)", n, pages);
+        two = 200;
 
         /* 4. Bad input. */
         el.filter_operator = 99;
@@ -562,6 +583,66 @@ main(int argc, char **argv)
                                != NULL,
                     "/metrics has uabroker_history_events_stored_total");
         free(body);
+    }
+    {
+        const char *const all[] = { "--runtime-dir", he_dir, "history",
+                                    "events", "i=2253", NULL };
+        const char *const an[] = { "--runtime-dir", he_dir, "history",
+                                   "events", "ns=1;s=Demo.Analog",
+                                   "2026-01-01T00:00:02Z",
+                                   "2026-01-01T00:00:04Z", NULL };
+        const char *const bad[] = { "--runtime-dir", he_dir, "history",
+                                    "events", "i=2253", "yesterday", NULL };
+        const char *const list[] = { "--runtime-dir", he_dir, "history",
+                                     "list", NULL };
+        const char *p, *l1, *l3;
+        int         lines = 0;
+
+        rc = he_run(out, sizeof(out), all);
+        for (p = strchr(out, '\n'); p != NULL; p = strchr(p + 1, '\n'))
+            lines++;
+        /* The header, then 15 rows; 201 (Demo's, at 2.5 s) is the third. */
+        l1 = strchr(out, '\n');
+        l3 = l1 != NULL ? strchr(l1 + 1, '\n') : NULL;
+        l3 = l3 != NULL ? strchr(l3 + 1, '\n') : NULL;
+        ok = rc == 0
+             && strncmp(out, "time,event_type,source_node,severity,message,"
+                        "event_id\n", 51) == 0
+             && lines == 16 && l3 != NULL
+             && strncmp(l3 + 1, "2026-01-01T00:00:02.5", 21) == 0
+             && strstr(l3, ",ns=1;s=Demo,201,e201,") != NULL
+             && strstr(out, "2026-01-01T00:00:01") != NULL
+             && strstr(out, ",ns=1;s=Demo.Analog,112,e112,") != NULL;
+        if (ok) {
+            /* Each row ends in a 16-byte EventId, 32 hex digits. */
+            const char *nl = strchr(l3 + 1, '\n');
+            const char *comma = nl;
+
+            while (comma != NULL && comma > l3 && *comma != ',')
+                comma--;
+            ok = nl != NULL && comma != NULL && *comma == ','
+                 && nl - comma - 1 == 32;
+        }
+        itest_check(ok, "history events i=2253: the 15 events as CSV, "
+                    "oldest first, with their fields (exit %d):\n%s", rc,
+                    out);
+        rc = he_run(out, sizeof(out), an);
+        lines = 0;
+        for (p = strchr(out, '\n'); p != NULL; p = strchr(p + 1, '\n'))
+            lines++;
+        itest_check(rc == 0 && lines == 4
+                        && strstr(out, ",102,e102,") != NULL
+                        && strstr(out, ",104,e104,") != NULL
+                        && strstr(out, "e201") == NULL,
+                    "history events Demo.Analog 2 s to 4 s: its 3 (exit "
+                    "%d):\n%s", rc, out);
+        rc = he_run(out, sizeof(out), bad);
+        itest_check(rc == 2, "history events with a bad time: exit 2 (%d)",
+                    rc);
+        rc = he_run(out, sizeof(out), list);
+        itest_check(rc == 0 && strstr(out, "\nevents count=15 ") != NULL,
+                    "history list counts the events (exit %d): %s", rc,
+                    out);
     }
     uaconn_clear(&c);
 

@@ -18,6 +18,10 @@
 //     finds it): UpdateStructureDataDetails Insert (GoodEntryInserted),
 //     again (BadEntryExists), a raw read of the property gives the
 //     Annotation back; a Double instead of an Annotation BadTypeMismatch;
+//   - ReadAnnotationDataDetails (Part 11 §6.5.6) at the annotated time and
+//     one without: the Annotation, in the request's order; GoodNoData at
+//     a time without any; BadHistoryOperationUnsupported on a variable
+//     that is not historized (ns=1;s=v8);
 //   - DeleteAtTimeDetails: one there (Good), one not (BadNoEntryExists);
 //   - DeleteRawModifiedDetails over the rest: nothing left in the range;
 //   - Part 13's Historian1 raw table inserted (another day), the values
@@ -69,6 +73,7 @@ const {
     DeleteAtTimeDetails,
     DeleteRawModifiedDetails,
     Annotation,
+    ReadAnnotationDataDetails,
 } = require("node-opcua-types");
 
 // PerformUpdateType (Part 11 §6.8.3).
@@ -349,6 +354,35 @@ describe("HistoryUpdate of a historized variable (ns=1;s=v6)", { skip },
             assert.equal(got[0].value.value.message, "checked by the lab");
             assert.equal(got[0].value.value.userName, "interop");
         });
+
+        it("ReadAnnotationDataDetails: the annotations at given times",
+            async () => {
+                const read = (nodeId, times) => session.historyRead(
+                    new HistoryReadRequest({
+                        historyReadDetails: new ReadAnnotationDataDetails({
+                            reqTimes: times }),
+                        timestampsToReturn: TimestampsToReturn.Source,
+                        nodesToRead: [{ nodeId }],
+                    }));
+                let h = await read(NODE, [at(2), at(1)]);
+                assert.ok(h.results[0].statusCode.isGood(),
+                    h.results[0].statusCode.toString());
+                const got = h.results[0].historyData.dataValues;
+                assert.equal(got.length, 1);
+                assert.equal(got[0].sourceTimestamp.getTime(),
+                    at(1).getTime());
+                assert.equal(got[0].value.value.message,
+                    "checked by the lab");
+                assert.equal(got[0].value.value.userName, "interop");
+                h = await read(NODE, [at(2)]);
+                assert.equal(h.results[0].statusCode.value,
+                    StatusCodes.GoodNoData.value,
+                    h.results[0].statusCode.toString());
+                h = await read("ns=1;s=v8", [at(1)]);
+                assert.equal(h.results[0].statusCode.value,
+                    StatusCodes.BadHistoryOperationUnsupported.value,
+                    h.results[0].statusCode.toString());
+            });
 
         it("DeleteAtTime, then DeleteRawModified", async () => {
             let r = await update(session, [new DeleteAtTimeDetails({

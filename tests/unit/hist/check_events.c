@@ -21,45 +21,10 @@
 
 #include "hist/events.h"
 #include "hist/store.h"
+#include "store_fixture.h"
 
-#define SEC 10000000ll
-#define T0  133000000000000000ll
 #define NA  0x1111111111111111ull    /* a notifier */
 #define NB  0x2222222222222222ull    /* another */
-
-static char dir[64];
-
-static void
-setup(void)
-{
-    snprintf(dir, sizeof(dir), "/tmp/hs_ev_test.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void
-teardown(void)
-{
-    char p[128];
-
-    snprintf(p, sizeof(p), "%s/data.mdb", dir);
-    unlink(p);
-    snprintf(p, sizeof(p), "%s/lock.mdb", dir);
-    unlink(p);
-    rmdir(dir);
-}
-
-static struct hs_store *
-open_store(uint64_t map, bool ro)
-{
-    struct hs_store_config c = {
-        .dir = dir, .map_bytes = map, .readonly = ro, .nosync = true,
-    };
-    char             err[256];
-    struct hs_store *s = hs_store_open(&c, err, sizeof(err));
-
-    ck_assert_msg(s != NULL, "open: %s", err);
-    return s;
-}
 
 static struct hs_events *
 open_events(struct hs_store *s)
@@ -106,7 +71,7 @@ rec_seq(const struct hs_event *ev)
  * id i + 1, seen by NA when i is even and by NA and NB when i % 3 == 0;
  * in batches of batch. */
 static void
-fill(struct hs_events *e, int64_t t0, int64_t step, int n, int same,
+ev_fill(struct hs_events *e, int64_t t0, int64_t step, int n, int same,
      int batch, uint32_t reclen)
 {
     static uint8_t         recs[512][256];
@@ -162,13 +127,13 @@ readn(struct hs_events *e, uint64_t notifier, int64_t lo, int64_t hi,
 
 START_TEST(test_append_read)
 {
-    struct hs_store    *s = open_store(64u << 20, false);
+    struct hs_store    *s = open_store(64u << 20, 0, 0, false);
     struct hs_events   *e = open_events(s);
     struct hs_ev_totals t;
     static uint32_t     seq[4000];
     int                 n;
 
-    fill(e, T0, SEC, 3000, 1, 500, 64);
+    ev_fill(e, T0, SEC, 3000, 1, 500, 64);
     ck_assert_int_eq(hs_events_totals(e, &t), 0);
     ck_assert_uint_eq(t.events, 3000);
     ck_assert_uint_eq(t.refs, 2 * 1000 + 1000);
@@ -219,13 +184,13 @@ END_TEST
  * and for both kinds of notifier. */
 START_TEST(test_resume)
 {
-    struct hs_store  *s = open_store(64u << 20, false);
+    struct hs_store  *s = open_store(64u << 20, 0, 0, false);
     struct hs_events *e = open_events(s);
     static uint32_t   seq[64];
     static bool       seen[1000];
     uint64_t          notif[2] = { HS_EV_ALL, NA };
 
-    fill(e, T0, SEC, 1000, 5, 100, 40);
+    ev_fill(e, T0, SEC, 1000, 5, 100, 40);
     for (int k = 0; k < 2; k++)
         for (int rev = 0; rev < 2; rev++) {
             int64_t  at = 0;
@@ -255,7 +220,7 @@ END_TEST
 
 START_TEST(test_duplicates_and_bad)
 {
-    struct hs_store    *s = open_store(64u << 20, false);
+    struct hs_store    *s = open_store(64u << 20, 0, 0, false);
     struct hs_events   *e = open_events(s);
     struct hs_ev_totals t;
     uint8_t             rec[64];
@@ -287,12 +252,12 @@ END_TEST
 
 START_TEST(test_retention)
 {
-    struct hs_store    *s = open_store(64u << 20, false);
+    struct hs_store    *s = open_store(64u << 20, 0, 0, false);
     struct hs_events   *e = open_events(s);
     struct hs_ev_totals t, t2;
     uint64_t            n;
 
-    fill(e, T0, SEC, 1000, 1, 200, 100);
+    ev_fill(e, T0, SEC, 1000, 1, 200, 100);
     /* By age: what is older than 100 s before T0 + 999 s goes. */
     ck_assert_int_eq(hs_events_prune(e, T0 + 999 * SEC, 100 * SEC, 0, &n),
                      0);
@@ -328,29 +293,29 @@ END_TEST
  * keeps the events; a reader of a store without events finds none. */
 START_TEST(test_reader_reopen)
 {
-    struct hs_store  *s = open_store(64u << 20, false);
+    struct hs_store  *s = open_store(64u << 20, 0, 0, false);
     struct hs_store  *rs;
     struct hs_events *e, *re;
 
     /* A store the writer opened before events existed. */
-    rs = open_store(0, true);
+    rs = open_store(0, 0, 0, true);
     re = open_events(rs);
     ck_assert_int_eq(readn(re, HS_EV_ALL, 0, INT64_MAX, false, false, 0, 0,
                            NULL, 10, NULL, NULL), 0);
     hs_events_close(re);
     hs_store_close(rs);
     e = open_events(s);
-    fill(e, T0, SEC, 100, 1, 50, 40);
+    ev_fill(e, T0, SEC, 100, 1, 50, 40);
     hs_events_close(e);
     hs_store_close(s);
     /* Reader first, then the writer again. */
-    rs = open_store(0, true);
+    rs = open_store(0, 0, 0, true);
     re = open_events(rs);
-    s = open_store(64u << 20, false);
+    s = open_store(64u << 20, 0, 0, false);
     e = open_events(s);
     ck_assert_int_eq(readn(re, HS_EV_ALL, 0, INT64_MAX, false, false, 0, 0,
                            NULL, 1000, NULL, NULL), 100);
-    fill(e, T0 + 1000 * SEC, SEC, 50, 1, 50, 40);
+    ev_fill(e, T0 + 1000 * SEC, SEC, 50, 1, 50, 40);
     ck_assert_int_eq(readn(re, HS_EV_ALL, 0, INT64_MAX, false, false, 0, 0,
                            NULL, 1000, NULL, NULL), 150);
     ck_assert_int_eq(readn(re, NA, 0, INT64_MAX, true, false, 0, 0, NULL,
@@ -366,7 +331,7 @@ END_TEST
  * too; what was committed still reads. */
 START_TEST(test_map_full)
 {
-    struct hs_store  *s = open_store(1u << 20, false);
+    struct hs_store  *s = open_store(1u << 20, 0, 0, false);
     struct hs_events *e = open_events(s);
     static uint8_t    rec[200][256];
     struct hs_ev_in   in[200];

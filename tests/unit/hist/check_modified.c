@@ -5,8 +5,10 @@
  * with their ModificationInfo, read forward and backward, forgotten by
  * range; annotations (hist/annot.c) with Insert / Replace / Update /
  * Remove outcomes per time and user, read back; neither written by the
- * plain store calls; retention dropping both with their samples; a
- * reader handle seeing them; a store reopened keeping them.
+ * plain store calls; retention dropping both with their samples; the
+ * size limit (max_bytes) counting them: samples dropped to make room for
+ * them, then the entries older than what is left; a reader handle seeing
+ * them; a store reopened keeping them.
  */
 #include <check.h>
 #include <errno.h>
@@ -20,105 +22,7 @@
 #include "hist/modified.h"
 #include "hist/side.h"
 #include "hist/store.h"
-
-#define SEC 10000000ll
-#define T0  133000000000000000ll
-
-static char dir[64];
-
-static void
-setup(void)
-{
-    snprintf(dir, sizeof(dir), "/tmp/hs_mod.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void
-teardown(void)
-{
-    char p[128];
-
-    snprintf(p, sizeof(p), "%s/data.mdb", dir);
-    unlink(p);
-    snprintf(p, sizeof(p), "%s/lock.mdb", dir);
-    unlink(p);
-    rmdir(dir);
-}
-
-static void
-le64(uint8_t *p, int64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)((uint64_t)v >> (8 * i));
-}
-
-/* A Double DataValue at time t (source and server): 26 bytes. */
-static size_t
-dv_double(uint8_t *b, double d, int64_t t)
-{
-    b[0] = 0x0D;
-    b[1] = 11;
-    memcpy(b + 2, &d, 8);
-    le64(b + 10, t);
-    le64(b + 18, t);
-    return 26;
-}
-
-static double
-dv_value(const struct hs_sample *s)
-{
-    double d;
-
-    ck_assert_uint_ge(s->body_len, 10);
-    memcpy(&d, s->body + 2, 8);
-    return d;
-}
-
-static struct hs_store *
-open_store(int64_t retention, bool ro)
-{
-    struct hs_store_config c = {
-        .dir = dir, .map_bytes = 64 << 20, .retention = retention,
-        .readonly = ro, .nosync = true,
-    };
-    char             err[256];
-    struct hs_store *s = hs_store_open(&c, err, sizeof(err));
-
-    ck_assert_msg(s != NULL, "open: %s", err);
-    return s;
-}
-
-static uint64_t
-node(struct hs_store *s, const char *name)
-{
-    uint8_t  id[64];
-    size_t   n = strlen(name);
-    uint64_t key;
-
-    id[0] = 0x03;
-    id[1] = 1;
-    id[2] = 0;
-    id[3] = (uint8_t)n;
-    id[4] = id[5] = id[6] = 0;
-    memcpy(id + 7, name, n);
-    ck_assert_int_eq(hs_store_node_add(s, id, 7 + n, 0, &key), 0);
-    return key;
-}
-
-static void
-fill(struct hs_store *s, uint64_t key, int64_t t0, int n)
-{
-    static uint8_t      dv[1024][26];
-    static struct hs_in in[1024];
-
-    ck_assert_int_le(n, 1024);
-    for (int i = 0; i < n; i++) {
-        in[i].key = key;
-        in[i].len = (uint32_t)dv_double(dv[i], i, t0 + i * SEC);
-        in[i].dv = dv[i];
-    }
-    ck_assert_int_eq(hs_store_append(s, in, (size_t)n), 0);
-}
+#include "store_fixture.h"
 
 /* The modified values of key in [lo, hi]: n, their types, values and
  * users into the arrays (at most 16). */
@@ -152,7 +56,7 @@ mods(struct hs_store *s, uint64_t key, int64_t lo, int64_t hi, bool rev,
 
 START_TEST(test_modified)
 {
-    struct hs_store        *s = open_store(0, false), *rd;
+    struct hs_store        *s = open_store(64 << 20, 0, 0, false), *rd;
     uint64_t                a = node(s, "a"), b = node(s, "b"), n;
     struct hs_mod_who       op = { T0 + 5000 * SEC, "op", 2 };
     struct hs_mod_who       eng = { T0 + 5000 * SEC, "engineer", 8 };
@@ -163,8 +67,8 @@ START_TEST(test_modified)
     int64_t                 t[16];
     char                    users[16][16];
 
-    fill(s, a, T0, 100);
-    fill(s, b, T0, 100);
+    fill(s, a, T0, SEC, 100, 100, 0);
+    fill(s, b, T0, SEC, 100, 100, 0);
     /* The plain calls keep nothing. */
     dv_double(dv, 70, T0 + 7 * SEC);
     ck_assert_int_eq(hs_store_update(s, a, HS_UPD_REPLACE, dv, 26, &o), 0);
@@ -226,12 +130,12 @@ START_TEST(test_modified)
     ck_assert_int_eq(mods(s, b, 0, INT64_MAX, false, type, val, t, users),
                      0);
     /* A reader beside the writer, a reopened store. */
-    rd = open_store(0, true);
+    rd = open_store(64 << 20, 0, 0, true);
     ck_assert_int_eq(mods(rd, a, 0, INT64_MAX, true, type, val, t, users),
                      8);
     hs_store_close(rd);
     hs_store_close(s);
-    s = open_store(0, false);
+    s = open_store(64 << 20, 0, 0, false);
     ck_assert_int_eq(mods(s, a, 0, INT64_MAX, false, type, val, t, users),
                      8);
     /* Forgotten by range (isDeleteModified), the samples untouched. */
@@ -298,7 +202,7 @@ annots(struct hs_store *s, uint64_t key, int64_t lo, int64_t hi, bool rev,
 
 START_TEST(test_annotations)
 {
-    struct hs_store *s = open_store(0, false);
+    struct hs_store *s = open_store(64 << 20, 0, 0, false);
     uint64_t         a = node(s, "a");
     enum hs_outcome  o;
     uint8_t          dv[64];
@@ -362,7 +266,7 @@ START_TEST(test_retention)
 {
     /* Retention one day: what is older than a day and older than the
      * oldest sample goes. */
-    struct hs_store  *s = open_store(86400 * SEC, false);
+    struct hs_store  *s = open_store(64 << 20, 0, 86400 * SEC, false);
     uint64_t          a = node(s, "a"), n, e, bytes;
     struct hs_mod_who op = { T0, "op", 2 };
     enum hs_outcome   o;
@@ -373,7 +277,7 @@ START_TEST(test_retention)
     int64_t           t[16];
     char              users[16][16];
 
-    fill(s, a, T0, 1000);
+    fill(s, a, T0, SEC, 1000, 1000, 0);
     dv_double(dv, 1, T0 + 5 * SEC);
     ck_assert_int_eq(hs_modified_update(s, a, HS_UPD_REPLACE, dv, 26, &op,
                                         &o), 0);
@@ -406,6 +310,64 @@ START_TEST(test_retention)
 }
 END_TEST
 
+START_TEST(test_size_limit)
+{
+    /* No age limit; the side databases take several times the samples'
+     * bytes.  A max_bytes the samples alone fit in but not with them:
+     * samples are dropped oldest first for the side databases' pages,
+     * then the annotations older than the oldest sample left. */
+    struct hs_store  *s = open_store(64 << 20, 0, 0, false);
+    uint64_t          a = node(s, "a"), n, e, side, side2;
+    struct hs_totals  tot, tot2;
+    enum hs_outcome   o;
+    static uint8_t    dv[512];
+    char              msg[251];
+    size_t            len;
+    int64_t           t[16];
+    char              users[16][16];
+
+    fill(s, a, T0, SEC, 1000, 1000, 0);
+    memset(msg, 'x', sizeof(msg) - 1);
+    msg[sizeof(msg) - 1] = '\0';
+    for (int i = 0; i < 200; i++) {
+        len = dv_annot(dv, msg, T0 + i * SEC / 2);
+        ck_assert_int_eq(hs_annot_update(s, a, HS_UPD_INSERT, dv, len,
+                                         (const uint8_t *)"op", 2, &o), 0);
+    }
+    len = dv_annot(dv, "late", T0 + 990 * SEC);
+    ck_assert_int_eq(hs_annot_update(s, a, HS_UPD_INSERT, dv, len,
+                                     (const uint8_t *)"op", 2, &o), 0);
+    ck_assert_int_eq(hs_side_stat(s, HS_SIDE_ANNOTS, &e, &side), 0);
+    ck_assert_uint_eq(e, 201);
+    ck_assert_int_eq(hs_store_totals(s, &tot), 0);
+    ck_assert_uint_gt(side, 2 * tot.bytes);
+    hs_store_close(s);
+
+    /* The samples fit alone, and the side databases alone, but not
+     * both: about half the samples go (the oldest). */
+    s = open_store(64 << 20, side + tot.bytes / 2, 0, false);
+    ck_assert_int_eq(hs_store_prune(s, T0 + 2000 * SEC, &n), 0);
+    ck_assert_uint_gt(n, 0);
+    ck_assert_int_eq(hs_store_totals(s, &tot2), 0);
+    ck_assert_uint_lt(tot2.samples, 1000);
+    ck_assert_uint_gt(tot2.samples, 100);
+    ck_assert_int_eq(hs_side_prune(s, T0 + 2000 * SEC, &n), 0);
+    /* The 200 before the oldest sample left went; the late one stays. */
+    ck_assert_uint_eq(n, 200);
+    ck_assert_int_eq(annots(s, a, 0, INT64_MAX, false, t, users), 1);
+    ck_assert_int_eq(t[0], T0 + 990 * SEC);
+    ck_assert_int_eq(hs_side_stat(s, HS_SIDE_ANNOTS, &e, &side2), 0);
+    ck_assert_uint_eq(e, 1);
+    ck_assert_uint_lt(side2, side);
+    /* Under the limit now: a second pass drops nothing. */
+    ck_assert_int_eq(hs_store_prune(s, T0 + 2000 * SEC, &n), 0);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_int_eq(hs_side_prune(s, T0 + 2000 * SEC, &n), 0);
+    ck_assert_uint_eq(n, 0);
+    hs_store_close(s);
+}
+END_TEST
+
 static Suite *
 modified_suite(void)
 {
@@ -417,6 +379,7 @@ modified_suite(void)
     tcase_add_test(tc, test_modified);
     tcase_add_test(tc, test_annotations);
     tcase_add_test(tc, test_retention);
+    tcase_add_test(tc, test_size_limit);
     suite_add_tcase(s, tc);
     return s;
 }
