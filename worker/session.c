@@ -710,6 +710,22 @@ wk_session_cp_bytes(const struct wk_session *s,
     memcpy(out + 4, &cp->id, 8);
 }
 
+int
+wk_session_cp_out(struct wk_session *s, struct wk_session_cp *cp,
+                  struct ua_arena *a, struct ua_string *out)
+{
+    uint8_t *b = ua_arena_alloc(a, WK_SESSION_CP_BYTES);
+
+    if (b == NULL) {
+        wk_session_cp_release(s, cp);
+        return -ENOMEM;
+    }
+    wk_session_cp_bytes(s, cp, b);
+    out->data = b;
+    out->len = WK_SESSION_CP_BYTES;
+    return 0;
+}
+
 struct wk_session_cp *
 wk_session_cp_find(struct wk_worker *w, struct wk_session *s,
                    const struct ua_string *bytes)

@@ -302,6 +302,14 @@ struct wk_session_cp *wk_session_cp_find(struct wk_worker *w,
 void wk_session_cp_bytes(const struct wk_session *s,
                          const struct wk_session_cp *cp, uint8_t *out);
 
+/*
+ * cp's wire form as *out, its bytes in arena a (a page's continuationPoint);
+ * 0, or -ENOMEM with cp released (the caller answers
+ * BadResponseTooLarge: the response has no room).
+ */
+int wk_session_cp_out(struct wk_session *s, struct wk_session_cp *cp,
+                      struct ua_arena *a, struct ua_string *out);
+
 /* Release cp; its bytes are invalid from now on. */
 void wk_session_cp_release(struct wk_session *s, struct wk_session_cp *cp);
 

@@ -368,15 +368,11 @@ wk_histevent_one(struct wk_svc_ctx *ctx, struct wk_histevent *he,
         cp->max = (uint32_t)at;
         cp->node_class_mask = (uint32_t)(aid >> 32);
         cp->result_mask = (uint32_t)aid;
-        res->continuation_point.data = ua_arena_alloc(ctx->arena,
-                                                      WK_SESSION_CP_BYTES);
-        if (res->continuation_point.data == NULL) {
-            wk_session_cp_release(s, cp);
+        if (wk_session_cp_out(s, cp, ctx->arena,
+                              &res->continuation_point) != 0) {
             res->status_code = UA_BAD_RESPONSE_TOO_LARGE;
             return;
         }
-        wk_session_cp_bytes(s, cp, res->continuation_point.data);
-        res->continuation_point.len = WK_SESSION_CP_BYTES;
     } else if (cp != NULL) {
         wk_session_cp_release(s, cp);
     }

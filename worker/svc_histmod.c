@@ -84,15 +84,11 @@ wk_svc_histmod_cp(struct wk_svc_ctx *ctx, struct wk_session_cp *cp,
     cp->next = (uint32_t)((uint64_t)last >> 32);
     cp->max = (uint32_t)last;
     cp->reftype = at_last;
-    res->continuation_point.data = ua_arena_alloc(ctx->arena,
-                                                  WK_SESSION_CP_BYTES);
-    if (res->continuation_point.data == NULL) {
-        wk_session_cp_release(s, cp);
+    if (wk_session_cp_out(s, cp, ctx->arena,
+                          &res->continuation_point) != 0) {
         res->status_code = UA_BAD_RESPONSE_TOO_LARGE;
         return NULL;
     }
-    wk_session_cp_bytes(s, cp, res->continuation_point.data);
-    res->continuation_point.len = WK_SESSION_CP_BYTES;
     return cp;
 }
 
@@ -310,15 +306,11 @@ wk_svc_histmod_annot_at(struct wk_svc_ctx *ctx, struct hs_read *rd,
         cp->node = node;
         cp->next = i - 1;
         cp->reftype = at_i;
-        res->continuation_point.data = ua_arena_alloc(ctx->arena,
-                                                      WK_SESSION_CP_BYTES);
-        if (res->continuation_point.data == NULL) {
-            wk_session_cp_release(s, cp);
+        if (wk_session_cp_out(s, cp, ctx->arena,
+                              &res->continuation_point) != 0) {
             res->status_code = UA_BAD_RESPONSE_TOO_LARGE;
             return;
         }
-        wk_session_cp_bytes(s, cp, res->continuation_point.data);
-        res->continuation_point.len = WK_SESSION_CP_BYTES;
     } else if (cp != NULL) {
         wk_session_cp_release(s, cp);
     }

@@ -591,15 +591,11 @@ wk_svc_history_raw_one(struct wk_svc_ctx *ctx, struct wk_history *h,
         cp->next = (uint32_t)((uint64_t)last >> 32);
         cp->max = (uint32_t)last;
         cp->reftype = at_last;
-        res->continuation_point.data = ua_arena_alloc(ctx->arena,
-                                                      WK_SESSION_CP_BYTES);
-        if (res->continuation_point.data == NULL) {
-            wk_session_cp_release(s, cp);
+        if (wk_session_cp_out(s, cp, ctx->arena,
+                              &res->continuation_point) != 0) {
             res->status_code = UA_BAD_RESPONSE_TOO_LARGE;
             return;
         }
-        wk_session_cp_bytes(s, cp, res->continuation_point.data);
-        res->continuation_point.len = WK_SESSION_CP_BYTES;
     } else if (cp != NULL) {
         wk_session_cp_release(s, cp);
     }
@@ -921,15 +917,11 @@ wk_svc_history_processed_one(struct wk_svc_ctx *ctx, struct wk_history *h,
         cp->max = info->nodeid;
         cp->result_mask = (uint32_t)all;
         cp->next = (uint32_t)(k0 + n);
-        res->continuation_point.data = ua_arena_alloc(ctx->arena,
-                                                      WK_SESSION_CP_BYTES);
-        if (res->continuation_point.data == NULL) {
-            wk_session_cp_release(ctx->session, cp);
+        if (wk_session_cp_out(ctx->session, cp, ctx->arena,
+                              &res->continuation_point) != 0) {
             res->status_code = UA_BAD_RESPONSE_TOO_LARGE;
             return;
         }
-        wk_session_cp_bytes(ctx->session, cp, res->continuation_point.data);
-        res->continuation_point.len = WK_SESSION_CP_BYTES;
     }
     if (h->agg == NULL) {
         h->agg = malloc(WK_SVC_HISTORY_AGG_MAX * sizeof(*h->agg));
