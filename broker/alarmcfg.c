@@ -36,8 +36,6 @@ static const char *const bk_ac_keys[BK_AC_NKEYS] = {
 static struct bk_alarmcfg_one *bk_alarmcfg_open(struct bk_alarmcfg *ac,
                                                 const char *name, char *err,
                                                 size_t errlen);
-static int bk_alarmcfg_num(const char *value, double lo, double hi,
-                           double *out);
 static int bk_alarmcfg_set(struct bk_alarmcfg_one *a, int k,
                            const char *value, char *err, size_t errlen);
 static uint32_t bk_alarmcfg_line(const char *path, const char *name);
@@ -91,22 +89,6 @@ bk_alarmcfg_open(struct bk_alarmcfg *ac, const char *name, char *err,
     return a;
 }
 
-/* A finite number in [lo, hi]: 0, else -1. */
-static int
-bk_alarmcfg_num(const char *value, double lo, double hi, double *out)
-{
-    char  *end;
-    double d;
-
-    errno = 0;
-    d = strtod(value, &end);
-    if (end == value || *end != '\0' || errno != 0 || !isfinite(d)
-        || d < lo || d > hi)
-        return -1;
-    *out = d;
-    return 0;
-}
-
 static int
 bk_alarmcfg_set(struct bk_alarmcfg_one *a, int k, const char *value,
                 char *err, size_t errlen)
@@ -146,7 +128,7 @@ bk_alarmcfg_set(struct bk_alarmcfg_one *a, int k, const char *value,
         return 0;
     }
     case BK_AC_HH: case BK_AC_H: case BK_AC_L: case BK_AC_LL:
-        if (bk_alarmcfg_num(value, -INFINITY, INFINITY, &x) != 0)
+        if (bk_section_num(value, -INFINITY, INFINITY, &x) != 0)
             goto bad;
         d->lim[k - BK_AC_HH] = x;
         d->limits |= (uint8_t)(1u << (k - BK_AC_HH));
@@ -156,13 +138,13 @@ bk_alarmcfg_set(struct bk_alarmcfg_one *a, int k, const char *value,
             x = 1;
         else if (strcmp(value, "false") == 0)
             x = 0;
-        else if (bk_alarmcfg_num(value, -INFINITY, INFINITY, &x) != 0)
+        else if (bk_section_num(value, -INFINITY, INFINITY, &x) != 0)
             goto bad;
         d->normal = x;
         return 0;
     case BK_AC_SEVERITY:
     case BK_AC_HH_SEV: case BK_AC_H_SEV: case BK_AC_L_SEV: case BK_AC_LL_SEV:
-        if (bk_alarmcfg_num(value, 1, 1000, &x) != 0 || x != floor(x)) {
+        if (bk_section_num(value, 1, 1000, &x) != 0 || x != floor(x)) {
             snprintf(err, errlen, "[alarm %s] %s: \"%s\" is not an integer "
                      "in [1, 1000]", a->name, bk_ac_keys[k], value);
             return -1;
@@ -173,21 +155,17 @@ bk_alarmcfg_set(struct bk_alarmcfg_one *a, int k, const char *value,
             d->lim_severity[k - BK_AC_HH_SEV] = (uint16_t)x;
         return 0;
     case BK_AC_DEADBAND:
-        if (bk_alarmcfg_num(value, 0, INFINITY, &x) != 0)
+        if (bk_section_num(value, 0, INFINITY, &x) != 0)
             goto bad;
         d->deadband = x;
         return 0;
     case BK_AC_CONFIRM:
-        if (strcmp(value, "true") == 0)
-            d->confirm = true;
-        else if (strcmp(value, "false") == 0)
-            d->confirm = false;
-        else
+        if (bk_section_bool(value, &d->confirm) != 0)
             goto bad;
         return 0;
     case BK_AC_SHELVED:
         /* Positive, at most a year. */
-        if (bk_alarmcfg_num(value, 0.001, 31536000.0, &x) != 0)
+        if (bk_section_num(value, 0.001, 31536000.0, &x) != 0)
             goto bad;
         d->max_shelved_ms = x * 1000.0;
         return 0;

@@ -33,9 +33,6 @@ static const char *const bk_hc_formats[] = {
     "percent_of_eu_range", "unknown"
 };
 
-static int bk_histcfg_bool(const char *value, bool *out);
-static int bk_histcfg_num(const char *value, double lo, double hi,
-                          double *out);
 static struct bk_histcfg_one *bk_histcfg_open(struct bk_histcfg *hc,
                                               const char *name, char *err,
                                               size_t errlen);
@@ -54,35 +51,6 @@ bk_histcfg_free(struct bk_histcfg *hc)
     hc->n = hc->cap = 0;
 }
 
-/* true or false: 0, else -1. */
-static int
-bk_histcfg_bool(const char *value, bool *out)
-{
-    if (strcmp(value, "true") == 0)
-        *out = true;
-    else if (strcmp(value, "false") == 0)
-        *out = false;
-    else
-        return -1;
-    return 0;
-}
-
-/* A finite number in [lo, hi]: 0, else -1. */
-static int
-bk_histcfg_num(const char *value, double lo, double hi, double *out)
-{
-    char  *end;
-    double d;
-
-    errno = 0;
-    d = strtod(value, &end);
-    if (end == value || *end != '\0' || errno != 0 || !isfinite(d)
-        || d < lo || d > hi)
-        return -1;
-    *out = d;
-    return 0;
-}
-
 int
 bk_histcfg_parse(enum bk_histcfg_key k, const char *value,
                  struct bk_histcfg_def *d)
@@ -91,15 +59,15 @@ bk_histcfg_parse(enum bk_histcfg_key k, const char *value,
 
     switch (k) {
     case BK_HC_STEPPED:
-        return bk_histcfg_bool(value, &d->stepped);
+        return bk_section_bool(value, &d->stepped);
     case BK_HC_TREAT_UNCERTAIN_AS_BAD:
-        return bk_histcfg_bool(value, &d->treat_uncertain_as_bad);
+        return bk_section_bool(value, &d->treat_uncertain_as_bad);
     case BK_HC_USE_SLOPED_EXTRAPOLATION:
-        return bk_histcfg_bool(value, &d->use_sloped_extrapolation);
+        return bk_section_bool(value, &d->use_sloped_extrapolation);
     case BK_HC_MIN_TIME_INTERVAL:
     case BK_HC_MAX_TIME_INTERVAL:
         /* A Duration in milliseconds, at most a year. */
-        if (bk_histcfg_num(value, 0, 31536000000.0, &x) != 0)
+        if (bk_section_num(value, 0, 31536000000.0, &x) != 0)
             return -1;
         if (k == BK_HC_MIN_TIME_INTERVAL)
             d->min_time_interval_ms = x;
@@ -107,7 +75,7 @@ bk_histcfg_parse(enum bk_histcfg_key k, const char *value,
             d->max_time_interval_ms = x;
         return 0;
     case BK_HC_EXCEPTION_DEVIATION:
-        if (bk_histcfg_num(value, 0, INFINITY, &x) != 0)
+        if (bk_section_num(value, 0, INFINITY, &x) != 0)
             return -1;
         d->exception_deviation = x;
         return 0;
@@ -121,7 +89,7 @@ bk_histcfg_parse(enum bk_histcfg_key k, const char *value,
         return -1;
     case BK_HC_PERCENT_DATA_BAD:
     case BK_HC_PERCENT_DATA_GOOD:
-        if (bk_histcfg_num(value, 0, 100, &x) != 0 || x != floor(x))
+        if (bk_section_num(value, 0, 100, &x) != 0 || x != floor(x))
             return -1;
         if (k == BK_HC_PERCENT_DATA_BAD)
             d->percent_data_bad = (uint8_t)x;

@@ -7,7 +7,10 @@
  */
 #include "section.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -54,4 +57,31 @@ bk_section_open(const struct bk_section *k, void **tab, uint32_t *n,
     memcpy(e, name, strlen(name) + 1);
     *fresh = true;
     return e;
+}
+
+int
+bk_section_bool(const char *value, bool *out)
+{
+    if (strcmp(value, "true") == 0)
+        *out = true;
+    else if (strcmp(value, "false") == 0)
+        *out = false;
+    else
+        return -1;
+    return 0;
+}
+
+int
+bk_section_num(const char *value, double lo, double hi, double *out)
+{
+    char  *end;
+    double d;
+
+    errno = 0;
+    d = strtod(value, &end);
+    if (end == value || *end != '\0' || errno != 0 || !isfinite(d)
+        || d < lo || d > hi)
+        return -1;
+    *out = d;
+    return 0;
 }

@@ -2,7 +2,8 @@
  * broker/section.h: a table of named configuration sections, `[KIND
  * NAME]` (the `[alarm NAME]` of broker/alarmcfg.c, the `[history NAME]`
  * of broker/histcfg.c): each entry begins with its NAME as a char array,
- * the table grows by doubling while the file is read.
+ * the table grows by doubling while the file is read; and the parsers of
+ * their keys' true/false and number values.
  *
  * Broker only, at start.  The table is the caller's (bk_free).
  */
@@ -31,5 +32,11 @@ struct bk_section {
 void *bk_section_open(const struct bk_section *k, void **tab, uint32_t *n,
                       uint32_t *cap, const char *name, bool *fresh,
                       char *err, size_t errlen);
+
+/* A section key's true or false: 0, else -1. */
+int bk_section_bool(const char *value, bool *out);
+
+/* A section key's finite number in [lo, hi]: 0, else -1. */
+int bk_section_num(const char *value, double lo, double hi, double *out);
 
 #endif /* BK_SECTION_H */

@@ -6,6 +6,7 @@
  * every entry kept.
  */
 #include <check.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +74,35 @@ START_TEST(test_open)
 }
 END_TEST
 
+/* The keys' values: true/false only; a finite number in its range,
+ * nothing after it. */
+START_TEST(test_values)
+{
+    bool   b = false;
+    double d = -1;
+
+    ck_assert_int_eq(bk_section_bool("true", &b), 0);
+    ck_assert(b);
+    ck_assert_int_eq(bk_section_bool("false", &b), 0);
+    ck_assert(!b);
+    ck_assert_int_eq(bk_section_bool("yes", &b), -1);
+    ck_assert_int_eq(bk_section_bool("", &b), -1);
+    ck_assert_int_eq(bk_section_num("1000", 1, 1000, &d), 0);
+    ck_assert(d == 1000);
+    ck_assert_int_eq(bk_section_num("0.5", 0, 1, &d), 0);
+    ck_assert(d == 0.5);
+    d = -1;
+    ck_assert_int_eq(bk_section_num("1000.5", 1, 1000, &d), -1);
+    ck_assert_int_eq(bk_section_num("0", 1, 1000, &d), -1);
+    ck_assert_int_eq(bk_section_num("5x", 1, 1000, &d), -1);
+    ck_assert_int_eq(bk_section_num("", 1, 1000, &d), -1);
+    ck_assert_int_eq(bk_section_num("nan", -INFINITY, INFINITY, &d), -1);
+    ck_assert_int_eq(bk_section_num("inf", -INFINITY, INFINITY, &d), -1);
+    ck_assert_int_eq(bk_section_num("1e999", -INFINITY, INFINITY, &d), -1);
+    ck_assert(d == -1);         /* untouched by a refusal */
+}
+END_TEST
+
 int
 main(void)
 {
@@ -82,6 +112,7 @@ main(void)
     int      failed;
 
     tcase_add_test(tc, test_open);
+    tcase_add_test(tc, test_values);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
