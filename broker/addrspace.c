@@ -714,6 +714,9 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
         p.vheap += nc.vheap + 4096
                    + 2 * (uint64_t)bk_nodeset_nuris(as->nodesets) * 256;
     }
+    /* The build writes the estimate's values; value_heap_mb is room for
+     * the values to come (and is not populated: shm/plan.c). */
+    p.vheap_build = p.vheap - (uint64_t)c->value_heap_mb * 1024 * 1024;
     rc = shm_plan_create(&as->seg, &p, "uabroker");
     if (rc != 0) {
         snprintf(err, errlen, "shared memory (%zu bytes): %s",

@@ -11,7 +11,15 @@
  *
  * Between fork and exec the child calls only async-signal-safe functions
  * (prctl, getppid, fcntl, close_range, sigaction, sigprocmask, execve,
- * write, _exit): the broker may have threads (nanomsg) by then.
+ * write, _exit): the broker may have threads (nanomsg) by then.  The fork
+ * is a vfork (the child borrows the broker's memory until its execve, as
+ * posix_spawn does): no copy of the broker's page tables and no
+ * copy-on-write faults in either process afterwards, a few milliseconds
+ * per worker on a virtual machine (docs/benchmarks.md "Start-up of the
+ * whole server").  So the child writes no memory but its own stack: every
+ * signal is blocked around the vfork, and the child sets each caught
+ * signal back to its default before it unblocks them (a handler must not
+ * run in the broker's memory on the child's behalf).
  */
 #include "supervisor.h"
 
@@ -19,6 +27,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -373,6 +382,7 @@ bk_supervisor_spawn(struct bk_supervisor *sv, struct bk_worker_slot *s)
     char              *argv[24] = { sv->worker_path, "--slot", slot,
                                     "--segment-fd", segfd, "--listen-fd",
                                     lfd, NULL };
+    sigset_t           all, old;
     pid_t              pid;
 
     snprintf(slot, sizeof(slot), "%u", s->slot);
@@ -388,7 +398,12 @@ bk_supervisor_spawn(struct bk_supervisor *sv, struct bk_worker_slot *s)
             shm_log(SHM_LOG_ERROR, "worker %u: doorbell in %s: %s", s->slot,
                     sv->conf->runtime_dir, strerror(-rc));
     }
-    pid = fork();
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid = vfork();
+    if (pid == 0)
+        bk_supervisor_child(sv, s, argv);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (pid == -1) {
         shm_log(SHM_LOG_ERROR, "fork() failed for worker %u: %s", s->slot,
                 strerror(errno));
@@ -397,8 +412,6 @@ bk_supervisor_spawn(struct bk_supervisor *sv, struct bk_worker_slot *s)
         bk_supervisor_later(s);
         return -1;
     }
-    if (pid == 0)
-        bk_supervisor_child(sv, s, argv);
     s->pid = pid;
     s->started_ms = bk_supervisor_ms();
     sv->running++;
@@ -406,13 +419,14 @@ bk_supervisor_spawn(struct bk_supervisor *sv, struct bk_worker_slot *s)
     return 0;
 }
 
-/* In the child, between fork and exec: async-signal-safe calls only. */
+/* In the child, between vfork and exec: async-signal-safe calls only,
+ * every signal blocked, no memory written but this stack. */
 static void
 bk_supervisor_child(const struct bk_supervisor *sv,
                     const struct bk_worker_slot *s, char *argv[])
 {
     static const char msg[] = "uabroker: execve(uaworker) failed\n";
-    struct sigaction  sa;
+    struct sigaction  sa, cur;
     sigset_t          none;
 
     /* Die with the broker, and make sure it did not die before this. */
@@ -428,6 +442,12 @@ bk_supervisor_child(const struct bk_supervisor *sv,
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = SIG_DFL;
     sigaction(SIGPIPE, &sa, NULL);
+    /* The broker's handlers (libevent's) are the broker's: default here,
+     * as execve would make them, before anything is unblocked. */
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sigaction(sig, NULL, &cur) == 0 && cur.sa_handler != SIG_DFL
+            && cur.sa_handler != SIG_IGN)
+            sigaction(sig, &sa, NULL);
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     execve(argv[0], argv, sv->envp);

@@ -411,8 +411,9 @@ hs_store_nm_put(struct hs_store *s, uint64_t key, const struct hs_store_nm *nm)
     return 0;
 }
 
-/* Node nodeid registered in the open write transaction: 0, -EEXIST
- * (another NodeId has its key; nothing written) or an error. */
+/* Node nodeid registered in the open write transaction: 0, 1 when it is
+ * there already with this retention (nothing written), -EEXIST (another
+ * NodeId has its key; nothing written) or an error. */
 static int
 hs_store_node_put(struct hs_store *s, const uint8_t *nodeid, size_t len,
                   int64_t retention, uint64_t key)
@@ -424,6 +425,8 @@ hs_store_node_put(struct hs_store *s, const uint8_t *nodeid, size_t len,
     if (rc == 0) {
         if (nm.n.nodeid_len != len || memcmp(nm.id, nodeid, len) != 0)
             return -EEXIST;
+        if (nm.n.retention == retention)
+            return 1;
     } else if (rc == -ENOENT) {
         memset(&nm.n, 0, sizeof(nm.n));
         nm.n.nodeid_len = (uint32_t)len;
@@ -447,9 +450,11 @@ hs_store_node_add(struct hs_store *s, const uint8_t *nodeid, size_t len,
     *key = hs_store_key(nodeid, len);
     if ((rc = hs_store_wbegin(s)) != 0)
         return rc;
-    if ((rc = hs_store_node_put(s, nodeid, len, retention, *key)) != 0) {
+    rc = hs_store_node_put(s, nodeid, len, retention, *key);
+    if (rc != 0) {
+        /* Unchanged: nothing to commit. */
         hs_store_wabort(s);
-        return rc;
+        return rc == 1 ? 0 : rc;
     }
     return hs_store_wcommit(s);
 }
@@ -459,7 +464,8 @@ hs_store_nodes_add(struct hs_store *s, const uint8_t *const *nodeids,
                    const size_t *lens, size_t n, int64_t retention,
                    uint64_t *keys)
 {
-    int rc;
+    bool written = false;
+    int  rc;
 
     for (size_t i = 0; i < n; i++)
         if (lens[i] == 0 || lens[i] > HS_NODEID_MAX)
@@ -471,10 +477,17 @@ hs_store_nodes_add(struct hs_store *s, const uint8_t *const *nodeids,
         rc = hs_store_node_put(s, nodeids[i], lens[i], retention, keys[i]);
         if (rc == -EEXIST) {
             keys[i] = 0;
-        } else if (rc != 0) {
+        } else if (rc < 0) {
             hs_store_wabort(s);
             return rc;
         }
+        written |= rc == 0;
+    }
+    if (!written) {
+        /* Every node there already as it was (a restart): no commit, no
+         * fsync (docs/benchmarks.md "Start-up of the whole server"). */
+        hs_store_wabort(s);
+        return 0;
     }
     return hs_store_wcommit(s);
 }

@@ -134,8 +134,9 @@ uint64_t hs_store_key(const uint8_t *nodeid, size_t len);
 
 /*
  * Writer.  Register a node (its own transaction): 0 and *key, also when it
- * is there already (its retention set to retention); -EEXIST when another
- * NodeId has the same key.
+ * is there already (its retention set to retention; nothing is written
+ * when it has that retention already); -EEXIST when another NodeId has the
+ * same key.
  */
 int hs_store_node_add(struct hs_store *s, const uint8_t *nodeid,
                       size_t len, int64_t retention, uint64_t *key);
@@ -144,7 +145,8 @@ int hs_store_node_add(struct hs_store *s, const uint8_t *nodeid,
  * The same for n nodes in one transaction (one commit, one fsync: a
  * historian's start with thousands of nodes): keys[i] for nodeids[i] of
  * lens[i] bytes, 0 for one whose key is another NodeId's (not
- * registered).  0, or an error (none registered).
+ * registered).  No commit when every node is there already with that
+ * retention (a restart).  0, or an error (none registered).
  */
 int hs_store_nodes_add(struct hs_store *s, const uint8_t *const *nodeids,
                        const size_t *lens, size_t n, int64_t retention,

@@ -52,9 +52,12 @@
 #include <unistd.h>
 
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 static uint32_t shm_blockpool_norm_size(uint32_t block_size);
+static int shm_blockpool_lay(void *mem, uint64_t avail, uint32_t nblocks,
+                             uint32_t block_size, bool zeroed);
 static inline struct shm_block *shm_blockpool_block(
     const struct shm_blockpool_ref *p, uint32_t i);
 static inline void shm_blockpool_count(_Atomic uint64_t *c, uint64_t n);
@@ -106,9 +109,9 @@ shm_blockpool_capacity(uint32_t block_size)
     return shm_blockpool_norm_size(block_size) - sizeof(struct shm_block);
 }
 
-int
-shm_blockpool_init(void *mem, uint64_t avail, uint32_t nblocks,
-                   uint32_t block_size)
+static int
+shm_blockpool_lay(void *mem, uint64_t avail, uint32_t nblocks,
+                  uint32_t block_size, bool zeroed)
 {
     struct shm_blockpool *sh = mem;
     uint32_t              bs = shm_blockpool_norm_size(block_size);
@@ -124,13 +127,27 @@ shm_blockpool_init(void *mem, uint64_t avail, uint32_t nblocks,
     sh->block_size = bs;
     sh->blocks_off = sizeof(*sh);
     blocks = (uint8_t *)mem + sh->blocks_off;
-    for (uint32_t i = 0; i < nblocks; i++) {
+    for (uint32_t i = 0; !zeroed && i < nblocks; i++) {
         struct shm_block *b = (struct shm_block *)(blocks + (size_t)i * bs);
 
         memset(b, 0, sizeof(*b));       /* gen 0, FREE, no holders */
     }
     sh->magic = SHM_BLOCKPOOL_MAGIC;
     return 0;
+}
+
+int
+shm_blockpool_init(void *mem, uint64_t avail, uint32_t nblocks,
+                   uint32_t block_size)
+{
+    return shm_blockpool_lay(mem, avail, nblocks, block_size, false);
+}
+
+int
+shm_blockpool_init_zeroed(void *mem, uint64_t avail, uint32_t nblocks,
+                          uint32_t block_size)
+{
+    return shm_blockpool_lay(mem, avail, nblocks, block_size, true);
 }
 
 int

@@ -73,6 +73,14 @@ uint32_t shm_blockpool_capacity(uint32_t block_size);
 int shm_blockpool_init(void *mem, uint64_t avail, uint32_t nblocks,
                        uint32_t block_size);
 
+/*
+ * shm_blockpool_init() for mem that is zero already (a fresh segment): the
+ * blocks are not written (a zero header is a free block, generation 0),
+ * so none of their pages is touched here.
+ */
+int shm_blockpool_init_zeroed(void *mem, uint64_t avail, uint32_t nblocks,
+                              uint32_t block_size);
+
 /* Attach to the pool in mem[avail]; -EPROTO unless its geometry fits. */
 int shm_blockpool_attach(struct shm_blockpool_ref *p, void *mem,
                          uint64_t avail);

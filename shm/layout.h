@@ -103,6 +103,8 @@ struct shm_plan {
     uint64_t strings;           /* string-heap bytes */
     uint32_t slots;             /* value slots */
     uint64_t vheap;             /* value-heap bytes */
+    uint64_t vheap_build;       /* of which the creator fills at once
+                                 * (populated by shm_plan_create) */
     /*
      * Fan-out transport (shm/ring.c, shm/blockpool.c).  0 leaves a region
      * empty: no rings when ring_workers is 0, no pool when blocks is 0.

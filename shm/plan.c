@@ -64,15 +64,28 @@ shm_plan_create(struct shm_segment *s, const struct shm_plan *p,
     if (err != 0)
         return err;
     r = s->hdr->regions;
+    /* What the creator fills next, present in one call each rather than
+     * a page fault per page (shm_segment_populate): the node store, the
+     * value slots, the value heap's first values, the lost masks.  The
+     * block pool's pages are left to its prefault. */
+    (void)shm_segment_populate(s, SHM_R_NODES, r[SHM_R_NODES].size);
+    (void)shm_segment_populate(s, SHM_R_REFS, r[SHM_R_REFS].size);
+    (void)shm_segment_populate(s, SHM_R_INDEX, r[SHM_R_INDEX].size);
+    (void)shm_segment_populate(s, SHM_R_STRINGS, r[SHM_R_STRINGS].size);
+    (void)shm_segment_populate(s, SHM_R_REFTYPES, r[SHM_R_REFTYPES].size);
+    (void)shm_segment_populate(s, SHM_R_SLOTS, r[SHM_R_SLOTS].size);
+    (void)shm_segment_populate(s, SHM_R_VHEAP, p->vheap_build);
+    (void)shm_segment_populate(s, SHM_R_FANOUT, r[SHM_R_FANOUT].size);
     shm_nodestore_plan_init(s, p);
     shm_values_plan_init(s, p);
     /* The fan-out transport, when planned (empty regions otherwise). */
     err = shm_ring_region_init(shm_segment_region(s, SHM_R_RINGS),
                                r[SHM_R_RINGS].size, p);
+    /* The segment is fresh: its blocks are zero already, free. */
     if (err == 0 && p->blocks != 0)
-        err = shm_blockpool_init(shm_segment_region(s, SHM_R_BLOCKS),
-                                 r[SHM_R_BLOCKS].size, p->blocks,
-                                 p->block_size);
+        err = shm_blockpool_init_zeroed(shm_segment_region(s, SHM_R_BLOCKS),
+                                        r[SHM_R_BLOCKS].size, p->blocks,
+                                        p->block_size);
     if (err == 0 && r[SHM_R_FANOUT].size != 0)
         err = shm_fanout_region_init(shm_segment_region(s, SHM_R_FANOUT),
                                      r[SHM_R_FANOUT].size, p->slots);

@@ -105,6 +105,29 @@ shm_segment_attach(struct shm_segment *s, int fd, int writable)
     return 0;
 }
 
+int
+shm_segment_populate(const struct shm_segment *s, enum shm_region r,
+                     uint64_t len)
+{
+    long      pg = sysconf(_SC_PAGESIZE);
+    uintptr_t a, e;
+
+    if (len > s->hdr->regions[r].size)
+        len = s->hdr->regions[r].size;
+    if (len == 0 || pg <= 0)
+        return 0;
+    a = (uintptr_t)shm_segment_region(s, r) & ~(uintptr_t)(pg - 1);
+    e = (uintptr_t)shm_segment_region(s, r) + (uintptr_t)len;
+#ifdef MADV_POPULATE_WRITE
+    if (madvise((void *)a, e - a, MADV_POPULATE_WRITE) == 0)
+        return 0;
+    return -errno;
+#else
+    (void)e;
+    return -ENOSYS;
+#endif
+}
+
 void
 shm_segment_close(struct shm_segment *s)
 {

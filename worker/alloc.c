@@ -6,11 +6,24 @@
  * broker) and so a test can see that the request path makes none.  Pools
  * and buffers are allocated at start; after that the counter must stay
  * still.
+ *
+ * Big pools are not memset (a page fault per page: about 15 us each on a
+ * virtual machine, docs/benchmarks.md "Start-up of the whole server"):
+ * wk_calloc leaves them untouched (glibc's calloc does not clear fresh
+ * mmap'd memory), their pages faulted in as entries are first used: for
+ * a pool taken by index (the connections).  wk_calloc_present has the
+ * kernel allocate every page in one call (MADV_POPULATE_WRITE, a tenth of
+ * the faults' cost): for a pool scanned whole (the sessions), which must
+ * not be read through the shared zero page, one TLB entry per page of
+ * nothing.
  */
 #include "worker.h"
 
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 void *
 wk_alloc(struct wk_worker *w, size_t n)
@@ -28,4 +41,35 @@ wk_free(struct wk_worker *w, void *p)
 {
     (void)w;
     free(p);
+}
+
+void *
+wk_calloc(struct wk_worker *w, size_t n, size_t size)
+{
+    void *p = calloc(n != 0 ? n : 1, size != 0 ? size : 1);
+
+    if (p != NULL && w != NULL && w->row != NULL)
+        atomic_fetch_add_explicit(&w->row->allocations, 1,
+                                  memory_order_relaxed);
+    return p;
+}
+
+void *
+wk_calloc_present(struct wk_worker *w, size_t n, size_t size)
+{
+    uint8_t  *p = wk_calloc(w, n, size);
+    long      pg = sysconf(_SC_PAGESIZE);
+    uintptr_t a, e;
+
+    if (p == NULL || pg <= 0 || n == 0 || size == 0)
+        return p;
+    /* The whole pages inside [p, p + n * size): the rest is touched by
+     * calloc's own bookkeeping or shared with other allocations. */
+    a = ((uintptr_t)p + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);
+    e = ((uintptr_t)p + n * size) & ~(uintptr_t)(pg - 1);
+#ifdef MADV_POPULATE_WRITE
+    if (e > a)
+        (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+#endif
+    return p;
 }

@@ -9,6 +9,9 @@
  *     WK_CONN_CLOSING.  A closing connection is never processed again and
  *     is freed only by the end of the iteration (or by a purge, outside
  *     its callbacks).
+ *   - A free connection is on the free list, or in pool[cs->fresh ..]
+ *     (never used: zero, its pages perhaps not yet faulted in); the free
+ *     list is taken first, then the fresh ones in pool order.
  *   - c->in != NULL iff c->in_len > 0; c->out != NULL iff output is pending
  *     or a chunk is being processed into it.  An idle connection holds
  *     neither.
@@ -126,23 +129,17 @@ wk_conn_init(struct wk_conns *cs, struct wk_worker *w, struct wk_loop *l,
     wk_bufpool_init(&cs->bufs, w, n, w->sc_conf.recv_buffer,
                     2 * (size_t)w->sc_conf.send_buffer + WK_CONN_ERR_ROOM,
                     asm_budget, WK_CONN_ARENA_BLOCK);
-    cs->pool = wk_alloc(w, (size_t)n * sizeof(*cs->pool));
+    /* Zeroed, not touched: 10 KiB a connection, a connection's pages
+     * are faulted in when it is first taken (wk_conn_get), not here. */
+    cs->pool = wk_calloc(w, n, sizeof(*cs->pool));
     cs->scratch = wk_alloc(w, cs->bufs.in_cap);
     cs->arena_buf = wk_alloc(w, WK_CONN_ARENA_BLOCK);
     if (cs->pool == NULL || cs->scratch == NULL || cs->arena_buf == NULL) {
         wk_conn_clear(cs);
         return -ENOMEM;
     }
-    memset(cs->pool, 0, (size_t)n * sizeof(*cs->pool));
     cs->npool = n;
-    for (uint32_t i = n; i-- > 0;) {
-        struct wk_conn *c = &cs->pool[i];
-
-        c->cs = cs;
-        c->fd = -1;
-        c->next = cs->free;
-        cs->free = c;
-    }
+    cs->fresh = 0;
     ua_arena_init(&cs->arena, cs->arena_buf, WK_CONN_ARENA_BLOCK);
     wk_bufpool_arena(&cs->bufs, &cs->arena);
     /* A request and its response together never need more than this;
@@ -215,6 +212,13 @@ wk_conn_get(struct wk_conns *cs)
 {
     struct wk_conn *c;
 
+    if (cs->free == NULL && cs->fresh < cs->npool) {
+        /* One never used, in pool order (as the free list first was). */
+        c = &cs->pool[cs->fresh++];
+        c->cs = cs;
+        c->fd = -1;
+        return c;
+    }
     if (cs->free == NULL && cs->closing != NULL) {
         /* Not inside any of their callbacks: reap them now. */
         while ((c = cs->closing) != NULL) {

@@ -229,6 +229,8 @@ struct wk_conns {
     struct wk_conn         *pool;           /* [npool] */
     uint32_t                npool;
     struct wk_conn         *free;           /* free connections (via next) */
+    uint32_t                fresh;          /* pool[fresh ..] never used:
+                                             * zero, not on the free list */
     struct wk_conn         *oldest;         /* used connections, accept
                                              * order */
     struct wk_conn         *newest;

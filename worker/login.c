@@ -20,12 +20,12 @@ wk_login_init(struct wk_worker *w, uint32_t n)
     if (ls == NULL)
         return -ENOMEM;
     ls->n = n;
-    ls->l = wk_alloc(w, (size_t)n * sizeof(*ls->l));
+    /* Zeroed and present in one call (worker/alloc.c). */
+    ls->l = wk_calloc_present(w, n, sizeof(*ls->l));
     if (ls->l == NULL) {
         wk_free(w, ls);
         return -ENOMEM;
     }
-    memset(ls->l, 0, (size_t)n * sizeof(*ls->l));
     w->logins = ls;
     return 0;
 }

@@ -191,7 +191,9 @@ wk_session_init(struct wk_worker *w)
     if (w->session_listeners == NULL)
         return -ENOMEM;
     memset(w->session_listeners, 0, sizeof(*w->session_listeners));
-    p = wk_alloc(w, ssz + csz);
+    /* Zeroed and present in one call, not a page fault per page of a
+     * memset (worker/alloc.c): the pool is scanned whole. */
+    p = wk_calloc_present(w, 1, ssz + csz);
     if (p == NULL) {
         wk_free(w, w->session_listeners);
         w->session_listeners = NULL;
@@ -209,7 +211,6 @@ wk_session_init(struct wk_worker *w)
     }
     memset(w->guests, 0xFF, (size_t)w->guests_cap * sizeof(*w->guests));
     w->nguests = 0;
-    memset(p, 0, ssz + csz);
     w->sessions = (struct wk_session *)p;
     cps = (struct wk_session_cp *)(p + ssz);
     for (uint32_t i = 0; i < n; i++) {

@@ -331,19 +331,19 @@ wk_svc_write_init(struct wk_writes *ws, struct wk_worker *w, uint32_t n)
     ws->w = w;
     ws->free = UINT32_MAX;
     ws->n = n != 0 ? n : 1;
-    ws->pool = wk_alloc(w, (size_t)ws->n * sizeof(*ws->pool));
-    if (ws->pool == NULL)
+    ws->pool = wk_calloc(w, ws->n, sizeof(*ws->pool));
+    /* Every Write's results in one block, not touched until used (one
+     * allocation each faulted a page in at the start). */
+    ws->results = wk_calloc(w, ws->n, (size_t)w->conf->max_nodes_per_write
+                                          * sizeof(ua_status));
+    if (ws->pool == NULL || ws->results == NULL) {
+        wk_svc_write_clear(ws);
         return -ENOMEM;
-    memset(ws->pool, 0, (size_t)ws->n * sizeof(*ws->pool));
+    }
     for (uint32_t i = ws->n; i-- > 0;) {
         struct wk_write *pw = &ws->pool[i];
 
-        pw->results = wk_alloc(w, (size_t)w->conf->max_nodes_per_write
-                                      * sizeof(ua_status));
-        if (pw->results == NULL) {
-            wk_svc_write_clear(ws);
-            return -ENOMEM;
-        }
+        pw->results = ws->results + (size_t)i * w->conf->max_nodes_per_write;
         pw->next_free = ws->free;
         ws->free = i;
     }
@@ -364,9 +364,7 @@ wk_svc_write_clear(struct wk_writes *ws)
 {
     if (ws->w == NULL)
         return;
-    if (ws->pool != NULL)
-        for (uint32_t i = 0; i < ws->n; i++)
-            wk_free(ws->w, ws->pool[i].results);
+    wk_free(ws->w, ws->results);
     wk_free(ws->w, ws->pool);
     if (ws->w->writes == ws)
         ws->w->writes = NULL;

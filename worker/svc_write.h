@@ -38,6 +38,7 @@ struct wk_write {
 struct wk_writes {
     struct wk_worker *w;
     struct wk_write  *pool;
+    ua_status        *results;      /* n x max_nodes_per_write, one block */
     uint32_t          n;
     uint32_t          free;         /* index, UINT32_MAX: none */
     uint16_t          seq;          /* 1..32767 */

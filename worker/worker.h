@@ -136,6 +136,8 @@ void wk_clock_update(struct wk_worker *w);
 /* The counting allocator: every heap allocation after start-up shows in
  * the worker's `allocations` counter (docs/style.md §5). */
 void *wk_alloc(struct wk_worker *w, size_t n);
+void *wk_calloc(struct wk_worker *w, size_t n, size_t size);
+void *wk_calloc_present(struct wk_worker *w, size_t n, size_t size);
 void  wk_free(struct wk_worker *w, void *p);
 
 /*

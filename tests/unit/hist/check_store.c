@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "hist/store.h"
+#include "hist/store_int.h"
 #include "store_fixture.h"
 
 /* Read node key between lo and hi; check count n and order. */
@@ -592,6 +593,61 @@ START_TEST(test_nodes_add_many)
 }
 END_TEST
 
+/* The last committed transaction of s's environment. */
+static size_t
+last_txn(struct hs_store *s)
+{
+    MDB_envinfo info;
+
+    ck_assert_int_eq(mdb_env_info(s->env, &info), 0);
+    return info.me_last_txnid;
+}
+
+/* A restart registers its nodes again: nothing changed, nothing committed
+ * (no fsync on the historian's way up); a new retention or a new node is
+ * written. */
+START_TEST(test_nodes_add_unchanged)
+{
+    struct hs_store *s = open_store(64u << 20, 0, 0, false);
+    uint8_t          ids[2][8];
+    const uint8_t   *idp[2];
+    size_t           lens[2], txn;
+    uint64_t         keys[2], key;
+    struct hs_node   n;
+
+    for (int i = 0; i < 2; i++) {
+        memcpy(ids[i], "\x03\x01\x00\x01\x00\x00\x00", 7);
+        ids[i][7] = (uint8_t)('p' + i);
+        idp[i] = ids[i];
+        lens[i] = 8;
+    }
+    ck_assert_int_eq(hs_store_nodes_add(s, idp, lens, 2, 0, keys), 0);
+    txn = last_txn(s);
+    ck_assert_int_eq(hs_store_nodes_add(s, idp, lens, 2, 0, keys), 0);
+    ck_assert_uint_eq(last_txn(s), txn);
+    ck_assert_uint_eq(keys[0], hs_store_key(ids[0], 8));
+    ck_assert_uint_eq(keys[1], hs_store_key(ids[1], 8));
+    ck_assert_int_eq(hs_store_node_add(s, ids[1], 8, 0, &key), 0);
+    ck_assert_uint_eq(key, keys[1]);
+    ck_assert_uint_eq(last_txn(s), txn);
+    /* A new retention is written, by either call. */
+    ck_assert_int_eq(hs_store_nodes_add(s, idp, lens, 2, 5, keys), 0);
+    ck_assert_uint_eq(last_txn(s), txn + 1);
+    ck_assert_int_eq(hs_store_node(s, keys[0], &n, NULL, 0), 0);
+    ck_assert_int_eq(n.retention, 5);
+    ck_assert_int_eq(hs_store_node_add(s, ids[1], 8, 7, &key), 0);
+    ck_assert_uint_eq(last_txn(s), txn + 2);
+    ck_assert_int_eq(hs_store_node(s, keys[1], &n, NULL, 0), 0);
+    ck_assert_int_eq(n.retention, 7);
+    /* A new node among known ones: one commit. */
+    ids[1][7] = 'z';
+    ck_assert_int_eq(hs_store_nodes_add(s, idp, lens, 2, 5, keys), 0);
+    ck_assert_uint_eq(last_txn(s), txn + 3);
+    ck_assert_int_eq(hs_store_node(s, keys[1], &n, NULL, 0), 0);
+    hs_store_close(s);
+}
+END_TEST
+
 static Suite *
 store_suite(void)
 {
@@ -602,6 +658,7 @@ store_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_append_read);
     tcase_add_test(tc, test_nodes_add_many);
+    tcase_add_test(tc, test_nodes_add_unchanged);
     tcase_add_test(tc, test_append_large_batch);
     tcase_add_test(tc, test_bytes_per_sample);
     tcase_add_test(tc, test_out_of_order);

@@ -161,6 +161,37 @@ START_TEST(test_segment_pool)
 }
 END_TEST
 
+/* init_zeroed on memory that is zero: the same pool as init, its blocks
+ * not written (they are zero: free, generation 0) */
+START_TEST(test_init_zeroed)
+{
+    struct shm_blockpool_ref p;
+    struct shm_block_handle  h;
+    uint64_t                 b = shm_blockpool_bytes(4, 4096);
+    uint8_t                 *m = aligned_alloc(SHM_CACHELINE, b);
+    struct shm_block        *blk;
+
+    ck_assert_ptr_nonnull(m);
+    memset(m, 0x77, b);
+    ck_assert_int_eq(shm_blockpool_init_zeroed(m, b, 4, 4096), 0);
+    blk = (struct shm_block *)(m + sizeof(struct shm_blockpool));
+    ck_assert_uint_eq(((uint8_t *)blk)[0], 0x77);   /* not touched */
+    ck_assert_int_eq(shm_blockpool_init_zeroed(m, b, 0, 4096), -EINVAL);
+    ck_assert_int_eq(shm_blockpool_init_zeroed(m, b - 1, 4, 4096), -EINVAL);
+    /* On zero memory: a pool of free blocks. */
+    memset(m, 0, b);
+    ck_assert_int_eq(shm_blockpool_init_zeroed(m, b, 4, 4096), 0);
+    ck_assert_int_eq(shm_blockpool_attach(&p, m, b), 0);
+    ck_assert_uint_eq(p.nblocks, 4);
+    ck_assert_uint_eq(shm_blockpool_free_count(&p), 4);
+    h = pool_put(&p, 1, 9);
+    ck_assert_uint_eq(shm_blockpool_free_count(&p), 3);
+    ck_assert_int_eq(shm_blockpool_release(&p, h, 0), 0);
+    ck_assert_uint_eq(shm_blockpool_free_count(&p), 4);
+    free(m);
+}
+END_TEST
+
 /* Minor page faults while reading one byte of every page of p's blocks. */
 static long
 touch_faults(const struct shm_blockpool_ref *p)
@@ -920,6 +951,7 @@ blockpool_suite(void)
     tc = tcase_create("geometry");
     tcase_add_test(tc, test_geometry);
     tcase_add_test(tc, test_segment_pool);
+    tcase_add_test(tc, test_init_zeroed);
     tcase_add_test(tc, test_prefault);
     suite_add_tcase(s, tc);
 

@@ -267,6 +267,72 @@ attach_patched(const struct shm_segment *s, size_t off, const void *val,
                          -EPROTO);                                          \
     } while (0)
 
+/* Pages of [at, at + len) present in the segment (mincore). */
+static uint64_t
+present(const void *at, uint64_t len)
+{
+    uintptr_t      a = (uintptr_t)at & ~(uintptr_t)4095;
+    uint64_t       n = ((uintptr_t)at + len - a + 4095) / 4096, k = 0;
+    unsigned char *v = malloc(n);
+
+    ck_assert_ptr_nonnull(v);
+    ck_assert_int_eq(mincore((void *)a, n * 4096, v), 0);
+    for (uint64_t i = 0; i < n; i++)
+        k += v[i] & 1;
+    free(v);
+    return k;
+}
+
+/*
+ * The creator's start (docs/benchmarks.md "Start-up of the whole
+ * server": a page fault costs ten times what a page populated in one call
+ * costs): the regions the build fills next (the node store, the slots,
+ * vheap_build bytes of the value heap) are present already, before
+ * anything is written to them; the block pool is not touched (a fresh
+ * segment's zero blocks are free ones), and the rest of the value heap
+ * is left for the values to come.
+ */
+START_TEST(test_create_populates)
+{
+    struct shm_plan          p = { .nodes = 20000, .refs = 80000,
+                                   .strings = 1 << 20, .slots = 16000,
+                                   .vheap = 8 << 20, .vheap_build = 1 << 20,
+                                   .blocks = 1024, .block_size = 16384 };
+    struct shm_segment       s;
+    struct shm_blockpool_ref bp;
+    const struct shm_region_desc *r;
+    uint64_t                 pages;
+
+    create_or_fail(&s, &p);
+    r = s.hdr->regions;
+    for (int i = SHM_R_NODES; i <= SHM_R_SLOTS; i++) {
+        if (i == SHM_R_VHEAP)
+            continue;
+        pages = (r[i].size + 4095) / 4096;
+        ck_assert_msg(present(shm_segment_region(&s, (enum shm_region)i),
+                              r[i].size) >= pages,
+                      "region %d: %llu of %llu pages present", i,
+                      (unsigned long long)present(
+                          shm_segment_region(&s, (enum shm_region)i),
+                          r[i].size),
+                      (unsigned long long)pages);
+    }
+    ck_assert_uint_ge(present(shm_segment_region(&s, SHM_R_VHEAP),
+                              p.vheap_build),
+                      p.vheap_build / 4096);
+    ck_assert_uint_le(present(shm_segment_region(&s, SHM_R_VHEAP),
+                              r[SHM_R_VHEAP].size),
+                      p.vheap_build / 4096 + 2);
+    /* 4,096 pages of blocks, none of them touched: the pool's header and
+     * the pages it shares with the regions either side. */
+    ck_assert_uint_le(present(shm_segment_region(&s, SHM_R_BLOCKS),
+                              r[SHM_R_BLOCKS].size), 3);
+    ck_assert_int_eq(shm_blockpool_locate(&bp, &s), 0);
+    ck_assert_uint_eq(shm_blockpool_free_count(&bp), 1024);
+    shm_segment_close(&s);
+}
+END_TEST
+
 START_TEST(test_refuse_counts_past_regions)
 {
     struct shm_segment s;
@@ -319,6 +385,7 @@ main(void)
     tcase_add_test(tc_plan, test_region_table);
     tcase_add_test(tc_plan, test_size_grows_with_plan);
     tcase_add_test(tc_plan, test_layout_pinned);
+    tcase_add_test(tc_plan, test_create_populates);
     tcase_set_timeout(tc_plan, 20);
     suite_add_tcase(s, tc_plan);
 
