@@ -11,6 +11,14 @@
  * broker/nsbuild.h puts them in the node store), the conditions of the
  * [alarm NAME] sections (broker/alarmnode.h), and last the Server
  * object's values from the configuration (broker/server.h).
+ *
+ * Meanwhile a thread maps the fan-out's block pool into the broker
+ * (shm_blockpool_prefault: 4,096 pages with the defaults, every one
+ * allocated), on the core the build leaves idle: not as the hand first
+ * comes round to each block mid-run, not a /stats that counts the free
+ * blocks faulting them in, and not on the start's critical path
+ * (docs/benchmarks.md "Start-up of the whole server").  It touches
+ * nothing but the pool's pages; bk_addrspace_close() joins it.
  */
 #include "addrspace.h"
 
@@ -33,6 +41,7 @@
 #include "proto/nodeids_gen.h"
 #include "proto/status_gen.h"
 #include "proto/types_gen.h"
+#include "shm/blockpool.h"
 #include "shm/log.h"
 #include "shm/plan.h"
 #include "shm/throttle.h"
@@ -50,6 +59,8 @@ static int bk_as_build_demo(struct bk_addrspace *as,
                             const struct bk_config *c, uint32_t slot,
                             int64_t now, char *err, size_t errlen);
 static void bk_as_history_notifiers(struct bk_addrspace *as);
+static void *bk_as_prefault_run(void *arg);
+static void bk_as_prefault_join(struct bk_addrspace *as);
 static int bk_as_throttle_init(struct bk_addrspace *as,
                                const struct bk_config *c, char *err,
                                size_t errlen);
@@ -628,6 +639,25 @@ bk_as_history_notifiers(struct bk_addrspace *as)
     }
 }
 
+/* The build's companion: the block pool's pages, then nothing. */
+static void *
+bk_as_prefault_run(void *arg)
+{
+    struct shm_blockpool_ref p;
+
+    if (shm_blockpool_locate(&p, arg) == 0)
+        (void)shm_blockpool_prefault(&p);
+    return NULL;
+}
+
+static void
+bk_as_prefault_join(struct bk_addrspace *as)
+{
+    if (as->prefaulting)
+        (void)pthread_join(as->prefault, NULL);
+    as->prefaulting = false;
+}
+
 /*
  * The shared failure table (shm/throttle.h), before any worker starts:
  * a fresh SipHash key (nobody outside can aim addresses at one entry) and
@@ -725,6 +755,10 @@ bk_addrspace_build(struct bk_addrspace *as, const struct bk_config *c,
         as->nodesets = NULL;
         return -1;
     }
+    /* The pool's pages while the build runs (see the top of this file);
+     * without a thread, the fan-out's first blocks fault them in. */
+    as->prefaulting = pthread_create(&as->prefault, NULL, bk_as_prefault_run,
+                                     &as->seg) == 0;
     if (shm_nodestore_build_init(&as->ns, &as->seg) != 0
         || shm_values_open(&as->vals, &as->seg) != 0
         || bk_value_init(&as->val, &as->seg) != 0) {
@@ -818,6 +852,7 @@ fail:
     as->nodesets = NULL;
     bk_alarmnode_clear(&as->alarms);
     shm_nodestore_build_abort(&as->ns);
+    bk_as_prefault_join(as);
     shm_segment_close(&as->seg);
     return -1;
 }
@@ -826,6 +861,7 @@ void
 bk_addrspace_close(struct bk_addrspace *as)
 {
     bk_alarmnode_clear(&as->alarms);
+    bk_as_prefault_join(as);
     shm_segment_close(&as->seg);
 }
 

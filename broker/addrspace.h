@@ -11,6 +11,7 @@
 #ifndef BK_ADDRSPACE_H
 #define BK_ADDRSPACE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -60,6 +61,10 @@ struct bk_addrspace {
     /* The imported nodesets while building (broker/nodeset.h), NULL
      * after. */
     struct bk_nodeset   *nodesets;
+    /* The thread that maps the block pool's pages while the build runs
+     * (joined by bk_addrspace_close). */
+    pthread_t            prefault;
+    bool                 prefaulting;
 };
 
 /* How big the segment must be for c. */

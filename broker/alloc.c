@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static uint64_t bk_alloc_n;
 
@@ -19,6 +21,24 @@ bk_alloc(size_t n)
 
     if (p != NULL)
         bk_alloc_n++;
+    return p;
+}
+
+void *
+bk_calloc_present(size_t n, size_t size)
+{
+    uint8_t  *p = bk_calloc(n, size);
+    long      pg = sysconf(_SC_PAGESIZE);
+    uintptr_t a, e;
+
+    if (p == NULL || pg <= 0 || n == 0 || size == 0)
+        return p;
+    a = ((uintptr_t)p + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);
+    e = ((uintptr_t)p + n * size) & ~(uintptr_t)(pg - 1);
+#ifdef MADV_POPULATE_WRITE
+    if (e > a)
+        (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+#endif
     return p;
 }
 

@@ -87,9 +87,9 @@ bk_fanout_init(struct bk_fanout *f, const struct shm_segment *seg,
     }
     if (bk_fanout_rundir(c->runtime_dir, err, errlen) != 0)
         return -1;
-    /* The pool's pages are allocated and mapped once the workers are
-     * forked (broker/main.c), not as the hand first comes round to each
-     * of them mid-run, nor before the workers start. */
+    /* The pool's pages are allocated and mapped by the build's thread
+     * (broker/addrspace.c), not as the hand first comes round to each of
+     * them mid-run. */
     f->rec_cap = shm_blockpool_capacity(f->pool.block_size);
     f->cur_max = f->rec_cap / sizeof(struct shm_block_rec) + 1;
     f->park = shm_park_of(seg);

@@ -34,7 +34,6 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <getopt.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -67,7 +66,6 @@
 #include "users.h"
 #include "proto/types.h"
 #include "proto/version.h"
-#include "shm/blockpool.h"
 #include "shm/log.h"
 
 #define BK_WORKERS_MAX 64
@@ -87,8 +85,6 @@ struct bk_main {
     struct event         sighup;
     struct event         sigusr2;       /* a rolling restart */
     struct event         ready;         /* polls the workers until all UP */
-    pthread_t            prefault;      /* the block pool's (bk_on_ready) */
-    bool                 prefaulting;   /* prefault started: join it */
     struct bk_pki        pki;
     struct bk_supervisor sv;
     struct bk_fanout     fo;
@@ -118,7 +114,6 @@ static void bk_on_hup(evutil_socket_t fd, short what, void *arg);
 static void bk_on_roll(evutil_socket_t fd, short what, void *arg);
 static void bk_reload(struct bk_main *m);
 static void bk_on_ready(evutil_socket_t fd, short what, void *arg);
-static void *bk_prefault_run(void *arg);
 static bool bk_workers_up(const struct bk_main *m);
 static int bk_loop(struct bk_main *m);
 static int bk_run(struct bk_main *m);
@@ -472,30 +467,10 @@ bk_on_ready(evutil_socket_t fd, short what, void *arg)
     if (!bk_workers_up(m))
         return;
     event_del(&m->ready);
-    /* The block pool's pages allocated and mapped in the broker now
-     * (shm/blockpool.h), beside the loop: not before the workers and the
-     * historian are up (they do not need it to start; its 4,096 pages
-     * would compete with them on the cores) nor in the loop (it would
-     * stall /stats and the request drain for milliseconds). */
-    if (!m->prefaulting) {
-        if (pthread_create(&m->prefault, NULL, bk_prefault_run, &m->fo.pool)
-            == 0)
-            m->prefaulting = true;
-        else
-            (void)shm_blockpool_prefault(&m->fo.pool);
-    }
     (void)bk_notify_fmt("READY=1\nSTATUS=serving opc.tcp://%s:%u with %u "
                         "worker%s\nMAINPID=%ld", m->conf.hostname,
                         m->conf.port, m->sv.n, m->sv.n == 1 ? "" : "s",
                         (long)getpid());
-}
-
-/* The prefault's thread: touches nothing but the pool's page tables. */
-static void *
-bk_prefault_run(void *arg)
-{
-    (void)shm_blockpool_prefault(arg);
-    return NULL;
 }
 
 /* SIGTERM / SIGINT: stop the workers, then the loop; twice: kill them. */
@@ -651,9 +626,6 @@ bk_run(struct bk_main *m)
     event_del(&m->sigusr2);
     bk_rollcmd_pidfile_remove(&m->conf);
     event_del(&m->ready);
-    if (m->prefaulting)
-        (void)pthread_join(m->prefault, NULL);
-    m->prefaulting = false;
     bk_stats_clear(&m->stats);
 out_methods:
     bk_methods_clear(&m->methods);

@@ -563,7 +563,8 @@ bk_stats_init(struct bk_stats *st, struct event_base *base,
     st->as = as;
     st->sv = sv;
     st->start_ms = bk_stats_ms();
-    st->view = bk_alloc(sizeof(*st->view));
+    /* Present now: the first /stats does not fault its pages in. */
+    st->view = bk_calloc_present(1, sizeof(*st->view));
     if (st->view == NULL) {
         snprintf(err, errlen, "stats: out of memory");
         return -1;

@@ -1120,6 +1120,10 @@ main(int argc, char **argv)
      * variable's last block (docs/benchmarks.md "History: end to
      * end", start-up). */
     wk_historian_publish(&h, false);
+    /* Serving (its interest bits are set: what comes waits in its ring for
+     * the loop), before the line that says so: /stats and the log agree. */
+    atomic_store_explicit(&w->row->started, w->now_dt, memory_order_relaxed);
+    atomic_store_explicit(&w->row->state, SHM_WS_UP, memory_order_release);
     shm_log(SHM_LOG_NOTICE, "history of %u variables in %s", h.nodes, a.dir);
     event_assign(&h.flush_ev, w->base, -1, EV_PERSIST, wk_historian_on_flush,
                  &h);
@@ -1135,8 +1139,6 @@ main(int argc, char **argv)
         goto out_link;
     }
     h.prune_in = 0;             /* retention once at start */
-    atomic_store_explicit(&w->row->started, w->now_dt, memory_order_relaxed);
-    atomic_store_explicit(&w->row->state, SHM_WS_UP, memory_order_release);
     if (wk_loop_run(&h.loop) != 0)
         shm_log(SHM_LOG_ERROR, "event_base_loop() failed");
     else

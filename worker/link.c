@@ -56,12 +56,14 @@
 
 #include "shm/value.h"
 
+#define WK_LINK_PREFAULT_S 1        /* the pool mapped, after the start */
 #define WK_LINK_CONNECT_MS 5000     /* the broker bound the bell already */
 #define WK_LINK_RETRY_US   1000     /* outbox waiting for ring room */
 #define WK_LINK_IN_SLOTS   512      /* reply-ring slots popped at once */
 
 static void wk_link_on_bell(evutil_socket_t fd, short what, void *arg);
 static void wk_link_on_retry(evutil_socket_t fd, short what, void *arg);
+static void wk_link_on_prefault(evutil_socket_t fd, short what, void *arg);
 static void wk_link_on_linger(evutil_socket_t fd, short what, void *arg);
 static void wk_link_linger_arm(struct wk_link *l, uint32_t us);
 static bool wk_link_prepare(struct wk_worker *w, void *arg);
@@ -107,7 +109,6 @@ wk_link_init(struct wk_link *l, struct wk_worker *w, struct wk_loop *lp)
         || l->req.slot_size < SHM_FO_SLOT_MIN
         || l->reply.slot_size < SHM_FO_SLOT_MIN)
         return -EPROTO;
-    (void)shm_blockpool_prefault(&l->pool);    /* no faults mid-run */
     l->bit = UINT64_C(1) << w->slot;
     l->in_cap = WK_LINK_IN_SLOTS * l->reply.slot_size;
     if (l->in_cap < l->reply.size * l->reply.slot_size)
@@ -127,6 +128,17 @@ wk_link_init(struct wk_link *l, struct wk_worker *w, struct wk_loop *lp)
         goto fail;
     event_assign(&l->bell_ev, w->base, shm_doorbell_fd(&l->bell),
                  EV_READ | EV_PERSIST, wk_link_on_bell, l);
+    /* No faults mid-run: the pool's pages mapped, a second after the
+     * start (not on the way up nor while the first clients come:
+     * docs/benchmarks.md "Start-up of the whole server"; a drain before
+     * then faults its pages in itself). */
+    {
+        const struct timeval later = { WK_LINK_PREFAULT_S, 0 };
+
+        if (event_base_once(w->base, -1, EV_TIMEOUT, wk_link_on_prefault, l,
+                            &later) != 0)
+            (void)shm_blockpool_prefault(&l->pool);
+    }
     evtimer_assign(&l->retry_ev, w->base, wk_link_on_retry, l);
     l->linger_us = c->linger_us;
     if (l->linger_us != 0) {
@@ -279,6 +291,18 @@ wk_link_on_bell(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Only there to end a blocking iteration while the outbox waits. */
+/* Every page of the block pool mapped now (a wk_link_clear() before this
+ * left no pool: nothing done). */
+static void
+wk_link_on_prefault(evutil_socket_t fd, short what, void *arg)
+{
+    struct wk_link *l = arg;
+
+    (void)fd;
+    (void)what;
+    (void)shm_blockpool_prefault(&l->pool);
+}
+
 static void
 wk_link_on_retry(evutil_socket_t fd, short what, void *arg)
 {

@@ -123,6 +123,7 @@ static void wk_main_clear(struct wk_main *m);
 static void wk_main_on_signal(evutil_socket_t fd, short what, void *arg);
 static void wk_main_on_retire(evutil_socket_t fd, short what, void *arg);
 static void wk_main_retired(void *arg);
+static void wk_main_on_warm(evutil_socket_t fd, short what, void *arg);
 
 /* Said to whoever runs uaworker by hand (the log is not open yet). */
 static void
@@ -490,6 +491,16 @@ wk_main_on_signal(evutil_socket_t fd, short what, void *arg)
     event_base_loopbreak(m->w.base);
 }
 
+/* The loop's first iteration: what the first requests would otherwise
+ * do, done while no client waits yet (the history store opened). */
+static void
+wk_main_on_warm(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    wk_svc_history_warm(arg);
+}
+
 /* SIGUSR2: retire (sessions to peers), then stop as for SIGTERM. */
 static void
 wk_main_on_retire(evutil_socket_t fd, short what, void *arg)
@@ -576,6 +587,12 @@ main(int argc, char **argv)
                           memory_order_relaxed);
     /* Serving; pairs with the broker's acquire load in its stats. */
     atomic_store_explicit(&w->row->state, SHM_WS_UP, memory_order_release);
+    {
+        const struct timeval now = { 0, 0 };
+
+        (void)event_base_once(w->base, -1, EV_TIMEOUT, wk_main_on_warm, w,
+                              &now);
+    }
 
     if (wk_loop_run(&m.loop) != 0)
         shm_log(SHM_LOG_ERROR, "event_base_loop() failed");

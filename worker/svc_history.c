@@ -76,8 +76,10 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "hist/store.h"
 #include "histconf.h"
@@ -253,6 +255,24 @@ wk_svc_history_store(struct wk_worker *w)
         h->warned = true;
     }
     return h->s;
+}
+
+void
+wk_svc_history_warm(struct wk_worker *w)
+{
+    struct wk_history     *h = w->history;
+    struct hs_store_config c = { .dir = w->conf->history_dir,
+                                 .readonly = true };
+    char                   path[sizeof(w->conf->history_dir) + 16];
+    char                   err[256];
+    struct stat            st;
+
+    if (h == NULL || h->s != NULL || w->conf->history_dir[0] == '\0')
+        return;
+    snprintf(path, sizeof(path), "%s/data.mdb", w->conf->history_dir);
+    if (stat(path, &st) != 0)
+        return;                 /* the historian makes it: at first use */
+    h->s = hs_store_open(&c, err, sizeof(err));
 }
 
 /* The node of v if HistoryRead may read it: its index, or the status. */

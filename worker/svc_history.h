@@ -37,6 +37,13 @@ void wk_svc_history_on_events(struct wk_worker *w,
  * opened when it can be: NULL when it cannot yet.  One read at a time. */
 struct hs_store *wk_svc_history_store(struct wk_worker *w);
 
+/*
+ * Open the store now if the historian made it already (a restart): the
+ * first HistoryRead then finds it open.  Quiet: when it cannot be opened
+ * the first HistoryRead tries, as it would have.
+ */
+void wk_svc_history_warm(struct wk_worker *w);
+
 /* Close the store. */
 void wk_svc_history_fini(struct wk_worker *w);
 
