@@ -319,9 +319,13 @@ fail:
 int
 bk_supervisor_start(struct bk_supervisor *sv)
 {
-    int rc = 0;
+    unsigned n = bk_supervisor_slots(sv);
+    int      rc = 0;
 
-    for (unsigned i = 0; i < bk_supervisor_slots(sv); i++) {
+    /* The historian first (its start is the longer one: the store, every
+     * historized variable), then the workers in slot order. */
+    for (unsigned k = 0; k < n; k++) {
+        unsigned           i = sv->historian ? (k + n - 1) % n : k;
         struct shm_worker *r = bk_supervisor_row(sv, i);
 
         atomic_store_explicit(&r->restarts, 0, memory_order_relaxed);

@@ -292,7 +292,9 @@ shm_nodestore_add(struct shm_nodestore *ns, const struct shm_nodekey *key,
 
     if (ns->nnodes >= ns->cap_nodes)
         return SHM_NONE;
-    if (shm_nodestore_lookup(ns, key) != SHM_NONE)
+    /* One hash for the lookup and the insert (21,000 nodes at a start). */
+    h = shm_nodekey_hash_inl(key);
+    if (shm_nodestore_lookup_hashed(ns, key, h) != SHM_NONE)
         return SHM_NONE;
     idx = ns->nnodes;
     n = &ns->nodes[idx];
@@ -316,7 +318,6 @@ shm_nodestore_add(struct shm_nodestore *ns, const struct shm_nodekey *key,
         n->u.var.slot = SHM_NONE;
     }
     ns->nnodes++;                   /* visible to the lookup below */
-    h = shm_nodekey_hash(key);
     i = h & ns->index_mask;
     while (ns->index[i].node != SHM_NONE)
         i = (i + 1) & ns->index_mask;
