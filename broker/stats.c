@@ -178,6 +178,9 @@ enum bk_stats_fanout_counter {
     BK_SF_FEED,
     BK_SF_EVENTS,
     BK_SF_FEED_EVENTS,
+    BK_SF_FEED_WAITS,
+    BK_SF_FEED_WAIT_MS,
+    BK_SF_FEED_WAIT_EXPIRED,
     BK_SF_BELLS,
     BK_SF_DEFERRED,
     BK_SF_M_CALLS,                      /* broker/methods.c */
@@ -214,6 +217,14 @@ static const struct bk_stats_counter_desc bk_stats_fanout_desc[BK_SF_MAX] = {
       "event records the broker sent to workers with event interest" },
     { "feed_events", "fanout_feed_events_total", "counter",
       "events raised by the feed (event= lines)" },
+    { "feed_waits", "fanout_feed_waits_total", "counter",
+      "times the feed stopped reading while a worker or the historian "
+      "was behind (feed.backpressure_ms)" },
+    { "feed_wait_ms", "fanout_feed_wait_milliseconds_total", "counter",
+      "milliseconds the feed spent waiting so" },
+    { "feed_wait_expired", "fanout_feed_wait_expired_total", "counter",
+      "waits that outlasted feed.backpressure_ms (the feed read again; "
+      "what the pool could not hold was lost and counted)" },
     { "notif_bells", "fanout_notif_bells_total", "counter",
       "doorbells rung for blocks pushed to a sleeping worker" },
     { "notif_bells_deferred", "fanout_notif_bells_deferred_total",
@@ -773,6 +784,9 @@ bk_stats_fanout_read(const struct bk_stats *st, struct bk_stats_fanout *o)
     o->v[BK_SF_FEED] = BK_F(feed_values);
     o->v[BK_SF_EVENTS] = BK_F(events);
     o->v[BK_SF_FEED_EVENTS] = BK_F(feed_events);
+    o->v[BK_SF_FEED_WAITS] = f->feed_waits;
+    o->v[BK_SF_FEED_WAIT_MS] = f->feed_wait_ms;
+    o->v[BK_SF_FEED_WAIT_EXPIRED] = f->feed_wait_expired;
     o->v[BK_SF_RECLAIMED] = atomic_load_explicit(&f->pool.sh->reclaimed,
                                                  memory_order_relaxed);
     if (rq != NULL) {
