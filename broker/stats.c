@@ -220,8 +220,8 @@ static const struct bk_stats_counter_desc bk_stats_fanout_desc[BK_SF_MAX] = {
     { "feed_waits", "fanout_feed_waits_total", "counter",
       "times the feed stopped reading while a worker or the historian "
       "was behind (feed.backpressure_ms)" },
-    { "feed_wait_ms", "fanout_feed_wait_milliseconds_total", "counter",
-      "milliseconds the feed spent waiting so" },
+    { "feed_wait_ms", "fanout_feed_wait_seconds_total", "counter",
+      "time the feed spent waiting so" },
     { "feed_wait_expired", "fanout_feed_wait_expired_total", "counter",
       "waits that outlasted feed.backpressure_ms (the feed read again; "
       "what the pool could not hold was lost and counted)" },
@@ -1138,8 +1138,13 @@ bk_stats_prom(const struct bk_stats *st, const struct bk_stats_view *v,
             const struct bk_stats_counter_desc *d = &bk_stats_fanout_desc[k];
 
             bk_stats_prom_family(b, d->metric, d->type, d->help);
-            evbuffer_add_printf(b, "uabroker_%s %" PRIu64 "\n", d->metric,
-                                fo.v[k]);
+            if (k == BK_SF_FEED_WAIT_MS)    /* seconds, as Prometheus
+                                               wants */
+                evbuffer_add_printf(b, "uabroker_%s %.3f\n", d->metric,
+                                    (double)fo.v[k] / 1000.0);
+            else
+                evbuffer_add_printf(b, "uabroker_%s %" PRIu64 "\n",
+                                    d->metric, fo.v[k]);
         }
     }
     {
