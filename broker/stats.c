@@ -377,6 +377,7 @@ enum bk_stats_history_counter {
     BK_SH_MODIFIED_BYTES,
     BK_SH_ANNOTATIONS,
     BK_SH_ANNOTATION_BYTES,
+    BK_SH_FILTERED,
     BK_SH_MAX
 };
 
@@ -426,6 +427,9 @@ static const struct bk_stats_counter_desc bk_stats_history_desc[BK_SH_MAX] = {
       "annotations kept" },
     { "annotation_bytes", "history_annotation_bytes", "gauge",
       "bytes (pages) of the annotations, counted in history.max_mb" },
+    { "values_filtered", "history_values_filtered_total", "counter",
+      "values the data collection rules did not store (MinTimeInterval, "
+      "ExceptionDeviation)" },
 };
 
 /* Service names, indexed by enum shm_svc (Part 4 service names). */
@@ -918,6 +922,7 @@ bk_stats_history_read(const struct bk_stats *st, uint64_t *v)
     v[BK_SH_NODES] = BK_SH(hist_nodes);
     v[BK_SH_STORED] = BK_SH(hist_stored);
     v[BK_SH_DROPPED] = BK_SH(hist_dropped);
+    v[BK_SH_FILTERED] = BK_SH(hist_filtered);
     v[BK_SH_COMMITS] = BK_SH(hist_commits);
     v[BK_SH_LAG_MS] = BK_SH(hist_lag_ms);
     v[BK_SH_FULL] = BK_SH(hist_full);

@@ -364,6 +364,7 @@ bk_supervisor_row_reset(struct shm_worker *r)
     BK_Z(hist_lag_ms);
     BK_Z(hist_full);
     BK_Z(hist_nodes);
+    BK_Z(hist_filtered);
     BK_Z(hist_events_stored);
     BK_Z(hist_events_dropped);
     BK_Z(hist_events_lost);

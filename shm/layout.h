@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #define SHM_MAGIC          0x52424155u     /* "UABR" */
-#define SHM_LAYOUT_VERSION 22u     /* 7: SHM_R_THROTTLE, throttle keys in
+#define SHM_LAYOUT_VERSION 23u     /* 7: SHM_R_THROTTLE, throttle keys in
                                     * the config snapshot; 8: failed logins
                                     * per IP address; 9: rsa_cpu_us;
                                     * 10: browse_cache_kb in the config;
@@ -60,7 +60,9 @@
                                     * record's progress halves; 22:
                                     * history.max_event_scan in the
                                     * config, the side databases' totals
-                                    * in the historian's row */
+                                    * in the historian's row; 23: the
+                                    * values its collection rules
+                                    * dropped (hist_filtered) */
 #define SHM_CACHELINE      128
 #define SHM_NONE           0xFFFFFFFFu     /* no node, no slot, no offset */
 
@@ -508,6 +510,9 @@ struct shm_worker {
     _Atomic int64_t  hist_oldest;
     _Atomic uint32_t hist_full;
     _Atomic uint32_t hist_nodes;
+    /* Values the variables' data collection rules did not store
+     * (MinTimeInterval, ExceptionDeviation: hist/collect.h). */
+    _Atomic uint64_t hist_filtered;
     /* Event history (worker/histev.c): events committed, not kept (store
      * full, errors), the broker could not deliver to the historian; after
      * each commit the events kept and their bytes, dropped by retention. */

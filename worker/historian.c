@@ -891,6 +891,7 @@ wk_historian_publish(struct wk_historian *h, bool oldest)
     WK_HISTORIAN_SET(hist_dropped, h->dropped);
     WK_HISTORIAN_SET(hist_full, h->full ? 1u : 0u);
     WK_HISTORIAN_SET(hist_nodes, h->nodes);
+    WK_HISTORIAN_SET(hist_filtered, h->filtered);
     WK_HISTORIAN_SET(overflows, h->overflows);
     if (hs_store_totals(h->store, &t) == 0) {
         WK_HISTORIAN_SET(hist_values, t.samples);

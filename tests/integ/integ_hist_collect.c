@@ -17,7 +17,11 @@
  *      every second (MaxTimeInterval), not only once at the start;
  *   5. StartOfArchive and StartOfOnlineArchive of v5's HA Configuration
  *      (read with the Read service) are the time of v5's oldest sample
- *      (its first value of a raw read over all time).
+ *      (its first value of a raw read over all time);
+ *   6. /stats `history` `values_filtered` and /metrics
+ *      `uabroker_history_values_filtered_total` count every value the
+ *      rules did not store: the values fed to v1, v2 and v3 less those
+ *      step 3 read back.
  *
  * Prints "ok N - what" / "FAIL N - what" and "integ_hist_collect: N
  * passed, M failed"; exits non-zero on any failure.
@@ -210,7 +214,7 @@ main(int argc, char **argv)
     int64_t                    t0, start;
     ua_status                  s;
     FILE                      *f;
-    int                        n;
+    int                        n, nfed[8] = { 0 }, dropped = 0;
 
     (void)argc;
     itest_init("integ_hist_collect");
@@ -263,6 +267,7 @@ main(int argc, char **argv)
         }
         itest_check(bad == 0, "%d values fed to %s: %d refused", nv,
                     w[k].id, bad);
+        nfed[k] = nv;
     }
     itest_sleep_ms(500);
     /* 3. What was stored. */
@@ -271,6 +276,8 @@ main(int argc, char **argv)
         ic_list(dv, n, list, sizeof(list));
         itest_check(n == w[k].want, "%s %s: %d stored (%s)", w[k].id,
                     w[k].what, n, list);
+        if (strcmp(w[k].id, "v5") != 0)     /* v5 has no rules */
+            dropped += nfed[k] - n;
     }
     /* 4. v4 stored again every MaxTimeInterval. */
     itest_sleep_ms(3500);
@@ -300,6 +307,30 @@ main(int argc, char **argv)
                     "oldest sample's time (%lld, %lld; the first of %d "
                     "values %lld)", (long long)a, (long long)o, n,
                     (long long)first);
+    }
+    /* 6. The values the rules did not store, counted. */
+    {
+        char       *body = NULL;
+        const char *hs;
+        uint64_t    filtered = UINT64_MAX;
+        int         st = itest_http(sport, "GET", "/stats", &body);
+
+        hs = body != NULL ? itest_json_find(body, "history") : NULL;
+        if (hs != NULL)
+            (void)itest_json_u64(hs, "values_filtered", &filtered);
+        itest_check(st == 200 && dropped > 0
+                        && filtered == (uint64_t)dropped,
+                    "/stats history values_filtered %llu: the %d values fed "
+                    "to v1, v2 and v3 that were not stored",
+                    (unsigned long long)filtered, dropped);
+        free(body);
+        body = NULL;
+        st = itest_http(sport, "GET", "/metrics", &body);
+        snprintf(list, sizeof(list),
+                 "uabroker_history_values_filtered_total %d\n", dropped);
+        itest_check(st == 200 && body != NULL && strstr(body, list) != NULL,
+                    "/metrics: %.*s", (int)strcspn(list, "\n"), list);
+        free(body);
     }
     uaconn_close_session(&c);
     uaconn_close(&c);
