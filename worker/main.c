@@ -3,14 +3,17 @@
  *
  *   uaworker --slot N --segment-fd FD --listen-fd FD
  *
- * Started by uabroker only (fork + exec), which passes the worker's slot,
+ * Started by uabroker only (vfork + exec), which passes the worker's slot,
  * the shared-memory segment fd and the slot's listening socket.  Start-up:
  * PR_SET_PDEATHSIG and a check that the parent is still the broker; attach
  * the segment; wait until the address space is ready; take the
  * configuration snapshot and this slot's row; create the event_base (after
  * exec: libevent state never crosses a fork); create every layer, lowest
  * first, and wire the handlers through which a lower layer calls up
- * (worker/LAYERS, docs/architecture.md §5.3); mark the row UP; run.
+ * (worker/LAYERS, docs/architecture.md §5.3); mark the row UP; run (the
+ * loop's first iteration opens the history store when the historian made
+ * it already, wk_svc_history_warm; the block pool is mapped a second
+ * later, worker/link.c).
  *
  *   net  -> svc   the request handler (wk_svc_dispatch); a held request
  *                 done or its connection gone -> its login
