@@ -503,13 +503,27 @@ wk_mi_enqueue(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi,
 #define WK_MI_FAST_MASK (WK_MI_ON_SLOT | WK_MI_READ | WK_MI_LINKED \
                          | WK_MI_OVERFLOW)
 
+/* mode, ttr, trigger and dbtype are four bytes in a row (struct wk_mi):
+ * the three that matter compared in one load, ttr masked out. */
+static_assert(offsetof(struct wk_mi, ttr) == offsetof(struct wk_mi, mode) + 1
+              && offsetof(struct wk_mi, trigger)
+                     == offsetof(struct wk_mi, mode) + 2
+              && offsetof(struct wk_mi, dbtype)
+                     == offsetof(struct wk_mi, mode) + 3,
+              "wk_mi_fast: mode, ttr, trigger, dbtype in a row");
+#define WK_MI_FAST_MODES                                                   \
+    ((uint32_t)UA_MONITORINGMODE_REPORTING                                 \
+     | (uint32_t)UA_DATACHANGETRIGGER_STATUSVALUE << 16                    \
+     | (uint32_t)UA_DEADBANDTYPE_NONE << 24)
+
 static inline bool
 wk_mi_fast(const struct wk_mi *mi)
 {
+    uint32_t m;
+
+    memcpy(&m, &mi->mode, 4);       /* little-endian host: mode first */
     return (mi->flags & WK_MI_FAST_MASK) == WK_MI_ON_SLOT
-           && mi->mode == UA_MONITORINGMODE_REPORTING
-           && mi->dbtype == UA_DEADBANDTYPE_NONE
-           && mi->trigger == UA_DATACHANGETRIGGER_STATUSVALUE;
+           && (m & 0xFFFF00FFu) == WK_MI_FAST_MODES;
 }
 
 /*
