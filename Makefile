@@ -394,6 +394,10 @@ CHECK_PROGS += $(INTEG)/integ_hist_mod
 # and on a notifier under it, pages, a where clause, bad input, a restart
 # (tests/integ/integ_histevent.c).
 CHECK_PROGS += $(INTEG)/integ_histevent
+# The feed waits for a historian that is behind instead of exhausting the
+# block pool; without the wait every event lost is counted
+# (tests/integ/integ_feedwait.c).
+CHECK_PROGS += $(INTEG)/integ_feedwait
 # The MQTT feed: two brokers fed by one mosquitto, the size limit, the
 # MQTT broker killed and restarted, TLS, a password, a silent peer, a kept
 # session (tests/integ/integ_mqtt.c).

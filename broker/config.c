@@ -273,6 +273,9 @@ static const struct bk_conf_key bk_conf_keys[] = {
         " or tcp://ADDR:PORT"),
     U32("feed", "max_batch_bytes", feed_max_batch_bytes, "1048576", 1024,
         16777216, "largest feed message (a batch of lines)"),
+    U32("feed", "backpressure_ms", feed_backpressure_ms, "1000", 0, 60000,
+        "longest the feed stops reading while a worker or the historian "
+        "is behind (half its ring or the block pool waiting); 0: never"),
     STR("mqtt", "url", mqtt_url, "",
         "MQTT broker to take feed values from: mqtt://HOST[:PORT] or "
         "mqtts://HOST[:PORT] (TLS, with tls_ca); empty (and host empty) = "

@@ -110,6 +110,7 @@ struct bk_config {
     /* [feed] */
     char     feed_listen[BK_CONF_STR_MAX];  /* "": the runtime dir's */
     uint32_t feed_max_batch_bytes;
+    uint32_t feed_backpressure_ms;
     /* [mqtt] (broker/mqtt.c): empty url and host = off */
     char     mqtt_url[BK_CONF_STR_MAX];         /* mqtt[s]://HOST[:PORT] */
     char     mqtt_host[BK_CONF_STR_MAX];

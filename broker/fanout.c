@@ -39,7 +39,8 @@
 static int bk_fanout_rundir(const char *dir, char *err, size_t errlen);
 static void bk_fanout_on_bell(evutil_socket_t fd, short what, void *arg);
 static void bk_fanout_lost(struct bk_fanout *f, uint32_t slot, uint64_t mask);
-static void bk_fanout_event_lost(struct bk_fanout *f, uint64_t mask);
+static void bk_fanout_event_lost(struct bk_fanout *f, uint64_t mask,
+                                 uint32_t n);
 static uint64_t bk_fanout_mono_ms(void);
 static int bk_fanout_take_block(struct bk_fanout *f);
 static uint8_t *bk_fanout_room(struct bk_fanout *f, uint32_t max);
@@ -254,20 +255,20 @@ bk_fanout_lost(struct bk_fanout *f, uint32_t slot, uint64_t mask)
     }
 }
 
-/* Tell the workers in mask that they miss an event (at publish). */
+/* Tell the workers in mask that they miss n events (at publish). */
 static void
-bk_fanout_event_lost(struct bk_fanout *f, uint64_t mask)
+bk_fanout_event_lost(struct bk_fanout *f, uint64_t mask, uint32_t n)
 {
     struct shm_fanout *sh = f->fo.sh;
 
     f->lost_pending |= mask;
     bk_fanout_count(&sh->notifications_dropped,
-                    (uint64_t)__builtin_popcountll(mask));
+                    (uint64_t)__builtin_popcountll(mask) * n);
     for (uint64_t m = mask; m != 0; m &= m - 1) {
         unsigned w = (unsigned)__builtin_ctzll(m);
 
-        shm_fanout_event_lost(&f->fo, w);
-        bk_fanout_count(&sh->w[w].dropped, 1);
+        shm_fanout_event_lost(&f->fo, w, n);
+        bk_fanout_count(&sh->w[w].dropped, n);
     }
 }
 
@@ -302,7 +303,7 @@ bk_fanout_take_block(struct bk_fanout *f)
     f->filling = true;
     f->cur_mask = 0;
     f->cur_n = 0;
-    f->cur_events = false;
+    f->cur_events = 0;
     return 0;
 }
 
@@ -385,7 +386,7 @@ bk_fanout_event(struct bk_fanout *f, const uint8_t *rec, uint32_t len)
     if (mask == 0)
         return;
     if (!f->filling && bk_fanout_take_block(f) != 0) {
-        bk_fanout_event_lost(f, mask);
+        bk_fanout_event_lost(f, mask, 1);
         return;
     }
     if (shm_blockpool_append(&f->pool, f->cur, SHM_FO_EVENT_SLOT, rec, len)
@@ -394,12 +395,12 @@ bk_fanout_event(struct bk_fanout *f, const uint8_t *rec, uint32_t len)
         if (bk_fanout_take_block(f) != 0
             || shm_blockpool_append(&f->pool, f->cur, SHM_FO_EVENT_SLOT, rec,
                                     len) != 0) {
-            bk_fanout_event_lost(f, mask);
+            bk_fanout_event_lost(f, mask, 1);
             return;
         }
     }
     f->cur_mask |= mask;
-    f->cur_events = true;
+    f->cur_events++;
     bk_fanout_count(&f->fo.sh->events, 1);
 }
 
@@ -430,10 +431,10 @@ bk_fanout_flush(struct bk_fanout *f)
         (void)shm_blockpool_disown(&f->pool, f->cur, w);
         bk_fanout_count(&sh->ring_full, 1);
         bk_fanout_count(&sh->w[w].ring_full, 1);
-        if (f->cur_events
+        if (f->cur_events != 0
             && (atomic_load_explicit(&sh->event_interest,
                                      memory_order_relaxed) & bit))
-            bk_fanout_event_lost(f, bit);
+            bk_fanout_event_lost(f, bit, f->cur_events);
         for (uint32_t k = 0; k < f->cur_n; k++) {
             uint32_t s = f->cur_slots[k];
 
@@ -442,6 +443,24 @@ bk_fanout_flush(struct bk_fanout *f)
                 bk_fanout_lost(f, s, bit);
         }
     }
+}
+
+bool
+bk_fanout_backlogged(const struct bk_fanout *f)
+{
+    uint32_t lim;
+
+    if (f == NULL || f->n == 0)
+        return false;
+    lim = f->pool.nblocks;
+    for (uint64_t m = f->up_mask; m != 0; m &= m - 1) {
+        const struct bk_fanout_worker *fw = &f->w[__builtin_ctzll(m)];
+        uint32_t l = fw->notif.size < lim ? fw->notif.size : lim;
+
+        if (shm_ring_backlog_spsc(&fw->notif) >= l / 2)
+            return true;
+    }
+    return false;
 }
 
 /* ------------------------------------------------------------ the end of

@@ -92,7 +92,7 @@ struct bk_fanout {
     uint32_t               *cur_slots;  /* slots of its records */
     uint32_t                cur_n;
     uint32_t                cur_max;
-    bool                    cur_events; /* it holds event records */
+    uint32_t                cur_events; /* event records in it */
     uint8_t                *rec;        /* one record's DataValue */
     uint32_t                rec_cap;
     uint64_t                lost_pending;   /* workers to tell */
@@ -103,6 +103,10 @@ struct bk_fanout {
      * fewer than defer_max handles wait in its ring (shm/ring.h
      * shm_ring_needs_bell_by). */
     uint32_t                defer_max;
+    /* The feed's waits for backlogged workers (broker/feed.c, /stats). */
+    uint64_t                feed_waits;
+    uint64_t                feed_wait_ms;
+    uint64_t                feed_wait_expired;
 };
 
 /* A counter of struct shm_fanout: single writer (the broker), readers
@@ -160,6 +164,15 @@ void bk_fanout_event(struct bk_fanout *f, const uint8_t *rec, uint32_t len);
 
 /* Push the block being filled to its workers' notification rings. */
 void bk_fanout_flush(struct bk_fanout *f);
+
+/*
+ * Is a live worker behind: has any notification ring at least half of
+ * what the pool and the ring can hold (the smaller) pushed and not yet
+ * taken?  A source that can wait (the feed, broker/feed.c) waits while
+ * it is, rather than exhaust the pool: a value would then be lost for
+ * every worker and an event for good.  A few loads per live worker.
+ */
+bool bk_fanout_backlogged(const struct bk_fanout *f);
 
 /*
  * The lost marks of this iteration, after its block was pushed (fanout.c

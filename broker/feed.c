@@ -8,11 +8,17 @@
  * A batch is bounded by feed.max_batch_bytes; lines are parsed in the
  * feed's arena (reset per line) and encoded there; nothing is allocated
  * per batch.  Runs on the broker's event loop only.
+ *
+ * The hold (feed.h "Back-pressure"): holding => neither socket's event is
+ * added and hold_ev is pending; behind => a wait began at behind_ms and
+ * has not ended (it may have expired: then the sockets are read again
+ * while the consumer is still behind).
  */
 #include "feed.h"
 
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -24,11 +30,16 @@
 #include "proto/text.h"
 #include "proto/types_gen.h"
 #include "shm/fanout.h"
+#include "shm/log.h"
 
 #define BK_FEED_PULL_BATCH   64         /* messages per callback */
 
 static void bk_feed_on_pull(evutil_socket_t fd, short what, void *arg);
 static void bk_feed_on_rep(evutil_socket_t fd, short what, void *arg);
+static bool bk_feed_hold(struct bk_feed *fd);
+static void bk_feed_on_hold(evutil_socket_t fd, short what, void *arg);
+static void bk_feed_wait_end(struct bk_feed *fd, uint64_t now);
+static uint64_t bk_feed_ms(void);
 
 /* ------------------------------------------------------------ sockets */
 
@@ -81,6 +92,9 @@ bk_feed_init(struct bk_feed *fd, struct event_base *base,
                  strerror(-rc));
         goto fail;
     }
+    fd->fanout = as->val.fanout;
+    fd->hold_max_ms = c->feed_backpressure_ms;
+    evtimer_assign(&fd->hold_ev, base, bk_feed_on_hold, fd);
     event_assign(&fd->pull_ev, base, shm_feed_fd(&fd->pull),
                  EV_READ | EV_PERSIST, bk_feed_on_pull, fd);
     event_assign(&fd->rep_ev, base, shm_feed_fd(&fd->rep),
@@ -99,6 +113,8 @@ fail:
 void
 bk_feed_clear(struct bk_feed *fd)
 {
+    if (event_initialized(&fd->hold_ev))
+        event_del(&fd->hold_ev);
     if (fd->pull.sock != -1) {
         if (event_initialized(&fd->pull_ev))
             event_del(&fd->pull_ev);
@@ -128,6 +144,8 @@ bk_feed_on_pull(evutil_socket_t s, short what, void *arg)
     (void)s;
     (void)what;
     for (int i = 0; i < BK_FEED_PULL_BATCH; i++) {
+        if (bk_feed_hold(fd))
+            return;
         n = shm_feed_recv(&fd->pull, fd->buf, fd->cap, -1);
         if (n == -EMSGSIZE)
             continue;                   /* the transport refuses those */
@@ -149,6 +167,8 @@ bk_feed_on_rep(evutil_socket_t s, short what, void *arg)
 
     (void)s;
     (void)what;
+    if (bk_feed_hold(fd))
+        return;
     n = shm_feed_recv(&fd->rep, fd->buf, fd->cap, -1);
     if (n < 0) {
         if (n == -EMSGSIZE) {
@@ -164,6 +184,84 @@ bk_feed_on_rep(evutil_socket_t s, short what, void *arg)
     snprintf(fd->report + len, fd->report_cap - len, "ok %u failed %u\n",
              res.ok, res.failed);
     (void)shm_feed_send(&fd->rep, fd->report, strlen(fd->report));
+}
+
+/* ------------------------------------------------------------ the hold */
+
+static uint64_t
+bk_feed_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* A wait is over (caught up, or expired): count its time. */
+static void
+bk_feed_wait_end(struct bk_feed *fd, uint64_t now)
+{
+    fd->fanout->feed_wait_ms += now - fd->behind_ms;
+    fd->behind = false;
+}
+
+/*
+ * Before a batch: true when the feed must wait for a consumer that is
+ * behind (the sockets are then off and the timer on).
+ */
+static bool
+bk_feed_hold(struct bk_feed *fd)
+{
+    static const struct timeval tick = { 0, 1000 };
+    uint64_t                    now;
+
+    if (fd->fanout == NULL || fd->hold_max_ms == 0)
+        return false;
+    if (!bk_fanout_backlogged(fd->fanout)) {
+        if (fd->behind && !fd->expired)
+            bk_feed_wait_end(fd, bk_feed_ms());
+        fd->behind = fd->expired = false;
+        return false;
+    }
+    if (fd->expired)
+        return false;                   /* go on: losses are counted */
+    now = bk_feed_ms();
+    if (!fd->behind) {
+        fd->behind = true;
+        fd->behind_ms = now;
+        fd->fanout->feed_waits++;
+    } else if (now - fd->behind_ms >= fd->hold_max_ms) {
+        bk_feed_wait_end(fd, now);
+        fd->behind = fd->expired = true;
+        fd->fanout->feed_wait_expired++;
+        shm_log(SHM_LOG_WARNING, "feed: a worker or the historian is still "
+                "behind after %u ms (feed.backpressure_ms): reading again, "
+                "what the block pool cannot hold is lost and counted",
+                fd->hold_max_ms);
+        return false;
+    }
+    if (!fd->holding) {
+        fd->holding = true;
+        event_del(&fd->pull_ev);
+        event_del(&fd->rep_ev);
+    }
+    evtimer_add(&fd->hold_ev, &tick);
+    return true;
+}
+
+/* The hold's timer: look again; read the sockets once it is over. */
+static void
+bk_feed_on_hold(evutil_socket_t s, short what, void *arg)
+{
+    struct bk_feed *fd = arg;
+
+    (void)s;
+    (void)what;
+    if (bk_feed_hold(fd))
+        return;
+    fd->holding = false;
+    (void)event_add(&fd->pull_ev, NULL);
+    (void)event_add(&fd->rep_ev, NULL);
 }
 
 /* ------------------------------------------------------------ batches */

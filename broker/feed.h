@@ -11,10 +11,21 @@
  * at ipc://<runtime_dir>/feed-ctl.ipc takes a batch and answers a report
  * (one line per refused line, then "ok N failed M"), for `uabroker feed`
  * (broker/feedcmd.h).
+ *
+ * Back-pressure: before each batch the feed asks the fan-out whether a
+ * worker (or the historian) is behind (bk_fanout_backlogged).  While one
+ * is, it stops reading both sockets and looks again every millisecond,
+ * for at most feed.backpressure_ms per wait; the producers' sends block
+ * or queue meanwhile (nanomsg's buffers), so a burst of events reaches
+ * the historian whole instead of exhausting the block pool.  A wait that
+ * outlasts the limit (a consumer stuck, not slow) lets the feed go on:
+ * what the pool cannot hold is then lost and counted as before.  Counted
+ * in /stats fanout feed_waits, feed_wait_ms, feed_wait_expired.
  */
 #ifndef BK_FEED_H
 #define BK_FEED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,6 +56,13 @@ struct bk_feed {
     struct shm_feed      rep;
     struct event         pull_ev;
     struct event         rep_ev;
+    struct event         hold_ev;       /* the hold's timer */
+    struct bk_fanout    *fanout;        /* NULL: never held */
+    uint32_t             hold_max_ms;   /* feed.backpressure_ms */
+    bool                 holding;       /* sockets not read (timer on) */
+    bool                 behind;        /* a wait began, not yet over */
+    bool                 expired;       /* it outlasted hold_max_ms */
+    uint64_t             behind_ms;     /* monotonic, when it began */
     char                 url[BK_FEED_URL_MAX];
     uint8_t             *buf;           /* one batch */
     size_t               cap;

@@ -178,6 +178,9 @@ enum bk_stats_fanout_counter {
     BK_SF_FEED,
     BK_SF_EVENTS,
     BK_SF_FEED_EVENTS,
+    BK_SF_FEED_WAITS,
+    BK_SF_FEED_WAIT_MS,
+    BK_SF_FEED_WAIT_EXPIRED,
     BK_SF_BELLS,
     BK_SF_DEFERRED,
     BK_SF_M_CALLS,                      /* broker/methods.c */
@@ -214,6 +217,14 @@ static const struct bk_stats_counter_desc bk_stats_fanout_desc[BK_SF_MAX] = {
       "event records the broker sent to workers with event interest" },
     { "feed_events", "fanout_feed_events_total", "counter",
       "events raised by the feed (event= lines)" },
+    { "feed_waits", "fanout_feed_waits_total", "counter",
+      "times the feed stopped reading while a worker or the historian "
+      "was behind (feed.backpressure_ms)" },
+    { "feed_wait_ms", "fanout_feed_wait_seconds_total", "counter",
+      "time the feed spent waiting so" },
+    { "feed_wait_expired", "fanout_feed_wait_expired_total", "counter",
+      "waits that outlasted feed.backpressure_ms (the feed read again; "
+      "what the pool could not hold was lost and counted)" },
     { "notif_bells", "fanout_notif_bells_total", "counter",
       "doorbells rung for blocks pushed to a sleeping worker" },
     { "notif_bells_deferred", "fanout_notif_bells_deferred_total",
@@ -773,6 +784,9 @@ bk_stats_fanout_read(const struct bk_stats *st, struct bk_stats_fanout *o)
     o->v[BK_SF_FEED] = BK_F(feed_values);
     o->v[BK_SF_EVENTS] = BK_F(events);
     o->v[BK_SF_FEED_EVENTS] = BK_F(feed_events);
+    o->v[BK_SF_FEED_WAITS] = f->feed_waits;
+    o->v[BK_SF_FEED_WAIT_MS] = f->feed_wait_ms;
+    o->v[BK_SF_FEED_WAIT_EXPIRED] = f->feed_wait_expired;
     o->v[BK_SF_RECLAIMED] = atomic_load_explicit(&f->pool.sh->reclaimed,
                                                  memory_order_relaxed);
     if (rq != NULL) {
@@ -1124,8 +1138,13 @@ bk_stats_prom(const struct bk_stats *st, const struct bk_stats_view *v,
             const struct bk_stats_counter_desc *d = &bk_stats_fanout_desc[k];
 
             bk_stats_prom_family(b, d->metric, d->type, d->help);
-            evbuffer_add_printf(b, "uabroker_%s %" PRIu64 "\n", d->metric,
-                                fo.v[k]);
+            if (k == BK_SF_FEED_WAIT_MS)    /* seconds, as Prometheus
+                                               wants */
+                evbuffer_add_printf(b, "uabroker_%s %.3f\n", d->metric,
+                                    (double)fo.v[k] / 1000.0);
+            else
+                evbuffer_add_printf(b, "uabroker_%s %" PRIu64 "\n",
+                                    d->metric, fo.v[k]);
         }
     }
     {

@@ -156,12 +156,12 @@ shm_fanout_event_mask(const struct shm_fanout_ref *f)
 }
 
 void
-shm_fanout_event_lost(struct shm_fanout_ref *f, uint32_t worker)
+shm_fanout_event_lost(struct shm_fanout_ref *f, uint32_t worker, uint32_t n)
 {
     if (f->sh == NULL || worker >= SHM_WORKERS_MAX)
         return;
     /* Ordered before the lost_seq bump by its release store. */
-    atomic_fetch_add_explicit(&f->sh->w[worker].events_lost, 1,
+    atomic_fetch_add_explicit(&f->sh->w[worker].events_lost, n,
                               memory_order_relaxed);
 }
 

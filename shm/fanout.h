@@ -380,8 +380,9 @@ void shm_fanout_event_interest(struct shm_fanout_ref *f, uint32_t worker,
                                bool on);
 /* Broker: the workers with event interest (after a seq_cst fence). */
 uint64_t shm_fanout_event_mask(const struct shm_fanout_ref *f);
-/* Broker: worker w missed an event (then lost_publish). */
-void shm_fanout_event_lost(struct shm_fanout_ref *f, uint32_t worker);
+/* Broker: worker w missed n events (then lost_publish). */
+void shm_fanout_event_lost(struct shm_fanout_ref *f, uint32_t worker,
+                           uint32_t n);
 /* Worker w: how many events it missed so far. */
 uint64_t shm_fanout_events_lost(const struct shm_fanout_ref *f,
                                 uint32_t worker);

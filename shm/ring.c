@@ -279,6 +279,14 @@ shm_ring_count_spsc(struct shm_ring_ref *r)
     return tail - r->head;
 }
 
+uint32_t
+shm_ring_backlog_spsc(const struct shm_ring_ref *r)
+{
+    uint32_t head = atomic_load_explicit(&r->sh->head, memory_order_relaxed);
+
+    return r->tail - head > r->size ? 0 : r->tail - head;
+}
+
 bool
 shm_ring_sleep_prepare(struct shm_ring_ref *r)
 {

@@ -108,6 +108,12 @@ int shm_ring_pop_n_spsc(struct shm_ring_ref *r, void *items, uint32_t n);
 uint32_t shm_ring_count_spsc(struct shm_ring_ref *r);
 
 /*
+ * Producer: items pushed and not yet taken by the consumer (a fresh load
+ * of its index; 0 on a corrupt ring).  Read-only: the cache is not moved.
+ */
+uint32_t shm_ring_backlog_spsc(const struct shm_ring_ref *r);
+
+/*
  * Consumer, before blocking: mark itself sleeping, full fence, look at the
  * ring again.  true: nothing arrived, block now (a producer that publishes
  * from here on will be told to ring).  false: items arrived (or the ring is

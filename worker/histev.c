@@ -267,11 +267,9 @@ wk_histev_on_event(void *arg, const uint8_t *rec, uint32_t len)
 }
 
 void
-wk_histev_on_lost(void *arg)
+wk_histev_on_lost(struct wk_histev *he, uint64_t n)
 {
-    struct wk_histev *he = arg;
-
-    he->lost++;
+    he->lost += n;
 }
 
 bool

@@ -3,7 +3,8 @@
  * §6.5.2): every event the broker fans out, kept in the history store's
  * event databases (hist/events.h) for ReadEventDetails
  * (worker/svc_histevent.c).  Part of uahistorian (worker/historian.c),
- * which registers wk_histev_on_event and wk_histev_on_lost with its link
+ * which registers wk_histev_on_event with its link and counts the events
+ * the broker could not deliver with wk_histev_on_lost
  * and calls the rest from its loop.
  *
  * Single-threaded on the historian's loop; allocation at open only.
@@ -30,9 +31,11 @@ struct wk_histev *wk_histev_open(struct wk_worker *w, struct hs_store *s,
                                  uint32_t max_mb);
 void wk_histev_close(struct wk_histev *he);
 
-/* The link's handlers (worker/link.h event, events_lost); arg is he. */
+/* The link's event handler (worker/link.h event); arg is he. */
 void wk_histev_on_event(void *arg, const uint8_t *rec, uint32_t len);
-void wk_histev_on_lost(void *arg);
+/* n more events the broker could not deliver (worker/link.h events_lost:
+ * the difference of the shared counter since the last call). */
+void wk_histev_on_lost(struct wk_histev *he, uint64_t n);
 
 /* The batch into the store, one write transaction: true when there was
  * one (he NULL: none). */

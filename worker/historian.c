@@ -117,6 +117,8 @@ struct wk_historian {
     struct wk_link    link;
     struct hs_store  *store;
     struct wk_histev *ev;           /* event history, NULL: off */
+    uint64_t          ev_lost_seen; /* the link's events_lost_seen, as
+                                       counted into ev */
     uint64_t         *keys;         /* per value slot: node key, 0: none */
     int64_t          *srv;          /* per value slot: the server time of
                                        the last value kept */
@@ -944,8 +946,11 @@ wk_historian_on_events_lost(void *arg)
 {
     struct wk_historian *h = arg;
 
+    /* The link moved events_lost_seen to the shared count: the events
+     * missed since the last call (the broker counts each one). */
     if (h->ev != NULL)
-        wk_histev_on_lost(h->ev);
+        wk_histev_on_lost(h->ev, h->link.events_lost_seen - h->ev_lost_seen);
+    h->ev_lost_seen = h->link.events_lost_seen;
 }
 
 static void
@@ -1093,6 +1098,7 @@ main(int argc, char **argv)
         };
 
         wk_link_set_notify(&h.link, &n, &h);
+        h.ev_lost_seen = h.link.events_lost_seen;
     }
     if (w->conf->history_event_max_mb != 0) {
         h.ev = wk_histev_open(w, h.store, (uint32_t)a.batch,

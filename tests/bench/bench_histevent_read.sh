@@ -74,6 +74,14 @@ done
 h1=$(ticks "$hpid")
 echo "recorded $(( $(stored) - s0 )) events: historian CPU $(( (h1 - h0) * 10 )) ms," \
     "$(( (h1 - h0) * 10 * 1000000 / 100000 )) ns per event"
+curl -s -m 5 "http://127.0.0.1:$sport/stats" | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+f, h = s["fanout"], s["history"]
+print("events lost %d; the feed waited %d times, %d ms (expired %d); "
+      "blocks exhausted %d" % (h["events_lost"], f["feed_waits"],
+      f["feed_wait_ms"], f["feed_wait_expired"], f["blocks_exhausted"]))'
+
 wpid=$(curl -s -m 5 "http://127.0.0.1:$sport/stats" | python3 -c \
     'import json, sys; print(json.load(sys.stdin)["workers"][0]["pid"])')
 node=node

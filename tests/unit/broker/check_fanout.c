@@ -12,7 +12,9 @@
  *     interest bits cleared; no push to it afterwards;
  *   - events: a record of SHM_FO_EVENT_SLOT only for workers with event
  *     interest, as built; none without; a full ring bumps events_lost
- *     and lost_seq;
+ *     by the events of the block it lost, and lost_seq;
+ *   - backlogged (the feed's wait): a live worker's ring half full of
+ *     what it and the pool can hold; not once taken, nor when dead;
  *   - the change log: a change a worker watches is logged with the
  *     record its block carries; one only the historian watches is not
  *     (it parks no session), and still reaches it.
@@ -148,6 +150,37 @@ START_TEST(test_events_interest)
 }
 END_TEST
 
+/* The feed's question (broker/feed.c): is a live worker's ring half of
+ * min(its ring, the pool) behind?  Ring 16, pool 24: from 8 on. */
+START_TEST(test_backlogged)
+{
+    static uint8_t rec[2048];
+    uint32_t       len = build_event(rec, sizeof(rec), 300);
+
+    ck_assert(!bk_fanout_backlogged(&fo));
+    shm_fanout_event_interest(&fo.fo, 1, true);
+    for (int i = 0; i < 7; i++) {
+        bk_fanout_event(&fo, rec, len);
+        bk_fanout_flush(&fo);
+    }
+    ck_assert(!bk_fanout_backlogged(&fo));
+    bk_fanout_event(&fo, rec, len);
+    bk_fanout_flush(&fo);
+    ck_assert(bk_fanout_backlogged(&fo));
+    /* Taken by the worker: caught up. */
+    ck_assert_uint_eq(take_events(1, NULL, NULL), 8);
+    ck_assert(!bk_fanout_backlogged(&fo));
+    /* A dead worker's ring is nobody's backlog. */
+    for (int i = 0; i < 8; i++) {
+        bk_fanout_event(&fo, rec, len);
+        bk_fanout_flush(&fo);
+    }
+    ck_assert(bk_fanout_backlogged(&fo));
+    bk_fanout_worker_dead(&fo, 1);
+    ck_assert(!bk_fanout_backlogged(&fo));
+}
+END_TEST
+
 START_TEST(test_events_ring_full)
 {
     static uint8_t rec[2048];
@@ -161,6 +194,11 @@ START_TEST(test_events_ring_full)
     }
     ck_assert_uint_eq(shm_fanout_events_lost(&fo.fo, 0), 1);
     ck_assert_uint_eq(shm_fanout_events_lost(&fo.fo, 1), 0);
+    /* A lost block counts each of its events, not once. */
+    for (int i = 0; i < 3; i++)
+        bk_fanout_event(&fo, rec, len);
+    bk_fanout_flush(&fo);
+    ck_assert_uint_eq(shm_fanout_events_lost(&fo.fo, 0), 4);
     bk_fanout_lost_publish(&fo);
     ck_assert_uint_gt(shm_fanout_lost_seq(&fo.fo, 0), seq0);
     ck_assert_uint_eq(take_events(0, NULL, NULL), 16);
@@ -235,6 +273,7 @@ main(void)
     tcase_add_test(tc, test_ring_full_marks_lost);
     tcase_add_test(tc, test_events_interest);
     tcase_add_test(tc, test_events_ring_full);
+    tcase_add_test(tc, test_backlogged);
     tcase_add_test(tc, test_pool_exhausted);
     tcase_add_test(tc, test_dead_worker);
     suite_add_tcase(s, tc);
