@@ -739,7 +739,7 @@ wk_mi_emit(struct wk_subs *st, struct wk_sub *sub, uint32_t max, size_t cap,
 {
     uint8_t *o = st->out;
     size_t   pos = 4;
-    uint32_t n = 0, run_first = 0, run_count = 0;
+    uint32_t n = 0, run_first = 0, run_next = 0;   /* ids [first, next) */
     int64_t  run_wm = 0;
     int32_t  v;
 
@@ -753,7 +753,11 @@ wk_mi_emit(struct wk_subs *st, struct wk_sub *sub, uint32_t max, size_t cap,
         __builtin_prefetch((const char *)nx + 64);
     }
     while (sub->rhead != WK_NIL && n < max) {
-        struct wk_mi *mi = &st->items[sub->rhead];
+        struct wk_mi  *mi = &st->items[sub->rhead];
+        /* Read once per item: the stores into the body (through a byte
+         * pointer) would make the compiler load them again per value. */
+        const uint32_t handle = mi->client_handle;
+        const uint8_t  ttr = mi->ttr;
 
         /* A pipeline over the ready list (written a publishing interval
          * ago, often out of the caches): both lines of the item after the
@@ -785,13 +789,13 @@ wk_mi_emit(struct wk_subs *st, struct wk_sub *sub, uint32_t max, size_t cap,
                 if (n > 0)
                     goto done;
                 /* Alone too big for a response: say so, drop it. */
-                memcpy(o + pos, &mi->client_handle, 4);
+                memcpy(o + pos, &handle, 4);
                 o[pos + 4] = UA_DV_STATUS;
                 v = (int32_t)UA_BAD_RESPONSE_TOO_LARGE;
                 memcpy(o + pos + 5, &v, 4);
                 pos += 9;
             } else {
-                memcpy(o + pos, &mi->client_handle, 4);
+                memcpy(o + pos, &handle, 4);
                 if (sizeof(struct wk_val) + dl <= WK_CELL_DATA
                     && pos + 4 + WK_VAL_INLINE <= cap)
                     /* One cell: copy all it can hold (a fixed-size move,
@@ -802,9 +806,8 @@ wk_mi_emit(struct wk_subs *st, struct wk_sub *sub, uint32_t max, size_t cap,
                 else
                     wk_cells_get(&st->cells, vi, sizeof(struct wk_val),
                                  o + pos + 4, dl);
-                if (ovf || mi->ttr != UA_TIMESTAMPSTORETURN_BOTH)
-                    dl = wk_mi_shape(o + pos + 4, dl, val->vend, mi->ttr,
-                                     ovf);
+                if (ovf || ttr != UA_TIMESTAMPSTORETURN_BOTH)
+                    dl = wk_mi_shape(o + pos + 4, dl, val->vend, ttr, ovf);
                 pos += 4 + dl;
             }
             /* wk_mi_qpop() inline: the entry and its value let go. */
@@ -826,14 +829,14 @@ wk_mi_emit(struct wk_subs *st, struct wk_sub *sub, uint32_t max, size_t cap,
          * in runs of consecutive ids with one watermark; the run being
          * built is kept in locals, st->sent takes it when the next one
          * starts and at the end (one item here is a few instructions). */
-        if (run_count > 0 && run_wm == mi->wm_ts
-            && run_first + run_count == mi->id) {
-            run_count++;
+        if (mi->id == run_next && mi->wm_ts == run_wm) {
+            run_next++;             /* (an empty run at 0 with watermark
+                                     * 0 is item 0's run: still right) */
         } else {
-            if (run_count > 0)
-                wk_mi_run_put(st, run_first, run_count, run_wm);
+            if (run_next != run_first)
+                wk_mi_run_put(st, run_first, run_next - run_first, run_wm);
             run_first = mi->id;
-            run_count = 1;
+            run_next = run_first + 1;
             run_wm = mi->wm_ts;
         }
         sub->rhead = mi->rnext;
@@ -843,8 +846,8 @@ wk_mi_emit(struct wk_subs *st, struct wk_sub *sub, uint32_t max, size_t cap,
         mi->flags &= (uint16_t)~(WK_MI_READY | WK_MI_TRIGGERED);
     }
 done:
-    if (run_count > 0)
-        wk_mi_run_put(st, run_first, run_count, run_wm);
+    if (run_next != run_first)
+        wk_mi_run_put(st, run_first, run_next - run_first, run_wm);
     v = (int32_t)n;
     memcpy(o, &v, 4);
     v = 0;                          /* diagnosticInfos: none */
