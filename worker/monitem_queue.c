@@ -753,11 +753,7 @@ wk_mi_emit(struct wk_subs *st, struct wk_sub *sub, uint32_t max, size_t cap,
         __builtin_prefetch((const char *)nx + 64);
     }
     while (sub->rhead != WK_NIL && n < max) {
-        struct wk_mi  *mi = &st->items[sub->rhead];
-        /* Read once per item: the stores into the body (through a byte
-         * pointer) would make the compiler load them again per value. */
-        const uint32_t handle = mi->client_handle;
-        const uint8_t  ttr = mi->ttr;
+        struct wk_mi *mi = &st->items[sub->rhead];
 
         /* A pipeline over the ready list (written a publishing interval
          * ago, often out of the caches): both lines of the item after the
@@ -789,13 +785,13 @@ wk_mi_emit(struct wk_subs *st, struct wk_sub *sub, uint32_t max, size_t cap,
                 if (n > 0)
                     goto done;
                 /* Alone too big for a response: say so, drop it. */
-                memcpy(o + pos, &handle, 4);
+                memcpy(o + pos, &mi->client_handle, 4);
                 o[pos + 4] = UA_DV_STATUS;
                 v = (int32_t)UA_BAD_RESPONSE_TOO_LARGE;
                 memcpy(o + pos + 5, &v, 4);
                 pos += 9;
             } else {
-                memcpy(o + pos, &handle, 4);
+                memcpy(o + pos, &mi->client_handle, 4);
                 if (sizeof(struct wk_val) + dl <= WK_CELL_DATA
                     && pos + 4 + WK_VAL_INLINE <= cap)
                     /* One cell: copy all it can hold (a fixed-size move,
@@ -806,8 +802,9 @@ wk_mi_emit(struct wk_subs *st, struct wk_sub *sub, uint32_t max, size_t cap,
                 else
                     wk_cells_get(&st->cells, vi, sizeof(struct wk_val),
                                  o + pos + 4, dl);
-                if (ovf || ttr != UA_TIMESTAMPSTORETURN_BOTH)
-                    dl = wk_mi_shape(o + pos + 4, dl, val->vend, ttr, ovf);
+                if (ovf || mi->ttr != UA_TIMESTAMPSTORETURN_BOTH)
+                    dl = wk_mi_shape(o + pos + 4, dl, val->vend, mi->ttr,
+                                     ovf);
                 pos += 4 + dl;
             }
             /* wk_mi_qpop() inline: the entry and its value let go. */
