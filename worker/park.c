@@ -429,7 +429,9 @@ wk_park_drop(struct wk_park *p, uint32_t i)
     atomic_store_explicit(&r->cur, 0, memory_order_release);
     wk_park_free(p, r->off[cur & 1], r->len[cur & 1]);
     memset(&p->tok[i], 0, sizeof(p->tok[i]));
-    p->nparked--;
+    if (p->nparked > 0)             /* (0: a predecessor's record, before
+                                     * wk_park_inherit starts over) */
+        p->nparked--;
     wk_park_count(p);
 }
 
