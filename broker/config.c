@@ -154,7 +154,7 @@ static const struct bk_conf_key bk_conf_keys[] = {
         "16777216", 65536, 1073741824,
         "largest session (with its subscriptions, queues and kept "
         "messages) that moves between workers"),
-    U32("limits", "session_park_bytes", session_park_bytes, "16777216", 0,
+    U32("limits", "session_park_bytes", session_park_bytes, "33554432", 0,
         1073741824,
         "shared memory per worker where its sessions are kept for its "
         "successor should it die (0: off; a session that does not fit is "

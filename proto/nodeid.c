@@ -20,31 +20,6 @@ static int ua_nodeid_put(char *buf, size_t cap, size_t *k, const char *s,
 
 /* ------------------------------------------------------------ binary */
 
-size_t
-ua_nodeid_ns0_put(uint8_t *p, uint32_t id)
-{
-    if (id <= 0xFF) {
-        p[0] = 0x00;
-        p[1] = (uint8_t)id;
-        return 2;
-    }
-    if (id <= 0xFFFF) {
-        p[0] = 0x01;
-        p[1] = 0;
-        p[2] = (uint8_t)id;
-        p[3] = (uint8_t)(id >> 8);
-        return 4;
-    }
-    p[0] = 0x02;
-    p[1] = 0;
-    p[2] = 0;
-    p[3] = (uint8_t)id;
-    p[4] = (uint8_t)(id >> 8);
-    p[5] = (uint8_t)(id >> 16);
-    p[6] = (uint8_t)(id >> 24);
-    return 7;
-}
-
 ua_status
 ua_nodeid_ns0_get(const uint8_t *p, size_t n, size_t *used, uint32_t *id)
 {

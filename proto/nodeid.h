@@ -26,9 +26,34 @@
 /*
  * ns=0;i=id into p (UA_NODEID_NS0_MAX bytes of room) in the smallest
  * form: TwoByte for id <= 255, FourByte for id <= 65535, else Numeric.
- * Returns the bytes written (2, 4 or 7).
+ * Returns the bytes written (2, 4 or 7).  Inline: every response's
+ * header writes one (proto/securechannel.c ua_sc_send), and a call there
+ * made its copy a call to memcpy too.
  */
-size_t ua_nodeid_ns0_put(uint8_t *p, uint32_t id);
+static inline size_t
+ua_nodeid_ns0_put(uint8_t *p, uint32_t id)
+{
+    if (id <= 0xFF) {
+        p[0] = 0x00;
+        p[1] = (uint8_t)id;
+        return 2;
+    }
+    if (id <= 0xFFFF) {
+        p[0] = 0x01;
+        p[1] = 0;
+        p[2] = (uint8_t)id;
+        p[3] = (uint8_t)(id >> 8);
+        return 4;
+    }
+    p[0] = 0x02;
+    p[1] = 0;
+    p[2] = 0;
+    p[3] = (uint8_t)id;
+    p[4] = (uint8_t)(id >> 8);
+    p[5] = (uint8_t)(id >> 16);
+    p[6] = (uint8_t)(id >> 24);
+    return 7;
+}
 
 /*
  * A numeric ns=0 NodeId at p[n] in any of those three forms: UA_GOOD with

@@ -1349,7 +1349,7 @@ ua_sc_send(struct ua_sc *ch, uint32_t request_id, const struct ua_type *t,
         if (cap > maxb)
             cap = maxb;
         p = out->buf + out->len;
-        memcpy(p + UA_SC_SYM_HEADER, idbuf, nid);
+        (void)ua_nodeid_ns0_put(p + UA_SC_SYM_HEADER, t->binary_id);
         s = ua_encode(resp, t, p + UA_SC_SYM_HEADER + nid, cap - nid, &n);
         if (s == UA_GOOD) {
             total = nid + n;
@@ -1405,7 +1405,7 @@ ua_sc_send(struct ua_sc *ch, uint32_t request_id, const struct ua_type *t,
     base = out->len;
     src = base + need - (ua_sc_sym_chunk_size(pol, mode, last) - last)
           + UA_SC_SYM_HEADER - total;
-    memcpy(out->buf + src, idbuf, nid);
+    (void)ua_nodeid_ns0_put(out->buf + src, t->binary_id);
     s = ua_encode(resp, t, out->buf + src + nid, n, &n);
     if (s != UA_GOOD)
         return s;

@@ -12,8 +12,10 @@
 #ifndef SHM_PARK_H
 #define SHM_PARK_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "layout.h"
 #include "segment.h"
@@ -45,10 +47,34 @@ uint32_t shm_park_parked(const struct shm_park *k, unsigned slot);
 /*
  * Broker: one value change of slot (ServerTimestamp srv_ts, the fan-out
  * DataValue record rec[len]) into the log.  A record longer than
- * SHM_CLOG_REC keeps its time only (SHM_CLOG_BIG).
+ * SHM_CLOG_REC keeps its time only (SHM_CLOG_BIG).  Inline: the broker's
+ * value path logs every change a worker watches (broker/fanout.c).
+ * Protocol: shm/layout.h, struct shm_clog_ent.
  */
-void shm_park_log(struct shm_park *k, uint32_t slot, int64_t srv_ts,
-                  const void *rec, uint32_t len);
+static inline void
+shm_park_log(struct shm_park *k, uint32_t slot, int64_t srv_ts,
+             const void *rec, uint32_t len)
+{
+    uint64_t             i = atomic_load_explicit(&k->clog_head,
+                                                  memory_order_relaxed);
+    struct shm_clog_ent *e = (struct shm_clog_ent *)((uint8_t *)k
+                                                     + k->clog_off)
+                             + (i & (k->clog_n - 1));
+
+    atomic_store_explicit(&e->seq, 0, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    e->srv_ts = srv_ts;
+    e->slot = slot;
+    if (len <= SHM_CLOG_REC) {
+        e->len = (uint16_t)len;
+        memcpy(e->rec, rec, len);
+    } else {
+        e->len = SHM_CLOG_BIG;
+        atomic_fetch_add_explicit(&k->clog_big, 1, memory_order_relaxed);
+    }
+    atomic_store_explicit(&e->seq, i + 1, memory_order_release);
+    atomic_store_explicit(&k->clog_head, i + 1, memory_order_release);
+}
 
 /* Broker, before slot's worker starts: every change logged from now on
  * goes to its ring too. */

@@ -55,6 +55,8 @@ static void wk_mi_ready_add(struct wk_subs *st, struct wk_sub *sub,
                             struct wk_mi *mi);
 static uint32_t wk_mi_qpop(struct wk_subs *st, struct wk_mi *mi);
 static void wk_mi_mark(struct wk_subs *st, uint32_t e);
+static void wk_mi_run_put(struct wk_subs *st, uint32_t first, uint32_t count,
+                          int64_t wm);
 static bool wk_mi_replace(struct wk_subs *st, uint32_t e,
                           const struct wk_rec *r, uint32_t *vref,
                           uint32_t flags);
@@ -501,13 +503,27 @@ wk_mi_enqueue(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *mi,
 #define WK_MI_FAST_MASK (WK_MI_ON_SLOT | WK_MI_READ | WK_MI_LINKED \
                          | WK_MI_OVERFLOW)
 
+/* mode, ttr, trigger and dbtype are four bytes in a row (struct wk_mi):
+ * the three that matter compared in one load, ttr masked out. */
+static_assert(offsetof(struct wk_mi, ttr) == offsetof(struct wk_mi, mode) + 1
+              && offsetof(struct wk_mi, trigger)
+                     == offsetof(struct wk_mi, mode) + 2
+              && offsetof(struct wk_mi, dbtype)
+                     == offsetof(struct wk_mi, mode) + 3,
+              "wk_mi_fast: mode, ttr, trigger, dbtype in a row");
+#define WK_MI_FAST_MODES                                                   \
+    ((uint32_t)UA_MONITORINGMODE_REPORTING                                 \
+     | (uint32_t)UA_DATACHANGETRIGGER_STATUSVALUE << 16                    \
+     | (uint32_t)UA_DEADBANDTYPE_NONE << 24)
+
 static inline bool
 wk_mi_fast(const struct wk_mi *mi)
 {
+    uint32_t m;
+
+    memcpy(&m, &mi->mode, 4);       /* little-endian host: mode first */
     return (mi->flags & WK_MI_FAST_MASK) == WK_MI_ON_SLOT
-           && mi->mode == UA_MONITORINGMODE_REPORTING
-           && mi->dbtype == UA_DEADBANDTYPE_NONE
-           && mi->trigger == UA_DATACHANGETRIGGER_STATUSVALUE;
+           && (m & 0xFFFF00FFu) == WK_MI_FAST_MODES;
 }
 
 /*
@@ -698,6 +714,21 @@ wk_mi_trigger(struct wk_subs *st, struct wk_sub *sub, struct wk_mi *from)
 /* the DataChangeNotification of a message                              */
 /* ------------------------------------------------------------------ */
 
+/* A run of the items a message emptied (wk_mi_emit), for the park's
+ * progress (worker/park.h).  Past st->sent_cap (a message's notifications
+ * at most) a run is not named: its items keep their older watermarks (a
+ * successor may send values again, never fewer). */
+static void
+wk_mi_run_put(struct wk_subs *st, uint32_t first, uint32_t count,
+              int64_t wm)
+{
+    if (st->nsent < st->sent_cap) {
+        st->sent[st->nsent].first = first;
+        st->sent[st->nsent].count = count;
+        st->sent[st->nsent++].wm = wm;
+    }
+}
+
 /*
  * Body layout (Part 6 §5.2, DataChangeNotification): Int32 n, n x
  * (UInt32 clientHandle, DataValue), Int32 diagnosticInfos (0).
@@ -708,7 +739,8 @@ wk_mi_emit(struct wk_subs *st, struct wk_sub *sub, uint32_t max, size_t cap,
 {
     uint8_t *o = st->out;
     size_t   pos = 4;
-    uint32_t n = 0;
+    uint32_t n = 0, run_first = 0, run_next = 0;   /* ids [first, next) */
+    int64_t  run_wm = 0;
     int32_t  v;
 
     if (cap > st->out_cap)
@@ -791,15 +823,18 @@ wk_mi_emit(struct wk_subs *st, struct wk_sub *sub, uint32_t max, size_t cap,
             break;                  /* max reached: it stays first */
         /* Its queue emptied: everything it took is in this message (or
          * was filtered out), for the park's progress (worker/park.h),
-         * in runs of consecutive ids with one watermark. */
-        if (st->nsent > 0 && st->sent[st->nsent - 1].wm == mi->wm_ts
-            && st->sent[st->nsent - 1].first + st->sent[st->nsent - 1].count
-                   == mi->id) {
-            st->sent[st->nsent - 1].count++;
-        } else if (st->nsent < st->sent_cap) {
-            st->sent[st->nsent].first = mi->id;
-            st->sent[st->nsent].count = 1;
-            st->sent[st->nsent++].wm = mi->wm_ts;
+         * in runs of consecutive ids with one watermark; the run being
+         * built is kept in locals, st->sent takes it when the next one
+         * starts and at the end (one item here is a few instructions). */
+        if (mi->id == run_next && mi->wm_ts == run_wm) {
+            run_next++;             /* (an empty run at 0 with watermark
+                                     * 0 is item 0's run: still right) */
+        } else {
+            if (run_next != run_first)
+                wk_mi_run_put(st, run_first, run_next - run_first, run_wm);
+            run_first = mi->id;
+            run_next = run_first + 1;
+            run_wm = mi->wm_ts;
         }
         sub->rhead = mi->rnext;
         if (sub->rhead == WK_NIL)
@@ -808,6 +843,8 @@ wk_mi_emit(struct wk_subs *st, struct wk_sub *sub, uint32_t max, size_t cap,
         mi->flags &= (uint16_t)~(WK_MI_READY | WK_MI_TRIGGERED);
     }
 done:
+    if (run_next != run_first)
+        wk_mi_run_put(st, run_first, run_next - run_first, run_wm);
     v = (int32_t)n;
     memcpy(o, &v, 4);
     v = 0;                          /* diagnosticInfos: none */

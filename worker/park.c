@@ -58,7 +58,9 @@
  *   - rec[i].pcur != 0 only while rec[i].cur != 0; the progress it names
  *     was written after the blob rec[i].cur names and names that cur.
  *   - rec[i].cur != 0 exactly when tok[i] names the session parked at
- *     pool index i; nparked counts them.
+ *     pool index i; p->nparked counts them (a predecessor's records,
+ *     before wk_park_inherit, are not counted: they are not ours), and
+ *     the slot's nparked shows that count.
  *   - ext[] holds one extent per record half in use (blob and
  *     progress), sorted by offset, none overlapping, all below `area`.
  *   - dirty[] bits name pool indices to rewrite at the end of the
@@ -159,6 +161,8 @@ struct wk_park {
     uint32_t                 last_bytes;
     uint32_t                 last_pbytes;
     uint64_t                 used;          /* data bytes in use */
+    uint32_t                 nparked;       /* records i < nrec with cur
+                                             * != 0 written by us */
 };
 
 static int64_t wk_park_alloc(struct wk_park *p, uint32_t len);
@@ -323,27 +327,6 @@ wk_park_last_progress_bytes(const struct wk_worker *w)
     return w->park != NULL ? w->park->last_pbytes : 0;
 }
 
-bool
-wk_park_service(uint8_t stat)
-{
-    switch (stat) {
-    case SHM_SVC_ACTIVATE_SESSION:
-    case SHM_SVC_CREATE_SUBSCRIPTION:
-    case SHM_SVC_MODIFY_SUBSCRIPTION:
-    case SHM_SVC_SET_PUBLISHING_MODE:
-    case SHM_SVC_DELETE_SUBSCRIPTIONS:
-    case SHM_SVC_TRANSFER_SUBSCRIPTIONS:
-    case SHM_SVC_CREATE_MONITORED_ITEMS:
-    case SHM_SVC_MODIFY_MONITORED_ITEMS:
-    case SHM_SVC_SET_MONITORING_MODE:
-    case SHM_SVC_SET_TRIGGERING:
-    case SHM_SVC_DELETE_MONITORED_ITEMS:
-        return true;
-    default:
-        return false;
-    }
-}
-
 /* ------------------------------------------------------------------ */
 /* marking                                                             */
 /* ------------------------------------------------------------------ */
@@ -412,14 +395,12 @@ wk_park_free(struct wk_park *p, uint32_t off, uint32_t len)
         }
 }
 
+/* The sessions parked (p->nparked, kept as records come and go: not a
+ * walk of every record per session) shown to the broker. */
 static void
 wk_park_count(struct wk_park *p)
 {
-    uint32_t n = 0;
-
-    for (uint32_t i = 0; i < p->nrec; i++)
-        n += atomic_load_explicit(&p->rec[i].cur, memory_order_relaxed) != 0;
-    atomic_store_explicit(&p->k->s[p->w->slot].nparked, n,
+    atomic_store_explicit(&p->k->s[p->w->slot].nparked, p->nparked,
                           memory_order_release);
     wk_park_gauge(p);
 }
@@ -448,6 +429,9 @@ wk_park_drop(struct wk_park *p, uint32_t i)
     atomic_store_explicit(&r->cur, 0, memory_order_release);
     wk_park_free(p, r->off[cur & 1], r->len[cur & 1]);
     memset(&p->tok[i], 0, sizeof(p->tok[i]));
+    if (p->nparked > 0)             /* (0: a predecessor's record, before
+                                     * wk_park_inherit starts over) */
+        p->nparked--;
     wk_park_count(p);
 }
 
@@ -504,10 +488,12 @@ wk_park_write(struct wk_park *p, struct wk_session *s)
     p->tok[s->index] = s->token;
     p->last_bytes = b.len;
     WK_PARK_COUNT(w, session_park_writes, 1);
-    if (cur == 0)
+    if (cur == 0) {
+        p->nparked++;
         wk_park_count(p);
-    else
+    } else {
         wk_park_gauge(p);
+    }
 }
 
 /* Record i's progress no longer counts (the blob is newer, or gone). */
@@ -699,6 +685,12 @@ wk_park_keep(struct wk_worker *w, const struct wk_session *s,
     if (h != WK_PARK_NO_KEPT && len > 0)
         memcpy(p->data + h, body, len);
     return h;
+}
+
+const uint8_t *
+wk_park_kept_body(const struct wk_worker *w, uint32_t kept)
+{
+    return w->park->data + kept;
 }
 
 void
@@ -1281,6 +1273,7 @@ wk_park_inherit(struct wk_worker *w)
     }
     p->next = 0;
     p->used = 0;
+    p->nparked = 0;
     p->ring_head = p->ring_tail = 0;
     wk_park_count(p);
     wk_park_end(p);

@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "loop.h"
+#include "shm/layout.h"
 #include "session.h"
 #include "worker.h"
 
@@ -151,6 +152,11 @@ void wk_park_touch_index(struct wk_worker *w, uint32_t index);
 uint32_t wk_park_keep(struct wk_worker *w, const struct wk_session *s,
                       const uint8_t *body, uint32_t len);
 
+/* The body of the copy of handle kept (not WK_PARK_NO_KEPT), live
+ * until wk_park_dropped lets it go: the retransmission store's body of
+ * that message (worker/retx.c keeps no second copy). */
+const uint8_t *wk_park_kept_body(const struct wk_worker *w, uint32_t kept);
+
 /* s sent m (kept; before the response goes out): the progress journal
  * told (m->kept WK_PARK_NO_KEPT: the whole record is rewritten at the
  * end of the iteration). */
@@ -178,8 +184,27 @@ bool wk_park_prog_kept(const struct wk_park_prog *g, uint32_t sub_id,
 int64_t wk_park_prog_wm(const struct wk_park_prog *g, uint32_t sub_id,
                         uint32_t item_id);
 
-/* Does a request of service stat (SHM_SVC_*) change what is parked? */
-bool wk_park_service(uint8_t stat);
+/* Does a request of service stat (SHM_SVC_*) change what is parked?
+ * Inline, a mask: every request with a session asks (worker/svc.c). */
+#define WK_PARK_SERVICES                                                   \
+    ((UINT64_C(1) << SHM_SVC_ACTIVATE_SESSION)                             \
+     | (UINT64_C(1) << SHM_SVC_CREATE_SUBSCRIPTION)                        \
+     | (UINT64_C(1) << SHM_SVC_MODIFY_SUBSCRIPTION)                        \
+     | (UINT64_C(1) << SHM_SVC_SET_PUBLISHING_MODE)                        \
+     | (UINT64_C(1) << SHM_SVC_DELETE_SUBSCRIPTIONS)                       \
+     | (UINT64_C(1) << SHM_SVC_TRANSFER_SUBSCRIPTIONS)                     \
+     | (UINT64_C(1) << SHM_SVC_CREATE_MONITORED_ITEMS)                     \
+     | (UINT64_C(1) << SHM_SVC_MODIFY_MONITORED_ITEMS)                     \
+     | (UINT64_C(1) << SHM_SVC_SET_MONITORING_MODE)                        \
+     | (UINT64_C(1) << SHM_SVC_SET_TRIGGERING)                             \
+     | (UINT64_C(1) << SHM_SVC_DELETE_MONITORED_ITEMS))
+
+static inline bool
+wk_park_service(uint8_t stat)
+{
+    _Static_assert(SHM_SVC_MAX <= 64, "one bit per service");
+    return stat < 64 && ((WK_PARK_SERVICES >> stat) & 1u) != 0;
+}
 
 /* Count n value changes a taken-over session missed (the sub layer). */
 void wk_park_lost(struct wk_worker *w, uint64_t n);

@@ -11,9 +11,13 @@
  * store is full the worker's oldest message goes, whoever owns it
  * (Republish of it is then BadMessageNotAvailable).
  *
- * A parked session's kept message has a copy in the park as well
- * (worker/park.h), taken by the sender: the park is told when the
- * message goes (wk_park_dropped), after it left the queue.
+ * A parked session's kept message is copied into the park's kept ring
+ * (worker/park.h) by the sender, and that copy is the body: the store
+ * takes the record's bytes as for any message (the same budget, the same
+ * evictions), but the body is not copied a second time into them
+ * (wk_retx_body reads it from the park, struct wk_retx.park names it).
+ * The park is told when the message goes (wk_park_dropped), after it
+ * left the queue; only then does the park let its copy go.
  *
  * Single-threaded, on the worker's loop.  No allocation (the store is
  * allocated by wk_sub_init).
@@ -159,8 +163,8 @@ wk_retx_add(struct wk_subs *st, struct wk_sub *sub, uint32_t seq,
     m->sub = (uint32_t)(sub - st->subs);
     m->seq = seq;
     m->len = len;
-    if (len > 0)
-        memcpy(m + 1, body, len);
+    if (len > 0 && park == WK_PARK_NO_KEPT)
+        memcpy(m + 1, body, len);   /* else the park's copy is the body */
     st->rstore.tail += need64;
     r = &sub->retx[(sub->retx_head + sub->retx_n) % st->lim.max_retx];
     r->seq = seq;
@@ -218,6 +222,8 @@ wk_retx_avail(struct wk_subs *st, const struct wk_sub *sub, uint32_t *out)
 const uint8_t *
 wk_retx_body(const struct wk_subs *st, const struct wk_retx *r)
 {
+    if (r->park != WK_PARK_NO_KEPT)
+        return wk_park_kept_body(st->w, r->park);
     return (const uint8_t *)((const struct wk_rmsg *)(const void *)
                              (st->rstore.buf + r->off) + 1);
 }

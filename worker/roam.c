@@ -208,43 +208,15 @@ wk_roam_grow(struct wk_roam_buf *b, uint32_t n)
     return true;
 }
 
+/* wk_roam_put's slow path (worker/roam.h): the buffer grows, or b is
+ * bad already. */
 void
-wk_roam_put(struct wk_roam_buf *b, const void *p, uint32_t n)
+wk_roam_put_grow(struct wk_roam_buf *b, const void *p, uint32_t n)
 {
     if (n == 0 || !wk_roam_grow(b, n))
         return;
     memcpy(b->p + b->len, p, n);
     b->len += n;
-}
-
-void
-wk_roam_put_u8(struct wk_roam_buf *b, uint8_t v)
-{
-    wk_roam_put(b, &v, 1);
-}
-
-void
-wk_roam_put_u16(struct wk_roam_buf *b, uint16_t v)
-{
-    wk_roam_put(b, &v, 2);          /* little-endian host */
-}
-
-void
-wk_roam_put_u32(struct wk_roam_buf *b, uint32_t v)
-{
-    wk_roam_put(b, &v, 4);
-}
-
-void
-wk_roam_put_u64(struct wk_roam_buf *b, uint64_t v)
-{
-    wk_roam_put(b, &v, 8);
-}
-
-void
-wk_roam_put_f64(struct wk_roam_buf *b, double v)
-{
-    wk_roam_put(b, &v, 8);
 }
 
 const uint8_t *

@@ -42,6 +42,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "conn.h"
 #include "loop.h"
@@ -76,12 +77,56 @@ struct wk_roam_buf {
     uint32_t          version;      /* reading: the blob's */
 };
 
-void wk_roam_put(struct wk_roam_buf *b, const void *p, uint32_t n);
-void wk_roam_put_u8(struct wk_roam_buf *b, uint8_t v);
-void wk_roam_put_u16(struct wk_roam_buf *b, uint16_t v);
-void wk_roam_put_u32(struct wk_roam_buf *b, uint32_t v);
-void wk_roam_put_u64(struct wk_roam_buf *b, uint64_t v);
-void wk_roam_put_f64(struct wk_roam_buf *b, double v);
+/*
+ * Writing: n bytes at the end, the buffer grown as needed (up to max;
+ * past it, or out of memory: b->bad, nothing written from then on).
+ * Inline, the room there checked first: a session's blob is a few
+ * hundred of these per monitored item, and the park writes one per
+ * structure change (worker/park.h).
+ */
+void wk_roam_put_grow(struct wk_roam_buf *b, const void *p, uint32_t n);
+
+static inline void
+wk_roam_put(struct wk_roam_buf *b, const void *p, uint32_t n)
+{
+    if (n != 0 && !b->bad && b->cap - b->len >= n) {
+        memcpy(b->p + b->len, p, n);
+        b->len += n;
+    } else {
+        wk_roam_put_grow(b, p, n);
+    }
+}
+
+/* Numbers as the host has them: little-endian (x86-64, arm64). */
+static inline void
+wk_roam_put_u8(struct wk_roam_buf *b, uint8_t v)
+{
+    wk_roam_put(b, &v, 1);
+}
+
+static inline void
+wk_roam_put_u16(struct wk_roam_buf *b, uint16_t v)
+{
+    wk_roam_put(b, &v, 2);
+}
+
+static inline void
+wk_roam_put_u32(struct wk_roam_buf *b, uint32_t v)
+{
+    wk_roam_put(b, &v, 4);
+}
+
+static inline void
+wk_roam_put_u64(struct wk_roam_buf *b, uint64_t v)
+{
+    wk_roam_put(b, &v, 8);
+}
+
+static inline void
+wk_roam_put_f64(struct wk_roam_buf *b, double v)
+{
+    wk_roam_put(b, &v, 8);
+}
 /* Reading: zeroes past the end, and b->bad set. */
 void wk_roam_get(struct wk_roam_buf *b, void *p, uint32_t n);
 uint8_t wk_roam_get_u8(struct wk_roam_buf *b);

@@ -310,7 +310,8 @@ struct wk_retx {
     uint32_t off;               /* its struct wk_rmsg in the store */
     uint32_t type;              /* the body's DefaultBinary encoding id */
     uint32_t park;              /* its copy in the park (wk_park_keep's
-                                 * handle, worker/park.h) */
+                                 * handle, worker/park.h), which is then
+                                 * its body (wk_retx_body) */
     int64_t  time;              /* publishTime */
 };
 

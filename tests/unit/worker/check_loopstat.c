@@ -91,6 +91,14 @@ START_TEST(test_request)
     for (unsigned b = 0; b < SHM_LAT_BUCKETS; b++)
         n += ls_get(&ls_row.latency[SHM_SVC_READ][b]);
     ck_assert_uint_eq(n, 2);
+    /* Longer than the last bucket's start (2^23 µs): the last bucket. */
+    wk_loopstat_request(&ls_w, SHM_SVC_WRITE,
+                        wk_loopstat_ns() - (UINT64_C(1) << 40), UA_GOOD);
+    ck_assert_uint_eq(
+        ls_get(&ls_row.latency[SHM_SVC_WRITE][SHM_LAT_BUCKETS - 1]), 1);
+    /* Under 2 µs: bucket 0. */
+    wk_loopstat_request(&ls_w, SHM_SVC_BROWSE, wk_loopstat_ns(), UA_GOOD);
+    ck_assert_uint_eq(ls_get(&ls_row.latency[SHM_SVC_BROWSE][0]), 1);
 }
 END_TEST
 

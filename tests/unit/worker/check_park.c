@@ -365,6 +365,114 @@ START_TEST(test_items_in_runs)
 }
 END_TEST
 
+static ua_status
+pk_republish(uint32_t sub, uint32_t seq, double *value)
+{
+    struct ua_republish_request  req;
+    struct ua_republish_response rr;
+    ua_status                    st;
+
+    memset(&req, 0, sizeof(req));
+    req.subscription_id = sub;
+    req.retransmit_sequence_number = seq;
+    st = sf_call(CH, &tok, UA_TYPE_REPUBLISHREQUEST, &req,
+                 UA_TYPE_REPUBLISHRESPONSE, &rr);
+    if (st == UA_GOOD) {
+        ck_assert_int_eq(rr.notification_message.n_notification_data, 1);
+        *value = sf_num(rr.notification_message.notification_data[0].obj,
+                        0);
+    }
+    return st;
+}
+
+/* Where kept message seq of sub has its body: the park (true) or the
+ * retransmission store; the handle checked against the body's address. */
+static bool
+pk_body_in_park(uint32_t sub, uint32_t seq)
+{
+    struct wk_subs       *st = wk_subs_get(&fx.w);
+    struct wk_sub        *s = wk_sub_find(st, sub);
+    int                   k = wk_retx_find(st, s, seq);
+    const struct wk_retx *r;
+    const uint8_t        *body, *data;
+
+    ck_assert_int_ge(k, 0);
+    r = &s->retx[(s->retx_head + (uint32_t)k) % st->lim.max_retx];
+    body = wk_retx_body(st, r);
+    data = shm_park_data(shm_park_of(&fx.w.seg), fx.w.slot);
+    if (r->park == WK_PARK_NO_KEPT) {
+        ck_assert(body > st->rstore.buf
+                  && body < st->rstore.buf + st->rstore.cap);
+        return false;
+    }
+    ck_assert_ptr_eq(body, data + r->park);
+    return true;
+}
+
+/*
+ * A parked session's kept message has one copy, the park's: the
+ * retransmission store's body of it is that copy (no second memcpy), and
+ * Republish returns it; a message sent before the session was parked has
+ * its body in the store.  Acknowledged, the park's copy is let go and
+ * Republish says BadMessageNotAvailable.
+ */
+START_TEST(test_kept_body_is_the_parks)
+{
+    struct ua_nodeid v = sf_var(1);
+    uint32_t         sub = sf_create_sub(CH, &tok, 100);
+    double           d = 0;
+
+    (void)sf_item(CH, &tok, sub, v, 7, NULL);
+    for (int i = 0; i < 4; i++)
+        ck_assert_uint_eq(sf_publish(CH, &tok), UA_GOOD);
+    sf_tick(100);                   /* message 1: not parked yet */
+    ck_assert_ptr_nonnull(sf_next());
+    ck_assert(!pk_body_in_park(sub, 1));
+    pk_end();                       /* parked now */
+    pk_send(sub, v, 2.5, 2);
+    ck_assert(pk_body_in_park(sub, 2));
+    pk_send(sub, v, 3.5, 3);
+    ck_assert(pk_body_in_park(sub, 3));
+    ck_assert_uint_eq(pk_republish(sub, 2, &d), UA_GOOD);
+    ck_assert(d == 2.5);
+    ck_assert_uint_eq(pk_republish(sub, 3, &d), UA_GOOD);
+    ck_assert(d == 3.5);
+    pk_ack(sub, 2);
+    ck_assert_uint_eq(pk_republish(sub, 2, &d),
+                      UA_BAD_MESSAGE_NOT_AVAILABLE);
+    ck_assert_uint_eq(pk_republish(sub, 3, &d), UA_GOOD);
+    ck_assert(d == 3.5);
+    ck_assert(!pk_body_in_park(sub, 1));
+    pk_kill_and_inherit();          /* the successor's are its own */
+    ck_assert(!pk_body_in_park(sub, 3));
+}
+END_TEST
+
+/* Which service requests change what is parked (a mask, worker/park.h):
+ * the structure's services, not Read, Write, Publish. */
+START_TEST(test_park_services)
+{
+    static const uint8_t yes[] = {
+        SHM_SVC_ACTIVATE_SESSION, SHM_SVC_CREATE_SUBSCRIPTION,
+        SHM_SVC_MODIFY_SUBSCRIPTION, SHM_SVC_SET_PUBLISHING_MODE,
+        SHM_SVC_DELETE_SUBSCRIPTIONS, SHM_SVC_TRANSFER_SUBSCRIPTIONS,
+        SHM_SVC_CREATE_MONITORED_ITEMS, SHM_SVC_MODIFY_MONITORED_ITEMS,
+        SHM_SVC_SET_MONITORING_MODE, SHM_SVC_SET_TRIGGERING,
+        SHM_SVC_DELETE_MONITORED_ITEMS
+    };
+    unsigned n = 0;
+
+    for (size_t i = 0; i < sizeof(yes); i++)
+        ck_assert(wk_park_service(yes[i]));
+    for (unsigned stat = 0; stat < 256; stat++)
+        n += wk_park_service((uint8_t)stat);
+    ck_assert_uint_eq(n, sizeof(yes));
+    ck_assert(!wk_park_service(SHM_SVC_READ));
+    ck_assert(!wk_park_service(SHM_SVC_PUBLISH));
+    ck_assert(!wk_park_service(SHM_SVC_REPUBLISH));
+}
+END_TEST
+
 static Suite *
 park_suite(void)
 {
@@ -377,6 +485,8 @@ park_suite(void)
     tcase_add_test(tc, test_blob_kept_dropped);
     tcase_add_test(tc, test_journal_full_snapshot);
     tcase_add_test(tc, test_items_in_runs);
+    tcase_add_test(tc, test_kept_body_is_the_parks);
+    tcase_add_test(tc, test_park_services);
     suite_add_tcase(s, tc);
     return s;
 }
