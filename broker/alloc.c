@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
+
+#include "shm/segment.h"
 
 static uint64_t bk_alloc_n;
 
@@ -27,18 +27,10 @@ bk_alloc(size_t n)
 void *
 bk_calloc_present(size_t n, size_t size)
 {
-    uint8_t  *p = bk_calloc(n, size);
-    long      pg = sysconf(_SC_PAGESIZE);
-    uintptr_t a, e;
+    void *p = bk_calloc(n, size);
 
-    if (p == NULL || pg <= 0 || n == 0 || size == 0)
-        return p;
-    a = ((uintptr_t)p + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);
-    e = ((uintptr_t)p + n * size) & ~(uintptr_t)(pg - 1);
-#ifdef MADV_POPULATE_WRITE
-    if (e > a)
-        (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
-#endif
+    if (p != NULL)                  /* bk_calloc refused an overflow */
+        (void)shm_mem_populate(p, (uint64_t)n * size, true);
     return p;
 }
 

@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "shm/park.h"
 
 static int bk_fanout_rundir(const char *dir, char *err, size_t errlen);
@@ -41,7 +42,6 @@ static void bk_fanout_on_bell(evutil_socket_t fd, short what, void *arg);
 static void bk_fanout_lost(struct bk_fanout *f, uint32_t slot, uint64_t mask);
 static void bk_fanout_event_lost(struct bk_fanout *f, uint64_t mask,
                                  uint32_t n);
-static uint64_t bk_fanout_mono_ms(void);
 static int bk_fanout_take_block(struct bk_fanout *f);
 static uint8_t *bk_fanout_room(struct bk_fanout *f, uint32_t max);
 
@@ -272,16 +272,6 @@ bk_fanout_event_lost(struct bk_fanout *f, uint64_t mask, uint32_t n)
     }
 }
 
-/* CLOCK_MONOTONIC in ms: the workers' clock (their now_ms). */
-static uint64_t
-bk_fanout_mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /*
  * Start a block.  0, or -ENOSPC (pool exhausted, counted).  After a
  * failure the pool is not probed again before the end of the iteration
@@ -299,7 +289,7 @@ bk_fanout_take_block(struct bk_fanout *f)
         bk_fanout_count(&f->fo.sh->blocks_exhausted, 1);
         return -ENOSPC;
     }
-    shm_blockpool_set_ms(&f->pool, f->cur, bk_fanout_mono_ms());
+    shm_blockpool_set_ms(&f->pool, f->cur, bk_clock_ms());
     f->filling = true;
     f->cur_mask = 0;
     f->cur_n = 0;
@@ -489,7 +479,7 @@ bk_fanout_bells(struct bk_fanout *f, uint64_t replies)
             continue;
         /* A worker's promise covers blocks, not Write results. */
         if (fw->pushed_notif && mono == 0)
-            mono = bk_fanout_mono_ms();
+            mono = bk_clock_ms();
         a = fw->pushed_notif
             && shm_ring_needs_bell_by(&fw->notif, mono, f->defer_max);
         if (a || (replies & bit))

@@ -18,10 +18,10 @@
 
 #include <errno.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "event.h"
 #include "fanout.h"
 #include "feedline.h"
@@ -39,7 +39,6 @@ static void bk_feed_on_rep(evutil_socket_t fd, short what, void *arg);
 static bool bk_feed_hold(struct bk_feed *fd);
 static void bk_feed_on_hold(evutil_socket_t fd, short what, void *arg);
 static void bk_feed_wait_end(struct bk_feed *fd, uint64_t now);
-static uint64_t bk_feed_ms(void);
 
 /* ------------------------------------------------------------ sockets */
 
@@ -188,15 +187,6 @@ bk_feed_on_rep(evutil_socket_t s, short what, void *arg)
 
 /* ------------------------------------------------------------ the hold */
 
-static uint64_t
-bk_feed_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* A wait is over (caught up, or expired): count its time. */
 static void
 bk_feed_wait_end(struct bk_feed *fd, uint64_t now)
@@ -219,13 +209,13 @@ bk_feed_hold(struct bk_feed *fd)
         return false;
     if (!bk_fanout_backlogged(fd->fanout)) {
         if (fd->behind && !fd->expired)
-            bk_feed_wait_end(fd, bk_feed_ms());
+            bk_feed_wait_end(fd, bk_clock_ms());
         fd->behind = fd->expired = false;
         return false;
     }
     if (fd->expired)
         return false;                   /* go on: losses are counted */
-    now = bk_feed_ms();
+    now = bk_clock_ms();
     if (!fd->behind) {
         fd->behind = true;
         fd->behind_ms = now;

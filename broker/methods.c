@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "feedline.h"
 #include "proto/codec.h"
 #include "proto/nodeids_gen.h"
@@ -40,7 +41,6 @@
 #define BK_METHODS_CONNECT_MS 5000
 #define BK_METHODS_POLL_MS    1000
 
-static uint64_t bk_methods_mono(void);
 static int bk_methods_deliver(struct bk_methods *m,
                               const struct bk_methods_call *c);
 static int bk_methods_send(struct bk_methods *m, const char *msg, size_t len);
@@ -69,15 +69,6 @@ static ua_status bk_methods_outputs(struct bk_methods *m,
 
 /* ------------------------------------------------------------ setup */
 
-static uint64_t
-bk_methods_mono(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 int
 bk_methods_setup(struct bk_methods *m, struct bk_addrspace *as,
                  struct bk_request *rq, const struct bk_config *c, char *err,
@@ -97,7 +88,7 @@ bk_methods_setup(struct bk_methods *m, struct bk_addrspace *as,
      * several times its encoded bytes (base64, numbers). */
     m->msg_cap = 8 * (size_t)c->methods_max_call_bytes + 4096;
     m->arena_cap = 4 * (size_t)c->methods_max_call_bytes + (256u << 10);
-    m->clock = bk_methods_mono;
+    m->clock = bk_clock_ms;
     m->deliver = bk_methods_deliver;
     m->send = bk_methods_send;
     m->free_call = UINT32_MAX;
@@ -802,11 +793,11 @@ bk_mcmd_exec(struct bk_mcmd *c, size_t n)
     /* Its output, until EOF or the timeout (then it is killed: the broker
      * answers BadTimeout). */
     off = (size_t)snprintf(c->ans, c->acap, "result %s ", id);
-    deadline = bk_methods_mono() + (uint64_t)c->timeout_ms;
+    deadline = bk_clock_ms() + (uint64_t)c->timeout_ms;
     out = c->buf;                   /* the call is parsed: reuse */
     for (;;) {
         struct pollfd pf = { pfd[0], POLLIN, 0 };
-        uint64_t      now = bk_methods_mono();
+        uint64_t      now = bk_clock_ms();
         ssize_t       r;
 
         if (now >= deadline) {

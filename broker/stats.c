@@ -27,6 +27,7 @@
 #include <event2/http.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "fanout.h"
 #include "mqtt.h"
 #include "request.h"
@@ -487,7 +488,6 @@ struct bk_stats_view {
     struct bk_stats_row total;
 };
 
-static uint64_t bk_stats_ms(void);
 static void bk_stats_read_row(const struct shm_worker *r,
                               struct bk_stats_row *o);
 static struct bk_stats_view *bk_stats_view(const struct bk_stats *st);
@@ -520,15 +520,6 @@ static void bk_stats_reply(struct evhttp_request *req, int code,
                            const char *reason, const char *type,
                            struct evbuffer *b);
 static void bk_stats_on_request(struct evhttp_request *req, void *arg);
-
-static uint64_t
-bk_stats_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 int
 bk_stats_parse_listen(const char *s, char *host, size_t hostlen,
@@ -577,7 +568,7 @@ bk_stats_init(struct bk_stats *st, struct event_base *base,
     memset(st, 0, sizeof(*st));
     st->as = as;
     st->sv = sv;
-    st->start_ms = bk_stats_ms();
+    st->start_ms = bk_clock_ms();
     /* Present now: the first /stats does not fault its pages in. */
     st->view = bk_calloc_present(1, sizeof(*st->view));
     if (st->view == NULL) {
@@ -709,7 +700,7 @@ bk_stats_view(const struct bk_stats *st)
     memset(v, 0, sizeof(*v));
     v->n = st->sv->n;
     v->now_dt = ua_datetime_now();
-    v->uptime_s = (bk_stats_ms() - st->start_ms) / 1000;
+    v->uptime_s = (bk_clock_ms() - st->start_ms) / 1000;
     t = &v->total;
     for (unsigned i = 0; i < v->n; i++) {
         struct bk_stats_row *r = &v->rows[i];
@@ -847,7 +838,7 @@ bk_stats_throttle_read(const struct bk_addrspace *as, uint64_t *v)
         return false;
     for (int k = 0; k < SHM_THR_C_MAX; k++)
         v[k] = shm_throttle_total(t, (enum shm_throttle_counter)k);
-    v[SHM_THR_C_MAX] = shm_throttle_blocked_count(t, bk_stats_ms());
+    v[SHM_THR_C_MAX] = shm_throttle_blocked_count(t, bk_clock_ms());
     return true;
 }
 

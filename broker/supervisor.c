@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "request.h"
 #include "shm/limits.h"
 #include "shm/log.h"
@@ -49,7 +50,6 @@
 
 extern char **environ;
 
-static uint64_t bk_supervisor_ms(void);
 static int bk_supervisor_find_worker(struct bk_supervisor *sv, char *err,
                                      size_t errlen);
 static int bk_supervisor_env(struct bk_supervisor *sv);
@@ -81,15 +81,6 @@ static int bk_supervisor_historian_init(struct bk_supervisor *sv,
 static void bk_supervisor_historian_argv(struct bk_supervisor *sv,
                                          char *argv[], size_t n);
 
-
-static uint64_t
-bk_supervisor_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 uint32_t
 bk_supervisor_count(uint32_t configured)
@@ -418,7 +409,7 @@ bk_supervisor_spawn(struct bk_supervisor *sv, struct bk_worker_slot *s)
         return -1;
     }
     s->pid = pid;
-    s->started_ms = bk_supervisor_ms();
+    s->started_ms = bk_clock_ms();
     sv->running++;
     atomic_store_explicit(&r->pid, (int32_t)pid, memory_order_relaxed);
     return 0;
@@ -486,7 +477,7 @@ bk_supervisor_exited(struct bk_supervisor *sv, struct bk_worker_slot *s,
                      int status)
 {
     struct shm_worker *r = bk_supervisor_row(sv, s->slot);
-    uint64_t           up = bk_supervisor_ms() - s->started_ms;
+    uint64_t           up = bk_clock_ms() - s->started_ms;
     pid_t              pid = s->pid;
 
     s->pid = 0;
@@ -786,7 +777,7 @@ bk_supervisor_on_roll(evutil_socket_t fd, short what, void *arg)
 {
     struct bk_supervisor  *sv = arg;
     struct bk_worker_slot *s;
-    uint64_t               now = bk_supervisor_ms();
+    uint64_t               now = bk_clock_ms();
 
     (void)fd;
     (void)what;

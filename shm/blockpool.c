@@ -192,21 +192,10 @@ shm_blockpool_locate(struct shm_blockpool_ref *p, const struct shm_segment *s)
 int
 shm_blockpool_prefault(const struct shm_blockpool_ref *p)
 {
-    long      pg = sysconf(_SC_PAGESIZE);
-    uintptr_t a, e;
-
-    if (p->blocks == NULL || p->nblocks == 0 || pg <= 0)
+    if (p->blocks == NULL || p->nblocks == 0)
         return 0;
-    a = (uintptr_t)p->blocks & ~(uintptr_t)(pg - 1);
-    e = (uintptr_t)p->blocks + (uintptr_t)p->nblocks * p->block_size;
-#ifdef MADV_POPULATE_WRITE
-    if (madvise((void *)a, e - a, MADV_POPULATE_WRITE) == 0)
-        return 0;
-    return -errno;
-#else
-    (void)e;
-    return -ENOSYS;
-#endif
+    return shm_mem_populate(p->blocks,
+                            (uint64_t)p->nblocks * p->block_size, false);
 }
 
 /* ------------------------------------------------------- broker side */

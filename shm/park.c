@@ -22,8 +22,8 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
+
+#include "segment.h"
 
 static uint32_t shm_park_pow2(uint32_t n);
 static uint64_t shm_park_stride(const struct shm_plan *p);
@@ -65,19 +65,9 @@ shm_park_region_bytes(const struct shm_plan *p)
 void
 shm_park_prefault(void *at, uint64_t len)
 {
-#ifdef MADV_POPULATE_WRITE
-    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t a = ((uintptr_t)at + pg - 1) & ~(pg - 1);
-    uintptr_t e = ((uintptr_t)at + len) & ~(pg - 1);
-
     /* The pages as they are (their bytes kept); a kernel without it
      * (before Linux 5.14) takes them on first use, as before. */
-    if (e > a)
-        (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
-#else
-    (void)at;
-    (void)len;
-#endif
+    (void)shm_mem_populate(at, len, true);
 }
 
 int

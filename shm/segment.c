@@ -109,21 +109,32 @@ int
 shm_segment_populate(const struct shm_segment *s, enum shm_region r,
                      uint64_t len)
 {
-    long      pg = sysconf(_SC_PAGESIZE);
-    uintptr_t a, e;
-
     if (len > s->hdr->regions[r].size)
         len = s->hdr->regions[r].size;
-    if (len == 0 || pg <= 0)
+    return shm_mem_populate(shm_segment_region(s, r), len, false);
+}
+
+int
+shm_mem_populate(void *at, uint64_t len, bool inside)
+{
+    long      pg = sysconf(_SC_PAGESIZE);
+    uintptr_t m, a, e;
+
+    if (at == NULL || len == 0 || pg <= 0)
         return 0;
-    a = (uintptr_t)shm_segment_region(s, r) & ~(uintptr_t)(pg - 1);
-    e = (uintptr_t)shm_segment_region(s, r) + (uintptr_t)len;
+    m = (uintptr_t)pg - 1;
+    a = (uintptr_t)at;
+    e = a + (uintptr_t)len;
+    a = inside ? (a + m) & ~m : a & ~m;
+    if (inside)
+        e &= ~m;
+    if (e <= a)
+        return 0;
 #ifdef MADV_POPULATE_WRITE
     if (madvise((void *)a, e - a, MADV_POPULATE_WRITE) == 0)
         return 0;
     return -errno;
 #else
-    (void)e;
     return -ENOSYS;
 #endif
 }

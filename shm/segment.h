@@ -18,6 +18,7 @@
 #define SHM_SEGMENT_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "layout.h"
@@ -57,8 +58,21 @@ int shm_segment_attach(struct shm_segment *s, int fd, int writable);
 void shm_segment_close(struct shm_segment *s);
 
 /*
+ * The pages of [at, at + len) made present and writable in this process
+ * in one call (MADV_POPULATE_WRITE) instead of a page fault each at first
+ * use (about 15 us each on a virtual machine, a tenth of that in one call:
+ * docs/benchmarks.md "Start-up of the whole server").  inside: only the
+ * pages wholly inside the range (memory that shares its edge pages with
+ * other allocations); else every page the range touches (a mapping of
+ * one's own).  Contents are not changed.  0, or -errno / -ENOSYS when the
+ * kernel cannot (before Linux 5.14; harmless: the faults then come as
+ * they would have).  Every prefault of the project goes through it.
+ */
+int shm_mem_populate(void *at, uint64_t len, bool inside);
+
+/*
  * The first len bytes of region r (all of it when len is larger) made
- * present and writable in this process in one call (MADV_POPULATE_WRITE):
+ * present and writable in this process in one call (shm_mem_populate):
  * the creator, for the regions it is about to fill.  One call costs about
  * a tenth of the page faults it saves on a virtual machine
  * (docs/benchmarks.md "Start-up of the whole server").  Contents are not

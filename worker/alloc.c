@@ -22,8 +22,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <unistd.h>
+
+#include "shm/segment.h"
 
 void *
 wk_alloc(struct wk_worker *w, size_t n)
@@ -57,19 +57,11 @@ wk_calloc(struct wk_worker *w, size_t n, size_t size)
 void *
 wk_calloc_present(struct wk_worker *w, size_t n, size_t size)
 {
-    uint8_t  *p = wk_calloc(w, n, size);
-    long      pg = sysconf(_SC_PAGESIZE);
-    uintptr_t a, e;
+    void *p = wk_calloc(w, n, size);
 
-    if (p == NULL || pg <= 0 || n == 0 || size == 0)
-        return p;
     /* The whole pages inside [p, p + n * size): the rest is touched by
      * calloc's own bookkeeping or shared with other allocations. */
-    a = ((uintptr_t)p + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);
-    e = ((uintptr_t)p + n * size) & ~(uintptr_t)(pg - 1);
-#ifdef MADV_POPULATE_WRITE
-    if (e > a)
-        (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
-#endif
+    if (p != NULL && (size == 0 || n <= SIZE_MAX / size))
+        (void)shm_mem_populate(p, (uint64_t)n * size, true);
     return p;
 }

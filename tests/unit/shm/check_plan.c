@@ -284,6 +284,44 @@ present(const void *at, uint64_t len)
 }
 
 /*
+ * shm_mem_populate, the one prefault: inside = only the pages wholly in
+ * the range (an allocation sharing its edge pages), else every page the
+ * range touches; nothing outside; contents kept.
+ */
+START_TEST(test_mem_populate)
+{
+    uint8_t *m = mmap(NULL, 16 * 4096, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+    ck_assert_ptr_ne(m, MAP_FAILED);
+    if (sysconf(_SC_PAGESIZE) != 4096) {
+        munmap(m, 16 * 4096);
+        return;
+    }
+    m[8 * 4096 + 5] = 42;
+    ck_assert_uint_eq(present(m, 16 * 4096), 1);
+    /* [100, 100 + 5 pages) inside: pages 1-4 only. */
+    if (shm_mem_populate(m + 100, 5 * 4096, true) == -ENOSYS) {
+        munmap(m, 16 * 4096);
+        return;                         /* a kernel before 5.14 */
+    }
+    ck_assert_uint_eq(present(m, 4096), 0);
+    ck_assert_uint_eq(present(m + 4096, 4 * 4096), 4);
+    ck_assert_uint_eq(present(m + 5 * 4096, 3 * 4096), 0);
+    /* The same range touching: pages 0-5. */
+    ck_assert_int_eq(shm_mem_populate(m + 100, 5 * 4096, false), 0);
+    ck_assert_uint_eq(present(m, 6 * 4096), 6);
+    ck_assert_uint_eq(present(m + 6 * 4096, 2 * 4096), 0);
+    /* A range within one page, inside: nothing; contents kept. */
+    ck_assert_int_eq(shm_mem_populate(m + 12 * 4096 + 1, 100, true), 0);
+    ck_assert_uint_eq(present(m + 12 * 4096, 4096), 0);
+    ck_assert_int_eq(shm_mem_populate(m + 8 * 4096, 4096, false), 0);
+    ck_assert_uint_eq(m[8 * 4096 + 5], 42);
+    munmap(m, 16 * 4096);
+}
+END_TEST
+
+/*
  * The creator's start (docs/benchmarks.md "Start-up of the whole
  * server": a page fault costs ten times what a page populated in one call
  * costs): the regions the build fills next (the node store, the slots,
@@ -386,6 +424,7 @@ main(void)
     tcase_add_test(tc_plan, test_size_grows_with_plan);
     tcase_add_test(tc_plan, test_layout_pinned);
     tcase_add_test(tc_plan, test_create_populates);
+    tcase_add_test(tc_plan, test_mem_populate);
     tcase_set_timeout(tc_plan, 20);
     suite_add_tcase(s, tc_plan);
 
